@@ -1,0 +1,40 @@
+# Two entry points, each doing its own set-up in .venv:
+#   make demo   compile and run an example end to end, showing each level
+#   make test   lint, type check and the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# A strict editable install links each module into build/, so the type
+# checker sees dvm.dialects etc.; adding a module means reinstalling, hence
+# the dependency on the package folders (their mtime changes on add/remove).
+PACKAGES := dvm dvm/tools dialects passes lowering vm
+
+.PHONY: demo test lint typecheck pytest install clean
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/activate pyproject.toml $(PACKAGES)
+	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=strict
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(BIN)/python -m dvm.demo
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/pyright
+
+pytest: install
+	$(BIN)/pytest -q -n 2
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

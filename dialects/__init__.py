@@ -1,0 +1,48 @@
+"""The project's dialects, and the upstream ones its programs use.
+
+`DIALECTS` maps a dialect name to a factory, so that a tool loads only the
+dialects a program mentions (xDSL's lazy registration).
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def _tensor() -> Dialect:
+    from dvm.dialects.tensor import Tensor
+
+    return Tensor
+
+
+def _builtin() -> Dialect:
+    from xdsl.dialects.builtin import Builtin
+
+    return Builtin
+
+
+def _func() -> Dialect:
+    from xdsl.dialects.func import Func
+
+    return Func
+
+
+def _arith() -> Dialect:
+    from xdsl.dialects.arith import Arith
+
+    return Arith
+
+
+def _scf() -> Dialect:
+    from xdsl.dialects.scf import Scf
+
+    return Scf
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "builtin": _builtin,
+    "func": _func,
+    "arith": _arith,
+    "scf": _scf,
+    "tensor": _tensor,
+}

@@ -1,0 +1,923 @@
+"""The `tensor` dialect: DVM's meta-ops on builtin tensors with dynamic dims.
+
+Values are builtin `tensor<...>` types whose dims may be `?`. Ops follow
+numpy semantics (broadcasting, reductions, batched matmul). Where an op name
+exists in upstream MLIR's `tensor` dialect (`dim`, `extract`, `expand_shape`,
+`collapse_shape`) we keep upstream's syntax and meaning, with verifiers
+whose messages name the op and the offending types.
+
+Verifiers check element types, ranks and the static dims that are known;
+dims that are `?` are checked at run time from the guards that the
+`symbolic-shapes` pass derives.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.utils import DynamicIndexList
+from xdsl.dialects.utils.reshape_ops_utils import (
+    ContiguousArrayOfIntArray,
+    verify_reshape_like_types,
+)
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+DYN = DYNAMIC_INDEX
+"""How builtin tensor types store a `?` dim."""
+
+# --------------------------------------------------------------------------
+# Element types
+# --------------------------------------------------------------------------
+
+FLOAT_TYPES = (Float16Type, Float32Type, Float64Type)
+INTEGER_WIDTHS = (1, 8, 32, 64)
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, FLOAT_TYPES)
+
+
+def is_bool(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def is_int(t: Attribute) -> bool:
+    """A signless integer type other than i1."""
+    return isinstance(t, IntegerType) and t.width.data in INTEGER_WIDTHS[1:]
+
+
+def is_element_type(t: Attribute) -> bool:
+    return is_float(t) or (isinstance(t, IntegerType) and t.width.data in INTEGER_WIDTHS)
+
+
+ELEMENT_KINDS = {
+    "float": is_float,
+    "numeric": lambda t: is_float(t) or is_int(t),
+    "bool": is_bool,
+    "any": is_element_type,
+}
+"""Which element types an op accepts, by name; messages quote the name."""
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    return "x".join("?" if d == DYN else str(d) for d in shape) or "scalar"
+
+
+# --------------------------------------------------------------------------
+# Shape rules shared by verifiers (static dims only; `?` is checked later)
+# --------------------------------------------------------------------------
+
+
+def broadcast_static(op_name: str, shapes: Sequence[Sequence[int]]) -> list[int]:
+    """numpy broadcasting of shapes whose dims may be `?` (DYN).
+
+    Returns the broadcast shape: a dim is static when some operand fixes it
+    (a static dim other than 1, or all operands agree on 1), else DYN.
+    Raises VerifyException when two static dims other than 1 disagree.
+    """
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[int] = []
+    for axis in range(rank):
+        dims = [s[len(s) - rank + axis] for s in shapes if len(s) - rank + axis >= 0]
+        fixed = {d for d in dims if d not in (1, DYN)}
+        if len(fixed) > 1:
+            shown = ", ".join(f"tensor<{fmt_shape(s)}>" for s in shapes)
+            raise VerifyException(
+                f"'{op_name}' operands are not broadcast-compatible: "
+                f"dims {sorted(fixed)} at result axis {axis} ({shown})"
+            )
+        if fixed:
+            out.append(fixed.pop())
+        elif DYN in dims:
+            out.append(DYN)
+        else:
+            out.append(1)
+    return out
+
+
+def check_result_shape(
+    op_name: str, expected: Sequence[int], result: TensorType[Attribute]
+) -> None:
+    """The result's shape must have the expected rank and agree on static dims.
+
+    A `?` on either side agrees with anything here; a static dim claimed for a
+    dynamic one becomes a run-time guard of the `symbolic-shapes` pass.
+    """
+    got = result.get_shape()
+    if len(got) != len(expected):
+        raise VerifyException(
+            f"'{op_name}' result type {result} has rank {len(got)}, "
+            f"expected rank {len(expected)} (shape {fmt_shape(expected)})"
+        )
+    for axis, (g, e) in enumerate(zip(got, expected, strict=True)):
+        if g != DYN and e != DYN and g != e:
+            raise VerifyException(
+                f"'{op_name}' result type {result} has dim {g} at axis {axis}, "
+                f"expected {e} (shape {fmt_shape(expected)})"
+            )
+
+
+def check_element(op_name: str, role: str, t: Attribute, kind: str) -> None:
+    if not ELEMENT_KINDS[kind](t):
+        wanted = "any supported" if kind == "any" else f"a {kind}"
+        raise VerifyException(f"'{op_name}' {role} has element type {t}, expected {wanted} type")
+
+
+def tensor_type(value: SSAValue) -> TensorType[Attribute]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def int_list(attr: ArrayAttr[Attribute], op_name: str, what: str) -> list[int]:
+    values: list[int] = []
+    for a in attr.data:
+        if not isinstance(a, IntegerAttr):
+            raise VerifyException(f"'{op_name}' {what} must be a list of integers, got {attr}")
+        values.append(a.value.data)
+    return values
+
+
+# --------------------------------------------------------------------------
+# Elementwise unary ops
+# --------------------------------------------------------------------------
+
+
+class UnaryOp(IRDLOperation, ABC):
+    """`tensor.<op> %x : tensor<...>`: result has the operand's type."""
+
+    T: ClassVar = VarConstraint("T", TensorType.constr())
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    ELEMENT_KIND: ClassVar[str] = "float"
+
+    def __init__(self, input: SSAValue | Operation):
+        value = SSAValue.get(input)
+        super().__init__(operands=[value], result_types=[value.type])
+
+    def verify_(self) -> None:
+        check_element(self.name, "operand", tensor_type(self.input).element_type, self.ELEMENT_KIND)
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "tensor.neg"
+    ELEMENT_KIND: ClassVar[str] = "numeric"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "tensor.abs"
+    ELEMENT_KIND: ClassVar[str] = "numeric"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    name = "tensor.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    name = "tensor.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    name = "tensor.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    name = "tensor.rsqrt"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    name = "tensor.reciprocal"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    name = "tensor.tanh"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    name = "tensor.sigmoid"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    name = "tensor.erf"
+
+
+@irdl_op_definition
+class FloorOp(UnaryOp):
+    name = "tensor.floor"
+
+
+@irdl_op_definition
+class CeilOp(UnaryOp):
+    name = "tensor.ceil"
+
+
+@irdl_op_definition
+class RoundOp(UnaryOp):
+    """Round to nearest, ties to even (numpy's `round`)."""
+
+    name = "tensor.round"
+
+
+@irdl_op_definition
+class TruncOp(UnaryOp):
+    name = "tensor.trunc"
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    name = "tensor.logical_not"
+    ELEMENT_KIND: ClassVar[str] = "bool"
+
+
+@irdl_op_definition
+class IsFiniteOp(IRDLOperation):
+    """`tensor.isfinite %x : tensor<?xf32> -> tensor<?xi1>`."""
+
+    name = "tensor.isfinite"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.input), tensor_type(self.result)
+        check_element(self.name, "operand", source.element_type, "float")
+        check_element(self.name, "result", result.element_type, "bool")
+        check_result_shape(self.name, source.get_shape(), result)
+
+
+@irdl_op_definition
+class ConvertOp(IRDLOperation):
+    """Element type conversion (numpy `astype`), shape unchanged."""
+
+    name = "tensor.convert"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.input), tensor_type(self.result)
+        check_element(self.name, "operand", source.element_type, "any")
+        check_element(self.name, "result", result.element_type, "any")
+        check_result_shape(self.name, source.get_shape(), result)
+
+
+UNARY_OPS: tuple[type[IRDLOperation], ...] = (
+    NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp, SigmoidOp,
+    ErfOp, FloorOp, CeilOp, RoundOp, TruncOp, LogicalNotOp, IsFiniteOp,
+)  # fmt: skip
+
+# --------------------------------------------------------------------------
+# Elementwise binary ops and select (numpy broadcasting)
+# --------------------------------------------------------------------------
+
+
+class ElementwiseOp(IRDLOperation, ABC):
+    """Shared verifier: operands broadcast to the result's shape."""
+
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def broadcast_operand_shapes(self) -> list[int]:
+        return broadcast_static(self.name, [tensor_type(v).get_shape() for v in self.operands])
+
+
+class BinaryOp(ElementwiseOp, ABC):
+    """`tensor.<op> %a, %b : (tensor<..>, tensor<..>) -> tensor<..>`."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    OPERAND_KIND: ClassVar[str] = "numeric"
+    RESULT_IS_BOOL: ClassVar[bool] = False
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a, b, r = tensor_type(self.lhs), tensor_type(self.rhs), tensor_type(self.result)
+        check_element(self.name, "lhs", a.element_type, self.OPERAND_KIND)
+        if a.element_type != b.element_type:
+            raise VerifyException(
+                f"'{self.name}' operands have different element types: {a} and {b}"
+            )
+        want = IntegerType(1) if self.RESULT_IS_BOOL else a.element_type
+        if r.element_type != want:
+            raise VerifyException(
+                f"'{self.name}' result type {r} must have element type {want}"
+            )
+        check_result_shape(self.name, self.broadcast_operand_shapes(), r)
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    name = "tensor.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "tensor.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "tensor.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """True division for floats; for integers, rounds toward zero (`arith.divsi`),
+    and a zero divisor gives 0."""
+
+    name = "tensor.div"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    name = "tensor.pow"
+    OPERAND_KIND: ClassVar[str] = "float"
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """Elementwise maximum; NaN propagates (numpy's `maximum`)."""
+
+    name = "tensor.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    name = "tensor.min"
+
+
+class CompareOp(BinaryOp, ABC):
+    OPERAND_KIND: ClassVar[str] = "any"
+    RESULT_IS_BOOL: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class EqOp(CompareOp):
+    name = "tensor.eq"
+
+
+@irdl_op_definition
+class NeOp(CompareOp):
+    name = "tensor.ne"
+
+
+@irdl_op_definition
+class LtOp(CompareOp):
+    name = "tensor.lt"
+
+
+@irdl_op_definition
+class LeOp(CompareOp):
+    name = "tensor.le"
+
+
+@irdl_op_definition
+class GtOp(CompareOp):
+    name = "tensor.gt"
+
+
+@irdl_op_definition
+class GeOp(CompareOp):
+    name = "tensor.ge"
+
+
+@irdl_op_definition
+class LogicalAndOp(BinaryOp):
+    name = "tensor.logical_and"
+    OPERAND_KIND: ClassVar[str] = "bool"
+
+
+@irdl_op_definition
+class LogicalOrOp(BinaryOp):
+    name = "tensor.logical_or"
+    OPERAND_KIND: ClassVar[str] = "bool"
+
+
+BINARY_OPS: tuple[type[BinaryOp], ...] = (
+    AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, EqOp, NeOp, LtOp, LeOp, GtOp, GeOp,
+    LogicalAndOp, LogicalOrOp,
+)  # fmt: skip
+
+
+@irdl_op_definition
+class SelectOp(ElementwiseOp):
+    """`select(cond, a, b)`: numpy `where`, all three operands broadcast."""
+
+    name = "tensor.select"
+    condition = operand_def(TensorType)
+    true_value = operand_def(TensorType)
+    false_value = operand_def(TensorType)
+    assembly_format = (
+        "$condition `,` $true_value `,` $false_value attr-dict `:` functional-type(operands, results)"
+    )
+
+    def verify_(self) -> None:
+        c, a, b = (tensor_type(v) for v in (self.condition, self.true_value, self.false_value))
+        r = tensor_type(self.result)
+        check_element(self.name, "condition", c.element_type, "bool")
+        if not (a.element_type == b.element_type == r.element_type):
+            raise VerifyException(
+                f"'{self.name}' values and result must have one element type, got {a}, {b} -> {r}"
+            )
+        check_result_shape(self.name, self.broadcast_operand_shapes(), r)
+
+
+# --------------------------------------------------------------------------
+# Layout ops
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class BroadcastToOp(IRDLOperation):
+    """numpy `broadcast_to`: `tensor.broadcast_to %x to [%n, 64] : tensor<64xf32> -> tensor<?x64xf32>`.
+
+    The target shape mixes constants and `index` values, as in upstream
+    `expand_shape`'s `output_shape`.
+    """
+
+    name = "tensor.broadcast_to"
+    input = operand_def(TensorType)
+    dynamic_shape = var_operand_def(IndexType)
+    static_shape = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$input `to` custom<DynamicIndexList>($dynamic_shape, $static_shape) "
+        "attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        shape: Sequence[int | SSAValue],
+        result_type: TensorType[Attribute],
+    ):
+        static = [d if isinstance(d, int) else DYN for d in shape]
+        dynamic = [d for d in shape if isinstance(d, SSAValue)]
+        super().__init__(
+            operands=[input, dynamic],
+            result_types=[result_type],
+            properties={"static_shape": DenseArrayBase.from_list(i64, static)},
+        )
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.input), tensor_type(self.result)
+        static = self.static_shape.get_values()
+        if static.count(DYN) != len(self.dynamic_shape):
+            raise VerifyException(
+                f"'{self.name}' target shape has {static.count(DYN)} dynamic dims "
+                f"but {len(self.dynamic_shape)} index operands"
+            )
+        check_result_shape(self.name, static, result)
+        if source.element_type != result.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
+        if len(source.get_shape()) > len(static):
+            raise VerifyException(
+                f"'{self.name}' cannot broadcast {source} to lower rank {len(static)}"
+            )
+        offset = len(static) - len(source.get_shape())
+        for axis, d in enumerate(source.get_shape()):
+            target = static[offset + axis]
+            if d not in (1, DYN) and target != DYN and d != target:
+                raise VerifyException(
+                    f"'{self.name}' cannot broadcast dim {d} of {source} "
+                    f"to {target} at axis {offset + axis}"
+                )
+
+
+def permutation(op: IRDLOperation, attr: ArrayAttr[Attribute], rank: int) -> list[int]:
+    perm = int_list(attr, op.name, "perm")
+    if sorted(perm) != list(range(rank)):
+        raise VerifyException(f"'{op.name}' perm {perm} is not a permutation of 0..{rank - 1}")
+    return perm
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """numpy `transpose(x, perm)`: result dim i is input dim perm[i]."""
+
+    name = "tensor.transpose"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    perm = prop_def(ArrayAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(
+        self, input: SSAValue | Operation, perm: Sequence[int], result_type: TensorType[Attribute]
+    ):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"perm": ArrayAttr([IntegerAttr(p, i64) for p in perm])},
+        )
+
+    @property
+    def permutation(self) -> list[int]:
+        return int_list(self.perm, self.name, "perm")
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.input), tensor_type(self.result)
+        shape = source.get_shape()
+        perm = permutation(self, self.perm, len(shape))
+        if source.element_type != result.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
+        check_result_shape(self.name, [shape[p] for p in perm], result)
+
+
+# --------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------
+
+
+class ReduceOp(IRDLOperation, ABC):
+    """`tensor.reduce_<kind> %x {axes = [...], keepdims = false}`.
+
+    Over an empty axis the result is the reduction's identity: 0 for sum,
+    1 for prod, -inf/+inf (or the integer type's min/max) for max/min, NaN
+    for mean.
+    """
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axes = prop_def(ArrayAttr)
+    keepdims = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    ELEMENT_KIND: ClassVar[str] = "numeric"
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        axes: Sequence[int],
+        keepdims: bool,
+        result_type: TensorType[Attribute],
+    ):
+        props: dict[str, Attribute] = {"axes": ArrayAttr([IntegerAttr(a, i64) for a in axes])}
+        if keepdims:
+            props["keepdims"] = BoolAttr.from_bool(True)
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    @property
+    def reduced_axes(self) -> list[int]:
+        return int_list(self.axes, self.name, "axes")
+
+    @property
+    def keeps_dims(self) -> bool:
+        return self.keepdims is not None and bool(self.keepdims.value.data)
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.input), tensor_type(self.result)
+        shape = source.get_shape()
+        check_element(self.name, "operand", source.element_type, self.ELEMENT_KIND)
+        if source.element_type != result.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
+        axes = self.reduced_axes
+        for a in axes:
+            if not 0 <= a < len(shape):
+                raise VerifyException(
+                    f"'{self.name}' axis {a} is out of range for {source} (rank {len(shape)})"
+                )
+        if len(set(axes)) != len(axes):
+            raise VerifyException(f"'{self.name}' axes {axes} repeat an axis")
+        if self.keeps_dims:
+            expected = [1 if i in axes else d for i, d in enumerate(shape)]
+        else:
+            expected = [d for i, d in enumerate(shape) if i not in axes]
+        check_result_shape(self.name, expected, result)
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "tensor.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "tensor.reduce_mean"
+    ELEMENT_KIND: ClassVar[str] = "float"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "tensor.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "tensor.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    name = "tensor.reduce_prod"
+
+
+REDUCE_OPS: tuple[type[ReduceOp], ...] = (
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+)  # fmt: skip
+
+# --------------------------------------------------------------------------
+# Matmul
+# --------------------------------------------------------------------------
+
+
+def matmul_shape(
+    op_name: str, a: Sequence[int], b: Sequence[int], transpose_a: bool, transpose_b: bool
+) -> list[int]:
+    """numpy `matmul` shape rule for operands of rank >= 2 (batch dims broadcast)."""
+    for role, s in (("lhs", a), ("rhs", b)):
+        if len(s) < 2:
+            raise VerifyException(f"'{op_name}' {role} must have rank >= 2, got rank {len(s)}")
+    m, ka = (a[-1], a[-2]) if transpose_a else (a[-2], a[-1])
+    kb, n = (b[-1], b[-2]) if transpose_b else (b[-2], b[-1])
+    if DYN not in (ka, kb) and ka != kb:
+        raise VerifyException(
+            f"'{op_name}' contraction dims differ: lhs tensor<{fmt_shape(a)}> has {ka}, "
+            f"rhs tensor<{fmt_shape(b)}> has {kb}"
+        )
+    batch = broadcast_static(op_name, [a[:-2], b[:-2]])
+    return [*batch, m, n]
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """numpy `a @ b` with batch broadcasting; `transpose_a`/`transpose_b`
+    swap the last two dims of an operand first."""
+
+    name = "tensor.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    transpose_a = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    transpose_b = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        result_type: Attribute,
+        transpose_a: bool = False,
+        transpose_b: bool = False,
+    ):
+        props: dict[str, Attribute] = {}
+        if transpose_a:
+            props["transpose_a"] = BoolAttr.from_bool(True)
+        if transpose_b:
+            props["transpose_b"] = BoolAttr.from_bool(True)
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=props)
+
+    @property
+    def flags(self) -> tuple[bool, bool]:
+        """(transpose_a, transpose_b) as Python bools."""
+        return (
+            self.transpose_a is not None and bool(self.transpose_a.value.data),
+            self.transpose_b is not None and bool(self.transpose_b.value.data),
+        )
+
+    def verify_(self) -> None:
+        a, b, r = tensor_type(self.lhs), tensor_type(self.rhs), tensor_type(self.result)
+        check_element(self.name, "lhs", a.element_type, "numeric")
+        if not (a.element_type == b.element_type == r.element_type):
+            raise VerifyException(
+                f"'{self.name}' operands and result must have one element type, "
+                f"got {a}, {b} -> {r}"
+            )
+        expected = matmul_shape(self.name, a.get_shape(), b.get_shape(), *self.flags)
+        check_result_shape(self.name, expected, r)
+
+
+# --------------------------------------------------------------------------
+# Upstream ops, with verifiers that name the op and the types
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    """Upstream `tensor.dim %t, %i : tensor<...>`; a constant index must be in range."""
+
+    name = "tensor.dim"
+    source = operand_def(TensorType)
+    index = operand_def(IndexType)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict $source `,` $index `:` type($source)"
+
+    def __init__(self, source: SSAValue | Operation, index: SSAValue | Operation):
+        super().__init__(operands=[source, index], result_types=[IndexType()])
+
+    @property
+    def constant_index(self) -> int | None:
+        """The dim's index when it is an `arith.constant`, else None."""
+        owner = self.index.owner
+        if isinstance(owner, Operation):
+            value = owner.properties.get("value")
+            if isinstance(value, IntegerAttr):
+                return value.value.data
+        return None
+
+    def verify_(self) -> None:
+        source = tensor_type(self.source)
+        rank = len(source.get_shape())
+        index = self.constant_index
+        if rank == 0 or (index is not None and not 0 <= index < rank):
+            raise VerifyException(
+                f"'{self.name}' index {index} is out of range for {source} (rank {rank})"
+            )
+
+
+@irdl_op_definition
+class ExtractOp(IRDLOperation):
+    """Upstream `tensor.extract %t[%i, ...] : tensor<...>`: one index per dim."""
+
+    name = "tensor.extract"
+    ELEMENT: ClassVar = VarConstraint("ELEMENT", AnyAttr())
+    tensor = operand_def(TensorType.constr(ELEMENT))
+    indices = var_operand_def(IndexType)
+    result = result_def(ELEMENT)
+    traits = traits_def(Pure())
+    assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($tensor)"
+
+    def __init__(self, tensor: SSAValue | Operation, indices: Sequence[SSAValue]):
+        value = SSAValue.get(tensor)
+        element = tensor_type(value).element_type
+        super().__init__(operands=[value, indices], result_types=[element])
+
+    def verify_(self) -> None:
+        source = tensor_type(self.tensor)
+        if len(self.indices) != len(source.get_shape()):
+            raise VerifyException(
+                f"'{self.name}' takes {len(source.get_shape())} indices for {source}, "
+                f"got {len(self.indices)}"
+            )
+
+
+def check_reshape(
+    op: IRDLOperation,
+    collapsed: TensorType[Attribute],
+    expanded: TensorType[Attribute],
+    reassociation: ArrayAttr[ArrayAttr[IntegerAttr]],
+) -> None:
+    """Upstream's reshape rules, with messages that name the op."""
+    if collapsed.element_type != expanded.element_type:
+        raise VerifyException(
+            f"'{op.name}' changes the element type: {expanded} vs {collapsed}"
+        )
+    try:
+        verify_reshape_like_types(
+            collapsed_type=collapsed, expanded_type=expanded, reassociation=reassociation
+        )
+    except VerifyException as e:
+        raise VerifyException(f"'{op.name}' {e}") from None
+
+
+@irdl_op_definition
+class ExpandShapeOp(IRDLOperation):
+    """Upstream `tensor.expand_shape %x [[0], [1, 2]] output_shape [%a, %b, 4]`."""
+
+    name = "tensor.expand_shape"
+    src = operand_def(TensorType)
+    dynamic_output_shape = var_operand_def(IndexType)
+    reassociation = prop_def(ContiguousArrayOfIntArray())
+    static_output_shape = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$src $reassociation `output_shape` "
+        "custom<DynamicIndexList>($dynamic_output_shape, $static_output_shape) "
+        "attr-dict `:` type($src) `into` type($result)"
+    )
+
+    def __init__(
+        self,
+        src: SSAValue | Operation,
+        reassociation: Sequence[Sequence[int]],
+        output_shape: Sequence[int | SSAValue],
+        result_type: TensorType[Attribute],
+    ):
+        static = [d if isinstance(d, int) else DYN for d in output_shape]
+        dynamic = [d for d in output_shape if isinstance(d, SSAValue)]
+        super().__init__(
+            operands=[src, dynamic],
+            result_types=[result_type],
+            properties={
+                "reassociation": reassociation_attr(reassociation),
+                "static_output_shape": DenseArrayBase.from_list(i64, static),
+            },
+        )
+
+    def verify_(self) -> None:
+        result = tensor_type(self.result)
+        check_reshape(self, tensor_type(self.src), result, self.reassociation)
+        static = self.static_output_shape.get_values()
+        if static.count(DYN) != len(self.dynamic_output_shape):
+            raise VerifyException(
+                f"'{self.name}' output_shape has {static.count(DYN)} dynamic dims "
+                f"but {len(self.dynamic_output_shape)} index operands"
+            )
+        check_result_shape(self.name, static, result)
+
+
+@irdl_op_definition
+class CollapseShapeOp(IRDLOperation):
+    """Upstream `tensor.collapse_shape %x [[0], [1, 2]] : tensor<..> into tensor<..>`."""
+
+    name = "tensor.collapse_shape"
+    src = operand_def(TensorType)
+    reassociation = prop_def(ContiguousArrayOfIntArray())
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$src $reassociation attr-dict `:` type($src) `into` type($result)"
+
+    def __init__(
+        self,
+        src: SSAValue | Operation,
+        reassociation: Sequence[Sequence[int]],
+        result_type: TensorType[Attribute],
+    ):
+        super().__init__(
+            operands=[src],
+            result_types=[result_type],
+            properties={"reassociation": reassociation_attr(reassociation)},
+        )
+
+    def verify_(self) -> None:
+        check_reshape(self, tensor_type(self.result), tensor_type(self.src), self.reassociation)
+
+
+def reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr[ArrayAttr[IntegerAttr]]:
+    return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
+
+
+LAYOUT_OPS = (BroadcastToOp, TransposeOp, DimOp, ExtractOp, ExpandShapeOp, CollapseShapeOp)
+
+Tensor = Dialect(
+    "tensor",
+    [
+        *UNARY_OPS,
+        ConvertOp,
+        *BINARY_OPS,
+        SelectOp,
+        *LAYOUT_OPS,
+        *REDUCE_OPS,
+        MatmulOp,
+    ],
+)

@@ -1,0 +1,2 @@
+def interpret(*a, **k):
+    raise NotImplementedError
