@@ -1,0 +1,316 @@
+"""`dvm-opt`: parse, verify, transform and print tensor programs, MLIR-style.
+
+    dvm-opt program.mlir                      parse, verify, print
+    dvm-opt program.mlir -p fuse -o out.mlir  run a pass pipeline
+    dvm-opt bad.mlir --verify-diagnostics --split-input-file
+
+It is xDSL's `xdsl-opt` (all its standard flags work) with only this
+project's dialects, passes and targets registered, and one promise more:
+every error is a diagnostic on stderr -- `file:line:col: error: message`
+where a location exists -- with exit code 1, never a Python traceback.
+
+To add a pass, add one line to `PASSES`; to add an output format, one line
+to `TARGETS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    VerifyException,
+)
+from xdsl.utils.frontend import Frontend
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.target import Target
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from dvm.dialects import DIALECTS
+
+PROG = "dvm-opt"
+
+
+def lazy_pass(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory that imports `module.name` (a `ModulePass`) only when a pipeline names it."""
+
+    def load() -> type[ModulePass]:
+        cls = getattr(importlib.import_module(module), name)
+        assert isinstance(cls, type) and issubclass(cls, ModulePass), f"{module}.{name}"
+        return cls
+
+    return load
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    # One line per pass, e.g.
+    # "fuse": lazy_pass("dvm.passes.fuse", "FusePass"),
+}
+"""The passes `-p` may name, as lazy factories (nothing is imported until used)."""
+
+
+def _mlir_target() -> type[Target]:
+    from xdsl.targets.mlir import MLIRTarget
+
+    return MLIRTarget
+
+
+def _mlir_frontend() -> type[Frontend]:
+    from xdsl.frontend.mlir import MLIRFrontend
+
+    return MLIRFrontend
+
+
+TARGETS: dict[str, Callable[[], type[Target]]] = {
+    "mlir": _mlir_target,
+}
+"""The output formats `-t` may name; "mlir" (text IR) is the default."""
+
+
+def _package_version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+# --------------------------------------------------------------------------
+# Diagnostics
+# --------------------------------------------------------------------------
+
+
+class ToolError(Exception):
+    """An error without a source location, reported as `dvm-opt: error: ...`."""
+
+
+class LocatedDiagnostic(DiagnosticException):
+    """A diagnostic already formatted with its location and source context."""
+
+
+def format_diagnostic(span: Span[str] | Span[bytes], msg: str) -> str:
+    """`file:line:col: error: msg`, then the source line with carets under `span`."""
+    context = span.print_with_context().splitlines()[1:]  # drop xDSL's location line
+    return "\n".join([f"{span.get_location()}: error: {msg}", *context])
+
+
+def format_parse_error(e: ParseError) -> str:
+    """A parse error in the same layout as every other diagnostic."""
+    text = format_diagnostic(e.span, e.msg)
+    if isinstance(e, MultipleSpansParseError):
+        if e.ref_text is not None:
+            text += "\n" + e.ref_text.rstrip("\n")
+        for span, note in e.refs:
+            text += "\n" + format_diagnostic(span, note or "").replace(": error: ", ": note: ", 1)
+    return text
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """The input as text; invalid UTF-8 is a `ParseError` at the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        shown = data.decode("utf-8", errors="replace")
+        start = len(data[: e.start].decode("utf-8"))
+        span = Span(start, start + 1, Input(shown, name))
+        raise ParseError(span, f"invalid UTF-8 (byte 0x{data[e.start]:02x}): {e.reason}") from None
+
+
+# --------------------------------------------------------------------------
+# Parsing with locations
+# --------------------------------------------------------------------------
+
+
+class LocatingParser(Parser):
+    """A parser that remembers where each op was written.
+
+    `spans` maps every parsed op to its source span (the first line of the
+    chunk is line `line_offset + 1` of the file), and ops without a `loc(...)`
+    get a `FileLineColLoc`, as MLIR's parser does.
+    """
+
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self.line_offset = line_offset
+        self.spans: dict[Operation, Span[str]] = {}
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span
+        op = super().parse_operation()
+        span = Span(start.start, start.end, start.input, self.line_offset)
+        self.spans[op] = span
+        if isinstance(op.location, UnknownLoc):
+            where = span.get_location()
+            op.location = FileLineColLoc(
+                StringAttr(where.file), IntAttr(where.line), IntAttr(where.col)
+            )
+        return op
+
+
+def locate(error: VerifyException, module: ModuleOp, spans: dict[Operation, Span[str]]) -> str:
+    """`error` as a located diagnostic, if the op that raised it can be found.
+
+    xDSL's verifier does not say which op failed, so each op is verified on
+    its own, in source order, until one fails with the same message.
+    """
+    message = str(error)
+    culprit: Operation | None = None  # the op with this message, else the first that fails
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            if str(e) == message:
+                culprit = op
+                break
+            if culprit is None:
+                culprit = op
+    if culprit is not None and culprit in spans:
+        return format_diagnostic(spans[culprit], message)
+    if culprit is not None and isinstance(loc := culprit.location, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: error: {message}"
+    notes = getattr(error, "__notes__", [])  # the IR, with the op marked
+    return "\n".join([f"{PROG}: error: {message}", *(n.rstrip("\n") for n in notes)])
+
+
+# --------------------------------------------------------------------------
+# The tool
+# --------------------------------------------------------------------------
+
+
+class DvmOptMain(xDSLOptMain):
+    """xdsl-opt with the project's dialects, passes and targets only."""
+
+    version_format = f"{PROG} {_package_version('dvm')} (dvm, built on xDSL {{xdsl_version}})"
+
+    spans: dict[Operation, Span[str]]
+    """Where each op of the chunk being processed was written."""
+
+    def __init__(self, args: Sequence[str] | None = None):
+        self.spans = {}
+        super().__init__(
+            description="Parse, verify, transform and print dvm tensor programs.", args=args
+        )
+
+    # Registration ---------------------------------------------------------
+
+    def register_all_dialects(self) -> None:
+        for name, factory in DIALECTS.items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_frontends(self) -> None:
+        self.available_frontends["mlir"] = _mlir_frontend
+
+    def register_all_passes(self) -> None:
+        for name, factory in PASSES.items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        self.available_targets.update(TARGETS)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.prog = PROG
+        arg_parser.usage = f"{PROG} [options] [input_file]  (see --help)"
+        arg_parser.add_argument(
+            "--show-traceback",
+            action="store_true",
+            help="on an internal error, show the Python traceback (for debugging dvm itself)",
+        )
+
+    # Input ----------------------------------------------------------------
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """The input, read as MLIR text whatever the file's extension."""
+        stream, _ = super().get_input_stream()
+        return stream, "mlir"
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        """Parse one chunk of the input, remembering where its ops are."""
+        name = self.get_input_name()
+        text = decode_utf8(chunk.read(), name)
+        parser = LocatingParser(self.ctx, text, name, start_offset)
+        module = parser.parse_module(not self.args.no_implicit_module)
+        self.spans = parser.spans
+        return module
+
+    # Passes ---------------------------------------------------------------
+
+    def setup_pipeline(self) -> None:
+        """Build the `-p` pipeline; a bad pipeline is a `ToolError`."""
+        try:
+            super().setup_pipeline()
+        except ArgSpecParseError as e:  # a syntax error, shown at its place in the spec
+            detail = str(e).removeprefix("Error parsing pass pipeline specification:\n")
+            raise ToolError(f"invalid pass pipeline {self.args.passes!r}:\n{detail}") from None
+        except ValueError as e:
+            known = ", ".join(self.available_passes) or "(none yet)"
+            raise ToolError(
+                f"invalid pass pipeline {self.args.passes!r}: {e}; available passes: {known}"
+            ) from None
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        """Run the pipeline (which verifies); verifier errors point at the op's source."""
+        try:
+            super().apply_passes(prog)
+        except VerifyException as e:
+            raise LocatedDiagnostic(locate(e, prog, self.spans)) from None
+
+
+def report(message: str) -> int:
+    """Print a diagnostic on stderr; the exit code of a failed run."""
+    print(message.rstrip("\n"), file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `dvm-opt` with `argv` (default: the command line); returns the exit code."""
+    show_traceback = "--show-traceback" in (sys.argv[1:] if argv is None else argv)
+    try:
+        DvmOptMain(args=argv).run()
+    except SystemExit as e:  # argparse exits 0 after --help, 2 on a usage error
+        return 0 if e.code in (0, None) else 1
+    except ParseError as e:
+        return report(format_parse_error(e))
+    except LocatedDiagnostic as e:
+        return report(str(e))
+    except DiagnosticException as e:  # e.g. a pass failed: the notes show the IR
+        notes = [n.rstrip("\n") for n in getattr(e, "__notes__", [])]
+        return report("\n".join([f"{PROG}: error: {e}", *notes]))
+    except ToolError as e:
+        return report(f"{PROG}: error: {e}")
+    except BrokenPipeError:  # whoever read our stdout has gone (e.g. `| head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as e:  # a missing, unreadable or unwritable file
+        where = f" {e.filename!r}" if e.filename else ""
+        return report(f"{PROG}: error: cannot access{where}: {e.strerror or e}")
+    except KeyboardInterrupt:
+        report(f"{PROG}: interrupted")
+        return 130
+    except Exception as e:
+        if show_traceback:
+            raise
+        return report(
+            f"{PROG}: internal error: {type(e).__name__}: {e}\n"
+            f"(this is a bug in dvm; rerun with --show-traceback for details)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
