@@ -7,7 +7,16 @@ Public entry points:
   numpy reference interpreter.
 """
 
-from dvm.interpreter import interpret
-from dvm.ir import parse
+from pathlib import Path
+
+# In a source checkout the subpackages (dialects/, passes/, lowering/, vm/)
+# stand beside this folder; an install maps them into `dvm`. Do the same
+# mapping when `dvm` is imported straight from a checkout (e.g. `python -m`
+# run from the repository root).
+if not (Path(__file__).parent / "dialects").exists():
+    __path__.append(str(Path(__file__).resolve().parent.parent))
+
+from dvm.interpreter import interpret  # noqa: E402
+from dvm.ir import parse  # noqa: E402
 
 __all__ = ["interpret", "parse"]
