@@ -1,0 +1,40 @@
+"""Shared fixtures: the example programs in `shared/examples` and their numpy reference.
+
+The examples live next to the repository (`<repo>/../shared/examples`), not in
+it; tests that need them skip when that folder is absent, and only then.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
+"""`shared/examples`, beside the repository root."""
+
+
+def load_reference(examples_dir: Path = EXAMPLES_DIR) -> ModuleType:
+    """Import `reference.py` from the examples folder (it is not a package)."""
+    path = examples_dir / "reference.py"
+    spec = importlib.util.spec_from_file_location("dvm_examples_reference", path)
+    assert spec is not None and spec.loader is not None, f"cannot load {path}"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def examples_dir() -> Path:
+    """The examples folder; skips the test when it does not exist."""
+    if not EXAMPLES_DIR.is_dir():
+        pytest.skip(f"example programs not found at {EXAMPLES_DIR}")
+    return EXAMPLES_DIR
+
+
+@pytest.fixture(scope="session")
+def reference(examples_dir: Path) -> ModuleType:
+    """`shared/examples/reference.py`: EXAMPLES and make_inputs."""
+    return load_reference(examples_dir)
