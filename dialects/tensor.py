@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -36,7 +37,7 @@ from xdsl.dialects.utils.reshape_ops_utils import (
     ContiguousArrayOfIntArray,
     verify_reshape_like_types,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -46,11 +47,15 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
-from xdsl.traits import Pure
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 DYN = DYNAMIC_INDEX
@@ -99,12 +104,15 @@ def fmt_shape(shape: Sequence[int]) -> str:
 # --------------------------------------------------------------------------
 
 
-def broadcast_static(op_name: str, shapes: Sequence[Sequence[int]]) -> list[int]:
+def broadcast_static(
+    op_name: str, shapes: Sequence[Sequence[int]], *, types: Sequence[Attribute] = ()
+) -> list[int]:
     """numpy broadcasting of shapes whose dims may be `?` (DYN).
 
     Returns the broadcast shape: a dim is static when some operand fixes it
     (a static dim other than 1, or all operands agree on 1), else DYN.
-    Raises VerifyException when two static dims other than 1 disagree.
+    Raises VerifyException when two static dims other than 1 disagree; its
+    message shows `types` (the operand types) when given, else the shapes.
     """
     rank = max((len(s) for s in shapes), default=0)
     out: list[int] = []
@@ -112,7 +120,7 @@ def broadcast_static(op_name: str, shapes: Sequence[Sequence[int]]) -> list[int]
         dims = [s[len(s) - rank + axis] for s in shapes if len(s) - rank + axis >= 0]
         fixed = {d for d in dims if d not in (1, DYN)}
         if len(fixed) > 1:
-            shown = ", ".join(f"tensor<{fmt_shape(s)}>" for s in shapes)
+            shown = ", ".join(str(t) for t in types) or ", ".join(fmt_shape(s) for s in shapes)
             raise VerifyException(
                 f"'{op_name}' operands are not broadcast-compatible: "
                 f"dims {sorted(fixed)} at result axis {axis} ({shown})"
@@ -324,7 +332,8 @@ class ElementwiseOp(IRDLOperation, ABC):
     traits = traits_def(Pure())
 
     def broadcast_operand_shapes(self) -> list[int]:
-        return broadcast_static(self.name, [tensor_type(v).get_shape() for v in self.operands])
+        types = [tensor_type(v) for v in self.operands]
+        return broadcast_static(self.name, [t.get_shape() for t in types], types=types)
 
 
 class BinaryOp(ElementwiseOp, ABC):
@@ -337,7 +346,9 @@ class BinaryOp(ElementwiseOp, ABC):
     OPERAND_KIND: ClassVar[str] = "numeric"
     RESULT_IS_BOOL: ClassVar[bool] = False
 
-    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute):
+    def __init__(
+        self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute
+    ):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     def verify_(self) -> None:
@@ -349,9 +360,7 @@ class BinaryOp(ElementwiseOp, ABC):
             )
         want = IntegerType(1) if self.RESULT_IS_BOOL else a.element_type
         if r.element_type != want:
-            raise VerifyException(
-                f"'{self.name}' result type {r} must have element type {want}"
-            )
+            raise VerifyException(f"'{self.name}' result type {r} must have element type {want}")
         check_result_shape(self.name, self.broadcast_operand_shapes(), r)
 
 
@@ -458,7 +467,8 @@ class SelectOp(ElementwiseOp):
     true_value = operand_def(TensorType)
     false_value = operand_def(TensorType)
     assembly_format = (
-        "$condition `,` $true_value `,` $false_value attr-dict `:` functional-type(operands, results)"
+        "$condition `,` $true_value `,` $false_value attr-dict "
+        "`:` functional-type(operands, results)"
     )
 
     def verify_(self) -> None:
@@ -479,7 +489,9 @@ class SelectOp(ElementwiseOp):
 
 @irdl_op_definition
 class BroadcastToOp(IRDLOperation):
-    """numpy `broadcast_to`: `tensor.broadcast_to %x to [%n, 64] : tensor<64xf32> -> tensor<?x64xf32>`.
+    """numpy `broadcast_to`.
+
+    `tensor.broadcast_to %x to [%n, 64] : tensor<64xf32> -> tensor<?x64xf32>`
 
     The target shape mixes constants and `index` values, as in upstream
     `expand_shape`'s `output_shape`.
@@ -677,9 +689,19 @@ REDUCE_OPS: tuple[type[ReduceOp], ...] = (
 
 
 def matmul_shape(
-    op_name: str, a: Sequence[int], b: Sequence[int], transpose_a: bool, transpose_b: bool
+    op_name: str,
+    a: Sequence[int],
+    b: Sequence[int],
+    transpose_a: bool,
+    transpose_b: bool,
+    *,
+    types: Sequence[Attribute] = (),
 ) -> list[int]:
-    """numpy `matmul` shape rule for operands of rank >= 2 (batch dims broadcast)."""
+    """numpy `matmul` shape rule for operands of rank >= 2 (batch dims broadcast).
+
+    Messages show `types` (lhs and rhs types) when given, else the shapes.
+    """
+    lhs, rhs = (str(t) for t in types) if types else (f"shape {fmt_shape(s)}" for s in (a, b))
     for role, s in (("lhs", a), ("rhs", b)):
         if len(s) < 2:
             raise VerifyException(f"'{op_name}' {role} must have rank >= 2, got rank {len(s)}")
@@ -687,10 +709,9 @@ def matmul_shape(
     kb, n = (b[-1], b[-2]) if transpose_b else (b[-2], b[-1])
     if DYN not in (ka, kb) and ka != kb:
         raise VerifyException(
-            f"'{op_name}' contraction dims differ: lhs tensor<{fmt_shape(a)}> has {ka}, "
-            f"rhs tensor<{fmt_shape(b)}> has {kb}"
+            f"'{op_name}' contraction dims differ: lhs {lhs} has {ka}, rhs {rhs} has {kb}"
         )
-    batch = broadcast_static(op_name, [a[:-2], b[:-2]])
+    batch = broadcast_static(op_name, [a[:-2], b[:-2]], types=types)
     return [*batch, m, n]
 
 
@@ -737,10 +758,9 @@ class MatmulOp(IRDLOperation):
         check_element(self.name, "lhs", a.element_type, "numeric")
         if not (a.element_type == b.element_type == r.element_type):
             raise VerifyException(
-                f"'{self.name}' operands and result must have one element type, "
-                f"got {a}, {b} -> {r}"
+                f"'{self.name}' operands and result must have one element type, got {a}, {b} -> {r}"
             )
-        expected = matmul_shape(self.name, a.get_shape(), b.get_shape(), *self.flags)
+        expected = matmul_shape(self.name, a.get_shape(), b.get_shape(), *self.flags, types=[a, b])
         check_result_shape(self.name, expected, r)
 
 
@@ -777,7 +797,9 @@ class DimOp(IRDLOperation):
         source = tensor_type(self.source)
         rank = len(source.get_shape())
         index = self.constant_index
-        if rank == 0 or (index is not None and not 0 <= index < rank):
+        if rank == 0:
+            raise VerifyException(f"'{self.name}' cannot take a dim of rank-0 {source}")
+        if index is not None and not 0 <= index < rank:
             raise VerifyException(
                 f"'{self.name}' index {index} is out of range for {source} (rank {rank})"
             )
@@ -817,9 +839,7 @@ def check_reshape(
 ) -> None:
     """Upstream's reshape rules, with messages that name the op."""
     if collapsed.element_type != expanded.element_type:
-        raise VerifyException(
-            f"'{op.name}' changes the element type: {expanded} vs {collapsed}"
-        )
+        raise VerifyException(f"'{op.name}' changes the element type: {expanded} vs {collapsed}")
     try:
         verify_reshape_like_types(
             collapsed_type=collapsed, expanded_type=expanded, reassociation=reassociation
@@ -907,6 +927,251 @@ def reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr[ArrayAttr[I
     return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
 
 
+# --------------------------------------------------------------------------
+# Kernels: what the `fuse` and `stack` passes build
+# --------------------------------------------------------------------------
+
+KERNEL_KINDS = ("vector", "cube", "mix")
+"""DVM's kernel kinds: vector ops only; a matmul; a matmul with a vector epilogue."""
+
+STACK_MODES = ("parallel", "sequence")
+"""How `tensor.stack` launches its kernels: side by side on different cores,
+or one after another in a single launch."""
+
+
+def parse_keyword(parser: Parser, allowed: Sequence[str], what: str) -> str:
+    pos = parser.pos
+    word = parser.parse_identifier(context_msg=f" as the {what}")
+    if word not in allowed:
+        parser.raise_error(f"expected {what} to be one of {', '.join(allowed)}, got '{word}'", pos)
+    return word
+
+
+def print_results_and_body(printer: Printer, op: IRDLOperation, regions: Sequence[Region]) -> None:
+    printer.print_op_attributes(op.attributes)
+    if op.results:
+        printer.print_string(" -> (")
+        printer.print_list(op.result_types, printer.print_attribute)
+        printer.print_string(")")
+    for i, region in enumerate(regions):
+        printer.print_string(" else " if i else " ")
+        printer.print_region(region)
+
+
+def parse_results_and_bodies(
+    parser: Parser, count: int, args: Sequence[Parser.Argument] = ()
+) -> tuple[dict[str, Attribute], list[Attribute], list[Region]]:
+    attrs = parser.parse_optional_attr_dict()
+    result_types: list[Attribute] = []
+    if parser.parse_optional_punctuation("->"):
+        result_types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_type
+        )
+    regions = [parser.parse_region(args)]
+    for _ in range(count - 1):
+        parser.parse_keyword("else")
+        regions.append(parser.parse_region())
+    return attrs, result_types, regions
+
+
+class KernelBodyOp(IRDLOperation, ABC):
+    """Shared checks: the body yields values of the op's result types."""
+
+    def check_yield(self, region: Region) -> None:
+        last = region.block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException(f"'{self.name}' body must end with tensor.yield")
+        got = [v.type for v in last.values]
+        if got != list(self.result_types):
+            raise VerifyException(
+                f"'{self.name}' body yields ({', '.join(map(str, got))}) but the op "
+                f"returns ({', '.join(map(str, self.result_types))})"
+            )
+
+
+@irdl_op_definition
+class FusionOp(KernelBodyOp):
+    """A fused kernel, isolated from above: the body's arguments are the
+    kernel's inputs, its `tensor.yield` gives the kernel's outputs.
+
+        %y = tensor.fusion vector (%x, %w) : (tensor<?x?xf32>, tensor<?xf32>) -> (tensor<?x?xf32>) {
+        ^0(%a: tensor<?x?xf32>, %b: tensor<?xf32>):
+          ...
+          tensor.yield %r : tensor<?x?xf32>
+        }
+    """
+
+    name = "tensor.fusion"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    kind = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), Pure())
+
+    def __init__(
+        self,
+        kind: str,
+        inputs: Sequence[SSAValue],
+        output_types: Sequence[Attribute],
+        body: Region,
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[output_types],
+            properties={"kind": StringAttr(kind)},
+            regions=[body],
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} (")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_function_type(self.inputs.types, self.outputs.types)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FusionOp:
+        kind = parse_keyword(parser, KERNEL_KINDS, "kernel kind")
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        function_type = parser.parse_function_type()
+        inputs = parser.resolve_operands(operands, function_type.inputs.data, pos)
+        body = parser.parse_region()
+        return cls(kind, inputs, function_type.outputs.data, body, attrs)
+
+    def verify_(self) -> None:
+        if self.kind.data not in KERNEL_KINDS:
+            raise VerifyException(f"'{self.name}' kind must be one of {KERNEL_KINDS}, got {self.kind.data!r}")
+        block = self.body.block
+        if [a.type for a in block.args] != list(self.inputs.types):
+            raise VerifyException(f"'{self.name}' body arguments must match the input types")
+        self.check_yield(self.body)
+        has_matmul = any(isinstance(op, MatmulOp) for op in block.ops)
+        if has_matmul != (self.kind.data in ("cube", "mix")):
+            raise VerifyException(
+                f"'{self.name}' of kind {self.kind.data} "
+                + ("must not contain" if has_matmul else "must contain")
+                + " a tensor.matmul"
+            )
+
+
+@irdl_op_definition
+class ChoiceOp(KernelBodyOp):
+    """A guarded choice between two equivalent ways to compute the same values,
+    resolved from the real shapes when the program is specialized (DVM's
+    streaming fusion). The first region is taken when every condition holds.
+
+        %r:2 = tensor.choice ["x_0 == y_0"] -> (tensor<?xf32>, tensor<?xf32>) {
+          ... one fused kernel ...
+        } else {
+          ... two kernels ...
+        }
+    """
+
+    name = "tensor.choice"
+    conditions = prop_def(ArrayAttr[StringAttr])
+    outputs = var_result_def(TensorType)
+    then_body = region_def("single_block")
+    else_body = region_def("single_block")
+
+    def __init__(
+        self,
+        conditions: Sequence[str],
+        output_types: Sequence[Attribute],
+        then_body: Region,
+        else_body: Region,
+    ):
+        super().__init__(
+            result_types=[output_types],
+            properties={"conditions": ArrayAttr([StringAttr(c) for c in conditions])},
+            regions=[then_body, else_body],
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.conditions)
+        print_results_and_body(printer, self, [self.then_body, self.else_body])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ChoiceOp:
+        pos = parser.pos
+        conditions = parser.parse_attribute()
+        if not isinstance(conditions, ArrayAttr) or not all(
+            isinstance(c, StringAttr) for c in conditions.data
+        ):
+            parser.raise_error("expected a list of condition strings", pos)
+        attrs, result_types, (then_body, else_body) = parse_results_and_bodies(parser, 2)
+        op = cls([c.data for c in conditions.data], result_types, then_body, else_body)  # type: ignore[union-attr]
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        self.check_yield(self.then_body)
+        self.check_yield(self.else_body)
+
+
+@irdl_op_definition
+class StackOp(KernelBodyOp):
+    """Independent kernels launched together (DVM's stacking):
+    `parallel` spreads them over the cores, `sequence` runs them one after
+    another in one launch. The body holds only kernels and a yield."""
+
+    name = "tensor.stack"
+    mode = prop_def(StringAttr)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    def __init__(self, mode: str, output_types: Sequence[Attribute], body: Region):
+        super().__init__(
+            result_types=[output_types], properties={"mode": StringAttr(mode)}, regions=[body]
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.mode.data}")
+        print_results_and_body(printer, self, [self.body])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StackOp:
+        mode = parse_keyword(parser, STACK_MODES, "stack mode")
+        attrs, result_types, (body,) = parse_results_and_bodies(parser, 1)
+        op = cls(mode, result_types, body)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        if self.mode.data not in STACK_MODES:
+            raise VerifyException(f"'{self.name}' mode must be one of {STACK_MODES}")
+        self.check_yield(self.body)
+        for op in self.body.block.ops:
+            if not isinstance(op, FusionOp | YieldOp):
+                raise VerifyException(f"'{self.name}' body may hold only tensor.fusion ops, found {op.name}")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends the body of `tensor.fusion`, `tensor.choice` and `tensor.stack`."""
+
+    name = "tensor.yield"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), Pure(), HasParent(FusionOp, ChoiceOp, StackOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+KERNEL_OPS = (FusionOp, ChoiceOp, StackOp, YieldOp)
+
+
 LAYOUT_OPS = (BroadcastToOp, TransposeOp, DimOp, ExtractOp, ExpandShapeOp, CollapseShapeOp)
 
 Tensor = Dialect(
@@ -919,5 +1184,6 @@ Tensor = Dialect(
         *LAYOUT_OPS,
         *REDUCE_OPS,
         MatmulOp,
+        *KERNEL_OPS,
     ],
 )
