@@ -149,8 +149,11 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
-        op = super().parse_operation()
         span = Span(start.start, start.end, start.input, self.line_offset)
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:  # a constraint checked while the op is built
+            raise LocatedDiagnostic(format_diagnostic(span, str(e))) from None
         self.spans[op] = span
         if isinstance(op.location, UnknownLoc):
             where = span.get_location()
