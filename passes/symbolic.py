@@ -1,0 +1,194 @@
+"""Symbolic shapes as the IR carries them: symbols, shapes, guards.
+
+The `symbolic-shapes` pass writes, and every later pass and the runtime
+read, these attributes:
+
+- on each function argument, `dvm.shape = ["x_0", "x_1"]`: one symbol per
+  dynamic dim (named after the argument and the axis), or the static size;
+- on each op with one tensor result, `dvm.shape = ["x_0", "64"]`: the result's
+  shape as sympy expressions of the *canonical* symbols (ops with several
+  tensor results carry `dvm.shapes`, a list of such lists);
+- on index-valued ops, `dvm.value = "x_0"`: the index as an expression;
+- on the function, `dvm.guards`: the conditions the arguments' dims must
+  meet at call time, each with the op that requires it, and `dvm.unified`:
+  which argument symbols the guards made equal to which expression.
+
+Expressions are stored as text so that the IR stays readable and
+round-trips through `dvm-opt`; `parse_expr` turns them back into sympy with
+the same assumptions every time (dims are non-negative integers).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+
+import sympy
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+
+SHAPE = "dvm.shape"
+SHAPES = "dvm.shapes"
+VALUE = "dvm.value"
+GUARDS = "dvm.guards"
+UNIFIED = "dvm.unified"
+
+Shape = tuple[sympy.Expr, ...]
+
+
+@cache
+def symbol(name: str) -> sympy.Symbol:
+    """The symbol called `name`: a dim or an index, so a non-negative integer."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_SYMPY_NAMES = {"Max", "Min", "floor", "ceiling", "Mod", "Eq", "Ne"}
+
+
+def parse_expr(text: str) -> sympy.Expr:
+    """Parse an expression printed by `str(expr)` back into sympy."""
+    names = {n: symbol(n) for n in _IDENTIFIER.findall(text) if n not in _SYMPY_NAMES}
+    return sympy.sympify(text, locals=names)
+
+
+def shape_attr(shape: Sequence[sympy.Expr]) -> ArrayAttr[StringAttr]:
+    return ArrayAttr([StringAttr(str(d)) for d in shape])
+
+
+def shape_from_attr(attr: Attribute) -> Shape:
+    assert isinstance(attr, ArrayAttr)
+    dims: list[sympy.Expr] = []
+    for d in attr.data:
+        assert isinstance(d, StringAttr)
+        dims.append(parse_expr(d.data))
+    return tuple(dims)
+
+
+class GuardKind(Enum):
+    """What a failed guard means at call time."""
+
+    BROADCAST = "broadcast"
+    """Two dims broadcast together were assumed equal; if one is 1 at run
+    time the program is still defined, and the runtime re-specializes."""
+    EQUAL = "equal"
+    """The dims must be equal (matmul contraction, reshape sizes): an error."""
+
+
+@dataclass(frozen=True)
+class Guard:
+    """`lhs == rhs` over the argument symbols, required by `origin`."""
+
+    lhs: sympy.Expr
+    rhs: sympy.Expr
+    kind: GuardKind
+    origin: str
+    """The op that needs it, as `%name = dialect.op`."""
+
+    def __str__(self) -> str:
+        return f"{self.lhs} == {self.rhs}"
+
+    def to_attr(self) -> DictionaryAttr:
+        return DictionaryAttr(
+            {
+                "check": StringAttr(str(self)),
+                "kind": StringAttr(self.kind.value),
+                "op": StringAttr(self.origin),
+            }
+        )
+
+    @staticmethod
+    def from_attr(attr: Attribute) -> Guard:
+        assert isinstance(attr, DictionaryAttr)
+        fields = {k: v.data for k, v in attr.data.items() if isinstance(v, StringAttr)}
+        lhs, rhs = fields["check"].split(" == ")
+        return Guard(parse_expr(lhs), parse_expr(rhs), GuardKind(fields["kind"]), fields["op"])
+
+
+def describe(op: Operation) -> str:
+    """How messages and guards name an op: `%name = dialect.op`."""
+    names = [f"%{r.name_hint}" if r.name_hint else "%?" for r in op.results]
+    return f"{', '.join(names)} = {op.name}" if names else op.name
+
+
+def arg_symbol_name(arg: BlockArgument, axis: int) -> str:
+    """`x_0` for axis 0 of argument `%x`; `arg2_0` when the argument has no name."""
+    base = arg.name_hint or f"arg{arg.index}"
+    return f"{re.sub(r'[^A-Za-z0-9_]', '_', base)}_{axis}"
+
+
+# --------------------------------------------------------------------------
+# Reading shapes back (for passes after `symbolic-shapes` and the runtime)
+# --------------------------------------------------------------------------
+
+
+def function_guards(func: FuncOp) -> list[Guard]:
+    attr = func.attributes.get(GUARDS)
+    return [Guard.from_attr(g) for g in attr.data] if isinstance(attr, ArrayAttr) else []
+
+
+def argument_shapes(func: FuncOp) -> list[Shape | None]:
+    """Each argument's shape in its own symbols (None for non-tensors)."""
+    shapes: list[Shape | None] = []
+    arg_attrs = func.arg_attrs.data if func.arg_attrs else [None] * len(func.args)
+    for attrs in arg_attrs:
+        entry = attrs.data.get(SHAPE) if isinstance(attrs, DictionaryAttr) else None
+        shapes.append(shape_from_attr(entry) if entry is not None else None)
+    return shapes
+
+
+def unified(func: FuncOp) -> dict[sympy.Symbol, sympy.Expr]:
+    """Argument symbols that guards replaced, and what replaced them."""
+    attr = func.attributes.get(UNIFIED)
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    return {symbol(k): parse_expr(v.data) for k, v in attr.data.items() if isinstance(v, StringAttr)}
+
+
+def shape_of(value: SSAValue) -> Shape:
+    """The symbolic shape of a tensor value, as `symbolic-shapes` annotated it.
+
+    Block arguments take the shape of what flows into them: function
+    arguments (canonicalized) and loop-carried values.
+    """
+    if isinstance(value, BlockArgument):
+        return block_argument_shape(value)
+    op = value.owner
+    assert isinstance(op, Operation)
+    if SHAPE in op.attributes:
+        return shape_from_attr(op.attributes[SHAPE])
+    shapes = op.attributes.get(SHAPES)
+    if isinstance(shapes, ArrayAttr):
+        return shape_from_attr(shapes.data[value.index])  # type: ignore[attr-defined]
+    raise KeyError(f"no symbolic shape on {describe(op)}: run the symbolic-shapes pass first")
+
+
+def block_argument_shape(arg: BlockArgument) -> Shape:
+    block = arg.block
+    assert isinstance(block, Block)
+    parent = block.parent_op()
+    if isinstance(parent, FuncOp):
+        shape = argument_shapes(parent)[arg.index]
+        if shape is None:
+            raise KeyError(f"argument {arg.index} of @{parent.sym_name.data} has no shape")
+        subst = unified(parent)
+        return tuple(sympy.sympify(d).xreplace(subst) for d in shape)
+    if isinstance(parent, scf.ForOp) and arg.index > 0:  # arg 0 is the induction variable
+        return shape_of(parent.results[arg.index - 1])
+    if isinstance(parent, scf.WhileOp):
+        return shape_of(parent.results[arg.index])
+    assert parent is not None
+    raise KeyError(f"no symbolic shape for an argument of {describe(parent)}")
+
+
+def free_symbols(shapes: Iterable[Shape]) -> set[sympy.Symbol]:
+    found: set[sympy.Symbol] = set()
+    for shape in shapes:
+        for d in shape:
+            found |= {s for s in d.free_symbols if isinstance(s, sympy.Symbol)}
+    return found

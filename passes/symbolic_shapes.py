@@ -1,0 +1,428 @@
+"""The `symbolic-shapes` pass: a sympy symbol for every dynamic dim.
+
+Every dynamic dim of every function argument gets a symbol (`x_0` is axis 0
+of `%x`). The pass then walks the function in order and gives each tensor
+value its shape as sympy expressions of those symbols, following each op's
+shape rule (numpy broadcasting, matmul, reshapes, reductions, ...).
+
+Where a rule needs two dims to be equal that are not already provably equal,
+the pass records a *guard* and *unifies* the two: the later symbol is
+replaced by the other expression everywhere, so later passes see one symbol
+where the program has one size. The runtime checks the guards when the
+program is called. A broadcast guard that fails because one dim is 1 leaves
+the program well defined and asks for a re-specialization; any other failed
+guard is a clear error. A guard that can never hold (64 against 32) is an
+error here, naming the op.
+
+Why: fusion legality, tiling and the bytecode's parameter slots are all
+decided on these symbolic shapes, once per program, not once per shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from dvm.dialects import tensor as t
+from dvm.passes.symbolic import (
+    GUARDS,
+    SHAPE,
+    SHAPES,
+    UNIFIED,
+    VALUE,
+    Guard,
+    GuardKind,
+    Shape,
+    arg_symbol_name,
+    describe,
+    shape_attr,
+    symbol,
+)
+
+ONE = sympy.Integer(1)
+
+
+def static_dim(d: int) -> sympy.Expr | None:
+    return None if d == t.DYN else sympy.Integer(d)
+
+
+def same(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Provably equal. Shapes are polynomials in the symbols, so expanding
+    the difference decides it exactly."""
+    return a == b or sympy.expand(a - b) == 0
+
+
+@dataclass
+class Unifier:
+    """Guards and the substitution they imply, for one function."""
+
+    guards: list[Guard] = field(default_factory=list)
+    replaced: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
+    order: dict[sympy.Symbol, int] = field(default_factory=dict)
+
+    def new_symbol(self, name: str) -> sympy.Symbol:
+        s = symbol(name)
+        self.order.setdefault(s, len(self.order))
+        return s
+
+    def canon(self, e: sympy.Expr) -> sympy.Expr:
+        return sympy.expand(e.xreplace(self.replaced)) if self.replaced else e
+
+    def require_equal(
+        self, a: sympy.Expr, b: sympy.Expr, kind: GuardKind, op: Operation
+    ) -> sympy.Expr:
+        """Record that `a == b` must hold for `op`; return the unified dim."""
+        a, b = self.canon(a), self.canon(b)
+        if same(a, b):
+            return a
+        if a.is_number and b.is_number:
+            raise DiagnosticException(
+                f"{describe(op)}: dims {a} and {b} can never be equal ({kind.value} rule)"
+            )
+        self.guards.append(Guard(a, b, kind, describe(op)))
+        target, source = self.pick_replacement(a, b)
+        if source is not None:
+            self.replace(source, target)
+            return target
+        return a
+
+    def pick_replacement(
+        self, a: sympy.Expr, b: sympy.Expr
+    ) -> tuple[sympy.Expr, sympy.Symbol | None]:
+        """Which side to substitute: a plain symbol, the younger one if both are."""
+        candidates = [(x, y) for x, y in ((a, b), (b, a)) if isinstance(y, sympy.Symbol)]
+        if not candidates:
+            return a, None
+        target, source = max(candidates, key=lambda c: self.order.get(c[1], -1))
+        assert isinstance(source, sympy.Symbol)
+        return target, source
+
+    def replace(self, source: sympy.Symbol, target: sympy.Expr) -> None:
+        self.replaced = {s: sympy.expand(e.xreplace({source: target})) for s, e in self.replaced.items()}
+        self.replaced[source] = target
+
+
+class ShapeInference:
+    """Walks one function, computing shapes of tensor values and index values."""
+
+    def __init__(self, func: FuncOp):
+        self.func = func
+        self.unifier = Unifier()
+        self.shapes: dict[SSAValue, Shape] = {}
+        self.values: dict[SSAValue, sympy.Expr] = {}
+        self.fresh = 0
+        self.rules: dict[type[Operation], Callable[[Operation], None]] = {
+            **{op: self.elementwise for op in (*t.UNARY_OPS, t.ConvertOp)},
+            **{op: self.elementwise for op in (*t.BINARY_OPS, t.SelectOp)},
+            **{op: self.reduce for op in t.REDUCE_OPS},
+            t.MatmulOp: self.matmul,
+            t.TransposeOp: self.transpose,
+            t.BroadcastToOp: self.broadcast_to,
+            t.ExpandShapeOp: self.expand_shape,
+            t.CollapseShapeOp: self.collapse_shape,
+            t.DimOp: self.dim,
+            arith.ConstantOp: self.constant,
+            scf.IfOp: self.if_op,
+            scf.ForOp: self.for_op,
+            scf.WhileOp: self.while_op,
+        }
+        for op in (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.FloorDivSIOp, arith.CeilDivSIOp):
+            self.rules[op] = self.index_arith
+
+    # -- driver ---------------------------------------------------------------
+
+    def run(self) -> None:
+        self.bind_arguments()
+        self.walk(self.func.body.block)
+        self.annotate()
+
+    def walk(self, block: Block) -> None:
+        for op in block.ops:
+            rule = self.rules.get(type(op))
+            if rule is not None:
+                rule(op)
+            elif any(isinstance(r.type, TensorType) for r in op.results):
+                raise DiagnosticException(f"{describe(op)}: no shape rule for this op")
+
+    def bind_arguments(self) -> None:
+        for arg in self.func.args:
+            if isinstance(arg.type, TensorType):
+                self.shapes[arg] = tuple(
+                    static_dim(d) or self.unifier.new_symbol(arg_symbol_name(arg, axis))
+                    for axis, d in enumerate(arg.type.get_shape())
+                )
+            elif isinstance(arg.type, IndexType):
+                self.values[arg] = self.unifier.new_symbol(arg_symbol_name(arg, 0)[:-2])
+
+    def shape(self, value: SSAValue) -> Shape:
+        return tuple(self.unifier.canon(d) for d in self.shapes[value])
+
+    def value(self, v: SSAValue) -> sympy.Expr:
+        """An index value's expression; a fresh symbol when it is not known."""
+        if v not in self.values:
+            self.values[v] = self.fresh_symbol("i")
+        return self.unifier.canon(self.values[v])
+
+    def fresh_symbol(self, prefix: str) -> sympy.Symbol:
+        self.fresh += 1
+        return self.unifier.new_symbol(f"{prefix}{self.fresh}")
+
+    def set_result(self, op: Operation, shape: Sequence[sympy.Expr], index: int = 0) -> None:
+        """Record a result's shape, reconciled with the static dims its type states."""
+        result = op.results[index]
+        assert isinstance(result.type, TensorType)
+        declared = result.type.get_shape()
+        dims = [
+            d if static_dim(s) is None else self.unifier.require_equal(d, static_dim(s), GuardKind.EQUAL, op)  # type: ignore[arg-type]
+            for d, s in zip(shape, declared, strict=True)
+        ]
+        self.shapes[result] = tuple(dims)
+
+    # -- rules ----------------------------------------------------------------
+
+    def broadcast(self, op: Operation, shapes: Sequence[Shape]) -> Shape:
+        """numpy broadcasting: static 1 stretches; other dims are unified."""
+        rank = max((len(s) for s in shapes), default=0)
+        out: list[sympy.Expr] = []
+        for axis in range(rank):
+            dims = [s[len(s) - rank + axis] for s in shapes if len(s) - rank + axis >= 0]
+            dim = ONE
+            for d in dims:
+                if d == ONE:
+                    continue
+                dim = d if dim == ONE else self.unifier.require_equal(dim, d, GuardKind.BROADCAST, op)
+            out.append(dim)
+        return tuple(out)
+
+    def elementwise(self, op: Operation) -> None:
+        tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
+        self.set_result(op, self.broadcast(op, [self.shape(v) for v in tensors]))
+
+    def reduce(self, op: Operation) -> None:
+        assert isinstance(op, t.ReduceOp)
+        shape, axes = self.shape(op.input), op.reduced_axes
+        if op.keeps_dims:
+            self.set_result(op, [ONE if i in axes else d for i, d in enumerate(shape)])
+        else:
+            self.set_result(op, [d for i, d in enumerate(shape) if i not in axes])
+
+    def matmul(self, op: Operation) -> None:
+        assert isinstance(op, t.MatmulOp)
+        a, b = self.shape(op.lhs), self.shape(op.rhs)
+        transpose_a, transpose_b = op.flags
+        m, ka = (a[-1], a[-2]) if transpose_a else (a[-2], a[-1])
+        kb, n = (b[-1], b[-2]) if transpose_b else (b[-2], b[-1])
+        self.unifier.require_equal(ka, kb, GuardKind.EQUAL, op)
+        batch = self.broadcast(op, [a[:-2], b[:-2]])
+        self.set_result(op, [*batch, m, n])
+
+    def transpose(self, op: Operation) -> None:
+        assert isinstance(op, t.TransposeOp)
+        shape = self.shape(op.input)
+        self.set_result(op, [shape[p] for p in op.permutation])
+
+    def target_shape(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[sympy.Expr]:
+        values = iter(dynamic)
+        return [self.value(next(values)) if d == t.DYN else sympy.Integer(d) for d in static]
+
+    def broadcast_to(self, op: Operation) -> None:
+        assert isinstance(op, t.BroadcastToOp)
+        target = self.target_shape(op.static_shape.get_values(), op.dynamic_shape)
+        source = self.shape(op.input)
+        offset = len(target) - len(source)
+        for axis, d in enumerate(source):
+            if d != ONE:
+                target[offset + axis] = self.unifier.require_equal(
+                    target[offset + axis], d, GuardKind.BROADCAST, op
+                )
+        self.set_result(op, target)
+
+    def expand_shape(self, op: Operation) -> None:
+        assert isinstance(op, t.ExpandShapeOp)
+        source = self.shape(op.src)
+        target = self.target_shape(op.static_output_shape.get_values(), op.dynamic_output_shape)
+        for group, dim in zip(reassociation(op), source, strict=True):
+            product = sympy.Mul(*(target[i] for i in group))
+            self.unifier.require_equal(dim, product, GuardKind.EQUAL, op)
+        self.set_result(op, target)
+
+    def collapse_shape(self, op: Operation) -> None:
+        assert isinstance(op, t.CollapseShapeOp)
+        source = self.shape(op.src)
+        self.set_result(op, [sympy.expand(sympy.Mul(*(source[i] for i in g))) for g in reassociation(op)])
+
+    def dim(self, op: Operation) -> None:
+        assert isinstance(op, t.DimOp)
+        index = op.constant_index
+        if index is not None:
+            self.values[op.result] = self.shape(op.source)[index]
+
+    def constant(self, op: Operation) -> None:
+        assert isinstance(op, arith.ConstantOp)
+        result_type = op.result.type
+        if isinstance(result_type, TensorType):
+            self.shapes[op.result] = tuple(sympy.Integer(d) for d in result_type.get_shape())
+        elif isinstance(result_type, IndexType) and isinstance(op.value, IntegerAttr):
+            self.values[op.result] = sympy.Integer(op.value.value.data)
+
+    def index_arith(self, op: Operation) -> None:
+        a, b = (self.value(v) for v in op.operands)
+        combine = {
+            arith.AddiOp: lambda: a + b,
+            arith.SubiOp: lambda: a - b,
+            arith.MuliOp: lambda: a * b,
+            arith.FloorDivSIOp: lambda: sympy.floor(a / b),
+            arith.CeilDivSIOp: lambda: sympy.ceiling(a / b),
+        }
+        if isinstance(op.results[0].type, IndexType):
+            self.values[op.results[0]] = sympy.expand(combine[type(op)]())
+
+    # -- control flow ---------------------------------------------------------
+
+    def join(self, op: Operation, index: int, shapes: Sequence[Shape]) -> Shape:
+        """The shape of a value that may come from several places (branches,
+        loop iterations): equal dims stay, differing ones get a fresh symbol
+        bound when the value is produced at run time."""
+        first = shapes[0]
+        return tuple(
+            d if all(same(d, s[axis]) for s in shapes[1:]) else self.fresh_symbol(f"r{index}_")
+            for axis, d in enumerate(first)
+        )
+
+    def yielded(self, block: Block) -> list[SSAValue]:
+        terminator = block.last_op
+        assert terminator is not None
+        return list(terminator.operands)
+
+    def if_op(self, op: Operation) -> None:
+        assert isinstance(op, scf.IfOp)
+        branches = [r.block for r in op.regions if r.blocks]
+        for block in branches:
+            self.walk(block)
+        for i, result in enumerate(op.results):
+            if isinstance(result.type, TensorType):
+                shapes = [self.shape(self.yielded(b)[i]) for b in branches]
+                self.shapes[result] = self.join(op, i, shapes)
+
+    def for_op(self, op: Operation) -> None:
+        assert isinstance(op, scf.ForOp)
+        self.value(op.body.block.args[0])  # the induction variable: unknown
+        self.loop(op, list(op.iter_args), list(op.body.block.args[1:]), op.body.block)
+
+    def while_op(self, op: Operation) -> None:
+        assert isinstance(op, scf.WhileOp)
+        before, after = op.before_region.block, op.after_region.block
+        carried = list(zip(op.arguments, before.args, after.args, op.results, strict=True))
+        for init, *values in carried:
+            if isinstance(init.type, TensorType):
+                for v in values:
+                    self.shapes[v] = self.shape(init)
+            elif isinstance(init.type, IndexType):
+                for v in values:
+                    self.value(v)
+        self.walk(before)
+        self.walk(after)
+        for i, (init, *_) in enumerate(carried):
+            if isinstance(init.type, TensorType):
+                self.check_loop_invariant(op, i, self.shape(init), self.shape(self.yielded(after)[i]))
+
+    def loop(
+        self, op: Operation, inits: list[SSAValue], args: list[SSAValue], body: Block
+    ) -> None:
+        for init, arg, result in zip(inits, args, op.results, strict=True):
+            if isinstance(init.type, TensorType):
+                self.shapes[arg] = self.shapes[result] = self.shape(init)
+            elif isinstance(init.type, IndexType):
+                self.value(arg)
+        self.walk(body)
+        for i, (init, out) in enumerate(zip(inits, self.yielded(body), strict=True)):
+            if isinstance(init.type, TensorType):
+                self.check_loop_invariant(op, i, self.shape(init), self.shape(out))
+
+    def check_loop_invariant(self, op: Operation, i: int, before: Shape, after: Shape) -> None:
+        for axis, (a, b) in enumerate(zip(before, after, strict=True)):
+            if not same(self.unifier.canon(a), self.unifier.canon(b)):
+                raise DiagnosticException(
+                    f"{describe(op)}: loop-carried value {i} changes shape at axis {axis} "
+                    f"({a} -> {b}); shapes must be loop-invariant"
+                )
+
+    # -- writing the results into the IR ---------------------------------------
+
+    def annotate(self) -> None:
+        self.annotate_arguments()
+        for op in self.func.walk():
+            self.annotate_op(op)
+        guards = [g for g in self.unifier.guards]
+        self.func.attributes[GUARDS] = ArrayAttr([g.to_attr() for g in guards])
+        self.func.attributes[UNIFIED] = DictionaryAttr(
+            {str(s): StringAttr(str(e)) for s, e in sorted(self.unifier.replaced.items(), key=str)}
+        )
+
+    def annotate_arguments(self) -> None:
+        entries: list[DictionaryAttr] = []
+        old = self.func.arg_attrs.data if self.func.arg_attrs else [DictionaryAttr({})] * len(self.func.args)
+        for arg, attrs in zip(self.func.args, old, strict=True):
+            data = dict(attrs.data)
+            if arg in self.shapes:
+                data[SHAPE] = shape_attr(self.shapes[arg])  # the argument's own symbols
+            entries.append(DictionaryAttr(data))
+        self.func.arg_attrs = ArrayAttr(entries)
+
+    def annotate_op(self, op: Operation) -> None:
+        tensors = [r for r in op.results if r in self.shapes]
+        if len(tensors) == 1 and len(op.results) == 1:
+            op.attributes[SHAPE] = shape_attr(self.shape(tensors[0]))
+        elif tensors:
+            op.attributes[SHAPES] = ArrayAttr([shape_attr(self.shape(r)) for r in tensors])
+        if len(op.results) == 1 and op.results[0] in self.values and not isinstance(op, arith.ConstantOp):
+            op.attributes[VALUE] = StringAttr(str(self.value(op.results[0])))
+
+
+def reassociation(op: t.ExpandShapeOp | t.CollapseShapeOp) -> list[list[int]]:
+    groups: list[list[int]] = []
+    for g in op.reassociation.data:
+        assert isinstance(g, ArrayAttr)
+        groups.append([i.value.data for i in g.data if isinstance(i, IntegerAttr)])
+    return groups
+
+
+def strip(func: FuncOp) -> None:
+    """Remove the annotations of an earlier run, so the pass is idempotent."""
+    for key in (GUARDS, UNIFIED):
+        func.attributes.pop(key, None)
+    for op in func.walk():
+        for key in (SHAPE, SHAPES, VALUE):
+            op.attributes.pop(key, None)
+
+
+@dataclass(frozen=True)
+class SymbolicShapesPass(ModulePass):
+    """Annotate every tensor value with its shape over symbols of the
+    arguments' dynamic dims, and every function with the guards its ops need."""
+
+    name = "symbolic-shapes"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in op.walk():
+            if isinstance(func, FuncOp) and func.body.blocks:
+                strip(func)
+                ShapeInference(func).run()
+
