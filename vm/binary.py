@@ -1,0 +1,354 @@
+"""Stage 1: the binary format. `encode(Program) -> bytes`, `decode(bytes) -> Program`.
+
+The layout (byte by byte in docs/bytecode-format.md), all little-endian:
+
+    header   magic "DVMB", u16 version, u16 n_args, u16 n_params, u16 n_slots,
+             u16 n_regs, u16 n_views, u8 grid_rank, u8 reserved (0), u32 code_bytes
+    args     n_args x (u8 dtype, u8 rank)
+    slots    n_slots x (u16 n_tokens, tokens)      token = u8 op + its operands
+    grid     grid_rank x u16 slot
+    regs     n_regs x (u8 dtype, u8 rank, u16 offset slot, rank x u16 shape slot)
+    views    n_views x (u16 arg, u8 rank, u16 offset slot,
+                        rank x (u16 size slot, u16 stride slot, u8 index, [u16 tile slot]))
+    code     code_bytes of instructions: u8 opcode, then operands per the ISA table
+
+Decoding checks only *structure* (lengths, known codes); index ranges and
+typing are the validator's job (`validate.py`), like WebAssembly's split
+between decoding and validation.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from enum import IntEnum
+from typing import TypeVar
+
+from dvm.vm.errors import BytecodeError
+from dvm.vm.isa import (
+    BY_CODE,
+    MAGIC,
+    MAX_RANK,
+    OPERAND_SIZES,
+    VERSION,
+    AccKind,
+    DType,
+    ExprOp,
+    ExtentKind,
+    Kind,
+    ReduceKind,
+    ScalarTag,
+)
+from dvm.vm.program import (
+    Arg,
+    Extent,
+    Index,
+    Instr,
+    Offsets,
+    Operand,
+    Program,
+    Register,
+    Scalar,
+    Slot,
+    Tok,
+    View,
+    ViewDim,
+)
+
+_E = TypeVar("_E", bound=IntEnum)
+_T = TypeVar("_T")
+
+HEADER = struct.Struct("<4sHHHHHHBBI")
+"""magic, version, n_args, n_params, n_slots, n_regs, n_views, grid_rank, reserved, code_bytes"""
+
+_U8 = struct.Struct("<B")
+_U16 = struct.Struct("<H")
+_I64 = struct.Struct("<q")
+_F64 = struct.Struct("<d")
+
+# --------------------------------------------------------------------------
+# Encoding
+
+
+class _Writer:
+    """Appends little-endian fields to a bytearray."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def u8(self, v: int) -> None:
+        self.buf += _U8.pack(v)
+
+    def u16(self, v: int) -> None:
+        self.buf += _U16.pack(v)
+
+    def i64(self, v: int) -> None:
+        self.buf += _I64.pack(v)
+
+    def f64(self, v: float) -> None:
+        self.buf += _F64.pack(v)
+
+
+def encode(program: Program) -> bytes:
+    """The binary of `program` (which need not be valid: the loader checks)."""
+    w = _Writer()
+    _write_tables(w, program)
+    code = _Writer()
+    for ins in program.code:
+        _write_instr(code, ins)
+    header = HEADER.pack(
+        MAGIC,
+        VERSION,
+        len(program.args),
+        program.n_params,
+        len(program.slots),
+        len(program.registers),
+        len(program.views),
+        len(program.grid),
+        0,
+        len(code.buf),
+    )
+    return header + bytes(w.buf) + bytes(code.buf)
+
+
+def _write_tables(w: _Writer, p: Program) -> None:
+    for a in p.args:
+        w.u8(a.dtype)
+        w.u8(a.rank)
+    for s in p.slots:
+        w.u16(len(s.expr))
+        for t in s.expr:
+            _write_tok(w, t)
+    for g in p.grid:
+        w.u16(g)
+    for r in p.registers:
+        w.u8(r.dtype)
+        w.u8(len(r.shape))
+        w.u16(r.offset)
+        for d in r.shape:
+            w.u16(d)
+    for v in p.views:
+        w.u16(v.arg)
+        w.u8(len(v.dims))
+        w.u16(v.offset)
+        for d in v.dims:
+            w.u16(d.size)
+            w.u16(d.stride)
+            w.u8(d.index)
+            if d.index != Index.NONE:
+                w.u16(d.tile if d.tile is not None else 0)
+
+
+def _write_tok(w: _Writer, t: Tok) -> None:
+    w.u8(t.op)
+    if t.op is ExprOp.DIM:
+        w.u16(t.a)
+        w.u8(t.b)
+    elif t.op is ExprOp.CONST:
+        w.i64(t.a)
+    elif t.op in (ExprOp.PARAM, ExprOp.SLOT):
+        w.u16(t.a)
+
+
+def _write_instr(w: _Writer, ins: Instr) -> None:
+    w.u8(ins.op.code)
+    for (_, kind), v in zip(ins.op.operands, ins.operands, strict=True):
+        _write_operand(w, kind, v)
+
+
+def _write_operand(w: _Writer, kind: Kind, v: Operand) -> None:
+    if kind is Kind.SCALAR:
+        w.u8(v.tag)
+        if v.tag is ScalarTag.IMM:
+            w.f64(v.value)
+        else:
+            w.u16(v.value)
+    elif kind is Kind.SHAPE:
+        w.u8(len(v))
+        for e in v:
+            w.u8(e.kind)
+            w.u16(e.index)
+            if e.kind is not ExtentKind.SLOT:
+                w.u8(e.dim)
+    elif OPERAND_SIZES[kind] == 2:
+        w.u16(v)
+    else:
+        w.u8(int(v))
+
+
+# --------------------------------------------------------------------------
+# Decoding
+
+
+class _Reader:
+    """Reads fields, raising BytecodeError('truncated') past the end."""
+
+    def __init__(self, data: bytes, pos: int = 0, end: int | None = None) -> None:
+        self.data = data
+        self.pos = pos
+        self.end = len(data) if end is None else end
+
+    def _take(self, st: struct.Struct) -> tuple:
+        if self.pos + st.size > self.end:
+            raise BytecodeError(self.pos, "truncated", f"need {st.size} bytes")
+        out = st.unpack_from(self.data, self.pos)
+        self.pos += st.size
+        return out
+
+    def u8(self) -> int:
+        return self._take(_U8)[0]
+
+    def u16(self) -> int:
+        return self._take(_U16)[0]
+
+    def i64(self) -> int:
+        return self._take(_I64)[0]
+
+    def f64(self) -> float:
+        return self._take(_F64)[0]
+
+    def enum(self, cls: type[_E], what: str) -> _E:
+        """A u8 that must be a member of the IntEnum `cls`."""
+        at = self.pos
+        v = self.u8()
+        try:
+            return cls(v)
+        except ValueError:
+            raise BytecodeError(at, f"unknown {what}", f"value {v}") from None
+
+    def rank(self) -> int:
+        at = self.pos
+        r = self.u8()
+        if r > MAX_RANK:
+            raise BytecodeError(at, "rank too large", f"{r} > {MAX_RANK}")
+        return r
+
+
+def decode(data: bytes) -> Program:
+    """Parse a binary into a Program, checking its structure (not its meaning)."""
+    data = bytes(data)
+    r = _Reader(data)
+    magic, version, n_args, n_params, n_slots, n_regs, n_views, grid_rank, reserved, code_len = (
+        r._take(HEADER)
+    )
+    if magic != MAGIC:
+        raise BytecodeError(0, "bad magic", repr(magic))
+    if version != VERSION:
+        raise BytecodeError(4, "unsupported version", f"{version}, expected {VERSION}")
+    if reserved != 0:
+        raise BytecodeError(HEADER.size - 5, "reserved byte not zero")
+    args = tuple(Arg(r.enum(DType, "dtype"), r.rank()) for _ in range(n_args))
+    slot_offsets, slots = _read_slots(r, n_slots)
+    grid_at = r.pos
+    grid = tuple(r.u16() for _ in range(grid_rank))
+    reg_offsets, regs = _read_many(r, n_regs, _read_register)
+    view_offsets, views = _read_many(r, n_views, _read_view)
+    code_start = r.pos
+    if code_start + code_len > len(data):
+        raise BytecodeError(code_start, "truncated", f"code of {code_len} bytes runs past the end")
+    if code_start + code_len < len(data):
+        raise BytecodeError(code_start + code_len, "trailing bytes")
+    code_offsets, code = _read_code(_Reader(data, code_start, code_start + code_len))
+    offsets = Offsets(slot_offsets, grid_at, reg_offsets, view_offsets, code_offsets, len(data))
+    return Program(args, n_params, slots, grid, regs, views, code, offsets)
+
+
+def _read_many(
+    r: _Reader, n: int, read: Callable[[_Reader], _T]
+) -> tuple[tuple[int, ...], tuple[_T, ...]]:
+    offsets: list[int] = []
+    items: list[T] = []
+    for _ in range(n):
+        offsets.append(r.pos)
+        items.append(read(r))
+    return tuple(offsets), tuple(items)
+
+
+def _read_slots(r: _Reader, n: int) -> tuple[tuple[int, ...], tuple[Slot, ...]]:
+    return _read_many(r, n, _read_slot)
+
+
+def _read_slot(r: _Reader) -> Slot:
+    n = r.u16()
+    return Slot(tuple(_read_tok(r) for _ in range(n)))
+
+
+def _read_tok(r: _Reader) -> Tok:
+    op = r.enum(ExprOp, "expression op")
+    if op is ExprOp.DIM:
+        return Tok(op, r.u16(), r.u8())
+    if op is ExprOp.CONST:
+        return Tok(op, r.i64())
+    if op in (ExprOp.PARAM, ExprOp.SLOT):
+        return Tok(op, r.u16())
+    return Tok(op)
+
+
+def _read_register(r: _Reader) -> Register:
+    dtype = r.enum(DType, "dtype")
+    rank = r.rank()
+    offset = r.u16()
+    return Register(dtype, tuple(r.u16() for _ in range(rank)), offset)
+
+
+def _read_view(r: _Reader) -> View:
+    arg = r.u16()
+    rank = r.rank()
+    offset = r.u16()
+    dims = []
+    for _ in range(rank):
+        size, stride = r.u16(), r.u16()
+        at = r.pos
+        index = r.u8()
+        if not (index == Index.NONE or Index.is_grid(index) or Index.is_loop(index)):
+            raise BytecodeError(at, "unknown index source", f"value {index}")
+        tile = r.u16() if index != Index.NONE else None
+        dims.append(ViewDim(size, stride, index, tile))
+    return View(arg, offset, tuple(dims))
+
+
+def _read_code(r: _Reader) -> tuple[tuple[int, ...], tuple[Instr, ...]]:
+    offsets: list[int] = []
+    code: list[Instr] = []
+    while r.pos < r.end:
+        offsets.append(r.pos)
+        code.append(_read_instr(r))
+    return tuple(offsets), tuple(code)
+
+
+def _read_instr(r: _Reader) -> Instr:
+    at = r.pos
+    opcode = r.u8()
+    op = BY_CODE.get(opcode)
+    if op is None:
+        raise BytecodeError(at, "unknown opcode", f"0x{opcode:02x}")
+    return Instr(op, tuple(_read_operand(r, kind) for _, kind in op.operands))
+
+
+def _read_operand(r: _Reader, kind: Kind) -> Operand:
+    if kind is Kind.SCALAR:
+        tag = r.enum(ScalarTag, "scalar tag")
+        return Scalar(tag, r.f64() if tag is ScalarTag.IMM else r.u16())
+    if kind is Kind.SHAPE:
+        return tuple(_read_extent(r) for _ in range(r.rank()))
+    if kind is Kind.DTYPE:
+        return r.enum(DType, "dtype")
+    if kind is Kind.REDUCE_KIND:
+        return r.enum(ReduceKind, "reduce kind")
+    if kind is Kind.ACC_KIND:
+        return r.enum(AccKind, "acc kind")
+    return r.u16() if OPERAND_SIZES[kind] == 2 else r.u8()
+
+
+def _read_extent(r: _Reader) -> Extent:
+    kind = r.enum(ExtentKind, "extent kind")
+    index = r.u16()
+    return Extent(kind, index, r.u8() if kind is not ExtentKind.SLOT else 0)
+
+
+def layout(program: Program) -> Offsets:
+    """The byte offsets `program` would have once encoded (for error messages)."""
+    return decode(encode(program)).offsets or _NO_OFFSETS
+
+
+_NO_OFFSETS = Offsets((), 0, (), (), (), 0)

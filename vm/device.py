@@ -1,0 +1,71 @@
+"""The device the VM simulates: core counts and the per-core local memory."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+_CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """What tiling and validation need to know about a device.
+
+    vector_cores / cube_cores: cores that run vector / matmul kernels (a
+    program with an `mma` runs on the cube cores). local_memory_bytes: each
+    core's local memory (registers live there). alignment: register offsets
+    must be multiples of it. vector_width: bytes per SIMD instruction, a hint
+    for tile sizes (the VM itself does not need it).
+    """
+
+    vector_cores: int
+    cube_cores: int
+    local_memory_bytes: int
+    alignment: int = 32
+    vector_width: int = 32
+    name: str = "custom"
+
+    @staticmethod
+    def host() -> DeviceSpec:
+        """This machine: one core per CPU, local memory = per-core L2 cache."""
+        cores = os.cpu_count() or 1
+        return DeviceSpec(cores, cores, _per_core_l2() or 1 << 20, 64, 32, "host")
+
+    @staticmethod
+    def ascend910b() -> DeviceSpec:
+        """Shaped like an Ascend 910B: 48 vector and 24 cube cores, 192 KiB unified buffer."""
+        return DeviceSpec(48, 24, 192 * 1024, 32, 256, "ascend910b")
+
+
+def _per_core_l2() -> int | None:
+    """Size of cpu0's level-2 data/unified cache divided by the CPUs sharing it."""
+    try:
+        for index in sorted(_CACHE_DIR.glob("index*")):
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            if level == "2" and kind in ("Unified", "Data"):
+                size = _parse_size((index / "size").read_text().strip())
+                sharing = _count_cpus((index / "shared_cpu_list").read_text().strip())
+                return size // max(sharing, 1)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _parse_size(text: str) -> int:
+    """'512K' -> 524288."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    if text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
+
+
+def _count_cpus(cpu_list: str) -> int:
+    """'0-1,4' -> 3."""
+    n = 0
+    for part in cpu_list.split(","):
+        lo, _, hi = part.partition("-")
+        n += int(hi or lo) - int(lo) + 1
+    return n

@@ -1,0 +1,19 @@
+"""The one error the VM raises for a malformed or unsafe program."""
+
+from __future__ import annotations
+
+
+class BytecodeError(ValueError):
+    """A binary (or Program) the VM refuses: `offset` is the byte where the problem is.
+
+    `reason` is a short fixed phrase (tests match it), `detail` says more.
+    The offset is -1 when the program was not built from bytes and has no
+    layout yet.
+    """
+
+    def __init__(self, offset: int, reason: str, detail: str = "") -> None:
+        self.offset = offset
+        self.reason = reason
+        self.detail = detail
+        where = f"at byte {offset}" if offset >= 0 else "in program"
+        super().__init__(f"{where}: {reason}" + (f" ({detail})" if detail else ""))

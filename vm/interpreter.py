@@ -1,0 +1,367 @@
+"""Stage 4b: execution. `launch` runs a specialization's grid over the cores.
+
+Each core is a thread with its own local memory (one preallocated, aligned
+byte buffer; registers are numpy views into it) and its own bound copy of
+every tile class's instruction list (`kernels.bind_op`). Cores are bound on
+the first launch of a specialization and reused, so a steady-state launch
+only builds one numpy view per argument view, splits the tiles over the
+cores and runs `for f in body: f()` per tile.
+
+Tiles are split statically: core c runs linear tile ids [c*n/N, (c+1)*n/N).
+Small launches (one tile, or little memory traffic) run inline on the
+calling thread. Worker threads are persistent; BLAS is held at one thread
+while a multi-core launch containing `mma` runs (else OpenBLAS's own
+threads spin against ours).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from dvm.vm.device import DeviceSpec
+from dvm.vm.isa import Cat
+from dvm.vm.kernels import Fn, bind_op
+from dvm.vm.program import Program
+from dvm.vm.specialize import Body, LoopNode, OpNode, Shape, Specialization, ViewPlan
+from dvm.vm.stats import CoreStats, LaunchStats
+
+INLINE_BYTES = 256 * 1024
+"""Launches moving fewer global bytes than this run on the calling thread."""
+
+
+class LaunchError(ValueError):
+    """Arrays that do not match the specialization (dtype, shape, layout, writability)."""
+
+
+# --------------------------------------------------------------------------
+# Cores
+
+
+class Core:
+    """One simulated core: local memory, tile counters, and bound tile bodies."""
+
+    def __init__(
+        self, spec: Specialization, g: list[np.ndarray], locks: Sequence[threading.Lock]
+    ) -> None:
+        self.spec = spec
+        align = max(spec.device.alignment, 64)
+        raw = np.zeros(spec.device.local_memory_bytes + align, np.uint8)
+        start = -raw.ctypes.data % align
+        self.mem = raw[start : start + spec.device.local_memory_bytes]
+        self.idx = [0] * 11
+        self.g = g
+        self.views: Sequence[ViewPlan] = spec.views
+        self.acc_locks = locks
+        self._regs: dict[tuple[int, Shape], np.ndarray] = {}
+        self.stats: CoreStats | None = None
+
+    def reg(self, r: int, shape: Shape) -> np.ndarray:
+        """Register `r` viewed with `shape` (its first prod(shape) elements, row-major)."""
+        key = (r, shape)
+        got = self._regs.get(key)
+        if got is None:
+            off, _ = self.spec.registers[r]
+            dtype = self.spec.program.registers[r].dtype.np
+            n = math.prod(shape)
+            got = self.mem[off : off + n * dtype.itemsize].view(dtype).reshape(shape)
+            self._regs[key] = got
+        return got
+
+    def bind(self, body: Body) -> list[Fn]:
+        """Callables for a tile body; loops become one callable each."""
+        out: list[Fn] = []
+        for node in body:
+            if isinstance(node, LoopNode):
+                out.append(self._bind_loop(node))
+                continue
+            fn = bind_op(node, self)
+            if fn is not None:
+                out.append(self._instrument(node, fn) if self.stats is not None else fn)
+        return out
+
+    def _bind_loop(self, node: LoopNode) -> Fn:
+        idx, c = self.idx, 3 + node.level
+        segs = [(lo, hi, self.bind(body)) for lo, hi, body in node.segments]
+
+        def loop() -> None:
+            for lo, hi, fns in segs:
+                for j in range(lo, hi):
+                    idx[c] = j
+                    for f in fns:
+                        f()
+
+        return loop
+
+    def _instrument(self, node: OpNode, fn: Fn) -> Fn:
+        """Wrap `fn` to count the instruction, its global bytes and its numpy time."""
+        st = self.stats
+        assert st is not None
+        name, cat = node.ins.op.name, node.ins.op.cat
+        nbytes = math.prod(node.extents or ()) * self._itemsize(node)
+        read = nbytes if cat is Cat.LOAD else 0
+        written = nbytes if cat in (Cat.STORE, Cat.STORE_ACC) else 0
+        if cat is Cat.STORE_ACC:
+            read = nbytes
+        top = max(self._reg_end(node.ins.operands[0], node.out), 0) if node.out else 0
+        clock = time.perf_counter_ns
+
+        def counted() -> None:
+            t0 = clock()
+            fn()
+            t1 = clock()
+            st.numpy_ns += t1 - t0
+            st.count(name, read, written, top)
+            if st.events is not None:
+                st.events.append((name, t0, t1))
+
+        return counted
+
+    def _itemsize(self, node: OpNode) -> int:
+        cat = node.ins.op.cat
+        if cat not in (Cat.LOAD, Cat.STORE, Cat.STORE_ACC):
+            return 0
+        r = node.ins.operands[0 if cat is Cat.LOAD else 1]
+        return self.spec.program.registers[r].dtype.np.itemsize
+
+    def _reg_end(self, r: int, shape: Shape | None) -> int:
+        off, _ = self.spec.registers[r]
+        item = self.spec.program.registers[r].dtype.np.itemsize
+        return off + math.prod(shape or ()) * item
+
+
+class Executable:
+    """A specialization bound to `n` cores: what one launch at a time uses."""
+
+    def __init__(self, spec: Specialization, n: int, stats: bool) -> None:
+        self.spec = spec
+        self.n = n
+        self.stats = stats
+        self.g: list[np.ndarray] = [np.empty(0)] * len(spec.views)
+        locks = [threading.Lock() for _ in spec.program.args]
+        self.cores = [Core(spec, self.g, locks) for _ in range(n)]
+        self.runners: list[Callable[[int, int], None]] = []
+        plan = spec.plan
+        self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
+        self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
+        self._empties = [np.empty(v.sizes, spec.program.args[v.arg].dtype.np) for v in spec.views]
+        for core in self.cores:
+            if stats:
+                core.stats = CoreStats()
+            bodies = {key: core.bind(body) for key, body in plan.bodies.items()}
+            self.runners.append(self._runner(core, bodies))
+
+    def _runner(
+        self, core: Core, bodies: dict[tuple[int, ...], list[Fn]]
+    ) -> Callable[[int, int], None]:
+        """The function that runs linear tile ids [lo, hi) on `core`."""
+        plan, idx = self.spec.plan, core.idx
+        if len(plan.extents) == 1:
+            segs = [(lo, hi, bodies[(c,)]) for lo, hi, c in plan.axis_segments[0]]
+
+            def run_1d(lo: int, hi: int) -> None:
+                for s_lo, s_hi, fns in segs:
+                    for i in range(max(lo, s_lo), min(hi, s_hi)):
+                        idx[0] = i
+                        for f in fns:
+                            f()
+
+            return run_1d
+        strides, starts, segments = self._strides, self._starts, self.spec.plan.axis_segments
+
+        def run_nd(lo: int, hi: int) -> None:
+            for t in range(lo, hi):
+                key = []
+                for a, st in enumerate(strides):
+                    i, t = divmod(t, st)
+                    idx[a] = i
+                    key.append(segments[a][bisect.bisect_right(starts[a], i) - 1][2])
+                for f in bodies[tuple(key)]:
+                    f()
+
+        return run_nd
+
+    def set_args(self, args: Sequence[np.ndarray]) -> None:
+        """Build this launch's numpy view of every view over its argument."""
+        for i, vp in enumerate(self.spec.views):
+            self.g[i] = _global_view(vp, args[vp.arg], self._empties[i])
+
+
+def _global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """The whole view `vp` over array `a` (bounds were proven at specialization)."""
+    if vp.empty:
+        return empty
+    if vp.natural:
+        return a if a.shape == vp.sizes else a.reshape(vp.sizes)
+    item = a.dtype.itemsize
+    strides = tuple(s * item if n > 1 else 0 for n, s in zip(vp.sizes, vp.strides, strict=True))
+    return np.ndarray(vp.sizes, a.dtype, buffer=a, offset=vp.offset * item, strides=strides)
+
+
+# --------------------------------------------------------------------------
+# The worker pool
+
+
+class _Pool:
+    """Persistent worker threads, each with its own job queue."""
+
+    def __init__(self, n: int) -> None:
+        self.lock = threading.Lock()
+        self.done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
+        self.queues: list[queue.SimpleQueue[Any]] = []
+        for _ in range(n):
+            q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            threading.Thread(target=self._work, args=(q,), daemon=True, name="dvm-core").start()
+            self.queues.append(q)
+
+    def _work(self, q: queue.SimpleQueue[Any]) -> None:
+        np.seterr(all="ignore")  # this thread's numpy context: no warnings, never raise
+        while True:
+            fn, lo, hi = q.get()
+            try:
+                fn(lo, hi)
+                self.done.put(None)
+            except BaseException as e:  # report to the launching thread
+                self.done.put(e)
+
+    def run(self, jobs: list[tuple[Callable[[int, int], None], int, int]]) -> None:
+        """Run job 0 on the calling thread and the rest on workers; wait for all."""
+        with self.lock:
+            for q, job in zip(self.queues, jobs[1:], strict=False):
+                q.put(job)
+            fn, lo, hi = jobs[0]
+            first: BaseException | None = None
+            try:
+                fn(lo, hi)
+            except BaseException as e:
+                first = e
+            errors = [self.done.get() for _ in jobs[1:]]
+            for e in [first, *errors]:
+                if e is not None:
+                    raise e
+
+
+_POOL: list[_Pool] = []
+
+
+def _pool() -> _Pool:
+    if not _POOL:
+        _POOL.append(_Pool(max((os.cpu_count() or 1) - 1, 0)))
+    return _POOL[0]
+
+
+_BLAS: list[Any] = []
+
+
+def _blas_one_thread() -> Any:
+    """A context holding BLAS at one thread (the controller is built once, ~ms)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
+# --------------------------------------------------------------------------
+# Launch
+
+
+def launch(
+    target: Program | Specialization,
+    args: Sequence[np.ndarray],
+    params: Sequence[int] = (),
+    *,
+    device: DeviceSpec | None = None,
+    cores: int | None = None,
+    stats: bool = False,
+    trace: bool = False,
+) -> LaunchStats | None:
+    """Run a program (specialized for the args' shapes) or a specialization on `args`.
+
+    `cores` caps the cores used (default: the device's vector cores, or its
+    cube cores for a program with `mma`, at most the host's CPUs and the
+    number of tiles; small launches use one). With `stats` (or `trace`),
+    returns a LaunchStats; otherwise None.
+    """
+    spec = target
+    if isinstance(target, Program):
+        spec = target.specialize([np.shape(a) for a in args], params, device)
+    assert isinstance(spec, Specialization)
+    _check_args(spec, args)
+    n = _core_count(spec, cores)
+    ex = _acquire(spec, n, stats or trace)
+    try:
+        return _run(ex, args, trace)
+    finally:
+        spec.executables.append(ex)
+
+
+def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
+    p = spec.program
+    if len(args) != len(p.args):
+        raise LaunchError(f"program takes {len(p.args)} arguments, got {len(args)}")
+    for i, (a, decl, shape) in enumerate(zip(args, p.args, spec.shapes, strict=True)):
+        if not isinstance(a, np.ndarray):
+            raise LaunchError(f"a{i}: expected a numpy array, got {type(a).__name__}")
+        if a.dtype != decl.dtype.np or a.shape != shape:
+            raise LaunchError(
+                f"a{i}: expected {decl.dtype.text}{list(shape)}, got {a.dtype}{list(a.shape)}"
+            )
+        if not a.flags.c_contiguous:
+            raise LaunchError(f"a{i}: array must be C-contiguous")
+        if i in spec.stored_args and not a.flags.writeable:
+            raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
+
+
+def _core_count(spec: Specialization, cores: int | None) -> int:
+    plan = spec.plan
+    ntiles = math.prod(plan.extents)
+    if ntiles < 2 or plan.global_bytes < INLINE_BYTES:
+        return 1
+    dev = spec.device
+    n = dev.cube_cores if spec.has_mma else dev.vector_cores
+    n = min(n, len(_pool().queues) + 1, ntiles)
+    return max(1, min(n, cores) if cores else n)
+
+
+def _acquire(spec: Specialization, n: int, stats: bool) -> Executable:
+    """A bound executable for (n cores, stats), reused across launches."""
+    for i, ex in enumerate(spec.executables):
+        if ex.n == n and ex.stats == stats:
+            return spec.executables.pop(i)
+    return Executable(spec, n, stats)
+
+
+def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
+    ex.set_args(args)
+    ntiles = math.prod(ex.spec.plan.extents)
+    if ex.stats:
+        for core in ex.cores:
+            assert core.stats is not None
+            core.stats.reset(trace)
+    t0 = time.perf_counter_ns()
+    with np.errstate(all="ignore"):
+        if ex.n == 1:
+            ex.runners[0](0, ntiles)
+        else:
+            jobs = [
+                (ex.runners[c], c * ntiles // ex.n, (c + 1) * ntiles // ex.n) for c in range(ex.n)
+            ]
+            if ex.spec.has_mma:
+                with _blas_one_thread():
+                    _pool().run(jobs)
+            else:
+                _pool().run(jobs)
+    t1 = time.perf_counter_ns()
+    if not ex.stats:
+        return None
+    return LaunchStats.collect(
+        [c.stats for c in ex.cores if c.stats is not None], t0, t1, ntiles, ex.n
+    )

@@ -1,0 +1,381 @@
+"""The instruction set of the numpy device: ONE table, everything else derives from it.
+
+Like Lua's `lopcodes.h`, each opcode is one row of `OPCODES`: its numeric
+code, its mnemonic, its operands (a name and an operand *kind* each) and the
+typing rule the validator applies. The encoder and decoder (`binary.py`),
+the validator (`validate.py`), the text assembler and disassembler
+(`text.py`) and the interpreter (`kernels.py`) look rows up here; none of
+them lists opcodes of its own. A compiler-side dialect can derive its ops
+from the same rows.
+
+Operand kinds and their encodings (little-endian):
+
+| kind         | bytes                         | meaning                                   |
+|--------------|-------------------------------|-------------------------------------------|
+| REG          | u16                           | register index                            |
+| VIEW         | u16                           | view index                                |
+| SLOT         | u16                           | parameter slot index                      |
+| SCALAR       | u8 tag + f64 (tag 0) / u16 (1)| immediate f64, or the value of a slot     |
+| DTYPE        | u8                            | a `DType` code                            |
+| AXES         | u8                            | bit mask, bit d = axis d                  |
+| FLAGS        | u8                            | per-opcode named bits (`OpDef.flags`)     |
+| REDUCE_KIND  | u8                            | sum / max / min / prod                    |
+| ACC_KIND     | u8                            | add / max / min (for `store_acc`)         |
+| SHAPE        | u8 rank + rank x EXTENT       | a tile shape, see `ExtentKind`            |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+import numpy as np
+
+VERSION = 1
+"""Binary format version; `decode` rejects any other."""
+
+MAGIC = b"DVMB"
+
+MAX_RANK = 8
+"""Largest rank of a register, view or argument (an AXES mask has 8 bits)."""
+
+MAX_LOOP_DEPTH = 8
+"""Deepest nesting of `loop` instructions."""
+
+MAX_GRID_RANK = 3
+
+
+class DType(IntEnum):
+    """Element types, with the codes stored in the binary."""
+
+    BOOL = 1
+    I8 = 2
+    I32 = 3
+    I64 = 4
+    F16 = 5
+    F32 = 6
+    F64 = 7
+
+    @property
+    def np(self) -> np.dtype:
+        """The numpy dtype of this element type."""
+        return _NP_DTYPES[self]
+
+    @property
+    def text(self) -> str:
+        """The assembler spelling, as in MLIR: i1, i8, i32, i64, f16, f32, f64."""
+        return _DTYPE_TEXT[self]
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DType.F16, DType.F32, DType.F64)
+
+    @property
+    def is_int(self) -> bool:
+        return self in (DType.I8, DType.I32, DType.I64)
+
+    @staticmethod
+    def from_numpy(dtype: np.dtype | type) -> DType:
+        """The DType of a numpy dtype; raises KeyError for unsupported ones."""
+        return _FROM_NP[np.dtype(dtype)]
+
+
+_NP_DTYPES: dict[DType, np.dtype] = {
+    DType.BOOL: np.dtype(np.bool_),
+    DType.I8: np.dtype(np.int8),
+    DType.I32: np.dtype(np.int32),
+    DType.I64: np.dtype(np.int64),
+    DType.F16: np.dtype(np.float16),
+    DType.F32: np.dtype(np.float32),
+    DType.F64: np.dtype(np.float64),
+}
+_FROM_NP = {v: k for k, v in _NP_DTYPES.items()}
+_DTYPE_TEXT = {
+    DType.BOOL: "i1",
+    DType.I8: "i8",
+    DType.I32: "i32",
+    DType.I64: "i64",
+    DType.F16: "f16",
+    DType.F32: "f32",
+    DType.F64: "f64",
+}
+DTYPE_BY_TEXT = {v: k for k, v in _DTYPE_TEXT.items()}
+
+
+class Kind(Enum):
+    """Operand kinds: how an operand is encoded and what it refers to."""
+
+    REG = "reg"
+    VIEW = "view"
+    SLOT = "slot"
+    SCALAR = "scalar"
+    DTYPE = "dtype"
+    AXES = "axes"
+    FLAGS = "flags"
+    REDUCE_KIND = "reduce_kind"
+    ACC_KIND = "acc_kind"
+    SHAPE = "shape"
+
+
+class ReduceKind(IntEnum):
+    """What `reduce` combines with; the identity is the result over no elements."""
+
+    SUM = 0
+    MAX = 1
+    MIN = 2
+    PROD = 3
+
+
+class AccKind(IntEnum):
+    """How `store_acc` combines a tile with what global memory already holds."""
+
+    ADD = 0
+    MAX = 1
+    MIN = 2
+
+
+class ScalarTag(IntEnum):
+    """First byte of a SCALAR operand."""
+
+    IMM = 0
+    SLOT = 1
+
+
+class ExtentKind(IntEnum):
+    """First byte of each entry of a SHAPE operand.
+
+    SLOT: the value of a slot (u16). VIEW_DIM: the extent of dim `d` (u8) of
+    view `v` (u16) in the current tile. REG_DIM: dim `d` (u8) of register
+    `r`'s (u16) current shape. The latter two make shapes follow tail tiles.
+    """
+
+    SLOT = 0
+    VIEW_DIM = 1
+    REG_DIM = 2
+
+
+class ExprOp(IntEnum):
+    """Tokens of a slot expression, evaluated on a stack (postfix).
+
+    Leaves push: DIM(arg u16, axis u8), CONST(i64), PARAM(index u16: a
+    caller-supplied int), SLOT(index u16: an earlier slot). The others pop
+    two values b (top) and a, and push `a op b`. Division and modulo by zero
+    give 0, so an expression can never raise.
+    """
+
+    DIM = 0
+    CONST = 1
+    PARAM = 2
+    SLOT = 3
+    ADD = 16
+    SUB = 17
+    MUL = 18
+    FLOORDIV = 19
+    CEILDIV = 20
+    MOD = 21
+    MIN = 22
+    MAX = 23
+
+
+EXPR_LEAVES = (ExprOp.DIM, ExprOp.CONST, ExprOp.PARAM, ExprOp.SLOT)
+
+
+class Cat(Enum):
+    """Opcode categories: how the validator types an op and the VM runs it."""
+
+    NOP = "nop"
+    LOAD = "load"
+    STORE = "store"
+    STORE_ACC = "store_acc"
+    COPY = "copy"
+    CONVERT = "convert"
+    BROADCAST = "broadcast"
+    FILL = "fill"
+    SELECT = "select"
+    REDUCE = "reduce"
+    MMA = "mma"
+    LOOP = "loop"
+    ENDLOOP = "endloop"
+    UNARY = "unary"
+    BINARY = "binary"  # register op register
+    BINARY_RS = "binary_rs"  # register op scalar
+    BINARY_SR = "binary_sr"  # scalar op register
+
+
+class TypeRule(Enum):
+    """Which element types an elementwise op accepts, and what it produces."""
+
+    FLOAT = "float -> same"
+    NUMERIC = "int or float -> same"
+    CMP = "any (same) -> i1"
+    LOGIC = "i1 -> i1"
+    ANY_TO_BOOL = "any -> i1"
+    FLOAT_TO_BOOL = "float -> i1"
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One row of the ISA table."""
+
+    code: int
+    name: str
+    cat: Cat
+    operands: tuple[tuple[str, Kind], ...]
+    rule: TypeRule | None = None
+    flags: tuple[str, ...] = ()
+    """Names of the bits of this op's FLAGS operand, bit 0 first."""
+    doc: str = ""
+
+
+_R = Kind.REG
+_UNARY_OPS: list[tuple[str, TypeRule, str]] = [
+    ("neg", TypeRule.NUMERIC, "-x"),
+    ("abs", TypeRule.NUMERIC, "|x|"),
+    ("exp", TypeRule.FLOAT, "e**x"),
+    ("log", TypeRule.FLOAT, "natural log"),
+    ("sqrt", TypeRule.FLOAT, "square root"),
+    ("rsqrt", TypeRule.FLOAT, "1/sqrt(x)"),
+    ("reciprocal", TypeRule.FLOAT, "1/x"),
+    ("tanh", TypeRule.FLOAT, "tanh"),
+    ("sigmoid", TypeRule.FLOAT, "1/(1+exp(-x))"),
+    ("erf", TypeRule.FLOAT, "error function"),
+    ("floor", TypeRule.FLOAT, "round down"),
+    ("ceil", TypeRule.FLOAT, "round up"),
+    ("round", TypeRule.FLOAT, "round half to even"),
+    ("trunc", TypeRule.FLOAT, "round toward zero"),
+    ("logical_not", TypeRule.ANY_TO_BOOL, "x == 0"),
+    ("isfinite", TypeRule.FLOAT_TO_BOOL, "not inf and not nan"),
+]
+_BINARY_OPS: list[tuple[str, TypeRule, str]] = [
+    ("add", TypeRule.NUMERIC, "a + b"),
+    ("sub", TypeRule.NUMERIC, "a - b"),
+    ("mul", TypeRule.NUMERIC, "a * b"),
+    ("div", TypeRule.NUMERIC, "a / b; ints round toward zero, x/0 = 0"),
+    ("pow", TypeRule.NUMERIC, "a ** b; ints: negative exponent gives 1/a rounded to zero"),
+    ("max", TypeRule.NUMERIC, "larger, NaN propagates"),
+    ("min", TypeRule.NUMERIC, "smaller, NaN propagates"),
+    ("eq", TypeRule.CMP, "a == b"),
+    ("ne", TypeRule.CMP, "a != b"),
+    ("lt", TypeRule.CMP, "a < b"),
+    ("le", TypeRule.CMP, "a <= b"),
+    ("gt", TypeRule.CMP, "a > b"),
+    ("ge", TypeRule.CMP, "a >= b"),
+    ("logical_and", TypeRule.LOGIC, "a and b"),
+    ("logical_or", TypeRule.LOGIC, "a or b"),
+]
+
+
+def _build_table() -> tuple[OpDef, ...]:
+    """All rows; codes are explicit and stable (they are the binary format)."""
+    rows = [
+        OpDef(0x00, "nop", Cat.NOP, (), doc="do nothing"),
+        OpDef(0x01, "load", Cat.LOAD, (("dst", _R), ("src", Kind.VIEW)), doc="tile of view -> reg"),
+        OpDef(0x02, "store", Cat.STORE, (("dst", Kind.VIEW), ("src", _R)), doc="reg -> tile"),
+        OpDef(
+            0x03,
+            "store_acc",
+            Cat.STORE_ACC,
+            (("dst", Kind.VIEW), ("src", _R), ("kind", Kind.ACC_KIND)),
+            doc="tile = tile (add|max|min) reg, atomic per argument",
+        ),
+        OpDef(0x04, "copy", Cat.COPY, (("dst", _R), ("src", _R)), doc="dst = src"),
+        OpDef(
+            0x05,
+            "convert",
+            Cat.CONVERT,
+            (("dst", _R), ("src", _R), ("to", Kind.DTYPE)),
+            doc="dst = src cast to dtype `to` (must be dst's dtype)",
+        ),
+        OpDef(
+            0x06,
+            "broadcast",
+            Cat.BROADCAST,
+            (("dst", _R), ("src", _R), ("shape", Kind.SHAPE)),
+            doc="dst = src broadcast (numpy rules) to shape",
+        ),
+        OpDef(
+            0x07,
+            "fill",
+            Cat.FILL,
+            (("dst", _R), ("value", Kind.SCALAR), ("shape", Kind.SHAPE)),
+            doc="dst = value, with the given shape",
+        ),
+        OpDef(
+            0x08,
+            "select",
+            Cat.SELECT,
+            (("dst", _R), ("cond", _R), ("a", _R), ("b", _R)),
+            doc="dst = cond ? a : b (broadcasting)",
+        ),
+        OpDef(
+            0x09,
+            "reduce",
+            Cat.REDUCE,
+            (
+                ("dst", _R),
+                ("src", _R),
+                ("kind", Kind.REDUCE_KIND),
+                ("axes", Kind.AXES),
+                ("flags", Kind.FLAGS),
+            ),
+            flags=("keepdims",),
+            doc="dst = reduce src over axes; empty extents give the identity",
+        ),
+        OpDef(
+            0x0A,
+            "mma",
+            Cat.MMA,
+            (("dst", _R), ("a", _R), ("b", _R), ("flags", Kind.FLAGS)),
+            flags=("ta", "tb", "acc"),
+            doc="dst (+)= op(a) @ op(b); ta/tb transpose the last two axes",
+        ),
+        OpDef(0x0B, "loop", Cat.LOOP, (("count", Kind.SLOT),), doc="repeat until endloop"),
+        OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
+    ]
+    for i, (name, rule, doc) in enumerate(_UNARY_OPS):
+        rows.append(OpDef(0x10 + i, name, Cat.UNARY, (("dst", _R), ("src", _R)), rule, doc=doc))
+    forms = [
+        (0x20, "", Cat.BINARY, (("dst", _R), ("a", _R), ("b", _R))),
+        (0x40, ".rs", Cat.BINARY_RS, (("dst", _R), ("a", _R), ("b", Kind.SCALAR))),
+        (0x60, ".sr", Cat.BINARY_SR, (("dst", _R), ("a", Kind.SCALAR), ("b", _R))),
+    ]
+    for base, suffix, cat, operands in forms:
+        for i, (name, rule, doc) in enumerate(_BINARY_OPS):
+            rows.append(OpDef(base + i, name + suffix, cat, operands, rule, doc=doc))
+    return tuple(rows)
+
+
+OPCODES: tuple[OpDef, ...] = _build_table()
+"""The instruction set."""
+
+BY_CODE: dict[int, OpDef] = {d.code: d for d in OPCODES}
+BY_NAME: dict[str, OpDef] = {d.name: d for d in OPCODES}
+
+
+def base_name(op: OpDef) -> str:
+    """The elementwise function of an op: `sub.rs` -> `sub`."""
+    return op.name.split(".")[0]
+
+
+OPERAND_SIZES: dict[Kind, int] = {
+    Kind.REG: 2,
+    Kind.VIEW: 2,
+    Kind.SLOT: 2,
+    Kind.DTYPE: 1,
+    Kind.AXES: 1,
+    Kind.FLAGS: 1,
+    Kind.REDUCE_KIND: 1,
+    Kind.ACC_KIND: 1,
+}
+"""Fixed operand sizes in bytes; SCALAR and SHAPE are tagged/variable."""
+
+
+def isa_table_markdown() -> str:
+    """The table as markdown, for docs/bytecode-format.md."""
+    lines = ["| code | mnemonic | operands | types | meaning |", "|---|---|---|---|---|"]
+    for d in OPCODES:
+        ops = ", ".join(f"{n}:{k.value}" for n, k in d.operands)
+        rule = d.rule.value if d.rule else ""
+        flags = f" (flags: {', '.join(d.flags)})" if d.flags else ""
+        lines.append(f"| 0x{d.code:02x} | `{d.name}` | {ops} | {rule} | {d.doc}{flags} |")
+    return "\n".join(lines)

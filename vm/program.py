@@ -1,0 +1,268 @@
+"""The program model: what a bytecode binary holds, as plain frozen dataclasses.
+
+This is the contract a compiler targets: build a `Program` from these
+constructors, `encode` it, and the VM `load`s the bytes. All references
+between tables are indices (slot `s3`, register `r0`, view `v1`, argument
+`a2`); every size, offset and stride is a *slot*, an int64 computed once per
+specialization from the arguments' dims (see `ExprOp`).
+
+    Program(
+        args=(Arg(DType.F32, 2), ...),          # global arrays: dtype and rank
+        n_params=0,                             # caller-supplied ints
+        slots=(Slot((Tok.dim(0, 0),)), ...),    # postfix int expressions
+        grid=(3,),                              # 1-3 slots: grid extents
+        registers=(Register(DType.F32, (4, 5), offset=6), ...),
+        views=(View(arg=0, offset=7, dims=(ViewDim(size=0, stride=1, index=Index.grid(0),
+                                                   tile=4), ...)), ...),
+        code=(Instr.of("load", 0, 0), ...),
+    )
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dvm.vm.isa import (
+    BY_NAME,
+    AccKind,
+    DType,
+    ExprOp,
+    ExtentKind,
+    Kind,
+    OpDef,
+    ReduceKind,
+    ScalarTag,
+)
+
+if TYPE_CHECKING:
+    from dvm.vm.device import DeviceSpec
+    from dvm.vm.specialize import Specialization
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A global argument: a C-contiguous numpy array of this dtype and rank."""
+
+    dtype: DType
+    rank: int
+
+
+@dataclass(frozen=True)
+class Tok:
+    """One token of a slot expression (postfix). `a`, `b` are the leaf's operands."""
+
+    op: ExprOp
+    a: int = 0
+    b: int = 0
+
+    @staticmethod
+    def dim(arg: int, axis: int) -> Tok:
+        return Tok(ExprOp.DIM, arg, axis)
+
+    @staticmethod
+    def const(value: int) -> Tok:
+        return Tok(ExprOp.CONST, value)
+
+    @staticmethod
+    def param(index: int) -> Tok:
+        return Tok(ExprOp.PARAM, index)
+
+    @staticmethod
+    def slot(index: int) -> Tok:
+        return Tok(ExprOp.SLOT, index)
+
+    @staticmethod
+    def binop(op: ExprOp) -> Tok:
+        return Tok(op)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A parameter slot: an int64 computed by a postfix expression over dims/params."""
+
+    expr: tuple[Tok, ...]
+
+
+class Index:
+    """Index sources of a view dim, as stored (u8): which counter tiles the dim.
+
+    NONE: the dim is not tiled (the tile covers the whole `size`).
+    grid(g): tile number along grid axis g (codes 1..3).
+    loop(l): iteration of the enclosing loop at depth l (codes 16..23).
+    """
+
+    NONE = 0
+    GRID0 = 1
+    LOOP0 = 16
+
+    @staticmethod
+    def grid(axis: int) -> int:
+        return Index.GRID0 + axis
+
+    @staticmethod
+    def loop(level: int) -> int:
+        return Index.LOOP0 + level
+
+    @staticmethod
+    def is_grid(code: int) -> bool:
+        return Index.GRID0 <= code < Index.GRID0 + 3
+
+    @staticmethod
+    def is_loop(code: int) -> bool:
+        return Index.LOOP0 <= code < Index.LOOP0 + 8
+
+
+@dataclass(frozen=True)
+class ViewDim:
+    """One dim of a view: `size` and `stride` (elements) and its tiling.
+
+    The tile with counter value i covers [i*tile, min((i+1)*tile, size)), so
+    tails are exact. `tile` is a slot, required iff `index` is not NONE.
+    """
+
+    size: int
+    stride: int
+    index: int = Index.NONE
+    tile: int | None = None
+
+
+@dataclass(frozen=True)
+class View:
+    """How `load`/`store` address argument `arg` (viewed as a flat array).
+
+    Element (i0, i1, ...) of the view is flat element
+    `offset + i0*stride0 + i1*stride1 + ...`; stride 0 broadcasts.
+    """
+
+    arg: int
+    offset: int
+    dims: tuple[ViewDim, ...]
+
+
+@dataclass(frozen=True)
+class Register:
+    """A tile buffer: `shape` slots give its largest shape, `offset` slot its byte offset."""
+
+    dtype: DType
+    shape: tuple[int, ...]
+    offset: int
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A SCALAR operand: an f64 immediate (tag IMM) or the value of a slot."""
+
+    tag: ScalarTag
+    value: float | int
+
+    @staticmethod
+    def imm(value: float) -> Scalar:
+        return Scalar(ScalarTag.IMM, float(value))
+
+    @staticmethod
+    def slot(index: int) -> Scalar:
+        return Scalar(ScalarTag.SLOT, index)
+
+
+@dataclass(frozen=True)
+class Extent:
+    """One entry of a SHAPE operand; see `ExtentKind`."""
+
+    kind: ExtentKind
+    index: int
+    dim: int = 0
+
+    @staticmethod
+    def slot(index: int) -> Extent:
+        return Extent(ExtentKind.SLOT, index)
+
+    @staticmethod
+    def view_dim(view: int, dim: int) -> Extent:
+        return Extent(ExtentKind.VIEW_DIM, view, dim)
+
+    @staticmethod
+    def reg_dim(reg: int, dim: int) -> Extent:
+        return Extent(ExtentKind.REG_DIM, reg, dim)
+
+
+Operand = Any
+"""int for REG/VIEW/SLOT/AXES/FLAGS, DType, ReduceKind, AccKind, Scalar, tuple[Extent]."""
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One instruction: an opcode (a row of the ISA table) and its operands."""
+
+    op: OpDef
+    operands: tuple[Operand, ...]
+
+    @staticmethod
+    def of(name: str, *operands: Operand) -> Instr:
+        """Build by mnemonic, converting plain Python values to operand types.
+
+        Floats for SCALAR become immediates (use `Scalar.slot(i)` for a slot);
+        a SHAPE may be given as a tuple of `Extent` or of ints (slots).
+        """
+        op = BY_NAME[name]
+        if len(operands) != len(op.operands):
+            raise ValueError(f"{name} takes {len(op.operands)} operands, got {len(operands)}")
+        out = tuple(_coerce(kind, v) for (_, kind), v in zip(op.operands, operands, strict=True))
+        return Instr(op, out)
+
+
+def _coerce(kind: Kind, v: Operand) -> Operand:
+    """Normalize a convenience operand value to its canonical Python type."""
+    if kind is Kind.SCALAR and not isinstance(v, Scalar):
+        return Scalar.imm(float(v))
+    if kind is Kind.SHAPE:
+        return tuple(e if isinstance(e, Extent) else Extent.slot(int(e)) for e in v)
+    if kind is Kind.DTYPE:
+        return DType(v)
+    if kind is Kind.REDUCE_KIND:
+        return ReduceKind(v)
+    if kind is Kind.ACC_KIND:
+        return AccKind(v)
+    return v
+
+
+@dataclass(frozen=True)
+class Program:
+    """A decoded (not necessarily validated) bytecode program."""
+
+    args: tuple[Arg, ...]
+    n_params: int
+    slots: tuple[Slot, ...]
+    grid: tuple[int, ...]
+    registers: tuple[Register, ...]
+    views: tuple[View, ...]
+    code: tuple[Instr, ...]
+    offsets: Offsets | None = field(default=None, compare=False, repr=False)
+    """Byte offsets of each table entry and instruction, when decoded from bytes."""
+    cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Validation result and specializations, filled on first use."""
+
+    def specialize(
+        self,
+        shapes: Sequence[Sequence[int]],
+        params: Sequence[int] = (),
+        device: DeviceSpec | None = None,
+        **kwargs: Any,
+    ) -> Specialization:
+        """Validate (once) and specialize for concrete argument shapes; see `specialize.py`."""
+        from dvm.vm.specialize import specialize
+
+        return specialize(self, shapes, params, device, **kwargs)
+
+
+@dataclass(frozen=True)
+class Offsets:
+    """Where each part of a program starts in its binary (for error messages)."""
+
+    slots: tuple[int, ...]
+    grid: int
+    registers: tuple[int, ...]
+    views: tuple[int, ...]
+    code: tuple[int, ...]
+    end: int
