@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -80,6 +81,7 @@ _INT_DTYPES: dict[int, type[np.generic]] = {
 }
 
 
+@cache  # types are immutable and few; this is on every op's path
 def numpy_dtype(t: Attribute) -> np.dtype[Any]:
     """The numpy dtype of a scalar type, or of a tensor type's elements (`index` is int64)."""
     if isinstance(t, TensorType):
@@ -91,6 +93,10 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
     if type(t) in _FLOAT_DTYPES:
         return np.dtype(_FLOAT_DTYPES[type(t)])
     raise TypeError(f"the reference interpreter does not support type {t}")
+
+
+def is_float(t: Attribute) -> bool:
+    return numpy_dtype(t).kind == "f"
 
 
 def to_value(op: Operation, raw: Any, t: Attribute) -> Any:
@@ -444,10 +450,6 @@ class ArithFunctions(InterpreterFunctions):
     ) -> PythonValues:
         a, b = (np.asarray(x) for x in args)
         return result(op, compare_floats(op.predicate.value.data, a, b))
-
-
-def is_float(t: Attribute) -> bool:
-    return numpy_dtype(t).kind == "f"
 
 
 # --------------------------------------------------------------------------

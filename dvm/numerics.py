@@ -19,7 +19,7 @@ Semantics chosen here, and why:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -148,7 +148,7 @@ def _trunc_div(a: Array, b: Array) -> Array:
     return np.floor_divide(a - np.fmod(a, b), b)
 
 
-def _where_divisor(b: Array, divide_by: Any) -> Array:
+def _where_divisor(b: Array, divide_by: Callable[[Array], Array]) -> Array:
     """`divide_by(b)` where b != 0, else 0; the zero lanes divide by 1 instead."""
     b = np.asarray(b)
     zero = b == 0

@@ -781,3 +781,28 @@ def test_run_time_shape_errors_name_the_op() -> None:
     assert dvm.interpret(claims_static, np.zeros(4, F32), np.zeros(1, F32)).shape == (4,)
     with pytest.raises(ShapeError, match=r"'tensor.add' computed shape \(5,\), .* tensor<4xf32>"):
         dvm.interpret(claims_static, np.zeros(5, F32), np.zeros(1, F32))
+
+
+# --------------------------------------------------------------------------
+# dvm.numerics used directly (later levels do): no warnings, defined edge cases
+# --------------------------------------------------------------------------
+
+
+def test_numerics_integer_division_family() -> None:
+    a = arr([7, -7, 7, -7, 5, -128], I8)
+    b = arr([2, 2, -2, -2, 0, -1], I8)
+    assert_same(numerics.divide(a, b), arr([3, -3, -3, 3, 0, -128], I8))
+    assert_same(numerics.remainder(a, b), arr([1, -1, 1, -1, 0, 0], I8))
+    assert_same(numerics.floor_divide(a, b), arr([3, -4, -4, 3, 0, -128], I8))
+    assert_same(numerics.ceil_divide(a, b), arr([4, -3, -3, 4, 0, -128], I8))
+
+
+def test_numerics_convert_and_reduce_edge_cases() -> None:
+    x = arr([np.nan, np.inf, -np.inf, 1e10, -2.7], F64)
+    assert_same(numerics.convert(x, np.uint8), arr([0, 255, 0, 255, 0], np.uint8))
+    assert_same(numerics.convert(x, I64), arr([0, 2**63 - 1, -(2**63), 10**10, -2], I64))
+    assert_same(numerics.convert(arr([70000.0], F64), F16), arr([np.inf], F16))
+    empty = np.zeros((0, 2), F32)
+    assert_same(numerics.reduce("mean", empty, [0], keepdims=False), arr([np.nan] * 2, F32))
+    assert_same(numerics.reduce("max", empty, [0, 1], keepdims=True), arr([[-np.inf]], F32))
+    assert numerics.reduction_identity("min", np.dtype(I32)) == np.iinfo(I32).max
