@@ -257,7 +257,7 @@ def _read_many(
     r: _Reader, n: int, read: Callable[[_Reader], _T]
 ) -> tuple[tuple[int, ...], tuple[_T, ...]]:
     offsets: list[int] = []
-    items: list[T] = []
+    items: list[_T] = []
     for _ in range(n):
         offsets.append(r.pos)
         items.append(read(r))

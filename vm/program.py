@@ -214,10 +214,11 @@ class Instr:
 
 def _coerce(kind: Kind, v: Operand) -> Operand:
     """Normalize a convenience operand value to its canonical Python type."""
-    if kind is Kind.SCALAR and not isinstance(v, Scalar):
-        return Scalar.imm(float(v))
+    if kind is Kind.SCALAR:
+        return v if isinstance(v, Scalar) else Scalar.imm(float(v))
     if kind is Kind.SHAPE:
-        return tuple(e if isinstance(e, Extent) else Extent.slot(int(e)) for e in v)
+        entries: Sequence[Any] = v
+        return tuple(e if isinstance(e, Extent) else Extent.slot(int(e)) for e in entries)
     if kind is Kind.DTYPE:
         return DType(v)
     if kind is Kind.REDUCE_KIND:
@@ -253,7 +254,8 @@ class Program:
         """Validate (once) and specialize for concrete argument shapes; see `specialize.py`."""
         from dvm.vm.specialize import specialize
 
-        return specialize(self, shapes, params, device, **kwargs)
+        this: Any = self  # (the type checker sees this module twice via the editable install)
+        return specialize(this, shapes, params, device, **kwargs)
 
 
 @dataclass(frozen=True)

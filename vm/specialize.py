@@ -121,7 +121,8 @@ class Specialization:
         """Run on `args` (arrays of exactly `self.shapes`); see `interpreter.launch`."""
         from dvm.vm.interpreter import launch
 
-        return launch(self, args, **kwargs)
+        this: Any = self  # (the type checker sees this module twice via the editable install)
+        return launch(this, args, **kwargs)
 
 
 # --------------------------------------------------------------------------
@@ -542,7 +543,8 @@ def _i_reduce(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _
 
 
 def _i_mma(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
-    a, b = sh[1] or (), sh[2] or ()
+    a: Shape = sh[1] or (0, 0)
+    b: Shape = sh[2] or (0, 0)
     flags = ins.operands[3]
     m, ka = (a[-1], a[-2]) if flags & 1 else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if flags & 2 else (b[-2], b[-1])

@@ -93,7 +93,7 @@ def disassemble(program: Program | bytes, offsets: bool = False) -> str:
     out = [f"arg a{i} {a.dtype.text} {a.rank}" for i, a in enumerate(p.args)]
     out.append(f"params {p.n_params}")
     out += [f"slot s{i} = {_expr_text(s)}" for i, s in enumerate(p.slots)]
-    out.append("grid " + " ".join(f"s{g}" for g in p.grid))
+    out.append(" ".join(["grid", *(f"s{g}" for g in p.grid)]))
     for i, r in enumerate(p.registers):
         out.append(
             f"reg r{i} {r.dtype.text} ({', '.join(f's{d}' for d in r.shape)}) at s{r.offset}"
@@ -142,7 +142,9 @@ def _view_text(i: int, v: View) -> str:
 
 def instr_text(ins: Instr) -> str:
     """One instruction as text, e.g. `add.rs r2, r0, #1.5`."""
-    ops = [_operand_text(ins.op, k, v) for (_, k), v in zip(ins.op.operands, ins.operands)]
+    ops = [
+        _operand_text(ins.op, k, v) for (_, k), v in zip(ins.op.operands, ins.operands, strict=True)
+    ]
     return ins.op.name + (" " + ", ".join(ops) if ops else "")
 
 
@@ -319,7 +321,9 @@ def _parse_instr(op: OpDef, rest: str) -> Instr:
     texts = _split_operands(rest)
     if len(texts) != len(op.operands):
         raise ValueError(f"{op.name} takes {len(op.operands)} operands, got {len(texts)}")
-    return Instr(op, tuple(_parse_operand(op, k, t) for (_, k), t in zip(op.operands, texts)))
+    return Instr(
+        op, tuple(_parse_operand(op, k, t) for (_, k), t in zip(op.operands, texts, strict=True))
+    )
 
 
 def _parse_operand(op: OpDef, kind: Kind, t: str) -> Operand:

@@ -222,9 +222,12 @@ class _Validator:
         elif e.kind is ExtentKind.VIEW_DIM:
             if not 0 <= e.index < len(p.views):
                 raise self.fail(where, "view index out of range", f"v{e.index}")
-            if not 0 <= e.dim < len(p.views[e.index].dims):
+            dims = p.views[e.index].dims
+            if not 0 <= e.dim < len(dims):
                 raise self.fail(where, "extent dim out of range", f"v{e.index}[{e.dim}]")
-            self.loops_enclose(where, p.views[e.index], depth)
+            src = dims[e.dim].index
+            if Index.is_loop(src) and src - Index.LOOP0 >= depth:
+                raise self.fail(where, "view tiled by a loop that does not enclose it")
         else:
             if not 0 <= e.index < len(p.registers):
                 raise self.fail(where, "register index out of range", f"r{e.index}")
@@ -318,7 +321,9 @@ def _t_mma(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 def _t_elementwise(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     """unary / binary (all three forms): the TypeRule of the ISA row."""
     dst = ins.operands[0]
-    regs = [x for (_, k), x in zip(ins.op.operands[1:], ins.operands[1:]) if k is Kind.REG]
+    regs = [
+        x for (_, k), x in zip(ins.op.operands[1:], ins.operands[1:], strict=True) if k is Kind.REG
+    ]
     ins_t = {v.dtype(r) for r in regs}
     v.need(w, len(ins_t) == 1, "dtype mismatch", "operands differ")
     t, out = ins_t.pop(), v.dtype(dst)

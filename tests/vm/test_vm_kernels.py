@@ -1,0 +1,133 @@
+"""Whole kernels, hand-assembled, against numpy: tails, reductions, matmul, views."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import vm_programs as P
+
+import dvm.vm as vm
+
+RNG = np.random.default_rng(0)
+
+
+def _program(text: str) -> vm.Program:
+    """Assemble, and check text -> binary -> text is the identity on the way."""
+    prog = vm.assemble(text)
+    data = vm.encode(prog)
+    assert vm.disassemble(data) == text
+    return vm.load(data)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 2, 63, 64, 65, 97, 1000])
+@pytest.mark.parametrize("cols", [0, 1, 13, 128])
+def test_elementwise_chain_tails(rows: int, cols: int) -> None:
+    prog = _program(P.elementwise_chain(tile=64))
+    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    vm.launch(prog, [x, y])
+    want = np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+def test_elementwise_chain_large_multicore() -> None:
+    prog = _program(P.elementwise_chain(tile=32))
+    x = RNG.standard_normal((3001, 257)).astype(np.float32)
+    y = np.empty_like(x)
+    st = vm.launch(prog, [x, y], stats=True)
+    assert st is not None
+    np.testing.assert_allclose(y, np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x), rtol=1e-6)
+    assert st.tiles == 94
+    assert st.instructions["load"] == 94
+    assert st.bytes_read == x.nbytes and st.bytes_written == y.nbytes
+
+
+def _layernorm_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    d = x - mean
+    var = (d * d).mean(axis=-1, keepdims=True)
+    return d * (1.0 / np.sqrt(var + np.float32(1e-5))) * w + b
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "tile"),
+    [(0, 8, 4), (1, 1, 4), (5, 7, 4), (37, 100, 8), (64, 1024, 16), (129, 33, 128)],
+)
+def test_layernorm(rows: int, cols: int, tile: int) -> None:
+    prog = _program(P.layernorm(rows_param=True))
+    x = RNG.standard_normal((rows, cols)).astype(np.float32) * 3 + 1
+    w = RNG.standard_normal(cols).astype(np.float32)
+    b = RNG.standard_normal(cols).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    vm.launch(prog, [x, w, b, y], params=[tile])
+    np.testing.assert_allclose(y, _layernorm_ref(x, w, b), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(0, 5), (1, 1), (7, 3), (33, 50), (100, 17)])
+def test_column_stats_store_acc(rows: int, cols: int) -> None:
+    prog = _program(P.column_stats(tile_rows=8, tile_cols=16))
+    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    s = np.zeros(cols, np.float32)
+    m = np.full(cols, -np.inf, np.float32)
+    vm.launch(prog, [x, s, m])
+    np.testing.assert_allclose(s, np.where(x > 0, x, 0).sum(axis=0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(m, x.max(axis=0, initial=-np.inf))
+
+
+def test_column_stats_many_cores_atomic() -> None:
+    """Many tiles accumulate into the same columns from both cores."""
+    prog = _program(P.column_stats(tile_rows=8, tile_cols=16))
+    x = RNG.standard_normal((4000, 40)).astype(np.float32)
+    s = np.zeros(40, np.float32)
+    m = np.full(40, -np.inf, np.float32)
+    st = vm.launch(prog, [x, s, m], stats=True)
+    assert st is not None and st.cores >= 1
+    np.testing.assert_allclose(s, np.where(x > 0, x, 0).sum(axis=0), rtol=1e-4)
+    np.testing.assert_array_equal(m, x.max(axis=0))
+
+
+@pytest.mark.parametrize(
+    ("m", "k", "n"), [(0, 3, 4), (3, 0, 4), (1, 1, 1), (31, 17, 33), (64, 48, 32), (70, 100, 65)]
+)
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_addmm_relu_k_loop(m: int, k: int, n: int, transpose_b: bool) -> None:
+    prog = _program(P.addmm_relu(tm=32, tn=32, tk=16, transpose_b=transpose_b))
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    bias = RNG.standard_normal(n).astype(np.float32)
+    out = np.full((m, n), np.nan, np.float32)
+    b_arg = np.ascontiguousarray(b.T) if transpose_b else b
+    vm.launch(prog, [a, b_arg, bias, out])
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_multicore_keeps_blas_single_threaded() -> None:
+    prog = _program(P.addmm_relu(tm=64, tn=64, tk=64))
+    a = RNG.standard_normal((512, 256)).astype(np.float32)
+    b = RNG.standard_normal((256, 384)).astype(np.float32)
+    bias = RNG.standard_normal(384).astype(np.float32)
+    out = np.empty((512, 384), np.float32)
+    vm.launch(prog, [a, b, bias, out])
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(0, 0), (1, 1), (5, 3), (8, 8), (17, 9), (40, 33)])
+def test_transposed_and_broadcast_views(rows: int, cols: int) -> None:
+    prog = _program(P.transpose_broadcast(tile=8))
+    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    row = RNG.standard_normal(cols).astype(np.float32)
+    out = np.full((cols, rows), np.nan, np.float32)
+    vm.launch(prog, [x, row, out])
+    np.testing.assert_array_equal(out, x.T + row[:, None])
+
+
+def test_specialization_is_cached_and_reused() -> None:
+    prog = _program(P.elementwise_chain())
+    s1 = prog.specialize([(10, 3), (10, 3)])
+    s2 = prog.specialize([(10, 3), (10, 3)])
+    assert s1 is s2
+    x = np.ones((10, 3), np.float32)
+    y = np.empty_like(x)
+    s1.launch([x, y])
+    s1.launch([x, y])
+    assert len(s1.executables) == 1
