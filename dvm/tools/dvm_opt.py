@@ -20,6 +20,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO
 
@@ -101,6 +102,14 @@ class LocatedDiagnostic(DiagnosticException):
     """A diagnostic already formatted with its location and source context."""
 
 
+@dataclass
+class DvmParseError(ParseError):
+    """A parse error that prints like every other diagnostic (see `format_diagnostic`)."""
+
+    def __str__(self) -> str:
+        return format_diagnostic(self.span, self.msg)
+
+
 def format_diagnostic(span: Span[str] | Span[bytes], msg: str) -> str:
     """`file:line:col: error: msg`, then the source line with carets under `span`."""
     context = span.print_with_context().splitlines()[1:]  # drop xDSL's location line
@@ -126,7 +135,9 @@ def decode_utf8(data: bytes, name: str) -> str:
         shown = data.decode("utf-8", errors="replace")
         start = len(data[: e.start].decode("utf-8"))
         span = Span(start, start + 1, Input(shown, name))
-        raise ParseError(span, f"invalid UTF-8 (byte 0x{data[e.start]:02x}): {e.reason}") from None
+        raise DvmParseError(
+            span, f"invalid UTF-8 (byte 0x{data[e.start]:02x}): {e.reason}"
+        ) from None
 
 
 # --------------------------------------------------------------------------
@@ -247,7 +258,12 @@ class DvmOptMain(xDSLOptMain):
         name = self.get_input_name()
         text = decode_utf8(chunk.read(), name)
         parser = LocatingParser(self.ctx, text, name, start_offset)
-        module = parser.parse_module(not self.args.no_implicit_module)
+        try:
+            module = parser.parse_module(not self.args.no_implicit_module)
+        except ParseError as e:
+            if type(e) is not ParseError:  # one with several spans keeps its own layout
+                raise
+            raise DvmParseError(e.span, e.msg) from None
         self.spans = parser.spans
         return module
 
