@@ -1,0 +1,50 @@
+// Text that does not parse: each case must fail with exactly the message in
+// its CHECK line, at the `file:line:col` of the offending token.
+//
+// RUN: dvm-opt %s --parsing-diagnostics --split-input-file | filecheck %s
+
+func.func @unknown_op(%a: tensor<4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:21: error: Operation tensor.bogus is not registered{{$}}
+  %r = tensor.bogus %a : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @missing_operand_type(%a: tensor<4xi32>, %b: tensor<4xi32>) {
+  // CHECK: :[[# @LINE + 1]]:29: error: Expected 2 operand types, but got 1{{$}}
+  %r = tensor.add %a, %b : (tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_to_without_to(%a: tensor<4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:31: error: Expected 'to'{{$}}
+  %r = tensor.broadcast_to %a [3, 4] : tensor<4xf32> -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @operand_type_mismatch(%a: tensor<4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:19: error: operand is used with type tensor<5xf32>, but has been previously used or defined with type tensor<4xf32>{{$}}
+  %r = tensor.exp %a : tensor<5xf32>
+  func.return
+}
+
+// -----
+
+func.func @dim_index_type(%a: tensor<4xf32>, %i: i32) {
+  // CHECK: :[[# @LINE + 1]]:23: error: operand is used with type index, but has been previously used or defined with type i32{{$}}
+  %d = tensor.dim %a, %i : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @expand_without_output_shape(%a: tensor<12xf32>) {
+  // CHECK: :[[# @LINE + 1]]:40: error: Expected 'output_shape'{{$}}
+  %r = tensor.expand_shape %a [[0, 1]] : tensor<12xf32> into tensor<3x4xf32>
+  func.return
+}
