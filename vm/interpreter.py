@@ -49,7 +49,11 @@ class Core:
     """One simulated core: local memory, tile counters, and bound tile bodies."""
 
     def __init__(
-        self, spec: Specialization, g: list[np.ndarray], locks: Sequence[threading.Lock]
+        self,
+        spec: Specialization,
+        g: list[np.ndarray],
+        locks: Sequence[threading.Lock],
+        alias_regs: frozenset[int],
     ) -> None:
         self.spec = spec
         align = max(spec.device.alignment, 64)
@@ -60,6 +64,8 @@ class Core:
         self.g = g
         self.views: Sequence[ViewPlan] = spec.views
         self.acc_locks = locks
+        self.alias_regs = alias_regs
+        self.alias: list[Any] = [None] * len(spec.registers)
         self._regs: dict[tuple[int, Shape], np.ndarray] = {}
         self.stats: CoreStats | None = None
 
@@ -74,6 +80,9 @@ class Core:
             got = self.mem[off : off + n * dtype.itemsize].view(dtype).reshape(shape)
             self._regs[key] = got
         return got
+
+    def dtype(self, r: int) -> np.dtype:
+        return self.spec.program.registers[r].dtype.np
 
     def bind(self, body: Body) -> list[Fn]:
         """Callables for a tile body; loops become one callable each."""
@@ -140,13 +149,15 @@ class Core:
 class Executable:
     """A specialization bound to `n` cores: what one launch at a time uses."""
 
-    def __init__(self, spec: Specialization, n: int, stats: bool) -> None:
+    def __init__(self, spec: Specialization, n: int, stats: bool, alias: bool) -> None:
         self.spec = spec
         self.n = n
         self.stats = stats
+        self.alias = alias
         self.g: list[np.ndarray] = [np.empty(0)] * len(spec.views)
         locks = [threading.Lock() for _ in spec.program.args]
-        self.cores = [Core(spec, self.g, locks) for _ in range(n)]
+        regs = spec.alias_regs if alias else frozenset()
+        self.cores = [Core(spec, self.g, locks, regs) for _ in range(n)]
         self.runners: list[Callable[[int, int], None]] = []
         plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
@@ -292,18 +303,56 @@ def launch(
     """
     spec = target
     if isinstance(target, Program):
-        spec = target.specialize([np.shape(a) for a in args], params, device)
+        spec = _specialization(target, args, params, device)
     assert isinstance(spec, Specialization)
     _check_args(spec, args)
     n = _core_count(spec, cores)
-    ex = _acquire(spec, n, stats or trace)
+    ex = _acquire(spec, n, stats or trace, _may_alias(spec, args))
     try:
         return _run(ex, args, trace)
     finally:
         spec.executables.append(ex)
 
 
+def _specialization(
+    program: Program,
+    args: Sequence[np.ndarray],
+    params: Sequence[int],
+    device: DeviceSpec | None,
+) -> Specialization:
+    """The program's specialization for these arrays' shapes (a dict hit when seen before)."""
+    try:
+        key = (tuple([a.shape for a in args]), tuple(params), device)
+    except AttributeError:
+        raise LaunchError("arguments must be numpy arrays") from None
+    seen = program.cache.setdefault("by_launch", {})
+    spec = seen.get(key)
+    if spec is None:
+        spec = seen[key] = program.specialize(key[0], params, device)
+    return spec
+
+
 def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
+    """Arrays must be exactly what the specialization was checked for."""
+    expect = spec.arg_layouts
+    if len(args) == len(expect):
+        try:
+            fast = all(
+                a.dtype == dt and a.shape == sh and a.strides == st
+                for a, (dt, sh, st) in zip(args, expect, strict=True)
+            )
+        except AttributeError:
+            fast = False
+        if fast:
+            for i in spec.stored_args:
+                if not args[i].flags.writeable:
+                    raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
+            return
+    _check_args_slowly(spec, args)
+
+
+def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None:
+    """The full check, with a message naming the first argument that does not fit."""
     p = spec.program
     if len(args) != len(p.args):
         raise LaunchError(f"program takes {len(p.args)} arguments, got {len(args)}")
@@ -331,12 +380,21 @@ def _core_count(spec: Specialization, cores: int | None) -> int:
     return max(1, min(n, cores) if cores else n)
 
 
-def _acquire(spec: Specialization, n: int, stats: bool) -> Executable:
-    """A bound executable for (n cores, stats), reused across launches."""
+def _may_alias(spec: Specialization, args: Sequence[np.ndarray]) -> bool:
+    """Alias loads are safe unless an argument they read shares memory with one written."""
+    if not spec.alias_regs:
+        return False
+    return not any(
+        np.may_share_memory(args[i], args[j]) for i in spec.alias_args for j in spec.stored_args
+    )
+
+
+def _acquire(spec: Specialization, n: int, stats: bool, alias: bool) -> Executable:
+    """A bound executable for (n cores, stats, alias), reused across launches."""
     for i, ex in enumerate(spec.executables):
-        if ex.n == n and ex.stats == stats:
+        if ex.n == n and ex.stats == stats and ex.alias == alias:
             return spec.executables.pop(i)
-    return Executable(spec, n, stats)
+    return Executable(spec, n, stats, alias)
 
 
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:

@@ -35,8 +35,51 @@ class CoreLike(Protocol):
     g: list[np.ndarray]
     views: Sequence[ViewPlan]
     acc_locks: Sequence[threading.Lock]
+    alias: list[Any]
+    """Current array of each *alias register* (see `Dyn`), set by its loads."""
+    alias_regs: frozenset[int]
 
     def reg(self, r: int, shape: Shape) -> np.ndarray: ...
+
+    def dtype(self, r: int) -> np.dtype: ...
+
+
+class Dyn:
+    """Operand placeholder for an alias register: a register only ever written by
+    loads from read-only arguments. Its load does not copy: it just remembers
+    the tile's numpy view of global memory in `core.alias[r]`, and readers
+    fetch it from there at run time (one list lookup instead of a tile copy).
+    """
+
+    __slots__ = ("r",)
+
+    def __init__(self, r: int) -> None:
+        self.r = r
+
+
+def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
+    """`fn(*args, **kwargs)` as a zero-argument callable; Dyn args are fetched per call."""
+    dyn = [(i, a.r) for i, a in enumerate(args) if isinstance(a, Dyn)]
+    if not dyn:
+        return partial(fn, *args, **kwargs)
+    alias = core.alias
+    if len(dyn) == 1 and len(args) == 1:
+        r = dyn[0][1]
+        return lambda: fn(alias[r], **kwargs)
+    if len(dyn) == 1 and len(args) == 2:
+        (i, r), other = dyn[0], args[1 - dyn[0][0]]
+        if i == 0:
+            return lambda: fn(alias[r], other, **kwargs)
+        return lambda: fn(other, alias[r], **kwargs)
+    template = list(args)
+
+    def dynamic() -> Any:
+        full = list(template)
+        for i, r in dyn:
+            full[i] = alias[r]
+        return fn(*full, **kwargs)
+
+    return dynamic
 
 
 def counter_pos(source: int) -> int:
@@ -83,10 +126,19 @@ def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarr
 
 def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
     dst, v = node.ins.operands
-    if node.extents is None or math.prod(node.extents) == 0:
+    assert node.extents is not None
+    g, sl = core.g, make_slicer(core.views[v], core.idx)
+    if dst in core.alias_regs:
+        alias = core.alias
+        cut = sl or (lambda a: a)
+
+        def load_alias() -> None:
+            alias[dst] = cut(g[v])
+
+        return load_alias
+    if math.prod(node.extents) == 0:
         return None
     out = core.reg(dst, node.extents)
-    g, sl = core.g, make_slicer(core.views[v], core.idx)
     if sl is None:
         return lambda: np.copyto(out, g[v])
     return lambda: np.copyto(out, sl(g[v]))
@@ -96,20 +148,25 @@ def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
     v, src = node.ins.operands[:2]
     if node.extents is None or math.prod(node.extents) == 0:
         return None
-    val = core.reg(src, node.extents)
+    val = _src(node, core, 1)
     g, sl = core.g, make_slicer(core.views[v], core.idx)
+    cut = sl or (lambda a: a)
     if node.ins.op.cat is Cat.STORE:
+        if isinstance(val, Dyn):
+            alias, r = core.alias, val.r
+            return lambda: np.copyto(cut(g[v]), alias[r])
         if sl is None:
             return lambda: np.copyto(g[v], val)
         return lambda: np.copyto(sl(g[v]), val)
     uf = _ACC_UFUNCS[node.ins.operands[2]]
     lock = core.acc_locks[core.views[v].arg]
-    cut = sl or (lambda a: a)
+    alias = core.alias
 
     def store_acc() -> None:
+        x = alias[val.r] if isinstance(val, Dyn) else val
         with lock:
             t = cut(g[v])
-            uf(t, val, out=t)
+            uf(t, x, out=t)
 
     return store_acc
 
@@ -120,10 +177,16 @@ _ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.min
 # Register-to-register instructions
 
 
-def _src(node: OpNode, core: CoreLike, pos: int) -> np.ndarray:
+def _src(node: OpNode, core: CoreLike, pos: int) -> Any:
+    """The array a source register holds in this class, or a Dyn for an alias register."""
     shape = node.shapes[pos]
+    r = node.ins.operands[pos]
     assert shape is not None
-    return core.reg(node.ins.operands[pos], shape)
+    return Dyn(r) if r in core.alias_regs else core.reg(r, shape)
+
+
+def _src_dtype(node: OpNode, core: CoreLike, pos: int) -> np.dtype:
+    return core.dtype(node.ins.operands[pos])
 
 
 def _dst(node: OpNode, core: CoreLike) -> np.ndarray:
@@ -138,12 +201,9 @@ def _typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
 
 
 def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
+    """copy, convert (unsafe cast) and broadcast are all one np.copyto."""
     casting = "unsafe" if node.ins.op.cat is Cat.CONVERT else "same_kind"
-    return partial(np.copyto, _dst(node, core), _src(node, core, 1), casting=casting)
-
-
-def _bind_broadcast(node: OpNode, core: CoreLike) -> Fn:
-    return partial(np.copyto, _dst(node, core), _src(node, core, 1))
+    return call(core, np.copyto, _dst(node, core), _src(node, core, 1), casting=casting)
 
 
 def _bind_fill(node: OpNode, core: CoreLike) -> Fn:
@@ -151,26 +211,21 @@ def _bind_fill(node: OpNode, core: CoreLike) -> Fn:
     return partial(np.copyto, dst, _typed_scalar(node.scalar, dst.dtype))
 
 
+def _select(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    np.copyto(dst, y)
+    np.copyto(dst, x, where=cond)
+
+
+def _select_overlapping(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    """When dst is also an input: go through a temporary."""
+    np.copyto(dst, np.where(cond, x, y))
+
+
 def _bind_select(node: OpNode, core: CoreLike) -> Fn:
     d, c, a, b = node.ins.operands
-    dst, cond, x, y = (
-        _dst(node, core),
-        _src(node, core, 1),
-        _src(node, core, 2),
-        _src(node, core, 3),
-    )
-    if d in (c, a, b):
-
-        def aliased() -> None:
-            np.copyto(dst, np.where(cond, x, y))
-
-        return aliased
-
-    def select() -> None:
-        np.copyto(dst, y)
-        np.copyto(dst, x, where=cond)
-
-    return select
+    fn = _select_overlapping if d in (c, a, b) else _select
+    srcs = (_src(node, core, 1), _src(node, core, 2), _src(node, core, 3))
+    return call(core, fn, _dst(node, core), *srcs)
 
 
 def _identity(kind: ReduceKind, dtype: np.dtype) -> Any:
@@ -195,26 +250,42 @@ _REDUCE_UFUNCS = {
 def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     _, _, kind, axes, flags = node.ins.operands
     src, dst = _src(node, core, 1), _dst(node, core)
-    axis = tuple(d for d in range(src.ndim) if axes >> d & 1)
+    axis = tuple(d for d in range(len(node.shapes[1] or ())) if axes >> d & 1)
     uf = _REDUCE_UFUNCS[kind]
-    init = _identity(kind, src.dtype)
-    return partial(uf.reduce, src, axis=axis, out=dst, keepdims=bool(flags & 1), initial=init)
+    init = _identity(kind, dst.dtype)
+    keep = bool(flags & 1)
+    return call(core, uf.reduce, src, axis=axis, out=dst, keepdims=keep, initial=init)
 
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     flags = node.ins.operands[3]
     a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
+    if isinstance(a, Dyn) or isinstance(b, Dyn):
+        ta, tb = bool(flags & 1), bool(flags & 2)
+        return call(core, _mma_dynamic, a, b, out=dst, ta=ta, tb=tb, acc=bool(flags & 4))
     a = a.swapaxes(-1, -2) if flags & 1 else a
     b = b.swapaxes(-1, -2) if flags & 2 else b
     if not flags & 4:
         return partial(np.matmul, a, b, out=dst)
     scratch = np.empty_like(dst)  # per core and class, allocated once at bind time
+    return partial(_mma_acc, a, b, out=dst, scratch=scratch)
 
-    def mma_acc() -> None:
-        np.matmul(a, b, out=scratch)
-        np.add(dst, scratch, out=dst)
 
-    return mma_acc
+def _mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
+    np.matmul(a, b, out=scratch)
+    np.add(out, scratch, out=out)
+
+
+def _mma_dynamic(
+    a: np.ndarray, b: np.ndarray, out: np.ndarray, ta: bool, tb: bool, acc: bool
+) -> None:
+    """mma on alias registers: transpose views are taken per call."""
+    a = a.swapaxes(-1, -2) if ta else a
+    b = b.swapaxes(-1, -2) if tb else b
+    if acc:
+        out += np.matmul(a, b)
+    else:
+        np.matmul(a, b, out=out)
 
 
 # --------------------------------------------------------------------------
@@ -323,22 +394,22 @@ def _binary_fn(name: str, dtype: DType) -> Any:
 
 
 def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
-    return partial(_UNARY[node.ins.op.name], _src(node, core, 1), out=_dst(node, core))
+    return call(core, _UNARY[node.ins.op.name], _src(node, core, 1), out=_dst(node, core))
 
 
 def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
-    cat, ops = node.ins.op.cat, node.ins.operands
+    """Register-register, register-scalar and scalar-register forms."""
+    cat = node.ins.op.cat
     reg_pos = 2 if cat is Cat.BINARY_SR else 1
-    x = _src(node, core, reg_pos)
-    fn = _binary_fn(base_name(node.ins.op), DType.from_numpy(x.dtype))
+    x, dtype = _src(node, core, reg_pos), _src_dtype(node, core, reg_pos)
+    fn = _binary_fn(base_name(node.ins.op), DType.from_numpy(dtype))
     dst = _dst(node, core)
     if cat is Cat.BINARY:
-        return partial(fn, x, _src(node, core, 2), out=dst)
-    s = _typed_scalar(node.scalar, x.dtype)
+        return call(core, fn, x, _src(node, core, 2), out=dst)
+    s = _typed_scalar(node.scalar, dtype)
     if cat is Cat.BINARY_RS:
-        return partial(fn, x, s, out=dst)
-    del ops
-    return partial(fn, s, x, out=dst)
+        return call(core, fn, x, s, out=dst)
+    return call(core, fn, s, x, out=dst)
 
 
 _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
@@ -347,7 +418,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.STORE_ACC: _bind_store,
     Cat.COPY: _bind_copy,
     Cat.CONVERT: _bind_copy,
-    Cat.BROADCAST: _bind_broadcast,
+    Cat.BROADCAST: _bind_copy,
     Cat.FILL: _bind_fill,
     Cat.SELECT: _bind_select,
     Cat.REDUCE: _bind_reduce,

@@ -114,6 +114,12 @@ class Specialization:
     plan: GridPlan
     has_mma: bool
     stored_args: frozenset[int]
+    alias_regs: frozenset[int]
+    """Registers written only by loads from arguments the program never stores to."""
+    alias_args: frozenset[int]
+    """The arguments those loads read."""
+    arg_layouts: tuple[tuple[np.dtype, Shape, Shape], ...] = ()
+    """(dtype, shape, C-order byte strides) of each argument: launch's fast check."""
     executables: list[Any] = field(default_factory=list, repr=False)
     """Per-core bound closures, built by the interpreter on first launch and reused."""
 
@@ -215,9 +221,42 @@ class _Specializer:
             if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
         )
         has_mma = any(ins.op.cat is Cat.MMA for ins in self.p.code)
-        return Specialization(
-            self.p, self.device, shapes, params, self.s, regs, views, plan, has_mma, stored
+        alias_regs = self.alias_registers(stored)
+        alias_args = frozenset(
+            views[ins.operands[1]].arg
+            for ins in self.p.code
+            if ins.op.cat is Cat.LOAD and ins.operands[0] in alias_regs
         )
+        return Specialization(
+            self.p,
+            self.device,
+            shapes,
+            params,
+            self.s,
+            regs,
+            views,
+            plan,
+            has_mma,
+            stored,
+            alias_regs,
+            alias_args,
+            tuple(
+                (a.dtype.np, s, _c_byte_strides(s, a.dtype.np.itemsize))
+                for a, s in zip(self.p.args, shapes, strict=True)
+            ),
+        )
+
+    def alias_registers(self, stored: frozenset[int]) -> frozenset[int]:
+        """Registers whose every write is a load from an argument nothing stores to."""
+        ok: set[int] = set()
+        bad: set[int] = set()
+        for ins in self.p.code:
+            if ins.op.cat is Cat.LOAD:
+                r = ins.operands[0]
+                (bad if self.views[ins.operands[1]].arg in stored else ok).add(r)
+            elif ins.op.operands and ins.op.operands[0][1] is Kind.REG:
+                bad.add(ins.operands[0])
+        return frozenset(ok - bad)
 
     def check_call(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> None:
         """The caller's shapes and params must match the program's header."""
@@ -474,6 +513,15 @@ class _Specializer:
             return tuple(np.broadcast_shapes(*[s for s in shapes if s is not None]))
         except ValueError:
             raise self.fail("code", k, "shapes do not broadcast", str(shapes)) from None
+
+
+def _c_byte_strides(shape: Shape, itemsize: int) -> Shape:
+    """The byte strides numpy gives a new C-ordered array of `shape`."""
+    out, acc = [], itemsize
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
 
 
 def _is_c_contiguous(sizes: Shape, strides: Shape) -> bool:

@@ -21,7 +21,7 @@ slot s2 = {tile}
 slot s3 = s0 s2 ceildiv
 slot s4 = 0
 slot s5 = 1
-slot s6 = s2 s1 mul 4 mul 63 add 64 floordiv 64 mul
+slot s6 = s2 s1 mul 4 mul 63 add 64 floordiv 64 mul 320 add
 grid s3
 reg r0 f32 (s2, s1) at s4
 reg r1 f32 (s2, s1) at s6
@@ -58,7 +58,7 @@ slot s2 = {tile}
 slot s3 = s0 s2 ceildiv
 slot s4 = 0
 slot s5 = 1
-slot s6 = s2 s1 mul 4 mul 63 add 64 floordiv 64 mul
+slot s6 = s2 s1 mul 4 mul 63 add 64 floordiv 64 mul 320 add
 slot s7 = s6 s6 add
 slot s8 = s2 4 mul 63 add 64 floordiv 64 mul s7 add
 slot s9 = s1 4 mul 63 add 64 floordiv 64 mul s8 add

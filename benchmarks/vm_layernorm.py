@@ -1,0 +1,154 @@
+"""LayerNorm on the numpy device VM vs numpy eager, plus the VM's dispatch cost.
+
+Run: .venv/bin/python benchmarks/vm_layernorm.py [--rows 8192 --cols 1024 --repeat 9]
+
+Prints, in one run (medians of --repeat runs each):
+- numpy eager composite (x.mean, d = x - mean, var = (d*d).mean,
+  d * (1/sqrt(var + eps)) * w + b) and the hand-written LayerNorm bytecode
+  for several row-tile sizes and core counts, with the ratio numpy / VM;
+- dispatch overhead per executed instruction: a long chain of 1-element
+  `add` instructions, VM time minus the same numpy calls in a plain loop;
+- the machine's copy bandwidth (np.copyto of 256 MiB) for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import dvm.vm as vm
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
+import vm_programs
+
+
+def median_s(fn: Callable[[], object], repeat: int) -> float:
+    """Median wall time of `fn` over `repeat` runs, after one warm-up run."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def numpy_layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    d = x - mean
+    var = (d * d).mean(axis=-1, keepdims=True)
+    return d * (1.0 / np.sqrt(var + np.float32(1e-5))) * w + b
+
+
+def bench_layernorm(rows: int, cols: int, repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((rows, cols), dtype=np.float32)
+    w = rng.standard_normal(cols, dtype=np.float32)
+    b = rng.standard_normal(cols, dtype=np.float32)
+    y = np.empty_like(x)
+    prog = vm.load(vm.encode(vm.assemble(vm_programs.layernorm(rows_param=True))))
+    t_np = median_s(lambda: numpy_layernorm(x, w, b), repeat)
+    print(f"LayerNorm {rows}x{cols} f32")
+    print(f"  numpy eager                      {t_np * 1e3:8.2f} ms")
+    best = (np.inf, 0, 0)
+    local = vm.DeviceSpec.host().local_memory_bytes
+    for tile in (8, 16, 24, 32, 48, 56):
+        if 2 * tile * cols * 4 + 4096 + 2 * cols * 4 > local:
+            continue
+        for cores in (1, 2):
+            t = median_s(partial(vm.launch, prog, [x, w, b, y], params=[tile], cores=cores), repeat)
+            print(
+                f"  vm rows/tile={tile:3d} cores={cores}        {t * 1e3:8.2f} ms"
+                f"   numpy/vm = {t_np / t:5.2f}x"
+            )
+            best = min(best, (t, tile, cores))
+    np.testing.assert_allclose(y, numpy_layernorm(x, w, b), rtol=1e-4, atol=1e-4)
+    t, tile, cores = best
+    st = vm.launch(prog, [x, w, b, y], params=[tile], cores=cores, stats=True)
+    assert st is not None
+    print(f"  best: rows/tile={tile} cores={cores}: {t_np / t:.2f}x faster than numpy eager")
+    print(
+        f"  stats: {st.total_instructions} instructions, {st.tiles} tiles, "
+        f"{(st.bytes_read + st.bytes_written) / 2**20:.0f} MiB global traffic, "
+        f"peak local {st.peak_local_memory / 1024:.0f} KiB, "
+        f"numpy {st.numpy_s * 1e3:.1f} ms / dispatch {st.dispatch_s * 1e3:.1f} ms (core-time)"
+    )
+
+
+def chain_program(n: int) -> str:
+    """One tile, one element: load, then n `add` instructions, then store."""
+    body = "\n".join("add r1, r1, r0" for _ in range(n))
+    return f"""\
+arg a0 f32 1
+arg a1 f32 1
+params 0
+slot s0 = 1
+slot s1 = 0
+slot s2 = 64
+grid s0
+reg r0 f32 (s0) at s1
+reg r1 f32 (s0) at s2
+view v0 a0 offset s1 (s0 s0)
+view v1 a1 offset s1 (s0 s0)
+load r0, v0
+copy r1, r0
+{body}
+store v1, r1
+"""
+
+
+def bench_dispatch(repeat: int) -> None:
+    n = 2000
+    prog = vm.load(vm.encode(vm.assemble(chain_program(n))))
+    x = np.ones(1, np.float32)
+    y = np.zeros(1, np.float32)
+    t_vm = median_s(partial(vm.launch, prog, [x, y]), repeat)
+    a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
+    calls = [partial(np.add, c, a, out=c)] * n
+
+    def plain() -> None:
+        for f in calls:
+            f()
+
+    t_np = median_s(plain, repeat)
+    per_vm, per_np = t_vm / (n + 3), t_np / n
+    print(f"Dispatch: {n}-instruction chain of 1-element adds, one tile")
+    print(f"  vm per instruction               {per_vm * 1e6:8.3f} us")
+    print(f"  bare numpy call (add, out=)      {per_np * 1e6:8.3f} us")
+    print(f"  dispatch overhead                {(per_vm - per_np) * 1e6:8.3f} us/instruction")
+    tiny = vm.load(vm.encode(vm.assemble(chain_program(1))))
+    t_tiny = median_s(partial(vm.launch, tiny, [x, y]), max(repeat, 200))
+    print(f"  tiny launch (4 instructions)     {t_tiny * 1e6:8.2f} us")
+
+
+def bench_copy(repeat: int) -> None:
+    n = 256 * 2**20
+    src = np.ones(n, np.uint8)
+    dst = np.empty_like(src)
+    t = median_s(partial(np.copyto, dst, src), repeat)
+    print(
+        f"Copy bandwidth: np.copyto 256 MiB {t * 1e3:.1f} ms = {2 * n / t / 1e9:.1f} GB/s "
+        f"(read+write), {n / t / 1e9:.1f} GB/s (size/time)"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=8192)
+    ap.add_argument("--cols", type=int, default=1024)
+    ap.add_argument("--repeat", type=int, default=9)
+    a = ap.parse_args()
+    print(f"host device: {vm.DeviceSpec.host()}")
+    bench_layernorm(a.rows, a.cols, a.repeat)
+    bench_dispatch(a.repeat)
+    bench_copy(a.repeat)
+
+
+if __name__ == "__main__":
+    main()
