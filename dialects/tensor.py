@@ -884,6 +884,11 @@ class ExpandShapeOp(IRDLOperation):
             },
         )
 
+    @property
+    def groups(self) -> list[list[int]]:
+        """The reassociation as lists of dims."""
+        return reassociation_groups(self.reassociation)
+
     def verify_(self) -> None:
         result = tensor_type(self.result)
         check_reshape(self, tensor_type(self.src), result, self.reassociation)
@@ -919,8 +924,17 @@ class CollapseShapeOp(IRDLOperation):
             properties={"reassociation": reassociation_attr(reassociation)},
         )
 
+    @property
+    def groups(self) -> list[list[int]]:
+        """The reassociation as lists of dims."""
+        return reassociation_groups(self.reassociation)
+
     def verify_(self) -> None:
         check_reshape(self, tensor_type(self.result), tensor_type(self.src), self.reassociation)
+
+
+def reassociation_groups(attr: ArrayAttr[ArrayAttr[IntegerAttr]]) -> list[list[int]]:
+    return [[i.value.data for i in g.data] for g in attr.data]
 
 
 def reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr[ArrayAttr[IntegerAttr]]:
@@ -964,9 +978,7 @@ def parse_results_and_bodies(
     attrs = parser.parse_optional_attr_dict()
     result_types: list[Attribute] = []
     if parser.parse_optional_punctuation("->"):
-        result_types = parser.parse_comma_separated_list(
-            Parser.Delimiter.PAREN, parser.parse_type
-        )
+        result_types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
     regions = [parser.parse_region(args)]
     for _ in range(count - 1):
         parser.parse_keyword("else")
@@ -1002,7 +1014,8 @@ class FusionOp(KernelBodyOp):
     """
 
     name = "tensor.fusion"
-    inputs = var_operand_def(TensorType)
+    inputs = var_operand_def(TensorType | IndexType)
+    """Tensors, and the `index` values that layout ops inside need."""
     outputs = var_result_def(TensorType)
     kind = prop_def(StringAttr)
     body = region_def("single_block")
@@ -1050,7 +1063,9 @@ class FusionOp(KernelBodyOp):
 
     def verify_(self) -> None:
         if self.kind.data not in KERNEL_KINDS:
-            raise VerifyException(f"'{self.name}' kind must be one of {KERNEL_KINDS}, got {self.kind.data!r}")
+            raise VerifyException(
+                f"'{self.name}' kind must be one of {KERNEL_KINDS}, got {self.kind.data!r}"
+            )
         block = self.body.block
         if [a.type for a in block.args] != list(self.inputs.types):
             raise VerifyException(f"'{self.name}' body arguments must match the input types")
@@ -1103,14 +1118,11 @@ class ChoiceOp(KernelBodyOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ChoiceOp:
-        pos = parser.pos
-        conditions = parser.parse_attribute()
-        if not isinstance(conditions, ArrayAttr) or not all(
-            isinstance(c, StringAttr) for c in conditions.data
-        ):
-            parser.raise_error("expected a list of condition strings", pos)
+        conditions = parser.parse_comma_separated_list(
+            Parser.Delimiter.SQUARE, parser.parse_str_literal, " as the list of conditions"
+        )
         attrs, result_types, (then_body, else_body) = parse_results_and_bodies(parser, 2)
-        op = cls([c.data for c in conditions.data], result_types, then_body, else_body)  # type: ignore[union-attr]
+        op = cls(conditions, result_types, then_body, else_body)
         op.attributes.update(attrs)
         return op
 
@@ -1153,7 +1165,9 @@ class StackOp(KernelBodyOp):
         self.check_yield(self.body)
         for op in self.body.block.ops:
             if not isinstance(op, FusionOp | YieldOp):
-                raise VerifyException(f"'{self.name}' body may hold only tensor.fusion ops, found {op.name}")
+                raise VerifyException(
+                    f"'{self.name}' body may hold only tensor.fusion ops, found {op.name}"
+                )
 
 
 @irdl_op_definition

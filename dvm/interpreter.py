@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import sympy
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -48,7 +49,10 @@ from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
     PythonValues,
+    ReturnedValues,
+    TerminatorValue,
     impl,
+    impl_terminator,
     register_impls,
 )
 from xdsl.interpreters.func import FuncFunctions
@@ -60,6 +64,7 @@ from dvm.dialects import tensor
 from dvm.errors import CallError, ExecutionError, ShapeError
 from dvm.ir import parse
 from dvm.numerics import Array, ReduceKind
+from dvm.passes.symbolic import bind_symbols, conditions_hold
 
 __all__ = ["interpret", "make_interpreter", "numpy_dtype"]
 
@@ -474,14 +479,64 @@ class ScfFunctions(XdslScfFunctions):
 
 
 # --------------------------------------------------------------------------
+# Kernels built by the fuse and stack passes: run their bodies
+# --------------------------------------------------------------------------
+
+
+@register_impls
+class KernelFunctions(InterpreterFunctions):
+    """`tensor.fusion` runs its body on its inputs, `tensor.stack` its kernels
+    in order, and `tensor.choice` the alternative its conditions select,
+    given the values of the argument symbols for this call."""
+
+    def __init__(self, symbols: dict[sympy.Symbol, int] | None = None):
+        self.symbols = symbols or {}
+
+    @impl(tensor.FusionOp)
+    def run_fusion(
+        self, interpreter: Interpreter, op: tensor.FusionOp, args: PythonValues
+    ) -> PythonValues:
+        return interpreter.run_ssacfg_region(op.body, args, "tensor.fusion")
+
+    @impl(tensor.StackOp)
+    def run_stack(
+        self, interpreter: Interpreter, op: tensor.StackOp, args: PythonValues
+    ) -> PythonValues:
+        return interpreter.run_ssacfg_region(op.body, (), "tensor.stack")
+
+    @impl(tensor.ChoiceOp)
+    def run_choice(
+        self, interpreter: Interpreter, op: tensor.ChoiceOp, args: PythonValues
+    ) -> PythonValues:
+        taken = conditions_hold([c.data for c in op.conditions.data], self.symbols)
+        region = op.then_body if taken else op.else_body
+        return interpreter.run_ssacfg_region(region, (), "tensor.choice")
+
+    @impl_terminator(tensor.YieldOp)
+    def run_yield(
+        self, interpreter: Interpreter, op: tensor.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+
+# --------------------------------------------------------------------------
 # Calling a function
 # --------------------------------------------------------------------------
 
 
-def make_interpreter(module: ModuleOp) -> Interpreter:
+def make_interpreter(
+    module: ModuleOp, symbols: dict[sympy.Symbol, int] | None = None
+) -> Interpreter:
     """An xDSL interpreter for `module` that knows func, arith, scf and tensor."""
     interpreter = Interpreter(module)
-    for functions in (FuncFunctions(), ArithFunctions(), ScfFunctions(), TensorFunctions()):
+    kernels = KernelFunctions(symbols)
+    for functions in (
+        FuncFunctions(),
+        ArithFunctions(),
+        ScfFunctions(),
+        TensorFunctions(),
+        kernels,
+    ):
         interpreter.register_implementations(functions)
     return interpreter
 
@@ -572,7 +627,8 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     module = module_or_text if isinstance(module_or_text, ModuleOp) else parse(module_or_text)
     func = find_entry(module, entry)
     values = check_arguments(func, args)
-    interpreter = make_interpreter(module)
+    shapes = [v.shape if isinstance(v, np.ndarray) else None for v in values]
+    interpreter = make_interpreter(module, bind_symbols(func, shapes))
     try:
         with np.errstate(all="ignore"):
             results = interpreter.call_op(func, values)

@@ -1,0 +1,28 @@
+"""Passes that stay within a level, registered by name.
+
+`PASSES` maps each `-p` name of `dvm-opt` (and of the Python pipeline API)
+to a factory that imports the pass class only when a pipeline names it.
+"""
+
+import importlib
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def lazy_pass(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory that imports `module.name` (a `ModulePass`) on first use."""
+
+    def load() -> type[ModulePass]:
+        cls = getattr(importlib.import_module(module), name)
+        assert issubclass(cls, ModulePass)
+        return cls
+
+    return load
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "symbolic-shapes": lazy_pass("dvm.passes.symbolic_shapes", "SymbolicShapesPass"),
+    "fuse": lazy_pass("dvm.passes.fuse", "FusePass"),
+    "stack": lazy_pass("dvm.passes.stack", "StackPass"),
+}

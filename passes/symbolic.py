@@ -21,16 +21,19 @@ the same assumptions every time (dims are non-negative integers).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
+from typing import Any, cast
 
 import sympy
+from dvm.dialects.tensor import FusionOp
+from sympy.parsing.sympy_parser import parse_expr as sympy_parse
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 
 SHAPE = "dvm.shape"
 SHAPES = "dvm.shapes"
@@ -51,10 +54,20 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _SYMPY_NAMES = {"Max", "Min", "floor", "ceiling", "Mod", "Eq", "Ne"}
 
 
+@cache
 def parse_expr(text: str) -> sympy.Expr:
-    """Parse an expression printed by `str(expr)` back into sympy."""
-    names = {n: symbol(n) for n in _IDENTIFIER.findall(text) if n not in _SYMPY_NAMES}
-    return sympy.sympify(text, locals=names)
+    """Parse an expression printed by `str(expr)` back into sympy (cached:
+    sympy's parser costs about a millisecond)."""
+    names: dict[str, Any] = {
+        n: symbol(n) for n in _IDENTIFIER.findall(text) if n not in _SYMPY_NAMES
+    }
+    return cast(sympy.Expr, sympy_parse(text, local_dict=names))
+
+
+def substitute(expr: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr | int]) -> sympy.Expr:
+    """`expr` with symbols replaced (a typed `xreplace`)."""
+    table = {s: sympy.Integer(v) if isinstance(v, int) else v for s, v in mapping.items()}
+    return cast(sympy.Expr, expr.xreplace(table))
 
 
 def shape_attr(shape: Sequence[sympy.Expr]) -> ArrayAttr[StringAttr]:
@@ -147,7 +160,9 @@ def unified(func: FuncOp) -> dict[sympy.Symbol, sympy.Expr]:
     attr = func.attributes.get(UNIFIED)
     if not isinstance(attr, DictionaryAttr):
         return {}
-    return {symbol(k): parse_expr(v.data) for k, v in attr.data.items() if isinstance(v, StringAttr)}
+    return {
+        symbol(k): parse_expr(v.data) for k, v in attr.data.items() if isinstance(v, StringAttr)
+    }
 
 
 def shape_of(value: SSAValue) -> Shape:
@@ -163,8 +178,8 @@ def shape_of(value: SSAValue) -> Shape:
     if SHAPE in op.attributes:
         return shape_from_attr(op.attributes[SHAPE])
     shapes = op.attributes.get(SHAPES)
-    if isinstance(shapes, ArrayAttr):
-        return shape_from_attr(shapes.data[value.index])  # type: ignore[attr-defined]
+    if isinstance(shapes, ArrayAttr) and isinstance(value, OpResult):
+        return shape_from_attr(shapes.data[value.index])
     raise KeyError(f"no symbolic shape on {describe(op)}: run the symbolic-shapes pass first")
 
 
@@ -177,13 +192,36 @@ def block_argument_shape(arg: BlockArgument) -> Shape:
         if shape is None:
             raise KeyError(f"argument {arg.index} of @{parent.sym_name.data} has no shape")
         subst = unified(parent)
-        return tuple(sympy.sympify(d).xreplace(subst) for d in shape)
+        return tuple(substitute(d, subst) for d in shape)
+    if isinstance(parent, FusionOp):
+        return shape_of(parent.inputs[arg.index])
     if isinstance(parent, scf.ForOp) and arg.index > 0:  # arg 0 is the induction variable
         return shape_of(parent.results[arg.index - 1])
     if isinstance(parent, scf.WhileOp):
         return shape_of(parent.results[arg.index])
     assert parent is not None
     raise KeyError(f"no symbolic shape for an argument of {describe(parent)}")
+
+
+def bind_symbols(func: FuncOp, shapes: Sequence[tuple[int, ...] | None]) -> dict[sympy.Symbol, int]:
+    """The value of every argument symbol, given the arguments' actual shapes."""
+    bound: dict[sympy.Symbol, int] = {}
+    for declared, actual in zip(argument_shapes(func), shapes, strict=True):
+        if declared is None or actual is None:
+            continue
+        for d, n in zip(declared, actual, strict=True):
+            if isinstance(d, sympy.Symbol):
+                bound[d] = n
+    return bound
+
+
+def conditions_hold(conditions: Iterable[str], bound: dict[sympy.Symbol, int]) -> bool:
+    """Whether every `lhs == rhs` condition holds for these symbol values."""
+    for condition in conditions:
+        lhs, rhs = condition.split(" == ")
+        if substitute(parse_expr(lhs), bound) != substitute(parse_expr(rhs), bound):
+            return False
+    return True
 
 
 def free_symbols(shapes: Iterable[Shape]) -> set[sympy.Symbol]:

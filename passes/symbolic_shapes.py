@@ -24,22 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import sympy
-from xdsl.context import Context
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    IndexType,
-    IntegerAttr,
-    ModuleOp,
-    StringAttr,
-    TensorType,
-)
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
-
 from dvm.dialects import tensor as t
 from dvm.passes.symbolic import (
     GUARDS,
@@ -55,6 +39,21 @@ from dvm.passes.symbolic import (
     shape_attr,
     symbol,
 )
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
 
 ONE = sympy.Integer(1)
 
@@ -115,7 +114,9 @@ class Unifier:
         return target, source
 
     def replace(self, source: sympy.Symbol, target: sympy.Expr) -> None:
-        self.replaced = {s: sympy.expand(e.xreplace({source: target})) for s, e in self.replaced.items()}
+        self.replaced = {
+            s: sympy.expand(e.xreplace({source: target})) for s, e in self.replaced.items()
+        }
         self.replaced[source] = target
 
 
@@ -190,7 +191,9 @@ class ShapeInference:
         assert isinstance(result.type, TensorType)
         declared = result.type.get_shape()
         dims = [
-            d if static_dim(s) is None else self.unifier.require_equal(d, static_dim(s), GuardKind.EQUAL, op)  # type: ignore[arg-type]
+            d
+            if s == t.DYN
+            else self.unifier.require_equal(d, sympy.Integer(s), GuardKind.EQUAL, op)
             for d, s in zip(shape, declared, strict=True)
         ]
         self.shapes[result] = tuple(dims)
@@ -207,7 +210,9 @@ class ShapeInference:
             for d in dims:
                 if d == ONE:
                     continue
-                dim = d if dim == ONE else self.unifier.require_equal(dim, d, GuardKind.BROADCAST, op)
+                dim = (
+                    d if dim == ONE else self.unifier.require_equal(dim, d, GuardKind.BROADCAST, op)
+                )
             out.append(dim)
         return tuple(out)
 
@@ -258,7 +263,7 @@ class ShapeInference:
         assert isinstance(op, t.ExpandShapeOp)
         source = self.shape(op.src)
         target = self.target_shape(op.static_output_shape.get_values(), op.dynamic_output_shape)
-        for group, dim in zip(reassociation(op), source, strict=True):
+        for group, dim in zip(op.groups, source, strict=True):
             product = sympy.Mul(*(target[i] for i in group))
             self.unifier.require_equal(dim, product, GuardKind.EQUAL, op)
         self.set_result(op, target)
@@ -266,7 +271,7 @@ class ShapeInference:
     def collapse_shape(self, op: Operation) -> None:
         assert isinstance(op, t.CollapseShapeOp)
         source = self.shape(op.src)
-        self.set_result(op, [sympy.expand(sympy.Mul(*(source[i] for i in g))) for g in reassociation(op)])
+        self.set_result(op, [sympy.expand(sympy.Mul(*(source[i] for i in g))) for g in op.groups])
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)
@@ -341,11 +346,11 @@ class ShapeInference:
         self.walk(after)
         for i, (init, *_) in enumerate(carried):
             if isinstance(init.type, TensorType):
-                self.check_loop_invariant(op, i, self.shape(init), self.shape(self.yielded(after)[i]))
+                self.check_loop_invariant(
+                    op, i, self.shape(init), self.shape(self.yielded(after)[i])
+                )
 
-    def loop(
-        self, op: Operation, inits: list[SSAValue], args: list[SSAValue], body: Block
-    ) -> None:
+    def loop(self, op: Operation, inits: list[SSAValue], args: list[SSAValue], body: Block) -> None:
         for init, arg, result in zip(inits, args, op.results, strict=True):
             if isinstance(init.type, TensorType):
                 self.shapes[arg] = self.shapes[result] = self.shape(init)
@@ -378,7 +383,11 @@ class ShapeInference:
 
     def annotate_arguments(self) -> None:
         entries: list[DictionaryAttr] = []
-        old = self.func.arg_attrs.data if self.func.arg_attrs else [DictionaryAttr({})] * len(self.func.args)
+        old = (
+            self.func.arg_attrs.data
+            if self.func.arg_attrs
+            else [DictionaryAttr({})] * len(self.func.args)
+        )
         for arg, attrs in zip(self.func.args, old, strict=True):
             data = dict(attrs.data)
             if arg in self.shapes:
@@ -392,16 +401,18 @@ class ShapeInference:
             op.attributes[SHAPE] = shape_attr(self.shape(tensors[0]))
         elif tensors:
             op.attributes[SHAPES] = ArrayAttr([shape_attr(self.shape(r)) for r in tensors])
-        if len(op.results) == 1 and op.results[0] in self.values and not isinstance(op, arith.ConstantOp):
+        if (
+            len(op.results) == 1
+            and op.results[0] in self.values
+            and not isinstance(op, arith.ConstantOp)
+        ):
             op.attributes[VALUE] = StringAttr(str(self.value(op.results[0])))
 
 
-def reassociation(op: t.ExpandShapeOp | t.CollapseShapeOp) -> list[list[int]]:
-    groups: list[list[int]] = []
-    for g in op.reassociation.data:
-        assert isinstance(g, ArrayAttr)
-        groups.append([i.value.data for i in g.data if isinstance(i, IntegerAttr)])
-    return groups
+def ensure_shapes(func: FuncOp) -> None:
+    """Run the analysis on a function that `symbolic-shapes` has not annotated."""
+    if GUARDS not in func.attributes:
+        ShapeInference(func).run()
 
 
 def strip(func: FuncOp) -> None:
@@ -425,4 +436,3 @@ class SymbolicShapesPass(ModulePass):
             if isinstance(func, FuncOp) and func.body.blocks:
                 strip(func)
                 ShapeInference(func).run()
-

@@ -1,0 +1,443 @@
+"""Kernel domains: when can a group of ops run as one tiled kernel?
+
+A fused kernel iterates over one *domain*: a list of axes with symbolic
+sizes. Every value inside the kernel is *placed* in that domain: each of its
+dims spans an ordered list of domain axes (one axis usually; several after a
+collapse; none for a unit dim that broadcasts). Elementwise ops then line up
+by numpy broadcasting in domain coordinates, transposes and reshapes inside
+a kernel only relabel axes, and reductions reduce domain axes. This is what
+"iteration spaces merge affinely" means here.
+
+Values that come from outside the kernel (inputs) are read through a
+*strided view* of their buffer: the chain of layout ops between the input
+and its first compute use (transpose, expand/collapse, broadcast_to) is
+folded into per-axis strides, when that is provably possible. Outputs are
+written the same way, through the layout ops that follow the last compute.
+
+A group is legal when every placement is consistent, sizes agree by sympy
+proof, all reductions reduce the same axes, and every output spans every
+axis that is not reduced. The `fuse` pass asks this analysis about candidate
+groups; `convert-tensor-to-tile` reads the domain of each kernel from it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import sympy
+from dvm.dialects import tensor as t
+from dvm.passes.symbolic import Shape, describe, shape_of
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+Axes = tuple[int, ...]
+"""The domain axes one dim of a value spans, outermost first (empty: a unit dim)."""
+Placement = tuple[Axes, ...]
+
+ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp)
+LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp)
+VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT)
+"""Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
+
+
+class Illegal(Exception):
+    """The group cannot be one kernel. `conditions` lists size equalities
+    that were plausible but not provable: with them assumed, the group
+    would be legal (so a guarded choice can take it when they hold)."""
+
+    def __init__(self, reason: str, conditions: Sequence[tuple[sympy.Expr, sympy.Expr]] = ()):
+        super().__init__(reason)
+        self.conditions = list(conditions)
+
+
+def provably_equal(a: sympy.Expr, b: sympy.Expr) -> bool:
+    return a == b or sympy.expand(a - b) == 0
+
+
+def provably_different(a: sympy.Expr, b: sympy.Expr) -> bool:
+    d = sympy.expand(a - b)
+    return bool(d.is_number and d != 0)
+
+
+@dataclass
+class StridedView:
+    """How a kernel reads or writes a buffer: element strides per domain axis."""
+
+    value: SSAValue
+    """The buffer: an input of the kernel, or a value the kernel outputs."""
+    strides: tuple[sympy.Expr, ...]
+    """One stride per domain axis; 0 where the buffer does not span the axis."""
+
+
+@dataclass
+class Domain:
+    """The result of a successful analysis."""
+
+    sizes: list[sympy.Expr] = field(default_factory=list)
+    reduced: frozenset[int] = frozenset()
+    contraction: int | None = None
+    """The matmul's K axis in a cube or mix kernel (not an output axis)."""
+    placement: dict[SSAValue, Placement] = field(default_factory=dict)
+    loads: list[StridedView] = field(default_factory=list)
+    stores: list[StridedView] = field(default_factory=list)
+
+    @property
+    def parallel(self) -> list[int]:
+        return [
+            a for a in range(len(self.sizes)) if a not in self.reduced and a != self.contraction
+        ]
+
+
+def contiguous_strides(shape: Shape) -> list[sympy.Expr]:
+    strides: list[sympy.Expr] = []
+    running: sympy.Expr = sympy.Integer(1)
+    for d in reversed(shape):
+        strides.append(running)
+        running = running * d
+    return list(reversed(strides))
+
+
+class DomainAnalysis:
+    """Places the values of one candidate group of ops into a common domain."""
+
+    def __init__(self, ops: Sequence[Operation], outputs: Iterable[SSAValue]):
+        self.ops = list(ops)
+        self.members = set(self.ops)
+        self.outputs = list(outputs)
+        self.domain = Domain()
+        self.reductions: list[tuple[Operation, set[int]]] = []
+        """Each reduction and the axes it reduces; all must agree (checked
+        once axes are unified, at the end)."""
+        self.conditions: list[tuple[sympy.Expr, sympy.Expr]] = []
+        self.chains: dict[SSAValue, tuple[Operation, SSAValue]] = {}
+        """Layout results computed from inputs only: the op and its operand."""
+        self.parent: list[int] = []
+        """Union-find over domain axes: two axes found to be one are merged."""
+        self.loaded: list[SSAValue] = []
+        self.operand_loads: list[tuple[SSAValue, Placement]] = []
+
+    # -- entry point ------------------------------------------------------------
+
+    def run(self) -> Domain:
+        for op in self.ops:
+            self.visit(op)
+        for value in self.outputs:
+            if self.placed(value) is None:  # only layout ops from an input: a copy
+                self.place_new(value)
+        self.canonicalize()
+        if self.domain.reduced and self.domain.contraction is not None:
+            raise Illegal("a matmul kernel takes only elementwise epilogues, not reductions")
+        for value in self.loaded:
+            self.add_load(value, self.domain.placement[value])
+        for value, placement in self.operand_loads:
+            self.add_load(value, tuple(tuple(self.renumbered(span)) for span in placement))
+        for value in self.outputs:
+            self.add_store(value)
+        if self.conditions:
+            raise Illegal("sizes are not provably equal", self.conditions)
+        return self.domain
+
+    def find(self, axis: int) -> int:
+        while self.parent[axis] != axis:
+            self.parent[axis] = self.parent[self.parent[axis]]
+            axis = self.parent[axis]
+        return axis
+
+    def unify(self, what: str, a: int, b: int) -> None:
+        a, b = self.find(a), self.find(b)
+        if a != b:
+            self.require_size(what, self.domain.sizes[b], (a,))
+            self.parent[b] = a
+
+    def canonicalize(self) -> None:
+        """Renumber the axes that survived unification densely, in order."""
+        roots = sorted({self.find(a) for a in range(len(self.parent))})
+        number = {r: i for i, r in enumerate(roots)}
+
+        def renumber(axes: Axes) -> Axes:
+            return tuple(number[self.find(a)] for a in axes)
+
+        self.renumbered = renumber
+
+        sizes = self.domain.sizes
+        self.domain.sizes = [sizes[r] for r in roots]
+        for value, placement in self.domain.placement.items():
+            spans = tuple(renumber(span) for span in placement)
+            flat = [a for span in spans for a in span]
+            if len(flat) != len(set(flat)):
+                raise Illegal(f"{value.name_hint or 'a value'} would iterate one axis twice")
+            self.domain.placement[value] = spans
+        reduced = [(op, frozenset(renumber(tuple(axes)))) for op, axes in self.reductions]
+        for op, axes in reduced[1:]:
+            if axes != reduced[0][1]:
+                raise Illegal(
+                    f"{describe(op)} reduces other axes than the kernel's other reductions"
+                )
+        self.domain.reduced = reduced[0][1] if reduced else frozenset()
+        if self.domain.contraction is not None:
+            self.domain.contraction = number[self.find(self.domain.contraction)]
+
+    # -- helpers ----------------------------------------------------------------
+
+    def is_internal(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, Operation) and value.owner in self.members
+
+    def new_axis(self, size: sympy.Expr) -> int:
+        self.domain.sizes.append(size)
+        self.parent.append(len(self.parent))
+        return len(self.domain.sizes) - 1
+
+    def span_size(self, axes: Axes) -> sympy.Expr:
+        return sympy.Mul(*(self.domain.sizes[self.find(a)] for a in axes))
+
+    def require_size(self, what: str, size: sympy.Expr, axes: Axes) -> None:
+        want = self.span_size(axes)
+        if provably_equal(size, want):
+            return
+        if provably_different(size, want):
+            raise Illegal(f"{what}: size {size} cannot span domain size {want}")
+        self.conditions.append((size, want))
+
+    def placed(self, value: SSAValue) -> Placement | None:
+        return self.domain.placement.get(value)
+
+    def place_new(self, value: SSAValue) -> Placement:
+        """A value whose dims get fresh domain axes (unit dims get none)."""
+        placement = tuple(() if d == 1 else (self.new_axis(d),) for d in shape_of(value))
+        self.assign(value, placement)
+        return placement
+
+    def assign(self, value: SSAValue, placement: Placement) -> None:
+        """Place `value`; for an input (or a layout result from inputs) this
+        also fixes the strided view through which the kernel reads it."""
+        old = self.placed(value)
+        if old is not None:
+            self.merge_spans(f"{value.name_hint or 'a value'}", old, placement)
+            return
+        self.domain.placement[value] = placement
+        if not self.is_internal(value) or value in self.chains:
+            self.loaded.append(value)
+
+    # -- the rules ---------------------------------------------------------------
+
+    def visit(self, op: Operation) -> None:
+        if isinstance(op, arith.ConstantOp):
+            return
+        if isinstance(op, LAYOUT) and self.is_input_view(op.operands[0]):
+            self.chains[op.results[0]] = (op, op.operands[0])  # still a view of an input
+            return
+        if isinstance(op, (*ELEMENTWISE, t.BroadcastToOp)):
+            self.elementwise(op)
+        elif isinstance(op, t.ReduceOp):
+            self.reduce(op)
+        elif isinstance(op, t.TransposeOp):
+            source = self.operand_placement(op.input)
+            self.domain.placement[op.result] = tuple(source[p] for p in op.permutation)
+        elif isinstance(op, t.CollapseShapeOp):
+            self.collapse(op)
+        elif isinstance(op, t.ExpandShapeOp):
+            self.expand(op)
+        elif isinstance(op, t.MatmulOp):
+            self.matmul(op)
+        else:
+            raise Illegal(f"{describe(op)} cannot be part of a kernel")
+
+    def is_input_view(self, value: SSAValue) -> bool:
+        """Not yet placed, and an input or layout ops applied to an input."""
+        unplaced = self.placed(value) is None
+        return unplaced and (not self.is_internal(value) or value in self.chains)
+
+    def operand_placement(self, value: SSAValue) -> Placement:
+        placement = self.placed(value)
+        return placement if placement is not None else self.place_new(value)
+
+    def elementwise(self, op: Operation) -> None:
+        result = op.results[0]
+        result_shape = shape_of(result)
+        rank = len(result_shape)
+        tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
+        axes: list[Axes | None] = [None] * rank
+        for v in tensors:  # what the placed operands already fix
+            placement = self.placed(v)
+            if placement is None:
+                continue
+            offset = rank - len(placement)
+            for i, span in enumerate(placement):
+                if span:
+                    self.merge_axis(op, axes, offset + i, span)
+        for j, d in enumerate(result_shape):
+            if axes[j] is None and d != 1:
+                axes[j] = (self.new_axis(d),)
+        for v in tensors:  # now place the operands that come from outside
+            if self.placed(v) is None:
+                shape = shape_of(v)
+                offset = rank - len(shape)
+                spans = [() if d == 1 else axes[offset + i] or () for i, d in enumerate(shape)]
+                for d, span in zip(shape, spans, strict=True):
+                    if d != 1:
+                        self.require_size(describe(op), d, span)
+                self.assign(v, tuple(spans))
+        self.domain.placement[result] = tuple(a or () for a in axes)
+
+    def merge_axis(self, op: Operation, axes: list[Axes | None], j: int, span: Axes) -> None:
+        current = axes[j]
+        if current is None:
+            axes[j] = span
+        else:
+            self.merge_spans(describe(op), (current,), (span,))
+
+    def merge_spans(self, what: str, a: Placement, b: Placement) -> None:
+        """Two placements of the same dims must iterate the same axes: merge
+        axes that were created apart, one to one."""
+        for x, y in zip(a, b, strict=True):
+            if [self.find(i) for i in x] == [self.find(i) for i in y]:
+                continue
+            if len(x) != len(y):
+                raise Illegal(f"{what}: operands iterate over different domain axes")
+            for i, j in zip(x, y, strict=True):
+                self.unify(what, i, j)
+
+    def reduce(self, op: t.ReduceOp) -> None:
+        source = self.operand_placement(op.input)
+        axes = op.reduced_axes
+        self.reductions.append((op, {a for i in axes for a in source[i]}))
+        kept = [() if i in axes else span for i, span in enumerate(source)]
+        self.domain.placement[op.result] = (
+            tuple(kept) if op.keeps_dims else tuple(s for i, s in enumerate(kept) if i not in axes)
+        )
+
+    def collapse(self, op: t.CollapseShapeOp) -> None:
+        source = self.operand_placement(op.src)
+        self.domain.placement[op.result] = tuple(
+            sum((source[i] for i in group), ()) for group in op.groups
+        )
+
+    def expand(self, op: t.ExpandShapeOp) -> None:
+        source = self.operand_placement(op.src)
+        target = shape_of(op.result)
+        placement: list[Axes] = []
+        for span, group in zip(source, op.groups, strict=True):
+            rest = list(span)
+            for i in group:
+                if target[i] == 1:
+                    placement.append(())
+                    continue
+                taken: list[int] = []
+                while rest and not provably_equal(self.span_size(tuple(taken)), target[i]):
+                    taken.append(rest.pop(0))
+                if not provably_equal(self.span_size(tuple(taken)), target[i]):
+                    raise Illegal(
+                        f"{describe(op)} splits a dim that the kernel iterates as one axis"
+                    )
+                placement.append(tuple(taken))
+        self.domain.placement[op.result] = tuple(placement)
+
+    def matmul(self, op: t.MatmulOp) -> None:
+        if self.domain.contraction is not None:
+            raise Illegal("a kernel holds at most one matmul")
+        for v in (op.lhs, op.rhs):
+            if self.is_internal(v) and v not in self.chains:
+                raise Illegal(f"{describe(op)}: matmul operands must come from outside the kernel")
+        result = shape_of(op.result)
+        a, b = shape_of(op.lhs), shape_of(op.rhs)
+        transpose_a, transpose_b = op.flags
+        batch = [() if d == 1 else (self.new_axis(d),) for d in result[:-2]]
+        m, n = self.new_axis(result[-2]), self.new_axis(result[-1])
+        k = self.new_axis(a[-2] if transpose_a else a[-1])
+        self.domain.contraction = k
+        # Each matmul operand gets a load of its own, in matmul coordinates,
+        # even when the epilogue reads the same input in output coordinates.
+        self.operand_loads.append((op.lhs, self.operand_spans(a, batch, (m, k), transpose_a)))
+        self.operand_loads.append((op.rhs, self.operand_spans(b, batch, (k, n), transpose_b)))
+        self.domain.placement[op.result] = (*batch, (m,), (n,))
+
+    @staticmethod
+    def operand_spans(
+        shape: Shape, batch: list[Axes], rows_cols: tuple[int, int], transposed: bool
+    ) -> Placement:
+        offset = len(batch) - (len(shape) - 2)
+        own_batch = [() if d == 1 else batch[offset + i] for i, d in enumerate(shape[:-2])]
+        r, c = rows_cols
+        return (*own_batch, (c,), (r,)) if transposed else (*own_batch, (r,), (c,))
+
+    # -- views of inputs and outputs ----------------------------------------------
+
+    def add_load(self, value: SSAValue, placement: Placement) -> None:
+        source, dims = self.view_through_chain(value)
+        self.domain.loads.append(StridedView(source, self.axis_strides(placement, dims)))
+
+    def view_through_chain(self, value: SSAValue) -> tuple[SSAValue, list[sympy.Expr]]:
+        """The input buffer behind `value` and the strides of `value`'s dims in it."""
+        if value not in self.chains:
+            return value, contiguous_strides(shape_of(value))
+        op, operand = self.chains[value]
+        source, strides = self.view_through_chain(operand)
+        return source, self.apply_layout(op, shape_of(operand), strides)
+
+    def apply_layout(
+        self, op: Operation, shape: Shape, strides: list[sympy.Expr]
+    ) -> list[sympy.Expr]:
+        if isinstance(op, t.TransposeOp):
+            return [strides[p] for p in op.permutation]
+        if isinstance(op, t.ExpandShapeOp):
+            target = shape_of(op.result)
+            out: list[sympy.Expr] = []
+            for group, stride in zip(op.groups, strides, strict=True):
+                out.extend(
+                    stride * sympy.Mul(*(target[j] for j in group[k + 1 :]))
+                    for k in range(len(group))
+                )
+            return out
+        if isinstance(op, t.CollapseShapeOp):
+            return [
+                self.merged_stride(op, [shape[i] for i in g], [strides[i] for i in g])
+                for g in op.groups
+            ]
+        assert isinstance(op, t.BroadcastToOp)
+        target = shape_of(op.result)
+        offset = len(target) - len(shape)
+        return [
+            sympy.Integer(0)
+            if i < offset or shape[i - offset] == 1 != target[i]
+            else strides[i - offset]
+            for i in range(len(target))
+        ]
+
+    @staticmethod
+    def merged_stride(
+        op: Operation, sizes: list[sympy.Expr], strides: list[sympy.Expr]
+    ) -> sympy.Expr:
+        """Collapsing dims is a view only where each stride is the next one's
+        stride times its size (unit dims do not matter)."""
+        kept = [(d, s) for d, s in zip(sizes, strides, strict=True) if d != 1]
+        if not kept:
+            return sympy.Integer(1)
+        for (_, outer), (size, inner) in itertools.pairwise(kept):
+            if not provably_equal(outer, inner * size):
+                raise Illegal(f"{describe(op)} of a non-contiguous view is not a strided view")
+        return kept[-1][1]
+
+    def axis_strides(
+        self, placement: Placement, dim_strides: Sequence[sympy.Expr]
+    ) -> tuple[sympy.Expr, ...]:
+        strides: list[sympy.Expr] = [sympy.Integer(0)] * len(self.domain.sizes)
+        for span, stride in zip(placement, dim_strides, strict=True):
+            running = stride
+            for axis in reversed(span):
+                strides[axis] = running
+                running = running * self.domain.sizes[axis]
+        return tuple(strides)
+
+    def add_store(self, value: SSAValue) -> None:
+        """An output: written through the layout ops that produced it from the
+        last computed value, which must span every non-reduced axis."""
+        placement = self.domain.placement[value]
+        spanned = {a for span in placement for a in span}
+        missing = [a for a in self.domain.parallel if a not in spanned]
+        if missing:
+            raise Illegal(f"output {value.name_hint or ''} does not span domain axes {missing}")
+        strides = self.axis_strides(placement, contiguous_strides(shape_of(value)))
+        self.domain.stores.append(StridedView(value, strides))

@@ -1,0 +1,304 @@
+"""The `fuse` pass: group ops into `tensor.fusion` kernels, on symbolic shapes.
+
+Each compute op starts as its own group. Walking the block in order, an op
+joins the group of a producer when the union is still one legal kernel (see
+`dvm.passes.domain`): its iteration space merges affinely with the group's,
+by sympy proof on the symbolic shapes. Vector producers are tried before
+matmul ones, so a reduction chain keeps its elementwise neighbours and a
+matmul keeps only an elementwise epilogue. Then sibling groups that read a
+common input merge too (one read instead of two). Finally every group
+becomes a `tensor.fusion` op of kind
+
+- `vector`: elementwise ops, reductions and layout ops (LayerNorm, softmax);
+- `cube`: one matmul (with the layout ops that feed it as views);
+- `mix`: a matmul with an elementwise epilogue (addmm + relu).
+
+Sibling kernels whose domains may be equal but cannot be proved so (sizes
+from different symbols) become a `tensor.choice`: one fused kernel when the
+real shapes agree, the separate kernels otherwise (DVM's streaming fusion).
+
+Why: each kernel is one launch and one pass over memory; fusing keeps the
+intermediates in local memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from dvm.dialects import tensor as t
+from dvm.passes.blocks import rebuild_block, top_level
+from dvm.passes.domain import LAYOUT, VECTOR, Domain, DomainAnalysis, Illegal
+from dvm.passes.symbolic import SHAPE, SHAPES, shape_attr, shape_of
+from dvm.passes.symbolic_shapes import ensure_shapes
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+COMPUTE = (*VECTOR, t.MatmulOp)
+
+
+def is_splat_constant(op: Operation) -> bool:
+    """A constant that a kernel can hold as an immediate (a scalar or a splat)."""
+    if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, TensorType):
+        return False
+    value = op.value
+    return isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat()
+
+
+@dataclass
+class Group:
+    ops: list[Operation]
+
+    @property
+    def has_matmul(self) -> bool:
+        return any(isinstance(op, t.MatmulOp) for op in self.ops)
+
+    @property
+    def kind(self) -> str:
+        if not self.has_matmul:
+            return "vector"
+        epilogue = [op for op in self.ops if isinstance(op, COMPUTE) and not isinstance(op, LAYOUT)]
+        return "cube" if len(epilogue) == 1 else "mix"
+
+
+class Fuser:
+    """Fuses the compute ops of one block."""
+
+    def __init__(self, block: Block, kinds: Sequence[str], max_ops: int):
+        self.block = block
+        self.kinds = set(kinds)
+        self.max_ops = max_ops
+        self.order = {op: i for i, op in enumerate(block.ops)}
+        self.group: dict[Operation, Group] = {}
+
+    # -- deciding the groups ----------------------------------------------------
+
+    def run(self) -> None:
+        for op in list(self.block.ops):
+            if isinstance(op, COMPUTE):
+                self.group[op] = Group([op])
+                for producer in self.producer_groups(op):
+                    self.try_merge(self.group[op], producer)
+        self.merge_siblings()
+        self.rebuild()
+
+    def producer_groups(self, op: Operation) -> list[Group]:
+        groups: list[Group] = []
+        for v in op.operands:
+            owner = v.owner
+            if isinstance(owner, Operation) and owner in self.group:
+                g = self.group[owner]
+                if g is not self.group[op] and g not in groups:
+                    groups.append(g)
+        return sorted(groups, key=lambda g: g.has_matmul)  # vector groups first
+
+    def try_merge(self, a: Group, b: Group) -> bool:
+        ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
+        merged = Group(ops)
+        if not self.allowed(merged) or self.creates_cycle(a, b):
+            return False
+        try:
+            self.analyze(merged)
+        except Illegal:
+            return False
+        for op in ops:
+            self.group[op] = merged
+        return True
+
+    def allowed(self, group: Group) -> bool:
+        computing = sum(isinstance(op, COMPUTE) for op in group.ops)
+        return computing <= self.max_ops and group.kind in self.kinds
+
+    def analyze(self, group: Group) -> Domain:
+        return DomainAnalysis(group.ops, self.outputs(group)).run()
+
+    def outputs(self, group: Group) -> list[SSAValue]:
+        members = set(group.ops)
+        found: list[SSAValue] = []
+        for op in group.ops:
+            for r in op.results:
+                if any(top_level(use.operation, self.block) not in members for use in r.uses):
+                    found.append(r)
+        return found
+
+    def creates_cycle(self, a: Group, b: Group) -> bool:
+        """Merging is illegal when a path leaves one group and re-enters the
+        other through an op outside both: the fused kernel would depend on
+        itself."""
+        inside = {*a.ops, *b.ops}
+        return self.reaches_through_outside(
+            a.ops, set(b.ops), inside
+        ) or self.reaches_through_outside(b.ops, set(a.ops), inside)
+
+    def reaches_through_outside(
+        self, start: Iterable[Operation], targets: set[Operation], inside: set[Operation]
+    ) -> bool:
+        frontier = [u for op in start for u in self.users(op) if u not in inside]
+        seen = set(frontier)
+        while frontier:
+            op = frontier.pop()
+            for user in self.users(op):
+                if user in targets:
+                    return True
+                if user not in seen and user not in inside:
+                    seen.add(user)
+                    frontier.append(user)
+        return False
+
+    def users(self, op: Operation) -> set[Operation]:
+        found: set[Operation] = set()
+        for r in op.results:
+            for use in r.uses:
+                top = top_level(use.operation, self.block)
+                if top is not None:
+                    found.add(top)
+        return found
+
+    def merge_siblings(self) -> None:
+        """Vector groups that read a common input merge when legal."""
+        changed = True
+        while changed:
+            changed = False
+            groups = self.distinct_groups()
+            for i, a in enumerate(groups):
+                for b in groups[i + 1 :]:
+                    if a.has_matmul or b.has_matmul or not self.share_input(a, b):
+                        continue
+                    if self.try_merge(a, b):
+                        changed = True
+                        break
+                if changed:
+                    break
+
+    def distinct_groups(self) -> list[Group]:
+        seen: dict[int, Group] = {}
+        for op in self.block.ops:
+            g = self.group.get(op)
+            if g is not None:
+                seen.setdefault(id(g), g)
+        return list(seen.values())
+
+    def inputs(self, group: Group) -> list[SSAValue]:
+        members = set(group.ops)
+        found: list[SSAValue] = []
+        for op in group.ops:
+            for v in op.operands:
+                owner = v.owner
+                inside = isinstance(owner, Operation) and (
+                    owner in members or is_splat_constant(owner)
+                )
+                if not inside and isinstance(v.type, TensorType | IndexType) and v not in found:
+                    found.append(v)
+        return found
+
+    def share_input(self, a: Group, b: Group) -> bool:
+        return bool(set(self.inputs(a)) & set(self.inputs(b)))
+
+    # -- building the IR ---------------------------------------------------------
+
+    def rebuild(self) -> None:
+        """Replace each group by a fusion op, keeping the block in an order
+        where every value is defined before its uses."""
+        groups = [g.ops for g in self.distinct_groups()]
+        rebuild_block(self.block, groups, lambda ops: self.emit_kernel(Group(list(ops))))
+
+    def emit_kernel(self, group: Group) -> None:
+        domain = self.analyze(group)
+        inputs = self.inputs(group)
+        outputs = self.outputs(group)
+        body = Block(arg_types=[v.type for v in inputs])
+        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args, strict=True))
+        for v, arg in mapping.items():
+            arg.name_hint = v.name_hint
+        for op in group.ops:
+            for v in op.operands:
+                owner = v.owner
+                if v not in mapping and isinstance(owner, Operation) and is_splat_constant(owner):
+                    constant = owner.clone()
+                    body.add_op(constant)
+                    mapping[v] = constant.results[0]
+            clone = op.clone(value_mapper=mapping)
+            body.add_op(clone)
+        body.add_op(t.YieldOp(*(mapping[v] for v in outputs)))
+        kernel = t.FusionOp(
+            group.kind, inputs, [v.type for v in outputs], Region(body), describe_domain(domain)
+        )
+        annotate_results(kernel, outputs)
+        self.block.add_op(kernel)
+        for old, new in zip(outputs, kernel.results, strict=True):
+            old.replace_all_uses_with(new)
+            new.name_hint = old.name_hint
+        for op in reversed(group.ops):
+            op.detach()
+            op.erase(safe_erase=False)
+
+
+def describe_domain(domain: Domain) -> dict[str, Attribute]:
+    """What a student sees on a kernel: its iteration domain and reduced axes."""
+    attrs: dict[str, Attribute] = {"dvm.domain": shape_attr(domain.sizes)}
+    if domain.reduced:
+        attrs["dvm.reduced"] = ArrayAttr([IntegerAttr(a, i64) for a in sorted(domain.reduced)])
+    return attrs
+
+
+def annotate_results(op: Operation, sources: Sequence[SSAValue]) -> None:
+    shapes = [shape_attr(shape_of(v)) for v in sources]
+    if len(shapes) == 1:
+        op.attributes[SHAPE] = shapes[0]
+    elif shapes:
+        op.attributes[SHAPES] = ArrayAttr(shapes)
+
+
+def remove_dead_constants(block: Block) -> None:
+    for op in list(block.ops):
+        if isinstance(op, arith.ConstantOp) and not op.result.uses:
+            Rewriter.erase_op(op)
+
+
+def blocks_inside_out(func: FuncOp) -> list[Block]:
+    """Every block of the function, nested ones first."""
+    blocks: list[Block] = []
+    for op in func.walk(reverse=True):
+        for region in op.regions:
+            blocks.extend(region.blocks)
+    return blocks
+
+
+@dataclass(frozen=True)
+class FusePass(ModulePass):
+    """Group the ops of every function into `tensor.fusion` kernels
+    (vector / cube / mix) whose legality is proved on symbolic shapes."""
+
+    name = "fuse"
+
+    kinds: tuple[str, ...] = ("vector", "cube", "mix")
+    """Kernel kinds that may hold more than one op (a lone op is always a kernel)."""
+    max_ops: int = 64
+    """The most compute ops in one kernel."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unknown = set(self.kinds) - set(t.KERNEL_KINDS)
+        if unknown:
+            raise ValueError(f"fuse: unknown kernel kinds {sorted(unknown)}; use {t.KERNEL_KINDS}")
+        kinds = {*self.kinds, "cube"}  # a lone matmul is a cube kernel
+        for func in op.walk():
+            if isinstance(func, FuncOp) and func.body.blocks:
+                ensure_shapes(func)
+                for block in blocks_inside_out(func):
+                    if isinstance(block.parent_op(), t.FusionOp | t.StackOp | t.ChoiceOp):
+                        continue
+                    Fuser(block, tuple(kinds), self.max_ops).run()
+                    remove_dead_constants(block)

@@ -1,0 +1,106 @@
+"""The `stack` pass: launch independent kernels together.
+
+After `fuse`, a block holds `tensor.fusion` kernels. Kernels none of which
+depends on another (directly or through any other op) are wrapped into one
+`tensor.stack`, so they cost one launch instead of several (DVM's
+stacking-based fusion):
+
+- `parallel` (stacking in space): the kernels run side by side, the cores
+  shared among them; good when each kernel alone is too small to fill the
+  cores, as with the q, k and v projections of a BERT layer or the gates of
+  an MMoE;
+- `sequence` (stacking in time): the kernels run one after another inside
+  one launch.
+
+Why: with dynamic shapes many kernels are small, and launching each costs
+more than running it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dvm.dialects import tensor as t
+from dvm.passes.blocks import rebuild_block, top_level
+from dvm.passes.symbolic import SHAPES, shape_attr, shape_of
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+
+def ancestors(block: Block) -> dict[Operation, set[Operation]]:
+    """For each op of the block, every op of the block it depends on."""
+    found: dict[Operation, set[Operation]] = {}
+    for op in block.ops:
+        deps: set[Operation] = set()
+        for inner in op.walk():
+            for v in inner.operands:
+                owner = v.owner
+                top = top_level(owner, block) if isinstance(owner, Operation) else None
+                if top is not None and top is not op:
+                    deps |= {top, *found.get(top, set())}
+        found[op] = deps
+    return found
+
+
+def independent_sets(block: Block, limit: int) -> list[list[Operation]]:
+    """Greedy: each kernel joins the open set when it depends on none of its
+    members; sets of one are dropped."""
+    deps = ancestors(block)
+    sets: list[list[Operation]] = []
+    current: list[Operation] = []
+    for op in block.ops:
+        if not isinstance(op, t.FusionOp):
+            continue
+        if current and (len(current) >= limit or any(m in deps[op] for m in current)):
+            sets.append(current)
+            current = []
+        current.append(op)
+    sets.append(current)
+    return [s for s in sets if len(s) > 1]
+
+
+def emit_stack(block: Block, kernels: Sequence[Operation], mode: str) -> None:
+    results: list[SSAValue] = [r for k in kernels for r in k.results]
+    body = Block()
+    for k in kernels:
+        k.detach()
+        body.add_op(k)
+    body.add_op(t.YieldOp(*results))
+    stack = t.StackOp(mode, [r.type for r in results], Region(body))
+    stack.attributes[SHAPES] = ArrayAttr([shape_attr(shape_of(r)) for r in results])
+    block.add_op(stack)
+    for old, new in zip(results, stack.results, strict=True):
+        old.replace_uses_with_if(new, lambda use: use.operation.parent_op() is not stack)
+        new.name_hint = old.name_hint
+
+
+@dataclass(frozen=True)
+class StackPass(ModulePass):
+    """Wrap independent `tensor.fusion` kernels into `tensor.stack` launches."""
+
+    name = "stack"
+
+    mode: str = "parallel"
+    """`parallel` (in space, over the cores) or `sequence` (in time)."""
+    max_kernels: int = 8
+    """The most kernels in one stack."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.mode not in t.STACK_MODES:
+            raise ValueError(f"stack: mode must be one of {t.STACK_MODES}, got {self.mode!r}")
+        for func in op.walk():
+            if not isinstance(func, FuncOp):
+                continue
+            for block in [b for o in func.walk() for r in o.regions for b in r.blocks]:
+                if isinstance(block.parent_op(), t.FusionOp | t.StackOp):
+                    continue
+                self.stack_block(block)
+
+    def stack_block(self, block: Block) -> None:
+        sets = independent_sets(block, self.max_kernels)
+        if sets:
+            rebuild_block(block, sets, lambda kernels: emit_stack(block, kernels, self.mode))
