@@ -257,6 +257,9 @@ def reduce_op(kind: str, dtype: str, axes: str, keepdims: bool, tile_rows: int =
     axes "{1}" gives (R, 1) or (R,); axes "{0}" needs one tile covering all rows.
     """
     flags = "[keepdims]" if keepdims else "[]"
+    grid, in_view, in_reg = "s3", "(s0 s1 g0 s2) (s1 s5)", "(s2, s1)"
+    if axes == "{0}":  # one tile holding every row, even when there are none
+        grid, in_view, in_reg = "s5", "(s0 s1) (s1 s5)", "(s0, s1)"
     if axes == "{1}":
         out_rank = 2 if keepdims else 1
         out_reg = "(s2, s5)" if keepdims else "(s2)"
@@ -282,10 +285,10 @@ slot s3 = s0 s2 ceildiv
 slot s4 = 0
 slot s5 = 1
 slot s6 = 4096
-grid s3
-reg r0 {dtype} (s2, s1) at s4
+grid {grid}
+reg r0 {dtype} {in_reg} at s4
 reg r1 {dtype} {out_reg} at s6
-view v0 a0 offset s4 (s0 s1 g0 s2) (s1 s5)
+view v0 a0 offset s4 {in_view}
 {out_view}
 load r0, v0
 reduce r1, r0, {kind}, {axes}, {flags}

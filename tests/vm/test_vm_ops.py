@@ -1,0 +1,257 @@
+"""Every elementwise op, reduction and data-movement op of the ISA against numpy."""
+
+from __future__ import annotations
+
+import math
+
+import dvm.vm as vm
+import numpy as np
+import pytest
+import vm_programs as P
+
+RNG = np.random.default_rng(1)
+SIZES = [0, 1, 16, 37]
+
+FLOAT_UNARY = {
+    "neg": np.negative,
+    "abs": np.abs,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": np.reciprocal,
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "erf": np.vectorize(math.erf),
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.rint,
+    "trunc": np.trunc,
+}
+
+
+def run_single(text: str, x: np.ndarray, y: np.ndarray, out_dtype: str) -> np.ndarray:
+    prog = vm.load(vm.encode(vm.assemble(text)))
+    out = np.zeros(x.shape, vm.isa.DTYPE_BY_TEXT[out_dtype].np)
+    vm.launch(prog, [x, y, out])
+    return out
+
+
+def _inputs(dtype: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    np_dtype = vm.isa.DTYPE_BY_TEXT[dtype].np
+    if dtype == "i1":
+        return RNG.random(n) < 0.5, RNG.random(n) < 0.5
+    if np_dtype.kind == "i":
+        return (
+            RNG.integers(-20, 20, n).astype(np_dtype),
+            RNG.integers(-5, 6, n).astype(np_dtype),
+        )
+    x = RNG.standard_normal(n) * 3
+    special = np.array([0.5, -0.5, 1.5, 2.5, np.inf, -np.inf, np.nan, 0.0])[:n]
+    x[: len(special)] = special
+    return x.astype(np_dtype), (RNG.standard_normal(n) * 2).astype(np_dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32", "f64"])
+@pytest.mark.parametrize("op", sorted(FLOAT_UNARY))
+def test_float_unary(op: str, dtype: str) -> None:
+    x, y = _inputs(dtype, 37)
+    with np.errstate(all="ignore"):
+        want = FLOAT_UNARY[op](x.astype(np.float64)).astype(x.dtype)
+        got = run_single(P.single_op(op, dtype, dtype, "unary"), x, y, dtype)
+    tol = {"f16": 2e-3, "f32": 3e-6, "f64": 1e-12}[dtype]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_logical_not_and_isfinite(n: int) -> None:
+    x, y = _inputs("f32", n)
+    np.testing.assert_array_equal(
+        run_single(P.single_op("isfinite", "f32", "i1", "unary"), x, y, "i1"), np.isfinite(x)
+    )
+    b, c = _inputs("i1", n)
+    np.testing.assert_array_equal(
+        run_single(P.single_op("logical_not", "i1", "i1", "unary"), b, c, "i1"), ~b
+    )
+
+
+NUMERIC_BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+COMPARE = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
+@pytest.mark.parametrize("dtype", ["i8", "i32", "i64", "f16", "f32", "f64"])
+@pytest.mark.parametrize("op", sorted(NUMERIC_BINARY))
+@pytest.mark.parametrize("form", ["rr", "rs", "sr"])
+def test_numeric_binary(op: str, dtype: str, form: str) -> None:
+    x, y = _inputs(dtype, 37)
+    s = x.dtype.type(3)
+    got = run_single(P.single_op(op, dtype, dtype, form, scalar="#3.0"), x, y, dtype)
+    with np.errstate(all="ignore"):
+        f = NUMERIC_BINARY[op]
+        want = {"rr": lambda: f(x, y), "rs": lambda: f(x, s), "sr": lambda: f(s, x)}[form]()
+    np.testing.assert_array_equal(got, want.astype(x.dtype))
+
+
+@pytest.mark.parametrize("dtype", ["i32", "f32"])
+@pytest.mark.parametrize("op", sorted(COMPARE))
+def test_compare(op: str, dtype: str) -> None:
+    x, y = _inputs(dtype, 37)
+    got = run_single(P.single_op(op, dtype, "i1", "rr"), x, y, "i1")
+    np.testing.assert_array_equal(got, COMPARE[op](x, y))
+    got = run_single(P.single_op(op, dtype, "i1", "sr", scalar="#0.0"), x, y, "i1")
+    np.testing.assert_array_equal(got, COMPARE[op](x.dtype.type(0), x))
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or"])
+def test_logical_binary(op: str) -> None:
+    x, y = _inputs("i1", 37)
+    np.testing.assert_array_equal(
+        run_single(P.single_op(op, "i1", "i1", "rr"), x, y, "i1"), getattr(np, op)(x, y)
+    )
+
+
+def test_float_div_and_pow() -> None:
+    x, y = _inputs("f32", 37)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(
+            run_single(P.single_op("div", "f32", "f32"), x, y, "f32"), x / y
+        )
+        got = run_single(P.single_op("pow", "f32", "f32", "rs", "#2.0"), x, y, "f32")
+        np.testing.assert_allclose(got, x**2, rtol=1e-6)
+        got = run_single(P.single_op("div", "f32", "f32", "rs", "s7"), x, y, "f32")
+        np.testing.assert_allclose(got, x / np.float32(3), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["i8", "i32", "i64"])
+def test_int_div_rounds_toward_zero_and_by_zero_is_zero(dtype: str) -> None:
+    x = np.array([7, -7, 7, -7, 0, 5, -5, 1], vm.isa.DTYPE_BY_TEXT[dtype].np)
+    y = np.array([2, 2, -2, -2, 3, 0, 0, 1], x.dtype)
+    got = run_single(P.single_op("div", dtype, dtype), x, y, dtype)
+    np.testing.assert_array_equal(got, [3, -3, -3, 3, 0, 0, 0, 1])
+    got = run_single(P.single_op("div", dtype, dtype, "sr", "#7.0"), y, x, dtype)
+    np.testing.assert_array_equal(got, [3, 3, -3, -3, 2, 0, 0, 7])
+
+
+def test_int_pow_negative_exponent() -> None:
+    x = np.array([2, 1, -1, -1, 0, 3, 2], np.int32)
+    y = np.array([-1, -5, -3, -2, -1, 2, 10], np.int32)
+    got = run_single(P.single_op("pow", "i32", "i32"), x, y, "i32")
+    np.testing.assert_array_equal(got, [0, 1, -1, 1, 0, 9, 1024])
+
+
+def test_int_overflow_wraps_without_error() -> None:
+    x = np.array([127, -128, 100], np.int8)
+    y = np.array([1, -1, 100], np.int8)
+    with np.errstate(over="raise"):
+        got = run_single(P.single_op("add", "i8", "i8"), x, y, "i8")
+    np.testing.assert_array_equal(got, (x.astype(np.int32) + y).astype(np.int8))
+
+
+REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+
+
+@pytest.mark.parametrize("kind", sorted(REDUCE))
+@pytest.mark.parametrize("dtype", ["i32", "f32", "f64"])
+@pytest.mark.parametrize("keepdims", [True, False])
+@pytest.mark.parametrize(("rows", "cols"), [(0, 5), (6, 0), (1, 1), (9, 7)])
+def test_reduce_rows(kind: str, dtype: str, keepdims: bool, rows: int, cols: int) -> None:
+    np_dtype = vm.isa.DTYPE_BY_TEXT[dtype].np
+    x = (RNG.standard_normal((rows, cols)) * 2).astype(np_dtype)
+    prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, dtype, "{1}", keepdims))))
+    out = np.full((rows, 1) if keepdims else (rows,), 99, np_dtype)
+    vm.launch(prog, [x, out])
+    ident = _identity(kind, np_dtype)
+    want = REDUCE[kind](
+        x, axis=1, keepdims=keepdims, **({"initial": ident} if ident is not None else {})
+    )
+    np.testing.assert_allclose(out, want.astype(np_dtype), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", sorted(REDUCE))
+@pytest.mark.parametrize(("rows", "cols"), [(0, 3), (5, 4)])
+def test_reduce_axis0_identities(kind: str, rows: int, cols: int) -> None:
+    x = RNG.integers(-3, 4, (rows, cols)).astype(np.int64)
+    prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, "i64", "{0}", False, tile_rows=8))))
+    out = np.zeros(cols, np.int64)
+    vm.launch(prog, [x, out])
+    ident = _identity(kind, x.dtype)
+    np.testing.assert_array_equal(out, REDUCE[kind](x, axis=0, initial=ident))
+
+
+def _identity(kind: str, dtype: np.dtype) -> object:
+    if kind in ("sum", "prod"):
+        return 0 if kind == "sum" else 1
+    if dtype.kind == "f":
+        return -np.inf if kind == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+MOVE = """\
+arg a0 f32 2
+arg a1 f32 1
+arg a2 i32 2
+arg a3 f32 2
+arg a4 f16 2
+params 0
+slot s0 = dim(a0,0)
+slot s1 = dim(a0,1)
+slot s2 = 0
+slot s3 = 1
+slot s4 = 4096
+slot s5 = 8192
+slot s6 = 12288
+slot s7 = 16384
+slot s8 = 20480
+slot s9 = 24576
+grid s3
+reg r0 f32 (s0, s1) at s2
+reg r1 f32 (s3, s1) at s4
+reg r2 i32 (s0, s1) at s5
+reg r3 f32 (s0, s1) at s6
+reg r4 i1 (s0, s1) at s7
+reg r5 f16 (s0, s1) at s8
+reg r6 f32 (s0, s1) at s9
+view v0 a0 offset s2 (s0 s1) (s1 s3)
+view v1 a1 offset s2 (s3 s2) (s1 s3)
+view v2 a2 offset s2 (s0 s1) (s1 s3)
+view v3 a3 offset s2 (s0 s1) (s1 s3)
+view v4 a4 offset s2 (s0 s1) (s1 s3)
+load r0, v0
+load r1, v1
+convert r2, r0, i32
+store v2, r2
+broadcast r3, r1, (r0[0], s1)
+lt r4, r0, r3
+fill r6, #-1.0, (v0[0], v0[1])
+select r3, r4, r6, r0
+copy r6, r3
+store v3, r6
+convert r5, r6, f16
+store v4, r5
+"""
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(0, 0), (1, 1), (4, 6), (20, 30)])
+def test_convert_broadcast_fill_select_copy(rows: int, cols: int) -> None:
+    x = (RNG.standard_normal((rows, cols)) * 5).astype(np.float32)
+    row = RNG.standard_normal(cols).astype(np.float32)
+    outs = [np.zeros((rows, cols), t) for t in (np.int32, np.float32, np.float16)]
+    vm.launch(vm.load(vm.encode(vm.assemble(MOVE))), [x, row, *outs])
+    np.testing.assert_array_equal(outs[0], x.astype(np.int32))
+    want = np.where(x < row, np.float32(-1), x)
+    np.testing.assert_array_equal(outs[1], want)
+    np.testing.assert_array_equal(outs[2], want.astype(np.float16))
