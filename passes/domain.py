@@ -103,8 +103,19 @@ def contiguous_strides(shape: Shape) -> list[sympy.Expr]:
 class DomainAnalysis:
     """Places the values of one candidate group of ops into a common domain."""
 
-    def __init__(self, ops: Sequence[Operation], outputs: Iterable[SSAValue]):
+    def __init__(
+        self,
+        ops: Sequence[Operation],
+        outputs: Iterable[SSAValue],
+        assume: Iterable[tuple[sympy.Expr, sympy.Expr]] = (),
+        align: bool = False,
+    ):
+        """`assume`: size equalities known to hold where the kernel runs (a
+        guarded choice checked them). `align`: the ops form two independent
+        parts whose domains are to be laid on top of each other, axis by axis."""
         self.ops = list(ops)
+        self.facts = {frozenset(pair) for pair in assume}
+        self.align = align
         self.members = set(self.ops)
         self.outputs = list(outputs)
         self.domain = Domain()
@@ -124,6 +135,8 @@ class DomainAnalysis:
     def run(self) -> Domain:
         for op in self.ops:
             self.visit(op)
+        if self.align:
+            self.align_parts()
         for value in self.outputs:
             if self.placed(value) is None:  # only layout ops from an input: a copy
                 self.place_new(value)
@@ -151,6 +164,31 @@ class DomainAnalysis:
         if a != b:
             self.require_size(what, self.domain.sizes[b], (a,))
             self.parent[b] = a
+
+    def align_parts(self) -> None:
+        """Lay two independent parts of equal rank on one domain, axis by
+        axis in the order they were created."""
+        parts: dict[int, list[int]] = {}
+        link = {self.find(a): self.find(a) for a in range(len(self.parent))}
+
+        def root(a: int) -> int:
+            while link[a] != a:
+                a = link[a]
+            return a
+
+        for placement in self.domain.placement.values():
+            axes = [self.find(a) for span in placement for a in span]
+            for a in axes[1:]:
+                link[root(a)] = root(axes[0])
+        for a in sorted(link):
+            parts.setdefault(root(a), []).append(a)
+        if len(parts) != 2:
+            raise Illegal(f"cannot align {len(parts)} independent parts")
+        first, second = parts.values()
+        if len(first) != len(second):
+            raise Illegal("the parts to align have domains of different rank")
+        for a, b in zip(first, second, strict=True):
+            self.unify("aligned parts", a, b)
 
     def canonicalize(self) -> None:
         """Renumber the axes that survived unification densely, in order."""
@@ -193,9 +231,12 @@ class DomainAnalysis:
     def span_size(self, axes: Axes) -> sympy.Expr:
         return sympy.Mul(*(self.domain.sizes[self.find(a)] for a in axes))
 
+    def equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
+        return provably_equal(a, b) or frozenset((a, b)) in self.facts
+
     def require_size(self, what: str, size: sympy.Expr, axes: Axes) -> None:
         want = self.span_size(axes)
-        if provably_equal(size, want):
+        if self.equal(size, want):
             return
         if provably_different(size, want):
             raise Illegal(f"{what}: size {size} cannot span domain size {want}")
@@ -326,9 +367,9 @@ class DomainAnalysis:
                     placement.append(())
                     continue
                 taken: list[int] = []
-                while rest and not provably_equal(self.span_size(tuple(taken)), target[i]):
+                while rest and not self.equal(self.span_size(tuple(taken)), target[i]):
                     taken.append(rest.pop(0))
-                if not provably_equal(self.span_size(tuple(taken)), target[i]):
+                if not self.equal(self.span_size(tuple(taken)), target[i]):
                     raise Illegal(
                         f"{describe(op)} splits a dim that the kernel iterates as one axis"
                     )
@@ -406,9 +447,8 @@ class DomainAnalysis:
             for i in range(len(target))
         ]
 
-    @staticmethod
     def merged_stride(
-        op: Operation, sizes: list[sympy.Expr], strides: list[sympy.Expr]
+        self, op: Operation, sizes: list[sympy.Expr], strides: list[sympy.Expr]
     ) -> sympy.Expr:
         """Collapsing dims is a view only where each stride is the next one's
         stride times its size (unit dims do not matter)."""
@@ -416,7 +456,7 @@ class DomainAnalysis:
         if not kept:
             return sympy.Integer(1)
         for (_, outer), (size, inner) in itertools.pairwise(kept):
-            if not provably_equal(outer, inner * size):
+            if not self.equal(outer, inner * size):
                 raise Illegal(f"{describe(op)} of a non-contiguous view is not a strided view")
         return kept[-1][1]
 

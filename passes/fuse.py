@@ -26,10 +26,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import sympy
 from dvm.dialects import tensor as t
 from dvm.passes.blocks import rebuild_block, top_level
 from dvm.passes.domain import LAYOUT, VECTOR, Domain, DomainAnalysis, Illegal
-from dvm.passes.symbolic import SHAPE, SHAPES, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPE, SHAPES, function_guards, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -39,6 +40,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -48,6 +50,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 COMPUTE = (*VECTOR, t.MatmulOp)
+ASSUME = "dvm.assume"
+"""On a kernel inside a guarded choice: the size equalities it may assume."""
+
+Equality = tuple[sympy.Expr, sympy.Expr]
 
 
 def is_splat_constant(op: Operation) -> bool:
@@ -61,6 +67,9 @@ def is_splat_constant(op: Operation) -> bool:
 @dataclass
 class Group:
     ops: list[Operation]
+    alternative: tuple[Group, Group, list[Equality]] | None = None
+    """For a guarded choice: the two groups this one fuses, and the size
+    equalities under which the fused kernel is valid."""
 
     @property
     def has_matmul(self) -> bool:
@@ -77,8 +86,12 @@ class Group:
 class Fuser:
     """Fuses the compute ops of one block."""
 
-    def __init__(self, block: Block, kinds: Sequence[str], max_ops: int):
+    def __init__(
+        self, block: Block, kinds: Sequence[str], max_ops: int, facts: Sequence[Equality] = ()
+    ):
         self.block = block
+        self.facts = list(facts)
+        """Size equalities the function's guards make true wherever it runs."""
         self.kinds = set(kinds)
         self.max_ops = max_ops
         self.order = {op: i for i, op in enumerate(block.ops)}
@@ -93,6 +106,7 @@ class Fuser:
                 for producer in self.producer_groups(op):
                     self.try_merge(self.group[op], producer)
         self.merge_siblings()
+        self.propose_choices()
         self.rebuild()
 
     def producer_groups(self, op: Operation) -> list[Group]:
@@ -122,8 +136,9 @@ class Fuser:
         computing = sum(isinstance(op, COMPUTE) for op in group.ops)
         return computing <= self.max_ops and group.kind in self.kinds
 
-    def analyze(self, group: Group) -> Domain:
-        return DomainAnalysis(group.ops, self.outputs(group)).run()
+    def analyze(self, group: Group, align: bool = False) -> Domain:
+        assume = [*self.facts, *(group.alternative[2] if group.alternative else [])]
+        return DomainAnalysis(group.ops, self.outputs(group), assume, align).run()
 
     def outputs(self, group: Group) -> list[SSAValue]:
         members = set(group.ops)
@@ -183,6 +198,35 @@ class Fuser:
                 if changed:
                     break
 
+    def propose_choices(self) -> None:
+        """Independent vector groups with plausibly equal domains become one
+        guarded group: fused when the real sizes agree, apart otherwise."""
+        groups = [g for g in self.distinct_groups() if g.kind == "vector"]
+        taken: set[int] = set()
+        for i, a in enumerate(groups):
+            for b in groups[i + 1 :]:
+                if id(a) in taken or id(b) in taken or self.creates_cycle(a, b):
+                    continue
+                conditions = self.fusible_if(a, b)
+                if conditions:
+                    ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
+                    guarded = Group(ops, (a, b, conditions))
+                    for op in ops:
+                        self.group[op] = guarded
+                    taken |= {id(a), id(b)}
+
+    def fusible_if(self, a: Group, b: Group) -> list[Equality]:
+        """The size equalities that would make `a` and `b` one kernel (empty:
+        not fusible, or not worth a guard)."""
+        ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
+        if not self.allowed(Group(ops)):
+            return []
+        try:
+            DomainAnalysis(ops, self.outputs(Group(ops)), self.facts, align=True).run()
+        except Illegal as e:
+            return e.conditions
+        return []
+
     def distinct_groups(self) -> list[Group]:
         seen: dict[int, Group] = {}
         for op in self.block.ops:
@@ -210,15 +254,57 @@ class Fuser:
     # -- building the IR ---------------------------------------------------------
 
     def rebuild(self) -> None:
-        """Replace each group by a fusion op, keeping the block in an order
-        where every value is defined before its uses."""
-        groups = [g.ops for g in self.distinct_groups()]
-        rebuild_block(self.block, groups, lambda ops: self.emit_kernel(Group(list(ops))))
+        """Replace each group by a fusion op (or a guarded choice), keeping
+        the block in an order where every value is defined before its uses."""
+        groups = {id(g.ops): g for g in self.distinct_groups()}
+        rebuild_block(
+            self.block, [g.ops for g in groups.values()], lambda ops: self.emit(groups[id(ops)])
+        )
 
-    def emit_kernel(self, group: Group) -> None:
-        domain = self.analyze(group)
-        inputs = self.inputs(group)
+    def emit(self, group: Group) -> None:
         outputs = self.outputs(group)
+        if group.alternative is None:
+            replacement: Operation = self.build_kernel(group, outputs)
+        else:
+            replacement = self.build_choice(group, outputs)
+        annotate_results(replacement, outputs)
+        self.block.add_op(replacement)
+        for old, new in zip(outputs, replacement.results, strict=True):
+            old.replace_all_uses_with(new)
+            new.name_hint = old.name_hint
+        for op in reversed(group.ops):
+            op.detach()
+            op.erase(safe_erase=False)
+
+    def build_choice(self, group: Group, outputs: list[SSAValue]) -> t.ChoiceOp:
+        assert group.alternative is not None
+        first, second, conditions = group.alternative
+        fused = self.build_kernel(group, outputs)
+        fused.attributes[ASSUME] = ArrayAttr([StringAttr(f"{a} == {b}") for a, b in conditions])
+        apart = [self.build_kernel(g, self.outputs(g)) for g in (first, second)]
+        apart_results = {
+            v: r
+            for k, g in zip(apart, (first, second), strict=True)
+            for v, r in zip(self.outputs(g), k.results, strict=True)
+        }
+        then_body = Block([fused, t.YieldOp(*fused.results)])
+        else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in outputs))])
+        for kernel, sources in (
+            (fused, outputs),
+            *((k, self.outputs(g)) for k, g in zip(apart, (first, second), strict=True)),
+        ):
+            annotate_results(kernel, sources)
+        return t.ChoiceOp(
+            [f"{a} == {b}" for a, b in conditions],
+            [v.type for v in outputs],
+            Region(then_body),
+            Region(else_body),
+        )
+
+    def build_kernel(self, group: Group, outputs: list[SSAValue]) -> t.FusionOp:
+        """A fusion op computing `outputs` from clones of the group's ops."""
+        domain = self.analyze(group, align=group.alternative is not None)
+        inputs = self.inputs(group)
         body = Block(arg_types=[v.type for v in inputs])
         mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args, strict=True))
         for v, arg in mapping.items():
@@ -230,20 +316,15 @@ class Fuser:
                     constant = owner.clone()
                     body.add_op(constant)
                     mapping[v] = constant.results[0]
-            clone = op.clone(value_mapper=mapping)
-            body.add_op(clone)
+            body.add_op(op.clone(value_mapper=mapping))
         body.add_op(t.YieldOp(*(mapping[v] for v in outputs)))
         kernel = t.FusionOp(
             group.kind, inputs, [v.type for v in outputs], Region(body), describe_domain(domain)
         )
         annotate_results(kernel, outputs)
-        self.block.add_op(kernel)
-        for old, new in zip(outputs, kernel.results, strict=True):
-            old.replace_all_uses_with(new)
-            new.name_hint = old.name_hint
-        for op in reversed(group.ops):
-            op.detach()
-            op.erase(safe_erase=False)
+        for source, result in zip(outputs, kernel.results, strict=True):
+            result.name_hint = source.name_hint
+        return kernel
 
 
 def describe_domain(domain: Domain) -> dict[str, Attribute]:
@@ -297,8 +378,9 @@ class FusePass(ModulePass):
         for func in op.walk():
             if isinstance(func, FuncOp) and func.body.blocks:
                 ensure_shapes(func)
+                facts = [(g.lhs, g.rhs) for g in function_guards(func)]
                 for block in blocks_inside_out(func):
                     if isinstance(block.parent_op(), t.FusionOp | t.StackOp | t.ChoiceOp):
                         continue
-                    Fuser(block, tuple(kinds), self.max_ops).run()
+                    Fuser(block, tuple(kinds), self.max_ops, facts).run()
                     remove_dead_constants(block)
