@@ -16,7 +16,7 @@ from pathlib import Path
 if not (Path(__file__).parent / "dialects").exists():
     __path__.append(str(Path(__file__).resolve().parent.parent))
 
-from dvm.interpreter import interpret  # noqa: E402
-from dvm.ir import parse  # noqa: E402
+from dvm.interpreter import interpret
+from dvm.ir import parse
 
 __all__ = ["interpret", "parse"]

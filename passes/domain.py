@@ -27,11 +27,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import sympy
-from dvm.dialects import tensor as t
-from dvm.passes.symbolic import Shape, describe, shape_of
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
+
+from dvm.dialects import tensor as t
+from dvm.passes.symbolic import Shape, describe, shape_of
 
 Axes = tuple[int, ...]
 """The domain axes one dim of a value spans, outermost first (empty: a unit dim)."""

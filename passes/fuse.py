@@ -27,11 +27,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import sympy
-from dvm.dialects import tensor as t
-from dvm.passes.blocks import rebuild_block, top_level
-from dvm.passes.domain import LAYOUT, VECTOR, Domain, DomainAnalysis, Illegal
-from dvm.passes.symbolic import SHAPE, SHAPES, function_guards, shape_attr, shape_of
-from dvm.passes.symbolic_shapes import ensure_shapes
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -48,6 +43,12 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+
+from dvm.dialects import tensor as t
+from dvm.passes.blocks import rebuild_block, top_level
+from dvm.passes.domain import LAYOUT, VECTOR, Domain, DomainAnalysis, Illegal
+from dvm.passes.symbolic import SHAPE, SHAPES, function_guards, shape_attr, shape_of
+from dvm.passes.symbolic_shapes import ensure_shapes
 
 COMPUTE = (*VECTOR, t.MatmulOp)
 ASSUME = "dvm.assume"

@@ -21,14 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dvm.dialects import tensor as t
-from dvm.passes.blocks import rebuild_block, top_level
-from dvm.passes.symbolic import SHAPES, shape_attr, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+
+from dvm.dialects import tensor as t
+from dvm.passes.blocks import rebuild_block, top_level
+from dvm.passes.symbolic import SHAPES, shape_attr, shape_of
 
 
 def ancestors(block: Block) -> dict[Operation, set[Operation]]:

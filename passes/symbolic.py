@@ -28,12 +28,13 @@ from functools import cache
 from typing import Any, cast
 
 import sympy
-from dvm.dialects.tensor import FusionOp
 from sympy.parsing.sympy_parser import parse_expr as sympy_parse
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+
+from dvm.dialects.tensor import FusionOp
 
 SHAPE = "dvm.shape"
 SHAPES = "dvm.shapes"

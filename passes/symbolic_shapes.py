@@ -24,21 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import sympy
-from dvm.dialects import tensor as t
-from dvm.passes.symbolic import (
-    GUARDS,
-    SHAPE,
-    SHAPES,
-    UNIFIED,
-    VALUE,
-    Guard,
-    GuardKind,
-    Shape,
-    arg_symbol_name,
-    describe,
-    shape_attr,
-    symbol,
-)
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
@@ -54,6 +39,22 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
+
+from dvm.dialects import tensor as t
+from dvm.passes.symbolic import (
+    GUARDS,
+    SHAPE,
+    SHAPES,
+    UNIFIED,
+    VALUE,
+    Guard,
+    GuardKind,
+    Shape,
+    arg_symbol_name,
+    describe,
+    shape_attr,
+    symbol,
+)
 
 ONE = sympy.Integer(1)
 
