@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import Fn, bind_op

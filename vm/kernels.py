@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
+
 from dvm.vm.isa import AccKind, Cat, DType, ReduceKind, base_name
 from dvm.vm.program import Index
 from dvm.vm.specialize import OpNode, Shape, ViewPlan
@@ -145,7 +146,7 @@ def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
 
 
 def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
-    v, src = node.ins.operands[:2]
+    v = node.ins.operands[0]
     if node.extents is None or math.prod(node.extents) == 0:
         return None
     val = _src(node, core, 1)

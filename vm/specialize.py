@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from dvm.vm.binary import layout
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import dvm.vm as vm
 import numpy as np
 import pytest
 import vm_programs as P
+
+import dvm.vm as vm
 
 RNG = np.random.default_rng(0)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-import dvm.vm as vm
 import pytest
+
+import dvm.vm as vm
 from dvm.vm.binary import HEADER
 
 BASE = """\

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
-import dvm.vm as vm
 import numpy as np
 import pytest
 import vm_programs as P
+
+import dvm.vm as vm
 
 RNG = np.random.default_rng(1)
 SIZES = [0, 1, 16, 37]

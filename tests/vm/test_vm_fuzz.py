@@ -1,0 +1,137 @@
+"""Fuzzing the loader: mutated binaries either raise BytecodeError or run safely.
+
+Each mutation (bit flips, truncations, insertions, extreme integers written
+at operand positions) of a valid binary must either be rejected by `load` /
+`specialize` with a BytecodeError, or run on arrays of matching dtype and
+rank without any exception and without touching memory outside the
+arrays: every array lives inside a larger buffer whose guard bytes on both
+sides are checked after the launch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import numpy as np
+import pytest
+import vm_programs as P
+
+import dvm.vm as vm
+
+specialize_module = importlib.import_module("dvm.vm.specialize")
+
+SEEDS = [
+    P.elementwise_chain(tile=4),
+    P.layernorm(rows_param=False),
+    P.column_stats(tile_rows=2, tile_cols=3),
+    P.addmm_relu(tm=4, tn=4, tk=2),
+    P.addmm_relu(tm=4, tn=4, tk=2, transpose_b=True),
+    P.transpose_broadcast(tile=2),
+    P.single_op("div", "i32", "i32", "sr", "#7.0"),
+    P.single_op("sigmoid", "f32", "f32", "unary"),
+    P.reduce_op("max", "i64", "{1}", True, tile_rows=2),
+]
+MUTATIONS = int(os.environ.get("DVM_FUZZ_MUTATIONS", "5000"))
+GUARD = 64
+EXTREMES_16 = [0, 1, 0x7FFF, 0x8000, 0xFFFF]
+EXTREMES_64 = [0, -1, 1, 2**31, 2**62, 2**63 - 1, -(2**63)]
+
+
+def mutate(rng: np.random.Generator, data: bytes, code_start: int) -> bytes:
+    """One random mutation; operand positions (the code) are hit half of the time."""
+    b = bytearray(data)
+    kind = int(rng.integers(6))
+    pos = int(rng.integers(code_start if rng.random() < 0.5 else 0, len(b)))
+    if kind == 0:
+        for _ in range(int(rng.integers(1, 4))):
+            p = int(rng.integers(len(b)))
+            b[p] ^= 1 << int(rng.integers(8))
+    elif kind == 1:
+        del b[int(rng.integers(len(b))) :]
+    elif kind == 2:
+        b[pos:pos] = rng.integers(0, 256, int(rng.integers(1, 4))).astype(np.uint8).tobytes()
+    elif kind == 3:
+        v = EXTREMES_16[int(rng.integers(len(EXTREMES_16)))]
+        b[pos : pos + 2] = v.to_bytes(2, "little")
+    elif kind == 4:
+        v = EXTREMES_64[int(rng.integers(len(EXTREMES_64)))]
+        b[pos : pos + 8] = v.to_bytes(8, "little", signed=True)
+    else:  # a nearby index or value: most likely to stay loadable
+        b[pos] = (b[pos] + int(rng.choice([-2, -1, 1, 2]))) % 256
+    return bytes(b)
+
+
+def guarded_args(
+    rng: np.random.Generator, prog: vm.Program
+) -> tuple[list[np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
+    """Arrays of the program's dtypes and ranks with small random dims, each inside a
+    buffer with GUARD bytes of a known pattern on both sides."""
+    arrays, guards = [], []
+    square = rng.random() < 0.5  # all dims equal: most seeds' views then fit
+    side = int(rng.integers(0, 7))
+    for arg in prog.args:
+        dims = [side] * arg.rank if square else rng.integers(0, 7, arg.rank)
+        shape = tuple(int(d) for d in dims)
+        dtype = arg.dtype.np
+        n = int(np.prod(shape))
+        raw = np.full(n * dtype.itemsize + 2 * GUARD, 0xA5, np.uint8)
+        body = raw[GUARD : GUARD + n * dtype.itemsize].view(dtype).reshape(shape)
+        body[...] = rng.integers(-3, 4, shape).astype(dtype)
+        arrays.append(body)
+        guards.append((raw, raw.copy()))
+    return arrays, guards
+
+
+def _code_start(data: bytes) -> int:
+    offsets = vm.decode(data).offsets
+    assert offsets is not None
+    return offsets.code[0] if offsets.code else len(data)
+
+
+def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(specialize_module, "MAX_PLAN_NODES", 2000)
+    rng = np.random.default_rng(2024)
+    seeds = [vm.encode(vm.assemble(t)) for t in SEEDS]
+    starts = [_code_start(d) for d in seeds]
+    outcomes = {"load": 0, "specialize": 0, "ran": 0}
+    for _ in range(MUTATIONS):
+        i = int(rng.integers(len(seeds)))
+        data = mutate(rng, seeds[i], starts[i])
+        try:
+            prog = vm.load(data)
+        except vm.BytecodeError:
+            outcomes["load"] += 1
+            continue
+        arrays, guards = guarded_args(rng, prog)
+        params = [int(p) for p in rng.integers(-1, 5, prog.n_params)]
+        try:
+            spec = prog.specialize([a.shape for a in arrays], params, max_steps=20_000)
+        except vm.BytecodeError:
+            outcomes["specialize"] += 1
+            continue
+        vm.launch(spec, arrays)
+        for raw, before in guards:
+            assert np.array_equal(raw[:GUARD], before[:GUARD]), vm.disassemble(prog)
+            assert np.array_equal(raw[-GUARD:], before[-GUARD:]), vm.disassemble(prog)
+        outcomes["ran"] += 1
+    # the fuzzer must exercise all three outcomes, or it tests nothing
+    assert all(v > MUTATIONS // 50 for v in outcomes.values()), outcomes
+
+
+def test_seeds_run_clean() -> None:
+    rng = np.random.default_rng(7)
+    for text in SEEDS:
+        prog = vm.load(vm.encode(vm.assemble(text)))
+        for _ in range(5):
+            arrays, guards = guarded_args(rng, prog)
+            try:
+                spec = prog.specialize([a.shape for a in arrays], [])
+            except vm.BytecodeError as e:
+                # random dims may not fit the program's assumptions (e.g. matmul K)
+                assert e.reason in {"view out of bounds", "mma inner dims differ"}, e
+                continue
+            vm.launch(spec, arrays)
+            for raw, before in guards:
+                assert np.array_equal(raw[:GUARD], before[:GUARD])
+                assert np.array_equal(raw[-GUARD:], before[-GUARD:])
