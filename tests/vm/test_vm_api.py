@@ -1,0 +1,205 @@
+"""The compiler-facing API: Python-built programs, the ISA table, text, launch options."""
+
+from __future__ import annotations
+
+import json
+
+import dvm.vm as vm
+import numpy as np
+import pytest
+import vm_programs as P
+from dvm.vm import DType, Extent, Index, Instr, Register, Scalar, Slot, Tok, View, ViewDim
+from dvm.vm.isa import ExprOp
+
+
+def scale_program() -> vm.Program:
+    """out = x * p0 + 1 over a 1-D grid of 8-element tiles, built with the constructors."""
+    return vm.Program(
+        args=(vm.Arg(DType.F32, 1), vm.Arg(DType.F32, 1)),
+        n_params=1,
+        slots=(
+            Slot((Tok.dim(0, 0),)),  # s0 = n
+            Slot((Tok.const(8),)),  # s1 = tile
+            Slot((Tok.slot(0), Tok.slot(1), Tok.binop(ExprOp.CEILDIV))),  # s2 = tiles
+            Slot((Tok.const(0),)),  # s3
+            Slot((Tok.const(1),)),  # s4
+            Slot((Tok.param(0),)),  # s5 = caller's int
+        ),
+        grid=(2,),
+        registers=(Register(DType.F32, (1,), offset=3),),
+        views=(
+            View(0, 3, (ViewDim(0, 4, Index.grid(0), 1),)),
+            View(1, 3, (ViewDim(0, 4, Index.grid(0), 1),)),
+        ),
+        code=(
+            Instr.of("load", 0, 0),
+            Instr.of("mul.rs", 0, 0, Scalar.slot(5)),
+            Instr.of("add.rs", 0, 0, 1.0),
+            Instr.of("store", 1, 0),
+        ),
+    )
+
+
+def test_python_built_program_runs_and_round_trips() -> None:
+    prog = scale_program()
+    data = vm.encode(prog)
+    assert vm.decode(data) == prog
+    assert vm.assemble(vm.disassemble(prog)) == prog
+    x = np.arange(21, dtype=np.float32)
+    y = np.zeros_like(x)
+    vm.launch(prog, [x, y], params=[3])
+    np.testing.assert_array_equal(y, x * 3 + 1)
+
+
+def test_unvalidated_python_program_is_validated_on_specialize() -> None:
+    bad = scale_program()
+    bad = vm.Program(bad.args, bad.n_params, bad.slots, bad.grid, bad.registers, bad.views,
+                     (Instr.of("load", 5, 0),))  # fmt: skip
+    with pytest.raises(vm.BytecodeError, match="register index out of range"):
+        bad.specialize([(4,), (4,)], [1])
+    with pytest.raises(vm.BytecodeError) as e:
+        vm.check(bad)
+    assert e.value.offset == vm.decode(vm.encode(bad)).offsets.code[0]  # type: ignore[union-attr]
+
+
+def test_isa_table_is_consistent() -> None:
+    codes = [d.code for d in vm.OPCODES]
+    assert len(codes) == len(set(codes)) and all(0 <= c < 256 for c in codes)
+    assert len({d.name for d in vm.OPCODES}) == len(codes)
+    for name in ["load", "store", "store_acc", "select", "convert", "broadcast", "fill"]:
+        assert name in vm.BY_NAME
+    for name in ["reduce", "mma", "copy", "loop", "endloop", "rsqrt", "erf", "isfinite"]:
+        assert name in vm.BY_NAME
+    for op in ["add", "sub", "div", "pow", "logical_or", "ge"]:
+        assert {op, op + ".rs", op + ".sr"} <= set(vm.BY_NAME)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        P.elementwise_chain(),
+        P.layernorm(),
+        P.layernorm(False),
+        P.column_stats(),
+        P.addmm_relu(),
+        P.addmm_relu(transpose_b=True),
+        P.transpose_broadcast(),
+    ],
+)
+def test_text_binary_text_round_trip(text: str) -> None:
+    data = vm.encode(vm.assemble(text))
+    assert vm.disassemble(data) == text
+    assert vm.encode(vm.decode(data)) == data
+
+
+def test_disassembler_offsets_and_comments() -> None:
+    data = vm.encode(vm.assemble(P.addmm_relu()))
+    text = vm.disassemble(data, offsets=True)
+    assert "  ; @" in text
+    assert vm.disassemble(vm.assemble(text)) == P.addmm_relu()
+
+
+def test_assembler_errors_name_the_line() -> None:
+    with pytest.raises(vm.AsmError, match="line 2"):
+        vm.assemble("arg a0 f32 1\nfrobnicate r0\n")
+    with pytest.raises(vm.AsmError, match="line 1"):
+        vm.assemble("add r0, r1\n")
+
+
+def test_slot_arithmetic_never_raises() -> None:
+    text = """\
+arg a0 f32 1
+params 0
+slot s0 = dim(a0,0)
+slot s1 = 7 s0 floordiv
+slot s2 = 7 s0 ceildiv
+slot s3 = 7 s0 mod
+slot s4 = -7 2 floordiv
+slot s5 = -7 2 ceildiv
+slot s6 = -7 2 mod
+slot s7 = 3 -4 min 9 max
+slot s8 = 1
+grid s8
+"""
+    spec = vm.load(vm.encode(vm.assemble(text))).specialize([(0,)])
+    assert spec.slots == (0, 0, 0, 0, -4, -3, 1, 9, 1)
+
+
+def test_stats_and_chrome_trace() -> None:
+    prog = vm.load(vm.encode(vm.assemble(P.layernorm())))
+    x = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float32)
+    w, b = np.ones(32, np.float32), np.zeros(32, np.float32)
+    y = np.empty_like(x)
+    st = vm.launch(prog, [x, w, b, y], params=[16], stats=True, trace=True)
+    assert st is not None and st.tiles == 4
+    assert st.instructions["reduce"] == 8 and st.instructions["store"] == 4
+    assert st.bytes_written == y.nbytes
+    assert st.bytes_read == x.nbytes + 4 * (w.nbytes + b.nbytes)
+    assert 0 < st.peak_local_memory <= vm.DeviceSpec.host().local_memory_bytes
+    assert st.numpy_s > 0 and st.wall_s > 0
+    trace = json.loads(st.chrome_trace())
+    assert len(trace["traceEvents"]) == st.total_instructions
+    assert {e["ph"] for e in trace["traceEvents"]} == {"X"}
+    assert vm.launch(prog, [x, w, b, y], params=[16]) is None
+
+
+def test_launch_errors() -> None:
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain())))
+    x = np.ones((4, 4), np.float32)
+    with pytest.raises(vm.LaunchError, match="a1"):
+        vm.launch(prog.specialize([(4, 4), (4, 4)]), [x, np.ones((4, 4), np.float64)])
+    with pytest.raises(vm.LaunchError, match="C-contiguous"):
+        vm.launch(prog.specialize([(4, 4), (4, 4)]), [x, np.ones((4, 8), np.float32)[:, ::2]])
+    ro = np.ones((4, 4), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(vm.LaunchError, match="read-only"):
+        vm.launch(prog, [x, ro])
+    with pytest.raises(ValueError, match="rank"):
+        prog.specialize([(4,), (4, 4)])
+
+
+def test_in_place_launch_disables_alias_loads() -> None:
+    """When an input shares memory with an output, loads must copy instead of alias."""
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=4))))
+    x = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+    want = np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
+    spec = prog.specialize([(8, 8), (8, 8)])
+    vm.launch(spec, [x, x])  # in place: each tile is read before it is written
+    np.testing.assert_allclose(x, want, rtol=1e-6)
+    assert [ex.alias for ex in spec.executables] == [False]
+    vm.launch(spec, [want.copy(), np.empty_like(x)])
+    assert sorted(ex.alias for ex in spec.executables) == [False, True]
+
+
+def test_device_presets() -> None:
+    host = vm.DeviceSpec.host()
+    assert host.vector_cores >= 1 and host.local_memory_bytes >= 64 * 1024
+    npu = vm.DeviceSpec.ascend910b()
+    assert (npu.vector_cores, npu.cube_cores, npu.local_memory_bytes) == (48, 24, 192 * 1024)
+    assert npu.alignment == 32
+    prog = vm.load(vm.encode(vm.assemble(P.layernorm(False))))
+    x = np.ones((40, 8), np.float32)
+    w, b, y = np.ones(8, np.float32), np.zeros(8, np.float32), np.empty((40, 8), np.float32)
+    vm.launch(prog, [x, w, b, y], device=npu)
+    np.testing.assert_allclose(y, 0, atol=1e-6)
+    tiny = vm.DeviceSpec(1, 1, 1024, 64, 32)
+    with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
+        prog.specialize([(40, 8), (8,), (8,), (40, 8)], device=tiny)
+
+
+def test_fill_shape_from_registers_and_views() -> None:
+    """fill/broadcast shapes follow tail tiles through v[d] and r[d] extents."""
+    text = P.transpose_broadcast(tile=4).replace(
+        "load r1, v1\n", "load r1, v1\nfill r1, #2.0, (r0[0], v0[1])\n"
+    )
+    prog = vm.load(vm.encode(vm.assemble(text)))
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    out = np.zeros((6, 5), np.float32)
+    vm.launch(prog, [x, np.zeros(6, np.float32), out])
+    np.testing.assert_array_equal(out, x.T + 2)
+
+
+def test_extent_and_scalar_constructors() -> None:
+    assert Extent.view_dim(1, 0).index == 1
+    assert Scalar.imm(2).value == 2.0
+    assert Instr.of("fill", 0, 1.5, (3, Extent.reg_dim(0, 1))).operands[2][0] == Extent.slot(3)
