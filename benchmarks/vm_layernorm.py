@@ -21,8 +21,9 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-import dvm.vm as vm
 import numpy as np
+
+import dvm.vm as vm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
 import vm_programs

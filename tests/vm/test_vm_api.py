@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-import dvm.vm as vm
 import numpy as np
 import pytest
 import vm_programs as P
+
+import dvm.vm as vm
 from dvm.vm import DType, Extent, Index, Instr, Register, Scalar, Slot, Tok, View, ViewDim
 from dvm.vm.isa import ExprOp
 
