@@ -159,8 +159,8 @@ class LocatingParser(Parser):
         self.spans: dict[Operation, Span[str]] = {}
 
     def parse_operation(self) -> Operation:
-        start = self._current_token.span
-        span = Span(start.start, start.end, start.input, self.line_offset)
+        start = self._current_token.span  # the op's first token: a result or its name
+        span = Span(start.start, start.start + 1, start.input, self.line_offset)
         try:
             op = super().parse_operation()
         except VerifyException as e:  # a constraint checked while the op is built
