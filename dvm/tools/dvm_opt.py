@@ -237,7 +237,7 @@ class DvmOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.prog = PROG
-        arg_parser.usage = f"{PROG} [options] [input_file]  (see --help)"
+        arg_parser.usage = f"{PROG} [options] [input_file]"  # not the 20 flags
         arg_parser.add_argument(
             "--show-traceback",
             action="store_true",
