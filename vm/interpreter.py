@@ -55,12 +55,10 @@ class Core:
         g: list[np.ndarray],
         locks: Sequence[threading.Lock],
         alias_regs: frozenset[int],
+        mem: np.ndarray,
     ) -> None:
         self.spec = spec
-        align = max(spec.device.alignment, 64)
-        raw = np.zeros(spec.device.local_memory_bytes + align, np.uint8)
-        start = -raw.ctypes.data % align
-        self.mem = raw[start : start + spec.device.local_memory_bytes]
+        self.mem = mem
         self.idx = [0] * 11
         self.g = g
         self.views: Sequence[ViewPlan] = spec.views
@@ -158,7 +156,8 @@ class Executable:
         self.g: list[np.ndarray] = [np.empty(0)] * len(spec.views)
         locks = [threading.Lock() for _ in spec.program.args]
         regs = spec.alias_regs if alias else frozenset()
-        self.cores = [Core(spec, self.g, locks, regs) for _ in range(n)]
+        mems = device_memory(spec.device).buffers
+        self.cores = [Core(spec, self.g, locks, regs, mems[c]) for c in range(n)]
         self.runners: list[Callable[[int, int], None]] = []
         plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
@@ -218,7 +217,40 @@ def _global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
-# The worker pool
+# Device memory and the worker pool
+
+
+class DeviceMemory:
+    """The local memories of one device's cores, shared by every executable.
+
+    Executables bind register views into these buffers once; `lock` makes
+    launches on a device run one at a time (like one device stream), so two
+    executables never use the same local memory at once. Sharing keeps the
+    memory bounded however many shapes get specialized.
+    """
+
+    def __init__(self, device: DeviceSpec, cores: int) -> None:
+        self.lock = threading.Lock()
+        align = max(device.alignment, 64)
+        self.buffers: list[np.ndarray] = []
+        for _ in range(cores):
+            raw = np.zeros(device.local_memory_bytes + align, np.uint8)
+            start = -raw.ctypes.data % align
+            self.buffers.append(raw[start : start + device.local_memory_bytes])
+
+
+_MEMORIES: dict[DeviceSpec, DeviceMemory] = {}
+_MEMORIES_LOCK = threading.Lock()
+
+
+def device_memory(device: DeviceSpec) -> DeviceMemory:
+    """The (lazily allocated) local memories of `device`'s cores that this host can run."""
+    with _MEMORIES_LOCK:
+        mem = _MEMORIES.get(device)
+        if mem is None:
+            cores = min(max(device.vector_cores, device.cube_cores), len(_pool().queues) + 1)
+            mem = _MEMORIES[device] = DeviceMemory(device, max(cores, 1))
+        return mem
 
 
 class _Pool:
@@ -310,7 +342,8 @@ def launch(
     n = _core_count(spec, cores)
     ex = _acquire(spec, n, stats or trace, _may_alias(spec, args))
     try:
-        return _run(ex, args, trace)
+        with device_memory(spec.device).lock:
+            return _run(ex, args, trace)
     finally:
         spec.executables.append(ex)
 

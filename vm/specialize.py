@@ -19,7 +19,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from dvm.vm.validate import LoopInfo, validate
 
 DEFAULT_MAX_STEPS = 1 << 34
 """Largest number of instructions (and tiles) one launch may execute."""
+
+MAX_CACHED = 512
+"""Specializations a program keeps (the oldest is dropped first)."""
 
 MAX_PLAN_NODES = 100_000
 """Largest number of (tile class, instruction) pairs a specialization may plan."""
@@ -59,9 +62,8 @@ class ViewPlan:
     """Offset 0 and C-contiguous over the whole argument: the argument itself, reshaped."""
 
 
-@dataclass(frozen=True)
-class OpNode:
-    """One instruction typed for one tile class."""
+class OpNode(NamedTuple):
+    """One instruction typed for one tile class (a NamedTuple: planning builds many)."""
 
     k: int
     ins: Instr
@@ -74,8 +76,7 @@ class OpNode:
     scalar: float | int | None = None
 
 
-@dataclass(frozen=True)
-class LoopNode:
+class LoopNode(NamedTuple):
     """A loop: its counter level and (lo, hi, body) segments of iterations."""
 
     k: int
@@ -146,11 +147,14 @@ def specialize(
     """Validate `program` (once), then specialize it; cached by its arguments."""
     device = device or _host()
     key = (tuple(tuple(int(d) for d in s) for s in shapes), tuple(int(p) for p in params))
-    cache = program.cache
+    cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
     spec = cache.get((key, device, max_steps))
     if spec is None:
         loops, slot_fn = _validated(program)
         spec = _Specializer(program, loops, slot_fn, device, max_steps).run(*key)
+        if len(cache) >= MAX_CACHED:
+            del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
+            program.cache.pop("by_launch", None)
         cache[(key, device, max_steps)] = spec
     return spec
 
@@ -197,6 +201,19 @@ class _Specializer:
         self.nodes = 0
         self.s: tuple[int, ...] = ()
         self._pairs: dict[int, list[tuple[int, int, int, int]]] = {}
+        self._pos: dict[tuple[int, int], tuple[int, int]] = {}
+        self.caps: list[int] = []
+        self._regs_of = [
+            [
+                (pos, v, not (pos == 0 and _writes_only(ins)))
+                for pos, ((_, kind), v) in enumerate(
+                    zip(ins.op.operands, ins.operands, strict=True)
+                )
+                if kind is Kind.REG
+            ]
+            for ins in p.code
+        ]
+        """Per instruction: (operand position, register, whether it is read)."""
 
     # -- errors ------------------------------------------------------------
 
@@ -215,6 +232,10 @@ class _Specializer:
         regs = self.place_registers()
         views = tuple(self.view(i, shapes) for i in range(len(self.p.views)))
         self.views = views
+        for vi, vp in enumerate(views):
+            for d, src, _ in vp.tiled:
+                pairs = self.pairs(src)
+                self._pos[(vi, d)] = (src, [(a, b) for a, b, _, _ in pairs].index((vi, d)))
         plan = self.plan_grid()
         stored = frozenset(
             views[ins.operands[0]].arg
@@ -303,6 +324,7 @@ class _Specializer:
             if nbytes:
                 spans.append((off, off + nbytes, i))
             out.append((off, cap))
+        self.caps = [cap for _, cap in out]
         spans.sort()
         for (_, end, a), (start, _, b) in itertools.pairwise(spans):
             if start < end:
@@ -456,14 +478,13 @@ class _Specializer:
 
     def extent(self, k: int, ctx: dict[int, tuple[int, ...]], view: int, dim: int) -> int:
         """Extent of dim `dim` of view `view` in the tile class `ctx`."""
-        vp = self.views[view]
-        for d, src, _ in vp.tiled:
-            if d == dim:
-                pos = [(vi, dd) for vi, dd, _, _ in self.pairs(src)].index((view, dim))
-                if src not in ctx:
-                    raise self.fail("code", k, "view tiled by a loop that does not enclose it")
-                return ctx[src][pos]
-        return vp.sizes[dim]
+        where = self._pos.get((view, dim))
+        if where is None:
+            return self.views[view].sizes[dim]
+        src, pos = where
+        if src not in ctx:
+            raise self.fail("code", k, "view tiled by a loop that does not enclose it")
+        return ctx[src][pos]
 
     def tile(self, k: int, ctx: dict[int, tuple[int, ...]], view: int) -> Shape:
         return tuple(self.extent(k, ctx, view, d) for d in range(len(self.views[view].sizes)))
@@ -472,12 +493,11 @@ class _Specializer:
         self, k: int, ins: Instr, ctx: dict[int, tuple[int, ...]], state: list[Shape | None]
     ) -> OpNode:
         """Shapes of the operands, the result shape, and the checks between them."""
-        shapes: list[Shape | None] = []
-        for pos, ((_, kind), v) in enumerate(zip(ins.op.operands, ins.operands, strict=True)):
-            reads = kind is Kind.REG and not (pos == 0 and _writes_only(ins))
+        shapes: list[Shape | None] = [None] * len(ins.operands)
+        for pos, v, reads in self._regs_of[k]:
             if reads and state[v] is None:
                 raise self.fail("code", k, "register read before written", f"r{v}")
-            shapes.append(state[v] if kind is Kind.REG else None)
+            shapes[pos] = state[v]
         out, extents, scalar = _INFER[ins.op.cat](self, k, ins, ctx, shapes, state)
         if out is not None:
             dst = ins.operands[0]
@@ -488,7 +508,7 @@ class _Specializer:
         return OpNode(k, ins, tuple(shapes), out, extents, scalar)
 
     def registers_cap(self, r: int) -> int:
-        return math.prod(self.s[d] for d in self.p.registers[r].shape)
+        return self.caps[r]
 
     def shape_operand(
         self, k: int, ctx: dict[int, tuple[int, ...]], shape: tuple, state: list[Shape | None]
@@ -510,10 +530,27 @@ class _Specializer:
         return s.value if s.tag is ScalarTag.IMM else self.s[int(s.value)]
 
     def broadcast(self, k: int, *shapes: Shape | None) -> Shape:
-        try:
-            return tuple(np.broadcast_shapes(*[s for s in shapes if s is not None]))
-        except ValueError:
-            raise self.fail("code", k, "shapes do not broadcast", str(shapes)) from None
+        out = broadcast_shapes([s for s in shapes if s is not None])
+        if out is None:
+            raise self.fail("code", k, "shapes do not broadcast", str(shapes))
+        return out
+
+
+def broadcast_shapes(shapes: list[Shape]) -> Shape | None:
+    """numpy's broadcasting rule on shapes; None when they do not broadcast."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, start=rank - len(s)):
+            if n != out[i]:
+                if out[i] != 1 and n != 1:
+                    return None
+                if out[i] == 1:
+                    out[i] = n
+    return tuple(out)
 
 
 def _c_byte_strides(shape: Shape, itemsize: int) -> Shape:

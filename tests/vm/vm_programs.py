@@ -38,14 +38,19 @@ store v1, r1
 """
 
 
-def layernorm(rows_param: bool = True) -> str:
+def layernorm(rows_param: bool = True, alias: bool = False) -> str:
     """LayerNorm over the last dim: y = (x - mean) / sqrt(var + eps) * w + b.
 
     Grid over row blocks of T rows (T = param p0, or 16); each tile loads its
     rows once into local memory and does everything there. Registers:
-    r0 x/d*d (T, C), r1 d (T, C), r2 row stats (T, 1), r3 w (1, C), r4 b (1, C).
+    r0 x (T, C), r1 d (T, C), r2 row stats (T, 1), r3 w (1, C), r4 b (1, C),
+    and d*d in r0 (two big registers), or with `alias` in r5 so that r0 is
+    only ever loaded and the VM can alias it to the input (three big
+    registers, no copy of x).
     """
     tile = "p0" if rows_param else "16"
+    dd = "r5" if alias else "r0"
+    r5 = "reg r5 f32 (s2, s1) at s10\n" if alias else ""
     return f"""\
 arg a0 f32 2
 arg a1 f32 1
@@ -62,13 +67,13 @@ slot s6 = s2 s1 mul 4 mul 63 add 64 floordiv 64 mul 320 add
 slot s7 = s6 s6 add
 slot s8 = s2 4 mul 63 add 64 floordiv 64 mul s7 add
 slot s9 = s1 4 mul 63 add 64 floordiv 64 mul s8 add
-grid s3
+{"slot s10 = s1 4 mul 63 add 64 floordiv 64 mul s9 add 320 add" + chr(10) if alias else ""}grid s3
 reg r0 f32 (s2, s1) at s4
 reg r1 f32 (s2, s1) at s6
 reg r2 f32 (s2, s5) at s7
 reg r3 f32 (s5, s1) at s8
 reg r4 f32 (s5, s1) at s9
-view v0 a0 offset s4 (s0 s1 g0 s2) (s1 s5)
+{r5}view v0 a0 offset s4 (s0 s1 g0 s2) (s1 s5)
 view v1 a1 offset s4 (s5 s4) (s1 s5)
 view v2 a2 offset s4 (s5 s4) (s1 s5)
 view v3 a3 offset s4 (s0 s1 g0 s2) (s1 s5)
@@ -76,8 +81,8 @@ load r0, v0
 reduce r2, r0, sum, {{1}}, [keepdims]
 div.rs r2, r2, s1
 sub r1, r0, r2
-mul r0, r1, r1
-reduce r2, r0, sum, {{1}}, [keepdims]
+mul {dd}, r1, r1
+reduce r2, {dd}, sum, {{1}}, [keepdims]
 div.rs r2, r2, s1
 add.rs r2, r2, #1e-05
 rsqrt r2, r2
