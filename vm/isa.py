@@ -230,7 +230,7 @@ class OpDef:
 _R = Kind.REG
 _UNARY_OPS: list[tuple[str, TypeRule, str]] = [
     ("neg", TypeRule.NUMERIC, "-x"),
-    ("abs", TypeRule.NUMERIC, "|x|"),
+    ("abs", TypeRule.NUMERIC, "absolute value"),
     ("exp", TypeRule.FLOAT, "e**x"),
     ("log", TypeRule.FLOAT, "natural log"),
     ("sqrt", TypeRule.FLOAT, "square root"),
@@ -276,7 +276,7 @@ def _build_table() -> tuple[OpDef, ...]:
             "store_acc",
             Cat.STORE_ACC,
             (("dst", Kind.VIEW), ("src", _R), ("kind", Kind.ACC_KIND)),
-            doc="tile = tile (add|max|min) reg, atomic per argument",
+            doc="tile = tile (add, max or min) reg, atomic per argument",
         ),
         OpDef(0x04, "copy", Cat.COPY, (("dst", _R), ("src", _R)), doc="dst = src"),
         OpDef(

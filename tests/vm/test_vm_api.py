@@ -204,3 +204,10 @@ def test_extent_and_scalar_constructors() -> None:
     assert Extent.view_dim(1, 0).index == 1
     assert Scalar.imm(2).value == 2.0
     assert Instr.of("fill", 0, 1.5, (3, Extent.reg_dim(0, 1))).operands[2][0] == Extent.slot(3)
+
+
+def test_docs_list_the_isa_table() -> None:
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "bytecode-format.md"
+    assert vm.isa.isa_table_markdown() in doc.read_text()
