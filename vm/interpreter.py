@@ -446,7 +446,7 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
             jobs = [
                 (ex.runners[c], c * ntiles // ex.n, (c + 1) * ntiles // ex.n) for c in range(ex.n)
             ]
-            if ex.spec.has_mma:
+            if ex.spec.uses_blas:
                 with _blas_one_thread():
                     _pool().run(jobs)
             else:

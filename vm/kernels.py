@@ -251,11 +251,22 @@ _REDUCE_UFUNCS = {
 def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     _, _, kind, axes, flags = node.ins.operands
     src, dst = _src(node, core, 1), _dst(node, core)
-    axis = tuple(d for d in range(len(node.shapes[1] or ())) if axes >> d & 1)
+    src_shape = node.shapes[1] or ()
+    keep = bool(flags & 1)
+    if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
+        # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
+        ones = np.ones((src_shape[-1], 1) if keep else (src_shape[-1],), dst.dtype)
+        return call(core, np.matmul, src, ones, out=dst)
+    axis = tuple(d for d in range(len(src_shape)) if axes >> d & 1)
     uf = _REDUCE_UFUNCS[kind]
     init = _identity(kind, dst.dtype)
-    keep = bool(flags & 1)
     return call(core, uf.reduce, src, axis=axis, out=dst, keepdims=keep, initial=init)
+
+
+def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> bool:
+    """Whether a reduce is a float sum over exactly the last axis of a rank >= 2 tile."""
+    float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
+    return kind is ReduceKind.SUM and float_ok and rank >= 2 and axes == 1 << (rank - 1)
 
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:

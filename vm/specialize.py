@@ -26,7 +26,7 @@ import numpy as np
 from dvm.vm.binary import layout
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
-from dvm.vm.isa import Cat, ExtentKind, Kind, ScalarTag
+from dvm.vm.isa import Cat, ExtentKind, Kind, ReduceKind, ScalarTag
 from dvm.vm.program import Index, Instr, Offsets, Program, Scalar
 from dvm.vm.slots import SlotFn, compile_slots
 from dvm.vm.validate import LoopInfo, validate
@@ -115,6 +115,8 @@ class Specialization:
     views: tuple[ViewPlan, ...]
     plan: GridPlan
     has_mma: bool
+    uses_blas: bool
+    """Whether some instruction calls BLAS (mma, or a row sum done as a matrix-vector product)."""
     stored_args: frozenset[int]
     alias_regs: frozenset[int]
     """Registers written only by loads from arguments the program never stores to."""
@@ -243,6 +245,9 @@ class _Specializer:
             if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
         )
         has_mma = any(ins.op.cat is Cat.MMA for ins in self.p.code)
+        uses_blas = has_mma or any(
+            ins.op.cat is Cat.REDUCE and ins.operands[2] is ReduceKind.SUM for ins in self.p.code
+        )
         alias_regs = self.alias_registers(stored)
         alias_args = frozenset(
             views[ins.operands[1]].arg
@@ -259,6 +264,7 @@ class _Specializer:
             views,
             plan,
             has_mma,
+            uses_blas,
             stored,
             alias_regs,
             alias_args,
