@@ -159,9 +159,8 @@ def bench_blas_limit() -> None:
 
     print("BLAS one-thread context (enter + exit):")
     print(f"  threadpool_limits(1)             {median_s(fresh, 20) * 1e6:8.1f} us")
-    print(
-        f"  cached controller.limit(1)       {median_s(cached, 50) * 1e6:8.1f} us  (VM: once per launch)"
-    )
+    t = median_s(cached, 50)
+    print(f"  cached controller.limit(1)       {t * 1e6:8.1f} us  (VM: once per launch)")
 
 
 def bench_copy(repeat: int) -> None:
