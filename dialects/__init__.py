@@ -15,6 +15,12 @@ def _tensor() -> Dialect:
     return Tensor
 
 
+def _tile() -> Dialect:
+    from dvm.dialects.tile import Tile
+
+    return Tile
+
+
 def _builtin() -> Dialect:
     from xdsl.dialects.builtin import Builtin
 
@@ -45,4 +51,5 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "arith": _arith,
     "scf": _scf,
     "tensor": _tensor,
+    "tile": _tile,
 }

@@ -1164,10 +1164,8 @@ class StackOp(KernelBodyOp):
             raise VerifyException(f"'{self.name}' mode must be one of {STACK_MODES}")
         self.check_yield(self.body)
         for op in self.body.block.ops:
-            if not isinstance(op, FusionOp | YieldOp):
-                raise VerifyException(
-                    f"'{self.name}' body may hold only tensor.fusion ops, found {op.name}"
-                )
+            if not isinstance(op, FusionOp | YieldOp) and op.name != "tile.launch":
+                raise VerifyException(f"'{self.name}' body may hold only kernels, found {op.name}")
 
 
 @irdl_op_definition

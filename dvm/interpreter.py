@@ -527,15 +527,18 @@ class KernelFunctions(InterpreterFunctions):
 def make_interpreter(
     module: ModuleOp, symbols: dict[sympy.Symbol, int] | None = None
 ) -> Interpreter:
-    """An xDSL interpreter for `module` that knows func, arith, scf and tensor."""
+    """An xDSL interpreter for `module` that knows func, arith, scf, tensor
+    and the launches of tile kernels."""
+    from dvm.tile_interpreter import TileFunctions  # (it builds on this module)
+
     interpreter = Interpreter(module)
-    kernels = KernelFunctions(symbols)
     for functions in (
         FuncFunctions(),
         ArithFunctions(),
         ScfFunctions(),
         TensorFunctions(),
-        kernels,
+        KernelFunctions(symbols),
+        TileFunctions(),
     ):
         interpreter.register_implementations(functions)
     return interpreter

@@ -25,4 +25,5 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "symbolic-shapes": lazy_pass("dvm.passes.symbolic_shapes", "SymbolicShapesPass"),
     "fuse": lazy_pass("dvm.passes.fuse", "FusePass"),
     "stack": lazy_pass("dvm.passes.stack", "StackPass"),
+    "convert-tensor-to-tile": lazy_pass("dvm.lowering.tensor_to_tile", "ConvertTensorToTilePass"),
 }

@@ -71,6 +71,13 @@ class StridedView:
     """The buffer: an input of the kernel, or a value the kernel outputs."""
     strides: tuple[sympy.Expr, ...]
     """One stride per domain axis; 0 where the buffer does not span the axis."""
+    target: SSAValue
+    """The value read or written: for an input read through layout ops, the
+    last of them (for a store, the output itself)."""
+    placement: Placement
+    """The domain axes each dim of `target` spans."""
+    matmul_operand: bool = False
+    """Read in the matmul's own coordinates (batch..., rows, cols)."""
 
 
 @dataclass
@@ -144,10 +151,12 @@ class DomainAnalysis:
         self.canonicalize()
         if self.domain.reduced and self.domain.contraction is not None:
             raise Illegal("a matmul kernel takes only elementwise epilogues, not reductions")
+        if self.domain.contraction is not None:
+            self.check_epilogue()
         for value in self.loaded:
             self.add_load(value, self.domain.placement[value])
         for value, placement in self.operand_loads:
-            self.add_load(value, tuple(tuple(self.renumbered(span)) for span in placement))
+            self.add_load(value, tuple(tuple(self.renumbered(span)) for span in placement), True)
         for value in self.outputs:
             self.add_store(value)
         if self.conditions:
@@ -165,6 +174,14 @@ class DomainAnalysis:
         if a != b:
             self.require_size(what, self.domain.sizes[b], (a,))
             self.parent[b] = a
+
+    def check_epilogue(self) -> None:
+        """A mix kernel's epilogue works on tiles of the matmul's output: it
+        may not iterate over axes that the matmul result does not span."""
+        matmuls = [op for op in self.ops if isinstance(op, t.MatmulOp)]
+        spanned = {a for span in self.domain.placement[matmuls[0].result] for a in span}
+        if set(self.domain.parallel) - spanned:
+            raise Illegal("the epilogue iterates over axes the matmul result does not span")
 
     def align_parts(self) -> None:
         """Lay two independent parts of equal rank on one domain, axis by
@@ -407,9 +424,10 @@ class DomainAnalysis:
 
     # -- views of inputs and outputs ----------------------------------------------
 
-    def add_load(self, value: SSAValue, placement: Placement) -> None:
+    def add_load(self, value: SSAValue, placement: Placement, matmul_operand: bool = False) -> None:
         source, dims = self.view_through_chain(value)
-        self.domain.loads.append(StridedView(source, self.axis_strides(placement, dims)))
+        strides = self.axis_strides(placement, dims)
+        self.domain.loads.append(StridedView(source, strides, value, placement, matmul_operand))
 
     def view_through_chain(self, value: SSAValue) -> tuple[SSAValue, list[sympy.Expr]]:
         """The input buffer behind `value` and the strides of `value`'s dims in it."""
@@ -481,4 +499,4 @@ class DomainAnalysis:
         if missing:
             raise Illegal(f"output {value.name_hint or ''} does not span domain axes {missing}")
         strides = self.axis_strides(placement, contiguous_strides(shape_of(value)))
-        self.domain.stores.append(StridedView(value, strides))
+        self.domain.stores.append(StridedView(value, strides, value, placement))

@@ -1,0 +1,637 @@
+"""The `tile` dialect: one kernel as per-tile loads, compute and stores.
+
+A `tile.kernel` is what one `tensor.fusion` becomes: a grid of tiles and the
+body every tile runs. The kernel's arguments are global tensors (its inputs,
+then its outputs). Inside, values are *tiles*: small blocks of a kernel's
+iteration domain held in a core's local memory, whose sizes are symbolic
+expressions of the shape symbols (`!tile.tile<[16, "x_1"], f32>`). A tile's
+type gives its largest extent; the last tile along an axis may be smaller
+(tails are exact).
+
+- `tile.load` / `tile.store` move a tile between global and local memory
+  through a strided view; `tile.store` may accumulate (split reductions);
+- one compute op per tensor op (`tile.exp`, `tile.add`, ...), with numpy
+  broadcasting between tiles of equal rank;
+- `tile.reduce_*` reduce tile axes (keeping them, with extent 1);
+- `tile.mma` multiplies tiles and accumulates (matmul);
+- `tile.for` loops over chunks of an axis inside a tile (e.g. matmul's K).
+
+All expressions (sizes, strides, grid, trip counts) are sympy expressions
+printed as strings; the runtime evaluates them once per shape.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    SymbolRefAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    NoTerminator,
+    Pure,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from dvm.dialects import tensor as tensor_dialect
+
+# --------------------------------------------------------------------------
+# The tile type
+# --------------------------------------------------------------------------
+
+
+def expr_attr(values: Sequence[object]) -> ArrayAttr[StringAttr]:
+    """Symbolic sizes as the IR stores them: their text."""
+    return ArrayAttr([StringAttr(str(v)) for v in values])
+
+
+def expr_texts(attr: ArrayAttr[StringAttr]) -> list[str]:
+    return [s.data for s in attr.data]
+
+
+@irdl_attr_definition
+class TileType(ParametrizedAttribute, TypeAttribute):
+    """`!tile.tile<[16, "x_1"], f32>`: the largest extent of each axis, then
+    the element type. Integer extents are static; strings are expressions."""
+
+    name = "tile.tile"
+    shape: ArrayAttr[StringAttr]
+    element_type: Attribute
+
+    def __init__(self, shape: Sequence[object], element_type: Attribute):
+        super().__init__(expr_attr(shape), element_type)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("[")
+            printer.print_list(self.shape.data, lambda s: print_extent(printer, s.data))
+            printer.print_string("], ")
+            printer.print_attribute(self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[ArrayAttr[StringAttr], Attribute]:
+        with parser.in_angle_brackets():
+            extents = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parse_extent(parser)
+            )
+            parser.parse_punctuation(",")
+            element = parser.parse_type()
+        return expr_attr(extents), element
+
+
+def print_extent(printer: Printer, text: str) -> None:
+    printer.print_string(text if text.isdigit() else f'"{text}"')
+
+
+def parse_extent(parser: AttrParser) -> str:
+    text = parser.parse_optional_str_literal()
+    return text if text is not None else str(parser.parse_integer(allow_negative=False))
+
+
+# --------------------------------------------------------------------------
+# Kernels and launches
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A tiled kernel: `grid` gives the number of tiles along each grid axis;
+    the body runs once per tile. Arguments are the kernel's global tensors,
+    the last `outputs` of them written by the kernel.
+
+        tile.kernel @k vector grid ["ceildiv(x_0, 8)"] outputs 1 (%x: tensor<?x?xf32>, %y: ...) {
+          ...
+        }
+    """
+
+    name = "tile.kernel"
+    sym_name = prop_def(SymbolNameConstraint())
+    kind = prop_def(StringAttr)
+    grid = prop_def(ArrayAttr[StringAttr])
+    outputs = prop_def(IntegerAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        grid: Sequence[object],
+        arg_types: Sequence[Attribute],
+        outputs: int,
+        attributes: dict[str, Attribute] | None = None,
+        body: Region | None = None,
+    ):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "kind": StringAttr(kind),
+                "grid": expr_attr(grid),
+                "outputs": IntegerAttr(outputs, i64),
+            },
+            regions=[body or Region(Block(arg_types=arg_types))],
+            attributes=attributes,
+        )
+
+    @property
+    def num_outputs(self) -> int:
+        return self.outputs.value.data
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.sym_name.data} {self.kind.data} grid ")
+        printer.print_attribute(self.grid)
+        printer.print_string(f" outputs {self.num_outputs} (")
+        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name().data
+        kind = tensor_dialect.parse_keyword(parser, tensor_dialect.KERNEL_KINDS, "kernel kind")
+        parser.parse_keyword("grid")
+        grid = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+        parser.parse_keyword("outputs")
+        outputs = parser.parse_integer(allow_negative=False)
+        args = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+        )
+        attrs = parser.parse_optional_attr_dict()
+        return cls(name, kind, grid, [], outputs, attrs, parser.parse_region(args))
+
+    def verify_(self) -> None:
+        if self.kind.data not in tensor_dialect.KERNEL_KINDS:
+            raise VerifyException(
+                f"'{self.name}' kind must be one of {tensor_dialect.KERNEL_KINDS}"
+            )
+        if not 1 <= len(self.grid.data) <= 3:
+            raise VerifyException(f"'{self.name}' grid must have 1 to 3 axes")
+        if not 0 <= self.num_outputs <= len(self.body.block.args):
+            raise VerifyException(f"'{self.name}' has more outputs than arguments")
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run kernel `@callee` on `inputs`; the results are its freshly allocated
+    outputs, of the shapes the kernel's `dvm.shapes` attribute gives."""
+
+    name = "tile.launch"
+    callee = prop_def(SymbolRefAttr)
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)"
+
+    def __init__(
+        self,
+        callee: str,
+        inputs: Sequence[SSAValue],
+        output_types: Sequence[Attribute],
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[output_types],
+            properties={"callee": SymbolRefAttr(callee)},
+            attributes=attributes,
+        )
+
+
+# --------------------------------------------------------------------------
+# Memory: load and store through strided views
+# --------------------------------------------------------------------------
+
+INDEX_SOURCES = ("whole", "grid0", "grid1", "grid2", *(f"loop{i}" for i in range(8)))
+"""What picks the tile along a view dim: nothing (the whole dim), a grid axis
+(the tile's number along it), or the iteration of an enclosing `tile.for`."""
+
+ACCUMULATE = ("none", "add", "max", "min")
+
+
+@dataclass(frozen=True)
+class View:
+    """A strided view of a global tensor, per dim: size, stride (elements),
+    tile size and index source; element (i0, i1, ...) of the view is flat
+    element `offset + i0*stride0 + i1*stride1 + ...` of the tensor."""
+
+    offset: object
+    sizes: Sequence[object]
+    strides: Sequence[object]
+    tiles: Sequence[object]
+    index: Sequence[str]
+
+    def properties(self) -> dict[str, Attribute]:
+        return {
+            "offset": StringAttr(str(self.offset)),
+            "sizes": expr_attr(self.sizes),
+            "strides": expr_attr(self.strides),
+            "tiles": expr_attr(self.tiles),
+            "index": expr_attr(self.index),
+        }
+
+
+class ViewOp(IRDLOperation, ABC):
+    """Shared by load and store: a strided view of a global tensor, per dim
+    its size, stride (elements), tile size and index source."""
+
+    offset = prop_def(StringAttr)
+    sizes = prop_def(ArrayAttr[StringAttr])
+    strides = prop_def(ArrayAttr[StringAttr])
+    tiles = prop_def(ArrayAttr[StringAttr])
+    index = prop_def(ArrayAttr[StringAttr])
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @property
+    def view(self) -> View:
+        return View(
+            self.offset.data,
+            expr_texts(self.sizes),
+            expr_texts(self.strides),
+            expr_texts(self.tiles),
+            expr_texts(self.index),
+        )
+
+    def verify_view(self, rank: int) -> None:
+        lengths = {len(a.data) for a in (self.sizes, self.strides, self.tiles, self.index)}
+        if lengths != {rank}:
+            raise VerifyException(
+                f"'{self.name}' view needs {rank} sizes, strides, tiles and index sources"
+            )
+        for source in expr_texts(self.index):
+            if source not in INDEX_SOURCES:
+                raise VerifyException(f"'{self.name}' unknown index source {source!r}")
+
+
+@irdl_op_definition
+class LoadOp(ViewOp):
+    """`%t = tile.load %arg {view} : tensor<..> -> !tile.tile<..>`: the current
+    tile of a view of a global tensor into local memory."""
+
+    name = "tile.load"
+    source = operand_def(TensorType)
+    result = result_def(TileType)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: TileType, view: View):
+        super().__init__(
+            operands=[source], result_types=[result_type], properties=view.properties()
+        )
+
+    def verify_(self) -> None:
+        result = self.result.type
+        assert isinstance(result, TileType)
+        self.verify_view(result.rank)
+
+
+@irdl_op_definition
+class StoreOp(ViewOp):
+    """`tile.store %t, %arg {view}`: write (or accumulate: add, max, min) a
+    tile into its place in a global tensor."""
+
+    name = "tile.store"
+    value = operand_def(TileType)
+    dest = operand_def(TensorType)
+    accumulate = opt_prop_def(StringAttr, default_value=StringAttr("none"))
+    assembly_format = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, view: View, accumulate: str = "none"):
+        props = view.properties()
+        if accumulate != "none":
+            props["accumulate"] = StringAttr(accumulate)
+        super().__init__(operands=[value, dest], properties=props)
+
+    @property
+    def accumulation(self) -> str:
+        return self.accumulate.data if self.accumulate else "none"
+
+    def verify_(self) -> None:
+        value = self.value.type
+        assert isinstance(value, TileType)
+        self.verify_view(value.rank)
+        if self.accumulation not in ACCUMULATE:
+            raise VerifyException(f"'{self.name}' accumulate must be one of {ACCUMULATE}")
+
+
+# --------------------------------------------------------------------------
+# Compute on tiles: one op per tensor op, derived from the tensor dialect
+# --------------------------------------------------------------------------
+
+
+class TileUnaryOp(IRDLOperation, ABC):
+    T: ClassVar = VarConstraint("T", base(TileType))
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[input.type])
+
+
+class TileElementwiseOp(IRDLOperation, ABC):
+    """Elementwise on tiles of one rank, numpy broadcasting between them."""
+
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        ranks = {v.type.rank for v in self.operands if isinstance(v.type, TileType)}
+        assert isinstance(self.result.type, TileType)
+        if ranks != {self.result.type.rank}:
+            raise VerifyException(f"'{self.name}' operands and result must have one rank")
+
+
+class TileCastOp(TileElementwiseOp, ABC):
+    input = operand_def(TileType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+
+class TileBinaryOp(TileElementwiseOp, ABC):
+    lhs = operand_def(TileType)
+    rhs = operand_def(TileType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+
+def mirror(source: type[IRDLOperation], base: type[IRDLOperation]) -> type[IRDLOperation]:
+    """The tile op for a tensor op: same name in the `tile` dialect."""
+    short = source.name.split(".", 1)[1]
+    namespace = {"name": f"tile.{short}", "__doc__": f"`{source.name}` on tiles."}
+    return irdl_op_definition(type(source.__name__, (base,), namespace))
+
+
+def base_for(op: type[IRDLOperation]) -> type[IRDLOperation]:
+    if op is tensor_dialect.IsFiniteOp:
+        return TileCastOp
+    return TileUnaryOp if op in tensor_dialect.UNARY_OPS else TileBinaryOp
+
+
+MIRRORED: dict[type[IRDLOperation], type[IRDLOperation]] = {
+    op: mirror(op, base_for(op)) for op in (*tensor_dialect.UNARY_OPS, *tensor_dialect.BINARY_OPS)
+}
+"""Tensor op class -> its tile op class."""
+
+ConvertOp = mirror(tensor_dialect.ConvertOp, TileCastOp)
+MIRRORED[tensor_dialect.ConvertOp] = ConvertOp
+
+
+@irdl_op_definition
+class SelectOp(TileElementwiseOp):
+    name = "tile.select"
+    condition = operand_def(TileType)
+    true_value = operand_def(TileType)
+    false_value = operand_def(TileType)
+    assembly_format = (
+        "$condition `,` $true_value `,` $false_value attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(self, c: SSAValue, a: SSAValue, b: SSAValue, result_type: Attribute):
+        super().__init__(operands=[c, a, b], result_types=[result_type])
+
+
+MIRRORED[tensor_dialect.SelectOp] = SelectOp
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A tile filled with one value: `tile.constant 5.0e-01 : !tile.tile<[1, 1], f32>`.
+    The value may be an expression of the shape symbols (`"x_1"`, e.g. the
+    count a mean divides by), converted to the element type."""
+
+    name = "tile.constant"
+    value = prop_def(FloatAttr | IntegerAttr | StringAttr)
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($result)"
+
+    def __init__(self, value: FloatAttr | IntegerAttr | StringAttr, result_type: TileType):
+        super().__init__(properties={"value": value}, result_types=[result_type])
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """Stretch a tile's extent-1 axes to the current tile's extents along
+    the axes where the result type is wider (e.g. before storing a value that
+    does not vary along an axis of its output)."""
+
+    name = "tile.broadcast"
+    input = operand_def(TileType)
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: TileType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+
+class TileReduceOp(IRDLOperation, ABC):
+    """Reduce tile axes, keeping them with extent 1."""
+
+    input = operand_def(TileType)
+    result = result_def(TileType)
+    axes = prop_def(ArrayAttr[IntegerAttr])
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, axes: Sequence[int], result_type: Attribute):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"axes": ArrayAttr([IntegerAttr(a, i64) for a in axes])},
+        )
+
+    @property
+    def reduced_axes(self) -> list[int]:
+        return [a.value.data for a in self.axes.data]
+
+
+REDUCE_KINDS = ("sum", "max", "min", "prod")
+REDUCES: dict[str, type[IRDLOperation]] = {
+    kind: irdl_op_definition(
+        type(f"Reduce{kind.capitalize()}Op", (TileReduceOp,), {"name": f"tile.reduce_{kind}"})
+    )
+    for kind in REDUCE_KINDS
+}
+
+
+@irdl_op_definition
+class MmaOp(IRDLOperation):
+    """`%c = tile.mma %a, %b, %acc`: acc + a @ b on tiles (batch axes
+    broadcast); `transpose_a`/`transpose_b` swap an operand's last two axes."""
+
+    name = "tile.mma"
+    lhs = operand_def(TileType)
+    rhs = operand_def(TileType)
+    acc = operand_def(TileType)
+    result = result_def(TileType)
+    transpose_a = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    transpose_b = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$lhs `,` $rhs `,` $acc attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, acc: SSAValue, flags: tuple[bool, bool]):
+        props: dict[str, Attribute] = {}
+        if flags[0]:
+            props["transpose_a"] = BoolAttr.from_bool(True)
+        if flags[1]:
+            props["transpose_b"] = BoolAttr.from_bool(True)
+        super().__init__(operands=[a, b, acc], result_types=[acc.type], properties=props)
+
+    @property
+    def flags(self) -> tuple[bool, bool]:
+        return (
+            self.transpose_a is not None and bool(self.transpose_a.value.data),
+            self.transpose_b is not None and bool(self.transpose_b.value.data),
+        )
+
+
+# --------------------------------------------------------------------------
+# Loops inside a tile
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """`tile.for loop0 to "ceildiv(x_1, 64)" iter_args(...)`: run the body
+    `count` times; views indexed by `loopN` take the iteration number."""
+
+    name = "tile.for"
+    level = prop_def(IntegerAttr)
+    count = prop_def(StringAttr)
+    inits = var_operand_def(TileType)
+    results_ = var_result_def(TileType)
+    body = region_def("single_block")
+
+    def __init__(self, level: int, count: object, inits: Sequence[SSAValue], body: Region):
+        super().__init__(
+            operands=[inits],
+            result_types=[[v.type for v in inits]],
+            properties={"level": IntegerAttr(level, i64), "count": StringAttr(str(count))},
+            regions=[body],
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" loop{self.level.value.data} to ")
+        printer.print_attribute(self.count)
+        printer.print_string(" (")
+        printer.print_list(
+            zip(self.body.block.args, self.inits, strict=True),
+            lambda pair: (
+                printer.print_block_argument(pair[0]),
+                printer.print_string(" = "),
+                printer.print_operand(pair[1]),
+            ),
+        )
+        printer.print_string(") ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        word = parser.parse_identifier(context_msg=" as the loop level (loopN)")
+        if not word.startswith("loop") or not word[4:].isdigit():
+            parser.raise_error(f"expected a loop level like loop0, got {word!r}")
+        parser.parse_keyword("to")
+        count = parser.parse_str_literal()
+
+        def carried() -> tuple[Parser.Argument, SSAValue]:
+            arg = parser.parse_argument(expect_type=True)
+            parser.parse_punctuation("=")
+            assert arg.type is not None
+            return arg, parser.parse_operand()
+
+        pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, carried)
+        body = parser.parse_region([a for a, _ in pairs])
+        return cls(int(word[4:]), count, [v for _, v in pairs], body)
+
+    def verify_(self) -> None:
+        last = self.body.block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException(f"'{self.name}' body must end with tile.yield")
+        if [v.type for v in last.values] != list(self.result_types):
+            raise VerifyException(f"'{self.name}' body must yield its carried values' types")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    name = "tile.yield"
+    values = var_operand_def(TileType)
+    traits = traits_def(IsTerminator(), Pure(), HasParent(ForOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+Tile = Dialect(
+    "tile",
+    [
+        KernelOp,
+        LaunchOp,
+        LoadOp,
+        StoreOp,
+        *MIRRORED.values(),
+        ConstantOp,
+        BroadcastOp,
+        *REDUCES.values(),
+        MmaOp,
+        ForOp,
+        YieldOp,
+    ],
+    [TileType],
+)

@@ -1,0 +1,248 @@
+"""An interpreter for tile IR: runs each `tile.kernel` tile by tile with numpy.
+
+It checks the tiling itself, before any bytecode exists: every tile is read
+and written through its view with explicit index arithmetic (a read or
+write outside an argument is an error, not a silent wrap), tails get their
+real extents, and loops run their symbolic trip counts. `dvm.interpret`
+uses it for the `tile.launch` ops of a lowered module, so the same call runs
+every level.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Block, Operation, SSAValue
+
+from dvm import numerics
+from dvm.dialects import tensor, tile
+from dvm.errors import ExecutionError
+from dvm.interpreter import BINARY, UNARY, numpy_dtype
+from dvm.passes.symbolic import parse_expr, shape_from_attr, substitute, symbol
+
+Array = np.ndarray[Any, Any]
+
+TENSOR_OF = {v: k for k, v in tile.MIRRORED.items()}
+"""Tile op class -> the tensor op it mirrors (whose numpy meaning it shares)."""
+
+REDUCE_KINDS = {cls: kind for kind, cls in tile.REDUCES.items()}
+
+
+def bind_shape(
+    symbols: dict[sympy.Symbol, int], declared: Sequence[sympy.Expr], actual: Sequence[int]
+) -> None:
+    for d, n in zip(declared, actual, strict=True):
+        if isinstance(d, sympy.Symbol):
+            symbols.setdefault(d, n)
+
+
+@dataclass
+class KernelRun:
+    """One launch of a kernel: symbol values, and the loop/grid counters."""
+
+    kernel: tile.KernelOp
+    symbols: dict[sympy.Symbol, int]
+    counters: dict[str, int] = field(default_factory=dict)
+    values: dict[SSAValue, Any] = field(default_factory=dict)
+
+    def eval(self, text: str) -> int:
+        value = substitute(parse_expr(text), self.symbols)
+        if not value.is_number:
+            raise ExecutionError(f"@{self.kernel.sym_name.data}: {text} is not known ({value})")
+        return int(value)
+
+    # -- the tile's position -------------------------------------------------------
+
+    def span(self, size: int, tile_size: int, source: str) -> range:
+        """The indices of the current tile along one dim."""
+        if source == "whole":
+            return range(size)
+        start = self.counters[source] * tile_size
+        return range(start, min(start + tile_size, size))
+
+    def extents(self, type_: tile.TileType) -> tuple[int, ...]:
+        """The current extents of a tile of this type: its dims are the
+        kernel's axes; a dim typed 1 stays 1."""
+        axes = self.kernel.attributes["dvm.axes"]
+        assert isinstance(axes, ArrayAttr)
+        out = []
+        for extent, axis in zip(tile.expr_texts(type_.shape), axes.data, strict=True):
+            if extent == "1":
+                out.append(1)
+                continue
+            size, tile_size, source = tile.expr_texts(axis)  # type: ignore[arg-type]
+            out.append(len(self.span(self.eval(size), self.eval(tile_size), source)))
+        return tuple(out)
+
+    def flat_indices(self, op: tile.ViewOp, target: Array) -> Array:
+        view = op.view
+        index = np.asarray(self.eval(str(view.offset)), dtype=np.int64)
+        rank = len(view.sizes)
+        for d, (size, stride, tile_size, source) in enumerate(
+            zip(view.sizes, view.strides, view.tiles, view.index, strict=True)
+        ):
+            span = self.span(self.eval(str(size)), self.eval(str(tile_size)), source)
+            positions = np.arange(span.start, span.stop, dtype=np.int64)
+            shape = [1] * rank
+            shape[d] = len(positions)
+            index = index + (positions * self.eval(str(stride))).reshape(shape)
+        if index.size and (index.min() < 0 or index.max() >= target.size):
+            raise ExecutionError(
+                f"@{self.kernel.sym_name.data}: {op.name} reaches element {int(index.max())} "
+                f"of an argument with {target.size} elements"
+            )
+        return index
+
+    # -- running ops -------------------------------------------------------------------
+
+    def run(self, block: Block, args: Sequence[Any] | None = None) -> list[Any]:
+        """Run a block (binding its arguments to `args`, if given); return what it yields."""
+        for arg, value in zip(block.args, args or (), strict=args is not None):
+            self.values[arg] = value
+        for op in block.ops:
+            if isinstance(op, tile.YieldOp):
+                return [self.values[v] for v in op.values]
+            results = self.step(op)
+            for r, value in zip(op.results, results, strict=True):
+                self.values[r] = value
+        return []
+
+    def step(self, op: Operation) -> list[Any]:
+        handler = HANDLERS.get(type(op))
+        if handler is not None:
+            return handler(self, op)
+        cls = TENSOR_OF.get(type(op))
+        if cls is None:
+            raise ExecutionError(f"the tile interpreter cannot run {op.name}")
+        args = [self.values[v] for v in op.operands]
+        dtype = numpy_dtype(tile_element(op.results[0]))
+        if cls is tensor.ConvertOp:
+            return [numerics.convert(args[0], dtype)]
+        if cls is tensor.SelectOp:
+            return [np.where(*args).astype(dtype)]
+        fn = UNARY.get(cls) or BINARY[cls]
+        return [np.asarray(fn(*args)).astype(dtype, copy=False)]
+
+
+def tile_element(value: SSAValue) -> Any:
+    assert isinstance(value.type, tile.TileType)
+    return value.type.element_type
+
+
+def load(run: KernelRun, op: Operation) -> list[Any]:
+    assert isinstance(op, tile.LoadOp)
+    source = run.values[op.source].reshape(-1)
+    return [source[run.flat_indices(op, source)]]
+
+
+def store(run: KernelRun, op: Operation) -> list[Any]:
+    assert isinstance(op, tile.StoreOp)
+    dest = run.values[op.dest].reshape(-1)
+    index = run.flat_indices(op, dest)
+    value = np.broadcast_to(run.values[op.value], index.shape)
+    combine = {"add": np.add, "max": np.maximum, "min": np.minimum}.get(op.accumulation)
+    if combine is None:
+        dest[index] = value
+    else:
+        combine.at(dest, index, value)
+    return []
+
+
+def constant(run: KernelRun, op: Operation) -> list[Any]:
+    assert isinstance(op, tile.ConstantOp)
+    assert isinstance(op.result.type, tile.TileType)
+    dtype = numpy_dtype(op.result.type.element_type)
+    value = op.value
+    raw: Any = run.eval(value.data) if isinstance(value, StringAttr) else value.value.data
+    if isinstance(value, IntegerAttr) and dtype == np.bool_:
+        raw = bool(raw)
+    return [np.full(run.extents(op.result.type), raw, dtype=dtype)]
+
+
+def broadcast(run: KernelRun, op: Operation) -> list[Any]:
+    assert isinstance(op, tile.BroadcastOp) and isinstance(op.result.type, tile.TileType)
+    return [np.broadcast_to(run.values[op.input], run.extents(op.result.type)).copy()]
+
+
+def reduce(run: KernelRun, op: Operation) -> list[Any]:
+    assert isinstance(op, tile.TileReduceOp)
+    kind = REDUCE_KINDS[type(op)]
+    return [numerics.reduce(kind, run.values[op.input], op.reduced_axes, keepdims=True)]  # type: ignore[arg-type]
+
+
+def mma(run: KernelRun, op: Operation) -> list[Any]:
+    assert isinstance(op, tile.MmaOp)
+    a, b, acc = (run.values[v] for v in op.operands)
+    return [acc + numerics.matmul(a, b, *op.flags)]
+
+
+def loop(run: KernelRun, op: Operation) -> list[Any]:
+    assert isinstance(op, tile.ForOp)
+    carried = [run.values[v] for v in op.inits]
+    source = f"loop{op.level.value.data}"
+    for i in range(run.eval(op.count.data)):
+        run.counters[source] = i
+        carried = run.run(op.body.block, carried)
+    return carried
+
+
+HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
+    tile.LoadOp: load,
+    tile.StoreOp: store,
+    tile.ConstantOp: constant,
+    tile.BroadcastOp: broadcast,
+    **{cls: reduce for cls in tile.REDUCES.values()},
+    tile.MmaOp: mma,
+    tile.ForOp: loop,
+}
+
+
+def launch(kernel: tile.KernelOp, inputs: Sequence[Array]) -> list[Array]:
+    """Run every tile of `kernel` on `inputs`; return its new outputs."""
+    shapes = kernel.attributes["dvm.arg_shapes"]
+    assert isinstance(shapes, ArrayAttr)
+    declared = [shape_from_attr(s) for s in shapes.data]
+    symbols: dict[sympy.Symbol, int] = {}
+    for shape, array in zip(declared, inputs, strict=False):
+        bind_shape(symbols, shape, array.shape)
+    run = KernelRun(kernel, symbols)
+    sizes = kernel.attributes.get("dvm.tile_sizes")
+    if isinstance(sizes, DictionaryAttr):
+        for name, text in sizes.data.items():
+            assert isinstance(text, StringAttr)
+            symbols[symbol(name)] = run.eval(text.data)
+    args = kernel.body.block.args
+    outputs = [
+        np.zeros(tuple(run.eval(str(d)) for d in shape), numpy_dtype(arg.type))
+        for shape, arg in zip(declared[len(inputs) :], args[len(inputs) :], strict=True)
+    ]
+    for arg, value in zip(args, [*inputs, *outputs], strict=True):
+        run.values[arg] = value
+    grid = [run.eval(g) for g in tile.expr_texts(kernel.grid)]
+    for point in itertools.product(*(range(g) for g in grid)):
+        run.counters = {f"grid{i}": p for i, p in enumerate(point)}
+        run.run(kernel.body.block)
+    return outputs
+
+
+@register_impls
+class TileFunctions(InterpreterFunctions):
+    """`tile.launch` for the reference interpreter: runs the kernel's tiles."""
+
+    @impl(tile.LaunchOp)
+    def run_launch(
+        self, interpreter: Interpreter, op: tile.LaunchOp, args: PythonValues
+    ) -> PythonValues:
+        module = interpreter.module
+        name = op.callee.root_reference.data
+        kernel = next(
+            k for k in module.ops if isinstance(k, tile.KernelOp) and k.sym_name.data == name
+        )
+        return tuple(launch(kernel, [np.ascontiguousarray(a) for a in args]))

@@ -1,0 +1,513 @@
+"""The `convert-tensor-to-tile` pass: each `tensor.fusion` becomes a `tile.kernel`.
+
+The kernel iterates over its fusion's domain (see `dvm.passes.domain`) in
+tiles chosen by the tiling function (`dvm.lowering.tiling`). Inside a tile
+every value is a tile of the domain: layout ops vanish (they only relabel
+axes, or become the strides of a load), elementwise ops broadcast between
+tiles, and reductions become loops over chunks of the reduced axes that
+accumulate:
+
+- a vector kernel runs one *phase* per reduction: a loop over chunks that
+  recomputes the reduction's input from the kernel inputs and folds it into
+  an accumulator; then a last loop over chunks computes and stores the
+  outputs (LayerNorm: mean, variance, output). When one chunk covers a row,
+  each loop runs once and nothing is read twice from memory;
+- a cube or mix kernel accumulates `tile.mma` over chunks of K, then applies
+  its elementwise epilogue once per finished output tile and stores.
+
+The host function keeps its control flow and calls the kernels with
+`tile.launch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from dvm.dialects import tensor as t
+from dvm.dialects import tile
+from dvm.dialects.tile import expr_attr
+from dvm.lowering.tiling import TilePlan, ceildiv, plan_matmul_tiles, plan_vector_tiles
+from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, DomainAnalysis, StridedView
+from dvm.passes.fuse import ASSUME
+from dvm.passes.symbolic import (
+    SHAPE,
+    SHAPES,
+    describe,
+    parse_expr,
+    shape_attr,
+    shape_of,
+    symbol,
+)
+from dvm.vm.device import DeviceSpec
+
+DEVICES = {"host": DeviceSpec.host, "ascend910b": DeviceSpec.ascend910b}
+
+TILE_SIZES = "dvm.tile_sizes"
+"""On a kernel: each named tile size (`t0`) and its expression."""
+AXES = "dvm.axes"
+"""On a kernel: for each dim of its tiles, the domain axis's size, tile size
+and walker (`gridN`, `loopN` or `whole`)."""
+ARG_SHAPES = "dvm.arg_shapes"
+"""On a kernel: the symbolic shape of each argument, from which the runtime
+binds the shape symbols when it launches the kernel."""
+
+REDUCE_KIND = {
+    t.ReduceSumOp: "sum",
+    t.ReduceMeanOp: "sum",
+    t.ReduceMaxOp: "max",
+    t.ReduceMinOp: "min",
+    t.ReduceProdOp: "prod",
+}
+COMBINE = {"sum": t.AddOp, "max": t.MaxOp, "min": t.MinOp, "prod": t.MulOp}
+
+
+def element_bytes(t_: Attribute) -> int:
+    width = getattr(t_, "bitwidth", None) or getattr(getattr(t_, "width", None), "data", 8)
+    return max(1, int(width) // 8)
+
+
+def identity(kind: str, element: Attribute) -> FloatAttr | IntegerAttr:
+    """The reduction's value over no elements, as an attribute of `element`."""
+    if t.is_float(element):
+        value = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
+        return FloatAttr(value, element)  # type: ignore[arg-type]
+    assert t.is_bool(element) or t.is_int(element)
+    width = element.width.data  # type: ignore[attr-defined]
+    lo, hi = (0, 1) if width == 1 else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
+    value = {"sum": 0, "prod": 1, "max": lo, "min": hi}[kind]
+    return IntegerAttr(value, element)  # type: ignore[arg-type]
+
+
+@dataclass
+class Emission:
+    """Where ops are being emitted: a block, the tiles visible there, and
+    the domain axes its enclosing loop walks (none for the kernel body)."""
+
+    block: Block
+    scope: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    axes: frozenset[int] = frozenset()
+
+
+@dataclass
+class KernelBuilder:
+    """Emits the body of one `tile.kernel` from a fusion's ops."""
+
+    domain: Domain
+    plan: TilePlan
+    coords: list[int]
+    """The domain axes that tile dims stand for (all but a matmul's K)."""
+    args: dict[SSAValue, SSAValue]
+    """Fusion inputs and outputs -> the kernel's block arguments."""
+    contexts: list[Emission]
+    spans: dict[SSAValue, frozenset[int]] = field(default_factory=dict)
+    """Domain axes each emitted tile varies along."""
+    loads: dict[SSAValue, StridedView] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.loads = {v.target: v for v in self.domain.loads if not v.matmul_operand}
+
+    # -- where to emit ------------------------------------------------------------
+
+    def add(self, op: Operation) -> SSAValue:
+        self.contexts[-1].block.add_op(op)
+        return op.results[0] if op.results else SSAValue.get(op)  # type: ignore[arg-type]
+
+    def put(self, op: Operation) -> None:
+        self.contexts[-1].block.add_op(op)
+
+    def tile_type(self, spans: frozenset[int], element: Attribute) -> tile.TileType:
+        return tile.TileType(
+            [self.plan.tiles[a] if a in spans else 1 for a in self.coords], element
+        )
+
+    def lookup(self, value: SSAValue) -> SSAValue | None:
+        for context in reversed(self.contexts):
+            if value in context.scope:
+                return context.scope[value]
+        return None
+
+    def bind(self, value: SSAValue, tile_value: SSAValue, spans: frozenset[int]) -> SSAValue:
+        self.contexts[-1].scope[value] = tile_value
+        self.spans[tile_value] = spans
+        if value.name_hint:
+            tile_value.name_hint = value.name_hint
+        return tile_value
+
+    @contextmanager
+    def hoisted(self, spans: frozenset[int]) -> Iterator[None]:
+        """Emit in the innermost context whose loop the value varies with:
+        a value that does not change inside a loop is computed before it."""
+        depth = max((i for i, c in enumerate(self.contexts) if c.axes & spans), default=0)
+        inner = self.contexts[depth + 1 :]
+        del self.contexts[depth + 1 :]
+        try:
+            yield
+        finally:
+            self.contexts.extend(inner)
+
+    @contextmanager
+    def loops(self, axes: Sequence[int], carried: list[SSAValue]) -> Iterator[list[SSAValue]]:
+        """`tile.for` loops over chunks of `axes` (outermost first), carrying
+        `carried`. Inside, `inner` holds the carried values: update it; after
+        the block, `carried` holds the loops' results."""
+        opened: list[tuple[Emission, list[SSAValue]]] = []
+        current = list(carried)
+        for axis in axes:
+            body = Block(arg_types=[v.type for v in current])
+            opened.append((Emission(body, axes=frozenset([axis])), current))
+            current = list(body.args)
+            self.contexts.append(opened[-1][0])
+        inner = list(current)
+        yield inner
+        results = inner
+        for (context, inits), axis in zip(reversed(opened), reversed(list(axes)), strict=True):
+            self.contexts.pop()
+            context.block.add_op(tile.YieldOp(*results))
+            level = int(self.plan.index[axis].removeprefix("loop"))
+            loop = tile.ForOp(
+                level, self.plan.trips(axis, self.domain.sizes), inits, Region(context.block)
+            )
+            self.put(loop)
+            results = list(loop.results)
+        carried[:] = results
+
+    # -- values --------------------------------------------------------------------
+
+    def value_spans(self, value: SSAValue) -> frozenset[int]:
+        placement = self.domain.placement.get(value, ())
+        return frozenset(a for span in placement for a in span)
+
+    def emit(self, value: SSAValue) -> SSAValue:
+        """The tile of `value`, emitting what it needs where it belongs."""
+        found = self.lookup(value)
+        if found is not None:
+            return found
+        with self.hoisted(self.value_spans(value)):
+            return self.emit_here(value)
+
+    def emit_here(self, value: SSAValue) -> SSAValue:
+        if value in self.loads:
+            return self.load(self.loads[value])
+        op = value.owner
+        assert isinstance(op, Operation), f"no tile for {value}"
+        if isinstance(op, arith.ConstantOp):
+            return self.constant(value, op)
+        if isinstance(op, LAYOUT):  # in domain coordinates a layout op changes nothing
+            source = self.emit(op.operands[0])
+            return self.bind(value, source, self.spans[source])
+        if isinstance(op, ELEMENTWISE):
+            return self.elementwise(value, op)
+        raise NotImplementedError(f"{describe(op)} cannot be emitted inside a tile")
+
+    def constant(self, value: SSAValue, op: arith.ConstantOp) -> SSAValue:
+        dense = op.value
+        assert isinstance(dense, DenseIntOrFPElementsAttr)
+        element = dense.get_element_type()
+        raw = dense.get_values()[0]
+        attr = (
+            FloatAttr(float(raw), element)
+            if t.is_float(element)
+            else IntegerAttr(int(raw), element)
+        )  # type: ignore[arg-type]
+        new = self.add(tile.ConstantOp(attr, self.tile_type(frozenset(), element)))
+        return self.bind(value, new, frozenset())
+
+    def elementwise(self, value: SSAValue, op: Operation) -> SSAValue:
+        operands = [self.emit(v) for v in op.operands if isinstance(v.type, TensorType)]
+        spans = frozenset[int]().union(*(self.spans[v] for v in operands))
+        assert isinstance(value.type, TensorType)
+        cls = tile.MIRRORED[type(op)]
+        if issubclass(cls, tile.TileUnaryOp):
+            new = cls.build(operands=operands, result_types=[operands[0].type])
+        else:
+            new = cls.build(
+                operands=operands, result_types=[self.tile_type(spans, value.type.element_type)]
+            )
+        return self.bind(value, self.add(new), spans)
+
+    # -- memory ----------------------------------------------------------------------
+
+    def view(self, strided: StridedView, dims: Sequence[tuple[int, ...]]) -> tile.View:
+        """A view whose dims each span one domain axis or none."""
+        sizes: list[object] = []
+        strides: list[object] = []
+        tiles: list[object] = []
+        index: list[str] = []
+        for span in dims:
+            if not span:
+                sizes.append(1), strides.append(0), tiles.append(1), index.append("whole")
+                continue
+            (axis,) = span
+            sizes.append(self.domain.sizes[axis])
+            strides.append(strided.strides[axis])
+            tiles.append(self.plan.tiles[axis])
+            index.append(self.plan.index[axis])
+        return tile.View(0, sizes, strides, tiles, index)
+
+    def coord_dims(self, strided: StridedView) -> list[tuple[int, ...]]:
+        spanned = frozenset(a for span in strided.placement for a in span)
+        return [(a,) if a in spanned else () for a in self.coords]
+
+    def load(self, strided: StridedView) -> SSAValue:
+        assert isinstance(strided.target.type, TensorType)
+        dims = self.coord_dims(strided)
+        spans = frozenset(d[0] for d in dims if d)
+        result_type = self.tile_type(spans, strided.target.type.element_type)
+        new = self.add(tile.LoadOp(self.args[strided.value], result_type, self.view(strided, dims)))
+        return self.bind(strided.target, new, spans)
+
+    def store(self, strided: StridedView) -> None:
+        value = self.emit(strided.target)
+        dims = self.coord_dims(strided)
+        spans = frozenset(d[0] for d in dims if d)
+        if self.spans[value] != spans:  # e.g. an output made by broadcast_to
+            assert isinstance(value.type, tile.TileType)
+            widened = self.tile_type(spans, value.type.element_type)
+            value = self.add(tile.BroadcastOp(value, widened))
+        self.put(tile.StoreOp(value, self.args[strided.value], self.view(strided, dims)))
+
+    # -- reductions and matmuls ----------------------------------------------------------
+
+    def reduction(self, op: t.ReduceOp) -> None:
+        """One phase: fold chunks of the reduced axes into an accumulator."""
+        kind = REDUCE_KIND[type(op)]
+        assert isinstance(op.result.type, TensorType)
+        element = op.result.type.element_type
+        reduced = sorted(self.domain.reduced & self.value_spans(op.input))
+        spans = self.value_spans(op.input) - self.domain.reduced
+        acc_type = self.tile_type(spans, element)
+        carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
+        with self.loops(reduced, carried) as inner:
+            source = self.emit(op.input)
+            axes = [self.coords.index(a) for a in reduced if a in self.spans[source]]
+            part = self.add(
+                tile.REDUCES[kind].build(
+                    operands=[source], result_types=[acc_type], properties={"axes": axes_attr(axes)}
+                )
+            )
+            combine = tile.MIRRORED[COMBINE[kind]]
+            inner[0] = self.add(combine.build(operands=[inner[0], part], result_types=[acc_type]))
+        result = carried[0]
+        if isinstance(op, t.ReduceMeanOp):
+            count = sympy.Mul(*(self.domain.sizes[a] for a in reduced))
+            n = self.add(
+                tile.ConstantOp(StringAttr(str(count)), self.tile_type(frozenset(), element))
+            )
+            divide = tile.MIRRORED[t.DivOp]
+            result = self.add(divide.build(operands=[result, n], result_types=[acc_type]))
+        self.bind(op.result, result, spans)
+
+    def matmul(self, op: t.MatmulOp) -> None:
+        """acc = the sum over chunks of K of a_chunk @ b_chunk."""
+        assert self.domain.contraction is not None
+        assert isinstance(op.result.type, TensorType)
+        element = op.result.type.element_type
+        spans = self.value_spans(op.result)
+        carried = [
+            self.add(tile.ConstantOp(identity("sum", element), self.tile_type(spans, element)))
+        ]
+        operands = {v.target: v for v in self.domain.loads if v.matmul_operand}
+        with self.loops([self.domain.contraction], carried) as inner:
+            a, b = (self.operand_tile(operands[v]) for v in (op.lhs, op.rhs))
+            inner[0] = self.add(tile.MmaOp(a, b, inner[0], op.flags))
+        self.bind(op.result, carried[0], spans)
+
+    def operand_tile(self, strided: StridedView) -> SSAValue:
+        """A matmul operand's tile, in its own dims (batch..., rows, cols)."""
+        assert isinstance(strided.target.type, TensorType)
+        dims = list(strided.placement)
+        shape = [self.plan.tiles[d[0]] if d else 1 for d in dims]
+        tile_type = tile.TileType(shape, strided.target.type.element_type)
+        return self.add(tile.LoadOp(self.args[strided.value], tile_type, self.view(strided, dims)))
+
+
+def axes_attr(axes: Sequence[int]) -> ArrayAttr[IntegerAttr]:
+    return ArrayAttr([IntegerAttr(a, i64) for a in axes])
+
+
+def body_ops(fusion: t.FusionOp) -> list[Operation]:
+    return [op for op in fusion.body.block.ops if not isinstance(op, t.YieldOp)]
+
+
+def yielded(fusion: t.FusionOp) -> list[SSAValue]:
+    last = fusion.body.block.last_op
+    assert isinstance(last, t.YieldOp)
+    return list(last.values)
+
+
+def analyze(fusion: t.FusionOp) -> Domain:
+    assumed = fusion.attributes.get(ASSUME)
+    facts: list[tuple[sympy.Expr, sympy.Expr]] = []
+    if isinstance(assumed, ArrayAttr):
+        for text in assumed.data:
+            assert isinstance(text, StringAttr)
+            lhs, rhs = text.data.split(" == ")
+            facts.append((parse_expr(lhs), parse_expr(rhs)))
+    return DomainAnalysis(body_ops(fusion), yielded(fusion), facts, align=bool(facts)).run()
+
+
+def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
+    """Bytes per domain element of the largest set of full-size tiles alive
+    at once (smaller tiles, e.g. a row's mean, are negligible), and the widest
+    element size."""
+    ops = body_ops(fusion)
+    position = {op: i for i, op in enumerate(ops)}
+    full = set(domain.parallel) | set(domain.reduced)
+    last_use: dict[SSAValue, int] = {}
+    for i, op in enumerate(ops):
+        for v in op.operands:
+            last_use[v] = i
+    for v in yielded(fusion):
+        last_use[v] = len(ops)
+    widest = 1
+    sizes: dict[SSAValue, int] = {}
+    for v in last_use:
+        if isinstance(v.type, TensorType):
+            size = element_bytes(v.type.element_type)
+            widest = max(widest, size)
+            spans = {a for span in domain.placement.get(v, ()) for a in span}
+            if spans >= full:
+                sizes[v] = size
+    peak = 0
+    for i in range(len(ops) + 1):
+        live = [v for v in sizes if last_use[v] >= i and position.get(v.owner, -1) < i]  # type: ignore[arg-type]
+        peak = max(peak, sum(sizes[v] for v in live))
+    return peak + widest, widest
+
+
+def kernel_plan(
+    fusion: t.FusionOp, domain: Domain, device: DeviceSpec
+) -> tuple[TilePlan, list[int]]:
+    bytes_live, widest = live_bytes(fusion, domain)
+    if domain.contraction is None:
+        return plan_vector_tiles(domain, bytes_live, widest, device), list(range(len(domain.sizes)))
+    matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
+    m_span, n_span = domain.placement[matmul.result][-2:]
+    live_tiles = 3 + sum(
+        1 for op in body_ops(fusion) if not isinstance(op, (*LAYOUT, arith.ConstantOp))
+    )
+    plan = plan_matmul_tiles(domain, m_span[0], n_span[0], min(live_tiles, 6), widest, device)
+    coords = [a for a in range(len(domain.sizes)) if a != domain.contraction]
+    return plan, coords
+
+
+def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
+    """Give each computed tile size a name (`t0` for axis 0), so the IR shows
+    `!tile.tile<["t0", "t1"], f32>` and the kernel lists each size once."""
+    taken = {str(s) for size in domain.sizes for s in size.free_symbols}
+    names: dict[str, sympy.Expr] = {}
+    for axis, size in enumerate(plan.tiles):
+        if size.is_Integer or size == domain.sizes[axis]:
+            continue
+        name = f"t{axis}"
+        while name in taken:
+            name += "_"
+        names[name] = size
+        plan.tiles[axis] = symbol(name)
+    plan.grid = [ceildiv(domain.sizes[a], plan.tiles[a]) for a in plan.gridded] or [
+        sympy.Integer(1)
+    ]
+    return names
+
+
+def lower_kernel(
+    fusion: t.FusionOp, name: str, device: DeviceSpec
+) -> tuple[tile.KernelOp, tile.LaunchOp]:
+    domain = analyze(fusion)
+    plan, coords = kernel_plan(fusion, domain, device)
+    sizes = name_tile_sizes(plan, domain)
+    axes = ArrayAttr([expr_attr([domain.sizes[a], plan.tiles[a], plan.index[a]]) for a in coords])
+    inputs = [a for a in fusion.body.block.args if isinstance(a.type, TensorType)]
+    outputs = yielded(fusion)
+    kernel = tile.KernelOp(
+        name,
+        fusion.kind.data,
+        plan.grid,
+        [v.type for v in (*inputs, *outputs)],
+        len(outputs),
+        {
+            TILE_SIZES: DictionaryAttr({k: StringAttr(str(v)) for k, v in sizes.items()}),
+            AXES: axes,
+            ARG_SHAPES: ArrayAttr([shape_attr(shape_of(v)) for v in (*inputs, *outputs)]),
+        },
+    )
+    kernel_args = list(kernel.body.block.args)
+    args = dict(zip([*inputs, *outputs], kernel_args, strict=True))
+    for value, arg in args.items():
+        arg.name_hint = value.name_hint
+    builder = KernelBuilder(domain, plan, coords, args, [Emission(kernel.body.block)])
+    with builder.loops(plan.batch_loops, []):
+        emit_body(builder, fusion, domain)
+    host_inputs = [v for v in fusion.inputs if isinstance(v.type, TensorType)]
+    launch = tile.LaunchOp(name, host_inputs, fusion.result_types)
+    for key in (SHAPE, SHAPES):
+        if key in fusion.attributes:
+            launch.attributes[key] = fusion.attributes[key]
+    return kernel, launch
+
+
+def emit_body(builder: KernelBuilder, fusion: t.FusionOp, domain: Domain) -> None:
+    for op in body_ops(fusion):
+        if isinstance(op, t.ReduceOp):
+            builder.reduction(op)
+        elif isinstance(op, t.MatmulOp):
+            builder.matmul(op)
+    # Outputs that vary along the reduced axes are computed in a last loop
+    # over chunks; the others (reduction results) once, after the phases.
+    along = [s for s in domain.stores if builder.value_spans(s.target) & domain.reduced]
+    for strided in domain.stores:
+        if strided not in along:
+            builder.store(strided)
+    if along:
+        with builder.loops(sorted(domain.reduced), []):
+            for strided in along:
+                builder.store(strided)
+
+
+@dataclass(frozen=True)
+class ConvertTensorToTilePass(ModulePass):
+    """Lower every `tensor.fusion` to a `tile.kernel` (tiled for `device`)
+    and a `tile.launch` of it in place of the fusion."""
+
+    name = "convert-tensor-to-tile"
+
+    device: str = "host"
+    """The device preset to tile for: `host` or `ascend910b`."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.device not in DEVICES:
+            raise ValueError(
+                f"convert-tensor-to-tile: unknown device {self.device!r}; use {sorted(DEVICES)}"
+            )
+        device = DEVICES[self.device]()
+        count = 0
+        for func in list(op.ops):
+            if not isinstance(func, FuncOp):
+                continue
+            for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
+                name = f"{func.sym_name.data}_k{count}"
+                count += 1
+                kernel, launch = lower_kernel(fusion, name, device)
+                op.body.block.add_op(kernel)
+                Rewriter.replace_op(fusion, launch)

@@ -1,0 +1,142 @@
+"""The tiling function: tile sizes and grid of a kernel, as sympy expressions.
+
+Given a kernel's domain (symbolic sizes, reduced axes, matmul contraction)
+and the device, choose for every domain axis a tile extent and what walks
+it:
+
+- parallel axes get a grid axis each (at most three; further outer ones are
+  walked by loops inside the tile, one element at a time);
+- reduced axes and a matmul's K are walked by loops over chunks, so a row of
+  any length fits (when one chunk covers the axis, each loop runs once);
+- every live tile of the kernel must fit in a core's local memory, the
+  innermost axis is a multiple of the alignment unless it is whole, and the
+  parallel work is cut so that every core gets a tile when the shape allows.
+
+The results are expressions of the shape symbols: they are evaluated once
+per concrete shape, when the bytecode template is specialized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import sympy
+
+from dvm.passes.domain import Domain
+from dvm.vm.device import DeviceSpec
+
+LOCAL_MEMORY_SHARE = sympy.Rational(85, 100)
+"""Of the local memory, what tiles may fill (the rest absorbs alignment)."""
+
+MAX_GRID_AXES = 3
+
+
+def ceildiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    return sympy.ceiling(a / b)
+
+
+def floor_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    return sympy.floor(a / b)
+
+
+@dataclass
+class TilePlan:
+    """Per domain axis: the tile extent and its walker (`gridN`, `loopN`, `whole`)."""
+
+    tiles: list[sympy.Expr]
+    index: list[str]
+    grid: list[sympy.Expr] = field(default_factory=list)
+    """Number of tiles along each grid axis."""
+    gridded: list[int] = field(default_factory=list)
+    """The parallel axes that grid axes walk, in grid order."""
+    batch_loops: list[int] = field(default_factory=list)
+    """Parallel axes walked by loops (outermost first), beyond the grid."""
+    chunk_loops: list[int] = field(default_factory=list)
+    """Reduced axes (or K) walked by loops over chunks, outermost first."""
+
+    def trips(self, axis: int, sizes: Sequence[sympy.Expr]) -> sympy.Expr:
+        """How many chunks a loop over `axis` runs."""
+        return ceildiv(sizes[axis], self.tiles[axis])
+
+
+def aligned(budget: sympy.Expr, size: sympy.Expr, align: int) -> sympy.Expr:
+    """min(size, budget rounded down to a multiple of `align`, at least `align`)."""
+    rounded = sympy.Max(align, floor_div(budget, sympy.Integer(align)) * align)
+    return at_least_one(sympy.Min(size, rounded))
+
+
+def at_least_one(tile: sympy.Expr) -> sympy.Expr:
+    """A tile is never empty, even along an axis of size 0 (whose grid is then 0)."""
+    return sympy.Max(1, tile)
+
+
+def elements_in(device: DeviceSpec, bytes_per_element: int) -> int:
+    """How many elements of `bytes_per_element` fit in the usable local memory."""
+    usable = int(device.local_memory_bytes * LOCAL_MEMORY_SHARE)
+    return max(1, usable // max(bytes_per_element, 1))
+
+
+def plan_vector_tiles(
+    domain: Domain, live_bytes: int, element_bytes: int, device: DeviceSpec
+) -> TilePlan:
+    """Tile extents for a vector kernel; `live_bytes` is the most bytes per
+    domain element that its live tiles hold at once."""
+    n = len(domain.sizes)
+    budget: sympy.Expr = sympy.Integer(elements_in(device, live_bytes))
+    align = max(1, device.alignment // element_bytes)
+    tiles: list[sympy.Expr] = [sympy.Integer(1)] * n
+    chunked = sorted(domain.reduced)
+    for axis in reversed(chunked):  # chunks first: rows of any length must fit
+        tiles[axis] = fit(budget, domain.sizes[axis], align, axis == n - 1)
+        budget = sympy.Max(1, floor_div(budget, tiles[axis]))
+    parallel = domain.parallel
+    work = sympy.Mul(*(domain.sizes[a] for a in parallel))
+    budget = sympy.Max(1, sympy.Min(budget, ceildiv(work, sympy.Integer(device.vector_cores))))
+    for axis in reversed(parallel):
+        tiles[axis] = fit(budget, domain.sizes[axis], align, axis == n - 1)
+        budget = sympy.Max(1, floor_div(budget, tiles[axis]))
+    return finish(domain, tiles, chunked)
+
+
+def plan_matmul_tiles(
+    domain: Domain, m: int, n: int, live_tiles: int, element_bytes: int, device: DeviceSpec
+) -> TilePlan:
+    """Tile extents for a cube or mix kernel: square-ish tm x tk, tk x tn and
+    tm x tn tiles (`live_tiles` of them at once) that fit in local memory."""
+    assert domain.contraction is not None
+    k = domain.contraction
+    align = max(1, device.alignment // element_bytes)
+    side = int(elements_in(device, live_tiles * element_bytes) ** 0.5)
+    side = max(align, side // align * align)
+    tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(domain.sizes)
+    tiles[k] = at_least_one(sympy.Min(domain.sizes[k], side))
+    tiles[n] = at_least_one(sympy.Min(domain.sizes[n], side))
+    rows_per_core = ceildiv(domain.sizes[m], sympy.Integer(device.cube_cores))
+    tiles[m] = at_least_one(sympy.Min(domain.sizes[m], side, sympy.Max(align, rows_per_core)))
+    return finish(domain, tiles, [k])
+
+
+def fit(budget: sympy.Expr, size: sympy.Expr, align: int, innermost: bool) -> sympy.Expr:
+    return aligned(budget, size, align) if innermost else at_least_one(sympy.Min(size, budget))
+
+
+def finish(domain: Domain, tiles: list[sympy.Expr], chunked: list[int]) -> TilePlan:
+    """Give the parallel axes grid axes (innermost three) or loops, and the
+    chunked axes loops."""
+    parallel = domain.parallel
+    plan = TilePlan(tiles, ["whole"] * len(tiles))
+    gridded = parallel[-MAX_GRID_AXES:]
+    plan.gridded = gridded
+    for g, axis in enumerate(gridded):
+        plan.index[axis] = f"grid{g}"
+        plan.grid.append(ceildiv(domain.sizes[axis], tiles[axis]))
+    if not plan.grid:
+        plan.grid.append(sympy.Integer(1))
+    plan.batch_loops = [a for a in parallel if a not in gridded]
+    for axis in plan.batch_loops:
+        tiles[axis] = sympy.Integer(1)  # walked one at a time
+    plan.chunk_loops = chunked
+    for level, axis in enumerate([*plan.batch_loops, *chunked]):
+        plan.index[axis] = f"loop{level}"
+    return plan
