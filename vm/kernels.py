@@ -251,7 +251,8 @@ _REDUCE_UFUNCS = {
 def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     _, _, kind, axes, flags = node.ins.operands
     src, dst = _src(node, core, 1), _dst(node, core)
-    src_shape: Shape = node.shapes[1] or (0,)
+    src_shape = node.shapes[1]
+    assert src_shape is not None
     keep = bool(flags & 1)
     if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
         # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
