@@ -31,11 +31,16 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import Fn, bind_op
 from dvm.vm.program import Program
-from dvm.vm.specialize import Body, LoopNode, OpNode, Shape, Specialization, ViewPlan
+from dvm.vm.specialize import (
+    INLINE_BYTES,
+    Body,
+    LoopNode,
+    OpNode,
+    Shape,
+    Specialization,
+    ViewPlan,
+)
 from dvm.vm.stats import CoreStats, LaunchStats
-
-INLINE_BYTES = 256 * 1024
-"""Launches moving fewer global bytes than this run on the calling thread."""
 
 
 class LaunchError(ValueError):
@@ -156,8 +161,8 @@ class Executable:
         self.g: list[np.ndarray] = [np.empty(0)] * len(spec.views)
         locks = [threading.Lock() for _ in spec.program.args]
         regs = spec.alias_regs if alias else frozenset()
-        mems = device_memory(spec.device).buffers
-        self.cores = [Core(spec, self.g, locks, regs, mems[c]) for c in range(n)]
+        self.memory = device_memory(spec.device)
+        self.cores = [Core(spec, self.g, locks, regs, self.memory.buffers[c]) for c in range(n)]
         self.runners: list[Callable[[int, int], None]] = []
         plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
@@ -339,10 +344,10 @@ def launch(
         spec = _specialization(target, args, params, device)
     assert isinstance(spec, Specialization)
     _check_args(spec, args)
-    n = _core_count(spec, cores)
+    n = 1 if spec.plan.inline else _core_count(spec, cores)
     ex = _acquire(spec, n, stats or trace, _may_alias(spec, args))
     try:
-        with device_memory(spec.device).lock:
+        with ex.memory.lock:
             return _run(ex, args, trace)
     finally:
         spec.executables.append(ex)
@@ -405,7 +410,7 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
 
 def _core_count(spec: Specialization, cores: int | None) -> int:
     plan = spec.plan
-    ntiles = math.prod(plan.extents)
+    ntiles = plan.tiles
     if ntiles < 2 or plan.global_bytes < INLINE_BYTES:
         return 1
     dev = spec.device
@@ -433,7 +438,7 @@ def _acquire(spec: Specialization, n: int, stats: bool, alias: bool) -> Executab
 
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
     ex.set_args(args)
-    ntiles = math.prod(ex.spec.plan.extents)
+    ntiles = ex.spec.plan.tiles
     if ex.stats:
         for core in ex.cores:
             assert core.stats is not None

@@ -34,6 +34,9 @@ from dvm.vm.validate import LoopInfo, validate
 DEFAULT_MAX_STEPS = 1 << 34
 """Largest number of instructions (and tiles) one launch may execute."""
 
+INLINE_BYTES = 256 * 1024
+"""Launches moving fewer global bytes than this run on the calling thread."""
+
 MAX_CACHED = 512
 """Specializations a program keeps (the oldest is dropped first)."""
 
@@ -99,6 +102,9 @@ class GridPlan:
     """Instructions one launch executes (for the work bound and stats)."""
     global_bytes: int
     """Bytes moved by loads and stores in one launch (to decide inline vs pool)."""
+    tiles: int
+    inline: bool
+    """Small enough (< INLINE_BYTES of traffic, or one tile) to run on the calling thread."""
 
 
 @dataclass
@@ -418,7 +424,8 @@ class _Specializer:
             nbytes += count * body_bytes
         if steps > self.max_steps:
             raise self.fail("grid", 0, "too many steps", f"{steps} > {self.max_steps}")
-        return GridPlan(extents, axis_segments, bodies, steps, nbytes)
+        inline = ntiles < 2 or nbytes < INLINE_BYTES
+        return GridPlan(extents, axis_segments, bodies, steps, nbytes, ntiles, inline)
 
     def cost(self, body: Body) -> tuple[int, int]:
         """(instructions, global bytes) one execution of `body` costs."""
