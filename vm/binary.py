@@ -112,6 +112,7 @@ def encode(program: Program) -> bytes:
 
 
 def _write_tables(w: _Writer, p: Program) -> None:
+    """Append the args, slots, grid, registers and views tables."""
     for a in p.args:
         w.u8(a.dtype)
         w.u8(a.rank)
@@ -140,6 +141,7 @@ def _write_tables(w: _Writer, p: Program) -> None:
 
 
 def _write_tok(w: _Writer, t: Tok) -> None:
+    """One slot-expression token: its op byte, then the leaf's operands."""
     w.u8(t.op)
     if t.op is ExprOp.DIM:
         w.u16(t.a)
@@ -151,12 +153,14 @@ def _write_tok(w: _Writer, t: Tok) -> None:
 
 
 def _write_instr(w: _Writer, ins: Instr) -> None:
+    """Opcode byte, then each operand as its ISA kind says."""
     w.u8(ins.op.code)
     for (_, kind), v in zip(ins.op.operands, ins.operands, strict=True):
         _write_operand(w, kind, v)
 
 
 def _write_operand(w: _Writer, kind: Kind, v: Operand) -> None:
+    """One operand in the encoding of its kind (see the isa module table)."""
     if kind is Kind.SCALAR:
         w.u8(v.tag)
         if v.tag is ScalarTag.IMM:
@@ -189,6 +193,7 @@ class _Reader:
         self.end = len(data) if end is None else end
 
     def _take(self, st: struct.Struct) -> tuple:
+        """Unpack `st` at the cursor, or fail with 'truncated' there."""
         if self.pos + st.size > self.end:
             raise BytecodeError(self.pos, "truncated", f"need {st.size} bytes")
         out = st.unpack_from(self.data, self.pos)
@@ -217,6 +222,7 @@ class _Reader:
             raise BytecodeError(at, f"unknown {what}", f"value {v}") from None
 
     def rank(self) -> int:
+        """A rank byte, at most MAX_RANK."""
         at = self.pos
         r = self.u8()
         if r > MAX_RANK:
@@ -256,6 +262,7 @@ def decode(data: bytes) -> Program:
 def _read_many(
     r: _Reader, n: int, read: Callable[[_Reader], _T]
 ) -> tuple[tuple[int, ...], tuple[_T, ...]]:
+    """Read `n` table entries with `read`, remembering where each starts."""
     offsets: list[int] = []
     items: list[_T] = []
     for _ in range(n):
@@ -265,15 +272,18 @@ def _read_many(
 
 
 def _read_slots(r: _Reader, n: int) -> tuple[tuple[int, ...], tuple[Slot, ...]]:
+    """The slot table: per slot, a token count and the tokens."""
     return _read_many(r, n, _read_slot)
 
 
 def _read_slot(r: _Reader) -> Slot:
+    """One slot: u16 token count, then the postfix tokens."""
     n = r.u16()
     return Slot(tuple(_read_tok(r) for _ in range(n)))
 
 
 def _read_tok(r: _Reader) -> Tok:
+    """One token; leaves carry operands, binary ops none."""
     op = r.enum(ExprOp, "expression op")
     if op is ExprOp.DIM:
         return Tok(op, r.u16(), r.u8())
@@ -285,6 +295,7 @@ def _read_tok(r: _Reader) -> Tok:
 
 
 def _read_register(r: _Reader) -> Register:
+    """dtype, rank, offset slot, then one shape slot per dim."""
     dtype = r.enum(DType, "dtype")
     rank = r.rank()
     offset = r.u16()
@@ -292,6 +303,7 @@ def _read_register(r: _Reader) -> Register:
 
 
 def _read_view(r: _Reader) -> View:
+    """arg, rank, offset slot, then per dim size, stride, index [, tile]."""
     arg = r.u16()
     rank = r.rank()
     offset = r.u16()
@@ -308,6 +320,7 @@ def _read_view(r: _Reader) -> View:
 
 
 def _read_code(r: _Reader) -> tuple[tuple[int, ...], tuple[Instr, ...]]:
+    """Instructions until the end of the code section."""
     offsets: list[int] = []
     code: list[Instr] = []
     while r.pos < r.end:
@@ -317,6 +330,7 @@ def _read_code(r: _Reader) -> tuple[tuple[int, ...], tuple[Instr, ...]]:
 
 
 def _read_instr(r: _Reader) -> Instr:
+    """An opcode byte and the operands its ISA row lists."""
     at = r.pos
     opcode = r.u8()
     op = BY_CODE.get(opcode)
@@ -326,6 +340,7 @@ def _read_instr(r: _Reader) -> Instr:
 
 
 def _read_operand(r: _Reader, kind: Kind) -> Operand:
+    """One operand of the given kind, rejecting unknown enum values."""
     if kind is Kind.SCALAR:
         tag = r.enum(ScalarTag, "scalar tag")
         return Scalar(tag, r.f64() if tag is ScalarTag.IMM else r.u16())
@@ -341,6 +356,7 @@ def _read_operand(r: _Reader, kind: Kind) -> Operand:
 
 
 def _read_extent(r: _Reader) -> Extent:
+    """One SHAPE entry: kind, index and (except for slots) a dim."""
     kind = r.enum(ExtentKind, "extent kind")
     index = r.u16()
     return Extent(kind, index, r.u8() if kind is not ExtentKind.SLOT else 0)

@@ -86,6 +86,7 @@ class Core:
         return got
 
     def dtype(self, r: int) -> np.dtype:
+        """The numpy dtype of register `r`."""
         return self.spec.program.registers[r].dtype.np
 
     def bind(self, body: Body) -> list[Fn]:
@@ -101,6 +102,7 @@ class Core:
         return out
 
     def _bind_loop(self, node: LoopNode) -> Fn:
+        """A loop runs each segment's body for its iterations, setting the loop counter."""
         idx, c = self.idx, 3 + node.level
         segs = [(lo, hi, self.bind(body)) for lo, hi, body in node.segments]
 
@@ -138,6 +140,7 @@ class Core:
         return counted
 
     def _itemsize(self, node: OpNode) -> int:
+        """Bytes per element moved by a load/store (0 for other instructions)."""
         cat = node.ins.op.cat
         if cat not in (Cat.LOAD, Cat.STORE, Cat.STORE_ACC):
             return 0
@@ -145,6 +148,7 @@ class Core:
         return self.spec.program.registers[r].dtype.np.itemsize
 
     def _reg_end(self, r: int, shape: Shape | None) -> int:
+        """The local-memory byte just past register `r` at `shape`."""
         off, _ = self.spec.registers[r]
         item = self.spec.program.registers[r].dtype.np.itemsize
         return off + math.prod(shape or ()) * item
@@ -271,6 +275,7 @@ class _Pool:
             self.queues.append(q)
 
     def _work(self, q: queue.SimpleQueue[Any]) -> None:
+        """A worker thread: run (runner, lo, hi) jobs forever, reporting each outcome."""
         np.seterr(all="ignore")  # this thread's numpy context: no warnings, never raise
         while True:
             fn, lo, hi = q.get()
@@ -301,6 +306,7 @@ _POOL: list[_Pool] = []
 
 
 def _pool() -> _Pool:
+    """The process-wide worker pool (os.cpu_count() - 1 threads), made on first use."""
     if not _POOL:
         _POOL.append(_Pool(max((os.cpu_count() or 1) - 1, 0)))
     return _POOL[0]
@@ -409,6 +415,7 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
 
 
 def _core_count(spec: Specialization, cores: int | None) -> int:
+    """Cores for a launch: one if it is small, else the device's, capped by tiles and CPUs."""
     plan = spec.plan
     ntiles = plan.tiles
     if ntiles < 2 or plan.global_bytes < INLINE_BYTES:
@@ -437,6 +444,7 @@ def _acquire(spec: Specialization, n: int, stats: bool, alias: bool) -> Executab
 
 
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
+    """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
     ex.set_args(args)
     ntiles = ex.spec.plan.tiles
     if ex.stats:

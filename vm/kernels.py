@@ -126,6 +126,7 @@ def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarr
 
 
 def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
+    """Copy the tile into the register, or (alias register) just keep the tile's view."""
     dst, v = node.ins.operands
     assert node.extents is not None
     g, sl = core.g, make_slicer(core.views[v], core.idx)
@@ -146,6 +147,7 @@ def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
 
 
 def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
+    """Copy the register into the tile; store_acc combines under the argument's lock."""
     v = node.ins.operands[0]
     if node.extents is None or math.prod(node.extents) == 0:
         return None
@@ -187,10 +189,12 @@ def _src(node: OpNode, core: CoreLike, pos: int) -> Any:
 
 
 def _src_dtype(node: OpNode, core: CoreLike, pos: int) -> np.dtype:
+    """The dtype of the register at operand `pos` (known even for alias registers)."""
     return core.dtype(node.ins.operands[pos])
 
 
 def _dst(node: OpNode, core: CoreLike) -> np.ndarray:
+    """The destination register viewed with the instruction's result shape."""
     assert node.out is not None
     return core.reg(node.ins.operands[0], node.out)
 
@@ -208,11 +212,13 @@ def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
 
 
 def _bind_fill(node: OpNode, core: CoreLike) -> Fn:
+    """np.copyto of a scalar already converted to the register's dtype."""
     dst = _dst(node, core)
     return partial(np.copyto, dst, _typed_scalar(node.scalar, dst.dtype))
 
 
 def _select(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    """dst = cond ? x : y without temporaries (dst is none of the inputs)."""
     np.copyto(dst, y)
     np.copyto(dst, x, where=cond)
 
@@ -223,6 +229,7 @@ def _select_overlapping(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.
 
 
 def _bind_select(node: OpNode, core: CoreLike) -> Fn:
+    """select, through a temporary only when dst is also an input."""
     d, c, a, b = node.ins.operands
     fn = _select_overlapping if d in (c, a, b) else _select
     srcs = (_src(node, core, 1), _src(node, core, 2), _src(node, core, 3))
@@ -230,6 +237,7 @@ def _bind_select(node: OpNode, core: CoreLike) -> Fn:
 
 
 def _identity(kind: ReduceKind, dtype: np.dtype) -> Any:
+    """What a reduction over no elements gives."""
     if kind is ReduceKind.SUM:
         return 0
     if kind is ReduceKind.PROD:
@@ -249,6 +257,7 @@ _REDUCE_UFUNCS = {
 
 
 def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
+    """ufunc.reduce with the identity as `initial` (so empty extents work)."""
     _, _, kind, axes, flags = node.ins.operands
     src, dst = _src(node, core, 1), _dst(node, core)
     src_shape = node.shapes[1]
@@ -271,6 +280,7 @@ def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> boo
 
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
+    """np.matmul into dst; transposes are views taken at bind time."""
     flags = node.ins.operands[3]
     a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
     if isinstance(a, Dyn) or isinstance(b, Dyn):
@@ -285,6 +295,7 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
 
 
 def _mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
+    """dst += a @ b through a scratch buffer allocated at bind time."""
     np.matmul(a, b, out=scratch)
     np.add(out, scratch, out=out)
 
@@ -306,11 +317,13 @@ def _mma_dynamic(
 
 
 def _rsqrt(x: np.ndarray, out: np.ndarray) -> None:
+    """1/sqrt(x) in two in-place passes."""
     np.sqrt(x, out=out)
     np.divide(out.dtype.type(1), out, out=out)
 
 
 def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
+    """1/(1+exp(-x)) in four in-place passes (exp overflow gives 0, not an error)."""
     np.negative(x, out=out)
     np.exp(out, out=out)
     np.add(out, out.dtype.type(1), out=out)
@@ -337,6 +350,7 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 
 def _erf(x: np.ndarray, out: np.ndarray) -> None:
+    """erf into `out` (allocates: numpy has no erf ufunc)."""
     np.copyto(out, erf(x), casting="unsafe")
 
 
@@ -407,6 +421,7 @@ def _binary_fn(name: str, dtype: DType) -> Any:
 
 
 def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
+    """One ufunc (or composite) from the input view into the output view."""
     return call(core, _UNARY[node.ins.op.name], _src(node, core, 1), out=_dst(node, core))
 
 

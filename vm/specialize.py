@@ -171,6 +171,7 @@ _HOST: list[DeviceSpec] = []
 
 
 def _host() -> DeviceSpec:
+    """DeviceSpec.host(), computed once (it reads /sys)."""
     if not _HOST:
         _HOST.append(DeviceSpec.host())
     return _HOST[0]
@@ -226,6 +227,7 @@ class _Specializer:
     # -- errors ------------------------------------------------------------
 
     def fail(self, table: str, i: int, reason: str, detail: str = "") -> BytecodeError:
+        """A BytecodeError pointing at a table entry or instruction of the binary."""
         if self._offsets is None:
             self._offsets = layout(self.p)
         o = self._offsets
@@ -235,6 +237,7 @@ class _Specializer:
     # -- steps -------------------------------------------------------------
 
     def run(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> Specialization:
+        """All the steps, in order; returns the finished Specialization."""
         self.check_call(shapes, params)
         self.eval_slots(shapes, params)
         regs = self.place_registers()
@@ -304,12 +307,14 @@ class _Specializer:
             raise ValueError(f"program takes {p.n_params} params, got {len(params)}")
 
     def eval_slots(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> None:
+        """Run the compiled slot function; a slot outside int64 is an error."""
         got = self.slot_fn(shapes, params)
         if isinstance(got, int):
             raise self.fail("slots", got, "slot value out of int64 range")
         self.s = got
 
     def nonneg(self, table: str, i: int, slot: int, what: str) -> int:
+        """A slot value that must not be negative (sizes, counts, offsets)."""
         v = self.s[slot]
         if v < 0:
             raise self.fail(table, i, f"negative {what}", f"s{slot} = {v}")
@@ -377,6 +382,7 @@ class _Specializer:
         return got
 
     def _find_pairs(self, source: int) -> list[tuple[int, int, int, int]]:
+        """Scan the views for dims tiled by `source`."""
         return [
             (vi, d, vp.sizes[d], t)
             for vi, vp in enumerate(self.views)
@@ -399,6 +405,7 @@ class _Specializer:
         return out
 
     def plan_grid(self) -> GridPlan:
+        """Tile classes of the grid (product of per-axis classes) and the work bound."""
         extents = tuple(self.nonneg("grid", 0, g, "grid extent") for g in self.p.grid)
         ntiles = math.prod(extents)
         per_axis = [self.segments(Index.grid(a), n) for a, n in enumerate(extents)]
@@ -500,6 +507,7 @@ class _Specializer:
         return ctx[src][pos]
 
     def tile(self, k: int, ctx: dict[int, tuple[int, ...]], view: int) -> Shape:
+        """The extents of view `view`'s current tile in class `ctx`."""
         return tuple(self.extent(k, ctx, view, d) for d in range(len(self.views[view].sizes)))
 
     def op(
@@ -521,11 +529,13 @@ class _Specializer:
         return OpNode(k, ins, tuple(shapes), out, extents, scalar)
 
     def registers_cap(self, r: int) -> int:
+        """Capacity of register `r` in elements."""
         return self.caps[r]
 
     def shape_operand(
         self, k: int, ctx: dict[int, tuple[int, ...]], shape: tuple, state: list[Shape | None]
     ) -> Shape:
+        """Evaluate a SHAPE operand (slots, view extents, register dims)."""
         out = []
         for e in shape:
             if e.kind is ExtentKind.SLOT:
@@ -540,9 +550,11 @@ class _Specializer:
         return tuple(out)
 
     def scalar(self, s: Scalar) -> float | int:
+        """A SCALAR operand's value: the immediate, or the slot's value."""
         return s.value if s.tag is ScalarTag.IMM else self.s[int(s.value)]
 
     def broadcast(self, k: int, *shapes: Shape | None) -> Shape:
+        """numpy broadcasting of the given shapes, or a 'shapes do not broadcast' error."""
         out = broadcast_shapes([s for s in shapes if s is not None])
         if out is None:
             raise self.fail("code", k, "shapes do not broadcast", str(shapes))
@@ -603,11 +615,13 @@ _Out = tuple[Shape | None, Shape | None, float | int | None]
 
 
 def _i_load(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """A load gives its register the tile's extents."""
     t = s.tile(k, ctx, ins.operands[1])
     return t, t, None
 
 
 def _i_store(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """A stored register must have exactly the tile's extents."""
     t = s.tile(k, ctx, ins.operands[0])
     if sh[1] != t:
         raise s.fail("code", k, "stored tile shape mismatch", f"r{ins.operands[1]} {sh[1]} vs {t}")
@@ -615,10 +629,12 @@ def _i_store(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _S
 
 
 def _i_same(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """copy/convert keep the source shape."""
     return sh[1], None, None
 
 
 def _i_broadcast(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """The target shape, which the source must broadcast to."""
     target = s.shape_operand(k, ctx, ins.operands[2], st)
     if s.broadcast(k, sh[1], target) != target:
         raise s.fail("code", k, "shapes do not broadcast", f"{sh[1]} to {target}")
@@ -626,15 +642,18 @@ def _i_broadcast(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st
 
 
 def _i_fill(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """The given shape, and the scalar's value."""
     target = s.shape_operand(k, ctx, ins.operands[2], st)
     return target, target, s.scalar(ins.operands[1])
 
 
 def _i_select(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """The three inputs broadcast together."""
     return s.broadcast(k, sh[1], sh[2], sh[3]), None, None
 
 
 def _i_reduce(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """Reduced axes become 1 (keepdims) or disappear."""
     src = sh[1] or ()
     axes, keep = ins.operands[3], ins.operands[4] & 1
     out = tuple((1 if keep else None) if axes >> d & 1 else n for d, n in enumerate(src))
@@ -642,6 +661,7 @@ def _i_reduce(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _
 
 
 def _i_mma(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """(batch..., m, n) from (m, k) @ (k, n) after the transposes; inner dims must agree."""
     a: Shape = sh[1] or (0, 0)
     b: Shape = sh[2] or (0, 0)
     flags = ins.operands[3]
@@ -657,18 +677,22 @@ def _i_mma(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Sha
 
 
 def _i_unary(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """Elementwise: the input's shape."""
     return sh[1], None, None
 
 
 def _i_binary(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """Both inputs broadcast together (numpy rules)."""
     return s.broadcast(k, sh[1], sh[2]), None, None
 
 
 def _i_binary_rs(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """The register's shape; the scalar's value."""
     return sh[1], None, s.scalar(ins.operands[2])
 
 
 def _i_binary_sr(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
+    """The register's shape; the scalar's value."""
     return sh[2], None, s.scalar(ins.operands[1])
 
 

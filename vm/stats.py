@@ -19,11 +19,13 @@ class CoreStats:
     events: list[tuple[str, int, int]] | None = None
 
     def reset(self, trace: bool) -> None:
+        """Clear the counters before a launch."""
         self.instructions.clear()
         self.bytes_read = self.bytes_written = self.peak_local = self.numpy_ns = 0
         self.events = [] if trace else None
 
     def count(self, name: str, read: int, written: int, top: int) -> None:
+        """Count one executed instruction."""
         self.instructions[name] += 1
         self.bytes_read += read
         self.bytes_written += written
@@ -58,6 +60,7 @@ class LaunchStats:
 
     @staticmethod
     def collect(cores: list[CoreStats], t0: int, t1: int, tiles: int, n: int) -> LaunchStats:
+        """Sum the cores' counters into one LaunchStats."""
         total: Counter[str] = Counter()
         for c in cores:
             total.update(c.instructions)

@@ -113,6 +113,7 @@ def disassemble(program: Program | bytes, offsets: bool = False) -> str:
 
 
 def _expr_text(s: Slot) -> str:
+    """A slot's postfix tokens as text: dim(a0,1) 64 ceildiv ..."""
     parts = []
     for t in s.expr:
         if t.op is ExprOp.DIM:
@@ -129,10 +130,12 @@ def _expr_text(s: Slot) -> str:
 
 
 def _index_text(code: int) -> str:
+    """g0..g2 for grid axes, l0..l7 for loop levels."""
     return f"g{code - Index.GRID0}" if Index.is_grid(code) else f"l{code - Index.LOOP0}"
 
 
 def _view_text(i: int, v: View) -> str:
+    """view vN aK offset sJ (size stride [index tile])..."""
     dims = []
     for d in v.dims:
         tiling = "" if d.index == Index.NONE else f" {_index_text(d.index)} s{d.tile}"
@@ -149,6 +152,7 @@ def instr_text(ins: Instr) -> str:
 
 
 def _operand_text(op: OpDef, kind: Kind, v: Operand) -> str:
+    """One operand in assembler syntax."""
     if kind is Kind.REG:
         return f"r{v}"
     if kind is Kind.VIEW:
@@ -170,6 +174,7 @@ def _operand_text(op: OpDef, kind: Kind, v: Operand) -> str:
 
 
 def _extent_text(e: Extent) -> str:
+    """sN, vK[d] or rK[d]."""
     if e.kind is ExtentKind.SLOT:
         return f"s{e.index}"
     prefix = "v" if e.kind is ExtentKind.VIEW_DIM else "r"
@@ -219,6 +224,7 @@ class _Assembler:
         )
 
     def line(self, line: str) -> None:
+        """Dispatch a line to its declaration parser or parse it as an instruction."""
         head, _, rest = line.partition(" ")
         decl = getattr(self, "_decl_" + head, None)
         if decl is not None:
@@ -264,6 +270,7 @@ class _Assembler:
 
 
 def _expect_index(name: str, prefix: str, expected: int) -> None:
+    """Declarations must come in order: a0, a1, ... (and so on)."""
     if _ref(name, prefix) != expected:
         raise ValueError(f"expected {prefix}{expected}, got {name}")
 
@@ -276,6 +283,7 @@ def _ref(tok: str, prefix: str) -> int:
 
 
 def _parse_tok(t: str) -> Tok:
+    """One slot-expression token from text."""
     m = re.fullmatch(r"dim\(a(\d+),(\d+)\)", t)
     if m:
         return Tok.dim(int(m[1]), int(m[2]))
@@ -289,6 +297,7 @@ def _parse_tok(t: str) -> Tok:
 
 
 def _parse_view_dim(text: str) -> ViewDim:
+    """'sA sB' or 'sA sB gI sT' / 'sA sB lI sT'."""
     parts = text.split()
     if len(parts) == 2:
         return ViewDim(_ref(parts[0], "s"), _ref(parts[1], "s"))
@@ -318,6 +327,7 @@ def _split_operands(rest: str) -> list[str]:
 
 
 def _parse_instr(op: OpDef, rest: str) -> Instr:
+    """Operands of one instruction, checked against its ISA row."""
     texts = _split_operands(rest)
     if len(texts) != len(op.operands):
         raise ValueError(f"{op.name} takes {len(op.operands)} operands, got {len(texts)}")
@@ -327,6 +337,7 @@ def _parse_instr(op: OpDef, rest: str) -> Instr:
 
 
 def _parse_operand(op: OpDef, kind: Kind, t: str) -> Operand:
+    """One operand of the given kind from text."""
     if kind is Kind.REG:
         return _ref(t, "r")
     if kind is Kind.VIEW:
@@ -349,12 +360,14 @@ def _parse_operand(op: OpDef, kind: Kind, t: str) -> Operand:
 
 
 def _inner(t: str, brackets: str) -> list[str]:
+    """The comma-separated items inside matching brackets."""
     if not (t.startswith(brackets[0]) and t.endswith(brackets[1])):
         raise ValueError(f"expected {brackets[0]}...{brackets[1]}, got {t!r}")
     return [x.strip() for x in t[1:-1].split(",") if x.strip()]
 
 
 def _flag_bit(op: OpDef, name: str) -> int:
+    """Bit number of a named flag of `op` (or 'bitN')."""
     if name in op.flags:
         return op.flags.index(name)
     if name.startswith("bit"):
@@ -363,6 +376,7 @@ def _flag_bit(op: OpDef, name: str) -> int:
 
 
 def _parse_extent(t: str) -> Extent:
+    """sN, vK[d] or rK[d] as an Extent."""
     m = re.fullmatch(r"([vr])(\d+)\[(\d+)\]", t)
     if m is None:
         return Extent.slot(_ref(t, "s"))

@@ -63,6 +63,7 @@ class _Validator:
     # -- error locations ---------------------------------------------------
 
     def offsets(self) -> Offsets | None:
+        """The program's byte layout (computed by encoding it if it was built in Python)."""
         if self._offsets is None:
             try:
                 self._offsets = layout(self.p)
@@ -71,6 +72,7 @@ class _Validator:
         return self._offsets
 
     def fail(self, where: tuple[str, int], reason: str, detail: str = "") -> BytecodeError:
+        """A BytecodeError at the byte where table entry or instruction `where` starts."""
         table, i = where
         o = self.offsets()
         at = -1
@@ -84,6 +86,7 @@ class _Validator:
     # -- tables ------------------------------------------------------------
 
     def tables(self) -> None:
+        """Args, slots, grid, registers and views."""
         p = self.p
         for i, a in enumerate(p.args):
             if not isinstance(a.dtype, DType) or not 0 <= a.rank <= MAX_RANK:
@@ -103,6 +106,7 @@ class _Validator:
             self.view(i, view)
 
     def slot(self, where: tuple[str, int], s: int) -> None:
+        """A slot reference must name an existing slot."""
         if not 0 <= s < len(self.p.slots):
             raise self.fail(where, "slot index out of range", f"s{s}")
 
@@ -128,6 +132,7 @@ class _Validator:
             raise self.fail(where, "expression must leave one value", f"leaves {depth}")
 
     def view(self, i: int, view: View) -> None:
+        """Argument, slots and index sources of one view."""
         where = ("views", i)
         if not 0 <= view.arg < len(self.p.args):
             raise self.fail(where, "arg index out of range", f"a{view.arg}")
@@ -150,6 +155,7 @@ class _Validator:
     # -- code --------------------------------------------------------------
 
     def code(self) -> LoopInfo:
+        """Loop nesting and every instruction; returns the loop structure."""
         stack: list[int] = []
         end_of: dict[int, int] = {}
         depth_at: list[int] = []
@@ -180,6 +186,7 @@ class _Validator:
         _TYPERS[ins.op.cat](self, where, ins)
 
     def operand(self, where: tuple[str, int], op: OpDef, kind: Kind, v: object, depth: int) -> None:
+        """Range checks for one operand of the given kind."""
         p = self.p
         if kind is Kind.REG and not (isinstance(v, int) and 0 <= v < len(p.registers)):
             raise self.fail(where, "register index out of range", f"r{v}")
@@ -211,11 +218,13 @@ class _Validator:
                 self.extent(where, e, depth)
 
     def loops_enclose(self, where: tuple[str, int], view: View, depth: int) -> None:
+        """A view tiled by loop level L can only be used inside L+1 loops."""
         for d in view.dims:
             if Index.is_loop(d.index) and d.index - Index.LOOP0 >= depth:
                 raise self.fail(where, "view tiled by a loop that does not enclose it")
 
     def extent(self, where: tuple[str, int], e: Extent, depth: int) -> None:
+        """A SHAPE entry must name an existing slot, view dim or register dim."""
         p = self.p
         if e.kind is ExtentKind.SLOT:
             self.slot(where, e.index)
@@ -248,6 +257,7 @@ class _Validator:
 
 
 def _pick(offsets: tuple[int, ...], i: int) -> int:
+    """offsets[i], or -1 when there is no such entry."""
     return offsets[i] if 0 <= i < len(offsets) else -1
 
 
@@ -273,6 +283,7 @@ def _t_memory(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 
 
 def _t_copy(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """copy: same dtype and rank; convert: the DTYPE operand is dst's dtype."""
     dst, src = ins.operands[:2]
     v.need(w, v.rank(dst) == v.rank(src), "rank mismatch")
     if ins.op.cat is Cat.CONVERT:
@@ -282,6 +293,7 @@ def _t_copy(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 
 
 def _t_broadcast(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """Same dtype; the shape has dst's rank; src has no more dims."""
     dst, src, shape = ins.operands
     v.need(w, v.dtype(dst) == v.dtype(src), "dtype mismatch")
     v.need(w, len(shape) == v.rank(dst), "rank mismatch", "shape vs dst")
@@ -289,11 +301,13 @@ def _t_broadcast(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 
 
 def _t_fill(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """The shape has dst's rank."""
     dst, _, shape = ins.operands
     v.need(w, len(shape) == v.rank(dst), "rank mismatch", "shape vs dst")
 
 
 def _t_select(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """An i1 condition; a, b and dst of one dtype; dst has the largest rank."""
     dst, cond, a, b = ins.operands
     v.need(w, v.dtype(cond) is DType.BOOL, "dtype mismatch", "condition must be i1")
     v.need(w, v.dtype(a) == v.dtype(b) == v.dtype(dst), "dtype mismatch")
@@ -301,6 +315,7 @@ def _t_select(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 
 
 def _t_reduce(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """Numeric, same dtype; axes inside src; dst rank per keepdims."""
     dst, src, _, axes, flags = ins.operands
     v.need(w, v.dtype(dst) == v.dtype(src), "dtype mismatch")
     v.need(w, v.dtype(src) is not DType.BOOL, "dtype mismatch", "reduce on i1")
@@ -311,6 +326,7 @@ def _t_reduce(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 
 
 def _t_mma(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """Numeric, one dtype, ranks 2 or 3, dst distinct from the inputs."""
     dst, a, b, _ = ins.operands
     v.need(w, v.dtype(a) == v.dtype(b) == v.dtype(dst), "dtype mismatch")
     v.need(w, v.dtype(dst) is not DType.BOOL, "dtype mismatch", "mma on i1")
