@@ -267,7 +267,6 @@ class _Pool:
 
     def __init__(self, n: int) -> None:
         self.lock = threading.Lock()
-        self.done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
         self.queues: list[queue.SimpleQueue[Any]] = []
         for _ in range(n):
             q: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -278,25 +277,27 @@ class _Pool:
         """A worker thread: run (runner, lo, hi) jobs forever, reporting each outcome."""
         np.seterr(all="ignore")  # this thread's numpy context: no warnings, never raise
         while True:
-            fn, lo, hi = q.get()
+            fn, lo, hi, done = q.get()
             try:
                 fn(lo, hi)
-                self.done.put(None)
+                done.put(None)
             except BaseException as e:  # report to the launching thread
-                self.done.put(e)
+                done.put(e)
 
     def run(self, jobs: list[tuple[Callable[[int, int], None], int, int]]) -> None:
         """Run job 0 on the calling thread and the rest on workers; wait for all."""
+        done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()  # per launch:
+        # an interrupted launch cannot leave stale results for the next one
         with self.lock:
-            for q, job in zip(self.queues, jobs[1:], strict=False):
-                q.put(job)
+            for q, (fn, lo, hi) in zip(self.queues, jobs[1:], strict=False):
+                q.put((fn, lo, hi, done))
             fn, lo, hi = jobs[0]
             first: BaseException | None = None
             try:
                 fn(lo, hi)
             except BaseException as e:
                 first = e
-            errors = [self.done.get() for _ in jobs[1:]]
+            errors = [done.get() for _ in jobs[1:]]
             for e in [first, *errors]:
                 if e is not None:
                     raise e
