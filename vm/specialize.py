@@ -360,6 +360,8 @@ class _Specializer:
             if d.index != Index.NONE and d.tile is not None
         )
         numel = math.prod(shapes[v.arg])
+        if _nominal_bytes(sizes, self.p.args[v.arg].dtype.np.itemsize) > MAX_ARRAY_BYTES:
+            raise self.fail("views", i, "view too large", f"sizes {sizes}")
         empty = 0 in sizes
         if not empty:
             lo = offset + sum(min(0, (n - 1) * st) for n, st in zip(sizes, strides, strict=True))
@@ -523,6 +525,8 @@ class _Specializer:
         if out is not None:
             dst = ins.operands[0]
             cap = self.registers_cap(dst)
+            if _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
+                raise self.fail("code", k, "tile too large", f"{out}")
             if math.prod(out) > cap:
                 raise self.fail("code", k, "tile does not fit register", f"r{dst}: {out} > {cap}")
             state[dst] = out
@@ -576,6 +580,15 @@ def broadcast_shapes(shapes: list[Shape]) -> Shape | None:
                 if out[i] == 1:
                     out[i] = n
     return tuple(out)
+
+
+MAX_ARRAY_BYTES = 2**62
+"""numpy refuses arrays (even empty ones) whose dims multiply past this."""
+
+
+def _nominal_bytes(shape: Shape, itemsize: int) -> int:
+    """What numpy checks against its size limit: the product of the non-zero dims."""
+    return math.prod(max(n, 1) for n in shape) * itemsize
 
 
 def _c_byte_strides(shape: Shape, itemsize: int) -> Shape:
