@@ -42,6 +42,7 @@ from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
+    Operation,
     ParametrizedAttribute,
     Region,
     SSAValue,
@@ -419,7 +420,7 @@ def base_for(op: type[IRDLOperation]) -> type[IRDLOperation]:
     return TileUnaryOp if op in tensor_dialect.UNARY_OPS else TileBinaryOp
 
 
-MIRRORED: dict[type[IRDLOperation], type[IRDLOperation]] = {
+MIRRORED: dict[type[Operation], type[IRDLOperation]] = {
     op: mirror(op, base_for(op)) for op in (*tensor_dialect.UNARY_OPS, *tensor_dialect.BINARY_OPS)
 }
 """Tensor op class -> its tile op class."""

@@ -16,7 +16,22 @@ from pathlib import Path
 if not (Path(__file__).parent / "dialects").exists():
     __path__.append(str(Path(__file__).resolve().parent.parent))
 
-from dvm.interpreter import interpret
-from dvm.ir import parse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dvm.interpreter import interpret
+    from dvm.ir import parse
 
 __all__ = ["interpret", "parse"]
+
+_PUBLIC = {"interpret": "dvm.interpreter", "parse": "dvm.ir"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public API on first use, so that tools such as `dvm-opt`
+    start without loading the interpreter (and numpy and sympy with it)."""
+    if name in _PUBLIC:
+        import importlib
+
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'dvm' has no attribute {name!r}")

@@ -29,7 +29,7 @@ from dvm.passes.symbolic import parse_expr, shape_from_attr, substitute, symbol
 
 Array = np.ndarray[Any, Any]
 
-TENSOR_OF = {v: k for k, v in tile.MIRRORED.items()}
+TENSOR_OF: dict[type[Operation], type[Operation]] = {v: k for k, v in tile.MIRRORED.items()}
 """Tile op class -> the tensor op it mirrors (whose numpy meaning it shares)."""
 
 REDUCE_KINDS = {cls: kind for kind, cls in tile.REDUCES.items()}

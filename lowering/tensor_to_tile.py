@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -172,7 +173,7 @@ class KernelBuilder:
         `carried`. Inside, `inner` holds the carried values: update it; after
         the block, `carried` holds the loops' results."""
         opened: list[tuple[Emission, list[SSAValue]]] = []
-        current = list(carried)
+        current: list[SSAValue] = list(carried)
         for axis in axes:
             body = Block(arg_types=[v.type for v in current])
             opened.append((Emission(body, axes=frozenset([axis])), current))
@@ -225,11 +226,8 @@ class KernelBuilder:
         assert isinstance(dense, DenseIntOrFPElementsAttr)
         element = dense.get_element_type()
         raw = dense.get_values()[0]
-        attr = (
-            FloatAttr(float(raw), element)
-            if t.is_float(element)
-            else IntegerAttr(int(raw), element)
-        )  # type: ignore[arg-type]
+        assert isinstance(raw, int | float)
+        attr = scalar_attr(raw, element)
         new = self.add(tile.ConstantOp(attr, self.tile_type(frozenset(), element)))
         return self.bind(value, new, frozenset())
 
@@ -250,20 +248,19 @@ class KernelBuilder:
 
     def view(self, strided: StridedView, dims: Sequence[tuple[int, ...]]) -> tile.View:
         """A view whose dims each span one domain axis or none."""
-        sizes: list[object] = []
-        strides: list[object] = []
-        tiles: list[object] = []
-        index: list[str] = []
-        for span in dims:
-            if not span:
-                sizes.append(1), strides.append(0), tiles.append(1), index.append("whole")
-                continue
-            (axis,) = span
-            sizes.append(self.domain.sizes[axis])
-            strides.append(strided.strides[axis])
-            tiles.append(self.plan.tiles[axis])
-            index.append(self.plan.index[axis])
-        return tile.View(0, sizes, strides, tiles, index)
+        entries = [self.view_dim(strided, span) for span in dims]
+        if not entries:  # a kernel over no axes: one element
+            return tile.View(0, [], [], [], [])
+        sizes, strides, tiles, index = (list(column) for column in zip(*entries, strict=True))
+        return tile.View(0, sizes, strides, tiles, [str(i) for i in index])
+
+    def view_dim(self, strided: StridedView, span: tuple[int, ...]) -> tuple[object, ...]:
+        """(size, stride, tile, walker) of a view dim; a unit dim is one element."""
+        if not span:
+            return (1, 0, 1, "whole")
+        (axis,) = span
+        plan = self.plan
+        return (self.domain.sizes[axis], strided.strides[axis], plan.tiles[axis], plan.index[axis])
 
     def coord_dims(self, strided: StridedView) -> list[tuple[int, ...]]:
         spanned = frozenset(a for span in strided.placement for a in span)
@@ -340,6 +337,14 @@ class KernelBuilder:
         shape = [self.plan.tiles[d[0]] if d else 1 for d in dims]
         tile_type = tile.TileType(shape, strided.target.type.element_type)
         return self.add(tile.LoadOp(self.args[strided.value], tile_type, self.view(strided, dims)))
+
+
+def scalar_attr(value: float, element: Attribute) -> FloatAttr | IntegerAttr:
+    """`value` as an attribute of element type `element` (float or integer)."""
+    if isinstance(element, t.FLOAT_TYPES):
+        return FloatAttr(float(value), element)
+    assert isinstance(element, IntegerType)
+    return IntegerAttr(int(value), element)
 
 
 def axes_attr(axes: Sequence[int]) -> ArrayAttr[IntegerAttr]:
@@ -453,7 +458,7 @@ def lower_kernel(
         },
     )
     kernel_args = list(kernel.body.block.args)
-    args = dict(zip([*inputs, *outputs], kernel_args, strict=True))
+    args: dict[SSAValue, SSAValue] = dict(zip([*inputs, *outputs], kernel_args, strict=True))
     for value, arg in args.items():
         arg.name_hint = value.name_hint
     builder = KernelBuilder(domain, plan, coords, args, [Emission(kernel.body.block)])
@@ -495,11 +500,13 @@ class ConvertTensorToTilePass(ModulePass):
     device: str = "host"
     """The device preset to tile for: `host` or `ascend910b`."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.device not in DEVICES:
             raise ValueError(
                 f"convert-tensor-to-tile: unknown device {self.device!r}; use {sorted(DEVICES)}"
             )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         device = DEVICES[self.device]()
         count = 0
         for func in list(op.ops):

@@ -371,10 +371,14 @@ class FusePass(ModulePass):
     max_ops: int = 64
     """The most compute ops in one kernel."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         unknown = set(self.kinds) - set(t.KERNEL_KINDS)
         if unknown:
             raise ValueError(f"fuse: unknown kernel kinds {sorted(unknown)}; use {t.KERNEL_KINDS}")
+        if self.max_ops < 1:
+            raise ValueError(f"fuse: max-ops must be at least 1, got {self.max_ops}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         kinds = {*self.kinds, "cube"}  # a lone matmul is a cube kernel
         for func in op.walk():
             if isinstance(func, FuncOp) and func.body.blocks:

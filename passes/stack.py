@@ -90,9 +90,13 @@ class StackPass(ModulePass):
     max_kernels: int = 8
     """The most kernels in one stack."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.mode not in t.STACK_MODES:
             raise ValueError(f"stack: mode must be one of {t.STACK_MODES}, got {self.mode!r}")
+        if self.max_kernels < 2:
+            raise ValueError(f"stack: max-kernels must be at least 2, got {self.max_kernels}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in op.walk():
             if not isinstance(func, FuncOp):
                 continue

@@ -38,7 +38,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
 
 from dvm.dialects import tensor as t
 from dvm.passes.symbolic import (
@@ -49,6 +48,7 @@ from dvm.passes.symbolic import (
     VALUE,
     Guard,
     GuardKind,
+    ProgramError,
     Shape,
     arg_symbol_name,
     describe,
@@ -93,9 +93,7 @@ class Unifier:
         if same(a, b):
             return a
         if a.is_number and b.is_number:
-            raise DiagnosticException(
-                f"{describe(op)}: dims {a} and {b} can never be equal ({kind.value} rule)"
-            )
+            raise ProgramError(op, f"dims {a} and {b} can never be equal ({kind.value} rule)")
         self.guards.append(Guard(a, b, kind, describe(op)))
         target, source = self.pick_replacement(a, b)
         if source is not None:
@@ -161,7 +159,7 @@ class ShapeInference:
             if rule is not None:
                 rule(op)
             elif any(isinstance(r.type, TensorType) for r in op.results):
-                raise DiagnosticException(f"{describe(op)}: no shape rule for this op")
+                raise ProgramError(op, "no shape rule for this op")
 
     def bind_arguments(self) -> None:
         for arg in self.func.args:
@@ -365,9 +363,10 @@ class ShapeInference:
     def check_loop_invariant(self, op: Operation, i: int, before: Shape, after: Shape) -> None:
         for axis, (a, b) in enumerate(zip(before, after, strict=True)):
             if not same(self.unifier.canon(a), self.unifier.canon(b)):
-                raise DiagnosticException(
-                    f"{describe(op)}: loop-carried value {i} changes shape at axis {axis} "
-                    f"({a} -> {b}); shapes must be loop-invariant"
+                raise ProgramError(
+                    op,
+                    f"loop-carried value {i} changes shape at axis {axis} "
+                    f"({a} -> {b}); shapes must be loop-invariant",
                 )
 
     # -- writing the results into the IR ---------------------------------------

@@ -9,14 +9,13 @@ project's dialects, passes and targets registered, and one promise more:
 every error is a diagnostic on stderr -- `file:line:col: error: message`
 where a location exists -- with exit code 1, never a Python traceback.
 
-To add a pass, add one line to `PASSES`; to add an output format, one line
+To add a pass, add one line to `dvm.passes.PASSES`; to add an output format, one line
 to `TARGETS`.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -28,7 +27,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -42,26 +40,10 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from dvm.dialects import DIALECTS
+from dvm.passes import PASSES
+from dvm.passes.symbolic import ProgramError
 
 PROG = "dvm-opt"
-
-
-def lazy_pass(module: str, name: str) -> Callable[[], type[ModulePass]]:
-    """A factory that imports `module.name` (a `ModulePass`) only when a pipeline names it."""
-
-    def load() -> type[ModulePass]:
-        cls = getattr(importlib.import_module(module), name)
-        assert isinstance(cls, type) and issubclass(cls, ModulePass), f"{module}.{name}"
-        return cls
-
-    return load
-
-
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    # One line per pass, e.g.
-    # "fuse": lazy_pass("dvm.passes.fuse", "FusePass"),
-}
-"""The passes `-p` may name, as lazy factories (nothing is imported until used)."""
 
 
 def _mlir_target() -> type[Target]:
@@ -307,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report(format_parse_error(e))
     except LocatedDiagnostic as e:
         return report(str(e))
+    except ProgramError as e:  # a pass found the program invalid, at a located op
+        return report(f"{e.where or f'{PROG}: '}error: {e.detail}")
     except DiagnosticException as e:  # e.g. a pass failed: the notes show the IR
         notes = [n.rstrip("\n") for n in getattr(e, "__notes__", [])]
         return report("\n".join([f"{PROG}: error: {e}", *notes]))
