@@ -309,8 +309,23 @@ SPECIALIZE: list[tuple[str, str, str, tuple[str, int]]] = [
         "slot value out of int64 range",
         ("slots", 7),
     ),
-    ("view too large", _edit("slot s7 = p0", "slot s7 = 4611686018427387904").replace("view v1 a1 offset s4 (s0 s1 g0 s2) (s1 s5)", "view v1 a1 offset s4 (s0 s1 g0 s2) (s7 s4)"), "view too large", ("views", 1)),
-    ("tile too large", _edit("slot s7 = p0", "slot s7 = 4611686018427387904", _with_code("fill r1, #0.0, (s4, s7)")), "tile too large", ("code", 2)),
+    (
+        "view too large",
+        _edit("slot s7 = p0", "slot s7 = 4611686018427387904").replace(
+            "view v1 a1 offset s4 (s0 s1 g0 s2) (s1 s5)",
+            "view v1 a1 offset s4 (s0 s1 g0 s2) (s7 s4)",
+        ),
+        "view too large",
+        ("views", 1),
+    ),
+    (
+        "tile too large",
+        _edit(
+            "slot s7 = p0", "slot s7 = 4611686018427387904", _with_code("fill r1, #0.0, (s4, s7)")
+        ),
+        "tile too large",
+        ("code", 2),
+    ),
     ("mma dims", _with_code("mma r1, r0, r0, []"), "mma inner dims differ", ("code", 2)),
 ]
 
