@@ -1,0 +1,214 @@
+// The symbolic-shapes pass: a symbol per dynamic dim of each argument
+// (`x_0` is axis 0 of %x), a `dvm.shape` on every tensor-valued op, the
+// `dvm.value` of index values, and on each function the guards its ops need
+// (`dvm.guards`) and the symbols they unified (`dvm.unified`).
+//
+// RUN: dvm-opt %s --split-input-file --verify-diagnostics -p symbolic-shapes | filecheck %s
+//
+// The pass is idempotent: run twice, it gives the same output.
+// RUN: dvm-opt %s --split-input-file --verify-diagnostics -p symbolic-shapes,symbolic-shapes | filecheck %s
+//
+// Without --verify-diagnostics the first guard that can never hold (the
+// first invalid chunk below) is an error at its op's file:line:col, exit 1.
+// RUN: not dvm-opt %s --split-input-file -p symbolic-shapes 2>&1 | filecheck %s --check-prefix=ERROR
+
+// Broadcasting a dynamic dim against another gives a `broadcast` guard and
+// unifies the later symbol into the earlier one: after `%s`, w_0 is x_1 and
+// every shape below is written in x_0, x_1 only. A static 1 (`%mean`'s axis
+// 1) or a 0-d tensor (`%eps`) broadcasts without a guard.
+
+// CHECK-LABEL: func.func @layernorm(
+// CHECK-SAME:    %x: tensor<?x?xf32> {dvm.shape = ["x_0", "x_1"]},
+// CHECK-SAME:    %w: tensor<?xf32> {dvm.shape = ["w_0"]},
+// CHECK-SAME:    %b: tensor<?xf32> {dvm.shape = ["b_0"]}) -> tensor<?x?xf32>
+// CHECK-SAME:    attributes {dvm.guards = [
+// CHECK-SAME:      {check = "x_1 == w_0", kind = "broadcast", op = "%s = tensor.mul"},
+// CHECK-SAME:      {check = "x_1 == b_0", kind = "broadcast", op = "%y = tensor.add"}],
+// CHECK-SAME:    dvm.unified = {b_0 = "x_1", w_0 = "x_1"}} {
+// CHECK-NEXT:    %eps = arith.constant {dvm.shape = []} dense<1.000000e-05> : tensor<f32>
+// CHECK-NEXT:    %mean = tensor.reduce_mean %x {dvm.shape = ["x_0", "1"], axes = [1 : i64], keepdims = true}
+// CHECK-NEXT:    %d = tensor.sub %x, %mean {dvm.shape = ["x_0", "x_1"]}
+// CHECK-NEXT:    %ve = tensor.add %mean, %eps {dvm.shape = ["x_0", "1"]}
+// CHECK-NEXT:    %s = tensor.mul %d, %w {dvm.shape = ["x_0", "x_1"]}
+// CHECK-NEXT:    %y = tensor.add %s, %b {dvm.shape = ["x_0", "x_1"]}
+// CHECK-NEXT:    func.return %y
+func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
+  %eps = arith.constant dense<9.99999974E-6> : tensor<f32>
+  %mean = tensor.reduce_mean %x {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %d = tensor.sub %x, %mean : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %ve = tensor.add %mean, %eps : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+  %s = tensor.mul %d, %w : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %y = tensor.add %s, %b : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// Operands already provably equal (`%a + %a`) need no guard. Unification is
+// transitive, and a static size wins: once `%v` needs a_0 == 32, every
+// symbol unified with a_0 is 32 too, and every shape says so.
+
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME:    attributes {dvm.guards = [
+// CHECK-SAME:      {check = "a_0 == b_0", kind = "broadcast", op = "%t = tensor.add"},
+// CHECK-SAME:      {check = "c_0 == a_0", kind = "broadcast", op = "%u = tensor.add"},
+// CHECK-SAME:      {check = "a_0 == 32", kind = "broadcast", op = "%v = tensor.mul"}],
+// CHECK-SAME:    dvm.unified = {a_0 = "32", b_0 = "32", c_0 = "32"}} {
+// CHECK-NEXT:    %s = tensor.add %a, %a {dvm.shape = ["32"]}
+// CHECK-NEXT:    %t = tensor.add %s, %b {dvm.shape = ["32"]}
+// CHECK-NEXT:    %u = tensor.add %c, %t {dvm.shape = ["32"]}
+// CHECK-NEXT:    %v = tensor.mul %u, %d {dvm.shape = ["32"]}
+func.func @chain(%a: tensor<?xf32>, %b: tensor<?xf32>, %c: tensor<?xf32>, %d: tensor<32xf32>) -> tensor<?xf32> {
+  %s = tensor.add %a, %a : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %t = tensor.add %s, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %u = tensor.add %c, %t : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %v = tensor.mul %u, %d : (tensor<?xf32>, tensor<32xf32>) -> tensor<?xf32>
+  func.return %v : tensor<?xf32>
+}
+
+// -----
+
+// matmul: the contraction dims must be equal (an `equal` guard: a mismatch
+// is an error at call time, never a re-specialization); batch dims follow
+// numpy broadcasting (here %b has none). `%ct` contracts %c's last dim, b_1,
+// with %a's last, a_2: a second guard, and since shapes are written after all
+// unifications, `%c`'s shape says a_2 where b_1 was.
+
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME:    %a: tensor<?x?x?xf32> {dvm.shape = ["a_0", "a_1", "a_2"]},
+// CHECK-SAME:    %b: tensor<?x?xf32> {dvm.shape = ["b_0", "b_1"]})
+// CHECK-SAME:    attributes {dvm.guards = [
+// CHECK-SAME:      {check = "a_2 == b_0", kind = "equal", op = "%c = tensor.matmul"},
+// CHECK-SAME:      {check = "b_1 == a_2", kind = "equal", op = "%ct = tensor.matmul"}],
+// CHECK-SAME:    dvm.unified = {b_0 = "a_2", b_1 = "a_2"}} {
+// CHECK-NEXT:    %c = tensor.matmul %a, %b {dvm.shape = ["a_0", "a_1", "a_2"]}
+// CHECK-NEXT:    %ct = tensor.matmul %c, %a {dvm.shape = ["a_0", "a_1", "a_1"], transpose_b = true}
+func.func @matmul(%a: tensor<?x?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>) {
+  %c = tensor.matmul %a, %b : (tensor<?x?x?xf32>, tensor<?x?xf32>) -> tensor<?x?x?xf32>
+  %ct = tensor.matmul %c, %a {transpose_b = true} : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  func.return %c, %ct : tensor<?x?x?xf32>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// Index values carry their expression (`dvm.value`); expand_shape with
+// sizes taken from `tensor.dim` needs no guard (64 = 4 * 16 is proved), and
+// transpose permutes the symbols.
+
+// CHECK-LABEL: func.func @heads(
+// CHECK-SAME:    %x: tensor<?x?x64xf32> {dvm.shape = ["x_0", "x_1", "64"]})
+// CHECK-SAME:    attributes {dvm.guards = [], dvm.unified = {}} {
+// CHECK:         %B = tensor.dim {dvm.value = "x_0"} %x, %i0
+// CHECK-NEXT:    %S = tensor.dim {dvm.value = "x_1"} %x, %i1
+// CHECK-NEXT:    %x4 = tensor.expand_shape %x {{.*}} {dvm.shape = ["x_0", "x_1", "4", "16"]}
+// CHECK-NEXT:    %t = tensor.transpose %x4 {dvm.shape = ["x_0", "4", "x_1", "16"],
+func.func @heads(%x: tensor<?x?x64xf32>) -> tensor<?x4x?x16xf32> {
+  %i0 = arith.constant 0 : index
+  %i1 = arith.constant 1 : index
+  %B = tensor.dim %x, %i0 : tensor<?x?x64xf32>
+  %S = tensor.dim %x, %i1 : tensor<?x?x64xf32>
+  %x4 = tensor.expand_shape %x [[0], [1], [2, 3]] output_shape [%B, %S, 4, 16] : tensor<?x?x64xf32> into tensor<?x?x4x16xf32>
+  %t = tensor.transpose %x4 {perm = [0, 2, 1, 3]} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  func.return %t : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// expand_shape into sizes given by index arguments: the source dim must be
+// their product, an `equal` guard that unifies x_0 with the expression n*m.
+// Index arguments are symbols named after the argument. Index arithmetic is
+// followed symbolically.
+
+// CHECK-LABEL: func.func @split(
+// CHECK-SAME:    %x: tensor<?xf32> {dvm.shape = ["x_0"]}, %n: index, %m: index)
+// CHECK-SAME:    attributes {dvm.guards = [{check = "x_0 == m*n", kind = "equal", op = "%e = tensor.expand_shape"}],
+// CHECK-SAME:    dvm.unified = {x_0 = "m*n"}} {
+// CHECK-NEXT:    %e = tensor.expand_shape %x {{.*}} {dvm.shape = ["n", "m"]}
+// CHECK-NEXT:    %c = tensor.collapse_shape %e {{.*}} {dvm.shape = ["m*n"]}
+// CHECK-NEXT:    %y = tensor.add %c, %x {dvm.shape = ["m*n"]}
+// CHECK-NEXT:    %n2 = arith.addi %n, %n {dvm.value = "2*n"} : index
+// CHECK-NEXT:    %nm = arith.muli %n, %m {dvm.value = "m*n"} : index
+// CHECK-NEXT:    %z = tensor.broadcast_to %y to [%n2, %nm] {dvm.shape = ["2*n", "m*n"]}
+func.func @split(%x: tensor<?xf32>, %n: index, %m: index) -> tensor<?x?xf32> {
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [%n, %m] : tensor<?xf32> into tensor<?x?xf32>
+  %c = tensor.collapse_shape %e [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+  %y = tensor.add %c, %x : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %n2 = arith.addi %n, %n : index
+  %nm = arith.muli %n, %m : index
+  %z = tensor.broadcast_to %y to [%n2, %nm] : tensor<?xf32> -> tensor<?x?xf32>
+  func.return %z : tensor<?x?xf32>
+}
+
+// -----
+
+// Control flow: the branches of an scf.if yield (x_0, x_1) and (x_1, x_0);
+// where they differ the result gets a fresh symbol, bound when the value is
+// produced at run time.
+
+// CHECK-LABEL: func.func @branches(
+// CHECK:         %t = tensor.exp %x {dvm.shape = ["x_0", "x_1"]}
+// CHECK:         %t_1 = tensor.transpose %x {dvm.shape = ["x_1", "x_0"],
+// CHECK:         }{dvm.shape = ["r0_1", "r0_2"]}
+// CHECK-NEXT:    %z = tensor.add %y, %y {dvm.shape = ["r0_1", "r0_2"]}
+func.func @branches(%x: tensor<?x?xf32>, %c: i1) -> tensor<?x?xf32> {
+  %y = scf.if %c -> (tensor<?x?xf32>) {
+    %t = tensor.exp %x : tensor<?x?xf32>
+    scf.yield %t : tensor<?x?xf32>
+  } else {
+    %t = tensor.transpose %x {perm = [1, 0]} : tensor<?x?xf32> -> tensor<?x?xf32>
+    scf.yield %t : tensor<?x?xf32>
+  }
+  %z = tensor.add %y, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %z : tensor<?x?xf32>
+}
+
+// -----
+
+// Invalid programs: each op alone verifies (a `?` agrees with any static
+// dim), but the guards they need together can never hold. The pass names
+// the op, at its file:line:col.
+
+// Broadcast: a_0 is unified with 32 by %x, then %y needs it to be 64.
+func.func @never_broadcast(%a: tensor<?xf32>, %b: tensor<32xf32>, %c: tensor<64xf32>) -> tensor<?xf32> {
+  %x = tensor.add %a, %b : (tensor<?xf32>, tensor<32xf32>) -> tensor<?xf32>
+  // ERROR: symbolic-shapes.mlir:[[# @LINE + 2]]:3: error: %y = tensor.add: dims 32 and 64 can never be equal (broadcast rule){{$}}
+  // CHECK: symbolic-shapes.mlir:[[# @LINE + 1]]:3: %y = tensor.add: dims 32 and 64 can never be equal (broadcast rule){{$}}
+  %y = tensor.add %a, %c : (tensor<?xf32>, tensor<64xf32>) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+
+// -----
+
+// expand_shape: a_0 is 5 (from %s), the output shape multiplies to 3 * 2.
+func.func @never_expand(%a: tensor<?xf32>, %b: tensor<5xf32>) -> tensor<?x2xf32> {
+  %n = arith.constant 3 : index
+  %s = tensor.add %a, %b : (tensor<?xf32>, tensor<5xf32>) -> tensor<?xf32>
+  // CHECK: symbolic-shapes.mlir:[[# @LINE + 1]]:3: %e = tensor.expand_shape: dims 5 and 6 can never be equal (equal rule){{$}}
+  %e = tensor.expand_shape %s [[0, 1]] output_shape [%n, 2] : tensor<?xf32> into tensor<?x2xf32>
+  func.return %e : tensor<?x2xf32>
+}
+
+// -----
+
+// matmul: the contraction is a_1 == b_0 == 16 for %x, then 8 for %y.
+func.func @never_matmul(%a: tensor<?x?xf32>, %b: tensor<?x4xf32>, %c: tensor<16x?xf32>, %d: tensor<8x?xf32>) -> tensor<?x?xf32> {
+  %x = tensor.matmul %a, %c : (tensor<?x?xf32>, tensor<16x?xf32>) -> tensor<?x?xf32>
+  // CHECK: symbolic-shapes.mlir:[[# @LINE + 1]]:3: %y = tensor.matmul: dims 16 and 8 can never be equal (equal rule){{$}}
+  %y = tensor.matmul %a, %d : (tensor<?x?xf32>, tensor<8x?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// Loops: a loop-carried tensor must keep its shape; a transpose of a
+// (x_0, x_1) tensor does not.
+func.func @loop_changes_shape(%x: tensor<?x?xf32>, %n: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: symbolic-shapes.mlir:[[# @LINE + 1]]:3: %r = scf.for: loop-carried value 0 changes shape at axis 0 (x_0 -> x_1); shapes must be loop-invariant{{$}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<?x?xf32>) {
+    %t = tensor.transpose %acc {perm = [1, 0]} : tensor<?x?xf32> -> tensor<?x?xf32>
+    scf.yield %t : tensor<?x?xf32>
+  }
+  func.return %r : tensor<?x?xf32>
+}
