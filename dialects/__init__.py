@@ -21,6 +21,12 @@ def _tile() -> Dialect:
     return Tile
 
 
+def _bytecode() -> Dialect:
+    from dvm.dialects.bytecode import Bytecode
+
+    return Bytecode
+
+
 def _builtin() -> Dialect:
     from xdsl.dialects.builtin import Builtin
 
@@ -52,4 +58,5 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "scf": _scf,
     "tensor": _tensor,
     "tile": _tile,
+    "bytecode": _bytecode,
 }

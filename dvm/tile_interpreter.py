@@ -21,10 +21,14 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, String
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Block, Operation, SSAValue
 
-from dvm import numerics
+from dvm import numerics, vm
+from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
 from dvm.errors import ExecutionError
 from dvm.interpreter import BINARY, UNARY, numpy_dtype
+from dvm.lowering.bytecode_to_vm import to_program
+from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
+from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import parse_expr, shape_from_attr, substitute, symbol
 
 Array = np.ndarray[Any, Any]
@@ -232,17 +236,47 @@ def launch(kernel: tile.KernelOp, inputs: Sequence[Array]) -> list[Array]:
     return outputs
 
 
+def launch_program(program: bc.ProgramOp, inputs: Sequence[Array]) -> list[Array]:
+    """Run a `bytecode.program` on the VM: bind the shape symbols from the
+    inputs' shapes, allocate the outputs, launch."""
+    loaded = LOADED.get(program)
+    if loaded is None:
+        loaded = LOADED[program] = vm.load(vm.encode(to_program(program)))
+    args = [op for op in program.body.block.ops if isinstance(op, bc.ArgOp)]
+    symbols: dict[sympy.Symbol, int] = {}
+    for arg, array in zip(args, inputs, strict=False):
+        bind_shape(symbols, [parse_expr(d.data) for d in arg.dims.data], array.shape)
+    outputs = []
+    for arg in args[len(inputs) :]:
+        shape = tuple(int(substitute(parse_expr(d.data), symbols)) for d in arg.dims.data)
+        outputs.append(np.zeros(shape, vm.DType[dtype_name(arg.dtype.data)].np))
+    params = [int(substitute(parse_expr(p.data), symbols)) for p in program.params.data]
+    device = program.attributes.get(DEVICE)
+    preset = device.data if isinstance(device, StringAttr) else "host"
+    vm.launch(loaded, [*inputs, *outputs], params, device=DEVICES[preset]())
+    return outputs
+
+
+LOADED: dict[bc.ProgramOp, vm.Program] = {}
+"""Programs decoded and validated once per `bytecode.program` op."""
+
+
 @register_impls
 class TileFunctions(InterpreterFunctions):
-    """`tile.launch` for the reference interpreter: runs the kernel's tiles."""
+    """`tile.launch` for the reference interpreter: runs the callee's tiles
+    with the tile interpreter, or its bytecode on the VM once lowered."""
 
     @impl(tile.LaunchOp)
     def run_launch(
         self, interpreter: Interpreter, op: tile.LaunchOp, args: PythonValues
     ) -> PythonValues:
-        module = interpreter.module
         name = op.callee.root_reference.data
-        kernel = next(
-            k for k in module.ops if isinstance(k, tile.KernelOp) and k.sym_name.data == name
+        callee = next(
+            k
+            for k in interpreter.module.ops
+            if isinstance(k, tile.KernelOp | bc.ProgramOp) and k.sym_name.data == name
         )
-        return tuple(launch(kernel, [np.ascontiguousarray(a) for a in args]))
+        inputs = [np.ascontiguousarray(a) for a in args]
+        if isinstance(callee, bc.ProgramOp):
+            return tuple(launch_program(callee, inputs))
+        return tuple(launch(callee, inputs))

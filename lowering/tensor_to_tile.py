@@ -69,6 +69,8 @@ TILE_SIZES = "dvm.tile_sizes"
 AXES = "dvm.axes"
 """On a kernel: for each dim of its tiles, the domain axis's size, tile size
 and walker (`gridN`, `loopN` or `whole`)."""
+DEVICE = "dvm.device"
+"""On a kernel: the device preset it was tiled for."""
 ARG_SHAPES = "dvm.arg_shapes"
 """On a kernel: the symbolic shape of each argument, from which the runtime
 binds the shape symbols when it launches the kernel."""
@@ -454,6 +456,7 @@ def lower_kernel(
         {
             TILE_SIZES: DictionaryAttr({k: StringAttr(str(v)) for k, v in sizes.items()}),
             AXES: axes,
+            DEVICE: StringAttr(device.name),
             ARG_SHAPES: ArrayAttr([shape_attr(shape_of(v)) for v in (*inputs, *outputs)]),
         },
     )

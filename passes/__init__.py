@@ -26,4 +26,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse": lazy_pass("dvm.passes.fuse", "FusePass"),
     "stack": lazy_pass("dvm.passes.stack", "StackPass"),
     "convert-tensor-to-tile": lazy_pass("dvm.lowering.tensor_to_tile", "ConvertTensorToTilePass"),
+    "convert-tile-to-bytecode": lazy_pass(
+        "dvm.lowering.tile_to_bytecode", "ConvertTileToBytecodePass"
+    ),
 }

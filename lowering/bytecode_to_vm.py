@@ -1,0 +1,304 @@
+"""Between the `bytecode` dialect and the VM's program objects (and so binaries).
+
+`to_program` turns a `bytecode.program` into a `dvm.vm.Program`: its slots'
+sympy expressions become the binary's postfix integer expressions, each
+symbol resolved to an argument's dim (`DIM`), an earlier slot (`SLOT`) or a
+caller-supplied parameter (`PARAM`). `from_program` goes back, naming the
+dim of argument i along axis d `a{i}_{d}` — so a binary can be shown as IR.
+
+A *module file* (`.dvmb`) holds several named programs: the magic `DVMM`,
+a u16 count, then per program a u16 name length, the UTF-8 name, a u32 byte
+length and the program's binary (see `docs/bytecode-format.md`).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+
+import sympy
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+
+from dvm.dialects import bytecode as bc
+from dvm.passes.symbolic import parse_expr, symbol
+from dvm.vm import (
+    BY_NAME,
+    Arg,
+    BytecodeError,
+    DType,
+    ExprOp,
+    Extent,
+    Index,
+    Instr,
+    Kind,
+    Program,
+    Register,
+    Scalar,
+    Slot,
+    Tok,
+    View,
+    ViewDim,
+    decode,
+    encode,
+)
+from dvm.vm.isa import DTYPE_BY_TEXT, ExtentKind, ScalarTag
+
+# --------------------------------------------------------------------------
+# Slot expressions: sympy <-> postfix tokens
+# --------------------------------------------------------------------------
+
+Resolve = Callable[[str], Tok]
+
+
+def postfix(expr: sympy.Expr, resolve: Resolve) -> list[Tok]:
+    """`expr` as postfix tokens; integer arithmetic, min, max, floor/ceil division."""
+    if expr.is_Integer:
+        return [Tok.const(int(expr))]
+    if isinstance(expr, sympy.Symbol):
+        return [resolve(expr.name)]
+    if isinstance(expr, sympy.floor | sympy.ceiling):
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        op = ExprOp.FLOORDIV if isinstance(expr, sympy.floor) else ExprOp.CEILDIV
+        return [*postfix(numerator, resolve), *postfix(denominator, resolve), Tok.binop(op)]
+    if isinstance(expr, sympy.Mod):
+        return fold(expr.args, ExprOp.MOD, resolve)
+    if isinstance(expr, sympy.Min | sympy.Max):
+        return fold(expr.args, ExprOp.MIN if isinstance(expr, sympy.Min) else ExprOp.MAX, resolve)
+    if isinstance(expr, sympy.Add):
+        return add_terms(expr.args, resolve)
+    if isinstance(expr, sympy.Mul):
+        return fold(expr.args, ExprOp.MUL, resolve)
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
+        return fold([expr.base] * int(expr.exp), ExprOp.MUL, resolve)
+    raise ValueError(f"slot expression {expr} is not integer arithmetic the VM knows")
+
+
+def fold(args: Sequence[sympy.Basic], op: ExprOp, resolve: Resolve) -> list[Tok]:
+    tokens = postfix(args[0], resolve)  # type: ignore[arg-type]
+    for arg in args[1:]:
+        tokens += [*postfix(arg, resolve), Tok.binop(op)]  # type: ignore[arg-type]
+    return tokens
+
+
+def add_terms(terms: Sequence[sympy.Basic], resolve: Resolve) -> list[Tok]:
+    """A sum, with negated terms subtracted (the VM has no negation)."""
+    positive = [t for t in terms if not t.could_extract_minus_sign()]
+    negative = [-t for t in terms if t.could_extract_minus_sign()]
+    tokens = fold(positive, ExprOp.ADD, resolve) if positive else [Tok.const(0)]
+    for term in negative:
+        tokens += [*postfix(term, resolve), Tok.binop(ExprOp.SUB)]  # type: ignore[arg-type]
+    return tokens
+
+
+BINOP_SYMPY: dict[ExprOp, Callable[[sympy.Expr, sympy.Expr], sympy.Expr]] = {
+    ExprOp.ADD: lambda a, b: a + b,
+    ExprOp.SUB: lambda a, b: a - b,
+    ExprOp.MUL: lambda a, b: a * b,
+    ExprOp.FLOORDIV: lambda a, b: sympy.floor(a / b),
+    ExprOp.CEILDIV: lambda a, b: sympy.ceiling(a / b),
+    ExprOp.MOD: lambda a, b: sympy.Mod(a, b),
+    ExprOp.MIN: lambda a, b: sympy.Min(a, b),
+    ExprOp.MAX: lambda a, b: sympy.Max(a, b),
+}
+
+
+def from_postfix(tokens: Sequence[Tok]) -> sympy.Expr:
+    """The sympy expression of postfix tokens (leaves named a0_1, s3, p0)."""
+    stack: list[sympy.Expr] = []
+    for tok in tokens:
+        if tok.op is ExprOp.CONST:
+            stack.append(sympy.Integer(tok.a))
+        elif tok.op is ExprOp.DIM:
+            stack.append(symbol(f"a{tok.a}_{tok.b}"))
+        elif tok.op is ExprOp.SLOT:
+            stack.append(symbol(f"s{tok.a}"))
+        elif tok.op is ExprOp.PARAM:
+            stack.append(symbol(f"p{tok.a}"))
+        else:
+            b, a = stack.pop(), stack.pop()
+            stack.append(BINOP_SYMPY[tok.op](a, b))
+    return stack[-1]
+
+
+# --------------------------------------------------------------------------
+# Dialect -> Program
+# --------------------------------------------------------------------------
+
+
+def to_program(program: bc.ProgramOp) -> Program:
+    ops = list(program.body.block.ops)
+    args = [op for op in ops if isinstance(op, bc.ArgOp)]
+    params = [p.data for p in program.params.data]
+    resolve = resolver(args, params)
+    slots = tuple(
+        Slot(tuple(postfix(parse_expr(op.expr.data), resolve)))
+        for op in ops
+        if isinstance(op, bc.SlotOp)
+    )
+    grid = next((tuple(op.slots) for op in ops if isinstance(op, bc.GridOp)), ())
+    return Program(
+        args=tuple(Arg(DTYPE_BY_TEXT[a.dtype.data], len(a.dims.data)) for a in args),
+        n_params=len(params),
+        slots=slots,
+        grid=grid,
+        registers=tuple(register(op) for op in ops if isinstance(op, bc.RegOp)),
+        views=tuple(view(op) for op in ops if isinstance(op, bc.ViewOp)),
+        code=tuple(instruction(op) for op in ops if isinstance(op, bc.InstructionOp)),
+    )
+
+
+def resolver(args: Sequence[bc.ArgOp], params: Sequence[str]) -> Resolve:
+    """Symbol name -> its token: the first argument dim it names, an earlier
+    slot (`s3`) or a parameter."""
+    dims: dict[str, Tok] = {}
+    for i, arg in enumerate(args):
+        for axis, d in enumerate(arg.dims.data):
+            dims.setdefault(d.data, Tok.dim(i, axis))
+
+    def resolve(name: str) -> Tok:
+        if name in dims:
+            return dims[name]
+        if name in params:
+            return Tok.param(params.index(name))
+        if name.startswith("s") and name[1:].isdigit():
+            return Tok.slot(int(name[1:]))
+        raise ValueError(f"symbol {name} is neither an argument's dim, a slot nor a parameter")
+
+    return resolve
+
+
+def register(op: bc.RegOp) -> Register:
+    return Register(DTYPE_BY_TEXT[op.dtype.data], tuple(op.shape_slots), op.offset.value.data)
+
+
+def view(op: bc.ViewOp) -> View:
+    dims = []
+    for text in op.dim_texts:
+        parts = text.split()
+        size, stride = int(parts[0][1:]), int(parts[1][1:])
+        if len(parts) == 2:
+            dims.append(ViewDim(size, stride))
+            continue
+        walker, tile = parts[2], int(parts[3][1:])
+        index = Index.grid(int(walker[1:])) if walker[0] == "g" else Index.loop(int(walker[1:]))
+        dims.append(ViewDim(size, stride, index, tile))
+    return View(op.arg.value.data, op.offset.value.data, tuple(dims))
+
+
+def instruction(op: bc.InstructionOp) -> Instr:
+    opdef = BY_NAME[op.OPDEF.name]
+    values = [vm_operand(kind, v) for (_, kind), v in zip(opdef.operands, op.values, strict=True)]
+    return Instr(opdef, tuple(values))
+
+
+def vm_operand(kind: Kind, value: object) -> object:
+    if kind is Kind.SCALAR:
+        return Scalar.slot(value[1]) if isinstance(value, tuple) else Scalar.imm(float(value))  # type: ignore[index,arg-type]
+    if kind is Kind.SHAPE:
+        return tuple(vm_extent(e) for e in value)  # type: ignore[attr-defined]
+    if kind is Kind.DTYPE:
+        return DTYPE_BY_TEXT[str(value)]
+    return value
+
+
+def vm_extent(extent: tuple[object, ...]) -> Extent:
+    if extent[0] == "s":
+        return Extent.slot(int(extent[1]))  # type: ignore[call-overload]
+    make = Extent.view_dim if extent[0] == "v" else Extent.reg_dim
+    return make(int(extent[1]), int(extent[2]))  # type: ignore[call-overload]
+
+
+# --------------------------------------------------------------------------
+# Program -> dialect
+# --------------------------------------------------------------------------
+
+
+def from_program(program: Program, name: str) -> bc.ProgramOp:
+    """A decoded program as a `bytecode.program` (dims named a{i}_{d})."""
+    ops: list[bc.IRDLOperation] = []
+    for i, arg in enumerate(program.args):
+        ops.append(bc.ArgOp.make(i, arg.dtype.text, [f"a{i}_{d}" for d in range(arg.rank)]))
+    for i, slot in enumerate(program.slots):
+        ops.append(bc.SlotOp.make(i, str(from_postfix(slot.expr))))
+    ops.append(bc.GridOp.make(program.grid))
+    for i, r in enumerate(program.registers):
+        ops.append(bc.RegOp.make(i, r.dtype.text, r.shape, r.offset))
+    for i, v in enumerate(program.views):
+        ops.append(bc.ViewOp.make(i, v.arg, v.offset, [view_dim_text(d) for d in v.dims]))
+    for ins in program.code:
+        values = [
+            dialect_operand(kind, v)
+            for (_, kind), v in zip(ins.op.operands, ins.operands, strict=True)
+        ]
+        ops.append(bc.INSTRUCTIONS[ins.op.name].make(values))
+    params = [f"p{i}" for i in range(program.n_params)]
+    return bc.ProgramOp.make(name, params, Region(Block(ops)))
+
+
+def view_dim_text(d: ViewDim) -> str:
+    text = f"s{d.size} s{d.stride}"
+    if d.index == Index.NONE:
+        return text
+    walker = f"g{d.index - Index.GRID0}" if Index.is_grid(d.index) else f"l{d.index - Index.LOOP0}"
+    return f"{text} {walker} s{d.tile}"
+
+
+def dialect_operand(kind: Kind, value: object) -> object:
+    if kind is Kind.SCALAR:
+        assert isinstance(value, Scalar)
+        return ("slot", int(value.value)) if value.tag is ScalarTag.SLOT else float(value.value)
+    if kind is Kind.SHAPE:
+        return tuple(dialect_extent(e) for e in value)  # type: ignore[attr-defined]
+    if kind is Kind.DTYPE:
+        assert isinstance(value, DType)
+        return value.text
+    return value
+
+
+def dialect_extent(e: Extent) -> tuple[object, ...]:
+    if e.kind is ExtentKind.SLOT:
+        return ("s", e.index)
+    return ("v" if e.kind is ExtentKind.VIEW_DIM else "r", e.index, e.dim)
+
+
+# --------------------------------------------------------------------------
+# Module files: several named programs
+# --------------------------------------------------------------------------
+
+MODULE_MAGIC = b"DVMM"
+
+
+def encode_module(module: ModuleOp) -> bytes:
+    programs = [op for op in module.ops if isinstance(op, bc.ProgramOp)]
+    out = [MODULE_MAGIC, struct.pack("<H", len(programs))]
+    for program in programs:
+        name = program.sym_name.data.encode()
+        data = encode(to_program(program))
+        out += [struct.pack("<H", len(name)), name, struct.pack("<I", len(data)), data]
+    return b"".join(out)
+
+
+def decode_module(data: bytes) -> list[tuple[str, Program]]:
+    """The named programs of a module file; BytecodeError on malformed data."""
+    if data[:4] != MODULE_MAGIC:
+        raise BytecodeError(
+            0, f"not a dvm module file (magic {data[:4]!r}, expected {MODULE_MAGIC!r})"
+        )
+    pos, found = 6, []
+    (count,) = struct.unpack_from("<H", data, 4) if len(data) >= 6 else (0,)
+    for _ in range(count):
+        try:
+            (n,) = struct.unpack_from("<H", data, pos)
+            name = data[pos + 2 : pos + 2 + n].decode()
+            (size,) = struct.unpack_from("<I", data, pos + 2 + n)
+        except (struct.error, UnicodeDecodeError) as e:
+            raise BytecodeError(pos, f"truncated or corrupt program entry: {e}") from None
+        start = pos + 6 + n
+        if start + size > len(data):
+            raise BytecodeError(start, f"program {name!r} runs past the end of the file")
+        found.append((name, decode(data[start : start + size])))
+        pos = start + size
+    if pos != len(data):
+        raise BytecodeError(pos, f"{len(data) - pos} bytes after the last program")
+    return found

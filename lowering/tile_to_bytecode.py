@@ -1,0 +1,461 @@
+"""The `convert-tile-to-bytecode` pass: each `tile.kernel` becomes a `bytecode.program`.
+
+Tiles become *registers*: buffers at offsets in a core's local memory. A
+register is reused as soon as the tile it holds is dead (elementwise ops may
+even write into an operand that dies there, as numpy's `out=` allows), so a
+kernel needs as many registers as it has tiles alive at once, not one per
+value. Every size (tile extents, register sizes and offsets, view sizes and
+strides, grid, trip counts) becomes a *parameter slot*: a sympy expression
+of the shape symbols, evaluated once per concrete shape.
+
+A constant operand of a binary op becomes the op's scalar operand (`add.rs
+r1, r0, 1.0`, or `div.rs r1, r1, s3` for a shape-dependent one); other
+constants are `fill`ed. A loop's carried tile lives in one register for the
+whole loop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from dvm.dialects import bytecode as bc
+from dvm.dialects import tile
+from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
+from dvm.passes.symbolic import parse_expr, shape_from_attr, symbol
+from dvm.vm.isa import DType, ReduceKind
+
+DTYPE_TEXT = {
+    "f16": "f16", "f32": "f32", "f64": "f64", "i1": "i1", "i8": "i8", "i32": "i32", "i64": "i64",
+}  # fmt: skip
+
+COMBINING = {
+    "sum": ReduceKind.SUM,
+    "max": ReduceKind.MAX,
+    "min": ReduceKind.MIN,
+    "prod": ReduceKind.PROD,
+}
+IN_PLACE = (tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp)
+"""Ops whose destination may be one of their operands (numpy `out=` allows it)."""
+
+
+def dtype_text(element: Attribute) -> str:
+    return str(element)
+
+
+def element_bytes(element: Attribute) -> int:
+    return DType[{"i1": "BOOL"}.get(str(element), str(element).upper())].np.itemsize
+
+
+@dataclass
+class Slots:
+    """The program's parameter slots, interned by expression."""
+
+    exprs: list[str] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+    renames: dict[sympy.Symbol, sympy.Symbol] = field(default_factory=dict)
+    """Named tile sizes (`t0`) -> the slot symbol (`s3`) that holds them."""
+
+    def of(self, expr: object) -> int:
+        value = parse_expr(str(expr)) if not isinstance(expr, sympy.Basic) else expr
+        text = str(value.xreplace(self.renames))  # type: ignore[union-attr]
+        if re.fullmatch(r"s\d+", text):  # a named tile size: its own slot
+            return int(text[1:])
+        if text not in self.index:
+            self.index[text] = len(self.exprs)
+            self.exprs.append(text)
+        return self.index[text]
+
+    def name(self, expr: object) -> str:
+        return f"s{self.of(expr)}"
+
+
+@dataclass
+class Registers:
+    """Physical registers: (dtype, shape) each, and which value holds each now."""
+
+    kinds: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    holder: list[SSAValue | None] = field(default_factory=list)
+    of: dict[SSAValue, int] = field(default_factory=dict)
+
+
+class ProgramBuilder:
+    """Turns one tile kernel into bytecode ops."""
+
+    def __init__(self, kernel: tile.KernelOp, alignment: int):
+        self.kernel = kernel
+        self.alignment = alignment
+        self.slots = Slots()
+        self.regs = Registers()
+        self.views: list[bc.ViewOp] = []
+        self.view_of: dict[Operation, int] = {}
+        self.view_index: dict[tuple[int, int, tuple[str, ...]], int] = {}
+        self.code: list[Operation] = []
+        self.last_use: dict[SSAValue, int] = {}
+        self.position: dict[Operation, int] = {}
+        self.extent_views: dict[int, tuple[int, int]] = {}
+        """Tile dim -> (view, dim) whose current extent it has."""
+
+    # -- analysis ----------------------------------------------------------------
+
+    def number(self, block: Block) -> None:
+        """Program-order positions of every op (a loop's body follows it)."""
+        for op in block.ops:
+            self.position[op] = len(self.position)
+            if isinstance(op, tile.ForOp):
+                self.number(op.body.block)
+
+    def live_ranges(self) -> None:
+        """Each value's last use. A use inside a loop of a value from outside
+        the loop lasts until the loop's end, since the loop runs again."""
+        for op in self.kernel.body.walk():
+            loops = enclosing_loops(op)
+            for v in op.operands:
+                end = self.position[op]
+                outside = [loop for loop in loops if not inside(v, loop)]
+                if outside:
+                    end = max(end, self.position[outside[0].body.block.last_op])  # type: ignore[index]
+                self.last_use[v] = max(self.last_use.get(v, -1), end)
+
+    # -- registers ----------------------------------------------------------------
+
+    def kind(self, value: SSAValue) -> tuple[str, tuple[str, ...]]:
+        assert isinstance(value.type, tile.TileType)
+        return dtype_text(value.type.element_type), tuple(tile.expr_texts(value.type.shape))
+
+    def release_dead(self, position: int) -> None:
+        for r, value in enumerate(self.regs.holder):
+            if value is not None and self.last_use.get(value, -1) < position:
+                self.regs.holder[r] = None
+
+    def allocate(self, value: SSAValue, op: Operation | None = None) -> int:
+        """A register for `value`: a free one of its kind, an operand's that
+        dies at this in-place op, or a new one."""
+        position = self.position[op] if op is not None else 0
+        self.release_dead(position)
+        kind = self.kind(value)
+        candidates = [
+            r for r, h in enumerate(self.regs.holder) if h is None and self.regs.kinds[r] == kind
+        ]
+        if op is not None and isinstance(op, IN_PLACE):
+            for operand in reversed(op.operands):  # the first operand's register wins
+                r = self.regs.of.get(operand)
+                if (
+                    r is not None
+                    and self.last_use.get(operand) == position
+                    and self.regs.kinds[r] == kind
+                ):
+                    candidates.insert(0, r)
+        if candidates:
+            r = candidates[0]
+        else:
+            r = len(self.regs.kinds)
+            self.regs.kinds.append(kind)
+            self.regs.holder.append(None)
+        self.regs.holder[r] = value
+        self.regs.of[value] = r
+        return r
+
+    def reg(self, value: SSAValue) -> int:
+        return self.regs.of[value]
+
+    # -- views and shapes ---------------------------------------------------------------
+
+    def declare_views(self) -> None:
+        """Every load's and store's view, declared before any code so that
+        shapes can name a view's current extent (identical views are one)."""
+        for op in self.kernel.body.walk():
+            if isinstance(op, tile.LoadOp):
+                self.view_of[op] = self.view(op, self.arg_index(op.source))
+            elif isinstance(op, tile.StoreOp):
+                self.view_of[op] = self.view(op, self.arg_index(op.dest))
+
+    def view(self, op: tile.ViewOp, arg: int) -> int:
+        v = op.view
+        dims = []
+        for size, stride, tile_size, source in zip(
+            v.sizes, v.strides, v.tiles, v.index, strict=True
+        ):
+            text = f"{self.slots.name(size)} {self.slots.name(stride)}"
+            if source != "whole":
+                walker = source.replace("grid", "g").replace("loop", "l")
+                text += f" {walker} {self.slots.name(tile_size)}"
+            dims.append(text)
+        key = (arg, self.slots.of(v.offset), tuple(dims))
+        if key in self.view_index:
+            return self.view_index[key]
+        index = self.view_index[key] = len(self.views)
+        self.views.append(bc.ViewOp.make(index, arg, key[1], dims))
+        axes = self.kernel.attributes.get(AXES)
+        assert isinstance(axes, ArrayAttr)
+        for d, axis in enumerate(axes.data):  # which tile dims this view's tiles measure
+            size, tile_size, walker = tile.expr_texts(axis)  # type: ignore[arg-type]
+            if (
+                d < len(v.sizes)
+                and walker != "whole"
+                and (str(v.sizes[d]), str(v.tiles[d]), v.index[d]) == (size, tile_size, walker)
+            ):
+                self.extent_views.setdefault(d, (index, d))
+        return index
+
+    def shape(self, type_: tile.TileType) -> tuple[tuple[object, ...], ...]:
+        """A SHAPE operand: each dim's current tile extent (a view's) or a slot."""
+        extents: list[tuple[object, ...]] = []
+        for d, extent in enumerate(tile.expr_texts(type_.shape)):
+            if extent != "1" and d in self.extent_views:
+                view, dim = self.extent_views[d]
+                extents.append(("v", view, dim))
+            else:
+                extents.append(("s", self.slots.of(extent)))
+        return tuple(extents)
+
+    # -- emission -----------------------------------------------------------------------
+
+    def emit(self, name: str, *operands: object) -> None:
+        self.code.append(bc.INSTRUCTIONS[name].make(operands))
+
+    def scalar(self, value: SSAValue) -> object | None:
+        """The scalar operand a constant tile stands for, if it is one."""
+        owner = value.owner
+        if not isinstance(owner, tile.ConstantOp):
+            return None
+        constant = owner.value
+        if isinstance(constant, StringAttr):
+            return ("slot", self.slots.of(constant.data))
+        return float(constant.value.data)
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if isinstance(op, tile.YieldOp):  # handled by `loop`
+            return
+        if isinstance(op, tile.ConstantOp):
+            if any(not self.takes_scalar(u.operation, u.index) for u in op.result.uses):
+                self.fill(op)
+            return
+        if isinstance(op, tile.LoadOp):
+            self.emit("load", self.allocate(op.result, op), self.view_of[op])
+        elif isinstance(op, tile.StoreOp):
+            view = self.view_of[op]
+            if op.accumulation == "none":
+                self.emit("store", view, self.reg(op.value))
+            else:
+                self.emit("store_acc", view, self.reg(op.value), op.accumulation)
+        elif isinstance(op, tile.TileBinaryOp):
+            self.binary(op)
+        elif isinstance(op, tile.TileUnaryOp):
+            name = op.name.removeprefix("tile.")
+            src = self.reg(op.operands[0])
+            self.emit(name, self.allocate(op.results[0], op), src)
+        elif isinstance(op, tile.TileCastOp):
+            self.cast(op)
+        elif isinstance(op, tile.SelectOp):
+            c, a, b = (self.reg(v) for v in op.operands)
+            self.emit("select", self.allocate(op.result, op), c, a, b)
+        elif isinstance(op, tile.TileReduceOp):
+            kind = COMBINING[op.name.removeprefix("tile.reduce_")]
+            mask = sum(1 << a for a in op.reduced_axes)
+            src = self.reg(op.input)
+            self.emit("reduce", self.allocate(op.result, op), src, kind, mask, 1)
+        elif isinstance(op, tile.BroadcastOp):
+            assert isinstance(op.result.type, tile.TileType)
+            src = self.reg(op.input)
+            self.emit("broadcast", self.allocate(op.result, op), src, self.shape(op.result.type))
+        elif isinstance(op, tile.MmaOp):
+            self.mma(op)
+        elif isinstance(op, tile.ForOp):
+            self.loop(op)
+        else:
+            raise NotImplementedError(f"convert-tile-to-bytecode: no instruction for {op.name}")
+
+    def takes_scalar(self, user: Operation, index: int) -> bool:
+        """Whether a constant used here can be the scalar operand (`.rs`/`.sr`)."""
+        if not isinstance(user, tile.TileBinaryOp):
+            return False
+        other = user.operands[1 - index]
+        return not isinstance(other.owner, tile.ConstantOp)
+
+    def fill(self, op: tile.ConstantOp) -> None:
+        assert isinstance(op.result.type, tile.TileType)
+        value = self.scalar(op.result)
+        self.emit("fill", self.allocate(op.result, op), value, self.shape(op.result.type))
+
+    def binary(self, op: Operation) -> None:
+        name = op.name.removeprefix("tile.")
+        lhs, rhs = op.operands
+        a, b = self.scalar(lhs), self.scalar(rhs)
+        if b is not None and lhs in self.regs.of:
+            self.emit(f"{name}.rs", self.allocate(op.results[0], op), self.reg(lhs), b)
+        elif a is not None and rhs in self.regs.of:
+            self.emit(f"{name}.sr", self.allocate(op.results[0], op), a, self.reg(rhs))
+        else:
+            self.emit(name, self.allocate(op.results[0], op), self.reg(lhs), self.reg(rhs))
+
+    def cast(self, op: Operation) -> None:
+        result = op.results[0]
+        assert isinstance(result.type, tile.TileType)
+        src = self.reg(op.operands[0])
+        if op.name == "tile.isfinite":
+            self.emit("isfinite", self.allocate(result, op), src)
+        else:
+            self.emit(
+                "convert", self.allocate(result, op), src, dtype_text(result.type.element_type)
+            )
+
+    def mma(self, op: tile.MmaOp) -> None:
+        """dst = acc + a @ b, accumulating in the accumulator's register."""
+        acc = op.acc
+        target = self.reg(acc)
+        if self.last_use.get(acc, -1) > self.position[op]:  # the old value is still needed
+            target = self.allocate(op.result, op)
+            self.emit("copy", target, self.reg(acc))
+        else:
+            self.regs.holder[target] = op.result
+            self.regs.of[op.result] = target
+        flags = (1 if op.flags[0] else 0) | (2 if op.flags[1] else 0) | 4
+        self.emit("mma", target, self.reg(op.lhs), self.reg(op.rhs), flags)
+
+    def loop(self, op: tile.ForOp) -> None:
+        """`loop count ... endloop`, the carried tiles each in one register."""
+        carried: list[int] = []
+        for init, arg in zip(op.inits, op.body.block.args, strict=True):
+            r = self.reg(init)
+            if self.last_use.get(init, -1) > self.position[op]:
+                r = self.allocate(arg, op)
+                self.emit("copy", r, self.reg(init))
+            self.regs.holder[r] = arg
+            self.regs.of[arg] = r
+            carried.append(r)
+        self.emit("loop", self.slots.of(op.count.data))
+        self.block(op.body.block)
+        yielded = op.body.block.last_op
+        assert isinstance(yielded, tile.YieldOp)
+        for r, value in zip(carried, yielded.values, strict=True):
+            if self.reg(value) != r:
+                self.emit("copy", r, self.reg(value))
+        self.emit("endloop")
+        for r, result in zip(carried, op.results, strict=True):
+            self.regs.holder[r] = result
+            self.regs.of[result] = r
+
+    def arg_index(self, value: SSAValue) -> int:
+        assert isinstance(value, BlockArgument)
+        return value.index
+
+    # -- the whole program --------------------------------------------------------------
+
+    def build(self) -> bc.ProgramOp:
+        kernel = self.kernel
+        self.name_tile_sizes()
+        self.number(kernel.body.block)
+        self.live_ranges()
+        self.declare_views()
+        grid = [self.slots.of(g) for g in tile.expr_texts(kernel.grid)]
+        self.block(kernel.body.block)
+        params = self.params()
+        body = Block([*self.declarations(grid), *self.code])
+        return bc.ProgramOp.make(kernel.sym_name.data, [str(p) for p in params], Region(body))
+
+    def name_tile_sizes(self) -> None:
+        sizes = self.kernel.attributes.get(TILE_SIZES)
+        if isinstance(sizes, DictionaryAttr):
+            for name, text in sizes.data.items():
+                assert isinstance(text, StringAttr)
+                index = self.slots.of(text.data)
+                self.slots.renames[symbol(name)] = symbol(f"s{index}")
+
+    def params(self) -> list[sympy.Symbol]:
+        """Symbols that no argument dim gives: the caller supplies them."""
+        bound = {s for shape in self.arg_shapes() for s in shape if isinstance(s, sympy.Symbol)}
+        slot_names = {f"s{i}" for i in range(len(self.slots.exprs))}
+        free = {s for e in self.slots.exprs for s in parse_expr(e).free_symbols}
+        return sorted((s for s in free if s not in bound and str(s) not in slot_names), key=str)  # type: ignore[misc]
+
+    def arg_shapes(self) -> list[tuple[sympy.Expr, ...]]:
+        shapes = self.kernel.attributes[ARG_SHAPES]
+        assert isinstance(shapes, ArrayAttr)
+        return [shape_from_attr(s) for s in shapes.data]
+
+    def declarations(self, grid: Sequence[int]) -> list[Operation]:
+        decls: list[Operation] = []
+        for i, (arg, shape) in enumerate(
+            zip(self.kernel.body.block.args, self.arg_shapes(), strict=True)
+        ):
+            assert isinstance(arg.type, TensorType)
+            decls.append(
+                bc.ArgOp.make(i, dtype_text(arg.type.element_type), [str(d) for d in shape])
+            )
+        registers = self.register_decls()
+        decls += [bc.SlotOp.make(i, e) for i, e in enumerate(self.slots.exprs)]
+        decls.append(bc.GridOp.make(grid))
+        decls += registers
+        decls += self.views
+        return decls
+
+    def register_decls(self) -> list[Operation]:
+        """Each register's shape slots and its aligned byte offset (a slot)."""
+        decls: list[Operation] = []
+        offset: sympy.Expr = sympy.Integer(0)
+        for r, (dtype, shape) in enumerate(self.regs.kinds):
+            dims = [self.slots.of(d) for d in shape]
+            decls.append(bc.RegOp.make(r, dtype, dims, self.slots.of(offset)))
+            size = sympy.Mul(*(parse_expr(d) for d in shape)) * DType[dtype_name(dtype)].np.itemsize
+            offset = offset + sympy.ceiling(size / self.alignment) * self.alignment
+        return decls
+
+
+def dtype_name(text: str) -> str:
+    return {"i1": "BOOL"}.get(text, text.upper())
+
+
+@dataclass(frozen=True)
+class ConvertTileToBytecodePass(ModulePass):
+    """Lower every `tile.kernel` to a `bytecode.program` of the same name."""
+
+    name = "convert-tile-to-bytecode"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
+            device = kernel.attributes.get(DEVICE)
+            preset = device.data if isinstance(device, StringAttr) else "host"
+            program = ProgramBuilder(kernel, DEVICES[preset]().alignment).build()
+            program.attributes[DEVICE] = StringAttr(preset)
+            Rewriter.replace_op(kernel, program)
+
+
+def enclosing_loops(op: Operation) -> list[tile.ForOp]:
+    """The `tile.for` ops around `op`, outermost first."""
+    loops: list[tile.ForOp] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, tile.ForOp):
+            loops.insert(0, parent)
+        parent = parent.parent_op()
+    return loops
+
+
+def inside(value: SSAValue, loop: tile.ForOp) -> bool:
+    """Whether `value` is defined in `loop`'s body (at any depth)."""
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op()
+    return False
