@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -496,7 +496,7 @@ class ProgramOp(IRDLOperation):
             seen[prefix] += 1
 
 
-DECLARATION_PREFIX: dict[type[IRDLOperation], str] = {
+DECLARATION_PREFIX: dict[type[Operation], str] = {
     ArgOp: "a",
     SlotOp: "s",
     RegOp: "r",

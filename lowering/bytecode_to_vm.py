@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import sympy
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
 from dvm.passes.symbolic import parse_expr, symbol
@@ -83,8 +84,9 @@ def fold(args: Sequence[sympy.Basic], op: ExprOp, resolve: Resolve) -> list[Tok]
 
 def add_terms(terms: Sequence[sympy.Basic], resolve: Resolve) -> list[Tok]:
     """A sum, with negated terms subtracted (the VM has no negation)."""
-    positive = [t for t in terms if not t.could_extract_minus_sign()]
-    negative = [-t for t in terms if t.could_extract_minus_sign()]
+    exprs = [cast(sympy.Expr, t) for t in terms]
+    positive = [t for t in exprs if not t.could_extract_minus_sign()]
+    negative = [-t for t in exprs if t.could_extract_minus_sign()]
     tokens = fold(positive, ExprOp.ADD, resolve) if positive else [Tok.const(0)]
     for term in negative:
         tokens += [*postfix(term, resolve), Tok.binop(ExprOp.SUB)]  # type: ignore[arg-type]
@@ -216,7 +218,7 @@ def vm_extent(extent: tuple[object, ...]) -> Extent:
 
 def from_program(program: Program, name: str) -> bc.ProgramOp:
     """A decoded program as a `bytecode.program` (dims named a{i}_{d})."""
-    ops: list[bc.IRDLOperation] = []
+    ops: list[Operation] = []
     for i, arg in enumerate(program.args):
         ops.append(bc.ArgOp.make(i, arg.dtype.text, [f"a{i}_{d}" for d in range(arg.rank)]))
     for i, slot in enumerate(program.slots):
