@@ -29,4 +29,5 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-tile-to-bytecode": lazy_pass(
         "dvm.lowering.tile_to_bytecode", "ConvertTileToBytecodePass"
     ),
+    "dvm-pipeline": lazy_pass("dvm.lowering.pipeline", "DvmPipelinePass"),
 }

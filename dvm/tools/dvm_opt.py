@@ -21,12 +21,14 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -58,8 +60,44 @@ def _mlir_frontend() -> type[Frontend]:
     return MLIRFrontend
 
 
+@dataclass(frozen=True)
+class BytecodeTarget(Target):
+    """The module's `bytecode.program`s as a binary module file (`.dvmb`)."""
+
+    name = "bytecode"
+
+    path: str = ""
+    """Where the binary goes (dvm-opt passes its `-o` file)."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from dvm.lowering.bytecode_to_vm import encode_module
+
+        if not self.path:
+            raise ToolError("-t bytecode writes binary data: give a file with -o")
+        Path(self.path).write_bytes(encode_module(module))
+
+
+@dataclass(frozen=True)
+class BytecodeAsmTarget(Target):
+    """Each `bytecode.program` in the VM's assembler text (what the binary holds)."""
+
+    name = "bytecode-asm"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from dvm.dialects.bytecode import ProgramOp
+        from dvm.lowering.bytecode_to_vm import to_program
+        from dvm.vm import disassemble
+
+        for program in module.ops:
+            if isinstance(program, ProgramOp):
+                output.write(f"; program @{program.sym_name.data}\n")
+                output.write(disassemble(to_program(program)))
+
+
 TARGETS: dict[str, Callable[[], type[Target]]] = {
     "mlir": _mlir_target,
+    "bytecode": lambda: BytecodeTarget,
+    "bytecode-asm": lambda: BytecodeAsmTarget,
 }
 """The output formats `-t` may name; "mlir" (text IR) is the default."""
 
@@ -238,7 +276,10 @@ class DvmOptMain(xDSLOptMain):
     ) -> ModuleOp | None:
         """Parse one chunk of the input, remembering where its ops are."""
         name = self.get_input_name()
-        text = decode_utf8(chunk.read(), name)
+        data = chunk.read()
+        if name.endswith(".dvmb"):  # a binary module file: show it as bytecode IR
+            return binary_module(data, name)
+        text = decode_utf8(data, name)
         parser = LocatingParser(self.ctx, text, name, start_offset)
         try:
             module = parser.parse_module(not self.args.no_implicit_module)
@@ -248,6 +289,15 @@ class DvmOptMain(xDSLOptMain):
             raise DvmParseError(e.span, e.msg) from None
         self.spans = parser.spans
         return module
+
+    # Output ---------------------------------------------------------------
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """Text targets through xDSL; the binary straight into the `-o` file."""
+        if parse_spec(self.args.target).name == "bytecode":
+            BytecodeTarget(self.args.output_file or "").emit(self.ctx, prog, sys.stdout)
+            return ""
+        return super().output_resulting_program(prog)
 
     # Passes ---------------------------------------------------------------
 
@@ -270,6 +320,20 @@ class DvmOptMain(xDSLOptMain):
             super().apply_passes(prog)
         except VerifyException as e:
             raise LocatedDiagnostic(locate(e, prog, self.spans)) from None
+
+
+def binary_module(data: bytes, name: str) -> ModuleOp:
+    """A `.dvmb` file decoded (and validated) into `bytecode.program` ops."""
+    from dvm.lowering.bytecode_to_vm import decode_module, from_program
+    from dvm.vm import BytecodeError, check
+
+    try:
+        programs = decode_module(data)
+        for _, program in programs:
+            check(program)
+    except BytecodeError as e:
+        raise ToolError(f"{name}: {e}") from None
+    return ModuleOp([from_program(program, label) for label, program in programs])
 
 
 def report(message: str) -> int:
