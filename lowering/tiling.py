@@ -87,8 +87,15 @@ def plan_vector_tiles(
     align = max(1, device.alignment // element_bytes)
     tiles: list[sympy.Expr] = [sympy.Integer(1)] * n
     chunked = sorted(domain.reduced)
+    # An innermost parallel axis takes at least one alignment unit (or all of
+    # itself) whatever budget is left, so the chunks leave room for that.
+    reserve: sympy.Expr = sympy.Integer(1)
+    if chunked and n - 1 not in domain.reduced and n - 1 in domain.parallel:
+        reserve = at_least_one(sympy.Min(domain.sizes[n - 1], align))
+    chunk_budget = sympy.Max(1, floor_div(budget, reserve))
     for axis in reversed(chunked):  # chunks first: rows of any length must fit
-        tiles[axis] = fit(budget, domain.sizes[axis], align, axis == n - 1)
+        tiles[axis] = fit(chunk_budget, domain.sizes[axis], align, axis == n - 1)
+        chunk_budget = sympy.Max(1, floor_div(chunk_budget, tiles[axis]))
         budget = sympy.Max(1, floor_div(budget, tiles[axis]))
     parallel = domain.parallel
     work = sympy.Mul(*(domain.sizes[a] for a in parallel))
