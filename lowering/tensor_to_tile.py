@@ -48,7 +48,13 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.tile import expr_attr
-from dvm.lowering.tiling import TilePlan, ceildiv, plan_matmul_tiles, plan_vector_tiles
+from dvm.lowering.tiling import (
+    TilePlan,
+    ceildiv,
+    plan_matmul_tiles,
+    plan_vector_tiles,
+    rows_fit,
+)
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, DomainAnalysis, StridedView
 from dvm.passes.fuse import ASSUME
 from dvm.passes.symbolic import (
@@ -296,18 +302,18 @@ class KernelBuilder:
         reduced = sorted(self.domain.reduced & self.value_spans(op.input))
         spans = self.value_spans(op.input) - self.domain.reduced
         acc_type = self.tile_type(spans, element)
-        carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
-        with self.loops(reduced, carried) as inner:
-            source = self.emit(op.input)
-            axes = [self.coords.index(a) for a in reduced if a in self.spans[source]]
-            part = self.add(
-                tile.REDUCES[kind].build(
-                    operands=[source], result_types=[acc_type], properties={"axes": axes_attr(axes)}
+        chunks = self.chunked(reduced)
+        if not chunks:  # whole rows in the tile: one reduction, no accumulator
+            result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+        else:
+            carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
+            with self.loops(chunks, carried) as inner:
+                part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+                combine = tile.MIRRORED[COMBINE[kind]]
+                inner[0] = self.add(
+                    combine.build(operands=[inner[0], part], result_types=[acc_type])
                 )
-            )
-            combine = tile.MIRRORED[COMBINE[kind]]
-            inner[0] = self.add(combine.build(operands=[inner[0], part], result_types=[acc_type]))
-        result = carried[0]
+            result = carried[0]
         if isinstance(op, t.ReduceMeanOp):
             count = sympy.Mul(*(self.domain.sizes[a] for a in reduced))
             n = self.add(
@@ -316,6 +322,21 @@ class KernelBuilder:
             divide = tile.MIRRORED[t.DivOp]
             result = self.add(divide.build(operands=[result, n], result_types=[acc_type]))
         self.bind(op.result, result, spans)
+
+    def chunked(self, axes: Sequence[int]) -> list[int]:
+        """Those of `axes` that a loop walks in chunks (not whole in the tile)."""
+        return [a for a in axes if self.plan.index[a].startswith("loop")]
+
+    def reduce(
+        self, kind: str, source: SSAValue, axes: Sequence[int], result: Attribute
+    ) -> SSAValue:
+        dims = [self.coords.index(a) for a in axes if a in self.spans[source]]
+        reduction = tile.REDUCES[kind]
+        return self.add(
+            reduction.build(
+                operands=[source], result_types=[result], properties={"axes": axes_attr(dims)}
+            )
+        )
 
     def matmul(self, op: t.MatmulOp) -> None:
         """acc = the sum over chunks of K of a_chunk @ b_chunk."""
@@ -404,11 +425,12 @@ def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
 
 
 def kernel_plan(
-    fusion: t.FusionOp, domain: Domain, device: DeviceSpec
+    fusion: t.FusionOp, domain: Domain, device: DeviceSpec, whole_rows: bool = False
 ) -> tuple[TilePlan, list[int]]:
     bytes_live, widest = live_bytes(fusion, domain)
     if domain.contraction is None:
-        return plan_vector_tiles(domain, bytes_live, widest, device), list(range(len(domain.sizes)))
+        plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows)
+        return plan, list(range(len(domain.sizes)))
     matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
     m_span, n_span = domain.placement[matmul.result][-2:]
     live_tiles = 3 + sum(
@@ -439,10 +461,10 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
 
 
 def lower_kernel(
-    fusion: t.FusionOp, name: str, device: DeviceSpec
+    fusion: t.FusionOp, name: str, device: DeviceSpec, whole_rows: bool = False
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
     domain = analyze(fusion)
-    plan, coords = kernel_plan(fusion, domain, device)
+    plan, coords = kernel_plan(fusion, domain, device, whole_rows)
     sizes = name_tile_sizes(plan, domain)
     axes = ArrayAttr([expr_attr([domain.sizes[a], plan.tiles[a], plan.index[a]]) for a in coords])
     inputs = [a for a in fusion.body.block.args if isinstance(a.type, TensorType)]
@@ -488,7 +510,7 @@ def emit_body(builder: KernelBuilder, fusion: t.FusionOp, domain: Domain) -> Non
         if strided not in along:
             builder.store(strided)
     if along:
-        with builder.loops(sorted(domain.reduced), []):
+        with builder.loops(builder.chunked(sorted(domain.reduced)), []):
             for strided in along:
                 builder.store(strided)
 
@@ -518,6 +540,31 @@ class ConvertTensorToTilePass(ModulePass):
             for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
                 name = f"{func.sym_name.data}_k{count}"
                 count += 1
-                kernel, launch = lower_kernel(fusion, name, device)
-                op.body.block.add_op(kernel)
-                Rewriter.replace_op(fusion, launch)
+                Rewriter.replace_op(fusion, lower_fusion(op, fusion, name, device))
+
+
+def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: DeviceSpec) -> Operation:
+    """The kernel(s) of a fusion, added to `module`, and what launches them.
+
+    A vector kernel with reductions gets two variants: `_rows`, whose tiles
+    hold whole rows (fastest, when a row fits in local memory), and one that
+    walks rows in chunks (any row length); a `tensor.choice` picks one from
+    the real shapes."""
+    domain = analyze(fusion)
+    chunked, launch = lower_kernel(fusion, name, device)
+    module.body.block.add_op(chunked)
+    if not domain.reduced or domain.contraction is not None:
+        return launch
+    rows, rows_launch = lower_kernel(fusion, f"{name}_rows", device, whole_rows=True)
+    module.body.block.add_op(rows)
+    condition = rows_fit(domain, live_bytes(fusion, domain)[0], device)
+    choice = t.ChoiceOp(
+        [condition],
+        launch.result_types,
+        Region(Block([rows_launch, t.YieldOp(*rows_launch.results)])),
+        Region(Block([launch, t.YieldOp(*launch.results)])),
+    )
+    for key in (SHAPE, SHAPES):
+        if key in launch.attributes:
+            choice.attributes[key] = launch.attributes[key]
+    return choice

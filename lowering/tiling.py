@@ -78,14 +78,25 @@ def elements_in(device: DeviceSpec, bytes_per_element: int) -> int:
 
 
 def plan_vector_tiles(
-    domain: Domain, live_bytes: int, element_bytes: int, device: DeviceSpec
+    domain: Domain,
+    live_bytes: int,
+    element_bytes: int,
+    device: DeviceSpec,
+    whole_rows: bool = False,
 ) -> TilePlan:
     """Tile extents for a vector kernel; `live_bytes` is the most bytes per
-    domain element that its live tiles hold at once."""
+    domain element that its live tiles hold at once. With `whole_rows`, a
+    tile covers the reduced axes entirely (valid when `rows_fit` holds):
+    each reduction is then one instruction and nothing is computed twice."""
     n = len(domain.sizes)
     budget: sympy.Expr = sympy.Integer(elements_in(device, live_bytes))
     align = max(1, device.alignment // element_bytes)
     tiles: list[sympy.Expr] = [sympy.Integer(1)] * n
+    if whole_rows:
+        for axis in domain.reduced:
+            tiles[axis] = at_least_one(domain.sizes[axis])
+            budget = sympy.Max(1, floor_div(budget, tiles[axis]))
+        return plan_parallel(domain, tiles, budget, align, device, [])
     chunked = sorted(domain.reduced)
     # An innermost parallel axis takes at least one alignment unit (or all of
     # itself) whatever budget is left, so the chunks leave room for that.
@@ -97,6 +108,20 @@ def plan_vector_tiles(
         tiles[axis] = fit(chunk_budget, domain.sizes[axis], align, axis == n - 1)
         chunk_budget = sympy.Max(1, floor_div(chunk_budget, tiles[axis]))
         budget = sympy.Max(1, floor_div(budget, tiles[axis]))
+    return plan_parallel(domain, tiles, budget, align, device, chunked)
+
+
+def plan_parallel(
+    domain: Domain,
+    tiles: list[sympy.Expr],
+    budget: sympy.Expr,
+    align: int,
+    device: DeviceSpec,
+    chunked: list[int],
+) -> TilePlan:
+    """Fill the parallel axes, innermost first, with what the budget leaves,
+    but no more than one core's share of the work."""
+    n = len(domain.sizes)
     parallel = domain.parallel
     work = sympy.Mul(*(domain.sizes[a] for a in parallel))
     budget = sympy.Max(1, sympy.Min(budget, ceildiv(work, sympy.Integer(device.vector_cores))))
@@ -104,6 +129,12 @@ def plan_vector_tiles(
         tiles[axis] = fit(budget, domain.sizes[axis], align, axis == n - 1)
         budget = sympy.Max(1, floor_div(budget, tiles[axis]))
     return finish(domain, tiles, chunked)
+
+
+def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec) -> str:
+    """The condition under which whole rows (the reduced axes) fit a tile."""
+    row = sympy.Mul(*(domain.sizes[a] for a in sorted(domain.reduced)))
+    return f"{row} <= {elements_in(device, live_bytes)}"
 
 
 def plan_matmul_tiles(

@@ -20,8 +20,9 @@ the same assumptions every time (dims are non-negative integers).
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -234,11 +235,23 @@ def bind_symbols(func: FuncOp, shapes: Sequence[tuple[int, ...] | None]) -> dict
     return bound
 
 
+COMPARISONS = {" == ": operator.eq, " <= ": operator.le}
+"""The relations a condition (of a guarded choice) may state."""
+
+
+def split_condition(condition: str) -> tuple[sympy.Expr, Callable[[Any, Any], bool], sympy.Expr]:
+    for text, relation in COMPARISONS.items():
+        if text in condition:
+            lhs, rhs = condition.split(text)
+            return parse_expr(lhs), relation, parse_expr(rhs)
+    raise ValueError(f"condition {condition!r} is not `a == b` or `a <= b`")
+
+
 def conditions_hold(conditions: Iterable[str], bound: dict[sympy.Symbol, int]) -> bool:
-    """Whether every `lhs == rhs` condition holds for these symbol values."""
+    """Whether every condition (`lhs == rhs`, `lhs <= rhs`) holds for these symbol values."""
     for condition in conditions:
-        lhs, rhs = condition.split(" == ")
-        if substitute(parse_expr(lhs), bound) != substitute(parse_expr(rhs), bound):
+        lhs, relation, rhs = split_condition(condition)
+        if not relation(substitute(lhs, bound), substitute(rhs, bound)):
             return False
     return True
 
