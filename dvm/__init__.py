@@ -4,7 +4,9 @@ Public entry points:
 
 - `parse(text_or_path)` -> a verified xDSL `ModuleOp`;
 - `interpret(module_or_text, *args, entry=None)` runs a program with the
-  numpy reference interpreter.
+  numpy reference interpreter;
+- `compile(src, entry=None, device=None)` compiles a program once into a
+  callable that runs any shapes on the VM.
 """
 
 from pathlib import Path
@@ -21,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dvm.interpreter import interpret
     from dvm.ir import parse
+    from dvm.runtime import compile
 
-__all__ = ["interpret", "parse"]
+__all__ = ["compile", "interpret", "parse"]
 
-_PUBLIC = {"interpret": "dvm.interpreter", "parse": "dvm.ir"}
+_PUBLIC = {"interpret": "dvm.interpreter", "parse": "dvm.ir", "compile": "dvm.runtime"}
 
 
 def __getattr__(name: str) -> Any:

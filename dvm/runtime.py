@@ -1,0 +1,590 @@
+"""`dvm.compile`: compile a program once, then run it on any shapes.
+
+Compiling runs the whole pipeline (`dvm-pipeline`) once, symbolically, and
+turns what is left on the host — the function's control flow, the `index`
+arithmetic, the kernel launches — into plain Python closures. Each kernel's
+bytecode is decoded and validated once.
+
+A call then does only cheap work:
+
+1. checks the arguments (count, dtypes, ranks, static dims);
+2. on a shape not seen before, binds the shape symbols and checks the
+   guards; a failed broadcast guard whose dim is 1 re-specializes (a variant
+   of the program compiled with that dim fixed to 1, cached), any other
+   failed guard is a clear error; the result is cached by shape (LRU);
+3. runs the host closures: `scf.if` takes one branch from a value read on
+   the host, loops run on the host, each `tile.launch` evaluates its
+   precompiled output shapes and runs its bytecode on the VM, which
+   specializes the bytecode template for new shapes by evaluating its slots.
+
+No xDSL object is built or interpreted after `compile` returns.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy
+from sympy.printing.pycode import PythonCodePrinter
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from dvm import vm
+from dvm.dialects import bytecode as bc
+from dvm.dialects import tensor as t
+from dvm.dialects import tile
+from dvm.errors import CallError, DvmError
+from dvm.interpreter import ARITH, check_arguments, find_entry, numpy_dtype
+from dvm.ir import parse
+from dvm.lowering.bytecode_to_vm import to_program
+from dvm.lowering.pipeline import DvmPipelinePass
+from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
+from dvm.lowering.tile_to_bytecode import dtype_name
+from dvm.passes.symbolic import (
+    Guard,
+    GuardKind,
+    argument_shapes,
+    function_guards,
+    parse_expr,
+    split_condition,
+)
+
+Env = list[Any]
+Step = Callable[["Call", Env], None]
+
+
+class CompileError(DvmError):
+    """The program cannot be compiled for this machine (names what and where)."""
+
+
+# --------------------------------------------------------------------------
+# Expressions as plain Python
+# --------------------------------------------------------------------------
+
+
+def python_function(
+    exprs: Sequence[sympy.Expr], names: Sequence[str]
+) -> Callable[..., tuple[int, ...]]:
+    """A plain Python function of the named ints that computes integer
+    expressions (generated once from sympy; calling it costs a microsecond)."""
+    printer = PythonCodePrinter()
+    body = "".join(f"int({printer.doprint(e)}), " for e in exprs)
+    source = f"def f({', '.join(names)}):\n    return ({body})\n"
+    namespace: dict[str, Any] = {"math": math}
+    exec(builtins.compile(source, "<dvm expressions>", "exec"), namespace)
+    return namespace["f"]
+
+
+# --------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Kernel:
+    """A kernel's validated bytecode, and how to size its outputs."""
+
+    name: str
+    program: vm.Program
+    device: vm.DeviceSpec
+    output_dtypes: list[np.dtype[Any]]
+    output_shapes: Callable[..., tuple[int, ...]]
+    """(input dims..., param values...) -> the flat list of output dims."""
+    output_ranks: list[int]
+    params: list[str]
+    """Symbols the program needs that no input dim gives (from the call)."""
+    input_dims: list[tuple[int, int]]
+    """(input, axis) of each argument of `output_shapes`, in order."""
+
+    @staticmethod
+    def build(program_op: bc.ProgramOp, inputs: int) -> Kernel:
+        args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
+        params = [p.data for p in program_op.params.data]
+        dims = [(i, a) for i, arg in enumerate(args[:inputs]) for a in range(len(arg.dims.data))]
+        names = [f"d{i}_{a}" for i, a in dims]
+        rename: dict[sympy.Basic, sympy.Basic] = {}
+        for i, arg in enumerate(args[:inputs]):
+            for a, d in enumerate(arg.dims.data):
+                expr = parse_expr(d.data)
+                if isinstance(expr, sympy.Symbol) and expr not in rename:
+                    rename[expr] = sympy.Symbol(f"d{i}_{a}")
+        outputs = args[inputs:]
+        exprs = [parse_expr(d.data).xreplace(rename) for arg in outputs for d in arg.dims.data]
+        device = program_op.attributes.get(DEVICE)
+        preset = device.data if isinstance(device, StringAttr) else "host"
+        return Kernel(
+            name=program_op.sym_name.data,
+            program=vm.check(to_program(program_op)),
+            device=DEVICES[preset](),
+            output_dtypes=[vm.DType[dtype_name(a.dtype.data)].np for a in outputs],
+            output_shapes=python_function(exprs, [*names, *params]),
+            output_ranks=[len(a.dims.data) for a in outputs],
+            params=params,
+            input_dims=dims,
+        )
+
+    def run(self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]) -> list[Any]:
+        flat = [inputs[i].shape[a] for i, a in self.input_dims]
+        params = [symbols[p] for p in self.params]
+        dims = self.output_shapes(*flat, *params) if self.output_ranks else ()
+        outputs, k = [], 0
+        for rank, dtype in zip(self.output_ranks, self.output_dtypes, strict=True):
+            outputs.append(np.empty(dims[k : k + rank], dtype))
+            k += rank
+        vm.launch(self.program, [*inputs, *outputs], params, device=self.device)
+        return outputs
+
+
+# --------------------------------------------------------------------------
+# The host program as closures
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """What one call's steps share: the symbol values of its shapes."""
+
+    symbols: dict[str, int]
+
+
+class HostCompiler:
+    """Turns the host function (after lowering) into a list of closures over
+    an environment: one slot per SSA value."""
+
+    def __init__(self, module: ModuleOp, kernels: dict[str, Kernel]):
+        self.module = module
+        self.kernels = kernels
+        self.slot: dict[SSAValue, int] = {}
+
+    def index(self, value: SSAValue) -> int:
+        if value not in self.slot:
+            self.slot[value] = len(self.slot)
+        return self.slot[value]
+
+    def block(self, block: Block) -> tuple[list[Step], list[int]]:
+        """The steps of a block, and the slots of what its terminator yields."""
+        steps: list[Step] = []
+        yielded: list[int] = []
+        for op in block.ops:
+            if isinstance(op, scf.YieldOp | t.YieldOp | ReturnOp | scf.ConditionOp):
+                yielded = [self.index(v) for v in op.operands]
+            else:
+                steps.append(self.op(op))
+        return steps, yielded
+
+    def op(self, op: Operation) -> Step:
+        handler = getattr(self, "op_" + type(op).__name__, None)
+        if handler is not None:
+            return handler(op)
+        if type(op) in ARITH:
+            return self.scalar_arith(op)
+        raise CompileError(f"{op.name} cannot run on the host (it should be inside a kernel)")
+
+    # -- values ---------------------------------------------------------------------
+
+    def op_ConstantOp(self, op: arith.ConstantOp) -> Step:
+        value = constant_value(op)
+        out = self.index(op.result)
+
+        def step(call: Call, env: Env) -> None:
+            env[out] = value
+
+        return step
+
+    def op_DimOp(self, op: t.DimOp) -> Step:
+        src, index, out = self.index(op.source), self.index(op.index), self.index(op.result)
+
+        def step(call: Call, env: Env) -> None:
+            env[out] = env[src].shape[env[index]]
+
+        return step
+
+    def op_ExtractOp(self, op: t.ExtractOp) -> Step:
+        src, out = self.index(op.tensor), self.index(op.result)
+        indices = [self.index(v) for v in op.indices]
+
+        def step(call: Call, env: Env) -> None:
+            env[out] = env[src][tuple(env[i] for i in indices)]
+
+        return step
+
+    def scalar_arith(self, op: Operation) -> Step:
+        fn = ARITH[type(op)]
+        args = [self.index(v) for v in op.operands]
+        out = self.index(op.results[0])
+        result_type = op.results[0].type
+        as_int = isinstance(result_type, IndexType)
+        dtype = None if as_int else numpy_dtype(result_type)
+
+        def step(call: Call, env: Env) -> None:
+            value = fn(*(env[i] for i in args))
+            env[out] = int(value) if as_int else np.asarray(value, dtype)[()]
+
+        return step
+
+    # -- kernels ----------------------------------------------------------------------
+
+    def op_LaunchOp(self, op: tile.LaunchOp) -> Step:
+        kernel = self.kernels[op.callee.root_reference.data]
+        inputs = [self.index(v) for v in op.inputs]
+        outputs = [self.index(v) for v in op.outputs]
+
+        def step(call: Call, env: Env) -> None:
+            arrays = [np.ascontiguousarray(env[i]) for i in inputs]
+            for i, value in zip(outputs, kernel.run(arrays, call.symbols), strict=True):
+                env[i] = value
+
+        return step
+
+    def op_StackOp(self, op: t.StackOp) -> Step:
+        steps, yielded = self.block(op.body.block)
+        return self.region_step(steps, yielded, [self.index(r) for r in op.results])
+
+    def op_ChoiceOp(self, op: t.ChoiceOp) -> Step:
+        conditions = [split_condition(c.data) for c in op.conditions.data]
+        names = sorted({str(s) for lhs, _, rhs in conditions for s in (lhs - rhs).free_symbols})
+        sides = python_function([e for lhs, _, rhs in conditions for e in (lhs, rhs)], names)
+        relations = [relation for _, relation, _ in conditions]
+        then_steps, then_yield = self.block(op.then_body.block)
+        else_steps, else_yield = self.block(op.else_body.block)
+        results = [self.index(r) for r in op.results]
+        take_then = self.region_step(then_steps, then_yield, results)
+        take_else = self.region_step(else_steps, else_yield, results)
+
+        def step(call: Call, env: Env) -> None:
+            values = sides(*(call.symbols[n] for n in names))
+            holds = all(r(values[2 * i], values[2 * i + 1]) for i, r in enumerate(relations))
+            (take_then if holds else take_else)(call, env)
+
+        return step
+
+    # -- control flow -------------------------------------------------------------------
+
+    @staticmethod
+    def region_step(steps: list[Step], yielded: list[int], results: list[int]) -> Step:
+        def step(call: Call, env: Env) -> None:
+            for s in steps:
+                s(call, env)
+            for r, y in zip(results, yielded, strict=True):
+                env[r] = env[y]
+
+        return step
+
+    def op_IfOp(self, op: scf.IfOp) -> Step:
+        cond = self.index(op.cond)
+        results = [self.index(r) for r in op.results]
+        branches = [self.block(r.block) if r.blocks else ([], []) for r in op.regions]
+        take = [self.region_step(s, y, results) for s, y in branches]
+
+        def step(call: Call, env: Env) -> None:
+            take[0 if bool(env[cond]) else 1](call, env)
+
+        return step
+
+    def op_ForOp(self, op: scf.ForOp) -> Step:
+        lb, ub, stride = (self.index(v) for v in (op.lb, op.ub, op.step))
+        body = op.body.block
+        induction = self.index(body.args[0])
+        carried = [self.index(a) for a in body.args[1:]]
+        inits = [self.index(v) for v in op.iter_args]
+        results = [self.index(r) for r in op.results]
+        steps, yielded = self.block(body)
+
+        def step(call: Call, env: Env) -> None:
+            if env[stride] <= 0:
+                raise CallError(f"scf.for step must be positive, got {env[stride]}")
+            for c, i in zip(carried, inits, strict=True):
+                env[c] = env[i]
+            for i in range(env[lb], env[ub], env[stride]):
+                env[induction] = i
+                for s in steps:
+                    s(call, env)
+                for c, y in zip(carried, yielded, strict=True):
+                    env[c] = env[y]
+            for r, c in zip(results, carried, strict=True):
+                env[r] = env[c]
+
+        return step
+
+    def op_WhileOp(self, op: scf.WhileOp) -> Step:
+        before, after = op.before_region.block, op.after_region.block
+        before_args = [self.index(a) for a in before.args]
+        after_args = [self.index(a) for a in after.args]
+        inits = [self.index(v) for v in op.arguments]
+        results = [self.index(r) for r in op.results]
+        check_steps, condition = self.block(before)
+        body_steps, yielded = self.block(after)
+
+        def step(call: Call, env: Env) -> None:
+            values = [env[i] for i in inits]
+            while True:
+                for a, v in zip(before_args, values, strict=True):
+                    env[a] = v
+                for s in check_steps:
+                    s(call, env)
+                go, *forwarded = (env[i] for i in condition)
+                if not bool(go):
+                    break
+                for a, v in zip(after_args, forwarded, strict=True):
+                    env[a] = v
+                for s in body_steps:
+                    s(call, env)
+                values = [env[i] for i in yielded]
+            for r, v in zip(results, forwarded, strict=True):
+                env[r] = v
+
+        return step
+
+
+def constant_value(op: arith.ConstantOp) -> Any:
+    value, type_ = op.value, op.result.type
+    if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(type_, TensorType):
+        data = np.array(value.get_values())
+        shape = type_.get_shape()
+        data = np.full(shape, data[0]) if value.is_splat() else data.reshape(shape)
+        return data.astype(numpy_dtype(type_))
+    if isinstance(type_, IndexType) and isinstance(value, IntegerAttr):
+        return int(value.value.data)
+    assert isinstance(value, IntegerAttr | FloatAttr)
+    raw = value.value.data
+    return np.asarray(raw != 0 if numpy_dtype(type_) == np.bool_ else raw, numpy_dtype(type_))[()]
+
+
+# --------------------------------------------------------------------------
+# One compiled variant of the program
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Variant:
+    """The program compiled for one pattern of dims fixed to 1."""
+
+    func: FuncOp
+    steps: list[Step]
+    results: list[int]
+    slots: int
+    arg_slots: list[int]
+    symbols: list[tuple[int, int, str]]
+    """(argument, axis, symbol) for every symbol an argument's dim names."""
+    guards: list[Guard]
+    check_guards: Callable[..., tuple[int, ...]]
+    guard_names: list[str]
+
+    @staticmethod
+    def build(source: ModuleOp, entry: str | None, device: str) -> Variant:
+        module = source.clone()
+        DvmPipelinePass(device=device).apply(Context(), module)
+        func = find_entry(module, entry)
+        calls = [op for op in func.walk() if isinstance(op, tile.LaunchOp)]
+        programs = {p.sym_name.data: p for p in module.ops if isinstance(p, bc.ProgramOp)}
+        kernels = {
+            c.callee.root_reference.data: Kernel.build(
+                programs[c.callee.root_reference.data], len(c.inputs)
+            )
+            for c in calls
+        }
+        compiler = HostCompiler(module, kernels)
+        arg_slots = [compiler.index(a) for a in func.body.block.args]
+        steps, results = compiler.block(func.body.block)
+        symbols = [
+            (i, a, str(d))
+            for i, shape in enumerate(argument_shapes(func))
+            if shape is not None
+            for a, d in enumerate(shape)
+            if isinstance(d, sympy.Symbol)
+        ]
+        guards = function_guards(func)
+        names = sorted({name for _, _, name in symbols})
+        sides = [e for g in guards for e in (g.lhs, g.rhs)]
+        check = python_function(sides, names) if sides else (lambda *_: ())
+        return Variant(
+            func, steps, results, len(compiler.slot), arg_slots, symbols, guards, check, names
+        )
+
+    def bind(self, args: Sequence[Any]) -> dict[str, int]:
+        return {name: args[i].shape[a] for i, a, name in self.symbols}
+
+    def failed_guard(self, symbols: dict[str, int]) -> tuple[Guard, int, int] | None:
+        values = self.check_guards(*(symbols[n] for n in self.guard_names))
+        for k, guard in enumerate(self.guards):
+            if values[2 * k] != values[2 * k + 1]:
+                return guard, values[2 * k], values[2 * k + 1]
+        return None
+
+    def run(self, args: Sequence[Any], symbols: dict[str, int]) -> list[Any]:
+        env: Env = [None] * self.slots
+        for slot, value in zip(self.arg_slots, args, strict=True):
+            env[slot] = value
+        call = Call(symbols)
+        for step in self.steps:
+            step(call, env)
+        return [env[r] for r in self.results]
+
+
+# --------------------------------------------------------------------------
+# The compiled program
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Specialization:
+    """What a shape (and dtype) signature resolved to: a variant and its symbols."""
+
+    variant: Variant
+    symbols: dict[str, int]
+
+
+@dataclass
+class Program:
+    """A compiled program: call it with numpy arrays (and ints for `index`)."""
+
+    source: ModuleOp
+    entry: str | None
+    device: str
+    cache_size: int = 256
+    variants: dict[frozenset[tuple[int, int]], Variant] = field(default_factory=dict)
+    cache: OrderedDict[tuple[Any, ...], Specialization] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.variants[frozenset()] = Variant.build(self.source, self.entry, self.device)
+        self.func = find_entry(self.source, self.entry)
+        self.arity = len(self.func.args)
+
+    def __call__(self, *args: Any) -> Any:
+        key = signature(args)
+        with self.lock:
+            spec = self.cache.get(key)
+            if spec is not None:
+                self.cache.move_to_end(key)
+        if spec is None:
+            spec = self.specialize(args)
+            with self.lock:
+                self.cache[key] = spec
+                if len(self.cache) > self.cache_size:
+                    self.cache.popitem(last=False)
+        outputs = spec.variant.run(args, spec.symbols)
+        outputs = [o.copy() if any(o is a for a in args) else o for o in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def specialize(self, args: Sequence[Any]) -> Specialization:
+        """Check the arguments and the guards for a new signature."""
+        values = check_arguments(self.func, args)
+        ones: frozenset[tuple[int, int]] = frozenset()
+        while True:
+            variant = self.variant(ones)
+            symbols = variant.bind(values)
+            failed = variant.failed_guard(symbols)
+            if failed is None:
+                return Specialization(variant, symbols)
+            ones = self.respecialize(variant, failed, symbols, ones)
+
+    def respecialize(
+        self,
+        variant: Variant,
+        failed: tuple[Guard, int, int],
+        symbols: dict[str, int],
+        ones: frozenset[tuple[int, int]],
+    ) -> frozenset[tuple[int, int]]:
+        """The dims to fix to 1 for a broadcast that a guard assumed away, or
+        a CallError naming the arguments, axes and values that disagree."""
+        guard, lhs, rhs = failed
+        sides = [(guard.lhs, lhs), (guard.rhs, rhs)]
+        unit = [e for e, v in sides if v == 1 and isinstance(e, sympy.Symbol)]
+        if guard.kind is GuardKind.BROADCAST and unit:
+            where = {(i, a) for i, a, name in variant.symbols if name == str(unit[0])}
+            if not where <= ones:
+                return ones | where
+        raise CallError(self.describe_failure(variant, guard, lhs, rhs))
+
+    def describe_failure(self, variant: Variant, guard: Guard, lhs: int, rhs: int) -> str:
+        def where(expr: sympy.Expr) -> str:
+            found = [
+                f"axis {a} of {self.argument_name(i)} ({name})"
+                for i, a, name in variant.symbols
+                if name in {str(s) for s in expr.free_symbols}
+            ]
+            return ", ".join(found) or str(expr)
+
+        return (
+            f"@{self.func.sym_name.data}: {guard.origin} needs {guard} "
+            f"({'broadcast' if guard.kind is GuardKind.BROADCAST else 'equal sizes'}), "
+            f"but {guard.lhs} = {lhs} ({where(guard.lhs)}) "
+            f"and {guard.rhs} = {rhs} ({where(guard.rhs)})"
+        )
+
+    def argument_name(self, i: int) -> str:
+        name = self.func.body.block.args[i].name_hint
+        return f"argument {i} (%{name})" if name else f"argument {i}"
+
+    def variant(self, ones: frozenset[tuple[int, int]]) -> Variant:
+        with self.lock:
+            found = self.variants.get(ones)
+        if found is None:
+            found = Variant.build(
+                with_unit_dims(self.source, self.entry, ones), self.entry, self.device
+            )
+            with self.lock:
+                self.variants[ones] = found
+        return found
+
+
+def signature(args: Sequence[Any]) -> tuple[Any, ...]:
+    """The cache key of a call: shapes and dtypes (ints for index values)."""
+    return tuple((a.shape, a.dtype.char) if isinstance(a, np.ndarray) else type(a) for a in args)
+
+
+def with_unit_dims(
+    source: ModuleOp, entry: str | None, ones: frozenset[tuple[int, int]]
+) -> ModuleOp:
+    """A copy of the program whose entry has the given argument dims fixed to 1."""
+    module = source.clone()
+    func = find_entry(module, entry)
+    types = list(func.function_type.inputs.data)
+    for i, axis in ones:
+        old = types[i]
+        assert isinstance(old, TensorType)
+        shape = list(old.get_shape())
+        shape[axis] = 1
+        types[i] = TensorType(old.element_type, shape)
+        func.body.block.args[i].type = types[i]
+    func.function_type = type(func.function_type)(types, func.function_type.outputs.data)  # type: ignore[call-arg]
+    module.verify()
+    return module
+
+
+def compile(
+    src: str | Path | ModuleOp,
+    entry: str | None = None,
+    device: str | None = None,
+    cache_size: int = 256,
+) -> Program:
+    """Compile `.mlir` text, a path or a module once; returns a callable.
+
+    `device` is a preset name (`host`, the default, or `ascend910b`).
+    `cache_size` bounds the specializations kept (least recently used go).
+    """
+    module = src if isinstance(src, ModuleOp) else parse(src)
+    preset = device or "host"
+    if preset not in DEVICES:
+        raise CompileError(f"unknown device {preset!r}; use one of {sorted(DEVICES)}")
+    return Program(module, entry, preset, cache_size)
