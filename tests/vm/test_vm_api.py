@@ -211,3 +211,14 @@ def test_docs_list_the_isa_table() -> None:
 
     doc = Path(__file__).resolve().parents[2] / "docs" / "bytecode-format.md"
     assert vm.isa.isa_table_markdown() in doc.read_text()
+
+
+def test_float_errors_never_raise_and_user_error_state_is_kept() -> None:
+    prog = vm.load(vm.encode(vm.assemble(P.single_op("div", "f32", "f32"))))
+    x = np.array([1, 0, -1, np.inf], np.float32)
+    y = np.zeros(4, np.float32)
+    out = np.empty(4, np.float32)
+    with np.errstate(all="raise"):
+        vm.launch(prog, [x, y, out])
+        assert np.geterr()["divide"] == "raise"
+    np.testing.assert_array_equal(out, [np.inf, np.nan, -np.inf, np.inf])
