@@ -17,6 +17,7 @@ import argparse
 import statistics
 import sys
 import time
+import timeit
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -29,15 +30,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
 import vm_programs
 
 
-def median_s(fn: Callable[[], object], repeat: int) -> float:
-    """Median wall time of `fn` over `repeat` runs, after one warm-up run."""
+def timings(fn: Callable[[], object], repeat: int) -> list[float]:
+    """Wall times of `repeat` runs of `fn`, after one warm-up run."""
     fn()
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return times
+
+
+def median_s(fn: Callable[[], object], repeat: int) -> float:
+    """Median wall time of `fn` over `repeat` runs."""
+    return statistics.median(timings(fn, repeat))
 
 
 def numpy_layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -53,9 +59,12 @@ def bench_layernorm(rows: int, cols: int, repeat: int) -> None:
     w = rng.standard_normal(cols, dtype=np.float32)
     b = rng.standard_normal(cols, dtype=np.float32)
     y = np.empty_like(x)
-    t_np = median_s(lambda: numpy_layernorm(x, w, b), repeat)
-    print(f"LayerNorm {rows}x{cols} f32")
-    print(f"  numpy eager                              {t_np * 1e3:8.2f} ms")
+    np_times = timings(lambda: numpy_layernorm(x, w, b), repeat)
+    t_np = statistics.median(np_times)
+    print(f"LayerNorm {rows}x{cols} f32 (median and best of {repeat} runs)")
+    print(
+        f"  numpy eager                      {t_np * 1e3:8.2f} ms (best {min(np_times) * 1e3:.2f})"
+    )
     best = (np.inf, 0, 0, "")
     local = vm.DeviceSpec.host().local_memory_bytes
     for variant, big_regs in (("copy", 2), ("alias", 3)):
@@ -66,10 +75,12 @@ def bench_layernorm(rows: int, cols: int, repeat: int) -> None:
                 continue
             for cores in (1, 2):
                 run = partial(vm.launch, prog, [x, w, b, y], params=[tile], cores=cores)
-                t = median_s(run, repeat)
+                times = timings(run, repeat)
+                t = statistics.median(times)
                 print(
-                    f"  vm {variant:5s} rows/tile={tile:3d} cores={cores}       "
-                    f"{t * 1e3:8.2f} ms   numpy/vm = {t_np / t:5.2f}x"
+                    f"  vm {variant:5s} rows/tile={tile:2d} cores={cores}  {t * 1e3:8.2f} ms "
+                    f"(best {min(times) * 1e3:6.2f})  numpy/vm = {t_np / t:4.2f}x "
+                    f"(best/best {min(np_times) / min(times):4.2f}x)"
                 )
                 best = min(best, (t, tile, cores, variant))
         np.testing.assert_allclose(y, numpy_layernorm(x, w, b), rtol=1e-4, atol=1e-4)
@@ -124,7 +135,7 @@ def bench_dispatch(repeat: int) -> None:
     prog = vm.load(vm.encode(vm.assemble(chain_program(n))))
     x = np.ones(1, np.float32)
     y = np.zeros(1, np.float32)
-    t_vm = median_s(partial(vm.launch, prog, [x, y]), repeat)
+    t_vm = min(timings(partial(vm.launch, prog, [x, y]), repeat))
     a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
     calls = [partial(np.add, c, a, out=c)] * n
 
@@ -132,15 +143,19 @@ def bench_dispatch(repeat: int) -> None:
         for f in calls:
             f()
 
-    t_np = median_s(plain, repeat)
+    t_np = min(timings(plain, repeat))
     per_vm, per_np = t_vm / (n + 3), t_np / n
-    print(f"Dispatch: {n}-instruction chain of 1-element adds, one tile")
+    print(f"Dispatch: {n}-instruction chain of 1-element adds, one tile (best of {repeat})")
     print(f"  vm per instruction               {per_vm * 1e6:8.3f} us")
     print(f"  bare numpy call (add, out=)      {per_np * 1e6:8.3f} us")
     print(f"  dispatch overhead                {(per_vm - per_np) * 1e6:8.3f} us/instruction")
     tiny = vm.load(vm.encode(vm.assemble(chain_program(1))))
-    t_tiny = median_s(partial(vm.launch, tiny, [x, y]), max(repeat, 200))
-    print(f"  tiny launch (4 instructions)     {t_tiny * 1e6:8.2f} us")
+    t_tiny = min(timeit.repeat(partial(vm.launch, tiny, [x, y]), number=2000, repeat=5)) / 2000
+    t_add = min(timeit.repeat(calls[0], number=20000, repeat=5)) / 20000
+    print(
+        f"  tiny launch (1 tile, 4 instr.)   {t_tiny * 1e6:8.2f} us "
+        f"(= {t_tiny / t_add:.0f} bare numpy calls of {t_add * 1e6:.2f} us)"
+    )
 
 
 def bench_blas_limit() -> None:
