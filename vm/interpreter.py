@@ -7,10 +7,11 @@ the first launch of a specialization and reused, so a steady-state launch
 only builds one numpy view per argument view, splits the tiles over the
 cores and runs `for f in body: f()` per tile.
 
-Tiles are split statically: core c runs linear tile ids [c*n/N, (c+1)*n/N).
-Small launches (one tile, or little memory traffic) run inline on the
-calling thread. Worker threads are persistent; BLAS is held at one thread
-while a multi-core launch containing `mma` runs (else OpenBLAS's own
+Tiles are shared dynamically: each core takes the next chunk of about
+n/(8N) tiles until none are left, so a core slowed down by other work takes
+fewer. Small launches (one tile, or little memory traffic) run inline on
+the calling thread. Worker threads are persistent; BLAS is held at one
+thread while a multi-core launch that calls BLAS runs (else OpenBLAS's own
 threads spin against ours).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import itertools
 import math
 import os
 import queue
@@ -479,6 +481,24 @@ def _acquire(spec: Specialization, n: int, stats: bool, alias: bool) -> Executab
     return Executable(spec, n, stats, alias)
 
 
+def _share_tiles(
+    runners: list[Callable[[int, int], None]], ntiles: int
+) -> list[tuple[Callable[[int, int], None], int, int]]:
+    """One job per core; each takes chunks of tiles from a shared counter until none are
+    left, so a core slowed down (by other processes, or slower tiles) takes fewer."""
+    chunk = max(1, ntiles // (8 * len(runners)))
+    counter = itertools.count()  # next() is atomic under the GIL
+
+    def job(runner: Callable[[int, int], None]) -> Callable[[int, int], None]:
+        def drain(_lo: int, _hi: int) -> None:
+            while (lo := next(counter) * chunk) < ntiles:
+                runner(lo, min(lo + chunk, ntiles))
+
+        return drain
+
+    return [(job(r), 0, ntiles) for r in runners]
+
+
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
     """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
     ex.set_args(args)
@@ -493,8 +513,7 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
         if ex.n == 1:
             ex.runners[0](0, ntiles)
         else:
-            n = ex.n
-            jobs = [(ex.runners[c], c * ntiles // n, (c + 1) * ntiles // n) for c in range(n)]
+            jobs = _share_tiles(ex.runners, ntiles)
             if ex.spec.uses_blas:
                 with _blas_one_thread():
                     _pool().run(jobs)
