@@ -389,12 +389,9 @@ def launch(
     assert isinstance(spec, Specialization)
     _check_args(spec, args)
     n = 1 if spec.plan.inline else _core_count(spec, cores)
-    ex = _acquire(spec, n, stats or trace, _may_alias(spec, args))
-    try:
-        with ex.memory.lock:
-            return _run(ex, args, trace)
-    finally:
-        spec.executables.append(ex)
+    alias = _may_alias(spec, args)
+    with device_memory(spec.device).lock:  # one launch at a time per device
+        return _run(_executable(spec, n, stats or trace, alias), args, trace)
 
 
 def _specialization(
@@ -473,12 +470,13 @@ def _may_alias(spec: Specialization, args: Sequence[np.ndarray]) -> bool:
     )
 
 
-def _acquire(spec: Specialization, n: int, stats: bool, alias: bool) -> Executable:
-    """A bound executable for (n cores, stats, alias), reused across launches."""
-    for i, ex in enumerate(spec.executables):
-        if ex.n == n and ex.stats == stats and ex.alias == alias:
-            return spec.executables.pop(i)
-    return Executable(spec, n, stats, alias)
+def _executable(spec: Specialization, n: int, stats: bool, alias: bool) -> Executable:
+    """The bound executable for (n cores, stats, alias), made on first use and kept."""
+    key = (n, stats, alias)
+    ex = spec.executables.get(key)
+    if ex is None:
+        ex = spec.executables[key] = Executable(spec, n, stats, alias)
+    return ex
 
 
 def _share_tiles(

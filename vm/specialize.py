@@ -130,7 +130,7 @@ class Specialization:
     """The arguments those loads read."""
     arg_layouts: tuple[tuple[np.dtype, Shape, Shape], ...] = ()
     """(dtype, shape, C-order byte strides) of each argument: launch's fast check."""
-    executables: list[Any] = field(default_factory=list, repr=False)
+    executables: dict[tuple[int, bool, bool], Any] = field(default_factory=dict, repr=False)
     """Per-core bound closures, built by the interpreter on first launch and reused."""
 
     def launch(self, args: Sequence[np.ndarray], **kwargs: Any) -> Any:

@@ -167,9 +167,9 @@ def test_in_place_launch_disables_alias_loads() -> None:
     spec = prog.specialize([(8, 8), (8, 8)])
     vm.launch(spec, [x, x])  # in place: each tile is read before it is written
     np.testing.assert_allclose(x, want, rtol=1e-6)
-    assert [ex.alias for ex in spec.executables] == [False]
+    assert [ex.alias for ex in spec.executables.values()] == [False]
     vm.launch(spec, [want.copy(), np.empty_like(x)])
-    assert sorted(ex.alias for ex in spec.executables) == [False, True]
+    assert sorted(ex.alias for ex in spec.executables.values()) == [False, True]
 
 
 def test_device_presets() -> None:
@@ -222,3 +222,24 @@ def test_float_errors_never_raise_and_user_error_state_is_kept() -> None:
         vm.launch(prog, [x, y, out])
         assert np.geterr()["divide"] == "raise"
     np.testing.assert_array_equal(out, [np.inf, np.nan, -np.inf, np.inf])
+
+
+def test_concurrent_launches_from_threads() -> None:
+    """Launches from several threads share the device's cores one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=16))))
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal((200 + 37 * i, 64)).astype(np.float32) for i in range(8)]
+
+    def run(x: np.ndarray) -> np.ndarray:
+        y = np.empty_like(x)
+        for _ in range(3):
+            vm.launch(prog, [x, y])
+        return y
+
+    with ThreadPoolExecutor(4) as pool:
+        for x, y in zip(xs, pool.map(run, xs), strict=True):
+            np.testing.assert_allclose(
+                y, np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x), rtol=1e-6
+            )
