@@ -128,7 +128,9 @@ class Core:
         written = nbytes if cat in (Cat.STORE, Cat.STORE_ACC) else 0
         if cat is Cat.STORE_ACC:
             read = nbytes
-        top = max(self._reg_end(node.ins.operands[0], node.out), 0) if node.out else 0
+        top = self._reg_end(node.ins.operands[0], node.out) if node.out is not None else 0
+        if cat is Cat.LOAD and node.ins.operands[0] in self.alias_regs:
+            top = 0  # an alias load keeps a view of global memory: no local bytes
         clock = time.perf_counter_ns
 
         def counted() -> None:
