@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from dvm.passes.domain import Domain
+from dvm.passes.symbolic import sceiling, sfloor, smax, smin
 from dvm.vm.device import DeviceSpec
 
 LOCAL_MEMORY_SHARE = sympy.Rational(85, 100)
@@ -33,11 +34,11 @@ MAX_GRID_AXES = 3
 
 
 def ceildiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    return sympy.ceiling(a / b)
+    return sceiling(a / b)
 
 
 def floor_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    return sympy.floor(a / b)
+    return sfloor(a / b)
 
 
 @dataclass
@@ -62,13 +63,13 @@ class TilePlan:
 
 def aligned(budget: sympy.Expr, size: sympy.Expr, align: int) -> sympy.Expr:
     """min(size, budget rounded down to a multiple of `align`, at least `align`)."""
-    rounded = sympy.Max(align, floor_div(budget, sympy.Integer(align)) * align)
-    return at_least_one(sympy.Min(size, rounded))
+    rounded = smax(align, floor_div(budget, sympy.Integer(align)) * align)
+    return at_least_one(smin(size, rounded))
 
 
 def at_least_one(tile: sympy.Expr) -> sympy.Expr:
     """A tile is never empty, even along an axis of size 0 (whose grid is then 0)."""
-    return sympy.Max(1, tile)
+    return smax(1, tile)
 
 
 def elements_in(device: DeviceSpec, bytes_per_element: int) -> int:
@@ -95,19 +96,19 @@ def plan_vector_tiles(
     if whole_rows:
         for axis in domain.reduced:
             tiles[axis] = at_least_one(domain.sizes[axis])
-            budget = sympy.Max(1, floor_div(budget, tiles[axis]))
+            budget = smax(1, floor_div(budget, tiles[axis]))
         return plan_parallel(domain, tiles, budget, align, device, [])
     chunked = sorted(domain.reduced)
     # An innermost parallel axis takes at least one alignment unit (or all of
     # itself) whatever budget is left, so the chunks leave room for that.
     reserve: sympy.Expr = sympy.Integer(1)
     if chunked and n - 1 not in domain.reduced and n - 1 in domain.parallel:
-        reserve = at_least_one(sympy.Min(domain.sizes[n - 1], align))
-    chunk_budget = sympy.Max(1, floor_div(budget, reserve))
+        reserve = at_least_one(smin(domain.sizes[n - 1], align))
+    chunk_budget = smax(1, floor_div(budget, reserve))
     for axis in reversed(chunked):  # chunks first: rows of any length must fit
         tiles[axis] = fit(chunk_budget, domain.sizes[axis], align, axis == n - 1)
-        chunk_budget = sympy.Max(1, floor_div(chunk_budget, tiles[axis]))
-        budget = sympy.Max(1, floor_div(budget, tiles[axis]))
+        chunk_budget = smax(1, floor_div(chunk_budget, tiles[axis]))
+        budget = smax(1, floor_div(budget, tiles[axis]))
     return plan_parallel(domain, tiles, budget, align, device, chunked)
 
 
@@ -123,17 +124,26 @@ def plan_parallel(
     but no more than one core's share of the work."""
     n = len(domain.sizes)
     parallel = domain.parallel
-    work = sympy.Mul(*(domain.sizes[a] for a in parallel))
-    budget = sympy.Max(1, sympy.Min(budget, ceildiv(work, sympy.Integer(device.vector_cores))))
+    # One core's share of the gridded work, rounded down so that the tiles
+    # number at least the cores (rounded up, 1009 rows on 48 cores would be
+    # 46 tiles of 22). Axes beyond the grid are walked inside each tile.
+    work = sympy.Mul(*(domain.sizes[a] for a in parallel[-MAX_GRID_AXES:]))
+    budget = smax(1, smin(budget, floor_div(work, sympy.Integer(device.vector_cores))))
     for axis in reversed(parallel):
         tiles[axis] = fit(budget, domain.sizes[axis], align, axis == n - 1)
-        budget = sympy.Max(1, floor_div(budget, tiles[axis]))
+        budget = smax(1, floor_div(budget, tiles[axis]))
     return finish(domain, tiles, chunked)
 
 
-def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec) -> str:
-    """The condition under which whole rows (the reduced axes) fit a tile."""
+def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec, element_bytes: int = 1) -> str:
+    """The condition under which whole rows (the reduced axes) fit a tile,
+    beside the least an innermost parallel axis takes (one alignment unit of
+    `element_bytes` elements, or the whole axis if it is shorter)."""
     row = sympy.Mul(*(domain.sizes[a] for a in sorted(domain.reduced)))
+    n = len(domain.sizes)
+    if n - 1 in domain.parallel:
+        align = max(1, device.alignment // element_bytes)
+        row = row * sympy.Min(domain.sizes[n - 1], align)
     return f"{row} <= {elements_in(device, live_bytes)}"
 
 
@@ -148,15 +158,15 @@ def plan_matmul_tiles(
     side = int(elements_in(device, live_tiles * element_bytes) ** 0.5)
     side = max(align, side // align * align)
     tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(domain.sizes)
-    tiles[k] = at_least_one(sympy.Min(domain.sizes[k], side))
-    tiles[n] = at_least_one(sympy.Min(domain.sizes[n], side))
-    rows_per_core = ceildiv(domain.sizes[m], sympy.Integer(device.cube_cores))
-    tiles[m] = at_least_one(sympy.Min(domain.sizes[m], side, sympy.Max(align, rows_per_core)))
+    tiles[k] = at_least_one(smin(domain.sizes[k], side))
+    tiles[n] = at_least_one(smin(domain.sizes[n], side))
+    rows_per_core = floor_div(domain.sizes[m], sympy.Integer(device.cube_cores))
+    tiles[m] = at_least_one(smin(domain.sizes[m], side, smax(align, rows_per_core)))
     return finish(domain, tiles, [k])
 
 
 def fit(budget: sympy.Expr, size: sympy.Expr, align: int, innermost: bool) -> sympy.Expr:
-    return aligned(budget, size, align) if innermost else at_least_one(sympy.Min(size, budget))
+    return aligned(budget, size, align) if innermost else at_least_one(smin(size, budget))
 
 
 def finish(domain: Domain, tiles: list[sympy.Expr], chunked: list[int]) -> TilePlan:

@@ -20,6 +20,7 @@ the same assumptions every time (dims are non-negative integers).
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,7 +30,6 @@ from functools import cache
 from typing import Any, cast
 
 import sympy
-from sympy.parsing.sympy_parser import parse_expr as sympy_parse
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FileLineColLoc, StringAttr
 from xdsl.dialects.func import FuncOp
@@ -54,17 +54,71 @@ def symbol(name: str) -> sympy.Symbol:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_SYMPY_NAMES = {"Max", "Min", "floor", "ceiling", "Mod", "Eq", "Ne"}
+_EXPRESSION = re.compile(r"[\w\s+\-*/(),]*")
+"""What an expression may contain: names, integers, arithmetic and calls —
+no attribute access, indexing or strings, so evaluating it is safe."""
+
+
+def smin(*args: sympy.Expr | int) -> sympy.Expr:
+    """min, left unevaluated: sympy's Min simplifies by assumption queries,
+    which costs milliseconds; tile sizes nest many of them."""
+    return _fold(sympy.Min, min, args)
+
+
+def smax(*args: sympy.Expr | int) -> sympy.Expr:
+    return _fold(sympy.Max, max, args)
+
+
+def _fold(
+    cls: type[sympy.Min] | type[sympy.Max], fn: Callable[..., int], args: Sequence[sympy.Expr | int]
+) -> sympy.Expr:
+    exprs = [sympy.Integer(a) if isinstance(a, int) else a for a in args]
+    numbers = [int(a) for a in exprs if a.is_Integer]
+    rest = [a for a in exprs if not a.is_Integer]
+    if numbers:
+        rest.append(sympy.Integer(fn(numbers)))
+    return rest[0] if len(rest) == 1 else cast(sympy.Expr, cls(*rest, evaluate=False))
+
+
+def sfloor(x: sympy.Expr) -> sympy.Expr:
+    """floor, folded for numbers and otherwise left unevaluated (cheap)."""
+    if x.is_number:
+        return sympy.Integer(math.floor(x))
+    return cast(sympy.Expr, sympy.floor(x, evaluate=False))
+
+
+def sceiling(x: sympy.Expr) -> sympy.Expr:
+    if x.is_number:
+        return sympy.Integer(math.ceil(x))
+    return cast(sympy.Expr, sympy.ceiling(x, evaluate=False))
+
+
+_FUNCTIONS: dict[str, Any] = {
+    "Min": smin,
+    "Max": smax,
+    "floor": sfloor,
+    "ceiling": sceiling,
+    "Mod": sympy.Mod,
+    "Integer": sympy.Integer,
+}
 
 
 @cache
 def parse_expr(text: str) -> sympy.Expr:
-    """Parse an expression printed by `str(expr)` back into sympy (cached:
-    sympy's parser costs about a millisecond)."""
-    names: dict[str, Any] = {
-        n: symbol(n) for n in _IDENTIFIER.findall(text) if n not in _SYMPY_NAMES
-    }
-    return cast(sympy.Expr, sympy_parse(text, local_dict=names))
+    """Parse an expression printed by `str(expr)` back into sympy (cached).
+
+    Integers become sympy Integers and names become dim symbols; the text is
+    checked to hold only names, numbers, arithmetic and calls first.
+    """
+    if not _EXPRESSION.fullmatch(text) or not text.strip():
+        raise ValueError(f"not a shape expression: {text!r}")
+    code = re.sub(r"\b\d+\b", lambda m: f"Integer({m[0]})", text)
+    names = {n: symbol(n) for n in _IDENTIFIER.findall(text) if n not in _FUNCTIONS}
+    try:
+        value = eval(code, {"__builtins__": {}}, {**_FUNCTIONS, **names})
+    except (SyntaxError, TypeError, NameError) as e:
+        raise ValueError(f"not a shape expression: {text!r} ({e})") from None
+    return cast(sympy.Expr, sympy.sympify(value))
 
 
 def substitute(expr: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr | int]) -> sympy.Expr:
