@@ -90,7 +90,19 @@ class _Writer:
 
 
 def encode(program: Program) -> bytes:
-    """The binary of `program` (which need not be valid: the loader checks)."""
+    """The binary of `program` (which need not be valid: the loader checks).
+
+    Raises BytecodeError('unencodable program') when a field does not fit
+    its encoding (say, register index 70000 in a u16).
+    """
+    try:
+        return _encode(program)
+    except (struct.error, TypeError, AttributeError, ValueError) as e:
+        raise BytecodeError(-1, "unencodable program", str(e)) from None
+
+
+def _encode(program: Program) -> bytes:
+    """The encoder proper: tables, then code, then the header that counts them."""
     w = _Writer()
     _write_tables(w, program)
     code = _Writer()

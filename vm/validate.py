@@ -330,7 +330,8 @@ def _t_mma(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     dst, a, b, _ = ins.operands
     v.need(w, v.dtype(a) == v.dtype(b) == v.dtype(dst), "dtype mismatch")
     v.need(w, v.dtype(dst) is not DType.BOOL, "dtype mismatch", "mma on i1")
-    v.need(w, v.rank(a) == v.rank(b) == v.rank(dst) in (2, 3), "rank mismatch", "mma: 2 or 3")
+    ranks_ok = min(v.rank(a), v.rank(b)) >= 2 and v.rank(dst) == max(v.rank(a), v.rank(b))
+    v.need(w, ranks_ok, "rank mismatch", "mma: operands of rank >= 2, batch dims broadcast")
     v.need(w, dst not in (a, b), "mma result overlaps an input")
 
 

@@ -243,3 +243,14 @@ def test_concurrent_launches_from_threads() -> None:
             np.testing.assert_allclose(
                 y, np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x), rtol=1e-6
             )
+
+
+def test_unencodable_program() -> None:
+    p = scale_program()
+    bad = vm.Program(p.args, p.n_params, p.slots, p.grid, p.registers, p.views,
+                     (Instr.of("load", 70000, 0),))  # fmt: skip
+    with pytest.raises(vm.BytecodeError, match="unencodable program"):
+        vm.encode(bad)
+    with pytest.raises(vm.BytecodeError, match="register index out of range") as e:
+        vm.check(bad)
+    assert e.value.offset == -1
