@@ -557,7 +557,8 @@ def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: Device
         return launch
     rows, rows_launch = lower_kernel(fusion, f"{name}_rows", device, whole_rows=True)
     module.body.block.add_op(rows)
-    condition = rows_fit(domain, live_bytes(fusion, domain)[0], device)
+    bytes_live, widest = live_bytes(fusion, domain)
+    condition = rows_fit(domain, bytes_live, device, widest)
     choice = t.ChoiceOp(
         [condition],
         launch.result_types,
