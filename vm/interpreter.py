@@ -42,6 +42,7 @@ from dvm.vm.specialize import (
     Shape,
     Specialization,
     ViewPlan,
+    register_operands,
 )
 from dvm.vm.stats import CoreStats, LaunchStats
 
@@ -92,16 +93,24 @@ class Core:
         """The numpy dtype of register `r`."""
         return self.spec.program.registers[r].dtype.np
 
-    def bind(self, body: Body) -> list[Fn]:
-        """Callables for a tile body; loops become one callable each."""
+    def bind(self, body: Body, top: bool = False) -> list[Fn]:
+        """Callables for a tile body; loops become one callable each. In the tile's top
+        level, an op whose result is only stored writes the global tile directly."""
+        fused = fused_stores(body) if top else {}
+        elided = set(fused.values())
         out: list[Fn] = []
-        for node in body:
+        for i, node in enumerate(body):
             if isinstance(node, LoopNode):
                 out.append(self._bind_loop(node))
                 continue
-            fn = bind_op(node, self)
-            if fn is not None:
-                out.append(self._instrument(node, fn) if self.stats is not None else fn)
+            if i in fused:
+                store = body[fused[i]]
+                assert isinstance(store, OpNode)
+                node = node._replace(store_to=store.ins.operands[0])
+            fn = _nothing if i in elided else bind_op(node, self)
+            if fn is None or (i in elided and self.stats is None):
+                continue
+            out.append(self._instrument(node, fn) if self.stats is not None else fn)
         return out
 
     def _bind_loop(self, node: LoopNode) -> Fn:
@@ -159,6 +168,57 @@ class Core:
         return off + math.prod(shape or ()) * item
 
 
+def _nothing() -> None:
+    """An elided store (its producer already wrote the tile); counted in stats mode."""
+
+
+_FUSABLE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
+_MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC)
+
+
+def fused_stores(body: Body) -> dict[int, int]:
+    """Pairs (producer, store) in a straight-line tile body that can fuse: the producer
+    then writes the stored view's tile itself, saving a copy of the tile.
+
+    Safe when: the producer is an elementwise op writing register r with exactly the
+    tile's shape; between it and the store nothing touches r and nothing touches global
+    memory (so no load sees the early write and no store is reordered past it); and
+    after the store nothing reads r (the value exists only in global memory then).
+    """
+    pairs: dict[int, int] = {}
+    for j, node in enumerate(body):
+        if isinstance(node, LoopNode) or node.ins.op.cat is not Cat.STORE:
+            continue
+        r = node.ins.operands[1]
+        i = _producer(body, j, r)
+        if i is not None and not any(_reads(n, r) for n in body[j + 1 :]):
+            pairs[i] = j
+    return pairs
+
+
+def _producer(body: Body, j: int, r: int) -> int | None:
+    """The instruction before store `j` that computes register r, if fusable."""
+    store = body[j]
+    assert isinstance(store, OpNode)
+    for i in range(j - 1, -1, -1):
+        n = body[i]
+        if isinstance(n, LoopNode) or n.ins.op.cat in _MEMORY:
+            return None
+        if n.ins.operands[0] == r:
+            ok = n.ins.op.cat in _FUSABLE and n.out == store.extents and n.store_to is None
+            return i if ok else None
+        if _reads(n, r):
+            return None
+    return None
+
+
+def _reads(node: OpNode | LoopNode, r: int) -> bool:
+    """Whether `node` (or anything in a loop) may read register r."""
+    if isinstance(node, LoopNode):
+        return any(_reads(n, r) for _, _, sub in node.segments for n in sub)
+    return any(reg == r and read for _, reg, read in register_operands(node.ins))
+
+
 class Executable:
     """A specialization bound to `n` cores: what one launch at a time uses."""
 
@@ -180,7 +240,7 @@ class Executable:
         for core in self.cores:
             if stats:
                 core.stats = CoreStats()
-            bodies = {key: core.bind(body) for key, body in plan.bodies.items()}
+            bodies = {key: core.bind(body, top=True) for key, body in plan.bodies.items()}
             self.runners.append(self._runner(core, bodies))
 
     def _runner(

@@ -58,8 +58,28 @@ class Dyn:
         self.r = r
 
 
+class DynOut:
+    """Destination placeholder for an op fused with the store after it: the op writes
+    straight into the current tile of view `v` in global memory (one copy pass less)."""
+
+    __slots__ = ("get",)
+
+    def __init__(self, core: CoreLike, v: int) -> None:
+        g, cut = core.g, make_slicer(core.views[v], core.idx) or (lambda a: a)
+        self.get: Callable[[], np.ndarray] = lambda: cut(g[v])
+
+
+def _with_out(fn: Any, get: Callable[[], np.ndarray], *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, out=get(), **kwargs)
+
+
 def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
-    """`fn(*args, **kwargs)` as a zero-argument callable; Dyn args are fetched per call."""
+    """`fn(*args, **kwargs)` as a zero-argument callable; Dyn args (and a DynOut `out`)
+    are fetched per call."""
+    out = kwargs.get("out")
+    if isinstance(out, DynOut):
+        rest = {k: v for k, v in kwargs.items() if k != "out"}
+        return call(core, partial(_with_out, fn, out.get), *args, **rest)
     dyn = [(i, a.r) for i, a in enumerate(args) if isinstance(a, Dyn)]
     if not dyn:
         return partial(fn, *args, **kwargs)
@@ -193,9 +213,12 @@ def _src_dtype(node: OpNode, core: CoreLike, pos: int) -> np.dtype:
     return core.dtype(node.ins.operands[pos])
 
 
-def _dst(node: OpNode, core: CoreLike) -> np.ndarray:
-    """The destination register viewed with the instruction's result shape."""
+def _dst(node: OpNode, core: CoreLike) -> Any:
+    """The destination register viewed with the instruction's result shape (or, for an op
+    fused with its store, a DynOut for the tile it writes)."""
     assert node.out is not None
+    if node.store_to is not None:
+        return DynOut(core, node.store_to)
     return core.reg(node.ins.operands[0], node.out)
 
 

@@ -77,6 +77,9 @@ class OpNode(NamedTuple):
     extents: Shape | None = None
     """load/store: the tile's extents; fill/broadcast: the target shape."""
     scalar: float | int | None = None
+    store_to: int | None = None
+    """Set by the interpreter when the store that follows is fused into this op: the view
+    whose current tile this op writes directly (see `interpreter.fused_stores`)."""
 
 
 class LoopNode(NamedTuple):
@@ -212,16 +215,7 @@ class _Specializer:
         self._pairs: dict[int, list[tuple[int, int, int, int]]] = {}
         self._pos: dict[tuple[int, int], tuple[int, int]] = {}
         self.caps: list[int] = []
-        self._regs_of = [
-            [
-                (pos, v, not (pos == 0 and _writes_only(ins)))
-                for pos, ((_, kind), v) in enumerate(
-                    zip(ins.op.operands, ins.operands, strict=True)
-                )
-                if kind is Kind.REG
-            ]
-            for ins in p.code
-        ]
+        self._regs_of = [register_operands(ins) for ins in p.code]
         """Per instruction: (operand position, register, whether it is read)."""
 
     # -- errors ------------------------------------------------------------
@@ -608,6 +602,16 @@ def _is_c_contiguous(sizes: Shape, strides: Shape) -> bool:
             return False
         acc *= n
     return True
+
+
+def register_operands(ins: Instr) -> list[tuple[int, int, bool]]:
+    """(position, register, is it read) of each REG operand of `ins`."""
+    kinds = [kind for _, kind in ins.op.operands]
+    return [
+        (pos, v, not (pos == 0 and _writes_only(ins)))
+        for pos, (kind, v) in enumerate(zip(kinds, ins.operands, strict=True))
+        if kind is Kind.REG
+    ]
 
 
 def _writes_only(ins: Instr) -> bool:

@@ -131,3 +131,53 @@ def test_specialization_is_cached_and_reused() -> None:
     s1.launch([x, y])
     s1.launch([x, y])
     assert len(s1.executables) == 1
+
+
+FUSION = """\
+arg a0 f32 1
+arg a1 f32 1
+arg a2 f32 1
+params 0
+slot s0 = dim(a0,0)
+slot s1 = 8
+slot s2 = s0 s1 ceildiv
+slot s3 = 0
+slot s4 = 1
+slot s5 = 64
+slot s6 = 128
+grid s2
+reg r0 f32 (s1) at s3
+reg r1 f32 (s1) at s5
+reg r2 f32 (s1) at s6
+view v0 a0 offset s3 (s0 s4 g0 s1)
+view v1 a1 offset s3 (s0 s4 g0 s1)
+view v2 a2 offset s3 (s0 s4 g0 s1)
+load r0, v0
+add r1, r0, r0
+store v1, r1
+mul r2, r1, r1
+exp r2, r2
+store v2, r2
+"""
+
+
+def test_store_fusion_only_when_the_value_is_dead() -> None:
+    """r1 is read after its store (no fusion); r2 is not (exp writes v2's tile directly)."""
+    import importlib
+
+    interp = importlib.import_module("dvm.vm.interpreter")
+    prog = _program(FUSION)
+    spec = prog.specialize([(21,)] * 3)
+    (body, *_) = spec.plan.bodies.values()
+    assert interp.fused_stores(body) == {4: 5}
+    x = np.linspace(-1, 1, 21, dtype=np.float32)
+    y, z = np.empty_like(x), np.empty_like(x)
+    vm.launch(spec, [x, y, z])
+    np.testing.assert_array_equal(y, x + x)
+    np.testing.assert_allclose(z, np.exp((x + x) * (x + x)), rtol=1e-6)
+    st = vm.launch(spec, [x, y, z], stats=True)
+    assert st is not None and st.instructions["store"] == 6 and st.bytes_written == 2 * x.nbytes
+    vm.launch(spec, [x, x, z])  # in place: x is overwritten tile by tile after being read
+    np.testing.assert_allclose(
+        z, np.exp((2 * np.linspace(-1, 1, 21, dtype=np.float32)) ** 2), rtol=1e-6
+    )
