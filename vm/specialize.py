@@ -518,8 +518,8 @@ class _Specializer:
         out, extents, scalar = _INFER[ins.op.cat](self, k, ins, ctx, shapes, state)
         if out is not None:
             dst = ins.operands[0]
-            cap = self.registers_cap(dst)
-            if _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
+            cap = self.caps[dst]
+            if 0 in out and _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
                 raise self.fail("code", k, "tile too large", f"{out}")
             if math.prod(out) > cap:
                 raise self.fail("code", k, "tile does not fit register", f"r{dst}: {out} > {cap}")
