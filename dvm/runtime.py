@@ -142,15 +142,27 @@ class Kernel:
             input_dims=dims,
         )
 
-    def run(self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]) -> list[Any]:
+    def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
         flat = [inputs[i].shape[a] for i, a in self.input_dims]
-        params = [symbols[p] for p in self.params]
+        params = [call.symbols[p] for p in self.params]
         dims = self.output_shapes(*flat, *params) if self.output_ranks else ()
         outputs, k = [], 0
         for rank, dtype in zip(self.output_ranks, self.output_dtypes, strict=True):
             outputs.append(np.empty(dims[k : k + rank], dtype))
             k += rank
-        vm.launch(self.program, [*inputs, *outputs], params, device=self.device)
+        if call.stats is None:
+            vm.launch(self.program, [*inputs, *outputs], params, device=self.device)
+        else:
+            stats = vm.launch(
+                self.program,
+                [*inputs, *outputs],
+                params,
+                device=self.device,
+                trace=call.trace,
+                stats=True,
+            )
+            assert stats is not None
+            call.stats.append((self.name, stats))
         return outputs
 
 
@@ -161,9 +173,12 @@ class Kernel:
 
 @dataclass
 class Call:
-    """What one call's steps share: the symbol values of its shapes."""
+    """What one call's steps share: the symbol values of its shapes, and
+    where to collect each launch's VM statistics when profiling."""
 
     symbols: dict[str, int]
+    stats: list[tuple[str, vm.LaunchStats]] | None = None
+    trace: bool = False
 
 
 class HostCompiler:
@@ -250,7 +265,7 @@ class HostCompiler:
 
         def step(call: Call, env: Env) -> None:
             arrays = [np.ascontiguousarray(env[i]) for i in inputs]
-            for i, value in zip(outputs, kernel.run(arrays, call.symbols), strict=True):
+            for i, value in zip(outputs, kernel.run(arrays, call), strict=True):
                 env[i] = value
 
         return step
@@ -430,11 +445,10 @@ class Variant:
                 return guard, values[2 * k], values[2 * k + 1]
         return None
 
-    def run(self, args: Sequence[Any], symbols: dict[str, int]) -> list[Any]:
+    def run(self, args: Sequence[Any], call: Call) -> list[Any]:
         env: Env = [None] * self.slots
         for slot, value in zip(self.arg_slots, args, strict=True):
             env[slot] = value
-        call = Call(symbols)
         for step in self.steps:
             step(call, env)
         return [env[r] for r in self.results]
@@ -471,6 +485,28 @@ class Program:
         self.arity = len(self.func.args)
 
     def __call__(self, *args: Any) -> Any:
+        spec = self.specialization(args)
+        return self.finish(args, spec.variant.run(args, Call(spec.symbols)))
+
+    def profile(
+        self, *args: Any, trace: bool = False
+    ) -> tuple[Any, list[tuple[str, vm.LaunchStats]]]:
+        """Call the program and collect the VM's statistics of every launch
+        (with `trace`, each launch's per-core timeline too)."""
+        spec = self.specialization(args)
+        call = Call(spec.symbols, [], trace)
+        outputs = self.finish(args, spec.variant.run(args, call))
+        assert call.stats is not None
+        return outputs, call.stats
+
+    @staticmethod
+    def finish(args: Sequence[Any], outputs: list[Any]) -> Any:
+        """The results, never aliasing an argument; one value or a tuple."""
+        outputs = [o.copy() if any(o is a for a in args) else o for o in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def specialization(self, args: Sequence[Any]) -> Specialization:
+        """The cached specialization for these arguments' signature, or a new one."""
         key = signature(args)
         with self.lock:
             spec = self.cache.get(key)
@@ -482,9 +518,7 @@ class Program:
                 self.cache[key] = spec
                 if len(self.cache) > self.cache_size:
                     self.cache.popitem(last=False)
-        outputs = spec.variant.run(args, spec.symbols)
-        outputs = [o.copy() if any(o is a for a in args) else o for o in outputs]
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return spec
 
     def specialize(self, args: Sequence[Any]) -> Specialization:
         """Check the arguments and the guards for a new signature."""
@@ -517,24 +551,24 @@ class Program:
         raise CallError(self.describe_failure(variant, guard, lhs, rhs))
 
     def describe_failure(self, variant: Variant, guard: Guard, lhs: int, rhs: int) -> str:
-        def where(expr: sympy.Expr) -> str:
-            found = [
-                f"axis {a} of {self.argument_name(i)} ({name})"
-                for i, a, name in variant.symbols
-                if name in {str(s) for s in expr.free_symbols}
-            ]
-            return ", ".join(found) or str(expr)
+        """Which op needs which dims equal, and which argument axes disagree."""
 
+        def where(expr: sympy.Expr, value: int) -> str:
+            names = {str(s) for s in expr.free_symbols}
+            axes = [
+                f"axis {a} of {self.argument_name(i)}" for i, a, n in variant.symbols if n in names
+            ]
+            return f"{' / '.join(axes) or expr} ({expr}) is {value}"
+
+        rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
         return (
-            f"@{self.func.sym_name.data}: {guard.origin} needs {guard} "
-            f"({'broadcast' if guard.kind is GuardKind.BROADCAST else 'equal sizes'}), "
-            f"but {guard.lhs} = {lhs} ({where(guard.lhs)}) "
-            f"and {guard.rhs} = {rhs} ({where(guard.rhs)})"
+            f"@{self.func.sym_name.data}: {guard.origin} needs {guard} ({rule}), "
+            f"but {where(guard.lhs, lhs)} and {where(guard.rhs, rhs)}"
         )
 
     def argument_name(self, i: int) -> str:
         name = self.func.body.block.args[i].name_hint
-        return f"argument {i} (%{name})" if name else f"argument {i}"
+        return f"%{name}" if name else f"argument {i}"
 
     def variant(self, ones: frozenset[tuple[int, int]]) -> Variant:
         with self.lock:

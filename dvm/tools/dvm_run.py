@@ -1,0 +1,219 @@
+"""`dvm-run`: run a function of a `.mlir` file on the VM.
+
+    dvm-run layernorm.mlir --shapes 8x64 64 64            # random inputs
+    dvm-run layernorm.mlir --inputs x.npy w.npy b.npy     # inputs from files
+    dvm-run residual_loop.mlir --shapes 4x8 8x8 --index 3 --check --stats
+
+Inputs come from `.npy` files or are drawn at random (fixed seed) with the
+given shapes, one per tensor argument (`RxC`, `scalar` for rank 0); `index`
+arguments take `--index` values. Outputs are printed, or saved with
+`--save PREFIX` as PREFIX0.npy, PREFIX1.npy, ... `--check` compares them
+with the reference interpreter; `--stats` prints each launch's VM
+statistics; `--trace FILE` writes the launches' per-core timelines as
+Chrome trace JSON. Errors are one line on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PROG = "dvm-run"
+
+
+class UsageError(Exception):
+    """Bad command-line input: the message says which and why."""
+
+
+def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", help="the .mlir program")
+    parser.add_argument("--entry", help="the function to run (default: the only one)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--inputs", nargs="+", metavar="NPY", help=".npy file per tensor argument")
+    source.add_argument("--shapes", nargs="+", metavar="SHAPE", help="e.g. 8x64 (random inputs)")
+    parser.add_argument(
+        "--index", nargs="*", type=int, default=[], help="values of index arguments"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--device", default="host", help="device preset: host or ascend910b")
+    parser.add_argument(
+        "--check", action="store_true", help="compare with the reference interpreter"
+    )
+    parser.add_argument("--stats", action="store_true", help="print each launch's VM statistics")
+    parser.add_argument(
+        "--trace", metavar="FILE", help="write per-core timelines (Chrome trace JSON)"
+    )
+    parser.add_argument("--save", metavar="PREFIX", help="save outputs as PREFIX<i>.npy")
+    return parser.parse_args(argv)
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    if text == "scalar":
+        return ()
+    try:
+        dims = tuple(int(d) for d in text.split("x"))
+    except ValueError:
+        raise UsageError(f"bad shape {text!r}: write dims like 8x64, or 'scalar'") from None
+    if any(d < 0 for d in dims):
+        raise UsageError(f"bad shape {text!r}: dims must be >= 0")
+    return dims
+
+
+def make_inputs(options: argparse.Namespace, arg_types: Sequence[Any]) -> list[Any]:
+    """The call's arguments, from files or random with the given shapes."""
+    from xdsl.dialects.builtin import IndexType, TensorType
+
+    from dvm.interpreter import numpy_dtype
+
+    tensors = [t for t in arg_types if isinstance(t, TensorType)]
+    indices = iter(options.index)
+    given = options.inputs or options.shapes or []
+    if len(given) != len(tensors):
+        what = "--inputs files" if options.inputs else "--shapes"
+        raise UsageError(f"the function takes {len(tensors)} tensors, got {len(given)} {what}")
+    rng = np.random.default_rng(options.seed)
+    sources = iter(given)
+    args: list[Any] = []
+    for t in arg_types:
+        if isinstance(t, IndexType):
+            value = next(indices, None)
+            if value is None:
+                raise UsageError("an index argument has no value: pass it with --index")
+            args.append(value)
+            continue
+        assert isinstance(t, TensorType)
+        source = next(sources)
+        if options.inputs:
+            args.append(load_npy(source))
+            continue
+        dtype = numpy_dtype(t)
+        shape = parse_shape(source)
+        if dtype.kind == "f":
+            args.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype.kind == "b":
+            args.append(rng.random(shape) < 0.5)
+        else:
+            args.append(rng.integers(-8, 9, size=shape).astype(dtype))
+    return args
+
+
+def load_npy(path: str) -> np.ndarray[Any, Any]:
+    try:
+        return np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise UsageError(f"{path} is not a .npy array file: {e}") from None
+
+
+def show(outputs: tuple[Any, ...], options: argparse.Namespace) -> None:
+    for i, out in enumerate(outputs):
+        if options.save:
+            path = Path(f"{options.save}{i}.npy")
+            np.save(path, out)
+            print(f"result {i}: {out.shape} {out.dtype} -> {path}")
+        else:
+            print(f"result {i}: {out.shape} {out.dtype}")
+            print(np.array2string(out, threshold=64, precision=5))
+
+
+def check(module: Any, args: list[Any], outputs: tuple[Any, ...], entry: str | None) -> bool:
+    """Compare with the reference interpreter; print the largest differences."""
+    import dvm
+
+    expected = dvm.interpret(module, *args, entry=entry)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    good = True
+    for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
+        tol = 2e-3 if got.dtype == np.float16 else 1e-4
+        same = got.shape == want.shape and np.allclose(
+            got, want, rtol=tol, atol=tol, equal_nan=True
+        )
+        diff = (
+            float(np.max(np.abs(got.astype(np.float64) - want), initial=0.0))
+            if got.shape == want.shape
+            else float("nan")
+        )
+        print(f"check result {i}: {'ok' if same else 'MISMATCH'} (max |difference| {diff:.3g})")
+        good &= bool(same)
+    return good
+
+
+def print_stats(stats: list[tuple[str, Any]]) -> None:
+    for name, s in stats:
+        top = ", ".join(
+            f"{k} {v}" for k, v in sorted(s.instructions.items(), key=lambda kv: -kv[1])[:6]
+        )
+        ms = {
+            k: f"{v * 1e3:.3f} ms"
+            for k, v in (("wall", s.wall_s), ("numpy", s.numpy_s), ("dispatch", s.dispatch_s))
+        }
+        print(
+            f"@{name}: {s.total_instructions} instructions ({top}), "
+            f"{s.tiles} tiles on {s.cores} cores, read {s.bytes_read} B, "
+            f"wrote {s.bytes_written} B, peak local {s.peak_local_memory} B, "
+            f"{ms['wall']} (numpy {ms['numpy']}, dispatch {ms['dispatch']})"
+        )
+
+
+def write_trace(path: str, stats: list[tuple[str, Any]]) -> None:
+    events: list[Any] = []
+    for name, s in stats:
+        for event in json.loads(s.chrome_trace()).get("traceEvents", []):
+            event["name"] = f"{name}: {event.get('name', '')}"
+            events.append(event)
+    Path(path).write_text(json.dumps({"traceEvents": events}))
+    print(f"trace -> {path}")
+
+
+def run(options: argparse.Namespace) -> int:
+    import dvm
+    from dvm.interpreter import find_entry
+
+    module = dvm.parse(Path(options.file))
+    func = find_entry(module, options.entry)
+    args = make_inputs(options, func.function_type.inputs.data)
+    program = dvm.compile(module, entry=options.entry, device=options.device)
+    profile = options.stats or options.trace
+    if profile:
+        result, stats = program.profile(*args, trace=bool(options.trace))
+    else:
+        result, stats = program(*args), []
+    outputs = result if isinstance(result, tuple) else (result,)
+    show(outputs, options)
+    if options.stats:
+        print_stats(stats)
+    if options.trace:
+        write_trace(options.trace, stats)
+    if options.check and not check(module, args, outputs, options.entry):
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `dvm-run` command; returns the exit code."""
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+    from dvm.errors import DvmError
+
+    try:
+        return run(arguments(argv))
+    except SystemExit as e:
+        return 0 if e.code in (0, None) else 1
+    except (UsageError, DvmError, DiagnosticException, ParseError, ValueError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"{PROG}: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
