@@ -18,7 +18,6 @@ threads spin against ours).
 from __future__ import annotations
 
 import bisect
-import importlib
 import itertools
 import math
 import os
@@ -32,7 +31,7 @@ import numpy as np
 
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
-from dvm.vm.kernels import Fn, bind_op
+from dvm.vm.kernels import QUIET, Fn, bind_op
 from dvm.vm.program import Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
@@ -378,40 +377,6 @@ def _pool() -> _Pool:
     return _POOL[0]
 
 
-class _QuietNumpy:
-    """Ignore numpy float errors (never raise) on this thread while a launch runs.
-
-    `np.errstate(all="ignore")` costs ~2 us per use because it rebuilds
-    numpy's error-state object each time; we build it once and only swap
-    numpy's context variable. Those are numpy-private names, so if they are
-    missing we fall back to np.errstate.
-    """
-
-    def __init__(self) -> None:
-        config = importlib.import_module("numpy._core._ufunc_config")
-        self.var = getattr(config, "_extobj_contextvar", None)
-        make = getattr(config, "_make_extobj", None)
-        self.ignore = make(all="ignore") if self.var is not None and make else None
-
-    def enter(self) -> Any:
-        """Start ignoring; returns what `exit` needs."""
-        if self.var is None or self.ignore is None:
-            state = np.errstate(all="ignore")
-            state.__enter__()
-            return state
-        return self.var.set(self.ignore)
-
-    def exit(self, token: Any) -> None:
-        """Restore the error state `enter` replaced."""
-        if isinstance(token, np.errstate):
-            token.__exit__(None, None, None)
-        else:
-            assert self.var is not None
-            self.var.reset(token)
-
-
-_QUIET = _QuietNumpy()
-
 _BLAS: list[Any] = []
 
 
@@ -568,7 +533,7 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
             assert core.stats is not None
             core.stats.reset(trace)
     t0 = time.perf_counter_ns()
-    quiet = _QUIET.enter()
+    quiet = QUIET.enter()
     try:
         if ex.n == 1:
             ex.runners[0](0, ntiles)
@@ -580,7 +545,7 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
             else:
                 _pool().run(jobs)
     finally:
-        _QUIET.exit(quiet)
+        QUIET.exit(quiet)
     t1 = time.perf_counter_ns()
     if not ex.stats:
         return None

@@ -14,6 +14,7 @@ current tile out of it using the tile counters in `core.idx`.
 
 from __future__ import annotations
 
+import importlib
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dvm.vm.isa import AccKind, Cat, DType, ReduceKind, base_name
+from dvm.vm.isa import OPCODES, AccKind, Cat, DType, ReduceKind, base_name
 from dvm.vm.program import Index
 from dvm.vm.specialize import OpNode, Shape, ViewPlan
 
@@ -101,6 +102,42 @@ def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
         return fn(*full, **kwargs)
 
     return dynamic
+
+
+class _QuietNumpy:
+    """Ignore numpy float errors (never raise) on this thread while a launch runs.
+
+    `np.errstate(all="ignore")` costs ~2 us per use because it rebuilds
+    numpy's error-state object each time; we build it once and only swap
+    numpy's context variable. Those are numpy-private names, so if they are
+    missing we fall back to np.errstate.
+    """
+
+    def __init__(self) -> None:
+        config = importlib.import_module("numpy._core._ufunc_config")
+        self.var = getattr(config, "_extobj_contextvar", None)
+        make = getattr(config, "_make_extobj", None)
+        self.ignore = make(all="ignore") if self.var is not None and make else None
+
+    def enter(self) -> Any:
+        """Start ignoring; returns what `exit` needs."""
+        if self.var is None or self.ignore is None:
+            state = np.errstate(all="ignore")
+            state.__enter__()
+            return state
+        return self.var.set(self.ignore)
+
+    def exit(self, token: Any) -> None:
+        """Restore the error state `enter` replaced."""
+        if isinstance(token, np.errstate):
+            token.__exit__(None, None, None)
+        else:
+            assert self.var is not None
+            self.var.reset(token)
+
+
+QUIET = _QuietNumpy()
+"""Used around every launch, and when binding scalars."""
 
 
 def counter_pos(source: int) -> int:
@@ -224,8 +261,11 @@ def _dst(node: OpNode, core: CoreLike) -> Any:
 
 def _typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     """A SCALAR operand as a numpy scalar of the register's dtype (unsafe cast, no warnings)."""
-    with np.errstate(all="ignore"):
+    token = QUIET.enter()
+    try:
         return np.array(value if value is not None else 0).astype(dtype)[()]
+    finally:
+        QUIET.exit(token)
 
 
 def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
@@ -434,6 +474,9 @@ _BINARY: dict[str, Any] = {
 }
 
 
+_BASE_NAMES = {op.code: base_name(op) for op in OPCODES}
+
+
 def _binary_fn(name: str, dtype: DType) -> Any:
     """The function for a binary op on operands of `dtype` (ints divide/pow specially)."""
     if dtype.is_int and name == "div":
@@ -453,7 +496,7 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
     cat = node.ins.op.cat
     reg_pos = 2 if cat is Cat.BINARY_SR else 1
     x, dtype = _src(node, core, reg_pos), _src_dtype(node, core, reg_pos)
-    fn = _binary_fn(base_name(node.ins.op), DType.from_numpy(dtype))
+    fn = _binary_fn(_BASE_NAMES[node.ins.op.code], DType.from_numpy(dtype))
     dst = _dst(node, core)
     if cat is Cat.BINARY:
         return call(core, fn, x, _src(node, core, 2), out=dst)
