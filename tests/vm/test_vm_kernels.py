@@ -181,3 +181,37 @@ def test_store_fusion_only_when_the_value_is_dead() -> None:
     np.testing.assert_allclose(
         z, np.exp((2 * np.linspace(-1, 1, 21, dtype=np.float32)) ** 2), rtol=1e-6
     )
+
+
+SCALAR_ARG = """\
+arg a0 f32 2
+arg a1 f32 0
+arg a2 f32 2
+params 0
+slot s0 = dim(a0,0)
+slot s1 = dim(a0,1)
+slot s2 = 4
+slot s3 = s0 s2 ceildiv
+slot s4 = 0
+slot s5 = 1
+slot s6 = 1024
+grid s3
+reg r0 f32 (s2, s1) at s4
+reg r1 f32 () at s6
+view v0 a0 offset s4 (s0 s1 g0 s2) (s1 s5)
+view v1 a1 offset s4
+view v2 a2 offset s4 (s0 s1 g0 s2) (s1 s5)
+load r0, v0
+load r1, v1
+sub r0, r0, r1
+store v2, r0
+"""
+
+
+@pytest.mark.parametrize("rows", [0, 3, 9])
+def test_rank0_argument_broadcasts(rows: int) -> None:
+    prog = _program(SCALAR_ARG)
+    x = np.arange(rows * 5, dtype=np.float32).reshape(rows, 5)
+    out = np.empty_like(x)
+    vm.launch(prog, [x, np.array(2.5, np.float32), out])
+    np.testing.assert_array_equal(out, x - np.float32(2.5))
