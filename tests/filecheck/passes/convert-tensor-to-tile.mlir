@@ -1,0 +1,225 @@
+// convert-tensor-to-tile: each `tensor.fusion` becomes a `tile.kernel` (a
+// grid of tiles and the body one tile runs) and a `tile.launch` in its place.
+// Tile sizes are named (`t0` for domain axis 0) and defined once, in
+// `dvm.tile_sizes`, as expressions of the shape symbols chosen by the tiling
+// function for the device; `dvm.axes` says, per tile dim, the domain size,
+// the tile size and what walks it (a grid axis, a loop, or nothing).
+//
+// The ascend910b preset is fixed (48 vector and 24 cube cores, 192 KiB of
+// local memory, 32-byte alignment), so its constants are checked exactly.
+// RUN: dvm-opt %s --split-input-file -p 'symbolic-shapes,fuse,stack,convert-tensor-to-tile{device=ascend910b}' | filecheck %s
+//
+// The host preset takes this machine's core count and per-core L2 size, so
+// its constants are matched by pattern; the structure is the same.
+// RUN: dvm-opt %s --split-input-file -p 'symbolic-shapes,fuse,stack,convert-tensor-to-tile{device=host}' | filecheck %s --check-prefix=HOST
+// RUN: dvm-opt %s --split-input-file -p 'symbolic-shapes,fuse,stack,convert-tensor-to-tile' | filecheck %s --check-prefix=HOST
+//
+// RUN: not dvm-opt %s -p 'convert-tensor-to-tile{device=tpu}' 2>&1 | filecheck %s --check-prefix=BADDEVICE
+// BADDEVICE: dvm-opt: error: invalid pass pipeline 'convert-tensor-to-tile{device=tpu}': convert-tensor-to-tile: unknown device 'tpu'; use ['ascend910b', 'host']
+
+// LayerNorm: one vector kernel over (x_0, x_1) reducing axis 1, in two
+// variants picked at run time by a `tensor.choice`: `_rows` when a whole row
+// fits in local memory with the other live tiles (x_1 <= 13926 floats on
+// ascend910b: 85% of 192 KiB over 12 live bytes per element), else one that
+// walks rows in chunks of t1 <= 13920 floats (13926 rounded down to the
+// 8-float alignment unit). A tile holds t0 rows, at most one 48th of the rows
+// (every core gets a tile) and as many as fit beside a chunk.
+
+// CHECK-LABEL: func.func @layernorm(
+// CHECK-NEXT:    %y = tensor.choice ["x_1 <= 13926"] {dvm.shape = ["x_0", "x_1"]} -> (tensor<?x?xf32>) {
+// CHECK-NEXT:      %[[ROWS:.*]] = tile.launch @layernorm_k0_rows(%x, %w, %b) {dvm.shape = ["x_0", "x_1"]} : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:      tensor.yield %[[ROWS]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[CHUNKS:.*]] = tile.launch @layernorm_k0(%x, %w, %b) {dvm.shape = ["x_0", "x_1"]}
+// CHECK-NEXT:      tensor.yield %[[CHUNKS]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y
+
+// The chunked kernel: one phase per reduction, each a loop over the chunks
+// of a row that recomputes its input from %x and folds it into an
+// accumulator (mean, then variance); a last loop computes and stores the
+// output. Values that do not change along the row (%mean, %r) are computed
+// between the loops, once per tile.
+// CHECK:       tile.kernel @layernorm_k0 vector grid ["ceiling(x_0/t0)"] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>, %y: tensor<?x?xf32>)
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "{{.*}}floor(x_0/48){{.*}}floor(13926/Max(1, Min(13920, x_1))){{.*}}", t1 = "Max(1, Min(13920, x_1))"}
+// CHECK-SAME:    dvm.axes = {{\[\["x_0", "t0", "grid0"\], \["x_1", "t1", "loop0"\]\]}}
+// CHECK-SAME:    dvm.arg_shapes = {{\[\["x_0", "x_1"\], \["x_1"\], \["x_1"\], \["x_0", "x_1"\]\]}}
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:    %[[SUM:.*]] = tile.for loop0 to "ceiling(x_1/t1)" (%[[ACC:.*]]: !tile.tile<["t0", 1], f32> = %[[ZERO]]) {
+// CHECK-NEXT:      %[[X:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]} : tensor<?x?xf32> -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:      %[[PART:.*]] = tile.reduce_sum %[[X]] {axes = [1 : i64]} : !tile.tile<["t0", "t1"], f32> -> !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:      %[[NEXT:.*]] = tile.add %[[ACC]], %[[PART]]
+// CHECK-NEXT:      tile.yield %[[NEXT]] : !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[N:.*]] = tile.constant "x_1" : !tile.tile<[1, 1], f32>
+// CHECK-NEXT:    %mean = tile.div %[[SUM]], %[[N]] : (!tile.tile<["t0", 1], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:    %[[ZERO2:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:    %[[SQ:.*]] = tile.for loop0 to "ceiling(x_1/t1)" (%[[ACC2:.*]]: !tile.tile<["t0", 1], f32> = %[[ZERO2]]) {
+// CHECK-NEXT:      %[[X2:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]}
+// CHECK-NEXT:      %d = tile.sub %[[X2]], %mean : (!tile.tile<["t0", "t1"], f32>, !tile.tile<["t0", 1], f32>) -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:      %d2 = tile.mul %d, %d
+// CHECK-NEXT:      %[[PART2:.*]] = tile.reduce_sum %d2 {axes = [1 : i64]}
+// CHECK-NEXT:      %[[NEXT2:.*]] = tile.add %[[ACC2]], %[[PART2]]
+// CHECK-NEXT:      tile.yield %[[NEXT2]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[N2:.*]] = tile.constant "x_1" : !tile.tile<[1, 1], f32>
+// CHECK-NEXT:    %var = tile.div %[[SQ]], %[[N2]]
+// CHECK-NEXT:    %eps = tile.constant 1.000000e-05 : f32 : !tile.tile<[1, 1], f32>
+// CHECK-NEXT:    %ve = tile.add %var, %eps : (!tile.tile<["t0", 1], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:    %r = tile.rsqrt %ve : !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:    tile.for loop0 to "ceiling(x_1/t1)" () {
+// CHECK-NEXT:      %[[X3:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]}
+// CHECK-NEXT:      %[[D:.*]] = tile.sub %[[X3]], %mean
+// CHECK-NEXT:      %n = tile.mul %[[D]], %r
+// CHECK-NEXT:      %[[W:.*]] = tile.load %w {offset = "0", sizes = ["1", "x_1"], strides = ["0", "1"], tiles = ["1", "t1"], index = ["whole", "loop0"]} : tensor<?xf32> -> !tile.tile<[1, "t1"], f32>
+// CHECK-NEXT:      %s = tile.mul %n, %[[W]] : (!tile.tile<["t0", "t1"], f32>, !tile.tile<[1, "t1"], f32>) -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:      %[[B:.*]] = tile.load %b {offset = "0", sizes = ["1", "x_1"], strides = ["0", "1"], tiles = ["1", "t1"], index = ["whole", "loop0"]}
+// CHECK-NEXT:      %[[Y:.*]] = tile.add %s, %[[B]]
+// CHECK-NEXT:      tile.store %[[Y]], %y {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]} : !tile.tile<["t0", "t1"], f32>, tensor<?x?xf32>
+// CHECK-NEXT:      tile.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// The whole-rows kernel: t1 is the row, walked by nothing; %x is read once.
+// CHECK-NEXT:  tile.kernel @layernorm_k0_rows vector grid ["ceiling(x_0/t0)"] outputs 1
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "{{.*}}floor(x_0/48){{.*}}floor(13926/Max(1, x_1)){{.*}}", t1 = "Max(1, x_1)"}
+// CHECK-SAME:    dvm.axes = {{\[\["x_0", "t0", "grid0"\], \["x_1", "t1", "whole"\]\]}}
+// CHECK-NEXT:    %[[XR:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "whole"]}
+// CHECK-NOT:     tile.for
+// CHECK-NOT:     tile.load %x
+// CHECK:         tile.store %{{.*}}, %y {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "whole"]}
+// CHECK-NEXT:  }
+
+// HOST-LABEL: func.func @layernorm(
+// HOST-NEXT:    %y = tensor.choice ["x_1 <= [[ROW:[0-9]+]]"]
+// HOST:         tile.kernel @layernorm_k0 vector grid ["ceiling(x_0/t0)"]
+// HOST-SAME:      dvm.tile_sizes = {t0 = "{{.*}}floor(x_0/{{[0-9]+}}){{.*}}floor([[ROW]]/Max(1, Min([[CHUNK:[0-9]+]], x_1))){{.*}}", t1 = "Max(1, Min([[CHUNK]], x_1))"}
+// HOST-SAME:      dvm.device = "host"
+// HOST-COUNT-3:   tile.for loop0 to "ceiling(x_1/t1)"
+// HOST:         tile.kernel @layernorm_k0_rows vector
+// HOST-SAME:      t1 = "Max(1, x_1)"
+func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
+  %eps = arith.constant dense<9.99999974E-6> : tensor<f32>
+  %mean = tensor.reduce_mean %x {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %d = tensor.sub %x, %mean : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %d2 = tensor.mul %d, %d : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %var = tensor.reduce_mean %d2 {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %ve = tensor.add %var, %eps : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+  %r = tensor.rsqrt %ve : tensor<?x1xf32>
+  %n = tensor.mul %d, %r : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %s = tensor.mul %n, %w : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %y = tensor.add %s, %b : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// A cube kernel: a grid over output tiles of t0 x t1; each tile accumulates
+// `tile.mma` over the chunks of K (t2 wide), loading a t0 x t2 tile of %a and
+// a t2 x t1 tile of %b per chunk. Four live tiles of side 96 fit (4 * 96 *
+// 96 * 4 bytes <= 85% of 192 KiB); a tile has at least 8 rows and at most
+// one 24th of them (24 cube cores).
+
+// CHECK-LABEL: func.func @matmul(
+// CHECK-NEXT:    %c = tile.launch @matmul_k0(%a, %b) {dvm.shape = ["a_0", "b_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:    func.return %c
+// CHECK:       tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"] outputs 1 (%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(96, a_0, Max(8, floor(a_0/24))))", t1 = "Max(1, Min(96, b_1))", t2 = "Max(1, Min(96, a_1))"}
+// CHECK-SAME:    dvm.axes = {{\[\["a_0", "t0", "grid0"\], \["b_1", "t1", "grid1"\]\]}}
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    %c_1 = tile.for loop0 to "ceiling(a_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
+// CHECK-NEXT:      %[[A:.*]] = tile.load %a {offset = "0", sizes = ["a_0", "a_1"], strides = ["a_1", "1"], tiles = ["t0", "t2"], index = ["grid0", "loop0"]} : tensor<?x?xf32> -> !tile.tile<["t0", "t2"], f32>
+// CHECK-NEXT:      %[[B:.*]] = tile.load %b {offset = "0", sizes = ["a_1", "b_1"], strides = ["b_1", "1"], tiles = ["t2", "t1"], index = ["loop0", "grid1"]} : tensor<?x?xf32> -> !tile.tile<["t2", "t1"], f32>
+// CHECK-NEXT:      %[[NEXT:.*]] = tile.mma %[[A]], %[[B]], %[[ACC]] : (!tile.tile<["t0", "t2"], f32>, !tile.tile<["t2", "t1"], f32>, !tile.tile<["t0", "t1"], f32>) -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:      tile.yield %[[NEXT]] : !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tile.store %c_1, %c {offset = "0", sizes = ["a_0", "b_1"], strides = ["b_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]} : !tile.tile<["t0", "t1"], f32>, tensor<?x?xf32>
+// CHECK-NEXT:  }
+
+// HOST-LABEL: func.func @matmul(
+// HOST:         tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"]
+// HOST-SAME:      dvm.tile_sizes = {t0 = "Max(1, Min([[SIDE:[0-9]+]], a_0, Max(16, floor(a_0/{{[0-9]+}}))))", t1 = "Max(1, Min([[SIDE]], b_1))", t2 = "Max(1, Min([[SIDE]], a_1))"}
+// HOST:           tile.for loop0 to "ceiling(a_1/t2)"
+// HOST:             tile.mma
+func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = tensor.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %c : tensor<?x?xf32>
+}
+
+// -----
+
+// A mix kernel: the K loop as in a cube kernel, then the elementwise
+// epilogue once per finished output tile: the bias is loaded as a 1 x t1
+// tile (stride 0 along the rows), the relu's zero is a 1 x 1 constant that
+// broadcasts. Six live tiles, so a smaller side: 80.
+
+// CHECK-LABEL: func.func @addmm_relu(
+// CHECK-NEXT:    %y = tile.launch @addmm_relu_k0(%x, %w, %bias) {dvm.shape = ["x_0", "w_1"]}
+// CHECK:       tile.kernel @addmm_relu_k0 mix grid ["ceiling(x_0/t0)", "ceiling(w_1/t1)"] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?xf32>, %y: tensor<?x?xf32>)
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(80, x_0, Max(8, floor(x_0/24))))", t1 = "Max(1, Min(80, w_1))", t2 = "Max(1, Min(80, x_1))"}
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    %mm = tile.for loop0 to "ceiling(x_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
+// CHECK-NEXT:      %[[A:.*]] = tile.load %x {{.*}} index = ["grid0", "loop0"]}
+// CHECK-NEXT:      %[[B:.*]] = tile.load %w {{.*}} index = ["loop0", "grid1"]}
+// CHECK-NEXT:      %[[NEXT:.*]] = tile.mma %[[A]], %[[B]], %[[ACC]]
+// CHECK-NEXT:      tile.yield %[[NEXT]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[BIAS:.*]] = tile.load %bias {offset = "0", sizes = ["1", "w_1"], strides = ["0", "1"], tiles = ["1", "t1"], index = ["whole", "grid1"]} : tensor<?xf32> -> !tile.tile<[1, "t1"], f32>
+// CHECK-NEXT:    %z = tile.add %mm, %[[BIAS]] : (!tile.tile<["t0", "t1"], f32>, !tile.tile<[1, "t1"], f32>) -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    %zero = tile.constant 0.000000e+00 : f32 : !tile.tile<[1, 1], f32>
+// CHECK-NEXT:    %[[Y:.*]] = tile.max %z, %zero : (!tile.tile<["t0", "t1"], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    tile.store %[[Y]], %y {offset = "0", sizes = ["x_0", "w_1"], strides = ["w_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
+// CHECK-NEXT:  }
+
+// HOST-LABEL: func.func @addmm_relu(
+// HOST:         tile.kernel @addmm_relu_k0 mix
+// HOST:           tile.mma
+// HOST:         tile.max
+func.func @addmm_relu(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
+  %zero = arith.constant dense<0.000000e+00> : tensor<f32>
+  %mm = tensor.matmul %x, %w : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %z = tensor.add %mm, %bias : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %y = tensor.max %z, %zero : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// Views: the transposed read of %x and the transposed write of the result
+// become strides (1 along the domain's first axis, x_1 along its second).
+
+// CHECK-LABEL: func.func @views(
+// CHECK:         tile.kernel @views_k0 vector grid ["ceiling(x_1/t0)", "ceiling(x_0/t1)"]
+// CHECK:           tile.load %x {offset = "0", sizes = ["x_1", "x_0"], strides = ["1", "x_1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
+// CHECK:           tile.load %y {offset = "0", sizes = ["x_1", "x_0"], strides = ["x_0", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
+// CHECK:           tile.store %{{.*}}, %et {offset = "0", sizes = ["x_1", "x_0"], strides = ["1", "x_1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
+func.func @views(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %xt = tensor.transpose %x {perm = [1, 0]} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %s = tensor.add %xt, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %e = tensor.exp %s : tensor<?x?xf32>
+  %et = tensor.transpose %e {perm = [1, 0]} : tensor<?x?xf32> -> tensor<?x?xf32>
+  func.return %et : tensor<?x?xf32>
+}
+
+// -----
+
+// Stacked kernels (independent, and of different ranks, so no guarded
+// choice): each becomes a kernel of its own and a launch inside the stack,
+// which still launches them together.
+
+// CHECK-LABEL: func.func @stacked(
+// CHECK-NEXT:    %e, %t = tensor.stack parallel
+// CHECK-NEXT:      %[[E:.*]] = tile.launch @stacked_k0(%x)
+// CHECK-NEXT:      %[[T:.*]] = tile.launch @stacked_k1(%y)
+// CHECK-NEXT:      tensor.yield %[[E]], %[[T]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %e, %t
+// CHECK:       tile.kernel @stacked_k0 vector
+// CHECK:         tile.exp
+// CHECK:       tile.kernel @stacked_k1 vector
+// CHECK:         tile.tanh
+func.func @stacked(%x: tensor<?xf32>, %y: tensor<?x4xf32>) -> (tensor<?xf32>, tensor<?x4xf32>) {
+  %e = tensor.exp %x : tensor<?xf32>
+  %t = tensor.tanh %y : tensor<?x4xf32>
+  func.return %e, %t : tensor<?xf32>, tensor<?x4xf32>
+}
