@@ -38,6 +38,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FunctionType,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -47,6 +48,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from dvm import vm
 from dvm.dialects import bytecode as bc
@@ -66,6 +68,7 @@ from dvm.passes.symbolic import (
     function_guards,
     parse_expr,
     split_condition,
+    substitute,
 )
 
 Env = list[Any]
@@ -121,14 +124,14 @@ class Kernel:
         params = [p.data for p in program_op.params.data]
         dims = [(i, a) for i, arg in enumerate(args[:inputs]) for a in range(len(arg.dims.data))]
         names = [f"d{i}_{a}" for i, a in dims]
-        rename: dict[sympy.Basic, sympy.Basic] = {}
+        rename: dict[sympy.Symbol, sympy.Expr] = {}
         for i, arg in enumerate(args[:inputs]):
             for a, d in enumerate(arg.dims.data):
                 expr = parse_expr(d.data)
                 if isinstance(expr, sympy.Symbol) and expr not in rename:
                     rename[expr] = sympy.Symbol(f"d{i}_{a}")
         outputs = args[inputs:]
-        exprs = [parse_expr(d.data).xreplace(rename) for arg in outputs for d in arg.dims.data]
+        exprs = [substitute(parse_expr(d.data), rename) for arg in outputs for d in arg.dims.data]
         device = program_op.attributes.get(DEVICE)
         preset = device.data if isinstance(device, StringAttr) else "host"
         return Kernel(
@@ -600,8 +603,8 @@ def with_unit_dims(
         shape = list(old.get_shape())
         shape[axis] = 1
         types[i] = TensorType(old.element_type, shape)
-        func.body.block.args[i].type = types[i]
-    func.function_type = type(func.function_type)(types, func.function_type.outputs.data)  # type: ignore[call-arg]
+        Rewriter.replace_value_with_new_type(func.body.block.args[i], types[i])
+    func.function_type = FunctionType.from_lists(types, func.function_type.outputs.data)
     module.verify()
     return module
 

@@ -32,7 +32,7 @@ class UsageError(Exception):
 
 
 def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description="Run a function of a .mlir file.")
     parser.add_argument("file", help="the .mlir program")
     parser.add_argument("--entry", help="the function to run (default: the only one)")
     source = parser.add_mutually_exclusive_group()
