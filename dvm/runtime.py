@@ -38,8 +38,8 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    FunctionType,
     FloatAttr,
+    FunctionType,
     IndexType,
     IntegerAttr,
     ModuleOp,
