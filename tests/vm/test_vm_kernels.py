@@ -215,3 +215,45 @@ def test_rank0_argument_broadcasts(rows: int) -> None:
     out = np.empty_like(x)
     vm.launch(prog, [x, np.array(2.5, np.float32), out])
     np.testing.assert_array_equal(out, x - np.float32(2.5))
+
+
+BATCHED_MMA = """\
+arg a0 f32 3
+arg a1 f32 3
+arg a2 f32 3
+params 0
+slot s0 = dim(a0,0)
+slot s1 = dim(a0,1)
+slot s2 = dim(a0,2)
+slot s3 = dim(a1,1)
+slot s4 = 0
+slot s5 = 1
+slot s6 = s1 s2 mul
+slot s7 = s1 s3 mul
+slot s8 = s0 s1 mul s2 mul 4 mul 63 add 64 floordiv 64 mul
+slot s9 = s0 s2 mul s3 mul 4 mul 63 add 64 floordiv 64 mul s8 add
+slot s10 = s3 s2 mul
+grid s5
+reg r0 f32 (s0, s1, s2) at s4
+reg r1 f32 (s0, s3, s2) at s8
+reg r2 f32 (s0, s1, s3) at s9
+view v0 a0 offset s4 (s0 s6) (s1 s2) (s2 s5)
+view v1 a1 offset s4 (s0 s10) (s3 s2) (s2 s5)
+view v2 a2 offset s4 (s0 s7) (s1 s3) (s3 s5)
+load r0, v0
+load r1, v1
+mma r2, r0, r1, [tb]
+mma r2, r0, r1, [tb,acc]
+store v2, r2
+"""
+
+
+@pytest.mark.parametrize(("b", "m", "k", "n"), [(1, 1, 1, 1), (3, 4, 5, 2), (2, 0, 3, 4)])
+def test_batched_mma_with_transpose(b: int, m: int, k: int, n: int) -> None:
+    """out[i] = 2 * a[i] @ bt[i].T: rank-3 registers, `tb` and an accumulate."""
+    prog = _program(BATCHED_MMA)
+    a = RNG.standard_normal((b, m, k)).astype(np.float32)
+    bt = RNG.standard_normal((b, n, k)).astype(np.float32)
+    out = np.full((b, m, n), np.nan, np.float32)
+    vm.launch(prog, [a, bt, out])
+    np.testing.assert_allclose(out, 2 * a @ bt.transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
