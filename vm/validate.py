@@ -194,8 +194,8 @@ class _Validator:
             if not (isinstance(v, int) and 0 <= v < len(p.views)):
                 raise self.fail(where, "view index out of range", f"v{v}")
             self.loops_enclose(where, p.views[v], depth)
-        if kind is Kind.SLOT and isinstance(v, int):
-            self.slot(where, v)
+        if kind is Kind.SLOT:
+            self.slot(where, v if isinstance(v, int) else -1)
         if kind is Kind.SCALAR:
             if not isinstance(v, Scalar):
                 raise self.fail(where, "bad scalar operand")
