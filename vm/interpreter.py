@@ -235,7 +235,10 @@ class Executable:
         plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
         self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
-        self._empties = [np.empty(v.sizes, spec.program.args[v.arg].dtype.np) for v in spec.views]
+        self._empties = [  # what an empty view (a zero dim) reads and writes: nothing
+            np.empty(v.sizes if v.empty else (0,), spec.program.args[v.arg].dtype.np)
+            for v in spec.views
+        ]
         for core in self.cores:
             if stats:
                 core.stats = CoreStats()
