@@ -74,7 +74,8 @@ from xdsl.traits import (
     Pure,
     SymbolOpInterface,
 )
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects import tensor as tensor_dialect
 
@@ -205,7 +206,7 @@ class KernelOp(IRDLOperation):
         args = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
         )
-        attrs = parser.parse_optional_attr_dict()
+        attrs = parse_attrs_before_region(parser)
         return cls(name, kind, grid, [], outputs, attrs, parser.parse_region(args))
 
     def verify_(self) -> None:
@@ -217,6 +218,21 @@ class KernelOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' grid must have 1 to 3 axes")
         if not 0 <= self.num_outputs <= len(self.body.block.args):
             raise VerifyException(f"'{self.name}' has more outputs than arguments")
+
+
+def parse_attrs_before_region(parser: Parser) -> dict[str, Attribute]:
+    """An optional attribute dictionary right before a region: both start
+    with `{`, so a `{` that does not open a dictionary followed by the region
+    is the region itself (a kernel without attributes)."""
+    start = parser.pos
+    try:
+        attrs = parser.parse_optional_attr_dict()
+    except ParseError:
+        attrs = None
+    if attrs is None or parser._current_token.kind != MLIRTokenKind.L_BRACE:
+        parser._resume_from(start)
+        return {}
+    return attrs
 
 
 @irdl_op_definition
