@@ -1,0 +1,452 @@
+"""The tile level: tiled kernels compute what the programs mean, and the
+tiling function keeps its promises.
+
+Differential: every shared example, lowered through
+`symbolic-shapes,fuse,stack,convert-tensor-to-tile{device=D}` for both
+device presets, runs on the tile interpreter and matches `reference.py` on
+shapes with dims of 0, 1, primes and large ones -- large enough that the
+ascend910b preset cuts the parallel work into many tiles and walks long
+reduced axes (a LayerNorm row of 30011 floats, a matmul's K of 257) in
+several chunks. While they run, every launched kernel's live tiles are
+measured at the real shapes and must fit the device's local memory.
+
+Units: for concrete sizes (0, 1, primes, large) and both presets, the tiling
+function's plans fit local memory, align the innermost tile unless it is
+whole, give every core a tile when the shape allows, and cover every axis
+exactly (tails included).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import pytest
+import sympy
+from conftest import EXAMPLES_DIR, load_reference
+from test_conformance import TOLERANCES, as_tuple, run_reference
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import PassPipeline
+
+import dvm
+from dvm import tile_interpreter
+from dvm.dialects import tile
+from dvm.ir import make_context
+from dvm.lowering.tensor_to_tile import DEVICES, element_bytes
+from dvm.lowering.tiling import TilePlan, plan_matmul_tiles, plan_vector_tiles, rows_fit
+from dvm.passes import PASSES
+from dvm.passes.domain import Domain
+from dvm.passes.symbolic import conditions_hold, shape_from_attr, symbol
+from dvm.vm.device import DeviceSpec
+
+PRESETS = tuple(DEVICES)
+"""Device presets: "host" (this machine) and "ascend910b"."""
+
+
+def pipeline(device: str) -> str:
+    return f"symbolic-shapes,fuse,stack,convert-tensor-to-tile{{device={device}}}"
+
+
+# -- differential: every example through tiles ---------------------------------
+
+DRAWS: dict[str, list[dict[str, int]]] = {
+    # Rows of 30011 and 40009 floats need 3 chunks on the ascend910b preset
+    # (13920 floats per chunk) and 2 on a host with 512 KiB per core; 2003
+    # rows make 48 tiles there.
+    "layernorm.mlir": [
+        {"R": 0, "C": 5},
+        {"R": 3, "C": 0},
+        {"R": 1, "C": 1},
+        {"R": 97, "C": 13},
+        {"R": 2003, "C": 31},
+        {"R": 3, "C": 30011},
+        {"R": 2, "C": 40009},
+    ],
+    "softmax.mlir": [{"B": 0, "S": 7}, {"B": 1, "S": 1}, {"B": 7, "S": 313}, {"B": 3, "S": 2003}],
+    "gelu.mlir": [{"R": 0, "C": 7}, {"R": 1, "C": 1}, {"R": 61, "C": 1009}, {"R": 2, "C": 30011}],
+    # K = 257 is 3 chunks of 96 (ascend910b) or 2 of 160 (host); K = 0 sums nothing.
+    "matmul.mlir": [
+        {"M": 0, "K": 5, "N": 3},
+        {"M": 3, "K": 0, "N": 5},
+        {"M": 1, "K": 1, "N": 1},
+        {"M": 131, "K": 257, "N": 97},
+        {"M": 389, "K": 13, "N": 211},
+    ],
+    "addmm_relu.mlir": [
+        {"M": 5, "K": 0, "N": 3},
+        {"M": 1, "K": 1, "N": 1},
+        {"M": 131, "K": 257, "N": 97},
+    ],
+    "if_else_add.mlir": [
+        {"R": 0, "C": 3},
+        {"R": 1, "C": 1},
+        {"R": 31, "C": 17},
+        {"R": 523, "C": 97},
+    ],
+    # A column of 20011 floats is several chunks; C = 0 and R = 0 are empty.
+    "column_stats.mlir": [
+        {"R": 0, "C": 5},
+        {"R": 5, "C": 0},
+        {"R": 1, "C": 1},
+        {"R": 20011, "C": 7},
+        {"R": 13, "C": 1009},
+    ],
+    "mixed_precision.mlir": [{"R": 0}, {"R": 1}, {"R": 3001}],
+    "residual_loop.mlir": [
+        {"M": 0, "K": 3},
+        {"M": 1, "K": 1},
+        {"M": 17, "K": 13},
+        {"M": 64, "K": 131},
+    ],
+    "bert_layer.mlir": [{"B": 1, "S": 1}, {"B": 2, "S": 0}, {"B": 2, "S": 37}, {"B": 1, "S": 97}],
+    "mmoe.mlir": [{"B": 0, "E": 3}, {"B": 1, "E": 1}, {"B": 97, "E": 5}, {"B": 3, "E": 3001}],
+}
+INDEX_VALUES = (2, 0, 1, 3)
+"""Trip counts for `index` arguments (residual_loop), by draw."""
+
+
+def tolerances(dtype: np.dtype[Any], dims: dict[str, int]) -> tuple[float, float]:
+    """(rtol, atol): the dtype's, with atol grown like the rounding error of a
+    float32 sum of the longest dim (chunked sums add in another order than
+    numpy's pairwise ones)."""
+    rtol, atol = TOLERANCES[dtype]
+    longest = max([1, *dims.values()])
+    return rtol, atol * math.sqrt(longest)
+
+
+def _cases() -> list[Any]:
+    if not EXAMPLES_DIR.is_dir():  # the test itself skips, through the fixture
+        return [pytest.param("missing", "host", id="examples-missing")]
+    files = sorted(load_reference().EXAMPLES)
+    return [pytest.param(f, d, id=f"{Path(f).stem}-{d}") for f in files for d in PRESETS]
+
+
+@cache
+def lowered(path: Path, device: str) -> ModuleOp:
+    module = dvm.parse(path)
+    PassPipeline.parse_spec(PASSES, pipeline(device)).apply(make_context(), module)
+    module.verify()
+    return module
+
+
+@dataclass
+class Launch:
+    kernel: str
+    peak: int
+    """The most bytes of tiles alive at once, at the launch's real shapes."""
+
+
+@pytest.fixture
+def launches(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Launch]]:
+    """Every kernel the tile interpreter launches while the test runs, with
+    the peak bytes of its live tiles (each rounded up to the alignment)."""
+    seen: list[Launch] = []
+    real_launch = tile_interpreter.launch
+
+    def measured(kernel: tile.KernelOp, inputs: Sequence[Any]) -> list[Any]:
+        seen.append(Launch(kernel.sym_name.data, peak_live_bytes(kernel, inputs)))
+        return real_launch(kernel, inputs)
+
+    monkeypatch.setattr(tile_interpreter, "launch", measured)
+    yield seen
+
+
+def test_lowering_covers_every_example(examples_dir: Path, reference: Any) -> None:
+    assert set(DRAWS) == set(reference.EXAMPLES)
+
+
+@pytest.mark.parametrize(("file", "device"), _cases())
+def test_tiled_example_matches_reference(
+    file: str, device: str, examples_dir: Path, reference: Any, launches: list[Launch]
+) -> None:
+    name, spec, fn = reference.EXAMPLES[file]
+    module = lowered(examples_dir / file, device)
+    assert not any(op.name == "tensor.fusion" for op in module.walk()), "a kernel was not lowered"
+    memory = DEVICES[device]().local_memory_bytes
+    for draw, dims in enumerate(DRAWS[file]):
+        rng = np.random.default_rng(draw)
+        args = reference.make_inputs(spec, dims, rng, index_value=INDEX_VALUES[draw % 4])
+        expected = run_reference(file, fn, args)
+        launches.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the interpreters must not leak numpy warnings
+            actual = as_tuple(dvm.interpret(module, *args, entry=name))
+        assert len(actual) == len(expected)
+        for i, (got, want) in enumerate(zip(actual, expected, strict=True)):
+            want = np.asarray(want)
+            where = f"{dims} result {i}"
+            assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
+            assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
+            rtol, atol = tolerances(want.dtype, dims)
+            np.testing.assert_allclose(got, want, rtol, atol, equal_nan=True, err_msg=where)
+        too_big = [launch for launch in launches if launch.peak > memory]
+        assert not too_big, f"{dims}: live tiles exceed {memory} bytes of local memory: {too_big}"
+
+
+def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: list[Launch]) -> None:
+    """The large draws do what they are there for on ascend910b: a LayerNorm
+    row of 30011 floats is walked in 3 chunks, 2003 rows fill the 48 cores."""
+    module = lowered(examples_dir / "layernorm.mlir", "ascend910b")
+    kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, tile.KernelOp)}
+    rng = np.random.default_rng(0)
+
+    def launched(rows: int, cols: int) -> tuple[tile.KernelOp, tile_interpreter.KernelRun]:
+        launches.clear()
+        args = [rng.standard_normal(s).astype(np.float32) for s in [(rows, cols), (cols,), (cols,)]]
+        dvm.interpret(module, *args)
+        (launch,) = launches
+        kernel = kernels[launch.kernel]
+        return kernel, kernel_run(kernel, args)
+
+    kernel, run = launched(3, 30011)
+    loops = [op for op in kernel.walk() if isinstance(op, tile.ForOp)]
+    assert len(loops) == 3, "three phases: mean, variance, output"
+    assert all(run.eval(op.count.data) == 3 for op in loops)
+    kernel, run = launched(2003, 31)
+    grid = [run.eval(g) for g in tile.expr_texts(kernel.grid)]
+    assert math.prod(grid) >= DeviceSpec.ascend910b().vector_cores
+
+
+# -- measuring live tiles ------------------------------------------------------------
+
+
+def kernel_run(kernel: tile.KernelOp, inputs: Sequence[Any]) -> tile_interpreter.KernelRun:
+    """A run of `kernel` with its shape symbols and tile sizes bound, as
+    `tile_interpreter.launch` binds them."""
+    shapes = kernel.attributes["dvm.arg_shapes"]
+    symbols: dict[sympy.Symbol, int] = {}
+    run = tile_interpreter.KernelRun(kernel, symbols)
+    assert isinstance(shapes, ArrayAttr)
+    for shape, array in zip(shapes.data, inputs, strict=False):
+        tile_interpreter.bind_shape(symbols, shape_from_attr(shape), np.shape(array))
+    sizes = kernel.attributes.get("dvm.tile_sizes")
+    if isinstance(sizes, DictionaryAttr):
+        for key, text in sizes.data.items():
+            assert isinstance(text, StringAttr)
+            symbols[symbol(key)] = run.eval(text.data)
+    return run
+
+
+def peak_live_bytes(kernel: tile.KernelOp, inputs: Sequence[Any]) -> int:
+    """The most bytes of tiles alive at one point of the kernel body.
+
+    Ops are numbered in program order (a loop's body inside the loop). A
+    value lives from its definition to its last use; a use inside a loop the
+    value was defined outside of keeps it alive to the end of that loop. Each
+    tile takes its largest extents, rounded up to the device alignment of 32.
+    """
+    run = kernel_run(kernel, inputs)
+    order: list[Operation] = []
+    end: dict[Operation, int] = {}
+
+    def number(op: Operation) -> None:
+        order.append(op)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    number(inner)
+        end[op] = len(order) - 1
+
+    for op in kernel.body.block.ops:
+        number(op)
+    position = {op: i for i, op in enumerate(order)}
+
+    def size(value: SSAValue) -> int:
+        assert isinstance(value.type, tile.TileType)
+        extents = [run.eval(e) for e in tile.expr_texts(value.type.shape)]
+        nbytes = math.prod(extents) * element_bytes(value.type.element_type)
+        return -(-nbytes // 32) * 32
+
+    def last_use(value: SSAValue, defined: int) -> int:
+        last = defined
+        for use in value.uses:
+            user: Operation | None = use.operation
+            until = position[use.operation]
+            while user is not None and user is not kernel:
+                if isinstance(user, tile.ForOp) and not position[user] <= defined <= end[user]:
+                    until = end[user]  # the loop needs the value on every iteration
+                user = user.parent_op()
+            last = max(last, until)
+        return last
+
+    intervals: list[tuple[int, int, int]] = []
+    for op in order:
+        values: list[tuple[SSAValue, int]] = [(r, end[op]) for r in op.results]
+        if isinstance(op, tile.ForOp):
+            values += [(a, position[op]) for a in op.body.block.args]
+        for value, defined in values:
+            if isinstance(value.type, tile.TileType):
+                intervals.append((defined, last_use(value, defined), size(value)))
+    return max(
+        (sum(b for d, last, b in intervals if d <= i <= last) for i in range(len(order))),
+        default=0,
+    )
+
+
+# -- units: the tiling function ---------------------------------------------------------
+
+SIZES = (0, 1, 2, 7, 13, 97, 193, 1009, 30011, 1_000_003)
+"""0, 1, primes, and sizes far beyond one tile."""
+
+R, C, D = symbol("r"), symbol("c"), symbol("d")
+
+
+@dataclass(frozen=True)
+class VectorCase:
+    name: str
+    domain: Callable[[], Domain]
+    live_bytes: int = 12
+    element_bytes: int = 4
+
+
+VECTOR_CASES = [
+    VectorCase("rows", lambda: Domain([R, C], frozenset({1}))),
+    VectorCase("columns", lambda: Domain([R, C], frozenset({0}))),
+    VectorCase("all", lambda: Domain([R, C], frozenset({0, 1}))),
+    VectorCase("elementwise", lambda: Domain([R, C])),
+    VectorCase("flat", lambda: Domain([R]), live_bytes=8),
+    VectorCase("f16", lambda: Domain([R, C], frozenset({1})), live_bytes=6, element_bytes=2),
+    VectorCase("batch-loop", lambda: Domain([D, R, sympy.Integer(4), C])),
+    VectorCase("middle", lambda: Domain([R, D, C], frozenset({1})), live_bytes=16),
+]
+
+
+INTEGER_MATH = {"ceiling": math.ceil, "floor": math.floor, "Max": max, "Min": min}
+
+
+def concrete(
+    plan: TilePlan, domain: Domain, symbols: Sequence[sympy.Symbol]
+) -> Callable[[dict[sympy.Symbol, int]], tuple[list[int], list[int], list[int]]]:
+    """The plan's tile extents, grid and tile counts per axis (grid axes and
+    loops) as a function of the sizes, compiled once: substituting into sympy
+    for every draw would take seconds."""
+    counts = [
+        plan.grid[plan.gridded.index(a)]
+        if a in plan.gridded
+        else plan.trips(a, domain.sizes)
+        if plan.index[a].startswith("loop")
+        else sympy.Integer(1)
+        for a in range(len(domain.sizes))
+    ]
+    compiled = sympy.lambdify(
+        list(symbols), [plan.tiles, plan.grid, counts], [INTEGER_MATH, "math"]
+    )
+
+    def at(sizes: dict[sympy.Symbol, int]) -> tuple[list[int], list[int], list[int]]:
+        tiles, grid, walked = compiled(*(sizes[s] for s in symbols))
+        return [int(v) for v in tiles], [int(v) for v in grid], [int(v) for v in walked]
+
+    return at
+
+
+def size_draws(symbols: Sequence[sympy.Symbol]) -> list[dict[sympy.Symbol, int]]:
+    """Each size in SIZES for each symbol against small and large others."""
+    draws = []
+    for s in symbols:
+        for n in SIZES:
+            for other in (3, 1009):
+                draws.append({t: n if t is s else other for t in symbols})
+    return draws
+
+
+def check_tails(plan: TilePlan, tiles: list[int], counts: list[int], sizes: list[int]) -> None:
+    """Along every walked axis, `count` tiles of `tile` elements, the last
+    one cut at the axis's end, cover it exactly: no tile is empty (so none
+    reads past the end) and no element is left out. A `whole` axis is one
+    tile spanning it."""
+    for axis, (walker, tile_size, count, n) in enumerate(
+        zip(plan.index, tiles, counts, sizes, strict=True)
+    ):
+        assert tile_size >= 1, (axis, tiles)
+        if walker == "whole":
+            assert tile_size == max(n, 1), (axis, tiles)
+        elif n == 0:
+            assert count == 0, (axis, count)
+        else:
+            assert (count - 1) * tile_size < n <= count * tile_size, (axis, tile_size, count, n)
+
+
+def achievable_tiles(plan: TilePlan, sizes: list[int], align: int, innermost: int) -> int:
+    """How many tiles the gridded axes could give, with an aligned innermost tile."""
+    counts = [-(-sizes[a] // align) if a == innermost else sizes[a] for a in plan.gridded]
+    return math.prod(counts)
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize(
+    ("case", "whole_rows"),
+    [
+        pytest.param(c, rows, id=f"{c.name}-{'whole-rows' if rows else 'chunks'}")
+        for c in VECTOR_CASES
+        for rows in (False, True)
+        if c.domain().reduced or not rows  # whole rows are for kernels with reductions
+    ],
+)
+def test_vector_tiling(device: str, case: VectorCase, whole_rows: bool) -> None:
+    spec = DEVICES[device]()
+    domain = case.domain()
+    plan = plan_vector_tiles(domain, case.live_bytes, case.element_bytes, spec, whole_rows)
+    condition = rows_fit(domain, case.live_bytes, spec, case.element_bytes) if whole_rows else None
+    align = spec.alignment // case.element_bytes
+    n = len(domain.sizes)
+    symbols = [s for s in (R, C, D) if any(d.has(s) for d in domain.sizes)]
+    evaluate = concrete(plan, domain, symbols)
+    checked = 0
+    for draw in size_draws(symbols):
+        if condition is not None and not conditions_hold([condition], draw):
+            continue
+        checked += 1
+        sizes = [int(cast(sympy.Integer, d.xreplace(draw))) for d in domain.sizes]
+        tiles, grid, counts = evaluate(draw)
+        where = f"{device} {case.name} sizes {sizes}: tiles {tiles}, grid {grid}"
+        # The kernel's live tiles (live_bytes per domain element) fit local memory.
+        assert math.prod(tiles) * case.live_bytes <= spec.local_memory_bytes, where
+        inner = tiles[n - 1]
+        assert inner % align == 0 or inner == sizes[n - 1] or sizes[n - 1] == 0, where
+        assert grid == ([-(-sizes[a] // tiles[a]) for a in plan.gridded] or [1]), where
+        tiles_in_grid = math.prod(grid)
+        wanted = min(spec.vector_cores, achievable_tiles(plan, sizes, align, n - 1))
+        assert tiles_in_grid >= wanted, f"{where}: {tiles_in_grid} tiles for {wanted} cores"
+        check_tails(plan, tiles, counts, sizes)
+    assert checked, "no draw met the whole-rows condition"
+
+
+MATMUL_CASES = {
+    # domain (M, N, K), contraction K; m, n are the output's axes
+    "2d": (lambda: Domain([R, C, D], contraction=2), 0, 1),
+    "batched": (lambda: Domain([sympy.Integer(4), R, C, D], contraction=3), 1, 2),
+}
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("case", sorted(MATMUL_CASES))
+@pytest.mark.parametrize("live_tiles", [4, 6])
+def test_matmul_tiling(device: str, case: str, live_tiles: int) -> None:
+    spec = DEVICES[device]()
+    make, m, n = MATMUL_CASES[case]
+    domain = make()
+    k = domain.contraction
+    assert k is not None
+    plan = plan_matmul_tiles(domain, m, n, live_tiles, 4, spec)
+    align = spec.alignment // 4
+    evaluate = concrete(plan, domain, [R, C, D])
+    for draw in size_draws([R, C, D]):
+        sizes = [int(cast(sympy.Integer, d.xreplace(draw))) for d in domain.sizes]
+        tiles, grid, counts = evaluate(draw)
+        where = f"{device} {case} sizes {sizes}: tiles {tiles}, grid {grid}"
+        largest = max(tiles[m] * tiles[k], tiles[k] * tiles[n], tiles[m] * tiles[n])
+        assert live_tiles * largest * 4 <= spec.local_memory_bytes, where
+        for axis in (k, n):  # the innermost axes of the operand and result tiles
+            assert tiles[axis] % align == 0 or tiles[axis] == sizes[axis] or sizes[axis] == 0, where
+        assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
+        outputs = math.prod(sizes[a] for a in plan.gridded)  # no output, no tiles
+        wanted = min(spec.cube_cores, -(-sizes[m] // align)) if outputs else 0
+        assert math.prod(grid) >= wanted, f"{where}: {math.prod(grid)} tiles for {wanted} cores"
+        check_tails(plan, tiles, counts, sizes)
