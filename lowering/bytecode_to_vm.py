@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
-from dvm.passes.symbolic import parse_expr, symbol
+from dvm.passes.symbolic import parse_expr, sceiling, sfloor, smax, smin, symbol
 from dvm.vm import (
     BY_NAME,
     Arg,
@@ -97,11 +97,11 @@ BINOP_SYMPY: dict[ExprOp, Callable[[sympy.Expr, sympy.Expr], sympy.Expr]] = {
     ExprOp.ADD: lambda a, b: a + b,
     ExprOp.SUB: lambda a, b: a - b,
     ExprOp.MUL: lambda a, b: a * b,
-    ExprOp.FLOORDIV: lambda a, b: sympy.floor(a / b),
-    ExprOp.CEILDIV: lambda a, b: sympy.ceiling(a / b),
+    ExprOp.FLOORDIV: lambda a, b: sfloor(a / b),
+    ExprOp.CEILDIV: lambda a, b: sceiling(a / b),
     ExprOp.MOD: lambda a, b: sympy.Mod(a, b),
-    ExprOp.MIN: lambda a, b: sympy.Min(a, b),
-    ExprOp.MAX: lambda a, b: sympy.Max(a, b),
+    ExprOp.MIN: smin,
+    ExprOp.MAX: smax,
 }
 
 
