@@ -1,0 +1,510 @@
+"""`dvm.compile`: compile once, specialize each new shape, run on the VM.
+
+What is promised and checked here:
+
+- every shared example, compiled once, matches `reference.py` on many shape
+  draws (0, 1, primes, ~100 and a few large dims up to ~300), dtype-exact;
+- a call with bad arguments raises a `CallError` that names the argument,
+  the axis or symbol, what was expected and what was given;
+- a dim of 1 where a broadcast guard assumed otherwise re-specializes (a
+  second variant of the program) and still matches the reference;
+- specializations are cached by shape, least recently used first out;
+- calls from several threads at once are correct;
+- `Program.profile` returns the VM's statistics of every launch;
+- the `ascend910b` device preset runs the same programs correctly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES_DIR, load_reference
+from test_conformance import CAPS, DEFAULT_CAP, as_tuple, run_reference, shape_draws, symbols_of
+
+import dvm
+from dvm.errors import CallError, DvmError
+from dvm.runtime import Program
+
+TOLERANCES = {  # dtype -> (rtol, atol); the VM sums in another order than numpy
+    np.dtype(np.float16): (2e-3, 2e-3),
+    np.dtype(np.float32): (1e-4, 1e-4),
+    np.dtype(np.float64): (1e-10, 1e-10),
+}
+LARGE = (101, 127, 211, 257, 293)
+"""Large dims (primes but one), given to one symbol at a time."""
+LARGE_CAPS = {"bert_layer.mlir": 1_000}
+"""Bound on the product of a large draw's dims; attention is quadratic in S."""
+DEFAULT_LARGE_CAP = 30_000_000
+INDEX_VALUES = (0, 1, 3, 2, 5, 0, 4)
+"""Trip counts for `index` arguments (residual_loop), cycled over the draws."""
+
+
+def assert_matches(actual: Any, expected: tuple[Any, ...], what: str = "") -> None:
+    """Same number of results, same shapes and dtypes, values within the dtype's tolerance."""
+    got_all = as_tuple(actual)
+    assert len(got_all) == len(expected), f"{what}: {len(got_all)} results, not {len(expected)}"
+    for i, (got, want) in enumerate(zip(got_all, expected, strict=True)):
+        want = np.asarray(want)
+        assert isinstance(got, np.ndarray), f"{what} result {i}: {type(got).__name__}"
+        assert got.shape == want.shape, f"{what} result {i}: shape {got.shape} != {want.shape}"
+        assert got.dtype == want.dtype, f"{what} result {i}: dtype {got.dtype} != {want.dtype}"
+        rtol, atol = TOLERANCES.get(want.dtype, (0, 0))
+        np.testing.assert_allclose(
+            got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{what} result {i}"
+        )
+
+
+# --------------------------------------------------------------------------
+# Every example on many shapes
+# --------------------------------------------------------------------------
+
+
+def _cost(dims: dict[str, int]) -> int:
+    return math.prod(max(v, 1) for v in dims.values())
+
+
+def runtime_draws(file: str, symbols: list[str], seed: int) -> list[dict[str, int]]:
+    """The conformance draws (0, 1, primes, ~100, random), then large dims:
+    each symbol large in turn with the others small, and all large when cheap."""
+    draws = shape_draws(symbols, CAPS.get(file, DEFAULT_CAP), seed)
+    cap = LARGE_CAPS.get(file, DEFAULT_LARGE_CAP)
+    large = [
+        {**dict.fromkeys(symbols, 3), s: LARGE[(seed + i) % len(LARGE)]}
+        for i, s in enumerate(symbols)
+    ]
+    large.append({s: LARGE[(seed + i + 2) % len(LARGE)] for i, s in enumerate(symbols)})
+    return draws + [d for d in large if _cost(d) <= cap]
+
+
+def _cases() -> list[Any]:
+    if not EXAMPLES_DIR.is_dir():  # the test itself skips, through the fixture
+        return [pytest.param("missing", {}, 0, id="examples-missing")]
+    cases = []
+    for seed, (file, (_, spec, _)) in enumerate(sorted(load_reference().EXAMPLES.items())):
+        for i, dims in enumerate(runtime_draws(file, symbols_of(spec), seed)):
+            dim_id = "-".join(f"{k}{v}" for k, v in dims.items())
+            cases.append(pytest.param(file, dims, i, id=f"{Path(file).stem}-{dim_id}"))
+    return cases
+
+
+@cache
+def compiled(path: Path, entry: str | None = None, device: str | None = None) -> Program:
+    """One Program per example (per test process): compiled once, called on every draw."""
+    return dvm.compile(path, entry=entry, device=device)
+
+
+@pytest.mark.parametrize(("file", "dims", "draw"), _cases())
+def test_example_matches_reference(
+    file: str, dims: dict[str, int], draw: int, examples_dir: Path, reference: Any
+) -> None:
+    name, spec, fn = reference.EXAMPLES[file]
+    rng = np.random.default_rng(draw)
+    args = reference.make_inputs(spec, dims, rng, index_value=INDEX_VALUES[draw % 7])
+    expected = run_reference(file, fn, args)
+    program = compiled(examples_dir / file, name)
+    assert_matches(program(*args), expected, f"{file} {dims}")
+
+
+def test_draws_include_corner_and_large_dims(examples_dir: Path, reference: Any) -> None:
+    for seed, (file, (_, spec, _)) in enumerate(sorted(reference.EXAMPLES.items())):
+        draws = runtime_draws(file, symbols_of(spec), seed)
+        assert len(draws) >= 20, file
+        values = {v for d in draws for v in d.values()}
+        assert {0, 1, 7, 13, 31} <= values, file
+        assert any(v >= 200 for v in values), file
+
+
+def test_residual_loop_trip_counts(examples_dir: Path, reference: Any) -> None:
+    """One shape, several trip counts (0 returns the input): the index is no part of the key."""
+    name, spec, fn = reference.EXAMPLES["residual_loop.mlir"]
+    program = dvm.compile(examples_dir / "residual_loop.mlir", entry=name)
+    for n in (0, 1, 2, 5, 0, 3):
+        x, w, _ = reference.make_inputs(spec, {"M": 13, "K": 7}, np.random.default_rng(n))
+        out = program(x, w, n)
+        assert_matches(out, (fn(x, w, n),), f"n={n}")
+        if n == 0:
+            np.testing.assert_array_equal(out, x)
+            assert out is not x, "a result must not alias an argument"
+    assert len(program.cache) == 1
+
+
+# --------------------------------------------------------------------------
+# Call-time errors
+# --------------------------------------------------------------------------
+
+F32 = np.float32
+
+
+def _x(*shape: int, dtype: Any = F32) -> np.ndarray[Any, Any]:
+    return np.random.default_rng(0).standard_normal(shape).astype(dtype)
+
+
+@pytest.fixture(scope="module")
+def layernorm(examples_dir: Path) -> Program:
+    return dvm.compile(examples_dir / "layernorm.mlir")
+
+
+BAD_CALLS: list[tuple[str, str, Callable[[], tuple[Any, ...]], list[str]]] = [
+    # (id, example, arguments, what the message must name)
+    ("count", "layernorm", lambda: (_x(4, 8), _x(8)), ["@layernorm", "3 arguments", "got 2"]),
+    (
+        "dtype",
+        "layernorm",
+        lambda: (_x(4, 8, dtype=np.float64), _x(8), _x(8)),
+        ["%x", "argument 0", "f32", "float64"],
+    ),
+    (
+        "int-dtype",
+        "mixed_precision",
+        lambda: (_x(3, 64, dtype=np.float16), np.ones((3, 1), np.int64)),
+        ["%n", "i32", "int64"],
+    ),
+    ("rank", "layernorm", lambda: (_x(4, 8), _x(1, 8), _x(8)), ["%w", "rank 1", "rank 2"]),
+    ("rank-0", "layernorm", lambda: (_x(4, 8), _x(8), np.float32(1)), ["%b", "rank 1", "rank 0"]),
+    (
+        "static-dim",
+        "mixed_precision",
+        lambda: (_x(3, 63, dtype=np.float16), np.ones((3, 1), np.int32)),
+        ["%x", "axis 1", "64", "63"],
+    ),
+    (
+        "static-unit-dim",
+        "mixed_precision",
+        lambda: (_x(3, 64, dtype=np.float16), np.ones((3, 2), np.int32)),
+        ["%n", "axis 1", "must be 1", "got 2"],
+    ),
+    ("list", "layernorm", lambda: (_x(4, 8), [1.0] * 8, _x(8)), ["%w", "numpy array", "list"]),
+    ("none", "layernorm", lambda: (_x(4, 8), _x(8), None), ["%b", "numpy array", "NoneType"]),
+    (
+        "index-float",
+        "residual_loop",
+        lambda: (_x(2, 3), _x(3, 3), 2.0),
+        ["%n", "int", "float"],
+    ),
+    (
+        "index-bool",
+        "residual_loop",
+        lambda: (_x(2, 3), _x(3, 3), True),
+        ["%n", "int", "bool"],
+    ),
+    (
+        "index-array",
+        "residual_loop",
+        lambda: (_x(2, 3), _x(3, 3), np.array([2])),
+        ["%n", "int", "ndarray"],
+    ),
+    (
+        "guard-broadcast",
+        "layernorm",
+        lambda: (_x(4, 8), _x(5), _x(8)),
+        ["%x", "%w", "axis 1", "axis 0", "8", "5", "tensor.mul"],
+    ),
+    (
+        "guard-second-operand",
+        "layernorm",
+        lambda: (_x(4, 8), _x(8), _x(3)),
+        ["%x", "%b", "axis 1", "axis 0", "8", "3", "tensor.add"],
+    ),
+    (
+        "guard-contraction",
+        "matmul",
+        lambda: (_x(3, 4), _x(5, 2)),
+        ["%a", "%b", "axis 1", "axis 0", "4", "5", "tensor.matmul"],
+    ),
+    (
+        # a contraction dim of 1 is no broadcast: still an error, not a new variant
+        "guard-contraction-unit",
+        "matmul",
+        lambda: (_x(3, 1), _x(5, 2)),
+        ["%a", "%b", "1", "5", "tensor.matmul"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("example", "make_args", "names"),
+    [pytest.param(e, a, n, id=i) for i, e, a, n in BAD_CALLS],
+)
+def test_bad_call_is_a_clear_call_error(
+    example: str,
+    make_args: Callable[[], tuple[Any, ...]],
+    names: list[str],
+    examples_dir: Path,
+) -> None:
+    program = compiled(examples_dir / f"{example}.mlir")
+    args = make_args()
+    cached = len(program.cache)
+    with pytest.raises(CallError) as raised:
+        program(*args)
+    message = str(raised.value)
+    assert "\n" not in message, message
+    for name in names:
+        assert name in message, f"{name!r} not in {message!r}"
+    assert len(program.cache) == cached, "a failed call must cache nothing"
+    with pytest.raises(CallError):  # and fails again: not remembered as good
+        program(*args)
+    assert isinstance(raised.value, ValueError)  # `except ValueError` keeps working
+
+
+def test_guard_failure_names_both_symbols(layernorm: Program) -> None:
+    with pytest.raises(CallError) as raised:
+        layernorm(_x(4, 8), _x(5), _x(8))
+    message = str(raised.value)
+    assert "x_1" in message and "w_0" in message, message
+    assert "broadcast" in message, message
+
+
+def test_unit_dim_respecializes(layernorm: Program, reference: Any) -> None:
+    """w of shape (1,) broadcasts along x's columns, which the first variant
+    assumed equal to w's length: a second variant runs it."""
+    program = dvm.compile(EXAMPLES_DIR / "layernorm.mlir")
+    x, b = _x(6, 9), _x(9)
+    assert_matches(program(x, _x(9), b), (reference.layernorm(x, _x(9), b),))
+    assert len(program.variants) == 1
+    w1 = np.array([1.5], F32)
+    assert_matches(program(x, w1, b), (reference.layernorm(x, w1, b),), "w of shape (1,)")
+    assert len(program.variants) == 2
+    # other shapes with the same unit dim reuse that variant
+    x2, b2 = _x(11, 4), _x(4)
+    assert_matches(program(x2, w1, b2), (reference.layernorm(x2, w1, b2),))
+    assert len(program.variants) == 2
+    # and the general variant still serves general shapes
+    assert_matches(program(x2, b2, b2), (reference.layernorm(x2, b2, b2),))
+    assert len(program.variants) == 2
+
+
+def test_unit_dims_on_several_arguments(reference: Any) -> None:
+    """x with one column broadcasts against w and b (all unit-dim patterns run)."""
+    program = dvm.compile(EXAMPLES_DIR / "layernorm.mlir")
+    cases = [
+        (_x(5, 1), _x(7), _x(7)),  # x's columns are 1: the result has w's length
+        (_x(5, 7), _x(1), _x(1)),
+        (_x(5, 1), _x(1), _x(1)),
+        (_x(1, 7), _x(7), _x(1)),
+    ]
+    for args in cases:
+        want = reference.layernorm(*args)
+        assert_matches(program(*args), (want,), str([a.shape for a in args]))
+    assert len(program.variants) >= 3
+
+
+def test_addmm_bias_of_length_one(examples_dir: Path, reference: Any) -> None:
+    program = dvm.compile(examples_dir / "addmm_relu.mlir")
+    x, w, bias = _x(5, 4), _x(4, 6), np.array([0.25], F32)
+    assert_matches(program(x, w, bias), (reference.addmm_relu(x, w, bias),))
+    assert len(program.variants) == 2
+
+
+# --------------------------------------------------------------------------
+# The specialization cache
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def count_specializations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many times Program.specialize ran (a cache miss), as a one-item list."""
+    counter = [0]
+    original = Program.specialize
+
+    def counting(self: Program, args: Any) -> Any:
+        counter[0] += 1
+        return original(self, args)
+
+    monkeypatch.setattr(Program, "specialize", counting)
+    yield counter
+
+
+def test_repeated_calls_hit_the_cache(
+    examples_dir: Path, reference: Any, count_specializations: list[int]
+) -> None:
+    program = dvm.compile(examples_dir / "softmax.mlir")
+    rng = np.random.default_rng(1)
+    shapes = [(2, 5, 128), (3, 1, 128), (0, 4, 128)]
+    for rounds in range(4):
+        for shape in shapes:
+            x = rng.standard_normal(shape).astype(F32)  # new values, same shapes
+            assert_matches(program(x), (reference.softmax(x),), str(shape))
+        assert len(program.cache) == len(shapes)
+        assert count_specializations[0] == len(shapes), f"round {rounds}"
+    assert len(program.variants) == 1
+
+
+def test_dtype_is_part_of_the_key(examples_dir: Path) -> None:
+    """A wrong dtype on a shape already cached is still an error."""
+    program = dvm.compile(examples_dir / "gelu.mlir")
+    program(_x(3, 4))
+    with pytest.raises(CallError, match="float64"):
+        program(_x(3, 4, dtype=np.float64))
+    assert len(program.cache) == 1
+
+
+def _first_shapes(program: Program) -> list[tuple[int, ...]]:
+    """The shape of the first argument of each cached signature, oldest first."""
+    return [key[0][0] for key in program.cache]
+
+
+def test_lru_eviction(examples_dir: Path, reference: Any, count_specializations: list[int]) -> None:
+    program = dvm.compile(examples_dir / "gelu.mlir", cache_size=3)
+    shapes = [(1, 1), (2, 3), (5, 7), (0, 4), (13, 2)]
+    inputs = {s: _x(*s) for s in [*shapes, (31, 3)]}
+    for s in shapes:
+        assert_matches(program(inputs[s]), (reference.gelu(inputs[s]),), str(s))
+    assert len(program.cache) == 3
+    assert _first_shapes(program) == shapes[2:]  # the most recent three
+    assert count_specializations[0] == 5
+
+    # a hit makes (5, 7) the most recent, so (0, 4) goes next
+    program(inputs[(5, 7)])
+    assert count_specializations[0] == 5
+    program(inputs[(31, 3)])
+    assert _first_shapes(program) == [(13, 2), (5, 7), (31, 3)]
+
+    # an evicted shape is specialized again, and is right
+    for s in shapes[:2]:
+        assert_matches(program(inputs[s]), (reference.gelu(inputs[s]),), f"{s} after eviction")
+    assert count_specializations[0] == 8
+    assert _first_shapes(program) == [(31, 3), (1, 1), (2, 3)]
+    assert len(program.cache) == 3
+
+
+def test_default_cache_keeps_many_shapes(examples_dir: Path) -> None:
+    program = dvm.compile(examples_dir / "gelu.mlir")
+    for n in range(40):
+        program(_x(n, 2))
+    assert len(program.cache) == 40 <= program.cache_size
+
+
+# --------------------------------------------------------------------------
+# Threads
+# --------------------------------------------------------------------------
+
+
+def test_concurrent_calls(examples_dir: Path, reference: Any) -> None:
+    """8 threads, 96 calls over three programs and new shapes: specializing
+    a shape while another thread runs or specializes one must be safe."""
+    programs = {
+        name: dvm.compile(examples_dir / f"{name}.mlir")
+        for name in ("layernorm", "softmax", "matmul")
+    }
+    rng = np.random.default_rng(7)
+    jobs: list[tuple[str, tuple[Any, ...]]] = []
+    for i in range(96):
+        r, c = (0, 1, 2, 7, 13, 31, 64)[i % 7], (1, 3, 8, 17, 33)[i % 5]
+        if i % 3 == 0:
+            w = np.ones(1, F32) if i % 4 == 0 else rng.standard_normal(c).astype(F32)
+            jobs.append(("layernorm", (rng.standard_normal((r, c)).astype(F32), w, w)))
+        elif i % 3 == 1:
+            jobs.append(("softmax", (rng.standard_normal((r % 5, c, 128)).astype(F32),)))
+        else:
+            a = rng.standard_normal((r, c)).astype(F32)
+            jobs.append(("matmul", (a, rng.standard_normal((c, r + 1)).astype(F32))))
+
+    def run(job: tuple[str, tuple[Any, ...]]) -> Any:
+        name, args = job
+        return programs[name](*args)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(run, jobs))
+    for (name, args), got in zip(jobs, results, strict=True):
+        assert_matches(got, (getattr(reference, name)(*args),), f"{name} {args[0].shape}")
+    assert len(programs["layernorm"].variants) >= 2  # w of shape (1,), x with one column
+
+
+# --------------------------------------------------------------------------
+# Profiling
+# --------------------------------------------------------------------------
+
+
+def test_profile_reports_each_launch(examples_dir: Path, reference: Any) -> None:
+    program = dvm.compile(examples_dir / "gelu.mlir")
+    x = _x(37, 53)
+    out, stats = program.profile(x)
+    assert_matches(out, (reference.gelu(x),))
+    assert len(stats) == 1  # one fused kernel
+    name, s = stats[0]
+    assert name.startswith("gelu")
+    assert s.total_instructions > 0
+    assert s.instructions.get("tanh", 0) > 0 and s.instructions.get("store", 0) > 0
+    # every element is read and written at least once, and not much more
+    assert x.nbytes <= s.bytes_read <= 4 * x.nbytes
+    assert x.nbytes <= s.bytes_written <= 2 * x.nbytes
+    assert s.tiles >= 1 and s.cores >= 1
+    assert s.peak_local_memory > 0
+    assert s.wall_s >= 0 and s.events is None
+
+
+def test_profile_follows_the_taken_branch(examples_dir: Path, reference: Any) -> None:
+    program = dvm.compile(examples_dir / "if_else_add.mlir")
+    for x in (np.abs(_x(6, 5)), -np.abs(_x(6, 5))):
+        out, stats = program.profile(x, trace=True)
+        assert_matches(out, (reference.if_else_add(x),))
+        assert len(stats) >= 2  # the predicate's reduction, then the branch
+        ops = set().union(*(s.instructions for _, s in stats))
+        assert ("add.rs" if x.sum() > 0 else "sub.rs") in ops
+        assert ("sub.rs" if x.sum() > 0 else "add.rs") not in ops
+        for _, s in stats:
+            assert s.total_instructions > 0
+            assert s.events is not None
+    # profiling and plain calls share the cache
+    assert len(program.cache) == 1
+
+
+def test_profile_of_an_empty_input(examples_dir: Path) -> None:
+    program = dvm.compile(examples_dir / "gelu.mlir")
+    out, stats = program.profile(_x(0, 9))
+    assert out.shape == (0, 9)
+    assert all(s.bytes_read == 0 and s.bytes_written == 0 for _, s in stats)
+
+
+def test_profile_of_a_matmul(examples_dir: Path) -> None:
+    program = dvm.compile(examples_dir / "matmul.mlir")
+    a, b = _x(64, 32), _x(32, 48)
+    out, stats = program.profile(a, b)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+    assert sum(s.total_instructions for _, s in stats) > 0
+    read = sum(s.bytes_read for _, s in stats)
+    written = sum(s.bytes_written for _, s in stats)
+    assert read >= a.nbytes + b.nbytes
+    assert written >= out.nbytes
+
+
+# --------------------------------------------------------------------------
+# Devices
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "file",
+    ["layernorm.mlir", "softmax.mlir", "addmm_relu.mlir", "column_stats.mlir", "mmoe.mlir"],
+)
+def test_ascend910b_device(file: str, examples_dir: Path, reference: Any) -> None:
+    name, spec, fn = reference.EXAMPLES[file]
+    program = compiled(examples_dir / file, name, "ascend910b")
+    assert program.device == "ascend910b"
+    symbols = symbols_of(spec)
+    for i, draw in enumerate([1, 0, 7, 97, 13]):
+        dims = {s: draw if k == i % len(symbols) else 5 for k, s in enumerate(symbols)}
+        args = reference.make_inputs(spec, dims, np.random.default_rng(i))
+        assert_matches(program(*args), run_reference(file, fn, args), f"{file} {dims}")
+
+
+def test_ascend910b_tiles_differently(examples_dir: Path) -> None:
+    """The preset is really used: its small local memory gives more tiles."""
+    x = _x(64, 300)
+    host = dvm.compile(examples_dir / "gelu.mlir").profile(x)[1]
+    ascend = dvm.compile(examples_dir / "gelu.mlir", device="ascend910b").profile(x)[1]
+    assert sum(s.tiles for _, s in ascend) > sum(s.tiles for _, s in host)
+
+
+def test_unknown_device_is_a_clear_error(examples_dir: Path) -> None:
+    with pytest.raises(DvmError) as raised:
+        dvm.compile(examples_dir / "gelu.mlir", device="tpu-v9")
+    message = str(raised.value)
+    assert "tpu-v9" in message and "host" in message and "ascend910b" in message
