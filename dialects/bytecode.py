@@ -92,10 +92,12 @@ def parse_extent(parser: Parser) -> tuple[Any, ...]:
 
 
 def parse_flags(parser: Parser, op: OpDef) -> int:
+    pos = parser.pos
     names = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_identifier)
     unknown = [n for n in names if n not in op.flags]
     if unknown:
-        parser.raise_error(f"{op.name} has no flag {unknown[0]!r}; flags: {', '.join(op.flags)}")
+        flags = ", ".join(op.flags)
+        parser.raise_error(f"{op.name} has no flag {unknown[0]!r}; flags: {flags}", pos)
     return sum(1 << op.flags.index(n) for n in names)
 
 

@@ -1,0 +1,44 @@
+// Malformed bytecode IR: each case fails with exactly its CHECK message.
+//
+// RUN: dvm-opt %s --parsing-diagnostics --verify-diagnostics --split-input-file | filecheck %s
+
+bytecode.program @order params [] {
+  bytecode.arg a0 f32 ["x_0"]
+  bytecode.slot s1 = "x_0"
+}
+// CHECK: error: 'bytecode.program' declares s1 where s0 comes next (declarations are numbered in order)
+
+// -----
+
+bytecode.program @flag params [] {
+  bytecode.mma r0, r1, r2, [tc]
+}
+// CHECK: error: mma has no flag 'tc'; flags: ta, tb, acc
+
+// -----
+
+bytecode.program @register params [] {
+  bytecode.load x0, v0
+}
+// CHECK: error: expected r<number>, got 'x0'
+
+// -----
+
+bytecode.program @kind params [] {
+  bytecode.reduce r1, r0, avg, {1}, [keepdims]
+}
+// CHECK: error: expected one of sum, max, min, prod, got 'avg'
+
+// -----
+
+bytecode.program @dtype params [] {
+  bytecode.arg a0 f128 ["x_0"]
+}
+// CHECK: error: expected an element type (i1, i8, i32, i64, f16, f32, f64), got 'f128'
+
+// -----
+
+bytecode.program @walker params [] {
+  bytecode.view v0 a0 offset s0 (s1 s2 q0 s3)
+}
+// CHECK: error: expected gN or lN, got 'q0'
