@@ -142,6 +142,9 @@ class ShapeInference:
             scf.IfOp: self.if_op,
             scf.ForOp: self.for_op,
             scf.WhileOp: self.while_op,
+            t.FusionOp: self.fusion,
+            t.StackOp: self.kernels,
+            t.ChoiceOp: self.kernels,
         }
         for op in (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.FloorDivSIOp, arith.CeilDivSIOp):
             self.rules[op] = self.index_arith
@@ -324,6 +327,28 @@ class ShapeInference:
             if isinstance(result.type, TensorType):
                 shapes = [self.shape(self.yielded(b)[i]) for b in branches]
                 self.shapes[result] = self.join(op, i, shapes)
+
+    # -- kernels: the pass run again after fuse and stack ----------------------
+
+    def fusion(self, op: Operation) -> None:
+        """A kernel's body arguments are its inputs; its results what it yields."""
+        assert isinstance(op, t.FusionOp)
+        for arg, value in zip(op.body.block.args, op.inputs, strict=True):
+            if isinstance(value.type, TensorType):
+                self.shapes[arg] = self.shape(value)
+            else:
+                self.values[arg] = self.value(value)
+        self.kernels(op)
+
+    def kernels(self, op: Operation) -> None:
+        """Ops whose regions hold kernels (a fusion's body, a stack, both
+        branches of a choice): results are what the regions yield."""
+        blocks = [r.block for r in op.regions]
+        for block in blocks:
+            self.walk(block)
+        for i, result in enumerate(op.results):
+            shapes = [self.shape(self.yielded(b)[i]) for b in blocks]
+            self.shapes[result] = self.join(op, i, shapes)
 
     def for_op(self, op: Operation) -> None:
         assert isinstance(op, scf.ForOp)
