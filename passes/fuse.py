@@ -351,11 +351,18 @@ def remove_dead_constants(block: Block) -> None:
 
 
 def blocks_inside_out(func: FuncOp) -> list[Block]:
-    """Every block of the function, nested ones first."""
+    """Every block of the function, nested ones first (so that when a block
+    is fused, the constants its nested blocks' kernels copied are dead)."""
     blocks: list[Block] = []
-    for op in func.walk(reverse=True):
+
+    def visit(op: Operation) -> None:
         for region in op.regions:
-            blocks.extend(region.blocks)
+            for block in region.blocks:
+                for inner in block.ops:
+                    visit(inner)
+                blocks.append(block)
+
+    visit(func)
     return blocks
 
 
