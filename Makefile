@@ -38,3 +38,23 @@ test: lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+# Benchmarks against the peers (numpy, torch eager, numexpr, TorchInductor);
+# see docs/benchmarks.md. The bench extra pulls torch 2.13.0 (CPU), numexpr,
+# matplotlib and tqdm into .venv.
+.PHONY: bench bench-quick bench-report bench-install
+
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(BIN)/pip install -q -e '.[dev,bench]' --config-settings editable_mode=strict
+	touch $@
+
+bench-install: $(VENV)/.bench-installed
+
+bench: bench-install
+	$(BIN)/python benchmarks/run.py
+
+bench-quick: bench-install
+	$(BIN)/python benchmarks/run.py --quick
+
+bench-report: bench-install
+	$(BIN)/python benchmarks/run.py --report-only
