@@ -765,7 +765,7 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
             if c is None:
                 continue
             graphs = c.get("stats", {}).get("unique_graphs", 0)
-            breaks = sum(c.get("graph_break", {}).values())
+            breaks = sum(c.get("unimplemented", {}).values())  # dynamo's graph-break reasons
             misses = c.get("inductor", {}).get("fxgraph_cache_miss", 0)
             hits = c.get("inductor", {}).get("fxgraph_cache_hit", 0)
             rows.append([w.name, SHORT[mode], str(graphs), str(breaks), f"{misses} / {hits}"])
