@@ -102,10 +102,11 @@ def main(argv: list[str] | None = None) -> int:
 
     # Thread counts must be in the environment before numpy/torch load.
     set_thread_env(args.threads)
+    idle = wait_idle(args.wait_idle) if args.wait_idle else None
     t_process = time.perf_counter()
     from suite.bench import run_benchmark
 
-    run_benchmark(args, FULL_SHAPES, QUICK_SHAPES, FULL_REPS, QUICK_REPS, t_process, wait_idle)
+    run_benchmark(args, FULL_SHAPES, QUICK_SHAPES, FULL_REPS, QUICK_REPS, t_process, idle)
     if not args.no_report:
         from suite.report import write_report
 

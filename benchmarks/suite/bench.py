@@ -10,7 +10,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +42,12 @@ def run_benchmark(
     full_reps: int,
     quick_reps: int,
     t_process: float,
-    wait_idle: Callable[[float], dict[str, object]],
+    idle: dict[str, object] | None,
 ) -> dict[str, Any]:
-    """Run the whole benchmark as `args` asks; returns (and writes) the results."""
+    """Run the whole benchmark as `args` asks; returns (and writes) the results.
+    `idle` records the wait for a quiet machine (`--wait-idle`), if any."""
     from tqdm import tqdm
 
-    idle = wait_idle(args.wait_idle) if args.wait_idle else None
     t_import = time.perf_counter()
     have_torch = _torch_available()
     t_import = time.perf_counter() - t_import
