@@ -85,6 +85,8 @@ def wait_idle(limit: float, max_wait_s: float = 600.0) -> dict[str, object]:
 
     t0 = time.perf_counter()
     load = loadavg()
+    if load and load[0] >= limit:
+        print(f"waiting for the 1-min load average to drop below {limit} (now {load[0]})")
     while load and load[0] >= limit and time.perf_counter() - t0 < max_wait_s:
         time.sleep(10)
         load = loadavg()
