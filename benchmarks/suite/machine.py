@@ -92,10 +92,12 @@ def git_state(repo: Path) -> dict[str, Any]:
         out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
         return out.stdout.strip()
 
+    changed = git("status", "--porcelain", "--untracked-files=no").splitlines()
     return {
         "commit": git("rev-parse", "HEAD"),
         "subject": git("log", "-1", "--format=%s"),
-        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "dirty": bool(changed),
+        "changed": [line[3:] for line in changed],
     }
 
 

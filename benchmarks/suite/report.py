@@ -493,9 +493,14 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
         + "."
     )
     add("")
+    git = mach["git"]
+    if git.get("changed"):
+        tree = f"with uncommitted changes in {', '.join(git['changed'])}"
+    else:
+        tree = "with local changes" if git["dirty"] else "clean tree"
     add(
-        f"Run: {meta['date']}, mode `{meta['mode']}`, commit `{mach['git']['commit'][:10]}` "
-        f"({'with local changes' if mach['git']['dirty'] else 'clean tree'}), "
+        f"Run: {meta['date']}, mode `{meta['mode']}`, commit `{git['commit'][:10]}` "
+        f"({tree}), "
         f"process wall time {meta.get('process_wall_s', 0) / 60:.1f} min. "
         f"Load average at start {meta.get('loadavg_start')}, at end {meta.get('loadavg_end')} "
         "(other work on this shared 2-core machine; see *Caveats*)."
