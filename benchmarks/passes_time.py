@@ -92,7 +92,7 @@ def median(runs: list[dict[str, float]], key: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--file", default=str(DEFAULT_FILE))
     parser.add_argument("--repeat", type=int, default=7, help="warm runs (default 7)")
     parser.add_argument("--cold", type=int, default=3, help="fresh processes (default 3)")
