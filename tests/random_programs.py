@@ -1,0 +1,1135 @@
+"""Random well-typed tensor-dialect programs with dynamic dims, for differential tests.
+
+`cases()` is a hypothesis strategy of `Case`s: a program (`.mlir` text in the
+syntax of `shared/examples`), one or more assignments of its shape symbols,
+a seed for the input values and a device preset. `check_case` compiles the
+program once with `dvm.compile`, runs it on every assignment and compares
+the VM's results with `dvm.interpret`'s.
+
+How programs stay well-typed and verifiable: while generating, every value
+carries its shape as a list of `Dim`s. A dim's *size* is a monomial, an
+integer times a product of shape symbols (`a`, `b`, ...), so that it is known
+exactly what it will be at run time, and its *type* is either that integer
+(static) or `?`. Operands are only combined where numpy's rules hold for any
+value of the symbols: broadcast dims have equal sizes or one of them is 1,
+matmul contractions have equal sizes, reshapes multiply out. Sizes that are
+1 behind a `?` (an argument declared `tensor<?xf32>` that is always called
+with one element) make the runtime re-specialize.
+
+How results stay comparable: argument values are small dyadic rationals
+(multiples of 1/4), so sums, products, matmuls and reductions of them are
+*exact* in floating point, whatever the order: for every value the generator
+tracks a bound on its magnitude, its fraction bits and whether it is still
+exact. Only exact values feed comparisons, `floor`/`round`/..., and the
+predicate of an `scf.if`, so both implementations take the same paths and
+the discontinuous ops see the same inputs. Inexact values (after exp, tanh,
+mean, ...) are compared with a tolerance that comes from the program
+itself: the reference is run a second time with f32 widened to f64, and the
+f32 reference's distance from that bounds the rounding noise. Magnitudes
+are kept below `BMAX` (log and sqrt take `abs(x) + c`, exp takes only small
+values, division is by `abs(y) + 1` or a power of two, pow has a positive
+base); infinities and NaN from reductions over empty axes (max, min, mean)
+are tracked so that they never meet an inexact value in a product.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+from hypothesis import strategies as st
+
+import dvm
+
+T = TypeVar("T")
+Draw = Callable[[st.SearchStrategy[T]], T]
+
+Size = tuple[int, tuple[str, ...]]
+"""A dim's run-time size: coefficient times the product of (sorted) symbols."""
+ONE: Size = (1, ())
+
+SYMBOLS = ("a", "b", "c", "d")
+FLOATS = ("f32", "f16", "f64")
+NUMPY = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i32": np.int32,
+    "i1": np.bool_,
+}
+MANTISSA = {"f16": 11, "f32": 24, "f64": 53}
+BMAX = 1e6
+"""Largest magnitude a float value may reach (far from f32 overflow)."""
+ELEMENTS_CAP = 12_000
+"""Largest number of elements of any value once the symbols are drawn."""
+DIM_POOL = (2, 1, 0, 3, 5, 7, 4, 13, 17, 31, 8, 11, 64, 97)
+"""Symbol values; hypothesis shrinks toward the first."""
+ARG_BOUND, ARG_FRAC = 2.0, 2
+"""Float arguments hold multiples of 1/4 in [-2, 2]."""
+INT_ARG_BOUND = 4
+
+
+def multiply(a: Size, b: Size) -> Size:
+    return (a[0] * b[0], tuple(sorted(a[1] + b[1])))
+
+
+def evaluate(size: Size, dims: dict[str, int]) -> int:
+    return size[0] * math.prod(dims[s] for s in size[1])
+
+
+@dataclass(frozen=True)
+class Dim:
+    size: Size
+    static: bool
+    """Whether the type states the size (only for sizes without symbols)."""
+
+    def __post_init__(self) -> None:
+        assert not (self.static and self.size[1]), self
+
+    @property
+    def text(self) -> str:
+        return str(self.size[0]) if self.static else "?"
+
+
+def type_text(dims: Sequence[Dim], dtype: str) -> str:
+    return "tensor<" + "".join(f"{d.text}x" for d in dims) + dtype + ">"
+
+
+@dataclass(frozen=True)
+class Value:
+    """A tensor value of the program and what is known about its elements."""
+
+    name: str
+    dims: tuple[Dim, ...]
+    dtype: str
+    exact: bool = True
+    """Equal in every implementation (see the module docstring)."""
+    bound: float = 0.0
+    """Largest magnitude of a finite element."""
+    frac: int = 0
+    """Exact floats are multiples of 2**-frac."""
+    nonfinite: bool = False
+    """May hold inf or NaN (from reductions over empty axes)."""
+
+    @property
+    def type(self) -> str:
+        return type_text(self.dims, self.dtype)
+
+    @property
+    def sizes(self) -> tuple[Size, ...]:
+        return tuple(d.size for d in self.dims)
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+
+def compatible(a: Sequence[Size], b: Sequence[Size]) -> bool:
+    """Whether two shapes broadcast for every value of the symbols."""
+    return all(x == y or ONE in (x, y) for x, y in zip(reversed(a), reversed(b), strict=False))
+
+
+def broadcast(shapes: Sequence[Sequence[Size]]) -> list[Size]:
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[Size] = []
+    for axis in range(rank):
+        sizes = {s[len(s) - rank + axis] for s in shapes if len(s) - rank + axis >= 0} - {ONE}
+        assert len(sizes) <= 1, shapes
+        out.append(sizes.pop() if sizes else ONE)
+    return out
+
+
+def exact_float(dtype: str, bound: float, frac: int) -> bool:
+    if dtype == "f16" and bound > 60_000:
+        return False
+    return bound * 2.0**frac < 2.0 ** MANTISSA[dtype]
+
+
+@dataclass
+class Argument:
+    name: str
+    sizes: tuple[Size, ...]
+    dtype: str
+    type: str
+
+
+@dataclass
+class RandomProgram:
+    text: str
+    arguments: list[Argument]
+    shapes: list[tuple[Size, ...]]
+    """The shape of every value, to bound the sizes a symbol assignment gives."""
+    symbols: list[str]
+
+    def arg_shapes(self, dims: dict[str, int]) -> list[tuple[int, ...]]:
+        return [tuple(evaluate(s, dims) for s in a.sizes) for a in self.arguments]
+
+    def largest(self, dims: dict[str, int]) -> int:
+        return max(
+            (math.prod(evaluate(s, dims) for s in shape) for shape in self.shapes), default=1
+        )
+
+    def fit(self, dims: dict[str, int]) -> dict[str, int]:
+        """`dims` with the largest symbols made smaller until every value is
+        at most ELEMENTS_CAP elements."""
+        dims = dict(dims)
+        while self.largest(dims) > ELEMENTS_CAP and any(v > 1 for v in dims.values()):
+            name = max(dims, key=lambda s: dims[s])
+            dims[name] //= 2
+        return dims
+
+
+class Generator:
+    """Builds one program from hypothesis draws; see the module docstring."""
+
+    KINDS = (
+        ["unary"] * 3
+        + ["binary"] * 4
+        + ["select"] * 2
+        + ["reduce"] * 3
+        + ["matmul"] * 2
+        + ["transpose", "collapse", "expand", "broadcast_to", "convert", "if", "compare"]
+    )
+
+    def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
+        self.draw = draw
+        self.symbols = list(symbols)
+        self.args: list[Value] = []
+        self.scopes: list[list[Value]] = [[]]
+        self.blocks: list[list[str]] = [[]]
+        self.count = 0
+        self.carriers: dict[str, tuple[Value, int]] = {}
+        self.shapes: list[tuple[Size, ...]] = []
+        self.depth = 0
+
+    # -- drawing -----------------------------------------------------------------------
+
+    def pick(self, options: Sequence[T]) -> T:
+        return self.draw(st.sampled_from(options))
+
+    def chance(self, percent: int) -> bool:
+        """True with about this probability; shrinks to False."""
+        return self.draw(st.integers(0, 99)) >= 100 - percent
+
+    def between(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    # -- emitting ----------------------------------------------------------------------
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.count += 1
+        return f"%{prefix}{self.count}"
+
+    def emit(self, line: str) -> None:
+        self.blocks[-1].append(line)
+
+    def visible(self) -> list[Value]:
+        return self.args + [v for scope in self.scopes for v in scope]
+
+    def value(
+        self,
+        line: str,
+        name: str,
+        dims: Sequence[Dim],
+        dtype: str,
+        *,
+        exact: bool,
+        bound: float,
+        frac: int = 0,
+        nonfinite: bool = False,
+    ) -> Value:
+        """Emit `line` (which defines `name`) and record its value."""
+        if dtype in FLOATS:
+            exact = exact and exact_float(dtype, bound, frac)
+        elif dtype == "i32":
+            exact, bound, frac = True, min(bound, 2.0**31), 0
+        else:
+            exact, bound, frac = True, 1.0, 0
+        v = Value(name, tuple(dims), dtype, exact, bound, frac, nonfinite)
+        self.emit(line.format(r=v.type))
+        self.scopes[-1].append(v)
+        self.shapes.append(v.sizes)
+        return v
+
+    def allowed(self, dtype: str, exact: bool, bound: float) -> bool:
+        """Whether a result with these properties may be made: floats stay
+        below BMAX, f16 values stay exact."""
+        if dtype in FLOATS:
+            return bound <= BMAX and (dtype != "f16" or exact)
+        return True
+
+    def result_dims(self, sizes: Sequence[Size]) -> list[Dim]:
+        """A result's dims: `?` for symbolic sizes, integers usually static."""
+        return [Dim(s, not s[1] and not self.chance(15)) for s in sizes]
+
+    # -- arguments and constants ------------------------------------------------------
+
+    def new_dim(self) -> Dim:
+        kind = self.pick(["symbol"] * 4 + ["static", "unit", "hidden-unit"])
+        if kind == "symbol":
+            return Dim((1, (self.pick(self.symbols),)), False)
+        if kind == "static":
+            return Dim((self.pick([2, 3, 4, 5]), ()), True)
+        return Dim(ONE, kind == "unit")
+
+    def known_size(self) -> Size:
+        """A size for a new dim that no argument gives: a symbol some
+        argument has (so that an index can be made of it) or a small integer."""
+        if self.carriers and self.chance(70):
+            return (1, (self.pick(sorted(self.carriers)),))
+        return (self.pick([1, 2, 3, 4, 5]), ())
+
+    def argument(self, dims: Sequence[Dim], dtype: str) -> Value:
+        name = f"%arg{len(self.args)}"
+        bound, frac = (ARG_BOUND, ARG_FRAC) if dtype in FLOATS else (INT_ARG_BOUND, 0)
+        v = Value(name, tuple(dims), dtype, True, 1.0 if dtype == "i1" else bound, frac)
+        self.args.append(v)
+        self.shapes.append(v.sizes)
+        for axis, d in enumerate(dims):
+            if d.size[0] == 1 and len(d.size[1]) == 1:
+                self.carriers.setdefault(d.size[1][0], (v, axis))
+        return v
+
+    def fresh_argument(self, dtype: str, min_rank: int = 0) -> Value:
+        rank = max(min_rank, self.pick([2, 1, 3, 0, 2, 1, 4]))
+        return self.argument([self.new_dim() for _ in range(rank)], dtype)
+
+    def constant(self, dims: Sequence[Dim], dtype: str) -> Value:
+        """A splat constant of static shape (often 0-d)."""
+        if dtype == "i1":
+            value, text = 1.0, self.pick(["true", "false"])
+        elif dtype == "i32":
+            n = self.pick([0, 1, -1, 2, 3, -2])
+            value, text = abs(n), str(n)
+        else:
+            x = self.pick([0.0, 0.5, 1.0, -1.0, 2.0, -0.25, 1.5, 3.0])
+            value, text = abs(x), repr(x)
+        name = self.fresh("k")
+        return self.value(
+            f"{name} = arith.constant dense<{text}> : {{r}}",
+            name,
+            dims,
+            dtype,
+            exact=True,
+            bound=value,
+            frac=2,
+        )
+
+    def index(self, size: Size) -> str:
+        """An `index` value equal to `size` at run time."""
+        holders = [(v, a) for v in self.visible() for a in range(v.rank) if v.sizes[a] == size]
+        if holders and (size[1] or self.chance(40)):
+            v, axis = self.pick(holders)
+            return self.dim_of(v, axis)
+        if not size[1]:
+            return self.index_constant(size[0])
+        parts = [self.dim_of(*self.carriers[s]) for s in size[1]]
+        if size[0] != 1:
+            parts.append(self.index_constant(size[0]))
+        result = parts[0]
+        for p in parts[1:]:
+            name = self.fresh("i")
+            self.emit(f"{name} = arith.muli {result}, {p} : index")
+            result = name
+        return result
+
+    def index_constant(self, n: int) -> str:
+        name = self.fresh("c")
+        self.emit(f"{name} = arith.constant {n} : index")
+        return name
+
+    def dim_of(self, v: Value, axis: int) -> str:
+        c = self.index_constant(axis)
+        name = self.fresh("i")
+        self.emit(f"{name} = tensor.dim {v.name}, {c} : {v.type}")
+        return name
+
+    # -- operands ---------------------------------------------------------------------
+
+    def operand(self, dtypes: Sequence[str], *, exact: bool = False, min_rank: int = 0) -> Value:
+        """A visible value of one of these types, or a new argument."""
+        found = [
+            v
+            for v in self.visible()
+            if v.dtype in dtypes and v.rank >= min_rank and (v.exact or not exact)
+        ]
+        if found and not self.chance(20):
+            return self.pick(found)
+        return self.fresh_argument(self.pick(list(dtypes)), min_rank)
+
+    def partner(self, shape: Sequence[Size], dtype: str, *, exact: bool = False) -> Value:
+        """A value that broadcasts with `shape`: a visible one, a new argument
+        (a suffix of the shape, some dims 1, maybe more leading dims) or a
+        constant."""
+        found = [
+            v
+            for v in self.visible()
+            if v.dtype == dtype and compatible(v.sizes, shape) and (v.exact or not exact)
+        ]
+        kind = self.pick(["argument", "visible", "constant"])
+        if kind == "visible" and found:
+            return self.pick(found)
+        rank = self.between(0, len(shape)) if self.chance(40) else len(shape)
+        dims: list[Dim] = []
+        for size in shape[len(shape) - rank :]:
+            how = self.pick(["same"] * 4 + ["unit", "hidden-unit"])
+            if how == "same":
+                dims.append(Dim(size, not size[1] and not self.chance(20)))
+            else:
+                dims.append(Dim(ONE, how == "unit"))
+        if rank == len(shape) and self.chance(15):
+            dims.insert(0, self.new_dim())
+        if kind == "constant" and all(d.static or d.size == ONE for d in dims):
+            return self.constant([Dim(d.size, True) for d in dims], dtype)
+        return self.argument(dims, dtype)
+
+    # -- ops ---------------------------------------------------------------------------
+
+    def step(self) -> None:
+        for _ in range(4):
+            kind = self.pick(self.KINDS)
+            if kind == "if" and self.depth >= 1:
+                continue
+            if getattr(self, f"op_{kind.replace('-', '_')}")() is not None:
+                return
+        self.op_unary()
+
+    def op_unary(self) -> Value | None:
+        x = self.operand(["f32", "f32", "f32", "f64", "f16", "i32", "i1"])
+        if x.dtype == "i1":
+            name = self.fresh()
+            return self.value(f"{name} = tensor.logical_not {x.name} : {{r}}", name, x.dims, "i1",
+                              exact=True, bound=1)  # fmt: skip
+        if x.dtype == "i32":
+            op = self.pick(["neg", "abs"])
+            return self.unary(op, x, exact=True, bound=x.bound)
+        ops = ["neg", "abs", "tanh", "sigmoid", "erf", "exp", "log", "sqrt", "rsqrt"]
+        ops += ["reciprocal", "floor", "ceil", "round", "trunc", "isfinite"]
+        op = self.pick(ops)
+        if op in ("neg", "abs"):
+            return self.unary(op, x, exact=x.exact, bound=x.bound, frac=x.frac)
+        if op in ("floor", "ceil", "round", "trunc"):
+            if not x.exact:
+                return None
+            return self.unary(op, x, exact=True, bound=x.bound + 1)
+        if op == "isfinite":
+            name = self.fresh()
+            return self.value(
+                f"{name} = tensor.isfinite {x.name} : {x.type} -> {{r}}",
+                name,
+                x.dims,
+                "i1",
+                exact=True,
+                bound=1,
+            )
+        if x.dtype == "f16":
+            return None
+        if op in ("tanh", "sigmoid", "erf"):
+            return self.unary(op, x, exact=False, bound=1.0)
+        if op == "exp":
+            if x.bound > 8:
+                return None
+            return self.unary(op, x, exact=False, bound=math.exp(x.bound))
+        # log(|x| + 1), sqrt(|x|), rsqrt(|x| + 1/2), reciprocal(|x| + 1)
+        shift = {"log": 1.0, "sqrt": 0.0, "rsqrt": 0.5, "reciprocal": 1.0}[op]
+        y = self.positive(x, shift)
+        bound = {"log": math.log1p(x.bound), "sqrt": math.sqrt(x.bound)}.get(op, 2.0)
+        return self.unary(op, y, exact=False, bound=bound)
+
+    def unary(self, op: str, x: Value, *, exact: bool, bound: float, frac: int = 0) -> Value:
+        name = self.fresh()
+        return self.value(
+            f"{name} = tensor.{op} {x.name} : {{r}}",
+            name,
+            x.dims,
+            x.dtype,
+            exact=exact,
+            bound=bound,
+            frac=frac,
+            nonfinite=x.nonfinite,
+        )
+
+    def positive(self, x: Value, shift: float) -> Value:
+        """|x| + shift (>= shift)."""
+        y = self.unary("abs", x, exact=x.exact, bound=x.bound, frac=x.frac)
+        if shift == 0:
+            return y
+        c = self.const_scalar(x.dtype, shift)
+        return self.binary("add", y, c, exact=y.exact, bound=y.bound + shift, frac=max(y.frac, 1))
+
+    def const_scalar(self, dtype: str, x: float) -> Value:
+        name = self.fresh("k")
+        text = repr(float(x)) if dtype in FLOATS else str(int(x))
+        return self.value(
+            f"{name} = arith.constant dense<{text}> : {{r}}",
+            name,
+            [],
+            dtype,
+            exact=True,
+            bound=abs(x),
+            frac=2,
+        )
+
+    def binary(
+        self,
+        op: str,
+        a: Value,
+        b: Value,
+        *,
+        exact: bool,
+        bound: float,
+        frac: int = 0,
+        dtype: str | None = None,
+        nonfinite: bool | None = None,
+    ) -> Value:
+        name = self.fresh()
+        dims = self.result_dims(broadcast([a.sizes, b.sizes]))
+        return self.value(
+            f"{name} = tensor.{op} {a.name}, {b.name} : ({a.type}, {b.type}) -> {{r}}",
+            name,
+            dims,
+            dtype or a.dtype,
+            exact=exact,
+            bound=bound,
+            frac=frac,
+            nonfinite=a.nonfinite or b.nonfinite if nonfinite is None else nonfinite,
+        )
+
+    def op_binary(self) -> Value | None:
+        a = self.operand(["f32", "f32", "f32", "f64", "f16", "i32", "i1"])
+        if a.dtype == "i1":
+            b = self.partner(a.sizes, "i1")
+            op = self.pick(["logical_and", "logical_or", "eq", "ne"])
+            return self.binary(op, a, b, exact=True, bound=1)
+        if a.dtype == "i32":
+            b = self.partner(a.sizes, "i32")
+            op = self.pick(["add", "sub", "mul", "max", "min", "div"])
+            bound = {"add": a.bound + b.bound, "sub": a.bound + b.bound}.get(op, a.bound)
+            if op == "mul":
+                bound = a.bound * b.bound
+            if op in ("max", "min"):
+                bound = max(a.bound, b.bound)
+            return self.binary(op, a, b, exact=True, bound=bound)
+        op = self.pick(["add", "sub", "mul", "max", "min", "div", "pow"])
+        b = self.partner(a.sizes, a.dtype)
+        exact = a.exact and b.exact
+        if op in ("add", "sub"):
+            bound, frac = a.bound + b.bound, max(a.frac, b.frac)
+        elif op in ("max", "min"):
+            bound, frac = max(a.bound, b.bound), max(a.frac, b.frac)
+        elif op == "mul":
+            if (a.nonfinite and not b.exact) or (b.nonfinite and not a.exact):
+                return None
+            bound, frac = a.bound * b.bound, a.frac + b.frac
+        elif op == "div":
+            if a.dtype == "f16":
+                return None
+            if self.chance(30):  # by a power of two: exact
+                two = self.const_scalar(a.dtype, self.pick([2.0, 4.0, 0.5]))
+                bound = a.bound * 2
+                return self.binary("div", a, two, exact=a.exact, bound=bound, frac=a.frac + 2)
+            d = self.positive(b, 1.0)
+            return self.binary("div", a, d, exact=False, bound=a.bound)
+        else:  # pow: a positive base, a small exponent
+            if a.dtype == "f16" or a.nonfinite or b.nonfinite:
+                return None
+            base = self.positive(a, 0.5)
+            if self.chance(50):
+                e = self.pick([2.0, 0.5, -1.0, 3.0, 1.5])
+                exponent = self.const_scalar(a.dtype, e)
+            else:
+                e = 1.0
+                exponent = self.unary("tanh", b, exact=False, bound=1.0)
+            bound = max((base.bound) ** abs(e), 2.0 ** abs(e))
+            if not self.allowed(a.dtype, False, bound):
+                return None
+            return self.binary("pow", base, exponent, exact=False, bound=bound)
+        if not self.allowed(a.dtype, exact and exact_float(a.dtype, bound, frac), bound):
+            return None
+        return self.binary(op, a, b, exact=exact, bound=bound, frac=frac)
+
+    def comparison(self, shape: Sequence[Size] | None = None) -> Value:
+        """An i1 value from comparing exact values (broadcasting with `shape`)."""
+        if shape is None:
+            a = self.operand(["f32", "f32", "i32", "f16", "f64"], exact=True)
+        else:
+            a = self.partner(shape, self.pick(["f32", "i32"]), exact=True)
+        b = self.partner(broadcast([a.sizes, shape or ()]), a.dtype, exact=True)
+        op = self.pick(["gt", "lt", "ge", "le", "eq", "ne"])
+        return self.binary(op, a, b, exact=True, bound=1, dtype="i1", nonfinite=False)
+
+    def op_compare(self) -> Value | None:
+        return self.comparison()
+
+    def op_select(self) -> Value | None:
+        a = self.operand(["f32", "f32", "i32", "f64", "f16"])
+        cond = self.comparison(a.sizes) if self.chance(50) else self.partner(a.sizes, "i1")
+        shape = broadcast([a.sizes, cond.sizes])
+        b = self.partner(shape, a.dtype)
+        name = self.fresh()
+        dims = self.result_dims(broadcast([shape, b.sizes]))
+        return self.value(
+            f"{name} = tensor.select {cond.name}, {a.name}, {b.name} : "
+            f"({cond.type}, {a.type}, {b.type}) -> {{r}}",
+            name,
+            dims,
+            a.dtype,
+            exact=a.exact and b.exact,
+            bound=max(a.bound, b.bound),
+            frac=max(a.frac, b.frac),
+            nonfinite=a.nonfinite or b.nonfinite,
+        )
+
+    def op_reduce(self) -> Value | None:
+        x = self.operand(["f32", "f32", "f32", "i32", "f64"])
+        axes = self.draw(st.permutations(list(range(x.rank))))
+        axes = axes[: self.between(0, x.rank)] if x.rank else []
+        keepdims = self.chance(40)
+        kinds = (
+            ["sum", "max", "min", "mean", "prod"] if x.dtype in FLOATS else ["sum", "max", "min"]
+        )
+        kind = self.pick(kinds)
+        count = 1.0
+        empty = False
+        for a in axes:
+            size = x.sizes[a]
+            count *= size[0] if not size[1] else ELEMENTS_CAP
+            empty |= bool(size[1])
+        count = min(count, ELEMENTS_CAP)
+        exact, bound, frac, nonfinite = x.exact, x.bound, x.frac, x.nonfinite
+        if kind == "sum":
+            bound = x.bound * count
+        elif kind == "mean":
+            exact, nonfinite = False, nonfinite or empty
+        elif kind in ("max", "min"):
+            nonfinite = nonfinite or (empty and x.dtype in FLOATS)
+            if empty and x.dtype == "i32":
+                bound = 2.0**31
+        elif x.bound > 1 or (x.nonfinite and not x.exact):
+            return None
+        else:
+            exact, bound = False, 1.0
+        if not self.allowed(x.dtype, exact, bound):
+            return None
+        sizes = [
+            ONE if i in axes else s for i, s in enumerate(x.sizes) if keepdims or i not in axes
+        ]
+        name = self.fresh()
+        attrs = f"axes = [{', '.join(map(str, axes))}]"
+        if keepdims:
+            attrs += ", keepdims = true"
+        elif self.chance(20):
+            attrs += ", keepdims = false"
+        return self.value(
+            f"{name} = tensor.reduce_{kind} {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}",
+            name,
+            self.result_dims(sizes),
+            x.dtype,
+            exact=exact,
+            bound=bound,
+            frac=frac,
+            nonfinite=nonfinite,
+        )
+
+    def op_matmul(self) -> Value | None:
+        a = self.operand(["f32", "f32", "f32", "i32", "f64"], min_rank=2)
+        ta, tb = self.chance(25), self.chance(25)
+        m, k = (a.dims[-1], a.dims[-2]) if ta else (a.dims[-2], a.dims[-1])
+        batch = list(a.sizes[:-2])
+        candidates = [
+            v
+            for v in self.visible()
+            if v.dtype == a.dtype
+            and v.rank >= 2
+            and v.sizes[-1 if tb else -2] == k.size
+            and compatible(v.sizes[:-2], batch)
+        ]
+        if candidates and self.chance(40):
+            b = self.pick(candidates)
+        else:
+            n = self.new_dim() if self.chance(70) else Dim(m.size, not m.size[1])
+            kdim = Dim(k.size, not k.size[1] and not self.chance(20))
+            core = [n, kdim] if tb else [kdim, n]
+            lead = self.between(0, len(batch))
+            bdims = [
+                Dim(s, not s[1]) if not self.chance(20) else Dim(ONE, True)
+                for s in batch[len(batch) - lead :]
+            ]
+            if lead == len(batch) and self.chance(15):
+                bdims.insert(0, self.new_dim())
+            b = self.argument([*bdims, *core], a.dtype)
+        if (a.nonfinite and not b.exact) or (b.nonfinite and not a.exact):
+            return None
+        n_size = b.sizes[-2] if tb else b.sizes[-1]
+        count = k.size[0] if not k.size[1] else ELEMENTS_CAP
+        bound = a.bound * b.bound * count
+        frac = a.frac + b.frac
+        exact = a.exact and b.exact
+        if not self.allowed(a.dtype, exact, bound):
+            return None
+        sizes = [*broadcast([batch, b.sizes[:-2]]), m.size, n_size]
+        attrs = [f"transpose_a = {'true' if ta else 'false'}"] * ta
+        attrs += [f"transpose_b = {'true' if tb else 'false'}"] * tb
+        flags = f" {{{{{', '.join(attrs)}}}}}" if attrs else ""
+        name = self.fresh()
+        return self.value(
+            f"{name} = tensor.matmul {a.name}, {b.name}{flags} : ({a.type}, {b.type}) -> {{r}}",
+            name,
+            self.result_dims(sizes),
+            a.dtype,
+            exact=exact,
+            bound=bound,
+            frac=frac,
+            nonfinite=a.nonfinite or b.nonfinite,
+        )
+
+    def layout(self, line: str, name: str, x: Value, dims: Sequence[Dim]) -> Value:
+        return self.value(
+            line,
+            name,
+            dims,
+            x.dtype,
+            exact=x.exact,
+            bound=x.bound,
+            frac=x.frac,
+            nonfinite=x.nonfinite,
+        )
+
+    def op_transpose(self) -> Value | None:
+        x = self.operand(["f32", "f32", "i32", "i1", "f16"], min_rank=2)
+        perm = self.draw(st.permutations(list(range(x.rank))))
+        name = self.fresh()
+        dims = self.result_dims([x.sizes[p] for p in perm])
+        return self.layout(
+            f"{name} = tensor.transpose {x.name} {{{{perm = [{', '.join(map(str, perm))}]}}}} : "
+            f"{x.type} -> {{r}}",
+            name,
+            x,
+            dims,
+        )
+
+    def op_collapse(self) -> Value | None:
+        x = self.operand(["f32", "f32", "i32", "i1"], min_rank=2)
+        groups: list[list[int]] = [[0]]
+        for axis in range(1, x.rank):
+            if self.chance(60):
+                groups[-1].append(axis)
+            else:
+                groups.append([axis])
+        dims: list[Dim] = []
+        for g in groups:
+            size = ONE
+            for a in g:
+                size = multiply(size, x.sizes[a])
+            dims.append(Dim(size, all(x.dims[a].static for a in g)))
+        name = self.fresh()
+        return self.layout(
+            f"{name} = tensor.collapse_shape {x.name} {groups_text(groups)} : {x.type} into {{r}}",
+            name,
+            x,
+            dims,
+        )
+
+    def split(self, size: Size) -> list[Size]:
+        """Sizes whose product is `size`."""
+        how = self.pick(["none", "unit-before", "unit-after", "symbols", "coefficient"])
+        if how == "unit-before":
+            return [ONE, size]
+        if how == "unit-after":
+            return [size, ONE]
+        if how == "symbols" and len(size[1]) >= 2:
+            cut = self.between(1, len(size[1]) - 1)
+            return [(size[0], size[1][:cut]), (1, size[1][cut:])]
+        if how == "coefficient":
+            factors = [f for f in range(2, size[0]) if size[0] % f == 0]
+            if factors:
+                f = self.pick(factors)
+                return [(f, ()), (size[0] // f, size[1])]
+        return [size]
+
+    def op_expand(self) -> Value | None:
+        x = self.operand(["f32", "f32", "i32", "i1"], min_rank=1)
+        groups: list[list[int]] = []
+        dims: list[Dim] = []
+        entries: list[str] = []
+        for d in x.dims:
+            parts = self.split(d.size)
+            group = [
+                Dim(p, d.static or (not p[1] and not self.chance(20) and len(parts) > 1))
+                for p in parts
+            ]
+            if not d.static and all(g.static for g in group):
+                group[0] = Dim(group[0].size, False)
+            groups.append(list(range(len(dims), len(dims) + len(group))))
+            dims += group
+            entries += [str(g.size[0]) if g.static else self.index(g.size) for g in group]
+        name = self.fresh()
+        return self.layout(
+            f"{name} = tensor.expand_shape {x.name} {groups_text(groups)} output_shape "
+            f"[{', '.join(entries)}] : {x.type} into {{r}}",
+            name,
+            x,
+            dims,
+        )
+
+    def op_broadcast_to(self) -> Value | None:
+        x = self.operand(["f32", "f32", "i32", "i1"])
+        target: list[Size] = []
+        for _ in range(self.pick([0, 1, 1, 2])):
+            target.append(self.known_size())
+        for size in x.sizes:
+            target.append(self.known_size() if size == ONE and self.chance(50) else size)
+        dims = [Dim(s, not s[1] and not self.chance(25)) for s in target]
+        entries = [str(d.size[0]) if d.static else self.index(d.size) for d in dims]
+        name = self.fresh()
+        return self.layout(
+            f"{name} = tensor.broadcast_to {x.name} to [{', '.join(entries)}] : {x.type} -> {{r}}",
+            name,
+            x,
+            dims,
+        )
+
+    def op_convert(self) -> Value | None:
+        x = self.operand(["f32", "f32", "i1", "i32", "f16", "f64"])
+        targets = {
+            "f32": ["f16", "f64", "i1"],
+            "f16": ["f32"],
+            "f64": ["f32"],
+            "i1": ["f32", "i32", "f16"],
+            "i32": ["f32", "i1"],
+        }[x.dtype]
+        to = self.pick(targets)
+        if to == "i1" and not x.exact:
+            return None
+        exact = x.exact
+        if to in FLOATS:
+            exact = exact and exact_float(to, x.bound, x.frac)
+            if not self.allowed(to, exact, x.bound):
+                return None
+        name = self.fresh()
+        return self.value(
+            f"{name} = tensor.convert {x.name} : {x.type} -> {{r}}",
+            name,
+            x.dims,
+            to,
+            exact=exact,
+            bound=x.bound,
+            frac=x.frac,
+            nonfinite=x.nonfinite,
+        )
+
+    def retype(self, v: Value, dims: Sequence[Dim]) -> Value:
+        """`v` with the given type's dims (same sizes), via max(v, v) or or(v, v)."""
+        if type_text(dims, v.dtype) == v.type:
+            return v
+        op = "logical_or" if v.dtype == "i1" else "max"
+        name = self.fresh()
+        return self.value(
+            f"{name} = tensor.{op} {v.name}, {v.name} : ({v.type}, {v.type}) -> {{r}}",
+            name,
+            dims,
+            v.dtype,
+            exact=v.exact,
+            bound=v.bound,
+            frac=v.frac,
+            nonfinite=v.nonfinite,
+        )
+
+    def predicate(self) -> str:
+        """An `i1` from an exact value reduced to a scalar and compared."""
+        x = self.operand(["f32", "f32", "i32"], exact=True)
+        if x.rank or self.chance(50):
+            kind = self.pick(["sum", "max", "min"])
+            axes = self.draw(st.permutations(list(range(x.rank))))
+            bound = x.bound * ELEMENTS_CAP if kind == "sum" else x.bound
+            if kind == "sum" and not (x.dtype == "i32" or exact_float(x.dtype, bound, x.frac)):
+                kind = "max"
+            name = self.fresh()
+            x = self.value(
+                f"{name} = tensor.reduce_{kind} {x.name} "
+                f"{{{{axes = [{', '.join(map(str, axes))}]}}}} : {x.type} -> {{r}}",
+                name,
+                [],
+                x.dtype,
+                exact=True,
+                bound=bound,
+                frac=x.frac,
+                nonfinite=x.nonfinite or kind != "sum",
+            )
+        threshold = self.const_scalar(x.dtype, self.pick([0.0, 1.0, -1.0, 2.0]))
+        op = self.pick(["gt", "lt", "ge", "le", "eq", "ne"])
+        p = self.binary(op, x, threshold, exact=True, bound=1, dtype="i1", nonfinite=False)
+        name = self.fresh("p")
+        self.emit(f"{name} = tensor.extract {p.name}[] : {p.type}")
+        return name
+
+    def op_if(self) -> Value | None:
+        cond = self.predicate()
+        seeds = [self.operand(["f32", "f32", "i32", "i1"]) for _ in range(self.pick([1, 1, 2]))]
+        branches: list[tuple[list[str], list[Value]]] = []
+        self.depth += 1
+        for _ in range(2):
+            self.scopes.append([])
+            self.blocks.append([])
+            for _ in range(self.pick([1, 0, 2, 3])):
+                self.step()
+            yields = []
+            for s in seeds:
+                same = [v for v in self.visible() if v.sizes == s.sizes and v.dtype == s.dtype]
+                yields.append(self.retype(self.pick(same), s.dims))
+            types = ", ".join(v.type for v in yields)
+            self.emit(f"scf.yield {', '.join(v.name for v in yields)} : {types}")
+            self.scopes.pop()
+            branches.append((self.blocks.pop(), yields))
+        self.depth -= 1
+        names = [self.fresh() for _ in seeds]
+        types = ", ".join(s.type for s in seeds)
+        indent = "  "
+        lines = [f"{', '.join(names)} = scf.if {cond} -> ({types}) {{"]
+        lines += [indent + line for line in branches[0][0]]
+        lines += ["} else {"]
+        lines += [indent + line for line in branches[1][0]]
+        lines += ["}"]
+        for line in lines:
+            self.emit(line)
+        results = []
+        for i, (name, s) in enumerate(zip(names, seeds, strict=True)):
+            a, b = branches[0][1][i], branches[1][1][i]
+            v = Value(
+                name,
+                s.dims,
+                s.dtype,
+                a.exact and b.exact,
+                max(a.bound, b.bound),
+                max(a.frac, b.frac),
+                a.nonfinite or b.nonfinite,
+            )
+            self.scopes[-1].append(v)
+            results.append(v)
+        return results[-1]
+
+    # -- the whole function -----------------------------------------------------------
+
+    def function(self, steps: int) -> RandomProgram:
+        self.fresh_argument("f32", min_rank=1)
+        for _ in range(steps):
+            self.step()
+        values = self.scopes[0]
+        outputs = [values[-1]] if values else [self.args[0]]
+        for _ in range(self.pick([0, 1, 2])):
+            extra = self.pick(values or self.args)
+            if extra not in outputs:
+                outputs.append(extra)
+        if self.chance(5):
+            outputs.append(self.pick(self.args))  # a result that is an argument
+        params = ", ".join(f"{a.name}: {a.type}" for a in self.args)
+        types = ", ".join(v.type for v in outputs)
+        results = types if len(outputs) == 1 else f"({types})"
+        body = "\n".join("  " + line for line in self.blocks[0])
+        text = (
+            f"func.func @main({params}) -> {results} {{\n{body}\n"
+            f"  func.return {', '.join(v.name for v in outputs)} : {types}\n}}\n"
+        )
+        arguments = [Argument(a.name, a.sizes, a.dtype, a.type) for a in self.args]
+        used = sorted({s for a in self.args for d in a.sizes for s in d[1]})
+        return RandomProgram(text, arguments, self.shapes, used)
+
+
+def groups_text(groups: Sequence[Sequence[int]]) -> str:
+    return "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
+
+
+@st.composite
+def programs(draw: Draw[Any], max_steps: int = 7) -> RandomProgram:
+    """A random well-typed program (see the module docstring)."""
+    symbols = SYMBOLS[: draw(st.integers(1, len(SYMBOLS)))]
+    return Generator(draw, symbols).function(draw(st.integers(1, max_steps)))
+
+
+@dataclass
+class Case:
+    program: RandomProgram
+    draws: list[dict[str, int]]
+    seed: int
+    device: str
+
+    def shapes(self) -> list[list[tuple[int, ...]]]:
+        return [self.program.arg_shapes(d) for d in self.draws]
+
+
+@st.composite
+def cases(draw: Draw[Any], max_steps: int = 7) -> Case:
+    """A program, 1-3 assignments of its symbols, a seed for the values and a device."""
+    program = draw(programs(max_steps))
+    draws = []
+    for _ in range(draw(st.integers(1, 3))):
+        dims = {s: draw(st.sampled_from(DIM_POOL)) for s in program.symbols}
+        draws.append(program.fit(dims))
+    seed = draw(st.integers(0, 2**16))
+    device = draw(st.sampled_from(["host", "ascend910b"]))
+    return Case(program, draws, seed, device)
+
+
+# --------------------------------------------------------------------------
+# Inputs and the comparison
+# --------------------------------------------------------------------------
+
+
+def make_inputs(
+    types: Sequence[tuple[str, tuple[int, ...]]], seed: int
+) -> list[np.ndarray[Any, Any]]:
+    """Arguments for (element type, shape) pairs: multiples of 1/4 in [-2, 2]
+    for floats, integers in [-4, 4], random booleans."""
+    rng = np.random.default_rng(seed)
+    args: list[np.ndarray[Any, Any]] = []
+    for dtype, shape in types:
+        if dtype == "i1":
+            args.append(rng.random(shape) < 0.5)
+        elif dtype in FLOATS:
+            args.append((rng.integers(-8, 9, size=shape) / 4).astype(NUMPY[dtype]))
+        else:
+            args.append(rng.integers(-4, 5, size=shape).astype(NUMPY[dtype]))
+    return args
+
+
+def widened(text: str) -> str:
+    """The program with every f32 made f64: a more precise reference."""
+    return re.sub(r"f32(?=>)", "f64", text)
+
+
+TOLERANCES = {  # dtype -> (rtol, atol relative to the result's largest magnitude)
+    np.dtype(np.float16): (2e-3, 2e-3),
+    np.dtype(np.float32): (2e-5, 2e-6),
+    np.dtype(np.float64): (1e-12, 1e-13),
+}
+NOISE_FACTOR = 16
+"""How many times the f32 reference's own rounding noise the VM may be off."""
+
+
+def compare(got: Any, want: Any, precise: Any, what: str) -> None:
+    """`got` (the VM) against `want` (the reference); `precise` is the
+    reference run in f64, which bounds the rounding noise of `want`."""
+    assert isinstance(got, np.ndarray), f"{what}: got a {type(got).__name__}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    p = np.asarray(precise, np.float64)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{what}: NaN positions")
+    np.testing.assert_array_equal(
+        np.where(np.isinf(g), g, 0), np.where(np.isinf(w), w, 0), err_msg=f"{what}: infinities"
+    )
+    assert p.shape == w.shape, f"{what}: the f64 reference has shape {p.shape}"
+    finite = np.isfinite(w)
+    noise = float(np.max(np.abs(w - p)[finite & np.isfinite(p)], initial=0.0))
+    scale = float(np.max(np.abs(w[finite]), initial=1.0))
+    rtol, atol = TOLERANCES[want.dtype]
+    tol = atol * max(scale, 1.0) + NOISE_FACTOR * noise + rtol * np.abs(w)
+    bad = finite & ~(np.abs(g - w) <= tol)
+    if bad.any():
+        i = tuple(int(x) for x in np.argwhere(bad)[0])
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {bad.size} elements differ; at {i} the VM gives "
+            f"{g[i]!r}, the reference {w[i]!r} (f64 reference {p[i]!r}, tolerance {tol[i]:.3g})"
+        )
+
+
+def as_tuple(x: Any) -> tuple[Any, ...]:
+    return x if isinstance(x, tuple) else (x,)
+
+
+def check_call(program: Any, text: str, args: Sequence[Any], what: str = "") -> None:
+    """One call of a compiled program against the reference interpreter."""
+    want = as_tuple(dvm.interpret(text, *args))
+    wide_args = [a.astype(np.float64) if a.dtype == np.float32 else a for a in args]
+    precise = as_tuple(dvm.interpret(widened(text), *wide_args))
+    got = as_tuple(program(*args))
+    assert len(got) == len(want), f"{what}: {len(got)} results, expected {len(want)}"
+    for i, (g, w, p) in enumerate(zip(got, want, precise, strict=True)):
+        compare(g, w, p, f"{what} result {i}")
+
+
+def check_case(case: Case) -> None:
+    program = dvm.compile(case.program.text, device=case.device)
+    types = [a.dtype for a in case.program.arguments]
+    for dims in case.draws:
+        shapes = case.program.arg_shapes(dims)
+        args = make_inputs(list(zip(types, shapes, strict=True)), case.seed)
+        check_call(program, case.program.text, args, f"dims {dims}")
+
+
+def regression_text(case: Case, dims: dict[str, int], message: str) -> str:
+    """A regression file for one failing call: a header saying what failed and
+    on which inputs (read back by `read_regression`), then the program."""
+    shapes = case.program.arg_shapes(dims)
+    header = [
+        "// Found by tests/test_random_programs.py: " + " ".join(message.split())[:300],
+        f"// symbols: {' '.join(f'{k}={v}' for k, v in dims.items())}",
+        f"// shapes: {' '.join(shape_text(s) for s in shapes)}",
+        f"// seed: {case.seed}",
+        f"// device: {case.device}",
+    ]
+    return "\n".join(header) + "\n" + case.program.text
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+@dataclass
+class Regression:
+    """A regression program and the calls it is checked on."""
+
+    text: str
+    calls: list[list[tuple[int, ...]]]
+    """Each call's argument shapes (one `// shapes:` line each)."""
+    seed: int
+    device: str
+    xfail: str | None = None
+    """Why it still fails (`// xfail: ...`): a known bug, reported, not fixed."""
+
+
+def parse_shapes(text: str) -> list[tuple[int, ...]]:
+    """`3x4 5 scalar` -> [(3, 4), (5,), ()]."""
+    return [() if s == "scalar" else tuple(int(d) for d in s.split("x")) for s in text.split()]
+
+
+def read_regression(text: str) -> Regression:
+    """The program and inputs of a regression file (see `regression_text`)."""
+    calls: list[list[tuple[int, ...]]] = []
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        m = re.match(r"//\s*(shapes|seed|device|xfail):\s*(.*)$", line)
+        if m and m[1] == "shapes":
+            calls.append(parse_shapes(m[2]))
+        elif m:
+            fields[m[1]] = m[2].strip()
+    if not calls:
+        raise ValueError("a regression file needs a `// shapes: ...` line")
+    return Regression(
+        text, calls, int(fields.get("seed", "0")), fields.get("device", "host"), fields.get("xfail")
+    )
+
+
+def argument_types(text: str) -> list[str]:
+    """The element type of each argument of the program's only function."""
+    from dvm.interpreter import find_entry, numpy_dtype
+
+    func = find_entry(dvm.parse(text), None)
+    names = {np.dtype(v): k for k, v in NUMPY.items()}
+    return [names[numpy_dtype(t)] for t in func.function_type.inputs.data]
+
+
+def check_regression(reg: Regression) -> None:
+    """Compile once, then every recorded call against the reference."""
+    types = argument_types(reg.text)
+    program = dvm.compile(reg.text, device=reg.device)
+    for shapes in reg.calls:
+        args = make_inputs(list(zip(types, shapes, strict=True)), reg.seed)
+        check_call(program, reg.text, args, f"shapes {' '.join(map(shape_text, shapes))}")
