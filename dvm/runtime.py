@@ -117,6 +117,10 @@ class Kernel:
     """Symbols the program needs that no input dim gives (from the call)."""
     input_dims: list[tuple[int, int]]
     """(input, axis) of each argument of `output_shapes`, in order."""
+    shape_symbols: list[str] = field(default_factory=list)
+    """Symbols only the outputs' dims name (e.g. a `broadcast_to` target
+    taken from an argument that is no input of the kernel): the VM reads
+    them from the output arrays, so they are no params; the call gives them."""
 
     @staticmethod
     def build(program_op: bc.ProgramOp, inputs: int) -> Kernel:
@@ -132,6 +136,8 @@ class Kernel:
                     rename[expr] = sympy.Symbol(f"d{i}_{a}")
         outputs = args[inputs:]
         exprs = [substitute(parse_expr(d.data), rename) for arg in outputs for d in arg.dims.data]
+        known = {*names, *params}
+        shape_symbols = sorted({str(s) for e in exprs for s in e.free_symbols} - known)
         device = program_op.attributes.get(DEVICE)
         preset = device.data if isinstance(device, StringAttr) else "host"
         return Kernel(
@@ -139,16 +145,18 @@ class Kernel:
             program=vm.check(to_program(program_op)),
             device=DEVICES[preset](),
             output_dtypes=[vm.DType[dtype_name(a.dtype.data)].np for a in outputs],
-            output_shapes=python_function(exprs, [*names, *params]),
+            output_shapes=python_function(exprs, [*names, *params, *shape_symbols]),
             output_ranks=[len(a.dims.data) for a in outputs],
             params=params,
             input_dims=dims,
+            shape_symbols=shape_symbols,
         )
 
     def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
         flat = [inputs[i].shape[a] for i, a in self.input_dims]
         params = [call.symbols[p] for p in self.params]
-        dims = self.output_shapes(*flat, *params) if self.output_ranks else ()
+        extra = [call.symbols[p] for p in self.shape_symbols]
+        dims = self.output_shapes(*flat, *params, *extra) if self.output_ranks else ()
         outputs, k = [], 0
         for rank, dtype in zip(self.output_ranks, self.output_dtypes, strict=True):
             outputs.append(np.empty(dims[k : k + rank], dtype))
