@@ -275,7 +275,7 @@ class HostCompiler:
         outputs = [self.index(v) for v in op.outputs]
 
         def step(call: Call, env: Env) -> None:
-            arrays = [np.ascontiguousarray(env[i]) for i in inputs]
+            arrays = [contiguous(env[i]) for i in inputs]
             for i, value in zip(outputs, kernel.run(arrays, call), strict=True):
                 env[i] = value
 
@@ -379,6 +379,12 @@ class HostCompiler:
                 env[r] = v
 
         return step
+
+
+def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """`array` in C order, of the same shape (`np.ascontiguousarray` makes a
+    0-d array 1-d, which a kernel's rank-0 argument rejects)."""
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
 
 
 def constant_value(op: arith.ConstantOp) -> Any:
@@ -494,8 +500,24 @@ class Program:
         self.variants[frozenset()] = Variant.build(self.source, self.entry, self.device)
         self.func = find_entry(self.source, self.entry)
         self.arity = len(self.func.args)
+        self.tensors = {
+            i
+            for i, t_ in enumerate(self.func.function_type.inputs.data)
+            if isinstance(t_, TensorType)
+        }
+
+    def arrays(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Numpy scalars given for tensors as 0-d arrays, as `check_arguments`
+        accepts them (kernels take arrays only)."""
+        if not any(isinstance(a, np.generic) for a in args):
+            return args
+        return tuple(
+            np.asarray(a) if isinstance(a, np.generic) and i in self.tensors else a
+            for i, a in enumerate(args)
+        )
 
     def __call__(self, *args: Any) -> Any:
+        args = self.arrays(args)
         spec = self.specialization(args)
         return self.finish(args, spec.variant.run(args, Call(spec.symbols)))
 
@@ -504,6 +526,7 @@ class Program:
     ) -> tuple[Any, list[tuple[str, vm.LaunchStats]]]:
         """Call the program and collect the VM's statistics of every launch
         (with `trace`, each launch's per-core timeline too)."""
+        args = self.arrays(args)
         spec = self.specialization(args)
         call = Call(spec.symbols, [], trace)
         outputs = self.finish(args, spec.variant.run(args, call))
