@@ -624,17 +624,29 @@ def signature(args: Sequence[Any]) -> tuple[Any, ...]:
 def with_unit_dims(
     source: ModuleOp, entry: str | None, ones: frozenset[tuple[int, int]]
 ) -> ModuleOp:
-    """A copy of the program whose entry has the given argument dims fixed to 1."""
+    """A copy of the program whose entry has the given argument dims fixed to 1.
+
+    Such an argument gets the narrower type, and its uses see it through a
+    `tensor.convert` back to the declared type (the same element type, so
+    no conversion; it fuses into the kernels that use it). Every op thus
+    keeps the types it was written with, which ops whose result type must
+    be their operand's (unary ops), `scf.yield` and `func.return` require.
+    """
     module = source.clone()
     func = find_entry(module, entry)
+    block = func.body.block
     types = list(func.function_type.inputs.data)
-    for i, axis in ones:
+    for i in sorted({i for i, _ in ones}):
         old = types[i]
         assert isinstance(old, TensorType)
-        shape = list(old.get_shape())
-        shape[axis] = 1
+        shape = [1 if (i, axis) in ones else d for axis, d in enumerate(old.get_shape())]
         types[i] = TensorType(old.element_type, shape)
-        Rewriter.replace_value_with_new_type(func.body.block.args[i], types[i])
+        arg = Rewriter.replace_value_with_new_type(block.args[i], types[i])
+        view = t.ConvertOp.create(operands=[arg], result_types=[old])
+        first = block.first_op
+        assert first is not None
+        block.insert_op_before(view, first)
+        arg.replace_uses_with_if(view.result, lambda use, view=view: use.operation is not view)
     func.function_type = FunctionType.from_lists(types, func.function_type.outputs.data)
     module.verify()
     return module
