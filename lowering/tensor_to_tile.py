@@ -347,16 +347,24 @@ class KernelBuilder:
         carried = [
             self.add(tile.ConstantOp(identity("sum", element), self.tile_type(spans, element)))
         ]
-        operands = {v.target: v for v in self.domain.loads if v.matmul_operand}
+        # lhs then rhs, as the analysis added them (a dict by value would
+        # keep one load for `x @ x`, whose operands are read differently)
+        lhs, rhs = (v for v in self.domain.loads if v.matmul_operand)
+        batch = [span for span in self.domain.placement[op.result][:-2] if span]
         with self.loops([self.domain.contraction], carried) as inner:
-            a, b = (self.operand_tile(operands[v]) for v in (op.lhs, op.rhs))
+            a, b = (self.operand_tile(v, batch) for v in (lhs, rhs))
             inner[0] = self.add(tile.MmaOp(a, b, inner[0], op.flags))
         self.bind(op.result, carried[0], spans)
 
-    def operand_tile(self, strided: StridedView) -> SSAValue:
-        """A matmul operand's tile, in its own dims (batch..., rows, cols)."""
+    def operand_tile(self, strided: StridedView, batch: Sequence[tuple[int, ...]]) -> SSAValue:
+        """A matmul operand's tile in the accumulator's dims: the result's
+        batch axes (1 where the operand does not span one), then its own
+        rows and cols. Unit batch dims, which have no axis, are left out,
+        as they are from the accumulator, so that the ranks agree."""
         assert isinstance(strided.target.type, TensorType)
-        dims = list(strided.placement)
+        own = list(strided.placement)
+        spanned = {a for span in own[:-2] for a in span}
+        dims = [span if span[0] in spanned else () for span in batch] + own[-2:]
         shape = [self.plan.tiles[d[0]] if d else 1 for d in dims]
         tile_type = tile.TileType(shape, strided.target.type.element_type)
         return self.add(tile.LoadOp(self.args[strided.value], tile_type, self.view(strided, dims)))
