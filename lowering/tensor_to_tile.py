@@ -546,6 +546,9 @@ class ConvertTensorToTilePass(ModulePass):
             if not isinstance(func, FuncOp):
                 continue
             for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
+                if not fusion.results:  # dead code: nothing it computes is used
+                    Rewriter.erase_op(fusion)
+                    continue
                 name = f"{func.sym_name.data}_k{count}"
                 count += 1
                 Rewriter.replace_op(fusion, lower_fusion(op, fusion, name, device))
