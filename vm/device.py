@@ -27,6 +27,23 @@ class DeviceSpec:
     vector_width: int = 32
     name: str = "custom"
 
+    def __hash__(self) -> int:
+        """Hashed on every launch (specializations are cached per device): computed once."""
+        got = self.__dict__.get("_hash")
+        if got is None:
+            got = hash(
+                (
+                    self.vector_cores,
+                    self.cube_cores,
+                    self.local_memory_bytes,
+                    self.alignment,
+                    self.vector_width,
+                    self.name,
+                )
+            )
+            object.__setattr__(self, "_hash", got)
+        return got
+
     @staticmethod
     def host() -> DeviceSpec:
         """This machine: one core per CPU, local memory = per-core L2 cache."""

@@ -31,7 +31,7 @@ import numpy as np
 
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
-from dvm.vm.kernels import QUIET, Fn, bind_op
+from dvm.vm.kernels import QUIET, Fn, bind_op, make_slicer
 from dvm.vm.program import Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
@@ -42,6 +42,7 @@ from dvm.vm.specialize import (
     Specialization,
     ViewPlan,
     register_operands,
+    static_info,
 )
 from dvm.vm.stats import CoreStats, LaunchStats
 
@@ -64,6 +65,7 @@ class Core:
         locks: Sequence[threading.Lock],
         alias_regs: frozenset[int],
         mem: np.ndarray,
+        scratch: dict[np.dtype, np.ndarray] | None = None,
     ) -> None:
         self.spec = spec
         self.mem = mem
@@ -73,29 +75,72 @@ class Core:
         self.acc_locks = locks
         self.alias_regs = alias_regs
         self.alias: list[Any] = [None] * len(spec.registers)
+        static = static_info(spec.program)
+        self.alias_operands = static.alias_operands
+        self._slicers: dict[int, Callable[[np.ndarray], np.ndarray] | None] = {}
+        self._scratch = scratch
+        self._dtypes = [r.dtype.np for r in spec.program.registers]
+        self._starts = [
+            off // item if off % item == 0 else -1
+            for (off, _), item in zip(spec.registers, static.itemsizes, strict=True)
+        ]
+        self._typed: dict[np.dtype, np.ndarray] = {}
         self._regs: dict[tuple[int, Shape], np.ndarray] = {}
         self.stats: CoreStats | None = None
+        self.fused: dict[tuple[int, ...], dict[int, int]] = {}
 
     def reg(self, r: int, shape: Shape) -> np.ndarray:
         """Register `r` viewed with `shape` (its first prod(shape) elements, row-major)."""
         key = (r, shape)
         got = self._regs.get(key)
         if got is None:
-            off, _ = self.spec.registers[r]
-            dtype = self.spec.program.registers[r].dtype.np
-            n = math.prod(shape)
-            got = self.mem[off : off + n * dtype.itemsize].view(dtype).reshape(shape)
-            self._regs[key] = got
+            dtype, start = self._dtypes[r], self._starts[r]
+            if start < 0:  # a byte offset that is no multiple of the element size
+                off, n = self.spec.registers[r][0], math.prod(shape) * dtype.itemsize
+                got = self._regs[key] = self.mem[off : off + n].view(dtype).reshape(shape)
+                return got
+            base = self._typed.get(dtype)
+            if base is None:
+                usable = len(self.mem) // dtype.itemsize * dtype.itemsize
+                base = self._typed[dtype] = self.mem[:usable].view(dtype)
+            got = self._regs[key] = base[start : start + math.prod(shape)].reshape(shape)
         return got
 
     def dtype(self, r: int) -> np.dtype:
         """The numpy dtype of register `r`."""
-        return self.spec.program.registers[r].dtype.np
+        return self._dtypes[r]
 
-    def bind(self, body: Body, top: bool = False) -> list[Fn]:
+    def slicer(self, v: int) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The function cutting view `v`'s current tile out of its launch view (None: the
+        tile is the whole view); one per view and core."""
+        if v in self._slicers:
+            return self._slicers[v]
+        got = self._slicers[v] = make_slicer(self.views[v], self.idx)
+        return got
+
+    def scratch(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
+        """A temporary of `shape` that only one instruction uses at a time (this core's,
+        shared by the classes and executables of its device: launches take turns)."""
+        pool = self._scratch if self._scratch is not None else {}
+        self._scratch = pool
+        n = math.prod(shape)
+        buf = pool.get(dtype)
+        if buf is None or buf.size < n:
+            buf = pool[dtype] = np.empty(max(n, 1), dtype)
+        return buf[:n].reshape(shape)
+
+    def bind_class(self, key: tuple[int, ...], body: Body) -> list[Fn]:
+        """Callables for the tile class `key` of the grid (its fused stores found once
+        per executable, shared by the cores)."""
+        fused = self.fused.get(key)
+        if fused is None:
+            fused = self.fused[key] = fused_stores(body)
+        return self.bind(body, fused)
+
+    def bind(self, body: Body, fused: dict[int, int] | None = None) -> list[Fn]:
         """Callables for a tile body; loops become one callable each. In the tile's top
         level, an op whose result is only stored writes the global tile directly."""
-        fused = fused_stores(body) if top else {}
+        fused = fused or {}
         elided = set(fused.values())
         out: list[Fn] = []
         for i, node in enumerate(body):
@@ -230,35 +275,51 @@ class Executable:
         locks = [threading.Lock() for _ in spec.program.args]
         regs = spec.alias_regs if alias else frozenset()
         self.memory = device_memory(spec.device)
-        self.cores = [Core(spec, self.g, locks, regs, self.memory.buffers[c]) for c in range(n)]
+        self.cores = [
+            Core(spec, self.g, locks, regs, self.memory.buffers[c], self.memory.scratch[c])
+            for c in range(n)
+        ]
         self.runners: list[Callable[[int, int], None]] = []
+        self.fns_of: list[Callable[[tuple[int, ...]], list[Fn]]] = []
         plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
         self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
         self._empties = [  # what an empty view (a zero dim) reads and writes: nothing
-            np.empty(v.sizes if v.empty else (0,), spec.program.args[v.arg].dtype.np)
+            np.empty(v.sizes, spec.program.args[v.arg].dtype.np) if v.empty else None
             for v in spec.views
         ]
+        fused: dict[tuple[int, ...], dict[int, int]] = {}
         for core in self.cores:
             if stats:
                 core.stats = CoreStats()
-            bodies = {key: core.bind(body, top=True) for key, body in plan.bodies.items()}
-            self.runners.append(self._runner(core, bodies))
+            core.fused = fused
+            self.runners.append(self._runner(core))
 
-    def _runner(
-        self, core: Core, bodies: dict[tuple[int, ...], list[Fn]]
-    ) -> Callable[[int, int], None]:
-        """The function that runs linear tile ids [lo, hi) on `core`."""
+    def _runner(self, core: Core) -> Callable[[int, int], None]:
+        """The function that runs linear tile ids [lo, hi) on `core`. Each tile class is
+        bound on this core the first time the core runs one of its tiles."""
         plan, idx = self.spec.plan, core.idx
+        bound: dict[tuple[int, ...], list[Fn]] = {}
+
+        def fns_of(key: tuple[int, ...]) -> list[Fn]:
+            got = bound.get(key)
+            if got is None:
+                got = bound[key] = core.bind_class(key, plan.bodies[key])
+            return got
+
+        self.fns_of.append(fns_of)
         if len(plan.extents) == 1:
-            segs = [(lo, hi, bodies[(c,)]) for lo, hi, c in plan.axis_segments[0]]
+            segs = [(lo, hi, (c,)) for lo, hi, c in plan.axis_segments[0]]
 
             def run_1d(lo: int, hi: int) -> None:
-                for s_lo, s_hi, fns in segs:
-                    for i in range(max(lo, s_lo), min(hi, s_hi)):
-                        idx[0] = i
-                        for f in fns:
-                            f()
+                for s_lo, s_hi, key in segs:
+                    a, b = max(lo, s_lo), min(hi, s_hi)
+                    if a < b:
+                        fns = fns_of(key)
+                        for i in range(a, b):
+                            idx[0] = i
+                            for f in fns:
+                                f()
 
             return run_1d
         strides, starts, segments = self._strides, self._starts, self.spec.plan.axis_segments
@@ -270,20 +331,56 @@ class Executable:
                     i, t = divmod(t, st)
                     idx[a] = i
                     key.append(segments[a][bisect.bisect_right(starts[a], i) - 1][2])
-                for f in bodies[tuple(key)]:
+                for f in fns_of(tuple(key)):
                     f()
 
         return run_nd
 
+    def run_all(self) -> None:
+        """Run every tile on core 0, class by class (an inline launch)."""
+        plan = self.spec.plan
+        if len(plan.extents) == 1:
+            self.runners[0](0, plan.tiles)
+            return
+        idx, fns_of = self.cores[0].idx, self.fns_of[0]
+        if len(plan.extents) == 2:
+            rows, cols = plan.axis_segments
+            for lo0, hi0, c0 in rows:
+                for lo1, hi1, c1 in cols:
+                    if lo0 == hi0 or lo1 == hi1:
+                        continue
+                    fns = fns_of((c0, c1))
+                    for i in range(lo0, hi0):
+                        idx[0] = i
+                        for j in range(lo1, hi1):
+                            idx[1] = j
+                            for f in fns:
+                                f()
+            return
+        rank = len(plan.extents)
+        for combo in itertools.product(*plan.axis_segments):
+            if any(lo == hi for lo, hi, _ in combo):
+                continue
+            fns = fns_of(tuple(c for _, _, c in combo))
+            for coords in itertools.product(*(range(lo, hi) for lo, hi, _ in combo)):
+                idx[0:rank] = coords
+                for f in fns:
+                    f()
+
     def set_args(self, args: Sequence[np.ndarray]) -> None:
         """Build this launch's numpy view of every view over its argument."""
+        g, empties = self.g, self._empties
         for i, vp in enumerate(self.spec.views):
-            self.g[i] = _global_view(vp, args[vp.arg], self._empties[i])
+            a = args[vp.arg]
+            if vp.natural and a.shape == vp.sizes:
+                g[i] = a
+            else:
+                g[i] = _global_view(vp, a, empties[i])
 
 
-def _global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray) -> np.ndarray:
+def _global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.ndarray:
     """The whole view `vp` over array `a` (bounds were proven at specialization)."""
-    if vp.empty:
+    if empty is not None:
         return empty
     if vp.natural:
         return a if a.shape == vp.sizes else a.reshape(vp.sizes)
@@ -309,6 +406,8 @@ class DeviceMemory:
         self.lock = threading.Lock()
         align = max(device.alignment, 64)
         self.buffers: list[np.ndarray] = []
+        self.scratch: list[dict[np.dtype, np.ndarray]] = [{} for _ in range(cores)]
+        """Per core: temporaries by dtype (see `Core.scratch`)."""
         for _ in range(cores):
             raw = np.zeros(device.local_memory_bytes + align, np.uint8)
             start = -raw.ctypes.data % align
@@ -418,9 +517,17 @@ def launch(
         spec = _specialization(target, args, params, device)
     assert isinstance(spec, Specialization)
     _check_args(spec, args)
-    n = 1 if spec.plan.inline else _core_count(spec, cores)
+    if cores is None:
+        n = spec.default_cores
+        if not n:
+            n = spec.default_cores = 1 if spec.plan.inline else _core_count(spec, None)
+    else:
+        n = 1 if spec.plan.inline else _core_count(spec, cores)
     alias = _may_alias(spec, args)
-    with device_memory(spec.device).lock:  # one launch at a time per device
+    memory = spec.memory
+    if memory is None:
+        memory = spec.memory = device_memory(spec.device)
+    with memory.lock:  # one launch at a time per device
         return _run(_executable(spec, n, stats or trace, alias), args, trace)
 
 
@@ -530,6 +637,13 @@ def _share_tiles(
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
     """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
     ex.set_args(args)
+    if ex.n == 1 and not ex.stats:
+        quiet = QUIET.enter()
+        try:
+            ex.run_all()
+        finally:
+            QUIET.exit(quiet)
+        return None
     ntiles = ex.spec.plan.tiles
     if ex.stats:
         for core in ex.cores:
@@ -539,7 +653,7 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
     quiet = QUIET.enter()
     try:
         if ex.n == 1:
-            ex.runners[0](0, ntiles)
+            ex.run_all()
         else:
             jobs = _share_tiles(ex.runners, ntiles)
             if ex.spec.uses_blas:

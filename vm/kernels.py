@@ -40,8 +40,14 @@ class CoreLike(Protocol):
     alias: list[Any]
     """Current array of each *alias register* (see `Dyn`), set by its loads."""
     alias_regs: frozenset[int]
+    alias_operands: tuple[bool, ...]
+    """Per instruction: whether one of its REG operands is an alias register."""
 
     def reg(self, r: int, shape: Shape) -> np.ndarray: ...
+
+    def slicer(self, v: int) -> Callable[[np.ndarray], np.ndarray] | None: ...
+
+    def scratch(self, shape: Shape, dtype: np.dtype) -> np.ndarray: ...
 
     def dtype(self, r: int) -> np.dtype: ...
 
@@ -63,45 +69,59 @@ class DynOut:
     """Destination placeholder for an op fused with the store after it: the op writes
     straight into the current tile of view `v` in global memory (one copy pass less)."""
 
-    __slots__ = ("get",)
+    __slots__ = ("cut", "g", "v")
 
     def __init__(self, core: CoreLike, v: int) -> None:
-        g, cut = core.g, make_slicer(core.views[v], core.idx) or (lambda a: a)
-        self.get: Callable[[], np.ndarray] = lambda: cut(g[v])
-
-
-def _with_out(fn: Any, get: Callable[[], np.ndarray], *args: Any, **kwargs: Any) -> Any:
-    return fn(*args, out=get(), **kwargs)
+        self.g, self.v, self.cut = core.g, v, core.slicer(v) or _whole
 
 
 def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
     """`fn(*args, **kwargs)` as a zero-argument callable; Dyn args (and a DynOut `out`)
-    are fetched per call."""
+    are fetched per call, through a closure made from a template per pattern of
+    fetched and fixed operands (so a call costs one Python frame, not one per fetch)."""
     out = kwargs.get("out")
-    if isinstance(out, DynOut):
-        rest = {k: v for k, v in kwargs.items() if k != "out"}
-        return call(core, partial(_with_out, fn, out.get), *args, **rest)
-    dyn = [(i, a.r) for i, a in enumerate(args) if isinstance(a, Dyn)]
-    if not dyn:
+    dyn_out = isinstance(out, DynOut)
+    kinds = tuple(isinstance(a, Dyn) for a in args)
+    if not dyn_out and not any(kinds):
         return partial(fn, *args, **kwargs)
-    alias = core.alias
-    if len(dyn) == 1 and len(args) == 1:
-        r = dyn[0][1]
-        return lambda: fn(alias[r], **kwargs)
-    if len(dyn) == 1 and len(args) == 2:
-        (i, r), other = dyn[0], args[1 - dyn[0][0]]
-        if i == 0:
-            return lambda: fn(alias[r], other, **kwargs)
-        return lambda: fn(other, alias[r], **kwargs)
-    template = list(args)
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    pattern = (kinds, "d" if dyn_out else "c" if "out" in kwargs else "", bool(rest))
+    make = _TEMPLATES.get(pattern)
+    if make is None:
+        make = _TEMPLATES[pattern] = _template(*pattern)
+    regs = [a.r if isinstance(a, Dyn) else None for a in args]
+    if dyn_out:
+        assert isinstance(out, DynOut)
+        return make(fn, args, regs, core.alias, None, out.cut, out.g, out.v, rest)
+    return make(fn, args, regs, core.alias, out, None, None, None, rest)
 
-    def dynamic() -> Any:
-        full = list(template)
-        for i, r in dyn:
-            full[i] = alias[r]
-        return fn(*full, **kwargs)
 
-    return dynamic
+_TEMPLATES: dict[tuple[tuple[bool, ...], str, bool], Any] = {}
+
+
+def _template(kinds: tuple[bool, ...], out: str, rest: bool) -> Any:
+    """Compile `make(fn, args, regs, alias, o, cut, g, v, kw)` returning a closure that
+    calls fn with fixed args, alias registers fetched, and out fixed or cut from g[v]."""
+    pre = [f"    r{i} = R[{i}]" if dyn else f"    c{i} = C[{i}]" for i, dyn in enumerate(kinds)]
+    call_args = [f"alias[r{i}]" if dyn else f"c{i}" for i, dyn in enumerate(kinds)]
+    if out == "d":
+        call_args.append("out=cut(g[v])")
+    elif out == "c":
+        call_args.append("out=o")
+    if rest:
+        call_args.append("**kw")
+    source = "\n".join(
+        [
+            "def make(fn, C, R, alias, o, cut, g, v, kw):",
+            *pre,
+            "    def f():",
+            f"        return fn({', '.join(call_args)})",
+            "    return f",
+        ]
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<dvm call template>", "exec"), namespace)
+    return namespace["make"]
 
 
 class _QuietNumpy:
@@ -149,47 +169,50 @@ def counter_pos(source: int) -> int:
 # Tiles of global memory
 
 
+def _whole(a: np.ndarray) -> np.ndarray:
+    """The slicer of an untiled view: the tile is the whole view."""
+    return a
+
+
 def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
     """A function cutting the current tile out of the launch view (None: the whole view)."""
-    tiled = [(d, counter_pos(src), t) for d, src, t in vp.tiled]
+    tiled = tuple((d, counter_pos(src)) for d, src, _ in vp.tiled)
     if not tiled:
         return None
-    if len(tiled) == 1:
-        d, c, t = tiled[0]
-        if d == 0:
+    make = _SLICERS.get(tiled)
+    if make is None:
+        make = _SLICERS[tiled] = _slicer_template(tiled)
+    return make(idx, [t for _, _, t in vp.tiled])
 
-            def first(v: np.ndarray) -> np.ndarray:
-                i = idx[c] * t
-                return v[i : i + t]
 
-            return first
-        pre = (slice(None),) * d
+_SLICERS: dict[tuple[tuple[int, int], ...], Any] = {}
 
-        def one(v: np.ndarray) -> np.ndarray:
-            i = idx[c] * t
-            return v[(*pre, slice(i, i + t))]
 
-        return one
-    full = [slice(None)] * len(vp.sizes)
-
-    def many(v: np.ndarray) -> np.ndarray:
-        key = list(full)
-        for d, c, t in tiled:
-            i = idx[c] * t
-            key[d] = slice(i, i + t)
-        return v[tuple(key)]
-
-    return many
+def _slicer_template(tiled: tuple[tuple[int, int], ...]) -> Any:
+    """Compile `make(idx, T)` for one pattern of tiled dims and counters: the slicer it
+    returns is one Python frame, `v[i0:i0 + t0, :, i1:i1 + t1]`."""
+    last = max(d for d, _ in tiled)
+    keys = [":"] * (last + 1)
+    lines = ["def make(idx, T):"]
+    body = []
+    for j, (d, c) in enumerate(tiled):
+        lines.append(f"    t{j} = T[{j}]")
+        body.append(f"        i{j} = idx[{c}] * t{j}")
+        keys[d] = f"i{j}:i{j} + t{j}"
+    lines += ["    def cut(v):", *body, f"        return v[{', '.join(keys)}]", "    return cut"]
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<dvm slicer>", "exec"), namespace)
+    return namespace["make"]
 
 
 def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
     """Copy the tile into the register, or (alias register) just keep the tile's view."""
     dst, v = node.ins.operands
     assert node.extents is not None
-    g, sl = core.g, make_slicer(core.views[v], core.idx)
+    g, sl = core.g, core.slicer(v)
     if dst in core.alias_regs:
         alias = core.alias
-        cut = sl or (lambda a: a)
+        cut = sl or _whole
 
         def load_alias() -> None:
             alias[dst] = cut(g[v])
@@ -209,8 +232,8 @@ def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
     if node.extents is None or math.prod(node.extents) == 0:
         return None
     val = _src(node, core, 1)
-    g, sl = core.g, make_slicer(core.views[v], core.idx)
-    cut = sl or (lambda a: a)
+    g, sl = core.g, core.slicer(v)
+    cut = sl or _whole
     if node.ins.op.cat is Cat.STORE:
         if isinstance(val, Dyn):
             alias, r = core.alias, val.r
@@ -245,11 +268,6 @@ def _src(node: OpNode, core: CoreLike, pos: int) -> Any:
     return Dyn(r) if r in core.alias_regs else core.reg(r, shape)
 
 
-def _src_dtype(node: OpNode, core: CoreLike, pos: int) -> np.dtype:
-    """The dtype of the register at operand `pos` (known even for alias registers)."""
-    return core.dtype(node.ins.operands[pos])
-
-
 def _dst(node: OpNode, core: CoreLike) -> Any:
     """The destination register viewed with the instruction's result shape (or, for an op
     fused with its store, a DynOut for the tile it writes)."""
@@ -260,12 +278,22 @@ def _dst(node: OpNode, core: CoreLike) -> Any:
 
 
 def _typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
-    """A SCALAR operand as a numpy scalar of the register's dtype (unsafe cast, no warnings)."""
-    token = QUIET.enter()
-    try:
-        return np.array(value if value is not None else 0).astype(dtype)[()]
-    finally:
-        QUIET.exit(token)
+    """A SCALAR operand as a numpy scalar of the register's dtype (unsafe cast, no warnings);
+    memoized (NaN, which equals nothing, is simply converted each time)."""
+    key = (value, dtype)
+    got = _SCALARS.get(key)
+    if got is None:
+        token = QUIET.enter()
+        try:
+            got = np.array(value if value is not None else 0).astype(dtype)[()]
+        finally:
+            QUIET.exit(token)
+        if len(_SCALARS) < 4096:
+            _SCALARS[key] = got
+    return got
+
+
+_SCALARS: dict[tuple[float | int | None, np.dtype], Any] = {}
 
 
 def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
@@ -328,12 +356,26 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     keep = bool(flags & 1)
     if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
         # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
-        ones = np.ones((src_shape[-1], 1) if keep else (src_shape[-1],), dst.dtype)
-        return call(core, np.matmul, src, ones, out=dst)
+        return call(core, np.matmul, src, _ones(src_shape[-1], keep, dst.dtype), out=dst)
     axis = tuple(d for d in range(len(src_shape)) if axes >> d & 1)
     uf = _REDUCE_UFUNCS[kind]
     init = _identity(kind, dst.dtype)
     return call(core, uf.reduce, src, axis=axis, out=dst, keepdims=keep, initial=init)
+
+
+def _ones(n: int, column: bool, dtype: np.dtype) -> np.ndarray:
+    """A read-only vector (or column) of n ones, shared by every binding that needs it."""
+    key = (n, column, dtype)
+    got = _ONES.get(key)
+    if got is None:
+        got = np.ones((n, 1) if column else (n,), dtype)
+        got.flags.writeable = False
+        if len(_ONES) < 1024:
+            _ONES[key] = got
+    return got
+
+
+_ONES: dict[tuple[int, bool, np.dtype], np.ndarray] = {}
 
 
 def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> bool:
@@ -353,7 +395,7 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     b = b.swapaxes(-1, -2) if flags & 2 else b
     if not flags & 4:
         return partial(np.matmul, a, b, out=dst)
-    scratch = np.empty_like(dst)  # per core and class, allocated once at bind time
+    scratch = core.scratch(dst.shape, dst.dtype)  # per core, reused by every class
     return partial(_mma_acc, a, b, out=dst, scratch=scratch)
 
 
@@ -486,24 +528,49 @@ def _binary_fn(name: str, dtype: DType) -> Any:
     return _BINARY[name]
 
 
+def _plain(node: OpNode, core: CoreLike) -> bool:
+    """Whether no operand is an alias register and the result is not fused with a store:
+    the instruction is then one partial over fixed register views."""
+    return node.store_to is None and not (core.alias_regs and core.alias_operands[node.k])
+
+
 def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
     """One ufunc (or composite) from the input view into the output view."""
-    return call(core, _UNARY[node.ins.op.name], _src(node, core, 1), out=_dst(node, core))
+    fn = _UNARY[node.ins.op.name]
+    if _plain(node, core):
+        ops, reg = node.ins.operands, core.reg
+        return partial(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
+    return call(core, fn, _src(node, core, 1), out=_dst(node, core))
 
 
 def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
     """Register-register, register-scalar and scalar-register forms."""
-    cat = node.ins.op.cat
+    ins = node.ins
+    cat, ops = ins.op.cat, ins.operands
     reg_pos = 2 if cat is Cat.BINARY_SR else 1
-    x, dtype = _src(node, core, reg_pos), _src_dtype(node, core, reg_pos)
-    fn = _binary_fn(_BASE_NAMES[node.ins.op.code], DType.from_numpy(dtype))
-    dst = _dst(node, core)
+    dtype = core.dtype(ops[reg_pos])
+    key = (ins.op.code, dtype)
+    fn = _FNS.get(key)
+    if fn is None:
+        fn = _FNS[key] = _binary_fn(_BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
+    shapes = node.shapes
+    if _plain(node, core):
+        reg = core.reg
+        x, dst = reg(ops[reg_pos], shapes[reg_pos]), reg(ops[0], node.out)  # type: ignore[arg-type]
+        if cat is Cat.BINARY:
+            return partial(fn, x, reg(ops[2], shapes[2]), out=dst)  # type: ignore[arg-type]
+        s = _typed_scalar(node.scalar, dtype)
+        return partial(fn, x, s, out=dst) if cat is Cat.BINARY_RS else partial(fn, s, x, out=dst)
+    x, dst = _src(node, core, reg_pos), _dst(node, core)
     if cat is Cat.BINARY:
         return call(core, fn, x, _src(node, core, 2), out=dst)
     s = _typed_scalar(node.scalar, dtype)
     if cat is Cat.BINARY_RS:
         return call(core, fn, x, s, out=dst)
     return call(core, fn, s, x, out=dst)
+
+
+_FNS: dict[tuple[int, np.dtype], Any] = {}
 
 
 _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -135,6 +135,10 @@ class Specialization:
     """(dtype, shape, C-order byte strides) of each argument: launch's fast check."""
     executables: dict[tuple[int, bool, bool], Any] = field(default_factory=dict, repr=False)
     """Per-core bound closures, built by the interpreter on first launch and reused."""
+    default_cores: int = field(default=0, repr=False)
+    """Cores a launch uses when the caller does not say (0: not decided yet)."""
+    memory: Any = field(default=None, repr=False)
+    """The device's local memories (the interpreter's DeviceMemory), found on first launch."""
 
     def launch(self, args: Sequence[np.ndarray], **kwargs: Any) -> Any:
         """Run on `args` (arrays of exactly `self.shapes`); see `interpreter.launch`."""
@@ -157,12 +161,12 @@ def specialize(
 ) -> Specialization:
     """Validate `program` (once), then specialize it; cached by its arguments."""
     device = device or _host()
-    key = (tuple(tuple(int(d) for d in s) for s in shapes), tuple(int(p) for p in params))
+    key = (tuple(map(tuple, shapes)), tuple(params))
     cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
     spec = cache.get((key, device, max_steps))
     if spec is None:
-        loops, slot_fn = _validated(program)
-        spec = _Specializer(program, loops, slot_fn, device, max_steps).run(*key)
+        key = (tuple(tuple(int(d) for d in s) for s in key[0]), tuple(int(p) for p in key[1]))
+        spec = _Specializer(program, static_info(program), device, max_steps).run(*key)
         if len(cache) >= MAX_CACHED:
             del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
             program.cache.pop("by_launch", None)
@@ -190,33 +194,215 @@ def _validated(program: Program) -> tuple[LoopInfo, SlotFn]:
 
 
 # --------------------------------------------------------------------------
+# What depends only on the program: computed once, at the first specialization
+
+
+class InstrInfo(NamedTuple):
+    """An instruction with what planning needs of it, resolved once per program."""
+
+    ins: Instr
+    cat: Cat
+    regs: tuple[tuple[int, int, bool], ...]
+    """(operand position, register, whether it is read) of each REG operand."""
+    dst: int
+    """The register the instruction writes, or -1."""
+    n_operands: int
+
+
+@dataclass(frozen=True)
+class Static:
+    """The shape-independent facts about a validated program that every
+    specialization uses: decided once, so a new shape only does arithmetic."""
+
+    loops: LoopInfo
+    slot_fn: SlotFn
+    instrs: tuple[InstrInfo, ...]
+    tiled: tuple[tuple[tuple[int, int, int], ...], ...]
+    """Per view: (dim, index source, position in that source's class key) of each tiled dim."""
+    pairs: dict[int, tuple[tuple[int, int], ...]]
+    """Per index source: the (view, dim) pairs it tiles, in class-key order."""
+    stored: frozenset[int]
+    has_mma: bool
+    uses_blas: bool
+    alias_regs: frozenset[int]
+    alias_args: frozenset[int]
+    itemsizes: tuple[int, ...]
+    """Bytes per element of each register."""
+    arg_dtypes: tuple[np.dtype, ...]
+    planners: tuple[Planner | None, ...]
+    """Per instruction: its specialized shape inference, if it has one."""
+    alias_operands: tuple[bool, ...]
+    """Per instruction: whether a REG operand is an alias register."""
+
+
+def static_info(program: Program) -> Static:
+    """The program's Static facts (validating it first), memoized in the program."""
+    got = program.cache.get("static")
+    if got is None:
+        loops, slot_fn = _validated(program)
+        got = program.cache["static"] = _static(program, loops, slot_fn)
+    return got
+
+
+def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
+    instrs = []
+    for ins in p.code:
+        regs = tuple(register_operands(ins))
+        writes = bool(ins.op.operands) and ins.op.operands[0][1] is Kind.REG
+        dst = ins.operands[0] if writes and ins.op.cat not in _NO_DST else -1
+        instrs.append(InstrInfo(ins, ins.op.cat, regs, dst, len(ins.operands)))
+    pairs: dict[int, list[tuple[int, int]]] = {}
+    tiled = []
+    for vi, v in enumerate(p.views):
+        dims = []
+        for d, vd in enumerate(v.dims):
+            if vd.index != Index.NONE and vd.tile is not None:
+                group = pairs.setdefault(vd.index, [])
+                dims.append((d, vd.index, len(group)))
+                group.append((vi, d))
+        tiled.append(tuple(dims))
+    stored = frozenset(
+        p.views[ins.operands[0]].arg for ins in p.code if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
+    )
+    has_mma = any(ins.op.cat is Cat.MMA for ins in p.code)
+    uses_blas = has_mma or any(
+        ins.op.cat is Cat.REDUCE and ins.operands[2] is ReduceKind.SUM for ins in p.code
+    )
+    ok: set[int] = set()
+    bad: set[int] = set()
+    for ins in p.code:
+        if ins.op.cat is Cat.LOAD:
+            r = ins.operands[0]
+            (bad if p.views[ins.operands[1]].arg in stored else ok).add(r)
+        elif ins.op.operands and ins.op.operands[0][1] is Kind.REG:
+            bad.add(ins.operands[0])
+    alias_regs = frozenset(ok - bad)
+    alias_args = frozenset(
+        p.views[ins.operands[1]].arg
+        for ins in p.code
+        if ins.op.cat is Cat.LOAD and ins.operands[0] in alias_regs
+    )
+    return Static(
+        loops,
+        slot_fn,
+        tuple(instrs),
+        tuple(tiled),
+        {src: tuple(group) for src, group in pairs.items()},
+        stored,
+        has_mma,
+        uses_blas,
+        alias_regs,
+        alias_args,
+        tuple(r.dtype.np.itemsize for r in p.registers),
+        tuple(a.dtype.np for a in p.args),
+        tuple(_planner(k, info) for k, info in enumerate(instrs)),
+        tuple(any(r in alias_regs for _, r, _ in info.regs) for info in instrs),
+    )
+
+
+_NO_DST = (Cat.STORE, Cat.STORE_ACC, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
+
+Planner = Callable[["_Specializer", dict[int, Any], list["Shape | None"]], "OpNode"]
+"""Shape inference of one instruction: (specializer, class context, register shapes) -> node."""
+
+
+def _planner(k: int, info: InstrInfo) -> Planner | None:
+    """Shape inference specialized to instruction `k`, for the frequent categories (the
+    others use the generic `_Specializer.op`). Same checks, same nodes, fewer steps."""
+    ins, cat = info.ins, info.cat
+    o = ins.operands
+    if cat is Cat.LOAD:
+        d, v = o
+
+        def load(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            t = sp.tile(k, ctx, v)
+            prev = state[d]
+            sp.put(k, d, t, state)
+            return OpNode(k, ins, (prev, None), t, t, None)
+
+        return load
+    if cat is Cat.STORE or cat is Cat.STORE_ACC:
+        v, r = o[0], o[1]
+        pad = (None,) * (len(o) - 2)
+
+        def store(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            sh = state[r]
+            if sh is None:
+                raise sp.fail("code", k, "register read before written", f"r{r}")
+            t = sp.tile(k, ctx, v)
+            if sh != t:
+                raise sp.fail("code", k, "stored tile shape mismatch", f"r{r} {sh} vs {t}")
+            return OpNode(k, ins, (None, sh, *pad), None, t, None)
+
+        return store
+    if cat is Cat.UNARY:
+        d, a = o
+
+        def unary(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            x = state[a]
+            if x is None:
+                raise sp.fail("code", k, "register read before written", f"r{a}")
+            prev = state[d]
+            sp.put(k, d, x, state)
+            return OpNode(k, ins, (prev, x), x, None, None)
+
+        return unary
+    if cat is Cat.BINARY:
+        d, a, b = o
+
+        def binary(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            x, y = state[a], state[b]
+            if x is None or y is None:
+                raise sp.fail(
+                    "code", k, "register read before written", f"r{a if x is None else b}"
+                )
+            out = x if x == y else sp.broadcast(k, x, y)
+            prev = state[d]
+            sp.put(k, d, out, state)
+            return OpNode(k, ins, (prev, x, y), out, None, None)
+
+        return binary
+    if cat is Cat.BINARY_RS or cat is Cat.BINARY_SR:
+        rs = cat is Cat.BINARY_RS
+        d, a, sc = (o[0], o[1], o[2]) if rs else (o[0], o[2], o[1])
+        imm = sc.tag is ScalarTag.IMM
+        value, slot = sc.value, 0 if imm else int(sc.value)
+
+        def scalar(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            x = state[a]
+            if x is None:
+                raise sp.fail("code", k, "register read before written", f"r{a}")
+            prev = state[d]
+            sp.put(k, d, x, state)
+            shapes = (prev, x, None) if rs else (prev, None, x)
+            return OpNode(k, ins, shapes, x, None, value if imm else sp.s[slot])
+
+        return scalar
+    return None
+
+
+# --------------------------------------------------------------------------
 # The specializer
 
 
 class _Specializer:
     """Evaluates slots, checks layout and bounds, and plans tile classes."""
 
-    def __init__(
-        self,
-        p: Program,
-        loops: LoopInfo,
-        slot_fn: SlotFn,
-        device: DeviceSpec,
-        max_steps: int,
-    ) -> None:
+    def __init__(self, p: Program, static: Static, device: DeviceSpec, max_steps: int) -> None:
         self.p = p
-        self.loops = loops
-        self.slot_fn = slot_fn
+        self.static = static
+        self.instrs = static.instrs
+        self.loops = static.loops
         self.device = device
         self.max_steps = max_steps
         self._offsets: Offsets | None = p.offsets
         self.nodes = 0
         self.s: tuple[int, ...] = ()
-        self._pairs: dict[int, list[tuple[int, int, int, int]]] = {}
-        self._pos: dict[tuple[int, int], tuple[int, int]] = {}
         self.caps: list[int] = []
-        self._regs_of = [register_operands(ins) for ins in p.code]
-        """Per instruction: (operand position, register, whether it is read)."""
+        self.sizes: list[Shape] = []
+        """Each view's sizes."""
+        self.keys: dict[int, list[tuple[int, int]]] = {}
+        """Per index source: (size, tile) of each pair it tiles."""
 
     # -- errors ------------------------------------------------------------
 
@@ -236,27 +422,11 @@ class _Specializer:
         self.eval_slots(shapes, params)
         regs = self.place_registers()
         views = tuple(self.view(i, shapes) for i in range(len(self.p.views)))
-        self.views = views
-        for vi, vp in enumerate(views):
-            for d, src, _ in vp.tiled:
-                pairs = self.pairs(src)
-                self._pos[(vi, d)] = (src, [(a, b) for a, b, _, _ in pairs].index((vi, d)))
+        self.sizes = [vp.sizes for vp in views]
+        for src, group in self.static.pairs.items():
+            self.keys[src] = [(views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group]
         plan = self.plan_grid()
-        stored = frozenset(
-            views[ins.operands[0]].arg
-            for ins in self.p.code
-            if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
-        )
-        has_mma = any(ins.op.cat is Cat.MMA for ins in self.p.code)
-        uses_blas = has_mma or any(
-            ins.op.cat is Cat.REDUCE and ins.operands[2] is ReduceKind.SUM for ins in self.p.code
-        )
-        alias_regs = self.alias_registers(stored)
-        alias_args = frozenset(
-            views[ins.operands[1]].arg
-            for ins in self.p.code
-            if ins.op.cat is Cat.LOAD and ins.operands[0] in alias_regs
-        )
+        st = self.static
         return Specialization(
             self.p,
             self.device,
@@ -266,28 +436,24 @@ class _Specializer:
             regs,
             views,
             plan,
-            has_mma,
-            uses_blas,
-            stored,
-            alias_regs,
-            alias_args,
+            st.has_mma,
+            st.uses_blas,
+            st.stored,
+            st.alias_regs,
+            st.alias_args,
             tuple(
-                (a.dtype.np, s, _c_byte_strides(s, a.dtype.np.itemsize))
-                for a, s in zip(self.p.args, shapes, strict=True)
+                (dt, s, _c_byte_strides(s, dt.itemsize))
+                for dt, s in zip(st.arg_dtypes, shapes, strict=True)
             ),
         )
 
-    def alias_registers(self, stored: frozenset[int]) -> frozenset[int]:
-        """Registers whose every write is a load from an argument nothing stores to."""
-        ok: set[int] = set()
-        bad: set[int] = set()
-        for ins in self.p.code:
-            if ins.op.cat is Cat.LOAD:
-                r = ins.operands[0]
-                (bad if self.views[ins.operands[1]].arg in stored else ok).add(r)
-            elif ins.op.operands and ins.op.operands[0][1] is Kind.REG:
-                bad.add(ins.operands[0])
-        return frozenset(ok - bad)
+    @staticmethod
+    def view_tile(vp: ViewPlan, d: int) -> int:
+        """The tile size of tiled dim `d` of a view."""
+        for dim, _, t in vp.tiled:
+            if dim == d:
+                return t
+        raise AssertionError(d)
 
     def check_call(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> None:
         """The caller's shapes and params must match the program's header."""
@@ -302,7 +468,7 @@ class _Specializer:
 
     def eval_slots(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> None:
         """Run the compiled slot function; a slot outside int64 is an error."""
-        got = self.slot_fn(shapes, params)
+        got = self.static.slot_fn(shapes, params)
         if isinstance(got, int):
             raise self.fail("slots", got, "slot value out of int64 range")
         self.s = got
@@ -319,10 +485,18 @@ class _Specializer:
         out: list[tuple[int, int]] = []
         spans: list[tuple[int, int, int]] = []
         dev = self.device
-        for i, r in enumerate(self.p.registers):
-            cap = math.prod(self.nonneg("registers", i, d, "register dim") for d in r.shape)
-            off = self.nonneg("registers", i, r.offset, "register offset")
-            nbytes = cap * r.dtype.np.itemsize
+        s = self.s
+        for i, (r, item) in enumerate(zip(self.p.registers, self.static.itemsizes, strict=True)):
+            cap = 1
+            for d in r.shape:
+                n = s[d]
+                if n < 0:
+                    raise self.fail("registers", i, "negative register dim", f"s{d} = {n}")
+                cap *= n
+            off = s[r.offset]
+            if off < 0:
+                raise self.fail("registers", i, "negative register offset", f"s{r.offset} = {off}")
+            nbytes = cap * item
             if off % dev.alignment:
                 raise self.fail("registers", i, "misaligned register", f"{off} % {dev.alignment}")
             if off + nbytes > dev.local_memory_bytes:
@@ -345,58 +519,65 @@ class _Specializer:
     def view(self, i: int, shapes: tuple[Shape, ...]) -> ViewPlan:
         """Slot values of a view, and the proof that it stays inside its argument."""
         v = self.p.views[i]
-        sizes = tuple(self.nonneg("views", i, d.size, "view size") for d in v.dims)
-        strides = tuple(self.s[d.stride] for d in v.dims)
-        offset = self.s[v.offset]
+        s = self.s
+        sizes = tuple([s[d.size] for d in v.dims])
+        if any(n < 0 for n in sizes):
+            for d in v.dims:
+                self.nonneg("views", i, d.size, "view size")
+        strides = tuple([s[d.stride] for d in v.dims])
+        offset = s[v.offset]
         tiled = tuple(
             (k, d.index, self.nonneg("views", i, d.tile, "tile size"))
             for k, d in enumerate(v.dims)
             if d.index != Index.NONE and d.tile is not None
         )
         numel = math.prod(shapes[v.arg])
-        if _nominal_bytes(sizes, self.p.args[v.arg].dtype.np.itemsize) > MAX_ARRAY_BYTES:
+        item = self.static.arg_dtypes[v.arg].itemsize
+        if _nominal_bytes(sizes, item) > MAX_ARRAY_BYTES:
             raise self.fail("views", i, "view too large", f"sizes {sizes}")
         empty = 0 in sizes
+        natural = False
         if not empty:
-            lo = offset + sum(min(0, (n - 1) * st) for n, st in zip(sizes, strides, strict=True))
-            hi = offset + sum(max(0, (n - 1) * st) for n, st in zip(sizes, strides, strict=True))
+            lo = hi = offset
+            acc, dense = 1, True
+            for n, st in zip(reversed(sizes), reversed(strides), strict=True):
+                reach = (n - 1) * st
+                if reach < 0:
+                    lo += reach
+                else:
+                    hi += reach
+                if n != 1 and st != acc:
+                    dense = False
+                acc *= n
             if lo < 0 or hi >= numel:
                 raise self.fail(
                     "views", i, "view out of bounds", f"elements {lo}..{hi} of a{v.arg} ({numel})"
                 )
-        natural = offset == 0 and not empty and _is_c_contiguous(sizes, strides)
-        natural = natural and math.prod(sizes) == numel
+            natural = offset == 0 and dense and acc == numel
         return ViewPlan(v.arg, offset, sizes, strides, tiled, empty, natural)
 
     # -- tile classes --------------------------------------------------------
 
-    def pairs(self, source: int) -> list[tuple[int, int, int, int]]:
-        """(view, dim, size, tile) of every view dim tiled by `source`."""
-        got = self._pairs.get(source)
-        if got is None:
-            got = self._pairs[source] = self._find_pairs(source)
-        return got
-
-    def _find_pairs(self, source: int) -> list[tuple[int, int, int, int]]:
-        """Scan the views for dims tiled by `source`."""
-        return [
-            (vi, d, vp.sizes[d], t)
-            for vi, vp in enumerate(self.views)
-            for d, src, t in vp.tiled
-            if src == source
-        ]
-
     def segments(self, source: int, n: int) -> list[tuple[int, int, tuple[int, ...]]]:
         """Cut counter values [0, n) into runs whose tiles have equal extents."""
-        pairs = self.pairs(source)
+        pairs = self.keys.get(source, ())
+        if n <= 0:
+            return []
         cuts = {0, n}
-        for _, _, size, tile in pairs:
+        for size, tile in pairs:
             if tile > 0:
-                cuts.update(c for c in (size // tile, -(-size // tile)) if 0 < c < n)
+                full = size // tile
+                if 0 < full < n:
+                    cuts.add(full)
+                if size % tile and 0 < full + 1 < n:
+                    cuts.add(full + 1)
         bounds = sorted(cuts)
         out = []
         for lo, hi in itertools.pairwise(bounds):
-            key = tuple(max(0, min(t, s - lo * t)) if t > 0 else 0 for _, _, s, t in pairs)
+            key = tuple(
+                (tile if size - lo * tile >= tile else max(0, size - lo * tile)) if tile > 0 else 0
+                for size, tile in pairs
+            )
             out.append((lo, hi, key))
         return out
 
@@ -417,9 +598,10 @@ class _Specializer:
                 counts[a][c] += hi - lo
         bodies: dict[tuple[int, ...], Body] = {}
         steps, nbytes = ntiles, 0
+        n_regs = len(self.p.registers)
         for combo in itertools.product(*[range(len(k)) for k in keys]):
-            ctx = {Index.grid(a): keys[a][c] for a, c in enumerate(combo)}
-            body, _ = self.body(0, len(self.p.code), ctx, [None] * len(self.p.registers))
+            ctx: dict[int, Any] = {Index.grid(a): keys[a][c] for a, c in enumerate(combo)}
+            body, _ = self.body(0, len(self.instrs), ctx, [None] * n_regs)
             bodies[combo] = body
             count = math.prod(counts[a][c] for a, c in enumerate(combo))
             body_steps, body_bytes = self.cost(body)
@@ -433,6 +615,7 @@ class _Specializer:
     def cost(self, body: Body) -> tuple[int, int]:
         """(instructions, global bytes) one execution of `body` costs."""
         steps, nbytes = 0, 0
+        items = self.static.itemsizes
         for n in body:
             steps += 1
             if isinstance(n, LoopNode):
@@ -440,9 +623,12 @@ class _Specializer:
                     s, b = self.cost(sub)
                     steps += (hi - lo) * s
                     nbytes += (hi - lo) * b
-            elif n.extents is not None and n.ins.op.cat in (Cat.LOAD, Cat.STORE, Cat.STORE_ACC):
-                item = self.p.registers[n.ins.operands[0 if n.ins.op.cat is Cat.LOAD else 1]]
-                nbytes += math.prod(n.extents) * item.dtype.np.itemsize
+            elif n.extents is not None:
+                cat = n.ins.op.cat
+                if cat is Cat.LOAD:
+                    nbytes += math.prod(n.extents) * items[n.ins.operands[0]]
+                elif cat is Cat.STORE or cat is Cat.STORE_ACC:
+                    nbytes += math.prod(n.extents) * items[n.ins.operands[1]]
             if steps > self.max_steps:
                 raise self.fail("grid", 0, "too many steps", f"> {self.max_steps}")
         return steps, nbytes
@@ -450,36 +636,46 @@ class _Specializer:
     # -- shape inference -----------------------------------------------------
 
     def body(
-        self, start: int, end: int, ctx: dict[int, tuple[int, ...]], state: list[Shape | None]
+        self, start: int, end: int, ctx: dict[int, Any], state: list[Shape | None]
     ) -> tuple[Body, list[Shape | None]]:
         """Type code[start:end] for one tile class; returns nodes and the register shapes after."""
         nodes: list[Node] = []
         k = start
+        instrs = self.instrs
+        planners = self.static.planners
+        op = self.op
         while k < end:
-            ins = self.p.code[k]
             self.nodes += 1
             if self.nodes > MAX_PLAN_NODES:
                 raise self.fail("code", k, "too many tile classes")
-            if ins.op.cat is Cat.LOOP:
+            plan = planners[k]
+            if plan is not None:
+                nodes.append(plan(self, ctx, state))
+                k += 1
+                continue
+            info = instrs[k]
+            cat = info.cat
+            if cat is Cat.LOOP:
                 stop = self.loops.end_of[k]
                 node, state = self.loop(k, stop, ctx, state)
                 nodes.append(node)
                 k = stop + 1
                 continue
-            if ins.op.cat is not Cat.NOP:
-                nodes.append(self.op(k, ins, ctx, state))
+            if cat is not Cat.NOP:
+                nodes.append(op(k, info, ctx, state))
             k += 1
         return tuple(nodes), state
 
     def loop(
-        self, k: int, stop: int, ctx: dict[int, tuple[int, ...]], state: list[Shape | None]
+        self, k: int, stop: int, ctx: dict[int, Any], state: list[Shape | None]
     ) -> tuple[LoopNode, list[Shape | None]]:
         """Each run of equal-extent iterations gets its own body; carried shapes must be stable."""
         level = self.loops.depth_at[k]
         trips = self.nonneg("code", k, self.p.code[k].operands[0], "loop count")
         segs = []
-        for lo, hi, key in self.segments(Index.loop(level), trips):
-            inner = {**ctx, Index.loop(level): key}
+        source = Index.loop(level)
+        for lo, hi, key in self.segments(source, trips):
+            inner = {**ctx, source: key}
             entry = list(state)
             body, state = self.body(k + 1, stop, inner, list(state))
             if hi - lo > 1 and state != entry:
@@ -492,46 +688,77 @@ class _Specializer:
                 segs.append((lo, hi, body))
         return LoopNode(k, level, tuple(segs)), state
 
-    def extent(self, k: int, ctx: dict[int, tuple[int, ...]], view: int, dim: int) -> int:
+    def extent(self, k: int, ctx: dict[int, Any], view: int, dim: int) -> int:
         """Extent of dim `dim` of view `view` in the tile class `ctx`."""
-        where = self._pos.get((view, dim))
-        if where is None:
-            return self.views[view].sizes[dim]
-        src, pos = where
-        if src not in ctx:
-            raise self.fail("code", k, "view tiled by a loop that does not enclose it")
-        return ctx[src][pos]
+        for d, src, pos in self.static.tiled[view]:
+            if d == dim:
+                key = ctx.get(src)
+                if key is None:
+                    raise self.fail("code", k, "view tiled by a loop that does not enclose it")
+                return key[pos]
+        return self.sizes[view][dim]
 
-    def tile(self, k: int, ctx: dict[int, tuple[int, ...]], view: int) -> Shape:
-        """The extents of view `view`'s current tile in class `ctx`."""
-        return tuple(self.extent(k, ctx, view, d) for d in range(len(self.views[view].sizes)))
+    def tile(self, k: int, ctx: dict[int, Any], view: int) -> Shape:
+        """The extents of view `view`'s current tile in class `ctx` (memoized in ctx under
+        a negative key: an inner loop's ctx copies them, and a view that the inner loop
+        tiles cannot have been computed outside it)."""
+        got = ctx.get(-1 - view)
+        if got is not None:
+            return got
+        tiled = self.static.tiled[view]
+        sizes = self.sizes[view]
+        if not tiled:
+            out = sizes
+        else:
+            t = list(sizes)
+            for d, src, pos in tiled:
+                key = ctx.get(src)
+                if key is None:
+                    raise self.fail("code", k, "view tiled by a loop that does not enclose it")
+                t[d] = key[pos]
+            out = tuple(t)
+        ctx[-1 - view] = out
+        return out
 
-    def op(
-        self, k: int, ins: Instr, ctx: dict[int, tuple[int, ...]], state: list[Shape | None]
-    ) -> OpNode:
+    def op(self, k: int, info: InstrInfo, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
         """Shapes of the operands, the result shape, and the checks between them."""
-        shapes: list[Shape | None] = [None] * len(ins.operands)
-        for pos, v, reads in self._regs_of[k]:
-            if reads and state[v] is None:
+        shapes: list[Shape | None] = [None] * info.n_operands
+        for pos, v, reads in info.regs:
+            sh = state[v]
+            if sh is None and reads:
                 raise self.fail("code", k, "register read before written", f"r{v}")
-            shapes[pos] = state[v]
-        out, extents, scalar = _INFER[ins.op.cat](self, k, ins, ctx, shapes, state)
+            shapes[pos] = sh
+        ins = info.ins
+        out, extents, scalar = _INFER[info.cat](self, k, ins, ctx, shapes, state)
         if out is not None:
             dst = ins.operands[0]
-            cap = self.caps[dst]
-            if 0 in out and _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
+            n = math.prod(out)
+            if n == 0 and _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
                 raise self.fail("code", k, "tile too large", f"{out}")
-            if math.prod(out) > cap:
-                raise self.fail("code", k, "tile does not fit register", f"r{dst}: {out} > {cap}")
+            if n > self.caps[dst]:
+                raise self.fail(
+                    "code", k, "tile does not fit register", f"r{dst}: {out} > {self.caps[dst]}"
+                )
             state[dst] = out
         return OpNode(k, ins, tuple(shapes), out, extents, scalar)
+
+    def put(self, k: int, dst: int, out: Shape, state: list[Shape | None]) -> None:
+        """Give register `dst` the shape `out` (instruction k's result), which must fit."""
+        n = math.prod(out)
+        if n == 0 and _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
+            raise self.fail("code", k, "tile too large", f"{out}")
+        if n > self.caps[dst]:
+            raise self.fail(
+                "code", k, "tile does not fit register", f"r{dst}: {out} > {self.caps[dst]}"
+            )
+        state[dst] = out
 
     def registers_cap(self, r: int) -> int:
         """Capacity of register `r` in elements."""
         return self.caps[r]
 
     def shape_operand(
-        self, k: int, ctx: dict[int, tuple[int, ...]], shape: tuple, state: list[Shape | None]
+        self, k: int, ctx: dict[int, Any], shape: tuple, state: list[Shape | None]
     ) -> Shape:
         """Evaluate a SHAPE operand (slots, view extents, register dims)."""
         out = []
@@ -700,7 +927,8 @@ def _i_unary(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _S
 
 def _i_binary(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
     """Both inputs broadcast together (numpy rules)."""
-    return s.broadcast(k, sh[1], sh[2]), None, None
+    a, b = sh[1], sh[2]
+    return (a if a == b else s.broadcast(k, a, b)), None, None
 
 
 def _i_binary_rs(s: _Specializer, k: int, ins: Instr, ctx: _Ctx, sh: _Shapes, st: _Shapes) -> _Out:
