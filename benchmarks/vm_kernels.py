@@ -1,0 +1,167 @@
+"""Throughput of `dvm.compile` programs against numpy eager, in one process.
+
+Run: .venv/bin/python benchmarks/vm_kernels.py [--repeat 7] [--only layernorm,matmul]
+
+For each case, `p = dvm.compile(example)` runs on large inputs beside the
+numpy composite of `/work/shared/examples/reference.py` (the same
+arithmetic, eager: one numpy call per op, numpy's own BLAS threads for
+`@`). The two alternate, `--repeat` times each after a warm-up, and the
+table shows the medians and numpy/dvm (> 1: dvm is faster). Then the VM's
+dispatch cost per instruction (a chain of 1-element adds minus the same
+numpy calls in a plain loop) and the machine's copy bandwidth, for scale.
+
+The machine may be shared: ratios within one run are what count; re-run
+when a row looks noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dvm
+import dvm.vm as vm
+
+EXAMPLES = Path("/work/shared/examples")
+
+
+def reference_module() -> object:
+    spec = importlib.util.spec_from_file_location("reference", EXAMPLES / "reference.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CASES: list[tuple[str, str, dict[str, int]]] = [
+    ("layernorm", "layernorm.mlir", {"R": 8192, "C": 1024}),
+    ("layernorm", "layernorm.mlir", {"R": 1000, "C": 999}),
+    ("softmax", "softmax.mlir", {"B": 8, "S": 1024}),
+    ("softmax", "softmax.mlir", {"B": 16, "S": 2048}),
+    ("gelu", "gelu.mlir", {"R": 1024, "C": 1024}),
+    ("gelu", "gelu.mlir", {"R": 2048, "C": 2048}),
+    ("matmul", "matmul.mlir", {"M": 1024, "K": 1024, "N": 1024}),
+    ("matmul", "matmul.mlir", {"M": 1000, "K": 999, "N": 1001}),
+    ("matmul", "matmul.mlir", {"M": 513, "K": 771, "N": 257}),
+    ("addmm_relu", "addmm_relu.mlir", {"M": 1024, "K": 1024, "N": 1024}),
+    ("addmm_relu", "addmm_relu.mlir", {"M": 1000, "K": 999, "N": 1001}),
+    ("addmm_relu", "addmm_relu.mlir", {"M": 4096, "K": 256, "N": 512}),
+    ("bert_layer", "bert_layer.mlir", {"B": 8, "S": 128}),
+    ("mmoe", "mmoe.mlir", {"B": 4096, "E": 8}),
+]
+
+
+def alternate(fns: list[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """Wall times of each function, alternating, after one warm-up run each."""
+    for f in fns:
+        f()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for f, ts in zip(fns, times, strict=True):
+            t = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t)
+    return times
+
+
+def check(got: Any, want: Any) -> None:
+    gs = got if isinstance(got, tuple) else (got,)
+    ws = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(gs, ws, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-3, atol=2e-3)
+
+
+def bench_cases(only: set[str] | None, repeat: int) -> None:
+    ref = reference_module()
+    rng = np.random.default_rng(0)
+    print(f"Throughput vs numpy eager (medians of {repeat} alternating runs)")
+    print(f"  {'program':12s} {'dims':28s} {'numpy':>9s} {'dvm':>9s} {'numpy/dvm':>10s}")
+    programs: dict[str, dvm.Program] = {}
+    for name, file, dims in CASES:
+        if only and name not in only:
+            continue
+        _, spec, reference = ref.EXAMPLES[file]  # type: ignore[attr-defined]
+        p = programs.get(file) or programs.setdefault(file, dvm.compile(EXAMPLES / file))
+        args = ref.make_inputs(spec, dims, rng)  # type: ignore[attr-defined]
+        check(p(*args), reference(*args))
+        t_np, t_dvm = alternate([partial(reference, *args), partial(p, *args)], repeat)
+        a, b = statistics.median(t_np), statistics.median(t_dvm)
+        text = ",".join(f"{k}={v}" for k, v in dims.items())
+        print(f"  {name:12s} {text:28s} {a * 1e3:7.2f}ms {b * 1e3:7.2f}ms {a / b:9.2f}x")
+
+
+def chain_program(n: int) -> str:
+    """One tile, one element: load, then n `add` instructions, then store."""
+    body = "\n".join("add r1, r1, r0" for _ in range(n))
+    return f"""\
+arg a0 f32 1
+arg a1 f32 1
+params 0
+slot s0 = 1
+slot s1 = 0
+slot s2 = 64
+grid s0
+reg r0 f32 (s0) at s1
+reg r1 f32 (s0) at s2
+view v0 a0 offset s1 (s0 s0)
+view v1 a1 offset s1 (s0 s0)
+load r0, v0
+copy r1, r0
+{body}
+store v1, r1
+"""
+
+
+def bench_dispatch(repeat: int) -> None:
+    """VM time per instruction minus a bare numpy call (best of alternating runs)."""
+    n = 2000
+    prog = vm.load(vm.encode(vm.assemble(chain_program(n))))
+    x, y = np.ones(1, np.float32), np.zeros(1, np.float32)
+    a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
+    calls = [partial(np.add, c, a, out=c)] * n
+
+    def plain() -> None:
+        for f in calls:
+            f()
+
+    t_vm, t_np = (
+        min(ts) for ts in alternate([partial(vm.launch, prog, [x, y]), plain], 5 * repeat)
+    )
+    per_vm, per_np = t_vm / (n + 3), t_np / n
+    print(f"Dispatch ({n} 1-element adds in one tile, best of {5 * repeat})")
+    print(f"  vm per instruction {per_vm * 1e6:.3f} us, bare numpy call {per_np * 1e6:.3f} us: ")
+    print(f"  dispatch overhead {(per_vm - per_np) * 1e6:.3f} us/instruction")
+
+
+def bench_copy(repeat: int) -> None:
+    n = 256 * 2**20
+    src = np.ones(n, np.uint8)
+    dst = np.empty_like(src)
+    (times,) = alternate([partial(np.copyto, dst, src)], repeat)
+    t = statistics.median(times)
+    print(f"Copy bandwidth: np.copyto 256 MiB {t * 1e3:.1f} ms = {2 * n / t / 1e9:.1f} GB/s (r+w)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--only", default="", help="comma-separated program names")
+    a = ap.parse_args()
+    only = set(a.only.split(",")) - {""} or None
+    print(f"host device: {vm.DeviceSpec.host()}")
+    bench_cases(only, a.repeat)
+    if not only:
+        bench_dispatch(a.repeat)
+        bench_copy(a.repeat)
+
+
+if __name__ == "__main__":
+    main()
