@@ -76,6 +76,8 @@ class Unifier:
     guards: list[Guard] = field(default_factory=list)
     replaced: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     order: dict[sympy.Symbol, int] = field(default_factory=dict)
+    stretched: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
+    """Symbols a broadcast assumed equal to a static size (they may be 1 instead)."""
 
     def new_symbol(self, name: str) -> sympy.Symbol:
         s = symbol(name)
@@ -93,13 +95,28 @@ class Unifier:
         if same(a, b):
             return a
         if a.is_number and b.is_number:
-            raise ProgramError(op, f"dims {a} and {b} can never be equal ({kind.value} rule)")
+            return self.contradiction(a, b, kind, op)
         self.guards.append(Guard(a, b, kind, describe(op)))
         target, source = self.pick_replacement(a, b)
         if source is not None:
             self.replace(source, target)
+            if kind is GuardKind.BROADCAST and target.is_number:
+                self.stretched[source] = target
             return target
         return a
+
+    def contradiction(
+        self, a: sympy.Expr, b: sympy.Expr, kind: GuardKind, op: Operation
+    ) -> sympy.Expr:
+        """Two different sizes. If one is 1 and the other came from assuming
+        a dim equal to it for a broadcast, the program is still defined when
+        that dim is 1: require it (the broadcast guard, checked first, then
+        re-specializes for 1). Otherwise no input can satisfy the program."""
+        for dim, size in self.stretched.items():
+            if {size, sympy.Integer(1)} == {a, b}:
+                self.guards.append(Guard(dim, sympy.Integer(1), GuardKind.EQUAL, describe(op)))
+                return a
+        raise ProgramError(op, f"dims {a} and {b} can never be equal ({kind.value} rule)")
 
     def pick_replacement(
         self, a: sympy.Expr, b: sympy.Expr

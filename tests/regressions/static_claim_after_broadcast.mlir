@@ -5,7 +5,8 @@
 // symbolic-shapes pass unifies x_1 with 5 for the broadcast (a guard that would
 // re-specialize when x_1 is 1), then finds the claim `1` contradicting that and
 // rejects the whole program at compile time, though dvm.interpret runs it.
-// xfail: passes/symbolic_shapes.py: a broadcast unification contradicted later is a compile error
+// Fixed in passes/symbolic_shapes.py: such a contradiction requires the dim
+// to be 1 (a guard); the broadcast guard then re-specializes for it.
 // shapes: 3x1
 // seed: 7
 // device: host
