@@ -37,6 +37,7 @@ from sympy.printing.pycode import PythonCodePrinter
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     FunctionType,
@@ -47,7 +48,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from dvm import vm
@@ -55,7 +56,14 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.errors import CallError, DvmError
-from dvm.interpreter import ARITH, check_arguments, find_entry, numpy_dtype
+from dvm.interpreter import (
+    ARITH,
+    argument_label,
+    check_argument,
+    check_arguments,
+    find_entry,
+    numpy_dtype,
+)
 from dvm.ir import parse
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.pipeline import DvmPipelinePass
@@ -73,6 +81,9 @@ from dvm.passes.symbolic import (
 
 Env = list[Any]
 Step = Callable[["Call", Env], None]
+
+MAX_KERNEL_PLANS = 512
+"""Launch plans a kernel keeps (all are dropped when full; the VM keeps as many)."""
 
 
 class CompileError(DvmError):
@@ -152,29 +163,49 @@ class Kernel:
             shape_symbols=shape_symbols,
         )
 
+    plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any]] = field(
+        default_factory=dict, repr=False
+    )
+    """Per (input shapes, symbol values): the outputs' shapes and dtypes and the
+    VM's specialization, so a call at a known shape only allocates and launches."""
+
     def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
-        flat = [inputs[i].shape[a] for i, a in self.input_dims]
-        params = [call.symbols[p] for p in self.params]
-        extra = [call.symbols[p] for p in self.shape_symbols]
-        dims = self.output_shapes(*flat, *params, *extra) if self.output_ranks else ()
-        outputs, k = [], 0
-        for rank, dtype in zip(self.output_ranks, self.output_dtypes, strict=True):
-            outputs.append(np.empty(dims[k : k + rank], dtype))
-            k += rank
+        symbols = call.symbols
+        key = (
+            tuple([a.shape for a in inputs]),
+            *[symbols[p] for p in self.params],
+            *[symbols[p] for p in self.shape_symbols],
+        )
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plan(inputs, symbols)
+            if len(self.plans) >= MAX_KERNEL_PLANS:
+                self.plans.clear()
+            self.plans[key] = plan
+        outs, spec = plan
+        outputs = [np.empty(shape, dtype) for shape, dtype in outs]
         if call.stats is None:
-            vm.launch(self.program, [*inputs, *outputs], params, device=self.device)
+            vm.launch(spec, [*inputs, *outputs])
         else:
-            stats = vm.launch(
-                self.program,
-                [*inputs, *outputs],
-                params,
-                device=self.device,
-                trace=call.trace,
-                stats=True,
-            )
+            stats = vm.launch(spec, [*inputs, *outputs], trace=call.trace, stats=True)
             assert stats is not None
             call.stats.append((self.name, stats))
         return outputs
+
+    def plan(
+        self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]
+    ) -> tuple[list[tuple[tuple[int, ...], Any]], Any]:
+        """The outputs' (shape, dtype) and the VM specialization for these inputs."""
+        flat = [inputs[i].shape[a] for i, a in self.input_dims]
+        params = [symbols[p] for p in self.params]
+        extra = [symbols[p] for p in self.shape_symbols]
+        dims = self.output_shapes(*flat, *params, *extra) if self.output_ranks else ()
+        outs, k = [], 0
+        for rank, dtype in zip(self.output_ranks, self.output_dtypes, strict=True):
+            outs.append((tuple(dims[k : k + rank]), dtype))
+            k += rank
+        shapes = [a.shape for a in inputs] + [shape for shape, _ in outs]
+        return outs, self.program.specialize(shapes, params, self.device)
 
 
 # --------------------------------------------------------------------------
@@ -505,6 +536,7 @@ class Program:
             for i, t_ in enumerate(self.func.function_type.inputs.data)
             if isinstance(t_, TensorType)
         }
+        self.checks = argument_checks(self.func)
 
     def arrays(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """Numpy scalars given for tensors as 0-d arrays, as `check_arguments`
@@ -554,9 +586,28 @@ class Program:
                     self.cache.popitem(last=False)
         return spec
 
+    def check(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        """The arguments as run-time values (`check_arguments`, with the checks that
+        arrays pass decided once per program; the full check names what is wrong)."""
+        if len(args) != len(self.checks):
+            return check_arguments(self.func, args)
+        values = []
+        for a, (where, type_, dtype, declared) in zip(args, self.checks, strict=True):
+            if (
+                dtype is not None
+                and type(a) is np.ndarray
+                and a.dtype == dtype
+                and len(a.shape) == len(declared)
+                and all(d == DYNAMIC_INDEX or d == n for d, n in zip(declared, a.shape))
+            ):
+                values.append(a)
+            else:
+                values.append(check_argument(where, a, type_))
+        return tuple(values)
+
     def specialize(self, args: Sequence[Any]) -> Specialization:
         """Check the arguments and the guards for a new signature."""
-        values = check_arguments(self.func, args)
+        values = self.check(args)
         ones: frozenset[tuple[int, int]] = frozenset()
         while True:
             variant = self.variant(ones)
@@ -588,6 +639,8 @@ class Program:
         """Which op needs which dims equal, and which argument axes disagree."""
 
         def where(expr: sympy.Expr, value: int) -> str:
+            if expr.is_number:
+                return f"it must be {value}"
             names = {str(s) for s in expr.free_symbols}
             axes = [
                 f"axis {a} of {self.argument_name(i)}" for i, a, n in variant.symbols if n in names
@@ -614,6 +667,21 @@ class Program:
             with self.lock:
                 self.variants[ones] = found
         return found
+
+
+def argument_checks(
+    func: FuncOp,
+) -> list[tuple[str, Attribute, np.dtype[Any] | None, tuple[int, ...]]]:
+    """Per argument of `func`: where it is (for errors), its type, and for a tensor
+    the numpy dtype and declared shape an array must have."""
+    checks: list[tuple[str, Attribute, np.dtype[Any] | None, tuple[int, ...]]] = []
+    for i, type_ in enumerate(func.function_type.inputs.data):
+        where = f"@{func.sym_name.data} argument {argument_label(func, i)}"
+        if isinstance(type_, TensorType):
+            checks.append((where, type_, numpy_dtype(type_), tuple(type_.get_shape())))
+        else:
+            checks.append((where, type_, None, ()))
+    return checks
 
 
 def signature(args: Sequence[Any]) -> tuple[Any, ...]:
