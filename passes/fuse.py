@@ -288,6 +288,16 @@ class Fuser:
             for k, g in zip(apart, (first, second), strict=True)
             for v, r in zip(self.outputs(g), k.results, strict=True)
         }
+        # One apart kernel may use what the other computes: take it from that
+        # kernel (emit() replaces the uses of the old value with the choice's
+        # result, which inside the choice would be a use before definition),
+        # and put the producer first.
+        for kernel in apart:
+            for i, v in enumerate(kernel.operands):
+                if v in apart_results:
+                    kernel.operands[i] = apart_results[v]
+        if any(r in apart[0].operands for r in apart[1].results):
+            apart.reverse()
         then_body = Block([fused, t.YieldOp(*fused.results)])
         else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in outputs))])
         for kernel, sources in (
