@@ -598,7 +598,7 @@ class Program:
                 and type(a) is np.ndarray
                 and a.dtype == dtype
                 and len(a.shape) == len(declared)
-                and all(d == DYNAMIC_INDEX or d == n for d, n in zip(declared, a.shape))
+                and all(d in (DYNAMIC_INDEX, n) for d, n in zip(declared, a.shape, strict=True))
             ):
                 values.append(a)
             else:

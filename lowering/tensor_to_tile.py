@@ -56,11 +56,11 @@ from dvm.lowering.tiling import (
     rows_fit,
 )
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, DomainAnalysis, StridedView
+from dvm.passes.errors import describe
 from dvm.passes.fuse import ASSUME
 from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,
-    describe,
     parse_expr,
     shape_attr,
     shape_of,

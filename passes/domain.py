@@ -32,7 +32,11 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.passes.symbolic import Shape, describe, shape_of
+from dvm.passes.errors import describe
+from dvm.passes.symbolic import (
+    Shape,
+    shape_of,
+)
 
 Axes = tuple[int, ...]
 """The domain axes one dim of a value spans, outermost first (empty: a unit dim)."""

@@ -31,12 +31,12 @@ from typing import Any, cast
 
 import sympy
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FileLineColLoc, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.utils.exceptions import DiagnosticException
 
 from dvm.dialects.tensor import FusionOp
+from dvm.passes.errors import describe
 
 SHAPE = "dvm.shape"
 SHAPES = "dvm.shapes"
@@ -178,29 +178,6 @@ class Guard:
         fields = {k: v.data for k, v in attr.data.items() if isinstance(v, StringAttr)}
         lhs, rhs = fields["check"].split(" == ")
         return Guard(parse_expr(lhs), parse_expr(rhs), GuardKind(fields["kind"]), fields["op"])
-
-
-class ProgramError(DiagnosticException):
-    """A pass found the program invalid. The message names the op; when the
-    op was parsed from a file, it starts with that `file:line:col`."""
-
-    def __init__(self, op: Operation, message: str):
-        location = op.location
-        where = (
-            f"{location.filename.data}:{location.line.data}:{location.column.data}: "
-            if isinstance(location, FileLineColLoc)
-            else ""
-        )
-        super().__init__(f"{where}{describe(op)}: {message}")
-        self.op = op
-        self.where = where
-        self.detail = f"{describe(op)}: {message}"
-
-
-def describe(op: Operation) -> str:
-    """How messages and guards name an op: `%name = dialect.op`."""
-    names = [f"%{r.name_hint}" if r.name_hint else "%?" for r in op.results]
-    return f"{', '.join(names)} = {op.name}" if names else op.name
 
 
 def arg_symbol_name(arg: BlockArgument, axis: int) -> str:

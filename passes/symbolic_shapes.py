@@ -40,6 +40,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
+from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
     GUARDS,
     SHAPE,
@@ -48,10 +49,8 @@ from dvm.passes.symbolic import (
     VALUE,
     Guard,
     GuardKind,
-    ProgramError,
     Shape,
     arg_symbol_name,
-    describe,
     shape_attr,
     symbol,
 )

@@ -43,7 +43,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from dvm.dialects import DIALECTS
 from dvm.passes import PASSES
-from dvm.passes.symbolic import ProgramError
+from dvm.passes.errors import ProgramError
 
 PROG = "dvm-opt"
 

@@ -1,0 +1,31 @@
+"""Errors passes raise about the program they transform (no heavy imports,
+so tools can catch them without loading sympy)."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException
+
+
+def describe(op: Operation) -> str:
+    """How messages and guards name an op: `%name = dialect.op`."""
+    names = [f"%{r.name_hint}" if r.name_hint else "%?" for r in op.results]
+    return f"{', '.join(names)} = {op.name}" if names else op.name
+
+
+class ProgramError(DiagnosticException):
+    """A pass found the program invalid. The message names the op; when the
+    op was parsed from a file, it starts with that `file:line:col`."""
+
+    def __init__(self, op: Operation, message: str):
+        location = op.location
+        where = (
+            f"{location.filename.data}:{location.line.data}:{location.column.data}: "
+            if isinstance(location, FileLineColLoc)
+            else ""
+        )
+        super().__init__(f"{where}{describe(op)}: {message}")
+        self.op = op
+        self.where = where
+        self.detail = f"{describe(op)}: {message}"
