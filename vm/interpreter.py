@@ -2,7 +2,7 @@
 
 Each core is a thread with its own local memory (one preallocated, aligned
 byte buffer; registers are numpy views into it) and its own bound copy of
-every tile class's instruction list (`kernels.bind_op`). Cores are bound on
+every tile class's instruction list (`kernels.binders`). Cores are bound on
 the first launch of a specialization and reused, so a steady-state launch
 only builds one numpy view per argument view, splits the tiles over the
 cores and runs `for f in body: f()` per tile.
@@ -31,7 +31,7 @@ import numpy as np
 
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
-from dvm.vm.kernels import QUIET, Fn, bind_op, make_slicer
+from dvm.vm.kernels import QUIET, Fn, make_slicer
 from dvm.vm.program import Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
@@ -77,6 +77,7 @@ class Core:
         self.alias: list[Any] = [None] * len(spec.registers)
         static = static_info(spec.program)
         self.alias_operands = static.alias_operands
+        self.binders = static.binders(alias_regs)
         self._slicers: dict[int, Callable[[np.ndarray], np.ndarray] | None] = {}
         self._scratch = scratch
         self._dtypes = [r.dtype.np for r in spec.program.registers]
@@ -140,9 +141,19 @@ class Core:
     def bind(self, body: Body, fused: dict[int, int] | None = None) -> list[Fn]:
         """Callables for a tile body; loops become one callable each. In the tile's top
         level, an op whose result is only stored writes the global tile directly."""
+        out: list[Fn] = []
+        binders = self.binders
+        if not fused and self.stats is None:
+            for node in body:
+                if type(node) is LoopNode:
+                    out.append(self._bind_loop(node))
+                    continue
+                fn = binders[node.k](node, self)  # type: ignore[union-attr, arg-type]
+                if fn is not None:
+                    out.append(fn)
+            return out
         fused = fused or {}
         elided = set(fused.values())
-        out: list[Fn] = []
         for i, node in enumerate(body):
             if isinstance(node, LoopNode):
                 out.append(self._bind_loop(node))
@@ -151,7 +162,7 @@ class Core:
                 store = body[fused[i]]
                 assert isinstance(store, OpNode)
                 node = node._replace(store_to=store.ins.operands[0])
-            fn = _nothing if i in elided else bind_op(node, self)
+            fn = _nothing if i in elided else binders[node.k](node, self)
             if fn is None or (i in elided and self.stats is None):
                 continue
             out.append(self._instrument(node, fn) if self.stats is not None else fn)

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dvm.vm.isa import OPCODES, AccKind, Cat, DType, ReduceKind, base_name
-from dvm.vm.program import Index
+from dvm.vm.isa import OPCODES, AccKind, Cat, DType, Kind, ReduceKind, ScalarTag, base_name
+from dvm.vm.program import Index, Instr
 from dvm.vm.specialize import OpNode, Shape, ViewPlan
 
 Fn = Callable[[], Any]
@@ -594,3 +594,68 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
 def bind_op(node: OpNode, core: CoreLike) -> Fn | None:
     """The callable that runs `node` on `core`, or None when it has nothing to do."""
     return _BINDERS[node.ins.op.cat](node, core)
+
+
+Binder = Callable[[OpNode, CoreLike], "Fn | None"]
+
+
+def binders(
+    code: Sequence[Instr], dtypes: Sequence[np.dtype], alias: frozenset[int]
+) -> list[Binder]:
+    """Per instruction, its binder (once per program and set of alias registers): the
+    frequent plain cases resolve the numpy function, registers and immediate scalars
+    now, so binding one tile class costs a few lookups per instruction; the others
+    (aliased operands, fused stores, rarer categories) use `bind_op`'s generic path."""
+    return [_binder(ins, dtypes, alias) for ins in code]
+
+
+def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Binder:
+    cat, o = ins.op.cat, ins.operands
+    generic = _BINDERS.get(cat, _no_binding)
+    regs = [r for (_, kind), r in zip(ins.op.operands, o, strict=True) if kind is Kind.REG]
+    if any(r in alias for r in regs):
+        return generic
+    if cat is Cat.UNARY:
+        fn, d, a = _UNARY[ins.op.name], o[0], o[1]
+
+        def unary(node: OpNode, core: CoreLike) -> Fn | None:
+            if node.store_to is not None:
+                return generic(node, core)
+            reg = core.reg
+            return partial(fn, reg(a, node.shapes[1]), out=reg(d, node.out))  # type: ignore[arg-type]
+
+        return unary
+    if cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
+        pos = 2 if cat is Cat.BINARY_SR else 1
+        dtype = dtypes[o[pos]]
+        fn = _binary_fn(_BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
+        d, a = o[0], o[pos]
+        if cat is Cat.BINARY:
+            b = o[2]
+
+            def binary(node: OpNode, core: CoreLike) -> Fn | None:
+                if node.store_to is not None:
+                    return generic(node, core)
+                reg, sh = core.reg, node.shapes
+                return partial(fn, reg(a, sh[1]), reg(b, sh[2]), out=reg(d, node.out))  # type: ignore[arg-type]
+
+            return binary
+        scalar = o[3 - pos]
+        fixed = _typed_scalar(scalar.value, dtype) if scalar.tag is ScalarTag.IMM else None
+        rs = cat is Cat.BINARY_RS
+
+        def with_scalar(node: OpNode, core: CoreLike) -> Fn | None:
+            if node.store_to is not None:
+                return generic(node, core)
+            reg = core.reg
+            x, out = reg(a, node.shapes[pos]), reg(d, node.out)  # type: ignore[arg-type]
+            s = fixed if fixed is not None else _typed_scalar(node.scalar, dtype)
+            return partial(fn, x, s, out=out) if rs else partial(fn, s, x, out=out)
+
+        return with_scalar
+    return generic
+
+
+def _no_binding(node: OpNode, core: CoreLike) -> Fn | None:
+    """nop, loop and endloop bind to nothing (loops are bound by the interpreter)."""
+    return None

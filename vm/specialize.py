@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.vm.binary import layout
+from dvm.vm.checks import LayoutFn, compile_layout
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import Cat, ExtentKind, Kind, ReduceKind, ScalarTag
@@ -50,8 +51,7 @@ Shape = tuple[int, ...]
 # Plan data: what the interpreter binds
 
 
-@dataclass(frozen=True)
-class ViewPlan:
+class ViewPlan(NamedTuple):
     """A view with its slot values: element offset, sizes and strides; how it is tiled."""
 
     arg: int
@@ -233,6 +233,22 @@ class Static:
     """Per instruction: its specialized shape inference, if it has one."""
     alias_operands: tuple[bool, ...]
     """Per instruction: whether a REG operand is an alias register."""
+    layouts: dict[tuple[int, int], LayoutFn] = field(default_factory=dict)
+    """Per (local memory bytes, alignment) of a device: the compiled layout checks."""
+    program: Program | None = None
+    _binders: dict[frozenset[int], list[Any]] = field(default_factory=dict)
+
+    def binders(self, alias: frozenset[int]) -> list[Any]:
+        """Per instruction, its binder when `alias` are the alias registers (see
+        `kernels.binders`; made once per program and set)."""
+        got = self._binders.get(alias)
+        if got is None:
+            from dvm.vm.kernels import binders
+
+            assert self.program is not None
+            dtypes = [r.dtype.np for r in self.program.registers]
+            got = self._binders[alias] = binders(self.program.code, dtypes, alias)
+        return got
 
 
 def static_info(program: Program) -> Static:
@@ -297,6 +313,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
         tuple(a.dtype.np for a in p.args),
         tuple(_planner(k, info) for k, info in enumerate(instrs)),
         tuple(any(r in alias_regs for _, r, _ in info.regs) for info in instrs),
+        program=p,
     )
 
 
@@ -420,13 +437,26 @@ class _Specializer:
         """All the steps, in order; returns the finished Specialization."""
         self.check_call(shapes, params)
         self.eval_slots(shapes, params)
-        regs = self.place_registers()
-        views = tuple(self.view(i, shapes) for i in range(len(self.p.views)))
-        self.sizes = [vp.sizes for vp in views]
-        for src, group in self.static.pairs.items():
-            self.keys[src] = [(views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group]
-        plan = self.plan_grid()
         st = self.static
+        dev = self.device
+        fast = st.layouts.get((dev.local_memory_bytes, dev.alignment))
+        if fast is None:
+            fast = st.layouts[(dev.local_memory_bytes, dev.alignment)] = compile_layout(
+                self.p, dev.local_memory_bytes, dev.alignment, ViewPlan
+            )
+        got = fast(self.s, [math.prod(s) for s in shapes])
+        if got is not None:
+            regs, views, self.keys = got
+            self.caps = [cap for _, cap in regs]
+        else:  # some check fails: the table walk says which and why
+            regs = self.place_registers()
+            views = tuple(self.view(i, shapes) for i in range(len(self.p.views)))
+            for src, group in st.pairs.items():
+                self.keys[src] = [
+                    (views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group
+                ]
+        self.sizes = [vp.sizes for vp in views]
+        plan = self.plan_grid()
         return Specialization(
             self.p,
             self.device,

@@ -1,0 +1,73 @@
+"""The specializer's fast paths agree with its table walks.
+
+Specialization runs the layout checks as one generated function per program
+(`checks.py`) and plans the frequent instructions with closures made once
+per program; the slow paths (walking the register and view tables, the
+generic `op`) remain for errors and for the other instructions. Here both
+run on the same programs and shapes (tails, empty dims, unit dims) and must
+give the same registers, views, class keys and planned bodies.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import pytest
+import vm_programs as P
+
+import dvm.vm as vm
+
+S = importlib.import_module("dvm.vm.specialize")
+
+PROGRAMS = {
+    "chain": (P.elementwise_chain(tile=8), lambda r, c: [(r, c), (r, c)], []),
+    "layernorm": (P.layernorm(True), lambda r, c: [(r, c), (c,), (c,), (r, c)], [3]),
+    "layernorm-alias": (P.layernorm(True, True), lambda r, c: [(r, c), (c,), (c,), (r, c)], [5]),
+    "column-stats": (P.column_stats(), lambda r, c: [(r, c), (c,), (c,)], []),
+    "addmm": (P.addmm_relu(8, 8, 4), lambda r, c: [(r, c), (c, r + 3), (r + 3,), (r, r + 3)], []),
+    "transpose": (P.transpose_broadcast(tile=4), lambda r, c: [(r, c), (c,), (c, r)], []),
+}
+SHAPES = [(0, 0), (0, 5), (1, 1), (3, 7), (8, 8), (9, 17), (33, 4), (64, 129)]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize(("rows", "cols"), SHAPES)
+def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, cols: int) -> None:
+    text, shapes_of, params = PROGRAMS[name]
+    prog = vm.load(vm.encode(vm.assemble(text)))
+    shapes = tuple(tuple(s) for s in shapes_of(rows, cols))
+    fast = prog.specialize(shapes, params)
+
+    sp = S._Specializer(prog, S.static_info(prog), fast.device, S.DEFAULT_MAX_STEPS)
+    sp.eval_slots(shapes, tuple(params))
+    regs = sp.place_registers()
+    views = tuple(sp.view(i, shapes) for i in range(len(prog.views)))
+    assert regs == fast.registers
+    assert views == fast.views
+    layout_fn = next(iter(S.static_info(prog).layouts.values()))
+    _, _, keys = layout_fn(sp.s, [math.prod(s) for s in shapes])
+    walked = {
+        src: [(views[v].sizes[d], sp.view_tile(views[v], d)) for v, d in group]
+        for src, group in S.static_info(prog).pairs.items()
+    }
+    assert keys == walked
+
+    generic = S.static_info(prog)
+    slow = S.Static(**{**generic.__dict__, "planners": (None,) * len(prog.code)})
+    sp2 = S._Specializer(prog, slow, fast.device, S.DEFAULT_MAX_STEPS)
+    plan = sp2.run(shapes, tuple(params)).plan
+    assert plan.bodies == fast.plan.bodies
+    assert (plan.steps, plan.global_bytes, plan.tiles) == (
+        fast.plan.steps,
+        fast.plan.global_bytes,
+        fast.plan.tiles,
+    )
+
+
+def test_a_failing_check_falls_back_to_the_table_walk() -> None:
+    """The generated layout returns None on a failed check; the walk names the reason."""
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=8))))
+    tiny = vm.DeviceSpec(1, 1, 256, 32, 32, "tiny")
+    with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
+        prog.specialize([(64, 64), (64, 64)], device=tiny)

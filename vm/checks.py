@@ -1,0 +1,114 @@
+"""The shape-dependent layout checks of a program as one generated Python function.
+
+Specialization checks that registers are aligned, inside local memory and
+disjoint, and that every view stays inside its argument (see
+`specialize.py`). Those checks walk the register and view tables, which a
+program fixes: so, like the slot table (`slots.py`), the walk is turned once
+per program into straight-line source
+
+    def layout(s, numel):            # s: slot values; numel: elements per argument
+        c0 = s[3] * s[4]             # register r0: capacity, offset, checks
+        o0 = s[5]
+        if ... : return None         # any failed check: None
+        ...
+        v0 = ViewPlan(0, s[5], (z0, z1), (t0, t1), ((0, 1, g0),), False, natural)
+        return (((o0, c0), ...), (v0, ...), {source: [(size, tile), ...]})
+
+built only from validated table indices and fixed operators. It returns
+None as soon as a check fails; the specializer then walks the tables the
+slow way, which names the failing entry and reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dvm.vm.program import Index, Program
+
+LayoutFn = Callable[[Sequence[int], Sequence[int]], "tuple[Any, ...] | None"]
+
+MAX_ARRAY_BYTES = 2**62
+"""numpy refuses arrays (even empty ones) whose dims multiply past this."""
+
+
+def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
+    """Python source of the layout function of a validated program on a device."""
+    lines = ["def layout(s, numel):"]
+    emit = lines.append
+    spans = []
+    for i, r in enumerate(p.registers):
+        dims = [f"s[{d}]" for d in r.shape]
+        item = r.dtype.np.itemsize
+        for d in dims:
+            emit(f"    if {d} < 0: return None")
+        emit(f"    c{i} = {' * '.join(dims) or '1'}")
+        emit(f"    o{i} = s[{r.offset}]")
+        emit(f"    e{i} = o{i} + c{i} * {item}")
+        emit(f"    if o{i} < 0 or o{i} % {alignment} or e{i} > {local_bytes}: return None")
+        spans.append(f"(o{i}, e{i})")
+    if len(spans) > 1:
+        emit(f"    if not _disjoint([{', '.join(spans)}]): return None")
+    regs = "".join(f"(o{i}, c{i}), " for i in range(len(p.registers)))
+    keys: dict[int, list[str]] = {}
+    for i, v in enumerate(p.views):
+        rank = len(v.dims)
+        item = p.args[v.arg].dtype.np.itemsize
+        z = [f"z{i}_{d}" for d in range(rank)]
+        st = [f"t{i}_{d}" for d in range(rank)]
+        for d, vd in enumerate(v.dims):
+            emit(f"    {z[d]} = s[{vd.size}]")
+            emit(f"    if {z[d]} < 0: return None")
+            emit(f"    {st[d]} = s[{vd.stride}]")
+        tiled = []
+        for d, vd in enumerate(v.dims):
+            if vd.index != Index.NONE and vd.tile is not None:
+                emit(f"    g{i}_{d} = s[{vd.tile}]")
+                emit(f"    if g{i}_{d} < 0: return None")
+                tiled.append(f"({d}, {vd.index}, g{i}_{d})")
+                keys.setdefault(vd.index, []).append(f"({z[d]}, g{i}_{d})")
+        emit(f"    f{i} = s[{v.offset}]")
+        nominal = " * ".join(f"({n} if {n} > 1 else 1)" for n in z) or "1"
+        emit(f"    if {nominal} * {item} > {MAX_ARRAY_BYTES}: return None")
+        if rank:
+            emit(f"    m{i} = {' or '.join(f'{n} == 0' for n in z)}")
+        else:
+            emit(f"    m{i} = False")
+        emit(f"    n{i} = False")
+        emit(f"    if not m{i}:")
+        emit(f"        lo = hi = f{i}")
+        for d in range(rank):
+            emit(f"        q = ({z[d]} - 1) * {st[d]}")
+            emit("        if q < 0: lo += q")
+            emit("        else: hi += q")
+        emit(f"        if lo < 0 or hi >= numel[{v.arg}]: return None")
+        dense = []
+        acc = "1"
+        for d in reversed(range(rank)):
+            dense.append(f"({z[d]} == 1 or {st[d]} == {acc})")
+            acc = f"{acc} * {z[d]}" if acc != "1" else z[d]
+        cond = " and ".join([f"f{i} == 0", *dense, f"{acc} == numel[{v.arg}]"])
+        emit(f"        n{i} = {cond}")
+        tiled_text = "".join(f"{t}, " for t in tiled)
+        emit(
+            f"    v{i} = _View({v.arg}, f{i}, ({''.join(f'{n}, ' for n in z)}), "
+            f"({''.join(f'{t}, ' for t in st)}), ({tiled_text}), m{i}, n{i})"
+        )
+    views = "".join(f"v{i}, " for i in range(len(p.views)))
+    key_text = ", ".join(f"{src}: [{', '.join(pairs)}]" for src, pairs in keys.items())
+    emit(f"    return (({regs}), ({views}), {{{key_text}}})")
+    return "\n".join(lines) + "\n"
+
+
+def _disjoint(spans: list[tuple[int, int]]) -> bool:
+    """Whether the non-empty [start, end) byte ranges are pairwise disjoint."""
+    spans = sorted(sp for sp in spans if sp[1] > sp[0])
+    return all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
+def compile_layout(p: Program, local_bytes: int, alignment: int, view_type: type) -> LayoutFn:
+    """Compile the layout function of a validated program for one device."""
+    namespace: dict[str, object] = {"__builtins__": {}, "_disjoint": _disjoint, "_View": view_type}
+    exec(compile(layout_source(p, local_bytes, alignment), "<dvm layout>", "exec"), namespace)
+    return namespace["layout"]  # type: ignore[return-value]
