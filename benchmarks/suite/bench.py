@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from suite.machine import apply_threads, describe, loadavg
+from suite.machine import apply_threads, describe, gemm_probe, loadavg
 from suite.measure import Settings, run_workload
 from suite.systems import INDUCTOR, ORDER, build_systems, dvm_warmup, inductor_warmup
 from suite.workloads import DEFAULT_EXAMPLES, REPO, make_workloads
@@ -116,6 +116,7 @@ def run_benchmark(
             if name in systems:
                 print(f"Inductor warm-up ({name}) ...", flush=True)
                 results["warmup"][f"{name}_s"] = inductor_warmup(dynamic, cache_dirs[name])
+        results["meta"]["probe_start"] = gemm_probe()
         print(
             "one-time warm-ups: "
             + ", ".join(f"{k} {v:.1f}s" for k, v in results["warmup"].items()),
@@ -126,6 +127,8 @@ def run_benchmark(
             for wi, name in enumerate(names):
                 workload = workloads[name]
                 shapes = workload.sampler(counts[name])
+                bar.set_postfix_str(f"{name}: machine probe")
+                probe = gemm_probe()
                 bar.set_postfix_str(f"{name}: compiling")
                 bound = build_systems(workload, systems, cache_dirs)
                 record = run_workload(
@@ -137,11 +140,13 @@ def run_benchmark(
                     progress=lambda text: bar.set_postfix_str(text, refresh=False),
                     advance=lambda: bar.update(1),
                 )
+                record["probe"] = probe
                 results["workloads"][name] = record
                 bar.write(f"{name}: done in {record['wall_s']:.0f}s")
                 results["meta"]["process_wall_s"] = time.perf_counter() - t_process
                 write_json(args.out, results)
                 del bound
+        results["meta"]["probe_end"] = gemm_probe()
     finally:
         results["meta"]["loadavg_end"] = loadavg()
         results["meta"]["process_wall_s"] = time.perf_counter() - t_process

@@ -142,3 +142,42 @@ def describe(repo: Path) -> dict[str, Any]:
         "torch_blas": torch_blas(),
         "git": git_state(repo),
     }
+
+
+GEMM_PROBE_N = 2048
+QUIET_GEMM_GFLOPS = 188.0
+"""numpy's 2-thread SGEMM at 2048^3 on this machine when it was quiet
+(shared/baselines/summary.md, `numpy_sgemm_2048`, median)."""
+
+
+def gemm_probe(reps: int = 5) -> dict[str, float]:
+    """How much of the machine this process gets: numpy's 2-thread SGEMM at
+    2048^3, median GFLOP/s over `reps` (about 0.5 s on a quiet machine).
+
+    Other work on the cores slows every system, but threads that meet at
+    barriers (OpenBLAS's GEMM, torch's OpenMP) most: this number, against
+    QUIET_GEMM_GFLOPS, says how disturbed a stretch of the run was.
+    """
+    import statistics
+    import time
+
+    import numpy as np
+
+    n = GEMM_PROBE_N
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    c = np.empty((n, n), np.float32)
+    np.matmul(a, b, out=c)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        np.matmul(a, b, out=c)
+        times.append(time.perf_counter() - t0)
+    time.sleep(0.2)  # let OpenBLAS's workers stop spinning
+    flop = 2.0 * n**3
+    return {
+        "gflops_median": flop / statistics.median(times) / 1e9,
+        "gflops_best": flop / min(times) / 1e9,
+        "loadavg_1min": (loadavg() or [float("nan")])[0],
+    }
