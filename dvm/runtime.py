@@ -38,6 +38,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     FunctionType,
@@ -70,11 +71,16 @@ from dvm.lowering.pipeline import DvmPipelinePass
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import (
+    SHAPE,
+    SHAPES,
+    VALUE,
     Guard,
     GuardKind,
+    arg_symbol_name,
     argument_shapes,
     function_guards,
     parse_expr,
+    shape_from_attr,
     split_condition,
     substitute,
 )
@@ -225,12 +231,32 @@ class Call:
 
 class HostCompiler:
     """Turns the host function (after lowering) into a list of closures over
-    an environment: one slot per SSA value."""
+    an environment: one slot per SSA value.
 
-    def __init__(self, module: ModuleOp, kernels: dict[str, Kernel]):
+    Symbols that no argument dim gives are bound during the call, by the
+    step that makes their value: an `scf.if` result whose dims the branches
+    disagree on (`r0_1`), an index nobody knows before (`i3`). Guards over
+    such symbols (`late`) are checked by that step, as soon as all their
+    symbols are bound.
+    """
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        kernels: dict[str, Kernel],
+        known: set[str] | None = None,
+        late: Sequence[Guard] = (),
+    ):
         self.module = module
         self.kernels = kernels
         self.slot: dict[SSAValue, int] = {}
+        self.known = set(known or ())
+        """Symbols bound when the steps compiled so far have run."""
+        self.late = list(late)
+        """Guards not yet checked: some symbol of theirs is not known yet."""
+        self.guard_failed: Callable[[Guard, int, int], Exception] = lambda g, a, b: CallError(
+            f"{g.origin} needs {g}, but {g.lhs} is {a} and {g.rhs} is {b}"
+        )
 
     def index(self, value: SSAValue) -> int:
         if value not in self.slot:
@@ -251,10 +277,45 @@ class HostCompiler:
     def op(self, op: Operation) -> Step:
         handler = getattr(self, "op_" + type(op).__name__, None)
         if handler is not None:
-            return handler(op)
-        if type(op) in ARITH:
-            return self.scalar_arith(op)
-        raise CompileError(f"{op.name} cannot run on the host (it should be inside a kernel)")
+            step = handler(op)
+        elif type(op) in ARITH:
+            step = self.scalar_arith(op)
+        else:
+            raise CompileError(f"{op.name} cannot run on the host (it should be inside a kernel)")
+        return self.binding(op, step)
+
+    def binding(self, op: Operation, step: Step) -> Step:
+        """`step`, then binding the new symbols its results' dims or value
+        are, then checking the guards that became decidable."""
+        binds: list[tuple[int, int | None, str]] = []
+        for k, result in enumerate(op.results):
+            for axis, name in enumerate(result_symbols(op, k)):
+                if name is not None and name not in self.known:
+                    binds.append((self.index(result), axis, name))
+                    self.known.add(name)
+            value = op.attributes.get(VALUE)
+            if len(op.results) == 1 and isinstance(value, StringAttr):
+                expr = parse_expr(value.data)
+                if isinstance(expr, sympy.Symbol) and str(expr) not in self.known:
+                    binds.append((self.index(result), None, str(expr)))
+                    self.known.add(str(expr))
+        if not binds:
+            return step
+        check = self.decidable_guards()
+
+        def bound(call: Call, env: Env) -> None:
+            step(call, env)
+            for slot, axis, name in binds:
+                call.symbols[name] = env[slot] if axis is None else env[slot].shape[axis]
+            check(call.symbols)
+
+        return bound
+
+    def decidable_guards(self) -> Callable[[dict[str, int]], None]:
+        """A check of the late guards whose symbols are all known now."""
+        ready = [g for g in self.late if {str(s) for s in guard_symbols(g)} <= self.known]
+        self.late = [g for g in self.late if g not in ready]
+        return guard_check(ready, self.guard_failed)
 
     # -- values ---------------------------------------------------------------------
 
@@ -412,6 +473,63 @@ class HostCompiler:
         return step
 
 
+def result_symbols(op: Operation, k: int) -> list[str | None]:
+    """Per dim of result `k`, the symbol it is (None for other expressions)."""
+    attr = op.attributes.get(SHAPE) if len(op.results) == 1 else None
+    shapes = op.attributes.get(SHAPES)
+    if attr is None and isinstance(shapes, ArrayAttr) and k < len(shapes.data):
+        attr = shapes.data[k]
+    if attr is None or not isinstance(op.results[k].type, TensorType):
+        return []
+    return [str(d) if isinstance(d, sympy.Symbol) else None for d in shape_from_attr(attr)]
+
+
+def describe_guard(
+    func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Guard, lhs: int, rhs: int
+) -> str:
+    """A failed guard's message: the op, the guard, each side's value and
+    which argument axes (or values made on the way) it comes from."""
+
+    def where(expr: sympy.Expr, value: int) -> str:
+        if expr.is_number:
+            return f"it must be {value}"
+        names = {str(s) for s in expr.free_symbols}
+        axes = []
+        for i, a, n in symbols:
+            if n in names:
+                hint = func.body.block.args[i].name_hint
+                axes.append(f"axis {a} of {f'%{hint}' if hint else f'argument {i}'}")
+        return f"{' / '.join(axes) or expr} ({expr}) is {value}"
+
+    rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
+    return (
+        f"@{func.sym_name.data}: {guard.origin} needs {guard} ({rule}), "
+        f"but {where(guard.lhs, lhs)} and {where(guard.rhs, rhs)}"
+    )
+
+
+def guard_symbols(guard: Guard) -> set[sympy.Basic]:
+    return guard.lhs.free_symbols | guard.rhs.free_symbols
+
+
+def guard_check(
+    guards: Sequence[Guard], failed: Callable[[Guard, int, int], Exception]
+) -> Callable[[dict[str, int]], None]:
+    """A function that checks `guards` on symbol values, raising `failed(...)`."""
+    if not guards:
+        return lambda symbols: None
+    names = sorted({str(s) for g in guards for s in guard_symbols(g)})
+    sides = python_function([e for g in guards for e in (g.lhs, g.rhs)], names)
+
+    def check(symbols: dict[str, int]) -> None:
+        values = sides(*(symbols[n] for n in names))
+        for k, guard in enumerate(guards):
+            if values[2 * k] != values[2 * k + 1]:
+                raise failed(guard, values[2 * k], values[2 * k + 1])
+
+    return check
+
+
 def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """`array` in C order, of the same shape (`np.ascontiguousarray` makes a
     0-d array 1-d, which a kernel's rank-0 argument rejects)."""
@@ -451,6 +569,13 @@ class Variant:
     guards: list[Guard]
     check_guards: Callable[..., tuple[int, ...]]
     guard_names: list[str]
+    indices: list[tuple[int, str]] = field(default_factory=list)
+    """(argument, symbol) of each `index` argument: bound per call."""
+    check_indices: Callable[[dict[str, int]], None] = lambda symbols: None
+    """The guards over index arguments' values (checked per call)."""
+    late: bool = False
+    """Whether a call binds symbols (index arguments, values made on the way),
+    so that it needs its own copy of the specialization's symbols."""
 
     @staticmethod
     def build(source: ModuleOp, entry: str | None, device: str) -> Variant:
@@ -465,9 +590,6 @@ class Variant:
             )
             for c in calls
         }
-        compiler = HostCompiler(module, kernels)
-        arg_slots = [compiler.index(a) for a in func.body.block.args]
-        steps, results = compiler.block(func.body.block)
         symbols = [
             (i, a, str(d))
             for i, shape in enumerate(argument_shapes(func))
@@ -475,13 +597,47 @@ class Variant:
             for a, d in enumerate(shape)
             if isinstance(d, sympy.Symbol)
         ]
-        guards = function_guards(func)
         names = sorted({name for _, _, name in symbols})
+        indices = [
+            (i, arg_symbol_name(a, 0)[:-2])
+            for i, a in enumerate(func.body.block.args)
+            if isinstance(a.type, IndexType)
+        ]
+        # Guards over argument dims are checked once per signature; those over
+        # index arguments per call; those over symbols made on the way when made.
+        guards, per_call, late = [], [], []
+        for g in function_guards(func):
+            used = {str(s) for s in guard_symbols(g)}
+            if used <= set(names):
+                guards.append(g)
+            elif used <= {*names, *(n for _, n in indices)}:
+                per_call.append(g)
+            else:
+                late.append(g)
+        known = {*names, *(n for _, n in indices)}
+        compiler = HostCompiler(module, kernels, known, late)
+        compiler.guard_failed = lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b))
+        arg_slots = [compiler.index(a) for a in func.body.block.args]
+        steps, results = compiler.block(func.body.block)
         sides = [e for g in guards for e in (g.lhs, g.rhs)]
         check = python_function(sides, names) if sides else (lambda *_: ())
-        return Variant(
+        variant = Variant(
             func, steps, results, len(compiler.slot), arg_slots, symbols, guards, check, names
         )
+        variant.indices = indices
+        variant.late = bool(indices) or compiler.known != known
+        variant.check_indices = guard_check(per_call, compiler.guard_failed)
+        return variant
+
+    def call_symbols(self, symbols: dict[str, int], args: Sequence[Any]) -> dict[str, int]:
+        """The symbols of one call: the signature's, and those the call binds."""
+        if not self.late:
+            return symbols
+        symbols = dict(symbols)
+        for i, name in self.indices:
+            symbols[name] = int(args[i])
+        self.check_indices(symbols)
+        return symbols
 
     def bind(self, args: Sequence[Any]) -> dict[str, int]:
         return {name: args[i].shape[a] for i, a, name in self.symbols}
@@ -551,7 +707,8 @@ class Program:
     def __call__(self, *args: Any) -> Any:
         args = self.arrays(args)
         spec = self.specialization(args)
-        return self.finish(args, spec.variant.run(args, Call(spec.symbols)))
+        call = Call(spec.variant.call_symbols(spec.symbols, args))
+        return self.finish(args, spec.variant.run(args, call))
 
     def profile(
         self, *args: Any, trace: bool = False
@@ -560,7 +717,7 @@ class Program:
         (with `trace`, each launch's per-core timeline too)."""
         args = self.arrays(args)
         spec = self.specialization(args)
-        call = Call(spec.symbols, [], trace)
+        call = Call(spec.variant.call_symbols(spec.symbols, args), [], trace)
         outputs = self.finish(args, spec.variant.run(args, call))
         assert call.stats is not None
         return outputs, call.stats
@@ -637,21 +794,7 @@ class Program:
 
     def describe_failure(self, variant: Variant, guard: Guard, lhs: int, rhs: int) -> str:
         """Which op needs which dims equal, and which argument axes disagree."""
-
-        def where(expr: sympy.Expr, value: int) -> str:
-            if expr.is_number:
-                return f"it must be {value}"
-            names = {str(s) for s in expr.free_symbols}
-            axes = [
-                f"axis {a} of {self.argument_name(i)}" for i, a, n in variant.symbols if n in names
-            ]
-            return f"{' / '.join(axes) or expr} ({expr}) is {value}"
-
-        rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
-        return (
-            f"@{self.func.sym_name.data}: {guard.origin} needs {guard} ({rule}), "
-            f"but {where(guard.lhs, lhs)} and {where(guard.rhs, rhs)}"
-        )
+        return describe_guard(self.func, variant.symbols, guard, lhs, rhs)
 
     def argument_name(self, i: int) -> str:
         name = self.func.body.block.args[i].name_hint

@@ -3,7 +3,7 @@
 Each `tests/regressions/*.mlir` file is a program with a header that says
 what failed and how it was fixed, and the calls to check it on:
 
-    // shapes: 17x1 97x17     (one line per call: each argument's shape)
+    // shapes: 17x1 97x17     (one line per call: each argument's shape, index=3 for an index)
     // seed: 5                (of the argument values, see random_programs.make_inputs)
     // device: ascend910b     (the device preset to compile for)
     // xfail: why             (a known bug, reported and not yet fixed)
@@ -44,4 +44,4 @@ def test_regressions_are_recorded() -> None:
         text = path.read_text()
         assert text.startswith("//"), f"{path.name}: no header saying what failed"
         reg = read_regression(text)
-        assert reg.calls and all(isinstance(s, tuple) for call in reg.calls for s in call)
+        assert reg.calls and all(isinstance(s, tuple | int) for call in reg.calls for s in call)
