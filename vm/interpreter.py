@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from dvm.vm import blas
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import QUIET, Fn, make_slicer
@@ -648,6 +649,18 @@ def _share_tiles(
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
     """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
     ex.set_args(args)
+    blas_threads = blas.one_thread() if ex.spec.uses_blas else 1
+    if blas_threads is None:  # no direct handle on OpenBLAS: threadpoolctl
+        with _blas_one_thread():
+            return _run_held(ex, args, trace)
+    try:
+        return _run_held(ex, args, trace)
+    finally:
+        blas.restore(blas_threads)
+
+
+def _run_held(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
+    """`_run` once BLAS is held at one thread (the VM's cores are the parallelism)."""
     if ex.n == 1 and not ex.stats:
         quiet = QUIET.enter()
         try:
@@ -666,12 +679,7 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
         if ex.n == 1:
             ex.run_all()
         else:
-            jobs = _share_tiles(ex.runners, ntiles)
-            if ex.spec.uses_blas:
-                with _blas_one_thread():
-                    _pool().run(jobs)
-            else:
-                _pool().run(jobs)
+            _pool().run(_share_tiles(ex.runners, ntiles))
     finally:
         QUIET.exit(quiet)
     t1 = time.perf_counter_ns()

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dvm.vm import blas
 from dvm.vm.isa import OPCODES, AccKind, Cat, DType, Kind, ReduceKind, ScalarTag, base_name
 from dvm.vm.program import Index, Instr
 from dvm.vm.specialize import OpNode, Shape, ViewPlan
@@ -385,18 +386,38 @@ def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> boo
 
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
-    """np.matmul into dst; transposes are views taken at bind time."""
+    """np.matmul into dst; transposes are views taken at bind time. A 2-D accumulating
+    mma in f32/f64 is one BLAS gemm with beta = 1 when numpy's OpenBLAS is reachable
+    (see `blas.py`), else a matmul into a scratch tile and an add."""
     flags = node.ins.operands[3]
     a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
+    ta, tb, acc = bool(flags & 1), bool(flags & 2), bool(flags & 4)
+    shapes = node.shapes
+    gemm = blas.functions().get(core.dtype(node.ins.operands[0])) if acc else None
+    two_d = len(shapes[1] or ()) == 2 and len(shapes[2] or ()) == 2
+    if gemm is not None and two_d and isinstance(dst, np.ndarray):
+        if isinstance(a, Dyn) or isinstance(b, Dyn):
+            scratch = core.scratch(dst.shape, dst.dtype)
+            return call(core, _mma_blas, a, b, dst, gemm, ta, tb, scratch)
+        bound = blas.bind_accumulate(gemm, a, b, dst, ta, tb)
+        if bound is not None:
+            return bound
     if isinstance(a, Dyn) or isinstance(b, Dyn):
-        ta, tb = bool(flags & 1), bool(flags & 2)
-        return call(core, _mma_dynamic, a, b, out=dst, ta=ta, tb=tb, acc=bool(flags & 4))
-    a = a.swapaxes(-1, -2) if flags & 1 else a
-    b = b.swapaxes(-1, -2) if flags & 2 else b
-    if not flags & 4:
+        return call(core, _mma_dynamic, a, b, out=dst, ta=ta, tb=tb, acc=acc)
+    a = a.swapaxes(-1, -2) if ta else a
+    b = b.swapaxes(-1, -2) if tb else b
+    if not acc:
         return partial(np.matmul, a, b, out=dst)
     scratch = core.scratch(dst.shape, dst.dtype)  # per core, reused by every class
     return partial(_mma_acc, a, b, out=dst, scratch=scratch)
+
+
+def _mma_blas(
+    a: np.ndarray, b: np.ndarray, out: np.ndarray, gemm: Any, ta: bool, tb: bool, scratch: Any
+) -> None:
+    """out += op(a) @ op(b) in one gemm; through matmul and add if BLAS cannot read them."""
+    if not blas.accumulate(gemm, a, b, out, ta, tb):
+        _mma_acc(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b, out, scratch)
 
 
 def _mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
