@@ -45,13 +45,15 @@ def _mod(a: int, b: int) -> int:
 
 
 _INFIX = {ExprOp.ADD: "+", ExprOp.SUB: "-", ExprOp.MUL: "*"}
-_CALLS = {
-    ExprOp.FLOORDIV: "_fdiv",
-    ExprOp.CEILDIV: "_cdiv",
-    ExprOp.MOD: "_mod",
-    ExprOp.MIN: "_min",
-    ExprOp.MAX: "_max",
+_INLINE = {
+    ExprOp.FLOORDIV: "({a} // {b} if {b} else 0)",
+    ExprOp.CEILDIV: "(-(-{a} // {b}) if {b} else 0)",
+    ExprOp.MOD: "({a} % {b} if {b} else 0)",
+    ExprOp.MIN: "({a} if {a} <= {b} else {b})",
+    ExprOp.MAX: "({a} if {a} >= {b} else {b})",
 }
+"""The other operators inline (operands are leaves or temporaries, cheap to repeat):
+a Python call per operator would cost more than the arithmetic."""
 _NAMESPACE = {"_fdiv": _fdiv, "_cdiv": _cdiv, "_mod": _mod, "_min": min, "_max": max}
 
 
@@ -72,7 +74,10 @@ def slots_source(slots: Sequence[Slot]) -> str:
                 stack.append(f"s{int(t.a)}")
             else:
                 b, a = stack.pop(), stack.pop()
-                expr = f"{a} {_INFIX[t.op]} {b}" if t.op in _INFIX else f"{_CALLS[t.op]}({a}, {b})"
+                if t.op in _INFIX:
+                    expr = f"{a} {_INFIX[t.op]} {b}"
+                else:
+                    expr = _INLINE[t.op].format(a=a, b=b)
                 lines.append(f"    t{n} = {expr}")
                 stack.append(f"t{n}")
                 n += 1

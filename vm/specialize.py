@@ -94,8 +94,7 @@ Node = OpNode | LoopNode
 Body = tuple[Node, ...]
 
 
-@dataclass(frozen=True)
-class GridPlan:
+class GridPlan(NamedTuple):
     """The grid cut into tile classes: per axis (lo, hi, class id) segments and one body each."""
 
     extents: Shape
@@ -379,6 +378,23 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
             return OpNode(k, ins, (prev, x, y), out, None, None)
 
         return binary
+    if cat is Cat.REDUCE:
+        d, src, _, axes, flags = o
+        keep = bool(flags & 1)
+
+        def reduce(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            x = state[src]
+            if x is None:
+                raise sp.fail("code", k, "register read before written", f"r{src}")
+            if keep:
+                out = tuple([1 if axes >> i & 1 else n for i, n in enumerate(x)])
+            else:
+                out = tuple([n for i, n in enumerate(x) if not axes >> i & 1])
+            prev = state[d]
+            sp.put(k, d, out, state)
+            return OpNode(k, ins, (prev, x, None, None, None), out, None, None)
+
+        return reduce
     if cat is Cat.BINARY_RS or cat is Cat.BINARY_SR:
         rs = cat is Cat.BINARY_RS
         d, a, sc = (o[0], o[1], o[2]) if rs else (o[0], o[2], o[1])
@@ -613,34 +629,46 @@ class _Specializer:
 
     def plan_grid(self) -> GridPlan:
         """Tile classes of the grid (product of per-axis classes) and the work bound."""
-        extents = tuple(self.nonneg("grid", 0, g, "grid extent") for g in self.p.grid)
+        extents = tuple([self.s[g] for g in self.p.grid])
+        if min(extents) < 0:
+            for g in self.p.grid:
+                self.nonneg("grid", 0, g, "grid extent")
         ntiles = math.prod(extents)
-        per_axis = [self.segments(Index.grid(a), n) for a, n in enumerate(extents)]
-        ids: list[dict[tuple[int, ...], int]] = [{} for _ in extents]
-        axis_segments = tuple(
-            tuple((lo, hi, ids[a].setdefault(key, len(ids[a]))) for lo, hi, key in segs)
-            for a, segs in enumerate(per_axis)
-        )
-        keys = [list(d) for d in ids]
-        counts = [dict.fromkeys(d.values(), 0) for d in ids]
-        for a, segs in enumerate(axis_segments):
-            for lo, hi, c in segs:
-                counts[a][c] += hi - lo
+        axis_segments, keys, counts = [], [], []
+        for a, n in enumerate(extents):
+            ids: dict[tuple[int, ...], int] = {}
+            segs, axis_keys, axis_counts = [], [], []
+            for lo, hi, key in self.segments(Index.grid(a), n):
+                c = ids.get(key)
+                if c is None:
+                    c = ids[key] = len(axis_keys)
+                    axis_keys.append(key)
+                    axis_counts.append(0)
+                axis_counts[c] += hi - lo
+                segs.append((lo, hi, c))
+            axis_segments.append(tuple(segs))
+            keys.append(axis_keys)
+            counts.append(axis_counts)
         bodies: dict[tuple[int, ...], Body] = {}
         steps, nbytes = ntiles, 0
-        n_regs = len(self.p.registers)
+        n_regs, n_code = len(self.p.registers), len(self.instrs)
+        sources = [Index.grid(a) for a in range(len(extents))]
         for combo in itertools.product(*[range(len(k)) for k in keys]):
-            ctx: dict[int, Any] = {Index.grid(a): keys[a][c] for a, c in enumerate(combo)}
-            body, _ = self.body(0, len(self.instrs), ctx, [None] * n_regs)
+            ctx: dict[int, Any] = {
+                src: keys[a][c] for a, (src, c) in enumerate(zip(sources, combo, strict=True))
+            }
+            body, _ = self.body(0, n_code, ctx, [None] * n_regs)
             bodies[combo] = body
-            count = math.prod(counts[a][c] for a, c in enumerate(combo))
+            count = 1
+            for a, c in enumerate(combo):
+                count *= counts[a][c]
             body_steps, body_bytes = self.cost(body)
             steps += count * body_steps
             nbytes += count * body_bytes
         if steps > self.max_steps:
             raise self.fail("grid", 0, "too many steps", f"{steps} > {self.max_steps}")
         inline = ntiles < 2 or nbytes < INLINE_BYTES
-        return GridPlan(extents, axis_segments, bodies, steps, nbytes, ntiles, inline)
+        return GridPlan(extents, tuple(axis_segments), bodies, steps, nbytes, ntiles, inline)
 
     def cost(self, body: Body) -> tuple[int, int]:
         """(instructions, global bytes) one execution of `body` costs."""
@@ -818,6 +846,16 @@ class _Specializer:
 
 def broadcast_shapes(shapes: list[Shape]) -> Shape | None:
     """numpy's broadcasting rule on shapes; None when they do not broadcast."""
+    if len(shapes) == 2 and len(shapes[0]) == len(shapes[1]):
+        out = []
+        for x, y in zip(shapes[0], shapes[1], strict=True):
+            if x == y or y == 1:
+                out.append(x)
+            elif x == 1:
+                out.append(y)
+            else:
+                return None
+        return tuple(out)
     first = shapes[0]
     if all(s == first for s in shapes):
         return first
