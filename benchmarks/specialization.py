@@ -4,14 +4,18 @@ Run: .venv/bin/python benchmarks/specialization.py [--shapes 20 --repeat 3]
 
 For each example program, `p = dvm.compile(example)` once; then for each of
 --shapes new shapes, time the first call at that shape and a repeat call at
-the same shape (the best of a few repeats): their difference is what a new
-shape costs (host guards and symbol binding, the VM's slot evaluation,
-checks, tile-class planning and binding of every kernel). The table prints
-the median over the shapes, the median first and repeat calls, and the
-number of kernels launched per call.
+the same shape (the best of --repeat): their difference is what a new shape
+costs (argument checks, symbol binding and guards on the host, then per
+kernel the VM's slot evaluation, layout checks, tile-class planning and
+binding). The table prints medians over the shapes, in wall time and in
+CPU time of this process, and the CPU time in units of one bare numpy call
+(`np.add` on one element with `out=`, timed in the same run): on a shared
+machine the wall time swings with the load, the units much less. "idle"
+multiplies the units by 0.5 us, a bare numpy call on this machine when
+idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
 
 Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
-(median of many calls), beside a bare numpy call for scale.
+(median of repeats of 2000 calls), also in bare-numpy-call units.
 """
 
 from __future__ import annotations
@@ -19,21 +23,22 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import statistics
-import sys
 import time
 import timeit
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 import dvm
 
 EXAMPLES = Path("/work/shared/examples")
+IDLE_NUMPY_CALL_US = 0.5
 
 
-def reference_module() -> object:
+def reference_module() -> Any:
     spec = importlib.util.spec_from_file_location("reference", EXAMPLES / "reference.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -63,60 +68,77 @@ def shape_stream(name: str, n: int, rng: np.random.Generator) -> list[dict[str, 
     return out
 
 
-def best_of(fn: Callable[[], object], k: int) -> float:
-    best = float("inf")
-    for _ in range(k):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+def numpy_call() -> tuple[float, float]:
+    """(wall, CPU) seconds of one bare numpy call: the best of a few thousand."""
+    a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
+    fn = partial(np.add, c, a, out=c)
+    wall = min(timeit.repeat(fn, number=5000, repeat=5)) / 5000
+    cpu = min(timeit.repeat(fn, number=5000, repeat=5, timer=time.process_time)) / 5000
+    return wall, cpu
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w, time.process_time() - c
 
 
 def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
     ref = reference_module()
     rng = np.random.default_rng(0)
-    print(f"Per new shape (median over {shapes} shapes; repeat call = best of {repeat})")
-    print(f"  {'program':18s} {'new shape':>10s} {'first':>10s} {'repeat':>10s} {'kernels':>8s}")
+    print(f"Per new shape: first call minus the best of {repeat} repeats ({shapes} shapes' median)")
+    print(
+        f"  {'program':12s} {'kernels':>7s} {'wall':>9s} {'cpu':>9s} {'numpy calls':>12s}"
+        f" {'idle':>9s} {'first (wall)':>13s} {'repeat':>9s}"
+    )
     for file in files:
-        _, spec, _ = ref.EXAMPLES[file]  # type: ignore[attr-defined]
+        _, spec, _ = ref.EXAMPLES[file]
         p = dvm.compile(EXAMPLES / file)
-        warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)  # type: ignore[attr-defined]
+        warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
         p(*warm)  # first-ever call: imports, threads, device memory
-        extra, firsts, repeats = [], [], []
+        walls, cpus, firsts, repeats, units = [], [], [], [], []
         launches = 0
         for dims in shape_stream(file, shapes, np.random.default_rng(1)):
-            args = ref.make_inputs(spec, dims, rng)  # type: ignore[attr-defined]
-            t0 = time.perf_counter()
-            p(*args)
-            first = time.perf_counter() - t0
-            again = best_of(partial(p, *args), repeat)
-            firsts.append(first)
-            repeats.append(again)
-            extra.append(first - again)
-            _, stats = p.profile(*args)
-            launches = len(stats)
+            args = ref.make_inputs(spec, dims, rng)
+            first = timed(partial(p, *args))
+            again = [timed(partial(p, *args)) for _ in range(repeat)]
+            best_wall, best_cpu = min(w for w, _ in again), min(c for _, c in again)
+            walls.append(first[0] - best_wall)
+            cpus.append(first[1] - best_cpu)
+            firsts.append(first[0])
+            repeats.append(best_wall)
+            _, unit = numpy_call()
+            units.append((first[1] - best_cpu) / unit)
+            launches = len(p.profile(*args)[1])
+        u, ms = statistics.median(units), lambda xs: statistics.median(xs) * 1e3
         print(
-            f"  {file.removesuffix('.mlir'):18s} {statistics.median(extra) * 1e3:8.3f}ms "
-            f"{statistics.median(firsts) * 1e3:8.3f}ms {statistics.median(repeats) * 1e3:8.3f}ms "
-            f"{launches:8d}"
+            f"  {file.removesuffix('.mlir'):12s} {launches:7d} {ms(walls):7.3f}ms {ms(cpus):7.3f}ms"
+            f" {u:12.0f} {u * IDLE_NUMPY_CALL_US / 1e3:7.3f}ms {ms(firsts):11.3f}ms"
+            f" {ms(repeats):7.3f}ms"
         )
 
 
 def bench_tiny_call(repeat: int) -> None:
-    print("Tiny cached call (one kernel; median of repeats of 2000 calls)")
+    print("Tiny cached call (one kernel): median of repeats of 2000 calls")
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
-    a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
-    t_np = min(timeit.repeat(lambda: np.add(c, a, out=c), number=20000, repeat=5)) / 20000
     for file, args in (("gelu.mlir", (x,)), ("layernorm.mlir", (x, x[0], x[0]))):
         p = dvm.compile(EXAMPLES / file)
         p(*args)
-        times = timeit.repeat(lambda p=p, args=args: p(*args), number=2000, repeat=max(repeat, 5))
-        t = statistics.median(times) / 2000
+        ratios, times = [], []
+        for _ in range(max(repeat, 7)):
+            t = timeit.timeit(partial(p, *args), number=2000) / 2000
+            unit, _ = numpy_call()
+            times.append(t)
+            ratios.append(t / unit)
+        t, r = statistics.median(times), statistics.median(ratios)
+        name = file.removesuffix(".mlir")
         print(
-            f"  {file.removesuffix('.mlir'):12s} {x.shape}  {t * 1e6:7.1f} us "
-            f"(best {min(times) / 2000 * 1e6:.1f}; = {t / t_np:.0f} bare numpy calls)"
+            f"  {name:10s} {x.shape}  {t * 1e6:7.1f} us = {r:4.0f} numpy calls"
+            f" (idle: {r * IDLE_NUMPY_CALL_US:.0f} us)"
         )
-    print(f"  bare np.add(out=) on 1 element  {t_np * 1e6:.2f} us")
+    wall, _ = numpy_call()
+    print(f"  a bare np.add(out=) on 1 element here: {wall * 1e6:.2f} us")
 
 
 def main() -> None:
@@ -132,7 +154,6 @@ def main() -> None:
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
     bench_new_shapes(files, a.shapes, a.repeat)
     bench_tiny_call(a.repeat)
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -829,7 +829,7 @@ def argument_checks(
 
 def signature(args: Sequence[Any]) -> tuple[Any, ...]:
     """The cache key of a call: shapes and dtypes (ints for index values)."""
-    return tuple((a.shape, a.dtype.char) if isinstance(a, np.ndarray) else type(a) for a in args)
+    return tuple([(a.shape, a.dtype.char) if isinstance(a, np.ndarray) else type(a) for a in args])
 
 
 def with_unit_dims(

@@ -21,7 +21,6 @@ slow way, which names the failing entry and reason.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -103,8 +102,13 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
 
 def _disjoint(spans: list[tuple[int, int]]) -> bool:
     """Whether the non-empty [start, end) byte ranges are pairwise disjoint."""
-    spans = sorted(sp for sp in spans if sp[1] > sp[0])
-    return all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+    spans = sorted([sp for sp in spans if sp[1] > sp[0]])
+    end = None
+    for start, stop in spans:
+        if end is not None and start < end:
+            return False
+        end = stop
+    return True
 
 
 def compile_layout(p: Program, local_bytes: int, alignment: int, view_type: type) -> LayoutFn:

@@ -33,7 +33,7 @@ from dvm.vm import blas
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import QUIET, Fn, make_slicer
-from dvm.vm.program import Program
+from dvm.vm.program import Instr, Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
     Body,
@@ -46,6 +46,11 @@ from dvm.vm.specialize import (
     static_info,
 )
 from dvm.vm.stats import CoreStats, LaunchStats
+
+FIRST_INLINE_BYTES = 1 << 20
+"""A multi-core executable's first launch runs on one core when it moves less than this:
+binding the other cores' classes costs more than they save on a shape that may not come
+back; they bind when the shape does."""
 
 
 class LaunchError(ValueError):
@@ -81,7 +86,7 @@ class Core:
         self.binders = static.binders(alias_regs)
         self._slicers: dict[int, Callable[[np.ndarray], np.ndarray] | None] = {}
         self._scratch = scratch
-        self._dtypes = [r.dtype.np for r in spec.program.registers]
+        self._dtypes = static.reg_dtypes
         self._starts = [
             off // item if off % item == 0 else -1
             for (off, _), item in zip(spec.registers, static.itemsizes, strict=True)
@@ -155,18 +160,25 @@ class Core:
             return out
         fused = fused or {}
         elided = set(fused.values())
+        stats = self.stats is not None
         for i, node in enumerate(body):
-            if isinstance(node, LoopNode):
+            if type(node) is LoopNode:
                 out.append(self._bind_loop(node))
                 continue
-            if i in fused:
-                store = body[fused[i]]
-                assert isinstance(store, OpNode)
-                node = node._replace(store_to=store.ins.operands[0])
-            fn = _nothing if i in elided else binders[node.k](node, self)
-            if fn is None or (i in elided and self.stats is None):
+            assert isinstance(node, OpNode)
+            if i in elided:
+                if stats:
+                    out.append(self._instrument(node, _nothing))
                 continue
-            out.append(self._instrument(node, fn) if self.stats is not None else fn)
+            j = fused.get(i)
+            if j is not None:
+                store = body[j]
+                assert isinstance(store, OpNode)
+                k, ins, shapes, out_shape, extents, scalar, _ = node
+                node = OpNode(k, ins, shapes, out_shape, extents, scalar, store.ins.operands[0])
+            fn = binders[node.k](node, self)
+            if fn is not None:
+                out.append(self._instrument(node, fn) if stats else fn)
         return out
 
     def _bind_loop(self, node: LoopNode) -> Fn:
@@ -272,7 +284,21 @@ def _reads(node: OpNode | LoopNode, r: int) -> bool:
     """Whether `node` (or anything in a loop) may read register r."""
     if isinstance(node, LoopNode):
         return any(_reads(n, r) for _, _, sub in node.segments for n in sub)
-    return any(reg == r and read for _, reg, read in register_operands(node.ins))
+    return r in _read_registers(node.ins)
+
+
+_READ: dict[int, tuple[Instr, frozenset[int]]] = {}
+
+
+def _read_registers(ins: Instr) -> frozenset[int]:
+    """The registers `ins` reads (memoized by identity: programs share their Instr objects)."""
+    got = _READ.get(id(ins))
+    if got is None or got[0] is not ins:
+        got = (ins, frozenset(reg for _, reg, read in register_operands(ins) if read))
+        if len(_READ) > 65536:
+            _READ.clear()
+        _READ[id(ins)] = got
+    return got[1]
 
 
 class Executable:
@@ -291,14 +317,15 @@ class Executable:
             Core(spec, self.g, locks, regs, self.memory.buffers[c], self.memory.scratch[c])
             for c in range(n)
         ]
+        self.launches = 0
         self.runners: list[Callable[[int, int], None]] = []
         self.fns_of: list[Callable[[tuple[int, ...]], list[Fn]]] = []
         plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
         self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
+        dtypes = static_info(spec.program).arg_dtypes
         self._empties = [  # what an empty view (a zero dim) reads and writes: nothing
-            np.empty(v.sizes, spec.program.args[v.arg].dtype.np) if v.empty else None
-            for v in spec.views
+            np.empty(v.sizes, dtypes[v.arg]) if v.empty else None for v in spec.views
         ]
         fused: dict[tuple[int, ...], dict[int, int]] = {}
         for core in self.cores:
@@ -661,7 +688,9 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
 
 def _run_held(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
     """`_run` once BLAS is held at one thread (the VM's cores are the parallelism)."""
-    if ex.n == 1 and not ex.stats:
+    first = ex.launches == 0
+    ex.launches += 1
+    if not ex.stats and (ex.n == 1 or (first and ex.spec.plan.global_bytes < FIRST_INLINE_BYTES)):
         quiet = QUIET.enter()
         try:
             ex.run_all()

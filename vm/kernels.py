@@ -82,8 +82,8 @@ def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
     fetched and fixed operands (so a call costs one Python frame, not one per fetch)."""
     out = kwargs.get("out")
     dyn_out = isinstance(out, DynOut)
-    kinds = tuple(isinstance(a, Dyn) for a in args)
-    if not dyn_out and not any(kinds):
+    kinds = tuple([type(a) is Dyn for a in args])
+    if not dyn_out and True not in kinds:
         return partial(fn, *args, **kwargs)
     rest = {k: v for k, v in kwargs.items() if k != "out"}
     pattern = (kinds, "d" if dyn_out else "c" if "out" in kwargs else "", bool(rest))
@@ -177,9 +177,11 @@ def _whole(a: np.ndarray) -> np.ndarray:
 
 def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
     """A function cutting the current tile out of the launch view (None: the whole view)."""
-    tiled = tuple((d, counter_pos(src)) for d, src, _ in vp.tiled)
-    if not tiled:
+    if not vp.tiled:
         return None
+    tiled = tuple(
+        [(d, src - 1 if src < Index.LOOP0 else src - Index.LOOP0 + 3) for d, src, _ in vp.tiled]
+    )
     make = _SLICERS.get(tiled)
     if make is None:
         make = _SLICERS[tiled] = _slicer_template(tiled)

@@ -19,6 +19,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -164,7 +165,7 @@ def specialize(
     cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
     spec = cache.get((key, device, max_steps))
     if spec is None:
-        key = (tuple(tuple(int(d) for d in s) for s in key[0]), tuple(int(p) for p in key[1]))
+        key = (tuple([tuple([int(d) for d in s]) for s in key[0]]), tuple([int(p) for p in key[1]]))
         spec = _Specializer(program, static_info(program), device, max_steps).run(*key)
         if len(cache) >= MAX_CACHED:
             del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
@@ -227,6 +228,7 @@ class Static:
     alias_args: frozenset[int]
     itemsizes: tuple[int, ...]
     """Bytes per element of each register."""
+    reg_dtypes: tuple[np.dtype, ...]
     arg_dtypes: tuple[np.dtype, ...]
     planners: tuple[Planner | None, ...]
     """Per instruction: its specialized shape inference, if it has one."""
@@ -309,6 +311,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
         alias_regs,
         alias_args,
         tuple(r.dtype.np.itemsize for r in p.registers),
+        tuple(r.dtype.np for r in p.registers),
         tuple(a.dtype.np for a in p.args),
         tuple(_planner(k, info) for k, info in enumerate(instrs)),
         tuple(any(r in alias_regs for _, r, _ in info.regs) for info in instrs),
@@ -317,6 +320,9 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
 
 
 _NO_DST = (Cat.STORE, Cat.STORE_ACC, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
+
+_node = partial(tuple.__new__, OpNode)
+"""OpNode from a 7-tuple without the NamedTuple's Python-level __new__ (planning builds many)."""
 
 Planner = Callable[["_Specializer", dict[int, Any], list["Shape | None"]], "OpNode"]
 """Shape inference of one instruction: (specializer, class context, register shapes) -> node."""
@@ -334,7 +340,7 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
             t = sp.tile(k, ctx, v)
             prev = state[d]
             sp.put(k, d, t, state)
-            return OpNode(k, ins, (prev, None), t, t, None)
+            return _node((k, ins, (prev, None), t, t, None, None))
 
         return load
     if cat is Cat.STORE or cat is Cat.STORE_ACC:
@@ -348,7 +354,7 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
             t = sp.tile(k, ctx, v)
             if sh != t:
                 raise sp.fail("code", k, "stored tile shape mismatch", f"r{r} {sh} vs {t}")
-            return OpNode(k, ins, (None, sh, *pad), None, t, None)
+            return _node((k, ins, (None, sh, *pad), None, t, None, None))
 
         return store
     if cat is Cat.UNARY:
@@ -360,7 +366,7 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
                 raise sp.fail("code", k, "register read before written", f"r{a}")
             prev = state[d]
             sp.put(k, d, x, state)
-            return OpNode(k, ins, (prev, x), x, None, None)
+            return _node((k, ins, (prev, x), x, None, None, None))
 
         return unary
     if cat is Cat.BINARY:
@@ -375,9 +381,41 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
             out = x if x == y else sp.broadcast(k, x, y)
             prev = state[d]
             sp.put(k, d, out, state)
-            return OpNode(k, ins, (prev, x, y), out, None, None)
+            return _node((k, ins, (prev, x, y), out, None, None, None))
 
         return binary
+    if cat is Cat.FILL:
+        d, value, shape = o
+
+        def fill(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            target = sp.shape_operand(k, ctx, shape, state)
+            prev = state[d]
+            sp.put(k, d, target, state)
+            return _node((k, ins, (prev, None, None), target, target, sp.scalar(value), None))
+
+        return fill
+    if cat is Cat.MMA:
+        d, ra, rb, flags = o
+        acc = bool(flags & 4)
+
+        def mma(sp: _Specializer, ctx: dict[int, Any], state: list[Shape | None]) -> OpNode:
+            c, a, b = state[d], state[ra], state[rb]
+            for r, x in ((d, c if acc else ()), (ra, a), (rb, b)):
+                if x is None:
+                    raise sp.fail("code", k, "register read before written", f"r{r}")
+            assert a is not None and b is not None
+            m, ka = (a[-1], a[-2]) if flags & 1 else (a[-2], a[-1])
+            kb, n = (b[-1], b[-2]) if flags & 2 else (b[-2], b[-1])
+            if ka != kb:
+                raise sp.fail("code", k, "mma inner dims differ", f"{a} @ {b}")
+            batch = a[:-2] if a[:-2] == b[:-2] else sp.broadcast(k, a[:-2], b[:-2])
+            out = (*batch, m, n)
+            if acc and c != out:
+                raise sp.fail("code", k, "mma accumulator shape mismatch", f"{c} vs {out}")
+            sp.put(k, d, out, state)
+            return _node((k, ins, (c, a, b, None), out, None, None, None))
+
+        return mma
     if cat is Cat.REDUCE:
         d, src, _, axes, flags = o
         keep = bool(flags & 1)
@@ -392,7 +430,7 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
                 out = tuple([n for i, n in enumerate(x) if not axes >> i & 1])
             prev = state[d]
             sp.put(k, d, out, state)
-            return OpNode(k, ins, (prev, x, None, None, None), out, None, None)
+            return _node((k, ins, (prev, x, None, None, None), out, None, None, None))
 
         return reduce
     if cat is Cat.BINARY_RS or cat is Cat.BINARY_SR:
@@ -408,7 +446,7 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
             prev = state[d]
             sp.put(k, d, x, state)
             shapes = (prev, x, None) if rs else (prev, None, x)
-            return OpNode(k, ins, shapes, x, None, value if imm else sp.s[slot])
+            return _node((k, ins, shapes, x, None, value if imm else sp.s[slot], None))
 
         return scalar
     return None
@@ -507,7 +545,7 @@ class _Specializer:
         if len(shapes) != len(p.args):
             raise ValueError(f"program takes {len(p.args)} arguments, got {len(shapes)} shapes")
         for i, (s, a) in enumerate(zip(shapes, p.args, strict=True)):
-            if len(s) != a.rank or any(d < 0 for d in s):
+            if len(s) != a.rank or (s and min(s) < 0):
                 raise ValueError(f"argument a{i}: shape {s} does not fit rank {a.rank}")
         if len(params) != p.n_params:
             raise ValueError(f"program takes {p.n_params} params, got {len(params)}")
@@ -621,8 +659,12 @@ class _Specializer:
         out = []
         for lo, hi in itertools.pairwise(bounds):
             key = tuple(
-                (tile if size - lo * tile >= tile else max(0, size - lo * tile)) if tile > 0 else 0
-                for size, tile in pairs
+                [
+                    (tile if size - lo * tile >= tile else max(0, size - lo * tile))
+                    if tile > 0
+                    else 0
+                    for size, tile in pairs
+                ]
             )
             out.append((lo, hi, key))
         return out
@@ -652,7 +694,7 @@ class _Specializer:
         bodies: dict[tuple[int, ...], Body] = {}
         steps, nbytes = ntiles, 0
         n_regs, n_code = len(self.p.registers), len(self.instrs)
-        sources = [Index.grid(a) for a in range(len(extents))]
+        sources = [Index.GRID0 + a for a in range(len(extents))]
         for combo in itertools.product(*[range(len(k)) for k in keys]):
             ctx: dict[int, Any] = {
                 src: keys[a][c] for a, (src, c) in enumerate(zip(sources, combo, strict=True))
@@ -736,7 +778,12 @@ class _Specializer:
             inner = {**ctx, source: key}
             entry = list(state)
             body, state = self.body(k + 1, stop, inner, list(state))
-            if hi - lo > 1 and state != entry:
+            if hi - lo > 1 and state != entry and _only_initialized(entry, state):
+                # The first iteration only gave shapes to registers that had none: a later
+                # iteration cannot read them before writing them (the first would have
+                # failed), so it sees the same shapes and plans the same body.
+                segs.append((lo, hi, body))
+            elif hi - lo > 1 and state != entry:
                 second, again = self.body(k + 1, stop, inner, list(state))
                 if again != state:
                     raise self.fail("code", k, "loop changes register shapes every iteration")
@@ -842,6 +889,14 @@ class _Specializer:
         if out is None:
             raise self.fail("code", k, "shapes do not broadcast", str(shapes))
         return out
+
+
+def _only_initialized(entry: list[Shape | None], after: list[Shape | None]) -> bool:
+    """Whether `after` differs from `entry` only in registers `entry` had no shape for."""
+    for e, a in zip(entry, after, strict=True):  # noqa: SIM110 (no generator frame per register)
+        if e is not None and e != a:
+            return False
+    return True
 
 
 def broadcast_shapes(shapes: list[Shape]) -> Shape | None:
