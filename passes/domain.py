@@ -327,9 +327,12 @@ class DomainAnalysis:
             placement = self.placed(v)
             if placement is None:
                 continue
+            shape = shape_of(v)
             offset = rank - len(placement)
             for i, span in enumerate(placement):
-                if span:
+                # a dim of 1 that broadcasts does not fix the result's axis
+                # (a matmul's rows or cols of size 1 have an axis of size 1)
+                if span and not (shape[i] == 1 and result_shape[offset + i] != 1):
                     self.merge_axis(op, axes, offset + i, span)
         for j, d in enumerate(result_shape):
             if axes[j] is None and d != 1:
