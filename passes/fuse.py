@@ -242,8 +242,11 @@ class Fuser:
         for op in group.ops:
             for v in op.operands:
                 owner = v.owner
+                # splat constants are copied into the kernel, except as matmul
+                # operands, which a cube kernel loads from memory
                 inside = isinstance(owner, Operation) and (
-                    owner in members or is_splat_constant(owner)
+                    owner in members
+                    or (is_splat_constant(owner) and not isinstance(op, t.MatmulOp))
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType) and v not in found:
                     found.append(v)
