@@ -301,27 +301,30 @@ class KernelBuilder:
         element = op.result.type.element_type
         reduced = sorted(self.domain.reduced & self.value_spans(op.input))
         spans = self.value_spans(op.input) - self.domain.reduced
-        acc_type = self.tile_type(spans, element)
-        chunks = self.chunked(reduced)
-        if not chunks:  # whole rows in the tile: one reduction, no accumulator
-            result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
-        else:
-            carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
-            with self.loops(chunks, carried) as inner:
-                part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
-                combine = tile.MIRRORED[COMBINE[kind]]
-                inner[0] = self.add(
-                    combine.build(operands=[inner[0], part], result_types=[acc_type])
+        # Computed where it varies: a result that does not vary along an open
+        # (batch) loop is made before it, where later uses outside it find it.
+        with self.hoisted(spans):
+            acc_type = self.tile_type(spans, element)
+            chunks = self.chunked(reduced)
+            if not chunks:  # whole rows in the tile: one reduction, no accumulator
+                result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+            else:
+                carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
+                with self.loops(chunks, carried) as inner:
+                    part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+                    combine = tile.MIRRORED[COMBINE[kind]]
+                    inner[0] = self.add(
+                        combine.build(operands=[inner[0], part], result_types=[acc_type])
+                    )
+                result = carried[0]
+            if isinstance(op, t.ReduceMeanOp):
+                count = sympy.Mul(*(self.domain.sizes[a] for a in reduced))
+                n = self.add(
+                    tile.ConstantOp(StringAttr(str(count)), self.tile_type(frozenset(), element))
                 )
-            result = carried[0]
-        if isinstance(op, t.ReduceMeanOp):
-            count = sympy.Mul(*(self.domain.sizes[a] for a in reduced))
-            n = self.add(
-                tile.ConstantOp(StringAttr(str(count)), self.tile_type(frozenset(), element))
-            )
-            divide = tile.MIRRORED[t.DivOp]
-            result = self.add(divide.build(operands=[result, n], result_types=[acc_type]))
-        self.bind(op.result, result, spans)
+                divide = tile.MIRRORED[t.DivOp]
+                result = self.add(divide.build(operands=[result, n], result_types=[acc_type]))
+            self.bind(op.result, result, spans)
 
     def chunked(self, axes: Sequence[int]) -> list[int]:
         """Those of `axes` that a loop walks in chunks (not whole in the tile)."""
