@@ -32,7 +32,7 @@ import numpy as np
 from dvm.vm import blas
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
-from dvm.vm.kernels import QUIET, Fn, make_slicer
+from dvm.vm.kernels import QUIET, Fn, bind_op, make_slicer
 from dvm.vm.program import Instr, Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
@@ -72,6 +72,7 @@ class Core:
         alias_regs: frozenset[int],
         mem: np.ndarray,
         scratch: dict[np.dtype, np.ndarray] | None = None,
+        forwarding: bool = False,
     ) -> None:
         self.spec = spec
         self.mem = mem
@@ -95,6 +96,10 @@ class Core:
         self._regs: dict[tuple[int, Shape], np.ndarray] = {}
         self.stats: CoreStats | None = None
         self.fused: dict[tuple[int, ...], dict[int, int]] = {}
+        self.forwarding = forwarding
+        """Whether loads may be forwarded (no argument read shares memory with one written)."""
+        self.dynamic = False
+        """While binding forwarded readers: every alias register is fetched per call."""
 
     def reg(self, r: int, shape: Shape) -> np.ndarray:
         """Register `r` viewed with `shape` (its first prod(shape) elements, row-major)."""
@@ -146,10 +151,12 @@ class Core:
 
     def bind(self, body: Body, fused: dict[int, int] | None = None) -> list[Fn]:
         """Callables for a tile body; loops become one callable each. In the tile's top
-        level, an op whose result is only stored writes the global tile directly."""
+        level, an op whose result is only stored writes the global tile directly; a load
+        whose register is next overwritten in place is forwarded (see `forwarded_loads`)."""
         out: list[Fn] = []
         binders = self.binders
-        if not fused and self.stats is None:
+        forward = forwarded_loads(body, self.alias_regs) if self.forwarding else {}
+        if not fused and not forward and self.stats is None:
             for node in body:
                 if type(node) is LoopNode:
                     out.append(self._bind_loop(node))
@@ -161,6 +168,7 @@ class Core:
         fused = fused or {}
         elided = set(fused.values())
         stats = self.stats is not None
+        base, windows = self.alias_regs, {}  # forwarded register -> index of its last reader
         for i, node in enumerate(body):
             if type(node) is LoopNode:
                 out.append(self._bind_loop(node))
@@ -176,7 +184,18 @@ class Core:
                 assert isinstance(store, OpNode)
                 k, ins, shapes, out_shape, extents, scalar, _ = node
                 node = OpNode(k, ins, shapes, out_shape, extents, scalar, store.ins.operands[0])
-            fn = binders[node.k](node, self)
+            end = forward.get(i)
+            if end is not None:
+                windows[node.ins.operands[0]] = end
+            if windows:
+                self.alias_regs, self.dynamic = base | frozenset(windows), True
+                try:
+                    fn = bind_op(node, self)
+                finally:
+                    self.alias_regs, self.dynamic = base, False
+                windows = {r: e for r, e in windows.items() if e > i}
+            else:
+                fn = binders[node.k](node, self)
             if fn is not None:
                 out.append(self._instrument(node, fn) if stats else fn)
         return out
@@ -242,6 +261,45 @@ def _nothing() -> None:
 
 _FUSABLE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
 _MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC)
+
+
+def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
+    """Loads that need not copy: load i of register r, whose register is next written in
+    this straight-line body by an instruction w that reads r in place (`sub r, r, x`).
+    Instead the load keeps a view of the global tile (as an alias register's does), and
+    the readers up to w read it there; w writes the register. Returns {i: w}.
+
+    Safe when nothing in between touches global memory (no store, no loop) and w is not an
+    mma (which accumulates into its destination); only bound when no argument the program
+    reads shares memory with one it writes. The register's contents after w are the same
+    as with the copy, so later iterations and instructions see no difference.
+    """
+    out: dict[int, int] = {}
+    n = len(body)
+    for i, node in enumerate(body):
+        if type(node) is LoopNode or node.ins.op.cat is not Cat.LOAD:  # type: ignore[union-attr]
+            continue
+        assert isinstance(node, OpNode)
+        r = node.ins.operands[0]
+        if r in alias_regs or not node.extents or 0 in node.extents:
+            continue
+        for j in range(i + 1, n):
+            other = body[j]
+            if type(other) is LoopNode:
+                break
+            assert isinstance(other, OpNode)
+            cat = other.ins.op.cat
+            if cat in _MEMORY and cat is not Cat.LOAD:
+                break
+            writes = bool(other.ins.op.operands) and other.ins.operands[0] == r
+            if writes and cat not in _NO_WRITE:
+                if cat is not Cat.MMA and cat is not Cat.LOAD and r in _read_registers(other.ins):
+                    out[i] = j
+                break
+    return out
+
+
+_NO_WRITE = (Cat.STORE, Cat.STORE_ACC, Cat.NOP, Cat.LOOP, Cat.ENDLOOP)
 
 
 def fused_stores(body: Body) -> dict[int, int]:
@@ -314,7 +372,7 @@ class Executable:
         regs = spec.alias_regs if alias else frozenset()
         self.memory = device_memory(spec.device)
         self.cores = [
-            Core(spec, self.g, locks, regs, self.memory.buffers[c], self.memory.scratch[c])
+            Core(spec, self.g, locks, regs, self.memory.buffers[c], self.memory.scratch[c], alias)
             for c in range(n)
         ]
         self.launches = 0
@@ -638,8 +696,9 @@ def _core_count(spec: Specialization, cores: int | None) -> int:
 
 
 def _may_alias(spec: Specialization, args: Sequence[np.ndarray]) -> bool:
-    """Alias loads are safe unless an argument they read shares memory with one written."""
-    if not spec.alias_regs:
+    """Alias (and forwarded) loads are safe unless an argument they read shares memory with
+    one written."""
+    if not spec.alias_args:
         return False
     return not any(
         np.may_share_memory(args[i], args[j]) for i in spec.alias_args for j in spec.stored_args

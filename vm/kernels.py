@@ -43,6 +43,8 @@ class CoreLike(Protocol):
     alias_regs: frozenset[int]
     alias_operands: tuple[bool, ...]
     """Per instruction: whether one of its REG operands is an alias register."""
+    dynamic: bool
+    """Set while binding readers of forwarded loads: `alias_regs` then says which are."""
 
     def reg(self, r: int, shape: Shape) -> np.ndarray: ...
 
@@ -596,7 +598,11 @@ def _binary_fn(name: str, dtype: DType) -> Any:
 def _plain(node: OpNode, core: CoreLike) -> bool:
     """Whether no operand is an alias register and the result is not fused with a store:
     the instruction is then one partial over fixed register views."""
-    return node.store_to is None and not (core.alias_regs and core.alias_operands[node.k])
+    return (
+        node.store_to is None
+        and not core.dynamic
+        and not (core.alias_regs and core.alias_operands[node.k])
+    )
 
 
 def _bind_unary(node: OpNode, core: CoreLike) -> Fn:

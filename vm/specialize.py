@@ -130,7 +130,8 @@ class Specialization:
     alias_regs: frozenset[int]
     """Registers written only by loads from arguments the program never stores to."""
     alias_args: frozenset[int]
-    """The arguments those loads read."""
+    """The arguments loads read that the program never writes: alias registers' loads, and
+    loads the interpreter may forward, read them in place."""
     arg_layouts: tuple[tuple[np.dtype, Shape, Shape], ...] = ()
     """(dtype, shape, C-order byte strides) of each argument: launch's fast check."""
     executables: dict[tuple[int, bool, bool], Any] = field(default_factory=dict, repr=False)
@@ -294,10 +295,10 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
         elif ins.op.operands and ins.op.operands[0][1] is Kind.REG:
             bad.add(ins.operands[0])
     alias_regs = frozenset(ok - bad)
-    alias_args = frozenset(
+    alias_args = frozenset(  # read by alias or forwarded loads: never written
         p.views[ins.operands[1]].arg
         for ins in p.code
-        if ins.op.cat is Cat.LOAD and ins.operands[0] in alias_regs
+        if ins.op.cat is Cat.LOAD and p.views[ins.operands[1]].arg not in stored
     )
     return Static(
         loops,

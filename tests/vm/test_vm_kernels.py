@@ -288,3 +288,48 @@ def test_blas_accumulate_reads_strided_and_transposed_operands(
         np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
     odd = big_a[::2, ::2][:5, :5]  # no unit stride: BLAS cannot read it
     assert blas.accumulate(gemm, odd, odd, np.zeros((5, 5), dtype), False, False) is False
+
+
+FORWARD = """\
+arg a0 f32 1
+arg a1 f32 1
+params 0
+slot s0 = dim(a0,0)
+slot s1 = 8
+slot s2 = s0 s1 ceildiv
+slot s3 = 0
+slot s4 = 1
+slot s5 = 64
+grid s2
+reg r0 f32 (s1) at s3
+reg r1 f32 (s1) at s5
+view v0 a0 offset s3 (s0 s4 g0 s1)
+view v1 a1 offset s3 (s0 s4 g0 s1)
+load r0, v0
+abs r1, r0
+sub r0, r0, r1
+mul r0, r0, r0
+store v1, r0
+"""
+
+
+def test_forwarded_load_reads_the_global_tile_until_its_register_is_overwritten() -> None:
+    """load r0 is forwarded: abs and the in-place sub read x's tile, sub writes r0; an
+    in-place launch (x is also the output) copies instead."""
+    import importlib
+
+    interp = importlib.import_module("dvm.vm.interpreter")
+    prog = _program(FORWARD)
+    spec = prog.specialize([(21,)] * 2)
+    (body, *_) = spec.plan.bodies.values()
+    assert interp.forwarded_loads(body, frozenset()) == {0: 2}
+    x = np.linspace(-1, 1, 21, dtype=np.float32)
+    want = (x - np.abs(x)) ** 2
+    y = np.full_like(x, np.nan)
+    vm.launch(spec, [x, y])
+    np.testing.assert_array_equal(y, want)
+    st = vm.launch(spec, [x, y], stats=True)
+    assert st is not None and st.instructions["load"] == 3
+    z = x.copy()
+    vm.launch(spec, [z, z])
+    np.testing.assert_array_equal(z, want)
