@@ -191,7 +191,7 @@ class Kernel:
         outs, spec = plan
         outputs = [np.empty(shape, dtype) for shape, dtype in outs]
         if call.stats is None:
-            vm.launch(spec, [*inputs, *outputs])
+            vm.launch(spec, [*inputs, *outputs], fresh=True)  # outputs: just allocated
         else:
             stats = vm.launch(spec, [*inputs, *outputs], trace=call.trace, stats=True)
             assert stats is not None

@@ -601,13 +601,16 @@ def launch(
     cores: int | None = None,
     stats: bool = False,
     trace: bool = False,
+    fresh: bool = False,
 ) -> LaunchStats | None:
     """Run a program (specialized for the args' shapes) or a specialization on `args`.
 
     `cores` caps the cores used (default: the device's vector cores, or its
     cube cores for a program with `mma`, at most the host's CPUs and the
     number of tiles; small launches use one). With `stats` (or `trace`),
-    returns a LaunchStats; otherwise None.
+    returns a LaunchStats; otherwise None. `fresh` promises that the arrays the
+    program writes were just allocated (no argument read shares memory with them),
+    which skips the overlap test that decides whether loads may read in place.
     """
     spec = target
     if isinstance(target, Program):
@@ -620,7 +623,7 @@ def launch(
             n = spec.default_cores = 1 if spec.plan.inline else _core_count(spec, None)
     else:
         n = 1 if spec.plan.inline else _core_count(spec, cores)
-    alias = _may_alias(spec, args)
+    alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
     memory = spec.memory
     if memory is None:
         memory = spec.memory = device_memory(spec.device)
@@ -650,11 +653,12 @@ def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
     """Arrays must be exactly what the specialization was checked for."""
     expect = spec.arg_layouts
     if len(args) == len(expect):
+        fast = True
         try:
-            fast = all(
-                a.dtype == dt and a.shape == sh and a.strides == st
-                for a, (dt, sh, st) in zip(args, expect, strict=True)
-            )
+            for a, (dt, sh, st) in zip(args, expect, strict=True):
+                if a.shape != sh or a.dtype != dt or a.strides != st:
+                    fast = False
+                    break
         except AttributeError:
             fast = False
         if fast:
