@@ -166,12 +166,17 @@ class Fuser:
         seen = set(frontier)
         while frontier:
             op = frontier.pop()
-            for user in self.users(op):
-                if user in targets:
-                    return True
-                if user not in seen and user not in inside:
-                    seen.add(user)
-                    frontier.append(user)
+            # another group runs as one kernel: a path that enters it leaves
+            # through any of its ops (op-level paths miss two groups that each
+            # need the other, e.g. through tensor.dim ops)
+            group = self.group.get(op)
+            for member in group.ops if group is not None else [op]:
+                for user in self.users(member):
+                    if user in targets:
+                        return True
+                    if user not in seen and user not in inside:
+                        seen.add(user)
+                        frontier.append(user)
         return False
 
     def users(self, op: Operation) -> set[Operation]:
