@@ -120,8 +120,14 @@ class Unifier:
     def pick_replacement(
         self, a: sympy.Expr, b: sympy.Expr
     ) -> tuple[sympy.Expr, sympy.Symbol | None]:
-        """Which side to substitute: a plain symbol, the younger one if both are."""
-        candidates = [(x, y) for x, y in ((a, b), (b, a)) if isinstance(y, sympy.Symbol)]
+        """Which side to substitute: a plain symbol, the younger one if both are;
+        never a symbol by an expression that contains it (`x_0 == x_0*x_1`
+        stays a guard: substituting would loop)."""
+        candidates = [
+            (x, y)
+            for x, y in ((a, b), (b, a))
+            if isinstance(y, sympy.Symbol) and y not in x.free_symbols
+        ]
         if not candidates:
             return a, None
         target, source = max(candidates, key=lambda c: self.order.get(c[1], -1))
