@@ -135,6 +135,23 @@ def test_residual_loop_trip_counts(examples_dir: Path, reference: Any) -> None:
     assert len(program.cache) == 1
 
 
+def test_index_argument_as_a_dim() -> None:
+    """A dim given by an `index` argument changes per call without a new
+    specialization, and the guards over it are checked per call."""
+    text = """func.func @f(%x: tensor<?xf32>, %n: index) -> tensor<?x?xf32> {
+  %b = tensor.broadcast_to %x to [%n, %n] : tensor<?xf32> -> tensor<?x?xf32>
+  func.return %b : tensor<?x?xf32>
+}"""
+    program = dvm.compile(text)
+    for n in (3, 0, 5, 3):
+        x = _x(n)
+        assert_matches(program(x, n), (np.broadcast_to(x, (n, n)),), f"n={n}")
+    assert len(program.cache) == 3  # by the shape of x, not by n
+    with pytest.raises(CallError, match=r"%b = tensor\.broadcast_to"):
+        program(_x(5), 4)
+    assert_matches(program(_x(5), 5), (np.broadcast_to(_x(5), (5, 5)),))
+
+
 # --------------------------------------------------------------------------
 # Call-time errors
 # --------------------------------------------------------------------------
