@@ -23,7 +23,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dvm.vm import blas
 from dvm.vm.isa import OPCODES, AccKind, Cat, DType, Kind, ReduceKind, ScalarTag, base_name
 from dvm.vm.program import Index, Instr
 from dvm.vm.specialize import OpNode, Shape, ViewPlan
@@ -391,22 +390,14 @@ def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> boo
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     """np.matmul into dst; transposes are views taken at bind time. An accumulating mma
-    in f32/f64 is BLAS gemm with beta = 1 when numpy's OpenBLAS is reachable (see
-    `blas.py`; batched operands are merged into one matrix when their strides allow, else
-    one gemm per batch element), else a matmul into a scratch tile and an add."""
+    multiplies into a scratch tile (per core, shared by every class) and adds.
+
+    (A cblas gemm with beta = 1 through ctypes would save the add pass, but on this host
+    its per-call overhead, ~30 us with pointer and argument conversions, costs more than
+    the pass at the tile sizes local memory allows: measured slower at 64-160.)"""
     flags = node.ins.operands[3]
     a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
     ta, tb, acc = bool(flags & 1), bool(flags & 2), bool(flags & 4)
-    shapes = node.shapes
-    gemm = blas.functions().get(core.dtype(node.ins.operands[0])) if acc else None
-    if gemm is not None and isinstance(dst, np.ndarray):
-        two_d = len(shapes[1] or ()) == 2 and len(shapes[2] or ()) == 2
-        if two_d and not isinstance(a, Dyn) and not isinstance(b, Dyn):
-            bound = blas.bind_accumulate(gemm, a, b, dst, ta, tb)
-            if bound is not None:
-                return bound
-        scratch = core.scratch(dst.shape, dst.dtype)
-        return call(core, _mma_blas, a, b, dst, gemm, ta, tb, scratch)
     if isinstance(a, Dyn) or isinstance(b, Dyn):
         scratch = (
             core.scratch(dst.shape, dst.dtype) if acc and isinstance(dst, np.ndarray) else None
@@ -418,44 +409,6 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
         return partial(np.matmul, a, b, out=dst)
     scratch = core.scratch(dst.shape, dst.dtype)  # per core, reused by every class
     return partial(_mma_acc, a, b, out=dst, scratch=scratch)
-
-
-def _mma_blas(
-    a: np.ndarray, b: np.ndarray, out: np.ndarray, gemm: Any, ta: bool, tb: bool, scratch: Any
-) -> None:
-    """out += op(a) @ op(b) by gemm; through matmul and add if BLAS cannot read them."""
-    if a.ndim == 2 and b.ndim == 2:
-        if blas.accumulate(gemm, a, b, out, ta, tb):
-            return
-    elif _batched_gemm(a, b, out, gemm, ta, tb):
-        return
-    _mma_acc(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b, out, scratch)
-
-
-def _batched_gemm(
-    a: np.ndarray, b: np.ndarray, out: np.ndarray, gemm: Any, ta: bool, tb: bool
-) -> bool:
-    """A rank-3 mma as gemm calls: one, when a's batch and row dims merge into the rows of
-    one matrix (b shared, a not transposed, out's dims merging likewise), else one per
-    batch element. False (nothing done) when a batch element does not suit BLAS."""
-    if out.ndim != 3 or out.shape[0] == 0:
-        return out.ndim == 3
-    if a.ndim == 3 and b.ndim == 2 and not ta:
-        n0, n1, k = a.shape
-        if a.strides[0] == n1 * a.strides[1] and out.strides[0] == n1 * out.strides[1]:
-            a2 = a.reshape(n0 * n1, k)
-            o2 = out.reshape(n0 * n1, out.shape[2])
-            if blas.accumulate(gemm, a2, b, o2, ta, tb):
-                return True
-    batch = out.shape[0]
-    for i in range(batch):
-        x = a[i if a.shape[0] > 1 else 0] if a.ndim == 3 else a
-        y = b[i if b.shape[0] > 1 else 0] if b.ndim == 3 else b
-        if not blas.accumulate(gemm, x, y, out[i], ta, tb):
-            if i:
-                raise AssertionError("batch elements of one tile share their layout")
-            return False
-    return True
 
 
 def _mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:

@@ -259,35 +259,20 @@ def test_batched_mma_with_transpose(b: int, m: int, k: int, n: int) -> None:
     np.testing.assert_allclose(out, 2 * a @ bt.transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
-def test_blas_accumulate_reads_strided_and_transposed_operands(
-    dtype: type, ta: bool, tb: bool
-) -> None:
-    """blas.accumulate/bind_accumulate: c += op(a) @ op(b) on tiles of larger arrays."""
+def test_blas_is_held_at_one_thread_during_a_launch_and_restored() -> None:
+    """blas.one_thread/restore: OpenBLAS runs on the calling thread inside launches."""
     import importlib
 
     blas = importlib.import_module("dvm.vm.blas")
-    gemm = blas.functions().get(np.dtype(dtype))
-    if gemm is None:
-        pytest.skip("numpy's BLAS has no reachable cblas gemm")
-    big_a = RNG.standard_normal((40, 50)).astype(dtype)
-    big_b = RNG.standard_normal((50, 60)).astype(dtype)
-    a = big_a[3:20, 5:26] if not ta else big_a[3:24, 5:22]  # op(a) is 17 x 21
-    b = big_b[2:23, 7:19] if not tb else big_b[2:14, 7:28]  # op(b) is 21 x 12
-    want_a, want_b = (a.T if ta else a), (b.T if tb else b)
-    for bind in (False, True):
-        c = RNG.standard_normal((30, 40)).astype(dtype)[:17, :12]
-        want = c + want_a.astype(np.float64) @ want_b
-        if bind:
-            fn = blas.bind_accumulate(gemm, a, b, c, ta, tb)
-            assert fn is not None
-            fn()
-        else:
-            assert blas.accumulate(gemm, a, b, c, ta, tb)
-        np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
-    odd = big_a[::2, ::2][:5, :5]  # no unit stride: BLAS cannot read it
-    assert blas.accumulate(gemm, odd, odd, np.zeros((5, 5), dtype), False, False) is False
+    found = blas.threads()
+    if found is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS with thread controls")
+    get, _ = found
+    before = get()
+    held = blas.one_thread()
+    assert held == before and get() == 1
+    blas.restore(held)
+    assert get() == before
 
 
 FORWARD = """\
