@@ -90,14 +90,15 @@ def git_state(repo: Path) -> dict[str, Any]:
 
     def git(*args: str) -> str:
         out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
-        return out.stdout.strip()
+        return out.stdout
 
+    # porcelain lines are "XY path"; X may be a space, so no strip() before slicing
     changed = git("status", "--porcelain", "--untracked-files=no").splitlines()
     return {
-        "commit": git("rev-parse", "HEAD"),
-        "subject": git("log", "-1", "--format=%s"),
+        "commit": git("rev-parse", "HEAD").strip(),
+        "subject": git("log", "-1", "--format=%s").strip(),
         "dirty": bool(changed),
-        "changed": [line[3:] for line in changed],
+        "changed": [line[3:] for line in changed if len(line) > 3],
     }
 
 
