@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -688,7 +689,16 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
     if ANALYSIS.exists():
         add("## Analysis")
         add("")
-        add(ANALYSIS.read_text().strip())
+        text = ANALYSIS.read_text().strip()
+        about = re.search(r"<!-- run: (\S+) -->", text)
+        if about and about.group(1) == meta["date"]:
+            add(text)
+        else:
+            add(
+                "`benchmarks/analysis.md` holds a hand-written reading of another run "
+                f"({about.group(1) if about else 'unknown'}); read this run's numbers "
+                "from the tables above."
+            )
         add("")
 
     # ---- steady state
