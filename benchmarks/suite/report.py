@@ -584,6 +584,7 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
     add(".venv/bin/python benchmarks/run.py --quick         # -> benchmarks/results/quick.*")
     add(".venv/bin/python benchmarks/run.py --report-only   # redo this file from the JSON")
     add(".venv/bin/python benchmarks/run.py --workloads layernorm,mmoe --systems dvm,numpy,torch")
+    add(".venv/bin/python benchmarks/run.py --wait-idle 1   # first wait for a quiet machine")
     add("```")
     add("")
     add(f"This run's command: `{meta['command']}`.")
