@@ -8,6 +8,8 @@ Prints, in one run (medians of --repeat runs each):
   for several row-tile sizes and core counts, with the ratio numpy / VM;
 - dispatch overhead per executed instruction: a long chain of 1-element
   `add` instructions, VM time minus the same numpy calls in a plain loop;
+- the cost of holding BLAS at one thread (threadpoolctl, and the VM's direct
+  OpenBLAS calls);
 - the machine's copy bandwidth (np.copyto of 256 MiB) for scale.
 """
 
@@ -195,10 +197,22 @@ def bench_blas_limit() -> None:
         with controller.limit(limits=1, user_api="blas"):
             pass
 
+    import importlib
+
+    blas = importlib.import_module("dvm.vm.blas")
+
+    def direct() -> None:
+        held = blas.one_thread()
+        if held is not None:
+            blas.restore(held)
+
     print("BLAS one-thread context (enter + exit):")
     print(f"  threadpool_limits(1)             {median_s(fresh, 20) * 1e6:8.1f} us")
     t = median_s(cached, 50)
-    print(f"  cached controller.limit(1)       {t * 1e6:8.1f} us  (VM: once per launch)")
+    print(f"  cached controller.limit(1)       {t * 1e6:8.1f} us  (VM fallback)")
+    found = "" if blas.threads() is not None else " (no OpenBLAS thread calls found)"
+    t = median_s(direct, 200)
+    print(f"  openblas_set_num_threads pair    {t * 1e6:8.1f} us  (VM: per launch){found}")
 
 
 def bench_copy(repeat: int) -> None:
