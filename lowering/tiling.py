@@ -139,7 +139,11 @@ def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec, element_bytes:
     """The condition under which whole rows (the reduced axes) fit a tile,
     beside the least an innermost parallel axis takes (one alignment unit of
     `element_bytes` elements, or the whole axis if it is shorter)."""
-    row = sympy.Mul(*(domain.sizes[a] for a in sorted(domain.reduced)))
+    reduced = [domain.sizes[a] for a in sorted(domain.reduced)]
+    # as the tiles take them: at least 1 along each axis, so that a row with
+    # an empty axis is not taken to fit whatever the others (one axis alone
+    # fits or not alike, and keeps the plain condition)
+    row = sympy.Mul(*(reduced if len(reduced) == 1 else map(at_least_one, reduced)))
     n = len(domain.sizes)
     if n - 1 in domain.parallel:
         align = max(1, device.alignment // element_bytes)
