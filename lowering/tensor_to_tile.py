@@ -304,6 +304,10 @@ class KernelBuilder:
         # Computed where it varies: a result that does not vary along an open
         # (batch) loop is made before it, where later uses outside it find it.
         with self.hoisted(spans):
+            if not reduced:  # over no axes (or only unit dims): the value itself
+                source = self.emit(op.input)
+                self.bind(op.result, source, self.spans[source])
+                return
             acc_type = self.tile_type(spans, element)
             chunks = self.chunked(reduced)
             if not chunks:  # whole rows in the tile: one reduction, no accumulator
