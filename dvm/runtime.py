@@ -750,16 +750,18 @@ class Program:
             return check_arguments(self.func, args)
         values = []
         for a, (where, type_, dtype, declared) in zip(args, self.checks, strict=True):
-            if (
+            ok = (
                 dtype is not None
                 and type(a) is np.ndarray
                 and a.dtype == dtype
                 and len(a.shape) == len(declared)
-                and all(d in (DYNAMIC_INDEX, n) for d, n in zip(declared, a.shape, strict=True))
-            ):
-                values.append(a)
-            else:
-                values.append(check_argument(where, a, type_))
+            )
+            if ok:
+                for d, n in zip(declared, a.shape, strict=True):
+                    if d != DYNAMIC_INDEX and d != n:
+                        ok = False
+                        break
+            values.append(a if ok else check_argument(where, a, type_))
         return tuple(values)
 
     def specialize(self, args: Sequence[Any]) -> Specialization:

@@ -454,15 +454,21 @@ class Executable:
                             for f in fns:
                                 f()
             return
-        rank = len(plan.extents)
-        for combo in itertools.product(*plan.axis_segments):
-            if any(lo == hi for lo, hi, _ in combo):
-                continue
-            fns = fns_of(tuple(c for _, _, c in combo))
-            for coords in itertools.product(*(range(lo, hi) for lo, hi, _ in combo)):
-                idx[0:rank] = coords
-                for f in fns:
-                    f()
+        planes, rows, cols = plan.axis_segments  # three grid axes
+        for lo0, hi0, c0 in planes:
+            for lo1, hi1, c1 in rows:
+                for lo2, hi2, c2 in cols:
+                    if lo0 == hi0 or lo1 == hi1 or lo2 == hi2:
+                        continue
+                    fns = fns_of((c0, c1, c2))
+                    for i in range(lo0, hi0):
+                        idx[0] = i
+                        for j in range(lo1, hi1):
+                            idx[1] = j
+                            for k in range(lo2, hi2):
+                                idx[2] = k
+                                for f in fns:
+                                    f()
 
     def set_args(self, args: Sequence[np.ndarray]) -> None:
         """Build this launch's numpy view of every view over its argument."""

@@ -166,7 +166,7 @@ def specialize(
     cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
     spec = cache.get((key, device, max_steps))
     if spec is None:
-        key = (tuple([tuple([int(d) for d in s]) for s in key[0]]), tuple([int(p) for p in key[1]]))
+        key = (tuple([tuple(map(int, s)) for s in key[0]]), tuple(map(int, key[1])))
         spec = _Specializer(program, static_info(program), device, max_steps).run(*key)
         if len(cache) >= MAX_CACHED:
             del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
