@@ -61,6 +61,7 @@ from dvm.passes.fuse import ASSUME
 from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,
+    function_guards,
     parse_expr,
     shape_attr,
     shape_of,
@@ -407,7 +408,15 @@ def analyze(fusion: t.FusionOp) -> Domain:
             assert isinstance(text, StringAttr)
             lhs, rhs = text.data.split(" == ")
             facts.append((parse_expr(lhs), parse_expr(rhs)))
-    return DomainAnalysis(body_ops(fusion), yielded(fusion), facts, align=bool(facts)).run()
+    # what the function's guards make true, as fuse assumed when it grouped
+    # the ops (a guard without a substitution, e.g. x_0*x_1 == x_1)
+    func = fusion.parent_op()
+    while func is not None and not isinstance(func, FuncOp):
+        func = func.parent_op()
+    guards = [(g.lhs, g.rhs) for g in function_guards(func)] if func is not None else []
+    return DomainAnalysis(
+        body_ops(fusion), yielded(fusion), [*guards, *facts], align=bool(facts)
+    ).run()
 
 
 def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
