@@ -6,6 +6,13 @@ a seed for the input values and a device preset. `check_case` compiles the
 program once with `dvm.compile`, runs it on every assignment and compares
 the VM's results with `dvm.interpret`'s.
 
+Ops: elementwise unary and binary ops (comparisons feeding select), 0-d and
+splat constants, broadcasts (size-1 dims, lower-rank operands, more leading
+dims), reductions over any axes with or without keepdims, matmul (2-D and
+batched, transposed), transpose, expand_shape / collapse_shape (with
+`tensor.dim` and `arith.muli` for their sizes), broadcast_to, convert,
+`scf.if` on a reduced scalar and `scf.for` carrying tensors.
+
 How programs stay well-typed and verifiable: while generating, every value
 carries its shape as a list of `Dim`s. A dim's *size* is a monomial, an
 integer times a product of shape symbols (`a`, `b`, ...), so that it is known
@@ -192,7 +199,7 @@ class Generator:
         + ["select"] * 2
         + ["reduce"] * 3
         + ["matmul"] * 2
-        + ["transpose", "collapse", "expand", "broadcast_to", "convert", "if", "compare"]
+        + ["transpose", "collapse", "expand", "broadcast_to", "convert", "if", "compare", "for"]
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -392,7 +399,7 @@ class Generator:
     def step(self) -> None:
         for _ in range(4):
             kind = self.pick(self.KINDS)
-            if kind == "if" and self.depth >= 1:
+            if kind in ("if", "for") and self.depth >= 1:
                 continue
             if getattr(self, f"op_{kind.replace('-', '_')}")() is not None:
                 return
@@ -912,6 +919,65 @@ class Generator:
             )
             self.scopes[-1].append(v)
             results.append(v)
+        return results[-1]
+
+    def op_for(self) -> Value | None:
+        """`scf.for` over 0-3 iterations carrying values of unchanged shape.
+
+        Inside the body a carried float is taken as inexact (its value after
+        some iterations is not known to stay exact) with the seed's bound
+        (at least 1); a yield that could exceed it is squashed by tanh, one
+        that could hold inf or NaN where the seed cannot is replaced by the
+        carried value itself.
+        """
+        seeds = [self.operand(["f32", "f32", "i32", "i1"]) for _ in range(self.pick([1, 1, 2]))]
+        lb, ub, step = (self.index_constant(n) for n in (0, self.pick([2, 0, 1, 3]), 1))
+        carried = [
+            Value(
+                self.fresh("acc"),
+                s.dims,
+                s.dtype,
+                s.dtype not in FLOATS,
+                max(s.bound, 1.0) if s.dtype in FLOATS else s.bound,
+                s.frac,
+                s.nonfinite,
+            )
+            for s in seeds
+        ]
+        induction = self.fresh("iv")
+        self.depth += 1
+        self.scopes.append(list(carried))
+        self.blocks.append([])
+        for _ in range(self.pick([1, 2, 3])):
+            self.step()
+        yields = []
+        for s, c in zip(seeds, carried, strict=True):
+            same = [v for v in self.visible() if v.sizes == s.sizes and v.dtype == s.dtype]
+            u = self.pick(same)
+            if u.nonfinite and not c.nonfinite:
+                u = c
+            if u.dtype in FLOATS and u.bound > c.bound:
+                u = self.unary("tanh", u, exact=False, bound=1.0)
+            yields.append(self.retype(u, s.dims))
+        types = ", ".join(s.type for s in seeds)
+        self.emit(f"scf.yield {', '.join(v.name for v in yields)} : {types}")
+        self.scopes.pop()
+        body = self.blocks.pop()
+        self.depth -= 1
+        names = [self.fresh() for _ in seeds]
+        inits = ", ".join(f"{c.name} = {s.name}" for c, s in zip(carried, seeds, strict=True))
+        self.emit(
+            f"{', '.join(names)} = scf.for {induction} = {lb} to {ub} step {step} "
+            f"iter_args({inits}) -> ({types}) {{"
+        )
+        for line in body:
+            self.emit("  " + line)
+        self.emit("}")
+        results = [
+            Value(name, c.dims, c.dtype, c.exact, c.bound, c.frac, c.nonfinite)
+            for name, c in zip(names, carried, strict=True)
+        ]
+        self.scopes[-1].extend(results)
         return results[-1]
 
     # -- the whole function -----------------------------------------------------------

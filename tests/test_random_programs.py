@@ -2,11 +2,11 @@
 
 `random_programs.cases()` generates well-typed tensor-dialect programs with
 dynamic dims (elementwise chains, broadcasts, reductions, matmuls, layout
-ops, `scf.if` on a reduced scalar) and assignments of their shape symbols
-that include 0, 1 and primes. Each program is compiled once with
-`dvm.compile` and run on every assignment; results must match
-`dvm.interpret` (exactly for integers and booleans, within the rounding
-noise of the f32 reference for floats).
+ops, `scf.if` on a reduced scalar, `scf.for` carrying tensors) and
+assignments of their shape symbols that include 0, 1 and primes. Each
+program is compiled once with `dvm.compile` and run on every assignment;
+results must match `dvm.interpret` (exactly for integers and booleans,
+within the rounding noise of the f32 reference for floats).
 
 CI runs `DEFAULT_PROGRAMS` programs from fixed seeds, split into shards so
 that `pytest -n` spreads them over workers. A long run takes more:
@@ -104,7 +104,7 @@ def test_random_programs_3(case: Case) -> None:
 # The generator itself
 # --------------------------------------------------------------------------
 
-OPS = re.compile(r"\b(tensor\.[a-z_]+|scf\.if|arith\.constant dense)")
+OPS = re.compile(r"\b(tensor\.[a-z_]+|scf\.if|scf\.for|arith\.constant dense)")
 
 
 @settings(max_examples=150, deadline=None, database=None, derandomize=True)
@@ -145,7 +145,7 @@ def test_generator_covers_the_op_set() -> None:
         "tensor.reduce_max", "tensor.reduce_min", "tensor.reduce_mean", "tensor.reduce_prod",
         "tensor.matmul", "tensor.transpose", "tensor.expand_shape", "tensor.collapse_shape",
         "tensor.broadcast_to", "tensor.convert", "tensor.extract", "tensor.dim", "scf.if",
-        "arith.constant dense",
+        "scf.for", "arith.constant dense",
     }  # fmt: skip
     assert wanted <= seen, sorted(wanted - seen)
     assert keepdims and dims_in_args and rank0_constants and batched
