@@ -9,7 +9,8 @@ costs (argument checks, symbol binding and guards on the host, then per
 kernel the VM's slot evaluation, layout checks, tile-class planning and
 binding). The table prints medians over the shapes, in wall time and in
 CPU time of this process, and the CPU time in units of one bare numpy call
-(`np.add` on one element with `out=`, timed in the same run): on a shared
+(`np.add(x, y, out=o)` on distinct one-element arrays after a second of
+warm-up, as `shared/baselines/bench_limits.py` times it, in the same run): on a shared
 machine the wall time swings with the load, the units much less. "idle"
 multiplies the units by 0.5 us, a bare numpy call on this machine when
 idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
@@ -69,9 +70,13 @@ def shape_stream(name: str, n: int, rng: np.random.Generator) -> list[dict[str, 
 
 
 def numpy_call() -> tuple[float, float]:
-    """(wall, CPU) seconds of one bare numpy call: the best of a few thousand."""
-    a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
-    fn = partial(np.add, c, a, out=c)
+    """(wall, CPU) seconds of one bare numpy call: the best of a few thousand.
+
+    The output is a third array: when it aliases an input numpy checks for
+    overlap, which doubles the cost and would flatter everything measured in
+    these units."""
+    x, y, o = np.ones(1, np.float32), np.ones(1, np.float32), np.empty(1, np.float32)
+    fn = partial(np.add, x, y, out=o)
     wall = min(timeit.repeat(fn, number=5000, repeat=5)) / 5000
     cpu = min(timeit.repeat(fn, number=5000, repeat=5, timer=time.process_time)) / 5000
     return wall, cpu
@@ -141,6 +146,14 @@ def bench_tiny_call(repeat: int) -> None:
     print(f"  a bare np.add(out=) on 1 element here: {wall * 1e6:.2f} us")
 
 
+def warm_up(seconds: float = 1.0) -> None:
+    """Spin on tiny numpy calls first: right after start-up they read ~2x slow."""
+    x, o = np.ones(1, np.float32), np.empty(1, np.float32)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        np.add(x, x, out=o)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--shapes", type=int, default=20)
@@ -152,6 +165,7 @@ def main() -> None:
     )
     a = ap.parse_args()
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
+    warm_up()
     bench_new_shapes(files, a.shapes, a.repeat)
     bench_tiny_call(a.repeat)
 
