@@ -408,13 +408,12 @@ class ShapeInference:
                 self.check_loop_invariant(op, i, self.shape(init), self.shape(out))
 
     def check_loop_invariant(self, op: Operation, i: int, before: Shape, after: Shape) -> None:
-        for axis, (a, b) in enumerate(zip(before, after, strict=True)):
-            if not same(self.unifier.canon(a), self.unifier.canon(b)):
-                raise ProgramError(
-                    op,
-                    f"loop-carried value {i} changes shape at axis {axis} "
-                    f"({a} -> {b}); shapes must be loop-invariant",
-                )
+        """A loop-carried tensor keeps its shape: where the yielded dims are not those
+        it entered with, require them equal (a guard checked at call time). A loop whose
+        carried shape really changes per iteration (a transpose of a non-square value)
+        is thus a call-time error naming the loop, and runs for the shapes it allows."""
+        for a, b in zip(before, after, strict=True):
+            self.unifier.require_equal(a, b, GuardKind.EQUAL, op)
 
     # -- writing the results into the IR ---------------------------------------
 
