@@ -1128,10 +1128,12 @@ def check_call(program: Any, text: str, args: Sequence[Any], what: str = "") -> 
         for a in args
     ]
     precise = as_tuple(dvm.interpret(widened(text), *wide_args))
-    got = as_tuple(program(*args))
-    assert len(got) == len(want), f"{what}: {len(got)} results, expected {len(want)}"
-    for i, (g, w, p) in enumerate(zip(got, want, precise, strict=True)):
-        compare(g, w, p, f"{what} result {i}")
+    # twice: a first call at a shape runs unplanned, the second planned and bound
+    for call in ("first call", "second call"):
+        got = as_tuple(program(*args))
+        assert len(got) == len(want), f"{what}: {len(got)} results, expected {len(want)}"
+        for i, (g, w, p) in enumerate(zip(got, want, precise, strict=True)):
+            compare(g, w, p, f"{what}, {call}, result {i}")
 
 
 def check_case(case: Case) -> None:

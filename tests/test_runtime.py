@@ -109,7 +109,9 @@ def test_example_matches_reference(
     args = reference.make_inputs(spec, dims, rng, index_value=INDEX_VALUES[draw % 7])
     expected = run_reference(file, fn, args)
     program = compiled(examples_dir / file, name)
-    assert_matches(program(*args), expected, f"{file} {dims}")
+    # the first call at a shape runs unplanned (tier 0), later ones planned and bound
+    assert_matches(program(*args), expected, f"{file} {dims}, first call")
+    assert_matches(program(*args), expected, f"{file} {dims}, second call")
 
 
 def test_draws_include_corner_and_large_dims(examples_dir: Path, reference: Any) -> None:

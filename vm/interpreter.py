@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm import blas
+from dvm.vm import blas, dynamic
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import QUIET, Fn, bind_op, make_slicer
@@ -478,10 +478,10 @@ class Executable:
             if vp.natural and a.shape == vp.sizes:
                 g[i] = a
             else:
-                g[i] = _global_view(vp, a, empties[i])
+                g[i] = global_view(vp, a, empties[i])
 
 
-def _global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.ndarray:
+def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.ndarray:
     """The whole view `vp` over array `a` (bounds were proven at specialization)."""
     if empty is not None:
         return empty
@@ -623,18 +623,65 @@ def launch(
         spec = _specialization(target, args, params, device)
     assert isinstance(spec, Specialization)
     _check_args(spec, args)
+    alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
+    if not spec.launched:
+        spec.launched = True
+        if not spec.planned and cores is None and not (stats or trace) and dynamic.small(args):
+            return _run_unplanned(spec, args, alias)
     if cores is None:
         n = spec.default_cores
         if not n:
             n = spec.default_cores = 1 if spec.plan.inline else _core_count(spec, None)
     else:
         n = 1 if spec.plan.inline else _core_count(spec, cores)
-    alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
     memory = spec.memory
     if memory is None:
         memory = spec.memory = device_memory(spec.device)
     with memory.lock:  # one launch at a time per device
         return _run(_executable(spec, n, stats or trace, alias), args, trace)
+
+
+def _run_unplanned(spec: Specialization, args: Sequence[np.ndarray], alias: bool) -> None:
+    """A first launch without planning or binding (tier 0, see `dynamic.py`): on the
+    calling thread, or shared by the cores when it moves enough memory to gain."""
+    extents = dynamic.prepare(spec)
+    ntiles = math.prod(extents)
+    memory = spec.memory
+    if memory is None:
+        memory = spec.memory = device_memory(spec.device)
+    n = 1
+    if ntiles > 1 and sum([a.nbytes for a in args]) >= INLINE_BYTES:
+        dev = spec.device
+        n = min(dev.cube_cores if spec.has_mma else dev.vector_cores, len(memory.buffers), ntiles)
+    with memory.lock:
+        runners = [
+            dynamic.Tier0(spec, args, memory.buffers[c], extents, alias).run for c in range(n)
+        ]
+        blas_threads = blas.one_thread() if spec.uses_blas else 1
+        if blas_threads is None:  # no direct handle on OpenBLAS: threadpoolctl
+            with _blas_one_thread():
+                return _run_quietly(_run_tiles, runners, ntiles)
+        try:
+            return _run_quietly(_run_tiles, runners, ntiles)
+        finally:
+            blas.restore(blas_threads)
+
+
+def _run_tiles(runners: list[Callable[[int, int], None]], ntiles: int) -> None:
+    """Tiles 0..ntiles-1 on the first runner's thread, or shared by all of them."""
+    if len(runners) == 1:
+        runners[0](0, ntiles)
+    else:
+        _pool().run(_share_tiles(runners, ntiles))
+
+
+def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) with numpy's float errors ignored on this thread."""
+    quiet = QUIET.enter()
+    try:
+        return fn(*args)
+    finally:
+        QUIET.exit(quiet)
 
 
 def _specialization(

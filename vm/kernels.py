@@ -245,7 +245,7 @@ def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
         if sl is None:
             return lambda: g[v].__setitem__(Ellipsis, val)
         return lambda: sl(g[v]).__setitem__(Ellipsis, val)
-    uf = _ACC_UFUNCS[node.ins.operands[2]]
+    uf = ACC_UFUNCS[node.ins.operands[2]]
     lock = core.acc_locks[core.views[v].arg]
     alias = core.alias
 
@@ -258,7 +258,7 @@ def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
     return store_acc
 
 
-_ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.minimum}
+ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.minimum}
 
 # --------------------------------------------------------------------------
 # Register-to-register instructions
@@ -281,7 +281,7 @@ def _dst(node: OpNode, core: CoreLike) -> Any:
     return core.reg(node.ins.operands[0], node.out)
 
 
-def _typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
+def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     """A SCALAR operand as a numpy scalar of the register's dtype (unsafe cast, no warnings);
     memoized (NaN, which equals nothing, is simply converted each time)."""
     key = (value, dtype)
@@ -309,16 +309,16 @@ def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
 def _bind_fill(node: OpNode, core: CoreLike) -> Fn:
     """dst[...] = a scalar already converted to the register's dtype."""
     dst = _dst(node, core)
-    return partial(dst.__setitem__, Ellipsis, _typed_scalar(node.scalar, dst.dtype))
+    return partial(dst.__setitem__, Ellipsis, typed_scalar(node.scalar, dst.dtype))
 
 
-def _select(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+def select_into(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
     """dst = cond ? x : y without temporaries (dst is none of the inputs)."""
     np.copyto(dst, y)
     np.copyto(dst, x, where=cond)
 
 
-def _select_overlapping(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+def select_overlapping(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
     """When dst is also an input: go through a temporary."""
     np.copyto(dst, np.where(cond, x, y))
 
@@ -326,12 +326,12 @@ def _select_overlapping(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.
 def _bind_select(node: OpNode, core: CoreLike) -> Fn:
     """select, through a temporary only when dst is also an input."""
     d, c, a, b = node.ins.operands
-    fn = _select_overlapping if d in (c, a, b) else _select
+    fn = select_overlapping if d in (c, a, b) else select_into
     srcs = (_src(node, core, 1), _src(node, core, 2), _src(node, core, 3))
     return call(core, fn, _dst(node, core), *srcs)
 
 
-def _identity(kind: ReduceKind, dtype: np.dtype) -> Any:
+def reduce_identity(kind: ReduceKind, dtype: np.dtype) -> Any:
     """What a reduction over no elements gives."""
     if kind is ReduceKind.SUM:
         return 0
@@ -343,7 +343,7 @@ def _identity(kind: ReduceKind, dtype: np.dtype) -> Any:
     return info.min if kind is ReduceKind.MAX else info.max
 
 
-_REDUCE_UFUNCS = {
+REDUCE_UFUNCS = {
     ReduceKind.SUM: np.add,
     ReduceKind.MAX: np.maximum,
     ReduceKind.MIN: np.minimum,
@@ -360,14 +360,14 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     keep = bool(flags & 1)
     if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
         # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
-        return call(core, np.matmul, src, _ones(src_shape[-1], keep, dst.dtype), out=dst)
+        return call(core, np.matmul, src, ones_vector(src_shape[-1], keep, dst.dtype), out=dst)
     axis = tuple(d for d in range(len(src_shape)) if axes >> d & 1)
-    uf = _REDUCE_UFUNCS[kind]
-    init = _identity(kind, dst.dtype)
+    uf = REDUCE_UFUNCS[kind]
+    init = reduce_identity(kind, dst.dtype)
     return call(core, uf.reduce, src, axis=axis, out=dst, keepdims=keep, initial=init)
 
 
-def _ones(n: int, column: bool, dtype: np.dtype) -> np.ndarray:
+def ones_vector(n: int, column: bool, dtype: np.dtype) -> np.ndarray:
     """A read-only vector (or column) of n ones, shared by every binding that needs it."""
     key = (n, column, dtype)
     got = _ONES.get(key)
@@ -408,10 +408,10 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     if not acc:
         return partial(np.matmul, a, b, out=dst)
     scratch = core.scratch(dst.shape, dst.dtype)  # per core, reused by every class
-    return partial(_mma_acc, a, b, out=dst, scratch=scratch)
+    return partial(mma_acc, a, b, out=dst, scratch=scratch)
 
 
-def _mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
+def mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     """dst += a @ b through a scratch buffer allocated at bind time."""
     np.matmul(a, b, out=scratch)
     np.add(out, scratch, out=out)
@@ -430,7 +430,7 @@ def _mma_dynamic(
     a = a.swapaxes(-1, -2) if ta else a
     b = b.swapaxes(-1, -2) if tb else b
     if acc and scratch is not None:
-        _mma_acc(a, b, out, scratch)
+        mma_acc(a, b, out, scratch)
     elif acc:
         out += np.matmul(a, b)
     else:
@@ -479,7 +479,7 @@ def _erf(x: np.ndarray, out: np.ndarray) -> None:
     np.copyto(out, erf(x), casting="unsafe")
 
 
-_UNARY: dict[str, Any] = {
+UNARY_FNS: dict[str, Any] = {
     "neg": np.negative,
     "abs": np.absolute,
     "exp": np.exp,
@@ -536,10 +536,10 @@ _BINARY: dict[str, Any] = {
 }
 
 
-_BASE_NAMES = {op.code: base_name(op) for op in OPCODES}
+BASE_NAMES = {op.code: base_name(op) for op in OPCODES}
 
 
-def _binary_fn(name: str, dtype: DType) -> Any:
+def binary_fn(name: str, dtype: DType) -> Any:
     """The function for a binary op on operands of `dtype` (ints divide/pow specially)."""
     if dtype.is_int and name == "div":
         return _int_div
@@ -560,7 +560,7 @@ def _plain(node: OpNode, core: CoreLike) -> bool:
 
 def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
     """One ufunc (or composite) from the input view into the output view."""
-    fn = _UNARY[node.ins.op.name]
+    fn = UNARY_FNS[node.ins.op.name]
     if _plain(node, core):
         ops, reg = node.ins.operands, core.reg
         return partial(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
@@ -576,19 +576,19 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
     key = (ins.op.code, dtype)
     fn = _FNS.get(key)
     if fn is None:
-        fn = _FNS[key] = _binary_fn(_BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
+        fn = _FNS[key] = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
     shapes = node.shapes
     if _plain(node, core):
         reg = core.reg
         x, dst = reg(ops[reg_pos], shapes[reg_pos]), reg(ops[0], node.out)  # type: ignore[arg-type]
         if cat is Cat.BINARY:
             return partial(fn, x, reg(ops[2], shapes[2]), out=dst)  # type: ignore[arg-type]
-        s = _typed_scalar(node.scalar, dtype)
+        s = typed_scalar(node.scalar, dtype)
         return partial(fn, x, s, out=dst) if cat is Cat.BINARY_RS else partial(fn, s, x, out=dst)
     x, dst = _src(node, core, reg_pos), _dst(node, core)
     if cat is Cat.BINARY:
         return call(core, fn, x, _src(node, core, 2), out=dst)
-    s = _typed_scalar(node.scalar, dtype)
+    s = typed_scalar(node.scalar, dtype)
     if cat is Cat.BINARY_RS:
         return call(core, fn, x, s, out=dst)
     return call(core, fn, s, x, out=dst)
@@ -640,7 +640,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
     if any(r in alias for r in regs):
         return generic
     if cat is Cat.UNARY:
-        fn, d, a = _UNARY[ins.op.name], o[0], o[1]
+        fn, d, a = UNARY_FNS[ins.op.name], o[0], o[1]
 
         def unary(node: OpNode, core: CoreLike) -> Fn | None:
             if node.store_to is not None:
@@ -652,7 +652,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
     if cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
         pos = 2 if cat is Cat.BINARY_SR else 1
         dtype = dtypes[o[pos]]
-        fn = _binary_fn(_BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
+        fn = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
         d, a = o[0], o[pos]
         if cat is Cat.BINARY:
             b = o[2]
@@ -665,7 +665,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
 
             return binary
         scalar = o[3 - pos]
-        fixed = _typed_scalar(scalar.value, dtype) if scalar.tag is ScalarTag.IMM else None
+        fixed = typed_scalar(scalar.value, dtype) if scalar.tag is ScalarTag.IMM else None
         rs = cat is Cat.BINARY_RS
 
         def with_scalar(node: OpNode, core: CoreLike) -> Fn | None:
@@ -673,7 +673,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
                 return generic(node, core)
             reg = core.reg
             x, out = reg(a, node.shapes[pos]), reg(d, node.out)  # type: ignore[arg-type]
-            s = fixed if fixed is not None else _typed_scalar(node.scalar, dtype)
+            s = fixed if fixed is not None else typed_scalar(node.scalar, dtype)
             return partial(fn, x, s, out=out) if rs else partial(fn, s, x, out=out)
 
         return with_scalar

@@ -122,7 +122,8 @@ class Specialization:
     registers: tuple[tuple[int, int], ...]
     """(byte offset, capacity in elements) per register."""
     views: tuple[ViewPlan, ...]
-    plan: GridPlan
+    planner: Callable[[], GridPlan] = field(repr=False)
+    """Plans the tile classes; `plan` calls it once, when first needed."""
     has_mma: bool
     uses_blas: bool
     """Whether some instruction calls BLAS (mma, or a row sum done as a matrix-vector product)."""
@@ -140,6 +141,22 @@ class Specialization:
     """Cores a launch uses when the caller does not say (0: not decided yet)."""
     memory: Any = field(default=None, repr=False)
     """The device's local memories (the interpreter's DeviceMemory), found on first launch."""
+    max_steps: int = DEFAULT_MAX_STEPS
+    """The work bound a launch may not exceed."""
+    launched: bool = field(default=False, repr=False)
+    """Whether a launch ran: the first may run without a plan (see `dynamic.py`)."""
+    _plan: GridPlan | None = field(default=None, repr=False)
+
+    @property
+    def plan(self) -> GridPlan:
+        """The tile classes and work bound (planned on first use; may raise BytecodeError)."""
+        if self._plan is None:
+            self._plan = self.planner()
+        return self._plan
+
+    @property
+    def planned(self) -> bool:
+        return self._plan is not None
 
     def launch(self, args: Sequence[np.ndarray], **kwargs: Any) -> Any:
         """Run on `args` (arrays of exactly `self.shapes`); see `interpreter.launch`."""
@@ -159,8 +176,13 @@ def specialize(
     params: Sequence[int] = (),
     device: DeviceSpec | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
+    lazy: bool = False,
 ) -> Specialization:
-    """Validate `program` (once), then specialize it; cached by its arguments."""
+    """Validate `program` (once), then specialize it; cached by its arguments.
+
+    With `lazy`, the tile classes are planned when a launch first needs them (a small
+    first launch does not: see `dynamic.py`); otherwise now, so that every
+    shape-dependent error is raised here."""
     device = device or _host()
     key = (tuple(map(tuple, shapes)), tuple(params))
     cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
@@ -172,6 +194,8 @@ def specialize(
             del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
             program.cache.pop("by_launch", None)
         cache[(key, device, max_steps)] = spec
+    if not lazy:
+        spec.plan  # noqa: B018 (planning raises what is wrong with the shapes)
     return spec
 
 
@@ -511,7 +535,6 @@ class _Specializer:
                     (views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group
                 ]
         self.sizes = [vp.sizes for vp in views]
-        plan = self.plan_grid()
         return Specialization(
             self.p,
             self.device,
@@ -520,7 +543,7 @@ class _Specializer:
             self.s,
             regs,
             views,
-            plan,
+            self.plan_grid,
             st.has_mma,
             st.uses_blas,
             st.stored,
@@ -530,6 +553,7 @@ class _Specializer:
                 (dt, s, _c_byte_strides(s, dt.itemsize))
                 for dt, s in zip(st.arg_dtypes, shapes, strict=True)
             ),
+            max_steps=self.max_steps,
         )
 
     @staticmethod
@@ -618,7 +642,7 @@ class _Specializer:
         )
         numel = math.prod(shapes[v.arg])
         item = self.static.arg_dtypes[v.arg].itemsize
-        if _nominal_bytes(sizes, item) > MAX_ARRAY_BYTES:
+        if nominal_bytes(sizes, item) > MAX_ARRAY_BYTES:
             raise self.fail("views", i, "view too large", f"sizes {sizes}")
         empty = 0 in sizes
         natural = False
@@ -839,7 +863,7 @@ class _Specializer:
         if out is not None:
             dst = ins.operands[0]
             n = math.prod(out)
-            if n == 0 and _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
+            if n == 0 and nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
                 raise self.fail("code", k, "tile too large", f"{out}")
             if n > self.caps[dst]:
                 raise self.fail(
@@ -851,7 +875,7 @@ class _Specializer:
     def put(self, k: int, dst: int, out: Shape, state: list[Shape | None]) -> None:
         """Give register `dst` the shape `out` (instruction k's result), which must fit."""
         n = math.prod(out)
-        if n == 0 and _nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
+        if n == 0 and nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
             raise self.fail("code", k, "tile too large", f"{out}")
         if n > self.caps[dst]:
             raise self.fail(
@@ -931,7 +955,7 @@ MAX_ARRAY_BYTES = 2**62
 """numpy refuses arrays (even empty ones) whose dims multiply past this."""
 
 
-def _nominal_bytes(shape: Shape, itemsize: int) -> int:
+def nominal_bytes(shape: Shape, itemsize: int) -> int:
     """What numpy checks against its size limit: the product of the non-zero dims."""
     return math.prod(max(n, 1) for n in shape) * itemsize
 

@@ -143,3 +143,50 @@ def test_seeds_run_clean() -> None:
             for raw, before in guards:
                 assert np.array_equal(raw[:GUARD], before[:GUARD])
                 assert np.array_equal(raw[-GUARD:], before[-GUARD:])
+
+
+def test_fuzz_first_launch_without_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same mutations through tier 0 (a lazily specialized program's first launch,
+    which runs unplanned, see `dynamic.py`): it raises BytecodeError or runs without
+    touching memory outside the arrays; and where it runs, tier 1 (planned and bound)
+    gives the same results or refuses the program when planning it."""
+    monkeypatch.setattr(specialize_module, "MAX_PLAN_NODES", 2000)
+    rng = np.random.default_rng(int(os.environ.get("DVM_FUZZ_SEED", "2025")))
+    seeds = [vm.encode(vm.assemble(t)) for t in SEEDS]
+    starts = [_code_start(d) for d in seeds]
+    outcomes = {"load": 0, "refused": 0, "ran": 0, "same": 0}
+    for _ in range(max(MUTATIONS // 2, 1)):
+        i = int(rng.integers(len(seeds)))
+        try:
+            prog = vm.load(mutate(rng, seeds[i], starts[i]))
+        except vm.BytecodeError:
+            outcomes["load"] += 1
+            continue
+        arrays, guards = guarded_args(rng, prog)
+        params = [int(p) for p in rng.integers(-1, 5, prog.n_params)]
+        shapes = [a.shape for a in arrays]
+        inputs = [a.copy() for a in arrays]
+        try:
+            lazy = prog.specialize(shapes, params, max_steps=20_000, lazy=True)
+            vm.launch(lazy, arrays)
+        except vm.BytecodeError:
+            outcomes["refused"] += 1
+            continue
+        finally:
+            for raw, before in guards:
+                assert np.array_equal(raw[:GUARD], before[:GUARD]), vm.disassemble(prog)
+                assert np.array_equal(raw[-GUARD:], before[-GUARD:]), vm.disassemble(prog)
+        outcomes["ran"] += 1
+        unplanned = [a.copy() for a in arrays]
+        for a, x in zip(arrays, inputs, strict=True):
+            a[...] = x
+        prog.cache.clear()  # a new specialization, planned this time
+        try:
+            planned = prog.specialize(shapes, params, max_steps=20_000)
+        except vm.BytecodeError:
+            continue
+        vm.launch(planned, arrays)
+        for got, want in zip(arrays, unplanned, strict=True):
+            np.testing.assert_array_equal(got, want, err_msg=vm.disassemble(prog))
+        outcomes["same"] += 1
+    assert all(v > MUTATIONS // 100 for v in outcomes.values()), outcomes

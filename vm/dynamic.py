@@ -1,0 +1,468 @@
+"""Tier 0: run a specialization's first launch without planning or binding.
+
+A new shape usually costs more to prepare than to run: planning tile
+classes (`specialize.py`) and binding closures (`interpreter.py`) make
+repeated launches fast, but on a stream of ever-new shapes, DVM's case,
+each would be paid once and never repaid. So a specialization's first
+launch, when small, walks the instructions directly: each one takes its
+operands' shapes from the registers' current shapes (load and store take
+the tile's from numpy slicing, which clips tails exactly as the planner's
+tile classes do), checks what the planner would check, and calls the same
+numpy functions the bound closures call. A second launch at the shape
+plans and binds (tier 1), as a JIT compiles a function once it is hot.
+
+What stays safe: the layout checks (registers inside local memory, views
+inside their arguments) and the work bound run before any instruction, as
+for tier 1; every shape check the planner makes is made here before the
+instruction runs, and fails with the same BytecodeError reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dvm.vm.binary import layout
+from dvm.vm.errors import BytecodeError
+from dvm.vm.isa import Cat, DType, ExtentKind, ScalarTag
+from dvm.vm.kernels import (
+    ACC_UFUNCS,
+    BASE_NAMES,
+    REDUCE_UFUNCS,
+    UNARY_FNS,
+    binary_fn,
+    blas_row_sum,
+    make_slicer,
+    mma_acc,
+    ones_vector,
+    reduce_identity,
+    select_into,
+    select_overlapping,
+    typed_scalar,
+)
+from dvm.vm.program import Index, Instr, Program
+from dvm.vm.specialize import (
+    MAX_ARRAY_BYTES,
+    Shape,
+    Specialization,
+    ViewPlan,
+    broadcast_shapes,
+    nominal_bytes,
+    static_info,
+)
+
+MAX_BYTES = 1 << 20
+"""Launches whose arguments hold more bytes than this go straight to tier 1: their
+work dwarfs planning, and tier 1 spreads it over the cores."""
+
+
+def small(args: Sequence[np.ndarray]) -> bool:
+    """Whether a first launch on `args` runs in tier 0."""
+    return sum([a.nbytes for a in args]) < MAX_BYTES
+
+
+# --------------------------------------------------------------------------
+# What depends only on the program: decoded once
+
+
+class Step(NamedTuple):
+    """One instruction, decoded for tier 0."""
+
+    run: Callable[[Tier0, Step], None] | None
+    """What executes it (None for a loop, which `Tier0.block` runs)."""
+    ops: tuple[Any, ...]
+    fn: Any
+    """The numpy function (unary, binary, reduce, store_acc), else None."""
+    end: int
+    """For a loop: the index of its endloop."""
+    level: int
+    """For a loop: its counter's position in `Tier0.idx`."""
+
+
+class Decoded(NamedTuple):
+    steps: tuple[Step, ...]
+    nests: tuple[tuple[int, tuple[int, ...]], ...]
+    """(instructions, trip-count slots of their enclosing loops), per loop nest: the
+    work bound is a sum of products over these."""
+
+
+def decoded(p: Program) -> Decoded:
+    """The program decoded for tier 0 (memoized in the program)."""
+    got = p.cache.get("tier0")
+    if got is None:
+        static = static_info(p)
+        ends, depth = static.loops.end_of, static.loops.depth_at
+        steps = tuple(
+            _step(ins, static.reg_dtypes, ends.get(k, -1), 3 + depth[k])
+            for k, ins in enumerate(p.code)
+        )
+        nests: dict[tuple[int, ...], int] = {}
+        trips: list[int] = []
+        for ins in p.code:
+            nests[tuple(trips)] = nests.get(tuple(trips), 0) + 1
+            if ins.op.cat is Cat.LOOP:
+                trips.append(ins.operands[0])
+            elif ins.op.cat is Cat.ENDLOOP and trips:
+                trips.pop()
+        got = p.cache["tier0"] = Decoded(steps, tuple((n, t) for t, n in nests.items()))
+    return got
+
+
+def _step(ins: Instr, dtypes: Sequence[np.dtype], end: int, level: int) -> Step:
+    cat, o = ins.op.cat, ins.operands
+    fn: Any = None
+    if cat is Cat.UNARY:
+        fn = UNARY_FNS[ins.op.name]
+    elif cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
+        reg = o[2] if cat is Cat.BINARY_SR else o[1]
+        fn = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtypes[reg]))
+    elif cat is Cat.REDUCE:
+        fn = REDUCE_UFUNCS[o[2]]
+    elif cat is Cat.STORE_ACC:
+        fn = ACC_UFUNCS[o[2]]
+    return Step(None if cat is Cat.LOOP else _RUN[cat], o, fn, end, level)
+
+
+# --------------------------------------------------------------------------
+# Per launch
+
+
+def prepare(spec: Specialization) -> list[int]:
+    """The grid's extents, once the launch is known to stay within the work bound."""
+    s = spec.slots
+    extents = []
+    for g in spec.program.grid:
+        if s[g] < 0:
+            raise _fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
+        extents.append(s[g])
+    per_tile = 1
+    for count, trips in decoded(spec.program).nests:
+        per_tile += count * math.prod([max(s[t], 0) for t in trips])
+    steps = math.prod(extents) * per_tile
+    if steps > spec.max_steps:
+        raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
+    return extents
+
+
+def _empty(vp: ViewPlan, args: Sequence[np.ndarray]) -> np.ndarray | None:
+    """What a view with a zero dim reads and writes: nothing (None for other views)."""
+    return np.empty(vp.sizes, args[vp.arg].dtype) if vp.empty else None
+
+
+def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeError:
+    """The BytecodeError the planner raises for the same problem, at instruction k
+    (-1: at the grid)."""
+    offsets = spec.program.offsets or layout(spec.program)
+    return BytecodeError(offsets.grid if k < 0 else offsets.code[k], reason, detail)
+
+
+_VIEWS: dict[int, dict[tuple[int, np.dtype, Shape], tuple[Any, int]]] = {}
+_SCRATCH: dict[int, dict[tuple[Shape, np.dtype], np.ndarray]] = {}
+
+
+def _cache(caches: dict[int, dict[Any, Any]], mem: np.ndarray) -> dict[Any, Any]:
+    """A cache kept beside the local memory `mem` across launches (bounded), as the
+    memory itself is kept."""
+    got = caches.get(id(mem))
+    if got is None or len(got) > 4096:
+        got = caches[id(mem)] = {}
+    return got
+
+
+class Tier0:
+    """One core's state in a tier-0 launch: its registers' current arrays, its tile
+    counters, and the launch's views of global memory."""
+
+    def __init__(
+        self,
+        spec: Specialization,
+        args: Sequence[np.ndarray],
+        mem: np.ndarray,
+        extents: list[int],
+        alias: bool,
+    ) -> None:
+        from dvm.vm.interpreter import global_view
+
+        self.spec = spec
+        self.steps = decoded(spec.program).steps
+        self.dtypes = static_info(spec.program).reg_dtypes
+        self.registers = spec.registers
+        self.s = spec.slots
+        self.mem = mem
+        self.views = _cache(_VIEWS, mem)
+        self.scratch = _cache(_SCRATCH, mem)
+        self.idx = [0] * 11
+        self.g = [
+            global_view(
+                vp, args[vp.arg], np.empty(vp.sizes, args[vp.arg].dtype) if vp.empty else None
+            )
+            for vp in spec.views
+        ]
+        self.cuts: list[Any] = [False] * len(spec.views)
+        """Per view, its slicer (None: the tile is the whole view), made on first use."""
+        self.arr: list[Any] = [None] * len(spec.registers)
+        self.alias = spec.alias_regs if alias else frozenset()
+        """Registers whose loads keep a view of the tile instead of copying it (as in
+        tier 1: they are only ever loaded, from arguments nothing writes)."""
+        self.k = 0
+        self.strides = [math.prod(extents[a + 1 :]) for a in range(len(extents))]
+
+    def fail(self, reason: str, detail: str = "") -> BytecodeError:
+        return _fail(self.spec, self.k, reason, detail)
+
+    # -- operands -------------------------------------------------------------------
+
+    def get(self, r: int) -> np.ndarray:
+        """Register r as its current shape; reading one never written is an error."""
+        a = self.arr[r]
+        if a is None:
+            raise self.fail("register read before written", f"r{r}")
+        return a
+
+    def put(self, r: int, shape: Shape) -> np.ndarray:
+        """Register r viewed with `shape` (which must fit its capacity): the new result."""
+        off, cap = self.registers[r]
+        dtype = self.dtypes[r]
+        got = self.views.get((off, dtype, shape))
+        if got is None or got[1] > cap:
+            n = math.prod(shape)
+            if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
+                raise self.fail("tile too large", f"{shape}")
+            if n > cap:
+                raise self.fail("tile does not fit register", f"r{r}: {shape} > {cap}")
+            view = self.mem[off : off + n * dtype.itemsize].view(dtype).reshape(shape)
+            got = self.views[(off, dtype, shape)] = (view, n)
+        self.arr[r] = got[0]
+        return got[0]
+
+    def tile(self, v: int) -> np.ndarray:
+        """View v's current tile of global memory."""
+        cut = self.cuts[v]
+        if cut is False:
+            cut = self.cuts[v] = make_slicer(self.spec.views[v], self.idx)
+        return self.g[v] if cut is None else cut(self.g[v])
+
+    def extent(self, v: int, d: int) -> int:
+        """Dim d of view v's current tile, without cutting it: a tail tile is clipped
+        (the same arithmetic as numpy's slicing and the planner's tile classes)."""
+        vp: ViewPlan = self.spec.views[v]
+        for dim, src, t in vp.tiled:
+            if dim == d:
+                pos = src - Index.GRID0 if src < Index.LOOP0 else 3 + src - Index.LOOP0
+                return max(0, min(t, vp.sizes[d] - self.idx[pos] * t))
+        return vp.sizes[d]
+
+    def broadcast(self, *shapes: Shape) -> Shape:
+        out = broadcast_shapes(list(shapes))
+        if out is None:
+            raise self.fail("shapes do not broadcast", str(shapes))
+        return out
+
+    def shape_operand(self, shape: tuple[Any, ...]) -> Shape:
+        """A SHAPE operand's extents now (slots, current tile extents, register dims)."""
+        out = []
+        for e in shape:
+            if e.kind is ExtentKind.SLOT:
+                n = self.s[e.index]
+                if n < 0:
+                    raise self.fail("negative extent", f"s{e.index} = {n}")
+            elif e.kind is ExtentKind.VIEW_DIM:
+                n = self.extent(e.index, e.dim)
+            else:
+                n = self.get(e.index).shape[e.dim]
+            out.append(n)
+        return tuple(out)
+
+    def scalar(self, sc: Any, dtype: np.dtype) -> Any:
+        value = sc.value if sc.tag is ScalarTag.IMM else self.s[int(sc.value)]
+        return typed_scalar(value, dtype)
+
+    def scratch_for(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
+        """A temporary for one instruction (kept beside the local memory)."""
+        got = self.scratch.get((shape, dtype))
+        if got is None:
+            got = self.scratch[(shape, dtype)] = np.empty(shape, dtype)
+        return got
+
+    # -- execution --------------------------------------------------------------------
+
+    def run(self, lo: int, hi: int) -> None:
+        """Tiles lo..hi-1 (row-major numbers); registers start unwritten in each."""
+        idx, n, nregs = self.idx, len(self.steps), len(self.arr)
+        for t in range(lo, hi):
+            for a, stride in enumerate(self.strides):
+                idx[a], t = divmod(t, stride)
+            self.arr = [None] * nregs
+            self.block(0, n)
+
+    def block(self, start: int, end: int) -> None:
+        """Instructions start..end-1; a loop runs its body once per iteration."""
+        k = start
+        steps = self.steps
+        while k < end:
+            st = steps[k]
+            self.k = k
+            if st.run is not None:
+                st.run(self, st)
+                k += 1
+                continue
+            trips = self.s[st.ops[0]]
+            if trips < 0:
+                raise self.fail("negative loop count", f"s{st.ops[0]} = {trips}")
+            for j in range(trips):
+                self.idx[st.level] = j
+                self.block(k + 1, st.end)
+            k = st.end + 1
+
+
+# --------------------------------------------------------------------------
+# Instructions: the planner's checks (specialize.py), then the bound closures'
+# numpy calls (kernels.py)
+
+
+def _load(t: Tier0, st: Step) -> None:
+    d, v = st.ops
+    src = t.tile(v)
+    if d in t.alias:
+        t.arr[d] = src
+        return
+    dst = t.put(d, src.shape)
+    if src.size:
+        dst[...] = src
+
+
+def _store(t: Tier0, st: Step) -> None:
+    v, r = st.ops[0], st.ops[1]
+    x = t.get(r)
+    dst = t.tile(v)
+    if x.shape != dst.shape:
+        raise t.fail("stored tile shape mismatch", f"r{r} {x.shape} vs {dst.shape}")
+    if not dst.size:
+        return
+    if st.fn is None:
+        dst[...] = x
+    else:
+        st.fn(dst, x, out=dst)
+
+
+def _copy(t: Tier0, st: Step) -> None:
+    """copy and convert (numpy assignment casts, and copies first if the two overlap)."""
+    d, r = st.ops[0], st.ops[1]
+    x = t.get(r)
+    t.put(d, x.shape)[...] = x
+
+
+def _broadcast(t: Tier0, st: Step) -> None:
+    d, r, shape = st.ops[:3]
+    x = t.get(r)
+    target = t.shape_operand(shape)
+    if t.broadcast(x.shape, target) != target:
+        raise t.fail("shapes do not broadcast", f"{x.shape} to {target}")
+    t.put(d, target)[...] = x
+
+
+def _fill(t: Tier0, st: Step) -> None:
+    d, sc, shape = st.ops
+    dst = t.put(d, t.shape_operand(shape))
+    dst[...] = t.scalar(sc, dst.dtype)
+
+
+def _select_step(t: Tier0, st: Step) -> None:
+    d, c, a, b = st.ops
+    xs = (t.get(c), t.get(a), t.get(b))
+    out = t.broadcast(*(x.shape for x in xs))
+    fn = select_overlapping if d in (c, a, b) else select_into
+    fn(t.put(d, out), *xs)
+
+
+def _reduce(t: Tier0, st: Step) -> None:
+    d, r, kind, axes, flags = st.ops
+    x = t.get(r)
+    keep = bool(flags & 1)
+    if keep:
+        out = tuple([1 if axes >> i & 1 else n for i, n in enumerate(x.shape)])
+    else:
+        out = tuple([n for i, n in enumerate(x.shape) if not axes >> i & 1])
+    if d == r:
+        x = x.copy()
+    dst = t.put(d, out)
+    if blas_row_sum(kind, axes, x.ndim, dst.dtype):
+        np.matmul(x, ones_vector(x.shape[-1], keep, dst.dtype), out=dst)
+        return
+    axis = tuple(i for i in range(x.ndim) if axes >> i & 1)
+    st.fn.reduce(x, axis=axis, out=dst, keepdims=keep, initial=reduce_identity(kind, dst.dtype))
+
+
+def _mma(t: Tier0, st: Step) -> None:
+    d, ra, rb, flags = st.ops
+    acc = bool(flags & 4)
+    c = t.get(d).shape if acc else None
+    a, b = t.get(ra), t.get(rb)
+    m, ka = (a.shape[-1], a.shape[-2]) if flags & 1 else (a.shape[-2], a.shape[-1])
+    kb, n = (b.shape[-1], b.shape[-2]) if flags & 2 else (b.shape[-2], b.shape[-1])
+    if ka != kb:
+        raise t.fail("mma inner dims differ", f"{a.shape} @ {b.shape}")
+    out = (*t.broadcast(a.shape[:-2], b.shape[:-2]), m, n)
+    if acc and c != out:
+        raise t.fail("mma accumulator shape mismatch", f"{c} vs {out}")
+    a = a.swapaxes(-1, -2) if flags & 1 else a
+    b = b.swapaxes(-1, -2) if flags & 2 else b
+    if d in (ra, rb):
+        a, b = a.copy(), b.copy()
+    dst = t.put(d, out)
+    if acc:
+        mma_acc(a, b, dst, t.scratch_for(out, dst.dtype))
+    else:
+        np.matmul(a, b, out=dst)
+
+
+def _unary(t: Tier0, st: Step) -> None:
+    d, r = st.ops
+    x = t.get(r)
+    st.fn(x, out=t.put(d, x.shape))
+
+
+def _binary(t: Tier0, st: Step) -> None:
+    d, a, b = st.ops
+    x, y = t.get(a), t.get(b)
+    out = x.shape if x.shape == y.shape else t.broadcast(x.shape, y.shape)
+    st.fn(x, y, out=t.put(d, out))
+
+
+def _binary_rs(t: Tier0, st: Step) -> None:
+    d, r, sc = st.ops
+    x = t.get(r)
+    st.fn(x, t.scalar(sc, x.dtype), out=t.put(d, x.shape))
+
+
+def _binary_sr(t: Tier0, st: Step) -> None:
+    d, sc, r = st.ops
+    x = t.get(r)
+    st.fn(t.scalar(sc, x.dtype), x, out=t.put(d, x.shape))
+
+
+def _nothing(t: Tier0, st: Step) -> None:
+    """nop and endloop."""
+
+
+_RUN: dict[Cat, Callable[[Tier0, Step], None]] = {
+    Cat.NOP: _nothing,
+    Cat.ENDLOOP: _nothing,
+    Cat.LOAD: _load,
+    Cat.STORE: _store,
+    Cat.STORE_ACC: _store,
+    Cat.COPY: _copy,
+    Cat.CONVERT: _copy,
+    Cat.BROADCAST: _broadcast,
+    Cat.FILL: _fill,
+    Cat.SELECT: _select_step,
+    Cat.REDUCE: _reduce,
+    Cat.MMA: _mma,
+    Cat.UNARY: _unary,
+    Cat.BINARY: _binary,
+    Cat.BINARY_RS: _binary_rs,
+    Cat.BINARY_SR: _binary_sr,
+}
