@@ -174,7 +174,7 @@ def test_reduce_rows(kind: str, dtype: str, keepdims: bool, rows: int, cols: int
     prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, dtype, "{1}", keepdims))))
     out = np.full((rows, 1) if keepdims else (rows,), 99, np_dtype)
     vm.launch(prog, [x, out])
-    ident = _identity(kind, np_dtype)
+    ident = reduce_identity(kind, np_dtype)
     want = REDUCE[kind](
         x, axis=1, keepdims=keepdims, **({"initial": ident} if ident is not None else {})
     )
@@ -188,11 +188,11 @@ def test_reduce_axis0_identities(kind: str, rows: int, cols: int) -> None:
     prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, "i64", "{0}", False, tile_rows=8))))
     out = np.zeros(cols, np.int64)
     vm.launch(prog, [x, out])
-    ident = _identity(kind, x.dtype)
+    ident = reduce_identity(kind, x.dtype)
     np.testing.assert_array_equal(out, REDUCE[kind](x, axis=0, initial=ident))
 
 
-def _identity(kind: str, dtype: np.dtype) -> object:
+def reduce_identity(kind: str, dtype: np.dtype) -> object:
     if kind in ("sum", "prod"):
         return 0 if kind == "sum" else 1
     if dtype.kind == "f":
