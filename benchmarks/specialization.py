@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 import dvm
+from dvm.vm import dynamic
 
 EXAMPLES = Path("/work/shared/examples")
 IDLE_NUMPY_CALL_US = 0.5
@@ -89,38 +90,49 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - w, time.process_time() - c
 
 
+def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, float, float]:
+    """(wall, CPU) of the first call at a new shape minus the best of `repeat` repeats,
+    the first call's wall time and the best repeat's."""
+    first = timed(partial(p, *args))
+    again = [timed(partial(p, *args)) for _ in range(repeat)]
+    best_wall, best_cpu = min(w for w, _ in again), min(c for _, c in again)
+    return first[0] - best_wall, first[1] - best_cpu, first[0], best_wall
+
+
 def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
+    """Each program twice, shape by shape in turn: as it runs (a first launch at a new
+    shape runs unplanned, tier 0) and with tier 0 switched off (every launch planned
+    and bound first, tier 1), so the two columns share the machine's state."""
     ref = reference_module()
     rng = np.random.default_rng(0)
     print(f"Per new shape: first call minus the best of {repeat} repeats ({shapes} shapes' median)")
     print(
         f"  {'program':12s} {'kernels':>7s} {'wall':>9s} {'cpu':>9s} {'numpy calls':>12s}"
-        f" {'idle':>9s} {'first (wall)':>13s} {'repeat':>9s}"
+        f" {'idle':>9s} {'first (wall)':>13s} {'repeat':>9s} {'tier 1 only (cpu)':>18s}"
     )
     for file in files:
         _, spec, _ = ref.EXAMPLES[file]
-        p = dvm.compile(EXAMPLES / file)
+        tiered, planned = dvm.compile(EXAMPLES / file), dvm.compile(EXAMPLES / file)
         warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
-        p(*warm)  # first-ever call: imports, threads, device memory
-        walls, cpus, firsts, repeats, units = [], [], [], [], []
-        launches = 0
+        tiered(*warm)  # first-ever calls: imports, threads, device memory
+        planned(*warm)
+        rows, units, plain = [], [], []
         for dims in shape_stream(file, shapes, np.random.default_rng(1)):
             args = ref.make_inputs(spec, dims, rng)
-            first = timed(partial(p, *args))
-            again = [timed(partial(p, *args)) for _ in range(repeat)]
-            best_wall, best_cpu = min(w for w, _ in again), min(c for _, c in again)
-            walls.append(first[0] - best_wall)
-            cpus.append(first[1] - best_cpu)
-            firsts.append(first[0])
-            repeats.append(best_wall)
-            _, unit = numpy_call()
-            units.append((first[1] - best_cpu) / unit)
-            launches = len(p.profile(*args)[1])
-        u, ms = statistics.median(units), lambda xs: statistics.median(xs) * 1e3
+            rows.append(new_shape_cost(tiered, args, repeat))
+            units.append(rows[-1][1] / numpy_call()[1])
+            saved, dynamic.MAX_BYTES = dynamic.MAX_BYTES, 0
+            try:
+                plain.append(new_shape_cost(planned, args, repeat)[1])
+            finally:
+                dynamic.MAX_BYTES = saved
+        launches = len(tiered.profile(*args)[1])
+        u = statistics.median(units)
+        wall, cpu, first, again = (statistics.median(c) * 1e3 for c in zip(*rows, strict=True))
         print(
-            f"  {file.removesuffix('.mlir'):12s} {launches:7d} {ms(walls):7.3f}ms {ms(cpus):7.3f}ms"
-            f" {u:12.0f} {u * IDLE_NUMPY_CALL_US / 1e3:7.3f}ms {ms(firsts):11.3f}ms"
-            f" {ms(repeats):7.3f}ms"
+            f"  {file.removesuffix('.mlir'):12s} {launches:7d} {wall:7.3f}ms {cpu:7.3f}ms"
+            f" {u:12.0f} {u * IDLE_NUMPY_CALL_US / 1e3:7.3f}ms {first:11.3f}ms"
+            f" {again:7.3f}ms {statistics.median(plain) * 1e3:16.3f}ms"
         )
 
 
