@@ -51,6 +51,7 @@ from dvm.vm.specialize import (
     ViewPlan,
     broadcast_shapes,
     nominal_bytes,
+    register_operands,
     static_info,
 )
 
@@ -80,6 +81,13 @@ class Step(NamedTuple):
     """For a loop: the index of its endloop."""
     level: int
     """For a loop: its counter's position in `Tier0.idx`."""
+    store_to: int = -1
+    """For an elementwise op whose result only the store after it reads: that store's
+    view, whose tile the op may write directly (as tier 1 does, see
+    `interpreter.fused_stores`)."""
+    forward: bool = False
+    """For a load whose register is next overwritten in place: whether it may keep a view
+    of the tile instead of copying it (see `interpreter.forwarded_loads`)."""
 
 
 class Decoded(NamedTuple):
@@ -99,6 +107,7 @@ def decoded(p: Program) -> Decoded:
             _step(ins, static.reg_dtypes, ends.get(k, -1), 3 + depth[k])
             for k, ins in enumerate(p.code)
         )
+        steps = _with_fusions(p.code, depth, list(steps))
         nests: dict[tuple[int, ...], int] = {}
         trips: list[int] = []
         for ins in p.code:
@@ -109,6 +118,42 @@ def decoded(p: Program) -> Decoded:
                 trips.pop()
         got = p.cache["tier0"] = Decoded(steps, tuple((n, t) for t, n in nests.items()))
     return got
+
+
+_ELEMENTWISE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
+_NO_WRITE = (Cat.STORE, Cat.STORE_ACC, Cat.NOP, Cat.LOOP, Cat.ENDLOOP)
+
+
+def _with_fusions(
+    code: Sequence[Instr], depth: Sequence[int], steps: list[Step]
+) -> tuple[Step, ...]:
+    """Mark the tile's top-level fused stores and forwarded loads (the same patterns as
+    tier 1 binds, found on the code instead of on each tile class)."""
+    reads = [{r for _, r, read in register_operands(ins) if read} for ins in code]
+    for j, ins in enumerate(code):
+        if ins.op.cat is not Cat.STORE or depth[j] or j == 0 or depth[j - 1]:
+            continue
+        r, producer = ins.operands[1], code[j - 1]
+        later = any(r in rs for rs in reads[j + 1 :])
+        if producer.op.cat in _ELEMENTWISE and producer.operands[0] == r and not later:
+            steps[j - 1] = steps[j - 1]._replace(store_to=ins.operands[0])
+    for i, ins in enumerate(code):
+        if ins.op.cat is Cat.LOAD and not depth[i]:
+            steps[i] = steps[i]._replace(forward=_forwardable(code, reads, i))
+    return tuple(steps)
+
+
+def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
+    """Whether load i's register is next written, before any store or loop, by an
+    instruction that reads it in place (not an mma, which accumulates into it)."""
+    r = code[i].operands[0]
+    for j in range(i + 1, len(code)):
+        cat = code[j].op.cat
+        if cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP):
+            return False
+        if cat not in _NO_WRITE and code[j].operands[0] == r:
+            return cat is not Cat.MMA and cat is not Cat.LOAD and r in reads[j]
+    return False
 
 
 def _step(ins: Instr, dtypes: Sequence[np.dtype], end: int, level: int) -> Step:
@@ -204,6 +249,11 @@ class Tier0:
         self.cuts: list[Any] = [False] * len(spec.views)
         """Per view, its slicer (None: the tile is the whole view), made on first use."""
         self.arr: list[Any] = [None] * len(spec.registers)
+        self.forwarding = alias
+        """Whether loads may keep views of global memory: no argument read shares memory
+        with one written."""
+        self.elided = -1
+        """The store whose producer already wrote its tile."""
         self.alias = spec.alias_regs if alias else frozenset()
         """Registers whose loads keep a view of the tile instead of copying it (as in
         tier 1: they are only ever loaded, from arguments nothing writes)."""
@@ -237,6 +287,19 @@ class Tier0:
             got = self.views[(off, dtype, shape)] = (view, n)
         self.arr[r] = got[0]
         return got[0]
+
+    def result(self, st: Step, r: int, shape: Shape) -> np.ndarray:
+        """Where an elementwise op writes: the stored tile itself when the store after
+        it can be fused (its tile has the result's shape), else register r. The result
+        must fit the register either way, as the planner requires."""
+        reg = self.put(r, shape)
+        if st.store_to >= 0:
+            tile = self.tile(st.store_to)
+            if tile.shape == shape:
+                self.elided = self.k + 1
+                self.arr[r] = tile
+                return tile
+        return reg
 
     def tile(self, v: int) -> np.ndarray:
         """View v's current tile of global memory."""
@@ -326,8 +389,8 @@ class Tier0:
 def _load(t: Tier0, st: Step) -> None:
     d, v = st.ops
     src = t.tile(v)
-    if d in t.alias:
-        t.arr[d] = src
+    if d in t.alias or (st.forward and t.forwarding):
+        t.arr[d] = src  # read in place until overwritten
         return
     dst = t.put(d, src.shape)
     if src.size:
@@ -335,6 +398,9 @@ def _load(t: Tier0, st: Step) -> None:
 
 
 def _store(t: Tier0, st: Step) -> None:
+    if t.elided == t.k:  # its producer wrote the tile
+        t.elided = -1
+        return
     v, r = st.ops[0], st.ops[1]
     x = t.get(r)
     dst = t.tile(v)
@@ -422,26 +488,26 @@ def _mma(t: Tier0, st: Step) -> None:
 def _unary(t: Tier0, st: Step) -> None:
     d, r = st.ops
     x = t.get(r)
-    st.fn(x, out=t.put(d, x.shape))
+    st.fn(x, out=t.result(st, d, x.shape))
 
 
 def _binary(t: Tier0, st: Step) -> None:
     d, a, b = st.ops
     x, y = t.get(a), t.get(b)
     out = x.shape if x.shape == y.shape else t.broadcast(x.shape, y.shape)
-    st.fn(x, y, out=t.put(d, out))
+    st.fn(x, y, out=t.result(st, d, out))
 
 
 def _binary_rs(t: Tier0, st: Step) -> None:
     d, r, sc = st.ops
     x = t.get(r)
-    st.fn(x, t.scalar(sc, x.dtype), out=t.put(d, x.shape))
+    st.fn(x, t.scalar(sc, x.dtype), out=t.result(st, d, x.shape))
 
 
 def _binary_sr(t: Tier0, st: Step) -> None:
     d, sc, r = st.ops
     x = t.get(r)
-    st.fn(t.scalar(sc, x.dtype), x, out=t.put(d, x.shape))
+    st.fn(t.scalar(sc, x.dtype), x, out=t.result(st, d, x.shape))
 
 
 def _nothing(t: Tier0, st: Step) -> None:

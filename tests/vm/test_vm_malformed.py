@@ -360,6 +360,22 @@ def test_specialization(name: str, text: str, reason: str, where: tuple[str, int
     assert (e.value.reason, e.value.offset) == (reason, _offset(text, where))
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "reason", "where"), SPECIALIZE, ids=[c[0] for c in SPECIALIZE]
+)
+def test_first_launch_unplanned(name: str, text: str, reason: str, where: tuple[str, int]) -> None:
+    """A lazy specialization's first launch runs unplanned (tier 0, `dynamic.py`): it
+    refuses the same programs with the same reason and offset, before or while running."""
+    import numpy as np
+
+    prog = vm.load(_bin(text))
+    arrays = [np.zeros(s, np.float32) for s in SHAPES]
+    with pytest.raises(vm.BytecodeError) as e:
+        spec = prog.specialize(SHAPES, [5], max_steps=1000, lazy=True)
+        vm.launch(spec, arrays)
+    assert (e.value.reason, e.value.offset) == (reason, _offset(text, where))
+
+
 def test_base_is_valid() -> None:
     import numpy as np
 
