@@ -269,8 +269,11 @@ class Tier0:
         """Register r as its current shape; reading one never written is an error."""
         a = self.arr[r]
         if a is None:
-            raise self.fail("register read before written", f"r{r}")
+            raise self.unwritten(r)
         return a
+
+    def unwritten(self, r: int) -> BytecodeError:
+        return self.fail("register read before written", f"r{r}")
 
     def put(self, r: int, shape: Shape) -> np.ndarray:
         """Register r viewed with `shape` (which must fit its capacity): the new result."""
@@ -293,13 +296,14 @@ class Tier0:
         it can be fused (its tile has the result's shape), else register r. The result
         must fit the register either way, as the planner requires."""
         reg = self.put(r, shape)
-        if st.store_to >= 0:
-            tile = self.tile(st.store_to)
-            if tile.shape == shape:
-                self.elided = self.k + 1
-                self.arr[r] = tile
-                return tile
-        return reg
+        if st.store_to < 0:
+            return reg
+        tile = self.tile(st.store_to)
+        if tile.shape != shape:
+            return reg
+        self.elided = self.k + 1
+        self.arr[r] = tile
+        return tile
 
     def tile(self, v: int) -> np.ndarray:
         """View v's current tile of global memory."""
@@ -340,8 +344,8 @@ class Tier0:
         return tuple(out)
 
     def scalar(self, sc: Any, dtype: np.dtype) -> Any:
-        value = sc.value if sc.tag is ScalarTag.IMM else self.s[int(sc.value)]
-        return typed_scalar(value, dtype)
+        """A SCALAR operand as a numpy scalar of `dtype` (immediate or slot value)."""
+        return typed_scalar(sc.value if sc.tag is ScalarTag.IMM else self.s[int(sc.value)], dtype)
 
     def scratch_for(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
         """A temporary for one instruction (kept beside the local memory)."""
@@ -485,28 +489,39 @@ def _mma(t: Tier0, st: Step) -> None:
         np.matmul(a, b, out=dst)
 
 
+# The elementwise steps run most often: they read registers without `get`'s call.
+
+
 def _unary(t: Tier0, st: Step) -> None:
     d, r = st.ops
-    x = t.get(r)
+    x = t.arr[r]
+    if x is None:
+        raise t.unwritten(r)
     st.fn(x, out=t.result(st, d, x.shape))
 
 
 def _binary(t: Tier0, st: Step) -> None:
     d, a, b = st.ops
-    x, y = t.get(a), t.get(b)
-    out = x.shape if x.shape == y.shape else t.broadcast(x.shape, y.shape)
-    st.fn(x, y, out=t.result(st, d, out))
+    x, y = t.arr[a], t.arr[b]
+    if x is None or y is None:
+        raise t.unwritten(a if x is None else b)
+    xs, ys = x.shape, y.shape
+    st.fn(x, y, out=t.result(st, d, xs if xs == ys else t.broadcast(xs, ys)))
 
 
 def _binary_rs(t: Tier0, st: Step) -> None:
     d, r, sc = st.ops
-    x = t.get(r)
+    x = t.arr[r]
+    if x is None:
+        raise t.unwritten(r)
     st.fn(x, t.scalar(sc, x.dtype), out=t.result(st, d, x.shape))
 
 
 def _binary_sr(t: Tier0, st: Step) -> None:
     d, sc, r = st.ops
-    x = t.get(r)
+    x = t.arr[r]
+    if x is None:
+        raise t.unwritten(r)
     st.fn(t.scalar(sc, x.dtype), x, out=t.result(st, d, x.shape))
 
 
