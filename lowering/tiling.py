@@ -10,7 +10,10 @@ it:
   any length fits (when one chunk covers the axis, each loop runs once);
 - every live tile of the kernel must fit in a core's local memory, the
   innermost axis is a multiple of the alignment unless it is whole, and the
-  parallel work is cut so that every core gets a tile when the shape allows.
+  parallel work is cut so that every core gets a tile when the shape allows
+  and each share holds at least SMALL_WORK_BYTES of an operand; less work
+  than that stays in one tile (the VM runs such a launch on one core anyway,
+  and every tile costs a pass of instruction dispatch).
 
 The results are expressions of the shape symbols: they are evaluated once
 per concrete shape, when the bytecode template is specialized.
@@ -31,6 +34,11 @@ LOCAL_MEMORY_SHARE = sympy.Rational(85, 100)
 """Of the local memory, what tiles may fill (the rest absorbs alignment)."""
 
 MAX_GRID_AXES = 3
+
+SMALL_WORK_BYTES = 64 * 1024
+"""A core's share of a vector kernel's data is at least this many bytes of one operand
+(all of it, when there is less): below ~2x this, a launch's traffic is under the VM's
+inline threshold and it runs on the calling thread, where more tiles only cost dispatch."""
 
 
 def ceildiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
@@ -97,7 +105,7 @@ def plan_vector_tiles(
         for axis in domain.reduced:
             tiles[axis] = at_least_one(domain.sizes[axis])
             budget = smax(1, floor_div(budget, tiles[axis]))
-        return plan_parallel(domain, tiles, budget, align, device, [])
+        return plan_parallel(domain, tiles, budget, element_bytes, device, [])
     chunked = sorted(domain.reduced)
     # An innermost parallel axis takes at least one alignment unit (or all of
     # itself) whatever budget is left, so the chunks leave room for that.
@@ -109,26 +117,32 @@ def plan_vector_tiles(
         tiles[axis] = fit(chunk_budget, domain.sizes[axis], align, axis == n - 1)
         chunk_budget = smax(1, floor_div(chunk_budget, tiles[axis]))
         budget = smax(1, floor_div(budget, tiles[axis]))
-    return plan_parallel(domain, tiles, budget, align, device, chunked)
+    return plan_parallel(domain, tiles, budget, element_bytes, device, chunked)
 
 
 def plan_parallel(
     domain: Domain,
     tiles: list[sympy.Expr],
     budget: sympy.Expr,
-    align: int,
+    element_bytes: int,
     device: DeviceSpec,
     chunked: list[int],
 ) -> TilePlan:
     """Fill the parallel axes, innermost first, with what the budget leaves,
     but no more than one core's share of the work."""
     n = len(domain.sizes)
+    align = max(1, device.alignment // element_bytes)
     parallel = domain.parallel
     # One core's share of the gridded work, rounded down so that the tiles
     # number at least the cores (rounded up, 1009 rows on 48 cores would be
-    # 46 tiles of 22). Axes beyond the grid are walked inside each tile.
+    # 46 tiles of 22), but not less than SMALL_WORK_BYTES of data (a row of
+    # the reduced axes counts whole). Axes beyond the grid are walked inside
+    # each tile.
     work = sympy.Mul(*(domain.sizes[a] for a in parallel[-MAX_GRID_AXES:]))
-    budget = smax(1, smin(budget, floor_div(work, sympy.Integer(device.vector_cores))))
+    row = sympy.Mul(*(at_least_one(domain.sizes[a]) for a in sorted(domain.reduced)))
+    least = smax(1, floor_div(sympy.Integer(SMALL_WORK_BYTES // element_bytes), row))
+    share = smax(floor_div(work, sympy.Integer(device.vector_cores)), smin(work, least))
+    budget = smax(1, smin(budget, share))
     for axis in reversed(parallel):
         tiles[axis] = fit(budget, domain.sizes[axis], align, axis == n - 1)
         budget = smax(1, floor_div(budget, tiles[axis]))

@@ -546,7 +546,7 @@ def test_ascend910b_device(file: str, examples_dir: Path, reference: Any) -> Non
 
 def test_ascend910b_tiles_differently(examples_dir: Path) -> None:
     """The preset is really used: its small local memory gives more tiles."""
-    x = _x(64, 300)
+    x = _x(256, 1000)
     host = dvm.compile(examples_dir / "gelu.mlir").profile(x)[1]
     ascend = dvm.compile(examples_dir / "gelu.mlir", device="ascend910b").profile(x)[1]
     assert sum(s.tiles for _, s in ascend) > sum(s.tiles for _, s in host)

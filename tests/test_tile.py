@@ -40,7 +40,13 @@ from dvm import tile_interpreter
 from dvm.dialects import tile
 from dvm.ir import make_context
 from dvm.lowering.tensor_to_tile import DEVICES, element_bytes
-from dvm.lowering.tiling import TilePlan, plan_matmul_tiles, plan_vector_tiles, rows_fit
+from dvm.lowering.tiling import (
+    SMALL_WORK_BYTES,
+    TilePlan,
+    plan_matmul_tiles,
+    plan_vector_tiles,
+    rows_fit,
+)
 from dvm.passes import PASSES
 from dvm.passes.domain import Domain
 from dvm.passes.symbolic import conditions_hold, shape_from_attr, symbol
@@ -209,9 +215,15 @@ def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: li
     loops = [op for op in kernel.walk() if isinstance(op, tile.ForOp)]
     assert len(loops) == 3, "three phases: mean, variance, output"
     assert all(run.eval(op.count.data) == 3 for op in loops)
-    kernel, run = launched(2003, 31)
+    # enough rows and data (2003 x 401 floats) for every core's share to hold
+    # SMALL_WORK_BYTES: every core gets a tile
+    kernel, run = launched(2003, 401)
     grid = [run.eval(g) for g in tile.expr_texts(kernel.grid)]
     assert math.prod(grid) >= DeviceSpec.ascend910b().vector_cores
+    # little data (2003 x 3): fewer, bigger tiles
+    kernel, run = launched(2003, 3)
+    grid = [run.eval(g) for g in tile.expr_texts(kernel.grid)]
+    assert math.prod(grid) == -(-2003 // (SMALL_WORK_BYTES // 4 // 3))
 
 
 # -- measuring live tiles ------------------------------------------------------------
@@ -412,7 +424,12 @@ def test_vector_tiling(device: str, case: VectorCase, whole_rows: bool) -> None:
         assert inner % align == 0 or inner == sizes[n - 1] or sizes[n - 1] == 0, where
         assert grid == ([-(-sizes[a] // tiles[a]) for a in plan.gridded] or [1]), where
         tiles_in_grid = math.prod(grid)
-        wanted = min(spec.vector_cores, achievable_tiles(plan, sizes, align, n - 1))
+        # every core gets a tile, as long as each share holds SMALL_WORK_BYTES
+        work = math.prod(sizes[a] for a in plan.gridded)
+        row = math.prod(max(sizes[a], 1) for a in domain.reduced)
+        least = max(1, SMALL_WORK_BYTES // case.element_bytes // row)
+        shares = max(1, work // least)
+        wanted = min(spec.vector_cores, achievable_tiles(plan, sizes, align, n - 1), shares)
         assert tiles_in_grid >= wanted, f"{where}: {tiles_in_grid} tiles for {wanted} cores"
         check_tails(plan, tiles, counts, sizes)
     assert checked, "no draw met the whole-rows condition"
