@@ -657,14 +657,7 @@ def _run_unplanned(spec: Specialization, args: Sequence[np.ndarray], alias: bool
         runners = [
             dynamic.Tier0(spec, args, memory.buffers[c], extents, alias).run for c in range(n)
         ]
-        blas_threads = blas.one_thread() if spec.uses_blas else 1
-        if blas_threads is None:  # no direct handle on OpenBLAS: threadpoolctl
-            with _blas_one_thread():
-                return _run_quietly(_run_tiles, runners, ntiles)
-        try:
-            return _run_quietly(_run_tiles, runners, ntiles)
-        finally:
-            blas.restore(blas_threads)
+        _blas_held(spec.uses_blas, _run_quietly, _run_tiles, runners, ntiles)
 
 
 def _run_tiles(runners: list[Callable[[int, int], None]], ntiles: int) -> None:
@@ -792,18 +785,24 @@ def _share_tiles(
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
     """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
     ex.set_args(args)
-    blas_threads = blas.one_thread() if ex.spec.uses_blas else 1
-    if blas_threads is None:  # no direct handle on OpenBLAS: threadpoolctl
+    return _blas_held(ex.spec.uses_blas, _run_held, ex, args, trace)
+
+
+def _blas_held(uses_blas: bool, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args), with BLAS held at one thread if the program calls it (the VM's cores
+    are the parallelism)."""
+    threads = blas.one_thread() if uses_blas else 1
+    if threads is None:  # no direct handle on OpenBLAS: threadpoolctl
         with _blas_one_thread():
-            return _run_held(ex, args, trace)
+            return fn(*args)
     try:
-        return _run_held(ex, args, trace)
+        return fn(*args)
     finally:
-        blas.restore(blas_threads)
+        blas.restore(threads)
 
 
 def _run_held(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
-    """`_run` once BLAS is held at one thread (the VM's cores are the parallelism)."""
+    """`_run` once BLAS is held."""
     first = ex.launches == 0
     ex.launches += 1
     if not ex.stats and (ex.n == 1 or (first and ex.spec.plan.global_bytes < FIRST_INLINE_BYTES)):
