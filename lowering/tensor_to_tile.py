@@ -457,10 +457,12 @@ def kernel_plan(
         return plan, list(range(len(domain.sizes)))
     matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
     m_span, n_span = domain.placement[matmul.result][-2:]
-    live_tiles = 3 + sum(
-        1 for op in body_ops(fusion) if not isinstance(op, (*LAYOUT, arith.ConstantOp))
-    )
-    plan = plan_matmul_tiles(domain, m_span[0], n_span[0], min(live_tiles, 6), widest, device)
+    # Output-sized tiles alive at once: the accumulator coming into and going
+    # out of an mma (2), or the epilogue's peak if higher (the matmul's
+    # result is one of its full-size values); the operand tiles are counted
+    # by the plan itself.
+    out_tiles = max(2, -(-bytes_live // widest))
+    plan = plan_matmul_tiles(domain, m_span[0], n_span[0], out_tiles, widest, device)
     coords = [a for a in range(len(domain.sizes)) if a != domain.contraction]
     return plan, coords
 

@@ -18,6 +18,7 @@ per concrete shape, when the bytecode template is specialized.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -72,9 +73,10 @@ def at_least_one(tile: sympy.Expr) -> sympy.Expr:
     return smax(1, tile)
 
 
-def elements_in(device: DeviceSpec, bytes_per_element: int) -> int:
-    """How many elements of `bytes_per_element` fit in the usable local memory."""
-    usable = int(device.local_memory_bytes * LOCAL_MEMORY_SHARE)
+def elements_in(device: DeviceSpec, bytes_per_element: int, cube: bool = False) -> int:
+    """How many elements of `bytes_per_element` fit in the usable local memory
+    (with `cube`, the cube memory that matmul kernels' tiles live in)."""
+    usable = int(device.memory_bytes(cube) * LOCAL_MEMORY_SHARE)
     return max(1, usable // max(bytes_per_element, 1))
 
 
@@ -152,21 +154,44 @@ def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec, element_bytes:
 
 
 def plan_matmul_tiles(
-    domain: Domain, m: int, n: int, live_tiles: int, element_bytes: int, device: DeviceSpec
+    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
 ) -> TilePlan:
-    """Tile extents for a cube or mix kernel: square-ish tm x tk, tk x tn and
-    tm x tn tiles (`live_tiles` of them at once) that fit in local memory."""
+    """Tile extents for a cube or mix kernel, in the device's cube memory: a
+    tm x tk tile of A, a tk x tn tile of B and `out_tiles` tm x tn tiles
+    (the accumulator coming in and going out of an mma, epilogue values)
+    alive at once.
+
+    The output tiles take at most half of the memory: tm and tn are at most
+    `side`, with out_tiles x side^2 within that half. The rows are cut into a
+    multiple of the cube cores' count of equal tiles (every core gets the
+    same work), the columns into equal tiles; K gets the rest of the memory:
+    one chunk when it fits (no accumulation pass), else equal chunks."""
     assert domain.contraction is not None
     k = domain.contraction
     align = max(1, device.alignment // element_bytes)
-    side = int(elements_in(device, live_tiles * element_bytes) ** 0.5)
-    side = max(align, side // align * align)
-    tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(domain.sizes)
-    tiles[k] = at_least_one(smin(domain.sizes[k], side))
-    tiles[n] = at_least_one(smin(domain.sizes[n], side))
-    rows_per_core = floor_div(domain.sizes[m], sympy.Integer(device.cube_cores))
-    tiles[m] = at_least_one(smin(domain.sizes[m], side, smax(align, rows_per_core)))
+    budget = elements_in(device, element_bytes, cube=True)
+    side = max(align, math.isqrt(budget // (2 * out_tiles)) // align * align)
+    sizes = domain.sizes
+    cores = sympy.Integer(device.cube_cores)
+    row_tiles = smax(1, cores * ceildiv(sizes[m], cores * side))
+    tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
+    tn = balanced(sizes[n], side, align)
+    # what the output tiles leave, for the two operand tiles (tm + tn) x tk
+    k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
+    k_cap = smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
+    tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(sizes)
+    tiles[m], tiles[n], tiles[k] = tm, tn, balanced(sizes[k], k_cap, align)
     return finish(domain, tiles, [k])
+
+
+def balanced(size: sympy.Expr, cap: sympy.Expr | int, align: int) -> sympy.Expr:
+    """Equal tiles of at most `cap` (a multiple of `align`) along an axis:
+    ceiling(size/cap) of them, each rounded up to the alignment (or the
+    whole axis). Equal tiles have no short tail tile, which costs as much
+    per call as a full one."""
+    parts = smax(1, ceildiv(size, sympy.sympify(cap)))
+    each = ceildiv(ceildiv(size, parts), sympy.Integer(align)) * align
+    return at_least_one(smin(size, each))
 
 
 def fit(budget: sympy.Expr, size: sympy.Expr, align: int, innermost: bool) -> sympy.Expr:

@@ -116,15 +116,18 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 
 // A cube kernel: a grid over output tiles of t0 x t1; each tile accumulates
 // `tile.mma` over the chunks of K (t2 wide), loading a t0 x t2 tile of %a and
-// a t2 x t1 tile of %b per chunk. Four live tiles of side 96 fit (4 * 96 *
-// 96 * 4 bytes <= 85% of 192 KiB); a tile has at least 8 rows and at most
-// one 24th of them (24 cube cores).
+// a t2 x t1 tile of %b per chunk. Its tiles live in the cube memory (512 KiB,
+// 111411 floats usable): two output tiles (the accumulator in and out) of at
+// most side 160 take at most half of it (2 * 160 * 160 <= 111411 / 2); the
+// rows are cut into a multiple of 24 equal tiles (24 cube cores; at least 8
+// rows), the columns into equal tiles of at most 160; K takes what the output
+// tiles leave: (111411 - 2 * t0 * t1) / (t0 + t1), in equal chunks.
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-NEXT:    %c = tile.launch @matmul_k0(%a, %b) {dvm.shape = ["a_0", "b_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:    func.return %c
 // CHECK:       tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"] outputs 1 (%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(96, a_0, Max(8, floor(a_0/24))))", t1 = "Max(1, Min(96, b_1))", t2 = "Max(1, Min(96, a_1))"}
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(a_0, Max(8, ceiling(a_0/Max(1, 24*ceiling(a_0/3840))))))", t1 = "Max(1, Min(b_1, 8*ceiling(ceiling(b_1/Max(1, ceiling(b_1/160)))/8)))", t2 = "Max(1, Min(a_1, 8*ceiling(ceiling(a_1/Max(1, ceiling(a_1/Max(8, 8*floor(floor((-2*[[T0:.*]]*[[T1:.*]] + 111411)/([[T0]] + [[T1]]))/8)))))/8)))"}
 // CHECK-SAME:    dvm.axes = {{\[\["a_0", "t0", "grid0"\], \["b_1", "t1", "grid1"\]\]}}
 // CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
 // CHECK-NEXT:    %c_1 = tile.for loop0 to "ceiling(a_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
@@ -138,7 +141,7 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 
 // HOST-LABEL: func.func @matmul(
 // HOST:         tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"]
-// HOST-SAME:      dvm.tile_sizes = {t0 = "Max(1, Min([[SIDE:[0-9]+]], a_0, Max(16, floor(a_0/{{[0-9]+}}))))", t1 = "Max(1, Min([[SIDE]], b_1))", t2 = "Max(1, Min([[SIDE]], a_1))"}
+// HOST-SAME:      dvm.tile_sizes = {t0 = "Max(1, Min(a_0, Max(16, ceiling(a_0/Max(1, {{[0-9]+}}*ceiling(a_0/{{[0-9]+}}))))))", t1 = "Max(1, Min(b_1, 16*ceiling(ceiling(b_1/Max(1, ceiling(b_1/[[SIDE:[0-9]+]])))/16)))", t2 = "{{.*}}"}
 // HOST:           tile.for loop0 to "ceiling(a_1/t2)"
 // HOST:             tile.mma
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
@@ -151,12 +154,13 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // A mix kernel: the K loop as in a cube kernel, then the elementwise
 // epilogue once per finished output tile: the bias is loaded as a 1 x t1
 // tile (stride 0 along the rows), the relu's zero is a 1 x 1 constant that
-// broadcasts. Six live tiles, so a smaller side: 80.
+// broadcasts. Its peak is still two output tiles (the add reads the
+// accumulator, the max its result), so the tiles are the matmul's.
 
 // CHECK-LABEL: func.func @addmm_relu(
 // CHECK-NEXT:    %y = tile.launch @addmm_relu_k0(%x, %w, %bias) {dvm.shape = ["x_0", "w_1"]}
 // CHECK:       tile.kernel @addmm_relu_k0 mix grid ["ceiling(x_0/t0)", "ceiling(w_1/t1)"] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?xf32>, %y: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(80, x_0, Max(8, floor(x_0/24))))", t1 = "Max(1, Min(80, w_1))", t2 = "Max(1, Min(80, x_1))"}
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(x_0, Max(8, ceiling(x_0/Max(1, 24*ceiling(x_0/3840))))))", t1 = "Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))", t2 = "{{.*}}111411{{.*}}"}
 // CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
 // CHECK-NEXT:    %mm = tile.for loop0 to "ceiling(x_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
 // CHECK-NEXT:      %[[A:.*]] = tile.load %x {{.*}} index = ["grid0", "loop0"]}
