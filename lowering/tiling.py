@@ -154,23 +154,75 @@ def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec, element_bytes:
 
 
 def plan_matmul_tiles(
-    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
+    domain: Domain,
+    m: int,
+    n: int,
+    out_tiles: int,
+    element_bytes: int,
+    device: DeviceSpec,
+    whole_k: bool = False,
 ) -> TilePlan:
-    """Tile extents for a cube or mix kernel, in the device's cube memory: a
-    tm x tk tile of A, a tk x tn tile of B and `out_tiles` tm x tn tiles
-    (the accumulator coming in and going out of an mma, epilogue values)
-    alive at once.
+    """Tile extents for a cube or mix kernel (see `matmul_tiles`). K is
+    walked in chunks, or with `whole_k` held whole in the tile (valid when
+    `whole_k_fits` holds): then there is no K loop and no accumulation."""
+    assert domain.contraction is not None
+    k = domain.contraction
+    align = max(1, device.alignment // element_bytes)
+    tm, tn, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device)
+    tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(domain.sizes)
+    tiles[m], tiles[n] = tm, tn
+    if whole_k:
+        tiles[k] = at_least_one(domain.sizes[k])
+        return finish(domain, tiles, [])
+    tiles[k] = balanced(domain.sizes[k], k_cap, align)
+    return finish(domain, tiles, [k])
+
+
+def whole_k_fits(
+    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
+) -> str:
+    """The condition under which K fits in one chunk beside the output tiles."""
+    assert domain.contraction is not None
+    _, _, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device)
+    return f"{domain.sizes[domain.contraction]} <= {k_cap}"
+
+
+def whole_k_always_fits(
+    domain: Domain, out_tiles: int, element_bytes: int, device: DeviceSpec
+) -> bool:
+    """Whether K is static and fits in one chunk whatever the other sizes: the
+    least room K gets is beside two output tiles of the largest side."""
+    assert domain.contraction is not None
+    size = domain.sizes[domain.contraction]
+    if not size.is_Integer:
+        return False
+    align, budget, side = matmul_budget(out_tiles, element_bytes, device)
+    least = (budget - out_tiles * side * side) // (2 * side) // align * align
+    return int(size) <= max(align, least)
+
+
+def matmul_budget(out_tiles: int, element_bytes: int, device: DeviceSpec) -> tuple[int, int, int]:
+    """(alignment unit, elements usable in the cube memory, the largest side of
+    an output tile: `out_tiles` of them fill at most half of the memory)."""
+    align = max(1, device.alignment // element_bytes)
+    budget = elements_in(device, element_bytes, cube=True)
+    side = max(align, math.isqrt(budget // (2 * out_tiles)) // align * align)
+    return align, budget, side
+
+
+def matmul_tiles(
+    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
+) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
+    """(tm, tn, the most K a chunk may hold) of a matmul's tiles, in the
+    device's cube memory: a tm x tk tile of A, a tk x tn tile of B and
+    `out_tiles` tm x tn tiles (the accumulator coming in and going out of an
+    mma, epilogue values) alive at once.
 
     The output tiles take at most half of the memory: tm and tn are at most
     `side`, with out_tiles x side^2 within that half. The rows are cut into a
     multiple of the cube cores' count of equal tiles (every core gets the
-    same work), the columns into equal tiles; K gets the rest of the memory:
-    one chunk when it fits (no accumulation pass), else equal chunks."""
-    assert domain.contraction is not None
-    k = domain.contraction
-    align = max(1, device.alignment // element_bytes)
-    budget = elements_in(device, element_bytes, cube=True)
-    side = max(align, math.isqrt(budget // (2 * out_tiles)) // align * align)
+    same work), the columns into equal tiles; K gets the rest."""
+    align, budget, side = matmul_budget(out_tiles, element_bytes, device)
     sizes = domain.sizes
     cores = sympy.Integer(device.cube_cores)
     row_tiles = smax(1, cores * ceildiv(sizes[m], cores * side))
@@ -178,10 +230,7 @@ def plan_matmul_tiles(
     tn = balanced(sizes[n], side, align)
     # what the output tiles leave, for the two operand tiles (tm + tn) x tk
     k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
-    k_cap = smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
-    tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(sizes)
-    tiles[m], tiles[n], tiles[k] = tm, tn, balanced(sizes[k], k_cap, align)
-    return finish(domain, tiles, [k])
+    return tm, tn, smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
 
 
 def balanced(size: sympy.Expr, cap: sympy.Expr | int, align: int) -> sympy.Expr:

@@ -40,7 +40,14 @@ from dvm import tile_interpreter
 from dvm.dialects import tile
 from dvm.ir import make_context
 from dvm.lowering.tensor_to_tile import DEVICES, element_bytes
-from dvm.lowering.tiling import TilePlan, plan_matmul_tiles, plan_vector_tiles, rows_fit
+from dvm.lowering.tiling import (
+    TilePlan,
+    plan_matmul_tiles,
+    plan_vector_tiles,
+    rows_fit,
+    whole_k_always_fits,
+    whole_k_fits,
+)
 from dvm.passes import PASSES
 from dvm.passes.domain import Domain
 from dvm.passes.symbolic import conditions_hold, shape_from_attr, symbol
@@ -431,16 +438,22 @@ MATMUL_CASES = {
 @pytest.mark.parametrize("device", PRESETS)
 @pytest.mark.parametrize("case", sorted(MATMUL_CASES))
 @pytest.mark.parametrize("out_tiles", [2, 4])
-def test_matmul_tiling(device: str, case: str, out_tiles: int) -> None:
+@pytest.mark.parametrize("whole_k", [False, True], ids=["chunks", "whole-k"])
+def test_matmul_tiling(device: str, case: str, out_tiles: int, whole_k: bool) -> None:
     spec = DEVICES[device]()
     make, m, n = MATMUL_CASES[case]
     domain = make()
     k = domain.contraction
     assert k is not None
-    plan = plan_matmul_tiles(domain, m, n, out_tiles, 4, spec)
+    plan = plan_matmul_tiles(domain, m, n, out_tiles, 4, spec, whole_k)
+    condition = whole_k_fits(domain, m, n, out_tiles, 4, spec) if whole_k else None
     align = spec.alignment // 4
     evaluate = concrete(plan, domain, [R, C, D])
+    checked = 0
     for draw in size_draws([R, C, D]):
+        if condition is not None and not conditions_hold([condition], draw):
+            continue
+        checked += 1
         sizes = [int(cast(sympy.Integer, d.xreplace(draw))) for d in domain.sizes]
         tiles, grid, counts = evaluate(draw)
         where = f"{device} {case} sizes {sizes}: tiles {tiles}, grid {grid}"
@@ -450,12 +463,30 @@ def test_matmul_tiling(device: str, case: str, out_tiles: int) -> None:
         assert tm * tk + tk * tn + out_tiles * tm * tn <= budget, where
         for axis in (k, n):  # the innermost axes of the operand and result tiles
             assert tiles[axis] % align == 0 or tiles[axis] == sizes[axis] or sizes[axis] == 0, where
-        assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
+        if whole_k:  # no K loop: one mma per tile
+            assert plan.index[k] == "whole" and not plan.chunk_loops, where
+        else:
+            assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
         # every core gets rows: a row tile is at most one core's share (rounded up),
         # or one alignment unit
         assert tm <= max(align, -(-sizes[m] // spec.cube_cores), 1), where
         # K is one chunk (no accumulation) whenever it fits beside the output tiles
-        whole_k = -(-sizes[k] // align) * align
-        if (tm + tn) * whole_k + out_tiles * tm * tn <= budget:
+        k_rounded = -(-sizes[k] // align) * align
+        if (tm + tn) * k_rounded + out_tiles * tm * tn <= budget:
             assert tk == max(sizes[k], 1), where
+            assert condition is None or conditions_hold([condition], draw), where
         check_tails(plan, tiles, counts, sizes)
+    assert checked, "no draw met the whole-K condition"
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_static_k_that_always_fits_needs_no_variant(device: str) -> None:
+    """A static K within the least room the tiles leave it is whole in every
+    tile (the kernel has no K loop and no `tensor.choice`)."""
+    spec = DEVICES[device]()
+    for k, fits in [(32, True), (10**6, False), (D, False)]:
+        domain = Domain([R, C, sympy.sympify(k)], contraction=2)
+        assert whole_k_always_fits(domain, 2, 4, spec) is fits
+        if fits:  # then the condition holds for any M, N
+            condition = whole_k_fits(domain, 0, 1, 2, 4, spec)
+            assert all(conditions_hold([condition], draw) for draw in size_draws([R, C]))
