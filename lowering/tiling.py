@@ -8,9 +8,10 @@ it:
   walked by loops inside the tile, one element at a time);
 - reduced axes and a matmul's K are walked by loops over chunks, so a row of
   any length fits (when one chunk covers the axis, each loop runs once);
-- every live tile of the kernel must fit in a core's local memory, the
-  innermost axis is a multiple of the alignment unless it is whole, and the
-  parallel work is cut so that every core gets a tile when the shape allows.
+- every live tile of the kernel must fit in a core's local memory (a matmul
+  kernel's: the cube core's cube memory), the innermost axis is a multiple
+  of the alignment unless it is whole, and the parallel work is cut so that
+  every core gets a tile when the shape allows.
 
 The results are expressions of the shape symbols: they are evaluated once
 per concrete shape, when the bytecode template is specialized.
@@ -191,7 +192,7 @@ def whole_k_always_fits(
     domain: Domain, out_tiles: int, element_bytes: int, device: DeviceSpec
 ) -> bool:
     """Whether K is static and fits in one chunk whatever the other sizes: the
-    least room K gets is beside two output tiles of the largest side."""
+    least room K gets is beside output tiles of the largest side."""
     assert domain.contraction is not None
     size = domain.sizes[domain.contraction]
     if not size.is_Integer:
