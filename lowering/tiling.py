@@ -198,7 +198,8 @@ def whole_k_always_fits(
     if not size.is_Integer:
         return False
     align, budget, side = matmul_budget(out_tiles, element_bytes, device)
-    least = (budget - out_tiles * side * side) // (2 * side) // align * align
+    # the operand tiles are widest at tm + tn <= 5 x side (see `matmul_tiles`)
+    least = (budget - out_tiles * side * side) // (5 * side) // align * align
     return int(size) <= max(align, least)
 
 
@@ -219,16 +220,19 @@ def matmul_tiles(
     `out_tiles` tm x tn tiles (the accumulator coming in and going out of an
     mma, epilogue values) alive at once.
 
-    The output tiles take at most half of the memory: tm and tn are at most
-    `side`, with out_tiles x side^2 within that half. The rows are cut into a
-    multiple of the cube cores' count of equal tiles (every core gets the
-    same work), the columns into equal tiles; K gets the rest."""
+    The output tiles take at most half of the memory: each holds at most
+    side^2 elements, with out_tiles x side^2 within that half. The columns
+    are cut into equal tiles of at most `side`; the rows into a multiple of
+    the cube cores' count of equal tiles (every core gets the same work) of
+    at most side^2 / tn rows, and no more than 4 x side: narrow outputs
+    (mmoe's 16 columns) get taller tiles, so fewer calls. K gets the rest."""
     align, budget, side = matmul_budget(out_tiles, element_bytes, device)
     sizes = domain.sizes
     cores = sympy.Integer(device.cube_cores)
-    row_tiles = smax(1, cores * ceildiv(sizes[m], cores * side))
-    tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
     tn = balanced(sizes[n], side, align)
+    rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
+    row_tiles = smax(1, cores * ceildiv(sizes[m], cores * rows_cap))
+    tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
     # what the output tiles leave, for the two operand tiles (tm + tn) x tk
     k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
     return tm, tn, smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
