@@ -12,9 +12,23 @@ numpy calls in a plain loop) and the machine's copy bandwidth, for scale.
 
 The machine may be shared: ratios within one run are what count; re-run
 when a row looks noisy.
+
+After each multithreaded call, OpenBLAS's worker threads spin for about
+2^28 cycles (~0.1 s here) before they sleep. Alternating with numpy's `@`,
+the spinning worker then takes the CPU that the VM's second core needs
+(the VM's 1024^3 matmul ran in 33-38 ms right after numpy's call, 20-24 ms
+after a 0.3 s pause). So that each side runs as it would alone, the
+benchmark sets OPENBLAS_THREAD_TIMEOUT=4 (workers sleep right away; the
+next numpy call wakes them, microseconds) unless the environment already
+sets it; `OPENBLAS_THREAD_TIMEOUT=28` restores OpenBLAS's default.
 """
 
 from __future__ import annotations
+
+import os
+
+# before numpy loads OpenBLAS, which reads it once (see the docstring)
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import argparse
 import importlib.util
@@ -157,6 +171,7 @@ def main() -> None:
     a = ap.parse_args()
     only = set(a.only.split(",")) - {""} or None
     print(f"host device: {vm.DeviceSpec.host()}")
+    print(f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
     bench_cases(only, a.repeat)
     if not only:
         bench_dispatch(a.repeat)

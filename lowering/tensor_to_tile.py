@@ -54,6 +54,8 @@ from dvm.lowering.tiling import (
     plan_matmul_tiles,
     plan_vector_tiles,
     rows_fit,
+    whole_k_always_fits,
+    whole_k_fits,
 )
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, DomainAnalysis, StridedView
 from dvm.passes.errors import describe
@@ -359,7 +361,9 @@ class KernelBuilder:
         # keep one load for `x @ x`, whose operands are read differently)
         lhs, rhs = (v for v in self.domain.loads if v.matmul_operand)
         batch = [span for span in self.domain.placement[op.result][:-2] if span]
-        with self.loops([self.domain.contraction], carried) as inner:
+        # K whole in the tile: no loop, one mma onto the zero constant (which
+        # the bytecode lowering turns into an mma that does not accumulate)
+        with self.loops(self.chunked([self.domain.contraction]), carried) as inner:
             a, b = (self.operand_tile(v, batch) for v in (lhs, rhs))
             inner[0] = self.add(tile.MmaOp(a, b, inner[0], op.flags))
         self.bind(op.result, carried[0], spans)
@@ -451,18 +455,27 @@ def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
 def kernel_plan(
     fusion: t.FusionOp, domain: Domain, device: DeviceSpec, whole_rows: bool = False
 ) -> tuple[TilePlan, list[int]]:
+    """The tiling of a kernel and the domain axes its tile dims stand for.
+    With `whole_rows` the reduced axes (or a matmul's K) are whole in a tile."""
     bytes_live, widest = live_bytes(fusion, domain)
     if domain.contraction is None:
         plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows)
         return plan, list(range(len(domain.sizes)))
-    matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
-    m_span, n_span = domain.placement[matmul.result][-2:]
-    live_tiles = 3 + sum(
-        1 for op in body_ops(fusion) if not isinstance(op, (*LAYOUT, arith.ConstantOp))
-    )
-    plan = plan_matmul_tiles(domain, m_span[0], n_span[0], min(live_tiles, 6), widest, device)
+    m, n, out_tiles = matmul_shape(fusion, domain)
+    plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows)
     coords = [a for a in range(len(domain.sizes)) if a != domain.contraction]
     return plan, coords
+
+
+def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
+    """A cube or mix kernel's output axes (rows, cols) and how many output-sized
+    tiles it holds at once: the accumulator coming into and going out of an
+    mma (2), or the epilogue's peak if higher (the matmul's result is one of
+    its full-size values). The operand tiles are counted by the plan itself."""
+    matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
+    m_span, n_span = domain.placement[matmul.result][-2:]
+    bytes_live, widest = live_bytes(fusion, domain)
+    return m_span[0], n_span[0], max(2, -(-bytes_live // widest))
 
 
 def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
@@ -576,16 +589,31 @@ def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: Device
     A vector kernel with reductions gets two variants: `_rows`, whose tiles
     hold whole rows (fastest, when a row fits in local memory), and one that
     walks rows in chunks (any row length); a `tensor.choice` picks one from
-    the real shapes."""
+    the real shapes. A cube or mix kernel likewise gets `_whole_k`, whose
+    tiles hold all of K (one mma per tile, nothing accumulated), when K fits
+    beside the output tiles in the cube memory; when K always fits (a
+    static K) that is its only kernel. Inside a `tensor.stack`, which holds
+    only launches, a kernel has no variant."""
     domain = analyze(fusion)
+    bytes_live, widest = live_bytes(fusion, domain)
+    stacked = isinstance(fusion.parent_op(), t.StackOp)
+    if domain.contraction is not None:
+        suffix = "_whole_k"
+        m, n, out_tiles = matmul_shape(fusion, domain)
+        if whole_k_always_fits(domain, out_tiles, widest, device):
+            whole, launch = lower_kernel(fusion, name, device, whole_rows=True)
+            module.body.block.add_op(whole)
+            return launch
+        condition = whole_k_fits(domain, m, n, out_tiles, widest, device)
+    else:
+        suffix = "_rows"
+        condition = rows_fit(domain, bytes_live, device, widest)
     chunked, launch = lower_kernel(fusion, name, device)
     module.body.block.add_op(chunked)
-    if not domain.reduced or domain.contraction is not None:
+    if stacked or (domain.contraction is None and not domain.reduced):
         return launch
-    rows, rows_launch = lower_kernel(fusion, f"{name}_rows", device, whole_rows=True)
+    rows, rows_launch = lower_kernel(fusion, f"{name}{suffix}", device, whole_rows=True)
     module.body.block.add_op(rows)
-    bytes_live, widest = live_bytes(fusion, domain)
-    condition = rows_fit(domain, bytes_live, device, widest)
     choice = t.ChoiceOp(
         [condition],
         launch.result_types,

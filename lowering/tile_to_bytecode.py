@@ -285,7 +285,10 @@ class ProgramBuilder:
             raise NotImplementedError(f"convert-tile-to-bytecode: no instruction for {op.name}")
 
     def takes_scalar(self, user: Operation, index: int) -> bool:
-        """Whether a constant used here can be the scalar operand (`.rs`/`.sr`)."""
+        """Whether a constant used here can be the scalar operand (`.rs`/`.sr`),
+        or needs no register at all (a zero accumulator: an mma that overwrites)."""
+        if isinstance(user, tile.MmaOp):
+            return index == 2 and self.zero(user.acc)
         if not isinstance(user, tile.TileBinaryOp):
             return False
         other = user.operands[1 - index]
@@ -318,9 +321,19 @@ class ProgramBuilder:
                 "convert", self.allocate(result, op), src, dtype_text(result.type.element_type)
             )
 
+    def zero(self, value: SSAValue) -> bool:
+        """Whether `value` is a constant tile of zeros."""
+        return self.scalar(value) == 0.0
+
     def mma(self, op: tile.MmaOp) -> None:
-        """dst = acc + a @ b, accumulating in the accumulator's register."""
+        """dst = acc + a @ b, accumulating in the accumulator's register; onto a
+        zero constant, dst = a @ b (no fill, no accumulation pass)."""
         acc = op.acc
+        flags = (1 if op.flags[0] else 0) | (2 if op.flags[1] else 0)
+        if self.zero(acc):
+            target = self.allocate(op.result, op)
+            self.emit("mma", target, self.reg(op.lhs), self.reg(op.rhs), flags)
+            return
         target = self.reg(acc)
         if self.last_use.get(acc, -1) > self.position[op]:  # the old value is still needed
             target = self.allocate(op.result, op)
@@ -328,8 +341,7 @@ class ProgramBuilder:
         else:
             self.regs.holder[target] = op.result
             self.regs.of[op.result] = target
-        flags = (1 if op.flags[0] else 0) | (2 if op.flags[1] else 0) | 4
-        self.emit("mma", target, self.reg(op.lhs), self.reg(op.rhs), flags)
+        self.emit("mma", target, self.reg(op.lhs), self.reg(op.rhs), flags | 4)
 
     def loop(self, op: tile.ForOp) -> None:
         """`loop count ... endloop`, the carried tiles each in one register."""

@@ -8,12 +8,13 @@ it:
   walked by loops inside the tile, one element at a time);
 - reduced axes and a matmul's K are walked by loops over chunks, so a row of
   any length fits (when one chunk covers the axis, each loop runs once);
-- every live tile of the kernel must fit in a core's local memory, the
-  innermost axis is a multiple of the alignment unless it is whole, and the
-  parallel work is cut so that every core gets a tile when the shape allows
-  and each share holds at least SMALL_WORK_BYTES of an operand; less work
-  than that stays in one tile (the VM runs such a launch on one core anyway,
-  and every tile costs a pass of instruction dispatch).
+- every live tile of the kernel must fit in a core's local memory (a matmul
+  kernel's: the cube core's cube memory), the innermost axis is a multiple
+  of the alignment unless it is whole, and the parallel work is cut so that
+  every core gets a tile when the shape allows and, for vector kernels, each
+  share holds at least SMALL_WORK_BYTES of an operand; less work than that
+  stays in one tile (the VM runs such a launch on one core anyway, and every
+  tile costs a pass of instruction dispatch).
 
 The results are expressions of the shape symbols: they are evaluated once
 per concrete shape, when the bytecode template is specialized.
@@ -21,6 +22,7 @@ per concrete shape, when the bytecode template is specialized.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -80,9 +82,10 @@ def at_least_one(tile: sympy.Expr) -> sympy.Expr:
     return smax(1, tile)
 
 
-def elements_in(device: DeviceSpec, bytes_per_element: int) -> int:
-    """How many elements of `bytes_per_element` fit in the usable local memory."""
-    usable = int(device.local_memory_bytes * LOCAL_MEMORY_SHARE)
+def elements_in(device: DeviceSpec, bytes_per_element: int, cube: bool = False) -> int:
+    """How many elements of `bytes_per_element` fit in the usable local memory
+    (with `cube`, the cube memory that matmul kernels' tiles live in)."""
+    usable = int(device.memory_bytes(cube) * LOCAL_MEMORY_SHARE)
     return max(1, usable // max(bytes_per_element, 1))
 
 
@@ -166,21 +169,97 @@ def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec, element_bytes:
 
 
 def plan_matmul_tiles(
-    domain: Domain, m: int, n: int, live_tiles: int, element_bytes: int, device: DeviceSpec
+    domain: Domain,
+    m: int,
+    n: int,
+    out_tiles: int,
+    element_bytes: int,
+    device: DeviceSpec,
+    whole_k: bool = False,
 ) -> TilePlan:
-    """Tile extents for a cube or mix kernel: square-ish tm x tk, tk x tn and
-    tm x tn tiles (`live_tiles` of them at once) that fit in local memory."""
+    """Tile extents for a cube or mix kernel (see `matmul_tiles`). K is
+    walked in chunks, or with `whole_k` held whole in the tile (valid when
+    `whole_k_fits` holds): then there is no K loop and no accumulation."""
     assert domain.contraction is not None
     k = domain.contraction
     align = max(1, device.alignment // element_bytes)
-    side = int(elements_in(device, live_tiles * element_bytes) ** 0.5)
-    side = max(align, side // align * align)
+    tm, tn, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device)
     tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(domain.sizes)
-    tiles[k] = at_least_one(smin(domain.sizes[k], side))
-    tiles[n] = at_least_one(smin(domain.sizes[n], side))
-    rows_per_core = floor_div(domain.sizes[m], sympy.Integer(device.cube_cores))
-    tiles[m] = at_least_one(smin(domain.sizes[m], side, smax(align, rows_per_core)))
+    tiles[m], tiles[n] = tm, tn
+    if whole_k:
+        tiles[k] = at_least_one(domain.sizes[k])
+        return finish(domain, tiles, [])
+    tiles[k] = balanced(domain.sizes[k], k_cap, align)
     return finish(domain, tiles, [k])
+
+
+def whole_k_fits(
+    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
+) -> str:
+    """The condition under which K fits in one chunk beside the output tiles."""
+    assert domain.contraction is not None
+    _, _, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device)
+    return f"{domain.sizes[domain.contraction]} <= {k_cap}"
+
+
+def whole_k_always_fits(
+    domain: Domain, out_tiles: int, element_bytes: int, device: DeviceSpec
+) -> bool:
+    """Whether K is static and fits in one chunk whatever the other sizes: the
+    least room K gets is beside output tiles of the largest side."""
+    assert domain.contraction is not None
+    size = domain.sizes[domain.contraction]
+    if not size.is_Integer:
+        return False
+    align, budget, side = matmul_budget(out_tiles, element_bytes, device)
+    # the operand tiles are widest at tm + tn <= 5 x side (see `matmul_tiles`)
+    least = (budget - out_tiles * side * side) // (5 * side) // align * align
+    return int(size) <= max(align, least)
+
+
+def matmul_budget(out_tiles: int, element_bytes: int, device: DeviceSpec) -> tuple[int, int, int]:
+    """(alignment unit, elements usable in the cube memory, the largest side of
+    an output tile: `out_tiles` of them fill at most half of the memory)."""
+    align = max(1, device.alignment // element_bytes)
+    budget = elements_in(device, element_bytes, cube=True)
+    side = max(align, math.isqrt(budget // (2 * out_tiles)) // align * align)
+    return align, budget, side
+
+
+def matmul_tiles(
+    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
+) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
+    """(tm, tn, the most K a chunk may hold) of a matmul's tiles, in the
+    device's cube memory: a tm x tk tile of A, a tk x tn tile of B and
+    `out_tiles` tm x tn tiles (the accumulator coming in and going out of an
+    mma, epilogue values) alive at once.
+
+    The output tiles take at most half of the memory: each holds at most
+    side^2 elements, with out_tiles x side^2 within that half. The columns
+    are cut into equal tiles of at most `side`; the rows into a multiple of
+    the cube cores' count of equal tiles (every core gets the same work) of
+    at most side^2 / tn rows, and no more than 4 x side: narrow outputs
+    (mmoe's 16 columns) get taller tiles, so fewer calls. K gets the rest."""
+    align, budget, side = matmul_budget(out_tiles, element_bytes, device)
+    sizes = domain.sizes
+    cores = sympy.Integer(device.cube_cores)
+    tn = balanced(sizes[n], side, align)
+    rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
+    row_tiles = smax(1, cores * ceildiv(sizes[m], cores * rows_cap))
+    tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
+    # what the output tiles leave, for the two operand tiles (tm + tn) x tk
+    k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
+    return tm, tn, smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
+
+
+def balanced(size: sympy.Expr, cap: sympy.Expr | int, align: int) -> sympy.Expr:
+    """Equal tiles of at most `cap` (a multiple of `align`) along an axis:
+    ceiling(size/cap) of them, each rounded up to the alignment (or the
+    whole axis). Equal tiles have no short tail tile, which costs as much
+    per call as a full one."""
+    parts = smax(1, ceildiv(size, sympy.sympify(cap)))
+    each = ceildiv(ceildiv(size, parts), sympy.Integer(align)) * align
+    return at_least_one(smin(size, each))
 
 
 def fit(budget: sympy.Expr, size: sympy.Expr, align: int, innermost: bool) -> sympy.Expr:

@@ -109,3 +109,20 @@ def test_a_corrupt_module_file_is_a_bytecode_error(examples_dir: Path) -> None:
     for bad in (data[:-3], b"XXXX" + data[4:], data + b"\0"):
         with pytest.raises(vm.BytecodeError):
             decode_module(bad)
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_whole_k_matmul_overwrites_instead_of_accumulating(device: str) -> None:
+    """The `_whole_k` kernel's mma lands on a zero constant: it becomes an mma
+    without the accumulate flag into a fresh register, with no fill before it;
+    the chunked kernel still fills its accumulator and accumulates."""
+    module = lowered(EXAMPLES_DIR / "matmul.mlir", f"dvm-pipeline{{device={device}}}")
+    texts = {
+        op.sym_name.data: vm.disassemble(to_program(op))
+        for op in module.walk()
+        if isinstance(op, ProgramOp)
+    }
+    whole, chunked = texts["matmul_k0_whole_k"], texts["matmul_k0"]
+    assert "fill" not in whole and "loop" not in whole
+    assert [line.split(",")[-1].strip() for line in whole.splitlines() if "mma" in line] == ["[]"]
+    assert "fill" in chunked and "[acc]" in chunked

@@ -46,6 +46,8 @@ from dvm.lowering.tiling import (
     plan_matmul_tiles,
     plan_vector_tiles,
     rows_fit,
+    whole_k_always_fits,
+    whole_k_fits,
 )
 from dvm.passes import PASSES
 from dvm.passes.domain import Domain
@@ -147,6 +149,8 @@ class Launch:
     kernel: str
     peak: int
     """The most bytes of tiles alive at once, at the launch's real shapes."""
+    cube: bool = False
+    """Whether the kernel has an mma (its tiles live in the cube memory)."""
 
 
 @pytest.fixture
@@ -157,7 +161,8 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Launch]]:
     real_launch = tile_interpreter.launch
 
     def measured(kernel: tile.KernelOp, inputs: Sequence[Any]) -> list[Any]:
-        seen.append(Launch(kernel.sym_name.data, peak_live_bytes(kernel, inputs)))
+        cube = kernel.kind.data != "vector"
+        seen.append(Launch(kernel.sym_name.data, peak_live_bytes(kernel, inputs), cube))
         return real_launch(kernel, inputs)
 
     monkeypatch.setattr(tile_interpreter, "launch", measured)
@@ -175,7 +180,7 @@ def test_tiled_example_matches_reference(
     name, spec, fn = reference.EXAMPLES[file]
     module = lowered(examples_dir / file, device)
     assert not any(op.name == "tensor.fusion" for op in module.walk()), "a kernel was not lowered"
-    memory = DEVICES[device]().local_memory_bytes
+    memory = DEVICES[device]().memory_bytes
     for draw, dims in enumerate(DRAWS[file]):
         rng = np.random.default_rng(draw)
         args = reference.make_inputs(spec, dims, rng, index_value=INDEX_VALUES[draw % 4])
@@ -192,8 +197,8 @@ def test_tiled_example_matches_reference(
             assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
             rtol, atol = tolerances(want.dtype, dims)
             np.testing.assert_allclose(got, want, rtol, atol, equal_nan=True, err_msg=where)
-        too_big = [launch for launch in launches if launch.peak > memory]
-        assert not too_big, f"{dims}: live tiles exceed {memory} bytes of local memory: {too_big}"
+        too_big = [launch for launch in launches if launch.peak > memory(launch.cube)]
+        assert not too_big, f"{dims}: live tiles exceed the local (or cube) memory: {too_big}"
 
 
 def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: list[Launch]) -> None:
@@ -444,26 +449,56 @@ MATMUL_CASES = {
 
 @pytest.mark.parametrize("device", PRESETS)
 @pytest.mark.parametrize("case", sorted(MATMUL_CASES))
-@pytest.mark.parametrize("live_tiles", [4, 6])
-def test_matmul_tiling(device: str, case: str, live_tiles: int) -> None:
+@pytest.mark.parametrize("out_tiles", [2, 4])
+@pytest.mark.parametrize("whole_k", [False, True], ids=["chunks", "whole-k"])
+def test_matmul_tiling(device: str, case: str, out_tiles: int, whole_k: bool) -> None:
     spec = DEVICES[device]()
     make, m, n = MATMUL_CASES[case]
     domain = make()
     k = domain.contraction
     assert k is not None
-    plan = plan_matmul_tiles(domain, m, n, live_tiles, 4, spec)
+    plan = plan_matmul_tiles(domain, m, n, out_tiles, 4, spec, whole_k)
+    condition = whole_k_fits(domain, m, n, out_tiles, 4, spec) if whole_k else None
     align = spec.alignment // 4
     evaluate = concrete(plan, domain, [R, C, D])
+    checked = 0
     for draw in size_draws([R, C, D]):
+        if condition is not None and not conditions_hold([condition], draw):
+            continue
+        checked += 1
         sizes = [int(cast(sympy.Integer, d.xreplace(draw))) for d in domain.sizes]
         tiles, grid, counts = evaluate(draw)
         where = f"{device} {case} sizes {sizes}: tiles {tiles}, grid {grid}"
-        largest = max(tiles[m] * tiles[k], tiles[k] * tiles[n], tiles[m] * tiles[n])
-        assert live_tiles * largest * 4 <= spec.local_memory_bytes, where
+        tm, tn, tk = tiles[m], tiles[n], tiles[k]
+        # the operand tiles and the output tiles fit the cube memory together
+        budget = int(spec.memory_bytes(cube=True) * 0.85) // 4
+        assert tm * tk + tk * tn + out_tiles * tm * tn <= budget, where
         for axis in (k, n):  # the innermost axes of the operand and result tiles
             assert tiles[axis] % align == 0 or tiles[axis] == sizes[axis] or sizes[axis] == 0, where
-        assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
-        outputs = math.prod(sizes[a] for a in plan.gridded)  # no output, no tiles
-        wanted = min(spec.cube_cores, -(-sizes[m] // align)) if outputs else 0
-        assert math.prod(grid) >= wanted, f"{where}: {math.prod(grid)} tiles for {wanted} cores"
+        if whole_k:  # no K loop: one mma per tile
+            assert plan.index[k] == "whole" and not plan.chunk_loops, where
+        else:
+            assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
+        # every core gets rows: a row tile is at most one core's share (rounded up),
+        # or one alignment unit
+        assert tm <= max(align, -(-sizes[m] // spec.cube_cores), 1), where
+        # K is one chunk (no accumulation) whenever it fits beside the output tiles
+        k_rounded = -(-sizes[k] // align) * align
+        if (tm + tn) * k_rounded + out_tiles * tm * tn <= budget:
+            assert tk == max(sizes[k], 1), where
+            assert condition is None or conditions_hold([condition], draw), where
         check_tails(plan, tiles, counts, sizes)
+    assert checked, "no draw met the whole-K condition"
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_static_k_that_always_fits_needs_no_variant(device: str) -> None:
+    """A static K within the least room the tiles leave it is whole in every
+    tile (the kernel has no K loop and no `tensor.choice`)."""
+    spec = DEVICES[device]()
+    for k, fits in [(32, True), (10**6, False), (D, False)]:
+        domain = Domain([R, C, sympy.sympify(k)], contraction=2)
+        assert whole_k_always_fits(domain, 2, 4, spec) is fits
+        if fits:  # then the condition holds for any M, N
+            condition = whole_k_fits(domain, 0, 1, 2, 4, spec)
+            assert all(conditions_hold([condition], draw) for draw in size_draws([R, C]))

@@ -1,4 +1,4 @@
-"""The device the VM simulates: core counts and the per-core local memory."""
+"""The device the VM simulates: core counts and the per-core memories."""
 
 from __future__ import annotations
 
@@ -15,9 +15,14 @@ class DeviceSpec:
 
     vector_cores / cube_cores: cores that run vector / matmul kernels (a
     program with an `mma` runs on the cube cores). local_memory_bytes: each
-    core's local memory (registers live there). alignment: register offsets
-    must be multiples of it. vector_width: bytes per SIMD instruction, a hint
-    for tile sizes (the VM itself does not need it).
+    vector core's local memory (registers live there). alignment: register
+    offsets must be multiples of it. vector_width: bytes per SIMD instruction,
+    a hint for tile sizes (the VM itself does not need it).
+    cube_memory_bytes: each cube core's working memory, where the registers
+    of a program with an `mma` live (None: the same as local_memory_bytes).
+    A cube unit keeps its own buffers for matmul operands and accumulators,
+    larger than the vector unit's, so matmul tiles can be much larger than
+    vector tiles.
     """
 
     vector_cores: int
@@ -26,6 +31,14 @@ class DeviceSpec:
     alignment: int = 32
     vector_width: int = 32
     name: str = "custom"
+    cube_memory_bytes: int | None = None
+
+    def memory_bytes(self, cube: bool) -> int:
+        """The memory a program's registers live in: the cube memory for a
+        program with an `mma` (cube), otherwise the vector local memory."""
+        if cube and self.cube_memory_bytes is not None:
+            return self.cube_memory_bytes
+        return self.local_memory_bytes
 
     def __hash__(self) -> int:
         """Hashed on every launch (specializations are cached per device): computed once."""
@@ -39,6 +52,7 @@ class DeviceSpec:
                     self.alignment,
                     self.vector_width,
                     self.name,
+                    self.cube_memory_bytes,
                 )
             )
             object.__setattr__(self, "_hash", got)
@@ -46,23 +60,30 @@ class DeviceSpec:
 
     @staticmethod
     def host() -> DeviceSpec:
-        """This machine: one core per CPU, local memory = per-core L2 cache."""
+        """This machine: one core per CPU, local memory = per-core L2 cache,
+        cube memory = the core's share of the last-level (L3) cache, which a
+        large sgemm blocks for (at least the local memory)."""
         cores = os.cpu_count() or 1
-        return DeviceSpec(cores, cores, _per_core_l2() or 1 << 20, 64, 32, "host")
+        local = _per_core_cache(2) or 1 << 20
+        cube = max(local, _per_core_cache(3) or 0)
+        return DeviceSpec(cores, cores, local, 64, 32, "host", cube)
 
     @staticmethod
     def ascend910b() -> DeviceSpec:
-        """Shaped like an Ascend 910B: 48 vector and 24 cube cores, 192 KiB unified buffer."""
-        return DeviceSpec(48, 24, 192 * 1024, 32, 256, "ascend910b")
+        """Shaped like an Ascend 910B: 48 vector and 24 cube cores, a 192 KiB
+        unified buffer per vector core and a 512 KiB L1 buffer per cube core
+        (where matmul operands are staged; its L0A/L0B/L0C buffers, 64/64/128
+        KiB, are not modelled)."""
+        return DeviceSpec(48, 24, 192 * 1024, 32, 256, "ascend910b", 512 * 1024)
 
 
-def _per_core_l2() -> int | None:
-    """Size of cpu0's level-2 data/unified cache divided by the CPUs sharing it."""
+def _per_core_cache(wanted: int) -> int | None:
+    """Size of cpu0's data/unified cache of level `wanted` divided by the CPUs sharing it."""
     try:
         for index in sorted(_CACHE_DIR.glob("index*")):
             level = (index / "level").read_text().strip()
             kind = (index / "type").read_text().strip()
-            if level == "2" and kind in ("Unified", "Data"):
+            if level == str(wanted) and kind in ("Unified", "Data"):
                 size = _parse_size((index / "size").read_text().strip())
                 sharing = _count_cpus((index / "shared_cpu_list").read_text().strip())
                 return size // max(sharing, 1)

@@ -511,10 +511,14 @@ class DeviceMemory:
         self.buffers: list[np.ndarray] = []
         self.scratch: list[dict[np.dtype, np.ndarray]] = [{} for _ in range(cores)]
         """Per core: temporaries by dtype (see `Core.scratch`)."""
+        # One buffer per core, as large as the larger of its memories: a cube program
+        # (with an mma) uses the cube memory, a vector program the first
+        # local_memory_bytes (specialization checks which). Untouched pages cost nothing.
+        size = max(device.memory_bytes(False), device.memory_bytes(True))
         for _ in range(cores):
-            raw = np.zeros(device.local_memory_bytes + align, np.uint8)
+            raw = np.zeros(size + align, np.uint8)
             start = -raw.ctypes.data % align
-            self.buffers.append(raw[start : start + device.local_memory_bytes])
+            self.buffers.append(raw[start : start + size])
 
 
 _MEMORIES: dict[DeviceSpec, DeviceMemory] = {}

@@ -518,10 +518,11 @@ class _Specializer:
         self.eval_slots(shapes, params)
         st = self.static
         dev = self.device
-        fast = st.layouts.get((dev.local_memory_bytes, dev.alignment))
+        memory = dev.memory_bytes(st.has_mma)  # a cube program's registers: cube memory
+        fast = st.layouts.get((memory, dev.alignment))
         if fast is None:
-            fast = st.layouts[(dev.local_memory_bytes, dev.alignment)] = compile_layout(
-                self.p, dev.local_memory_bytes, dev.alignment, ViewPlan
+            fast = st.layouts[(memory, dev.alignment)] = compile_layout(
+                self.p, memory, dev.alignment, ViewPlan
             )
         got = fast(self.s, [math.prod(s) for s in shapes])
         if got is not None:
@@ -590,10 +591,13 @@ class _Specializer:
         return v
 
     def place_registers(self) -> tuple[tuple[int, int], ...]:
-        """Registers must be aligned, inside local memory, and pairwise disjoint."""
+        """Registers must be aligned, inside local memory (cube memory for a program
+        with an mma), and pairwise disjoint."""
         out: list[tuple[int, int]] = []
         spans: list[tuple[int, int, int]] = []
         dev = self.device
+        cube = self.static.has_mma
+        memory = dev.memory_bytes(cube)
         s = self.s
         for i, (r, item) in enumerate(zip(self.p.registers, self.static.itemsizes, strict=True)):
             cap = 1
@@ -608,12 +612,12 @@ class _Specializer:
             nbytes = cap * item
             if off % dev.alignment:
                 raise self.fail("registers", i, "misaligned register", f"{off} % {dev.alignment}")
-            if off + nbytes > dev.local_memory_bytes:
+            if off + nbytes > memory:
                 raise self.fail(
                     "registers",
                     i,
-                    "register exceeds local memory",
-                    f"r{i}: bytes {off}..{off + nbytes} > {dev.local_memory_bytes}",
+                    f"register exceeds {'cube' if cube else 'local'} memory",
+                    f"r{i}: bytes {off}..{off + nbytes} > {memory}",
                 )
             if nbytes:
                 spans.append((off, off + nbytes, i))

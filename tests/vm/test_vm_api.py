@@ -188,6 +188,32 @@ def test_device_presets() -> None:
         prog.specialize([(40, 8), (8,), (8,), (40, 8)], device=tiny)
 
 
+def test_cube_programs_live_in_cube_memory() -> None:
+    """A program with an mma places its registers in the cube memory, a vector
+    program in the local memory; either is rejected when its registers exceed it."""
+    host, npu = vm.DeviceSpec.host(), vm.DeviceSpec.ascend910b()
+    assert host.memory_bytes(cube=True) >= host.memory_bytes(cube=False)
+    assert npu.memory_bytes(cube=True) == 512 * 1024  # the 910B cube core's L1 buffer
+    assert vm.DeviceSpec(1, 1, 1024).memory_bytes(cube=True) == 1024  # none given: the same
+    # 64x64 tiles of A, B and the accumulator: 3 x 16 KiB + the bias row
+    prog = vm.load(vm.encode(vm.assemble(P.addmm_relu(64, 64, 64))))
+    shapes = [(128, 64), (64, 128), (128,), (128, 128)]
+    small = vm.DeviceSpec(2, 2, 16 * 1024, 64, 32, "small", cube_memory_bytes=32 * 1024)
+    with pytest.raises(vm.BytecodeError, match="register exceeds cube memory"):
+        prog.specialize(shapes, device=small)
+    roomy = vm.DeviceSpec(2, 2, 16 * 1024, 64, 32, "roomy", cube_memory_bytes=64 * 1024)
+    rng = np.random.default_rng(0)
+    a, b, bias = (rng.standard_normal(s).astype(np.float32) for s in shapes[:3])
+    out = np.empty((128, 128), np.float32)
+    vm.launch(prog, [a, b, bias, out], device=roomy)  # over the local memory: fits cube memory
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
+    vector = vm.load(vm.encode(vm.assemble(P.layernorm(False))))
+    with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
+        vector.specialize(
+            [(40, 8), (8,), (8,), (40, 8)], device=vm.DeviceSpec(1, 1, 1024, 64, 32, "v", 1 << 20)
+        )
+
+
 def test_fill_shape_from_registers_and_views() -> None:
     """fill/broadcast shapes follow tail tiles through v[d] and r[d] extents."""
     text = P.transpose_broadcast(tile=4).replace(

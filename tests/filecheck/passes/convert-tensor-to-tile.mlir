@@ -116,15 +116,27 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 
 // A cube kernel: a grid over output tiles of t0 x t1; each tile accumulates
 // `tile.mma` over the chunks of K (t2 wide), loading a t0 x t2 tile of %a and
-// a t2 x t1 tile of %b per chunk. Four live tiles of side 96 fit (4 * 96 *
-// 96 * 4 bytes <= 85% of 192 KiB); a tile has at least 8 rows and at most
-// one 24th of them (24 cube cores).
+// a t2 x t1 tile of %b per chunk. Its tiles live in the cube memory (512 KiB,
+// 111411 floats usable): two output tiles (the accumulator in and out) of at
+// most 160 * 160 elements take at most half of it (2 * 160 * 160 <= 111411 /
+// 2); the columns are cut into equal tiles of at most 160, the rows into a
+// multiple of 24 equal tiles (24 cube cores; at least 8 rows) of at most
+// 25600 / t1 rows and no more than 640; K takes what the output tiles leave:
+// (111411 - 2 * t0 * t1) / (t0 + t1), in equal chunks. When all
+// of K fits there, the `_whole_k` variant runs instead: no loop, one mma onto
+// a zero constant (an mma that does not accumulate).
 
 // CHECK-LABEL: func.func @matmul(
-// CHECK-NEXT:    %c = tile.launch @matmul_k0(%a, %b) {dvm.shape = ["a_0", "b_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:    %c = tensor.choice ["a_1 <= Max(8, 8*floor(floor((-2*[[T0:.*]]*[[T1:.*]] + 111411)/([[T0]] + [[T1]]))/8))"] {dvm.shape = ["a_0", "b_1"]} -> (tensor<?x?xf32>) {
+// CHECK-NEXT:      %0 = tile.launch @matmul_k0_whole_k(%a, %b) {dvm.shape = ["a_0", "b_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:      tensor.yield %0
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %1 = tile.launch @matmul_k0(%a, %b) {dvm.shape = ["a_0", "b_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:      tensor.yield %1
+// CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %c
 // CHECK:       tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"] outputs 1 (%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(96, a_0, Max(8, floor(a_0/24))))", t1 = "Max(1, Min(96, b_1))", t2 = "Max(1, Min(96, a_1))"}
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "[[T0]]", t1 = "[[T1]]", t2 = "Max(1, Min(a_1, 8*ceiling(ceiling(a_1/Max(1, ceiling(a_1/Max(8, 8*floor(floor((-2*[[T0]]*[[T1]] + 111411)/([[T0]] + [[T1]]))/8)))))/8)))"}
 // CHECK-SAME:    dvm.axes = {{\[\["a_0", "t0", "grid0"\], \["b_1", "t1", "grid1"\]\]}}
 // CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
 // CHECK-NEXT:    %c_1 = tile.for loop0 to "ceiling(a_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
@@ -135,12 +147,20 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // CHECK-NEXT:    }
 // CHECK-NEXT:    tile.store %c_1, %c {offset = "0", sizes = ["a_0", "b_1"], strides = ["b_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]} : !tile.tile<["t0", "t1"], f32>, tensor<?x?xf32>
 // CHECK-NEXT:  }
+// CHECK-NEXT:  tile.kernel @matmul_k0_whole_k cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"]
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "[[T0]]", t1 = "[[T1]]", t2 = "Max(1, a_1)"}
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    %[[A:.*]] = tile.load %a {{.*}} tiles = ["t0", "t2"], index = ["grid0", "whole"]}
+// CHECK-NEXT:    %[[B:.*]] = tile.load %b {{.*}} tiles = ["t2", "t1"], index = ["whole", "grid1"]}
+// CHECK-NEXT:    %c_1 = tile.mma %[[A]], %[[B]], %[[ZERO]]
+// CHECK-NEXT:    tile.store %c_1, %c
 
 // HOST-LABEL: func.func @matmul(
 // HOST:         tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"]
-// HOST-SAME:      dvm.tile_sizes = {t0 = "Max(1, Min([[SIDE:[0-9]+]], a_0, Max(16, floor(a_0/{{[0-9]+}}))))", t1 = "Max(1, Min([[SIDE]], b_1))", t2 = "Max(1, Min([[SIDE]], a_1))"}
+// HOST-SAME:      dvm.tile_sizes = {t0 = "Max(1, Min(a_0, Max(16, ceiling(a_0/Max(1, {{[0-9]+}}*ceiling(a_0/({{[0-9]+}}*Min({{[0-9]+}}, floor({{[0-9]+}}/Max(1, Min(b_1, 16*ceiling(ceiling(b_1/Max(1, ceiling(b_1/{{[0-9]+}})))/16))))))))))))", t1 = "Max(1, Min(b_1, 16*ceiling(ceiling(b_1/Max(1, ceiling(b_1/{{[0-9]+}})))/16)))", t2 = "{{.*}}"}
 // HOST:           tile.for loop0 to "ceiling(a_1/t2)"
 // HOST:             tile.mma
+// HOST:         tile.kernel @matmul_k0_whole_k cube
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c = tensor.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   func.return %c : tensor<?x?xf32>
@@ -151,12 +171,15 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // A mix kernel: the K loop as in a cube kernel, then the elementwise
 // epilogue once per finished output tile: the bias is loaded as a 1 x t1
 // tile (stride 0 along the rows), the relu's zero is a 1 x 1 constant that
-// broadcasts. Six live tiles, so a smaller side: 80.
+// broadcasts. Its peak is still two output tiles (the add reads the
+// accumulator, the max its result), so the tiles are the matmul's.
 
 // CHECK-LABEL: func.func @addmm_relu(
-// CHECK-NEXT:    %y = tile.launch @addmm_relu_k0(%x, %w, %bias) {dvm.shape = ["x_0", "w_1"]}
+// CHECK-NEXT:    %y = tensor.choice ["x_1 <= {{.*}}111411{{.*}}"]
+// CHECK-NEXT:      tile.launch @addmm_relu_k0_whole_k(%x, %w, %bias) {dvm.shape = ["x_0", "w_1"]}
+// CHECK:           tile.launch @addmm_relu_k0(%x, %w, %bias) {dvm.shape = ["x_0", "w_1"]}
 // CHECK:       tile.kernel @addmm_relu_k0 mix grid ["ceiling(x_0/t0)", "ceiling(w_1/t1)"] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?xf32>, %y: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(80, x_0, Max(8, floor(x_0/24))))", t1 = "Max(1, Min(80, w_1))", t2 = "Max(1, Min(80, x_1))"}
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(x_0, Max(8, ceiling(x_0/Max(1, 24*ceiling(x_0/(24*Min(640, floor(25600/Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8))))))))))))", t1 = "Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))", t2 = "{{.*}}111411{{.*}}"}
 // CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
 // CHECK-NEXT:    %mm = tile.for loop0 to "ceiling(x_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
 // CHECK-NEXT:      %[[A:.*]] = tile.load %x {{.*}} index = ["grid0", "loop0"]}
@@ -170,6 +193,13 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT:    %[[Y:.*]] = tile.max %z, %zero : (!tile.tile<["t0", "t1"], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<["t0", "t1"], f32>
 // CHECK-NEXT:    tile.store %[[Y]], %y {offset = "0", sizes = ["x_0", "w_1"], strides = ["w_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
 // CHECK-NEXT:  }
+// CHECK-NEXT:  tile.kernel @addmm_relu_k0_whole_k mix
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    tile.load %x
+// CHECK-NEXT:    tile.load %w
+// CHECK-NEXT:    %mm = tile.mma {{.*}}, %[[ZERO]]
+// CHECK-NEXT:    %[[BIAS:.*]] = tile.load %bias
+// CHECK-NEXT:    %z = tile.add %mm, %[[BIAS]]
 
 // HOST-LABEL: func.func @addmm_relu(
 // HOST:         tile.kernel @addmm_relu_k0 mix
