@@ -36,6 +36,8 @@ from dvm.vm.kernels import (
     binary_fn,
     blas_row_sum,
     make_slicer,
+    matmul_sum_axis,
+    middle_sum_operands,
     mma_acc,
     ones_vector,
     reduce_identity,
@@ -461,6 +463,10 @@ def _reduce(t: Tier0, st: Step) -> None:
     dst = t.put(d, out)
     if blas_row_sum(kind, axes, x.ndim, dst.dtype):
         np.matmul(x, ones_vector(x.shape[-1], keep, dst.dtype), out=dst)
+        return
+    middle = matmul_sum_axis(kind, axes, x.shape, dst.dtype)
+    if middle is not None:
+        np.matmul(*middle_sum_operands(x, dst, middle))
         return
     axis = tuple(i for i in range(x.ndim) if axes >> i & 1)
     st.fn.reduce(x, axis=axis, out=dst, keepdims=keep, initial=reduce_identity(kind, dst.dtype))

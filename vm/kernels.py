@@ -361,6 +361,9 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
         # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
         return call(core, np.matmul, src, ones_vector(src_shape[-1], keep, dst.dtype), out=dst)
+    middle = matmul_sum_axis(kind, axes, src_shape, dst.dtype)
+    if middle is not None and _contiguous(src) and _contiguous(dst):
+        return partial(np.matmul, *middle_sum_operands(src, dst, middle))  # views, bound once
     axis = tuple(d for d in range(len(src_shape)) if axes >> d & 1)
     uf = REDUCE_UFUNCS[kind]
     init = reduce_identity(kind, dst.dtype)
@@ -368,18 +371,50 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
 
 
 def ones_vector(n: int, column: bool, dtype: np.dtype) -> np.ndarray:
-    """A read-only vector (or column) of n ones, shared by every binding that needs it."""
-    key = (n, column, dtype)
+    """A vector (or column) of n ones (see `ones`)."""
+    return ones((n, 1) if column else (n,), dtype)
+
+
+def ones(shape: Shape, dtype: np.dtype) -> np.ndarray:
+    """A read-only array of ones, shared by every binding that needs it."""
+    key = (shape, dtype)
     got = _ONES.get(key)
     if got is None:
-        got = np.ones((n, 1) if column else (n,), dtype)
+        got = np.ones(shape, dtype)
         got.flags.writeable = False
         if len(_ONES) < 1024:
             _ONES[key] = got
     return got
 
 
-_ONES: dict[tuple[int, bool, np.dtype], np.ndarray] = {}
+_ONES: dict[tuple[Shape, np.dtype], np.ndarray] = {}
+
+
+def _contiguous(x: Any) -> bool:
+    """A register's array (not an alias fetched per call), C-contiguous: reshapes are views."""
+    return isinstance(x, np.ndarray) and x.flags.c_contiguous
+
+
+def matmul_sum_axis(kind: ReduceKind, axes: int, shape: Shape, dtype: np.dtype) -> int | None:
+    """The axis of a float sum over exactly one axis before the last, which a batched
+    `ones(1, n) @ x.reshape(pre, n, post)` computes 2-3.5x faster than `add.reduce`
+    (measured on mmoe's and softmax's tiles); None for other reductions."""
+    float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
+    if kind is not ReduceKind.SUM or not float_ok or axes & (axes - 1):
+        return None
+    axis = axes.bit_length() - 1
+    return axis if axis < len(shape) - 1 else None
+
+
+def middle_sum_operands(
+    src: np.ndarray, dst: np.ndarray, axis: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ones row, src as (pre, n, post), dst as (pre, 1, post)) for `matmul_sum_axis`:
+    views of C-contiguous arrays (a register, or a copy of anything else)."""
+    shape = src.shape
+    pre, n, post = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+    x3 = np.ascontiguousarray(src).reshape(pre, n, post)
+    return ones((1, n), dst.dtype), x3, dst.reshape(pre, 1, post)
 
 
 def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> bool:

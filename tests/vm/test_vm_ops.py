@@ -192,6 +192,21 @@ def test_reduce_axis0_identities(kind: str, rows: int, cols: int) -> None:
     np.testing.assert_array_equal(out, REDUCE[kind](x, axis=0, initial=ident))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("keepdims", [True, False])
+@pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
+@pytest.mark.parametrize(("rows", "cols"), [(0, 3), (5, 0), (1, 1), (8, 7), (5, 4)])
+def test_float_sum_over_axis0(dtype: str, keepdims: bool, lazy: bool, rows: int, cols: int) -> None:
+    """A float sum over an axis before the last runs as a batched matmul with a row of
+    ones (`kernels.matmul_sum_axis`), in both tiers; empty axes sum to 0."""
+    np_dtype = vm.isa.DTYPE_BY_TEXT[dtype].np
+    x = RNG.standard_normal((rows, cols)).astype(np_dtype)
+    prog = vm.load(vm.encode(vm.assemble(P.reduce_op("sum", dtype, "{0}", keepdims, tile_rows=8))))
+    out = np.full((1, cols) if keepdims else (cols,), 99, np_dtype)
+    vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out])
+    np.testing.assert_allclose(out, x.sum(axis=0, keepdims=keepdims), rtol=1e-5, atol=1e-6)
+
+
 def reduce_identity(kind: str, dtype: np.dtype) -> object:
     if kind in ("sum", "prod"):
         return 0 if kind == "sum" else 1
