@@ -35,6 +35,7 @@ from dvm.vm.kernels import (
     UNARY_FNS,
     binary_fn,
     blas_row_sum,
+    counter_pos,
     make_slicer,
     matmul_sum_axis,
     middle_sum_operands,
@@ -45,7 +46,7 @@ from dvm.vm.kernels import (
     select_overlapping,
     typed_scalar,
 )
-from dvm.vm.program import Index, Instr, Program
+from dvm.vm.program import Instr, Program
 from dvm.vm.specialize import (
     MAX_ARRAY_BYTES,
     Shape,
@@ -206,17 +207,17 @@ def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeErr
     return BytecodeError(offsets.grid if k < 0 else offsets.code[k], reason, detail)
 
 
-_VIEWS: dict[int, dict[tuple[int, np.dtype, Shape], tuple[Any, int]]] = {}
-_SCRATCH: dict[int, dict[tuple[Shape, np.dtype], np.ndarray]] = {}
+_VIEWS: dict[int, tuple[np.ndarray, dict[Any, Any]]] = {}
+_SCRATCH: dict[int, tuple[np.ndarray, dict[Any, Any]]] = {}
 
 
-def _cache(caches: dict[int, dict[Any, Any]], mem: np.ndarray) -> dict[Any, Any]:
+def _cache(caches: dict[int, tuple[np.ndarray, dict[Any, Any]]], mem: np.ndarray) -> dict[Any, Any]:
     """A cache kept beside the local memory `mem` across launches (bounded), as the
-    memory itself is kept."""
+    memory itself is kept; the entry holds `mem`, so its id is never reused for another."""
     got = caches.get(id(mem))
-    if got is None or len(got) > 4096:
-        got = caches[id(mem)] = {}
-    return got
+    if got is None or got[0] is not mem or len(got[1]) > 4096:
+        got = caches[id(mem)] = (mem, {})
+    return got[1]
 
 
 class Tier0:
@@ -242,12 +243,7 @@ class Tier0:
         self.views = _cache(_VIEWS, mem)
         self.scratch = _cache(_SCRATCH, mem)
         self.idx = [0] * 11
-        self.g = [
-            global_view(
-                vp, args[vp.arg], np.empty(vp.sizes, args[vp.arg].dtype) if vp.empty else None
-            )
-            for vp in spec.views
-        ]
+        self.g = [global_view(vp, args[vp.arg], _empty(vp, args)) for vp in spec.views]
         self.cuts: list[Any] = [False] * len(spec.views)
         """Per view, its slicer (None: the tile is the whole view), made on first use."""
         self.arr: list[Any] = [None] * len(spec.registers)
@@ -320,8 +316,7 @@ class Tier0:
         vp: ViewPlan = self.spec.views[v]
         for dim, src, t in vp.tiled:
             if dim == d:
-                pos = src - Index.GRID0 if src < Index.LOOP0 else 3 + src - Index.LOOP0
-                return max(0, min(t, vp.sizes[d] - self.idx[pos] * t))
+                return max(0, min(t, vp.sizes[d] - self.idx[counter_pos(src)] * t))
         return vp.sizes[d]
 
     def broadcast(self, *shapes: Shape) -> Shape:
