@@ -239,17 +239,28 @@ def matmul_tiles(
     are cut into equal tiles of at most `side`; the rows into a multiple of
     the cube cores' count of equal tiles (every core gets the same work) of
     at most side^2 / tn rows, and no more than 4 x side: narrow outputs
-    (mmoe's 16 columns) get taller tiles, so fewer calls. K gets the rest."""
+    (mmoe's 16 columns) get taller tiles, so fewer calls. Small work is not
+    shared: a row tile holds at least SMALL_WORK_BYTES of A's and the output's
+    rows together (as for vector kernels). K gets the rest."""
     align, budget, side = matmul_budget(out_tiles, element_bytes, device)
     sizes = domain.sizes
     cores = sympy.Integer(device.cube_cores)
     tn = balanced(sizes[n], side, align)
     rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
-    row_tiles = smax(1, cores * ceildiv(sizes[m], cores * rows_cap))
+    shared = cores * ceildiv(sizes[m], cores * rows_cap)
+    least = least_rows(sizes[domain.contraction or 0], tn, element_bytes)
+    row_tiles = smax(1, ceildiv(sizes[m], rows_cap), smin(shared, ceildiv(sizes[m], least)))
     tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
     # what the output tiles leave, for the two operand tiles (tm + tn) x tk
     k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
     return tm, tn, smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
+
+
+def least_rows(k: sympy.Expr, tn: sympy.Expr, element_bytes: int) -> sympy.Expr:
+    """The fewest rows a matmul's row tile holds when the work is split: a row of A
+    (k elements) and of the output tile (tn) take SMALL_WORK_BYTES together."""
+    row = smax(1, k + tn)
+    return smax(1, floor_div(sympy.Integer(SMALL_WORK_BYTES // element_bytes), row))
 
 
 def balanced(size: sympy.Expr, cap: sympy.Expr | int, align: int) -> sympy.Expr:

@@ -480,8 +480,10 @@ def test_matmul_tiling(device: str, case: str, out_tiles: int, whole_k: bool) ->
         else:
             assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
         # every core gets rows: a row tile is at most one core's share (rounded up),
-        # or one alignment unit
-        assert tm <= max(align, -(-sizes[m] // spec.cube_cores), 1), where
+        # or one alignment unit, or the least rows worth a tile (SMALL_WORK_BYTES of
+        # A's and the output's rows)
+        least = SMALL_WORK_BYTES // 4 // max(1, sizes[k] + tn)
+        assert tm <= max(align, -(-sizes[m] // spec.cube_cores), least, 1), where
         # K is one chunk (no accumulation) whenever it fits beside the output tiles
         k_rounded = -(-sizes[k] // align) * align
         if (tm + tn) * k_rounded + out_tiles * tm * tn <= budget:
