@@ -33,6 +33,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import argparse
 import importlib.util
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -43,6 +44,9 @@ import numpy as np
 
 import dvm
 import dvm.vm as vm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
+import vm_programs
 
 EXAMPLES = Path("/work/shared/examples")
 
@@ -112,32 +116,10 @@ def bench_cases(only: set[str] | None, repeat: int) -> None:
         print(f"  {name:12s} {text:28s} {a * 1e3:7.2f}ms {b * 1e3:7.2f}ms {a / b:9.2f}x")
 
 
-def chain_program(n: int) -> str:
-    """One tile, one element: load, then n `add` instructions, then store."""
-    body = "\n".join("add r1, r1, r0" for _ in range(n))
-    return f"""\
-arg a0 f32 1
-arg a1 f32 1
-params 0
-slot s0 = 1
-slot s1 = 0
-slot s2 = 64
-grid s0
-reg r0 f32 (s0) at s1
-reg r1 f32 (s0) at s2
-view v0 a0 offset s1 (s0 s0)
-view v1 a1 offset s1 (s0 s0)
-load r0, v0
-copy r1, r0
-{body}
-store v1, r1
-"""
-
-
 def bench_dispatch(repeat: int) -> None:
     """VM time per instruction minus a bare numpy call (best of alternating runs)."""
     n = 2000
-    prog = vm.load(vm.encode(vm.assemble(chain_program(n))))
+    prog = vm.load(vm.encode(vm.assemble(vm_programs.add_chain(n))))
     x, y = np.ones(1, np.float32), np.zeros(1, np.float32)
     a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
     calls = [partial(np.add, c, a, out=c)] * n

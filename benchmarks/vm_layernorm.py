@@ -122,28 +122,6 @@ def bench_layernorm(rows: int, cols: int, repeat: int) -> None:
     )
 
 
-def chain_program(n: int) -> str:
-    """One tile, one element: load, then n `add` instructions, then store."""
-    body = "\n".join("add r1, r1, r0" for _ in range(n))
-    return f"""\
-arg a0 f32 1
-arg a1 f32 1
-params 0
-slot s0 = 1
-slot s1 = 0
-slot s2 = 64
-grid s0
-reg r0 f32 (s0) at s1
-reg r1 f32 (s0) at s2
-view v0 a0 offset s1 (s0 s0)
-view v1 a1 offset s1 (s0 s0)
-load r0, v0
-copy r1, r0
-{body}
-store v1, r1
-"""
-
-
 def bench_dispatch(repeat: int) -> None:
     """VM time per instruction minus a bare numpy call, on 1-element adds.
 
@@ -151,7 +129,7 @@ def bench_dispatch(repeat: int) -> None:
     best of each counts: on a shared machine, drift and bursts hit both alike.
     """
     n = 2000
-    prog = vm.load(vm.encode(vm.assemble(chain_program(n))))
+    prog = vm.load(vm.encode(vm.assemble(vm_programs.add_chain(n))))
     x = np.ones(1, np.float32)
     y = np.zeros(1, np.float32)
     a, c = np.ones(1, np.float32), np.zeros(1, np.float32)
@@ -172,7 +150,7 @@ def bench_dispatch(repeat: int) -> None:
     print(f"  vm per instruction               {per_vm * 1e6:8.3f} us")
     print(f"  bare numpy call (add, out=)      {per_np * 1e6:8.3f} us")
     print(f"  dispatch overhead                {(per_vm - per_np) * 1e6:8.3f} us/instruction")
-    tiny = vm.load(vm.encode(vm.assemble(chain_program(1))))
+    tiny = vm.load(vm.encode(vm.assemble(vm_programs.add_chain(1))))
     t_tiny = t_add = np.inf
     for _ in range(5):
         t_tiny = min(t_tiny, timeit.timeit(partial(vm.launch, tiny, [x, y]), number=2000) / 2000)

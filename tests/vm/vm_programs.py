@@ -299,3 +299,26 @@ load r0, v0
 reduce r1, r0, {kind}, {axes}, {flags}
 store v1, r1
 """
+
+
+def add_chain(n: int) -> str:
+    """One tile, one element: load, then n `add` instructions, then store (the VM's
+    dispatch cost per instruction, measured by the benchmarks)."""
+    body = "\n".join("add r1, r1, r0" for _ in range(n))
+    return f"""\
+arg a0 f32 1
+arg a1 f32 1
+params 0
+slot s0 = 1
+slot s1 = 0
+slot s2 = 64
+grid s0
+reg r0 f32 (s0) at s1
+reg r1 f32 (s0) at s2
+view v0 a0 offset s1 (s0 s0)
+view v1 a1 offset s1 (s0 s0)
+load r0, v0
+copy r1, r0
+{body}
+store v1, r1
+"""
