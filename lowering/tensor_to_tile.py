@@ -480,16 +480,20 @@ def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
 
 def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
     """Give each computed tile size a name (`t0` for axis 0), so the IR shows
-    `!tile.tile<["t0", "t1"], f32>` and the kernel lists each size once."""
+    `!tile.tile<["t0", "t1"], f32>` and the kernel lists each size once. A size
+    built from earlier ones (a matmul's K chunk from its tm and tn) names them
+    too: the sizes are evaluated in order at every new shape, each once."""
     taken = {str(s) for size in domain.sizes for s in size.free_symbols}
     names: dict[str, sympy.Expr] = {}
+    earlier: dict[sympy.Expr, sympy.Expr] = {}
     for axis, size in enumerate(plan.tiles):
         if size.is_Integer or size == domain.sizes[axis]:
             continue
         name = f"t{axis}"
         while name in taken:
             name += "_"
-        names[name] = size
+        names[name] = size.xreplace(earlier)
+        earlier[size] = symbol(name)
         plan.tiles[axis] = symbol(name)
     plan.grid = [ceildiv(domain.sizes[a], plan.tiles[a]) for a in plan.gridded] or [
         sympy.Integer(1)

@@ -120,8 +120,9 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // 111411 floats usable): two output tiles (the accumulator in and out) of at
 // most 160 * 160 elements take at most half of it (2 * 160 * 160 <= 111411 /
 // 2); the columns are cut into equal tiles of at most 160, the rows into a
-// multiple of 24 equal tiles (24 cube cores; at least 8 rows) of at most
-// 25600 / t1 rows and no more than 640; K takes what the output tiles leave:
+// multiple of 24 equal tiles (24 cube cores; at least 8 rows; fewer when
+// the work is small) of at most 25600 / t1 rows and no more than 640; K
+// takes what the output tiles leave, written with t0 and t1:
 // (111411 - 2 * t0 * t1) / (t0 + t1), in equal chunks. When all
 // of K fits there, the `_whole_k` variant runs instead: no loop, one mma onto
 // a zero constant (an mma that does not accumulate).
@@ -136,7 +137,7 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %c
 // CHECK:       tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"] outputs 1 (%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "[[T0]]", t1 = "[[T1]]", t2 = "Max(1, Min(a_1, 8*ceiling(ceiling(a_1/Max(1, ceiling(a_1/Max(8, 8*floor(floor((-2*[[T0]]*[[T1]] + 111411)/([[T0]] + [[T1]]))/8)))))/8)))"}
+// CHECK-SAME:    dvm.tile_sizes = {t0 = "[[T0]]", t1 = "[[T1]]", t2 = "Max(1, Min(a_1, 8*ceiling(ceiling(a_1/Max(1, ceiling(a_1/Max(8, 8*floor(floor((-2*t0*t1 + 111411)/(t0 + t1))/8)))))/8)))"}
 // CHECK-SAME:    dvm.axes = {{\[\["a_0", "t0", "grid0"\], \["b_1", "t1", "grid1"\]\]}}
 // CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
 // CHECK-NEXT:    %c_1 = tile.for loop0 to "ceiling(a_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
