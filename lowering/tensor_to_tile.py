@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import cast
 
 import sympy
 from xdsl.context import Context
@@ -492,7 +493,7 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
         name = f"t{axis}"
         while name in taken:
             name += "_"
-        names[name] = size.xreplace(earlier)
+        names[name] = cast(sympy.Expr, size.xreplace(earlier))
         earlier[size] = symbol(name)
         plan.tiles[axis] = symbol(name)
     plan.grid = [ceildiv(domain.sizes[a], plan.tiles[a]) for a in plan.gridded] or [
