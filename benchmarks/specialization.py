@@ -22,30 +22,21 @@ Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import time
 import timeit
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from suite.workloads import DEFAULT_EXAMPLES, load_reference
 
 import dvm
 from dvm.vm import dynamic
 
-EXAMPLES = Path("/work/shared/examples")
+EXAMPLES = DEFAULT_EXAMPLES
 IDLE_NUMPY_CALL_US = 0.5
-
-
-def reference_module() -> Any:
-    spec = importlib.util.spec_from_file_location("reference", EXAMPLES / "reference.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def shape_stream(name: str, n: int, rng: np.random.Generator) -> list[dict[str, int]]:
@@ -103,7 +94,7 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
     """Each program twice, shape by shape in turn: as it runs (a first launch at a new
     shape runs unplanned, tier 0) and with tier 0 switched off (every launch planned
     and bound first, tier 1), so the two columns share the machine's state."""
-    ref = reference_module()
+    ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
     print(f"Per new shape: first call minus the best of {repeat} repeats ({shapes} shapes' median)")
     print(

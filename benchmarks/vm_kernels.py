@@ -31,7 +31,6 @@ import os
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import time
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from suite.workloads import DEFAULT_EXAMPLES, load_reference
 
 import dvm
 import dvm.vm as vm
@@ -48,15 +48,7 @@ import dvm.vm as vm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
 import vm_programs
 
-EXAMPLES = Path("/work/shared/examples")
-
-
-def reference_module() -> object:
-    spec = importlib.util.spec_from_file_location("reference", EXAMPLES / "reference.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+EXAMPLES = DEFAULT_EXAMPLES
 
 
 CASES: list[tuple[str, str, dict[str, int]]] = [
@@ -98,7 +90,7 @@ def check(got: Any, want: Any) -> None:
 
 
 def bench_cases(only: set[str] | None, repeat: int) -> None:
-    ref = reference_module()
+    ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
     print(f"Throughput vs numpy eager (medians of {repeat} alternating runs)")
     print(f"  {'program':12s} {'dims':28s} {'numpy':>9s} {'dvm':>9s} {'numpy/dvm':>10s}")

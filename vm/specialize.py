@@ -865,15 +865,7 @@ class _Specializer:
         ins = info.ins
         out, extents, scalar = _INFER[info.cat](self, k, ins, ctx, shapes, state)
         if out is not None:
-            dst = ins.operands[0]
-            n = math.prod(out)
-            if n == 0 and nominal_bytes(out, 8) > MAX_ARRAY_BYTES:
-                raise self.fail("code", k, "tile too large", f"{out}")
-            if n > self.caps[dst]:
-                raise self.fail(
-                    "code", k, "tile does not fit register", f"r{dst}: {out} > {self.caps[dst]}"
-                )
-            state[dst] = out
+            self.put(k, ins.operands[0], out, state)
         return OpNode(k, ins, tuple(shapes), out, extents, scalar)
 
     def put(self, k: int, dst: int, out: Shape, state: list[Shape | None]) -> None:
@@ -886,10 +878,6 @@ class _Specializer:
                 "code", k, "tile does not fit register", f"r{dst}: {out} > {self.caps[dst]}"
             )
         state[dst] = out
-
-    def registers_cap(self, r: int) -> int:
-        """Capacity of register `r` in elements."""
-        return self.caps[r]
 
     def shape_operand(
         self, k: int, ctx: dict[int, Any], shape: tuple, state: list[Shape | None]
