@@ -635,9 +635,9 @@ def launch(
     if cores is None:
         n = spec.default_cores
         if not n:
-            n = spec.default_cores = 1 if spec.plan.inline else _core_count(spec, None)
+            n = spec.default_cores = 1 if spec.plan.inline else _planned_cores(spec, None)
     else:
-        n = 1 if spec.plan.inline else _core_count(spec, cores)
+        n = 1 if spec.plan.inline else _planned_cores(spec, cores)
     memory = spec.memory
     if memory is None:
         memory = spec.memory = device_memory(spec.device)
@@ -653,10 +653,7 @@ def _run_unplanned(spec: Specialization, args: Sequence[np.ndarray], alias: bool
     memory = spec.memory
     if memory is None:
         memory = spec.memory = device_memory(spec.device)
-    n = 1
-    if ntiles > 1 and sum([a.nbytes for a in args]) >= INLINE_BYTES:
-        dev = spec.device
-        n = min(dev.cube_cores if spec.has_mma else dev.vector_cores, len(memory.buffers), ntiles)
+    n = _core_count(spec, ntiles, sum([a.nbytes for a in args]), None)
     with memory.lock:
         runners = [
             dynamic.Tier0(spec, args, memory.buffers[c], extents, alias).run for c in range(n)
@@ -737,11 +734,15 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
             raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
 
 
-def _core_count(spec: Specialization, cores: int | None) -> int:
-    """Cores for a launch: one if it is small, else the device's, capped by tiles and CPUs."""
-    plan = spec.plan
-    ntiles = plan.tiles
-    if ntiles < 2 or plan.global_bytes < INLINE_BYTES:
+def _planned_cores(spec: Specialization, cores: int | None) -> int:
+    """Cores for a planned launch (see `_core_count`)."""
+    return _core_count(spec, spec.plan.tiles, spec.plan.global_bytes, cores)
+
+
+def _core_count(spec: Specialization, ntiles: int, nbytes: int, cores: int | None) -> int:
+    """Cores for a launch of `ntiles` moving `nbytes`: one if it is small, else the
+    device's, capped by tiles, CPUs and `cores`."""
+    if ntiles < 2 or nbytes < INLINE_BYTES:
         return 1
     dev = spec.device
     n = dev.cube_cores if spec.has_mma else dev.vector_cores
