@@ -105,10 +105,14 @@ def python_function(
     exprs: Sequence[sympy.Expr], names: Sequence[str]
 ) -> Callable[..., tuple[int, ...]]:
     """A plain Python function of the named ints that computes integer
-    expressions (generated once from sympy; calling it costs a microsecond)."""
+    expressions (generated once from sympy; calling it costs a microsecond).
+    Subexpressions the expressions share are computed once (a tile size
+    appears many times in a choice's condition)."""
     printer = PythonCodePrinter()
-    body = "".join(f"int({printer.doprint(e)}), " for e in exprs)
-    source = f"def f({', '.join(names)}):\n    return ({body})\n"
+    shared, reduced = sympy.cse(list(exprs), symbols=sympy.numbered_symbols("_t"))
+    lines = [f"    {t} = {printer.doprint(e)}\n" for t, e in shared]
+    body = "".join(f"int({printer.doprint(e)}), " for e in reduced)
+    source = f"def f({', '.join(names)}):\n{''.join(lines)}    return ({body})\n"
     namespace: dict[str, Any] = {"math": math}
     exec(builtins.compile(source, "<dvm expressions>", "exec"), namespace)
     return namespace["f"]
@@ -388,9 +392,17 @@ class HostCompiler:
         take_then = self.region_step(then_steps, then_yield, results)
         take_else = self.region_step(else_steps, else_yield, results)
 
+        decided: dict[tuple[int, ...], bool] = {}
+
         def step(call: Call, env: Env) -> None:
-            values = sides(*(call.symbols[n] for n in names))
-            holds = all(r(values[2 * i], values[2 * i + 1]) for i, r in enumerate(relations))
+            key = tuple([call.symbols[n] for n in names])
+            holds = decided.get(key)
+            if holds is None:
+                values = sides(*key)
+                holds = all(r(values[2 * i], values[2 * i + 1]) for i, r in enumerate(relations))
+                if len(decided) >= MAX_KERNEL_PLANS:
+                    decided.clear()
+                decided[key] = holds
             (take_then if holds else take_else)(call, env)
 
         return step
