@@ -376,18 +376,18 @@ def ones_vector(n: int, column: bool, dtype: np.dtype) -> np.ndarray:
 
 
 def ones(shape: Shape, dtype: np.dtype) -> np.ndarray:
-    """A read-only array of ones, shared by every binding that needs it."""
-    key = (shape, dtype)
-    got = _ONES.get(key)
-    if got is None:
-        got = np.ones(shape, dtype)
-        got.flags.writeable = False
-        if len(_ONES) < 1024:
-            _ONES[key] = got
-    return got
+    """A read-only array of ones: a view of one buffer per dtype, grown as needed, so a
+    new length costs a slice, not an allocation (reductions of new shapes ask often)."""
+    n = math.prod(shape)
+    base = _ONES.get(dtype)
+    if base is None or base.size < n:
+        base = np.ones(max(n, 4096), dtype)
+        base.flags.writeable = False
+        _ONES[dtype] = base
+    return base[:n].reshape(shape)
 
 
-_ONES: dict[tuple[Shape, np.dtype], np.ndarray] = {}
+_ONES: dict[np.dtype, np.ndarray] = {}
 
 
 def _contiguous(x: Any) -> bool:
