@@ -36,6 +36,7 @@ from dvm.vm.kernels import (
     binary_fn,
     blas_row_sum,
     counter_pos,
+    fusable,
     make_slicer,
     matmul_sum_axis,
     middle_sum_operands,
@@ -85,7 +86,7 @@ class Step(NamedTuple):
     level: int
     """For a loop: its counter's position in `Tier0.idx`."""
     store_to: int = -1
-    """For an elementwise op whose result only the store after it reads: that store's
+    """For a `fusable` op whose result only the store after it reads: that store's
     view, whose tile the op may write directly (as tier 1 does, see
     `interpreter.fused_stores`)."""
     forward: bool = False
@@ -123,7 +124,6 @@ def decoded(p: Program) -> Decoded:
     return got
 
 
-_ELEMENTWISE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
 _NO_WRITE = (Cat.STORE, Cat.STORE_ACC, Cat.NOP, Cat.LOOP, Cat.ENDLOOP)
 
 
@@ -138,7 +138,7 @@ def _with_fusions(
             continue
         r, producer = ins.operands[1], code[j - 1]
         later = any(r in rs for rs in reads[j + 1 :])
-        if producer.op.cat in _ELEMENTWISE and producer.operands[0] == r and not later:
+        if fusable(producer) and producer.operands[0] == r and not later:
             steps[j - 1] = steps[j - 1]._replace(store_to=ins.operands[0])
     for i, ins in enumerate(code):
         if ins.op.cat is Cat.LOAD and not depth[i]:
@@ -483,11 +483,11 @@ def _mma(t: Tier0, st: Step) -> None:
     b = b.swapaxes(-1, -2) if flags & 2 else b
     if d in (ra, rb):
         a, b = a.copy(), b.copy()
-    dst = t.put(d, out)
     if acc:
+        dst = t.put(d, out)
         mma_acc(a, b, dst, t.scratch_for(out, dst.dtype))
     else:
-        np.matmul(a, b, out=dst)
+        np.matmul(a, b, out=t.result(st, d, out))
 
 
 # The elementwise steps run most often: they read registers without `get`'s call.

@@ -32,7 +32,7 @@ import numpy as np
 from dvm.vm import blas, dynamic
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
-from dvm.vm.kernels import QUIET, Fn, bind_op, make_slicer
+from dvm.vm.kernels import QUIET, Fn, bind_op, fusable, make_slicer
 from dvm.vm.program import Instr, Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
@@ -259,7 +259,6 @@ def _nothing() -> None:
     """An elided store (its producer already wrote the tile); counted in stats mode."""
 
 
-_FUSABLE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
 _MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC)
 
 
@@ -306,8 +305,8 @@ def fused_stores(body: Body) -> dict[int, int]:
     """Pairs (producer, store) in a straight-line tile body that can fuse: the producer
     then writes the stored view's tile itself, saving a copy of the tile.
 
-    Safe when: the producer is an elementwise op writing register r with exactly the
-    tile's shape; between it and the store nothing touches r and nothing touches global
+    Safe when: the producer is `fusable`, writing register r with exactly the tile's
+    shape; between it and the store nothing touches r and nothing touches global
     memory (so no load sees the early write and no store is reordered past it); and
     after the store nothing reads r (the value exists only in global memory then).
     """
@@ -331,7 +330,7 @@ def _producer(body: Body, j: int, r: int) -> int | None:
         if isinstance(n, LoopNode) or n.ins.op.cat in _MEMORY:
             return None
         if n.ins.operands[0] == r:
-            ok = n.ins.op.cat in _FUSABLE and n.out == store.extents and n.store_to is None
+            ok = fusable(n.ins) and n.out == store.extents and n.store_to is None
             return i if ok else None
         if _reads(n, r):
             return None

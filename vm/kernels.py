@@ -425,7 +425,8 @@ def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> boo
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     """np.matmul into dst; transposes are views taken at bind time. An accumulating mma
-    multiplies into a scratch tile (per core, shared by every class) and adds.
+    multiplies into a scratch tile (per core, shared by every class) and adds. A product
+    the store after it only reads is written straight into the stored tile.
 
     (A cblas gemm with beta = 1 through ctypes would save the add pass, but on this host
     its per-call overhead, ~30 us with pointer and argument conversions, costs more than
@@ -433,7 +434,7 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     flags = node.ins.operands[3]
     a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
     ta, tb, acc = bool(flags & 1), bool(flags & 2), bool(flags & 4)
-    if isinstance(a, Dyn) or isinstance(b, Dyn):
+    if isinstance(a, Dyn) or isinstance(b, Dyn) or isinstance(dst, DynOut):
         scratch = (
             core.scratch(dst.shape, dst.dtype) if acc and isinstance(dst, np.ndarray) else None
         )
@@ -581,6 +582,17 @@ def binary_fn(name: str, dtype: DType) -> Any:
     if dtype.is_int and name == "pow":
         return _int_pow
     return _BINARY[name]
+
+
+_ELEMENTWISE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
+
+
+def fusable(ins: Instr) -> bool:
+    """Whether an instruction can write the tile of the store after it (both tiers fuse
+    such pairs): an elementwise op, or an mma that does not accumulate into its
+    destination."""
+    cat = ins.op.cat
+    return cat in _ELEMENTWISE or (cat is Cat.MMA and not ins.operands[3] & 4)
 
 
 def _plain(node: OpNode, core: CoreLike) -> bool:
