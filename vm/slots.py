@@ -61,6 +61,9 @@ def slots_source(slots: Sequence[Slot]) -> str:
     """Python source of the slot function (validated slots only)."""
     lines = ["def slots(D, P):"]
     n = 0
+    named: dict[str, str] = {}
+    """Each expression computed so far -> its temporary: slots repeat subexpressions (a
+    tile size inside every later size), which are computed once."""
     for i, slot in enumerate(slots):
         stack: list[str] = []
         for t in slot.expr:
@@ -78,9 +81,11 @@ def slots_source(slots: Sequence[Slot]) -> str:
                     expr = f"{a} {_INFIX[t.op]} {b}"
                 else:
                     expr = _INLINE[t.op].format(a=a, b=b)
-                lines.append(f"    t{n} = {expr}")
-                stack.append(f"t{n}")
-                n += 1
+                if expr not in named:
+                    named[expr] = f"t{n}"
+                    lines.append(f"    t{n} = {expr}")
+                    n += 1
+                stack.append(named[expr])
         lines.append(f"    s{i} = {stack.pop()}")
         lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: return {i}")
     lines.append("    return (" + "".join(f"s{i}, " for i in range(len(slots))) + ")")
