@@ -487,7 +487,9 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
     taken = {str(s) for size in domain.sizes for s in size.free_symbols}
     names: dict[str, sympy.Expr] = {}
     earlier: dict[sympy.Expr, sympy.Expr] = {}
-    for axis, size in enumerate(plan.tiles):
+    # shorter sizes first: a size built from others (K's chunk, a batch tile) names them
+    for axis in sorted(range(len(plan.tiles)), key=lambda a: len(str(plan.tiles[a]))):
+        size = plan.tiles[axis]
         if size.is_Integer or size == domain.sizes[axis]:
             continue
         name = f"t{axis}"

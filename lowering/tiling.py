@@ -5,7 +5,8 @@ and the device, choose for every domain axis a tile extent and what walks
 it:
 
 - parallel axes get a grid axis each (at most three; further outer ones are
-  walked by loops inside the tile, one element at a time);
+  walked by loops inside the tile, one element at a time, or for a matmul's
+  batch axes one tile of elements at a time);
 - reduced axes and a matmul's K are walked by loops over chunks, so a row of
   any length fits (when one chunk covers the axis, each loop runs once);
 - every live tile of the kernel must fit in a core's local memory (a matmul
@@ -188,9 +189,33 @@ def plan_matmul_tiles(
     tiles[m], tiles[n] = tm, tn
     if whole_k:
         tiles[k] = at_least_one(domain.sizes[k])
-        return finish(domain, tiles, [])
-    tiles[k] = balanced(domain.sizes[k], k_cap, align)
-    return finish(domain, tiles, [k])
+        plan = finish(domain, tiles, [])
+    else:
+        tiles[k] = balanced(domain.sizes[k], k_cap, align)
+        plan = finish(domain, tiles, [k])
+    return with_batch_tiles(plan, domain, m, n, out_tiles, element_bytes)
+
+
+def with_batch_tiles(
+    plan: TilePlan, domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int
+) -> TilePlan:
+    """Give a matmul's batch axes (the parallel axes besides rows and cols) tiles of
+    several elements when one element's product is small work: a tile then holds at
+    least SMALL_WORK_BYTES of operands and outputs (counting all of K), as vector
+    kernels' tiles do, instead of one tiny mma per batch element (attention's
+    B x heads products). Within that bound the tiles fit any memory the matmul
+    tiles fit, chunked K or not."""
+    sizes, tiles = domain.sizes, plan.tiles
+    k = at_least_one(sizes[domain.contraction or 0])
+    per_element = (tiles[m] * k + k * tiles[n] + out_tiles * tiles[m] * tiles[n]) * element_bytes
+    room = smax(1, floor_div(sympy.Integer(SMALL_WORK_BYTES), per_element))
+    for axis in reversed(domain.parallel):
+        if axis in (m, n):
+            continue
+        tiles[axis] = at_least_one(smin(sizes[axis], room))
+        room = smax(1, floor_div(room, tiles[axis]))
+    plan.grid = [ceildiv(sizes[a], tiles[a]) for a in plan.gridded] or [sympy.Integer(1)]
+    return plan
 
 
 def whole_k_fits(
