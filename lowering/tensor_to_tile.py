@@ -463,7 +463,8 @@ def kernel_plan(
         plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows)
         return plan, list(range(len(domain.sizes)))
     m, n, out_tiles = matmul_shape(fusion, domain)
-    plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows)
+    batched = batched_operands(fusion, domain)
+    plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows, batched)
     coords = [a for a in range(len(domain.sizes)) if a != domain.contraction]
     return plan, coords
 
@@ -477,6 +478,15 @@ def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
     m_span, n_span = domain.placement[matmul.result][-2:]
     bytes_live, widest = live_bytes(fusion, domain)
     return m_span[0], n_span[0], max(2, -(-bytes_live // widest))
+
+
+def batched_operands(fusion: t.FusionOp, domain: Domain) -> tuple[bool, bool]:
+    """Whether the matmul's A and B span a batch axis (one besides its rows and cols)."""
+    matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
+    m_span, n_span = domain.placement[matmul.result][-2:]
+    batch = set(domain.parallel) - {m_span[0], n_span[0]}
+    lhs, rhs = ({a for span in v.placement for a in span} for v in domain.loads if v.matmul_operand)
+    return bool(lhs & batch), bool(rhs & batch)
 
 
 def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
