@@ -645,27 +645,17 @@ def launch(
 
 
 def _run_unplanned(spec: Specialization, args: Sequence[np.ndarray], alias: bool) -> None:
-    """A first launch without planning or binding (tier 0, see `dynamic.py`): on the
-    calling thread, or shared by the cores when it moves enough memory to gain."""
+    """A first launch without planning or binding (tier 0, see `dynamic.py`), on the
+    calling thread: its steps hold the GIL for their Python work, so cores stepping
+    through tiles side by side wait for each other (measured slower than one core at
+    every size tier 0 takes)."""
     extents = dynamic.prepare(spec)
-    ntiles = math.prod(extents)
     memory = spec.memory
     if memory is None:
         memory = spec.memory = device_memory(spec.device)
-    n = _core_count(spec, ntiles, sum([a.nbytes for a in args]), None)
     with memory.lock:
-        runners = [
-            dynamic.Tier0(spec, args, memory.buffers[c], extents, alias).run for c in range(n)
-        ]
-        _blas_held(spec.uses_blas, _run_quietly, _run_tiles, runners, ntiles)
-
-
-def _run_tiles(runners: list[Callable[[int, int], None]], ntiles: int) -> None:
-    """Tiles 0..ntiles-1 on the first runner's thread, or shared by all of them."""
-    if len(runners) == 1:
-        runners[0](0, ntiles)
-    else:
-        _pool().run(_share_tiles(runners, ntiles))
+        runner = dynamic.Tier0(spec, args, memory.buffers[0], extents, alias).run
+        _blas_held(spec.uses_blas, _run_quietly, runner, 0, math.prod(extents))
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
