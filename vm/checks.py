@@ -11,7 +11,7 @@ per program into straight-line source
         o0 = s[5]
         if ... : return None         # any failed check: None
         ...
-        v0 = ViewPlan(0, s[5], (z0, z1), (t0, t1), ((0, 1, g0),), False, natural)
+        v0 = _new(ViewPlan, (0, s[5], (z0, z1), (t0, t1), ((0, 1, g0),), False, n0))
         return (((o0, c0), ...), (v0, ...), {source: [(size, tile), ...]})
 
 built only from validated table indices and fixed operators. It returns
@@ -36,12 +36,23 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
     """Python source of the layout function of a validated program on a device."""
     lines = ["def layout(s, numel):"]
     emit = lines.append
+    # register dims, view sizes and tile sizes may not be negative: one test per slot
+    counts = sorted(
+        {d for r in p.registers for d in r.shape}
+        | {vd.size for v in p.views for vd in v.dims}
+        | {
+            vd.tile
+            for v in p.views
+            for vd in v.dims
+            if vd.index != Index.NONE and vd.tile is not None
+        }
+    )
+    if counts:
+        emit(f"    if {' or '.join(f's[{d}] < 0' for d in counts)}: return None")
     spans = []
     for i, r in enumerate(p.registers):
         dims = [f"s[{d}]" for d in r.shape]
         item = r.dtype.np.itemsize
-        for d in dims:
-            emit(f"    if {d} < 0: return None")
         emit(f"    c{i} = {' * '.join(dims) or '1'}")
         emit(f"    o{i} = s[{r.offset}]")
         emit(f"    e{i} = o{i} + c{i} * {item}")
@@ -58,13 +69,11 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
         st = [f"t{i}_{d}" for d in range(rank)]
         for d, vd in enumerate(v.dims):
             emit(f"    {z[d]} = s[{vd.size}]")
-            emit(f"    if {z[d]} < 0: return None")
             emit(f"    {st[d]} = s[{vd.stride}]")
         tiled = []
         for d, vd in enumerate(v.dims):
             if vd.index != Index.NONE and vd.tile is not None:
                 emit(f"    g{i}_{d} = s[{vd.tile}]")
-                emit(f"    if g{i}_{d} < 0: return None")
                 tiled.append(f"({d}, {vd.index}, g{i}_{d})")
                 keys.setdefault(vd.index, []).append(f"({z[d]}, g{i}_{d})")
         emit(f"    f{i} = s[{v.offset}]")
@@ -91,8 +100,8 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
         emit(f"        n{i} = {cond}")
         tiled_text = "".join(f"{t}, " for t in tiled)
         emit(
-            f"    v{i} = _View({v.arg}, f{i}, ({''.join(f'{n}, ' for n in z)}), "
-            f"({''.join(f'{t}, ' for t in st)}), ({tiled_text}), m{i}, n{i})"
+            f"    v{i} = _new(_View, ({v.arg}, f{i}, ({''.join(f'{n}, ' for n in z)}), "
+            f"({''.join(f'{t}, ' for t in st)}), ({tiled_text}), m{i}, n{i}))"
         )
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     key_text = ", ".join(f"{src}: [{', '.join(pairs)}]" for src, pairs in keys.items())
@@ -114,5 +123,6 @@ def _disjoint(spans: list[tuple[int, int]]) -> bool:
 def compile_layout(p: Program, local_bytes: int, alignment: int, view_type: type) -> LayoutFn:
     """Compile the layout function of a validated program for one device."""
     namespace: dict[str, object] = {"__builtins__": {}, "_disjoint": _disjoint, "_View": view_type}
+    namespace["_new"] = tuple.__new__  # a NamedTuple's own __new__ is a Python frame
     exec(compile(layout_source(p, local_bytes, alignment), "<dvm layout>", "exec"), namespace)
     return namespace["layout"]  # type: ignore[return-value]

@@ -691,8 +691,8 @@ def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
     if len(args) == len(expect):
         fast = True
         try:
-            for a, (dt, sh, st) in zip(args, expect, strict=True):
-                if a.shape != sh or a.dtype != dt or a.strides != st:
+            for a, (dt, sh) in zip(args, expect, strict=True):
+                if a.shape != sh or a.dtype != dt or not a.flags.c_contiguous:
                     fast = False
                     break
         except AttributeError:

@@ -133,8 +133,8 @@ class Specialization:
     alias_args: frozenset[int]
     """The arguments loads read that the program never writes: alias registers' loads, and
     loads the interpreter may forward, read them in place."""
-    arg_layouts: tuple[tuple[np.dtype, Shape, Shape], ...] = ()
-    """(dtype, shape, C-order byte strides) of each argument: launch's fast check."""
+    arg_layouts: tuple[tuple[np.dtype, Shape], ...] = ()
+    """(dtype, shape) of each argument: launch's fast check (with C-contiguity)."""
     executables: dict[tuple[int, bool, bool], Any] = field(default_factory=dict, repr=False)
     """Per-core bound closures, built by the interpreter on first launch and reused."""
     default_cores: int = field(default=0, repr=False)
@@ -550,10 +550,7 @@ class _Specializer:
             st.stored,
             st.alias_regs,
             st.alias_args,
-            tuple(
-                (dt, s, _c_byte_strides(s, dt.itemsize))
-                for dt, s in zip(st.arg_dtypes, shapes, strict=True)
-            ),
+            tuple(zip(st.arg_dtypes, shapes, strict=True)),
             max_steps=self.max_steps,
         )
 
@@ -950,15 +947,6 @@ MAX_ARRAY_BYTES = 2**62
 def nominal_bytes(shape: Shape, itemsize: int) -> int:
     """What numpy checks against its size limit: the product of the non-zero dims."""
     return math.prod(max(n, 1) for n in shape) * itemsize
-
-
-def _c_byte_strides(shape: Shape, itemsize: int) -> Shape:
-    """The byte strides numpy gives a new C-ordered array of `shape`."""
-    out, acc = [], itemsize
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(out))
 
 
 def _is_c_contiguous(sizes: Shape, strides: Shape) -> bool:
