@@ -215,7 +215,7 @@ class Kernel:
             outs.append((tuple(dims[k : k + rank]), dtype))
             k += rank
         shapes = [a.shape for a in inputs] + [shape for shape, _ in outs]
-        return outs, self.program.specialize(shapes, params, self.device, lazy=True)
+        return outs, vm.specialize(self.program, shapes, params, self.device, lazy=True)
 
 
 # --------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from dvm.vm.kernels import (
     blas_row_sum,
     counter_pos,
     fusable,
+    global_view,
     make_slicer,
     matmul_sum_axis,
     middle_sum_operands,
@@ -232,8 +233,6 @@ class Tier0:
         extents: list[int],
         alias: bool,
     ) -> None:
-        from dvm.vm.interpreter import global_view
-
         self.spec = spec
         self.steps = decoded(spec.program).steps
         self.dtypes = static_info(spec.program).reg_dtypes

@@ -32,7 +32,7 @@ import numpy as np
 from dvm.vm import blas, dynamic
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
-from dvm.vm.kernels import QUIET, Fn, bind_op, fusable, make_slicer
+from dvm.vm.kernels import QUIET, Fn, bind_op, fusable, global_view, make_slicer
 from dvm.vm.program import Instr, Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
@@ -478,17 +478,6 @@ class Executable:
                 g[i] = a
             else:
                 g[i] = global_view(vp, a, empties[i])
-
-
-def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.ndarray:
-    """The whole view `vp` over array `a` (bounds were proven at specialization)."""
-    if empty is not None:
-        return empty
-    if vp.natural:
-        return a if a.shape == vp.sizes else a.reshape(vp.sizes)
-    item = a.dtype.itemsize
-    strides = tuple(s * item if n > 1 else 0 for n, s in zip(vp.sizes, vp.strides, strict=True))
-    return np.ndarray(vp.sizes, a.dtype, buffer=a, offset=vp.offset * item, strides=strides)
 
 
 # --------------------------------------------------------------------------

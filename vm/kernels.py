@@ -176,6 +176,17 @@ def _whole(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.ndarray:
+    """The whole view `vp` over array `a` (bounds were proven at specialization)."""
+    if empty is not None:
+        return empty
+    if vp.natural:
+        return a if a.shape == vp.sizes else a.reshape(vp.sizes)
+    item = a.dtype.itemsize
+    strides = tuple(s * item if n > 1 else 0 for n, s in zip(vp.sizes, vp.strides, strict=True))
+    return np.ndarray(vp.sizes, a.dtype, buffer=a, offset=vp.offset * item, strides=strides)
+
+
 def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
     """A function cutting the current tile out of the launch view (None: the whole view)."""
     if not vp.tiled:
