@@ -6,12 +6,14 @@ For each example program, `p = dvm.compile(example)` once; then for each of
 --shapes new shapes, time the first call at that shape and a repeat call at
 the same shape (the best of --repeat): their difference is what a new shape
 costs (argument checks, symbol binding and guards on the host, then per
-kernel the VM's slot evaluation, layout checks, tile-class planning and
-binding). The table prints medians over the shapes, in wall time and in
-CPU time of this process, and the CPU time in units of one bare numpy call
-(`np.add(x, y, out=o)` on distinct one-element arrays after a second of
-warm-up, as `shared/baselines/bench_limits.py` times it, in the same run): on a shared
-machine the wall time swings with the load, the units much less. "idle"
+kernel the VM's slot evaluation and layout checks and a first launch
+without planning). It is measured on the shapes back to back ("stream")
+and with other work between them ("after other work", see
+`bench_new_shapes`). The table prints medians over the shapes in CPU time
+of this process, and in units of one bare numpy call (`np.add(x, y,
+out=o)` on distinct one-element arrays after a second of warm-up, as
+`shared/baselines/bench_limits.py` times it, in the same run): on a shared
+machine the times swing with the load, the units much less. "idle"
 multiplies the units by 0.5 us, a bare numpy call on this machine when
 idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
 
@@ -91,25 +93,35 @@ def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, 
 
 
 def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
-    """Each program twice, shape by shape in turn: as it runs (a first launch at a new
-    shape runs unplanned, tier 0) and with tier 0 switched off (every launch planned
-    and bound first, tier 1), so the two columns share the machine's state."""
+    """Each program on a stream of new shapes, measured two ways.
+
+    "stream": the shapes back to back, as a server meets them; the unit is timed
+    before and after the pass. "after other work": shape by shape, the unit timed
+    and the program run with tier 0 switched off (every launch planned and bound
+    first) between one shape's calls and the next shape's first call, so that the
+    first call finds caches holding other work; the tier-1 column is that other
+    program's own cost, so both share the machine's state."""
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
     print(f"Per new shape: first call minus the best of {repeat} repeats ({shapes} shapes' median)")
     print(
-        f"  {'program':12s} {'kernels':>7s} {'wall':>9s} {'cpu':>9s} {'numpy calls':>12s}"
-        f" {'idle':>9s} {'first (wall)':>13s} {'repeat':>9s} {'tier 1 only (cpu)':>18s}"
+        f"  {'program':12s} {'kernels':>7s} | stream: {'cpu':>8s} {'calls':>6s} {'idle':>8s}"
+        f" | after other work: {'cpu':>8s} {'calls':>6s} {'idle':>8s} {'first':>8s} {'repeat':>8s}"
+        f" | tier 1 only: {'cpu':>8s}"
     )
     for file in files:
         _, spec, _ = ref.EXAMPLES[file]
-        tiered, planned = dvm.compile(EXAMPLES / file), dvm.compile(EXAMPLES / file)
+        stream, tiered, planned = (dvm.compile(EXAMPLES / file) for _ in range(3))
         warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
-        tiered(*warm)  # first-ever calls: imports, threads, device memory
-        planned(*warm)
+        for p in (stream, tiered, planned):
+            p(*warm)  # first-ever calls: imports, threads, device memory
+        argsets = [ref.make_inputs(spec, d, rng) for d in shape_stream(file, shapes, rng)]
+        unit = numpy_call()[1]
+        flowing = [new_shape_cost(stream, args, repeat)[1] for args in argsets]
+        unit = (unit + numpy_call()[1]) / 2
         rows, units, plain = [], [], []
-        for dims in shape_stream(file, shapes, np.random.default_rng(1)):
-            args = ref.make_inputs(spec, dims, rng)
+        for args in argsets:
+            args = [a.copy() for a in args]  # new arrays: the shapes are new to `tiered`
             rows.append(new_shape_cost(tiered, args, repeat))
             units.append(rows[-1][1] / numpy_call()[1])
             saved, dynamic.MAX_BYTES = dynamic.MAX_BYTES, 0
@@ -117,13 +129,16 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
                 plain.append(new_shape_cost(planned, args, repeat)[1])
             finally:
                 dynamic.MAX_BYTES = saved
-        launches = len(tiered.profile(*args)[1])
+        launches = len(tiered.profile(*argsets[-1])[1])
+        s_cpu = statistics.median(flowing)
+        s_units = s_cpu / unit
         u = statistics.median(units)
-        wall, cpu, first, again = (statistics.median(c) * 1e3 for c in zip(*rows, strict=True))
+        _, cpu, first, again = (statistics.median(c) * 1e3 for c in zip(*rows, strict=True))
         print(
-            f"  {file.removesuffix('.mlir'):12s} {launches:7d} {wall:7.3f}ms {cpu:7.3f}ms"
-            f" {u:12.0f} {u * IDLE_NUMPY_CALL_US / 1e3:7.3f}ms {first:11.3f}ms"
-            f" {again:7.3f}ms {statistics.median(plain) * 1e3:16.3f}ms"
+            f"  {file.removesuffix('.mlir'):12s} {launches:7d} | {s_cpu * 1e3:13.3f}ms"
+            f" {s_units:6.0f} {s_units * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
+            f" | {cpu:23.3f}ms {u:6.0f} {u * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
+            f" {first:6.3f}ms {again:6.3f}ms | {statistics.median(plain) * 1e3:18.3f}ms"
         )
 
 
