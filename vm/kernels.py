@@ -411,8 +411,8 @@ def matmul_sum_axis(kind: ReduceKind, axes: int, shape: Shape, dtype: np.dtype) 
     `ones(1, n) @ x.reshape(pre, n, post)` computes 2-3.5x faster than `add.reduce`
     (measured on mmoe's and softmax's tiles); None for other reductions."""
     float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
-    if kind is not ReduceKind.SUM or not float_ok or axes & (axes - 1):
-        return None
+    if kind is not ReduceKind.SUM or not float_ok or not axes or axes & (axes - 1):
+        return None  # not a float sum over exactly one axis
     axis = axes.bit_length() - 1
     return axis if axis < len(shape) - 1 else None
 

@@ -207,6 +207,19 @@ def test_float_sum_over_axis0(dtype: str, keepdims: bool, lazy: bool, rows: int,
     np.testing.assert_allclose(out, x.sum(axis=0, keepdims=keepdims), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", sorted(REDUCE))
+@pytest.mark.parametrize("dtype", ["f32", "i64"])
+@pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
+def test_reduce_over_no_axes_is_the_input(kind: str, dtype: str, lazy: bool) -> None:
+    """Reducing over no axes leaves every element as it is (it folds one value)."""
+    np_dtype = vm.isa.DTYPE_BY_TEXT[dtype].np
+    x = (RNG.standard_normal((6, 3)) * 4).astype(np_dtype)
+    prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, dtype, "{}", False))))
+    out = np.full_like(x, 99)
+    vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out])
+    np.testing.assert_array_equal(out, x)
+
+
 def reduce_identity(kind: str, dtype: np.dtype) -> object:
     if kind in ("sum", "prod"):
         return 0 if kind == "sum" else 1

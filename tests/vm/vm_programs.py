@@ -259,13 +259,16 @@ store v2, r2
 def reduce_op(kind: str, dtype: str, axes: str, keepdims: bool, tile_rows: int = 4) -> str:
     """Reduce a (rows, cols) tile per row block; output (rows, cols) reduced over `axes`.
 
-    axes "{1}" gives (R, 1) or (R,); axes "{0}" needs one tile covering all rows.
+    axes "{1}" gives (R, 1) or (R,); axes "{0}" needs one tile covering all rows; axes
+    "{}" reduces over nothing (the output is the input).
     """
     flags = "[keepdims]" if keepdims else "[]"
     grid, in_view, in_reg = "s3", "(s0 s1 g0 s2) (s1 s5)", "(s2, s1)"
     if axes == "{0}":  # one tile holding every row, even when there are none
         grid, in_view, in_reg = "s5", "(s0 s1) (s1 s5)", "(s0, s1)"
-    if axes == "{1}":
+    if axes == "{}":
+        out_rank, out_reg, out_view = 2, in_reg, f"view v1 a1 offset s4 {in_view}"
+    elif axes == "{1}":
         out_rank = 2 if keepdims else 1
         out_reg = "(s2, s5)" if keepdims else "(s2)"
         out_view = (
