@@ -161,10 +161,11 @@ class Kernel:
         shape_symbols = sorted({str(s) for e in exprs for s in e.free_symbols} - known)
         device = program_op.attributes.get(DEVICE)
         preset = device.data if isinstance(device, StringAttr) else "host"
+        device_spec = DEVICES[preset]()
         return Kernel(
             name=program_op.sym_name.data,
-            program=vm.check(to_program(program_op)),
-            device=DEVICES[preset](),
+            program=vm.prepare(vm.check(to_program(program_op)), device_spec),
+            device=device_spec,
             output_dtypes=[vm.DType[dtype_name(a.dtype.data)].np for a in outputs],
             output_shapes=python_function(exprs, [*names, *params, *shape_symbols]),
             output_ranks=[len(a.dims.data) for a in outputs],

@@ -1,7 +1,8 @@
 """The numpy device VM: an ISA table, a binary format, a validator and an interpreter.
 
 Stages, as in WebAssembly: `decode` (bytes -> Program, structure only),
-`load` (decode + validate once), `Program.specialize(shapes, params)`
+`load` (decode + validate once), optionally `prepare` (what every shape
+shares, built before the first call), `Program.specialize(shapes, params)`
 (shape-dependent checks and the tile plan, cached per shape), `launch`
 (run the grid on the cores). This package imports nothing else of dvm.
 """
@@ -9,7 +10,7 @@ Stages, as in WebAssembly: `decode` (bytes -> Program, structure only),
 from dvm.vm.binary import decode, encode
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
-from dvm.vm.interpreter import LaunchError, launch
+from dvm.vm.interpreter import LaunchError, launch, prepare
 from dvm.vm.isa import (
     BY_CODE,
     BY_NAME,
@@ -77,5 +78,6 @@ __all__ = [
     "encode",
     "launch",
     "load",
+    "prepare",
     "specialize",
 ]

@@ -277,6 +277,17 @@ class Static:
         return got
 
 
+def layout_function(program: Program, device: DeviceSpec) -> LayoutFn:
+    """The program's generated layout checks for the device's memory (compiled once)."""
+    st = static_info(program)
+    memory = device.memory_bytes(st.has_mma)  # a cube program's registers: cube memory
+    fast = st.layouts.get((memory, device.alignment))
+    if fast is None:
+        fast = compile_layout(program, memory, device.alignment, ViewPlan)
+        st.layouts[(memory, device.alignment)] = fast
+    return fast
+
+
 def static_info(program: Program) -> Static:
     """The program's Static facts (validating it first), memoized in the program."""
     got = program.cache.get("static")
@@ -517,14 +528,7 @@ class _Specializer:
         self.check_call(shapes, params)
         self.eval_slots(shapes, params)
         st = self.static
-        dev = self.device
-        memory = dev.memory_bytes(st.has_mma)  # a cube program's registers: cube memory
-        fast = st.layouts.get((memory, dev.alignment))
-        if fast is None:
-            fast = st.layouts[(memory, dev.alignment)] = compile_layout(
-                self.p, memory, dev.alignment, ViewPlan
-            )
-        got = fast(self.s, [math.prod(s) for s in shapes])
+        got = layout_function(self.p, self.device)(self.s, [math.prod(s) for s in shapes])
         if got is not None:
             regs, views, self.keys = got
             self.caps = [cap for _, cap in regs]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -61,6 +62,26 @@ def test_unvalidated_python_program_is_validated_on_specialize() -> None:
     with pytest.raises(vm.BytecodeError) as e:
         vm.check(bad)
     assert e.value.offset == vm.decode(vm.encode(bad)).offsets.code[0]  # type: ignore[union-attr]
+
+
+def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `prepare`, the first launch at a new shape generates no code (the slot,
+    layout and tier-0 functions exist): it pays only for its shape."""
+    prog = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), vm.DeviceSpec.host())
+    built: list[str] = []
+    for module, name in [
+        ("dvm.vm.specialize", "compile_slots"),
+        ("dvm.vm.specialize", "compile_layout"),
+        ("dvm.vm.dynamic", "_driver"),
+    ]:
+        # (by module object: `dvm.vm.specialize` also names the function)
+        monkeypatch.setattr(sys.modules[module], name, lambda *a, name=name: built.append(name))
+    x = np.ones((5, 16), np.float32)
+    out = np.empty_like(x)
+    spec = prog.specialize([x.shape, (16,), (16,), out.shape], lazy=True)
+    vm.launch(spec, [x, x[0], x[0], out])
+    assert built == []
+    assert not spec.planned  # the launch ran in tier 0, whose driver `prepare` built
 
 
 def test_isa_table_is_consistent() -> None:
