@@ -463,8 +463,7 @@ def kernel_plan(
         plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows)
         return plan, list(range(len(domain.sizes)))
     m, n, out_tiles = matmul_shape(fusion, domain)
-    batched = batched_operands(fusion, domain)
-    plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows, batched)
+    plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows)
     coords = [a for a in range(len(domain.sizes)) if a != domain.contraction]
     return plan, coords
 
@@ -480,15 +479,6 @@ def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
     return m_span[0], n_span[0], max(2, -(-bytes_live // widest))
 
 
-def batched_operands(fusion: t.FusionOp, domain: Domain) -> tuple[bool, bool]:
-    """Whether the matmul's A and B span a batch axis (one besides its rows and cols)."""
-    matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
-    m_span, n_span = domain.placement[matmul.result][-2:]
-    batch = set(domain.parallel) - {m_span[0], n_span[0]}
-    lhs, rhs = ({a for span in v.placement for a in span} for v in domain.loads if v.matmul_operand)
-    return bool(lhs & batch), bool(rhs & batch)
-
-
 def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
     """Give each computed tile size a name (`t0` for axis 0), so the IR shows
     `!tile.tile<["t0", "t1"], f32>` and the kernel lists each size once. A size
@@ -497,9 +487,7 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
     taken = {str(s) for size in domain.sizes for s in size.free_symbols}
     names: dict[str, sympy.Expr] = {}
     earlier: dict[sympy.Expr, sympy.Expr] = {}
-    # shorter sizes first: a size built from others (K's chunk, a batch tile) names them
-    for axis in sorted(range(len(plan.tiles)), key=lambda a: len(str(plan.tiles[a]))):
-        size = plan.tiles[axis]
+    for axis, size in enumerate(plan.tiles):
         if size.is_Integer or size == domain.sizes[axis]:
             continue
         name = f"t{axis}"

@@ -5,8 +5,7 @@ and the device, choose for every domain axis a tile extent and what walks
 it:
 
 - parallel axes get a grid axis each (at most three; further outer ones are
-  walked by loops inside the tile, one element at a time, or for a matmul's
-  batch axes one tile of elements at a time);
+  walked by loops inside the tile, one element at a time);
 - reduced axes and a matmul's K are walked by loops over chunks, so a row of
   any length fits (when one chunk covers the axis, each loop runs once);
 - every live tile of the kernel must fit in a core's local memory (a matmul
@@ -177,12 +176,10 @@ def plan_matmul_tiles(
     element_bytes: int,
     device: DeviceSpec,
     whole_k: bool = False,
-    batched: tuple[bool, bool] = (True, True),
 ) -> TilePlan:
     """Tile extents for a cube or mix kernel (see `matmul_tiles`). K is
     walked in chunks, or with `whole_k` held whole in the tile (valid when
-    `whole_k_fits` holds): then there is no K loop and no accumulation.
-    `batched` says whether A and B span the batch axes (x @ W: only A)."""
+    `whole_k_fits` holds): then there is no K loop and no accumulation."""
     assert domain.contraction is not None
     k = domain.contraction
     align = max(1, device.alignment // element_bytes)
@@ -191,61 +188,9 @@ def plan_matmul_tiles(
     tiles[m], tiles[n] = tm, tn
     if whole_k:
         tiles[k] = at_least_one(domain.sizes[k])
-        plan = finish(domain, tiles, [])
-    else:
-        tiles[k] = balanced(domain.sizes[k], k_cap, align)
-        plan = finish(domain, tiles, [k])
-    return with_batch_tiles(plan, domain, (m, n, out_tiles), element_bytes, device, batched)
-
-
-def with_batch_tiles(
-    plan: TilePlan,
-    domain: Domain,
-    output: tuple[int, int, int],
-    element_bytes: int,
-    device: DeviceSpec,
-    batched: tuple[bool, bool],
-) -> TilePlan:
-    """Give a matmul's batch axes (the parallel axes besides rows and cols) tiles of
-    several elements when one element's product is small work, as vector kernels'
-    tiles are: a tile then holds up to SMALL_WORK_BYTES of the operands and outputs
-    that vary along the batch (counting all of K), instead of one tiny mma per batch
-    element (attention's B x heads products, a projection's x[b] @ W). With K's
-    chunk, they fit the cube memory beside an operand the batch shares."""
-    m, n, out_tiles = output
-    sizes, tiles = domain.sizes, plan.tiles
-    k = domain.contraction or 0
-    work, _ = batch_elements(tiles[m], tiles[n], at_least_one(sizes[k]), out_tiles, batched)
-    varying, shared = batch_elements(tiles[m], tiles[n], tiles[k], out_tiles, batched)
-    free = elements_in(device, element_bytes, cube=True) - shared
-    small = floor_div(sympy.Integer(SMALL_WORK_BYTES // element_bytes), work)
-    room = smax(1, smin(small, floor_div(free, varying)))
-    for axis in reversed(domain.parallel):
-        if axis in (m, n):
-            continue
-        tiles[axis] = at_least_one(smin(sizes[axis], room))
-        room = smax(1, floor_div(room, tiles[axis]))
-    plan.grid = [ceildiv(sizes[x], tiles[x]) for x in plan.gridded] or [sympy.Integer(1)]
-    return plan
-
-
-def batch_elements(
-    tm: sympy.Expr,
-    tn: sympy.Expr,
-    k_extent: sympy.Expr,
-    out_tiles: int,
-    batched: tuple[bool, bool],
-) -> tuple[sympy.Expr, sympy.Expr]:
-    """Elements in one batch element's tiles (tm x tn outputs, `k_extent` of K):
-    (those that vary along the batch, those the batch shares)."""
-    varying: sympy.Expr = out_tiles * tm * tn
-    shared: sympy.Expr = sympy.Integer(0)
-    for elements, varies in zip((tm * k_extent, k_extent * tn), batched, strict=True):
-        if varies:
-            varying += elements
-        else:
-            shared += elements
-    return varying, shared
+        return finish(domain, tiles, [])
+    tiles[k] = balanced(domain.sizes[k], k_cap, align)
+    return finish(domain, tiles, [k])
 
 
 def whole_k_fits(

@@ -441,21 +441,10 @@ def test_vector_tiling(device: str, case: VectorCase, whole_rows: bool) -> None:
 
 
 MATMUL_CASES = {
-    # domain (M, N, K), contraction K; m, n are the output's axes; whether A and B
-    # span the batch axes
-    "2d": (lambda: Domain([R, C, D], contraction=2), 0, 1, (True, True)),
-    "batched": (lambda: Domain([sympy.Integer(4), R, C, D], contraction=3), 1, 2, (True, True)),
-    "shared-b": (lambda: Domain([sympy.Integer(9), R, C, D], contraction=3), 1, 2, (True, False)),
+    # domain (M, N, K), contraction K; m, n are the output's axes
+    "2d": (lambda: Domain([R, C, D], contraction=2), 0, 1),
+    "batched": (lambda: Domain([sympy.Integer(4), R, C, D], contraction=3), 1, 2),
 }
-
-
-def split_by_batch(
-    tm: int, tn: int, tk: int, out_tiles: int, batched: tuple[bool, bool]
-) -> tuple[int, int]:
-    """Elements of one batch element's matmul tiles: (varying along the batch, shared)."""
-    operands = ((tm * tk, batched[0]), (tk * tn, batched[1]))
-    varying = out_tiles * tm * tn + sum(e for e, v in operands if v)
-    return varying, sum(e for e, v in operands if not v)
 
 
 @pytest.mark.parametrize("device", PRESETS)
@@ -464,11 +453,11 @@ def split_by_batch(
 @pytest.mark.parametrize("whole_k", [False, True], ids=["chunks", "whole-k"])
 def test_matmul_tiling(device: str, case: str, out_tiles: int, whole_k: bool) -> None:
     spec = DEVICES[device]()
-    make, m, n, batched = MATMUL_CASES[case]
+    make, m, n = MATMUL_CASES[case]
     domain = make()
     k = domain.contraction
     assert k is not None
-    plan = plan_matmul_tiles(domain, m, n, out_tiles, 4, spec, whole_k, batched)
+    plan = plan_matmul_tiles(domain, m, n, out_tiles, 4, spec, whole_k)
     condition = whole_k_fits(domain, m, n, out_tiles, 4, spec) if whole_k else None
     align = spec.alignment // 4
     evaluate = concrete(plan, domain, [R, C, D])
@@ -481,18 +470,9 @@ def test_matmul_tiling(device: str, case: str, out_tiles: int, whole_k: bool) ->
         tiles, grid, counts = evaluate(draw)
         where = f"{device} {case} sizes {sizes}: tiles {tiles}, grid {grid}"
         tm, tn, tk = tiles[m], tiles[n], tiles[k]
-        batch = math.prod(tiles[:m])
-        # the operand tiles and the output tiles fit the cube memory together, those
-        # that vary along the batch once per element of the batch tile
+        # the operand tiles and the output tiles fit the cube memory together
         budget = int(spec.memory_bytes(cube=True) * 0.85) // 4
-        varying, shared = split_by_batch(tm, tn, tk, out_tiles, batched)
-        assert batch * varying + shared <= budget, where
-        # a batch tile holds several elements when one is small work (all of K) and
-        # two fit the memory; never more than SMALL_WORK_BYTES of such work
-        work, _ = split_by_batch(tm, tn, max(sizes[k], 1), out_tiles, batched)
-        if m and 2 * work * 4 <= SMALL_WORK_BYTES and 2 * varying + shared <= budget:
-            assert batch >= min(2, sizes[0]), where
-        assert batch == 1 or batch * work * 4 <= SMALL_WORK_BYTES, where
+        assert tm * tk + tk * tn + out_tiles * tm * tn <= budget, where
         for axis in (k, n):  # the innermost axes of the operand and result tiles
             assert tiles[axis] % align == 0 or tiles[axis] == sizes[axis] or sizes[axis] == 0, where
         if whole_k:  # no K loop: one mma per tile

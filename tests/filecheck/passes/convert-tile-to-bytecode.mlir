@@ -33,10 +33,9 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 
 // Rows walked in chunks: three phases, each a loop carrying its sum in one register.
 // CHECK-LABEL: bytecode.program @layernorm_k0 params [] {
-// CHECK:      bytecode.slot s0 = "Max(1, Min(13920, x_1))"
-// CHECK:      bytecode.slot s1 = "Max(1, Min(x_0, floor(13926/s0), {{.*}}))"
-// CHECK:      bytecode.slot s7 = "ceiling(x_1/s0)"
-// CHECK:      bytecode.view v0 a0 offset s5 (s2 s3 g0 s1) (s3 s4 l0 s0)
+// CHECK:      bytecode.slot s1 = "Max(1, Min(13920, x_1))"
+// CHECK:      bytecode.slot s7 = "ceiling(x_1/s1)"
+// CHECK:      bytecode.view v0 a0 offset s5 (s2 s3 g0 s0) (s3 s4 l0 s1)
 // CHECK:      bytecode.fill r0, 0.0, (v0[0], s4)
 // CHECK-NEXT: bytecode.loop s7
 // CHECK-NEXT: bytecode.load r1, v0
@@ -49,7 +48,7 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // CHECK-LABEL: bytecode.program @layernorm_k0_rows params [] {
 // CHECK:      bytecode.arg a0 f32 ["x_0", "x_1"]
 // CHECK:      bytecode.grid [s6]
-// CHECK:      bytecode.reg r0 f32 (s1, s0) at s5
+// CHECK:      bytecode.reg r0 f32 (s0, s1) at s5
 // CHECK:      bytecode.load r0, v0
 // CHECK-NEXT: bytecode.reduce r1, r0, sum, {1}, [keepdims]
 // CHECK-NEXT: bytecode.div.rs r1, r1, s3
@@ -69,12 +68,12 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // Read back from the binary, dims are named after the arguments.
 // BINARY:      bytecode.program @layernorm_k0 params [] {
 // BINARY-NEXT:   bytecode.arg a0 f32 ["a0_0", "a0_1"]
-// BINARY:        bytecode.slot s7 = "ceiling(a0_1/s0)"
+// BINARY:        bytecode.slot s7 = "ceiling(a0_1/s1)"
 // BINARY:      bytecode.program @layernorm_k0_rows params [] {
 // BINARY:        bytecode.reduce r1, r0, sum, {1}, [keepdims]
 
 // ASM:      ; program @layernorm_k0
 // ASM-NEXT: arg a0 f32 2
-// ASM:      slot s7 = dim(a0,1) s0 ceildiv
+// ASM:      slot s7 = dim(a0,1) s1 ceildiv
 // ASM:      ; program @layernorm_k0_rows
 // ASM:      add.rs r1, r1, #9.999999747378752e-06
