@@ -18,7 +18,8 @@ multiplies the units by 0.5 us, a bare numpy call on this machine when
 idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
 
 Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
-(median of repeats of 2000 calls), also in bare-numpy-call units.
+(median of repeats of 2000 calls), also in bare-numpy-call units; and the
+time of a full `dvm.compile` from text.
 """
 
 from __future__ import annotations
@@ -164,6 +165,20 @@ def bench_tiny_call(repeat: int) -> None:
     print(f"  a bare np.add(out=) on 1 element here: {wall * 1e6:.2f} us")
 
 
+def bench_compile(repeat: int) -> None:
+    """`dvm.compile` from text, in this process after one warm-up compile (sympy's and
+    xDSL's caches filled, as in a server): the median of the repeats."""
+    print(f"Full compile from text (median of {max(repeat, 5)} after a warm-up)")
+    for file, goal in (("layernorm.mlir", 0.1), ("bert_layer.mlir", 1.5)):
+        text = (EXAMPLES / file).read_text()
+        dvm.compile(text)
+        times = [timed(partial(dvm.compile, text))[0] for _ in range(max(repeat, 5))]
+        print(
+            f"  {file.removesuffix('.mlir'):12s} {statistics.median(times) * 1e3:7.1f} ms"
+            f" (goal {goal * 1e3:.0f} ms)"
+        )
+
+
 def warm_up(seconds: float = 1.0) -> None:
     """Spin on tiny numpy calls first: right after start-up they read ~2x slow."""
     x, o = np.ones(1, np.float32), np.empty(1, np.float32)
@@ -186,6 +201,7 @@ def main() -> None:
     warm_up()
     bench_new_shapes(files, a.shapes, a.repeat)
     bench_tiny_call(a.repeat)
+    bench_compile(a.repeat)
 
 
 if __name__ == "__main__":
