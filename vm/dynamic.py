@@ -275,7 +275,6 @@ class Tier0:
         alias: bool,
     ) -> None:
         self.spec = spec
-        self.steps = decoded(spec.program).steps
         self.dtypes = static_info(spec.program).reg_dtypes
         self.registers = spec.registers
         self.s = spec.slots
