@@ -279,6 +279,8 @@ class Tier0:
         self.registers = spec.registers
         self.s = spec.slots
         self.mem = mem
+        self.local = mem if mem.base is None else mem.base
+        """What register views are views of (their `base`)."""
         self.views = _cache(_VIEWS, mem)
         self.scratch = _cache(_SCRATCH, mem)
         self.idx = [0] * 11
@@ -472,6 +474,9 @@ def _select_step(t: Tier0, st: Step) -> None:
 def _reduce(t: Tier0, st: Step) -> None:
     d, r, kind, axes, flags = st.ops
     x = t.get(r)
+    # a middle-axis sum is a matmul only on a register, as tier 1 binds it (a view of
+    # global memory, from an alias or forwarded load, reduces with the ufunc): same bits
+    in_register = x.base is t.local
     keep = bool(flags & 1)
     if keep:
         out = tuple([1 if axes >> i & 1 else n for i, n in enumerate(x.shape)])
@@ -483,7 +488,7 @@ def _reduce(t: Tier0, st: Step) -> None:
     if blas_row_sum(kind, axes, x.ndim, dst.dtype):
         np.matmul(x, ones_vector(x.shape[-1], keep, dst.dtype), out=dst)
         return
-    middle = matmul_sum_axis(kind, axes, x.shape, dst.dtype)
+    middle = matmul_sum_axis(kind, axes, x.shape, dst.dtype) if in_register else None
     if middle is not None:
         np.matmul(*middle_sum_operands(x, dst, middle))
         return

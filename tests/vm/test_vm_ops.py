@@ -220,6 +220,19 @@ def test_reduce_over_no_axes_is_the_input(kind: str, dtype: str, lazy: bool) -> 
     np.testing.assert_array_equal(out, x)
 
 
+def test_middle_axis_sum_of_a_loaded_tile_same_bits_in_both_tiers() -> None:
+    """The sum over axis 0 reads the loaded argument in place (an alias register): both
+    tiers reduce it the same way, so they give the same bits."""
+    x = RNG.standard_normal((8, 7)).astype(np.float32)
+    prog = vm.load(vm.encode(vm.assemble(P.reduce_op("sum", "f32", "{0}", True, tile_rows=8))))
+    outs = []
+    for lazy in (True, False):
+        out = np.full((1, 7), 99, np.float32)
+        vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out], fresh=True)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
 def reduce_identity(kind: str, dtype: np.dtype) -> object:
     if kind in ("sum", "prod"):
         return 0 if kind == "sum" else 1
