@@ -723,18 +723,14 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
 
 
 def _planned_cores(spec: Specialization, cores: int | None) -> int:
-    """Cores for a planned launch (see `_core_count`)."""
-    return _core_count(spec, spec.plan.tiles, spec.plan.global_bytes, cores)
-
-
-def _core_count(spec: Specialization, ntiles: int, nbytes: int, cores: int | None) -> int:
-    """Cores for a launch of `ntiles` moving `nbytes`: one if it is small, else the
-    device's, capped by tiles, CPUs and `cores`."""
-    if ntiles < 2 or nbytes < INLINE_BYTES:
+    """Cores for a planned launch: one if it is small, else the device's, capped by
+    tiles, CPUs and `cores`."""
+    plan = spec.plan
+    if plan.tiles < 2 or plan.global_bytes < INLINE_BYTES:
         return 1
     dev = spec.device
     n = dev.cube_cores if spec.has_mma else dev.vector_cores
-    n = min(n, len(_pool().queues) + 1, ntiles)
+    n = min(n, len(_pool().queues) + 1, plan.tiles)
     return max(1, min(n, cores) if cores else n)
 
 
