@@ -14,6 +14,12 @@ the program well defined and asks for a re-specialization; any other failed
 guard is a clear error. A guard that can never hold (64 against 32) is an
 error here, naming the op.
 
+A broadcast guard may become impossible only through a later unification:
+`x` broadcast with `2*x` assumes `x == 2*x`, which a result type stating the
+dim is 2 then turns into `2 == 4`. Such a broadcast is defined only where a
+side is 1, so the pass starts over with that side's symbols fixed to 1 (a
+guard saying so) rather than leave the later passes an impossible shape.
+
 Why: fusion legality, tiling and the bytecode's parameter slots are all
 decided on these symbolic shapes, once per program, not once per shape.
 """
@@ -77,6 +83,10 @@ class Unifier:
     order: dict[sympy.Symbol, int] = field(default_factory=dict)
     stretched: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     """Symbols a broadcast assumed equal to a static size (they may be 1 instead)."""
+    origins: list[Operation] = field(default_factory=list)
+    """The op that required each guard, in the order of `guards`."""
+    unit_claims: list[Guard] = field(default_factory=list)
+    """Guards `contradiction` knowingly added that fail in this variant."""
 
     def new_symbol(self, name: str) -> sympy.Symbol:
         s = symbol(name)
@@ -95,7 +105,7 @@ class Unifier:
             return a
         if a.is_number and b.is_number:
             return self.contradiction(a, b, kind, op)
-        self.guards.append(Guard(a, b, kind, describe(op)))
+        self.add_guard(Guard(a, b, kind, describe(op)), op)
         target, source = self.pick_replacement(a, b)
         if source is not None:
             self.replace(source, target)
@@ -113,9 +123,30 @@ class Unifier:
         re-specializes for 1). Otherwise no input can satisfy the program."""
         for dim, size in self.stretched.items():
             if {size, sympy.Integer(1)} == {a, b}:
-                self.guards.append(Guard(dim, sympy.Integer(1), GuardKind.EQUAL, describe(op)))
+                claim = Guard(dim, ONE, GuardKind.EQUAL, describe(op))
+                self.add_guard(claim, op)
+                self.unit_claims.append(claim)
                 return a
         raise ProgramError(op, f"dims {a} and {b} can never be equal ({kind.value} rule)")
+
+    def add_guard(self, guard: Guard, op: Operation) -> None:
+        self.guards.append(guard)
+        self.origins.append(op)
+
+    def require_unit(self, symbols: Sequence[sympy.Symbol], op: Operation) -> None:
+        """Fix `symbols` to 1, as a guard for `op` that the runtime checks."""
+        for s in symbols:
+            self.add_guard(Guard(s, ONE, GuardKind.EQUAL, describe(op)), op)
+            self.replace(s, ONE)
+
+    def broken_guard(self) -> tuple[Guard, Operation] | None:
+        """The first guard that later unifications made two different numbers
+        (other than the unit claims `contradiction` made on purpose)."""
+        for guard, op in zip(self.guards, self.origins, strict=True):
+            lhs, rhs = self.canon(guard.lhs), self.canon(guard.rhs)
+            if lhs.is_number and rhs.is_number and lhs != rhs and guard not in self.unit_claims:
+                return guard, op
+        return None
 
     def pick_replacement(
         self, a: sympy.Expr, b: sympy.Expr
@@ -146,10 +177,9 @@ class ShapeInference:
 
     def __init__(self, func: FuncOp):
         self.func = func
-        self.unifier = Unifier()
-        self.shapes: dict[SSAValue, Shape] = {}
-        self.values: dict[SSAValue, sympy.Expr] = {}
-        self.fresh = 0
+        self.units: list[tuple[list[sympy.Symbol], Operation]] = []
+        """Symbols fixed to 1 (and the broadcast that needs it) on a restart."""
+        self.reset()
         self.rules: dict[type[Operation], Callable[[Operation], None]] = {
             **{op: self.elementwise for op in (*t.UNARY_OPS, t.ConvertOp)},
             **{op: self.elementwise for op in (*t.BINARY_OPS, t.SelectOp)},
@@ -173,10 +203,38 @@ class ShapeInference:
 
     # -- driver ---------------------------------------------------------------
 
+    def reset(self) -> None:
+        self.unifier = Unifier()
+        self.shapes: dict[SSAValue, Shape] = {}
+        self.values: dict[SSAValue, sympy.Expr] = {}
+        self.fresh = 0
+
     def run(self) -> None:
-        self.bind_arguments()
-        self.walk(self.func.body.block)
+        while True:
+            self.bind_arguments()
+            for symbols, op in self.units:
+                self.unifier.require_unit(symbols, op)
+            self.walk(self.func.body.block)
+            broken = self.unifier.broken_guard()
+            if broken is None:
+                break
+            self.units.append(self.unit_alternative(*broken))
+            self.reset()
         self.annotate()
+
+    def unit_alternative(self, guard: Guard, op: Operation) -> tuple[list[sympy.Symbol], Operation]:
+        """The symbols to fix to 1 so that a broken broadcast guard stretches
+        instead: a side that is a product of symbols, none already fixed."""
+        fixed = {s for symbols, _ in self.units for s in symbols}
+        if guard.kind is GuardKind.BROADCAST:
+            for side in (guard.lhs, guard.rhs):
+                symbols = sorted(
+                    (s for s in side.free_symbols if isinstance(s, sympy.Symbol)), key=str
+                )
+                if symbols and side == sympy.Mul(*symbols) and not fixed & set(symbols):
+                    return symbols, op
+        lhs, rhs = self.unifier.canon(guard.lhs), self.unifier.canon(guard.rhs)
+        raise ProgramError(op, f"dims {lhs} and {rhs} can never be equal ({guard.kind.value} rule)")
 
     def walk(self, block: Block) -> None:
         for op in block.ops:

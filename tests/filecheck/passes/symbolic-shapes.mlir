@@ -164,6 +164,22 @@ func.func @branches(%x: tensor<?x?xf32>, %c: i1) -> tensor<?x?xf32> {
 
 // -----
 
+// A broadcast of x_2 against 2*x_2 (%x collapsed) assumes x_2 == 2*x_2; the
+// result type then states the dim is 2, so x_2 := 2 and that guard reads
+// 2 == 4. The broadcast is defined only where x_2 is 1: the pass starts over
+// with x_2 fixed to 1, a guard the runtime checks.
+// CHECK-LABEL: func.func @broadcast_defined_only_at_one(
+// CHECK-SAME:    attributes {dvm.guards = [{check = "x_2 == 1", kind = "equal", op = "%y = tensor.gt"}], dvm.unified = {x_2 = "1"}} {
+// CHECK:         %c = tensor.collapse_shape {{.*}} {dvm.shape = ["2", "2"]}
+// CHECK:         %y = tensor.gt %x, %c {dvm.shape = ["2", "2", "2"]}
+func.func @broadcast_defined_only_at_one(%x: tensor<2x2x?xf32>) -> tensor<2x2x2xi1> {
+  %c = tensor.collapse_shape %x [[0], [1, 2]] : tensor<2x2x?xf32> into tensor<2x?xf32>
+  %y = tensor.gt %x, %c : (tensor<2x2x?xf32>, tensor<2x?xf32>) -> tensor<2x2x2xi1>
+  func.return %y : tensor<2x2x2xi1>
+}
+
+// -----
+
 // Invalid programs: each op alone verifies (a `?` agrees with any static
 // dim), but the guards they need together can never hold. The pass names
 // the op, at its file:line:col.
@@ -196,6 +212,20 @@ func.func @never_matmul(%a: tensor<?x?xf32>, %b: tensor<?x4xf32>, %c: tensor<16x
   // CHECK: symbolic-shapes.mlir:[[# @LINE + 1]]:3: %y = tensor.matmul: dims 16 and 8 can never be equal (equal rule){{$}}
   %y = tensor.matmul %a, %d : (tensor<?x?xf32>, tensor<8x?xf32>) -> tensor<?x?xf32>
   func.return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// A guard broken by a later unification: expanding x_0 into (x_0, 2) needs
+// x_0 == 2*x_0, and the broadcast with %b then makes x_0 3 (3 == 6). Only
+// a broken broadcast guard has a unit alternative.
+func.func @never_after_unification(%x: tensor<?xf32>, %b: tensor<3x2xf32>) -> tensor<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  // CHECK: symbolic-shapes.mlir:[[# @LINE + 1]]:3: %e = tensor.expand_shape: dims 3 and 6 can never be equal (equal rule){{$}}
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [%n, 2] : tensor<?xf32> into tensor<?x2xf32>
+  %s = tensor.add %e, %b : (tensor<?x2xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  func.return %s : tensor<?x2xf32>
 }
 
 // -----
