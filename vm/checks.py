@@ -12,7 +12,7 @@ per program into straight-line source
         if ... : return None         # any failed check: None
         ...
         v0 = _new(ViewPlan, (0, s[5], (z0, z1), (t0, t1), ((0, 1, g0),), False, n0))
-        return (((o0, c0), ...), (v0, ...), {source: [(size, tile), ...]})
+        return (((o0, c0), ...), (v0, ...), {source: ((size, tile), ...)})
 
 built only from validated table indices and fixed operators. It returns
 None as soon as a check fails; the specializer then walks the tables the
@@ -104,7 +104,7 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
             f"({''.join(f'{t}, ' for t in st)}), ({tiled_text}), m{i}, n{i}))"
         )
     views = "".join(f"v{i}, " for i in range(len(p.views)))
-    key_text = ", ".join(f"{src}: [{', '.join(pairs)}]" for src, pairs in keys.items())
+    key_text = ", ".join(f"{src}: ({''.join(q + ', ' for q in qs)})" for src, qs in keys.items())
     emit(f"    return (({regs}), ({views}), {{{key_text}}})")
     return "\n".join(lines) + "\n"
 

@@ -505,10 +505,12 @@ class _Specializer:
         self._offsets: Offsets | None = p.offsets
         self.nodes = 0
         self.s: tuple[int, ...] = ()
-        self.caps: list[int] = []
-        self.sizes: list[Shape] = []
+        # tuples of ints, which the garbage collector stops tracking: a specialization
+        # keeps its specializer (for planning) while it is cached
+        self.caps: tuple[int, ...] = ()
+        self.sizes: tuple[Shape, ...] = ()
         """Each view's sizes."""
-        self.keys: dict[int, list[tuple[int, int]]] = {}
+        self.keys: dict[int, tuple[tuple[int, int], ...]] = {}
         """Per index source: (size, tile) of each pair it tiles."""
 
     # -- errors ------------------------------------------------------------
@@ -531,15 +533,15 @@ class _Specializer:
         got = layout_function(self.p, self.device)(self.s, [math.prod(s) for s in shapes])
         if got is not None:
             regs, views, self.keys = got
-            self.caps = [cap for _, cap in regs]
+            self.caps = tuple([cap for _, cap in regs])
         else:  # some check fails: the table walk says which and why
             regs = self.place_registers()
             views = tuple(self.view(i, shapes) for i in range(len(self.p.views)))
             for src, group in st.pairs.items():
-                self.keys[src] = [
-                    (views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group
-                ]
-        self.sizes = [vp.sizes for vp in views]
+                self.keys[src] = tuple(
+                    [(views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group]
+                )
+        self.sizes = tuple([vp.sizes for vp in views])
         return Specialization(
             self.p,
             self.device,
@@ -548,7 +550,7 @@ class _Specializer:
             self.s,
             regs,
             views,
-            self.plan_grid,
+            self,  # the planner (a bound method would be one more object kept per shape)
             st.has_mma,
             st.uses_blas,
             st.stored,
@@ -623,7 +625,7 @@ class _Specializer:
             if nbytes:
                 spans.append((off, off + nbytes, i))
             out.append((off, cap))
-        self.caps = [cap for _, cap in out]
+        self.caps = tuple([cap for _, cap in out])
         spans.sort()
         for (_, end, a), (start, _, b) in itertools.pairwise(spans):
             if start < end:
@@ -698,6 +700,9 @@ class _Specializer:
             )
             out.append((lo, hi, key))
         return out
+
+    def __call__(self) -> GridPlan:
+        return self.plan_grid()
 
     def plan_grid(self) -> GridPlan:
         """Tile classes of the grid (product of per-axis classes) and the work bound."""

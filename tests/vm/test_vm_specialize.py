@@ -48,7 +48,7 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     layout_fn = next(iter(S.static_info(prog).layouts.values()))
     _, _, keys = layout_fn(sp.s, [math.prod(s) for s in shapes])
     walked = {
-        src: [(views[v].sizes[d], sp.view_tile(views[v], d)) for v, d in group]
+        src: tuple((views[v].sizes[d], sp.view_tile(views[v], d)) for v, d in group)
         for src, group in S.static_info(prog).pairs.items()
     }
     assert keys == walked
