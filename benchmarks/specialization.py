@@ -18,13 +18,16 @@ multiplies the units by 0.5 us, a bare numpy call on this machine when
 idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
 
 Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
-(median of repeats of 2000 calls), also in bare-numpy-call units; and the
-time of a full `dvm.compile` from text.
+(median of repeats of 2000 calls), also in bare-numpy-call units; the
+time of a full `dvm.compile` from text; and a long stream of --stream new
+shapes, one call each, timing Python's full garbage collections, which
+per-shape medians never include.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 import timeit
@@ -179,6 +182,50 @@ def bench_compile(repeat: int) -> None:
         )
 
 
+LONG_STREAM = ("matmul.mlir", "layernorm.mlir", "addmm_relu.mlir")
+"""The programs whose shape streams hold thousands of distinct shapes."""
+
+
+def bench_long_stream(files: list[str], n: int) -> None:
+    """Each program called once at each of `n` new shapes, as a server meets them:
+    the pauses of Python's full (generation 2) garbage collections, which the per-shape
+    medians above never see. Their cost grows with the objects alive (the imported
+    libraries' included) and their frequency with the objects each shape leaves alive."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(1)
+    pauses: list[float] = []
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                pauses.append(time.perf_counter() - started[0])
+
+    print(f"Long stream: one call at each of {n} new shapes")
+    gc.callbacks.append(on_gc)
+    try:
+        for file in [f for f in files if f in LONG_STREAM]:
+            _, spec, _ = ref.EXAMPLES[file]
+            p = dvm.compile(EXAMPLES / file)
+            p(*ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng))
+            gc.collect()  # each program starts from the same state
+            pauses.clear()
+            calls = []
+            for dims in shape_stream(file, n, rng):
+                args = ref.make_inputs(spec, dims, rng)
+                calls.append(timed(partial(p, *args))[0])
+            total, median = sum(pauses), statistics.median(calls)
+            print(
+                f"  {file.removesuffix('.mlir'):12s} median call {median * 1e3:6.3f}ms"
+                f" | {len(pauses)} full collections, {total * 1e3:7.1f} ms in all,"
+                f" {total / n * 1e3:6.3f} ms per shape"
+            )
+    finally:
+        gc.callbacks.remove(on_gc)
+
+
 def warm_up(seconds: float = 1.0) -> None:
     """Spin on tiny numpy calls first: right after start-up they read ~2x slow."""
     x, o = np.ones(1, np.float32), np.empty(1, np.float32)
@@ -191,6 +238,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--shapes", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--stream", type=int, default=2000, help="new shapes in the long stream")
     ap.add_argument(
         "--programs",
         default="matmul,layernorm,addmm_relu,gelu,softmax,bert_layer,mmoe",
@@ -202,6 +250,8 @@ def main() -> None:
     bench_new_shapes(files, a.shapes, a.repeat)
     bench_tiny_call(a.repeat)
     bench_compile(a.repeat)
+    if a.stream:
+        bench_long_stream(files, a.stream)
 
 
 if __name__ == "__main__":
