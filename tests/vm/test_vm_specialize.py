@@ -10,6 +10,7 @@ give the same registers, views, class keys and planned bodies.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import math
 
@@ -71,3 +72,24 @@ def test_a_failing_check_falls_back_to_the_table_walk() -> None:
     tiny = vm.DeviceSpec(1, 1, 256, 32, 32, "tiny")
     with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
         prog.specialize([(64, 64), (64, 64)], device=tiny)
+
+
+def test_a_cached_specialization_keeps_few_objects_for_the_collector() -> None:
+    # Python's full collections traverse every tracked object alive and come more
+    # often the more each new shape leaves alive (docs/performance.md section 6). A
+    # specialization not yet planned (the runtime's, `lazy`) keeps its views
+    # (NamedTuples, always tracked), itself, its specializer and two tuples (its
+    # views, its cache key), with some slack: nothing else per shape.
+    text, shapes_of, params = PROGRAMS["layernorm"]
+    prog = vm.load(vm.encode(vm.assemble(text)))
+    vm.specialize(prog, shapes_of(2, 3), params, lazy=True)
+    shapes = 60
+    gc.collect()
+    before = len(gc.get_objects())
+    specs = [
+        vm.specialize(prog, shapes_of(r, 5), params, lazy=True) for r in range(10, 10 + shapes)
+    ]
+    gc.collect()
+    per_shape = (len(gc.get_objects()) - before) / shapes
+    assert per_shape <= len(prog.views) + 6, per_shape
+    assert len(specs) == shapes
