@@ -218,6 +218,7 @@ class ShapeInference:
             broken = self.unifier.broken_guard()
             if broken is None:
                 break
+            # each restart fixes symbols no earlier one fixed (or raises): this ends
             self.units.append(self.unit_alternative(*broken))
             self.reset()
         self.annotate()

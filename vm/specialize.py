@@ -702,6 +702,7 @@ class _Specializer:
         return out
 
     def __call__(self) -> GridPlan:
+        """The specialization's planner: `plan_grid`."""
         return self.plan_grid()
 
     def plan_grid(self) -> GridPlan:
