@@ -308,11 +308,6 @@ class Fuser:
             apart.reverse()
         then_body = Block([fused, t.YieldOp(*fused.results)])
         else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in outputs))])
-        for kernel, sources in (
-            (fused, outputs),
-            *((k, self.outputs(g)) for k, g in zip(apart, (first, second), strict=True)),
-        ):
-            annotate_results(kernel, sources)
         return t.ChoiceOp(
             [f"{a} == {b}" for a, b in conditions],
             [v.type for v in outputs],
@@ -355,7 +350,11 @@ def describe_domain(domain: Domain) -> dict[str, Attribute]:
 
 
 def annotate_results(op: Operation, sources: Sequence[SSAValue]) -> None:
+    """Give `op`'s results the shapes of `sources`: one `dvm.shape`, or `dvm.shapes`
+    for several (never both: `shape_of` reads `dvm.shape` first)."""
     shapes = [shape_attr(shape_of(v)) for v in sources]
+    for key in (SHAPE, SHAPES):
+        op.attributes.pop(key, None)
     if len(shapes) == 1:
         op.attributes[SHAPE] = shapes[0]
     elif shapes:
