@@ -136,6 +136,8 @@ class KernelBuilder:
     spans: dict[SSAValue, frozenset[int]] = field(default_factory=dict)
     """Domain axes each emitted tile varies along."""
     loads: dict[SSAValue, StridedView] = field(init=False)
+    loaded: dict[SSAValue, frozenset[int]] = field(default_factory=dict)
+    """`loaded_spans` of each value asked about (memo: values may share operands)."""
 
     def __post_init__(self) -> None:
         self.loads = {v.target: v for v in self.domain.loads if not v.matmul_operand}
@@ -305,6 +307,15 @@ class KernelBuilder:
         element = op.result.type.element_type
         reduced = sorted(self.domain.reduced & self.value_spans(op.input))
         spans = self.value_spans(op.input) - self.domain.reduced
+        # Along a reduced axis that no load it is made from spans (a splat constant's),
+        # the value's tile is one element: reduce over the others, then account for
+        # the uniform ones in closed form (a sum times their size, a product to that
+        # power). Not when a loop may walk such an axis in more than one chunk: each
+        # chunk would add the value again (a known gap, tests/regressions).
+        loaded = self.loaded_spans(op.input)
+        uniform = [a for a in reduced if a not in loaded]
+        if any(self.plan.trips(a, self.domain.sizes) != 1 for a in self.chunked(uniform)):
+            uniform = []
         # Computed where it varies: a result that does not vary along an open
         # (batch) loop is made before it, where later uses outside it find it.
         with self.hoisted(spans):
@@ -314,25 +325,51 @@ class KernelBuilder:
                 return
             acc_type = self.tile_type(spans, element)
             chunks = self.chunked(reduced)
+            varying = [a for a in reduced if a not in uniform]
             if not chunks:  # whole rows in the tile: one reduction, no accumulator
-                result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+                result = self.reduce(kind, self.emit(op.input), varying, acc_type)
             else:
                 carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
                 with self.loops(chunks, carried) as inner:
-                    part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+                    part = self.reduce(kind, self.emit(op.input), varying, acc_type)
                     combine = tile.MIRRORED[COMBINE[kind]]
                     inner[0] = self.add(
                         combine.build(operands=[inner[0], part], result_types=[acc_type])
                     )
                 result = carried[0]
+            repeat = {"sum": t.MulOp, "prod": t.PowOp}.get(kind)
+            if uniform and repeat is not None:
+                result = self.scaled(result, repeat, uniform, acc_type)
             if isinstance(op, t.ReduceMeanOp):
-                count = sympy.Mul(*(self.domain.sizes[a] for a in reduced))
-                n = self.add(
-                    tile.ConstantOp(StringAttr(str(count)), self.tile_type(frozenset(), element))
-                )
-                divide = tile.MIRRORED[t.DivOp]
-                result = self.add(divide.build(operands=[result, n], result_types=[acc_type]))
+                result = self.scaled(result, t.DivOp, reduced, acc_type)
             self.bind(op.result, result, spans)
+
+    def scaled(
+        self, value: SSAValue, op: type[Operation], axes: Sequence[int], result: tile.TileType
+    ) -> SSAValue:
+        """`value op n`, n the number of elements along `axes` (a slot expression)."""
+        count = StringAttr(str(sympy.Mul(*(self.domain.sizes[a] for a in axes))))
+        n = self.add(tile.ConstantOp(count, self.tile_type(frozenset(), result.element_type)))
+        return self.add(tile.MIRRORED[op].build(operands=[value, n], result_types=[result]))
+
+    def loaded_spans(self, value: SSAValue) -> frozenset[int]:
+        """The domain axes spanned by the loads `value` is computed from (in this
+        kernel): a tile varies along no others. A value of unknown origin spans its
+        whole placement."""
+        found = self.loaded.get(value)
+        if found is not None:
+            return found
+        op = value.owner
+        if value in self.loads or not isinstance(op, Operation):
+            found = self.value_spans(value)
+        elif isinstance(op, arith.ConstantOp):
+            found = frozenset()
+        else:
+            found = frozenset[int]().union(
+                *(self.loaded_spans(v) for v in op.operands if isinstance(v.type, TensorType))
+            )
+        self.loaded[value] = found
+        return found
 
     def chunked(self, axes: Sequence[int]) -> list[int]:
         """Those of `axes` that a loop walks in chunks (not whole in the tile)."""
