@@ -308,10 +308,10 @@ class KernelBuilder:
         reduced = sorted(self.domain.reduced & self.value_spans(op.input))
         spans = self.value_spans(op.input) - self.domain.reduced
         # Along a reduced axis that no load it is made from spans (a splat constant's),
-        # the value's tile is one element: reduce over the others, then account for
-        # the uniform ones in closed form (a sum times their size, a product to that
-        # power). Not when a loop may walk such an axis in more than one chunk: each
-        # chunk would add the value again (a known gap, tests/regressions).
+        # the value's tile is one element, which `reduce` reduces over the others only:
+        # account for the uniform ones in closed form (a sum times their size, a product
+        # to that power). Not when a loop may walk such an axis in more than one chunk:
+        # each chunk adds the value again (a known gap, tests/regressions).
         loaded = self.loaded_spans(op.input)
         uniform = [a for a in reduced if a not in loaded]
         if any(self.plan.trips(a, self.domain.sizes) != 1 for a in self.chunked(uniform)):
@@ -325,13 +325,12 @@ class KernelBuilder:
                 return
             acc_type = self.tile_type(spans, element)
             chunks = self.chunked(reduced)
-            varying = [a for a in reduced if a not in uniform]
             if not chunks:  # whole rows in the tile: one reduction, no accumulator
-                result = self.reduce(kind, self.emit(op.input), varying, acc_type)
+                result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
             else:
                 carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
                 with self.loops(chunks, carried) as inner:
-                    part = self.reduce(kind, self.emit(op.input), varying, acc_type)
+                    part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
                     combine = tile.MIRRORED[COMBINE[kind]]
                     inner[0] = self.add(
                         combine.build(operands=[inner[0], part], result_types=[acc_type])
