@@ -307,15 +307,6 @@ class KernelBuilder:
         element = op.result.type.element_type
         reduced = sorted(self.domain.reduced & self.value_spans(op.input))
         spans = self.value_spans(op.input) - self.domain.reduced
-        # Along a reduced axis that no load it is made from spans (a splat constant's),
-        # the value's tile is one element, which `reduce` reduces over the others only:
-        # account for the uniform ones in closed form (a sum times their size, a product
-        # to that power). Not when a loop may walk such an axis in more than one chunk:
-        # each chunk adds the value again (a known gap, tests/regressions).
-        loaded = self.loaded_spans(op.input)
-        uniform = [a for a in reduced if a not in loaded]
-        if any(self.plan.trips(a, self.domain.sizes) != 1 for a in self.chunked(uniform)):
-            uniform = []
         # Computed where it varies: a result that does not vary along an open
         # (batch) loop is made before it, where later uses outside it find it.
         with self.hoisted(spans):
@@ -324,6 +315,15 @@ class KernelBuilder:
                 self.bind(op.result, source, self.spans[source])
                 return
             acc_type = self.tile_type(spans, element)
+            # Along a reduced axis that no load it is made from spans (a splat constant's),
+            # the value's tile is one element, which `reduce` reduces over the others only:
+            # account for the uniform ones in closed form (a sum times their size, a product
+            # to that power). Not when a loop may walk such an axis in more than one chunk:
+            # each chunk adds the value again (a known gap, tests/regressions).
+            loaded = self.loaded_spans(op.input)
+            uniform = [a for a in reduced if a not in loaded]
+            if any(self.plan.trips(a, self.domain.sizes) != 1 for a in self.chunked(uniform)):
+                uniform = []
             chunks = self.chunked(reduced)
             if not chunks:  # whole rows in the tile: one reduction, no accumulator
                 result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
