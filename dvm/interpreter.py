@@ -422,6 +422,15 @@ def compare_floats(predicate: int, a: Array, b: Array) -> Array:
     return compared & ~unordered if predicate < 7 else compared | unordered
 
 
+def dense_array(value: DenseIntOrFPElementsAttr, type_: TensorType) -> Array:
+    """A dense constant's elements as an array of its type (a splat written
+    once fills the shape; a zero-element constant has no values at all)."""
+    data = np.array(value.get_values(), dtype=np.float64 if is_float(type_) else np.int64)
+    shape = type_.get_shape()
+    data = np.full(shape, data[0]) if data.size == 1 else data.reshape(shape)
+    return data.astype(numpy_dtype(type_))
+
+
 @register_impls
 @with_impls({op: elementwise(fn) for op, fn in ARITH.items()} | dict.fromkeys(ARITH_CASTS, cast))
 class ArithFunctions(InterpreterFunctions):
@@ -433,10 +442,7 @@ class ArithFunctions(InterpreterFunctions):
     ) -> PythonValues:
         value, t = op.value, op.result.type
         if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, TensorType):
-            data = np.array(value.get_values(), dtype=np.float64 if is_float(t) else np.int64)
-            shape = t.get_shape()
-            data = np.full(shape, data[0]) if value.is_splat() else data.reshape(shape)
-            return result(op, data.astype(numpy_dtype(t)))
+            return result(op, dense_array(value, t))
         if isinstance(value, IntegerAttr | FloatAttr):
             raw = value.value.data
             return result(op, raw != 0 if numpy_dtype(t) == np.bool_ else raw)

@@ -62,6 +62,7 @@ from dvm.interpreter import (
     argument_label,
     check_argument,
     check_arguments,
+    dense_array,
     find_entry,
     numpy_dtype,
 )
@@ -552,10 +553,7 @@ def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 def constant_value(op: arith.ConstantOp) -> Any:
     value, type_ = op.value, op.result.type
     if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(type_, TensorType):
-        data = np.array(value.get_values())
-        shape = type_.get_shape()
-        data = np.full(shape, data[0]) if value.is_splat() else data.reshape(shape)
-        return data.astype(numpy_dtype(type_))
+        return dense_array(value, type_)
     if isinstance(type_, IndexType) and isinstance(value, IntegerAttr):
         return int(value.value.data)
     assert isinstance(value, IntegerAttr | FloatAttr)

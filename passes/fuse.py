@@ -62,7 +62,8 @@ def is_splat_constant(op: Operation) -> bool:
     if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, TensorType):
         return False
     value = op.value
-    return isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat()
+    # (xDSL's is_splat fails on a constant with no elements, which is no splat)
+    return isinstance(value, DenseIntOrFPElementsAttr) and len(value) > 0 and value.is_splat()
 
 
 @dataclass
