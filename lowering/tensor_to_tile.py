@@ -182,10 +182,13 @@ class KernelBuilder:
             self.contexts.extend(inner)
 
     @contextmanager
-    def loops(self, axes: Sequence[int], carried: list[SSAValue]) -> Iterator[list[SSAValue]]:
+    def loops(
+        self, axes: Sequence[int], carried: list[SSAValue], once: Sequence[int] = ()
+    ) -> Iterator[list[SSAValue]]:
         """`tile.for` loops over chunks of `axes` (outermost first), carrying
-        `carried`. Inside, `inner` holds the carried values: update it; after
-        the block, `carried` holds the loops' results."""
+        `carried`; the loops over the axes in `once` run one iteration. Inside,
+        `inner` holds the carried values: update it; after the block, `carried`
+        holds the loops' results."""
         opened: list[tuple[Emission, list[SSAValue]]] = []
         current: list[SSAValue] = list(carried)
         for axis in axes:
@@ -200,9 +203,8 @@ class KernelBuilder:
             self.contexts.pop()
             context.block.add_op(tile.YieldOp(*results))
             level = int(self.plan.index[axis].removeprefix("loop"))
-            loop = tile.ForOp(
-                level, self.plan.trips(axis, self.domain.sizes), inits, Region(context.block)
-            )
+            trips = 1 if axis in once else self.plan.trips(axis, self.domain.sizes)
+            loop = tile.ForOp(level, trips, inits, Region(context.block))
             self.put(loop)
             results = list(loop.results)
         carried[:] = results
@@ -316,32 +318,46 @@ class KernelBuilder:
                 return
             acc_type = self.tile_type(spans, element)
             # Along a reduced axis that no load it is made from spans (a splat constant's),
-            # the value's tile is one element, which `reduce` reduces over the others only:
-            # account for the uniform ones in closed form (a sum times their size, a product
-            # to that power). Not when a loop may walk such an axis in more than one chunk:
-            # each chunk adds the value again (a known gap, tests/regressions).
-            loaded = self.loaded_spans(op.input)
-            uniform = [a for a in reduced if a not in loaded]
-            if any(self.plan.trips(a, self.domain.sizes) != 1 for a in self.chunked(uniform)):
-                uniform = []
+            # the value is uniform and its tile one element: a loop over such an axis runs
+            # once (each chunk would count the value again; the loop stays, as the loop
+            # levels nest in order), and `over_uniform` accounts for the axis in closed form.
+            uniform = [a for a in reduced if a not in self.loaded_spans(op.input)]
             chunks = self.chunked(reduced)
             if not chunks:  # whole rows in the tile: one reduction, no accumulator
                 result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
             else:
                 carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
-                with self.loops(chunks, carried) as inner:
+                with self.loops(chunks, carried, once=uniform) as inner:
                     part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
                     combine = tile.MIRRORED[COMBINE[kind]]
                     inner[0] = self.add(
                         combine.build(operands=[inner[0], part], result_types=[acc_type])
                     )
                 result = carried[0]
-            repeat = {"sum": t.MulOp, "prod": t.PowOp}.get(kind)
-            if uniform and repeat is not None:
-                result = self.scaled(result, repeat, uniform, acc_type)
+            if uniform:
+                result = self.over_uniform(kind, result, uniform, acc_type)
             if isinstance(op, t.ReduceMeanOp):
                 result = self.scaled(result, t.DivOp, reduced, acc_type)
             self.bind(op.result, result, spans)
+
+    def over_uniform(
+        self, kind: str, value: SSAValue, axes: Sequence[int], result: tile.TileType
+    ) -> SSAValue:
+        """The reduction over `axes` of a value that does not vary along them: a sum
+        times their size, a product to that power; a max or min is the value itself,
+        or the identity when the axes hold no elements."""
+        if kind in ("sum", "prod"):
+            return self.scaled(value, t.MulOp if kind == "sum" else t.PowOp, axes, result)
+        size = sympy.Mul(*(self.domain.sizes[a] for a in axes))
+        if size.is_positive:
+            return value
+        scalar = self.tile_type(frozenset(), result.element_type)
+        count = self.add(tile.ConstantOp(StringAttr(str(size)), scalar))
+        zero = self.add(tile.ConstantOp(scalar_attr(0, result.element_type), scalar))
+        boolean = self.tile_type(frozenset(), IntegerType(1))
+        some = self.add(tile.MIRRORED[t.GtOp].build(operands=[count, zero], result_types=[boolean]))
+        empty = self.add(tile.ConstantOp(identity(kind, result.element_type), scalar))
+        return self.add(tile.SelectOp(some, value, empty, result))
 
     def scaled(
         self, value: SSAValue, op: type[Operation], axes: Sequence[int], result: tile.TileType

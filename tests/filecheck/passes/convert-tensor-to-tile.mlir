@@ -254,3 +254,26 @@ func.func @stacked(%x: tensor<?xf32>, %y: tensor<?x4xf32>) -> (tensor<?xf32>, te
   %t = tensor.tanh %y : tensor<?x4xf32>
   func.return %e, %t : tensor<?xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// A reduction along an axis its value is uniform along (no load spans it: the
+// splat's broadcast): a loop over that axis would count the value once per
+// chunk, so it runs once, and the axis is accounted for in closed form. A max
+// is the value itself, or its identity when the axis may be empty (n = 0).
+
+// CHECK-LABEL: tile.kernel @uniform_k0 vector
+// CHECK:         %[[B:.*]] = tile.constant 3.000000e+00 : f32
+// CHECK:         %[[ACC:.*]] = tile.for loop0 to "1"
+// CHECK:           tile.add %{{.*}}, %[[B]]
+// CHECK:         %[[N:.*]] = tile.constant "n"
+// CHECK:         %[[SOME:.*]] = tile.gt %[[N]]
+// CHECK:         %[[EMPTY:.*]] = tile.constant 0xff800000 : f32
+// CHECK:         tile.select %[[SOME]], %[[ACC]], %[[EMPTY]]
+func.func @uniform(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %k = arith.constant dense<3.0> : tensor<f32>
+  %b = tensor.broadcast_to %k to [%n, 1] : tensor<f32> -> tensor<?x1xf32>
+  %a = tensor.add %x, %b : (tensor<?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %r = tensor.reduce_max %a {axes = [0]} : tensor<?x?xf32> -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}
