@@ -93,6 +93,10 @@ class Step(NamedTuple):
     forward: bool = False
     """For a load whose register is next overwritten in place: whether it may keep a view
     of the tile instead of copying it (see `interpreter.forwarded_loads`)."""
+    scalar: Any = None
+    """For a register-scalar op with an immediate: the scalar, typed once."""
+    row_sum: bool = False
+    """For a reduce: whether it is a float sum over the last axis (a matrix-vector product)."""
 
 
 class Decoded(NamedTuple):
@@ -102,6 +106,9 @@ class Decoded(NamedTuple):
     work bound is a sum of products over these."""
     tile: Callable[[Tier0], None]
     """Runs every instruction once for the current tile (see `_driver`)."""
+    dtype_nums: tuple[int, ...]
+    """Per register, its dtype's number: register views are cached by (offset, number,
+    shape), which hashes faster than a dtype."""
 
 
 def decoded(p: Program) -> Decoded:
@@ -110,10 +117,7 @@ def decoded(p: Program) -> Decoded:
     if got is None:
         static = static_info(p)
         ends, depth = static.loops.end_of, static.loops.depth_at
-        steps = tuple(
-            _step(ins, static.reg_dtypes, ends.get(k, -1), 3 + depth[k])
-            for k, ins in enumerate(p.code)
-        )
+        steps = tuple(_step(ins, p, ends.get(k, -1), 3 + depth[k]) for k, ins in enumerate(p.code))
         steps = _with_fusions(p.code, depth, list(steps))
         nests: dict[tuple[int, ...], int] = {}
         trips: list[int] = []
@@ -123,7 +127,8 @@ def decoded(p: Program) -> Decoded:
                 trips.append(ins.operands[0])
             elif ins.op.cat is Cat.ENDLOOP and trips:
                 trips.pop()
-        got = Decoded(steps, tuple((n, t) for t, n in nests.items()), _driver(steps))
+        nums = tuple(dt.num for dt in static.reg_dtypes)
+        got = Decoded(steps, tuple((n, t) for t, n in nests.items()), _driver(steps), nums)
         p.cache["tier0"] = got
     return got
 
@@ -201,19 +206,28 @@ def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
     return False
 
 
-def _step(ins: Instr, dtypes: Sequence[np.dtype], end: int, level: int) -> Step:
+def _step(ins: Instr, p: Program, end: int, level: int) -> Step:
+    """What depends only on the instruction (and its registers' dtypes and ranks)."""
     cat, o = ins.op.cat, ins.operands
+    dtypes = static_info(p).reg_dtypes
     fn: Any = None
+    scalar: Any = None
+    row_sum = False
     if cat is Cat.UNARY:
         fn = UNARY_FNS[ins.op.name]
     elif cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
         reg = o[2] if cat is Cat.BINARY_SR else o[1]
         fn = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtypes[reg]))
+        sc = o[1] if cat is Cat.BINARY_SR else o[2] if cat is Cat.BINARY_RS else None
+        if sc is not None and sc.tag is ScalarTag.IMM:
+            scalar = typed_scalar(sc.value, dtypes[reg])
     elif cat is Cat.REDUCE:
         fn = REDUCE_UFUNCS[o[2]]
+        row_sum = blas_row_sum(o[2], o[3], len(p.registers[o[1]].shape), dtypes[o[0]])
     elif cat is Cat.STORE_ACC:
         fn = ACC_UFUNCS[o[2]]
-    return Step(None if cat is Cat.LOOP else _RUN[cat], o, fn, end, level)
+    run = None if cat is Cat.LOOP else _RUN[cat]
+    return Step(run, o, fn, end, level, scalar=scalar, row_sum=row_sum)
 
 
 # --------------------------------------------------------------------------
@@ -276,6 +290,7 @@ class Tier0:
     ) -> None:
         self.spec = spec
         self.dtypes = static_info(spec.program).reg_dtypes
+        self.dtype_nums = decoded(spec.program).dtype_nums
         self.registers = spec.registers
         self.s = spec.slots
         self.mem = mem
@@ -284,7 +299,9 @@ class Tier0:
         self.views = _cache(_VIEWS, mem)
         self.scratch = _cache(_SCRATCH, mem)
         self.idx = [0] * 11
-        self.g = [global_view(vp, args[vp.arg], _empty(vp, args)) for vp in spec.views]
+        self.args = args
+        self.g: list[Any] = [None] * len(spec.views)
+        """Per view, its whole array over its argument, made on first use."""
         self.cuts: list[Any] = [False] * len(spec.views)
         """Per view, its slicer (None: the tile is the whole view), made on first use."""
         self.arr: list[Any] = [None] * len(spec.registers)
@@ -317,16 +334,17 @@ class Tier0:
     def put(self, r: int, shape: Shape) -> np.ndarray:
         """Register r viewed with `shape` (which must fit its capacity): the new result."""
         off, cap = self.registers[r]
-        dtype = self.dtypes[r]
-        got = self.views.get((off, dtype, shape))
+        key = (off, self.dtype_nums[r], shape)
+        got = self.views.get(key)
         if got is None or got[1] > cap:
             n = math.prod(shape)
             if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
                 raise self.fail("tile too large", f"{shape}")
             if n > cap:
                 raise self.fail("tile does not fit register", f"r{r}: {shape} > {cap}")
+            dtype = self.dtypes[r]
             view = self.mem[off : off + n * dtype.itemsize].view(dtype).reshape(shape)
-            got = self.views[(off, dtype, shape)] = (view, n)
+            got = self.views[key] = (view, n)
         self.arr[r] = got[0]
         return got[0]
 
@@ -348,7 +366,9 @@ class Tier0:
         """View v's current tile of global memory."""
         cut = self.cuts[v]
         if cut is False:
-            cut = self.cuts[v] = make_slicer(self.spec.views[v], self.idx)
+            vp = self.spec.views[v]
+            self.g[v] = global_view(vp, self.args[vp.arg], _empty(vp, self.args))
+            cut = self.cuts[v] = make_slicer(vp, self.idx)
         return self.g[v] if cut is None else cut(self.g[v])
 
     def extent(self, v: int, d: int) -> int:
@@ -485,7 +505,7 @@ def _reduce(t: Tier0, st: Step) -> None:
     if d == r:
         x = x.copy()
     dst = t.put(d, out)
-    if blas_row_sum(kind, axes, x.ndim, dst.dtype):
+    if st.row_sum:
         np.matmul(x, ones_vector(x.shape[-1], keep, dst.dtype), out=dst)
         return
     middle = matmul_sum_axis(kind, axes, x.shape, dst.dtype) if in_register else None
@@ -505,7 +525,8 @@ def _mma(t: Tier0, st: Step) -> None:
     kb, n = (b.shape[-1], b.shape[-2]) if flags & 2 else (b.shape[-2], b.shape[-1])
     if ka != kb:
         raise t.fail("mma inner dims differ", f"{a.shape} @ {b.shape}")
-    out = (*t.broadcast(a.shape[:-2], b.shape[:-2]), m, n)
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    out = (*(batch_a if batch_a == batch_b else t.broadcast(batch_a, batch_b)), m, n)
     if acc and c != out:
         raise t.fail("mma accumulator shape mismatch", f"{c} vs {out}")
     a = a.swapaxes(-1, -2) if flags & 1 else a
@@ -544,7 +565,8 @@ def _binary_rs(t: Tier0, st: Step) -> None:
     x = t.arr[r]
     if x is None:
         raise t.unwritten(r)
-    st.fn(x, t.scalar(sc, x.dtype), out=t.result(st, d, x.shape))
+    s = st.scalar if st.scalar is not None else t.scalar(sc, x.dtype)
+    st.fn(x, s, out=t.result(st, d, x.shape))
 
 
 def _binary_sr(t: Tier0, st: Step) -> None:
@@ -552,7 +574,8 @@ def _binary_sr(t: Tier0, st: Step) -> None:
     x = t.arr[r]
     if x is None:
         raise t.unwritten(r)
-    st.fn(t.scalar(sc, x.dtype), x, out=t.result(st, d, x.shape))
+    s = st.scalar if st.scalar is not None else t.scalar(sc, x.dtype)
+    st.fn(s, x, out=t.result(st, d, x.shape))
 
 
 def _nothing(t: Tier0, st: Step) -> None:
