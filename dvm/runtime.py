@@ -130,6 +130,8 @@ class Kernel:
 
     name: str
     program: vm.Program
+    specializer: vm.Specializer
+    """Binds the program to each new launch shape (`plans` keeps the results)."""
     device: vm.DeviceSpec
     output_dtypes: list[np.dtype[Any]]
     output_shapes: Callable[..., tuple[int, ...]]
@@ -163,9 +165,11 @@ class Kernel:
         device = program_op.attributes.get(DEVICE)
         preset = device.data if isinstance(device, StringAttr) else "host"
         device_spec = DEVICES[preset]()
+        program = vm.prepare(vm.check(to_program(program_op)), device_spec)
         return Kernel(
             name=program_op.sym_name.data,
-            program=vm.prepare(vm.check(to_program(program_op)), device_spec),
+            program=program,
+            specializer=vm.Specializer(program, device_spec),
             device=device_spec,
             output_dtypes=[vm.DType[dtype_name(a.dtype.data)].np for a in outputs],
             output_shapes=python_function(exprs, [*names, *params, *shape_symbols]),
@@ -217,7 +221,7 @@ class Kernel:
             outs.append((tuple(dims[k : k + rank]), dtype))
             k += rank
         shapes = [a.shape for a in inputs] + [shape for shape, _ in outs]
-        return outs, vm.specialize(self.program, shapes, params, self.device, lazy=True)
+        return outs, self.specializer(shapes, params)
 
 
 # --------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from dvm.vm.program import (
     View,
     ViewDim,
 )
-from dvm.vm.specialize import Specialization, specialize
+from dvm.vm.specialize import Specialization, Specializer, specialize
 from dvm.vm.stats import LaunchStats
 from dvm.vm.text import AsmError, assemble, disassemble
 
@@ -68,6 +68,7 @@ __all__ = [
     "ScalarTag",
     "Slot",
     "Specialization",
+    "Specializer",
     "Tok",
     "View",
     "ViewDim",

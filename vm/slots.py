@@ -28,6 +28,13 @@ I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 SlotFn = Callable[[Sequence[Sequence[int]], Sequence[int]], "tuple[int, ...] | int"]
 """Returns all slot values, or the index of the first slot out of int64 range."""
 
+ArgumentsFn = Callable[
+    [Sequence[Sequence[int]], Sequence[int]],
+    "tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]",
+]
+"""(shapes, params) -> the same as plain non-negative ints; raises ValueError or
+TypeError when they do not fit the program's header."""
+
 
 def _fdiv(a: int, b: int) -> int:
     """Floor division; x // 0 = 0 so expressions never raise."""
@@ -97,3 +104,28 @@ def compile_slots(slots: Sequence[Slot]) -> SlotFn:
     namespace: dict[str, object] = {"__builtins__": {}, **_NAMESPACE}
     exec(compile(slots_source(slots), "<dvm slots>", "exec"), namespace)
     return namespace["slots"]  # type: ignore[return-value]
+
+
+def arguments_source(ranks: Sequence[int], n_params: int) -> str:
+    """Python source of the argument function: unpacking the shapes into exactly the
+    declared ranks checks them, and `int` makes numpy integers plain (they would wrap
+    around where the range checks expect Python's growth)."""
+    dims = [[f"d{i}_{j}" for j in range(rank)] for i, rank in enumerate(ranks)]
+    names = [n for row in dims for n in row]
+    params = [f"p{k}" for k in range(n_params)]
+    lines = ["def arguments(D, P):"]
+    lines.append(f"    [{', '.join('[' + ', '.join(row) + ']' for row in dims)}] = D")
+    lines.append(f"    [{', '.join(params)}] = P")
+    lines += [f"    {n} = _int({n})" for n in [*names, *params]]
+    if names:
+        lines.append(f"    if {' or '.join(f'{n} < 0' for n in names)}: raise _Bad")
+    shapes = "".join("(" + "".join(f"{n}, " for n in row) + "), " for row in dims)
+    lines.append(f"    return ({shapes}), ({''.join(f'{n}, ' for n in params)})")
+    return "\n".join(lines) + "\n"
+
+
+def compile_arguments(ranks: Sequence[int], n_params: int) -> ArgumentsFn:
+    """Compile the argument function of a program with these argument ranks and params."""
+    namespace: dict[str, object] = {"__builtins__": {}, "_int": int, "_Bad": ValueError}
+    exec(compile(arguments_source(ranks, n_params), "<dvm arguments>", "exec"), namespace)
+    return namespace["arguments"]  # type: ignore[return-value]

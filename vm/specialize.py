@@ -30,7 +30,7 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import Cat, ExtentKind, Kind, ReduceKind, ScalarTag
 from dvm.vm.program import Index, Instr, Offsets, Program, Scalar
-from dvm.vm.slots import SlotFn, compile_slots
+from dvm.vm.slots import ArgumentsFn, SlotFn, compile_arguments, compile_slots
 from dvm.vm.validate import LoopInfo, validate
 
 DEFAULT_MAX_STEPS = 1 << 34
@@ -188,8 +188,7 @@ def specialize(
     cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
     spec = cache.get((key, device, max_steps))
     if spec is None:
-        key = (tuple([tuple(map(int, s)) for s in key[0]]), tuple(map(int, key[1])))
-        spec = _Specializer(program, static_info(program), device, max_steps).run(*key)
+        spec = Specializer(program, device, max_steps)(*key)
         if len(cache) >= MAX_CACHED:
             del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
             program.cache.pop("by_launch", None)
@@ -197,6 +196,32 @@ def specialize(
     if not lazy:
         spec.plan  # noqa: B018 (planning raises what is wrong with the shapes)
     return spec
+
+
+class Specializer:
+    """Specializes one program for one device, without a cache: for a caller that keeps
+    the specializations itself (the runtime keeps one per kernel and launch shape). Its
+    specializations plan their tile classes when a launch first needs them."""
+
+    def __init__(
+        self,
+        program: Program,
+        device: DeviceSpec | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.program = program
+        self.static = static_info(program)  # validates the program
+        self.device = device or _host()
+        self.layout = layout_function(program, self.device)
+        self.max_steps = max_steps
+
+    def __call__(
+        self, shapes: Sequence[Sequence[int]], params: Sequence[int] = ()
+    ) -> Specialization:
+        """The program bound to these argument shapes and params (a BytecodeError or
+        ValueError says what does not fit)."""
+        p, st = self.program, self.static
+        return _Specializer(p, st, self.device, self.max_steps, self.layout).run(shapes, params)
 
 
 _HOST: list[DeviceSpec] = []
@@ -241,6 +266,8 @@ class Static:
 
     loops: LoopInfo
     slot_fn: SlotFn
+    arguments: ArgumentsFn
+    """Checks a call's shapes and params against the header and makes them plain ints."""
     instrs: tuple[InstrInfo, ...]
     tiled: tuple[tuple[tuple[int, int, int], ...], ...]
     """Per view: (dim, index source, position in that source's class key) of each tiled dim."""
@@ -338,6 +365,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
     return Static(
         loops,
         slot_fn,
+        compile_arguments([a.rank for a in p.args], p.n_params),
         tuple(instrs),
         tuple(tiled),
         {src: tuple(group) for src, group in pairs.items()},
@@ -495,8 +523,16 @@ def _planner(k: int, info: InstrInfo) -> Planner | None:
 class _Specializer:
     """Evaluates slots, checks layout and bounds, and plans tile classes."""
 
-    def __init__(self, p: Program, static: Static, device: DeviceSpec, max_steps: int) -> None:
+    def __init__(
+        self,
+        p: Program,
+        static: Static,
+        device: DeviceSpec,
+        max_steps: int,
+        layout: LayoutFn | None = None,
+    ) -> None:
         self.p = p
+        self.layout = layout or layout_function(p, device)
         self.static = static
         self.instrs = static.instrs
         self.loops = static.loops
@@ -525,12 +561,16 @@ class _Specializer:
 
     # -- steps -------------------------------------------------------------
 
-    def run(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> Specialization:
+    def run(self, shapes: Sequence[Sequence[int]], params: Sequence[int]) -> Specialization:
         """All the steps, in order; returns the finished Specialization."""
-        self.check_call(shapes, params)
+        try:
+            shapes, params = self.static.arguments(shapes, params)
+        except (TypeError, ValueError):
+            self.check_call(shapes, params)  # says which argument does not fit
+            raise
         self.eval_slots(shapes, params)
         st = self.static
-        got = layout_function(self.p, self.device)(self.s, [math.prod(s) for s in shapes])
+        got = self.layout(self.s, [math.prod(s) for s in shapes])
         if got is not None:
             regs, views, self.keys = got
             self.caps = tuple([cap for _, cap in regs])
@@ -568,7 +608,7 @@ class _Specializer:
                 return t
         raise AssertionError(d)
 
-    def check_call(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> None:
+    def check_call(self, shapes: Sequence[Sequence[int]], params: Sequence[int]) -> None:
         """The caller's shapes and params must match the program's header."""
         p = self.p
         if len(shapes) != len(p.args):

@@ -14,6 +14,7 @@ import gc
 import importlib
 import math
 
+import numpy as np
 import pytest
 import vm_programs as P
 
@@ -96,3 +97,45 @@ def test_a_cached_specialization_keeps_few_objects_for_the_collector() -> None:
     per_shape = (len(gc.get_objects()) - before) / shapes
     assert per_shape <= len(prog.views) + 6, per_shape
     assert len(warm) == len(specs) == shapes
+
+
+def test_a_specializer_binds_like_specialize_without_caching() -> None:
+    """`vm.Specializer` (the runtime's, one per kernel) gives what `specialize` gives, a
+    new object per call (its caller caches), with numpy integers made plain ints."""
+    text, shapes_of, params = PROGRAMS["layernorm"]
+    prog = vm.load(vm.encode(vm.assemble(text)))
+    make = vm.Specializer(prog)
+    numpy_dims = [tuple(np.int64(n) for n in s) for s in shapes_of(9, 17)]
+    spec = make(numpy_dims, [np.int32(p) for p in params])
+    cached = vm.specialize(prog, shapes_of(9, 17), params)
+    assert make(shapes_of(9, 17), params) is not spec
+    assert (spec.shapes, spec.params, spec.slots) == (cached.shapes, cached.params, cached.slots)
+    assert all(type(n) is int for s in spec.shapes for n in s)
+    assert (spec.registers, spec.views) == (cached.registers, cached.views)
+    assert spec.plan.bodies == cached.plan.bodies
+    assert "specializations" not in prog.cache or len(prog.cache["specializations"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("shapes", "params", "message"),
+    [
+        ([(4, 16), (16,), (16,)], [3], "program takes 4 arguments, got 3 shapes"),
+        (
+            [(4, 16), (16, 1), (16,), (4, 16)],
+            [3],
+            r"argument a1: shape \(16, 1\) does not fit rank 1",
+        ),
+        (
+            [(4, -16), (16,), (16,), (4, 16)],
+            [3],
+            r"argument a0: shape \(4, -16\) does not fit rank 2",
+        ),
+        ([(4, 16), (16,), (16,), (4, 16)], [], "program takes 1 params, got 0"),
+    ],
+)
+def test_shapes_that_do_not_fit_the_header_are_named(
+    shapes: list[tuple[int, ...]], params: list[int], message: str
+) -> None:
+    prog = vm.load(vm.encode(vm.assemble(PROGRAMS["layernorm"][0])))
+    with pytest.raises(ValueError, match=message):
+        vm.Specializer(prog)(shapes, params)
