@@ -3,8 +3,9 @@
 Stages, as in WebAssembly: `decode` (bytes -> Program, structure only),
 `load` (decode + validate once), optionally `prepare` (what every shape
 shares, built before the first call), `Program.specialize(shapes, params)`
-(shape-dependent checks and the tile plan, cached per shape), `launch`
-(run the grid on the cores). This package imports nothing else of dvm.
+(shape-dependent checks and the tile plan, cached per shape; `Specializer`
+without the cache), `launch` (run the grid on the cores). This package
+imports nothing else of dvm.
 """
 
 from dvm.vm.binary import decode, encode
