@@ -516,8 +516,17 @@ def kernel_plan(
         return plan, list(range(len(domain.sizes)))
     m, n, out_tiles = matmul_shape(fusion, domain)
     plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows)
-    coords = [a for a in range(len(domain.sizes)) if a != domain.contraction]
-    return plan, coords
+    # `tile.mma` makes (batch..., rows, cols): the tile dims follow the matmul result's
+    # axes in that order, whatever numbers the domain gave them (an epilogue reading an
+    # input along other axes than the matmul does may number the rows first)
+    result = [a for span in domain.placement[matmul_of(fusion).result] for a in span]
+    others = [a for a in range(len(domain.sizes)) if a != domain.contraction and a not in result]
+    return plan, others + result
+
+
+def matmul_of(fusion: t.FusionOp) -> t.MatmulOp:
+    """The one matmul of a cube or mix kernel's fusion."""
+    return next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
 
 
 def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
@@ -525,8 +534,7 @@ def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
     tiles it holds at once: the accumulator coming into and going out of an
     mma (2), or the epilogue's peak if higher (the matmul's result is one of
     its full-size values). The operand tiles are counted by the plan itself."""
-    matmul = next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
-    m_span, n_span = domain.placement[matmul.result][-2:]
+    m_span, n_span = domain.placement[matmul_of(fusion).result][-2:]
     bytes_live, widest = live_bytes(fusion, domain)
     return m_span[0], n_span[0], max(2, -(-bytes_live // widest))
 
