@@ -327,7 +327,12 @@ class KernelBuilder:
                 result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
             else:
                 carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
-                with self.loops(chunks, carried, once=uniform) as inner:
+                # Hoisted out of batch loops, the chunk loops would not sit at the depth
+                # their levels (after the batch loops') need: the batch loops it left are
+                # opened again around them, for one iteration (the value does not vary
+                # along them).
+                left = [a for a in self.plan.batch_loops if a not in self.open_axes()]
+                with self.loops([*left, *chunks], carried, once=[*uniform, *left]) as inner:
                     part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
                     combine = tile.MIRRORED[COMBINE[kind]]
                     inner[0] = self.add(
@@ -385,6 +390,10 @@ class KernelBuilder:
             )
         self.loaded[value] = found
         return found
+
+    def open_axes(self) -> frozenset[int]:
+        """The axes the loops around the current emission point walk."""
+        return frozenset[int]().union(*(c.axes for c in self.contexts))
 
     def chunked(self, axes: Sequence[int]) -> list[int]:
         """Those of `axes` that a loop walks in chunks (not whole in the tile)."""
