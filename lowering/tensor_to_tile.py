@@ -353,11 +353,10 @@ class KernelBuilder:
         or the identity when the axes hold no elements."""
         if kind in ("sum", "prod"):
             return self.scaled(value, t.MulOp if kind == "sum" else t.PowOp, axes, result)
-        size = sympy.Mul(*(self.domain.sizes[a] for a in axes))
-        if size.is_positive:
+        if sympy.Mul(*(self.domain.sizes[a] for a in axes)).is_positive:
             return value
         scalar = self.tile_type(frozenset(), result.element_type)
-        count = self.add(tile.ConstantOp(StringAttr(str(size)), scalar))
+        count = self.count(axes, result.element_type)
         zero = self.add(tile.ConstantOp(scalar_attr(0, result.element_type), scalar))
         boolean = self.tile_type(frozenset(), IntegerType(1))
         some = self.add(tile.MIRRORED[t.GtOp].build(operands=[count, zero], result_types=[boolean]))
@@ -367,10 +366,14 @@ class KernelBuilder:
     def scaled(
         self, value: SSAValue, op: type[Operation], axes: Sequence[int], result: tile.TileType
     ) -> SSAValue:
-        """`value op n`, n the number of elements along `axes` (a slot expression)."""
-        count = StringAttr(str(sympy.Mul(*(self.domain.sizes[a] for a in axes))))
-        n = self.add(tile.ConstantOp(count, self.tile_type(frozenset(), result.element_type)))
+        """`value op n`, n the number of elements along `axes`."""
+        n = self.count(axes, result.element_type)
         return self.add(tile.MIRRORED[op].build(operands=[value, n], result_types=[result]))
+
+    def count(self, axes: Sequence[int], element: Attribute) -> SSAValue:
+        """A one-element tile of the number of elements along `axes` (a slot expression)."""
+        size = StringAttr(str(sympy.Mul(*(self.domain.sizes[a] for a in axes))))
+        return self.add(tile.ConstantOp(size, self.tile_type(frozenset(), element)))
 
     def loaded_spans(self, value: SSAValue) -> frozenset[int]:
         """The domain axes spanned by the loads `value` is computed from (in this

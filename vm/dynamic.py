@@ -117,7 +117,10 @@ def decoded(p: Program) -> Decoded:
     if got is None:
         static = static_info(p)
         ends, depth = static.loops.end_of, static.loops.depth_at
-        steps = tuple(_step(ins, p, ends.get(k, -1), 3 + depth[k]) for k, ins in enumerate(p.code))
+        steps = tuple(
+            _step(ins, p, static.reg_dtypes, ends.get(k, -1), 3 + depth[k])
+            for k, ins in enumerate(p.code)
+        )
         steps = _with_fusions(p.code, depth, list(steps))
         nests: dict[tuple[int, ...], int] = {}
         trips: list[int] = []
@@ -206,10 +209,9 @@ def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
     return False
 
 
-def _step(ins: Instr, p: Program, end: int, level: int) -> Step:
+def _step(ins: Instr, p: Program, dtypes: Sequence[np.dtype], end: int, level: int) -> Step:
     """What depends only on the instruction (and its registers' dtypes and ranks)."""
     cat, o = ins.op.cat, ins.operands
-    dtypes = static_info(p).reg_dtypes
     fn: Any = None
     scalar: Any = None
     row_sum = False
