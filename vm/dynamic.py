@@ -38,7 +38,6 @@ from dvm.vm.kernels import (
     counter_pos,
     fusable,
     global_view,
-    make_slicer,
     matmul_sum_axis,
     middle_sum_operands,
     mma_acc,
@@ -46,6 +45,7 @@ from dvm.vm.kernels import (
     reduce_identity,
     select_into,
     select_overlapping,
+    slicer_maker,
     typed_scalar,
 )
 from dvm.vm.program import Instr, Program
@@ -97,6 +97,8 @@ class Step(NamedTuple):
     """For a register-scalar op with an immediate: the scalar, typed once."""
     row_sum: bool = False
     """For a reduce: whether it is a float sum over the last axis (a matrix-vector product)."""
+    axes: tuple[int, ...] = ()
+    """For a reduce: the reduced axes."""
 
 
 class Decoded(NamedTuple):
@@ -106,9 +108,13 @@ class Decoded(NamedTuple):
     work bound is a sum of products over these."""
     tile: Callable[[Tier0], None]
     """Runs every instruction once for the current tile (see `_driver`)."""
+    dtypes: tuple[np.dtype, ...]
+    """Per register, its dtype."""
     dtype_nums: tuple[int, ...]
-    """Per register, its dtype's number: register views are cached by (offset, number,
-    shape), which hashes faster than a dtype."""
+    """Per register, its dtype's number: register views are cached by (offset, capacity,
+    number, shape), which hashes faster than a dtype."""
+    slicers: tuple[Any, ...]
+    """Per view, what makes its slicer from its ViewPlan (`kernels.slicer_maker`)."""
 
 
 def decoded(p: Program) -> Decoded:
@@ -130,8 +136,11 @@ def decoded(p: Program) -> Decoded:
                 trips.append(ins.operands[0])
             elif ins.op.cat is Cat.ENDLOOP and trips:
                 trips.pop()
-        nums = tuple(dt.num for dt in static.reg_dtypes)
-        got = Decoded(steps, tuple((n, t) for t, n in nests.items()), _driver(steps), nums)
+        dtypes = tuple(static.reg_dtypes)
+        nums = tuple(dt.num for dt in dtypes)
+        slicers = tuple(slicer_maker(tuple([(d, src) for d, src, _ in t])) for t in static.tiled)
+        nest_list = tuple((n, t) for t, n in nests.items())
+        got = Decoded(steps, nest_list, _driver(steps), dtypes, nums, slicers)
         p.cache["tier0"] = got
     return got
 
@@ -215,6 +224,7 @@ def _step(ins: Instr, p: Program, dtypes: Sequence[np.dtype], end: int, level: i
     fn: Any = None
     scalar: Any = None
     row_sum = False
+    axes: tuple[int, ...] = ()
     if cat is Cat.UNARY:
         fn = UNARY_FNS[ins.op.name]
     elif cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
@@ -225,11 +235,13 @@ def _step(ins: Instr, p: Program, dtypes: Sequence[np.dtype], end: int, level: i
             scalar = typed_scalar(sc.value, dtypes[reg])
     elif cat is Cat.REDUCE:
         fn = REDUCE_UFUNCS[o[2]]
-        row_sum = blas_row_sum(o[2], o[3], len(p.registers[o[1]].shape), dtypes[o[0]])
+        rank = len(p.registers[o[1]].shape)
+        row_sum = blas_row_sum(o[2], o[3], rank, dtypes[o[0]])
+        axes = tuple([i for i in range(rank) if o[3] >> i & 1])
     elif cat is Cat.STORE_ACC:
         fn = ACC_UFUNCS[o[2]]
     run = None if cat is Cat.LOOP else _RUN[cat]
-    return Step(run, o, fn, end, level, scalar=scalar, row_sum=row_sum)
+    return Step(run, o, fn, end, level, scalar=scalar, row_sum=row_sum, axes=axes)
 
 
 # --------------------------------------------------------------------------
@@ -265,17 +277,37 @@ def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeErr
     return BytecodeError(offsets.grid if k < 0 else offsets.code[k], reason, detail)
 
 
-_VIEWS: dict[int, tuple[np.ndarray, dict[Any, Any]]] = {}
-_SCRATCH: dict[int, tuple[np.ndarray, dict[Any, Any]]] = {}
+class _Kept(NamedTuple):
+    """What tier 0 keeps beside a local memory across launches, as the memory itself is
+    kept (bounded): register views by (offset, dtype number, shape), and scratch arrays."""
+
+    mem: np.ndarray
+    """The memory itself: holding it means its id is never reused for another."""
+    views: dict[Any, Any]
+    scratch: dict[Any, Any]
 
 
-def _cache(caches: dict[int, tuple[np.ndarray, dict[Any, Any]]], mem: np.ndarray) -> dict[Any, Any]:
-    """A cache kept beside the local memory `mem` across launches (bounded), as the
-    memory itself is kept; the entry holds `mem`, so its id is never reused for another."""
-    got = caches.get(id(mem))
-    if got is None or got[0] is not mem or len(got[1]) > 4096:
-        got = caches[id(mem)] = (mem, {})
-    return got[1]
+_KEPT: dict[int, _Kept] = {}
+
+
+def _kept(mem: np.ndarray) -> _Kept:
+    got = _KEPT.get(id(mem))
+    if got is None or got.mem is not mem or len(got.views) > 4096 or len(got.scratch) > 64:
+        got = _KEPT[id(mem)] = _Kept(mem, {}, {})
+    return got
+
+
+_BROADCASTS: dict[tuple[Shape, ...], Shape] = {}
+"""numpy's broadcasting rule, memoized: tiles repeat their shapes."""
+
+
+def broadcast_of(shapes: tuple[Shape, ...]) -> Shape | None:
+    got = _BROADCASTS.get(shapes)
+    if got is None:
+        got = broadcast_shapes(list(shapes))
+        if got is not None and len(_BROADCASTS) < 4096:
+            _BROADCASTS[shapes] = got
+    return got
 
 
 class Tier0:
@@ -291,15 +323,19 @@ class Tier0:
         alias: bool,
     ) -> None:
         self.spec = spec
-        self.dtypes = static_info(spec.program).reg_dtypes
-        self.dtype_nums = decoded(spec.program).dtype_nums
+        self.decoded = dec = decoded(spec.program)
+        self.dtypes, self.dtype_nums = dec.dtypes, dec.dtype_nums
         self.registers = spec.registers
         self.s = spec.slots
         self.mem = mem
         self.local = mem if mem.base is None else mem.base
-        """What register views are views of (their `base`)."""
-        self.views = _cache(_VIEWS, mem)
-        self.scratch = _cache(_SCRATCH, mem)
+        """What register views are views of (their `base`: numpy's is the owner)."""
+        kept = _kept(mem)
+        self.views, self.scratch = kept.views, kept.scratch
+        self.keys = [
+            (off, cap, num) for (off, cap), num in zip(spec.registers, self.dtype_nums, strict=True)
+        ]
+        """Per register, the first part of its views' cache key."""
         self.idx = [0] * 11
         self.args = args
         self.g: list[Any] = [None] * len(spec.views)
@@ -335,34 +371,37 @@ class Tier0:
 
     def put(self, r: int, shape: Shape) -> np.ndarray:
         """Register r viewed with `shape` (which must fit its capacity): the new result."""
-        off, cap = self.registers[r]
-        key = (off, self.dtype_nums[r], shape)
-        got = self.views.get(key)
-        if got is None or got[1] > cap:
-            n = math.prod(shape)
-            if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
-                raise self.fail("tile too large", f"{shape}")
-            if n > cap:
-                raise self.fail("tile does not fit register", f"r{r}: {shape} > {cap}")
-            dtype = self.dtypes[r]
-            view = self.mem[off : off + n * dtype.itemsize].view(dtype).reshape(shape)
-            got = self.views[key] = (view, n)
-        self.arr[r] = got[0]
-        return got[0]
+        got = self.views.get((self.keys[r], shape))
+        if got is None:
+            got = self.new_view(r, shape)
+        self.arr[r] = got
+        return got
+
+    def new_view(self, r: int, shape: Shape) -> np.ndarray:
+        off, cap, _ = key = self.keys[r]
+        n = math.prod(shape)
+        if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
+            raise self.fail("tile too large", f"{shape}")
+        if n > cap:
+            raise self.fail("tile does not fit register", f"r{r}: {shape} > {cap}")
+        view = np.ndarray(shape, self.dtypes[r], self.mem, off)  # inside: layout checks
+        self.views[(key, shape)] = view
+        return view
 
     def result(self, st: Step, r: int, shape: Shape) -> np.ndarray:
         """Where an elementwise op writes: the stored tile itself when the store after
         it can be fused (its tile has the result's shape), else register r. The result
         must fit the register either way, as the planner requires."""
-        reg = self.put(r, shape)
-        if st.store_to < 0:
-            return reg
-        tile = self.tile(st.store_to)
-        if tile.shape != shape:
-            return reg
-        self.elided = self.k + 1
-        self.arr[r] = tile
-        return tile
+        reg = self.views.get((self.keys[r], shape))
+        if reg is None:
+            reg = self.new_view(r, shape)
+        if st.store_to >= 0:
+            tile = self.tile(st.store_to)
+            if tile.shape == shape:
+                self.elided = self.k + 1
+                reg = tile
+        self.arr[r] = reg
+        return reg
 
     def tile(self, v: int) -> np.ndarray:
         """View v's current tile of global memory."""
@@ -370,7 +409,8 @@ class Tier0:
         if cut is False:
             vp = self.spec.views[v]
             self.g[v] = global_view(vp, self.args[vp.arg], _empty(vp, self.args))
-            cut = self.cuts[v] = make_slicer(vp, self.idx)
+            make = self.decoded.slicers[v]
+            cut = self.cuts[v] = None if make is None else make(self.idx, vp.tiled)
         return self.g[v] if cut is None else cut(self.g[v])
 
     def extent(self, v: int, d: int) -> int:
@@ -383,7 +423,7 @@ class Tier0:
         return vp.sizes[d]
 
     def broadcast(self, *shapes: Shape) -> Shape:
-        out = broadcast_shapes(list(shapes))
+        out = broadcast_of(shapes)
         if out is None:
             raise self.fail("shapes do not broadcast", str(shapes))
         return out
@@ -418,7 +458,7 @@ class Tier0:
 
     def run(self, lo: int, hi: int) -> None:
         """Tiles lo..hi-1 (row-major numbers); registers start unwritten in each."""
-        idx, nregs, tile = self.idx, len(self.arr), decoded(self.spec.program).tile
+        idx, nregs, tile = self.idx, len(self.arr), self.decoded.tile
         for t in range(lo, hi):
             for a, stride in enumerate(self.strides):
                 idx[a], t = divmod(t, stride)
@@ -501,9 +541,12 @@ def _reduce(t: Tier0, st: Step) -> None:
     in_register = x.base is t.local
     keep = bool(flags & 1)
     if keep:
-        out = tuple([1 if axes >> i & 1 else n for i, n in enumerate(x.shape)])
+        kept = list(x.shape)
+        for i in st.axes:
+            kept[i] = 1
+        out = tuple(kept)
     else:
-        out = tuple([n for i, n in enumerate(x.shape) if not axes >> i & 1])
+        out = tuple([n for i, n in enumerate(x.shape) if i not in st.axes])
     if d == r:
         x = x.copy()
     dst = t.put(d, out)
@@ -514,8 +557,7 @@ def _reduce(t: Tier0, st: Step) -> None:
     if middle is not None:
         np.matmul(*middle_sum_operands(x, dst, middle))
         return
-    axis = tuple(i for i in range(x.ndim) if axes >> i & 1)
-    st.fn.reduce(x, axis=axis, out=dst, keepdims=keep, initial=reduce_identity(kind, dst.dtype))
+    st.fn.reduce(x, axis=st.axes, out=dst, keepdims=keep, initial=reduce_identity(kind, dst.dtype))
 
 
 def _mma(t: Tier0, st: Step) -> None:
@@ -559,7 +601,9 @@ def _binary(t: Tier0, st: Step) -> None:
     if x is None or y is None:
         raise t.unwritten(a if x is None else b)
     xs, ys = x.shape, y.shape
-    st.fn(x, y, out=t.result(st, d, xs if xs == ys else t.broadcast(xs, ys)))
+    if xs != ys:
+        xs = _BROADCASTS.get((xs, ys)) or t.broadcast(xs, ys)
+    st.fn(x, y, out=t.result(st, d, xs))
 
 
 def _binary_rs(t: Tier0, st: Step) -> None:

@@ -189,29 +189,35 @@ def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.nda
 
 def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
     """A function cutting the current tile out of the launch view (None: the whole view)."""
-    if not vp.tiled:
+    make = slicer_maker(tuple([(d, src) for d, src, _ in vp.tiled]))
+    return None if make is None else make(idx, vp.tiled)
+
+
+def slicer_maker(tiled: tuple[tuple[int, int], ...]) -> Any:
+    """`make(idx, vp.tiled)` for a view whose (dim, index source) pairs are `tiled`, a
+    program's fact: it returns the view's slicer (None when nothing is tiled)."""
+    if not tiled:
         return None
-    tiled = tuple(
-        [(d, src - 1 if src < Index.LOOP0 else src - Index.LOOP0 + 3) for d, src, _ in vp.tiled]
-    )
-    make = _SLICERS.get(tiled)
+    pattern = tuple([(d, counter_pos(src)) for d, src in tiled])
+    make = _SLICERS.get(pattern)
     if make is None:
-        make = _SLICERS[tiled] = _slicer_template(tiled)
-    return make(idx, [t for _, _, t in vp.tiled])
+        make = _SLICERS[pattern] = _slicer_template(pattern)
+    return make
 
 
 _SLICERS: dict[tuple[tuple[int, int], ...], Any] = {}
 
 
 def _slicer_template(tiled: tuple[tuple[int, int], ...]) -> Any:
-    """Compile `make(idx, T)` for one pattern of tiled dims and counters: the slicer it
-    returns is one Python frame, `v[i0:i0 + t0, :, i1:i1 + t1]`."""
+    """Compile `make(idx, T)` for one pattern of tiled dims and counters (T: the view's
+    (dim, source, tile) triples): the slicer it returns is one Python frame,
+    `v[i0:i0 + t0, :, i1:i1 + t1]`."""
     last = max(d for d, _ in tiled)
     keys = [":"] * (last + 1)
     lines = ["def make(idx, T):"]
     body = []
     for j, (d, c) in enumerate(tiled):
-        lines.append(f"    t{j} = T[{j}]")
+        lines.append(f"    t{j} = T[{j}][2]")
         body.append(f"        i{j} = idx[{c}] * t{j}")
         keys[d] = f"i{j}:i{j} + t{j}"
     lines += ["    def cut(v):", *body, f"        return v[{', '.join(keys)}]", "    return cut"]
@@ -382,8 +388,17 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
 
 
 def ones_vector(n: int, column: bool, dtype: np.dtype) -> np.ndarray:
-    """A vector (or column) of n ones (see `ones`)."""
-    return ones((n, 1) if column else (n,), dtype)
+    """A vector (or column) of n ones (see `ones`), memoized: tier 0 asks per tile."""
+    key = (n, column, dtype.char)
+    got = _ONES_VECTORS.get(key)
+    if got is None:
+        got = ones((n, 1) if column else (n,), dtype)
+        if len(_ONES_VECTORS) < 4096:
+            _ONES_VECTORS[key] = got
+    return got
+
+
+_ONES_VECTORS: dict[tuple[int, bool, str], np.ndarray] = {}
 
 
 def ones(shape: Shape, dtype: np.dtype) -> np.ndarray:
