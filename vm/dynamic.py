@@ -19,6 +19,7 @@ instruction runs, and fails with the same BytecodeError reason.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -338,10 +339,8 @@ class Tier0:
         """Per register, the first part of its views' cache key."""
         self.idx = [0] * 11
         self.args = args
-        self.g: list[Any] = [None] * len(spec.views)
-        """Per view, its whole array over its argument, made on first use."""
-        self.cuts: list[Any] = [False] * len(spec.views)
-        """Per view, its slicer (None: the tile is the whole view), made on first use."""
+        self.tiles: list[Callable[[], np.ndarray] | None] = [None] * len(spec.views)
+        """Per view, what returns its current tile, made on first use (`first_tile`)."""
         self.arr: list[Any] = [None] * len(spec.registers)
         self.forwarding = alias
         """Whether loads may keep views of global memory: no argument read shares memory
@@ -352,7 +351,7 @@ class Tier0:
         """Registers whose loads keep a view of the tile instead of copying it (as in
         tier 1: they are only ever loaded, from arguments nothing writes)."""
         self.k = 0
-        self.strides = [math.prod(extents[a + 1 :]) for a in range(len(extents))]
+        self.extents = extents
 
     def fail(self, reason: str, detail: str = "") -> BytecodeError:
         return _fail(self.spec, self.k, reason, detail)
@@ -405,13 +404,16 @@ class Tier0:
 
     def tile(self, v: int) -> np.ndarray:
         """View v's current tile of global memory."""
-        cut = self.cuts[v]
-        if cut is False:
-            vp = self.spec.views[v]
-            self.g[v] = global_view(vp, self.args[vp.arg], _empty(vp, self.args))
-            make = self.decoded.slicers[v]
-            cut = self.cuts[v] = None if make is None else make(self.idx, vp.tiled)
-        return self.g[v] if cut is None else cut(self.g[v])
+        cut = self.tiles[v]
+        return cut() if cut is not None else self.first_tile(v)
+
+    def first_tile(self, v: int) -> np.ndarray:
+        """`tile` the first time: the whole view over its argument, and its slicer."""
+        vp = self.spec.views[v]
+        g = global_view(vp, self.args[vp.arg], _empty(vp, self.args))
+        make = self.decoded.slicers[v]
+        cut = self.tiles[v] = (lambda: g) if make is None else make(self.idx, vp.tiled, g)
+        return cut()
 
     def extent(self, v: int, d: int) -> int:
         """Dim d of view v's current tile, without cutting it: a tail tile is clipped
@@ -456,12 +458,11 @@ class Tier0:
 
     # -- execution --------------------------------------------------------------------
 
-    def run(self, lo: int, hi: int) -> None:
-        """Tiles lo..hi-1 (row-major numbers); registers start unwritten in each."""
-        idx, nregs, tile = self.idx, len(self.arr), self.decoded.tile
-        for t in range(lo, hi):
-            for a, stride in enumerate(self.strides):
-                idx[a], t = divmod(t, stride)
+    def run(self) -> None:
+        """Every tile, in row-major order; registers start unwritten in each."""
+        idx, nregs, tile, rank = self.idx, len(self.arr), self.decoded.tile, len(self.extents)
+        for position in itertools.product(*[range(n) for n in self.extents]):
+            idx[:rank] = position
             self.arr = [None] * nregs
             tile(self)
 
@@ -477,7 +478,8 @@ class Tier0:
 
 def _load(t: Tier0, st: Step) -> None:
     d, v = st.ops
-    src = t.tile(v)
+    cut = t.tiles[v]
+    src = cut() if cut is not None else t.first_tile(v)
     if d in t.alias or (st.forward and t.forwarding):
         t.arr[d] = src  # read in place until overwritten
         return
@@ -562,22 +564,26 @@ def _reduce(t: Tier0, st: Step) -> None:
 
 def _mma(t: Tier0, st: Step) -> None:
     d, ra, rb, flags = st.ops
-    acc = bool(flags & 4)
-    c = t.get(d).shape if acc else None
-    a, b = t.get(ra), t.get(rb)
-    m, ka = (a.shape[-1], a.shape[-2]) if flags & 1 else (a.shape[-2], a.shape[-1])
-    kb, n = (b.shape[-1], b.shape[-2]) if flags & 2 else (b.shape[-2], b.shape[-1])
-    if ka != kb:
-        raise t.fail("mma inner dims differ", f"{a.shape} @ {b.shape}")
-    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
-    out = (*(batch_a if batch_a == batch_b else t.broadcast(batch_a, batch_b)), m, n)
-    if acc and c != out:
-        raise t.fail("mma accumulator shape mismatch", f"{c} vs {out}")
+    acc = t.get(d).shape if flags & 4 else None  # read first, as the planner reads it
+    a, b = t.arr[ra], t.arr[rb]
+    if a is None or b is None:
+        raise t.unwritten(ra if a is None else rb)
+    registers = (a.shape, b.shape)  # the planner's error details name these
     a = a.swapaxes(-1, -2) if flags & 1 else a
     b = b.swapaxes(-1, -2) if flags & 2 else b
+    sa, sb = a.shape, b.shape
+    if sa[-1] != sb[-2]:
+        raise t.fail("mma inner dims differ", f"{registers[0]} @ {registers[1]}")
+    if len(sa) == 2 and len(sb) == 2:
+        out: Shape = (sa[0], sb[1])
+    else:
+        batch_a, batch_b = sa[:-2], sb[:-2]
+        out = (*(batch_a if batch_a == batch_b else t.broadcast(batch_a, batch_b)), sa[-2], sb[-1])
     if d in (ra, rb):
         a, b = a.copy(), b.copy()
-    if acc:
+    if acc is not None:
+        if acc != out:
+            raise t.fail("mma accumulator shape mismatch", f"{acc} vs {out}")
         dst = t.put(d, out)
         mma_acc(a, b, dst, t.scratch_for(out, dst.dtype))
     else:

@@ -654,7 +654,7 @@ def _run_unplanned(spec: Specialization, args: Sequence[np.ndarray], alias: bool
         memory = spec.memory = device_memory(spec.device)
     with memory.lock:
         runner = dynamic.Tier0(spec, args, memory.buffers[0], extents, alias).run
-        _blas_held(spec.uses_blas, _run_quietly, runner, 0, math.prod(extents))
+        _blas_held(spec.uses_blas, _run_quietly, runner)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
