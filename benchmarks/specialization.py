@@ -17,6 +17,12 @@ machine the times swing with the load, the units much less. "idle"
 multiplies the units by 0.5 us, a bare numpy call on this machine when
 idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
 
+Because the machine's noise swings those times by up to 2x, the script also
+counts what does not swing: the Python bytecodes a first call interprets
+beyond a repeat call, on the same shapes (`sys.settrace` with opcode events;
+see `bench_bytecodes`). It is a proxy for the Python overhead a new shape
+adds, not for the time of numpy's calls.
+
 Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
 (median of repeats of 2000 calls), also in bare-numpy-call units; the
 time of a full `dvm.compile` from text; and a long stream of --stream new
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
+import sys
 import time
 import timeit
 from collections.abc import Callable
@@ -146,6 +153,47 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
         )
 
 
+def bytecodes(fn: Callable[[], object]) -> int:
+    """Python bytecodes interpreted while `fn()` runs (this thread only)."""
+    count = [0]
+
+    def tracer(frame: Any, event: str, arg: object) -> Any:
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            count[0] += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+def bench_bytecodes(files: list[str], shapes: int) -> None:
+    """Per program, the bytecodes of a first call beyond a repeat call, median over
+    `shapes` new shapes of the stream: deterministic, unlike the times."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(0)
+    print(f"Interpreted bytecodes per new shape: first call minus a repeat ({shapes} shapes)")
+    for file in files:
+        _, spec, _ = ref.EXAMPLES[file]
+        p = dvm.compile(EXAMPLES / file)
+        p(*ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng))
+        extra, repeat = [], []
+        for dims in shape_stream(file, shapes, rng):
+            args = ref.make_inputs(spec, dims, rng)
+            first = bytecodes(partial(p, *args))
+            p(*args)  # the second call plans and binds; the third is a repeat
+            repeat.append(bytecodes(partial(p, *args)))
+            extra.append(first - repeat[-1])
+        print(
+            f"  {file.removesuffix('.mlir'):12s} {statistics.median(extra):8.0f} more"
+            f" (a repeat: {statistics.median(repeat):.0f})"
+        )
+
+
 def bench_tiny_call(repeat: int) -> None:
     print("Tiny cached call (one kernel): median of repeats of 2000 calls")
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
@@ -248,6 +296,7 @@ def main() -> None:
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
     warm_up()
     bench_new_shapes(files, a.shapes, a.repeat)
+    bench_bytecodes(files, a.shapes)
     bench_tiny_call(a.repeat)
     bench_compile(a.repeat)
     if a.stream:
