@@ -52,6 +52,12 @@ def _mod(a: int, b: int) -> int:
 
 
 _INFIX = {ExprOp.ADD: "+", ExprOp.SUB: "-", ExprOp.MUL: "*"}
+_BY_CONSTANT = {
+    ExprOp.FLOORDIV: "({a} // {b})",
+    ExprOp.CEILDIV: "(-(-{a} // {b}))",
+    ExprOp.MOD: "({a} % {b})",
+}
+"""The division operators by a non-zero constant (tile sizes, alignments): no zero test."""
 _INLINE = {
     ExprOp.FLOORDIV: "({a} // {b} if {b} else 0)",
     ExprOp.CEILDIV: "(-(-{a} // {b}) if {b} else 0)",
@@ -68,6 +74,8 @@ def slots_source(slots: Sequence[Slot]) -> str:
     """Python source of the slot function (validated slots only)."""
     lines = ["def slots(D, P):"]
     n = 0
+    constants: set[str] = set()
+    """The constant leaves' text, e.g. `(16)`."""
     named: dict[str, str] = {}
     """Each expression computed so far -> its temporary: slots repeat subexpressions (a
     tile size inside every later size), which are computed once."""
@@ -78,6 +86,7 @@ def slots_source(slots: Sequence[Slot]) -> str:
                 stack.append(f"D[{int(t.a)}][{int(t.b)}]")
             elif t.op is ExprOp.CONST:
                 stack.append(f"({int(t.a)})")
+                constants.add(stack[-1])
             elif t.op is ExprOp.PARAM:
                 stack.append(f"P[{int(t.a)}]")
             elif t.op is ExprOp.SLOT:
@@ -86,6 +95,8 @@ def slots_source(slots: Sequence[Slot]) -> str:
                 b, a = stack.pop(), stack.pop()
                 if t.op in _INFIX:
                     expr = f"{a} {_INFIX[t.op]} {b}"
+                elif t.op in _BY_CONSTANT and b in constants and b != "(0)":
+                    expr = _BY_CONSTANT[t.op].format(a=a, b=b)
                 else:
                     expr = _INLINE[t.op].format(a=a, b=b)
                 if expr not in named:
@@ -93,8 +104,10 @@ def slots_source(slots: Sequence[Slot]) -> str:
                     lines.append(f"    t{n} = {expr}")
                     n += 1
                 stack.append(named[expr])
-        lines.append(f"    s{i} = {stack.pop()}")
-        lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: return {i}")
+        value = stack.pop()
+        lines.append(f"    s{i} = {value}")
+        if value not in constants:  # constants were validated inside int64
+            lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: return {i}")
     lines.append("    return (" + "".join(f"s{i}, " for i in range(len(slots))) + ")")
     return "\n".join(lines) + "\n"
 
