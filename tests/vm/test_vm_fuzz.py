@@ -97,6 +97,19 @@ def _code_start(data: bytes) -> int:
     return offsets.code[0] if offsets.code else len(data)
 
 
+def table_walk(
+    prog: vm.Program, spec: vm.Specialization, shapes: list[tuple[int, ...]], params: list[int]
+) -> tuple[object, object]:
+    """The registers and views the specializer's table walk gives for these shapes: the
+    generated layout checks (`checks.py`) must never accept what the walk rejects (it
+    raises a BytecodeError here), nor place anything elsewhere."""
+    S = specialize_module
+    sp = S._Specializer(prog, S.static_info(prog), spec.device, S.DEFAULT_MAX_STEPS)
+    dims, values = sp.static.arguments(shapes, params)
+    sp.eval_slots(dims, values)
+    return sp.place_registers(), tuple(sp.view(i, dims) for i in range(len(prog.views)))
+
+
 def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(specialize_module, "MAX_PLAN_NODES", 2000)
     rng = np.random.default_rng(int(os.environ.get("DVM_FUZZ_SEED", "2024")))
@@ -118,6 +131,10 @@ def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
         except vm.BytecodeError:
             outcomes["specialize"] += 1
             continue
+        assert table_walk(prog, spec, [a.shape for a in arrays], params) == (
+            spec.registers,
+            spec.views,
+        ), vm.disassemble(prog)
         vm.launch(spec, arrays)
         for raw, before in guards:
             assert np.array_equal(raw[:GUARD], before[:GUARD]), vm.disassemble(prog)
