@@ -119,6 +119,37 @@ def python_function(
     return namespace["f"]
 
 
+def binder_source(
+    checks: Sequence[tuple[str, Attribute, np.dtype[Any] | None, tuple[int, ...]]],
+    symbols: Sequence[tuple[int, int, str]],
+    guard_names: Sequence[str],
+) -> str:
+    """Python source of a program's binder: `bind(args)` returns the symbol values of the
+    generic variant, or None when anything is not as the fast path expects (a wrong
+    array, a guard that fails), for the full checks to say what and where, or to fix
+    dims to 1. Made only from argument positions, axes and static dims."""
+    lines = ["def bind(args):", f"    if len(args) != {len(checks)}: return None"]
+    names = [f"a{i}" for i in range(len(checks))]
+    lines.append(f"    [{', '.join(names)}] = args")
+    for i, (_, _, dtype, declared) in enumerate(checks):
+        if dtype is None:  # index or scalar: converted by the full check, which names a bad one
+            lines.append(f"    _check({i}, a{i})")
+            continue
+        wrong = f"type(a{i}) is not _ndarray or a{i}.dtype != _dtypes[{i}]"
+        lines.append(f"    if {wrong}: return None")
+        lines.append(f"    d{i} = a{i}.shape")
+        tests = [f"len(d{i}) != {len(declared)}"]
+        tests += [f"d{i}[{k}] != {n}" for k, n in enumerate(declared) if n != DYNAMIC_INDEX]
+        lines.append(f"    if {' or '.join(tests)}: return None")
+    values = {name: f"d{i}[{a}]" for i, a, name in symbols}  # the last occurrence, as `bind`
+    if guard_names:  # each guard's two sides, from the symbols in `guard_names`' order
+        lines.append(f"    g = _guards({', '.join(values[n] for n in guard_names)})")
+        lines.append("    if any([g[k] != g[k + 1] for k in range(0, len(g), 2)]): return None")
+    found = ", ".join(f"{name!r}: {v}" for name, v in values.items())
+    lines.append(f"    return {{{found}}}")
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------------------
 # Kernels
 # --------------------------------------------------------------------------
@@ -708,6 +739,8 @@ class Program:
             if isinstance(t_, TensorType)
         }
         self.checks = argument_checks(self.func)
+        self.fast_bind = self.binder(self.variants[frozenset()])
+        """A new signature's symbols in one generated function (None: the full checks)."""
 
     def arrays(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """Numpy scalars given for tensors as 0-d arrays, as `check_arguments`
@@ -779,8 +812,24 @@ class Program:
             values.append(a if ok else check_argument(where, a, type_))
         return tuple(values)
 
+    def binder(self, variant: Variant) -> Callable[[Sequence[Any]], Any]:
+        """The generated fast path of `specialize` for the generic variant."""
+        namespace: dict[str, Any] = {
+            "_ndarray": np.ndarray,
+            "_dtypes": [dtype for _, _, dtype, _ in self.checks],
+            "_guards": variant.check_guards,
+            "_check": lambda i, a: check_argument(self.checks[i][0], a, self.checks[i][1]),
+        }
+        guards = variant.guard_names if variant.guards else []
+        source = binder_source(self.checks, variant.symbols, guards)
+        exec(builtins.compile(source, "<dvm binder>", "exec"), namespace)
+        return namespace["bind"]
+
     def specialize(self, args: Sequence[Any]) -> Specialization:
         """Check the arguments and the guards for a new signature."""
+        symbols = self.fast_bind(args)
+        if symbols is not None:
+            return Specialization(self.variants[frozenset()], symbols)
         values = self.check(args)
         ones: frozenset[tuple[int, int]] = frozenset()
         while True:

@@ -310,6 +310,22 @@ def test_loop_carried_shape_must_stay_the_same() -> None:
         program(_x(3, 4), 1)
 
 
+def test_generated_binder_agrees_with_the_full_checks(layernorm: Program) -> None:
+    """A new signature first tries the generated binder; it must give the symbols the
+    full checks give, and leave to them (None) whatever they must reject or re-specialize."""
+    generic = layernorm.variants[frozenset()]
+    for rows, cols in [(6, 9), (0, 3), (1, 1), (7, 0)]:
+        args = (_x(rows, cols), _x(cols), _x(cols))
+        assert layernorm.fast_bind(args) == generic.bind(layernorm.check(args))
+    x, b = _x(6, 9), _x(9)
+    assert layernorm.fast_bind((x, np.ones(1, F32), b)) is None  # a guard assumed 9
+    assert layernorm.fast_bind((x, _x(9, dtype=np.float64), b)) is None
+    assert layernorm.fast_bind((x, _x(9)[::2], b)) is None  # 5 columns of weights
+    assert layernorm.fast_bind((x, b)) is None
+    with pytest.raises(CallError, match="argument 1"):
+        layernorm(x, _x(9, dtype=np.float64), b)
+
+
 def test_unit_dim_respecializes(layernorm: Program, reference: Any) -> None:
     """w of shape (1,) broadcasts along x's columns, which the first variant
     assumed equal to w's length: a second variant runs it."""
