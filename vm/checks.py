@@ -6,13 +6,13 @@ disjoint, and that every view stays inside its argument (see
 program fixes: so, like the slot table (`slots.py`), the walk is turned once
 per program into straight-line source
 
-    def layout(s, numel):            # s: slot values; numel: elements per argument
+    def layout(s, D):                # s: slot values; D: the arguments' shapes
         c0 = s[3] * s[4]             # register r0: capacity, offset, checks
         o0 = s[5]
         if ... : return None         # any failed check: None
         ...
         v0 = _new(ViewPlan, (0, s[5], (z0, z1), (t0, t1), ((0, 1, g0),), False, n0))
-        return (((o0, c0), ...), (v0, ...), {source: ((size, tile), ...)})
+        return (((o0, c0), ...), (v0, ...), {source: ((size, tile), ...)}, caps, sizes)
 
 built only from validated table indices, constants and fixed operators.
 A constant slot appears as its literal, and a check that a constant or a
@@ -31,7 +31,7 @@ from typing import Any
 from dvm.vm.isa import ExprOp
 from dvm.vm.program import Index, Program, View
 
-LayoutFn = Callable[[Sequence[int], Sequence[int]], "tuple[Any, ...] | None"]
+LayoutFn = Callable[[Sequence[int], Sequence[Sequence[int]]], "tuple[Any, ...] | None"]
 
 MAX_ARRAY_BYTES = 2**62
 """numpy refuses arrays (even empty ones) whose dims multiply past this."""
@@ -59,8 +59,10 @@ class _Slots:
 
 def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
     """Python source of the layout function of a validated program on a device."""
-    lines = ["def layout(s, numel):"]
+    lines = ["def layout(s, D):"]
     emit = lines.append
+    for k in sorted({v.arg for v in p.views}):  # elements of each argument a view reads
+        emit(f"    numel{k} = {' * '.join(f'D[{k}][{j}]' for j in range(p.args[k].rank)) or '1'}")
     known = _Slots(p)
     val = known.text
     # register dims, view sizes and tile sizes may not be negative: one test per slot
@@ -131,7 +133,7 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
             acc = f"{acc} * {z[d]}" if acc != "1" else z[d]
         offset = known.const[v.offset]
         at_zero = [] if offset == 0 else [f"f{i} == 0"]
-        cond = " and ".join([*at_zero, *dense, f"{acc} == numel[{v.arg}]"])
+        cond = " and ".join([*at_zero, *dense, f"{acc} == numel{v.arg}"])
         emit(f"        n{i} = {'False' if offset not in (None, 0) else cond}")
         tiled_text = "".join(f"{t}, " for t in tiled)
         emit(
@@ -140,7 +142,11 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
         )
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     key_text = ", ".join(f"{src}: ({''.join(q + ', ' for q in qs)})" for src, qs in keys.items())
-    emit(f"    return (({regs}), ({views}), {{{key_text}}})")
+    caps = "".join(f"c{i}, " for i in range(len(p.registers)))
+    sizes = "".join(
+        f"({''.join(f'z{i}_{d}, ' for d in range(len(v.dims)))}), " for i, v in enumerate(p.views)
+    )
+    emit(f"    return (({regs}), ({views}), {{{key_text}}}, ({caps}), ({sizes}))")
     return "\n".join(lines) + "\n"
 
 
@@ -165,7 +171,7 @@ def _bounds(
             emit("        if q < 0: lo += q")
             emit("        else: hi += q")
     low = "lo < 0 or " if signed else ""
-    emit(f"        if {low}hi >= numel[{v.arg}]: return None")
+    emit(f"        if {low}hi >= numel{v.arg}: return None")
 
 
 def _disjoint(spans: list[tuple[int, int]]) -> bool:

@@ -570,10 +570,9 @@ class _Specializer:
             raise
         self.eval_slots(shapes, params)
         st = self.static
-        got = self.layout(self.s, [math.prod(s) for s in shapes])
+        got = self.layout(self.s, shapes)
         if got is not None:
-            regs, views, self.keys = got
-            self.caps = tuple([cap for _, cap in regs])
+            regs, views, self.keys, self.caps, self.sizes = got
         else:  # some check fails: the table walk says which and why
             regs = self.place_registers()
             views = tuple(self.view(i, shapes) for i in range(len(self.p.views)))
@@ -581,7 +580,7 @@ class _Specializer:
                 self.keys[src] = tuple(
                     [(views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group]
                 )
-        self.sizes = tuple([vp.sizes for vp in views])
+            self.sizes = tuple([vp.sizes for vp in views])
         return Specialization(
             self.p,
             self.device,

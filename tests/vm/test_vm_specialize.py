@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import math
 
 import numpy as np
 import pytest
@@ -48,7 +47,11 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     assert regs == fast.registers
     assert views == fast.views
     layout_fn = next(iter(S.static_info(prog).layouts.values()))
-    _, _, keys = layout_fn(sp.s, [math.prod(s) for s in shapes])
+    got = layout_fn(sp.s, shapes)
+    assert got is not None
+    _, _, keys, caps, sizes = got
+    assert caps == tuple(cap for _, cap in regs)
+    assert sizes == tuple(vp.sizes for vp in views)
     walked = {
         src: tuple((views[v].sizes[d], sp.view_tile(views[v], d)) for v, d in group)
         for src, group in S.static_info(prog).pairs.items()
