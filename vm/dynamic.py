@@ -280,7 +280,8 @@ def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeErr
 
 class _Kept(NamedTuple):
     """What tier 0 keeps beside a local memory across launches, as the memory itself is
-    kept (bounded): register views by (offset, dtype number, shape), and scratch arrays."""
+    kept (bounded): register views by ((offset, capacity, dtype number), shape), and
+    scratch arrays by (shape, dtype)."""
 
     mem: np.ndarray
     """The memory itself: holding it means its id is never reused for another."""
@@ -303,6 +304,7 @@ _BROADCASTS: dict[tuple[Shape, ...], Shape] = {}
 
 
 def broadcast_of(shapes: tuple[Shape, ...]) -> Shape | None:
+    """`broadcast_shapes`, memoized (None: they do not broadcast)."""
     got = _BROADCASTS.get(shapes)
     if got is None:
         got = broadcast_shapes(list(shapes))
@@ -326,7 +328,6 @@ class Tier0:
         self.spec = spec
         self.decoded = dec = decoded(spec.program)
         self.dtypes, self.dtype_nums = dec.dtypes, dec.dtype_nums
-        self.registers = spec.registers
         self.s = spec.slots
         self.mem = mem
         self.local = mem if mem.base is None else mem.base
@@ -377,6 +378,7 @@ class Tier0:
         return got
 
     def new_view(self, r: int, shape: Shape) -> np.ndarray:
+        """`put`'s first time at this register place and shape: the planner's checks."""
         off, cap, _ = key = self.keys[r]
         n = math.prod(shape)
         if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
