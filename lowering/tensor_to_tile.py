@@ -64,7 +64,7 @@ from dvm.passes.fuse import ASSUME
 from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,
-    function_guards,
+    guard_facts,
     parse_expr,
     shape_attr,
     shape_of,
@@ -482,7 +482,7 @@ def analyze(fusion: t.FusionOp) -> Domain:
     func = fusion.parent_op()
     while func is not None and not isinstance(func, FuncOp):
         func = func.parent_op()
-    guards = [(g.lhs, g.rhs) for g in function_guards(func)] if func is not None else []
+    guards = guard_facts(func) if func is not None else []
     return DomainAnalysis(
         body_ops(fusion), yielded(fusion), [*guards, *facts], align=bool(facts)
     ).run()

@@ -47,7 +47,7 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import tensor as t
 from dvm.passes.blocks import rebuild_block, top_level
 from dvm.passes.domain import LAYOUT, VECTOR, Domain, DomainAnalysis, Illegal
-from dvm.passes.symbolic import SHAPE, SHAPES, function_guards, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPE, SHAPES, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
 
 COMPUTE = (*VECTOR, t.MatmulOp)
@@ -408,7 +408,7 @@ class FusePass(ModulePass):
         for func in op.walk():
             if isinstance(func, FuncOp) and func.body.blocks:
                 ensure_shapes(func)
-                facts = [(g.lhs, g.rhs) for g in function_guards(func)]
+                facts = guard_facts(func)
                 for block in blocks_inside_out(func):
                     if isinstance(block.parent_op(), t.FusionOp | t.StackOp | t.ChoiceOp):
                         continue

@@ -196,6 +196,14 @@ def function_guards(func: FuncOp) -> list[Guard]:
     return [Guard.from_attr(g) for g in attr.data] if isinstance(attr, ArrayAttr) else []
 
 
+def guard_facts(func: FuncOp) -> list[tuple[sympy.Expr, sympy.Expr]]:
+    """The size equalities the function's guards make true wherever it runs, in the
+    symbols its shapes use: a guard names the arguments' own symbols, some of which
+    other guards replaced (`unified`), e.g. `x_1 == x_0*x_1` with `x_1` -> `y_0`."""
+    subst = unified(func)
+    return [(substitute(g.lhs, subst), substitute(g.rhs, subst)) for g in function_guards(func)]
+
+
 def argument_shapes(func: FuncOp) -> list[Shape | None]:
     """Each argument's shape in its own symbols (None for non-tensors)."""
     shapes: list[Shape | None] = []
