@@ -792,25 +792,9 @@ class Program:
         return spec
 
     def check(self, args: Sequence[Any]) -> tuple[Any, ...]:
-        """The arguments as run-time values (`check_arguments`, with the checks that
-        arrays pass decided once per program; the full check names what is wrong)."""
-        if len(args) != len(self.checks):
-            return check_arguments(self.func, args)
-        values = []
-        for a, (where, type_, dtype, declared) in zip(args, self.checks, strict=True):
-            ok = (
-                dtype is not None
-                and type(a) is np.ndarray
-                and a.dtype == dtype
-                and len(a.shape) == len(declared)
-            )
-            if ok:
-                for d, n in zip(declared, a.shape, strict=True):
-                    if d != DYNAMIC_INDEX and d != n:
-                        ok = False
-                        break
-            values.append(a if ok else check_argument(where, a, type_))
-        return tuple(values)
+        """The arguments as run-time values, or a CallError naming what is wrong (the full
+        checks, for a signature the generated binder declined)."""
+        return check_arguments(self.func, args)
 
     def binder(self, variant: Variant) -> Callable[[Sequence[Any]], Any]:
         """The generated fast path of `specialize` for the generic variant."""

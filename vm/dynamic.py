@@ -393,7 +393,7 @@ class Tier0:
         """Where an elementwise op writes: the stored tile itself when the store after
         it can be fused (its tile has the result's shape), else register r. The result
         must fit the register either way, as the planner requires."""
-        reg = self.views.get((self.keys[r], shape))
+        reg = self.views.get((self.keys[r], shape))  # `put`, inline: every op comes here
         if reg is None:
             reg = self.new_view(r, shape)
         if st.store_to >= 0:
