@@ -323,3 +323,24 @@ func.func @two_norms(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> (tensor<?xf32>
   %sy = tensor.reduce_sum %y2 {axes = [1]} : tensor<?x?xf32> -> tensor<?xf32>
   func.return %sx, %sy : tensor<?xf32>, tensor<?xf32>
 }
+
+// -----
+
+// A guard over a product: the gt broadcasts %m's columns (m_1) against the
+// flattened %m (m_0*m_1), which holds only under the guard m_1 == m_0*m_1; the
+// select then unifies m_1 with a_0. The guards are facts in the unified
+// symbols the shapes use (a_0 == a_0*m_0), so the three ops are one kernel.
+
+// CHECK-LABEL: func.func @product_guard(
+// CHECK:         dvm.unified = {{{.*}}m_1 = "a_0"}
+// CHECK-NEXT:    %y = tensor.fusion vector (%m, %a, %b) {dvm.domain = ["m_0", "a_0"]
+// CHECK:           %flat = tensor.collapse_shape {{.*}} {dvm.shape = ["a_0*m_0"]}
+// CHECK-NEXT:      %c = tensor.gt
+// CHECK-NEXT:      %y_1 = tensor.select
+// CHECK-NEXT:      tensor.yield %y_1
+func.func @product_guard(%a: tensor<?xf32>, %m: tensor<?x?xi32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %flat = tensor.collapse_shape %m [[0, 1]] : tensor<?x?xi32> into tensor<?xi32>
+  %c = tensor.gt %m, %flat : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x?xi1>
+  %y = tensor.select %c, %a, %b : (tensor<?x?xi1>, tensor<?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
