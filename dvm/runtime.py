@@ -485,8 +485,10 @@ class HostCompiler:
                 env[induction] = i
                 for s in steps:
                     s(call, env)
-                for c, y in zip(carried, yielded, strict=True):
-                    env[c] = env[y]
+                # all at once: a yielded value may be another carried value (a swap)
+                values = [env[y] for y in yielded]
+                for c, v in zip(carried, values, strict=True):
+                    env[c] = v
             for r, c in zip(results, carried, strict=True):
                 env[r] = env[c]
 

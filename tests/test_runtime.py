@@ -326,6 +326,29 @@ def test_generated_binder_agrees_with_the_full_checks(layernorm: Program) -> Non
         layernorm(x, _x(9, dtype=np.float64), b)
 
 
+SWAP = """
+func.func @swap(%x: tensor<?xf32>, %y: tensor<?xf32>, %n: index) -> (tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a, %b = scf.for %i = %c0 to %n step %c1 iter_args(%p = %x, %q = %y)
+      -> (tensor<?xf32>, tensor<?xf32>) {
+    scf.yield %q, %p : tensor<?xf32>, tensor<?xf32>
+  }
+  func.return %a, %b : tensor<?xf32>, tensor<?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("trips", [0, 1, 2, 3])
+def test_loop_swaps_carried_values(trips: int) -> None:
+    """The values a loop yields become its carried values all at once."""
+    x, y = _x(4), _x(4) + 10
+    a, b = dvm.compile(SWAP)(x, y, trips)
+    want = (y, x) if trips % 2 else (x, y)
+    np.testing.assert_array_equal(a, want[0])
+    np.testing.assert_array_equal(b, want[1])
+
+
 def test_unit_dim_respecializes(layernorm: Program, reference: Any) -> None:
     """w of shape (1,) broadcasts along x's columns, which the first variant
     assumed equal to w's length: a second variant runs it."""
