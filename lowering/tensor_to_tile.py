@@ -324,7 +324,12 @@ class KernelBuilder:
             uniform = [a for a in reduced if a not in self.loaded_spans(op.input)]
             chunks = self.chunked(reduced)
             if not chunks:  # whole rows in the tile: one reduction, no accumulator
-                result = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+                source = self.emit(op.input)
+                # the result spans what its input's tile spans: a uniform input's
+                # result is uniform too, and whoever stores it broadcasts it
+                spans = self.spans[source] - self.domain.reduced
+                acc_type = self.tile_type(spans, element)
+                result = self.reduce(kind, source, reduced, acc_type)
             else:
                 carried = [self.add(tile.ConstantOp(identity(kind, element), acc_type))]
                 # Hoisted out of batch loops, the chunk loops would not sit at the depth
