@@ -327,7 +327,7 @@ class Tier0:
     ) -> None:
         self.spec = spec
         self.decoded = dec = decoded(spec.program)
-        self.dtypes, self.dtype_nums = dec.dtypes, dec.dtype_nums
+        self.dtypes = dec.dtypes
         self.s = spec.slots
         self.mem = mem
         self.local = mem if mem.base is None else mem.base
@@ -335,7 +335,7 @@ class Tier0:
         kept = _kept(mem)
         self.views, self.scratch = kept.views, kept.scratch
         self.keys = [
-            (off, cap, num) for (off, cap), num in zip(spec.registers, self.dtype_nums, strict=True)
+            (off, cap, num) for (off, cap), num in zip(spec.registers, dec.dtype_nums, strict=True)
         ]
         """Per register, the first part of its views' cache key."""
         self.idx = [0] * 11
@@ -480,7 +480,7 @@ class Tier0:
 
 def _load(t: Tier0, st: Step) -> None:
     d, v = st.ops
-    cut = t.tiles[v]
+    cut = t.tiles[v]  # `tile`, inline: every load comes here
     src = cut() if cut is not None else t.first_tile(v)
     if d in t.alias or (st.forward and t.forwarding):
         t.arr[d] = src  # read in place until overwritten
