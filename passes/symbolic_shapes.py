@@ -214,16 +214,31 @@ class ShapeInference:
             self.bind_arguments()
             for symbols, op in self.units:
                 self.unifier.require_unit(symbols, op)
-            self.walk(self.func.body.block)
-            broken = self.unifier.broken_guard()
-            if broken is None:
-                break
+            try:
+                self.walk(self.func.body.block)
+            except ProgramError:
+                # A contradiction can follow from a broadcast guard that an
+                # earlier unification broke (d against 2*d, then d = 2 from a
+                # static result): that guard's unit alternative comes first.
+                broken = self.unifier.broken_guard()
+                alternative = broken and self.unit_alternative(*broken)
+                if not alternative:
+                    raise
+            else:
+                broken = self.unifier.broken_guard()
+                if broken is None:
+                    break
+                alternative = self.unit_alternative(*broken)
+                if not alternative:
+                    raise self.impossible(*broken)
             # each restart fixes symbols no earlier one fixed (or raises): this ends
-            self.units.append(self.unit_alternative(*broken))
+            self.units.append(alternative)
             self.reset()
         self.annotate()
 
-    def unit_alternative(self, guard: Guard, op: Operation) -> tuple[list[sympy.Symbol], Operation]:
+    def unit_alternative(
+        self, guard: Guard, op: Operation
+    ) -> tuple[list[sympy.Symbol], Operation] | None:
         """The symbols to fix to 1 so that a broken broadcast guard stretches
         instead: a side that is a product of symbols, none already fixed."""
         fixed = {s for symbols, _ in self.units for s in symbols}
@@ -234,8 +249,12 @@ class ShapeInference:
                 )
                 if symbols and side == sympy.Mul(*symbols) and not fixed & set(symbols):
                     return symbols, op
+        return None
+
+    def impossible(self, guard: Guard, op: Operation) -> ProgramError:
         lhs, rhs = self.unifier.canon(guard.lhs), self.unifier.canon(guard.rhs)
-        raise ProgramError(op, f"dims {lhs} and {rhs} can never be equal ({guard.kind.value} rule)")
+        rule = guard.kind.value
+        return ProgramError(op, f"dims {lhs} and {rhs} can never be equal ({rule} rule)")
 
     def walk(self, block: Block) -> None:
         for op in block.ops:

@@ -1,12 +1,10 @@
 // Found by tests/test_random_programs.py (DVM_RANDOM_SEED=263, 2000
-// programs): symbolic-shapes rejects a valid program with "%v3 = tensor.add:
-// dims 2 and 1 can never be equal (equal rule)". The select broadcasts
-// %arg0's last dim d against the collapsed %v1's 2*d to a static 2, which
-// holds only for d = 1 (then 2*d = 2); symbolic-shapes instead takes d = 2
-// from the static result, and the add (d against a static 1) then looks
-// contradictory. Not fixed yet (it predates the runtime work it was found
-// with): the broadcast unification should try the unit alternative.
-// xfail: symbolic-shapes takes d = 2 where only d = 1 is consistent
+// programs): symbolic-shapes rejected this valid program with "%v3 =
+// tensor.add: dims 2 and 1 can never be equal (equal rule)". The select
+// broadcasts %arg0's last dim d against the collapsed %v1's 2*d to a static
+// 2, which holds only for d = 1 (then 2*d = 2); symbolic-shapes took d = 2
+// from the static result, and the add (d against a static 1) then raised
+// before the broken broadcast guard could be retried with d = 1.
 // shapes: 1x2x1x1 1x2x1x1 1x2x1x1
 // seed: 0
 // device: host

@@ -180,6 +180,22 @@ func.func @broadcast_defined_only_at_one(%x: tensor<2x2x?xf32>) -> tensor<2x2x2x
 
 // -----
 
+// The same broadcast, followed by an op that x_2 = 2 contradicts (x_2
+// against a static 1). That op fails while the walk still assumes x_2 = 2;
+// the pass first retries with the broken broadcast guard's unit alternative,
+// under which the program is defined.
+// CHECK-LABEL: func.func @contradiction_after_a_broken_broadcast(
+// CHECK-SAME:    attributes {dvm.guards = [{check = "x_2 == 1", kind = "equal", op = "%y = tensor.gt"}], dvm.unified = {x_2 = "1"}} {
+// CHECK:         %z = tensor.add %x, %b {dvm.shape = ["2", "2", "1"]}
+func.func @contradiction_after_a_broken_broadcast(%x: tensor<2x2x?xf32>, %b: tensor<2x2x1xf32>) -> tensor<2x2x1xf32> {
+  %c = tensor.collapse_shape %x [[0], [1, 2]] : tensor<2x2x?xf32> into tensor<2x?xf32>
+  %y = tensor.gt %x, %c : (tensor<2x2x?xf32>, tensor<2x?xf32>) -> tensor<2x2x2xi1>
+  %z = tensor.add %x, %b : (tensor<2x2x?xf32>, tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  func.return %z : tensor<2x2x1xf32>
+}
+
+// -----
+
 // Invalid programs: each op alone verifies (a `?` agrees with any static
 // dim), but the guards they need together can never hold. The pass names
 // the op, at its file:line:col.
