@@ -77,9 +77,9 @@ from dvm.passes.symbolic import (
     VALUE,
     Guard,
     GuardKind,
-    arg_symbol_name,
     argument_shapes,
     function_guards,
+    index_symbol_name,
     parse_expr,
     shape_from_attr,
     split_condition,
@@ -647,7 +647,7 @@ class Variant:
         ]
         names = sorted({name for _, _, name in symbols})
         indices = [
-            (i, arg_symbol_name(a, 0)[:-2])
+            (i, index_symbol_name(a))
             for i, a in enumerate(func.body.block.args)
             if isinstance(a.type, IndexType)
         ]

@@ -29,7 +29,7 @@ from dvm.interpreter import BINARY, UNARY, numpy_dtype
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
-from dvm.passes.symbolic import parse_expr, shape_from_attr, substitute, symbol
+from dvm.passes.symbolic import CORES, parse_expr, shape_from_attr, substitute, symbol
 
 Array = np.ndarray[Any, Any]
 
@@ -208,20 +208,34 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
 }
 
 
-def launch(kernel: tile.KernelOp, inputs: Sequence[Array]) -> list[Array]:
-    """Run every tile of `kernel` on `inputs`; return its new outputs."""
-    shapes = kernel.attributes["dvm.arg_shapes"]
-    assert isinstance(shapes, ArrayAttr)
-    declared = [shape_from_attr(s) for s in shapes.data]
-    symbols: dict[sympy.Symbol, int] = {}
-    for shape, array in zip(declared, inputs, strict=False):
-        bind_shape(symbols, shape, array.shape)
+def kernel_run(
+    kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = None
+) -> KernelRun:
+    """A launch of `kernel` on `inputs`, its shape symbols and tile sizes bound, with
+    tiles sized for `cores` (default: the kernel's device's vector cores)."""
+    symbols: dict[sympy.Symbol, int] = {CORES: cores or device_of(kernel).vector_cores}
+    for shape, array in zip(declared_shapes(kernel), inputs, strict=False):
+        bind_shape(symbols, shape, np.shape(array))
     run = KernelRun(kernel, symbols)
     sizes = kernel.attributes.get("dvm.tile_sizes")
     if isinstance(sizes, DictionaryAttr):
         for name, text in sizes.data.items():
             assert isinstance(text, StringAttr)
             symbols[symbol(name)] = run.eval(text.data)
+    return run
+
+
+def declared_shapes(kernel: tile.KernelOp) -> list[tuple[sympy.Expr, ...]]:
+    shapes = kernel.attributes["dvm.arg_shapes"]
+    assert isinstance(shapes, ArrayAttr)
+    return [shape_from_attr(s) for s in shapes.data]
+
+
+def launch(kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = None) -> list[Array]:
+    """Run every tile of `kernel` on `inputs`, with tiles sized for `cores` (default:
+    the kernel's device's vector cores); return its new outputs."""
+    run = kernel_run(kernel, inputs, cores)
+    declared = declared_shapes(kernel)
     args = kernel.body.block.args
     outputs = [
         np.zeros(tuple(run.eval(str(d)) for d in shape), numpy_dtype(arg.type))
@@ -251,10 +265,14 @@ def launch_program(program: bc.ProgramOp, inputs: Sequence[Array]) -> list[Array
         shape = tuple(int(substitute(parse_expr(d.data), symbols)) for d in arg.dims.data)
         outputs.append(np.zeros(shape, vm.DType[dtype_name(arg.dtype.data)].np))
     params = [int(substitute(parse_expr(p.data), symbols)) for p in program.params.data]
-    device = program.attributes.get(DEVICE)
-    preset = device.data if isinstance(device, StringAttr) else "host"
-    vm.launch(loaded, [*inputs, *outputs], params, device=DEVICES[preset]())
+    vm.launch(loaded, [*inputs, *outputs], params, device=device_of(program))
     return outputs
+
+
+def device_of(op: Operation) -> vm.DeviceSpec:
+    """The device a kernel or program was lowered for (its `dvm.device` preset)."""
+    device = op.attributes.get(DEVICE)
+    return DEVICES[device.data if isinstance(device, StringAttr) else "host"]()
 
 
 LOADED: dict[bc.ProgramOp, vm.Program] = {}

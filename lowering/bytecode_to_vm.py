@@ -2,8 +2,9 @@
 
 `to_program` turns a `bytecode.program` into a `dvm.vm.Program`: its slots'
 sympy expressions become the binary's postfix integer expressions, each
-symbol resolved to an argument's dim (`DIM`), an earlier slot (`SLOT`) or a
-caller-supplied parameter (`PARAM`). `from_program` goes back, naming the
+symbol resolved to an argument's dim (`DIM`), an earlier slot (`SLOT`), a
+caller-supplied parameter (`PARAM`) or the cores the VM tiles for (`CORES`,
+the symbol `cores`). `from_program` goes back, naming the
 dim of argument i along axis d `a{i}_{d}` — so a binary can be shown as IR.
 
 A *module file* (`.dvmb`) holds several named programs: the magic `DVMM`,
@@ -22,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
-from dvm.passes.symbolic import parse_expr, sceiling, sfloor, smax, smin, symbol
+from dvm.passes.symbolic import CORES, parse_expr, sceiling, sfloor, smax, smin, symbol
 from dvm.vm import (
     BY_NAME,
     Arg,
@@ -117,6 +118,8 @@ def from_postfix(tokens: Sequence[Tok]) -> sympy.Expr:
             stack.append(symbol(f"s{tok.a}"))
         elif tok.op is ExprOp.PARAM:
             stack.append(symbol(f"p{tok.a}"))
+        elif tok.op is ExprOp.CORES:
+            stack.append(CORES)
         else:
             b, a = stack.pop(), stack.pop()
             stack.append(BINOP_SYMPY[tok.op](a, b))
@@ -151,8 +154,8 @@ def to_program(program: bc.ProgramOp) -> Program:
 
 
 def resolver(args: Sequence[bc.ArgOp], params: Sequence[str]) -> Resolve:
-    """Symbol name -> its token: the first argument dim it names, an earlier
-    slot (`s3`) or a parameter."""
+    """Symbol name -> its token: the first argument dim it names, the cores, an
+    earlier slot (`s3`) or a parameter."""
     dims: dict[str, Tok] = {}
     for i, arg in enumerate(args):
         for axis, d in enumerate(arg.dims.data):
@@ -161,6 +164,8 @@ def resolver(args: Sequence[bc.ArgOp], params: Sequence[str]) -> Resolve:
     def resolve(name: str) -> Tok:
         if name in dims:
             return dims[name]
+        if name == CORES.name:
+            return Tok.cores()
         if name in params:
             return Tok.param(params.index(name))
         if name.startswith("s") and name[1:].isdigit():

@@ -36,7 +36,7 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
-from dvm.passes.symbolic import parse_expr, shape_from_attr, symbol
+from dvm.passes.symbolic import CORES, parse_expr, shape_from_attr, symbol
 from dvm.vm.isa import DType, ReduceKind
 
 DTYPE_TEXT = {
@@ -396,7 +396,7 @@ class ProgramBuilder:
         """Symbols that no argument dim gives: the caller supplies them."""
         bound = {s for shape in self.arg_shapes() for s in shape if isinstance(s, sympy.Symbol)}
         slot_names = {f"s{i}" for i in range(len(self.slots.exprs))}
-        free = {s for e in self.slots.exprs for s in parse_expr(e).free_symbols}
+        free = {s for e in self.slots.exprs for s in parse_expr(e).free_symbols} - {CORES}
         return sorted((s for s in free if s not in bound and str(s) not in slot_names), key=str)  # type: ignore[misc]
 
     def arg_shapes(self) -> list[tuple[sympy.Expr, ...]]:

@@ -17,7 +17,10 @@ it:
   tile costs a pass of instruction dispatch).
 
 The results are expressions of the shape symbols: they are evaluated once
-per concrete shape, when the bytecode template is specialized.
+per concrete shape, when the bytecode template is specialized. A vector
+kernel's also name the symbol `cores` (CORES), the cores its work is shared
+among: the VM evaluates them for one core when it runs a first launch
+unplanned on one, and for the device's cores when it plans.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from dvm.passes.domain import Domain
-from dvm.passes.symbolic import sceiling, sfloor, smax, smin
+from dvm.passes.symbolic import CORES, sceiling, sfloor, smax, smin
 from dvm.vm.device import DeviceSpec
 
 LOCAL_MEMORY_SHARE = sympy.Rational(85, 100)
@@ -140,11 +143,12 @@ def plan_parallel(
     # number at least the cores (rounded up, 1009 rows on 48 cores would be
     # 46 tiles of 22), but not less than SMALL_WORK_BYTES of data (a row of
     # the reduced axes counts whole). Axes beyond the grid are walked inside
-    # each tile.
+    # each tile. The cores are a symbol the VM gives: a first launch runs on
+    # one core, where a tile per core would only cost dispatch.
     work = sympy.Mul(*(domain.sizes[a] for a in parallel[-MAX_GRID_AXES:]))
     row = sympy.Mul(*(at_least_one(domain.sizes[a]) for a in sorted(domain.reduced)))
     least = smax(1, floor_div(sympy.Integer(SMALL_WORK_BYTES // element_bytes), row))
-    share = smax(floor_div(work, sympy.Integer(device.vector_cores)), smin(work, least))
+    share = smax(floor_div(work, CORES), smin(work, least))
     budget = smax(1, smin(budget, share))
     for axis in reversed(parallel):
         tiles[axis] = fit(budget, domain.sizes[axis], align, axis == n - 1)

@@ -53,6 +53,11 @@ def symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
+CORES = symbol("cores")
+"""The cores a launch shares its work among. Tile sizes may depend on it (each core
+gets a share); the VM gives its value at specialization (one for a first launch it
+runs unplanned, on one core: see `dvm.vm.specialize`)."""
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _EXPRESSION = re.compile(r"[\w\s+\-*/(),]*")
 """What an expression may contain: names, integers, arithmetic and calls —
@@ -184,6 +189,12 @@ def arg_symbol_name(arg: BlockArgument, axis: int) -> str:
     """`x_0` for axis 0 of argument `%x`; `arg2_0` when the argument has no name."""
     base = arg.name_hint or f"arg{arg.index}"
     return f"{re.sub(r'[^A-Za-z0-9_]', '_', base)}_{axis}"
+
+
+def index_symbol_name(arg: BlockArgument) -> str:
+    """`n` for an index argument `%n`; `cores_` for `%cores`, as CORES is taken."""
+    name = arg_symbol_name(arg, 0)[:-2]
+    return f"{name}_" if name == CORES.name else name
 
 
 # --------------------------------------------------------------------------

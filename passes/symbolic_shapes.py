@@ -57,6 +57,7 @@ from dvm.passes.symbolic import (
     GuardKind,
     Shape,
     arg_symbol_name,
+    index_symbol_name,
     shape_attr,
     symbol,
 )
@@ -272,7 +273,7 @@ class ShapeInference:
                     for axis, d in enumerate(arg.type.get_shape())
                 )
             elif isinstance(arg.type, IndexType):
-                self.values[arg] = self.unifier.new_symbol(arg_symbol_name(arg, 0)[:-2])
+                self.values[arg] = self.unifier.new_symbol(index_symbol_name(arg))
 
     def shape(self, value: SSAValue) -> Shape:
         return tuple(self.unifier.canon(d) for d in self.shapes[value])

@@ -109,13 +109,12 @@ def test_example_matches_reference(
     args = reference.make_inputs(spec, dims, rng, index_value=INDEX_VALUES[draw % 7])
     expected = run_reference(file, fn, args)
     program = compiled(examples_dir / file, name)
-    # the first call at a shape runs unplanned (tier 0), later ones planned and bound
-    # (tier 1): the same numpy operations on the same tiles, so the same bits
+    # the first call at a shape runs unplanned (tier 0, tiles sized for one core), later
+    # ones planned and bound (tier 1, tiles sized for the device's cores): the tiles
+    # differ, so a BLAS row sum may round differently
     first = program(*args)
     assert_matches(first, expected, f"{file} {dims}, first call")
-    second = program(*args)
-    for a, b in zip(as_tuple(first), as_tuple(second), strict=True):
-        np.testing.assert_array_equal(a, b, err_msg=f"{file} {dims}: tier 0 vs tier 1")
+    assert_matches(program(*args), expected, f"{file} {dims}, second call")
 
 
 def test_draws_include_corner_and_large_dims(examples_dir: Path, reference: Any) -> None:

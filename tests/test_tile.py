@@ -31,7 +31,7 @@ import pytest
 import sympy
 from conftest import EXAMPLES_DIR, load_reference
 from test_conformance import TOLERANCES, as_tuple, run_reference
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import PassPipeline
 
@@ -51,7 +51,7 @@ from dvm.lowering.tiling import (
 )
 from dvm.passes import PASSES
 from dvm.passes.domain import Domain
-from dvm.passes.symbolic import conditions_hold, shape_from_attr, symbol
+from dvm.passes.symbolic import CORES, conditions_hold, symbol
 from dvm.vm.device import DeviceSpec
 
 PRESETS = tuple(DEVICES)
@@ -160,10 +160,12 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Launch]]:
     seen: list[Launch] = []
     real_launch = tile_interpreter.launch
 
-    def measured(kernel: tile.KernelOp, inputs: Sequence[Any]) -> list[Any]:
+    def measured(
+        kernel: tile.KernelOp, inputs: Sequence[Any], cores: int | None = None
+    ) -> list[Any]:
         cube = kernel.kind.data != "vector"
         seen.append(Launch(kernel.sym_name.data, peak_live_bytes(kernel, inputs), cube))
-        return real_launch(kernel, inputs)
+        return real_launch(kernel, inputs, cores)
 
     monkeypatch.setattr(tile_interpreter, "launch", measured)
     yield seen
@@ -214,7 +216,7 @@ def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: li
         dvm.interpret(module, *args)
         (launch,) = launches
         kernel = kernels[launch.kernel]
-        return kernel, kernel_run(kernel, args)
+        return kernel, tile_interpreter.kernel_run(kernel, args)
 
     kernel, run = launched(3, 30011)
     loops = [op for op in kernel.walk() if isinstance(op, tile.ForOp)]
@@ -234,23 +236,6 @@ def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: li
 # -- measuring live tiles ------------------------------------------------------------
 
 
-def kernel_run(kernel: tile.KernelOp, inputs: Sequence[Any]) -> tile_interpreter.KernelRun:
-    """A run of `kernel` with its shape symbols and tile sizes bound, as
-    `tile_interpreter.launch` binds them."""
-    shapes = kernel.attributes["dvm.arg_shapes"]
-    symbols: dict[sympy.Symbol, int] = {}
-    run = tile_interpreter.KernelRun(kernel, symbols)
-    assert isinstance(shapes, ArrayAttr)
-    for shape, array in zip(shapes.data, inputs, strict=False):
-        tile_interpreter.bind_shape(symbols, shape_from_attr(shape), np.shape(array))
-    sizes = kernel.attributes.get("dvm.tile_sizes")
-    if isinstance(sizes, DictionaryAttr):
-        for key, text in sizes.data.items():
-            assert isinstance(text, StringAttr)
-            symbols[symbol(key)] = run.eval(text.data)
-    return run
-
-
 def peak_live_bytes(kernel: tile.KernelOp, inputs: Sequence[Any]) -> int:
     """The most bytes of tiles alive at one point of the kernel body.
 
@@ -259,7 +244,7 @@ def peak_live_bytes(kernel: tile.KernelOp, inputs: Sequence[Any]) -> int:
     value was defined outside of keeps it alive to the end of that loop. Each
     tile takes its largest extents, rounded up to the device alignment of 32.
     """
-    run = kernel_run(kernel, inputs)
+    run = tile_interpreter.kernel_run(kernel, inputs)
     order: list[Operation] = []
     end: dict[Operation, int] = {}
 
@@ -414,29 +399,32 @@ def test_vector_tiling(device: str, case: VectorCase, whole_rows: bool) -> None:
     align = spec.alignment // case.element_bytes
     n = len(domain.sizes)
     symbols = [s for s in (R, C, D) if any(d.has(s) for d in domain.sizes)]
-    evaluate = concrete(plan, domain, symbols)
+    evaluate = concrete(plan, domain, [*symbols, CORES])
     checked = 0
     for draw in size_draws(symbols):
         if condition is not None and not conditions_hold([condition], draw):
             continue
         checked += 1
         sizes = [int(cast(sympy.Integer, d.xreplace(draw))) for d in domain.sizes]
-        tiles, grid, counts = evaluate(draw)
-        where = f"{device} {case.name} sizes {sizes}: tiles {tiles}, grid {grid}"
-        # The kernel's live tiles (live_bytes per domain element) fit local memory.
-        assert math.prod(tiles) * case.live_bytes <= spec.local_memory_bytes, where
-        inner = tiles[n - 1]
-        assert inner % align == 0 or inner == sizes[n - 1] or sizes[n - 1] == 0, where
-        assert grid == ([-(-sizes[a] // tiles[a]) for a in plan.gridded] or [1]), where
-        tiles_in_grid = math.prod(grid)
-        # every core gets a tile, as long as each share holds SMALL_WORK_BYTES
-        work = math.prod(sizes[a] for a in plan.gridded)
-        row = math.prod(max(sizes[a], 1) for a in domain.reduced)
-        least = max(1, SMALL_WORK_BYTES // case.element_bytes // row)
-        shares = max(1, work // least)
-        wanted = min(spec.vector_cores, achievable_tiles(plan, sizes, align, n - 1), shares)
-        assert tiles_in_grid >= wanted, f"{where}: {tiles_in_grid} tiles for {wanted} cores"
-        check_tails(plan, tiles, counts, sizes)
+        counted = []
+        for cores in (spec.vector_cores, 1):  # planned, and a first launch on one core
+            tiles, grid, counts = evaluate({**draw, CORES: cores})
+            where = f"{device} {case.name} sizes {sizes}, {cores} cores: tiles {tiles}, grid {grid}"
+            # The kernel's live tiles (live_bytes per domain element) fit local memory.
+            assert math.prod(tiles) * case.live_bytes <= spec.local_memory_bytes, where
+            inner = tiles[n - 1]
+            assert inner % align == 0 or inner == sizes[n - 1] or sizes[n - 1] == 0, where
+            assert grid == ([-(-sizes[a] // tiles[a]) for a in plan.gridded] or [1]), where
+            counted.append(math.prod(grid))
+            # every core gets a tile, as long as each share holds SMALL_WORK_BYTES
+            work = math.prod(sizes[a] for a in plan.gridded)
+            row = math.prod(max(sizes[a], 1) for a in domain.reduced)
+            least = max(1, SMALL_WORK_BYTES // case.element_bytes // row)
+            shares = max(1, work // least)
+            wanted = min(cores, achievable_tiles(plan, sizes, align, n - 1), shares)
+            assert counted[-1] >= wanted, f"{where}: {counted[-1]} tiles for {wanted} cores"
+            check_tails(plan, tiles, counts, sizes)
+        assert counted[1] <= counted[0], f"{where}: more tiles for one core than for all"
     assert checked, "no draw met the whole-rows condition"
 
 

@@ -48,8 +48,8 @@ class _Slots:
             leaf = slot.expr[0] if len(slot.expr) == 1 else None
             value = leaf.a if leaf is not None and leaf.op is ExprOp.CONST else None
             self.const.append(value)
-            is_dim = leaf is not None and leaf.op is ExprOp.DIM
-            self.nonneg.append(is_dim or (value is not None and value >= 0))
+            counted = leaf is not None and leaf.op in (ExprOp.DIM, ExprOp.CORES)
+            self.nonneg.append(counted or (value is not None and value >= 0))
 
     def text(self, k: int) -> str:
         """Slot k as an expression: its literal when constant."""

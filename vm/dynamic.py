@@ -52,6 +52,7 @@ from dvm.vm.kernels import (
 from dvm.vm.program import Instr, Program
 from dvm.vm.specialize import (
     MAX_ARRAY_BYTES,
+    TIER0_BYTES,
     Shape,
     Specialization,
     ViewPlan,
@@ -61,14 +62,10 @@ from dvm.vm.specialize import (
     static_info,
 )
 
-MAX_BYTES = 1 << 20
-"""Launches whose arguments hold more bytes than this go straight to tier 1: their
-work dwarfs planning, and tier 1 spreads it over the cores."""
-
 
 def small(args: Sequence[np.ndarray]) -> bool:
     """Whether a first launch on `args` runs in tier 0."""
-    return sum([a.nbytes for a in args]) < MAX_BYTES
+    return sum([a.nbytes for a in args]) < TIER0_BYTES
 
 
 # --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from enum import Enum, IntEnum
 
 import numpy as np
 
-VERSION = 1
+VERSION = 2
 """Binary format version; `decode` rejects any other."""
 
 MAGIC = b"DVMB"
@@ -158,7 +158,9 @@ class ExprOp(IntEnum):
     """Tokens of a slot expression, evaluated on a stack (postfix).
 
     Leaves push: DIM(arg u16, axis u8), CONST(i64), PARAM(index u16: a
-    caller-supplied int), SLOT(index u16: an earlier slot). The others pop
+    caller-supplied int), SLOT(index u16: an earlier slot), CORES (no
+    operand: the cores the launch is tiled for, >= 1; the VM chooses it,
+    see `specialize.py`). The others pop
     two values b (top) and a, and push `a op b`. Division and modulo by zero
     give 0, so an expression can never raise.
     """
@@ -167,6 +169,7 @@ class ExprOp(IntEnum):
     CONST = 1
     PARAM = 2
     SLOT = 3
+    CORES = 4
     ADD = 16
     SUB = 17
     MUL = 18
@@ -177,7 +180,7 @@ class ExprOp(IntEnum):
     MAX = 23
 
 
-EXPR_LEAVES = (ExprOp.DIM, ExprOp.CONST, ExprOp.PARAM, ExprOp.SLOT)
+EXPR_LEAVES = (ExprOp.DIM, ExprOp.CONST, ExprOp.PARAM, ExprOp.SLOT, ExprOp.CORES)
 
 
 class Cat(Enum):

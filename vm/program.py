@@ -74,6 +74,10 @@ class Tok:
         return Tok(ExprOp.SLOT, index)
 
     @staticmethod
+    def cores() -> Tok:
+        return Tok(ExprOp.CORES)
+
+    @staticmethod
     def binop(op: ExprOp) -> Tok:
         return Tok(op)
 

@@ -3,7 +3,7 @@
 A binary stores each slot as a postfix token list (`ExprOp`). The loader
 turns the whole table into the source of a single function
 
-    def slots(D, P):          # D: argument shapes, P: caller params
+    def slots(D, P, C):       # D: argument shapes, P: caller params, C: cores
         t0 = D[0][0]
         s0 = t0
         ...
@@ -25,8 +25,9 @@ from dvm.vm.program import Slot
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
-SlotFn = Callable[[Sequence[Sequence[int]], Sequence[int]], "tuple[int, ...] | int"]
-"""Returns all slot values, or the index of the first slot out of int64 range."""
+SlotFn = Callable[[Sequence[Sequence[int]], Sequence[int], int], "tuple[int, ...] | int"]
+"""(shapes, params, cores) -> all slot values, or the index of the first slot out of
+int64 range."""
 
 ArgumentsFn = Callable[
     [Sequence[Sequence[int]], Sequence[int]],
@@ -72,7 +73,7 @@ _NAMESPACE = {"_fdiv": _fdiv, "_cdiv": _cdiv, "_mod": _mod, "_min": min, "_max":
 
 def slots_source(slots: Sequence[Slot]) -> str:
     """Python source of the slot function (validated slots only)."""
-    lines = ["def slots(D, P):"]
+    lines = ["def slots(D, P, C):"]
     n = 0
     constants: set[str] = set()
     """The constant leaves' text, e.g. `(16)`."""
@@ -91,6 +92,8 @@ def slots_source(slots: Sequence[Slot]) -> str:
                 stack.append(f"P[{int(t.a)}]")
             elif t.op is ExprOp.SLOT:
                 stack.append(f"s{int(t.a)}")
+            elif t.op is ExprOp.CORES:
+                stack.append("C")
             else:
                 b, a = stack.pop(), stack.pop()
                 if t.op in _INFIX:

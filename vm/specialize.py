@@ -28,7 +28,7 @@ from dvm.vm.binary import layout
 from dvm.vm.checks import LayoutFn, compile_layout
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
-from dvm.vm.isa import Cat, ExtentKind, Kind, ReduceKind, ScalarTag
+from dvm.vm.isa import Cat, ExprOp, ExtentKind, Kind, ReduceKind, ScalarTag
 from dvm.vm.program import Index, Instr, Offsets, Program, Scalar
 from dvm.vm.slots import ArgumentsFn, SlotFn, compile_arguments, compile_slots
 from dvm.vm.validate import LoopInfo, validate
@@ -38,6 +38,11 @@ DEFAULT_MAX_STEPS = 1 << 34
 
 INLINE_BYTES = 256 * 1024
 """Launches moving fewer global bytes than this run on the calling thread."""
+
+TIER0_BYTES = 1 << 20
+"""A first launch whose arguments hold fewer bytes than this runs unplanned, on one core
+(tier 0, see `dynamic.py`); larger ones go straight to tier 1: their work dwarfs
+planning, and tier 1 spreads it over the cores."""
 
 MAX_CACHED = 512
 """Specializations a program keeps (the oldest is dropped first)."""
@@ -122,7 +127,7 @@ class Specialization:
     registers: tuple[tuple[int, int], ...]
     """(byte offset, capacity in elements) per register."""
     views: tuple[ViewPlan, ...]
-    planner: Callable[[], GridPlan] = field(repr=False)
+    planner: _Specializer = field(repr=False)
     """Plans the tile classes; `plan` calls it once, when first needed."""
     has_mma: bool
     uses_blas: bool
@@ -135,6 +140,12 @@ class Specialization:
     loads the interpreter may forward, read them in place."""
     arg_layouts: tuple[tuple[np.dtype, Shape], ...] = ()
     """(dtype, shape) of each argument: launch's fast check (with C-contiguity)."""
+    cores: int = 1
+    """The cores the slots were evaluated for (tile sizes give each core a share; 1
+    when no slot reads the count)."""
+    shared: bool = False
+    """Whether its launches share the work among the cores once planned: `plan` then
+    evaluates the slots again for the device's cores if they were for fewer."""
     executables: dict[tuple[int, bool, bool], Any] = field(default_factory=dict, repr=False)
     """Per-core bound closures, built by the interpreter on first launch and reused."""
     default_cores: int = field(default=0, repr=False)
@@ -151,8 +162,18 @@ class Specialization:
     def plan(self) -> GridPlan:
         """The tile classes and work bound (planned on first use; may raise BytecodeError)."""
         if self._plan is None:
+            if self.shared and self.cores < device_cores(self.device, self.has_mma):
+                self.retile(device_cores(self.device, self.has_mma))
             self._plan = self.planner()
         return self._plan
+
+    def retile(self, cores: int) -> None:
+        """Evaluate the slots again for `cores` (before planning: nothing is bound to
+        the old values yet). A first launch runs on one core (see `dynamic.py`) with
+        tiles for one; the planned launches that follow get one tile per core."""
+        again = self.planner.again(self.shapes, self.params, cores)
+        self.slots, self.registers, self.views = again.slots, again.registers, again.views
+        self.planner, self.cores = again.planner, cores
 
     @property
     def planned(self) -> bool:
@@ -181,14 +202,15 @@ def specialize(
     """Validate `program` (once), then specialize it; cached by its arguments.
 
     With `lazy`, the tile classes are planned when a launch first needs them (a small
-    first launch does not: see `dynamic.py`); otherwise now, so that every
-    shape-dependent error is raised here."""
+    first launch does not: see `dynamic.py`, and `Specializer` for the cores its
+    slots are evaluated for); otherwise now, so that every shape-dependent error is
+    raised here."""
     device = device or _host()
     key = (tuple(map(tuple, shapes)), tuple(params))
     cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
     spec = cache.get((key, device, max_steps))
     if spec is None:
-        spec = Specializer(program, device, max_steps)(*key)
+        spec = Specializer(program, device, max_steps)(*key, tiered=lazy)
         if len(cache) >= MAX_CACHED:
             del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
             program.cache.pop("by_launch", None)
@@ -201,7 +223,13 @@ def specialize(
 class Specializer:
     """Specializes one program for one device, without a cache: for a caller that keeps
     the specializations itself (the runtime keeps one per kernel and launch shape). Its
-    specializations plan their tile classes when a launch first needs them."""
+    specializations plan their tile classes when a launch first needs them.
+
+    Tile sizes may depend on the cores a launch shares its work among (the `cores`
+    leaf of a slot). A first launch of a small shape runs on one core (tier 0), so
+    its slots are evaluated for one: every tile it walks costs a pass of Python
+    dispatch. Planning evaluates them again for the device's cores when the planned
+    launches will share the work (see `Specialization.retile`)."""
 
     def __init__(
         self,
@@ -216,12 +244,19 @@ class Specializer:
         self.max_steps = max_steps
 
     def __call__(
-        self, shapes: Sequence[Sequence[int]], params: Sequence[int] = ()
+        self, shapes: Sequence[Sequence[int]], params: Sequence[int] = (), tiered: bool = True
     ) -> Specialization:
         """The program bound to these argument shapes and params (a BytecodeError or
-        ValueError says what does not fit)."""
+        ValueError says what does not fit). Without `tiered`, the slots are evaluated
+        for the device's cores at once (for a caller that plans now)."""
         p, st = self.program, self.static
-        return _Specializer(p, st, self.device, self.max_steps, self.layout).run(shapes, params)
+        run = _Specializer(p, st, self.device, self.max_steps, self.layout).run
+        return run(shapes, params, None if tiered else device_cores(self.device, st.has_mma))
+
+
+def device_cores(device: DeviceSpec, has_mma: bool) -> int:
+    """The device's cores for a program (cube cores for one with an mma)."""
+    return device.cube_cores if has_mma else device.vector_cores
 
 
 _HOST: list[DeviceSpec] = []
@@ -286,6 +321,8 @@ class Static:
     """Per instruction: its specialized shape inference, if it has one."""
     alias_operands: tuple[bool, ...]
     """Per instruction: whether a REG operand is an alias register."""
+    reads_cores: bool
+    """Whether some slot reads the cores a launch is tiled for."""
     layouts: dict[tuple[int, int], LayoutFn] = field(default_factory=dict)
     """Per (local memory bytes, alignment) of a device: the compiled layout checks."""
     program: Program | None = None
@@ -379,6 +416,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
         tuple(a.dtype.np for a in p.args),
         tuple(_planner(k, info) for k, info in enumerate(instrs)),
         tuple(any(r in alias_regs for _, r, _ in info.regs) for info in instrs),
+        any(t.op is ExprOp.CORES for slot in p.slots for t in slot.expr),
         program=p,
     )
 
@@ -561,15 +599,28 @@ class _Specializer:
 
     # -- steps -------------------------------------------------------------
 
-    def run(self, shapes: Sequence[Sequence[int]], params: Sequence[int]) -> Specialization:
-        """All the steps, in order; returns the finished Specialization."""
+    def run(
+        self, shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int | None
+    ) -> Specialization:
+        """All the steps, in order; returns the finished Specialization. The slots are
+        evaluated for `cores` (None: one if tier 0 may take the first launch, else the
+        device's; see `Specializer`)."""
         try:
             shapes, params = self.static.arguments(shapes, params)
         except (TypeError, ValueError):
             self.check_call(shapes, params)  # says which argument does not fit
             raise
-        self.eval_slots(shapes, params)
         st = self.static
+        shared = False
+        if st.reads_cores:
+            nbytes = sum(
+                [math.prod(s) * d.itemsize for s, d in zip(shapes, st.arg_dtypes, strict=True)]
+            )
+            shared = nbytes >= INLINE_BYTES  # planned launches then use several cores
+            if cores is None:
+                cores = 1 if nbytes < TIER0_BYTES else device_cores(self.device, st.has_mma)
+        cores = cores or 1  # (no slot reads it)
+        self.eval_slots(shapes, params, cores)
         got = self.layout(self.s, shapes)
         if got is not None:
             regs, views, self.keys, self.caps, self.sizes = got
@@ -596,8 +647,17 @@ class _Specializer:
             st.alias_regs,
             st.alias_args,
             tuple(zip(st.arg_dtypes, shapes, strict=True)),
+            cores=cores,
+            shared=shared,
             max_steps=self.max_steps,
         )
+
+    def again(
+        self, shapes: tuple[Shape, ...], params: tuple[int, ...], cores: int
+    ) -> Specialization:
+        """The same program and shapes specialized anew, for `cores`."""
+        fresh = _Specializer(self.p, self.static, self.device, self.max_steps, self.layout)
+        return fresh.run(shapes, params, cores)
 
     @staticmethod
     def view_tile(vp: ViewPlan, d: int) -> int:
@@ -618,9 +678,9 @@ class _Specializer:
         if len(params) != p.n_params:
             raise ValueError(f"program takes {p.n_params} params, got {len(params)}")
 
-    def eval_slots(self, shapes: tuple[Shape, ...], params: tuple[int, ...]) -> None:
+    def eval_slots(self, shapes: tuple[Shape, ...], params: tuple[int, ...], cores: int) -> None:
         """Run the compiled slot function; a slot outside int64 is an error."""
-        got = self.static.slot_fn(shapes, params)
+        got = self.static.slot_fn(shapes, params, cores)
         if isinstance(got, int):
             raise self.fail("slots", got, "slot value out of int64 range")
         self.s = got

@@ -124,6 +124,8 @@ def _expr_text(s: Slot) -> str:
             parts.append(f"p{t.a}")
         elif t.op is ExprOp.SLOT:
             parts.append(f"s{t.a}")
+        elif t.op is ExprOp.CORES:
+            parts.append("cores")
         else:
             parts.append(_BINOPS[t.op])
     return " ".join(parts)
@@ -293,6 +295,8 @@ def _parse_tok(t: str) -> Tok:
         return Tok.param(int(t[1:]))
     if re.fullmatch(r"s\d+", t):
         return Tok.slot(int(t[1:]))
+    if t == "cores":
+        return Tok.cores()
     return Tok.binop(_BINOPS_BY_TEXT[t])
 
 

@@ -23,6 +23,7 @@ S = importlib.import_module("dvm.vm.specialize")
 
 PROGRAMS = {
     "chain": (P.elementwise_chain(tile=8), lambda r, c: [(r, c), (r, c)], []),
+    "chain-shared": (P.elementwise_chain(tile=P.SHARED_ROWS), lambda r, c: [(r, c), (r, c)], []),
     "layernorm": (P.layernorm(True), lambda r, c: [(r, c), (c,), (c,), (r, c)], [3]),
     "layernorm-alias": (P.layernorm(True, True), lambda r, c: [(r, c), (c,), (c,), (r, c)], [5]),
     "column-stats": (P.column_stats(), lambda r, c: [(r, c), (c,), (c,)], []),
@@ -41,7 +42,7 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     fast = prog.specialize(shapes, params)
 
     sp = S._Specializer(prog, S.static_info(prog), fast.device, S.DEFAULT_MAX_STEPS)
-    sp.eval_slots(shapes, tuple(params))
+    sp.eval_slots(shapes, tuple(params), fast.cores)
     regs = sp.place_registers()
     views = tuple(sp.view(i, shapes) for i in range(len(prog.views)))
     assert regs == fast.registers
@@ -61,7 +62,7 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     generic = S.static_info(prog)
     slow = S.Static(**{**generic.__dict__, "planners": (None,) * len(prog.code)})
     sp2 = S._Specializer(prog, slow, fast.device, S.DEFAULT_MAX_STEPS)
-    plan = sp2.run(shapes, tuple(params)).plan
+    plan = sp2.run(shapes, tuple(params), fast.cores).plan
     assert plan.bodies == fast.plan.bodies
     assert (plan.steps, plan.global_bytes, plan.tiles) == (
         fast.plan.steps,
@@ -142,3 +143,33 @@ def test_shapes_that_do_not_fit_the_header_are_named(
     prog = vm.load(vm.encode(vm.assemble(PROGRAMS["layernorm"][0])))
     with pytest.raises(ValueError, match=message):
         vm.Specializer(prog)(shapes, params)
+
+
+def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> None:
+    """A slot that reads `cores` is evaluated for one core when the first launch may
+    run unplanned (tier 0, on one core), and again for the device's cores when a
+    planned launch will share the work; results are the same either way."""
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    four = vm.DeviceSpec(4, 4, 4 << 20, 64, name="four-cores")
+    grid = prog.grid[0]
+
+    def chain(x: np.ndarray) -> np.ndarray:
+        return np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
+
+    def check(rows: int, cols: int, first: int, planned: int) -> None:
+        x = np.random.default_rng(rows).standard_normal((rows, cols)).astype(np.float32)
+        spec = prog.specialize([x.shape, x.shape], device=four, lazy=True)
+        assert (spec.cores, spec.slots[grid]) == (first, first), (rows, cols)
+        ys = []
+        for _ in range(2):  # tier 0, then planned
+            ys.append(np.empty_like(x))
+            vm.launch(spec, [x, ys[-1]])
+        assert (spec.cores, spec.slots[grid]) == (planned, planned), (rows, cols)
+        np.testing.assert_allclose(ys[0], chain(x), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(ys[0], ys[1])  # elementwise: the same bits
+
+    check(64, 64, first=1, planned=1)  # 32 KiB in all: planned launches run on one core
+    check(512, 160, first=1, planned=4)  # 640 KiB: tier 0 on one, then shared by four
+    check(1024, 160, first=4, planned=4)  # 1.25 MiB: no tier 0, planned at once
+    eager = prog.specialize([(512, 160), (512, 160)], device=four)
+    assert (eager.cores, eager.slots[grid]) == (4, 4)  # planned now: for all the cores

@@ -9,8 +9,13 @@ from __future__ import annotations
 ALIGN = 64
 
 
-def elementwise_chain(tile: int = 64) -> str:
-    """y = tanh(exp(-|x|) * 2.5 + x) per row block; a 2-D grid-free tail test."""
+SHARED_ROWS = "s0 cores ceildiv 1 max"
+"""A row tile that gives each core a share of the rows (`elementwise_chain`'s `tile`)."""
+
+
+def elementwise_chain(tile: int | str = 64) -> str:
+    """y = tanh(exp(-|x|) * 2.5 + x) per row block; a 2-D grid-free tail test. `tile`
+    is the rows per tile, or a slot expression of them (SHARED_ROWS)."""
     return f"""\
 arg a0 f32 2
 arg a1 f32 2
