@@ -83,7 +83,7 @@ class Unifier:
     replaced: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     order: dict[sympy.Symbol, int] = field(default_factory=dict)
     stretched: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
-    """Symbols a broadcast assumed equal to a static size (they may be 1 instead)."""
+    """Symbols a broadcast assumed equal to another dim (they may be 1 instead)."""
     origins: list[Operation] = field(default_factory=list)
     """The op that required each guard, in the order of `guards`."""
     unit_claims: list[Guard] = field(default_factory=list)
@@ -110,7 +110,7 @@ class Unifier:
         target, source = self.pick_replacement(a, b)
         if source is not None:
             self.replace(source, target)
-            if kind is GuardKind.BROADCAST and target.is_number:
+            if kind is GuardKind.BROADCAST:
                 self.stretched[source] = target
             return target
         return a
@@ -123,7 +123,7 @@ class Unifier:
         that dim is 1: require it (the broadcast guard, checked first, then
         re-specializes for 1). Otherwise no input can satisfy the program."""
         for dim, size in self.stretched.items():
-            if {size, sympy.Integer(1)} == {a, b}:
+            if {self.canon(size), ONE} == {a, b}:
                 claim = Guard(dim, ONE, GuardKind.EQUAL, describe(op))
                 self.add_guard(claim, op)
                 self.unit_claims.append(claim)

@@ -196,6 +196,21 @@ func.func @contradiction_after_a_broken_broadcast(%x: tensor<2x2x?xf32>, %b: ten
 
 // -----
 
+// A broadcast unifies y_3 with 2*x_2 (%x collapsed); the result type then
+// makes x_2 = 1, so y_3 = 2, and %z (y_3 against a static 1) needs y_3 = 1.
+// As for a dim a broadcast unified with a static size, the program is still
+// defined there: a unit claim, and the broadcast guard re-specializes.
+// CHECK-LABEL: func.func @unified_with_an_expression_then_one(
+// CHECK-SAME:    dvm.guards = [{check = "y_3 == 2*x_2", kind = "broadcast", op = "%s = tensor.select"}, {check = "x_2 == 1", kind = "equal", op = "%s = tensor.select"}, {check = "y_3 == 1", kind = "equal", op = "%z = tensor.logical_and"}]
+func.func @unified_with_an_expression_then_one(%x: tensor<1x2x?x1xf32>, %y: tensor<1x2x1x?xi1>, %b: tensor<1x2x1x1xi1>) -> tensor<1x2x1x1xi1> {
+  %c = tensor.collapse_shape %x [[0], [1, 2, 3]] : tensor<1x2x?x1xf32> into tensor<1x?xf32>
+  %s = tensor.select %y, %x, %c : (tensor<1x2x1x?xi1>, tensor<1x2x?x1xf32>, tensor<1x?xf32>) -> tensor<1x2x1x2xf32>
+  %z = tensor.logical_and %y, %b : (tensor<1x2x1x?xi1>, tensor<1x2x1x1xi1>) -> tensor<1x2x1x1xi1>
+  func.return %z : tensor<1x2x1x1xi1>
+}
+
+// -----
+
 // Invalid programs: each op alone verifies (a `?` agrees with any static
 // dim), but the guards they need together can never hold. The pass names
 // the op, at its file:line:col.
