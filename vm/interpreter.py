@@ -626,35 +626,35 @@ def launch(
     assert isinstance(spec, Specialization)
     _check_args(spec, args)
     alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
-    if not spec.launched:
-        spec.launched = True
-        if not spec.planned and cores is None and not (stats or trace) and dynamic.small(args):
-            return _run_unplanned(spec, args, alias)
-    if cores is None:
-        n = spec.default_cores
-        if not n:
-            n = spec.default_cores = 1 if spec.plan.inline else _planned_cores(spec, None)
-    else:
-        n = 1 if spec.plan.inline else _planned_cores(spec, cores)
     memory = spec.memory
     if memory is None:
         memory = spec.memory = device_memory(spec.device)
-    with memory.lock:  # one launch at a time per device
+    # One launch at a time per device. Planning may evaluate the slots again for more
+    # cores (`Specialization.retile`): under the lock, no tier-0 launch reads them.
+    with memory.lock:
+        if not spec.launched:
+            spec.launched = True
+            if not spec.planned and cores is None and not (stats or trace) and dynamic.small(args):
+                return _run_unplanned(spec, args, alias, memory)
+        if cores is None:
+            n = spec.default_cores
+            if not n:
+                n = spec.default_cores = 1 if spec.plan.inline else _planned_cores(spec, None)
+        else:
+            n = 1 if spec.plan.inline else _planned_cores(spec, cores)
         return _run(_executable(spec, n, stats or trace, alias), args, trace)
 
 
-def _run_unplanned(spec: Specialization, args: Sequence[np.ndarray], alias: bool) -> None:
+def _run_unplanned(
+    spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
+) -> None:
     """A first launch without planning or binding (tier 0, see `dynamic.py`), on the
     calling thread: its steps hold the GIL for their Python work, so cores stepping
     through tiles side by side wait for each other (measured slower than one core at
     every size tier 0 takes)."""
     extents = dynamic.prepare(spec)
-    memory = spec.memory
-    if memory is None:
-        memory = spec.memory = device_memory(spec.device)
-    with memory.lock:
-        runner = dynamic.Tier0(spec, args, memory.buffers[0], extents, alias).run
-        _blas_held(spec.uses_blas, _run_quietly, runner)
+    runner = dynamic.Tier0(spec, args, memory.buffers[0], extents, alias).run
+    _blas_held(spec.uses_blas, _run_quietly, runner)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:

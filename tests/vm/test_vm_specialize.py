@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -173,3 +174,28 @@ def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> No
     check(1024, 160, first=4, planned=4)  # 1.25 MiB: no tier 0, planned at once
     eager = prog.specialize([(512, 160), (512, 160)], device=four)
     assert (eager.cores, eager.slots[grid]) == (4, 4)  # planned now: for all the cores
+
+
+def test_concurrent_launches_meet_the_retiling_safely() -> None:
+    """Threads launching one lazy specialization at once: one runs tier 0 with the
+    one-core tiles while others plan, which evaluates the slots again for four cores.
+    Planning waits for the device (its lock), so no launch mixes the two layouts."""
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    four = vm.DeviceSpec(4, 4, 4 << 20, 64, name="four-cores-threads")
+    x = np.random.default_rng(7).standard_normal((512, 160)).astype(np.float32)
+    want = np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
+    for _ in range(5):
+        spec = prog.specialize([x.shape, x.shape], device=four, lazy=True)
+        prog.cache.clear()  # a new specialization each round
+
+        def run(_: int, spec: vm.Specialization = spec) -> np.ndarray:
+            y = np.empty_like(x)
+            vm.launch(spec, [x, y])
+            return y
+
+        with ThreadPoolExecutor(6) as pool:
+            outs = list(pool.map(run, range(12)))
+        assert spec.cores == 4
+        for y in outs:
+            np.testing.assert_array_equal(y, outs[0])
+        np.testing.assert_allclose(outs[0], want, rtol=1e-6, atol=1e-6)
