@@ -192,9 +192,40 @@ def plan_matmul_tiles(
     tiles[m], tiles[n] = tm, tn
     if whole_k:
         tiles[k] = at_least_one(domain.sizes[k])
-        return finish(domain, tiles, [])
-    tiles[k] = balanced(domain.sizes[k], k_cap, align)
-    return finish(domain, tiles, [k])
+    else:
+        tiles[k] = balanced(domain.sizes[k], k_cap, align)
+    batch_tiles(domain, tiles, m, n, out_tiles, element_bytes, device)
+    return finish(domain, tiles, [] if whole_k else [k])
+
+
+def batch_tiles(
+    domain: Domain,
+    tiles: list[sympy.Expr],
+    m: int,
+    n: int,
+    out_tiles: int,
+    element_bytes: int,
+    device: DeviceSpec,
+) -> None:
+    """Give a matmul's gridded batch axes (innermost first) tiles of several matrices
+    where the cube memory has room beside the matrix tiles, no more than a core's
+    share of the batch (`cores`, as for vector kernels) unless that share is small
+    work: one mma then multiplies a stack of matrices, where a tile per matrix costs
+    a pass of instruction dispatch (BERT's attention has batch x heads of them)."""
+    budget = sympy.Integer(elements_in(device, element_bytes, cube=True))
+    tm, tn, tk = tiles[m], tiles[n], tiles[domain.contraction or 0]
+    # per matrix of the stack: its A and B tiles (when batched) and the output tiles
+    per_matrix = tm * tk + tk * tn + out_tiles * tm * tn
+    room = smax(1, floor_div(budget, per_matrix))
+    least = least_rows(tk, tn, element_bytes)  # rows worth a share, as for the rows
+    for axis in reversed(domain.parallel[-MAX_GRID_AXES:]):
+        if axis in (m, n):
+            continue
+        size = domain.sizes[axis]
+        work = smax(1, floor_div(least, tm))  # matrices that make a share worth having
+        share = smax(floor_div(size, CORES), smin(size, work))
+        tiles[axis] = at_least_one(smin(size, room, share))
+        room = smax(1, floor_div(room, tiles[axis]))
 
 
 def whole_k_fits(

@@ -448,37 +448,76 @@ def test_matmul_tiling(device: str, case: str, out_tiles: int, whole_k: bool) ->
     plan = plan_matmul_tiles(domain, m, n, out_tiles, 4, spec, whole_k)
     condition = whole_k_fits(domain, m, n, out_tiles, 4, spec) if whole_k else None
     align = spec.alignment // 4
-    evaluate = concrete(plan, domain, [R, C, D])
+    assert (not plan.chunk_loops) == whole_k  # whole K: no K loop, one mma per tile
+    evaluate = concrete(plan, domain, [R, C, D, CORES])
     checked = 0
     for draw in size_draws([R, C, D]):
         if condition is not None and not conditions_hold([condition], draw):
             continue
         checked += 1
         sizes = [int(cast(sympy.Integer, d.xreplace(draw))) for d in domain.sizes]
-        tiles, grid, counts = evaluate(draw)
-        where = f"{device} {case} sizes {sizes}: tiles {tiles}, grid {grid}"
-        tm, tn, tk = tiles[m], tiles[n], tiles[k]
-        # the operand tiles and the output tiles fit the cube memory together
-        budget = int(spec.memory_bytes(cube=True) * 0.85) // 4
-        assert tm * tk + tk * tn + out_tiles * tm * tn <= budget, where
-        for axis in (k, n):  # the innermost axes of the operand and result tiles
-            assert tiles[axis] % align == 0 or tiles[axis] == sizes[axis] or sizes[axis] == 0, where
-        if whole_k:  # no K loop: one mma per tile
-            assert plan.index[k] == "whole" and not plan.chunk_loops, where
-        else:
-            assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
-        # every core gets rows: a row tile is at most one core's share (rounded up),
-        # or one alignment unit, or the least rows worth a tile (SMALL_WORK_BYTES of
-        # A's and the output's rows)
-        least = SMALL_WORK_BYTES // 4 // max(1, sizes[k] + tn)
-        assert tm <= max(align, -(-sizes[m] // spec.cube_cores), least, 1), where
-        # K is one chunk (no accumulation) whenever it fits beside the output tiles
-        k_rounded = -(-sizes[k] // align) * align
-        if (tm + tn) * k_rounded + out_tiles * tm * tn <= budget:
-            assert tk == max(sizes[k], 1), where
-            assert condition is None or conditions_hold([condition], draw), where
-        check_tails(plan, tiles, counts, sizes)
+        counted = []
+        for cores in (spec.cube_cores, 1):  # planned, and a first launch on one core
+            tiles, grid, counts = evaluate({**draw, CORES: cores})
+            where = f"{device} {case} sizes {sizes}, {cores} cores: tiles {tiles}, grid {grid}"
+            check_matmul_tiles(plan, spec, (m, n, k), out_tiles, sizes, tiles, where)
+            # K is one chunk (no accumulation) whenever it fits beside the output tiles
+            tm, tn, tk = tiles[m], tiles[n], tiles[k]
+            budget = int(spec.memory_bytes(cube=True) * 0.85) // 4
+            k_rounded = -(-sizes[k] // align) * align
+            if (tm + tn) * k_rounded + out_tiles * tm * tn <= budget:
+                assert tk == max(sizes[k], 1), where
+                assert condition is None or conditions_hold([condition], draw), where
+            check_tails(plan, tiles, counts, sizes)
+            counted.append(math.prod(grid))
+        assert counted[1] <= counted[0], f"{where}: more tiles for one core than for all"
     assert checked, "no draw met the whole-K condition"
+
+
+def check_matmul_tiles(
+    plan: TilePlan,
+    spec: DeviceSpec,
+    axes: tuple[int, int, int],
+    out_tiles: int,
+    sizes: list[int],
+    tiles: list[int],
+    where: str,
+) -> None:
+    """What every matmul tile plan must hold, at concrete sizes."""
+    m, n, k = axes
+    tm, tn, tk = tiles[m], tiles[n], tiles[k]
+    align = spec.alignment // 4
+    # the operand and output tiles of the stack of matrices a tile multiplies fit
+    # the cube memory together
+    budget = int(spec.memory_bytes(cube=True) * 0.85) // 4
+    stack = math.prod(t for a, t in enumerate(tiles) if a not in (m, n, k))
+    assert stack * (tm * tk + tk * tn + out_tiles * tm * tn) <= budget, where
+    for axis in (k, n):  # the innermost axes of the operand and result tiles
+        assert tiles[axis] % align == 0 or tiles[axis] == sizes[axis] or sizes[axis] == 0, where
+    if plan.chunk_loops:
+        assert plan.index[k] == "loop0" and plan.chunk_loops == [k], where
+    else:  # no K loop: one mma per tile
+        assert plan.index[k] == "whole", where
+    # every core gets rows: a row tile is at most one core's share (rounded up),
+    # or one alignment unit, or the least rows worth a tile (SMALL_WORK_BYTES of
+    # A's and the output's rows)
+    least = SMALL_WORK_BYTES // 4 // max(1, sizes[k] + tn)
+    assert tm <= max(align, -(-sizes[m] // spec.cube_cores), least, 1), where
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_stack_of_matmuls_shares_tiles(device: str) -> None:
+    """A batch axis takes several matrices per tile: one tile for a small stack on one
+    core (a first launch), a tile per core for a large one."""
+    spec = DEVICES[device]()
+    batch = symbol("batch")
+    domain = Domain([batch, R, C, D], contraction=3)
+    plan = plan_matmul_tiles(domain, 1, 2, 2, 4, spec, whole_k=True)
+    evaluate = concrete(plan, domain, [batch, R, C, D, CORES])
+    _, grid, _ = evaluate({batch: 6, R: 33, C: 64, D: 64, CORES: 1})
+    assert grid == [1, 1, 1]
+    _, grid, _ = evaluate({batch: 4096, R: 33, C: 64, D: 64, CORES: spec.cube_cores})
+    assert math.prod(grid) >= spec.cube_cores
 
 
 @pytest.mark.parametrize("device", PRESETS)
