@@ -95,7 +95,10 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
             emit(f"    if e{i} > {local_bytes}: return None")
         spans.append(f"(o{i}, e{i})")
     if len(spans) > 1:
-        emit(f"    if not _disjoint([{', '.join(spans)}]): return None")
+        # the compiler lays registers out in order: one chained comparison proves
+        # that order; any other layout takes the general test
+        chain = " <= ".join(f"o{i} <= e{i}" for i in range(len(spans)))
+        emit(f"    if not {chain} and not _disjoint([{', '.join(spans)}]): return None")
     regs = "".join(f"(o{i}, c{i}), " for i in range(len(p.registers)))
     keys: dict[int, list[str]] = {}
     for i, v in enumerate(p.views):
