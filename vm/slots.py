@@ -71,6 +71,26 @@ a Python call per operator would cost more than the arithmetic."""
 _NAMESPACE = {"_fdiv": _fdiv, "_cdiv": _cdiv, "_mod": _mod, "_min": min, "_max": max}
 
 
+Known = tuple[bool, bool]
+"""What is known of a value before any shape: (inside int64, non-negative)."""
+
+
+def _known(op: ExprOp, a: Known, b: Known) -> Known:
+    """What is known of `a op b`. Sums and products may leave int64; a minimum or
+    maximum of int64 values may not, nor a non-negative int64 divided by any int
+    (its magnitude does not grow), nor a remainder of an int64 divisor."""
+    (a_int, a_pos), (b_int, b_pos) = a, b
+    if op is ExprOp.MIN:
+        return a_int and b_int, a_pos and b_pos
+    if op is ExprOp.MAX:
+        return a_int and b_int, a_pos or b_pos
+    if op in (ExprOp.FLOORDIV, ExprOp.CEILDIV):
+        return a_int and a_pos and b_int, a_pos and b_pos
+    if op is ExprOp.MOD:
+        return b_int, b_pos
+    return False, op is not ExprOp.SUB and a_pos and b_pos
+
+
 def slots_source(slots: Sequence[Slot]) -> str:
     """Python source of the slot function (validated slots only)."""
     lines = ["def slots(D, P, C):"]
@@ -80,16 +100,21 @@ def slots_source(slots: Sequence[Slot]) -> str:
     named: dict[str, str] = {}
     """Each expression computed so far -> its temporary: slots repeat subexpressions (a
     tile size inside every later size), which are computed once."""
+    known: dict[str, Known] = {"C": (True, True)}
+    """What is known of each operand's value (the cores are a small positive int)."""
     for i, slot in enumerate(slots):
         stack: list[str] = []
         for t in slot.expr:
-            if t.op is ExprOp.DIM:
+            if t.op is ExprOp.DIM:  # a dim of a numpy array: inside int64, >= 0
                 stack.append(f"D[{int(t.a)}][{int(t.b)}]")
+                known[stack[-1]] = (True, True)
             elif t.op is ExprOp.CONST:
                 stack.append(f"({int(t.a)})")
                 constants.add(stack[-1])
-            elif t.op is ExprOp.PARAM:
+                known[stack[-1]] = (True, t.a >= 0)  # validated inside int64
+            elif t.op is ExprOp.PARAM:  # the caller's: anything
                 stack.append(f"P[{int(t.a)}]")
+                known[stack[-1]] = (False, False)
             elif t.op is ExprOp.SLOT:
                 stack.append(f"s{int(t.a)}")
             elif t.op is ExprOp.CORES:
@@ -105,12 +130,15 @@ def slots_source(slots: Sequence[Slot]) -> str:
                 if expr not in named:
                     named[expr] = f"t{n}"
                     lines.append(f"    t{n} = {expr}")
+                    known[f"t{n}"] = _known(t.op, known[a], known[b])
                     n += 1
                 stack.append(named[expr])
         value = stack.pop()
         lines.append(f"    s{i} = {value}")
-        if value not in constants:  # constants were validated inside int64
+        inside, positive = known[value]
+        if not inside:  # checked here, so later slots may rely on it
             lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: return {i}")
+        known[f"s{i}"] = (True, positive)
     lines.append("    return (" + "".join(f"s{i}, " for i in range(len(slots))) + ")")
     return "\n".join(lines) + "\n"
 
