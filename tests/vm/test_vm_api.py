@@ -100,6 +100,7 @@ def test_isa_table_is_consistent() -> None:
     "text",
     [
         P.elementwise_chain(),
+        P.elementwise_chain(tile=P.SHARED_ROWS),  # a `cores` leaf
         P.layernorm(),
         P.layernorm(False),
         P.column_stats(),
