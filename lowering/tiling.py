@@ -18,9 +18,10 @@ it:
 
 The results are expressions of the shape symbols: they are evaluated once
 per concrete shape, when the bytecode template is specialized. A vector
-kernel's also name the symbol `cores` (CORES), the cores its work is shared
-among: the VM evaluates them for one core when it runs a first launch
-unplanned on one, and for the device's cores when it plans.
+kernel's, and a matmul's batch tiles, also name the symbol `cores` (CORES),
+the cores the work is shared among: the VM evaluates them for one core when
+it runs a first launch unplanned on one, and for the device's cores when it
+plans.
 """
 
 from __future__ import annotations
@@ -217,12 +218,12 @@ def batch_tiles(
     # per matrix of the stack: its A and B tiles (when batched) and the output tiles
     per_matrix = tm * tk + tk * tn + out_tiles * tm * tn
     room = smax(1, floor_div(budget, per_matrix))
-    least = least_rows(tk, tn, element_bytes)  # rows worth a share, as for the rows
+    # the matrices that make a share worth having: rows of SMALL_WORK_BYTES, as for tm
+    work = smax(1, floor_div(least_rows(tk, tn, element_bytes), tm))
     for axis in reversed(domain.parallel[-MAX_GRID_AXES:]):
         if axis in (m, n):
             continue
         size = domain.sizes[axis]
-        work = smax(1, floor_div(least, tm))  # matrices that make a share worth having
         share = smax(floor_div(size, CORES), smin(size, work))
         tiles[axis] = at_least_one(smin(size, room, share))
         room = smax(1, floor_div(room, tiles[axis]))

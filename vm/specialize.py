@@ -162,8 +162,10 @@ class Specialization:
     def plan(self) -> GridPlan:
         """The tile classes and work bound (planned on first use; may raise BytecodeError)."""
         if self._plan is None:
-            if self.shared and self.cores < device_cores(self.device, self.has_mma):
-                self.retile(device_cores(self.device, self.has_mma))
+            if self.shared:
+                cores = device_cores(self.device, self.has_mma)
+                if self.cores < cores:
+                    self.retile(cores)
             self._plan = self.planner()
         return self._plan
 
