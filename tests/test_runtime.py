@@ -29,6 +29,7 @@ from conftest import EXAMPLES_DIR, load_reference
 from test_conformance import CAPS, DEFAULT_CAP, as_tuple, run_reference, shape_draws, symbols_of
 
 import dvm
+from dvm import pipeline
 from dvm.errors import CallError, DvmError
 from dvm.runtime import Program
 
@@ -155,6 +156,25 @@ def test_index_argument_as_a_dim() -> None:
     with pytest.raises(CallError, match=r"%b = tensor\.broadcast_to"):
         program(_x(5), 4)
     assert_matches(program(_x(5), 5), (np.broadcast_to(_x(5), (5, 5)),))
+
+
+def test_an_index_argument_named_cores_is_not_the_cores() -> None:
+    """`cores` is the symbol of the cores a launch's tiles share work among; an index
+    argument of that name gets another symbol, so tile sizes do not read it."""
+    text = """func.func @f(%x: tensor<?xf32>, %cores: index) -> tensor<?x300xf32> {
+  %b = tensor.broadcast_to %x to [%cores, 300] : tensor<?xf32> -> tensor<?x300xf32>
+  %y = tensor.exp %b : tensor<?x300xf32>
+  func.return %y : tensor<?x300xf32>
+}"""
+    program = dvm.compile(text)
+    for rows in (1, 700):  # 700 x 300 floats: enough work to share among cores
+        x = _x(300)
+        want = (np.exp(np.broadcast_to(x, (rows, 300))),)
+        for call in ("first", "second"):
+            assert_matches(program(x, rows), want, f"{rows} rows, {call} call")
+    # a core's share of the rows is the argument's rows over the VM's cores
+    lowered = str(pipeline.run(text, "symbolic-shapes,fuse,stack,convert-tensor-to-tile"))
+    assert "floor(300*cores_/cores)" in lowered
 
 
 # --------------------------------------------------------------------------
