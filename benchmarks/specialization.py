@@ -48,7 +48,6 @@ import numpy as np
 from suite.workloads import DEFAULT_EXAMPLES, load_reference
 
 import dvm
-from dvm.vm import dynamic
 
 specializer = importlib.import_module("dvm.vm.specialize")  # (dvm.vm.specialize: a function)
 
@@ -109,13 +108,13 @@ def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, 
 
 @contextmanager
 def no_tier0() -> Iterator[None]:
-    """First calls planned at once, as tier 1 (both modules read the threshold)."""
+    """First calls planned at once, as tier 1."""
     saved = specializer.TIER0_BYTES
-    specializer.TIER0_BYTES = dynamic.TIER0_BYTES = 0
+    specializer.TIER0_BYTES = 0
     try:
         yield
     finally:
-        specializer.TIER0_BYTES = dynamic.TIER0_BYTES = saved
+        specializer.TIER0_BYTES = saved
 
 
 def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:

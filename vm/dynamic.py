@@ -52,7 +52,6 @@ from dvm.vm.kernels import (
 from dvm.vm.program import Instr, Program
 from dvm.vm.specialize import (
     MAX_ARRAY_BYTES,
-    TIER0_BYTES,
     Shape,
     Specialization,
     ViewPlan,
@@ -61,12 +60,6 @@ from dvm.vm.specialize import (
     register_operands,
     static_info,
 )
-
-
-def small(args: Sequence[np.ndarray]) -> bool:
-    """Whether a first launch on `args` runs in tier 0."""
-    return sum([a.nbytes for a in args]) < TIER0_BYTES
-
 
 # --------------------------------------------------------------------------
 # What depends only on the program: decoded once

@@ -634,7 +634,7 @@ def launch(
     with memory.lock:
         if not spec.launched:
             spec.launched = True
-            if not spec.planned and cores is None and not (stats or trace) and dynamic.small(args):
+            if spec.tier0 and not spec.planned and cores is None and not (stats or trace):
                 return _run_unplanned(spec, args, alias, memory)
         if cores is None:
             n = spec.default_cores

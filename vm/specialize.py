@@ -143,6 +143,9 @@ class Specialization:
     cores: int = 1
     """The cores the slots were evaluated for (tile sizes give each core a share; 1
     when no slot reads the count)."""
+    tier0: bool = False
+    """Whether its arguments hold fewer than TIER0_BYTES: a first launch then runs
+    unplanned (tier 0, see `dynamic.py`)."""
     shared: bool = False
     """Whether its launches share the work among the cores once planned: `plan` then
     evaluates the slots again for the device's cores if they were for fewer."""
@@ -613,15 +616,12 @@ class _Specializer:
             self.check_call(shapes, params)  # says which argument does not fit
             raise
         st = self.static
-        shared = False
-        if st.reads_cores:
-            nbytes = sum(
-                [math.prod(s) * d.itemsize for s, d in zip(shapes, st.arg_dtypes, strict=True)]
-            )
-            shared = nbytes >= INLINE_BYTES  # planned launches then use several cores
-            if cores is None:
-                cores = 1 if nbytes < TIER0_BYTES else device_cores(self.device, st.has_mma)
-        cores = cores or 1  # (no slot reads it)
+        nbytes = sum(
+            [math.prod(s) * d.itemsize for s, d in zip(shapes, st.arg_dtypes, strict=True)]
+        )
+        tier0 = nbytes < TIER0_BYTES
+        if cores is None:
+            cores = 1 if tier0 and st.reads_cores else device_cores(self.device, st.has_mma)
         self.eval_slots(shapes, params, cores)
         got = self.layout(self.s, shapes)
         if got is not None:
@@ -650,7 +650,8 @@ class _Specializer:
             st.alias_args,
             tuple(zip(st.arg_dtypes, shapes, strict=True)),
             cores=cores,
-            shared=shared,
+            tier0=tier0,
+            shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores
             max_steps=self.max_steps,
         )
 
