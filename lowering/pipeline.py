@@ -10,6 +10,7 @@ from xdsl.passes import ModulePass
 
 from dvm.lowering.tensor_to_tile import DEVICES, ConvertTensorToTilePass
 from dvm.lowering.tile_to_bytecode import ConvertTileToBytecodePass
+from dvm.passes.dedupe_kernels import DedupeKernelsPass
 from dvm.passes.fuse import FusePass
 from dvm.passes.stack import StackPass
 from dvm.passes.symbolic_shapes import SymbolicShapesPass
@@ -18,7 +19,7 @@ from dvm.passes.symbolic_shapes import SymbolicShapesPass
 @dataclass(frozen=True)
 class DvmPipelinePass(ModulePass):
     """symbolic-shapes, fuse, stack, convert-tensor-to-tile{device},
-    convert-tile-to-bytecode: from a tensor program to VM bytecode, with each
+    dedupe-kernels, convert-tile-to-bytecode: from a tensor program to VM bytecode, with each
     pass's default options. Spell the passes out to change one of them."""
 
     name = "dvm-pipeline"
@@ -36,6 +37,7 @@ class DvmPipelinePass(ModulePass):
             FusePass(),
             StackPass(),
             ConvertTensorToTilePass(device=self.device),
+            DedupeKernelsPass(),
             ConvertTileToBytecodePass(),
         ):
             stage.apply(ctx, op)

@@ -25,6 +25,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "symbolic-shapes": lazy_pass("dvm.passes.symbolic_shapes", "SymbolicShapesPass"),
     "fuse": lazy_pass("dvm.passes.fuse", "FusePass"),
     "stack": lazy_pass("dvm.passes.stack", "StackPass"),
+    "dedupe-kernels": lazy_pass("dvm.passes.dedupe_kernels", "DedupeKernelsPass"),
     "convert-tensor-to-tile": lazy_pass("dvm.lowering.tensor_to_tile", "ConvertTensorToTilePass"),
     "convert-tile-to-bytecode": lazy_pass(
         "dvm.lowering.tile_to_bytecode", "ConvertTileToBytecodePass"

@@ -1,0 +1,71 @@
+"""The `dedupe-kernels` pass: one kernel for each set of identical kernels.
+
+Repeated structure in a model -- the q, k and v projections of attention, a
+LayerNorm after each residual, every layer of a deep network -- lowers to
+kernels that differ only in their names. Left apart, each is converted,
+loaded and, at every new shape, specialized on its own. This pass keeps the
+first of each set of structurally identical `tile.kernel` (or
+`bytecode.program`) ops, erases the others and points their launches at the
+one kept, so the runtime specializes it once per shape for all of its
+launches. LLVM's MergeFunctions does the same for functions.
+
+Identical means equal in everything but the symbol name: operations,
+types, attributes (tile sizes, grid, argument shapes), and the way values
+flow. The names of block arguments are printing hints and do not count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from dvm.dialects import bytecode as bc
+from dvm.dialects import tile
+
+KERNEL_OPS = (tile.KernelOp, bc.ProgramOp)
+
+
+def identical_but_name(a: Operation, b: Operation) -> bool:
+    """Whether two kernels differ at most in their symbol names."""
+    if type(a) is not type(b) or a.attributes != b.attributes:
+        return False
+    props_a = {k: v for k, v in a.properties.items() if k != "sym_name"}
+    props_b = {k: v for k, v in b.properties.items() if k != "sym_name"}
+    if props_a != props_b or len(a.regions) != len(b.regions):
+        return False
+    return all(
+        ra.is_structurally_equivalent(rb, {}) for ra, rb in zip(a.regions, b.regions, strict=True)
+    )
+
+
+@dataclass(frozen=True)
+class DedupeKernelsPass(ModulePass):
+    """Merge kernels that differ only in their names into the first of them and
+    point every launch of the others at it."""
+
+    name = "dedupe-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kept: dict[tuple[str, int], list[Operation]] = {}  # a cheap key, then a full compare
+        renamed: dict[str, str] = {}
+        for kernel in list(op.ops):
+            if not isinstance(kernel, KERNEL_OPS):
+                continue
+            bucket = kept.setdefault((kernel.name, sum(1 for _ in kernel.walk())), [])
+            twin = next((k for k in bucket if identical_but_name(kernel, k)), None)
+            if twin is None:
+                bucket.append(kernel)
+                continue
+            renamed[kernel.sym_name.data] = twin.sym_name.data  # type: ignore[attr-defined]
+            op.body.block.erase_op(kernel)
+        if not renamed:
+            return
+        for launch in op.walk():
+            if isinstance(launch, tile.LaunchOp):
+                target = renamed.get(launch.callee.root_reference.data)
+                if target is not None:
+                    launch.callee = SymbolRefAttr(target)
