@@ -23,6 +23,7 @@ No xDSL object is built or interpreted after `compile` returns.
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -210,11 +211,12 @@ class Kernel:
             shape_symbols=shape_symbols,
         )
 
-    plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any]] = field(
+    plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(
         default_factory=dict, repr=False
     )
-    """Per (input shapes, symbol values): the outputs' shapes and dtypes and the
-    VM's specialization, so a call at a known shape only allocates and launches."""
+    """Per (input shapes, symbol values): the outputs' shapes and dtypes, the VM's
+    specialization and the serial number of the call that made them, so a call at
+    a known shape only allocates and launches."""
 
     def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
         symbols = call.symbols
@@ -225,14 +227,16 @@ class Kernel:
         )
         plan = self.plans.get(key)
         if plan is None:
-            plan = self.plan(inputs, symbols)
+            plan = (*self.plan(inputs, symbols), call.serial)
             if len(self.plans) >= MAX_KERNEL_PLANS:
                 self.plans.clear()
             self.plans[key] = plan
-        outs, spec = plan
+        outs, spec, made_by = plan
         outputs = [np.empty(shape, dtype) for shape, dtype in outs]
         if call.stats is None:
-            vm.launch(spec, [*inputs, *outputs], fresh=True)  # outputs: just allocated
+            # outputs: just allocated; a shape met in this call runs unplanned at each
+            # launch of the kernel (`dedupe-kernels` shares one among launches)
+            vm.launch(spec, [*inputs, *outputs], fresh=True, unplanned=made_by == call.serial)
         else:
             stats = vm.launch(spec, [*inputs, *outputs], trace=call.trace, stats=True)
             assert stats is not None
@@ -268,6 +272,11 @@ class Call:
     symbols: dict[str, int]
     stats: list[tuple[str, vm.LaunchStats]] | None = None
     trace: bool = False
+    serial: int = field(default_factory=lambda: next(_CALL_SERIALS))
+    """Tells this call apart from every other (`Kernel.plans` records who planned)."""
+
+
+_CALL_SERIALS = itertools.count()  # next() is atomic under the GIL
 
 
 class HostCompiler:

@@ -177,6 +177,43 @@ def test_an_index_argument_named_cores_is_not_the_cores() -> None:
     assert "floor(300*cores_/cores)" in lowered
 
 
+QKV = """func.func @qkv(%x: tensor<?x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64xf32>,
+    %wv: tensor<64x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
+  %q = tensor.matmul %x, %wq : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  %k = tensor.matmul %x, %wk : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  %v = tensor.matmul %x, %wv : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  func.return %q, %k, %v : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>
+}"""
+
+
+def test_identical_kernels_share_one_specialization(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dedupe-kernels` makes q, k and v one kernel: its three launches at a shape share
+    one VM specialization. The call that meets the shape runs all three unplanned (tier
+    0); planning waits for a later call at that shape, as with one launch per call."""
+    program = dvm.compile(QKV)
+    seen: list[tuple[int, bool, bool]] = []  # (specialization, planned before, after)
+    launch = dvm.vm.launch
+
+    def recording(spec: Any, args: Any, **options: Any) -> Any:
+        before = spec.planned
+        result = launch(spec, args, **options)
+        seen.append((id(spec), before, spec.planned))
+        return result
+
+    monkeypatch.setattr(dvm.vm, "launch", recording)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((37, 64), dtype=np.float32)
+    weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
+    for call in ("first", "second"):
+        assert_matches(program(x, *weights), tuple(x @ w for w in weights), f"{call} call")
+    assert len({spec for spec, _, _ in seen}) == 1
+    assert [(b, a) for _, b, a in seen] == [
+        *[(False, False)] * 3,  # the first call: tier 0 at each launch
+        (False, True),  # the second call plans at its first launch
+        *[(True, True)] * 2,
+    ]
+
+
 # --------------------------------------------------------------------------
 # Call-time errors
 # --------------------------------------------------------------------------

@@ -610,6 +610,7 @@ def launch(
     stats: bool = False,
     trace: bool = False,
     fresh: bool = False,
+    unplanned: bool = False,
 ) -> LaunchStats | None:
     """Run a program (specialized for the args' shapes) or a specialization on `args`.
 
@@ -619,6 +620,11 @@ def launch(
     returns a LaunchStats; otherwise None. `fresh` promises that the arrays the
     program writes were just allocated (no argument read shares memory with them),
     which skips the overlap test that decides whether loads may read in place.
+
+    A specialization's first launch runs unplanned (tier 0) when its arguments are
+    small; later launches plan it. `unplanned` asks for tier 0 again while it is not
+    planned: a caller that launches one specialization several times for one request
+    (a kernel shared by identical launches) pays planning only when the shape comes back.
     """
     spec = target
     if isinstance(target, Program):
@@ -632,7 +638,7 @@ def launch(
     # One launch at a time per device. Planning may evaluate the slots again for more
     # cores (`Specialization.retile`): under the lock, no tier-0 launch reads them.
     with memory.lock:
-        if not spec.launched:
+        if not spec.launched or unplanned:
             spec.launched = True
             if spec.tier0 and not spec.planned and cores is None and not (stats or trace):
                 return _run_unplanned(spec, args, alias, memory)

@@ -84,6 +84,22 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     assert not spec.planned  # the launch ran in tier 0, whose driver `prepare` built
 
 
+def test_unplanned_launches_until_one_is_not() -> None:
+    """Only a specialization's first launch runs unplanned unless the caller asks again
+    with `unplanned` (more launches for the request that met the shape); each launch
+    gives the same result."""
+    prog = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), vm.DeviceSpec.host())
+    x = np.random.default_rng(0).standard_normal((5, 16), dtype=np.float32)
+    spec = prog.specialize([x.shape, (16,), (16,), x.shape], lazy=True)
+    outs = []
+    for unplanned in (False, True, True, False):
+        outs.append(np.empty_like(x))
+        vm.launch(spec, [x, x[0], x[1], outs[-1]], unplanned=unplanned)
+        assert spec.planned == (len(outs) == 4)
+    for out in outs[1:]:
+        np.testing.assert_allclose(out, outs[0], rtol=1e-6, atol=1e-6)
+
+
 def test_isa_table_is_consistent() -> None:
     codes = [d.code for d in vm.OPCODES]
     assert len(codes) == len(set(codes)) and all(0 <= c < 256 for c in codes)
