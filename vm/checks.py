@@ -1,25 +1,35 @@
-"""The shape-dependent layout checks of a program as one generated Python function.
+"""A program's per-shape fast path as one generated Python function.
 
-Specialization checks that registers are aligned, inside local memory and
-disjoint, and that every view stays inside its argument (see
-`specialize.py`). Those checks walk the register and view tables, which a
-program fixes: so, like the slot table (`slots.py`), the walk is turned once
-per program into straight-line source
+Specializing a program for a shape checks the call's shapes against the
+header, evaluates the slot table (`slots.py`), and checks that registers
+are aligned, inside local memory and disjoint and that every view stays
+inside its argument (see `specialize.py`). Those checks walk the register
+and view tables, which a program fixes: so the whole path is turned, once
+per program and device, into one function of straight-line source
 
-    def layout(s, D):                # s: slot values; D: the arguments' shapes
-        c0 = s[3] * s[4]             # register r0: capacity, offset, checks
-        o0 = s[5]
-        if ... : return None         # any failed check: None
+    def fast(D, P, C, T):              # shapes, params, cores (None: choose), tier-0 bytes
+        [[d0_0, d0_1], [d1_0]] = D     # the arguments: ranks, ints, no negative dim
         ...
-        v0 = _new(ViewPlan, (0, s[5], (z0, z1), (t0, t1), ((0, 1, g0),), False, n0))
-        return (((o0, c0), ...), (v0, ...), {source: ((size, tile), ...)}, caps, sizes)
+        nbytes = numel0 * 4 + numel1 * 4
+        if C is None: C = 1 if nbytes < T else 2
+        s0 = d0_0                      # the slots, as locals
+        ...
+        c0 = s3 * s4                   # register r0: capacity, offset, checks
+        o0 = s5
+        if ... : return A, Q, nbytes, C, S, None    # any failed layout check
+        ...
+        v0 = _new(ViewPlan, (0, s5, (s1, s2), (s2, (1)), ((0, 1, s6),), False, n0))
+        return A, Q, nbytes, C, S, (((o0, c0), ...), (v0, ...), {source: ...}, caps, sizes)
 
-built only from validated table indices, constants and fixed operators.
-A constant slot appears as its literal, and a check that a constant or a
-dim's sign decides is left out (a dim is never negative, so a stride that is
-one only raises a view's highest element). It returns None as soon as a
-check fails; the specializer then walks the tables the slow way, which names
-the failing entry and reason. The fuzz tests hold the two to agreement.
+built only from validated table indices, constants and fixed operators: one
+frame, and every slot and dim a local, where three functions passing tuples
+cost a frame each and an index per use. A constant slot appears as its
+literal, and a check that a constant or a dim's sign decides is left out (a
+dim is never negative, so a stride that is one only raises a view's highest
+element). A slot outside int64 returns its index instead; a failed layout
+check returns None as the layout, and the specializer then walks the tables
+the slow way, which names the failing entry and reason. The fuzz tests hold
+the two to agreement.
 """
 
 from __future__ import annotations
@@ -30,11 +40,62 @@ from typing import Any
 
 from dvm.vm.isa import ExprOp
 from dvm.vm.program import Index, Program, View
+from dvm.vm.slots import (
+    ARGUMENT_NAMESPACE,
+    LOCAL_LEAVES,
+    SLOT_NAMESPACE,
+    argument_lines,
+    params_text,
+    shapes_text,
+    slot_lines,
+)
 
-LayoutFn = Callable[[Sequence[int], Sequence[Sequence[int]]], "tuple[Any, ...] | None"]
+FastFn = Callable[[Sequence[Sequence[int]], Sequence[int], "int | None", int], Any]
+"""(shapes, params, cores or None, tier-0 bytes) -> (shapes, params, nbytes, cores,
+slots or the index of a slot outside int64, layout or None); raises ValueError or
+TypeError when the shapes or params do not fit the header."""
 
 MAX_ARRAY_BYTES = 2**62
 """numpy refuses arrays (even empty ones) whose dims multiply past this."""
+
+
+def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool) -> str:
+    """Python source of the fast path of a validated program on a device whose `cores`
+    run it. A first launch may run in tier 0 on one core (under T bytes of arguments):
+    a program whose slots read the cores (`reads_cores`) is then tiled for one."""
+    ranks = [a.rank for a in p.args]
+    lines = ["def fast(D, P, C, T):", *argument_lines(ranks, p.n_params)]
+    for k, a in enumerate(p.args):
+        lines.append(f"    numel{k} = {numel_text(k, a.rank)}")
+    sizes = [f"numel{k} * {a.dtype.np.itemsize}" for k, a in enumerate(p.args)]
+    lines.append(f"    nbytes = {' + '.join(sizes) or '0'}")
+    chosen = f"1 if nbytes < T else {cores}" if reads_cores else str(cores)
+    lines.append(f"    if C is None: C = {chosen}")
+    lines += slot_lines(p.slots, LOCAL_LEAVES, "return D, P, nbytes, C, {}, None".format)
+    lines.append(f"    A = {shapes_text(ranks)}")
+    lines.append(f"    Q = {params_text(p.n_params)}")
+    lines.append("    S = (" + "".join(f"s{i}, " for i in range(len(p.slots))) + ")")
+    done = "return A, Q, nbytes, C, S,"
+    checks, layout = layout_lines(p, local_bytes, alignment, fail=f"{done} None")
+    return "\n".join([*lines, *checks, f"    {done} {layout}"]) + "\n"
+
+
+def numel_text(arg: int, rank: int) -> str:
+    """The product of an argument's dims."""
+    return " * ".join(LOCAL_LEAVES.dim(arg, j) for j in range(rank)) or "1"
+
+
+def compile_fast(
+    p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool, view: type
+) -> FastFn:
+    """Compile the fast path of a validated program for one device (`view`: the
+    specializer's ViewPlan, whose tuples the layout builds)."""
+    namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE, **SLOT_NAMESPACE}
+    namespace |= {"_disjoint": _disjoint, "_View": view, "_new": tuple.__new__}
+    # (`_new`: a NamedTuple's own __new__ is a Python frame)
+    source = fast_source(p, local_bytes, alignment, cores, reads_cores)
+    exec(compile(source, "<dvm fast path>", "exec"), namespace)
+    return namespace["fast"]  # type: ignore[no-any-return]
 
 
 class _Slots:
@@ -52,17 +113,17 @@ class _Slots:
             self.nonneg.append(counted or (value is not None and value >= 0))
 
     def text(self, k: int) -> str:
-        """Slot k as an expression: its literal when constant."""
+        """Slot k as an expression: its literal when constant, else the local `sk`."""
         value = self.const[k]
-        return f"s[{k}]" if value is None else f"({value})"
+        return f"s{k}" if value is None else f"({value})"
 
 
-def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
-    """Python source of the layout function of a validated program on a device."""
-    lines = ["def layout(s, D):"]
+def layout_lines(p: Program, local_bytes: int, alignment: int, fail: str) -> tuple[list[str], str]:
+    """Body lines of the layout checks, each failed check running `fail`, and the
+    expression of their result (slot k is the local `sk`; `numelK` holds argument K's
+    elements)."""
+    lines: list[str] = []
     emit = lines.append
-    for k in sorted({v.arg for v in p.views}):  # elements of each argument a view reads
-        emit(f"    numel{k} = {' * '.join(f'D[{k}][{j}]' for j in range(p.args[k].rank)) or '1'}")
     known = _Slots(p)
     val = known.text
     # register dims, view sizes and tile sizes may not be negative: one test per slot
@@ -78,7 +139,7 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
     )
     tested = [f"{val(d)} < 0" for d in counts if not known.nonneg[d]]
     if tested:
-        emit(f"    if {' or '.join(tested)}: return None")
+        emit(f"    if {' or '.join(tested)}: {fail}")
     spans = []
     for i, r in enumerate(p.registers):
         dims = [val(d) for d in r.shape]
@@ -88,45 +149,45 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
         emit(f"    e{i} = o{i} + c{i} * {item}")
         offset = known.const[r.offset]
         if offset is None:
-            emit(f"    if o{i} < 0 or o{i} % {alignment} or e{i} > {local_bytes}: return None")
+            emit(f"    if o{i} < 0 or o{i} % {alignment} or e{i} > {local_bytes}: {fail}")
         elif offset < 0 or offset % alignment:
-            emit("    return None")
+            emit(f"    {fail}")
         else:
-            emit(f"    if e{i} > {local_bytes}: return None")
+            emit(f"    if e{i} > {local_bytes}: {fail}")
         spans.append(f"(o{i}, e{i})")
     if len(spans) > 1:
         # the compiler lays registers out in order: one chained comparison proves
         # that order; any other layout takes the general test
         chain = " <= ".join(f"o{i} <= e{i}" for i in range(len(spans)))
-        emit(f"    if not {chain} and not _disjoint([{', '.join(spans)}]): return None")
+        emit(f"    if not {chain} and not _disjoint([{', '.join(spans)}]): {fail}")
     regs = "".join(f"(o{i}, c{i}), " for i in range(len(p.registers)))
+
     keys: dict[int, list[str]] = {}
+    all_sizes = []
     for i, v in enumerate(p.views):
         rank = len(v.dims)
         item = p.args[v.arg].dtype.np.itemsize
-        z = [f"z{i}_{d}" for d in range(rank)]
-        st = [f"t{i}_{d}" for d in range(rank)]
-        for d, vd in enumerate(v.dims):
-            emit(f"    {z[d]} = {val(vd.size)}")
-            emit(f"    {st[d]} = {val(vd.stride)}")
+        z = [val(vd.size) for d, vd in enumerate(v.dims)]
+        st = [val(vd.stride) for d, vd in enumerate(v.dims)]
+        all_sizes.append(z)
         tiled = []
         for d, vd in enumerate(v.dims):
             if vd.index != Index.NONE and vd.tile is not None:
-                emit(f"    g{i}_{d} = {val(vd.tile)}")
-                tiled.append(f"({d}, {vd.index}, g{i}_{d})")
-                keys.setdefault(vd.index, []).append(f"({z[d]}, g{i}_{d})")
-        emit(f"    f{i} = {val(v.offset)}")
+                g = val(vd.tile)
+                tiled.append(f"({d}, {vd.index}, {g})")
+                keys.setdefault(vd.index, []).append(f"({z[d]}, {g})")
+        f = val(v.offset)
         sizes = [known.const[vd.size] for vd in v.dims]
         varying = [n for n, c in zip(z, sizes, strict=True) if c is None]
         fixed = math.prod(max(c, 1) for c in sizes if c is not None)
         nominal = "".join(f"({n} if {n} > 1 else 1) * " for n in varying)
         if varying or fixed * item > MAX_ARRAY_BYTES:
-            emit(f"    if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: return None")
+            emit(f"    if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
         empty = [f"{n} == 0" for n in varying] if 0 not in sizes else ["True"]
         emit(f"    m{i} = {' or '.join(empty) or 'False'}")
         emit(f"    n{i} = False")
         emit(f"    if not m{i}:")
-        _bounds(emit, known, v, i, z, st)
+        _bounds(emit, known, v, (f, z, st), fail)
         dense = []
         acc = "1"
         for d in reversed(range(rank)):
@@ -135,32 +196,34 @@ def layout_source(p: Program, local_bytes: int, alignment: int) -> str:
                 dense.append(f"({z[d]} == 1 or {st[d]} == {acc})")
             acc = f"{acc} * {z[d]}" if acc != "1" else z[d]
         offset = known.const[v.offset]
-        at_zero = [] if offset == 0 else [f"f{i} == 0"]
+        at_zero = [] if offset == 0 else [f"{f} == 0"]
         cond = " and ".join([*at_zero, *dense, f"{acc} == numel{v.arg}"])
         emit(f"        n{i} = {'False' if offset not in (None, 0) else cond}")
         tiled_text = "".join(f"{t}, " for t in tiled)
         emit(
-            f"    v{i} = _new(_View, ({v.arg}, f{i}, ({''.join(f'{n}, ' for n in z)}), "
+            f"    v{i} = _new(_View, ({v.arg}, {f}, ({''.join(f'{n}, ' for n in z)}), "
             f"({''.join(f'{t}, ' for t in st)}), ({tiled_text}), m{i}, n{i}))"
         )
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     key_text = ", ".join(f"{src}: ({''.join(q + ', ' for q in qs)})" for src, qs in keys.items())
     caps = "".join(f"c{i}, " for i in range(len(p.registers)))
-    sizes = "".join(
-        f"({''.join(f'z{i}_{d}, ' for d in range(len(v.dims)))}), " for i, v in enumerate(p.views)
-    )
-    emit(f"    return (({regs}), ({views}), {{{key_text}}}, ({caps}), ({sizes}))")
-    return "\n".join(lines) + "\n"
+    sizes = "".join(f"({''.join(f'{n}, ' for n in z)}), " for z in all_sizes)
+    return lines, f"(({regs}), ({views}), {{{key_text}}}, ({caps}), ({sizes}))"
 
 
 def _bounds(
-    emit: Callable[[str], None], known: _Slots, v: View, i: int, z: list[str], st: list[str]
+    emit: Callable[[str], None],
+    known: _Slots,
+    v: View,
+    texts: tuple[str, list[str], list[str]],
+    fail: str,
 ) -> None:
-    """The lowest and highest element a non-empty view reaches must lie in its argument.
-    A stride known not to be negative only raises the highest; one known to be 0 or 1
-    needs no product."""
+    """The lowest and highest element a non-empty view reaches must lie in its argument
+    (`texts`: its offset, sizes and strides). A stride known not to be negative only
+    raises the highest; one known to be 0 or 1 needs no product."""
+    f, z, st = texts
     signed = not known.nonneg[v.offset] or any(not known.nonneg[vd.stride] for vd in v.dims)
-    emit(f"        lo = hi = f{i}" if signed else f"        hi = f{i}")
+    emit(f"        lo = hi = {f}" if signed else f"        hi = {f}")
     for d, vd in enumerate(v.dims):
         stride = known.const[vd.stride]
         if stride == 0:
@@ -174,7 +237,7 @@ def _bounds(
             emit("        if q < 0: lo += q")
             emit("        else: hi += q")
     low = "lo < 0 or " if signed else ""
-    emit(f"        if {low}hi >= numel{v.arg}: return None")
+    emit(f"        if {low}hi >= numel{v.arg}: {fail}")
 
 
 def _disjoint(spans: list[tuple[int, int]]) -> bool:
@@ -186,11 +249,3 @@ def _disjoint(spans: list[tuple[int, int]]) -> bool:
             return False
         end = stop
     return True
-
-
-def compile_layout(p: Program, local_bytes: int, alignment: int, view_type: type) -> LayoutFn:
-    """Compile the layout function of a validated program for one device."""
-    namespace: dict[str, object] = {"__builtins__": {}, "_disjoint": _disjoint, "_View": view_type}
-    namespace["_new"] = tuple.__new__  # a NamedTuple's own __new__ is a Python frame
-    exec(compile(layout_source(p, local_bytes, alignment), "<dvm layout>", "exec"), namespace)
-    return namespace["layout"]  # type: ignore[return-value]

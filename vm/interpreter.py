@@ -42,7 +42,7 @@ from dvm.vm.specialize import (
     Shape,
     Specialization,
     ViewPlan,
-    layout_function,
+    fast_function,
     register_operands,
     static_info,
 )
@@ -593,9 +593,9 @@ def _blas_one_thread() -> Any:
 
 def prepare(program: Program, device: DeviceSpec) -> Program:
     """Do at once what every shape of `program` shares and its first launch would do
-    otherwise: validation, the slot and layout functions (for `device`) and tier 0's
+    otherwise: validation, the fast path (for `device`) and tier 0's
     decoding, so that a first call pays only for its shape. Returns the program."""
-    layout_function(program, device)
+    fast_function(program, device)
     dynamic.decoded(program)
     return program
 

@@ -19,6 +19,7 @@ cannot blow up memory).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from dvm.vm.isa import ExprOp
 from dvm.vm.program import Slot
@@ -93,7 +94,31 @@ def _known(op: ExprOp, a: Known, b: Known) -> Known:
 
 def slots_source(slots: Sequence[Slot]) -> str:
     """Python source of the slot function (validated slots only)."""
-    lines = ["def slots(D, P, C):"]
+    lines = ["def slots(D, P, C):", *slot_lines(slots, _TABLE_LEAVES)]
+    lines.append("    return (" + "".join(f"s{i}, " for i in range(len(slots))) + ")")
+    return "\n".join(lines) + "\n"
+
+
+class Leaves(NamedTuple):
+    """How generated code names the leaves of slot expressions: a dim (argument, axis)
+    and a caller param; `C` is always the cores."""
+
+    dim: Callable[[int, int], str]
+    param: Callable[[int], str]
+
+
+_TABLE_LEAVES = Leaves(lambda i, j: f"D[{i}][{j}]", lambda k: f"P[{k}]")
+LOCAL_LEAVES = Leaves(lambda i, j: f"d{i}_{j}", lambda k: f"p{k}")
+"""The names `argument_lines` unpacks the shapes and params into."""
+
+
+def slot_lines(
+    slots: Sequence[Slot], leaves: Leaves, fail: Callable[[int], str] = "return {}".format
+) -> list[str]:
+    """Body lines (indented once) that compute every slot into `s0`, `s1`, ...; a slot
+    that may leave int64 is checked at once (running `fail(i)` when it does), so later
+    slots may rely on it."""
+    lines: list[str] = []
     n = 0
     constants: set[str] = set()
     """The constant leaves' text, e.g. `(16)`."""
@@ -106,14 +131,14 @@ def slots_source(slots: Sequence[Slot]) -> str:
         stack: list[str] = []
         for t in slot.expr:
             if t.op is ExprOp.DIM:  # a dim of a numpy array: inside int64, >= 0
-                stack.append(f"D[{int(t.a)}][{int(t.b)}]")
+                stack.append(leaves.dim(int(t.a), int(t.b)))
                 known[stack[-1]] = (True, True)
             elif t.op is ExprOp.CONST:
                 stack.append(f"({int(t.a)})")
                 constants.add(stack[-1])
                 known[stack[-1]] = (True, t.a >= 0)  # validated inside int64
             elif t.op is ExprOp.PARAM:  # the caller's: anything
-                stack.append(f"P[{int(t.a)}]")
+                stack.append(leaves.param(int(t.a)))
                 known[stack[-1]] = (False, False)
             elif t.op is ExprOp.SLOT:
                 stack.append(f"s{int(t.a)}")
@@ -137,10 +162,9 @@ def slots_source(slots: Sequence[Slot]) -> str:
         lines.append(f"    s{i} = {value}")
         inside, positive = known[value]
         if not inside:  # checked here, so later slots may rely on it
-            lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: return {i}")
+            lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: {fail(i)}")
         known[f"s{i}"] = (True, positive)
-    lines.append("    return (" + "".join(f"s{i}, " for i in range(len(slots))) + ")")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def compile_slots(slots: Sequence[Slot]) -> SlotFn:
@@ -151,25 +175,45 @@ def compile_slots(slots: Sequence[Slot]) -> SlotFn:
 
 
 def arguments_source(ranks: Sequence[int], n_params: int) -> str:
-    """Python source of the argument function: unpacking the shapes into exactly the
-    declared ranks checks them, and `int` makes numpy integers plain (they would wrap
-    around where the range checks expect Python's growth)."""
-    dims = [[f"d{i}_{j}" for j in range(rank)] for i, rank in enumerate(ranks)]
+    """Python source of the argument function (see `argument_lines`)."""
+    lines = ["def arguments(D, P):", *argument_lines(ranks, n_params)]
+    lines.append(f"    return {shapes_text(ranks)}, {params_text(n_params)}")
+    return "\n".join(lines) + "\n"
+
+
+def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:
+    """Body lines that unpack shapes `D` and params `P` into `LOCAL_LEAVES`' names:
+    unpacking into exactly the declared ranks checks them, and `int` makes numpy
+    integers plain (they would wrap around where the range checks expect Python's
+    growth). Raises `_Bad` (ValueError) for a negative dim."""
+    dims = [[LOCAL_LEAVES.dim(i, j) for j in range(rank)] for i, rank in enumerate(ranks)]
     names = [n for row in dims for n in row]
-    params = [f"p{k}" for k in range(n_params)]
-    lines = ["def arguments(D, P):"]
-    lines.append(f"    [{', '.join('[' + ', '.join(row) + ']' for row in dims)}] = D")
+    params = [LOCAL_LEAVES.param(k) for k in range(n_params)]
+    lines = [f"    [{', '.join('[' + ', '.join(row) + ']' for row in dims)}] = D"]
     lines.append(f"    [{', '.join(params)}] = P")
     lines += [f"    {n} = _int({n})" for n in [*names, *params]]
     if names:
         lines.append(f"    if {' or '.join(f'{n} < 0' for n in names)}: raise _Bad")
-    shapes = "".join("(" + "".join(f"{n}, " for n in row) + "), " for row in dims)
-    lines.append(f"    return ({shapes}), ({''.join(f'{n}, ' for n in params)})")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def shapes_text(ranks: Sequence[int]) -> str:
+    """The unpacked shapes as a tuple of tuples."""
+    dims = [[LOCAL_LEAVES.dim(i, j) for j in range(rank)] for i, rank in enumerate(ranks)]
+    return "(" + "".join("(" + "".join(f"{n}, " for n in row) + "), " for row in dims) + ")"
+
+
+def params_text(n_params: int) -> str:
+    """The unpacked params as a tuple."""
+    return "(" + "".join(f"{LOCAL_LEAVES.param(k)}, " for k in range(n_params)) + ")"
+
+
+ARGUMENT_NAMESPACE: dict[str, object] = {"_int": int, "_Bad": ValueError}
+SLOT_NAMESPACE = _NAMESPACE
 
 
 def compile_arguments(ranks: Sequence[int], n_params: int) -> ArgumentsFn:
     """Compile the argument function of a program with these argument ranks and params."""
-    namespace: dict[str, object] = {"__builtins__": {}, "_int": int, "_Bad": ValueError}
+    namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE}
     exec(compile(arguments_source(ranks, n_params), "<dvm arguments>", "exec"), namespace)
     return namespace["arguments"]  # type: ignore[return-value]

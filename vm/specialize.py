@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.vm.binary import layout
-from dvm.vm.checks import LayoutFn, compile_layout
+from dvm.vm.checks import FastFn, compile_fast
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import Cat, ExprOp, ExtentKind, Kind, ReduceKind, ScalarTag
@@ -245,7 +245,7 @@ class Specializer:
         self.program = program
         self.static = static_info(program)  # validates the program
         self.device = device or _host()
-        self.layout = layout_function(program, self.device)
+        self.fast = fast_function(program, self.device)
         self.max_steps = max_steps
 
     def __call__(
@@ -255,7 +255,7 @@ class Specializer:
         ValueError says what does not fit). Without `tiered`, the slots are evaluated
         for the device's cores at once (for a caller that plans now)."""
         p, st = self.program, self.static
-        run = _Specializer(p, st, self.device, self.max_steps, self.layout).run
+        run = _Specializer(p, st, self.device, self.max_steps, self.fast).run
         return run(shapes, params, None if tiered else device_cores(self.device, st.has_mma))
 
 
@@ -328,8 +328,8 @@ class Static:
     """Per instruction: whether a REG operand is an alias register."""
     reads_cores: bool
     """Whether some slot reads the cores a launch is tiled for."""
-    layouts: dict[tuple[int, int], LayoutFn] = field(default_factory=dict)
-    """Per (local memory bytes, alignment) of a device: the compiled layout checks."""
+    fast_paths: dict[tuple[int, int, int], FastFn] = field(default_factory=dict)
+    """Per (local memory bytes, alignment, cores) of a device: the compiled fast path."""
     program: Program | None = None
     _binders: dict[frozenset[int], list[Any]] = field(default_factory=dict)
 
@@ -346,14 +346,14 @@ class Static:
         return got
 
 
-def layout_function(program: Program, device: DeviceSpec) -> LayoutFn:
-    """The program's generated layout checks for the device's memory (compiled once)."""
+def fast_function(program: Program, device: DeviceSpec) -> FastFn:
+    """The program's generated fast path (`checks.py`) for the device (compiled once)."""
     st = static_info(program)
     memory = device.memory_bytes(st.has_mma)  # a cube program's registers: cube memory
-    fast = st.layouts.get((memory, device.alignment))
+    key = (memory, device.alignment, device_cores(device, st.has_mma))
+    fast = st.fast_paths.get(key)
     if fast is None:
-        fast = compile_layout(program, memory, device.alignment, ViewPlan)
-        st.layouts[(memory, device.alignment)] = fast
+        fast = st.fast_paths[key] = compile_fast(program, *key, st.reads_cores, ViewPlan)
     return fast
 
 
@@ -572,10 +572,10 @@ class _Specializer:
         static: Static,
         device: DeviceSpec,
         max_steps: int,
-        layout: LayoutFn | None = None,
+        fast: FastFn | None = None,
     ) -> None:
         self.p = p
-        self.layout = layout or layout_function(p, device)
+        self.fast = fast or fast_function(p, device)
         self.static = static
         self.instrs = static.instrs
         self.loops = static.loops
@@ -610,25 +610,24 @@ class _Specializer:
         """All the steps, in order; returns the finished Specialization. The slots are
         evaluated for `cores` (None: one if tier 0 may take the first launch, else the
         device's; see `Specializer`)."""
+        dims: tuple[Shape, ...]
+        values: tuple[int, ...]
+        nbytes: int
+        used: int  # the cores the slots were evaluated for
         try:
-            shapes, params = self.static.arguments(shapes, params)
+            dims, values, nbytes, used, s, got = self.fast(shapes, params, cores, TIER0_BYTES)
         except (TypeError, ValueError):
             self.check_call(shapes, params)  # says which argument does not fit
             raise
+        if type(s) is int:
+            raise self.fail("slots", s, "slot value out of int64 range")
+        self.s = s
         st = self.static
-        nbytes = sum(
-            [math.prod(s) * d.itemsize for s, d in zip(shapes, st.arg_dtypes, strict=True)]
-        )
-        tier0 = nbytes < TIER0_BYTES
-        if cores is None:
-            cores = 1 if tier0 and st.reads_cores else device_cores(self.device, st.has_mma)
-        self.eval_slots(shapes, params, cores)
-        got = self.layout(self.s, shapes)
         if got is not None:
             regs, views, self.keys, self.caps, self.sizes = got
         else:  # some check fails: the table walk says which and why
             regs = self.place_registers()
-            views = tuple(self.view(i, shapes) for i in range(len(self.p.views)))
+            views = tuple(self.view(i, dims) for i in range(len(self.p.views)))
             for src, group in st.pairs.items():
                 self.keys[src] = tuple(
                     [(views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group]
@@ -637,8 +636,8 @@ class _Specializer:
         return Specialization(
             self.p,
             self.device,
-            shapes,
-            params,
+            dims,
+            values,
             self.s,
             regs,
             views,
@@ -648,9 +647,9 @@ class _Specializer:
             st.stored,
             st.alias_regs,
             st.alias_args,
-            tuple(zip(st.arg_dtypes, shapes, strict=True)),
-            cores=cores,
-            tier0=tier0,
+            tuple(zip(st.arg_dtypes, dims, strict=True)),
+            cores=used,
+            tier0=nbytes < TIER0_BYTES,
             shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores
             max_steps=self.max_steps,
         )
@@ -659,7 +658,7 @@ class _Specializer:
         self, shapes: tuple[Shape, ...], params: tuple[int, ...], cores: int
     ) -> Specialization:
         """The same program and shapes specialized anew, for `cores`."""
-        fresh = _Specializer(self.p, self.static, self.device, self.max_steps, self.layout)
+        fresh = _Specializer(self.p, self.static, self.device, self.max_steps, self.fast)
         return fresh.run(shapes, params, cores)
 
     @staticmethod

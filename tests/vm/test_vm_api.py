@@ -66,12 +66,12 @@ def test_unvalidated_python_program_is_validated_on_specialize() -> None:
 
 def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.MonkeyPatch) -> None:
     """After `prepare`, the first launch at a new shape generates no code (the slot,
-    layout and tier-0 functions exist): it pays only for its shape."""
+    fast-path and tier-0 functions exist): it pays only for its shape."""
     prog = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), vm.DeviceSpec.host())
     built: list[str] = []
     for module, name in [
         ("dvm.vm.specialize", "compile_slots"),
-        ("dvm.vm.specialize", "compile_layout"),
+        ("dvm.vm.specialize", "compile_fast"),
         ("dvm.vm.dynamic", "_driver"),
     ]:
         # (by module object: `dvm.vm.specialize` also names the function)

@@ -48,8 +48,9 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     views = tuple(sp.view(i, shapes) for i in range(len(prog.views)))
     assert regs == fast.registers
     assert views == fast.views
-    layout_fn = next(iter(S.static_info(prog).layouts.values()))
-    got = layout_fn(sp.s, shapes)
+    fast_fn = next(iter(S.static_info(prog).fast_paths.values()))
+    dims, values, _, _, slots, got = fast_fn(shapes, params, fast.cores, S.TIER0_BYTES)
+    assert (dims, values, slots) == (shapes, tuple(params), sp.s)
     assert got is not None
     _, _, keys, caps, sizes = got
     assert caps == tuple(cap for _, cap in regs)
@@ -73,7 +74,7 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
 
 
 def test_a_failing_check_falls_back_to_the_table_walk() -> None:
-    """The generated layout returns None on a failed check; the walk names the reason."""
+    """The fast path's layout is None on a failed check; the walk names the reason."""
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=8))))
     tiny = vm.DeviceSpec(1, 1, 256, 32, 32, "tiny")
     with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
