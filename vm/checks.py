@@ -71,12 +71,13 @@ def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_
     lines.append(f"    nbytes = {' + '.join(sizes) or '0'}")
     chosen = f"1 if nbytes < T else {cores}" if reads_cores else str(cores)
     lines.append(f"    if C is None: C = {chosen}")
-    lines += slot_lines(p.slots, LOCAL_LEAVES, "return D, P, nbytes, C, {}, None".format)
+    computed, nonneg = slot_lines(p.slots, LOCAL_LEAVES, "return D, P, nbytes, C, {}, None".format)
+    lines += computed
     lines.append(f"    A = {shapes_text(ranks)}")
     lines.append(f"    Q = {params_text(p.n_params)}")
     lines.append("    S = (" + "".join(f"s{i}, " for i in range(len(p.slots))) + ")")
     done = "return A, Q, nbytes, C, S,"
-    checks, layout = layout_lines(p, local_bytes, alignment, fail=f"{done} None")
+    checks, layout = layout_lines(p, _Slots(p, nonneg), local_bytes, alignment, f"{done} None")
     return "\n".join([*lines, *checks, f"    {done} {layout}"]) + "\n"
 
 
@@ -100,17 +101,15 @@ def compile_fast(
 
 class _Slots:
     """What the generator knows of each slot before any shape: a constant's value, and
-    whether it can be negative (a dim never is: arguments are checked first)."""
+    whether it can be negative (`slot_lines` says: a dim never is, arguments are checked
+    first, and neither is a sum or product of dims)."""
 
-    def __init__(self, p: Program) -> None:
+    def __init__(self, p: Program, nonneg: list[bool]) -> None:
+        self.nonneg = nonneg
         self.const: list[int | None] = []
-        self.nonneg: list[bool] = []
         for slot in p.slots:
             leaf = slot.expr[0] if len(slot.expr) == 1 else None
-            value = leaf.a if leaf is not None and leaf.op is ExprOp.CONST else None
-            self.const.append(value)
-            counted = leaf is not None and leaf.op in (ExprOp.DIM, ExprOp.CORES)
-            self.nonneg.append(counted or (value is not None and value >= 0))
+            self.const.append(leaf.a if leaf is not None and leaf.op is ExprOp.CONST else None)
 
     def text(self, k: int) -> str:
         """Slot k as an expression: its literal when constant, else the local `sk`."""
@@ -118,13 +117,14 @@ class _Slots:
         return f"s{k}" if value is None else f"({value})"
 
 
-def layout_lines(p: Program, local_bytes: int, alignment: int, fail: str) -> tuple[list[str], str]:
+def layout_lines(
+    p: Program, known: _Slots, local_bytes: int, alignment: int, fail: str
+) -> tuple[list[str], str]:
     """Body lines of the layout checks, each failed check running `fail`, and the
     expression of their result (slot k is the local `sk`; `numelK` holds argument K's
     elements)."""
     lines: list[str] = []
     emit = lines.append
-    known = _Slots(p)
     val = known.text
     # register dims, view sizes and tile sizes may not be negative: one test per slot
     counts = sorted(
@@ -141,26 +141,32 @@ def layout_lines(p: Program, local_bytes: int, alignment: int, fail: str) -> tup
     if tested:
         emit(f"    if {' or '.join(tested)}: {fail}")
     spans = []
+    caps = []
     for i, r in enumerate(p.registers):
-        dims = [val(d) for d in r.shape]
+        dims = [val(d) for d in r.shape if known.const[d] != 1]
         item = r.dtype.np.itemsize
-        emit(f"    c{i} = {' * '.join(dims) or '1'}")
-        emit(f"    o{i} = {val(r.offset)}")
-        emit(f"    e{i} = o{i} + c{i} * {item}")
+        cap = dims[0] if len(dims) == 1 else f"c{i}"  # a lone slot is its own capacity
+        if len(dims) != 1:
+            emit(f"    c{i} = {' * '.join(dims) or '1'}")
+        start = val(r.offset)  # a local or a literal
         offset = known.const[r.offset]
+        end = f"{cap} * {item}" if offset == 0 else f"{start} + {cap} * {item}"
+        emit(f"    e{i} = {end}")
         if offset is None:
-            emit(f"    if o{i} < 0 or o{i} % {alignment} or e{i} > {local_bytes}: {fail}")
+            emit(f"    if {start} < 0 or {start} % {alignment} or e{i} > {local_bytes}: {fail}")
         elif offset < 0 or offset % alignment:
             emit(f"    {fail}")
         else:
             emit(f"    if e{i} > {local_bytes}: {fail}")
-        spans.append(f"(o{i}, e{i})")
+        spans.append((start, f"e{i}"))
+        caps.append(cap)
     if len(spans) > 1:
         # the compiler lays registers out in order: one chained comparison proves
         # that order; any other layout takes the general test
-        chain = " <= ".join(f"o{i} <= e{i}" for i in range(len(spans)))
-        emit(f"    if not {chain} and not _disjoint([{', '.join(spans)}]): {fail}")
-    regs = "".join(f"(o{i}, c{i}), " for i in range(len(p.registers)))
+        chain = " <= ".join(f"{o} <= {e}" for o, e in spans)
+        pairs = ", ".join(f"({o}, {e})" for o, e in spans)
+        emit(f"    if not {chain} and not _disjoint([{pairs}]): {fail}")
+    regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
     keys: dict[int, list[str]] = {}
     all_sizes = []
@@ -192,9 +198,11 @@ def layout_lines(p: Program, local_bytes: int, alignment: int, fail: str) -> tup
         acc = "1"
         for d in reversed(range(rank)):
             unit = known.const[v.dims[d].size] == 1
-            if not unit and not (acc == "1" and known.const[v.dims[d].stride] == 1):
+            implied = st[d] == acc or (acc == "1" and known.const[v.dims[d].stride] == 1)
+            if not unit and not implied:
                 dense.append(f"({z[d]} == 1 or {st[d]} == {acc})")
-            acc = f"{acc} * {z[d]}" if acc != "1" else z[d]
+            if not unit:
+                acc = f"{acc} * {z[d]}" if acc != "1" else z[d]
         offset = known.const[v.offset]
         at_zero = [] if offset == 0 else [f"{f} == 0"]
         cond = " and ".join([*at_zero, *dense, f"{acc} == numel{v.arg}"])
@@ -206,9 +214,9 @@ def layout_lines(p: Program, local_bytes: int, alignment: int, fail: str) -> tup
         )
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     key_text = ", ".join(f"{src}: ({''.join(q + ', ' for q in qs)})" for src, qs in keys.items())
-    caps = "".join(f"c{i}, " for i in range(len(p.registers)))
+    cap_text = "".join(f"{c}, " for c in caps)
     sizes = "".join(f"({''.join(f'{n}, ' for n in z)}), " for z in all_sizes)
-    return lines, f"(({regs}), ({views}), {{{key_text}}}, ({caps}), ({sizes}))"
+    return lines, f"(({regs}), ({views}), {{{key_text}}}, ({cap_text}), ({sizes}))"
 
 
 def _bounds(
@@ -223,21 +231,24 @@ def _bounds(
     raises the highest; one known to be 0 or 1 needs no product."""
     f, z, st = texts
     signed = not known.nonneg[v.offset] or any(not known.nonneg[vd.stride] for vd in v.dims)
-    emit(f"        lo = hi = {f}" if signed else f"        hi = {f}")
+    if not signed:  # the highest element, one expression
+        terms = [] if known.const[v.offset] == 0 else [f]
+        for d, vd in enumerate(v.dims):
+            stride = known.const[vd.stride]
+            if stride == 1:
+                terms.append(f"{z[d]} - 1")
+            elif stride != 0:
+                terms.append(f"({z[d]} - 1) * {st[d]}")
+        emit(f"        if {' + '.join(terms) or '0'} >= numel{v.arg}: {fail}")
+        return
+    emit(f"        lo = hi = {f}")
     for d, vd in enumerate(v.dims):
-        stride = known.const[vd.stride]
-        if stride == 0:
+        if known.const[vd.stride] == 0:
             continue
-        if stride == 1:
-            emit(f"        hi += {z[d]} - 1")
-        elif known.nonneg[vd.stride]:
-            emit(f"        hi += ({z[d]} - 1) * {st[d]}")
-        else:
-            emit(f"        q = ({z[d]} - 1) * {st[d]}")
-            emit("        if q < 0: lo += q")
-            emit("        else: hi += q")
-    low = "lo < 0 or " if signed else ""
-    emit(f"        if {low}hi >= numel{v.arg}: {fail}")
+        emit(f"        q = ({z[d]} - 1) * {st[d]}")
+        emit("        if q < 0: lo += q")
+        emit("        else: hi += q")
+    emit(f"        if lo < 0 or hi >= numel{v.arg}: {fail}")
 
 
 def _disjoint(spans: list[tuple[int, int]]) -> bool:

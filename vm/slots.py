@@ -94,7 +94,7 @@ def _known(op: ExprOp, a: Known, b: Known) -> Known:
 
 def slots_source(slots: Sequence[Slot]) -> str:
     """Python source of the slot function (validated slots only)."""
-    lines = ["def slots(D, P, C):", *slot_lines(slots, _TABLE_LEAVES)]
+    lines = ["def slots(D, P, C):", *slot_lines(slots, _TABLE_LEAVES)[0]]
     lines.append("    return (" + "".join(f"s{i}, " for i in range(len(slots))) + ")")
     return "\n".join(lines) + "\n"
 
@@ -114,10 +114,12 @@ LOCAL_LEAVES = Leaves(lambda i, j: f"d{i}_{j}", lambda k: f"p{k}")
 
 def slot_lines(
     slots: Sequence[Slot], leaves: Leaves, fail: Callable[[int], str] = "return {}".format
-) -> list[str]:
+) -> tuple[list[str], list[bool]]:
     """Body lines (indented once) that compute every slot into `s0`, `s1`, ...; a slot
     that may leave int64 is checked at once (running `fail(i)` when it does), so later
-    slots may rely on it."""
+    slots may rely on it. Also says which slots are never negative (sums, products,
+    minimums, ... of dims, cores and non-negative constants), which later checks need
+    not test."""
     lines: list[str] = []
     n = 0
     constants: set[str] = set()
@@ -164,7 +166,7 @@ def slot_lines(
         if not inside:  # checked here, so later slots may rely on it
             lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: {fail(i)}")
         known[f"s{i}"] = (True, positive)
-    return lines
+    return lines, [known[f"s{i}"][1] for i in range(len(slots))]
 
 
 def compile_slots(slots: Sequence[Slot]) -> SlotFn:
