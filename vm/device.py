@@ -69,11 +69,15 @@ class DeviceSpec:
     def host() -> DeviceSpec:
         """This machine: one core per CPU, local memory = HOST_LOCAL_IN_L2 per-core
         L2 caches, cube memory = the core's share of the last-level (L3) cache,
-        which a large sgemm blocks for (at least the local memory)."""
-        cores = os.cpu_count() or 1
-        local = HOST_LOCAL_IN_L2 * (_per_core_cache(2) or 1 << 19)
-        cube = max(local, _per_core_cache(3) or 0)
-        return DeviceSpec(cores, cores, local, 64, 32, "host", cube)
+        which a large sgemm blocks for (at least the local memory). Read once: every
+        call returns the same object (see `_preset`)."""
+        got = _PRESETS.get("host")
+        if got is None:
+            cores = os.cpu_count() or 1
+            local = HOST_LOCAL_IN_L2 * (_per_core_cache(2) or 1 << 19)
+            cube = max(local, _per_core_cache(3) or 0)
+            got = _preset(DeviceSpec(cores, cores, local, 64, 32, "host", cube))
+        return got
 
     @staticmethod
     def ascend910b() -> DeviceSpec:
@@ -81,7 +85,19 @@ class DeviceSpec:
         unified buffer per vector core and a 512 KiB L1 buffer per cube core
         (where matmul operands are staged; its L0A/L0B/L0C buffers, 64/64/128
         KiB, are not modelled)."""
-        return DeviceSpec(48, 24, 192 * 1024, 32, 256, "ascend910b", 512 * 1024)
+        got = _PRESETS.get("ascend910b")
+        if got is None:
+            got = _preset(DeviceSpec(48, 24, 192 * 1024, 32, 256, "ascend910b", 512 * 1024))
+        return got
+
+
+_PRESETS: dict[str, DeviceSpec] = {}
+
+
+def _preset(device: DeviceSpec) -> DeviceSpec:
+    """Keep one object per preset: the dicts keyed by device (local memories,
+    specializations) then find it by identity, without comparing its fields."""
+    return _PRESETS.setdefault(device.name, device)
 
 
 def _per_core_cache(wanted: int) -> int | None:

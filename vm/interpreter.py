@@ -516,6 +516,9 @@ _MEMORIES_LOCK = threading.Lock()
 
 def device_memory(device: DeviceSpec) -> DeviceMemory:
     """The (lazily allocated) local memories of `device`'s cores that this host can run."""
+    mem = _MEMORIES.get(device)  # a dict read is atomic: the lock is for the first
+    if mem is not None:
+        return mem
     with _MEMORIES_LOCK:
         mem = _MEMORIES.get(device)
         if mem is None:

@@ -210,7 +210,7 @@ def specialize(
     first launch does not: see `dynamic.py`, and `Specializer` for the cores its
     slots are evaluated for); otherwise now, so that every shape-dependent error is
     raised here."""
-    device = device or _host()
+    device = device or DeviceSpec.host()
     key = (tuple(map(tuple, shapes)), tuple(params))
     cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
     spec = cache.get((key, device, max_steps))
@@ -244,7 +244,7 @@ class Specializer:
     ) -> None:
         self.program = program
         self.static = static_info(program)  # validates the program
-        self.device = device or _host()
+        self.device = device or DeviceSpec.host()
         self.fast = fast_function(program, self.device)
         self.max_steps = max_steps
 
@@ -262,16 +262,6 @@ class Specializer:
 def device_cores(device: DeviceSpec, has_mma: bool) -> int:
     """The device's cores for a program (cube cores for one with an mma)."""
     return device.cube_cores if has_mma else device.vector_cores
-
-
-_HOST: list[DeviceSpec] = []
-
-
-def _host() -> DeviceSpec:
-    """DeviceSpec.host(), computed once (it reads /sys)."""
-    if not _HOST:
-        _HOST.append(DeviceSpec.host())
-    return _HOST[0]
 
 
 def _validated(program: Program) -> tuple[LoopInfo, SlotFn]:
