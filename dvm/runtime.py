@@ -110,14 +110,56 @@ def python_function(
     expressions (generated once from sympy; calling it costs a microsecond).
     Subexpressions the expressions share are computed once (a tile size
     appears many times in a choice's condition)."""
-    printer = PythonCodePrinter()
-    shared, reduced = sympy.cse(list(exprs), symbols=sympy.numbered_symbols("_t"))
-    lines = [f"    {t} = {printer.doprint(e)}\n" for t, e in shared]
-    body = "".join(f"int({printer.doprint(e)}), " for e in reduced)
+    lines, values = python_lines(exprs)
+    body = "".join(f"{v}, " for v in values)
     source = f"def f({', '.join(names)}):\n{''.join(lines)}    return ({body})\n"
     namespace: dict[str, Any] = {"math": math}
     exec(builtins.compile(source, "<dvm expressions>", "exec"), namespace)
     return namespace["f"]
+
+
+def python_lines(exprs: Sequence[sympy.Expr]) -> tuple[list[str], list[str]]:
+    """Lines computing the subexpressions `exprs` share, and each expression's text."""
+    printer = PythonCodePrinter()
+    shared, reduced = sympy.cse(list(exprs), symbols=sympy.numbered_symbols("_t"))
+    lines = [f"    {t} = {printer.doprint(e)}\n" for t, e in shared]
+    return lines, [f"int({printer.doprint(e)})" for e in reduced]
+
+
+Sizes = Callable[
+    [Sequence[np.ndarray[Any, Any]], dict[str, int]],
+    tuple[list[tuple[tuple[int, ...], Any]], list[tuple[int, ...]], list[int]],
+]
+"""(inputs, the call's symbol values) -> the outputs' (shape, dtype), every argument's
+shape (inputs, then outputs) and the params' values."""
+
+
+def sizes_function(
+    ranks: Sequence[int],
+    names: Sequence[str],
+    outputs: Sequence[tuple[Sequence[sympy.Expr], np.dtype[Any]]],
+    params: Sequence[str],
+) -> Sizes:
+    """A kernel's `Sizes`, generated once: the input dims as locals `di_a`, `names`
+    (params and other symbols) read from the call, then the output dims."""
+    lines = ["def sizes(_I, _Y):\n"]
+    for i, rank in enumerate(ranks):
+        dims = "".join(f"d{i}_{a}, " for a in range(rank))
+        lines.append(f"    ({dims}) = _S{i} = _I[{i}].shape\n")
+    lines += [f"    {name} = _Y[{name!r}]\n" for name in names]
+    computed, values = python_lines([e for dims, _ in outputs for e in dims])
+    lines += computed
+    shapes, k = [f"_S{i}" for i in range(len(ranks))], 0
+    for j, (dims, _) in enumerate(outputs):
+        lines.append(f"    _O{j} = ({''.join(f'{v}, ' for v in values[k : k + len(dims)])})\n")
+        shapes.append(f"_O{j}")
+        k += len(dims)
+    outs = ", ".join(f"(_O{j}, _dt{j})" for j in range(len(outputs)))
+    lines.append(f"    return [{outs}], [{', '.join(shapes)}], [{', '.join(params)}]\n")
+    namespace: dict[str, Any] = {"math": math}
+    namespace |= {f"_dt{j}": dtype for j, (_, dtype) in enumerate(outputs)}
+    exec(builtins.compile("".join(lines), "<dvm sizes>", "exec"), namespace)
+    return namespace["sizes"]
 
 
 def binder_source(
@@ -165,14 +207,10 @@ class Kernel:
     specializer: vm.Specializer
     """Binds the program to each new launch shape (`plans` keeps the results)."""
     device: vm.DeviceSpec
-    output_dtypes: list[np.dtype[Any]]
-    output_shapes: Callable[..., tuple[int, ...]]
-    """(input dims..., param values...) -> the flat list of output dims."""
-    output_ranks: list[int]
+    sizes: Sizes
+    """The outputs' shapes and dtypes, and the launch's shapes and params."""
     params: list[str]
     """Symbols the program needs that no input dim gives (from the call)."""
-    input_dims: list[tuple[int, int]]
-    """(input, axis) of each argument of `output_shapes`, in order."""
     shape_symbols: list[str] = field(default_factory=list)
     """Symbols only the outputs' dims name (e.g. a `broadcast_to` target
     taken from an argument that is no input of the kernel): the VM reads
@@ -182,16 +220,22 @@ class Kernel:
     def build(program_op: bc.ProgramOp, inputs: int) -> Kernel:
         args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
         params = [p.data for p in program_op.params.data]
-        dims = [(i, a) for i, arg in enumerate(args[:inputs]) for a in range(len(arg.dims.data))]
-        names = [f"d{i}_{a}" for i, a in dims]
+        ranks = [len(arg.dims.data) for arg in args[:inputs]]
+        names = [f"d{i}_{a}" for i, rank in enumerate(ranks) for a in range(rank)]
         rename: dict[sympy.Symbol, sympy.Expr] = {}
         for i, arg in enumerate(args[:inputs]):
             for a, d in enumerate(arg.dims.data):
                 expr = parse_expr(d.data)
                 if isinstance(expr, sympy.Symbol) and expr not in rename:
                     rename[expr] = sympy.Symbol(f"d{i}_{a}")
-        outputs = args[inputs:]
-        exprs = [substitute(parse_expr(d.data), rename) for arg in outputs for d in arg.dims.data]
+        outputs = [
+            (
+                [substitute(parse_expr(d.data), rename) for d in arg.dims.data],
+                vm.DType[dtype_name(arg.dtype.data)].np,
+            )
+            for arg in args[inputs:]
+        ]
+        exprs = [e for dims, _ in outputs for e in dims]
         known = {*names, *params}
         shape_symbols = sorted({str(s) for e in exprs for s in e.free_symbols} - known)
         device = program_op.attributes.get(DEVICE)
@@ -203,11 +247,8 @@ class Kernel:
             program=program,
             specializer=vm.Specializer(program, device_spec),
             device=device_spec,
-            output_dtypes=[vm.DType[dtype_name(a.dtype.data)].np for a in outputs],
-            output_shapes=python_function(exprs, [*names, *params, *shape_symbols]),
-            output_ranks=[len(a.dims.data) for a in outputs],
+            sizes=sizes_function(ranks, [*params, *shape_symbols], outputs, params),
             params=params,
-            input_dims=dims,
             shape_symbols=shape_symbols,
         )
 
@@ -247,15 +288,7 @@ class Kernel:
         self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]
     ) -> tuple[list[tuple[tuple[int, ...], Any]], Any]:
         """The outputs' (shape, dtype) and the VM specialization for these inputs."""
-        flat = [inputs[i].shape[a] for i, a in self.input_dims]
-        params = [symbols[p] for p in self.params]
-        extra = [symbols[p] for p in self.shape_symbols]
-        dims = self.output_shapes(*flat, *params, *extra) if self.output_ranks else ()
-        outs, k = [], 0
-        for rank, dtype in zip(self.output_ranks, self.output_dtypes, strict=True):
-            outs.append((tuple(dims[k : k + rank]), dtype))
-            k += rank
-        shapes = [a.shape for a in inputs] + [shape for shape, _ in outs]
+        outs, shapes, params = self.sizes(inputs, symbols)
         return outs, self.specializer(shapes, params)
 
 
