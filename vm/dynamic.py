@@ -106,6 +106,9 @@ class Decoded(NamedTuple):
     number, shape), which hashes faster than a dtype."""
     slicers: tuple[Any, ...]
     """Per view, what makes its slicer from its ViewPlan (`kernels.slicer_maker`)."""
+    bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
+    """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
+    when an extent is negative."""
 
 
 def decoded(p: Program) -> Decoded:
@@ -131,9 +134,31 @@ def decoded(p: Program) -> Decoded:
         nums = tuple(dt.num for dt in dtypes)
         slicers = tuple(slicer_maker(tuple([(d, src) for d, src, _ in t])) for t in static.tiled)
         nest_list = tuple((n, t) for t, n in nests.items())
-        got = Decoded(steps, nest_list, _driver(steps), dtypes, nums, slicers)
+        bound = _bound(p.grid, nest_list)
+        got = Decoded(steps, nest_list, _driver(steps), dtypes, nums, slicers, bound)
         p.cache["tier0"] = got
     return got
+
+
+def _bound(
+    grid: Sequence[int], nests: Sequence[tuple[int, tuple[int, ...]]]
+) -> Callable[[Sequence[int]], tuple[list[int], int] | None]:
+    """Generate `bound(s)`: the grid's extents and the steps a launch takes (the
+    instructions of every nest times its loops' trip counts, a negative count as 0, per
+    tile), or None when an extent is negative. Made from validated slot indices only."""
+    extents = [f"s[{g}]" for g in grid]
+    per_tile = ["1"]
+    for count, trips in nests:
+        per_tile.append(" * ".join([str(count), *[f"_max(s[{t}], 0)" for t in trips]]))
+    lines = [
+        "def bound(s):",
+        f"    e = [{', '.join(extents)}]",
+        f"    if {' or '.join(f'{x} < 0' for x in extents) or 'False'}: return None",
+        f"    return e, {' * '.join(extents) or '1'} * ({' + '.join(per_tile)})",
+    ]
+    namespace: dict[str, Any] = {"__builtins__": {}, "_max": max}
+    exec(compile("\n".join(lines) + "\n", "<dvm bound>", "exec"), namespace)
+    return namespace["bound"]
 
 
 def _driver(steps: Sequence[Step]) -> Callable[[Tier0], None]:
@@ -242,15 +267,11 @@ def _step(ins: Instr, p: Program, dtypes: Sequence[np.dtype], end: int, level: i
 def prepare(spec: Specialization) -> list[int]:
     """The grid's extents, once the launch is known to stay within the work bound."""
     s = spec.slots
-    extents = []
-    for g in spec.program.grid:
-        if s[g] < 0:
-            raise _fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
-        extents.append(s[g])
-    per_tile = 1
-    for count, trips in decoded(spec.program).nests:
-        per_tile += count * math.prod([max(s[t], 0) for t in trips])
-    steps = math.prod(extents) * per_tile
+    got = decoded(spec.program).bound(s)
+    if got is None:
+        g = next(g for g in spec.program.grid if s[g] < 0)
+        raise _fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
+    extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
     return extents
