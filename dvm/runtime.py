@@ -305,11 +305,8 @@ class Call:
     symbols: dict[str, int]
     stats: list[tuple[str, vm.LaunchStats]] | None = None
     trace: bool = False
-    serial: int = field(default_factory=lambda: next(_CALL_SERIALS))
+    serial: int = field(default_factory=itertools.count().__next__)  # atomic under the GIL
     """Tells this call apart from every other (`Kernel.plans` records who planned)."""
-
-
-_CALL_SERIALS = itertools.count()  # next() is atomic under the GIL
 
 
 class HostCompiler:
