@@ -208,15 +208,26 @@ def layout_lines(
         cond = " and ".join([*at_zero, *dense, f"{acc} == numel{v.arg}"])
         emit(f"        n{i} = {'False' if offset not in (None, 0) else cond}")
         tiled_text = "".join(f"{t}, " for t in tiled)
+        steps = "".join(
+            f"{_byte_stride(z[d], st[d], vd.size, known, item)}, " for d, vd in enumerate(v.dims)
+        )
         emit(
-            f"    v{i} = _new(_View, ({v.arg}, {f}, ({''.join(f'{n}, ' for n in z)}), "
-            f"({''.join(f'{t}, ' for t in st)}), ({tiled_text}), m{i}, n{i}))"
+            f"    v{i} = _new(_View, ({v.arg}, {f} * {item}, ({''.join(f'{n}, ' for n in z)}), "
+            f"({steps}) if not n{i} else (), ({tiled_text}), m{i}, n{i}))"
         )
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     key_text = ", ".join(f"{src}: ({''.join(q + ', ' for q in qs)})" for src, qs in keys.items())
     cap_text = "".join(f"{c}, " for c in caps)
     sizes = "".join(f"({''.join(f'{n}, ' for n in z)}), " for z in all_sizes)
     return lines, f"(({regs}), ({views}), {{{key_text}}}, ({cap_text}), ({sizes}))"
+
+
+def _byte_stride(size: str, stride: str, slot: int, known: _Slots, item: int) -> str:
+    """numpy's stride of a view dim: bytes, 0 for a dim of one element."""
+    const = known.const[slot]
+    if const is None:
+        return f"({stride} * {item} if {size} > 1 else 0)"
+    return f"{stride} * {item}" if const > 1 else "0"
 
 
 def _bounds(

@@ -277,11 +277,6 @@ def prepare(spec: Specialization) -> list[int]:
     return extents
 
 
-def _empty(vp: ViewPlan, args: Sequence[np.ndarray]) -> np.ndarray | None:
-    """What a view with a zero dim reads and writes: nothing (None for other views)."""
-    return np.empty(vp.sizes, args[vp.arg].dtype) if vp.empty else None
-
-
 def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeError:
     """The BytecodeError the planner raises for the same problem, at instruction k
     (-1: at the grid)."""
@@ -423,7 +418,8 @@ class Tier0:
     def first_tile(self, v: int) -> np.ndarray:
         """`tile` the first time: the whole view over its argument, and its slicer."""
         vp = self.spec.views[v]
-        g = global_view(vp, self.args[vp.arg], _empty(vp, self.args))
+        a = self.args[vp.arg]
+        g = np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
         make = self.decoded.slicers[v]
         cut = self.tiles[v] = (lambda: g) if make is None else make(self.idx, vp.tiled, g)
         return cut()

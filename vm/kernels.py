@@ -182,9 +182,7 @@ def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.nda
         return empty
     if vp.natural:
         return a if a.shape == vp.sizes else a.reshape(vp.sizes)
-    item = a.dtype.itemsize
-    strides = tuple(s * item if n > 1 else 0 for n, s in zip(vp.sizes, vp.strides, strict=True))
-    return np.ndarray(vp.sizes, a.dtype, buffer=a, offset=vp.offset * item, strides=strides)
+    return np.ndarray(vp.sizes, a.dtype, buffer=a, offset=vp.byte_offset, strides=vp.byte_strides)
 
 
 def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:

@@ -58,12 +58,14 @@ Shape = tuple[int, ...]
 
 
 class ViewPlan(NamedTuple):
-    """A view with its slot values: element offset, sizes and strides; how it is tiled."""
+    """A view with its slot values, as numpy takes them (offset and strides in bytes, a
+    stride 0 for a dim of one element); how it is tiled."""
 
     arg: int
-    offset: int
+    byte_offset: int
     sizes: Shape
-    strides: Shape
+    byte_strides: Shape
+    """Empty for a natural view (its argument, reshaped)."""
     tiled: tuple[tuple[int, int, int], ...]
     """(dim, index source, tile) for each tiled dim."""
     empty: bool
@@ -761,7 +763,8 @@ class _Specializer:
                     "views", i, "view out of bounds", f"elements {lo}..{hi} of a{v.arg} ({numel})"
                 )
             natural = offset == 0 and dense and acc == numel
-        return ViewPlan(v.arg, offset, sizes, strides, tiled, empty, natural)
+        steps = () if natural else tuple(_byte_strides(sizes, strides, item))
+        return ViewPlan(v.arg, offset * item, sizes, steps, tiled, empty, natural)
 
     # -- tile classes --------------------------------------------------------
 
@@ -1039,6 +1042,11 @@ def broadcast_shapes(shapes: list[Shape]) -> Shape | None:
                 if out[i] == 1:
                     out[i] = n
     return tuple(out)
+
+
+def _byte_strides(sizes: Shape, strides: Shape, item: int) -> list[int]:
+    """numpy's strides of a view: bytes, 0 for a dim of one element."""
+    return [t * item if n > 1 else 0 for n, t in zip(sizes, strides, strict=True)]
 
 
 MAX_ARRAY_BYTES = 2**62
