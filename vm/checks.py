@@ -14,12 +14,12 @@ per program and device, into one function of straight-line source
         if C is None: C = 1 if nbytes < T else 2
         s0 = d0_0                      # the slots, as locals
         ...
-        c0 = s3 * s4                   # register r0: capacity, offset, checks
-        o0 = s5
+        c0 = s3 * s4                   # register r0: capacity, end, checks
+        e0 = s5 + c0 * 4
         if ... : return A, Q, nbytes, C, S, None    # any failed layout check
         ...
-        v0 = _new(ViewPlan, (0, s5, (s1, s2), (s2, (1)), ((0, 1, s6),), False, n0))
-        return A, Q, nbytes, C, S, (((o0, c0), ...), (v0, ...), {source: ...}, caps, sizes)
+        v0 = _new(ViewPlan, (0, (0) * 4, (s1, s2), (s2 * 4, 4) if not n0 else (), ...))
+        return A, Q, nbytes, C, S, (((s5, c0), ...), (v0, ...), {source: ...}, caps, sizes)
 
 built only from validated table indices, constants and fixed operators: one
 frame, and every slot and dim a local, where three functions passing tuples
@@ -173,8 +173,8 @@ def layout_lines(
     for i, v in enumerate(p.views):
         rank = len(v.dims)
         item = p.args[v.arg].dtype.np.itemsize
-        z = [val(vd.size) for d, vd in enumerate(v.dims)]
-        st = [val(vd.stride) for d, vd in enumerate(v.dims)]
+        z = [val(vd.size) for vd in v.dims]
+        st = [val(vd.stride) for vd in v.dims]
         all_sizes.append(z)
         tiled = []
         for d, vd in enumerate(v.dims):

@@ -69,7 +69,13 @@ _INLINE = {
 }
 """The other operators inline (operands are leaves or temporaries, cheap to repeat):
 a Python call per operator would cost more than the arithmetic."""
-_NAMESPACE = {"_fdiv": _fdiv, "_cdiv": _cdiv, "_mod": _mod, "_min": min, "_max": max}
+SLOT_NAMESPACE: dict[str, object] = {
+    "_fdiv": _fdiv,
+    "_cdiv": _cdiv,
+    "_mod": _mod,
+    "_min": min,
+    "_max": max,
+}
 
 
 Known = tuple[bool, bool]
@@ -171,7 +177,7 @@ def slot_lines(
 
 def compile_slots(slots: Sequence[Slot]) -> SlotFn:
     """Compile the slot table of a validated program into one fast function."""
-    namespace: dict[str, object] = {"__builtins__": {}, **_NAMESPACE}
+    namespace: dict[str, object] = {"__builtins__": {}, **SLOT_NAMESPACE}
     exec(compile(slots_source(slots), "<dvm slots>", "exec"), namespace)
     return namespace["slots"]  # type: ignore[return-value]
 
@@ -188,7 +194,7 @@ def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:
     unpacking into exactly the declared ranks checks them, and `int` makes numpy
     integers plain (they would wrap around where the range checks expect Python's
     growth). Raises `_Bad` (ValueError) for a negative dim."""
-    dims = [[LOCAL_LEAVES.dim(i, j) for j in range(rank)] for i, rank in enumerate(ranks)]
+    dims = _dim_names(ranks)
     names = [n for row in dims for n in row]
     params = [LOCAL_LEAVES.param(k) for k in range(n_params)]
     lines = [f"    [{', '.join('[' + ', '.join(row) + ']' for row in dims)}] = D"]
@@ -199,9 +205,14 @@ def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:
     return lines
 
 
+def _dim_names(ranks: Sequence[int]) -> list[list[str]]:
+    """Per argument, the local names of its dims."""
+    return [[LOCAL_LEAVES.dim(i, j) for j in range(rank)] for i, rank in enumerate(ranks)]
+
+
 def shapes_text(ranks: Sequence[int]) -> str:
     """The unpacked shapes as a tuple of tuples."""
-    dims = [[LOCAL_LEAVES.dim(i, j) for j in range(rank)] for i, rank in enumerate(ranks)]
+    dims = _dim_names(ranks)
     return "(" + "".join("(" + "".join(f"{n}, " for n in row) + "), " for row in dims) + ")"
 
 
@@ -211,7 +222,6 @@ def params_text(n_params: int) -> str:
 
 
 ARGUMENT_NAMESPACE: dict[str, object] = {"_int": int, "_Bad": ValueError}
-SLOT_NAMESPACE = _NAMESPACE
 
 
 def compile_arguments(ranks: Sequence[int], n_params: int) -> ArgumentsFn:
