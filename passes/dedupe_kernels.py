@@ -27,6 +27,7 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 
 KERNEL_OPS = (tile.KernelOp, bc.ProgramOp)
+Kernel = tile.KernelOp | bc.ProgramOp
 
 
 def identical_but_name(a: Operation, b: Operation) -> bool:
@@ -50,7 +51,7 @@ class DedupeKernelsPass(ModulePass):
     name = "dedupe-kernels"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kept: dict[tuple[str, int], list[Operation]] = {}  # a cheap key, then a full compare
+        kept: dict[tuple[str, int], list[Kernel]] = {}  # a cheap key, then a full compare
         renamed: dict[str, str] = {}
         for kernel in list(op.ops):
             if not isinstance(kernel, KERNEL_OPS):
@@ -60,7 +61,7 @@ class DedupeKernelsPass(ModulePass):
             if twin is None:
                 bucket.append(kernel)
                 continue
-            renamed[kernel.sym_name.data] = twin.sym_name.data  # type: ignore[attr-defined]
+            renamed[kernel.sym_name.data] = twin.sym_name.data
             op.body.block.erase_op(kernel)
         if not renamed:
             return
