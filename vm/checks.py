@@ -19,7 +19,7 @@ per program and device, into one function of straight-line source
         if ... : return A, Q, nbytes, C, S, None    # any failed layout check
         ...
         v0 = _new(ViewPlan, (0, (0) * 4, (s1, s2), (s2 * 4, 4) if not n0 else (), ...))
-        return A, Q, nbytes, C, S, (((s5, c0), ...), (v0, ...), {source: ...}, caps, sizes)
+        return A, Q, nbytes, C, S, (((s5, c0), ...), (v0, ...))
 
 built only from validated table indices, constants and fixed operators: one
 frame, and every slot and dim a local, where three functions passing tuples
@@ -168,20 +168,16 @@ def layout_lines(
         emit(f"    if not {chain} and not _disjoint([{pairs}]): {fail}")
     regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
-    keys: dict[int, list[str]] = {}
-    all_sizes = []
     for i, v in enumerate(p.views):
         rank = len(v.dims)
         item = p.args[v.arg].dtype.np.itemsize
         z = [val(vd.size) for vd in v.dims]
         st = [val(vd.stride) for vd in v.dims]
-        all_sizes.append(z)
         tiled = []
         for d, vd in enumerate(v.dims):
             if vd.index != Index.NONE and vd.tile is not None:
                 g = val(vd.tile)
                 tiled.append(f"({d}, {vd.index}, {g})")
-                keys.setdefault(vd.index, []).append(f"({z[d]}, {g})")
         f = val(v.offset)
         sizes = [known.const[vd.size] for vd in v.dims]
         varying = [n for n, c in zip(z, sizes, strict=True) if c is None]
@@ -216,10 +212,7 @@ def layout_lines(
             f"({steps}) if not n{i} else (), ({tiled_text}), m{i}, n{i}))"
         )
     views = "".join(f"v{i}, " for i in range(len(p.views)))
-    key_text = ", ".join(f"{src}: ({''.join(q + ', ' for q in qs)})" for src, qs in keys.items())
-    cap_text = "".join(f"{c}, " for c in caps)
-    sizes = "".join(f"({''.join(f'{n}, ' for n in z)}), " for z in all_sizes)
-    return lines, f"(({regs}), ({views}), {{{key_text}}}, ({cap_text}), ({sizes}))"
+    return lines, f"(({regs}), ({views}))"
 
 
 def _byte_stride(size: str, stride: str, slot: int, known: _Slots, item: int) -> str:

@@ -129,8 +129,10 @@ class Specialization:
     registers: tuple[tuple[int, int], ...]
     """(byte offset, capacity in elements) per register."""
     views: tuple[ViewPlan, ...]
-    planner: _Specializer = field(repr=False)
-    """Plans the tile classes; `plan` calls it once, when first needed."""
+    planner: _Specializer | Specializer = field(repr=False)
+    """Plans the tile classes; `plan` calls it once, when first needed. Until then it
+    may be the program's Specializer: most shapes of a stream are never planned, so the
+    per-shape planner is made only when one is (`planner_for`)."""
     has_mma: bool
     uses_blas: bool
     """Whether some instruction calls BLAS (mma, or a row sum done as a matrix-vector product)."""
@@ -171,7 +173,8 @@ class Specialization:
                 cores = device_cores(self.device, self.has_mma)
                 if self.cores < cores:
                     self.retile(cores)
-            self._plan = self.planner()
+            planner = self.planner = self.planner.planner_for(self)
+            self._plan = planner()
         return self._plan
 
     def retile(self, cores: int) -> None:
@@ -256,9 +259,72 @@ class Specializer:
         """The program bound to these argument shapes and params (a BytecodeError or
         ValueError says what does not fit). Without `tiered`, the slots are evaluated
         for the device's cores at once (for a caller that plans now)."""
-        p, st = self.program, self.static
-        run = _Specializer(p, st, self.device, self.max_steps, self.fast).run
-        return run(shapes, params, None if tiered else device_cores(self.device, st.has_mma))
+        cores = None if tiered else device_cores(self.device, self.static.has_mma)
+        return _bind(self, shapes, params, cores)
+
+    def again(
+        self, shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int | None
+    ) -> Specialization:
+        """The program bound to these shapes and params, its slots evaluated for `cores`."""
+        return _bind(self, shapes, params, cores)
+
+    def planner_for(self, spec: Specialization) -> _Specializer:
+        """A new planner for one of its specializations."""
+        return self.walker().planner_for(spec)
+
+    def walker(self) -> _Specializer:
+        """A per-shape specializer: the table walk (which names a failed check) and the
+        planner."""
+        return _Specializer(self.program, self.static, self.device, self.max_steps, self.fast)
+
+
+def _bind(
+    maker: Specializer | _Specializer,
+    shapes: Sequence[Sequence[int]],
+    params: Sequence[int],
+    cores: int | None,
+) -> Specialization:
+    """Run the fast path for these shapes and make their Specialization (see
+    `_Specializer.run`). Only a failed check walks the tables, which says which check
+    and why; `maker` plans the specialization later (see `Specialization.planner`)."""
+    dims: tuple[Shape, ...]
+    values: tuple[int, ...]
+    nbytes: int
+    used: int  # the cores the slots were evaluated for
+    s: Any  # the slot values, or the index of one outside int64
+    try:
+        dims, values, nbytes, used, s, got = maker.fast(shapes, params, cores, TIER0_BYTES)
+    except (TypeError, ValueError):
+        maker.walker().check_call(shapes, params)  # says which argument does not fit
+        raise
+    if type(s) is int or got is None:
+        walker = maker.walker()
+        s, regs, views = walker.walk(s, dims)
+        maker = walker  # it has done half of planning's work
+    else:
+        regs, views = got
+    st = maker.static
+    assert st.program is not None  # (`static_info` keeps it)
+    return Specialization(
+        st.program,
+        maker.device,
+        dims,
+        values,
+        s,
+        regs,
+        views,
+        maker,
+        st.has_mma,
+        st.uses_blas,
+        st.stored,
+        st.alias_regs,
+        st.alias_args,
+        tuple(zip(st.arg_dtypes, dims, strict=True)),
+        cores=used,
+        tier0=nbytes < TIER0_BYTES,
+        shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores
+        max_steps=maker.max_steps,
+    )
 
 
 def device_cores(device: DeviceSpec, has_mma: bool) -> int:
@@ -599,55 +665,41 @@ class _Specializer:
     def run(
         self, shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int | None
     ) -> Specialization:
-        """All the steps, in order; returns the finished Specialization. The slots are
-        evaluated for `cores` (None: one if tier 0 may take the first launch, else the
-        device's; see `Specializer`)."""
-        dims: tuple[Shape, ...]
-        values: tuple[int, ...]
-        nbytes: int
-        used: int  # the cores the slots were evaluated for
-        try:
-            dims, values, nbytes, used, s, got = self.fast(shapes, params, cores, TIER0_BYTES)
-        except (TypeError, ValueError):
-            self.check_call(shapes, params)  # says which argument does not fit
-            raise
-        if type(s) is int:
+        """All the steps, in order; returns the finished Specialization, which this
+        specializer plans. The slots are evaluated for `cores` (None: one if tier 0 may
+        take the first launch, else the device's; see `Specializer`)."""
+        return _bind(self, shapes, params, cores)
+
+    def walker(self) -> _Specializer:
+        return self
+
+    def walk(
+        self, s: tuple[int, ...] | int, dims: tuple[Shape, ...]
+    ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...], tuple[ViewPlan, ...]]:
+        """The slots, registers and views by the table walk, which raises the error of
+        the check the fast path failed."""
+        if isinstance(s, int):
             raise self.fail("slots", s, "slot value out of int64 range")
         self.s = s
-        st = self.static
-        if got is not None:
-            regs, views, self.keys, self.caps, self.sizes = got
-        else:  # some check fails: the table walk says which and why
-            regs = self.place_registers()
-            views = tuple(self.view(i, dims) for i in range(len(self.p.views)))
-            for src, group in st.pairs.items():
-                self.keys[src] = tuple(
-                    [(views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group]
-                )
-            self.sizes = tuple([vp.sizes for vp in views])
-        return Specialization(
-            self.p,
-            self.device,
-            dims,
-            values,
-            self.s,
-            regs,
-            views,
-            self,  # the planner (a bound method would be one more object kept per shape)
-            st.has_mma,
-            st.uses_blas,
-            st.stored,
-            st.alias_regs,
-            st.alias_args,
-            tuple(zip(st.arg_dtypes, dims, strict=True)),
-            cores=used,
-            tier0=nbytes < TIER0_BYTES,
-            shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores
-            max_steps=self.max_steps,
-        )
+        regs = self.place_registers()
+        views = tuple(self.view(i, dims) for i in range(len(self.p.views)))
+        return s, regs, views
+
+    def planner_for(self, spec: Specialization) -> _Specializer:
+        """This specializer, ready to plan `spec`: the slots, and what planning reads of
+        the registers and views."""
+        self.s = spec.slots
+        views = spec.views
+        self.caps = tuple([cap for _, cap in spec.registers])
+        self.sizes = tuple([vp.sizes for vp in views])
+        self.keys = {
+            src: tuple([(views[v].sizes[d], self.view_tile(views[v], d)) for v, d in group])
+            for src, group in self.static.pairs.items()
+        }
+        return self
 
     def again(
-        self, shapes: tuple[Shape, ...], params: tuple[int, ...], cores: int
+        self, shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int | None
     ) -> Specialization:
         """The same program and shapes specialized anew, for `cores`."""
         fresh = _Specializer(self.p, self.static, self.device, self.max_steps, self.fast)

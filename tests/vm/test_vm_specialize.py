@@ -50,16 +50,17 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     assert views == fast.views
     fast_fn = next(iter(S.static_info(prog).fast_paths.values()))
     dims, values, _, _, slots, got = fast_fn(shapes, params, fast.cores, S.TIER0_BYTES)
-    assert (dims, values, slots) == (shapes, tuple(params), sp.s)
-    assert got is not None
-    _, _, keys, caps, sizes = got
-    assert caps == tuple(cap for _, cap in regs)
-    assert sizes == tuple(vp.sizes for vp in views)
+    assert (dims, values, slots, got) == (shapes, tuple(params), sp.s, (regs, views))
+    # what planning reads, derived from the fast path's result or placed by the walk
+    planner = fast.planner
+    assert isinstance(planner, S._Specializer)  # planned above
+    assert planner.caps == sp.caps == tuple(cap for _, cap in regs)
+    assert planner.sizes == tuple(vp.sizes for vp in views)
     walked = {
         src: tuple((views[v].sizes[d], sp.view_tile(views[v], d)) for v, d in group)
         for src, group in S.static_info(prog).pairs.items()
     }
-    assert keys == walked
+    assert planner.keys == walked
 
     generic = S.static_info(prog)
     slow = S.Static(**{**generic.__dict__, "planners": (None,) * len(prog.code)})
