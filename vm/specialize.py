@@ -300,7 +300,7 @@ def _bind(
     if type(s) is int or got is None:
         walker = maker.walker()
         s, regs, views = walker.walk(s, dims)
-        maker = walker  # it has done half of planning's work
+        maker = walker  # made already: it plans the shape if one is ever planned
     else:
         regs, views = got
     st = maker.static
@@ -671,6 +671,7 @@ class _Specializer:
         return _bind(self, shapes, params, cores)
 
     def walker(self) -> _Specializer:
+        """Itself: it walks the tables and plans (see `Specializer.walker`)."""
         return self
 
     def walk(
