@@ -94,9 +94,6 @@ class Step(NamedTuple):
 
 class Decoded(NamedTuple):
     steps: tuple[Step, ...]
-    nests: tuple[tuple[int, tuple[int, ...]], ...]
-    """(instructions, trip-count slots of their enclosing loops), per loop nest: the
-    work bound is a sum of products over these."""
     tile: Callable[[Tier0], None]
     """Runs every instruction once for the current tile (see `_driver`)."""
     dtypes: tuple[np.dtype, ...]
@@ -135,7 +132,7 @@ def decoded(p: Program) -> Decoded:
         slicers = tuple(slicer_maker(tuple([(d, src) for d, src, _ in t])) for t in static.tiled)
         nest_list = tuple((n, t) for t, n in nests.items())
         bound = _bound(p.grid, nest_list)
-        got = Decoded(steps, nest_list, _driver(steps), dtypes, nums, slicers, bound)
+        got = Decoded(steps, _driver(steps), dtypes, nums, slicers, bound)
         p.cache["tier0"] = got
     return got
 

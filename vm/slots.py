@@ -30,13 +30,6 @@ SlotFn = Callable[[Sequence[Sequence[int]], Sequence[int], int], "tuple[int, ...
 """(shapes, params, cores) -> all slot values, or the index of the first slot out of
 int64 range."""
 
-ArgumentsFn = Callable[
-    [Sequence[Sequence[int]], Sequence[int]],
-    "tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]",
-]
-"""(shapes, params) -> the same as plain non-negative ints; raises ValueError or
-TypeError when they do not fit the program's header."""
-
 
 def _fdiv(a: int, b: int) -> int:
     """Floor division; x // 0 = 0 so expressions never raise."""
@@ -182,13 +175,6 @@ def compile_slots(slots: Sequence[Slot]) -> SlotFn:
     return namespace["slots"]  # type: ignore[return-value]
 
 
-def arguments_source(ranks: Sequence[int], n_params: int) -> str:
-    """Python source of the argument function (see `argument_lines`)."""
-    lines = ["def arguments(D, P):", *argument_lines(ranks, n_params)]
-    lines.append(f"    return {shapes_text(ranks)}, {params_text(n_params)}")
-    return "\n".join(lines) + "\n"
-
-
 def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:
     """Body lines that unpack shapes `D` and params `P` into `LOCAL_LEAVES`' names:
     unpacking into exactly the declared ranks checks them, and `int` makes numpy
@@ -222,10 +208,3 @@ def params_text(n_params: int) -> str:
 
 
 ARGUMENT_NAMESPACE: dict[str, object] = {"_int": int, "_Bad": ValueError}
-
-
-def compile_arguments(ranks: Sequence[int], n_params: int) -> ArgumentsFn:
-    """Compile the argument function of a program with these argument ranks and params."""
-    namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE}
-    exec(compile(arguments_source(ranks, n_params), "<dvm arguments>", "exec"), namespace)
-    return namespace["arguments"]  # type: ignore[return-value]

@@ -30,7 +30,7 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import Cat, ExprOp, ExtentKind, Kind, ReduceKind, ScalarTag
 from dvm.vm.program import Index, Instr, Offsets, Program, Scalar
-from dvm.vm.slots import ArgumentsFn, SlotFn, compile_arguments, compile_slots
+from dvm.vm.slots import SlotFn, compile_slots
 from dvm.vm.validate import LoopInfo, validate
 
 DEFAULT_MAX_STEPS = 1 << 34
@@ -364,8 +364,6 @@ class Static:
 
     loops: LoopInfo
     slot_fn: SlotFn
-    arguments: ArgumentsFn
-    """Checks a call's shapes and params against the header and makes them plain ints."""
     instrs: tuple[InstrInfo, ...]
     tiled: tuple[tuple[tuple[int, int, int], ...], ...]
     """Per view: (dim, index source, position in that source's class key) of each tiled dim."""
@@ -465,7 +463,6 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
     return Static(
         loops,
         slot_fn,
-        compile_arguments([a.rank for a in p.args], p.n_params),
         tuple(instrs),
         tuple(tiled),
         {src: tuple(group) for src, group in pairs.items()},

@@ -106,8 +106,8 @@ def table_walk(
     raises a BytecodeError here), nor place anything elsewhere."""
     S = specialize_module
     sp = S._Specializer(prog, S.static_info(prog), spec.device, S.DEFAULT_MAX_STEPS)
-    dims, values = sp.static.arguments(shapes, params)
-    sp.eval_slots(dims, values, spec.cores)
+    dims = tuple(tuple(s) for s in shapes)
+    sp.eval_slots(dims, tuple(params), spec.cores)
     return sp.place_registers(), tuple(sp.view(i, dims) for i in range(len(prog.views)))
 
 
