@@ -19,7 +19,6 @@ instruction runs, and fails with the same BytecodeError reason.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -46,7 +45,6 @@ from dvm.vm.kernels import (
     reduce_identity,
     select_into,
     select_overlapping,
-    slicer_maker,
     typed_scalar,
 )
 from dvm.vm.program import Instr, Program
@@ -69,7 +67,7 @@ class Step(NamedTuple):
     """One instruction, decoded for tier 0."""
 
     run: Callable[[Tier0, Step], None] | None
-    """What executes it (None for a loop, which the tile's driver runs)."""
+    """The step the launcher calls for it (None: written inline, see `_launcher`)."""
     ops: tuple[Any, ...]
     fn: Any
     """The numpy function (unary, binary, reduce, store_acc), else None."""
@@ -94,15 +92,13 @@ class Step(NamedTuple):
 
 class Decoded(NamedTuple):
     steps: tuple[Step, ...]
-    tile: Callable[[Tier0], None]
-    """Runs every instruction once for the current tile (see `_driver`)."""
+    launch: Callable[[Tier0], None]
+    """Runs every tile of a launch (see `_launcher`)."""
     dtypes: tuple[np.dtype, ...]
     """Per register, its dtype."""
     dtype_nums: tuple[int, ...]
     """Per register, its dtype's number: register views are cached by (offset, capacity,
     number, shape), which hashes faster than a dtype."""
-    slicers: tuple[Any, ...]
-    """Per view, what makes its slicer from its ViewPlan (`kernels.slicer_maker`)."""
     bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
     """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
     when an extent is negative."""
@@ -129,10 +125,9 @@ def decoded(p: Program) -> Decoded:
                 trips.pop()
         dtypes = tuple(static.reg_dtypes)
         nums = tuple(dt.num for dt in dtypes)
-        slicers = tuple(slicer_maker(tuple([(d, src) for d, src, _ in t])) for t in static.tiled)
         nest_list = tuple((n, t) for t, n in nests.items())
         bound = _bound(p.grid, nest_list)
-        got = Decoded(steps, _driver(steps), dtypes, nums, slicers, bound)
+        got = Decoded(steps, _launcher(p, steps), dtypes, nums, bound)
         p.cache["tier0"] = got
     return got
 
@@ -158,42 +153,233 @@ def _bound(
     return namespace["bound"]
 
 
-def _driver(steps: Sequence[Step]) -> Callable[[Tier0], None]:
-    """One Python function that runs a tile's instructions in order: each a call of its
-    step with the step as a constant, a loop a `for` over its trip count. Walking the
-    steps in a loop instead costs a lookup, a test and a branch more per instruction.
+def _launcher(p: Program, steps: Sequence[Step]) -> Callable[[Tier0], None]:
+    """One Python function that runs a whole launch: the grid's tiles as nested `for`
+    loops, each instruction inline (see `_Launcher`) or, for the rarer categories, a
+    call of its step with the step as a constant; a loop is a `for` over its trip count.
 
-    The source is made only from validated instruction indices, slot indices and loop
-    levels; the steps themselves are passed in, never printed."""
-    lines = ["def tile(t):", "    idx = t.idx", "    s = t.s"]
-    names: dict[str, Any] = {}
+    The source is made only from validated table indices, slot indices and loop
+    levels; the steps, numpy functions and scalars are passed in, never printed."""
+    gen = _Launcher(p, steps)
+    exec(compile(gen.source(), "<dvm tier 0>", "exec"), gen.names)
+    return gen.names["launch"]
 
-    def emit(start: int, end: int, pad: str) -> None:
-        lines.append(f"{pad}pass")  # a loop may have an empty body
+
+class _Launcher:
+    """Writes the source of `_launcher`'s function.
+
+    Registers live in the list `A` (`t.arr`, which the called steps read and write),
+    a register's views in the dict `V` under (`K[r]`, shape) as `Tier0.put` keeps them,
+    each view's whole array of global memory in a local `G<v>` made before the grid
+    runs, and each grid or loop counter in a local (`idx` too, for the called steps).
+    A tile of a view is a slice of its `G` by those counters and the tile-size slots."""
+
+    def __init__(self, p: Program, steps: Sequence[Step]) -> None:
+        self.p, self.steps = p, steps
+        self.alias_regs = static_info(p).alias_regs
+        self.lines: list[str] = []
+        self.names: dict[str, Any] = {"__builtins__": {"range": range}, "_whole": _whole}
+        self.tile_slots = sorted(
+            {vd.tile for v in p.views for vd in v.dims if vd.index and vd.tile is not None}
+        )
+
+    def source(self) -> str:
+        p = self.p
+        self.lines = [
+            "def launch(t):",
+            "    idx, s, V, K, A = t.idx, t.s, t.views, t.keys, t.arr",
+            "    fw, new, W, X = t.forwarding, t.new_view, t.spec.views, t.args",
+            *[f"    G{v} = _whole(W[{v}], X[{view.arg}])" for v, view in enumerate(p.views)],
+            *[f"    T{i} = s[{i}]" for i in self.tile_slots],
+            "    e = t.extents",
+        ]
+        pad = "    "
+        for axis in range(len(p.grid)):
+            self.emit(pad, f"for g{axis} in range(e[{axis}]):", f"    idx[{axis}] = g{axis}")
+            pad += "    "
+        self.lines.append(f"{pad}t.arr = A = [None] * {len(p.registers)}")
+        self.body(0, len(self.steps), pad)
+        return "\n".join(self.lines) + "\n"
+
+    def emit(self, pad: str, *lines: str) -> None:
+        self.lines.extend(pad + line for line in lines)
+
+    def body(self, start: int, end: int, pad: str) -> None:
+        self.emit(pad, "pass")  # a loop may have an empty body
         k = start
         while k < end:
-            st = steps[k]
-            names[f"S{k}"] = st
-            if st.run is not None:
-                names[f"R{k}"] = st.run
-                lines.append(f"{pad}t.k = {k}; R{k}(t, S{k})")
-                k += 1
+            st = self.steps[k]
+            cat = self.p.code[k].op.cat
+            if cat is Cat.LOOP:
+                trips = int(st.ops[0])
+                self.emit(
+                    pad,
+                    f"if s[{trips}] < 0: t.k = {k}; t.negative_trips(S{k})",
+                    f"for j{st.level} in range(s[{trips}]):",
+                    f"    idx[{st.level}] = j{st.level}",
+                )
+                self.names[f"S{k}"] = st
+                self.body(k + 1, st.end, pad + "    ")
+                k = st.end + 1
                 continue
-            trips = int(st.ops[0])
-            lines.extend(
-                [
-                    f"{pad}t.k = {k}",
-                    f"{pad}if s[{trips}] < 0: t.negative_trips(S{k})",
-                    f"{pad}for j in range(s[{trips}]):",
-                    f"{pad}    idx[{int(st.level)}] = j",
-                ]
-            )
-            emit(k + 1, st.end, pad + "    ")
-            k = st.end + 1
+            at = pad
+            if k and self.steps[k - 1].store_to >= 0:  # a store its called producer may do
+                self.emit(pad, f"if t.elided == {k}: t.elided = -1", "else:")
+                at = pad + "    "
+            inline = _INLINE.get(cat)
+            if inline is None:
+                self.names[f"R{k}"], self.names[f"S{k}"] = st.run, st
+                if st.store_to >= 0:
+                    self.emit(at, f"t.fused_tile = {self.tile(st.store_to)}")
+                self.emit(at, f"t.k = {k}; R{k}(t, S{k})")
+            else:
+                inline(self, k, at)
+            k += 2 if self.fused(k) else 1
 
-    emit(0, len(steps), "    ")
-    exec(compile("\n".join(lines) + "\n", "<dvm tier 0>", "exec"), names)
-    return names["tile"]
+    def fused(self, k: int) -> bool:
+        """Whether op k writes the tile of the store after it inline (so that store is
+        not emitted)."""
+        return self.steps[k].store_to >= 0 and self.p.code[k].op.cat in _INLINE_FUSED
+
+    # -- pieces of inline code --------------------------------------------------------
+
+    def tile(self, v: int) -> str:
+        """View v's current tile: its whole array sliced by the tiling counters."""
+        vd = self.p.views[v].dims
+        keys = [":"] * len(vd)
+        for d, dim in enumerate(vd):
+            if dim.index and dim.tile is not None:
+                n = counter_pos(dim.index)
+                i = f"g{n}" if n < 3 else f"j{n}"
+                keys[d] = f"{i} * T{dim.tile}:({i} + 1) * T{dim.tile}"
+        while keys and keys[-1] == ":":
+            keys.pop()
+        return f"G{v}[{', '.join(keys)}]" if keys else f"G{v}"
+
+    def read(self, k: int, r: int, into: str, pad: str) -> None:
+        self.emit(pad, f"{into} = A[{r}]", f"if {into} is None: t.k = {k}; raise t.unwritten({r})")
+
+    def result(self, k: int, d: int, pad: str) -> None:
+        """`o` = register d viewed with shape `sh` (its checks when new), or the tile of
+        the store after op k when that store is fused and the shapes agree."""
+        self.emit(
+            pad,
+            f"o = V.get((K[{d}], {self.num(d)}, sh))",
+            f"if o is None: t.k = {k}; o = new({d}, sh)",
+        )
+        if self.fused(k):
+            self.emit(
+                pad,
+                f"w = {self.tile(self.steps[k].store_to)}",
+                "if w.shape != sh:",
+                f"    t.k = {k + 1}",
+                f"    raise t.fail('stored tile shape mismatch', f'r{d} {{sh}} vs {{w.shape}}')",
+                "o = w",
+            )
+
+    def num(self, r: int) -> int:
+        """Register r's dtype number, the middle of its views' keys."""
+        return self.p.registers[r].dtype.np.num
+
+    def fn(self, k: int) -> str:
+        self.names[f"F{k}"] = self.steps[k].fn
+        return f"F{k}"
+
+    def scalar(self, k: int, x: str) -> str:
+        """The scalar operand of a register-scalar op on register array `x`."""
+        st = self.steps[k]
+        if st.scalar is not None:
+            self.names[f"C{k}"] = st.scalar
+            return f"C{k}"
+        sc = st.ops[2] if self.p.code[k].op.cat is Cat.BINARY_RS else st.ops[1]
+        self.names[f"Q{k}"] = sc
+        return f"t.scalar(Q{k}, {x}.dtype)"
+
+
+def _inline_load(g: _Launcher, k: int, pad: str) -> None:
+    d, v = g.steps[k].ops
+    g.emit(pad, f"x = {g.tile(v)}")
+    copy = ["sh = x.shape", f"o = V.get((K[{d}], {g.num(d)}, sh))"]
+    copy += [f"if o is None: t.k = {k}; o = new({d}, sh)", "o[...] = x", f"A[{d}] = o"]
+    if d in g.alias_regs or g.steps[k].forward:  # read in place until overwritten
+        g.emit(pad, f"if fw: A[{d}] = x", "else:")
+        g.emit(pad + "    ", *copy)
+    else:
+        g.emit(pad, *copy)
+
+
+def _inline_store(g: _Launcher, k: int, pad: str) -> None:
+    st = g.steps[k]
+    v, r = st.ops[0], st.ops[1]
+    g.read(k, r, "x", pad)
+    g.emit(
+        pad,
+        f"w = {g.tile(v)}",
+        "if x.shape != w.shape:",
+        f"    t.k = {k}",
+        f"    raise t.fail('stored tile shape mismatch', f'r{r} {{x.shape}} vs {{w.shape}}')",
+        "w[...] = x" if st.fn is None else f"{g.fn(k)}(w, x, out=w)",
+    )
+
+
+def _inline_unary(g: _Launcher, k: int, pad: str) -> None:
+    d, r = g.steps[k].ops
+    g.read(k, r, "x", pad)
+    g.emit(pad, "sh = x.shape")
+    g.result(k, d, pad)
+    g.emit(pad, f"{g.fn(k)}(x, out=o)", f"A[{d}] = o")
+
+
+def _inline_binary(g: _Launcher, k: int, pad: str) -> None:
+    d, a, b = g.steps[k].ops
+    g.read(k, a, "x", pad)
+    g.read(k, b, "y", pad)
+    g.names["_bcast"] = _BROADCASTS
+    g.emit(
+        pad,
+        "sh = x.shape",
+        "if sh != y.shape:",
+        "    b = _bcast.get((sh, y.shape))",
+        f"    if b is None: t.k = {k}; b = t.broadcast(sh, y.shape)",
+        "    sh = b",
+    )
+    g.result(k, d, pad)
+    g.emit(pad, f"{g.fn(k)}(x, y, out=o)", f"A[{d}] = o")
+
+
+def _inline_with_scalar(g: _Launcher, k: int, pad: str) -> None:
+    st = g.steps[k]
+    rs = g.p.code[k].op.cat is Cat.BINARY_RS
+    d, r = st.ops[0], st.ops[1] if rs else st.ops[2]
+    g.read(k, r, "x", pad)
+    g.emit(pad, "sh = x.shape")
+    g.result(k, d, pad)
+    sc = g.scalar(k, "x")
+    args = f"x, {sc}" if rs else f"{sc}, x"
+    g.emit(pad, f"{g.fn(k)}({args}, out=o)", f"A[{d}] = o")
+
+
+def _no_code(g: _Launcher, k: int, pad: str) -> None:
+    """nop."""
+
+
+_INLINE: dict[Cat, Callable[[_Launcher, int, str], None]] = {
+    Cat.NOP: _no_code,
+    Cat.LOAD: _inline_load,
+    Cat.STORE: _inline_store,
+    Cat.STORE_ACC: _inline_store,
+    Cat.UNARY: _inline_unary,
+    Cat.BINARY: _inline_binary,
+    Cat.BINARY_RS: _inline_with_scalar,
+    Cat.BINARY_SR: _inline_with_scalar,
+}
+_INLINE_FUSED = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
+"""The inline ops that write a fused store's tile themselves."""
+
+
+def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
+    """A launch's view `vp` over its whole argument `a`."""
+    return np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
 
 
 _NO_WRITE = (Cat.STORE, Cat.STORE_ACC, Cat.NOP, Cat.LOOP, Cat.ENDLOOP)
@@ -253,7 +439,7 @@ def _step(ins: Instr, p: Program, dtypes: Sequence[np.dtype], end: int, level: i
         axes = tuple([i for i in range(rank) if o[3] >> i & 1])
     elif cat is Cat.STORE_ACC:
         fn = ACC_UFUNCS[o[2]]
-    run = None if cat is Cat.LOOP else _RUN[cat]
+    run = _RUN.get(cat)
     return Step(run, o, fn, end, level, scalar=scalar, row_sum=row_sum, axes=axes)
 
 
@@ -330,30 +516,26 @@ class Tier0:
     ) -> None:
         self.spec = spec
         self.decoded = dec = decoded(spec.program)
-        self.dtypes = dec.dtypes
+        self.dtypes, self.nums = dec.dtypes, dec.dtype_nums
         self.s = spec.slots
         self.mem = mem
         self.local = mem if mem.base is None else mem.base
         """What register views are views of (their `base`: numpy's is the owner)."""
         kept = _kept(mem)
         self.views, self.scratch = kept.views, kept.scratch
-        self.keys = [
-            (off, cap, num) for (off, cap), num in zip(spec.registers, dec.dtype_nums, strict=True)
-        ]
-        """Per register, the first part of its views' cache key."""
+        self.keys = spec.registers
+        """Per register, its (offset, capacity): with its dtype number and a shape, the
+        key of its views in `views`."""
         self.idx = [0] * 11
         self.args = args
-        self.tiles: list[Callable[[], np.ndarray] | None] = [None] * len(spec.views)
-        """Per view, what returns its current tile, made on first use (`first_tile`)."""
         self.arr: list[Any] = [None] * len(spec.registers)
         self.forwarding = alias
         """Whether loads may keep views of global memory: no argument read shares memory
         with one written."""
+        self.fused_tile: np.ndarray | None = None
+        """For a called op fused with the store after it: that store's current tile."""
         self.elided = -1
         """The store whose producer already wrote its tile."""
-        self.alias = spec.alias_regs if alias else frozenset()
-        """Registers whose loads keep a view of the tile instead of copying it (as in
-        tier 1: they are only ever loaded, from arguments nothing writes)."""
         self.k = 0
         self.extents = extents
 
@@ -374,7 +556,7 @@ class Tier0:
 
     def put(self, r: int, shape: Shape) -> np.ndarray:
         """Register r viewed with `shape` (which must fit its capacity): the new result."""
-        got = self.views.get((self.keys[r], shape))
+        got = self.views.get((self.keys[r], self.nums[r], shape))
         if got is None:
             got = self.new_view(r, shape)
         self.arr[r] = got
@@ -382,44 +564,28 @@ class Tier0:
 
     def new_view(self, r: int, shape: Shape) -> np.ndarray:
         """`put`'s first time at this register place and shape: the planner's checks."""
-        off, cap, _ = key = self.keys[r]
+        off, cap = self.keys[r]
         n = math.prod(shape)
         if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
             raise self.fail("tile too large", f"{shape}")
         if n > cap:
             raise self.fail("tile does not fit register", f"r{r}: {shape} > {cap}")
         view = np.ndarray(shape, self.dtypes[r], self.mem, off)  # inside: layout checks
-        self.views[(key, shape)] = view
+        self.views[(self.keys[r], self.nums[r], shape)] = view
         return view
 
     def result(self, st: Step, r: int, shape: Shape) -> np.ndarray:
-        """Where an elementwise op writes: the stored tile itself when the store after
-        it can be fused (its tile has the result's shape), else register r. The result
-        must fit the register either way, as the planner requires."""
-        reg = self.views.get((self.keys[r], shape))  # `put`, inline: every op comes here
-        if reg is None:
-            reg = self.new_view(r, shape)
+        """Where a called op (mma) writes: the stored tile itself when the store after it
+        can be fused (its tile, `fused_tile`, has the result's shape), else register r.
+        The result must fit the register either way, as the planner requires."""
+        reg = self.put(r, shape)
         if st.store_to >= 0:
-            tile = self.tile(st.store_to)
+            tile = self.fused_tile
+            assert tile is not None  # (the launcher sets it before the call)
             if tile.shape == shape:
                 self.elided = self.k + 1
-                reg = tile
-        self.arr[r] = reg
+                reg = self.arr[r] = tile
         return reg
-
-    def tile(self, v: int) -> np.ndarray:
-        """View v's current tile of global memory."""
-        cut = self.tiles[v]
-        return cut() if cut is not None else self.first_tile(v)
-
-    def first_tile(self, v: int) -> np.ndarray:
-        """`tile` the first time: the whole view over its argument, and its slicer."""
-        vp = self.spec.views[v]
-        a = self.args[vp.arg]
-        g = np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
-        make = self.decoded.slicers[v]
-        cut = self.tiles[v] = (lambda: g) if make is None else make(self.idx, vp.tiled, g)
-        return cut()
 
     def extent(self, v: int, d: int) -> int:
         """Dim d of view v's current tile, without cutting it: a tail tile is clipped
@@ -466,11 +632,7 @@ class Tier0:
 
     def run(self) -> None:
         """Every tile, in row-major order; registers start unwritten in each."""
-        idx, nregs, tile, rank = self.idx, len(self.arr), self.decoded.tile, len(self.extents)
-        for position in itertools.product(*[range(n) for n in self.extents]):
-            idx[:rank] = position
-            self.arr = [None] * nregs
-            tile(self)
+        self.decoded.launch(self)
 
     def negative_trips(self, st: Step) -> None:
         """A loop whose trip count slot is negative: the planner's error."""
@@ -480,35 +642,6 @@ class Tier0:
 # --------------------------------------------------------------------------
 # Instructions: the planner's checks (specialize.py), then the bound closures'
 # numpy calls (kernels.py)
-
-
-def _load(t: Tier0, st: Step) -> None:
-    d, v = st.ops
-    cut = t.tiles[v]  # `tile`, inline: every load comes here
-    src = cut() if cut is not None else t.first_tile(v)
-    if d in t.alias or (st.forward and t.forwarding):
-        t.arr[d] = src  # read in place until overwritten
-        return
-    dst = t.put(d, src.shape)
-    if src.size:
-        dst[...] = src
-
-
-def _store(t: Tier0, st: Step) -> None:
-    if t.elided == t.k:  # its producer wrote the tile
-        t.elided = -1
-        return
-    v, r = st.ops[0], st.ops[1]
-    x = t.get(r)
-    dst = t.tile(v)
-    if x.shape != dst.shape:
-        raise t.fail("stored tile shape mismatch", f"r{r} {x.shape} vs {dst.shape}")
-    if not dst.size:
-        return
-    if st.fn is None:
-        dst[...] = x
-    else:
-        st.fn(dst, x, out=dst)
 
 
 def _copy(t: Tier0, st: Step) -> None:
@@ -596,56 +729,7 @@ def _mma(t: Tier0, st: Step) -> None:
         np.matmul(a, b, out=t.result(st, d, out))
 
 
-# The elementwise steps run most often: they read registers without `get`'s call.
-
-
-def _unary(t: Tier0, st: Step) -> None:
-    d, r = st.ops
-    x = t.arr[r]
-    if x is None:
-        raise t.unwritten(r)
-    st.fn(x, out=t.result(st, d, x.shape))
-
-
-def _binary(t: Tier0, st: Step) -> None:
-    d, a, b = st.ops
-    x, y = t.arr[a], t.arr[b]
-    if x is None or y is None:
-        raise t.unwritten(a if x is None else b)
-    xs, ys = x.shape, y.shape
-    if xs != ys:
-        xs = _BROADCASTS.get((xs, ys)) or t.broadcast(xs, ys)
-    st.fn(x, y, out=t.result(st, d, xs))
-
-
-def _binary_rs(t: Tier0, st: Step) -> None:
-    d, r, sc = st.ops
-    x = t.arr[r]
-    if x is None:
-        raise t.unwritten(r)
-    s = st.scalar if st.scalar is not None else t.scalar(sc, x.dtype)
-    st.fn(x, s, out=t.result(st, d, x.shape))
-
-
-def _binary_sr(t: Tier0, st: Step) -> None:
-    d, sc, r = st.ops
-    x = t.arr[r]
-    if x is None:
-        raise t.unwritten(r)
-    s = st.scalar if st.scalar is not None else t.scalar(sc, x.dtype)
-    st.fn(s, x, out=t.result(st, d, x.shape))
-
-
-def _nothing(t: Tier0, st: Step) -> None:
-    """nop and endloop."""
-
-
 _RUN: dict[Cat, Callable[[Tier0, Step], None]] = {
-    Cat.NOP: _nothing,
-    Cat.ENDLOOP: _nothing,
-    Cat.LOAD: _load,
-    Cat.STORE: _store,
-    Cat.STORE_ACC: _store,
     Cat.COPY: _copy,
     Cat.CONVERT: _copy,
     Cat.BROADCAST: _broadcast,
@@ -653,8 +737,5 @@ _RUN: dict[Cat, Callable[[Tier0, Step], None]] = {
     Cat.SELECT: _select_step,
     Cat.REDUCE: _reduce,
     Cat.MMA: _mma,
-    Cat.UNARY: _unary,
-    Cat.BINARY: _binary,
-    Cat.BINARY_RS: _binary_rs,
-    Cat.BINARY_SR: _binary_sr,
 }
+"""The steps the launcher calls; the other categories it writes inline (`_INLINE`)."""

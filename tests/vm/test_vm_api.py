@@ -72,7 +72,7 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     for module, name in [
         ("dvm.vm.specialize", "compile_slots"),
         ("dvm.vm.specialize", "compile_fast"),
-        ("dvm.vm.dynamic", "_driver"),
+        ("dvm.vm.dynamic", "_launcher"),
     ]:
         # (by module object: `dvm.vm.specialize` also names the function)
         monkeypatch.setattr(sys.modules[module], name, lambda *a, name=name: built.append(name))
@@ -81,7 +81,7 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     spec = prog.specialize([x.shape, (16,), (16,), out.shape], lazy=True)
     vm.launch(spec, [x, x[0], x[0], out])
     assert built == []
-    assert not spec.planned  # the launch ran in tier 0, whose driver `prepare` built
+    assert not spec.planned  # the launch ran in tier 0, whose launcher `prepare` built
 
 
 def test_unplanned_launches_until_one_is_not() -> None:
