@@ -178,7 +178,7 @@ class _Launcher:
         self.p, self.steps = p, steps
         self.alias_regs = static_info(p).alias_regs
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"__builtins__": {"range": range}, "_whole": _whole}
+        self.names: dict[str, Any] = {"__builtins__": {"range": range, "len": len}, "_whole": _whole}
         self.tile_slots = sorted(
             {vd.tile for v in p.views for vd in v.dims if vd.index and vd.tile is not None}
         )
@@ -222,24 +222,18 @@ class _Launcher:
                 self.body(k + 1, st.end, pad + "    ")
                 k = st.end + 1
                 continue
-            at = pad
-            if k and self.steps[k - 1].store_to >= 0:  # a store its called producer may do
-                self.emit(pad, f"if t.elided == {k}: t.elided = -1", "else:")
-                at = pad + "    "
             inline = _INLINE.get(cat)
             if inline is None:
                 self.names[f"R{k}"], self.names[f"S{k}"] = st.run, st
-                if st.store_to >= 0:
-                    self.emit(at, f"t.fused_tile = {self.tile(st.store_to)}")
-                self.emit(at, f"t.k = {k}; R{k}(t, S{k})")
+                self.emit(pad, f"t.k = {k}; R{k}(t, S{k})")
             else:
-                inline(self, k, at)
+                inline(self, k, pad)
             k += 2 if self.fused(k) else 1
 
     def fused(self, k: int) -> bool:
         """Whether op k writes the tile of the store after it inline (so that store is
         not emitted)."""
-        return self.steps[k].store_to >= 0 and self.p.code[k].op.cat in _INLINE_FUSED
+        return self.steps[k].store_to >= 0
 
     # -- pieces of inline code --------------------------------------------------------
 
@@ -359,6 +353,38 @@ def _inline_with_scalar(g: _Launcher, k: int, pad: str) -> None:
     g.emit(pad, f"{g.fn(k)}({args}, out=o)", f"A[{d}] = o")
 
 
+def _inline_mma(g: _Launcher, k: int, pad: str) -> None:
+    """An mma that does not accumulate (as `_mma_acc`, which the others call)."""
+    d, ra, rb, flags = g.steps[k].ops
+    if flags & 4:
+        g.names[f"R{k}"], g.names[f"S{k}"] = g.steps[k].run, g.steps[k]
+        g.emit(pad, f"t.k = {k}; R{k}(t, S{k})")
+        return
+    g.read(k, ra, "x", pad)
+    g.read(k, rb, "y", pad)
+    g.emit(pad, "xr, yr = x.shape, y.shape")  # the planner's error details name these
+    if flags & 1:
+        g.emit(pad, "x = x.swapaxes(-1, -2)")
+    if flags & 2:
+        g.emit(pad, "y = y.swapaxes(-1, -2)")
+    g.emit(
+        pad,
+        "sa, sb = x.shape, y.shape",
+        "if sa[-1] != sb[-2]:",
+        f"    t.k = {k}; raise t.fail('mma inner dims differ', f'{{xr}} @ {{yr}}')",
+        "if len(sa) == 2 and len(sb) == 2: sh = (sa[0], sb[1])",
+        "else:",
+        "    b = sa[:-2]",
+        f"    if b != sb[:-2]: t.k = {k}; b = t.broadcast(b, sb[:-2])",
+        "    sh = (*b, sa[-2], sb[-1])",
+    )
+    if d in (ra, rb):
+        g.emit(pad, "x, y = x.copy(), y.copy()")
+    g.result(k, d, pad)
+    g.names["_matmul"] = np.matmul
+    g.emit(pad, "_matmul(x, y, out=o)", f"A[{d}] = o")
+
+
 def _no_code(g: _Launcher, k: int, pad: str) -> None:
     """nop."""
 
@@ -372,9 +398,8 @@ _INLINE: dict[Cat, Callable[[_Launcher, int, str], None]] = {
     Cat.BINARY: _inline_binary,
     Cat.BINARY_RS: _inline_with_scalar,
     Cat.BINARY_SR: _inline_with_scalar,
+    Cat.MMA: _inline_mma,
 }
-_INLINE_FUSED = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
-"""The inline ops that write a fused store's tile themselves."""
 
 
 def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
@@ -532,10 +557,6 @@ class Tier0:
         self.forwarding = alias
         """Whether loads may keep views of global memory: no argument read shares memory
         with one written."""
-        self.fused_tile: np.ndarray | None = None
-        """For a called op fused with the store after it: that store's current tile."""
-        self.elided = -1
-        """The store whose producer already wrote its tile."""
         self.k = 0
         self.extents = extents
 
@@ -573,19 +594,6 @@ class Tier0:
         view = np.ndarray(shape, self.dtypes[r], self.mem, off)  # inside: layout checks
         self.views[(self.keys[r], self.nums[r], shape)] = view
         return view
-
-    def result(self, st: Step, r: int, shape: Shape) -> np.ndarray:
-        """Where a called op (mma) writes: the stored tile itself when the store after it
-        can be fused (its tile, `fused_tile`, has the result's shape), else register r.
-        The result must fit the register either way, as the planner requires."""
-        reg = self.put(r, shape)
-        if st.store_to >= 0:
-            tile = self.fused_tile
-            assert tile is not None  # (the launcher sets it before the call)
-            if tile.shape == shape:
-                self.elided = self.k + 1
-                reg = self.arr[r] = tile
-        return reg
 
     def extent(self, v: int, d: int) -> int:
         """Dim d of view v's current tile, without cutting it: a tail tile is clipped
@@ -701,9 +709,10 @@ def _reduce(t: Tier0, st: Step) -> None:
     st.fn.reduce(x, axis=st.axes, out=dst, keepdims=keep, initial=reduce_identity(kind, dst.dtype))
 
 
-def _mma(t: Tier0, st: Step) -> None:
+def _mma_acc(t: Tier0, st: Step) -> None:
+    """An mma that accumulates into its destination (the others are inline)."""
     d, ra, rb, flags = st.ops
-    acc = t.get(d).shape if flags & 4 else None  # read first, as the planner reads it
+    acc = t.get(d).shape  # read first, as the planner reads it
     a, b = t.arr[ra], t.arr[rb]
     if a is None or b is None:
         raise t.unwritten(ra if a is None else rb)
@@ -720,13 +729,10 @@ def _mma(t: Tier0, st: Step) -> None:
         out = (*(batch_a if batch_a == batch_b else t.broadcast(batch_a, batch_b)), sa[-2], sb[-1])
     if d in (ra, rb):
         a, b = a.copy(), b.copy()
-    if acc is not None:
-        if acc != out:
-            raise t.fail("mma accumulator shape mismatch", f"{acc} vs {out}")
-        dst = t.put(d, out)
-        mma_acc(a, b, dst, t.scratch_for(out, dst.dtype))
-    else:
-        np.matmul(a, b, out=t.result(st, d, out))
+    if acc != out:
+        raise t.fail("mma accumulator shape mismatch", f"{acc} vs {out}")
+    dst = t.put(d, out)
+    mma_acc(a, b, dst, t.scratch_for(out, dst.dtype))
 
 
 _RUN: dict[Cat, Callable[[Tier0, Step], None]] = {
@@ -736,6 +742,6 @@ _RUN: dict[Cat, Callable[[Tier0, Step], None]] = {
     Cat.FILL: _fill,
     Cat.SELECT: _select_step,
     Cat.REDUCE: _reduce,
-    Cat.MMA: _mma,
+    Cat.MMA: _mma_acc,
 }
 """The steps the launcher calls; the other categories it writes inline (`_INLINE`)."""
