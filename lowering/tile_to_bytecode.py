@@ -214,11 +214,19 @@ class ProgramBuilder:
 
     def shape(self, type_: tile.TileType) -> tuple[tuple[object, ...], ...]:
         """A SHAPE operand: each dim's current tile extent (a view's) or a slot."""
+        axes = self.kernel.attributes.get(AXES)
+        assert isinstance(axes, ArrayAttr)
         extents: list[tuple[object, ...]] = []
-        for d, extent in enumerate(tile.expr_texts(type_.shape)):
+        dims = zip(tile.expr_texts(type_.shape), axes.data, strict=True)
+        for d, (extent, axis) in enumerate(dims):
+            size, _, walker = tile.expr_texts(axis)  # type: ignore[arg-type]
             if extent != "1" and d in self.extent_views:
                 view, dim = self.extent_views[d]
                 extents.append(("v", view, dim))
+            elif extent != "1" and walker == "whole":
+                # all of the axis: its size, which the tile size (at least 1) is
+                # not when it is empty, where loads and stores move no element
+                extents.append(("s", self.slots.of(size)))
             else:
                 extents.append(("s", self.slots.of(extent)))
         return tuple(extents)

@@ -1,5 +1,12 @@
-// xfail: a kernel fusing elementwise outputs with a reduction over a broadcast to a zero dim (a=0) stores a (1,1,1) register into a (1,1,0) tile, planned or not; present before this stop too (2505daa), not yet diagnosed
-// Found by tests/test_random_programs.py: BytecodeError: at byte 808: stored tile shape mismatch (r7 (1, 1, 1) vs (1, 1, 0))
+// Found by tests/test_random_programs.py: BytecodeError: at byte 808: stored
+// tile shape mismatch (r7 (1, 1, 1) vs (1, 1, 0)), in both VM tiers. A kernel
+// fuses elementwise outputs with a reduce_max over %v20, a broadcast_to whose
+// leading dim is a = 0, and stores %v20 too: its whole-rows variant made %v20's
+// tile by a broadcast whose shape was the tile sizes, Max(1, a) = 1 along the
+// empty axis, where the store's view moves no element. The tile interpreter
+// was right (a tile's extent along an axis it holds whole is the axis's size).
+// Fixed in lowering/tile_to_bytecode.py (shape): a fill's or broadcast's extent
+// along such an axis is its size.
 // symbols: a=0 b=1
 // shapes: 1x1 1 1x1x0x2 1x1 1x1 scalar
 // seed: 1

@@ -77,3 +77,20 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // ASM:      slot s7 = dim(a0,1) s1 ceildiv
 // ASM:      ; program @layernorm_k0_rows
 // ASM:      add.rs r1, r1, #9.999999747378752e-06
+
+// A broadcast along axes a tile holds whole (the whole-rows kernel) has their
+// sizes as its shape, not the tile sizes: those are at least 1, so with n = 0
+// it made a row that the store, moving none, rejected.
+// CHECK-LABEL: bytecode.program @broadcast_whole_k{{[0-9]+}}_rows params [] {
+// CHECK:      bytecode.slot s[[X:[0-9]+]] = "x_0"
+// CHECK:      bytecode.slot s[[N:[0-9]+]] = "n"
+// CHECK:      bytecode.broadcast r{{[0-9]+}}, r{{[0-9]+}}, (s[[X]], s[[N]])
+// CHECK-NEXT: bytecode.store
+func.func @broadcast_whole(%x: tensor<?xf32>, %n: index) -> (tensor<?xf32>, tensor<?x?xf32>, tensor<f32>) {
+  %y = tensor.abs %x : tensor<?xf32>
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?xf32>
+  %b = tensor.broadcast_to %x to [%n, %d] : tensor<?xf32> -> tensor<?x?xf32>
+  %m = tensor.reduce_max %b {axes = [0, 1]} : tensor<?x?xf32> -> tensor<f32>
+  func.return %y, %b, %m : tensor<?xf32>, tensor<?x?xf32>, tensor<f32>
+}
