@@ -169,37 +169,56 @@ class _Launcher:
     """Writes the source of `_launcher`'s function.
 
     Registers live in the list `A` (`t.arr`, which the called steps read and write),
-    a register's views in the dict `V` under (`K[r]`, shape) as `Tier0.put` keeps them,
-    each view's whole array of global memory in a local `G<v>` made before the grid
-    runs, and each grid or loop counter in a local (`idx` too, for the called steps).
-    A tile of a view is a slice of its `G` by those counters and the tile-size slots."""
+    a register's views in the dict `V` under (`K[r]`, dtype number, shape) as
+    `Tier0.put` keeps them, each view's whole array of global memory in a local `G<v>`
+    made before the grid runs, and each grid or loop counter in a local (`idx` too, for
+    the called steps). A tile of a view is a slice of its `G` by those counters and the
+    tile-size slots. The validator fixed each register's dtype and rank, so those are
+    written as constants; a register read where it is certainly written (earlier in the
+    tile, outside any loop that may not run) is not tested for being unwritten."""
 
     def __init__(self, p: Program, steps: Sequence[Step]) -> None:
         self.p, self.steps = p, steps
         self.alias_regs = static_info(p).alias_regs
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"__builtins__": {"range": range, "len": len}, "_whole": _whole}
-        self.tile_slots = sorted(
-            {vd.tile for v in p.views for vd in v.dims if vd.index and vd.tile is not None}
-        )
+        self.pre: list[str] = []
+        """Lines of the preamble, once per launch, that the ops ask for (`scalar`)."""
+        self.written: set[int] = set()
+        self.names: dict[str, Any] = {
+            "__builtins__": {"range": range, "str": str},
+            "_whole": _whole,
+            "_bcast": _BROADCASTS,
+            "_broadcast_of": broadcast_of,
+            "_matmul": np.matmul,
+            "_ones": ones_vector,
+            "_middle": middle_sum_operands,
+            "_typed": typed_scalar,
+        }
 
     def source(self) -> str:
         p = self.p
-        self.lines = [
-            "def launch(t):",
-            "    idx, s, V, K, A = t.idx, t.s, t.views, t.keys, t.arr",
-            "    fw, new, W, X = t.forwarding, t.new_view, t.spec.views, t.args",
-            *[f"    G{v} = _whole(W[{v}], X[{view.arg}])" for v, view in enumerate(p.views)],
-            *[f"    T{i} = s[{i}]" for i in self.tile_slots],
-            "    e = t.extents",
-        ]
+        tile_slots = sorted(
+            {d.tile for v in p.views for d in v.dims if d.index and d.tile is not None}
+        )
         pad = "    "
         for axis in range(len(p.grid)):
             self.emit(pad, f"for g{axis} in range(e[{axis}]):", f"    idx[{axis}] = g{axis}")
             pad += "    "
-        self.lines.append(f"{pad}t.arr = A = [None] * {len(p.registers)}")
+        self.emit(pad, f"t.arr = A = [None] * {len(p.registers)}")
         self.body(0, len(self.steps), pad)
-        return "\n".join(self.lines) + "\n"
+        return "\n".join(
+            [
+                "def launch(t):",
+                "    idx, s, V, K, A = t.idx, t.s, t.views, t.spec.registers, t.arr",
+                "    fw, new, W, X, L = t.forwarding, t.new_view, t.spec.views, t.args, t.local",
+                *[f"    G{v} = _whole(W[{v}], X[{view.arg}])" for v, view in enumerate(p.views)],
+                *[f"    T{i} = s[{i}]" for i in tile_slots],
+                *self.pre,
+                "    e = t.extents",
+                *self.lines,
+                "",
+            ]
+        )
 
     def emit(self, pad: str, *lines: str) -> None:
         self.lines.extend(pad + line for line in lines)
@@ -219,7 +238,9 @@ class _Launcher:
                     f"    idx[{st.level}] = j{st.level}",
                 )
                 self.names[f"S{k}"] = st
+                before = set(self.written)  # the loop may not run
                 self.body(k + 1, st.end, pad + "    ")
+                self.written = before
                 k = st.end + 1
                 continue
             inline = _INLINE.get(cat)
@@ -228,11 +249,13 @@ class _Launcher:
                 self.emit(pad, f"t.k = {k}; R{k}(t, S{k})")
             else:
                 inline(self, k, pad)
+            if cat not in _NO_WRITE:
+                self.written.add(st.ops[0])
             k += 2 if self.fused(k) else 1
 
     def fused(self, k: int) -> bool:
-        """Whether op k writes the tile of the store after it inline (so that store is
-        not emitted)."""
+        """Whether op k writes the tile of the store after it (so that store is not
+        emitted)."""
         return self.steps[k].store_to >= 0
 
     # -- pieces of inline code --------------------------------------------------------
@@ -251,14 +274,17 @@ class _Launcher:
         return f"G{v}[{', '.join(keys)}]" if keys else f"G{v}"
 
     def read(self, k: int, r: int, into: str, pad: str) -> None:
-        self.emit(pad, f"{into} = A[{r}]", f"if {into} is None: t.k = {k}; raise t.unwritten({r})")
+        """`into` = register r (an error where it may be unwritten)."""
+        self.emit(pad, f"{into} = A[{r}]")
+        if r not in self.written:
+            self.emit(pad, f"if {into} is None: t.k = {k}; raise t.unwritten({r})")
 
     def result(self, k: int, d: int, pad: str) -> None:
         """`o` = register d viewed with shape `sh` (its checks when new), or the tile of
         the store after op k when that store is fused and the shapes agree."""
         self.emit(
             pad,
-            f"o = V.get((K[{d}], {self.num(d)}, sh))",
+            f"o = V.get((K[{d}], {self.p.registers[d].dtype.np.num}, sh))",
             f"if o is None: t.k = {k}; o = new({d}, sh)",
         )
         if self.fused(k):
@@ -271,29 +297,40 @@ class _Launcher:
                 "o = w",
             )
 
-    def num(self, r: int) -> int:
-        """Register r's dtype number, the middle of its views' keys."""
-        return self.p.registers[r].dtype.np.num
+    def broadcast(self, k: int, a: str, b: str, into: str, pad: str) -> None:
+        """`into` = shapes `a` and `b` broadcast (memoized), or op k's error."""
+        self.emit(
+            pad,
+            f"c = _bcast.get(({a}, {b})) or _broadcast_of(({a}, {b}))",
+            f"if c is None: t.k = {k}; raise t.fail('shapes do not broadcast', str(({a}, {b})))",
+            f"{into} = c",
+        )
+
+    def constant(self, name: str, value: Any) -> str:
+        self.names[name] = value
+        return name
 
     def fn(self, k: int) -> str:
-        self.names[f"F{k}"] = self.steps[k].fn
-        return f"F{k}"
+        return self.constant(f"F{k}", self.steps[k].fn)
 
-    def scalar(self, k: int, x: str) -> str:
-        """The scalar operand of a register-scalar op on register array `x`."""
+    def dtype(self, r: int) -> str:
+        return self.constant(f"D{r}", self.p.registers[r].dtype.np)
+
+    def scalar(self, k: int, r: int) -> str:
+        """The scalar operand of register-scalar op k on register r: an immediate, typed
+        once, or a slot's value, typed once per launch."""
         st = self.steps[k]
         if st.scalar is not None:
-            self.names[f"C{k}"] = st.scalar
-            return f"C{k}"
+            return self.constant(f"C{k}", st.scalar)
         sc = st.ops[2] if self.p.code[k].op.cat is Cat.BINARY_RS else st.ops[1]
-        self.names[f"Q{k}"] = sc
-        return f"t.scalar(Q{k}, {x}.dtype)"
+        self.pre.append(f"    C{k} = _typed(s[{int(sc.value)}], {self.dtype(r)})")
+        return f"C{k}"
 
 
 def _inline_load(g: _Launcher, k: int, pad: str) -> None:
     d, v = g.steps[k].ops
     g.emit(pad, f"x = {g.tile(v)}")
-    copy = ["sh = x.shape", f"o = V.get((K[{d}], {g.num(d)}, sh))"]
+    copy = ["sh = x.shape", f"o = V.get((K[{d}], {g.p.registers[d].dtype.np.num}, sh))"]
     copy += [f"if o is None: t.k = {k}; o = new({d}, sh)", "o[...] = x", f"A[{d}] = o"]
     if d in g.alias_regs or g.steps[k].forward:  # read in place until overwritten
         g.emit(pad, f"if fw: A[{d}] = x", "else:")
@@ -328,15 +365,8 @@ def _inline_binary(g: _Launcher, k: int, pad: str) -> None:
     d, a, b = g.steps[k].ops
     g.read(k, a, "x", pad)
     g.read(k, b, "y", pad)
-    g.names["_bcast"] = _BROADCASTS
-    g.emit(
-        pad,
-        "sh = x.shape",
-        "if sh != y.shape:",
-        "    b = _bcast.get((sh, y.shape))",
-        f"    if b is None: t.k = {k}; b = t.broadcast(sh, y.shape)",
-        "    sh = b",
-    )
+    g.emit(pad, "sh = x.shape", "if sh != y.shape:")
+    g.broadcast(k, "sh", "y.shape", "sh", pad + "    ")
     g.result(k, d, pad)
     g.emit(pad, f"{g.fn(k)}(x, y, out=o)", f"A[{d}] = o")
 
@@ -348,13 +378,41 @@ def _inline_with_scalar(g: _Launcher, k: int, pad: str) -> None:
     g.read(k, r, "x", pad)
     g.emit(pad, "sh = x.shape")
     g.result(k, d, pad)
-    sc = g.scalar(k, "x")
-    args = f"x, {sc}" if rs else f"{sc}, x"
-    g.emit(pad, f"{g.fn(k)}({args}, out=o)", f"A[{d}] = o")
+    sc = g.scalar(k, r)
+    g.emit(pad, f"{g.fn(k)}({f'x, {sc}' if rs else f'{sc}, x'}, out=o)", f"A[{d}] = o")
+
+
+def _inline_reduce(g: _Launcher, k: int, pad: str) -> None:
+    """As tier 1 binds a reduce: a float sum over the last axis is a matrix-vector
+    product with ones; one over a middle axis is a batched one on a register (a view
+    of global memory, from an alias or forwarded load, reduces with the ufunc: the
+    same bits as tier 1)."""
+    st = g.steps[k]
+    d, r, kind, axes, flags = st.ops
+    rank, keep = len(g.p.registers[r].shape), bool(flags & 1)
+    g.read(k, r, "x", pad)
+    dims = [("1" if keep else "") if i in st.axes else f"q[{i}]" for i in range(rank)]
+    g.emit(pad, "q = x.shape", f"sh = ({''.join(f'{n}, ' for n in dims if n)})")
+    if d == r:
+        g.emit(pad, "x = x.copy()")
+    g.result(k, d, pad)
+    dtype = g.p.registers[d].dtype.np
+    middle = matmul_sum_axis(kind, axes, (0,) * rank, dtype)
+    ufunc = f"{g.fn(k)}.reduce(x, axis={st.axes}, out=o, keepdims={keep}, initial=I{k})"
+    g.constant(f"I{k}", reduce_identity(kind, dtype))
+    if st.row_sum:
+        g.emit(pad, f"_matmul(x, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
+    elif middle is not None:
+        g.emit(pad, f"if x.base is L: _matmul(*_middle(x, o, {middle}))", f"else: {ufunc}")
+    else:
+        g.emit(pad, ufunc)
+    g.emit(pad, f"A[{d}] = o")
 
 
 def _inline_mma(g: _Launcher, k: int, pad: str) -> None:
-    """An mma that does not accumulate (as `_mma_acc`, which the others call)."""
+    """An mma that does not accumulate (as `_mma_acc`, which the others call); its
+    registers have rank 2 or 3 and its destination is neither input (the validator's
+    rules)."""
     d, ra, rb, flags = g.steps[k].ops
     if flags & 4:
         g.names[f"R{k}"], g.names[f"S{k}"] = g.steps[k].run, g.steps[k]
@@ -362,26 +420,23 @@ def _inline_mma(g: _Launcher, k: int, pad: str) -> None:
         return
     g.read(k, ra, "x", pad)
     g.read(k, rb, "y", pad)
-    g.emit(pad, "xr, yr = x.shape, y.shape")  # the planner's error details name these
+    g.emit(pad, "xr = sa = x.shape", "yr = sb = y.shape")  # the errors name xr and yr
     if flags & 1:
-        g.emit(pad, "x = x.swapaxes(-1, -2)")
+        g.emit(pad, "x = x.swapaxes(-1, -2)", "sa = x.shape")
     if flags & 2:
-        g.emit(pad, "y = y.swapaxes(-1, -2)")
+        g.emit(pad, "y = y.swapaxes(-1, -2)", "sb = y.shape")
     g.emit(
         pad,
-        "sa, sb = x.shape, y.shape",
         "if sa[-1] != sb[-2]:",
         f"    t.k = {k}; raise t.fail('mma inner dims differ', f'{{xr}} @ {{yr}}')",
-        "if len(sa) == 2 and len(sb) == 2: sh = (sa[0], sb[1])",
-        "else:",
-        "    b = sa[:-2]",
-        f"    if b != sb[:-2]: t.k = {k}; b = t.broadcast(b, sb[:-2])",
-        "    sh = (*b, sa[-2], sb[-1])",
     )
-    if d in (ra, rb):
-        g.emit(pad, "x, y = x.copy(), y.copy()")
+    if len(g.p.registers[ra].shape) == len(g.p.registers[rb].shape) == 2:
+        g.emit(pad, "sh = (sa[0], sb[1])")
+    else:
+        g.emit(pad, "b = sa[:-2]", "if b != sb[:-2]:")
+        g.broadcast(k, "b", "sb[:-2]", "b", pad + "    ")
+        g.emit(pad, "sh = (*b, sa[-2], sb[-1])")
     g.result(k, d, pad)
-    g.names["_matmul"] = np.matmul
     g.emit(pad, "_matmul(x, y, out=o)", f"A[{d}] = o")
 
 
@@ -398,6 +453,7 @@ _INLINE: dict[Cat, Callable[[_Launcher, int, str], None]] = {
     Cat.BINARY: _inline_binary,
     Cat.BINARY_RS: _inline_with_scalar,
     Cat.BINARY_SR: _inline_with_scalar,
+    Cat.REDUCE: _inline_reduce,
     Cat.MMA: _inline_mma,
 }
 
@@ -682,33 +738,6 @@ def _select_step(t: Tier0, st: Step) -> None:
     fn(t.put(d, out), *xs)
 
 
-def _reduce(t: Tier0, st: Step) -> None:
-    d, r, kind, axes, flags = st.ops
-    x = t.get(r)
-    # a middle-axis sum is a matmul only on a register, as tier 1 binds it (a view of
-    # global memory, from an alias or forwarded load, reduces with the ufunc): same bits
-    in_register = x.base is t.local
-    keep = bool(flags & 1)
-    if keep:
-        kept = list(x.shape)
-        for i in st.axes:
-            kept[i] = 1
-        out = tuple(kept)
-    else:
-        out = tuple([n for i, n in enumerate(x.shape) if i not in st.axes])
-    if d == r:
-        x = x.copy()
-    dst = t.put(d, out)
-    if st.row_sum:
-        np.matmul(x, ones_vector(x.shape[-1], keep, dst.dtype), out=dst)
-        return
-    middle = matmul_sum_axis(kind, axes, x.shape, dst.dtype) if in_register else None
-    if middle is not None:
-        np.matmul(*middle_sum_operands(x, dst, middle))
-        return
-    st.fn.reduce(x, axis=st.axes, out=dst, keepdims=keep, initial=reduce_identity(kind, dst.dtype))
-
-
 def _mma_acc(t: Tier0, st: Step) -> None:
     """An mma that accumulates into its destination (the others are inline)."""
     d, ra, rb, flags = st.ops
@@ -741,7 +770,6 @@ _RUN: dict[Cat, Callable[[Tier0, Step], None]] = {
     Cat.BROADCAST: _broadcast,
     Cat.FILL: _fill,
     Cat.SELECT: _select_step,
-    Cat.REDUCE: _reduce,
     Cat.MMA: _mma_acc,
 }
 """The steps the launcher calls; the other categories it writes inline (`_INLINE`)."""
