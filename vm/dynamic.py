@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -209,8 +210,8 @@ class _Launcher:
         return "\n".join(
             [
                 "def launch(t):",
-                "    idx, s, V, K, A = t.idx, t.s, t.views, t.spec.registers, t.arr",
-                "    fw, new, W, X, L = t.forwarding, t.new_view, t.spec.views, t.args, t.local",
+                "    idx, s, V, K = t.idx, t.s, t.views, t.spec.registers",
+                "    fw, new, W, X = t.forwarding, t.new_view, t.spec.views, t.args",
                 *[f"    G{v} = _whole(W[{v}], X[{view.arg}])" for v, view in enumerate(p.views)],
                 *[f"    T{i} = s[{i}]" for i in tile_slots],
                 *self.pre,
@@ -403,6 +404,8 @@ def _inline_reduce(g: _Launcher, k: int, pad: str) -> None:
     if st.row_sum:
         g.emit(pad, f"_matmul(x, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
     elif middle is not None:
+        if "    L = t.kept.local" not in g.pre:
+            g.pre.append("    L = t.kept.local")
         g.emit(pad, f"if x.base is L: _matmul(*_middle(x, o, {middle}))", f"else: {ufunc}")
     else:
         g.emit(pad, ufunc)
@@ -528,17 +531,22 @@ def _step(ins: Instr, p: Program, dtypes: Sequence[np.dtype], end: int, level: i
 # Per launch
 
 
-def prepare(spec: Specialization) -> list[int]:
-    """The grid's extents, once the launch is known to stay within the work bound."""
+def first_launch(
+    spec: Specialization, args: Sequence[np.ndarray], mem: np.ndarray, alias: bool
+) -> Callable[[], None]:
+    """What runs a launch of `spec` on `args` in tier 0 with local memory `mem`, once the
+    launch is known to stay within the work bound. `alias`: whether loads may keep views
+    of global memory (no argument read shares memory with one written)."""
     s = spec.slots
-    got = decoded(spec.program).bound(s)
+    dec = decoded(spec.program)
+    got = dec.bound(s)
     if got is None:
         g = next(g for g in spec.program.grid if s[g] < 0)
         raise _fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
     extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
-    return extents
+    return partial(dec.launch, Tier0(spec, dec, args, mem, extents, alias))
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeError:
@@ -550,11 +558,13 @@ def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeErr
 
 class _Kept(NamedTuple):
     """What tier 0 keeps beside a local memory across launches, as the memory itself is
-    kept (bounded): register views by ((offset, capacity, dtype number), shape), and
+    kept (bounded): register views by ((offset, capacity), dtype number, shape), and
     scratch arrays by (shape, dtype)."""
 
     mem: np.ndarray
     """The memory itself: holding it means its id is never reused for another."""
+    local: np.ndarray
+    """What register views are views of (their `base`: numpy's is the owner)."""
     views: dict[Any, Any]
     scratch: dict[Any, Any]
 
@@ -565,7 +575,8 @@ _KEPT: dict[int, _Kept] = {}
 def _kept(mem: np.ndarray) -> _Kept:
     got = _KEPT.get(id(mem))
     if got is None or got.mem is not mem or len(got.views) > 4096 or len(got.scratch) > 64:
-        got = _KEPT[id(mem)] = _Kept(mem, {}, {})
+        local = mem if mem.base is None else mem.base
+        got = _KEPT[id(mem)] = _Kept(mem, local, {}, {})
     return got
 
 
@@ -587,29 +598,23 @@ class Tier0:
     """One core's state in a tier-0 launch: its registers' current arrays, its tile
     counters, and the launch's views of global memory."""
 
+    arr: list[Any]
+    """The registers' current arrays (None: unwritten), set by the launcher per tile."""
+
     def __init__(
         self,
         spec: Specialization,
+        dec: Decoded,
         args: Sequence[np.ndarray],
         mem: np.ndarray,
         extents: list[int],
         alias: bool,
     ) -> None:
-        self.spec = spec
-        self.decoded = dec = decoded(spec.program)
-        self.dtypes, self.nums = dec.dtypes, dec.dtype_nums
+        self.spec, self.decoded, self.args, self.mem = spec, dec, args, mem
         self.s = spec.slots
-        self.mem = mem
-        self.local = mem if mem.base is None else mem.base
-        """What register views are views of (their `base`: numpy's is the owner)."""
-        kept = _kept(mem)
-        self.views, self.scratch = kept.views, kept.scratch
-        self.keys = spec.registers
-        """Per register, its (offset, capacity): with its dtype number and a shape, the
-        key of its views in `views`."""
+        self.kept = kept = _kept(mem)
+        self.views = kept.views
         self.idx = [0] * 11
-        self.args = args
-        self.arr: list[Any] = [None] * len(spec.registers)
         self.forwarding = alias
         """Whether loads may keep views of global memory: no argument read shares memory
         with one written."""
@@ -633,7 +638,7 @@ class Tier0:
 
     def put(self, r: int, shape: Shape) -> np.ndarray:
         """Register r viewed with `shape` (which must fit its capacity): the new result."""
-        got = self.views.get((self.keys[r], self.nums[r], shape))
+        got = self.views.get((self.spec.registers[r], self.decoded.dtype_nums[r], shape))
         if got is None:
             got = self.new_view(r, shape)
         self.arr[r] = got
@@ -641,14 +646,14 @@ class Tier0:
 
     def new_view(self, r: int, shape: Shape) -> np.ndarray:
         """`put`'s first time at this register place and shape: the planner's checks."""
-        off, cap = self.keys[r]
+        off, cap = key = self.spec.registers[r]
         n = math.prod(shape)
         if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
             raise self.fail("tile too large", f"{shape}")
         if n > cap:
             raise self.fail("tile does not fit register", f"r{r}: {shape} > {cap}")
-        view = np.ndarray(shape, self.dtypes[r], self.mem, off)  # inside: layout checks
-        self.views[(self.keys[r], self.nums[r], shape)] = view
+        view = np.ndarray(shape, self.decoded.dtypes[r], self.mem, off)  # inside: layout checks
+        self.views[(key, self.decoded.dtype_nums[r], shape)] = view
         return view
 
     def extent(self, v: int, d: int) -> int:
@@ -687,16 +692,13 @@ class Tier0:
 
     def scratch_for(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
         """A temporary for one instruction (kept beside the local memory)."""
-        got = self.scratch.get((shape, dtype))
+        scratch = self.kept.scratch
+        got = scratch.get((shape, dtype))
         if got is None:
-            got = self.scratch[(shape, dtype)] = np.empty(shape, dtype)
+            got = scratch[(shape, dtype)] = np.empty(shape, dtype)
         return got
 
     # -- execution --------------------------------------------------------------------
-
-    def run(self) -> None:
-        """Every tile, in row-major order; registers start unwritten in each."""
-        self.decoded.launch(self)
 
     def negative_trips(self, st: Step) -> None:
         """A loop whose trip count slot is negative: the planner's error."""

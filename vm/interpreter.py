@@ -661,8 +661,7 @@ def _run_unplanned(
     calling thread: its steps hold the GIL for their Python work, so cores stepping
     through tiles side by side wait for each other (measured slower than one core at
     every size tier 0 takes)."""
-    extents = dynamic.prepare(spec)
-    runner = dynamic.Tier0(spec, args, memory.buffers[0], extents, alias).run
+    runner = dynamic.first_launch(spec, args, memory.buffers[0], alias)
     _blas_held(spec.uses_blas, _run_quietly, runner)
 
 
