@@ -10,8 +10,9 @@ accumulate:
 - a vector kernel runs one *phase* per reduction: a loop over chunks that
   recomputes the reduction's input from the kernel inputs and folds it into
   an accumulator; then a last loop over chunks computes and stores the
-  outputs (LayerNorm: mean, variance, output). When one chunk covers a row,
-  each loop runs once and nothing is read twice from memory;
+  outputs (LayerNorm: mean, variance, output), each only in the loops over
+  the axes it spans. When one chunk covers a row, each loop runs once and
+  nothing is read twice from memory;
 - a cube or mix kernel accumulates `tile.mma` over chunks of K, then applies
   its elementwise epilogue once per finished output tile and stores.
 
@@ -201,6 +202,8 @@ class KernelBuilder:
         results = inner
         for (context, inits), axis in zip(reversed(opened), reversed(list(axes)), strict=True):
             self.contexts.pop()
+            if not inits and context.block.first_op is None:  # its stores were hoisted out
+                continue
             context.block.add_op(tile.YieldOp(*results))
             level = int(self.plan.index[axis].removeprefix("loop"))
             trips = 1 if axis in once else self.plan.trips(axis, self.domain.sizes)
@@ -291,14 +294,17 @@ class KernelBuilder:
         return self.bind(strided.target, new, spans)
 
     def store(self, strided: StridedView) -> None:
+        """Store an output where it varies: out of the loops over axes it does not
+        span, each of whose chunks would store it again (and an empty one never)."""
         value = self.emit(strided.target)
         dims = self.coord_dims(strided)
         spans = frozenset(d[0] for d in dims if d)
-        if self.spans[value] != spans:  # e.g. an output made by broadcast_to
-            assert isinstance(value.type, tile.TileType)
-            widened = self.tile_type(spans, value.type.element_type)
-            value = self.add(tile.BroadcastOp(value, widened))
-        self.put(tile.StoreOp(value, self.args[strided.value], self.view(strided, dims)))
+        with self.hoisted(spans):
+            if self.spans[value] != spans:  # e.g. an output made by broadcast_to
+                assert isinstance(value.type, tile.TileType)
+                widened = self.tile_type(spans, value.type.element_type)
+                value = self.add(tile.BroadcastOp(value, widened))
+            self.put(tile.StoreOp(value, self.args[strided.value], self.view(strided, dims)))
 
     # -- reductions and matmuls ----------------------------------------------------------
 
@@ -622,16 +628,33 @@ def emit_body(builder: KernelBuilder, fusion: t.FusionOp, domain: Domain) -> Non
             builder.reduction(op)
         elif isinstance(op, t.MatmulOp):
             builder.matmul(op)
-    # Outputs that vary along the reduced axes are computed in a last loop
+    # Outputs that vary along the reduced axes are computed in last loops
     # over chunks; the others (reduction results) once, after the phases.
     along = [s for s in domain.stores if builder.value_spans(s.target) & domain.reduced]
     for strided in domain.stores:
         if strided not in along:
             builder.store(strided)
-    if along:
-        with builder.loops(builder.chunked(sorted(domain.reduced)), []):
-            for strided in along:
+    chunks = builder.chunked(sorted(domain.reduced))
+    for once, stores in store_nests(builder, along, chunks):
+        with builder.loops(chunks, [], once=once):
+            for strided in stores:
                 builder.store(strided)
+
+
+def store_nests(
+    builder: KernelBuilder, stores: Sequence[StridedView], chunks: list[int]
+) -> list[tuple[list[int], list[StridedView]]]:
+    """The loop nests over `chunks` that `stores` are made in, each with the loops
+    that run once. An output is stored only in loops over axes it spans: one that
+    spans the leading chunked axes is stored in the nest over all of them, out of
+    the inner loops (see `store`); another gets a nest whose loops over the axes it
+    does not span run once (loop levels nest in order, so none can be left out)."""
+    nests: dict[tuple[int, ...], list[StridedView]] = {}
+    for strided in stores:
+        spanned = [a for a in chunks if a in builder.value_spans(strided.target)]
+        key = tuple(chunks) if spanned == chunks[: len(spanned)] else tuple(spanned)
+        nests.setdefault(key, []).append(strided)
+    return [([a for a in chunks if a not in key], group) for key, group in nests.items()]
 
 
 @dataclass(frozen=True)

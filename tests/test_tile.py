@@ -233,6 +233,40 @@ def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: li
     assert math.prod(grid) == -(-2003 // (SMALL_WORK_BYTES // 4 // 3))
 
 
+BESIDE = """
+func.func @beside(%q: tensor<?xf32>, %x: tensor<?xf32>)
+    -> (tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<f32>) {
+  %yq = tensor.abs %q : tensor<?xf32>
+  %yx = tensor.abs %x : tensor<?xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %q, %c0 : tensor<?xf32>
+  %qe = tensor.expand_shape %q [[0, 1]] output_shape [%n, 1] : tensor<?xf32> into tensor<?x1xf32>
+  %o = tensor.add %qe, %x : (tensor<?x1xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %m = tensor.reduce_max %o {axes = [0, 1]} : tensor<?x?xf32> -> tensor<f32>
+  func.return %yq, %yx, %o, %m : tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<f32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_outputs_beside_an_empty_reduced_axis_are_stored(device: str) -> None:
+    """Outputs fused with a reduction over more axes than they span (|q| and |x|
+    beside the max of q[:, None] + x) are written by the chunked kernel when an
+    axis they do not span is empty: stored in a loop over it, they never would be."""
+    module = dvm.parse(BESIDE)
+    PassPipeline.parse_spec(PASSES, pipeline(device)).apply(make_context(), module)
+    kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, tile.KernelOp)}
+    kernel = kernels["beside_k0"]
+    rng = np.random.default_rng(0)
+    for rows, cols in [(0, 5), (5, 0), (3, 4)]:
+        q, x = (rng.standard_normal(n).astype(np.float32) + 1 for n in (rows, cols))
+        yq, yx, o, m = tile_interpreter.launch(kernel, [q, x])
+        np.testing.assert_array_equal(yq, np.abs(q))
+        np.testing.assert_array_equal(yx, np.abs(x))
+        np.testing.assert_array_equal(o, q[:, None] + x)
+        assert m == (o.max() if o.size else -np.inf)
+
+
 # -- measuring live tiles ------------------------------------------------------------
 
 

@@ -6,7 +6,10 @@
 // empty axis, where the store's view moves no element. The tile interpreter
 // was right (a tile's extent along an axis it holds whole is the axis's size).
 // Fixed in lowering/tile_to_bytecode.py (shape): a fill's or broadcast's extent
-// along such an axis is its size.
+// along such an axis is its size. The chunked variant stored %v11..%v13, which
+// do not span that axis, inside the loop over its chunks, so never when a = 0;
+// fixed in lowering/tensor_to_tile.py (store, store_nests): an output is stored
+// only in loops over the axes it spans.
 // symbols: a=0 b=1
 // shapes: 1x1 1 1x1x0x2 1x1 1x1 scalar
 // seed: 1

@@ -279,3 +279,45 @@ func.func @uniform(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
   %r = tensor.reduce_max %a {axes = [0]} : tensor<?x?xf32> -> tensor<?xf32>
   func.return %r : tensor<?xf32>
 }
+
+// -----
+
+// Outputs fused with a reduction over more axes than they span are stored only
+// in loops over their own axes: %yq out of the loop over x_0's chunks (each
+// chunk stored it again, and none when x_0 = 0), %yx, which spans only the
+// inner axis, in a nest whose loop over q_0 runs once (the levels nest in order).
+
+// CHECK-LABEL: tile.kernel @beside_k0 vector
+// CHECK:         tile.store %{{.*}}, %m
+// CHECK-NEXT:    tile.for loop0 to "ceiling(q_0/t0)" () {
+// CHECK-NEXT:      %[[Q:.*]] = tile.load %q
+// CHECK-NEXT:      %[[YQ:.*]] = tile.abs %[[Q]]
+// CHECK-NEXT:      tile.store %[[YQ]], %yq
+// CHECK-NEXT:      tile.for loop1 to "ceiling(x_0/t1)" () {
+// CHECK-NEXT:        %[[X:.*]] = tile.load %x
+// CHECK-NEXT:        %[[O:.*]] = tile.add %[[Q]], %[[X]]
+// CHECK-NEXT:        tile.store %[[O]], %o
+// CHECK-NEXT:        tile.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      tile.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tile.for loop0 to "1" () {
+// CHECK-NEXT:      tile.for loop1 to "ceiling(x_0/t1)" () {
+// CHECK-NEXT:        %[[X2:.*]] = tile.load %x
+// CHECK-NEXT:        %[[YX:.*]] = tile.abs %[[X2]]
+// CHECK-NEXT:        tile.store %[[YX]], %yx
+// CHECK-NEXT:        tile.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      tile.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+func.func @beside(%q: tensor<?xf32>, %x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<f32>) {
+  %yq = tensor.abs %q : tensor<?xf32>
+  %yx = tensor.abs %x : tensor<?xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %q, %c0 : tensor<?xf32>
+  %qe = tensor.expand_shape %q [[0, 1]] output_shape [%n, 1] : tensor<?xf32> into tensor<?x1xf32>
+  %o = tensor.add %qe, %x : (tensor<?x1xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %m = tensor.reduce_max %o {axes = [0, 1]} : tensor<?x?xf32> -> tensor<f32>
+  func.return %yq, %yx, %o, %m : tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<f32>
+}
