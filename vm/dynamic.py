@@ -4,17 +4,22 @@ A new shape usually costs more to prepare than to run: planning tile
 classes (`specialize.py`) and binding closures (`interpreter.py`) make
 repeated launches fast, but on a stream of ever-new shapes, DVM's case,
 each would be paid once and never repaid. So a specialization's first
-launch, when small, walks the instructions directly: each one takes its
-operands' shapes from the registers' current shapes (load and store take
-the tile's from numpy slicing, which clips tails exactly as the planner's
-tile classes do), checks what the planner would check, and calls the same
-numpy functions the bound closures call. A second launch at the shape
+launch, when small, runs one Python function generated once per program
+(`Launcher`): the grid's tiles are nested `for` loops, a bytecode loop is a
+`for` over its trip count, the registers are locals, and each instruction
+is a few lines that take its operands' shapes from the registers' current
+arrays (a tile's from numpy slicing, which clips tails exactly as the
+planner's tile classes do), check what the planner would check, and call
+the numpy function the bound closure calls. A second launch at the shape
 plans and binds (tier 1), as a JIT compiles a function once it is hot.
 
 What stays safe: the layout checks (registers inside local memory, views
 inside their arguments) and the work bound run before any instruction, as
 for tier 1; every shape check the planner makes is made here before the
-instruction runs, and fails with the same BytecodeError reason.
+instruction runs, and fails with the same BytecodeError reason and offset.
+The generated source is made only from validated table indices, slot
+indices and loop levels: the numpy functions, scalars and dtypes are passed
+in by name, never printed.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from dvm.vm.kernels import (
     select_overlapping,
     typed_scalar,
 )
-from dvm.vm.program import Instr, Program
+from dvm.vm.program import Extent, Instr, Program, Scalar
 from dvm.vm.specialize import (
     MAX_ARRAY_BYTES,
     Shape,
@@ -61,88 +66,41 @@ from dvm.vm.specialize import (
 )
 
 # --------------------------------------------------------------------------
-# What depends only on the program: decoded once
-
-
-class Step(NamedTuple):
-    """One instruction, decoded for tier 0."""
-
-    run: Callable[[Tier0, Step], None] | None
-    """The step the launcher calls for it (None: written inline, see `_launcher`)."""
-    ops: tuple[Any, ...]
-    fn: Any
-    """The numpy function (unary, binary, reduce, store_acc), else None."""
-    end: int
-    """For a loop: the index of its endloop."""
-    level: int
-    """For a loop: its counter's position in `Tier0.idx`."""
-    store_to: int = -1
-    """For a `fusable` op whose result only the store after it reads: that store's
-    view, whose tile the op may write directly (as tier 1 does, see
-    `interpreter.fused_stores`)."""
-    forward: bool = False
-    """For a load whose register is next overwritten in place: whether it may keep a view
-    of the tile instead of copying it (see `interpreter.forwarded_loads`)."""
-    scalar: Any = None
-    """For a register-scalar op with an immediate: the scalar, typed once."""
-    row_sum: bool = False
-    """For a reduce: whether it is a float sum over the last axis (a matrix-vector product)."""
-    axes: tuple[int, ...] = ()
-    """For a reduce: the reduced axes."""
+# What depends only on the program: generated once
 
 
 class Decoded(NamedTuple):
-    steps: tuple[Step, ...]
     launch: Callable[[Tier0], None]
-    """Runs every tile of a launch (see `_launcher`)."""
-    dtypes: tuple[np.dtype, ...]
-    """Per register, its dtype."""
-    dtype_nums: tuple[int, ...]
-    """Per register, its dtype's number: register views are cached by (offset, capacity,
-    number, shape), which hashes faster than a dtype."""
+    """Runs every tile of a launch (see `Launcher`)."""
     bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
     """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
     when an extent is negative."""
 
 
 def decoded(p: Program) -> Decoded:
-    """The program decoded for tier 0 (memoized in the program)."""
+    """The program's tier-0 functions (memoized in the program)."""
     got = p.cache.get("tier0")
     if got is None:
-        static = static_info(p)
-        ends, depth = static.loops.end_of, static.loops.depth_at
-        steps = tuple(
-            _step(ins, p, static.reg_dtypes, ends.get(k, -1), 3 + depth[k])
-            for k, ins in enumerate(p.code)
-        )
-        steps = _with_fusions(p.code, depth, list(steps))
-        nests: dict[tuple[int, ...], int] = {}
-        trips: list[int] = []
-        for ins in p.code:
-            nests[tuple(trips)] = nests.get(tuple(trips), 0) + 1
-            if ins.op.cat is Cat.LOOP:
-                trips.append(ins.operands[0])
-            elif ins.op.cat is Cat.ENDLOOP and trips:
-                trips.pop()
-        dtypes = tuple(static.reg_dtypes)
-        nums = tuple(dt.num for dt in dtypes)
-        nest_list = tuple((n, t) for t, n in nests.items())
-        bound = _bound(p.grid, nest_list)
-        got = Decoded(steps, _launcher(p, steps), dtypes, nums, bound)
-        p.cache["tier0"] = got
+        got = p.cache["tier0"] = Decoded(Launcher(p).compile(), _bound(p))
     return got
 
 
-def _bound(
-    grid: Sequence[int], nests: Sequence[tuple[int, tuple[int, ...]]]
-) -> Callable[[Sequence[int]], tuple[list[int], int] | None]:
+def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None]:
     """Generate `bound(s)`: the grid's extents and the steps a launch takes (the
     instructions of every nest times its loops' trip counts, a negative count as 0, per
     tile), or None when an extent is negative. Made from validated slot indices only."""
-    extents = [f"s[{g}]" for g in grid]
+    nests: dict[tuple[int, ...], int] = {}
+    trips: list[int] = []
+    for ins in p.code:
+        nests[tuple(trips)] = nests.get(tuple(trips), 0) + 1
+        if ins.op.cat is Cat.LOOP:
+            trips.append(ins.operands[0])
+        elif ins.op.cat is Cat.ENDLOOP and trips:
+            trips.pop()
+    extents = [f"s[{g}]" for g in p.grid]
     per_tile = ["1"]
-    for count, trips in nests:
-        per_tile.append(" * ".join([str(count), *[f"_max(s[{t}], 0)" for t in trips]]))
+    for nest, count in nests.items():
+        per_tile.append(" * ".join([str(count), *[f"_max(s[{t}], 0)" for t in nest]]))
     lines = [
         "def bound(s):",
         f"    e = [{', '.join(extents)}]",
@@ -154,39 +112,36 @@ def _bound(
     return namespace["bound"]
 
 
-def _launcher(p: Program, steps: Sequence[Step]) -> Callable[[Tier0], None]:
-    """One Python function that runs a whole launch: the grid's tiles as nested `for`
-    loops, each instruction inline (see `_Launcher`) or, for the rarer categories, a
-    call of its step with the step as a constant; a loop is a `for` over its trip count.
-
-    The source is made only from validated table indices, slot indices and loop
-    levels; the steps, numpy functions and scalars are passed in, never printed."""
-    gen = _Launcher(p, steps)
-    exec(compile(gen.source(), "<dvm tier 0>", "exec"), gen.names)
-    return gen.names["launch"]
+# --------------------------------------------------------------------------
+# The launch function's source
 
 
-class _Launcher:
-    """Writes the source of `_launcher`'s function.
+class Launcher:
+    """Writes and compiles a program's tier-0 launch function, `launch(t)`.
 
-    Registers live in the list `A` (`t.arr`, which the called steps read and write),
-    a register's views in the dict `V` under (`K[r]`, dtype number, shape) as
-    `Tier0.put` keeps them, each view's whole array of global memory in a local `G<v>`
-    made before the grid runs, and each grid or loop counter in a local (`idx` too, for
-    the called steps). A tile of a view is a slice of its `G` by those counters and the
-    tile-size slots. The validator fixed each register's dtype and rank, so those are
-    written as constants; a register read where it is certainly written (earlier in the
-    tile, outside any loop that may not run) is not tested for being unwritten."""
+    In the function, register r is the local `r<r>` (None: unwritten in this tile),
+    a view's whole array of global memory is `G<v>` (made before the grid runs), a
+    grid axis's counter `g<a>` and a loop level's `j<level>`, a tile-size slot `T<i>`.
+    A tile of a view is a slice of its `G` by those counters and tile sizes. The slow
+    paths go through `t` (`Tier0`): a register's view for a shape not met before, and
+    every error, which names the instruction's byte offset.
 
-    def __init__(self, p: Program, steps: Sequence[Step]) -> None:
-        self.p, self.steps = p, steps
-        self.alias_regs = static_info(p).alias_regs
+    The validator fixed each register's dtype and rank, so those are constants here;
+    a register read where it is certainly written (earlier in the tile, outside any
+    loop that may not run) is not tested for being unwritten."""
+
+    def __init__(self, p: Program) -> None:
+        self.p = p
+        static = static_info(p)
+        self.alias_regs = static.alias_regs
+        self.end_of, self.depth = static.loops.end_of, static.loops.depth_at
+        self.fused, self.forwarded = _fusions(p.code, self.depth)
         self.lines: list[str] = []
         self.pre: list[str] = []
-        """Lines of the preamble, once per launch, that the ops ask for (`scalar`)."""
+        """Preamble lines (once per launch) that instructions ask for."""
         self.written: set[int] = set()
         self.names: dict[str, Any] = {
-            "__builtins__": {"range": range, "str": str},
+            "__builtins__": {"range": range, "str": str, "min": min, "max": max},
             "_whole": _whole,
             "_bcast": _BROADCASTS,
             "_broadcast_of": broadcast_of,
@@ -194,28 +149,31 @@ class _Launcher:
             "_ones": ones_vector,
             "_middle": middle_sum_operands,
             "_typed": typed_scalar,
+            "_mma_acc": mma_acc,
         }
+
+    def compile(self) -> Callable[[Tier0], None]:
+        exec(compile(self.source(), "<dvm tier 0>", "exec"), self.names)
+        return self.names["launch"]
 
     def source(self) -> str:
         p = self.p
-        tile_slots = sorted(
-            {d.tile for v in p.views for d in v.dims if d.index and d.tile is not None}
-        )
         pad = "    "
         for axis in range(len(p.grid)):
-            self.emit(pad, f"for g{axis} in range(e[{axis}]):", f"    idx[{axis}] = g{axis}")
+            self.emit(pad, f"for g{axis} in range(e[{axis}]):")
             pad += "    "
-        self.emit(pad, f"t.arr = A = [None] * {len(p.registers)}")
-        self.body(0, len(self.steps), pad)
+        if p.registers:
+            self.emit(pad, " = ".join([*(f"r{r}" for r in range(len(p.registers))), "None"]))
+        self.body(0, len(p.code), pad)
+        tiles = sorted({d.tile for v in p.views for d in v.dims if d.index and d.tile is not None})
         return "\n".join(
             [
                 "def launch(t):",
-                "    idx, s, V, K = t.idx, t.s, t.views, t.spec.registers",
-                "    fw, new, W, X = t.forwarding, t.new_view, t.spec.views, t.args",
+                "    s, V, K, fw, new, fail = t.s, t.views, t.spec.registers, t.fw, t.new, t.fail",
+                "    W, X, e = t.spec.views, t.args, t.extents",
                 *[f"    G{v} = _whole(W[{v}], X[{view.arg}])" for v, view in enumerate(p.views)],
-                *[f"    T{i} = s[{i}]" for i in tile_slots],
+                *[f"    T{i} = s[{i}]" for i in tiles],
                 *self.pre,
-                "    e = t.extents",
                 *self.lines,
                 "",
             ]
@@ -228,264 +186,147 @@ class _Launcher:
         self.emit(pad, "pass")  # a loop may have an empty body
         k = start
         while k < end:
-            st = self.steps[k]
-            cat = self.p.code[k].op.cat
+            ins = self.p.code[k]
+            cat = ins.op.cat
             if cat is Cat.LOOP:
-                trips = int(st.ops[0])
-                self.emit(
-                    pad,
-                    f"if s[{trips}] < 0: t.k = {k}; t.negative_trips(S{k})",
-                    f"for j{st.level} in range(s[{trips}]):",
-                    f"    idx[{st.level}] = j{st.level}",
-                )
-                self.names[f"S{k}"] = st
+                n, level = ins.operands[0], 3 + self.depth[k]
+                self.nonneg(k, n, "negative loop count", pad)
+                self.emit(pad, f"for j{level} in range(s[{n}]):")
                 before = set(self.written)  # the loop may not run
-                self.body(k + 1, st.end, pad + "    ")
+                self.body(k + 1, self.end_of[k], pad + "    ")
                 self.written = before
-                k = st.end + 1
+                k = self.end_of[k] + 1
                 continue
-            inline = _INLINE.get(cat)
-            if inline is None:
-                self.names[f"R{k}"], self.names[f"S{k}"] = st.run, st
-                self.emit(pad, f"t.k = {k}; R{k}(t, S{k})")
-            else:
-                inline(self, k, pad)
+            _WRITERS[cat](self, k, ins.operands, pad)
             if cat not in _NO_WRITE:
-                self.written.add(st.ops[0])
-            k += 2 if self.fused(k) else 1
-
-    def fused(self, k: int) -> bool:
-        """Whether op k writes the tile of the store after it (so that store is not
-        emitted)."""
-        return self.steps[k].store_to >= 0
+                self.written.add(ins.operands[0])
+            k += 2 if k in self.fused else 1
 
     # -- pieces of inline code --------------------------------------------------------
 
+    def counter(self, source: int) -> str:
+        """The local holding an index source's counter."""
+        n = counter_pos(source)
+        return f"g{n}" if n < 3 else f"j{n}"
+
     def tile(self, v: int) -> str:
         """View v's current tile: its whole array sliced by the tiling counters."""
-        vd = self.p.views[v].dims
-        keys = [":"] * len(vd)
-        for d, dim in enumerate(vd):
+        keys = [":"] * len(self.p.views[v].dims)
+        for d, dim in enumerate(self.p.views[v].dims):
             if dim.index and dim.tile is not None:
-                n = counter_pos(dim.index)
-                i = f"g{n}" if n < 3 else f"j{n}"
+                i = self.counter(dim.index)
                 keys[d] = f"{i} * T{dim.tile}:({i} + 1) * T{dim.tile}"
         while keys and keys[-1] == ":":
             keys.pop()
         return f"G{v}[{', '.join(keys)}]" if keys else f"G{v}"
 
-    def read(self, k: int, r: int, into: str, pad: str) -> None:
-        """`into` = register r (an error where it may be unwritten)."""
-        self.emit(pad, f"{into} = A[{r}]")
+    def extent(self, v: int, d: int) -> str:
+        """Dim d of view v's current tile, without cutting it: a tail tile is clipped
+        (the same arithmetic as numpy's slicing and the planner's tile classes)."""
+        dim = self.p.views[v].dims[d]
+        if not dim.index or dim.tile is None:
+            return f"G{v}.shape[{d}]"
+        i, size = self.counter(dim.index), f"T{dim.tile}"
+        return f"max(0, min({size}, G{v}.shape[{d}] - {i} * {size}))"
+
+    def read(self, k: int, r: int, pad: str) -> str:
+        """Register r's local, tested for being written where it may not be."""
         if r not in self.written:
-            self.emit(pad, f"if {into} is None: t.k = {k}; raise t.unwritten({r})")
+            self.emit(pad, f"if r{r} is None: raise fail({k}, {_UNWRITTEN!r}, 'r{r}')")
+            self.written.add(r)  # (it raised otherwise)
+        return f"r{r}"
 
-    def result(self, k: int, d: int, pad: str) -> None:
-        """`o` = register d viewed with shape `sh` (its checks when new), or the tile of
-        the store after op k when that store is fused and the shapes agree."""
+    def shape(self, k: int, extents: Sequence[Extent], pad: str) -> str:
+        """A SHAPE operand as a tuple expression (its slots tested for being negative)."""
+        out = []
+        for e in extents:
+            if e.kind is ExtentKind.SLOT:
+                i = e.index
+                self.nonneg(k, i, "negative extent", pad)
+                out.append(f"s[{i}]")
+            elif e.kind is ExtentKind.VIEW_DIM:
+                out.append(self.extent(e.index, e.dim))
+            else:
+                out.append(f"{self.read(k, e.index, pad)}.shape[{e.dim}]")
+        return f"({''.join(f'{x}, ' for x in out)})"
+
+    def nonneg(self, k: int, n: int, reason: str, pad: str) -> None:
+        """Slot n may not be negative where instruction k uses it."""
+        self.emit(pad, f"if s[{n}] < 0: raise fail({k}, {reason!r}, f's{n} = {{s[{n}]}}')")
+
+    def broadcast(self, k: int, shapes: str, into: str, pad: str) -> None:
+        """`into` = the tuple of shapes `shapes` broadcast (memoized), or op k's error."""
         self.emit(
             pad,
-            f"o = V.get((K[{d}], {self.p.registers[d].dtype.np.num}, sh))",
-            f"if o is None: t.k = {k}; o = new({d}, sh)",
-        )
-        if self.fused(k):
-            self.emit(
-                pad,
-                f"w = {self.tile(self.steps[k].store_to)}",
-                "if w.shape != sh:",
-                f"    t.k = {k + 1}",
-                f"    raise t.fail('stored tile shape mismatch', f'r{d} {{sh}} vs {{w.shape}}')",
-                "o = w",
-            )
-
-    def broadcast(self, k: int, a: str, b: str, into: str, pad: str) -> None:
-        """`into` = shapes `a` and `b` broadcast (memoized), or op k's error."""
-        self.emit(
-            pad,
-            f"c = _bcast.get(({a}, {b})) or _broadcast_of(({a}, {b}))",
-            f"if c is None: t.k = {k}; raise t.fail('shapes do not broadcast', str(({a}, {b})))",
+            f"c = _bcast.get({shapes}) or _broadcast_of({shapes})",
+            f"if c is None: raise fail({k}, 'shapes do not broadcast', str({shapes}))",
             f"{into} = c",
         )
+
+    def register(self, k: int, d: int, pad: str) -> None:
+        """`o` = register d viewed with shape `sh` (its checks when new)."""
+        self.emit(pad, *self.register_lines(k, d))
+
+    def register_lines(self, k: int, d: int) -> list[str]:
+        return [
+            f"o = V.get((K[{d}], {self.p.registers[d].dtype.np.num}, sh))",
+            f"if o is None: o = new({k}, {d}, sh)",
+        ]
+
+    def result(self, k: int, d: int, pad: str) -> None:
+        """`o` = where elementwise op k writes: register d viewed with shape `sh`, or the
+        tile of the store after it when that store is fused (the shapes must agree; the
+        result must fit the register either way, as the planner requires)."""
+        self.register(k, d, pad)
+        if k in self.fused:
+            self.emit(
+                pad,
+                f"o = {self.tile(self.fused[k])}",
+                "if o.shape != sh:",
+                f"    raise fail({k + 1}, {_MISMATCH!r}, f'r{d} {{sh}} vs {{o.shape}}')",
+            )
 
     def constant(self, name: str, value: Any) -> str:
         self.names[name] = value
         return name
 
-    def fn(self, k: int) -> str:
-        return self.constant(f"F{k}", self.steps[k].fn)
-
     def dtype(self, r: int) -> str:
         return self.constant(f"D{r}", self.p.registers[r].dtype.np)
 
-    def scalar(self, k: int, r: int) -> str:
-        """The scalar operand of register-scalar op k on register r: an immediate, typed
-        once, or a slot's value, typed once per launch."""
-        st = self.steps[k]
-        if st.scalar is not None:
-            return self.constant(f"C{k}", st.scalar)
-        sc = st.ops[2] if self.p.code[k].op.cat is Cat.BINARY_RS else st.ops[1]
+    def scalar(self, k: int, sc: Scalar, r: int) -> str:
+        """A SCALAR operand typed as register r: an immediate once, a slot's value once
+        per launch."""
+        dtype = self.p.registers[r].dtype.np
+        if sc.tag is ScalarTag.IMM:
+            return self.constant(f"C{k}", typed_scalar(sc.value, dtype))
         self.pre.append(f"    C{k} = _typed(s[{int(sc.value)}], {self.dtype(r)})")
         return f"C{k}"
 
 
-def _inline_load(g: _Launcher, k: int, pad: str) -> None:
-    d, v = g.steps[k].ops
-    g.emit(pad, f"x = {g.tile(v)}")
-    copy = ["sh = x.shape", f"o = V.get((K[{d}], {g.p.registers[d].dtype.np.num}, sh))"]
-    copy += [f"if o is None: t.k = {k}; o = new({d}, sh)", "o[...] = x", f"A[{d}] = o"]
-    if d in g.alias_regs or g.steps[k].forward:  # read in place until overwritten
-        g.emit(pad, f"if fw: A[{d}] = x", "else:")
-        g.emit(pad + "    ", *copy)
-    else:
-        g.emit(pad, *copy)
-
-
-def _inline_store(g: _Launcher, k: int, pad: str) -> None:
-    st = g.steps[k]
-    v, r = st.ops[0], st.ops[1]
-    g.read(k, r, "x", pad)
-    g.emit(
-        pad,
-        f"w = {g.tile(v)}",
-        "if x.shape != w.shape:",
-        f"    t.k = {k}",
-        f"    raise t.fail('stored tile shape mismatch', f'r{r} {{x.shape}} vs {{w.shape}}')",
-        "w[...] = x" if st.fn is None else f"{g.fn(k)}(w, x, out=w)",
-    )
-
-
-def _inline_unary(g: _Launcher, k: int, pad: str) -> None:
-    d, r = g.steps[k].ops
-    g.read(k, r, "x", pad)
-    g.emit(pad, "sh = x.shape")
-    g.result(k, d, pad)
-    g.emit(pad, f"{g.fn(k)}(x, out=o)", f"A[{d}] = o")
-
-
-def _inline_binary(g: _Launcher, k: int, pad: str) -> None:
-    d, a, b = g.steps[k].ops
-    g.read(k, a, "x", pad)
-    g.read(k, b, "y", pad)
-    g.emit(pad, "sh = x.shape", "if sh != y.shape:")
-    g.broadcast(k, "sh", "y.shape", "sh", pad + "    ")
-    g.result(k, d, pad)
-    g.emit(pad, f"{g.fn(k)}(x, y, out=o)", f"A[{d}] = o")
-
-
-def _inline_with_scalar(g: _Launcher, k: int, pad: str) -> None:
-    st = g.steps[k]
-    rs = g.p.code[k].op.cat is Cat.BINARY_RS
-    d, r = st.ops[0], st.ops[1] if rs else st.ops[2]
-    g.read(k, r, "x", pad)
-    g.emit(pad, "sh = x.shape")
-    g.result(k, d, pad)
-    sc = g.scalar(k, r)
-    g.emit(pad, f"{g.fn(k)}({f'x, {sc}' if rs else f'{sc}, x'}, out=o)", f"A[{d}] = o")
-
-
-def _inline_reduce(g: _Launcher, k: int, pad: str) -> None:
-    """As tier 1 binds a reduce: a float sum over the last axis is a matrix-vector
-    product with ones; one over a middle axis is a batched one on a register (a view
-    of global memory, from an alias or forwarded load, reduces with the ufunc: the
-    same bits as tier 1)."""
-    st = g.steps[k]
-    d, r, kind, axes, flags = st.ops
-    rank, keep = len(g.p.registers[r].shape), bool(flags & 1)
-    g.read(k, r, "x", pad)
-    dims = [("1" if keep else "") if i in st.axes else f"q[{i}]" for i in range(rank)]
-    g.emit(pad, "q = x.shape", f"sh = ({''.join(f'{n}, ' for n in dims if n)})")
-    if d == r:
-        g.emit(pad, "x = x.copy()")
-    g.result(k, d, pad)
-    dtype = g.p.registers[d].dtype.np
-    middle = matmul_sum_axis(kind, axes, (0,) * rank, dtype)
-    ufunc = f"{g.fn(k)}.reduce(x, axis={st.axes}, out=o, keepdims={keep}, initial=I{k})"
-    g.constant(f"I{k}", reduce_identity(kind, dtype))
-    if st.row_sum:
-        g.emit(pad, f"_matmul(x, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
-    elif middle is not None:
-        if "    L = t.kept.local" not in g.pre:
-            g.pre.append("    L = t.kept.local")
-        g.emit(pad, f"if x.base is L: _matmul(*_middle(x, o, {middle}))", f"else: {ufunc}")
-    else:
-        g.emit(pad, ufunc)
-    g.emit(pad, f"A[{d}] = o")
-
-
-def _inline_mma(g: _Launcher, k: int, pad: str) -> None:
-    """An mma that does not accumulate (as `_mma_acc`, which the others call); its
-    registers have rank 2 or 3 and its destination is neither input (the validator's
-    rules)."""
-    d, ra, rb, flags = g.steps[k].ops
-    if flags & 4:
-        g.names[f"R{k}"], g.names[f"S{k}"] = g.steps[k].run, g.steps[k]
-        g.emit(pad, f"t.k = {k}; R{k}(t, S{k})")
-        return
-    g.read(k, ra, "x", pad)
-    g.read(k, rb, "y", pad)
-    g.emit(pad, "xr = sa = x.shape", "yr = sb = y.shape")  # the errors name xr and yr
-    if flags & 1:
-        g.emit(pad, "x = x.swapaxes(-1, -2)", "sa = x.shape")
-    if flags & 2:
-        g.emit(pad, "y = y.swapaxes(-1, -2)", "sb = y.shape")
-    g.emit(
-        pad,
-        "if sa[-1] != sb[-2]:",
-        f"    t.k = {k}; raise t.fail('mma inner dims differ', f'{{xr}} @ {{yr}}')",
-    )
-    if len(g.p.registers[ra].shape) == len(g.p.registers[rb].shape) == 2:
-        g.emit(pad, "sh = (sa[0], sb[1])")
-    else:
-        g.emit(pad, "b = sa[:-2]", "if b != sb[:-2]:")
-        g.broadcast(k, "b", "sb[:-2]", "b", pad + "    ")
-        g.emit(pad, "sh = (*b, sa[-2], sb[-1])")
-    g.result(k, d, pad)
-    g.emit(pad, "_matmul(x, y, out=o)", f"A[{d}] = o")
-
-
-def _no_code(g: _Launcher, k: int, pad: str) -> None:
-    """nop."""
-
-
-_INLINE: dict[Cat, Callable[[_Launcher, int, str], None]] = {
-    Cat.NOP: _no_code,
-    Cat.LOAD: _inline_load,
-    Cat.STORE: _inline_store,
-    Cat.STORE_ACC: _inline_store,
-    Cat.UNARY: _inline_unary,
-    Cat.BINARY: _inline_binary,
-    Cat.BINARY_RS: _inline_with_scalar,
-    Cat.BINARY_SR: _inline_with_scalar,
-    Cat.REDUCE: _inline_reduce,
-    Cat.MMA: _inline_mma,
-}
-
-
-def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
-    """A launch's view `vp` over its whole argument `a`."""
-    return np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
-
-
+_UNWRITTEN = "register read before written"
+_MISMATCH = "stored tile shape mismatch"
 _NO_WRITE = (Cat.STORE, Cat.STORE_ACC, Cat.NOP, Cat.LOOP, Cat.ENDLOOP)
 
 
-def _with_fusions(
-    code: Sequence[Instr], depth: Sequence[int], steps: list[Step]
-) -> tuple[Step, ...]:
-    """Mark the tile's top-level fused stores and forwarded loads (the same patterns as
-    tier 1 binds, found on the code instead of on each tile class)."""
+def _fusions(code: Sequence[Instr], depth: Sequence[int]) -> tuple[dict[int, int], set[int]]:
+    """The tile's top-level fused stores (producer -> the view it writes) and forwarded
+    loads: the same patterns as tier 1 binds (`interpreter.fused_stores`,
+    `interpreter.forwarded_loads`), found on the code instead of on each tile class."""
     reads = [{r for _, r, read in register_operands(ins) if read} for ins in code]
+    fused: dict[int, int] = {}
     for j, ins in enumerate(code):
         if ins.op.cat is not Cat.STORE or depth[j] or j == 0 or depth[j - 1]:
             continue
         r, producer = ins.operands[1], code[j - 1]
         later = any(r in rs for rs in reads[j + 1 :])
         if fusable(producer) and producer.operands[0] == r and not later:
-            steps[j - 1] = steps[j - 1]._replace(store_to=ins.operands[0])
-    for i, ins in enumerate(code):
-        if ins.op.cat is Cat.LOAD and not depth[i]:
-            steps[i] = steps[i]._replace(forward=_forwardable(code, reads, i))
-    return tuple(steps)
+            fused[j - 1] = ins.operands[0]
+    forwarded = {
+        i
+        for i, ins in enumerate(code)
+        if ins.op.cat is Cat.LOAD and not depth[i] and _forwardable(code, reads, i)
+    }
+    return fused, forwarded
 
 
 def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
@@ -501,30 +342,197 @@ def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
     return False
 
 
-def _step(ins: Instr, p: Program, dtypes: Sequence[np.dtype], end: int, level: int) -> Step:
-    """What depends only on the instruction (and its registers' dtypes and ranks)."""
-    cat, o = ins.op.cat, ins.operands
-    fn: Any = None
-    scalar: Any = None
-    row_sum = False
-    axes: tuple[int, ...] = ()
-    if cat is Cat.UNARY:
-        fn = UNARY_FNS[ins.op.name]
-    elif cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
-        reg = o[2] if cat is Cat.BINARY_SR else o[1]
-        fn = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtypes[reg]))
-        sc = o[1] if cat is Cat.BINARY_SR else o[2] if cat is Cat.BINARY_RS else None
-        if sc is not None and sc.tag is ScalarTag.IMM:
-            scalar = typed_scalar(sc.value, dtypes[reg])
-    elif cat is Cat.REDUCE:
-        fn = REDUCE_UFUNCS[o[2]]
-        rank = len(p.registers[o[1]].shape)
-        row_sum = blas_row_sum(o[2], o[3], rank, dtypes[o[0]])
-        axes = tuple([i for i in range(rank) if o[3] >> i & 1])
-    elif cat is Cat.STORE_ACC:
-        fn = ACC_UFUNCS[o[2]]
-    run = _RUN.get(cat)
-    return Step(run, o, fn, end, level, scalar=scalar, row_sum=row_sum, axes=axes)
+# --------------------------------------------------------------------------
+# Each category's lines: the planner's checks (specialize.py), then the bound
+# closures' numpy calls (kernels.py). Each writes its result into `o` and then
+# its destination's local.
+
+
+Writer = Callable[[Launcher, int, tuple[Any, ...], str], None]
+
+
+def _load(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    d, v = ops
+    g.emit(pad, f"x = {g.tile(v)}")
+    copy = ["sh = x.shape", *g.register_lines(k, d), "o[...] = x", f"r{d} = o"]
+    if d in g.alias_regs or k in g.forwarded:  # read in place until overwritten
+        g.emit(pad, f"if fw: r{d} = x", "else:")
+        g.emit(pad + "    ", *copy)
+    else:
+        g.emit(pad, *copy)
+
+
+def _store(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    v, r = ops[0], ops[1]
+    x = g.read(k, r, pad)
+    g.emit(
+        pad,
+        f"w = {g.tile(v)}",
+        f"if {x}.shape != w.shape:",
+        f"    raise fail({k}, {_MISMATCH!r}, f'r{r} {{{x}.shape}} vs {{w.shape}}')",
+    )
+    if len(ops) == 2:
+        g.emit(pad, f"w[...] = {x}")
+    else:
+        g.emit(pad, f"{g.constant(f'F{k}', ACC_UFUNCS[ops[2]])}(w, {x}, out=w)")
+
+
+def _copy(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """copy and convert (numpy assignment casts, and copies first if the two overlap)."""
+    d, r = ops[0], ops[1]
+    x = g.read(k, r, pad)
+    g.emit(pad, f"sh = {x}.shape")
+    g.register(k, d, pad)
+    g.emit(pad, f"o[...] = {x}", f"r{d} = o")
+
+
+def _broadcast(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    d, r, shape = ops
+    x = g.read(k, r, pad)
+    g.emit(pad, f"sh = {g.shape(k, shape, pad)}")
+    g.broadcast(k, f"({x}.shape, sh)", "c", pad)
+    detail = f"f'{{{x}.shape}} to {{sh}}'"
+    g.emit(pad, f"if c != sh: raise fail({k}, 'shapes do not broadcast', {detail})")
+    g.register(k, d, pad)
+    g.emit(pad, f"o[...] = {x}", f"r{d} = o")
+
+
+def _fill(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    d, sc, shape = ops
+    g.emit(pad, f"sh = {g.shape(k, shape, pad)}")
+    g.register(k, d, pad)
+    g.emit(pad, f"o[...] = {g.scalar(k, sc, d)}", f"r{d} = o")
+
+
+def _select(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    d, c, a, b = ops
+    xs = [g.read(k, r, pad) for r in (c, a, b)]
+    g.broadcast(k, f"({', '.join(f'{x}.shape' for x in xs)})", "sh", pad)
+    g.register(k, d, pad)
+    fn = select_overlapping if d in (c, a, b) else select_into
+    g.emit(pad, f"{g.constant(f'F{k}', fn)}(o, {', '.join(xs)})", f"r{d} = o")
+
+
+def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """As tier 1 binds a reduce: a float sum over the last axis is a matrix-vector
+    product with ones; one over a middle axis is a batched one on a register (a view
+    of global memory, from an alias or forwarded load, reduces with the ufunc: the
+    same bits as tier 1)."""
+    d, r, kind, axes, flags = ops
+    rank, keep = len(g.p.registers[r].shape), bool(flags & 1)
+    reduced = tuple([i for i in range(rank) if axes >> i & 1])
+    x = g.read(k, r, pad)
+    dims = [("1" if keep else "") if i in reduced else f"q[{i}]" for i in range(rank)]
+    g.emit(pad, f"q = {x}.shape", f"sh = ({''.join(f'{n}, ' for n in dims if n)})")
+    if d == r:
+        g.emit(pad, f"x = {x}.copy()")
+        x = "x"
+    g.register(k, d, pad)
+    dtype = g.p.registers[d].dtype.np
+    identity = g.constant(f"I{k}", reduce_identity(kind, dtype))
+    fn = g.constant(f"F{k}", REDUCE_UFUNCS[kind])
+    ufunc = f"{fn}.reduce({x}, axis={reduced}, out=o, keepdims={keep}, initial={identity})"
+    middle = matmul_sum_axis(kind, axes, (0,) * rank, dtype)
+    if blas_row_sum(kind, axes, rank, dtype):
+        g.emit(pad, f"_matmul({x}, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
+    elif middle is not None:
+        if "    L = t.kept.local" not in g.pre:
+            g.pre.append("    L = t.kept.local")
+        g.emit(pad, f"if {x}.base is L: _matmul(*_middle({x}, o, {middle}))", f"else: {ufunc}")
+    else:
+        g.emit(pad, ufunc)
+    g.emit(pad, f"r{d} = o")
+
+
+def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """Its registers have rank 2 or 3 and its destination is neither input (the
+    validator's rules). An accumulating mma reads its destination first, as the
+    planner does, and multiplies into a scratch tile."""
+    d, ra, rb, flags = ops
+    acc = f"{g.read(k, d, pad)}.shape" if flags & 4 else None
+    x, y = g.read(k, ra, pad), g.read(k, rb, pad)
+    g.emit(pad, f"sa, sb = {x}.shape, {y}.shape")
+    if flags & 1:
+        g.emit(pad, f"x = {x}.swapaxes(-1, -2)", "sa = x.shape")
+        x = "x"
+    if flags & 2:
+        g.emit(pad, f"y = {y}.swapaxes(-1, -2)", "sb = y.shape")
+        y = "y"
+    detail = f"f'{{r{ra}.shape}} @ {{r{rb}.shape}}'"  # the registers, as the planner says
+    g.emit(pad, f"if sa[-1] != sb[-2]: raise fail({k}, 'mma inner dims differ', {detail})")
+    if len(g.p.registers[ra].shape) == len(g.p.registers[rb].shape) == 2:
+        g.emit(pad, "sh = (sa[0], sb[1])")
+    else:
+        g.emit(pad, "b = sa[:-2]", "if b != sb[:-2]:")
+        g.broadcast(k, "(b, sb[:-2])", "b", pad + "    ")
+        g.emit(pad, "sh = (*b, sa[-2], sb[-1])")
+    if acc is None:
+        g.result(k, d, pad)
+        g.emit(pad, f"_matmul({x}, {y}, out=o)", f"r{d} = o")
+        return
+    g.emit(
+        pad,
+        f"if {acc} != sh:",
+        f"    raise fail({k}, 'mma accumulator shape mismatch', f'{{{acc}}} vs {{sh}}')",
+    )
+    g.register(k, d, pad)
+    g.emit(pad, f"_mma_acc({x}, {y}, o, t.scratch_for(sh, {g.dtype(d)}))", f"r{d} = o")
+
+
+def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    d, r = ops
+    x = g.read(k, r, pad)
+    g.emit(pad, f"sh = {x}.shape")
+    g.result(k, d, pad)
+    fn = g.constant(f"F{k}", UNARY_FNS[g.p.code[k].op.name])
+    g.emit(pad, f"{fn}({x}, out=o)", f"r{d} = o")
+
+
+def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """Register-register, register-scalar and scalar-register forms."""
+    cat = g.p.code[k].op.cat
+    d = ops[0]
+    pos = 2 if cat is Cat.BINARY_SR else 1
+    r = ops[pos]
+    dtype = DType.from_numpy(g.p.registers[r].dtype.np)
+    fn = g.constant(f"F{k}", binary_fn(BASE_NAMES[g.p.code[k].op.code], dtype))
+    x = g.read(k, r, pad)
+    if cat is Cat.BINARY:
+        y = g.read(k, ops[2], pad)
+        g.emit(pad, f"sh = {x}.shape")
+        if y != x:  # (one register's shape always agrees with itself)
+            g.emit(pad, f"if sh != {y}.shape:")
+            g.broadcast(k, f"(sh, {y}.shape)", "sh", pad + "    ")
+        operands = f"{x}, {y}"
+    else:
+        g.emit(pad, f"sh = {x}.shape")
+        sc = g.scalar(k, ops[3 - pos], r)
+        operands = f"{x}, {sc}" if cat is Cat.BINARY_RS else f"{sc}, {x}"
+    g.result(k, d, pad)
+    g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
+
+
+def _nothing(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """nop."""
+
+
+_WRITERS: dict[Cat, Writer] = {
+    Cat.NOP: _nothing,
+    Cat.LOAD: _load,
+    Cat.STORE: _store,
+    Cat.STORE_ACC: _store,
+    Cat.COPY: _copy,
+    Cat.CONVERT: _copy,
+    Cat.BROADCAST: _broadcast,
+    Cat.FILL: _fill,
+    Cat.SELECT: _select,
+    Cat.REDUCE: _reduce,
+    Cat.MMA: _mma,
+    Cat.UNARY: _unary,
+    Cat.BINARY: _binary,
+    Cat.BINARY_RS: _binary,
+    Cat.BINARY_SR: _binary,
+}
 
 
 # --------------------------------------------------------------------------
@@ -546,7 +554,7 @@ def first_launch(
     extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
-    return partial(dec.launch, Tier0(spec, dec, args, mem, extents, alias))
+    return partial(dec.launch, Tier0(spec, args, mem, extents, alias))
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeError:
@@ -554,6 +562,11 @@ def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeErr
     (-1: at the grid)."""
     offsets = spec.program.offsets or layout(spec.program)
     return BytecodeError(offsets.grid if k < 0 else offsets.code[k], reason, detail)
+
+
+def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
+    """A launch's view `vp` over its whole argument `a`."""
+    return np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
 
 
 class _Kept(NamedTuple):
@@ -595,100 +608,42 @@ def broadcast_of(shapes: tuple[Shape, ...]) -> Shape | None:
 
 
 class Tier0:
-    """One core's state in a tier-0 launch: its registers' current arrays, its tile
-    counters, and the launch's views of global memory."""
-
-    arr: list[Any]
-    """The registers' current arrays (None: unwritten), set by the launcher per tile."""
+    """A tier-0 launch's context: what its function reads once, and its slow paths (a
+    register's first view at a shape, the errors)."""
 
     def __init__(
         self,
         spec: Specialization,
-        dec: Decoded,
         args: Sequence[np.ndarray],
         mem: np.ndarray,
         extents: list[int],
-        alias: bool,
+        fw: bool,
     ) -> None:
-        self.spec, self.decoded, self.args, self.mem = spec, dec, args, mem
+        self.spec, self.args, self.mem, self.extents = spec, args, mem, extents
         self.s = spec.slots
-        self.kept = kept = _kept(mem)
-        self.views = kept.views
-        self.idx = [0] * 11
-        self.forwarding = alias
+        self.kept = _kept(mem)
+        self.views = self.kept.views
+        self.fw = fw
         """Whether loads may keep views of global memory: no argument read shares memory
         with one written."""
-        self.k = 0
-        self.extents = extents
 
-    def fail(self, reason: str, detail: str = "") -> BytecodeError:
-        return _fail(self.spec, self.k, reason, detail)
+    def fail(self, k: int, reason: str, detail: str = "") -> BytecodeError:
+        """The error of instruction k."""
+        return _fail(self.spec, k, reason, detail)
 
-    # -- operands -------------------------------------------------------------------
-
-    def get(self, r: int) -> np.ndarray:
-        """Register r as its current shape; reading one never written is an error."""
-        a = self.arr[r]
-        if a is None:
-            raise self.unwritten(r)
-        return a
-
-    def unwritten(self, r: int) -> BytecodeError:
-        return self.fail("register read before written", f"r{r}")
-
-    def put(self, r: int, shape: Shape) -> np.ndarray:
-        """Register r viewed with `shape` (which must fit its capacity): the new result."""
-        got = self.views.get((self.spec.registers[r], self.decoded.dtype_nums[r], shape))
-        if got is None:
-            got = self.new_view(r, shape)
-        self.arr[r] = got
-        return got
-
-    def new_view(self, r: int, shape: Shape) -> np.ndarray:
-        """`put`'s first time at this register place and shape: the planner's checks."""
+    def new(self, k: int, r: int, shape: Shape) -> np.ndarray:
+        """Register r viewed with `shape` the first time (at this place, capacity and
+        dtype), for instruction k: the planner's checks, then the view, kept."""
         off, cap = key = self.spec.registers[r]
         n = math.prod(shape)
         if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
-            raise self.fail("tile too large", f"{shape}")
+            raise self.fail(k, "tile too large", f"{shape}")
         if n > cap:
-            raise self.fail("tile does not fit register", f"r{r}: {shape} > {cap}")
-        view = np.ndarray(shape, self.decoded.dtypes[r], self.mem, off)  # inside: layout checks
-        self.views[(key, self.decoded.dtype_nums[r], shape)] = view
+            raise self.fail(k, "tile does not fit register", f"r{r}: {shape} > {cap}")
+        dtype = self.spec.program.registers[r].dtype.np
+        view = np.ndarray(shape, dtype, self.mem, off)  # inside: the layout checks
+        self.views[(key, dtype.num, shape)] = view
         return view
-
-    def extent(self, v: int, d: int) -> int:
-        """Dim d of view v's current tile, without cutting it: a tail tile is clipped
-        (the same arithmetic as numpy's slicing and the planner's tile classes)."""
-        vp: ViewPlan = self.spec.views[v]
-        for dim, src, t in vp.tiled:
-            if dim == d:
-                return max(0, min(t, vp.sizes[d] - self.idx[counter_pos(src)] * t))
-        return vp.sizes[d]
-
-    def broadcast(self, *shapes: Shape) -> Shape:
-        out = broadcast_of(shapes)
-        if out is None:
-            raise self.fail("shapes do not broadcast", str(shapes))
-        return out
-
-    def shape_operand(self, shape: tuple[Any, ...]) -> Shape:
-        """A SHAPE operand's extents now (slots, current tile extents, register dims)."""
-        out = []
-        for e in shape:
-            if e.kind is ExtentKind.SLOT:
-                n = self.s[e.index]
-                if n < 0:
-                    raise self.fail("negative extent", f"s{e.index} = {n}")
-            elif e.kind is ExtentKind.VIEW_DIM:
-                n = self.extent(e.index, e.dim)
-            else:
-                n = self.get(e.index).shape[e.dim]
-            out.append(n)
-        return tuple(out)
-
-    def scalar(self, sc: Any, dtype: np.dtype) -> Any:
-        """A SCALAR operand as a numpy scalar of `dtype` (immediate or slot value)."""
-        return typed_scalar(sc.value if sc.tag is ScalarTag.IMM else self.s[int(sc.value)], dtype)
 
     def scratch_for(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
         """A temporary for one instruction (kept beside the local memory)."""
@@ -697,81 +652,3 @@ class Tier0:
         if got is None:
             got = scratch[(shape, dtype)] = np.empty(shape, dtype)
         return got
-
-    # -- execution --------------------------------------------------------------------
-
-    def negative_trips(self, st: Step) -> None:
-        """A loop whose trip count slot is negative: the planner's error."""
-        raise self.fail("negative loop count", f"s{st.ops[0]} = {self.s[st.ops[0]]}")
-
-
-# --------------------------------------------------------------------------
-# Instructions: the planner's checks (specialize.py), then the bound closures'
-# numpy calls (kernels.py)
-
-
-def _copy(t: Tier0, st: Step) -> None:
-    """copy and convert (numpy assignment casts, and copies first if the two overlap)."""
-    d, r = st.ops[0], st.ops[1]
-    x = t.get(r)
-    t.put(d, x.shape)[...] = x
-
-
-def _broadcast(t: Tier0, st: Step) -> None:
-    d, r, shape = st.ops[:3]
-    x = t.get(r)
-    target = t.shape_operand(shape)
-    if t.broadcast(x.shape, target) != target:
-        raise t.fail("shapes do not broadcast", f"{x.shape} to {target}")
-    t.put(d, target)[...] = x
-
-
-def _fill(t: Tier0, st: Step) -> None:
-    d, sc, shape = st.ops
-    dst = t.put(d, t.shape_operand(shape))
-    dst[...] = t.scalar(sc, dst.dtype)
-
-
-def _select_step(t: Tier0, st: Step) -> None:
-    d, c, a, b = st.ops
-    xs = (t.get(c), t.get(a), t.get(b))
-    out = t.broadcast(*(x.shape for x in xs))
-    fn = select_overlapping if d in (c, a, b) else select_into
-    fn(t.put(d, out), *xs)
-
-
-def _mma_acc(t: Tier0, st: Step) -> None:
-    """An mma that accumulates into its destination (the others are inline)."""
-    d, ra, rb, flags = st.ops
-    acc = t.get(d).shape  # read first, as the planner reads it
-    a, b = t.arr[ra], t.arr[rb]
-    if a is None or b is None:
-        raise t.unwritten(ra if a is None else rb)
-    registers = (a.shape, b.shape)  # the planner's error details name these
-    a = a.swapaxes(-1, -2) if flags & 1 else a
-    b = b.swapaxes(-1, -2) if flags & 2 else b
-    sa, sb = a.shape, b.shape
-    if sa[-1] != sb[-2]:
-        raise t.fail("mma inner dims differ", f"{registers[0]} @ {registers[1]}")
-    if len(sa) == 2 and len(sb) == 2:
-        out: Shape = (sa[0], sb[1])
-    else:
-        batch_a, batch_b = sa[:-2], sb[:-2]
-        out = (*(batch_a if batch_a == batch_b else t.broadcast(batch_a, batch_b)), sa[-2], sb[-1])
-    if d in (ra, rb):
-        a, b = a.copy(), b.copy()
-    if acc != out:
-        raise t.fail("mma accumulator shape mismatch", f"{acc} vs {out}")
-    dst = t.put(d, out)
-    mma_acc(a, b, dst, t.scratch_for(out, dst.dtype))
-
-
-_RUN: dict[Cat, Callable[[Tier0, Step], None]] = {
-    Cat.COPY: _copy,
-    Cat.CONVERT: _copy,
-    Cat.BROADCAST: _broadcast,
-    Cat.FILL: _fill,
-    Cat.SELECT: _select_step,
-    Cat.MMA: _mma_acc,
-}
-"""The steps the launcher calls; the other categories it writes inline (`_INLINE`)."""

@@ -72,7 +72,7 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     for module, name in [
         ("dvm.vm.specialize", "compile_slots"),
         ("dvm.vm.specialize", "compile_fast"),
-        ("dvm.vm.dynamic", "_launcher"),
+        ("dvm.vm.dynamic", "Launcher"),
     ]:
         # (by module object: `dvm.vm.specialize` also names the function)
         monkeypatch.setattr(sys.modules[module], name, lambda *a, name=name: built.append(name))
