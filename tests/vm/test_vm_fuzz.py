@@ -32,6 +32,7 @@ SEEDS = [
     P.single_op("div", "i32", "i32", "sr", "#7.0"),
     P.single_op("sigmoid", "f32", "f32", "unary"),
     P.reduce_op("max", "i64", "{1}", True, tile_rows=2),
+    P.mixed_rows(tile=2),
 ]
 MUTATIONS = int(os.environ.get("DVM_FUZZ_MUTATIONS", "5000"))
 GUARD = 64
@@ -152,7 +153,7 @@ def test_seeds_run_clean() -> None:
         for _ in range(5):
             arrays, guards = guarded_args(rng, prog)
             try:
-                spec = prog.specialize([a.shape for a in arrays], [])
+                spec = prog.specialize([a.shape for a in arrays], [2] * prog.n_params)
             except vm.BytecodeError as e:
                 # random dims may not fit the program's assumptions (e.g. matmul K)
                 assert e.reason in {"view out of bounds", "mma inner dims differ"}, e

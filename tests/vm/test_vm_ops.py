@@ -297,3 +297,19 @@ def test_convert_broadcast_fill_select_copy(rows: int, cols: int) -> None:
     want = np.where(x < row, np.float32(-1), x)
     np.testing.assert_array_equal(outs[1], want)
     np.testing.assert_array_equal(outs[2], want.astype(np.float16))
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
+@pytest.mark.parametrize(("rows", "cols"), [(7, 5), (8, 3), (1, 1), (0, 4), (9, 0)])
+def test_rarer_instructions_in_both_tiers(lazy: bool, rows: int, cols: int) -> None:
+    """broadcast to view and register extents, fill and scalar ops with a param, a select
+    into one of its inputs, copy, convert and nop: the same results planned or not."""
+    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    prog = vm.load(vm.encode(vm.assemble(P.mixed_rows(tile=4))))
+    out, out16 = np.full_like(x, 99), np.full((rows, cols), 99, np.float16)
+    spec = prog.specialize([x.shape, x.shape, x.shape], [3], lazy=lazy)
+    vm.launch(spec, [x, out, out16])
+    d = x - (x.max(axis=1, keepdims=True) if cols else 0)
+    want = 1 - np.float32(3) * np.where(d > -0.5, d, np.float32(3))
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_array_equal(out16, want.astype(np.float16))

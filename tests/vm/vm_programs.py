@@ -224,6 +224,55 @@ store v2, r0
 """
 
 
+def mixed_rows(tile: int = 4) -> str:
+    """Row tiles through the rarer instructions: a broadcast to a shape of view and
+    register extents, a fill and scalar ops with a caller's param, a select whose
+    destination is one of its inputs, a copy, a convert and a nop.
+
+    out = (1 - p0 * where(x - rowmax(x) > -0.5, x - rowmax(x), p0)); out16 = f16(out).
+    """
+    return f"""\
+arg a0 f32 2
+arg a1 f32 2
+arg a2 f16 2
+params 1
+slot s0 = dim(a0,0)
+slot s1 = dim(a0,1)
+slot s2 = {tile}
+slot s3 = s0 s2 ceildiv
+slot s4 = 0
+slot s5 = 1
+slot s6 = p0
+slot s7 = s2 s1 mul 4 mul 63 add 64 floordiv 64 mul
+slot s8 = s2 4 mul 63 add 64 floordiv 64 mul s7 add
+slot s9 = s2 s1 mul 4 mul 63 add 64 floordiv 64 mul s8 add
+slot s10 = s2 s1 mul 63 add 64 floordiv 64 mul s9 add
+grid s3
+reg r0 f32 (s2, s1) at s4
+reg r1 f32 (s2, s5) at s7
+reg r2 f32 (s2, s1) at s8
+reg r3 i1 (s2, s1) at s9
+reg r4 f16 (s2, s1) at s10
+view v0 a0 offset s4 (s0 s1 g0 s2) (s1 s5)
+view v1 a1 offset s4 (s0 s1 g0 s2) (s1 s5)
+view v2 a2 offset s4 (s0 s1 g0 s2) (s1 s5)
+load r0, v0
+reduce r1, r0, max, {{1}}, [keepdims]
+broadcast r2, r1, (v0[0], r0[1])
+nop
+sub r2, r0, r2
+gt.rs r3, r2, #-0.5
+fill r1, s6, (v0[0], s5)
+select r2, r3, r2, r1
+mul.rs r2, r2, s6
+sub.sr r2, #1.0, r2
+copy r0, r2
+convert r4, r0, f16
+store v1, r0
+store v2, r4
+"""
+
+
 def single_op(op: str, dtype: str, out_dtype: str, form: str = "rr", scalar: str = "#2.0") -> str:
     """A 1-D program applying one elementwise op: out = op(x[, y]) in tiles of 16."""
     if form == "unary":
