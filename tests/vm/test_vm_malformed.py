@@ -327,6 +327,18 @@ SPECIALIZE: list[tuple[str, str, str, tuple[str, int]]] = [
         ("code", 2),
     ),
     ("mma dims", _with_code("mma r1, r0, r0, []"), "mma inner dims differ", ("code", 2)),
+    (
+        "mma accumulator",
+        _with_code("fill r1, #0.0, (s2, s1)\nmma r1, r0, r0, [tb, acc]"),
+        "mma accumulator shape mismatch",
+        ("code", 3),
+    ),
+    (
+        "negative extent",
+        _edit("slot s7 = p0", "slot s7 = 0 3 sub", _with_code("fill r1, #0.0, (s5, s7)")),
+        "negative extent",
+        ("code", 2),
+    ),
 ]
 
 
