@@ -166,6 +166,7 @@ def binder_source(
     checks: Sequence[tuple[str, Attribute, np.dtype[Any] | None, tuple[int, ...]]],
     symbols: Sequence[tuple[int, int, str]],
     guard_names: Sequence[str],
+    guards: int,
 ) -> str:
     """Python source of a program's binder: `bind(args)` returns the symbol values of the
     generic variant, or None when anything is not as the fast path expects (a wrong
@@ -185,9 +186,10 @@ def binder_source(
         tests += [f"d{i}[{k}] != {n}" for k, n in enumerate(declared) if n != DYNAMIC_INDEX]
         lines.append(f"    if {' or '.join(tests)}: return None")
     values = {name: f"d{i}[{a}]" for i, a, name in symbols}  # the last occurrence, as `bind`
-    if guard_names:  # each guard's two sides, from the symbols in `guard_names`' order
+    if guards:  # each guard's two sides, from the symbols in `guard_names`' order
         lines.append(f"    g = _guards({', '.join(values[n] for n in guard_names)})")
-        lines.append("    if any([g[k] != g[k + 1] for k in range(0, len(g), 2)]): return None")
+        unequal = " or ".join(f"g[{2 * k}] != g[{2 * k + 1}]" for k in range(guards))
+        lines.append(f"    if {unequal}: return None")
     found = ", ".join(f"{name!r}: {v}" for name, v in values.items())
     lines.append(f"    return {{{found}}}")
     return "\n".join(lines) + "\n"
@@ -845,8 +847,9 @@ class Program:
             "_guards": variant.check_guards,
             "_check": lambda i, a: check_argument(self.checks[i][0], a, self.checks[i][1]),
         }
-        guards = variant.guard_names if variant.guards else []
-        source = binder_source(self.checks, variant.symbols, guards)
+        source = binder_source(
+            self.checks, variant.symbols, variant.guard_names, len(variant.guards)
+        )
         exec(builtins.compile(source, "<dvm binder>", "exec"), namespace)
         return namespace["bind"]
 
