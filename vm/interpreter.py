@@ -658,9 +658,9 @@ def _run_unplanned(
     spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
 ) -> None:
     """A first launch without planning or binding (tier 0, see `dynamic.py`), on the
-    calling thread: its steps hold the GIL for their Python work, so cores stepping
-    through tiles side by side wait for each other (measured slower than one core at
-    every size tier 0 takes)."""
+    calling thread: its Python work holds the GIL, so cores stepping through tiles side
+    by side wait for each other (measured slower than one core at every size tier 0
+    takes)."""
     runner = dynamic.first_launch(spec, args, memory.buffers[0], alias)
     _blas_held(spec.uses_blas, _run_quietly, runner)
 

@@ -188,13 +188,13 @@ def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.nda
 def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
     """A function cutting the current tile out of the launch view (None: the whole view)."""
     make = slicer_maker(tuple([(d, src) for d, src, _ in vp.tiled]))
-    return None if make is None else make(idx, vp.tiled, None)
+    return None if make is None else make(idx, vp.tiled)
 
 
 def slicer_maker(tiled: tuple[tuple[int, int], ...]) -> Any:
-    """`make(idx, vp.tiled, g)` for a view whose (dim, index source) pairs are `tiled`,
-    a program's fact: it returns the view's slicer, which cuts the current tile out of
-    its argument, by default `g` (None when nothing is tiled)."""
+    """`make(idx, vp.tiled)` for a view whose (dim, index source) pairs are `tiled`, a
+    program's fact: it returns the view's slicer, which cuts the current tile out of
+    the launch's view of its argument (None when nothing is tiled)."""
     if not tiled:
         return None
     pattern = tuple([(d, counter_pos(src)) for d, src in tiled])
@@ -208,18 +208,18 @@ _SLICERS: dict[tuple[tuple[int, int], ...], Any] = {}
 
 
 def _slicer_template(tiled: tuple[tuple[int, int], ...]) -> Any:
-    """Compile `make(idx, T, g)` for one pattern of tiled dims and counters (T: the view's
+    """Compile `make(idx, T)` for one pattern of tiled dims and counters (T: the view's
     (dim, source, tile) triples): the slicer it returns is one Python frame,
-    `v[i0:i0 + t0, :, i1:i1 + t1]`, with `v` defaulting to `g`."""
+    `v[i0:i0 + t0, :, i1:i1 + t1]`."""
     last = max(d for d, _ in tiled)
     keys = [":"] * (last + 1)
-    lines = ["def make(idx, T, g):"]
+    lines = ["def make(idx, T):"]
     body = []
     for j, (d, c) in enumerate(tiled):
         lines.append(f"    t{j} = T[{j}][2]")
         body.append(f"        i{j} = idx[{c}] * t{j}")
         keys[d] = f"i{j}:i{j} + t{j}"
-    lines += ["    def cut(v=g):", *body, f"        return v[{', '.join(keys)}]", "    return cut"]
+    lines += ["    def cut(v):", *body, f"        return v[{', '.join(keys)}]", "    return cut"]
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<dvm slicer>", "exec"), namespace)
     return namespace["make"]
