@@ -499,33 +499,84 @@ def analyze(fusion: t.FusionOp) -> Domain:
     ).run()
 
 
-def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
-    """Bytes per domain element of the largest set of full-size tiles alive
-    at once (smaller tiles, e.g. a row's mean, are negligible), and the widest
-    element size."""
+def last_uses(fusion: t.FusionOp) -> tuple[list[Operation], dict[SSAValue, int]]:
+    """The fusion's ops and the position of each value's last use (an output's:
+    past the last op)."""
     ops = body_ops(fusion)
-    position = {op: i for i, op in enumerate(ops)}
-    full = set(domain.parallel) | set(domain.reduced)
     last_use: dict[SSAValue, int] = {}
     for i, op in enumerate(ops):
         for v in op.operands:
             last_use[v] = i
     for v in yielded(fusion):
         last_use[v] = len(ops)
+    return ops, last_use
+
+
+def spanned(domain: Domain, value: SSAValue) -> frozenset[int]:
+    return frozenset(a for span in domain.placement.get(value, ()) for a in span)
+
+
+def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
+    """Bytes per domain element of the largest set of full-size tiles alive
+    at once (smaller tiles, e.g. a row's mean, are negligible while the axes
+    they skip are long; see `skipping_bytes`), and the widest element size."""
+    ops, last_use = last_uses(fusion)
+    position = {op: i for i, op in enumerate(ops)}
+    full = set(domain.parallel) | set(domain.reduced)
     widest = 1
     sizes: dict[SSAValue, int] = {}
     for v in last_use:
         if isinstance(v.type, TensorType):
             size = element_bytes(v.type.element_type)
             widest = max(widest, size)
-            spans = {a for span in domain.placement.get(v, ()) for a in span}
-            if spans >= full:
+            if spanned(domain, v) >= full:
                 sizes[v] = size
     peak = 0
     for i in range(len(ops) + 1):
         live = [v for v in sizes if last_use[v] >= i and position.get(v.owner, -1) < i]  # type: ignore[arg-type]
         peak = max(peak, sum(sizes[v] for v in live))
     return peak + widest, widest
+
+
+Kind = tuple[frozenset[int], Attribute]
+"""A register's kind: the domain axes its tile spans and its element type."""
+
+
+def skipping_bytes(fusion: t.FusionOp, domain: Domain) -> int:
+    """Bytes per domain element of a vector kernel's registers when the tiles
+    that skip reduced axes are as large as full ones, as they are when those
+    axes' tiles are 1. The bytecode reuses a register only for a tile of its
+    kind, so this sums each kind's most bytes alive at once, over the kinds
+    that span every parallel axis (the others are negligible, as in
+    `live_bytes`)."""
+    ops, last_use = last_uses(fusion)
+    position = {op: i for i, op in enumerate(ops)}
+    kinds: dict[SSAValue, Kind] = {}
+    for v in last_use:
+        spans = spanned(domain, v)
+        if isinstance(v.type, TensorType) and spans and spans >= set(domain.parallel):
+            kinds[v] = (spans, v.type.element_type)
+    peaks: dict[Kind, int] = {}
+    for i in range(len(ops) + 1):
+        alive = [v for v in kinds if position.get(v.owner, -1) < i <= last_use[v]]  # type: ignore[arg-type]
+        if i < len(ops):
+            alive += new_registers(ops[i], kinds, last_use, i)
+        held: dict[Kind, int] = {}
+        for v in alive:
+            held[kinds[v]] = held.get(kinds[v], 0) + element_bytes(kinds[v][1])
+        for kind, size in held.items():
+            peaks[kind] = max(peaks.get(kind, 0), size)
+    return sum(peaks.values())
+
+
+def new_registers(
+    op: Operation, kinds: dict[SSAValue, Kind], last_use: dict[SSAValue, int], i: int
+) -> list[SSAValue]:
+    """The results of `op`, at position `i`, that take a register of their own:
+    an elementwise op writes into an operand of its kind that dies there."""
+    dying = {kinds[v] for v in op.operands if v in kinds and last_use[v] == i}
+    in_place = isinstance(op, ELEMENTWISE)
+    return [r for r in op.results if r in kinds and not (in_place and kinds[r] in dying)]
 
 
 def kernel_plan(
@@ -535,7 +586,8 @@ def kernel_plan(
     With `whole_rows` the reduced axes (or a matmul's K) are whole in a tile."""
     bytes_live, widest = live_bytes(fusion, domain)
     if domain.contraction is None:
-        plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows)
+        skipping = skipping_bytes(fusion, domain)
+        plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows, skipping)
         return plan, list(range(len(domain.sizes)))
     m, n, out_tiles = matmul_shape(fusion, domain)
     plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows)
@@ -712,7 +764,7 @@ def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: Device
         condition = whole_k_fits(domain, m, n, out_tiles, widest, device)
     else:
         suffix = "_rows"
-        condition = rows_fit(domain, bytes_live, device, widest)
+        condition = rows_fit(domain, bytes_live, device, widest, skipping_bytes(fusion, domain))
     chunked, launch = lower_kernel(fusion, name, device)
     module.body.block.add_op(chunked)
     if stacked or (domain.contraction is None and not domain.reduced):

@@ -93,19 +93,42 @@ def elements_in(device: DeviceSpec, bytes_per_element: int, cube: bool = False) 
     return max(1, usable // max(bytes_per_element, 1))
 
 
+def live_elements(
+    domain: Domain, device: DeviceSpec, live_bytes: int, skipping_bytes: int = 0
+) -> sympy.Expr:
+    """How many domain elements a vector kernel's tiles fit in the usable local
+    memory. `live_bytes` per element counts the full-size tiles only: a tile of
+    a value that skips reduced axes is 1/(their tiles) of one, negligible along
+    long axes but full-size when an axis's tile is 1 (its size is 0 or 1).
+    `skipping_bytes` counts those tiles whole; with m the shortest reduced axis,
+    `live_bytes + (skipping_bytes - live_bytes) / m` bytes per element bound
+    them all, and the slack in `live_bytes` absorbs them when it has room."""
+    extra = skipping_bytes - live_bytes
+    if extra <= 0 or not domain.reduced:
+        return sympy.Integer(elements_in(device, live_bytes))
+    usable = int(device.memory_bytes(False) * LOCAL_MEMORY_SHARE)
+    # no reduced tile is shorter than m: the rows variant holds each axis
+    # whole, and a chunk is long unless inner chunks take the whole budget
+    m = smin(*(at_least_one(domain.sizes[a]) for a in sorted(domain.reduced)))
+    return smax(1, sfloor(usable * m / (live_bytes * m + extra)))
+
+
 def plan_vector_tiles(
     domain: Domain,
     live_bytes: int,
     element_bytes: int,
     device: DeviceSpec,
     whole_rows: bool = False,
+    skipping_bytes: int = 0,
 ) -> TilePlan:
     """Tile extents for a vector kernel; `live_bytes` is the most bytes per
-    domain element that its live tiles hold at once. With `whole_rows`, a
-    tile covers the reduced axes entirely (valid when `rows_fit` holds):
-    each reduction is then one instruction and nothing is computed twice."""
+    domain element that its live full-size tiles hold at once, `skipping_bytes`
+    as much with the tiles that skip reduced axes counted whole (see
+    `live_elements`). With `whole_rows`, a tile covers the reduced axes
+    entirely (valid when `rows_fit` holds): each reduction is then one
+    instruction and nothing is computed twice."""
     n = len(domain.sizes)
-    budget: sympy.Expr = sympy.Integer(elements_in(device, live_bytes))
+    budget = live_elements(domain, device, live_bytes, skipping_bytes)
     align = max(1, device.alignment // element_bytes)
     tiles: list[sympy.Expr] = [sympy.Integer(1)] * n
     if whole_rows:
@@ -157,7 +180,13 @@ def plan_parallel(
     return finish(domain, tiles, chunked)
 
 
-def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec, element_bytes: int = 1) -> str:
+def rows_fit(
+    domain: Domain,
+    live_bytes: int,
+    device: DeviceSpec,
+    element_bytes: int = 1,
+    skipping_bytes: int = 0,
+) -> str:
     """The condition under which whole rows (the reduced axes) fit a tile,
     beside the least an innermost parallel axis takes (one alignment unit of
     `element_bytes` elements, or the whole axis if it is shorter)."""
@@ -170,7 +199,7 @@ def rows_fit(domain: Domain, live_bytes: int, device: DeviceSpec, element_bytes:
     if n - 1 in domain.parallel:
         align = max(1, device.alignment // element_bytes)
         row = row * sympy.Min(domain.sizes[n - 1], align)
-    return f"{row} <= {elements_in(device, live_bytes)}"
+    return f"{row} <= {live_elements(domain, device, live_bytes, skipping_bytes)}"
 
 
 def plan_matmul_tiles(

@@ -321,3 +321,25 @@ func.func @beside(%q: tensor<?xf32>, %x: tensor<?xf32>) -> (tensor<?xf32>, tenso
   %m = tensor.reduce_max %o {axes = [0, 1]} : tensor<?x?xf32> -> tensor<f32>
   func.return %yq, %yx, %o, %m : tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<f32>
 }
+
+// -----
+
+// Values that skip the reduced axis z_0 (%x, broadcast against %z, |x| and the
+// max over z_0) have tiles 1/t0 of the full ones, as large as them when z_0 is
+// 0 or 1. Counted whole, the registers hold 12 bytes per element where the
+// full-size tiles hold 8, so the budget is 167116·m/(8·m + 4) elements with m
+// = Max(1, z_0): 13926 for one z, and 20889 (167116/8) only for long axes.
+
+// CHECK-LABEL: func.func @skipping(
+// CHECK-NEXT:    %y, %m = tensor.choice ["z_0*Min(8, x_1) <= Max(1, floor(167116*Max(1, z_0)/(8*Max(1, z_0) + 4)))"]
+// CHECK:       tile.kernel @skipping_k0_rows vector
+// CHECK-SAME:    t1 = "Max(1, Min(x_0, floor(Max(1, Min(floor(Max(1, floor(167116*t0/(8*t0 + 4)))/t0),
+
+// HOST-LABEL: func.func @skipping(
+// HOST-NEXT:    %y, %m = tensor.choice ["z_0*Min({{[0-9]+}}, x_1) <= Max(1, floor({{[0-9]+}}*Max(1, z_0)/(8*Max(1, z_0) + 4)))"]
+func.func @skipping(%x: tensor<?x?xf32>, %z: tensor<?x?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %b = tensor.add %x, %z : (tensor<?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %y = tensor.abs %x : tensor<?x?xf32>
+  %m = tensor.reduce_max %b {axes = [0]} : tensor<?x?x?xf32> -> tensor<?x?xf32>
+  func.return %y, %m : tensor<?x?xf32>, tensor<?x?xf32>
+}
