@@ -542,13 +542,14 @@ Kind = tuple[frozenset[int], Attribute]
 """A register's kind: the domain axes its tile spans and its element type."""
 
 
-def skipping_bytes(fusion: t.FusionOp, domain: Domain) -> int:
+def skipping_bytes(fusion: t.FusionOp, domain: Domain, chunks: bool = False) -> int:
     """Bytes per domain element of a vector kernel's registers when the tiles
     that skip reduced axes are as large as full ones, as they are when those
     axes' tiles are 1. The bytecode reuses a register only for a tile of its
     kind, so this sums each kind's most bytes alive at once, over the kinds
     that span every parallel axis (the others are negligible, as in
-    `live_bytes`)."""
+    `live_bytes`). With `chunks`, a reduction walks loops over chunks and
+    holds an accumulator beside each chunk's partial result."""
     ops, last_use = last_uses(fusion)
     position = {op: i for i, op in enumerate(ops)}
     kinds: dict[SSAValue, Kind] = {}
@@ -560,7 +561,8 @@ def skipping_bytes(fusion: t.FusionOp, domain: Domain) -> int:
     for i in range(len(ops) + 1):
         alive = [v for v in kinds if position.get(v.owner, -1) < i <= last_use[v]]  # type: ignore[arg-type]
         if i < len(ops):
-            alive += new_registers(ops[i], kinds, last_use, i)
+            made = new_registers(ops[i], kinds, last_use, i)
+            alive += made * 2 if chunks and isinstance(ops[i], t.ReduceOp) else made
         held: dict[Kind, int] = {}
         for v in alive:
             held[kinds[v]] = held.get(kinds[v], 0) + element_bytes(kinds[v][1])
@@ -586,7 +588,11 @@ def kernel_plan(
     With `whole_rows` the reduced axes (or a matmul's K) are whole in a tile."""
     bytes_live, widest = live_bytes(fusion, domain)
     if domain.contraction is None:
-        skipping = skipping_bytes(fusion, domain)
+        # a chunked kernel the rows variant stands beside runs only when a row
+        # is too long for one tile, so its accumulators are negligible; in a
+        # stack it runs for every shape
+        stacked = isinstance(fusion.parent_op(), t.StackOp)
+        skipping = skipping_bytes(fusion, domain, chunks=stacked and not whole_rows)
         plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows, skipping)
         return plan, list(range(len(domain.sizes)))
     m, n, out_tiles = matmul_shape(fusion, domain)
