@@ -47,8 +47,10 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import tensor as t
 from dvm.passes.blocks import rebuild_block, top_level
 from dvm.passes.domain import LAYOUT, VECTOR, Domain, DomainAnalysis, Illegal
+from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import SHAPE, SHAPES, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
+from dvm.vm.isa import MAX_RANK
 
 COMPUTE = (*VECTOR, t.MatmulOp)
 ASSUME = "dvm.assume"
@@ -320,6 +322,7 @@ class Fuser:
         """A fusion op computing `outputs` from clones of the group's ops."""
         domain = self.analyze(group, align=group.alternative is not None)
         inputs = self.inputs(group)
+        check_rank(group.ops, domain, [*inputs, *outputs])
         body = Block(arg_types=[v.type for v in inputs])
         mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args, strict=True))
         for v, arg in mapping.items():
@@ -340,6 +343,24 @@ class Fuser:
         for source, result in zip(outputs, kernel.results, strict=True):
             result.name_hint = source.name_hint
         return kernel
+
+
+def check_rank(ops: Sequence[Operation], domain: Domain, boundary: Sequence[SSAValue]) -> None:
+    """Refuse a kernel the VM cannot hold: its arguments (the kernel's inputs and
+    outputs) and its tiles (a dim per domain axis but a matmul's K, which loops
+    walk) have at most MAX_RANK dims. Here the user's ops, with their places in
+    the source, still stand for the kernel: the first with a tensor of the
+    offending rank is named."""
+    worst = max([len(domain.sizes) - (domain.contraction is not None), *map(rank, boundary)])
+    if worst <= MAX_RANK:
+        return
+    ranks = [(max(map(rank, (*op.operands, *op.results)), default=0), op) for op in ops]
+    found, op = next(((r, op) for r, op in ranks if r >= worst), (worst, ops[0]))
+    raise ProgramError(op, f"rank {found} exceeds the VM's maximum rank {MAX_RANK}")
+
+
+def rank(value: SSAValue) -> int:
+    return value.type.get_num_dims() if isinstance(value.type, TensorType) else 0
 
 
 def describe_domain(domain: Domain) -> dict[str, Attribute]:

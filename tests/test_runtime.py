@@ -31,6 +31,7 @@ from test_conformance import CAPS, DEFAULT_CAP, as_tuple, run_reference, shape_d
 import dvm
 from dvm import pipeline
 from dvm.errors import CallError, DvmError
+from dvm.passes.errors import ProgramError
 from dvm.runtime import Program
 
 TOLERANCES = {  # dtype -> (rtol, atol); the VM sums in another order than numpy
@@ -652,3 +653,53 @@ def test_unknown_device_is_a_clear_error(examples_dir: Path) -> None:
         dvm.compile(examples_dir / "gelu.mlir", device="tpu-v9")
     message = str(raised.value)
     assert "tpu-v9" in message and "host" in message and "ascend910b" in message
+
+
+RANK_9 = """\
+func.func @f(%x: tensor<?x?x?x?x?x?x?x?x?xf32>) -> tensor<?x?x?x?x?x?x?x?x?xf32> {
+  %y = tensor.exp %x : tensor<?x?x?x?x?x?x?x?x?xf32>
+  func.return %y : tensor<?x?x?x?x?x?x?x?x?xf32>
+}
+"""
+
+
+def test_rank_above_the_vm_maximum_is_a_compile_error() -> None:
+    """A kernel over the VM's maximum rank is refused when compiled, naming the op,
+    not when the runtime loads its bytecode; the reference interpreter runs it."""
+    with pytest.raises(
+        ProgramError, match=r"%y = tensor\.exp: rank 9 exceeds the VM's maximum rank 8"
+    ):
+        dvm.compile(RANK_9)
+    x = np.full((1, 2, 1, 2, 1, 2, 1, 2, 1), 0.5, np.float32)
+    np.testing.assert_array_equal(dvm.interpret(RANK_9, x), np.exp(x))
+
+
+AT_RANK_8 = """\
+func.func @f(%a: tensor<2x3x2x1x2x3x?x4xf32>, %b: tensor<2x3x2x1x2x3x4x5xf32>)
+    -> (tensor<2x3x2x1x2x3x?x5xf32>, tensor<2x3x2x1x2x3x?x4xf32>) {
+  %m = tensor.matmul %a, %b : (tensor<2x3x2x1x2x3x?x4xf32>, tensor<2x3x2x1x2x3x4x5xf32>)
+      -> tensor<2x3x2x1x2x3x?x5xf32>
+  %y = tensor.exp %m : tensor<2x3x2x1x2x3x?x5xf32>
+  %c6 = arith.constant 6 : index
+  %n = tensor.dim %a, %c6 : tensor<2x3x2x1x2x3x?x4xf32>
+  %e = tensor.expand_shape %a [[0], [1], [2], [3], [4], [5], [6], [7, 8]]
+      output_shape [2, 3, 2, 1, 2, 3, %n, 4, 1]
+      : tensor<2x3x2x1x2x3x?x4xf32> into tensor<2x3x2x1x2x3x?x4x1xf32>
+  %g = tensor.neg %e : tensor<2x3x2x1x2x3x?x4x1xf32>
+  %z = tensor.collapse_shape %g [[0], [1], [2], [3], [4], [5], [6], [7, 8]]
+      : tensor<2x3x2x1x2x3x?x4x1xf32> into tensor<2x3x2x1x2x3x?x4xf32>
+  func.return %y, %z : tensor<2x3x2x1x2x3x?x5xf32>, tensor<2x3x2x1x2x3x?x4xf32>
+}
+"""
+
+
+def test_kernels_at_the_vm_maximum_rank_run() -> None:
+    """At the limit: a rank-8 batched matmul with an epilogue (its ninth domain axis,
+    K, is no tile dim) and a rank-9 value whose unit dim spans no kernel axis."""
+    program = dvm.compile(AT_RANK_8)
+    rng = np.random.default_rng(0)
+    a = rng.random((2, 3, 2, 1, 2, 3, 7, 4), np.float32)
+    b = rng.random((2, 3, 2, 1, 2, 3, 4, 5), np.float32)
+    y, z = program(a, b)
+    np.testing.assert_allclose(y, np.exp(a @ b), rtol=1e-5)
+    np.testing.assert_array_equal(z, -a)
