@@ -36,8 +36,9 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
+from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, parse_expr, shape_from_attr, symbol
-from dvm.vm.isa import DType, ReduceKind
+from dvm.vm.isa import MAX_RANK, DType, ReduceKind
 
 DTYPE_TEXT = {
     "f16": "f16", "f32": "f32", "f64": "f64", "i1": "i1", "i8": "i8", "i32": "i32", "i64": "i64",
@@ -388,9 +389,23 @@ class ProgramBuilder:
         self.declare_views()
         grid = [self.slots.of(g) for g in tile.expr_texts(kernel.grid)]
         self.block(kernel.body.block)
+        self.check_ranks()
         params = self.params()
         body = Block([*self.declarations(grid), *self.code])
         return bc.ProgramOp.make(kernel.sym_name.data, [str(p) for p in params], Region(body))
+
+    def check_ranks(self) -> None:
+        """No argument, register or view above the VM's maximum rank, which `fuse`
+        reports at the user's op; this names the kernel when one comes another way
+        (written by hand), rather than leaving it to the VM's validator."""
+        ranks = [("an argument", len(shape)) for shape in self.arg_shapes()]
+        ranks += [("a register", len(shape)) for _, shape in self.regs.kinds]
+        ranks += [("a view", len(v.dim_texts)) for v in self.views]
+        what, worst = max(ranks, key=lambda r: r[1])
+        if worst > MAX_RANK:
+            name = self.kernel.sym_name.data
+            message = f"in @{name}, {what} of rank {worst} exceeds the VM's maximum rank {MAX_RANK}"
+            raise ProgramError(self.kernel, message)
 
     def name_tile_sizes(self) -> None:
         sizes = self.kernel.attributes.get(TILE_SIZES)

@@ -1,7 +1,8 @@
 // The VM holds at most 8 dims in a kernel's arguments, registers and views
 // (MAX_RANK in vm/isa.py). `fuse` refuses a kernel over that and names the
-// first op with a tensor of that rank, at its file:line:col. Tensors on the
-// host may have any rank.
+// first op with a tensor of that rank, at its file:line:col; a kernel that
+// reaches convert-tile-to-bytecode another way (a `tensor.fusion` written by
+// hand) is refused there, by its name. Tensors on the host may have any rank.
 //
 // RUN: dvm-opt %s --split-input-file --verify-diagnostics -p dvm-pipeline | filecheck %s
 //
@@ -30,6 +31,20 @@ func.func @expanded(%x: tensor<4x4x4x4x?xf32>) -> tensor<4x4x4x4x?xf32> {
   %t = tensor.tanh %e : tensor<2x2x2x2x2x2x2x2x?x1xf32>
   %c = tensor.collapse_shape %t [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]] : tensor<2x2x2x2x2x2x2x2x?x1xf32> into tensor<4x4x4x4x?xf32>
   func.return %c : tensor<4x4x4x4x?xf32>
+}
+
+// -----
+
+// A kernel written by hand: fuse leaves it as it is, and the bytecode lowering
+// names it.
+func.func @by_hand(%x: tensor<?x?x?x?x?x?x?x?x?xf32>) -> tensor<?x?x?x?x?x?x?x?x?xf32> {
+  // CHECK: tile.kernel: in @by_hand_k0, an argument of rank 9 exceeds the VM's maximum rank 8{{$}}
+  %y = tensor.fusion vector (%x) {dvm.domain = ["x_0", "x_1", "x_2", "x_3", "x_4", "x_5", "x_6", "x_7", "x_8"]} : (tensor<?x?x?x?x?x?x?x?x?xf32>) -> tensor<?x?x?x?x?x?x?x?x?xf32> {
+  ^bb0(%a: tensor<?x?x?x?x?x?x?x?x?xf32>):
+    %e = tensor.exp %a : tensor<?x?x?x?x?x?x?x?x?xf32>
+    tensor.yield %e : tensor<?x?x?x?x?x?x?x?x?xf32>
+  }
+  func.return %y : tensor<?x?x?x?x?x?x?x?x?xf32>
 }
 
 // -----
