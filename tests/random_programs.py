@@ -21,7 +21,9 @@ exactly what it will be at run time, and its *type* is either that integer
 value of the symbols: broadcast dims have equal sizes or one of them is 1,
 matmul contractions have equal sizes, reshapes multiply out. Sizes that are
 1 behind a `?` (an argument declared `tensor<?xf32>` that is always called
-with one element) make the runtime re-specialize.
+with one element) make the runtime re-specialize. Ops that add dims
+(expand_shape, broadcast_to, operands with more leading dims) stop at the
+VM's maximum rank, which the compiler refuses to exceed.
 
 How results stay comparable: argument values are small dyadic rationals
 (multiples of 1/4), so sums, products, matmuls and reductions of them are
@@ -51,6 +53,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import dvm
+from dvm.vm.isa import MAX_RANK
 
 T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[T]], T]
@@ -388,7 +391,7 @@ class Generator:
                 dims.append(Dim(size, not size[1] and not self.chance(20)))
             else:
                 dims.append(Dim(ONE, how == "unit"))
-        if rank == len(shape) and self.chance(15):
+        if rank == len(shape) < MAX_RANK and self.chance(15):
             dims.insert(0, self.new_dim())
         if kind == "constant" and all(d.static or d.size == ONE for d in dims):
             return self.constant([Dim(d.size, True) for d in dims], dtype)
@@ -668,7 +671,7 @@ class Generator:
                 Dim(s, not s[1]) if not self.chance(20) else Dim(ONE, True)
                 for s in batch[len(batch) - lead :]
             ]
-            if lead == len(batch) and self.chance(15):
+            if lead == len(batch) and a.rank < MAX_RANK and self.chance(15):
                 bdims.insert(0, self.new_dim())
             b = self.argument([*bdims, *core], a.dtype)
         if (a.nonfinite and not b.exact) or (b.nonfinite and not a.exact):
@@ -765,8 +768,10 @@ class Generator:
         groups: list[list[int]] = []
         dims: list[Dim] = []
         entries: list[str] = []
+        room = MAX_RANK - x.rank  # dims the splits may add
         for d in x.dims:
-            parts = self.split(d.size)
+            parts = self.split(d.size) if room > 0 else [d.size]
+            room -= len(parts) - 1
             group = [
                 Dim(p, d.static or (not p[1] and not self.chance(20) and len(parts) > 1))
                 for p in parts
@@ -788,7 +793,7 @@ class Generator:
     def op_broadcast_to(self) -> Value | None:
         x = self.operand(["f32", "f32", "i32", "i1"])
         target: list[Size] = []
-        for _ in range(self.pick([0, 1, 1, 2])):
+        for _ in range(min(self.pick([0, 1, 1, 2]), MAX_RANK - x.rank)):
             target.append(self.known_size())
         for size in x.sizes:
             target.append(self.known_size() if size == ONE and self.chance(50) else size)

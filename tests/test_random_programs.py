@@ -30,7 +30,10 @@ import pytest
 from hypothesis import HealthCheck, given, note, seed, settings
 from hypothesis import strategies as st
 from random_programs import (
+    SYMBOLS,
     Case,
+    Dim,
+    Generator,
     broadcast,
     cases,
     check_case,
@@ -42,6 +45,7 @@ from random_programs import (
 )
 
 import dvm
+from dvm.vm.isa import MAX_RANK
 
 DEFAULT_PROGRAMS = 300
 SHARDS = 4
@@ -119,6 +123,19 @@ def test_generated_programs_verify(program: Any) -> None:
         assert arg.type.startswith("tensor<")
     for shape in program.shapes:
         assert all(s[0] >= 1 for s in shape)
+
+
+@settings(max_examples=100, deadline=None, database=None, derandomize=True)
+@given(data=st.data())
+def test_ops_stay_within_the_vm_maximum_rank(data: st.DataObject) -> None:
+    """Ops that add dims, applied to a value of the VM's maximum rank, add none:
+    a program over it would be refused by the compiler, not run."""
+    generator = Generator(data.draw, SYMBOLS)
+    generator.argument([Dim((2, ()), True)] * MAX_RANK, "f32")
+    g = generator
+    for _ in range(6):
+        g.pick([g.op_expand, g.op_broadcast_to, g.op_binary, g.op_select, g.op_matmul])()
+    assert max(len(shape) for shape in generator.shapes) <= MAX_RANK
 
 
 def test_generator_covers_the_op_set() -> None:
