@@ -7,6 +7,8 @@ from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
+from dvm.errors import DvmError
+
 
 def describe(op: Operation) -> str:
     """How messages and guards name an op: `%name = dialect.op`."""
@@ -14,9 +16,10 @@ def describe(op: Operation) -> str:
     return f"{', '.join(names)} = {op.name}" if names else op.name
 
 
-class ProgramError(DiagnosticException):
+class ProgramError(DvmError, DiagnosticException):
     """A pass found the program invalid. The message names the op; when the
-    op was parsed from a file, it starts with that `file:line:col`."""
+    op was parsed from a file, it starts with that `file:line:col`. A `DvmError`,
+    as every error dvm raises on purpose."""
 
     def __init__(self, op: Operation, message: str):
         location = op.location

@@ -53,3 +53,17 @@ def test_a_parsed_pipeline_applies_to_a_parsed_module() -> None:
 def test_bad_pipelines_are_value_errors_naming_the_problem(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         pipeline.parse(spec)
+
+
+def test_a_program_error_is_a_dvm_error() -> None:
+    """What a pass refuses is caught by `except DvmError`, as every deliberate error."""
+    from dvm.errors import DvmError
+
+    bad = """
+func.func @f(%x: tensor<?x?x?x?x?x?x?x?x?xf32>) -> tensor<?x?x?x?x?x?x?x?x?xf32> {
+  %y = tensor.exp %x : tensor<?x?x?x?x?x?x?x?x?xf32>
+  func.return %y : tensor<?x?x?x?x?x?x?x?x?xf32>
+}
+"""
+    with pytest.raises(DvmError, match="exceeds the VM's maximum rank"):
+        dvm.compile(bad)
