@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dvm.vm.isa import ExprOp
-from dvm.vm.program import Index, Program, View
+from dvm.vm.program import Index, Program, Tok, View
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
     LOCAL_LEAVES,
@@ -100,21 +100,47 @@ def compile_fast(
 
 
 class _Slots:
-    """What the generator knows of each slot before any shape: a constant's value, and
+    """What the generator knows of each slot before any shape: a constant's value,
     whether it can be negative (`slot_lines` says: a dim never is, arguments are checked
-    first, and neither is a sum or product of dims)."""
+    first, and neither is a sum or product of dims), and a number it is a multiple of
+    (register offsets are rounded up to the alignment, so they need no test)."""
 
     def __init__(self, p: Program, nonneg: list[bool]) -> None:
         self.nonneg = nonneg
         self.const: list[int | None] = []
+        self.factor: list[int] = []
         for slot in p.slots:
             leaf = slot.expr[0] if len(slot.expr) == 1 else None
             self.const.append(leaf.a if leaf is not None and leaf.op is ExprOp.CONST else None)
+            self.factor.append(_factor(slot.expr, self.factor))
 
     def text(self, k: int) -> str:
         """Slot k as an expression: its literal when constant, else the local `sk`."""
         value = self.const[k]
         return f"s{k}" if value is None else f"({value})"
+
+
+def _factor(expr: Sequence[Tok], factors: Sequence[int]) -> int:
+    """A number the value of postfix `expr` is a multiple of (0: the value is 0), given
+    the earlier slots' `factors`: a constant is its own, a product multiplies, a sum,
+    difference, minimum or maximum keeps what both sides share; others are only 1."""
+    stack: list[int] = []
+    for t in expr:
+        if t.op is ExprOp.CONST:
+            stack.append(abs(int(t.a)))
+        elif t.op is ExprOp.SLOT:
+            stack.append(factors[int(t.a)])
+        elif t.op in (ExprOp.DIM, ExprOp.PARAM, ExprOp.CORES):
+            stack.append(1)
+        else:
+            b, a = stack.pop(), stack.pop()
+            if t.op is ExprOp.MUL:
+                stack.append(a * b)
+            elif t.op in (ExprOp.ADD, ExprOp.SUB, ExprOp.MIN, ExprOp.MAX):
+                stack.append(math.gcd(a, b))
+            else:  # a quotient or remainder (x // 0 is 0, a multiple of anything)
+                stack.append(1)
+    return stack[-1]
 
 
 def layout_lines(
@@ -153,7 +179,9 @@ def layout_lines(
         end = f"{cap} * {item}" if offset == 0 else f"{start} + {cap} * {item}"
         emit(f"    e{i} = {end}")
         if offset is None:
-            emit(f"    if {start} < 0 or {start} % {alignment} or e{i} > {local_bytes}: {fail}")
+            tests = [] if known.nonneg[r.offset] else [f"{start} < 0"]
+            tests += [] if known.factor[r.offset] % alignment == 0 else [f"{start} % {alignment}"]
+            emit(f"    if {' or '.join([*tests, f'e{i} > {local_bytes}'])}: {fail}")
         elif offset < 0 or offset % alignment:
             emit(f"    {fail}")
         else:

@@ -48,3 +48,42 @@ def test_a_slot_outside_int64_is_reported(dim: int, param: int, out_of_range: in
     else:
         assert got == out_of_range
     assert isinstance(got, int) or all(abs(v) <= I64_MAX for v in got)
+
+
+ALIGNED = """\
+arg a0 f32 1
+arg a1 f32 1
+params 0
+slot s0 = dim(a0,0)
+slot s1 = 0
+slot s2 = 1
+slot s3 = s0 4 mul 63 add 64 floordiv 64 mul
+slot s4 = s0 4 mul
+grid s2
+reg r0 f32 (s0) at s1
+reg r1 f32 (s0) at {offset}
+view v0 a0 offset s1 (s0 s2)
+view v1 a1 offset s1 (s0 s2)
+load r0, v0
+exp r1, r0
+store v1, r1
+"""
+
+
+@pytest.mark.parametrize(("offset", "tested"), [("s3", False), ("s4", True)])
+def test_an_offset_rounded_to_the_alignment_is_not_tested(offset: str, tested: bool) -> None:
+    """The fast path tests a register offset for alignment only when the slot's value
+    is not known to be a multiple of it (as the compiler rounds offsets up); either way
+    a misaligned register is refused."""
+    from dvm import vm
+    from dvm.vm.checks import fast_source
+
+    prog = vm.load(vm.encode(vm.assemble(ALIGNED.format(offset=offset))))
+    assert ("s3 % 64" in fast_source(prog, 1 << 20, 64, 1, False)) is False
+    assert (f"{offset} % 64" in fast_source(prog, 1 << 20, 64, 1, False)) is tested
+    prog.specialize([(16,), (16,)])  # 64 bytes: aligned either way
+    if tested:
+        with pytest.raises(vm.BytecodeError, match="misaligned register"):
+            prog.specialize([(17,), (17,)])
+    else:
+        prog.specialize([(17,), (17,)])
