@@ -9,8 +9,12 @@ costs (argument checks, symbol binding and guards on the host, then per
 kernel the VM's slot evaluation and layout checks and a first launch
 without planning). It is measured on the shapes back to back ("stream")
 and with other work between them ("after other work", see
-`bench_new_shapes`). The table prints medians over the shapes in CPU time
-of this process, and in units of one bare numpy call (`np.add(x, y,
+`bench_new_shapes`). The table prints medians over the shapes in wall
+time (the stream's, as the first call minus the repeat), in CPU time of this
+process (which counts every thread: a repeat call planned for two cores
+costs more CPU than wall time, so first minus repeat can read low, even
+below zero, for shapes big enough to share), and in units of one bare numpy
+call (`np.add(x, y,
 out=o)` on distinct one-element arrays after a second of warm-up, as
 `shared/baselines/bench_limits.py` times it, in the same run): on a shared
 machine the times swing with the load, the units much less. "idle"
@@ -130,7 +134,8 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
     rng = np.random.default_rng(0)
     print(f"Per new shape: first call minus the best of {repeat} repeats ({shapes} shapes' median)")
     print(
-        f"  {'program':12s} {'kernels':>7s} | stream: {'cpu':>8s} {'calls':>6s} {'idle':>8s}"
+        f"  {'program':12s} {'kernels':>7s} | stream: {'wall':>8s} {'cpu':>8s} {'calls':>6s}"
+        f" {'idle':>8s}"
         f" | after other work: {'cpu':>8s} {'calls':>6s} {'idle':>8s} {'first':>8s} {'repeat':>8s}"
         f" | tier 1 only: {'cpu':>8s}"
     )
@@ -142,7 +147,7 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
             p(*warm)  # first-ever calls: imports, threads, device memory
         argsets = [ref.make_inputs(spec, d, rng) for d in shape_stream(file, shapes, rng)]
         unit = numpy_call()[1]
-        flowing = [new_shape_cost(stream, args, repeat)[1] for args in argsets]
+        flowing = [new_shape_cost(stream, args, repeat)[:2] for args in argsets]
         unit = (unit + numpy_call()[1]) / 2
         rows, units, plain = [], [], []
         for args in argsets:
@@ -152,12 +157,14 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
             with no_tier0():
                 plain.append(new_shape_cost(planned, args, repeat)[1])
         launches = len(tiered.profile(*argsets[-1])[1])
-        s_cpu = statistics.median(flowing)
+        s_wall = statistics.median(w for w, _ in flowing)
+        s_cpu = statistics.median(c for _, c in flowing)
         s_units = s_cpu / unit
         u = statistics.median(units)
         _, cpu, first, again = (statistics.median(c) * 1e3 for c in zip(*rows, strict=True))
         print(
-            f"  {file.removesuffix('.mlir'):12s} {launches:7d} | {s_cpu * 1e3:13.3f}ms"
+            f"  {file.removesuffix('.mlir'):12s} {launches:7d} | {s_wall * 1e3:14.3f}ms"
+            f" {s_cpu * 1e3:6.3f}ms"
             f" {s_units:6.0f} {s_units * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
             f" | {cpu:23.3f}ms {u:6.0f} {u * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
             f" {first:6.3f}ms {again:6.3f}ms | {statistics.median(plain) * 1e3:18.3f}ms"
