@@ -499,17 +499,20 @@ def analyze(fusion: t.FusionOp) -> Domain:
     ).run()
 
 
-def last_uses(fusion: t.FusionOp) -> tuple[list[Operation], dict[SSAValue, int]]:
-    """The fusion's ops and the position of each value's last use (an output's:
-    past the last op)."""
+def last_uses(
+    fusion: t.FusionOp,
+) -> tuple[list[Operation], dict[Operation, int], dict[SSAValue, int]]:
+    """The fusion's ops, each op's position and the position of each value's last
+    use (an output's: past the last op)."""
     ops = body_ops(fusion)
+    position = {op: i for i, op in enumerate(ops)}
     last_use: dict[SSAValue, int] = {}
     for i, op in enumerate(ops):
         for v in op.operands:
             last_use[v] = i
     for v in yielded(fusion):
         last_use[v] = len(ops)
-    return ops, last_use
+    return ops, position, last_use
 
 
 def spanned(domain: Domain, value: SSAValue) -> frozenset[int]:
@@ -520,8 +523,7 @@ def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
     """Bytes per domain element of the largest set of full-size tiles alive
     at once (smaller tiles, e.g. a row's mean, are negligible while the axes
     they skip are long; see `skipping_bytes`), and the widest element size."""
-    ops, last_use = last_uses(fusion)
-    position = {op: i for i, op in enumerate(ops)}
+    ops, position, last_use = last_uses(fusion)
     full = set(domain.parallel) | set(domain.reduced)
     widest = 1
     sizes: dict[SSAValue, int] = {}
@@ -550,8 +552,7 @@ def skipping_bytes(fusion: t.FusionOp, domain: Domain, chunks: bool = False) -> 
     that span every parallel axis (the others are negligible, as in
     `live_bytes`). With `chunks`, a reduction walks loops over chunks and
     holds an accumulator beside each chunk's partial result."""
-    ops, last_use = last_uses(fusion)
-    position = {op: i for i, op in enumerate(ops)}
+    ops, position, last_use = last_uses(fusion)
     kinds: dict[SSAValue, Kind] = {}
     for v in last_use:
         spans = spanned(domain, v)

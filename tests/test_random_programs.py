@@ -130,12 +130,11 @@ def test_generated_programs_verify(program: Any) -> None:
 def test_ops_stay_within_the_vm_maximum_rank(data: st.DataObject) -> None:
     """Ops that add dims, applied to a value of the VM's maximum rank, add none:
     a program over it would be refused by the compiler, not run."""
-    generator = Generator(data.draw, SYMBOLS)
-    generator.argument([Dim((2, ()), True)] * MAX_RANK, "f32")
-    g = generator
+    g = Generator(data.draw, SYMBOLS)
+    g.argument([Dim((2, ()), True)] * MAX_RANK, "f32")
     for _ in range(6):
         g.pick([g.op_expand, g.op_broadcast_to, g.op_binary, g.op_select, g.op_matmul])()
-    assert max(len(shape) for shape in generator.shapes) <= MAX_RANK
+    assert max(len(shape) for shape in g.shapes) <= MAX_RANK
 
 
 def test_generator_covers_the_op_set() -> None:
