@@ -35,6 +35,7 @@ the two to agreement.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -102,17 +103,21 @@ def compile_fast(
 class _Slots:
     """What the generator knows of each slot before any shape: a constant's value,
     whether it can be negative (`slot_lines` says: a dim never is, arguments are checked
-    first, and neither is a sum or product of dims), and a number it is a multiple of
-    (register offsets are rounded up to the alignment, so they need no test)."""
+    first, and neither is a sum or product of dims), a number it is a multiple of
+    (register offsets are rounded up to the alignment, so they need no test), and its
+    value as a monomial (a view's strides are products of its sizes, which are dims:
+    whether it is its whole argument is mostly decided here)."""
 
     def __init__(self, p: Program, nonneg: list[bool]) -> None:
         self.nonneg = nonneg
         self.const: list[int | None] = []
         self.factor: list[int] = []
-        for slot in p.slots:
+        self.mono: list[Monomial] = []
+        for k, slot in enumerate(p.slots):
             leaf = slot.expr[0] if len(slot.expr) == 1 else None
             self.const.append(leaf.a if leaf is not None and leaf.op is ExprOp.CONST else None)
             self.factor.append(_factor(slot.expr, self.factor))
+            self.mono.append(_monomial(slot.expr, self.mono) or (1, (f"s{k}",)))
 
     def text(self, k: int) -> str:
         """Slot k as an expression: its literal when constant, else the local `sk`."""
@@ -141,6 +146,35 @@ def _factor(expr: Sequence[Tok], factors: Sequence[int]) -> int:
             else:  # a quotient or remainder (x // 0 is 0, a multiple of anything)
                 stack.append(1)
     return stack[-1]
+
+
+Monomial = tuple[int, tuple[str, ...]]
+"""coefficient * the product of atoms (a dim's local `di_j`, or an opaque slot's `sk`),
+the atoms sorted: equal monomials are equal values."""
+
+
+def _monomial(expr: Sequence[Tok], monos: Sequence[Monomial]) -> Monomial | None:
+    """Postfix `expr` as a monomial over dims and the earlier slots' `monos`, or None
+    when it is not a product."""
+    stack: list[Monomial | None] = []
+    for t in expr:
+        if t.op is ExprOp.CONST:
+            stack.append((int(t.a), ()))
+        elif t.op is ExprOp.DIM:
+            stack.append((1, (LOCAL_LEAVES.dim(int(t.a), int(t.b)),)))
+        elif t.op is ExprOp.SLOT:
+            stack.append(monos[int(t.a)])
+        elif t.op in (ExprOp.PARAM, ExprOp.CORES):
+            stack.append(None)
+        else:
+            b, a = stack.pop(), stack.pop()
+            product = t.op is ExprOp.MUL and a is not None and b is not None
+            stack.append(_times(a, b) if product and a and b else None)
+    return stack[-1]
+
+
+def _times(a: Monomial, b: Monomial) -> Monomial:
+    return a[0] * b[0], tuple(sorted(a[1] + b[1]))
 
 
 def layout_lines(
@@ -196,51 +230,98 @@ def layout_lines(
         emit(f"    if not {chain} and not _disjoint([{pairs}]): {fail}")
     regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
-    for i, v in enumerate(p.views):
-        rank = len(v.dims)
-        item = p.args[v.arg].dtype.np.itemsize
-        z = [val(vd.size) for vd in v.dims]
-        st = [val(vd.stride) for vd in v.dims]
-        tiled = []
-        for d, vd in enumerate(v.dims):
-            if vd.index != Index.NONE and vd.tile is not None:
-                g = val(vd.tile)
-                tiled.append(f"({d}, {vd.index}, {g})")
-        f = val(v.offset)
-        sizes = [known.const[vd.size] for vd in v.dims]
-        varying = [n for n, c in zip(z, sizes, strict=True) if c is None]
-        fixed = math.prod(max(c, 1) for c in sizes if c is not None)
-        nominal = "".join(f"({n} if {n} > 1 else 1) * " for n in varying)
-        if varying or fixed * item > MAX_ARRAY_BYTES:
-            emit(f"    if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
-        empty = [f"{n} == 0" for n in varying] if 0 not in sizes else ["True"]
-        emit(f"    m{i} = {' or '.join(empty) or 'False'}")
-        emit(f"    n{i} = False")
-        emit(f"    if not m{i}:")
-        _bounds(emit, known, v, (f, z, st), fail)
-        dense = []
-        acc = "1"
-        for d in reversed(range(rank)):
-            unit = known.const[v.dims[d].size] == 1
-            implied = st[d] == acc or (acc == "1" and known.const[v.dims[d].stride] == 1)
-            if not unit and not implied:
-                dense.append(f"({z[d]} == 1 or {st[d]} == {acc})")
-            if not unit:
-                acc = f"{acc} * {z[d]}" if acc != "1" else z[d]
-        offset = known.const[v.offset]
-        at_zero = [] if offset == 0 else [f"{f} == 0"]
-        cond = " and ".join([*at_zero, *dense, f"{acc} == numel{v.arg}"])
-        emit(f"        n{i} = {'False' if offset not in (None, 0) else cond}")
-        tiled_text = "".join(f"{t}, " for t in tiled)
-        steps = "".join(
-            f"{_byte_stride(z[d], st[d], vd.size, known, item)}, " for d, vd in enumerate(v.dims)
-        )
-        emit(
-            f"    v{i} = _new(_View, ({v.arg}, {f} * {item}, ({''.join(f'{n}, ' for n in z)}), "
-            f"({steps}) if not n{i} else (), ({tiled_text}), m{i}, n{i}))"
-        )
+    for i in range(len(p.views)):
+        _view_lines(emit, p, known, i, fail)
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     return lines, f"(({regs}), ({views}))"
+
+
+def _view_lines(emit: Callable[[str], None], p: Program, known: _Slots, i: int, fail: str) -> None:
+    """The lines that check view i and make its ViewPlan `vi`: `mi` whether it is empty,
+    `ni` whether it is natural (its whole argument, reshaped). A natural view is inside
+    its argument and no larger than numpy allows, so only a view that is not needs the
+    bounds and size tests; what the monomials decide is not tested at all."""
+    v = p.views[i]
+    item = p.args[v.arg].dtype.np.itemsize
+    val = known.text
+    z = [val(vd.size) for vd in v.dims]
+    st = [val(vd.stride) for vd in v.dims]
+    sizes = [known.const[vd.size] for vd in v.dims]
+    varying = [n for n, c in zip(z, sizes, strict=True) if c is None]
+    empty = "True" if 0 in sizes else " or ".join(f"{n} == 0" for n in varying) or "False"
+    emit(f"    m{i} = {empty}")
+    nonempty = [] if empty in ("True", "False") else [f"not m{i}"]
+    natural = None if empty == "True" else _natural_tests(p, known, v, (z, st), item)
+    tests = ["False"] if natural is None else [*nonempty, *natural] or ["True"]
+    emit(f"    n{i} = {' and '.join(tests)}")
+    emit(f"    if not n{i}:")
+    fixed = math.prod(max(c, 1) for c in sizes if c is not None)
+    nominal = "".join(f"({n} if {n} > 1 else 1) * " for n in varying)
+    if varying or fixed * item > MAX_ARRAY_BYTES:
+        emit(f"        if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
+    if nonempty:
+        emit(f"        if not m{i}:")
+    if empty != "True":
+        _bounds(emit, " " * (12 if nonempty else 8), known, v, (val(v.offset), z, st), fail)
+    tiled = "".join(
+        f"({d}, {vd.index}, {val(vd.tile)}), "
+        for d, vd in enumerate(v.dims)
+        if vd.index != Index.NONE and vd.tile is not None
+    )
+    steps = "".join(
+        f"{_byte_stride(z[d], st[d], vd.size, known, item)}, " for d, vd in enumerate(v.dims)
+    )
+    emit(
+        f"    v{i} = _new(_View, ({v.arg}, {val(v.offset)} * {item}, "
+        f"({''.join(f'{n}, ' for n in z)}), ({steps}) if not n{i} else (), ({tiled}), m{i}, n{i}))"
+    )
+
+
+def _natural_tests(
+    p: Program, known: _Slots, v: View, texts: tuple[list[str], list[str]], item: int
+) -> list[str] | None:
+    """What a non-empty view must pass to be natural: offset 0, each stride the product
+    of the sizes after it (or its size 1), all sizes multiplying to its argument's
+    elements, and those no more than numpy allows (`texts`: its sizes and strides);
+    None when it never is. A test the monomials decide is left out, and the sizes and
+    elements are compared with common factors cancelled (they are not 0 in a non-empty
+    view)."""
+    z, st = texts
+    offset = known.const[v.offset]
+    if offset not in (None, 0):
+        return None
+    tests = [] if offset == 0 else [f"{known.text(v.offset)} == 0"]
+    acc: Monomial = (1, ())
+    acc_text = "1"
+    for d in reversed(range(len(v.dims))):
+        size = v.dims[d].size
+        if known.const[size] == 1:
+            continue
+        if known.mono[v.dims[d].stride] != acc:
+            tests.append(f"({z[d]} == 1 or {st[d]} == {acc_text})")
+        acc = _times(acc, known.mono[size])
+        acc_text = z[d] if acc_text == "1" else f"{acc_text} * {z[d]}"
+    dims = [LOCAL_LEAVES.dim(v.arg, j) for j in range(p.args[v.arg].rank)]
+    left, right = _cancelled(acc, (1, tuple(sorted(dims))))
+    whole = right[1] == tuple(sorted(dims))  # nothing cancelled: compared to numelK
+    if left != right:
+        tests.append(f"{_text(left)} == {f'numel{v.arg}' if whole else _text(right)}")
+    if not (whole and not left[1] and left[0] * item <= MAX_ARRAY_BYTES):
+        tests.append(f"numel{v.arg} <= {MAX_ARRAY_BYTES // item}")  # as the nominal test
+    return tests
+
+
+def _cancelled(a: Monomial, b: Monomial) -> tuple[Monomial, Monomial]:
+    """`a` and `b` without the atoms they share."""
+    common = Counter(a[1]) & Counter(b[1])
+    return (a[0], tuple((Counter(a[1]) - common).elements())), (
+        b[0],
+        tuple((Counter(b[1]) - common).elements()),
+    )
+
+
+def _text(m: Monomial) -> str:
+    return " * ".join([str(m[0]), *m[1]]) if m[0] != 1 or not m[1] else " * ".join(m[1])
 
 
 def _byte_stride(size: str, stride: str, slot: int, known: _Slots, item: int) -> str:
@@ -253,14 +334,16 @@ def _byte_stride(size: str, stride: str, slot: int, known: _Slots, item: int) ->
 
 def _bounds(
     emit: Callable[[str], None],
+    indent: str,
     known: _Slots,
     v: View,
     texts: tuple[str, list[str], list[str]],
     fail: str,
 ) -> None:
     """The lowest and highest element a non-empty view reaches must lie in its argument
-    (`texts`: its offset, sizes and strides). A stride known not to be negative only
-    raises the highest; one known to be 0 or 1 needs no product."""
+    (`texts`: its offset, sizes and strides; each line starts with `indent`). A stride
+    known not to be negative only raises the highest; one known to be 0 or 1 needs no
+    product."""
     f, z, st = texts
     signed = not known.nonneg[v.offset] or any(not known.nonneg[vd.stride] for vd in v.dims)
     if not signed:  # the highest element, one expression
@@ -271,16 +354,16 @@ def _bounds(
                 terms.append(f"{z[d]} - 1")
             elif stride != 0:
                 terms.append(f"({z[d]} - 1) * {st[d]}")
-        emit(f"        if {' + '.join(terms) or '0'} >= numel{v.arg}: {fail}")
+        emit(f"{indent}if {' + '.join(terms) or '0'} >= numel{v.arg}: {fail}")
         return
-    emit(f"        lo = hi = {f}")
+    emit(f"{indent}lo = hi = {f}")
     for d, vd in enumerate(v.dims):
         if known.const[vd.stride] == 0:
             continue
-        emit(f"        q = ({z[d]} - 1) * {st[d]}")
-        emit("        if q < 0: lo += q")
-        emit("        else: hi += q")
-    emit(f"        if lo < 0 or hi >= numel{v.arg}: {fail}")
+        emit(f"{indent}q = ({z[d]} - 1) * {st[d]}")
+        emit(f"{indent}if q < 0: lo += q")
+        emit(f"{indent}else: hi += q")
+    emit(f"{indent}if lo < 0 or hi >= numel{v.arg}: {fail}")
 
 
 def _disjoint(spans: list[tuple[int, int]]) -> bool:

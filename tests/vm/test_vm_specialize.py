@@ -25,6 +25,9 @@ S = importlib.import_module("dvm.vm.specialize")
 PROGRAMS = {
     "chain": (P.elementwise_chain(tile=8), lambda r, c: [(r, c), (r, c)], []),
     "chain-shared": (P.elementwise_chain(tile=P.SHARED_ROWS), lambda r, c: [(r, c), (r, c)], []),
+    # the output's view has the input's sizes: natural only when it holds as many elements
+    "chain-reshaped": (P.elementwise_chain(tile=8), lambda r, c: [(r, c), (c, r)], []),
+    "chain-larger": (P.elementwise_chain(tile=8), lambda r, c: [(r, c), (r + 2, c)], []),
     "layernorm": (P.layernorm(True), lambda r, c: [(r, c), (c,), (c,), (r, c)], [3]),
     "layernorm-alias": (P.layernorm(True, True), lambda r, c: [(r, c), (c,), (c,), (r, c)], [5]),
     "column-stats": (P.column_stats(), lambda r, c: [(r, c), (c,), (c,)], []),
@@ -72,6 +75,18 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
         fast.plan.global_bytes,
         fast.plan.tiles,
     )
+
+
+def test_what_the_slots_decide_of_a_view_is_not_tested() -> None:
+    """A view whose sizes are its argument's dims and whose strides their products is
+    natural whenever it is not empty: the fast path tests neither its bounds nor its
+    strides. The same sizes over another argument compare the element counts."""
+    from dvm.vm.checks import fast_source
+
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=8))))
+    source = fast_source(prog, 1 << 20, 64, 1, False)
+    assert "    n0 = not m0 and numel0 <= 1152921504606846976\n" in source
+    assert "    n1 = not m1 and d0_0 * d0_1 == numel1 and numel1 <= " in source
 
 
 def test_a_failing_check_falls_back_to_the_table_walk() -> None:
