@@ -44,7 +44,7 @@ from dvm.vm.program import Index, Program, Tok, View
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
     LOCAL_LEAVES,
-    SLOT_NAMESPACE,
+    Range,
     argument_lines,
     params_text,
     shapes_text,
@@ -72,13 +72,13 @@ def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_
     lines.append(f"    nbytes = {' + '.join(sizes) or '0'}")
     chosen = f"1 if nbytes < T else {cores}" if reads_cores else str(cores)
     lines.append(f"    if C is None: C = {chosen}")
-    computed, nonneg = slot_lines(p.slots, LOCAL_LEAVES, "return D, P, nbytes, C, {}, None".format)
+    computed, ranges = slot_lines(p.slots, LOCAL_LEAVES, "return D, P, nbytes, C, {}, None".format)
     lines += computed
     lines.append(f"    A = {shapes_text(ranks)}")
     lines.append(f"    Q = {params_text(p.n_params)}")
     lines.append("    S = (" + "".join(f"s{i}, " for i in range(len(p.slots))) + ")")
     done = "return A, Q, nbytes, C, S,"
-    checks, layout = layout_lines(p, _Slots(p, nonneg), local_bytes, alignment, f"{done} None")
+    checks, layout = layout_lines(p, _Slots(p, ranges), local_bytes, alignment, f"{done} None")
     return "\n".join([*lines, *checks, f"    {done} {layout}"]) + "\n"
 
 
@@ -92,7 +92,7 @@ def compile_fast(
 ) -> FastFn:
     """Compile the fast path of a validated program for one device (`view`: the
     specializer's ViewPlan, whose tuples the layout builds)."""
-    namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE, **SLOT_NAMESPACE}
+    namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE}
     namespace |= {"_disjoint": _disjoint, "_View": view, "_new": tuple.__new__}
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
     source = fast_source(p, local_bytes, alignment, cores, reads_cores)
@@ -108,8 +108,8 @@ class _Slots:
     value as a monomial (a view's strides are products of its sizes, which are dims:
     whether it is its whole argument is mostly decided here)."""
 
-    def __init__(self, p: Program, nonneg: list[bool]) -> None:
-        self.nonneg = nonneg
+    def __init__(self, p: Program, ranges: list[Range]) -> None:
+        self.nonneg = [lo is not None and lo >= 0 for lo, _ in ranges]
         self.const: list[int | None] = []
         self.factor: list[int] = []
         self.mono: list[Monomial] = []

@@ -9,11 +9,14 @@ turns the whole table into the source of a single function
         ...
         return (s0, s1, ...)
 
-and compiles it with an empty `__builtins__` and three helpers. The source
-is generated only from validated integers and a fixed set of operators, so
-nothing in a binary can become code. Each slot is range-checked as soon as
-it is computed, so values never grow past int64 (a chain of squarings
-cannot blow up memory).
+and compiles it with an empty `__builtins__`. The source is generated only
+from validated integers and a fixed set of operators, so nothing in a binary
+can become code. Each slot that may leave int64 is range-checked as soon as
+it is computed, so values never grow past it (a chain of squarings cannot
+blow up memory); which may is decided by interval arithmetic over the
+leaves' ranges (a dim is in 0..2**63-1), which also drops a minimum or
+maximum that the ranges decide and a division's test for a zero divisor
+that cannot be 0.
 """
 
 from __future__ import annotations
@@ -31,28 +34,13 @@ SlotFn = Callable[[Sequence[Sequence[int]], Sequence[int], int], "tuple[int, ...
 int64 range."""
 
 
-def _fdiv(a: int, b: int) -> int:
-    """Floor division; x // 0 = 0 so expressions never raise."""
-    return a // b if b else 0
-
-
-def _cdiv(a: int, b: int) -> int:
-    """Ceiling division; x /^ 0 = 0."""
-    return -(-a // b) if b else 0
-
-
-def _mod(a: int, b: int) -> int:
-    """Python (floor) modulo; x % 0 = 0."""
-    return a % b if b else 0
-
-
 _INFIX = {ExprOp.ADD: "+", ExprOp.SUB: "-", ExprOp.MUL: "*"}
-_BY_CONSTANT = {
+_BY_NONZERO = {
     ExprOp.FLOORDIV: "({a} // {b})",
     ExprOp.CEILDIV: "(-(-{a} // {b}))",
     ExprOp.MOD: "({a} % {b})",
 }
-"""The division operators by a non-zero constant (tile sizes, alignments): no zero test."""
+"""The division operators by a divisor that cannot be 0 (tile sizes, alignments)."""
 _INLINE = {
     ExprOp.FLOORDIV: "({a} // {b} if {b} else 0)",
     ExprOp.CEILDIV: "(-(-{a} // {b}) if {b} else 0)",
@@ -60,35 +48,102 @@ _INLINE = {
     ExprOp.MIN: "({a} if {a} <= {b} else {b})",
     ExprOp.MAX: "({a} if {a} >= {b} else {b})",
 }
-"""The other operators inline (operands are leaves or temporaries, cheap to repeat):
-a Python call per operator would cost more than the arithmetic."""
-SLOT_NAMESPACE: dict[str, object] = {
-    "_fdiv": _fdiv,
-    "_cdiv": _cdiv,
-    "_mod": _mod,
-    "_min": min,
-    "_max": max,
-}
+"""The other operators inline (x / 0 and x % 0 are 0; operands are leaves or
+temporaries, cheap to repeat): a Python call per operator would cost more than the
+arithmetic."""
 
 
-Known = tuple[bool, bool]
-"""What is known of a value before any shape: (inside int64, non-negative)."""
+Range = tuple["int | None", "int | None"]
+"""The values an operand may take, known before any shape: its lowest and highest
+(None: no bound)."""
+DIM_RANGE: Range = (0, I64_MAX)
+"""A dim (`argument_lines` checks it; a numpy array's always is)."""
+UNKNOWN: Range = (None, None)
 
 
-def _known(op: ExprOp, a: Known, b: Known) -> Known:
-    """What is known of `a op b`. Sums and products may leave int64; a minimum or
-    maximum of int64 values may not, nor a non-negative int64 divided by any int
-    (its magnitude does not grow), nor a remainder of an int64 divisor."""
-    (a_int, a_pos), (b_int, b_pos) = a, b
+def _add(x: int | None, y: int | None) -> int | None:
+    return None if x is None or y is None else x + y
+
+
+def _neg(x: int | None) -> int | None:
+    return None if x is None else -x
+
+
+def _range(op: ExprOp, a: Range, b: Range) -> Range:
+    """The values `a op b` may take, by interval arithmetic."""
+    (al, ah), (bl, bh) = a, b
+    if op is ExprOp.ADD:
+        return _add(al, bl), _add(ah, bh)
+    if op is ExprOp.SUB:
+        return _add(al, _neg(bh)), _add(ah, _neg(bl))
+    if op is ExprOp.MUL:
+        if al is not None and ah is not None and bl is not None and bh is not None:
+            products = [al * bl, al * bh, ah * bl, ah * bh]
+            return min(products), max(products)
+        if al is not None and bl is not None and al >= 0 and bl >= 0:
+            return al * bl, None
+        return UNKNOWN
     if op is ExprOp.MIN:
-        return a_int and b_int, a_pos and b_pos
+        highs = [h for h in (ah, bh) if h is not None]
+        return (None if al is None or bl is None else min(al, bl)), min(highs, default=None)
     if op is ExprOp.MAX:
-        return a_int and b_int, a_pos or b_pos
-    if op in (ExprOp.FLOORDIV, ExprOp.CEILDIV):
-        return a_int and a_pos and b_int, a_pos and b_pos
-    if op is ExprOp.MOD:
-        return b_int, b_pos
-    return False, op is not ExprOp.SUB and a_pos and b_pos
+        lows = [lo for lo in (al, bl) if lo is not None]
+        return max(lows, default=None), (None if ah is None or bh is None else max(ah, bh))
+    if op is ExprOp.MOD:  # the divisor's sign, and smaller than it
+        if bl is not None and bl >= 0:
+            return 0, None if bh is None else max(bh - 1, 0)
+        if bh is not None and bh <= 0:
+            return (None if bl is None else min(bl + 1, 0)), 0
+        return UNKNOWN if bl is None or bh is None else (bl + 1, bh - 1)
+    return _quotient(op is ExprOp.CEILDIV, a, b)
+
+
+def _quotient(ceiling: bool, a: Range, b: Range) -> Range:
+    """The values of a floor or ceiling quotient `a / b`. By a divisor that is not
+    negative they are extreme at the ends of both ranges (a divisor without a bound
+    takes the quotient to 0, or to -1 or 1 by the rounding); by any other, it is no
+    larger than `a`."""
+    (al, ah), (bl, bh) = a, b
+    if al is None or ah is None:
+        nonneg = al is not None and bl is not None and al >= 0 and bl >= 0
+        return (0, None) if nonneg else UNKNOWN
+    if bl is None or bl < 0:
+        m = max(abs(al), abs(ah))
+        return -m, m
+    values = [-(-x // y) if ceiling else x // y for x in (al, ah) for y in (max(bl, 1), bh) if y]
+    if bh is None:
+        values += [int(ceiling and x > 0) - int(not ceiling and x < 0) for x in (al, ah)]
+    if bl == 0:
+        values.append(0)
+    return min(values), max(values)
+
+
+def _decided(op: ExprOp, a: str, b: str, ra: Range, rb: Range) -> str | None:
+    """The operand that `a op b` is whatever their values, by their ranges (a minimum
+    of ranges that do not overlap, a product by 1, ...); None when the values decide."""
+    (al, ah), (bl, bh) = ra, rb
+    below = ah is not None and bl is not None and ah <= bl
+    above = al is not None and bh is not None and al >= bh
+    if op is ExprOp.MIN:
+        return a if below else b if above else None
+    if op is ExprOp.MAX:
+        return a if above else b if below else None
+    if rb == (1, 1) and op in (ExprOp.MUL, ExprOp.FLOORDIV, ExprOp.CEILDIV):
+        return a
+    if rb == (0, 0) and op in (ExprOp.ADD, ExprOp.SUB):
+        return a
+    if (ra == (1, 1) and op is ExprOp.MUL) or (ra == (0, 0) and op is ExprOp.ADD):
+        return b
+    return None
+
+
+def _nonzero(r: Range) -> bool:
+    return (r[0] is not None and r[0] > 0) or (r[1] is not None and r[1] < 0)
+
+
+def _inside(r: Range) -> bool:
+    """Whether every value in `r` is inside int64."""
+    return r[0] is not None and r[1] is not None and r[0] >= I64_MIN and r[1] <= I64_MAX
 
 
 def slots_source(slots: Sequence[Slot]) -> str:
@@ -113,64 +168,67 @@ LOCAL_LEAVES = Leaves(lambda i, j: f"d{i}_{j}", lambda k: f"p{k}")
 
 def slot_lines(
     slots: Sequence[Slot], leaves: Leaves, fail: Callable[[int], str] = "return {}".format
-) -> tuple[list[str], list[bool]]:
+) -> tuple[list[str], list[Range]]:
     """Body lines (indented once) that compute every slot into `s0`, `s1`, ...; a slot
     that may leave int64 is checked at once (running `fail(i)` when it does), so later
-    slots may rely on it. Also says which slots are never negative (sums, products,
-    minimums, ... of dims, cores and non-negative constants), which later checks need
-    not test."""
+    slots may rely on it. Also gives each slot's range, from which later checks know
+    what they need not test (a slot that is never negative, ...)."""
     lines: list[str] = []
     n = 0
-    constants: set[str] = set()
-    """The constant leaves' text, e.g. `(16)`."""
     named: dict[str, str] = {}
     """Each expression computed so far -> its temporary: slots repeat subexpressions (a
     tile size inside every later size), which are computed once."""
-    known: dict[str, Known] = {"C": (True, True)}
-    """What is known of each operand's value (the cores are a small positive int)."""
+    ranges: dict[str, Range] = {"C": (1, I64_MAX)}
+    """The range of each operand's value (the cores: a positive int)."""
     for i, slot in enumerate(slots):
         stack: list[str] = []
         for t in slot.expr:
-            if t.op is ExprOp.DIM:  # a dim of a numpy array: inside int64, >= 0
+            if t.op is ExprOp.DIM:
                 stack.append(leaves.dim(int(t.a), int(t.b)))
-                known[stack[-1]] = (True, True)
+                ranges[stack[-1]] = DIM_RANGE
             elif t.op is ExprOp.CONST:
                 stack.append(f"({int(t.a)})")
-                constants.add(stack[-1])
-                known[stack[-1]] = (True, t.a >= 0)  # validated inside int64
+                ranges[stack[-1]] = (int(t.a), int(t.a))
             elif t.op is ExprOp.PARAM:  # the caller's: anything
                 stack.append(leaves.param(int(t.a)))
-                known[stack[-1]] = (False, False)
+                ranges[stack[-1]] = UNKNOWN
             elif t.op is ExprOp.SLOT:
                 stack.append(f"s{int(t.a)}")
             elif t.op is ExprOp.CORES:
                 stack.append("C")
             else:
                 b, a = stack.pop(), stack.pop()
+                ra, rb = ranges[a], ranges[b]
+                decided = _decided(t.op, a, b, ra, rb)
+                if decided is not None:
+                    stack.append(decided)
+                    continue
                 if t.op in _INFIX:
                     expr = f"{a} {_INFIX[t.op]} {b}"
-                elif t.op in _BY_CONSTANT and b in constants and b != "(0)":
-                    expr = _BY_CONSTANT[t.op].format(a=a, b=b)
+                elif t.op in _BY_NONZERO and _nonzero(rb):
+                    expr = _BY_NONZERO[t.op].format(a=a, b=b)
                 else:
                     expr = _INLINE[t.op].format(a=a, b=b)
                 if expr not in named:
                     named[expr] = f"t{n}"
                     lines.append(f"    t{n} = {expr}")
-                    known[f"t{n}"] = _known(t.op, known[a], known[b])
+                    ranges[f"t{n}"] = _range(t.op, ra, rb)
                     n += 1
                 stack.append(named[expr])
         value = stack.pop()
         lines.append(f"    s{i} = {value}")
-        inside, positive = known[value]
-        if not inside:  # checked here, so later slots may rely on it
+        lo, hi = ranges[value]
+        if not _inside((lo, hi)):  # checked here, so later slots may rely on it
             lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: {fail(i)}")
-        known[f"s{i}"] = (True, positive)
-    return lines, [known[f"s{i}"][1] for i in range(len(slots))]
+            lo = I64_MIN if lo is None or lo < I64_MIN else lo
+            hi = I64_MAX if hi is None or hi > I64_MAX else hi
+        ranges[f"s{i}"] = (lo, hi)
+    return lines, [ranges[f"s{i}"] for i in range(len(slots))]
 
 
 def compile_slots(slots: Sequence[Slot]) -> SlotFn:
     """Compile the slot table of a validated program into one fast function."""
-    namespace: dict[str, object] = {"__builtins__": {}, **SLOT_NAMESPACE}
+    namespace: dict[str, object] = {"__builtins__": {}}
     exec(compile(slots_source(slots), "<dvm slots>", "exec"), namespace)
     return namespace["slots"]  # type: ignore[return-value]
 
@@ -179,15 +237,15 @@ def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:
     """Body lines that unpack shapes `D` and params `P` into `LOCAL_LEAVES`' names:
     unpacking into exactly the declared ranks checks them, and `int` makes numpy
     integers plain (they would wrap around where the range checks expect Python's
-    growth). Raises `_Bad` (ValueError) for a negative dim."""
+    growth). Raises `_Bad` (ValueError) for a dim outside `DIM_RANGE`."""
     dims = _dim_names(ranks)
     names = [n for row in dims for n in row]
     params = [LOCAL_LEAVES.param(k) for k in range(n_params)]
     lines = [f"    [{', '.join('[' + ', '.join(row) + ']' for row in dims)}] = D"]
     lines.append(f"    [{', '.join(params)}] = P")
     lines += [f"    {n} = _int({n})" for n in [*names, *params]]
-    if names:
-        lines.append(f"    if {' or '.join(f'{n} < 0' for n in names)}: raise _Bad")
+    if names:  # the bitwise or of ints is negative iff one is, above 2**63-1 iff one is
+        lines.append(f"    if not 0 <= {' | '.join(names)} <= {I64_MAX}: raise _Bad")
     return lines
 
 

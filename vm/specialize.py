@@ -30,7 +30,7 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import Cat, ExprOp, ExtentKind, Kind, ReduceKind, ScalarTag
 from dvm.vm.program import Index, Instr, Offsets, Program, Scalar
-from dvm.vm.slots import SlotFn, compile_slots
+from dvm.vm.slots import I64_MAX, SlotFn, compile_slots
 from dvm.vm.validate import LoopInfo, validate
 
 DEFAULT_MAX_STEPS = 1 << 34
@@ -717,8 +717,10 @@ class _Specializer:
         if len(shapes) != len(p.args):
             raise ValueError(f"program takes {len(p.args)} arguments, got {len(shapes)} shapes")
         for i, (s, a) in enumerate(zip(shapes, p.args, strict=True)):
-            if len(s) != a.rank or (s and min(s) < 0):
+            if len(s) != a.rank:
                 raise ValueError(f"argument a{i}: shape {s} does not fit rank {a.rank}")
+            if any(not 0 <= n <= I64_MAX for n in s):
+                raise ValueError(f"argument a{i}: shape {s} has a dim outside 0..2**63-1")
         if len(params) != p.n_params:
             raise ValueError(f"program takes {p.n_params} params, got {len(params)}")
 

@@ -150,7 +150,12 @@ def test_a_specializer_binds_like_specialize_without_caching() -> None:
         (
             [(4, -16), (16,), (16,), (4, 16)],
             [3],
-            r"argument a0: shape \(4, -16\) does not fit rank 2",
+            r"argument a0: shape \(4, -16\) has a dim outside 0..2\*\*63-1",
+        ),
+        (
+            [(4, 16), (2**63,), (16,), (4, 16)],
+            [3],
+            r"argument a1: shape \(9223372036854775808,\) has a dim outside 0..2\*\*63-1",
         ),
         ([(4, 16), (16,), (16,), (4, 16)], [], "program takes 1 params, got 0"),
     ],
