@@ -241,9 +241,10 @@ def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:
     dims = _dim_names(ranks)
     names = [n for row in dims for n in row]
     params = [LOCAL_LEAVES.param(k) for k in range(n_params)]
-    lines = [f"    [{', '.join('[' + ', '.join(row) + ']' for row in dims)}] = D"]
-    lines.append(f"    [{', '.join(params)}] = P")
-    lines += [f"    {n} = _int({n})" for n in [*names, *params]]
+    shapes = [f"D{i}" for i in range(len(ranks))]
+    lines = [f"    [{', '.join(shapes)}] = D"]
+    lines += [f"    [{', '.join(row)}] = _map(_int, D{i})" for i, row in enumerate(dims)]
+    lines.append(f"    [{', '.join(params)}] = {'_map(_int, P)' if params else 'P'}")
     if names:  # the bitwise or of ints is negative iff one is, above 2**63-1 iff one is
         lines.append(f"    if not 0 <= {' | '.join(names)} <= {I64_MAX}: raise _Bad")
     return lines
@@ -265,4 +266,4 @@ def params_text(n_params: int) -> str:
     return "(" + "".join(f"{LOCAL_LEAVES.param(k)}, " for k in range(n_params)) + ")"
 
 
-ARGUMENT_NAMESPACE: dict[str, object] = {"_int": int, "_Bad": ValueError}
+ARGUMENT_NAMESPACE: dict[str, object] = {"_int": int, "_map": map, "_Bad": ValueError}
