@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,9 +68,12 @@ from dvm.vm.specialize import (
 # What depends only on the program: generated once
 
 
+LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "_Kept", list[int], bool], None]
+"""launch(spec, args, kept, grid extents, alias): runs every tile (see `Launcher`)."""
+
+
 class Decoded(NamedTuple):
-    launch: Callable[[Tier0], None]
-    """Runs every tile of a launch (see `Launcher`)."""
+    launch: LaunchFn
     bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
     """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
     when an extent is negative."""
@@ -117,14 +119,16 @@ def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None
 
 
 class Launcher:
-    """Writes and compiles a program's tier-0 launch function, `launch(t)`.
+    """Writes and compiles a program's tier-0 launch function,
+    `launch(S, X, kept, e, fw)`: the specialization, the arguments, what is kept beside
+    the local memory, the grid's extents and whether loads may read in place.
 
     In the function, register r is the local `r<r>` (None: unwritten in this tile),
     a view's whole array of global memory is `G<v>` (made before the grid runs), a
     grid axis's counter `g<a>` and a loop level's `j<level>`, a tile-size slot `T<i>`.
     A tile of a view is a slice of its `G` by those counters and tile sizes. The slow
-    paths go through `t` (`Tier0`): a register's view for a shape not met before, and
-    every error, which names the instruction's byte offset.
+    paths are calls: `_new`, a register's view for a shape not met before, and
+    `_fail`, every error, which names the instruction's byte offset.
 
     The validator fixed each register's dtype and rank, so those are constants here;
     a register read where it is certainly written (earlier in the tile, outside any
@@ -140,9 +144,15 @@ class Launcher:
         self.pre: list[str] = []
         """Preamble lines (once per launch) that instructions ask for."""
         self.written: set[int] = set()
+        self.owned: set[int] = set()
+        """Registers whose local certainly holds a view of their own memory (not of
+        global memory, as an alias load or a fused store leaves it)."""
         self.names: dict[str, Any] = {
             "__builtins__": {"range": range, "str": str, "min": min, "max": max},
             "_whole": _whole,
+            "_fail": _fail,
+            "_new": _new,
+            "_scratch": _scratch,
             "_bcast": _BROADCASTS,
             "_broadcast_of": broadcast_of,
             "_matmul": np.matmul,
@@ -152,7 +162,7 @@ class Launcher:
             "_mma_acc": mma_acc,
         }
 
-    def compile(self) -> Callable[[Tier0], None]:
+    def compile(self) -> LaunchFn:
         exec(compile(self.source(), "<dvm tier 0>", "exec"), self.names)
         return self.names["launch"]
 
@@ -168,16 +178,25 @@ class Launcher:
         tiles = sorted({d.tile for v in p.views for d in v.dims if d.index and d.tile is not None})
         return "\n".join(
             [
-                "def launch(t):",
-                "    s, V, K, fw, new, fail = t.s, t.views, t.spec.registers, t.fw, t.new, t.fail",
-                "    W, X, e = t.spec.views, t.args, t.extents",
-                *[f"    G{v} = _whole(W[{v}], X[{view.arg}])" for v, view in enumerate(p.views)],
+                "def launch(S, X, kept, e, fw):",
+                "    s, V, K, W = S.slots, kept.views, S.registers, S.views",
+                *self.whole_lines(),
                 *[f"    T{i} = s[{i}]" for i in tiles],
                 *self.pre,
                 *self.lines,
                 "",
             ]
         )
+
+    def whole_lines(self) -> list[str]:
+        """The preamble lines making each view's whole array `G<v>`: a natural view is its
+        argument (reshaped), inline; `_whole` makes the others."""
+        lines = []
+        for v, view in enumerate(self.p.views):
+            natural = "(a if a.shape == w.sizes else a.reshape(w.sizes))"
+            lines.append(f"    w, a = W[{v}], X[{view.arg}]")
+            lines.append(f"    G{v} = {natural} if w.natural else _whole(w, a)")
+        return lines
 
     def emit(self, pad: str, *lines: str) -> None:
         self.lines.extend(pad + line for line in lines)
@@ -193,13 +212,20 @@ class Launcher:
                 self.nonneg(k, n, "negative loop count", pad)
                 self.emit(pad, f"for j{level} in range(s[{n}]):")
                 before = set(self.written)  # the loop may not run
+                self.owned = set()  # (nor may it be known what its last pass left)
                 self.body(k + 1, self.end_of[k], pad + "    ")
-                self.written = before
+                self.written, self.owned = before, set()
                 k = self.end_of[k] + 1
                 continue
             _WRITERS[cat](self, k, ins.operands, pad)
             if cat not in _NO_WRITE:
-                self.written.add(ins.operands[0])
+                d = ins.operands[0]
+                self.written.add(d)
+                aliased = cat is Cat.LOAD and (d in self.alias_regs or k in self.forwarded)
+                if aliased or k in self.fused:
+                    self.owned.discard(d)
+                else:
+                    self.owned.add(d)
             k += 2 if k in self.fused else 1
 
     # -- pieces of inline code --------------------------------------------------------
@@ -232,7 +258,7 @@ class Launcher:
     def read(self, k: int, r: int, pad: str) -> str:
         """Register r's local, tested for being written where it may not be."""
         if r not in self.written:
-            self.emit(pad, f"if r{r} is None: raise fail({k}, {_UNWRITTEN!r}, 'r{r}')")
+            self.emit(pad, f"if r{r} is None: raise _fail(S, {k}, {_UNWRITTEN!r}, 'r{r}')")
             self.written.add(r)  # (it raised otherwise)
         return f"r{r}"
 
@@ -252,14 +278,14 @@ class Launcher:
 
     def nonneg(self, k: int, n: int, reason: str, pad: str) -> None:
         """Slot n may not be negative where instruction k uses it."""
-        self.emit(pad, f"if s[{n}] < 0: raise fail({k}, {reason!r}, f's{n} = {{s[{n}]}}')")
+        self.emit(pad, f"if s[{n}] < 0: raise _fail(S, {k}, {reason!r}, f's{n} = {{s[{n}]}}')")
 
     def broadcast(self, k: int, shapes: str, into: str, pad: str) -> None:
         """`into` = the tuple of shapes `shapes` broadcast (memoized), or op k's error."""
         self.emit(
             pad,
             f"c = _bcast.get({shapes}) or _broadcast_of({shapes})",
-            f"if c is None: raise fail({k}, 'shapes do not broadcast', str({shapes}))",
+            f"if c is None: raise _fail(S, {k}, 'shapes do not broadcast', str({shapes}))",
             f"{into} = c",
         )
 
@@ -270,8 +296,13 @@ class Launcher:
     def register_lines(self, k: int, d: int) -> list[str]:
         return [
             f"o = V.get((K[{d}], {self.p.registers[d].dtype.np.num}, sh))",
-            f"if o is None: o = new({k}, {d}, sh)",
+            f"if o is None: o = _new(S, kept, {k}, {d}, sh)",
         ]
+
+    def in_place(self, k: int, d: int, r: int) -> bool:
+        """Whether elementwise op k may write register d's current view in place of a
+        view of shape `sh`: its operand r is d, whose local is its own view."""
+        return d == r and d in self.owned and k not in self.fused
 
     def result(self, k: int, d: int, pad: str) -> None:
         """`o` = where elementwise op k writes: register d viewed with shape `sh`, or the
@@ -283,7 +314,7 @@ class Launcher:
                 pad,
                 f"o = {self.tile(self.fused[k])}",
                 "if o.shape != sh:",
-                f"    raise fail({k + 1}, {_MISMATCH!r}, f'r{d} {{sh}} vs {{o.shape}}')",
+                f"    raise _fail(S, {k + 1}, {_MISMATCH!r}, f'r{d} {{sh}} vs {{o.shape}}')",
             )
 
     def constant(self, name: str, value: Any) -> str:
@@ -369,7 +400,7 @@ def _store(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         pad,
         f"w = {g.tile(v)}",
         f"if {x}.shape != w.shape:",
-        f"    raise fail({k}, {_MISMATCH!r}, f'r{r} {{{x}.shape}} vs {{w.shape}}')",
+        f"    raise _fail(S, {k}, {_MISMATCH!r}, f'r{r} {{{x}.shape}} vs {{w.shape}}')",
     )
     if len(ops) == 2:
         g.emit(pad, f"w[...] = {x}")
@@ -392,7 +423,7 @@ def _broadcast(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"sh = {g.shape(k, shape, pad)}")
     g.broadcast(k, f"({x}.shape, sh)", "c", pad)
     detail = f"f'{{{x}.shape}} to {{sh}}'"
-    g.emit(pad, f"if c != sh: raise fail({k}, 'shapes do not broadcast', {detail})")
+    g.emit(pad, f"if c != sh: raise _fail(S, {k}, 'shapes do not broadcast', {detail})")
     g.register(k, d, pad)
     g.emit(pad, f"o[...] = {x}", f"r{d} = o")
 
@@ -436,8 +467,8 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     if blas_row_sum(kind, axes, rank, dtype):
         g.emit(pad, f"_matmul({x}, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
     elif middle is not None:
-        if "    L = t.kept.local" not in g.pre:
-            g.pre.append("    L = t.kept.local")
+        if "    L = kept.local" not in g.pre:
+            g.pre.append("    L = kept.local")
         g.emit(pad, f"if {x}.base is L: _matmul(*_middle({x}, o, {middle}))", f"else: {ufunc}")
     else:
         g.emit(pad, ufunc)
@@ -459,7 +490,7 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         g.emit(pad, f"y = {y}.swapaxes(-1, -2)", "sb = y.shape")
         y = "y"
     detail = f"f'{{r{ra}.shape}} @ {{r{rb}.shape}}'"  # the registers, as the planner says
-    g.emit(pad, f"if sa[-1] != sb[-2]: raise fail({k}, 'mma inner dims differ', {detail})")
+    g.emit(pad, f"if sa[-1] != sb[-2]: raise _fail(S, {k}, 'mma inner dims differ', {detail})")
     if len(g.p.registers[ra].shape) == len(g.p.registers[rb].shape) == 2:
         g.emit(pad, "sh = (sa[0], sb[1])")
     else:
@@ -473,18 +504,21 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(
         pad,
         f"if {acc} != sh:",
-        f"    raise fail({k}, 'mma accumulator shape mismatch', f'{{{acc}}} vs {{sh}}')",
+        f"    raise _fail(S, {k}, 'mma accumulator shape mismatch', f'{{{acc}}} vs {{sh}}')",
     )
     g.register(k, d, pad)
-    g.emit(pad, f"_mma_acc({x}, {y}, o, t.scratch_for(sh, {g.dtype(d)}))", f"r{d} = o")
+    g.emit(pad, f"_mma_acc({x}, {y}, o, _scratch(kept, sh, {g.dtype(d)}))", f"r{d} = o")
 
 
 def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r = ops
     x = g.read(k, r, pad)
+    fn = g.constant(f"F{k}", UNARY_FNS[g.p.code[k].op.name])
+    if g.in_place(k, d, r):
+        g.emit(pad, f"{fn}({x}, out={x})")
+        return
     g.emit(pad, f"sh = {x}.shape")
     g.result(k, d, pad)
-    fn = g.constant(f"F{k}", UNARY_FNS[g.p.code[k].op.name])
     g.emit(pad, f"{fn}({x}, out=o)", f"r{d} = o")
 
 
@@ -499,15 +533,24 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     x = g.read(k, r, pad)
     if cat is Cat.BINARY:
         y = g.read(k, ops[2], pad)
+        operands = f"{x}, {y}"
         g.emit(pad, f"sh = {x}.shape")
+        if y != x and g.in_place(k, d, r):  # in place where the shapes agree
+            g.emit(pad, f"if sh == {y}.shape: o = {x}", "else:")
+            g.broadcast(k, f"(sh, {y}.shape)", "sh", pad + "    ")
+            g.register(k, d, pad + "    ")
+            g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
+            return
         if y != x:  # (one register's shape always agrees with itself)
             g.emit(pad, f"if sh != {y}.shape:")
             g.broadcast(k, f"(sh, {y}.shape)", "sh", pad + "    ")
-        operands = f"{x}, {y}"
     else:
-        g.emit(pad, f"sh = {x}.shape")
         sc = g.scalar(k, ops[3 - pos], r)
         operands = f"{x}, {sc}" if cat is Cat.BINARY_RS else f"{sc}, {x}"
+        if g.in_place(k, d, r):
+            g.emit(pad, f"{fn}({operands}, out={x})")
+            return
+        g.emit(pad, f"sh = {x}.shape")
     g.result(k, d, pad)
     g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
 
@@ -541,10 +584,10 @@ _WRITERS: dict[Cat, Writer] = {
 
 def first_launch(
     spec: Specialization, args: Sequence[np.ndarray], mem: np.ndarray, alias: bool
-) -> Callable[[], None]:
-    """What runs a launch of `spec` on `args` in tier 0 with local memory `mem`, once the
-    launch is known to stay within the work bound. `alias`: whether loads may keep views
-    of global memory (no argument read shares memory with one written)."""
+) -> None:
+    """Run a launch of `spec` on `args` in tier 0 with local memory `mem`, once it is
+    known to stay within the work bound. `alias`: whether loads may keep views of global
+    memory (no argument read shares memory with one written)."""
     s = spec.slots
     dec = decoded(spec.program)
     got = dec.bound(s)
@@ -554,10 +597,10 @@ def first_launch(
     extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
-    return partial(dec.launch, Tier0(spec, args, mem, extents, alias))
+    dec.launch(spec, args, _kept(mem), extents, alias)
 
 
-def _fail(spec: Specialization, k: int, reason: str, detail: str) -> BytecodeError:
+def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:
     """The BytecodeError the planner raises for the same problem, at instruction k
     (-1: at the grid)."""
     offsets = spec.program.offsets or layout(spec.program)
@@ -607,48 +650,24 @@ def broadcast_of(shapes: tuple[Shape, ...]) -> Shape | None:
     return got
 
 
-class Tier0:
-    """A tier-0 launch's context: what its function reads once, and its slow paths (a
-    register's first view at a shape, the errors)."""
+def _new(spec: Specialization, kept: _Kept, k: int, r: int, shape: Shape) -> np.ndarray:
+    """Register r viewed with `shape` the first time (at this place, capacity and dtype),
+    for instruction k: the planner's checks, then the view, kept."""
+    off, cap = key = spec.registers[r]
+    n = math.prod(shape)
+    if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
+        raise _fail(spec, k, "tile too large", f"{shape}")
+    if n > cap:
+        raise _fail(spec, k, "tile does not fit register", f"r{r}: {shape} > {cap}")
+    dtype = spec.program.registers[r].dtype.np
+    view = np.ndarray(shape, dtype, kept.mem, off)  # inside: the layout checks
+    kept.views[(key, dtype.num, shape)] = view
+    return view
 
-    def __init__(
-        self,
-        spec: Specialization,
-        args: Sequence[np.ndarray],
-        mem: np.ndarray,
-        extents: list[int],
-        fw: bool,
-    ) -> None:
-        self.spec, self.args, self.mem, self.extents = spec, args, mem, extents
-        self.s = spec.slots
-        self.kept = _kept(mem)
-        self.views = self.kept.views
-        self.fw = fw
-        """Whether loads may keep views of global memory: no argument read shares memory
-        with one written."""
 
-    def fail(self, k: int, reason: str, detail: str = "") -> BytecodeError:
-        """The error of instruction k."""
-        return _fail(self.spec, k, reason, detail)
-
-    def new(self, k: int, r: int, shape: Shape) -> np.ndarray:
-        """Register r viewed with `shape` the first time (at this place, capacity and
-        dtype), for instruction k: the planner's checks, then the view, kept."""
-        off, cap = key = self.spec.registers[r]
-        n = math.prod(shape)
-        if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
-            raise self.fail(k, "tile too large", f"{shape}")
-        if n > cap:
-            raise self.fail(k, "tile does not fit register", f"r{r}: {shape} > {cap}")
-        dtype = self.spec.program.registers[r].dtype.np
-        view = np.ndarray(shape, dtype, self.mem, off)  # inside: the layout checks
-        self.views[(key, dtype.num, shape)] = view
-        return view
-
-    def scratch_for(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
-        """A temporary for one instruction (kept beside the local memory)."""
-        scratch = self.kept.scratch
-        got = scratch.get((shape, dtype))
-        if got is None:
-            got = scratch[(shape, dtype)] = np.empty(shape, dtype)
-        return got
+def _scratch(kept: _Kept, shape: Shape, dtype: np.dtype) -> np.ndarray:
+    """A temporary for one instruction (kept beside the local memory)."""
+    got = kept.scratch.get((shape, dtype))
+    if got is None:
+        got = kept.scratch[(shape, dtype)] = np.empty(shape, dtype)
+    return got

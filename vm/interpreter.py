@@ -661,8 +661,8 @@ def _run_unplanned(
     calling thread: its Python work holds the GIL, so cores stepping through tiles side
     by side wait for each other (measured slower than one core at every size tier 0
     takes)."""
-    runner = dynamic.first_launch(spec, args, memory.buffers[0], alias)
-    _blas_held(spec.uses_blas, _run_quietly, runner)
+    mem = memory.buffers[0]
+    _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, mem, alias)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
