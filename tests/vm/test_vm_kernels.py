@@ -313,8 +313,27 @@ def test_forwarded_load_reads_the_global_tile_until_its_register_is_overwritten(
     y = np.full_like(x, np.nan)
     vm.launch(spec, [x, y])
     np.testing.assert_array_equal(y, want)
+    unplanned = vm.Specializer(prog)([(21,)] * 2)  # its first launch: tier 0
+    y = np.full_like(x, np.nan)
+    vm.launch(unplanned, [x, y])
+    assert not unplanned.planned
+    np.testing.assert_array_equal(y, want)
+    np.testing.assert_array_equal(x, np.linspace(-1, 1, 21, dtype=np.float32))
     st = vm.launch(spec, [x, y], stats=True)
     assert st is not None and st.instructions["load"] == 3
     z = x.copy()
     vm.launch(spec, [z, z])
     np.testing.assert_array_equal(z, want)
+
+
+def test_tier0_writes_an_elementwise_chain_in_place() -> None:
+    """In tier 0, an op whose destination is its operand writes that register's view in
+    place once the register holds its own view (not a forwarded load's global tile)."""
+    import importlib
+
+    dynamic = importlib.import_module("dvm.vm.dynamic")
+    chain = dynamic.Launcher(_program(P.elementwise_chain(tile=8))).source()
+    assert "F2(r1, out=r1)" in chain and "F3(r1, out=r1)" in chain  # neg, exp
+    forwarded = dynamic.Launcher(_program(FORWARD)).source()
+    # sub r0, r0, r1 after load r0 (forwarded): r0 first gets a view of its own
+    assert "out=r0" not in forwarded and ": o = r0" not in forwarded
