@@ -68,7 +68,7 @@ from dvm.vm.specialize import (
 # What depends only on the program: generated once
 
 
-LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "_Kept", list[int], bool], None]
+LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "Kept", list[int], bool], None]
 """launch(spec, args, kept, grid extents, alias): runs every tile (see `Launcher`)."""
 
 
@@ -296,7 +296,7 @@ class Launcher:
     def register_lines(self, k: int, d: int) -> list[str]:
         return [
             f"o = V.get((K[{d}], {self.p.registers[d].dtype.np.num}, sh))",
-            f"if o is None: o = _new(S, kept, {k}, {d}, sh)",
+            f"if o is None: o = _new(S, kept, {k}, {d}, sh, {self.dtype(d)})",
         ]
 
     def in_place(self, k: int, d: int, r: int) -> bool:
@@ -582,11 +582,9 @@ _WRITERS: dict[Cat, Writer] = {
 # Per launch
 
 
-def first_launch(
-    spec: Specialization, args: Sequence[np.ndarray], mem: np.ndarray, alias: bool
-) -> None:
-    """Run a launch of `spec` on `args` in tier 0 with local memory `mem`, once it is
-    known to stay within the work bound. `alias`: whether loads may keep views of global
+def first_launch(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> None:
+    """Run a launch of `spec` on `args` in tier 0 with the local memory of `kept`, once
+    it is known to stay within the work bound. `alias`: whether loads may keep views of global
     memory (no argument read shares memory with one written)."""
     s = spec.slots
     dec = decoded(spec.program)
@@ -597,7 +595,10 @@ def first_launch(
     extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
-    dec.launch(spec, args, _kept(mem), extents, alias)
+    if len(kept.views) > 4096 or len(kept.scratch) > 64:
+        kept.views.clear()
+        kept.scratch.clear()
+    dec.launch(spec, args, kept, extents, alias)
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:
@@ -612,28 +613,21 @@ def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
     return np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
 
 
-class _Kept(NamedTuple):
-    """What tier 0 keeps beside a local memory across launches, as the memory itself is
-    kept (bounded): register views by ((offset, capacity), dtype number, shape), and
-    scratch arrays by (shape, dtype)."""
+class Kept(NamedTuple):
+    """What tier 0 keeps beside a local memory across launches (bounded): register views
+    by ((offset, capacity), dtype number, shape), and scratch arrays by (shape, dtype).
+    Its DeviceMemory holds it."""
 
     mem: np.ndarray
-    """The memory itself: holding it means its id is never reused for another."""
     local: np.ndarray
     """What register views are views of (their `base`: numpy's is the owner)."""
     views: dict[Any, Any]
     scratch: dict[Any, Any]
 
 
-_KEPT: dict[int, _Kept] = {}
-
-
-def _kept(mem: np.ndarray) -> _Kept:
-    got = _KEPT.get(id(mem))
-    if got is None or got.mem is not mem or len(got.views) > 4096 or len(got.scratch) > 64:
-        local = mem if mem.base is None else mem.base
-        got = _KEPT[id(mem)] = _Kept(mem, local, {}, {})
-    return got
+def kept_for(mem: np.ndarray) -> Kept:
+    """What tier 0 keeps beside local memory `mem`, empty."""
+    return Kept(mem, mem if mem.base is None else mem.base, {}, {})
 
 
 _BROADCASTS: dict[tuple[Shape, ...], Shape] = {}
@@ -650,22 +644,22 @@ def broadcast_of(shapes: tuple[Shape, ...]) -> Shape | None:
     return got
 
 
-def _new(spec: Specialization, kept: _Kept, k: int, r: int, shape: Shape) -> np.ndarray:
-    """Register r viewed with `shape` the first time (at this place, capacity and dtype),
-    for instruction k: the planner's checks, then the view, kept."""
+def _new(
+    spec: Specialization, kept: Kept, k: int, r: int, shape: Shape, dtype: np.dtype
+) -> np.ndarray:
+    """Register r (of `dtype`) viewed with `shape` the first time (at this place and
+    capacity), for instruction k: the planner's checks, then the view, kept."""
     off, cap = key = spec.registers[r]
     n = math.prod(shape)
     if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
         raise _fail(spec, k, "tile too large", f"{shape}")
     if n > cap:
         raise _fail(spec, k, "tile does not fit register", f"r{r}: {shape} > {cap}")
-    dtype = spec.program.registers[r].dtype.np
-    view = np.ndarray(shape, dtype, kept.mem, off)  # inside: the layout checks
-    kept.views[(key, dtype.num, shape)] = view
-    return view
+    view = kept.views[(key, dtype.num, shape)] = np.ndarray(shape, dtype, kept.mem, off)
+    return view  # (inside the memory: the layout checks)
 
 
-def _scratch(kept: _Kept, shape: Shape, dtype: np.dtype) -> np.ndarray:
+def _scratch(kept: Kept, shape: Shape, dtype: np.dtype) -> np.ndarray:
     """A temporary for one instruction (kept beside the local memory)."""
     got = kept.scratch.get((shape, dtype))
     if got is None:

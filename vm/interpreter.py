@@ -508,6 +508,8 @@ class DeviceMemory:
             raw = np.zeros(size + align, np.uint8)
             start = -raw.ctypes.data % align
             self.buffers.append(raw[start : start + size])
+        self.tier0 = dynamic.kept_for(self.buffers[0])
+        """What tier 0 (on the first core) keeps beside its memory."""
 
 
 _MEMORIES: dict[DeviceSpec, DeviceMemory] = {}
@@ -661,8 +663,8 @@ def _run_unplanned(
     calling thread: its Python work holds the GIL, so cores stepping through tiles side
     by side wait for each other (measured slower than one core at every size tier 0
     takes)."""
-    mem = memory.buffers[0]
-    _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, mem, alias)
+    kept = memory.tier0
+    _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, kept, alias)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
