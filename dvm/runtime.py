@@ -179,7 +179,8 @@ def binder_source(
         if dtype is None:  # index or scalar: converted by the full check, which names a bad one
             lines.append(f"    _check({i}, a{i})")
             continue
-        wrong = f"type(a{i}) is not _ndarray or a{i}.dtype != _dtypes[{i}]"
+        # numpy's built-in dtypes are singletons: any other equal one takes the full check
+        wrong = f"type(a{i}) is not _ndarray or a{i}.dtype is not _dt{i}"
         lines.append(f"    if {wrong}: return None")
         lines.append(f"    d{i} = a{i}.shape")
         tests = [f"len(d{i}) != {len(declared)}"]
@@ -843,7 +844,7 @@ class Program:
         """The generated fast path of `specialize` for the generic variant."""
         namespace: dict[str, Any] = {
             "_ndarray": np.ndarray,
-            "_dtypes": [dtype for _, _, dtype, _ in self.checks],
+            **{f"_dt{i}": dtype for i, (_, _, dtype, _) in enumerate(self.checks)},
             "_guards": variant.check_guards,
             "_check": lambda i, a: check_argument(self.checks[i][0], a, self.checks[i][1]),
         }
