@@ -254,15 +254,20 @@ def _view_lines(emit: Callable[[str], None], p: Program, known: _Slots, i: int, 
     natural = None if empty == "True" else _natural_tests(p, known, v, (z, st), item)
     tests = ["False"] if natural is None else [*nonempty, *natural] or ["True"]
     emit(f"    n{i} = {' and '.join(tests)}")
-    emit(f"    if not n{i}:")
+    general: list[str] = []  # the tests of a view that is not natural
     fixed = math.prod(max(c, 1) for c in sizes if c is not None)
     nominal = "".join(f"({n} if {n} > 1 else 1) * " for n in varying)
     if varying or fixed * item > MAX_ARRAY_BYTES:
-        emit(f"        if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
+        general.append(f"        if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
     if nonempty:
-        emit(f"        if not m{i}:")
+        general.append(f"        if not m{i}:")
     if empty != "True":
-        _bounds(emit, " " * (12 if nonempty else 8), known, v, (val(v.offset), z, st), fail)
+        indent = " " * (12 if nonempty else 8)
+        _bounds(general.append, indent, known, v, (val(v.offset), z, st), fail)
+    if general:
+        emit(f"    if not n{i}:")
+        for line in general:
+            emit(line)
     tiled = "".join(
         f"({d}, {vd.index}, {val(vd.tile)}), "
         for d, vd in enumerate(v.dims)
