@@ -118,10 +118,47 @@ def python_function(
     return namespace["f"]
 
 
+class FloorDiv(sympy.Function):
+    """floor(p / q) of integers p and q, kept whole (`cse` would pull out p/q)."""
+
+
+class CeilDiv(sympy.Function):
+    """ceiling(p / q) of integers p and q."""
+
+
+def integer_division(expr: sympy.Expr) -> sympy.Basic:
+    """`expr` with each floor and ceiling of a quotient as FloorDiv or CeilDiv."""
+
+    def division(kind: type[sympy.Function], rounding: type[sympy.Function]) -> Any:
+        def make(arg: sympy.Expr) -> Any:
+            num, den = sympy.fraction(sympy.together(arg))
+            return rounding(arg) if den == 1 else kind(num, den)
+
+        return make
+
+    exact = expr.replace(sympy.floor, division(FloorDiv, sympy.floor))
+    return exact.replace(sympy.ceiling, division(CeilDiv, sympy.ceiling))
+
+
+class IntegerPrinter(PythonCodePrinter):
+    """Python for integer expressions: a floor or ceiling of a quotient is integer
+    division, exact at any size (sympy's own printer divides in floats, where
+    floor(49 / 49) came out 0, and calls math besides)."""
+
+    def _print_FloorDiv(self, expr: FloorDiv) -> str:
+        num, den = expr.args
+        return f"(({self._print(num)}) // ({self._print(den)}))"
+
+    def _print_CeilDiv(self, expr: CeilDiv) -> str:
+        num, den = expr.args
+        return f"(-(-({self._print(num)}) // ({self._print(den)})))"
+
+
 def python_lines(exprs: Sequence[sympy.Expr]) -> tuple[list[str], list[str]]:
     """Lines computing the subexpressions `exprs` share, and each expression's text."""
-    printer = PythonCodePrinter()
-    shared, reduced = sympy.cse(list(exprs), symbols=sympy.numbered_symbols("_t"))
+    printer = IntegerPrinter()
+    exact = [integer_division(e) for e in exprs]
+    shared, reduced = sympy.cse(exact, symbols=sympy.numbered_symbols("_t"))
     lines = [f"    {t} = {printer.doprint(e)}\n" for t, e in shared]
     return lines, [f"int({printer.doprint(e)})" for e in reduced]
 

@@ -703,3 +703,35 @@ def test_kernels_at_the_vm_maximum_rank_run() -> None:
     y, z = program(a, b)
     np.testing.assert_allclose(y, np.exp(a @ b), rtol=1e-5)
     np.testing.assert_array_equal(z, -a)
+
+
+@pytest.mark.parametrize("divisor", [3, 7, 16, 49, 97, 944, 3776])
+def test_host_expressions_divide_exactly(divisor: int) -> None:
+    """The runtime's generated host expressions (output sizes, guards, fusion choices)
+    take a floor or ceiling of a quotient by integer division: in floats, 49 * (1/49)
+    is below 1, and large dims lose digits."""
+    import sympy
+
+    from dvm.runtime import python_function
+
+    x, y = sympy.symbols("x y", integer=True, nonnegative=True)
+    exprs = [
+        sympy.floor(x / divisor),
+        sympy.ceiling(x / divisor),
+        sympy.Max(1, sympy.floor((x + y) / (2 * divisor))),
+        sympy.ceiling(sympy.ceiling(x / divisor) / (sympy.Max(1, y) + 1)),
+    ]
+    f = python_function(exprs, ["x", "y"])
+
+    def ceil(p: int, q: int) -> int:
+        return -(-p // q)
+
+    for a in [*range(0, 3 * divisor + 2), 2**60 + 1, 2**62 - 3]:
+        for b in (0, 5):
+            want = (
+                a // divisor,
+                ceil(a, divisor),
+                max(1, (a + b) // (2 * divisor)),
+                ceil(ceil(a, divisor), max(1, b) + 1),
+            )
+            assert f(a, b) == want, (a, b)
