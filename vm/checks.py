@@ -8,7 +8,8 @@ and view tables, which a program fixes: so the whole path is turned, once
 per program and device, into one function of straight-line source
 
     def fast(D, P, C, T):              # shapes, params, cores (None: choose), tier-0 bytes
-        [[d0_0, d0_1], [d1_0]] = D     # the arguments: ranks, ints, no negative dim
+        [D0, D1] = D                   # the arguments: ranks, ints, dims in int64
+        [d0_0, d0_1] = _map(_int, D0)
         ...
         nbytes = numel0 * 4 + numel1 * 4
         if C is None: C = 1 if nbytes < T else 2
@@ -24,9 +25,11 @@ per program and device, into one function of straight-line source
 built only from validated table indices, constants and fixed operators: one
 frame, and every slot and dim a local, where three functions passing tuples
 cost a frame each and an index per use. A constant slot appears as its
-literal, and a check that a constant or a dim's sign decides is left out (a
+literal, and a check that a constant or a slot's range decides is left out (a
 dim is never negative, so a stride that is one only raises a view's highest
-element). A slot outside int64 returns its index instead; a failed layout
+element). A view that the slots make natural (its strides the products of
+its sizes, its sizes its argument's dims, as monomials) is not tested for
+bounds at all. A slot outside int64 returns its index instead; a failed layout
 check returns None as the layout, and the specializer then walks the tables
 the slow way, which names the failing entry and reason. The fuzz tests hold
 the two to agreement.
@@ -102,11 +105,10 @@ def compile_fast(
 
 class _Slots:
     """What the generator knows of each slot before any shape: a constant's value,
-    whether it can be negative (`slot_lines` says: a dim never is, arguments are checked
-    first, and neither is a sum or product of dims), a number it is a multiple of
-    (register offsets are rounded up to the alignment, so they need no test), and its
-    value as a monomial (a view's strides are products of its sizes, which are dims:
-    whether it is its whole argument is mostly decided here)."""
+    whether it can be negative (from the range `slot_lines` gives it), a number it is a
+    multiple of (register offsets are rounded up to the alignment, so they need no
+    test), and its value as a monomial (a view's strides are products of its sizes,
+    which are dims: whether it is its whole argument is mostly decided here)."""
 
     def __init__(self, p: Program, ranges: list[Range]) -> None:
         self.nonneg = [lo is not None and lo >= 0 for lo, _ in ranges]
@@ -168,8 +170,8 @@ def _monomial(expr: Sequence[Tok], monos: Sequence[Monomial]) -> Monomial | None
             stack.append(None)
         else:
             b, a = stack.pop(), stack.pop()
-            product = t.op is ExprOp.MUL and a is not None and b is not None
-            stack.append(_times(a, b) if product and a and b else None)
+            product = None if a is None or b is None else _times(a, b)
+            stack.append(product if t.op is ExprOp.MUL else None)
     return stack[-1]
 
 
@@ -317,12 +319,13 @@ def _natural_tests(
 
 
 def _cancelled(a: Monomial, b: Monomial) -> tuple[Monomial, Monomial]:
-    """`a` and `b` without the atoms they share."""
+    """`a` and `b` without the atoms they share (the atoms stay sorted)."""
     common = Counter(a[1]) & Counter(b[1])
-    return (a[0], tuple((Counter(a[1]) - common).elements())), (
-        b[0],
-        tuple((Counter(b[1]) - common).elements()),
-    )
+
+    def rest(m: Monomial) -> Monomial:
+        return m[0], tuple((Counter(m[1]) - common).elements())
+
+    return rest(a), rest(b)
 
 
 def _text(m: Monomial) -> str:
