@@ -129,8 +129,10 @@ class Fuser:
         if not self.allowed(merged) or self.creates_cycle(a, b):
             return False
         try:
-            self.analyze(merged)
+            domain = self.analyze(merged)
         except Illegal:
+            return False
+        if tile_rank(domain) > MAX_RANK:  # the VM could not hold its tiles: keep apart
             return False
         for op in ops:
             self.group[op] = merged
@@ -351,12 +353,17 @@ def check_rank(ops: Sequence[Operation], domain: Domain, boundary: Sequence[SSAV
     walk) have at most MAX_RANK dims. Here the user's ops, with their places in
     the source, still stand for the kernel: the first with a tensor of the
     offending rank is named."""
-    worst = max([len(domain.sizes) - (domain.contraction is not None), *map(rank, boundary)])
+    worst = max([tile_rank(domain), *map(rank, boundary)])
     if worst <= MAX_RANK:
         return
     ranks = [(max(map(rank, (*op.operands, *op.results)), default=0), op) for op in ops]
     found, op = next(((r, op) for r, op in ranks if r >= worst), (worst, ops[0]))
     raise ProgramError(op, f"rank {found} exceeds the VM's maximum rank {MAX_RANK}")
+
+
+def tile_rank(domain: Domain) -> int:
+    """The rank of a kernel's tiles: a dim per domain axis but a matmul's K."""
+    return len(domain.sizes) - (domain.contraction is not None)
 
 
 def rank(value: SSAValue) -> int:
