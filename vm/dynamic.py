@@ -304,6 +304,15 @@ class Launcher:
         view of shape `sh`: its operand r is d, whose local is its own view."""
         return d == r and d in self.owned and k not in self.fused
 
+    def elementwise(self, k: int, d: int, r: int, fn: str, operands: str, pad: str) -> None:
+        """`fn(operands)` into register d, shaped as register r: in place when it may."""
+        if self.in_place(k, d, r):
+            self.emit(pad, f"{fn}({operands}, out=r{r})")
+            return
+        self.emit(pad, f"sh = r{r}.shape")
+        self.result(k, d, pad)
+        self.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
+
     def result(self, k: int, d: int, pad: str) -> None:
         """`o` = where elementwise op k writes: register d viewed with shape `sh`, or the
         tile of the store after it when that store is fused (the shapes must agree; the
@@ -513,13 +522,7 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r = ops
     x = g.read(k, r, pad)
-    fn = g.constant(f"F{k}", UNARY_FNS[g.p.code[k].op.name])
-    if g.in_place(k, d, r):
-        g.emit(pad, f"{fn}({x}, out={x})")
-        return
-    g.emit(pad, f"sh = {x}.shape")
-    g.result(k, d, pad)
-    g.emit(pad, f"{fn}({x}, out=o)", f"r{d} = o")
+    g.elementwise(k, d, r, g.constant(f"F{k}", UNARY_FNS[g.p.code[k].op.name]), x, pad)
 
 
 def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
@@ -547,10 +550,8 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     else:
         sc = g.scalar(k, ops[3 - pos], r)
         operands = f"{x}, {sc}" if cat is Cat.BINARY_RS else f"{sc}, {x}"
-        if g.in_place(k, d, r):
-            g.emit(pad, f"{fn}({operands}, out={x})")
-            return
-        g.emit(pad, f"sh = {x}.shape")
+        g.elementwise(k, d, r, fn, operands, pad)
+        return
     g.result(k, d, pad)
     g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
 
