@@ -86,11 +86,15 @@ def at_least_one(tile: sympy.Expr) -> sympy.Expr:
     return smax(1, tile)
 
 
+def usable_bytes(device: DeviceSpec, cube: bool = False) -> int:
+    """The share of local memory tiles may take (with `cube`, of the cube memory that
+    matmul kernels' tiles live in)."""
+    return int(device.memory_bytes(cube) * LOCAL_MEMORY_SHARE)
+
+
 def elements_in(device: DeviceSpec, bytes_per_element: int, cube: bool = False) -> int:
-    """How many elements of `bytes_per_element` fit in the usable local memory
-    (with `cube`, the cube memory that matmul kernels' tiles live in)."""
-    usable = int(device.memory_bytes(cube) * LOCAL_MEMORY_SHARE)
-    return max(1, usable // max(bytes_per_element, 1))
+    """How many elements of `bytes_per_element` fit in the usable local memory."""
+    return max(1, usable_bytes(device, cube) // max(bytes_per_element, 1))
 
 
 def live_elements(
@@ -106,7 +110,7 @@ def live_elements(
     extra = skipping_bytes - live_bytes
     if extra <= 0 or not domain.reduced:
         return sympy.Integer(elements_in(device, live_bytes))
-    usable = int(device.memory_bytes(False) * LOCAL_MEMORY_SHARE)
+    usable = usable_bytes(device)
     # no reduced tile is shorter than m: the rows variant holds each axis
     # whole, and a chunk is long unless inner chunks take the whole budget
     m = smin(*(at_least_one(domain.sizes[a]) for a in sorted(domain.reduced)))

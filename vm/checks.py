@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dvm.vm.isa import ExprOp
-from dvm.vm.program import Index, Program, Tok, View
+from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
     LOCAL_LEAVES,
@@ -58,9 +58,6 @@ FastFn = Callable[[Sequence[Sequence[int]], Sequence[int], "int | None", int], A
 """(shapes, params, cores or None, tier-0 bytes) -> (shapes, params, nbytes, cores,
 slots or the index of a slot outside int64, layout or None); raises ValueError or
 TypeError when the shapes or params do not fit the header."""
-
-MAX_ARRAY_BYTES = 2**62
-"""numpy refuses arrays (even empty ones) whose dims multiply past this."""
 
 
 def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool) -> str:

@@ -52,9 +52,8 @@ from dvm.vm.kernels import (
     select_overlapping,
     typed_scalar,
 )
-from dvm.vm.program import Extent, Instr, Program, Scalar
+from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar
 from dvm.vm.specialize import (
-    MAX_ARRAY_BYTES,
     Shape,
     Specialization,
     ViewPlan,
@@ -585,8 +584,8 @@ _WRITERS: dict[Cat, Writer] = {
 
 def first_launch(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> None:
     """Run a launch of `spec` on `args` in tier 0 with the local memory of `kept`, once
-    it is known to stay within the work bound. `alias`: whether loads may keep views of global
-    memory (no argument read shares memory with one written)."""
+    it is known to stay within the work bound. `alias`: whether loads may keep views of
+    global memory (no argument read shares memory with one written)."""
     s = spec.slots
     dec = decoded(spec.program)
     got = dec.bound(s)
@@ -640,7 +639,9 @@ def broadcast_of(shapes: tuple[Shape, ...]) -> Shape | None:
     got = _BROADCASTS.get(shapes)
     if got is None:
         got = broadcast_shapes(list(shapes))
-        if got is not None and len(_BROADCASTS) < 4096:
+        if got is not None:
+            if len(_BROADCASTS) >= 4096:  # bounded, as what tier 0 keeps
+                _BROADCASTS.clear()
             _BROADCASTS[shapes] = got
     return got
 

@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from dvm.vm.device import DeviceSpec
     from dvm.vm.specialize import Specialization
 
+MAX_ARRAY_BYTES = 2**62
+"""numpy refuses arrays (even empty ones) whose dims multiply past this: a program's
+views and tiles may not (the fast path, the table walk and tier 0 all test it)."""
+
 
 @dataclass(frozen=True)
 class Arg:

@@ -246,7 +246,8 @@ def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:
     lines += [f"    [{', '.join(row)}] = _map(_int, D{i})" for i, row in enumerate(dims)]
     lines.append(f"    [{', '.join(params)}] = {'_map(_int, P)' if params else 'P'}")
     if names:  # the bitwise or of ints is negative iff one is, above 2**63-1 iff one is
-        lines.append(f"    if not 0 <= {' | '.join(names)} <= {I64_MAX}: raise _Bad")
+        low, high = DIM_RANGE
+        lines.append(f"    if not {low} <= {' | '.join(names)} <= {high}: raise _Bad")
     return lines
 
 

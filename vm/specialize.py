@@ -29,7 +29,7 @@ from dvm.vm.checks import FastFn, compile_fast
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import Cat, ExprOp, ExtentKind, Kind, ReduceKind, ScalarTag
-from dvm.vm.program import Index, Instr, Offsets, Program, Scalar
+from dvm.vm.program import MAX_ARRAY_BYTES, Index, Instr, Offsets, Program, Scalar
 from dvm.vm.slots import I64_MAX, SlotFn, compile_slots
 from dvm.vm.validate import LoopInfo, validate
 
@@ -719,7 +719,7 @@ class _Specializer:
         for i, (s, a) in enumerate(zip(shapes, p.args, strict=True)):
             if len(s) != a.rank:
                 raise ValueError(f"argument a{i}: shape {s} does not fit rank {a.rank}")
-            if any(not 0 <= n <= I64_MAX for n in s):
+            if any(not 0 <= n <= I64_MAX for n in s):  # (slots.DIM_RANGE)
                 raise ValueError(f"argument a{i}: shape {s} has a dim outside 0..2**63-1")
         if len(params) != p.n_params:
             raise ValueError(f"program takes {p.n_params} params, got {len(params)}")
@@ -1099,10 +1099,6 @@ def broadcast_shapes(shapes: list[Shape]) -> Shape | None:
 def _byte_strides(sizes: Shape, strides: Shape, item: int) -> list[int]:
     """numpy's strides of a view: bytes, 0 for a dim of one element."""
     return [t * item if n > 1 else 0 for n, t in zip(sizes, strides, strict=True)]
-
-
-MAX_ARRAY_BYTES = 2**62
-"""numpy refuses arrays (even empty ones) whose dims multiply past this."""
 
 
 def nominal_bytes(shape: Shape, itemsize: int) -> int:
