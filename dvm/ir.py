@@ -1,12 +1,26 @@
-"""Parsing `.mlir` text into verified modules with the project's dialects."""
+"""Parsing `.mlir` text into verified modules with the project's dialects.
+
+Every error names its place in the source: `file:line:col: error: message`,
+then the source line with carets under the spot. `dvm.compile`, `dvm-run` and
+`dvm-opt` all parse through `LocatingParser`, so they report the same places.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    VerifyException,
+)
+from xdsl.utils.lexer import Input, Span
 
 from dvm.dialects import DIALECTS
 
@@ -24,11 +38,23 @@ def parse(source: str | Path, filename: str | None = None) -> ModuleOp:
 
     A `str` is read as a path when it names an existing `.mlir` file and has
     no newline; otherwise it is program text. Raises xDSL's `ParseError` or
-    `VerifyException` (with a `file:line:col` location) on bad input.
+    `VerifyException`, whose message starts with the `file:line:col` of the
+    culprit, on bad input.
     """
     text, name = read_source(source, filename)
-    module = Parser(make_context(), text, name).parse_module()
-    module.verify()
+    parser = LocatingParser(make_context(), text, name)
+    try:
+        module = parser.parse_module()
+    except ParseError as e:
+        if type(e) is not ParseError:  # one with several spans keeps its own layout
+            raise
+        raise DvmParseError(e.span, e.msg) from None
+    except LocatedDiagnostic as e:
+        raise VerifyException(str(e)) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise VerifyException(locate(e, module, parser.spans) or str(e)) from None
     return module
 
 
@@ -36,5 +62,136 @@ def read_source(source: str | Path, filename: str | None = None) -> tuple[str, s
     """The text of `source` and the name to report in diagnostics."""
     if isinstance(source, Path) or ("\n" not in source and source.endswith(".mlir")):
         path = Path(source)
-        return path.read_text(encoding="utf-8"), filename or str(path)
+        name = filename or str(path)
+        return decode_utf8(path.read_bytes(), name), name
     return source, filename or "<string>"
+
+
+# --------------------------------------------------------------------------
+# Diagnostics
+# --------------------------------------------------------------------------
+
+
+class LocatedDiagnostic(DiagnosticException):
+    """A diagnostic already formatted with its location and source context."""
+
+
+@dataclass
+class DvmParseError(ParseError):
+    """A parse error that prints like every other diagnostic (see `format_diagnostic`)."""
+
+    def __str__(self) -> str:
+        return format_diagnostic(self.span, self.msg)
+
+
+def format_diagnostic(span: Span[str] | Span[bytes], msg: str) -> str:
+    """`file:line:col: error: msg`, then the source line with carets under `span`."""
+    context = span.print_with_context().splitlines()[1:]  # drop xDSL's location line
+    return "\n".join([f"{span.get_location()}: error: {msg}", *context])
+
+
+def format_parse_error(e: ParseError) -> str:
+    """A parse error in the same layout as every other diagnostic."""
+    text = format_diagnostic(e.span, e.msg)
+    if isinstance(e, MultipleSpansParseError):
+        if e.ref_text is not None:
+            text += "\n" + e.ref_text.rstrip("\n")
+        for span, note in e.refs:
+            text += "\n" + format_diagnostic(span, note or "").replace(": error: ", ": note: ", 1)
+    return text
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """The input as text; invalid UTF-8 is a `ParseError` at the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        shown = data.decode("utf-8", errors="replace")
+        start = len(data[: e.start].decode("utf-8"))
+        span = Span(start, start + 1, Input(shown, name))
+        raise DvmParseError(
+            span, f"invalid UTF-8 (byte 0x{data[e.start]:02x}): {e.reason}"
+        ) from None
+
+
+# --------------------------------------------------------------------------
+# Parsing with locations
+# --------------------------------------------------------------------------
+
+
+class LocatingParser(Parser):
+    """A parser that remembers where each op was written.
+
+    `spans` maps every parsed op to its source span (the first line of the
+    chunk is line `line_offset + 1` of the file), and ops without a `loc(...)`
+    get a `FileLineColLoc`, as MLIR's parser does. A value used but never
+    defined is reported at its first use (xDSL's parser notices only at the
+    end of the input, and says so there).
+    """
+
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self.line_offset = line_offset
+        self.spans: dict[Operation, Span[str]] = {}
+        self.first_uses: dict[str, Span[str]] = {}
+        """Where each value used before its definition was first used."""
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as e:
+            undefined = [n for n in self.forward_ssa_references if n in self.first_uses]
+            if not undefined or not e.msg.startswith("values used but not defined"):
+                raise
+            first, *others = undefined
+            also = f" (also undefined: {', '.join('%' + n for n in others)})" if others else ""
+            message = f"use of undefined value %{first}{also}"
+            raise ParseError(self.first_uses[first], message) from None
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+        name = operand.operand_name
+        if name not in self.ssa_values and name not in self.first_uses:
+            span = operand.span
+            self.first_uses[name] = Span(span.start, span.end, span.input, self.line_offset)
+        return super().resolve_operand(operand, type)
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span  # the op's first token: a result or its name
+        span = Span(start.start, start.start + 1, start.input, self.line_offset)
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:  # a constraint checked while the op is built
+            raise LocatedDiagnostic(format_diagnostic(span, str(e))) from None
+        self.spans[op] = span
+        if isinstance(op.location, UnknownLoc):
+            where = span.get_location()
+            op.location = FileLineColLoc(
+                StringAttr(where.file), IntAttr(where.line), IntAttr(where.col)
+            )
+        return op
+
+
+def locate(
+    error: VerifyException, module: ModuleOp, spans: dict[Operation, Span[str]]
+) -> str | None:
+    """`error` as a located diagnostic, if the op that raised it can be found (None if not).
+
+    xDSL's verifier does not say which op failed, so each op is verified on
+    its own, in source order, until one fails with the same message.
+    """
+    message = str(error)
+    culprit: Operation | None = None  # the op with this message, else the first that fails
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            if str(e) == message:
+                culprit = op
+                break
+            if culprit is None:
+                culprit = op
+    if culprit is not None and culprit in spans:
+        return format_diagnostic(spans[culprit], message)
+    if culprit is not None and isinstance(loc := culprit.location, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: error: {message}"
+    return None

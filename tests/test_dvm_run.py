@@ -346,6 +346,20 @@ def test_program_that_does_not_parse(capsys: pytest.CaptureFixture[str], tmp_pat
     assert "broken.mlir:2:" in err and "tensor.nope is not registered" in err
 
 
+def test_program_that_does_not_verify(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "invalid.mlir"
+    path.write_text(
+        "func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+        "  %y = tensor.reduce_sum %x {axes = [1]} : tensor<?xf32> -> tensor<?xf32>\n"
+        "  func.return %y : tensor<?xf32>\n"
+        "}\n"
+    )
+    code, out, err = run(capsys, str(path), "--shapes", "2")
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert err.startswith(f"dvm-run: error: {path}:2:3: 'tensor.reduce_sum' axis 1"), err
+    assert "  %y = tensor.reduce_sum" in err  # the source line
+
+
 def test_unknown_device_and_entry(
     files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES_DIR, load_reference
 from test_conformance import CAPS, DEFAULT_CAP, as_tuple, run_reference, shape_draws, symbols_of
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 import dvm
 from dvm import pipeline
@@ -672,6 +673,47 @@ def test_rank_above_the_vm_maximum_is_a_compile_error() -> None:
         dvm.compile(RANK_9)
     x = np.full((1, 2, 1, 2, 1, 2, 1, 2, 1), 0.5, np.float32)
     np.testing.assert_array_equal(dvm.interpret(RANK_9, x), np.exp(x))
+
+
+BAD_PROGRAMS = {
+    "undefined value": (
+        "  %y = tensor.exp %q : tensor<?xf32>",
+        "tensor<?xf32>",
+        ParseError,
+        "bad.mlir:3:19: error: use of undefined value %q",
+    ),
+    "a verifier's error": (
+        "  %y = tensor.reduce_sum %x {axes = [1]} : tensor<?xf32> -> tensor<?xf32>",
+        "tensor<?xf32>",
+        VerifyException,
+        "bad.mlir:3:3: error: 'tensor.reduce_sum' axis 1 is out of range",
+    ),
+    "a pass's error": (
+        "  %y = tensor.broadcast_to %x to [1, 1, 1, 1, 1, 1, 1, 1, %n]"
+        " : tensor<?xf32> -> tensor<1x1x1x1x1x1x1x1x?xf32>",
+        "tensor<1x1x1x1x1x1x1x1x?xf32>",
+        ProgramError,
+        "bad.mlir:3:3: %y = tensor.broadcast_to: rank 9 exceeds",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_PROGRAMS))
+def test_compile_errors_name_the_place_in_the_file(kind: str, tmp_path: Path) -> None:
+    """Whatever finds a program bad (the parser, a verifier, a pass), `dvm.compile`
+    of a file says where: `file:line:col`, as `dvm-opt` does."""
+    line, result, error, message = BAD_PROGRAMS[kind]
+    path = tmp_path / "bad.mlir"
+    path.write_text(
+        f"func.func @f(%x: tensor<?xf32>, %n: index) -> {result} {{\n"
+        "  %c = arith.constant 0 : index\n"
+        f"{line}\n"
+        f"  func.return %y : {result}\n"
+        "}\n"
+    )
+    with pytest.raises(error) as raised:
+        dvm.compile(path)
+    assert str(raised.value).startswith(str(tmp_path / message)), raised.value
 
 
 AT_RANK_8 = """\

@@ -25,23 +25,29 @@ from pathlib import Path
 from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
-    MultipleSpansParseError,
     ParseError,
     VerifyException,
 )
 from xdsl.utils.frontend import Frontend
-from xdsl.utils.lexer import Input, Span
+from xdsl.utils.lexer import Span
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from dvm.dialects import DIALECTS
+from dvm.ir import (
+    DvmParseError,
+    LocatedDiagnostic,
+    LocatingParser,
+    decode_utf8,
+    format_parse_error,
+    locate,
+)
 from dvm.passes import PASSES
 from dvm.passes.errors import ProgramError
 
@@ -116,107 +122,6 @@ def _package_version(package: str) -> str:
 
 class ToolError(Exception):
     """An error without a source location, reported as `dvm-opt: error: ...`."""
-
-
-class LocatedDiagnostic(DiagnosticException):
-    """A diagnostic already formatted with its location and source context."""
-
-
-@dataclass
-class DvmParseError(ParseError):
-    """A parse error that prints like every other diagnostic (see `format_diagnostic`)."""
-
-    def __str__(self) -> str:
-        return format_diagnostic(self.span, self.msg)
-
-
-def format_diagnostic(span: Span[str] | Span[bytes], msg: str) -> str:
-    """`file:line:col: error: msg`, then the source line with carets under `span`."""
-    context = span.print_with_context().splitlines()[1:]  # drop xDSL's location line
-    return "\n".join([f"{span.get_location()}: error: {msg}", *context])
-
-
-def format_parse_error(e: ParseError) -> str:
-    """A parse error in the same layout as every other diagnostic."""
-    text = format_diagnostic(e.span, e.msg)
-    if isinstance(e, MultipleSpansParseError):
-        if e.ref_text is not None:
-            text += "\n" + e.ref_text.rstrip("\n")
-        for span, note in e.refs:
-            text += "\n" + format_diagnostic(span, note or "").replace(": error: ", ": note: ", 1)
-    return text
-
-
-def decode_utf8(data: bytes, name: str) -> str:
-    """The input as text; invalid UTF-8 is a `ParseError` at the first bad byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        shown = data.decode("utf-8", errors="replace")
-        start = len(data[: e.start].decode("utf-8"))
-        span = Span(start, start + 1, Input(shown, name))
-        raise DvmParseError(
-            span, f"invalid UTF-8 (byte 0x{data[e.start]:02x}): {e.reason}"
-        ) from None
-
-
-# --------------------------------------------------------------------------
-# Parsing with locations
-# --------------------------------------------------------------------------
-
-
-class LocatingParser(Parser):
-    """A parser that remembers where each op was written.
-
-    `spans` maps every parsed op to its source span (the first line of the
-    chunk is line `line_offset + 1` of the file), and ops without a `loc(...)`
-    get a `FileLineColLoc`, as MLIR's parser does.
-    """
-
-    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
-        super().__init__(ctx, text, name)
-        self.line_offset = line_offset
-        self.spans: dict[Operation, Span[str]] = {}
-
-    def parse_operation(self) -> Operation:
-        start = self._current_token.span  # the op's first token: a result or its name
-        span = Span(start.start, start.start + 1, start.input, self.line_offset)
-        try:
-            op = super().parse_operation()
-        except VerifyException as e:  # a constraint checked while the op is built
-            raise LocatedDiagnostic(format_diagnostic(span, str(e))) from None
-        self.spans[op] = span
-        if isinstance(op.location, UnknownLoc):
-            where = span.get_location()
-            op.location = FileLineColLoc(
-                StringAttr(where.file), IntAttr(where.line), IntAttr(where.col)
-            )
-        return op
-
-
-def locate(error: VerifyException, module: ModuleOp, spans: dict[Operation, Span[str]]) -> str:
-    """`error` as a located diagnostic, if the op that raised it can be found.
-
-    xDSL's verifier does not say which op failed, so each op is verified on
-    its own, in source order, until one fails with the same message.
-    """
-    message = str(error)
-    culprit: Operation | None = None  # the op with this message, else the first that fails
-    for op in module.walk():
-        try:
-            op.verify(verify_nested_ops=False)
-        except VerifyException as e:
-            if str(e) == message:
-                culprit = op
-                break
-            if culprit is None:
-                culprit = op
-    if culprit is not None and culprit in spans:
-        return format_diagnostic(spans[culprit], message)
-    if culprit is not None and isinstance(loc := culprit.location, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: error: {message}"
-    notes = getattr(error, "__notes__", [])  # the IR, with the op marked
-    return "\n".join([f"{PROG}: error: {message}", *(n.rstrip("\n") for n in notes)])
 
 
 # --------------------------------------------------------------------------
@@ -319,7 +224,11 @@ class DvmOptMain(xDSLOptMain):
         try:
             super().apply_passes(prog)
         except VerifyException as e:
-            raise LocatedDiagnostic(locate(e, prog, self.spans)) from None
+            located = locate(e, prog, self.spans)
+            if located is None:  # no place found: the notes show the IR, the op marked
+                notes = [n.rstrip("\n") for n in getattr(e, "__notes__", [])]
+                located = "\n".join([f"{PROG}: error: {e}", *notes])
+            raise LocatedDiagnostic(located) from None
 
 
 def binary_module(data: bytes, name: str) -> ModuleOp:

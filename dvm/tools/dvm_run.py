@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ from typing import Any
 import numpy as np
 
 PROG = "dvm-run"
+LOCATED_ERROR = re.compile(r"^(\S+:\d+:\d+): error: ")
+"""The start of a diagnostic located in the program (`file:line:col: error: `)."""
 
 
 class UsageError(Exception):
@@ -208,7 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:
         return 0 if e.code in (0, None) else 1
     except (UsageError, DvmError, DiagnosticException, ParseError, ValueError) as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        # a diagnostic located in the program reads `dvm-run: error: file:line:col: ...`
+        text = LOCATED_ERROR.sub(r"\1: ", str(e), count=1)
+        print(f"{PROG}: error: {text}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"{PROG}: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)

@@ -48,3 +48,13 @@ func.func @expand_without_output_shape(%a: tensor<12xf32>) {
   %r = tensor.expand_shape %a [[0, 1]] : tensor<12xf32> into tensor<3x4xf32>
   func.return
 }
+
+// -----
+
+// A value never defined is reported at its first use, not at the end of the input.
+func.func @undefined_value(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: :[[# @LINE + 1]]:23: error: use of undefined value %q (also undefined: %r){{$}}
+  %s = tensor.add %a, %q : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %t = tensor.add %s, %r : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %t : tensor<4xf32>
+}
