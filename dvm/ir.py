@@ -45,10 +45,6 @@ def parse(source: str | Path, filename: str | None = None) -> ModuleOp:
     parser = LocatingParser(make_context(), text, name)
     try:
         module = parser.parse_module()
-    except ParseError as e:
-        if type(e) is not ParseError:  # one with several spans keeps its own layout
-            raise
-        raise DvmParseError(e.span, e.msg) from None
     except LocatedDiagnostic as e:
         raise VerifyException(str(e)) from None
     try:
@@ -137,16 +133,20 @@ class LocatingParser(Parser):
         """Where each value used before its definition was first used."""
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """The module; a parse error is a `DvmParseError` (one with several spans keeps
+        its own type and layout)."""
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError as e:
+            if type(e) is not ParseError:
+                raise
             undefined = [n for n in self.forward_ssa_references if n in self.first_uses]
             if not undefined or not e.msg.startswith("values used but not defined"):
-                raise
+                raise DvmParseError(e.span, e.msg) from None
             first, *others = undefined
             also = f" (also undefined: {', '.join('%' + n for n in others)})" if others else ""
             message = f"use of undefined value %{first}{also}"
-            raise ParseError(self.first_uses[first], message) from None
+            raise DvmParseError(self.first_uses[first], message) from None
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
         name = operand.operand_name

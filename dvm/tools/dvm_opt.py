@@ -41,7 +41,6 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from dvm.dialects import DIALECTS
 from dvm.ir import (
-    DvmParseError,
     LocatedDiagnostic,
     LocatingParser,
     decode_utf8,
@@ -186,12 +185,7 @@ class DvmOptMain(xDSLOptMain):
             return binary_module(data, name)
         text = decode_utf8(data, name)
         parser = LocatingParser(self.ctx, text, name, start_offset)
-        try:
-            module = parser.parse_module(not self.args.no_implicit_module)
-        except ParseError as e:
-            if type(e) is not ParseError:  # one with several spans keeps its own layout
-                raise
-            raise DvmParseError(e.span, e.msg) from None
+        module = parser.parse_module(not self.args.no_implicit_module)
         self.spans = parser.spans
         return module
 
