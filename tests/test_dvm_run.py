@@ -337,27 +337,32 @@ def test_missing_program_file(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert_clean_error(code, out, err, "absent.mlir")
 
 
-def test_program_that_does_not_parse(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = tmp_path / "broken.mlir"
-    path.write_text("func.func @f(%x: tensor<?xf32>) {\n  %y = tensor.nope %x\n}\n")
-    code, out, err = run(capsys, str(path), "--shapes", "2")
-    assert code == 1 and out == ""
-    assert "Traceback" not in err and err.startswith("dvm-run: error: ")
-    assert "broken.mlir:2:" in err and "tensor.nope is not registered" in err
-
-
-def test_program_that_does_not_verify(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = tmp_path / "invalid.mlir"
-    path.write_text(
+BAD_PROGRAMS = {
+    "does not parse": (
+        "func.func @f(%x: tensor<?xf32>) {\n  %y = tensor.nope %x\n}\n",
+        ":2:20: Operation tensor.nope is not registered",
+    ),
+    "does not verify": (
         "func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
         "  %y = tensor.reduce_sum %x {axes = [1]} : tensor<?xf32> -> tensor<?xf32>\n"
-        "  func.return %y : tensor<?xf32>\n"
-        "}\n"
-    )
+        "  func.return %y : tensor<?xf32>\n}\n",
+        ":2:3: 'tensor.reduce_sum' axis 1 is out of range",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_PROGRAMS))
+def test_bad_program_is_located(
+    kind: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`dvm-run: error: file:line:col: message`, then the source line."""
+    text, message = BAD_PROGRAMS[kind]
+    path = tmp_path / "bad.mlir"
+    path.write_text(text)
     code, out, err = run(capsys, str(path), "--shapes", "2")
     assert code == 1 and out == "" and "Traceback" not in err
-    assert err.startswith(f"dvm-run: error: {path}:2:3: 'tensor.reduce_sum' axis 1"), err
-    assert "  %y = tensor.reduce_sum" in err  # the source line
+    assert err.startswith(f"dvm-run: error: {path}{message}"), err
+    assert text.splitlines()[1] in err  # the source line
 
 
 def test_unknown_device_and_entry(
