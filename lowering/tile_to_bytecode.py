@@ -70,8 +70,24 @@ class Slots:
     index: dict[str, int] = field(default_factory=dict)
     renames: dict[sympy.Symbol, sympy.Symbol] = field(default_factory=dict)
     """Named tile sizes (`t0`) -> the slot symbol (`s3`) that holds them."""
+    known: dict[tuple[type, object], int] = field(default_factory=dict)
+    """`of` by its argument (and its type: 1 and 1.0 print apart) while `renames` stays:
+    sympy's printing is most of lowering's time otherwise."""
 
     def of(self, expr: object) -> int:
+        key = (type(expr), expr)
+        got = self.known.get(key)
+        if got is None:
+            got = self.known[key] = self.intern(expr)
+        return got
+
+    def rename(self, name: str, index: int) -> None:
+        """Name a tile size: later expressions read `name` as slot `index`."""
+        self.renames[symbol(name)] = symbol(f"s{index}")
+        self.known.clear()
+
+    def intern(self, expr: object) -> int:
+        """The slot of `expr`, renamed and printed, made if new."""
         value = parse_expr(str(expr)) if not isinstance(expr, sympy.Basic) else expr
         text = str(value.xreplace(self.renames))  # type: ignore[union-attr]
         if re.fullmatch(r"s\d+", text):  # a named tile size: its own slot
@@ -412,8 +428,7 @@ class ProgramBuilder:
         if isinstance(sizes, DictionaryAttr):
             for name, text in sizes.data.items():
                 assert isinstance(text, StringAttr)
-                index = self.slots.of(text.data)
-                self.slots.renames[symbol(name)] = symbol(f"s{index}")
+                self.slots.rename(name, self.slots.of(text.data))
 
     def params(self) -> list[sympy.Symbol]:
         """Symbols that no argument dim gives: the caller supplies them."""
