@@ -300,12 +300,10 @@ class Kernel:
     a known shape only allocates and launches."""
 
     def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
+        key: Any = tuple([a.shape for a in inputs])
         symbols = call.symbols
-        key = (
-            tuple([a.shape for a in inputs]),
-            *[symbols[p] for p in self.params],
-            *[symbols[p] for p in self.shape_symbols],
-        )
+        if self.params or self.shape_symbols:
+            key = (key, *[symbols[p] for p in (*self.params, *self.shape_symbols)])
         plan = self.plans.get(key)
         if plan is None:
             plan = (*self.plan(inputs, symbols), call.serial)
@@ -834,8 +832,10 @@ class Program:
         )
 
     def __call__(self, *args: Any) -> Any:
-        args = self.arrays(args)
-        spec = self.specialization(args)
+        spec = self.cached(args)
+        if spec is None:  # a new signature, or numpy scalars given for tensors
+            args = self.arrays(args)
+            spec = self.specialization(args)
         call = Call(spec.variant.call_symbols(spec.symbols, args))
         return self.finish(args, spec.variant.run(args, call))
 
@@ -854,20 +854,26 @@ class Program:
     @staticmethod
     def finish(args: Sequence[Any], outputs: list[Any]) -> Any:
         """The results, never aliasing an argument; one value or a tuple."""
-        outputs = [o.copy() if any(o is a for a in args) else o for o in outputs]
+        given = set(map(id, args))
+        outputs = [o.copy() if id(o) in given else o for o in outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def specialization(self, args: Sequence[Any]) -> Specialization:
-        """The cached specialization for these arguments' signature, or a new one."""
+    def cached(self, args: Sequence[Any]) -> Specialization | None:
+        """The cached specialization for these arguments' signature, if any."""
         key = signature(args)
         with self.lock:
             spec = self.cache.get(key)
             if spec is not None:
                 self.cache.move_to_end(key)
+        return spec
+
+    def specialization(self, args: Sequence[Any]) -> Specialization:
+        """The cached specialization for these arguments' signature, or a new one."""
+        spec = self.cached(args)
         if spec is None:
             spec = self.specialize(args)
             with self.lock:
-                self.cache[key] = spec
+                self.cache[signature(args)] = spec
                 if len(self.cache) > self.cache_size:
                     self.cache.popitem(last=False)
         return spec

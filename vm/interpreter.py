@@ -382,8 +382,16 @@ class Executable:
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
         self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
         dtypes = static_info(spec.program).arg_dtypes
-        self._empties = [  # what an empty view (a zero dim) reads and writes: nothing
-            np.empty(v.sizes, dtypes[v.arg]) if v.empty else None for v in spec.views
+        # A launch's arrays have the specialization's shapes (`_check_args`), so which
+        # views are their whole argument is known now; the others are cut per launch,
+        # and an empty one (a zero dim) reads and writes an empty array.
+        views = list(enumerate(spec.views))
+        whole = [v.natural and spec.shapes[v.arg] == v.sizes for v in spec.views]
+        self._whole = [(i, v.arg) for i, v in views if whole[i]]
+        self._cut = [
+            (i, v, np.empty(v.sizes, dtypes[v.arg]) if v.empty else None)
+            for i, v in views
+            if not whole[i]
         ]
         fused: dict[tuple[int, ...], dict[int, int]] = {}
         for core in self.cores:
@@ -471,14 +479,13 @@ class Executable:
                                     f()
 
     def set_args(self, args: Sequence[np.ndarray]) -> None:
-        """Build this launch's numpy view of every view over its argument."""
-        g, empties = self.g, self._empties
-        for i, vp in enumerate(self.spec.views):
-            a = args[vp.arg]
-            if vp.natural and a.shape == vp.sizes:
-                g[i] = a
-            else:
-                g[i] = global_view(vp, a, empties[i])
+        """Build this launch's numpy view of every view over its argument (arrays of
+        exactly the specialization's shapes)."""
+        g = self.g
+        for i, a in self._whole:
+            g[i] = args[a]
+        for i, vp, empty in self._cut:
+            g[i] = global_view(vp, args[vp.arg], empty)
 
 
 # --------------------------------------------------------------------------
