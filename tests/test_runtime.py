@@ -143,6 +143,21 @@ def test_residual_loop_trip_counts(examples_dir: Path, reference: Any) -> None:
     assert len(program.cache) == 1
 
 
+def test_numpy_scalars_for_rank_0_tensors() -> None:
+    """A numpy scalar given for a `tensor<f32>` runs as its 0-d array, on the first call
+    and on cached ones, sharing the specialization of a 0-d array."""
+    program = dvm.compile("""func.func @f(%s: tensor<f32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %z = tensor.mul %s, %y : (tensor<f32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %z : tensor<?xf32>
+}""")
+    y = _x(4)
+    for scale in (np.float32(2), np.float32(3), np.asarray(np.float32(4))):
+        np.testing.assert_array_equal(program(scale, y), scale * y)
+    assert len(program.cache) == 1
+    with pytest.raises(CallError, match="float64"):
+        program(np.float64(2), y)
+
+
 def test_index_argument_as_a_dim() -> None:
     """A dim given by an `index` argument changes per call without a new
     specialization, and the guards over it are checked per call."""
