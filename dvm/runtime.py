@@ -218,6 +218,9 @@ def binder_source(
             continue
         # numpy's built-in dtypes are singletons: any other equal one takes the full check
         wrong = f"type(a{i}) is not _ndarray or a{i}.dtype is not _dt{i}"
+        if DYNAMIC_INDEX not in declared:  # a static shape: one tuple comparison
+            lines.append(f"    if {wrong} or a{i}.shape != {declared!r}: return None")
+            continue
         lines.append(f"    if {wrong}: return None")
         lines.append(f"    d{i} = a{i}.shape")
         tests = [f"len(d{i}) != {len(declared)}"]
@@ -824,7 +827,7 @@ class Program:
     def arrays(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """Numpy scalars given for tensors as 0-d arrays, as `check_arguments`
         accepts them (kernels take arrays only)."""
-        if not any(isinstance(a, np.generic) for a in args):
+        if not any(map(isinstance, args, itertools.repeat(np.generic))):
             return args
         return tuple(
             np.asarray(a) if isinstance(a, np.generic) and i in self.tensors else a
@@ -832,10 +835,7 @@ class Program:
         )
 
     def __call__(self, *args: Any) -> Any:
-        spec = self.cached(args)
-        if spec is None:  # a new signature, or numpy scalars given for tensors
-            args = self.arrays(args)
-            spec = self.specialization(args)
+        args, spec = self.specialized(args)
         call = Call(spec.variant.call_symbols(spec.symbols, args))
         return self.finish(args, spec.variant.run(args, call))
 
@@ -844,8 +844,7 @@ class Program:
     ) -> tuple[Any, list[tuple[str, vm.LaunchStats]]]:
         """Call the program and collect the VM's statistics of every launch
         (with `trace`, each launch's per-core timeline too)."""
-        args = self.arrays(args)
-        spec = self.specialization(args)
+        args, spec = self.specialized(args)
         call = Call(spec.variant.call_symbols(spec.symbols, args), [], trace)
         outputs = self.finish(args, spec.variant.run(args, call))
         assert call.stats is not None
@@ -858,24 +857,30 @@ class Program:
         outputs = [o.copy() if id(o) in given else o for o in outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def cached(self, args: Sequence[Any]) -> Specialization | None:
-        """The cached specialization for these arguments' signature, if any."""
+    def specialized(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], Specialization]:
+        """The arguments as the kernels take them, and the cached specialization of their
+        signature, or a new one."""
         key = signature(args)
+        spec = self.cached(key)
+        if spec is None:
+            converted = self.arrays(args)
+            if converted is not args:  # numpy scalars given for tensors: their 0-d arrays'
+                args, key = converted, signature(converted)
+                spec = self.cached(key)
+            if spec is None:
+                spec = self.specialize(args)
+                with self.lock:
+                    self.cache[key] = spec
+                    if len(self.cache) > self.cache_size:
+                        self.cache.popitem(last=False)
+        return args, spec
+
+    def cached(self, key: tuple[Any, ...]) -> Specialization | None:
+        """The cached specialization of a signature, if any (now the most recent)."""
         with self.lock:
             spec = self.cache.get(key)
             if spec is not None:
                 self.cache.move_to_end(key)
-        return spec
-
-    def specialization(self, args: Sequence[Any]) -> Specialization:
-        """The cached specialization for these arguments' signature, or a new one."""
-        spec = self.cached(args)
-        if spec is None:
-            spec = self.specialize(args)
-            with self.lock:
-                self.cache[signature(args)] = spec
-                if len(self.cache) > self.cache_size:
-                    self.cache.popitem(last=False)
         return spec
 
     def check(self, args: Sequence[Any]) -> tuple[Any, ...]:
