@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 import os
 import queue
 import threading
@@ -701,23 +702,26 @@ def _specialization(
     return spec
 
 
+_SHAPE, _DTYPE = operator.attrgetter("shape"), operator.attrgetter("dtype")
+_C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
+
+
 def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
-    """Arrays must be exactly what the specialization was checked for."""
-    expect = spec.arg_layouts
-    if len(args) == len(expect):
-        fast = True
-        try:
-            for a, (dt, sh) in zip(args, expect, strict=True):
-                if a.shape != sh or a.dtype != dt or not a.flags.c_contiguous:
-                    fast = False
-                    break
-        except AttributeError:
-            fast = False
-        if fast:
-            for i in spec.stored_args:
-                if not args[i].flags.writeable:
-                    raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
-            return
+    """Arrays must be exactly what the specialization was checked for (tested in C:
+    launches of small tiles cannot afford a Python loop per argument)."""
+    try:
+        fits = (
+            tuple(map(_SHAPE, args)) == spec.shapes
+            and tuple(map(_DTYPE, args)) == spec.arg_dtypes
+            and all(map(_C_CONTIGUOUS, args))
+        )
+    except AttributeError:  # something that is no array
+        fits = False
+    if fits:
+        for i in spec.stored_args:
+            if not args[i].flags.writeable:
+                raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
+        return
     _check_args_slowly(spec, args)
 
 

@@ -142,8 +142,8 @@ class Specialization:
     alias_args: frozenset[int]
     """The arguments loads read that the program never writes: alias registers' loads, and
     loads the interpreter may forward, read them in place."""
-    arg_layouts: tuple[tuple[np.dtype, Shape], ...] = ()
-    """(dtype, shape) of each argument: launch's fast check (with C-contiguity)."""
+    arg_dtypes: tuple[np.dtype, ...] = ()
+    """Each argument's dtype (the program's): with `shapes`, launch's fast check."""
     cores: int = 1
     """The cores the slots were evaluated for (tile sizes give each core a share; 1
     when no slot reads the count)."""
@@ -319,7 +319,7 @@ def _bind(
         st.stored,
         st.alias_regs,
         st.alias_args,
-        tuple(zip(st.arg_dtypes, dims, strict=True)),
+        st.arg_dtypes,
         cores=used,
         tier0=nbytes < TIER0_BYTES,
         shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores

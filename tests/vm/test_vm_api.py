@@ -189,6 +189,15 @@ def test_launch_errors() -> None:
         vm.launch(prog.specialize([(4, 4), (4, 4)]), [x, np.ones((4, 4), np.float64)])
     with pytest.raises(vm.LaunchError, match="C-contiguous"):
         vm.launch(prog.specialize([(4, 4), (4, 4)]), [x, np.ones((4, 8), np.float32)[:, ::2]])
+    spec, y = prog.specialize([(4, 4), (4, 4)]), np.empty((4, 4), np.float32)
+    with pytest.raises(vm.LaunchError, match="takes 2 arguments, got 1"):
+        vm.launch(spec, [x])
+    with pytest.raises(vm.LaunchError, match=r"a0: expected f32\[4, 4\], got float32\[4, 5\]"):
+        vm.launch(spec, [np.ones((4, 5), np.float32), y])  # not the specialization's shape
+    with pytest.raises(vm.LaunchError, match="a0: expected a numpy array, got list"):
+        vm.launch(spec, [x.tolist(), y])
+    with pytest.raises(vm.LaunchError, match="a0: expected f32"):
+        vm.launch(spec, [x.astype(">f4"), y])  # equal-sized but byte-swapped
     ro = np.ones((4, 4), np.float32)
     ro.flags.writeable = False
     with pytest.raises(vm.LaunchError, match="read-only"):
