@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -488,7 +489,9 @@ class HostCompiler:
         outputs = [self.index(v) for v in op.outputs]
 
         def step(call: Call, env: Env) -> None:
-            arrays = [contiguous(env[i]) for i in inputs]
+            arrays = [env[i] for i in inputs]
+            if not all(map(C_CONTIGUOUS, arrays)):  # (a kernel reads C order only)
+                arrays = [contiguous(a) for a in arrays]
             for i, value in zip(outputs, kernel.run(arrays, call), strict=True):
                 env[i] = value
 
@@ -659,6 +662,9 @@ def guard_check(
                 raise failed(guard, values[2 * k], values[2 * k + 1])
 
     return check
+
+
+C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
 
 
 def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
