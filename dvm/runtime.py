@@ -664,6 +664,7 @@ def guard_check(
     return check
 
 
+ARRAY_SHAPE, ARRAY_DTYPE = operator.attrgetter("shape"), operator.attrgetter("dtype")
 C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
 
 
@@ -977,8 +978,15 @@ def argument_checks(
 
 
 def signature(args: Sequence[Any]) -> tuple[Any, ...]:
-    """The cache key of a call: shapes and dtypes (ints for index values)."""
-    return tuple([(a.shape, a.dtype.char) if isinstance(a, np.ndarray) else type(a) for a in args])
+    """The cache key of a call: each argument's type, and an array's shape and dtype
+    (the dtype itself: a byte-swapped f32 is no f32). All arrays: three C-level maps."""
+    try:
+        return (*map(type, args), *map(ARRAY_SHAPE, args), *map(ARRAY_DTYPE, args))
+    except AttributeError:  # an index value (an int), or something else: per argument
+        arrays = np.ndarray | np.generic
+        return tuple(
+            [(type(a), a.shape, a.dtype) if isinstance(a, arrays) else type(a) for a in args]
+        )
 
 
 def with_unit_dims(

@@ -503,12 +503,14 @@ def test_dtype_is_part_of_the_key(examples_dir: Path) -> None:
     program(_x(3, 4))
     with pytest.raises(CallError, match="float64"):
         program(_x(3, 4, dtype=np.float64))
+    with pytest.raises(CallError, match=r"argument 0 \(%x\).* got >f4"):
+        program(_x(3, 4).astype(">f4"))  # the same kind and size, byte-swapped
     assert len(program.cache) == 1
 
 
 def _first_shapes(program: Program) -> list[tuple[int, ...]]:
     """The shape of the first argument of each cached signature, oldest first."""
-    return [key[0][0] for key in program.cache]
+    return [key[len(key) // 3] for key in program.cache]  # (types, shapes, dtypes)
 
 
 def test_lru_eviction(examples_dir: Path, reference: Any, count_specializations: list[int]) -> None:
