@@ -304,7 +304,7 @@ class Kernel:
     a known shape only allocates and launches."""
 
     def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
-        key: Any = tuple([a.shape for a in inputs])
+        key: Any = tuple(map(ARRAY_SHAPE, inputs))
         symbols = call.symbols
         if self.params or self.shape_symbols:
             key = (key, *[symbols[p] for p in (*self.params, *self.shape_symbols)])
@@ -697,8 +697,8 @@ class Variant:
     func: FuncOp
     steps: list[Step]
     results: list[int]
-    slots: int
-    arg_slots: list[int]
+    others: tuple[None, ...]
+    """The empty slots after the arguments' (which are the first ones)."""
     symbols: list[tuple[int, int, str]]
     """(argument, axis, symbol) for every symbol an argument's dim names."""
     guards: list[Guard]
@@ -753,12 +753,12 @@ class Variant:
         compiler = HostCompiler(module, kernels, known, late)
         compiler.guard_failed = lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b))
         arg_slots = [compiler.index(a) for a in func.body.block.args]
+        assert arg_slots == list(range(len(arg_slots)))  # the first slots (see `run`)
         steps, results = compiler.block(func.body.block)
         sides = [e for g in guards for e in (g.lhs, g.rhs)]
         check = python_function(sides, names) if sides else (lambda *_: ())
-        variant = Variant(
-            func, steps, results, len(compiler.slot), arg_slots, symbols, guards, check, names
-        )
+        others = (None,) * (len(compiler.slot) - len(arg_slots))
+        variant = Variant(func, steps, results, others, symbols, guards, check, names)
         variant.indices = indices
         variant.late = bool(indices) or compiler.known != known
         variant.check_indices = guard_check(per_call, compiler.guard_failed)
@@ -785,9 +785,7 @@ class Variant:
         return None
 
     def run(self, args: Sequence[Any], call: Call) -> list[Any]:
-        env: Env = [None] * self.slots
-        for slot, value in zip(self.arg_slots, args, strict=True):
-            env[slot] = value
+        env: Env = [*args, *self.others]
         for step in self.steps:
             step(call, env)
         return [env[r] for r in self.results]
