@@ -883,7 +883,10 @@ class Program:
     def cached(self, key: tuple[Any, ...]) -> Specialization | None:
         """The cached specialization of a signature, if any (now the most recent)."""
         with self.lock:
-            spec = self.cache.get(key)
+            try:
+                spec = self.cache.get(key)
+            except TypeError:  # an unhashable `shape`: no array, which the checks will say
+                return None
             if spec is not None:
                 self.cache.move_to_end(key)
         return spec

@@ -247,6 +247,11 @@ def layernorm(examples_dir: Path) -> Program:
     return dvm.compile(examples_dir / "layernorm.mlir")
 
 
+class ArrayLike:
+    shape = [8]
+    dtype = np.dtype(np.float32)
+
+
 BAD_CALLS: list[tuple[str, str, Callable[[], tuple[Any, ...]], list[str]]] = [
     # (id, example, arguments, what the message must name)
     ("count", "layernorm", lambda: (_x(4, 8), _x(8)), ["@layernorm", "3 arguments", "got 2"]),
@@ -278,6 +283,12 @@ BAD_CALLS: list[tuple[str, str, Callable[[], tuple[Any, ...]], list[str]]] = [
     ),
     ("list", "layernorm", lambda: (_x(4, 8), [1.0] * 8, _x(8)), ["%w", "numpy array", "list"]),
     ("none", "layernorm", lambda: (_x(4, 8), _x(8), None), ["%b", "numpy array", "NoneType"]),
+    (
+        "array-like",  # a shape and a dtype, but no array (and a shape no key can hold)
+        "layernorm",
+        lambda: (_x(4, 8), _x(8), ArrayLike()),
+        ["%b", "numpy array", "ArrayLike"],
+    ),
     (
         "index-float",
         "residual_loop",
