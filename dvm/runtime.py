@@ -826,6 +826,8 @@ class Program:
             if isinstance(t_, TensorType)
         }
         self.checks = argument_checks(self.func)
+        self.signature = signature if len(self.tensors) == self.arity else mixed_signature
+        """How a call's cache key is made (index arguments: per argument, no exception)."""
         self.fast_bind = self.binder(self.variants[frozenset()])
         """A new signature's symbols in one generated function (None: the full checks)."""
 
@@ -865,12 +867,12 @@ class Program:
     def specialized(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], Specialization]:
         """The arguments as the kernels take them, and the cached specialization of their
         signature, or a new one."""
-        key = signature(args)
+        key = self.signature(args)
         spec = self.cached(key)
         if spec is None:
             converted = self.arrays(args)
             if converted is not args:  # numpy scalars given for tensors: their 0-d arrays'
-                args, key = converted, signature(converted)
+                args, key = converted, self.signature(converted)
                 spec = self.cached(key)
             if spec is None:
                 spec = self.specialize(args)
@@ -979,15 +981,20 @@ def argument_checks(
 
 
 def signature(args: Sequence[Any]) -> tuple[Any, ...]:
-    """The cache key of a call: each argument's type, and an array's shape and dtype
-    (the dtype itself: a byte-swapped f32 is no f32). All arrays: three C-level maps."""
+    """The cache key of a call whose arguments are all tensors: each argument's type,
+    shape and dtype (the dtype itself: a byte-swapped f32 is no f32), by three C-level
+    maps; `mixed_signature` when one is no array."""
     try:
         return (*map(type, args), *map(ARRAY_SHAPE, args), *map(ARRAY_DTYPE, args))
-    except AttributeError:  # an index value (an int), or something else: per argument
-        arrays = np.ndarray | np.generic
-        return tuple(
-            [(type(a), a.shape, a.dtype) if isinstance(a, arrays) else type(a) for a in args]
-        )
+    except AttributeError:
+        return mixed_signature(args)
+
+
+def mixed_signature(args: Sequence[Any]) -> tuple[Any, ...]:
+    """The cache key of a call with index values (ints) or other non-arrays: per
+    argument, an array's type, shape and dtype, or another value's type."""
+    arrays = np.ndarray | np.generic
+    return tuple([(type(a), a.shape, a.dtype) if isinstance(a, arrays) else type(a) for a in args])
 
 
 def with_unit_dims(
