@@ -25,7 +25,6 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
-import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -87,6 +86,7 @@ from dvm.passes.symbolic import (
     split_condition,
     substitute,
 )
+from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS
 
 Env = list[Any]
 Step = Callable[["Call", Env], None]
@@ -260,6 +260,10 @@ class Kernel:
     taken from an argument that is no input of the kernel): the VM reads
     them from the output arrays, so they are no params; the call gives them."""
 
+    def __post_init__(self) -> None:
+        self.key_symbols = [*self.params, *self.shape_symbols]
+        """What a plan depends on besides the inputs' shapes."""
+
     @staticmethod
     def build(program_op: bc.ProgramOp, inputs: int) -> Kernel:
         args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
@@ -306,8 +310,8 @@ class Kernel:
     def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
         key: Any = tuple(map(ARRAY_SHAPE, inputs))
         symbols = call.symbols
-        if self.params or self.shape_symbols:
-            key = (key, *[symbols[p] for p in (*self.params, *self.shape_symbols)])
+        if self.key_symbols:
+            key = (key, *[symbols[p] for p in self.key_symbols])
         plan = self.plans.get(key)
         if plan is None:
             plan = (*self.plan(inputs, symbols), call.serial)
@@ -662,10 +666,6 @@ def guard_check(
                 raise failed(guard, values[2 * k], values[2 * k + 1])
 
     return check
-
-
-ARRAY_SHAPE, ARRAY_DTYPE = operator.attrgetter("shape"), operator.attrgetter("dtype")
-C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
 
 
 def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import operator
 import os
 import queue
 import threading
@@ -34,7 +33,7 @@ from dvm.vm import blas, dynamic
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import QUIET, Fn, bind_op, fusable, global_view, make_slicer
-from dvm.vm.program import Instr, Program
+from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Instr, Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
     Body,
@@ -702,18 +701,14 @@ def _specialization(
     return spec
 
 
-_SHAPE, _DTYPE = operator.attrgetter("shape"), operator.attrgetter("dtype")
-_C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
-
-
 def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
     """Arrays must be exactly what the specialization was checked for (tested in C:
     launches of small tiles cannot afford a Python loop per argument)."""
     try:
         fits = (
-            tuple(map(_SHAPE, args)) == spec.shapes
-            and tuple(map(_DTYPE, args)) == spec.arg_dtypes
-            and all(map(_C_CONTIGUOUS, args))
+            tuple(map(ARRAY_SHAPE, args)) == spec.shapes
+            and tuple(map(ARRAY_DTYPE, args)) == spec.arg_dtypes
+            and all(map(C_CONTIGUOUS, args))
         )
     except AttributeError:  # something that is no array
         fits = False

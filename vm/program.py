@@ -20,6 +20,7 @@ specialization from the arguments' dims (see `ExprOp`).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
 MAX_ARRAY_BYTES = 2**62
 """numpy refuses arrays (even empty ones) whose dims multiply past this: a program's
 views and tiles may not (the fast path, the table walk and tier 0 all test it)."""
+
+ARRAY_SHAPE, ARRAY_DTYPE = operator.attrgetter("shape"), operator.attrgetter("dtype")
+C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
+"""An array's shape, dtype and C order, for checks of many arrays by C-level `map`s."""
 
 
 @dataclass(frozen=True)
