@@ -64,8 +64,8 @@ def show_levels(path: Path) -> None:
 
 
 def run_shapes(path: Path) -> bool:
-    first, program = timed_compile(path)
-    again, program = timed_compile(path)  # imports done: what a program costs
+    first, program = timed(dvm.compile, path)
+    again, program = timed(dvm.compile, path)  # imports done: what a program costs
     banner(f"dvm.compile: {again:.0f} ms, once per program (the process's first: {first:.0f} ms)")
     rng = np.random.default_rng(0)
     started = time.perf_counter()
@@ -80,7 +80,7 @@ def run_shapes(path: Path) -> bool:
     good = True
     for rows, cols in ((33, 128), (2048, 1024)):
         x, w, b = layernorm_inputs(rng, rows, cols)
-        first, second, *steady = (timed(program, x, w, b) for _ in range(5))
+        first, second, *steady = (timed(program, x, w, b)[0] for _ in range(5))
         y = program(x, w, b)
         _, stats = program.profile(x, w, b)
         error = float(np.max(np.abs(y - numpy_layernorm(x, w, b)), initial=0.0))
@@ -100,18 +100,11 @@ def run_shapes(path: Path) -> bool:
     return good
 
 
-def timed_compile(path: Path) -> tuple[float, Any]:
-    """Milliseconds of `dvm.compile(path)`, and the program."""
+def timed(fn: Any, *args: Any) -> tuple[float, Any]:
+    """Milliseconds of `fn(*args)`, and its result."""
     started = time.perf_counter()
-    program = dvm.compile(path)
-    return 1e3 * (time.perf_counter() - started), program
-
-
-def timed(program: Any, *args: Any) -> float:
-    """Milliseconds of one call."""
-    started = time.perf_counter()
-    program(*args)
-    return 1e3 * (time.perf_counter() - started)
+    result = fn(*args)
+    return 1e3 * (time.perf_counter() - started), result
 
 
 def layernorm_inputs(
