@@ -381,7 +381,7 @@ class Executable:
         plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
         self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
-        dtypes = static_info(spec.program).arg_dtypes
+        dtypes = spec.arg_dtypes
         # A launch's arrays have the specialization's shapes (`_check_args`), so which
         # views are their whole argument is known now; the others are cut per launch,
         # and an empty one (a zero dim) reads and writes an empty array.

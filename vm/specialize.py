@@ -142,7 +142,7 @@ class Specialization:
     alias_args: frozenset[int]
     """The arguments loads read that the program never writes: alias registers' loads, and
     loads the interpreter may forward, read them in place."""
-    arg_dtypes: tuple[np.dtype, ...] = ()
+    arg_dtypes: tuple[np.dtype, ...]
     """Each argument's dtype (the program's): with `shapes`, launch's fast check."""
     cores: int = 1
     """The cores the slots were evaluated for (tile sizes give each core a share; 1
