@@ -69,6 +69,7 @@ from dvm.passes.symbolic import (
     parse_expr,
     shape_attr,
     shape_of,
+    static_truth,
     symbol,
 )
 from dvm.vm.device import DeviceSpec
@@ -747,6 +748,12 @@ class ConvertTensorToTilePass(ModulePass):
                 Rewriter.replace_op(fusion, lower_fusion(op, fusion, name, device))
 
 
+def add_kernel(module: ModuleOp, kernel: tile.KernelOp, launch: tile.LaunchOp) -> tile.LaunchOp:
+    """Add `kernel` to the module; its launch replaces the fusion."""
+    module.body.block.add_op(kernel)
+    return launch
+
+
 def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: DeviceSpec) -> Operation:
     """The kernel(s) of a fusion, added to `module`, and what launches them.
 
@@ -756,26 +763,30 @@ def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: Device
     the real shapes. A cube or mix kernel likewise gets `_whole_k`, whose
     tiles hold all of K (one mma per tile, nothing accumulated), when K fits
     beside the output tiles in the cube memory; when K always fits (a
-    static K) that is its only kernel. Inside a `tensor.stack`, which holds
-    only launches, a kernel has no variant."""
+    static K) that is its only kernel. A condition the static sizes decide
+    (a static row that always fits, or never does) keeps one kernel. Inside
+    a `tensor.stack`, which holds only launches, a kernel has no variant."""
     domain = analyze(fusion)
     bytes_live, widest = live_bytes(fusion, domain)
     stacked = isinstance(fusion.parent_op(), t.StackOp)
+    if domain.contraction is None and not domain.reduced:  # elementwise: no variants
+        return add_kernel(module, *lower_kernel(fusion, name, device))
     if domain.contraction is not None:
         suffix = "_whole_k"
         m, n, out_tiles = matmul_shape(fusion, domain)
         if whole_k_always_fits(domain, out_tiles, widest, device):
-            whole, launch = lower_kernel(fusion, name, device, whole_rows=True)
-            module.body.block.add_op(whole)
-            return launch
+            return add_kernel(module, *lower_kernel(fusion, name, device, whole_rows=True))
         condition = whole_k_fits(domain, m, n, out_tiles, widest, device)
     else:
         suffix = "_rows"
         condition = rows_fit(domain, bytes_live, device, widest, skipping_bytes(fusion, domain))
+    decided = static_truth(condition)  # static sizes: one variant whatever the symbols
+    if decided is not None:
+        return add_kernel(module, *lower_kernel(fusion, name, device, whole_rows=decided))
+    if stacked:
+        return add_kernel(module, *lower_kernel(fusion, name, device))
     chunked, launch = lower_kernel(fusion, name, device)
     module.body.block.add_op(chunked)
-    if stacked or (domain.contraction is None and not domain.reduced):
-        return launch
     rows, rows_launch = lower_kernel(fusion, f"{name}{suffix}", device, whole_rows=True)
     module.body.block.add_op(rows)
     choice = t.ChoiceOp(

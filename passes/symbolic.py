@@ -297,6 +297,15 @@ def split_condition(condition: str) -> tuple[sympy.Expr, Callable[[Any, Any], bo
     raise ValueError(f"condition {condition!r} is not `a == b` or `a <= b`")
 
 
+def static_truth(condition: str) -> bool | None:
+    """Whether a condition holds whatever the symbols' values, or fails whatever they
+    are, when it names none (None: it depends on them)."""
+    lhs, relation, rhs = split_condition(condition)
+    if lhs.free_symbols or rhs.free_symbols:
+        return None
+    return bool(relation(lhs, rhs))
+
+
 def conditions_hold(conditions: Iterable[str], bound: dict[sympy.Symbol, int]) -> bool:
     """Whether every condition (`lhs == rhs`, `lhs <= rhs`) holds for these symbol values."""
     for condition in conditions:

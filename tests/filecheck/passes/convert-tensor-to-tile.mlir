@@ -114,6 +114,39 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
   func.return %y : tensor<?x?xf32>
 }
 
+
+// -----
+
+// A static row decides the choice at compile time: 64 floats always fit
+// (one whole-rows kernel, no `_rows` twin and no choice); 100000 never do
+// on ascend910b (one chunked kernel).
+
+// CHECK-LABEL: func.func @short_rows(
+// CHECK-NEXT:    %y = tile.launch @short_rows_k0(%x, %w)
+// CHECK-NEXT:    func.return %y
+// CHECK-LABEL: func.func @long_rows(
+// CHECK-NEXT:    %s = tile.launch @long_rows_k1(%z)
+// CHECK-NEXT:    func.return %s
+// CHECK:       tile.kernel @short_rows_k0 vector
+// CHECK-SAME:    dvm.axes = {{\[\["x_0", "t0", "grid0"\], \["64", "64", "whole"\]\]}}
+// CHECK-NOT:     tile.for
+// CHECK:       tile.kernel @long_rows_k1 vector
+// CHECK-SAME:    dvm.axes = {{\[\["z_0", "t0", "grid0"\], \["100000", "[0-9]+", "loop0"\]\]}}
+// CHECK-NOT:   tile.kernel
+
+// HOST-LABEL: func.func @short_rows(
+// HOST-NEXT:    tile.launch @short_rows_k0(%x, %w)
+func.func @short_rows(%x: tensor<?x64xf32>, %w: tensor<64xf32>) -> tensor<?x64xf32> {
+  %m = tensor.reduce_sum %x {axes = [1], keepdims = true} : tensor<?x64xf32> -> tensor<?x1xf32>
+  %d = tensor.sub %x, %m : (tensor<?x64xf32>, tensor<?x1xf32>) -> tensor<?x64xf32>
+  %y = tensor.mul %d, %w : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+func.func @long_rows(%z: tensor<?x100000xf32>) -> tensor<?x1xf32> {
+  %s = tensor.reduce_sum %z {axes = [1], keepdims = true} : tensor<?x100000xf32> -> tensor<?x1xf32>
+  func.return %s : tensor<?x1xf32>
+}
+
 // -----
 
 // A cube kernel: a grid over output tiles of t0 x t1; each tile accumulates
