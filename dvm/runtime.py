@@ -29,6 +29,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -263,6 +264,8 @@ class Kernel:
     def __post_init__(self) -> None:
         self.key_symbols = [*self.params, *self.shape_symbols]
         """What a plan depends on besides the inputs' shapes."""
+        self.uses_blas = self.specializer.static.uses_blas
+        """Whether its launches call BLAS (mma, or row sums as matrix-vector products)."""
 
     @staticmethod
     def build(program_op: bc.ProgramOp, inputs: int) -> Kernel:
@@ -711,6 +714,13 @@ class Variant:
     late: bool = False
     """Whether a call binds symbols (index arguments, values made on the way),
     so that it needs its own copy of the specialization's symbols."""
+    runs: Callable[[Sequence[Any], Call], list[Any]] = field(init=False, repr=False)
+    """How a call runs the steps: `run`, or `run` with BLAS held at one thread from
+    start to end when it may make several launches that call BLAS (each would
+    otherwise set and restore the count)."""
+
+    def __post_init__(self) -> None:
+        self.runs = self.run
 
     @staticmethod
     def build(source: ModuleOp, entry: str | None, device: str) -> Variant:
@@ -762,6 +772,8 @@ class Variant:
         variant.indices = indices
         variant.late = bool(indices) or compiler.known != known
         variant.check_indices = guard_check(per_call, compiler.guard_failed)
+        if blas_launches(func.body.block, kernels) > 1:
+            variant.runs = partial(vm.with_blas_held, variant.run)
         return variant
 
     def call_symbols(self, symbols: dict[str, int], args: Sequence[Any]) -> dict[str, int]:
@@ -789,6 +801,24 @@ class Variant:
         for step in self.steps:
             step(call, env)
         return [env[r] for r in self.results]
+
+
+def blas_launches(block: Block, kernels: dict[str, Kernel]) -> int:
+    """How many launches that call BLAS one run of `block` may make, at most (2 for
+    any in a loop: "several")."""
+    count = 0
+    for op in block.ops:
+        if isinstance(op, tile.LaunchOp):
+            count += kernels[op.callee.root_reference.data].uses_blas
+            continue
+        regions = [blas_launches(r.block, kernels) for r in op.regions]
+        if isinstance(op, t.ChoiceOp | scf.IfOp):  # one branch runs
+            count += max(regions, default=0)
+        elif isinstance(op, scf.ForOp | scf.WhileOp):
+            count += 2 * sum(regions)
+        else:
+            count += sum(regions)
+    return count
 
 
 # --------------------------------------------------------------------------
@@ -844,7 +874,7 @@ class Program:
     def __call__(self, *args: Any) -> Any:
         args, spec = self.specialized(args)
         call = Call(spec.variant.call_symbols(spec.symbols, args))
-        return self.finish(args, spec.variant.run(args, call))
+        return self.finish(args, spec.variant.runs(args, call))
 
     def profile(
         self, *args: Any, trace: bool = False
@@ -853,7 +883,7 @@ class Program:
         (with `trace`, each launch's per-core timeline too)."""
         args, spec = self.specialized(args)
         call = Call(spec.variant.call_symbols(spec.symbols, args), [], trace)
-        outputs = self.finish(args, spec.variant.run(args, call))
+        outputs = self.finish(args, spec.variant.runs(args, call))
         assert call.stats is not None
         return outputs, call.stats
 

@@ -16,6 +16,7 @@ What is promised and checked here:
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -229,6 +230,49 @@ def test_identical_kernels_share_one_specialization(monkeypatch: pytest.MonkeyPa
         (False, True),  # the second call plans at its first launch
         *[(True, True)] * 2,
     ]
+
+
+def test_a_call_of_several_blas_launches_holds_blas_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """q, k and v are three matmul launches: the call sets OpenBLAS to one thread once,
+    before the first, and gives its count back once, after the last. A program of one
+    launch holds it in the launch, as before."""
+    blas = importlib.import_module("dvm.vm.blas")
+    count = [2]  # OpenBLAS's threads, as on a machine with several CPUs
+    puts: list[int] = []
+    at_launch: list[int] = []
+    launch = dvm.vm.launch
+
+    def put(n: int) -> None:
+        puts.append(n)
+        count[0] = n
+
+    def recording(spec: Any, args: Any, **options: Any) -> Any:
+        at_launch.append(count[0])
+        return launch(spec, args, **options)
+
+    monkeypatch.setattr(blas, "_THREADS", [(lambda: count[0], put)])
+    monkeypatch.setattr(dvm.vm, "launch", recording)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((37, 64), dtype=np.float32)
+    w = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
+    qkv, one = dvm.compile(QKV), dvm.compile(ONE_MATMUL)
+    for call in ("unplanned", "planned"):
+        puts.clear()
+        at_launch.clear()
+        assert_matches(qkv(x, *w), tuple(x @ m for m in w), call)
+        assert (puts, at_launch, count) == ([1, 2], [1, 1, 1], [2]), call
+    puts.clear()
+    at_launch.clear()
+    assert_matches(one(x, w[0]), (x @ w[0],), "one launch")
+    assert (puts, at_launch, count) == ([1, 2], [2], [2])
+
+
+ONE_MATMUL = """func.func @q(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
+  %q = tensor.matmul %x, %w : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  func.return %q : tensor<?x64xf32>
+}"""
 
 
 # --------------------------------------------------------------------------

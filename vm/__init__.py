@@ -11,7 +11,7 @@ imports nothing else of dvm.
 from dvm.vm.binary import decode, encode
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
-from dvm.vm.interpreter import LaunchError, launch, prepare
+from dvm.vm.interpreter import LaunchError, launch, prepare, with_blas_held
 from dvm.vm.isa import (
     BY_CODE,
     BY_NAME,
@@ -82,4 +82,5 @@ __all__ = [
     "load",
     "prepare",
     "specialize",
+    "with_blas_held",
 ]

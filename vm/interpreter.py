@@ -793,6 +793,13 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
     return _blas_held(ex.spec.uses_blas, _run_held, ex, args, trace)
 
 
+def with_blas_held(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) with BLAS held at one thread throughout: for a caller about to make
+    several launches that call BLAS, whose own holds then find one thread and set
+    nothing (one C call instead of three)."""
+    return _blas_held(True, fn, *args)
+
+
 def _blas_held(uses_blas: bool, fn: Callable[..., Any], *args: Any) -> Any:
     """fn(*args), with BLAS held at one thread if the program calls it (the VM's cores
     are the parallelism)."""
