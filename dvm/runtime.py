@@ -129,17 +129,29 @@ class CeilDiv(sympy.Function):
 
 
 def integer_division(expr: sympy.Expr) -> sympy.Basic:
-    """`expr` with each floor and ceiling of a quotient as FloorDiv or CeilDiv."""
+    """`expr` with each floor and ceiling of a quotient as FloorDiv or CeilDiv.
 
-    def division(kind: type[sympy.Function], rounding: type[sympy.Function]) -> Any:
-        def make(arg: sympy.Expr) -> Any:
-            num, den = sympy.fraction(sympy.together(arg))
-            return rounding(arg) if den == 1 else kind(num, den)
+    The tree is rebuilt without evaluating its nodes again: `expr.replace` would
+    re-evaluate every Max and Min above a replaced node (sympy compares their
+    arguments pairwise each time), which was a quarter of BERT's compile."""
+    done: dict[sympy.Basic, sympy.Basic] = {}
 
-        return make
+    def visit(e: sympy.Basic) -> sympy.Basic:
+        got = done.get(e)
+        if got is not None:
+            return got
+        args = tuple(visit(a) for a in e.args)
+        made: Any = e  # (sympy's constructors are untyped)
+        if isinstance(e, sympy.floor | sympy.ceiling):
+            num, den = sympy.fraction(sympy.together(args[0]))
+            kind = FloorDiv if isinstance(e, sympy.floor) else CeilDiv
+            made = e.func(args[0]) if den == 1 else kind(num, den)
+        elif args != e.args:
+            made = e.func(*args, evaluate=False)  # type: ignore[call-arg]
+        done[e] = made
+        return made
 
-    exact = expr.replace(sympy.floor, division(FloorDiv, sympy.floor))
-    return exact.replace(sympy.ceiling, division(CeilDiv, sympy.ceiling))
+    return visit(expr)
 
 
 class IntegerPrinter(PythonCodePrinter):

@@ -834,6 +834,8 @@ def test_host_expressions_divide_exactly(divisor: int) -> None:
         sympy.ceiling(x / divisor),
         sympy.Max(1, sympy.floor((x + y) / (2 * divisor))),
         sympy.ceiling(sympy.ceiling(x / divisor) / (sympy.Max(1, y) + 1)),
+        # a quotient deep inside Max and Min, as tile sizes nest them
+        sympy.Min(x + 1, sympy.Max(2, sympy.floor(divisor * 16 / sympy.Max(1, y + 16)))),
     ]
     f = python_function(exprs, ["x", "y"])
 
@@ -847,5 +849,6 @@ def test_host_expressions_divide_exactly(divisor: int) -> None:
                 ceil(a, divisor),
                 max(1, (a + b) // (2 * divisor)),
                 ceil(ceil(a, divisor), max(1, b) + 1),
+                min(a + 1, max(2, divisor * 16 // max(1, b + 16))),
             )
             assert f(a, b) == want, (a, b)
