@@ -58,3 +58,19 @@ func.func @undefined_value(%a: tensor<4xf32>) -> tensor<4xf32> {
   %t = tensor.add %s, %r : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %t : tensor<4xf32>
 }
+
+// -----
+
+func.func @dense_of_dynamic_shape() {
+  // CHECK: :[[# @LINE + 1]]:36: error: Dense literal attribute should have a static shape.{{$}}
+  %c = arith.constant dense<1.0> : tensor<?xf32>
+  func.return
+}
+
+// -----
+
+func.func @dense_of_no_shaped_type() {
+  // CHECK: :[[# @LINE + 1]]:36: error: Expected memref, vector or tensor type of integer, index, float, or complex type{{$}}
+  %c = arith.constant dense<1.0> : index
+  func.return
+}
