@@ -199,7 +199,9 @@ class LocatingParser(Parser):
         return op
 
 
-DENSE_TYPE_ERROR = "Expected memref, vector or tensor type of integer, index, float, or complex type"
+DENSE_TYPE_ERROR = (
+    "Expected memref, vector or tensor type of integer, index, float, or complex type"
+)
 
 
 @cache
