@@ -785,7 +785,8 @@ class Variant:
         variant.late = bool(indices) or compiler.known != known
         variant.check_indices = guard_check(per_call, compiler.guard_failed)
         if blas_launches(func.body.block, kernels) > 1:
-            variant.runs = partial(vm.with_blas_held, variant.run)
+            device = next(k.device for k in kernels.values() if k.uses_blas)
+            variant.runs = partial(vm.with_blas_held, device, variant.run)
         return variant
 
     def call_symbols(self, symbols: dict[str, int], args: Sequence[Any]) -> dict[str, int]:

@@ -236,17 +236,23 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """q, k and v are three matmul launches: the call sets OpenBLAS to one thread once,
-    before the first, and gives its count back once, after the last. A program of one
-    launch holds it in the launch, as before."""
+    before the first, and gives its count back once, after the last, under the device's
+    launch lock (so never inside another thread's launch). A program of one launch holds
+    it in the launch, as before."""
     blas = importlib.import_module("dvm.vm.blas")
+    interpreter = importlib.import_module("dvm.vm.interpreter")
     count = [2]  # OpenBLAS's threads, as on a machine with several CPUs
     puts: list[int] = []
     at_launch: list[int] = []
+    unlocked_restores: list[int] = []
     launch = dvm.vm.launch
+    lock = interpreter.device_memory(dvm.vm.DeviceSpec.host()).lock
 
     def put(n: int) -> None:
         puts.append(n)
         count[0] = n
+        if n != 1 and not lock.locked():
+            unlocked_restores.append(n)
 
     def recording(spec: Any, args: Any, **options: Any) -> Any:
         at_launch.append(count[0])
@@ -267,6 +273,7 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
     at_launch.clear()
     assert_matches(one(x, w[0]), (x @ w[0],), "one launch")
     assert (puts, at_launch, count) == ([1, 2], [2], [2])
+    assert not unlocked_restores
 
 
 ONE_MATMUL = """func.func @q(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {

@@ -793,11 +793,22 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
     return _blas_held(ex.spec.uses_blas, _run_held, ex, args, trace)
 
 
-def with_blas_held(fn: Callable[..., Any], *args: Any) -> Any:
+def with_blas_held(device: DeviceSpec, fn: Callable[..., Any], *args: Any) -> Any:
     """fn(*args) with BLAS held at one thread throughout: for a caller about to make
-    several launches that call BLAS, whose own holds then find one thread and set
-    nothing (one C call instead of three)."""
-    return _blas_held(True, fn, *args)
+    several launches on `device` that call BLAS, whose own holds then find one thread
+    and set nothing (one C call instead of three). The count is given back under the
+    device's launch lock: never while another thread's launch runs, which found it
+    held and so will not give it back itself. (Without a direct handle on OpenBLAS,
+    each launch holds it by itself.)"""
+    threads = blas.one_thread()
+    if threads is None:
+        return fn(*args)
+    try:
+        return fn(*args)
+    finally:
+        if threads != 1:
+            with device_memory(device).lock:
+                blas.restore(threads)
 
 
 def _blas_held(uses_blas: bool, fn: Callable[..., Any], *args: Any) -> Any:
