@@ -10,6 +10,8 @@ What is promised and checked here:
   second variant of the program) and still matches the reference;
 - specializations are cached by shape, least recently used first out;
 - calls from several threads at once are correct;
+- a call of several launches that call BLAS holds it at one thread once, and
+  gives the count back only under the device's launch lock;
 - `Program.profile` returns the VM's statistics of every launch;
 - the `ascend910b` device preset runs the same programs correctly.
 """
