@@ -276,8 +276,11 @@ class Kernel:
     def __post_init__(self) -> None:
         self.key_symbols = [*self.params, *self.shape_symbols]
         """What a plan depends on besides the inputs' shapes."""
-        self.uses_blas = self.specializer.static.uses_blas
+
+    @property
+    def uses_blas(self) -> bool:
         """Whether its launches call BLAS (mma, or row sums as matrix-vector products)."""
+        return self.specializer.static.uses_blas
 
     @staticmethod
     def build(program_op: bc.ProgramOp, inputs: int) -> Kernel:
