@@ -1039,8 +1039,11 @@ def signature(args: Sequence[Any]) -> tuple[Any, ...]:
 def mixed_signature(args: Sequence[Any]) -> tuple[Any, ...]:
     """The cache key of a call with index values (ints) or other non-arrays: per
     argument, an array's type, shape and dtype, or another value's type."""
-    arrays = np.ndarray | np.generic
-    return tuple([(type(a), a.shape, a.dtype) if isinstance(a, arrays) else type(a) for a in args])
+    return tuple([(type(a), a.shape, a.dtype) if isinstance(a, ARRAYS) else type(a) for a in args])
+
+
+ARRAYS = (np.ndarray, np.generic)
+"""What has a shape and a dtype in a call's signature."""
 
 
 def with_unit_dims(
