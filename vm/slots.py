@@ -180,6 +180,9 @@ def slot_lines(
     tile size inside every later size), which are computed once."""
     ranges: dict[str, Range] = {"C": (1, I64_MAX)}
     """The range of each operand's value (the cores: a positive int)."""
+    value_of: dict[int, str] = {}
+    """Each slot's value as an operand (a leaf or temporary): a later slot reads that
+    instead of `s<i>`, so that its subexpressions match those already computed."""
     for i, slot in enumerate(slots):
         stack: list[str] = []
         for t in slot.expr:
@@ -193,7 +196,7 @@ def slot_lines(
                 stack.append(leaves.param(int(t.a)))
                 ranges[stack[-1]] = UNKNOWN
             elif t.op is ExprOp.SLOT:
-                stack.append(f"s{int(t.a)}")
+                stack.append(value_of[int(t.a)])
             elif t.op is ExprOp.CORES:
                 stack.append("C")
             else:
@@ -222,7 +225,9 @@ def slot_lines(
             lines.append(f"    if not {I64_MIN} <= s{i} <= {I64_MAX}: {fail(i)}")
             lo = I64_MIN if lo is None or lo < I64_MIN else lo
             hi = I64_MAX if hi is None or hi > I64_MAX else hi
+            ranges[value] = (lo, hi)  # the same value: from here on, it is checked
         ranges[f"s{i}"] = (lo, hi)
+        value_of[i] = value
     return lines, [ranges[f"s{i}"] for i in range(len(slots))]
 
 

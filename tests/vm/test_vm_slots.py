@@ -40,6 +40,18 @@ def test_only_values_that_may_leave_int64_are_checked() -> None:
     assert checked == {3, 4}
 
 
+def test_a_slot_read_by_a_later_one_shares_its_subexpressions() -> None:
+    """s1 reads s0 (= max(d, 5)); s2 repeats s0's expression: `3 * s0` and
+    `3 * max(d, 5)` are one temporary, as is everything built on them."""
+    d_or_5 = [DIM, Tok.const(5), Tok.binop(ExprOp.MAX)]
+    tripled_plus_d = [Tok.const(3), Tok.binop(ExprOp.MUL), DIM, Tok.binop(ExprOp.ADD)]
+    table = [slot(*d_or_5), slot(Tok.slot(0), *tripled_plus_d), slot(*d_or_5, *tripled_plus_d)]
+    lines, _ = slot_lines(table, LOCAL_LEAVES)
+    temporaries = [line for line in lines if line.lstrip().startswith("t")]
+    assert len(temporaries) == 3, lines  # the max, the product, the sum
+    assert compile_slots(table)([(4,)], [], 1) == (5, 19, 19)
+
+
 @pytest.mark.parametrize(
     ("dim", "param", "out_of_range"),
     [(10, 9, None), (2**32, 1, 3), (3, 2**64, 4), (3, -(2**65), 4)],
