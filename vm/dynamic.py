@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -67,8 +68,11 @@ from dvm.vm.specialize import (
 # What depends only on the program: generated once
 
 
-LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "Kept", list[int], bool], None]
-"""launch(spec, args, kept, grid extents, alias): runs every tile (see `Launcher`)."""
+LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "Kept", list[int], bool, int, int], None]
+"""launch(spec, args, kept, grid extents, alias, lo, hi): runs the tiles whose counter on
+the grid's first axis is in [lo, hi) (see `Launcher`)."""
+Job = tuple[Callable[[int, int], None], int, int]
+"""One core's share of a launch: fn(lo, hi) runs it."""
 
 
 class Decoded(NamedTuple):
@@ -119,8 +123,9 @@ def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None
 
 class Launcher:
     """Writes and compiles a program's tier-0 launch function,
-    `launch(S, X, kept, e, fw)`: the specialization, the arguments, what is kept beside
-    the local memory, the grid's extents and whether loads may read in place.
+    `launch(S, X, kept, e, fw, lo, hi)`: the specialization, the arguments, what is kept
+    beside the local memory, the grid's extents, whether loads may read in place, and
+    the counters of the grid's first axis to run, [lo, hi) (a core's share).
 
     In the function, register r is the local `r<r>` (None: unwritten in this tile),
     a view's whole array of global memory is `G<v>` (made before the grid runs), a
@@ -169,7 +174,7 @@ class Launcher:
         p = self.p
         pad = "    "
         for axis in range(len(p.grid)):
-            self.emit(pad, f"for g{axis} in range(e[{axis}]):")
+            self.emit(pad, f"for g{axis} in range({'lo, hi' if axis == 0 else f'e[{axis}]'}):")
             pad += "    "
         if p.registers:
             self.emit(pad, " = ".join([*(f"r{r}" for r in range(len(p.registers))), "None"]))
@@ -177,7 +182,7 @@ class Launcher:
         tiles = sorted({d.tile for v in p.views for d in v.dims if d.index and d.tile is not None})
         return "\n".join(
             [
-                "def launch(S, X, kept, e, fw):",
+                "def launch(S, X, kept, e, fw, lo, hi):",
                 "    s, V, K, W = S.slots, kept.views, S.registers, S.views",
                 *self.whole_lines(),
                 *[f"    T{i} = s[{i}]" for i in tiles],
@@ -582,10 +587,14 @@ _WRITERS: dict[Cat, Writer] = {
 # Per launch
 
 
-def first_launch(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> None:
-    """Run a launch of `spec` on `args` in tier 0 with the local memory of `kept`, once
-    it is known to stay within the work bound. `alias`: whether loads may keep views of
-    global memory (no argument read shares memory with one written)."""
+def first_launch(
+    spec: Specialization, args: Sequence[np.ndarray], kept: Sequence[Kept], alias: bool
+) -> list[Job]:
+    """The jobs of a launch of `spec` on `args` in tier 0, once it is known to stay
+    within the work bound: one per local memory in `kept`, at most one per counter of
+    the grid's first axis, each a contiguous share of that axis (so the first share's
+    first failing tile raises what one core would). `alias`: whether loads may keep
+    views of global memory (no argument read shares memory with one written)."""
     s = spec.slots
     dec = decoded(spec.program)
     got = dec.bound(s)
@@ -595,10 +604,16 @@ def first_launch(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, a
     extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
-    if len(kept.views) > 4096 or len(kept.scratch) > 64:
-        kept.views.clear()
-        kept.scratch.clear()
-    dec.launch(spec, args, kept, extents, alias)
+    rows = extents[0] if extents else 1
+    n = max(1, min(len(kept), rows))
+    jobs: list[Job] = []
+    for core, mine in enumerate(kept[:n]):
+        if len(mine.views) > 4096 or len(mine.scratch) > 64:
+            mine.views.clear()
+            mine.scratch.clear()
+        fn = partial(dec.launch, spec, args, mine, extents, alias)
+        jobs.append((fn, rows * core // n, rows * (core + 1) // n))
+    return jobs
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:

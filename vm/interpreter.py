@@ -515,8 +515,8 @@ class DeviceMemory:
             raw = np.zeros(size + align, np.uint8)
             start = -raw.ctypes.data % align
             self.buffers.append(raw[start : start + size])
-        self.tier0 = dynamic.kept_for(self.buffers[0])
-        """What tier 0 (on the first core) keeps beside its memory."""
+        self.tier0 = [dynamic.kept_for(b) for b in self.buffers]
+        """Per core: what tier 0 keeps beside its memory."""
 
 
 _MEMORIES: dict[DeviceSpec, DeviceMemory] = {}
@@ -666,12 +666,25 @@ def launch(
 def _run_unplanned(
     spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
 ) -> None:
-    """A first launch without planning or binding (tier 0, see `dynamic.py`), on the
-    calling thread: its Python work holds the GIL, so cores stepping through tiles side
-    by side wait for each other (measured slower than one core at every size tier 0
-    takes)."""
-    kept = memory.tier0
-    _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, kept, alias)
+    """A first launch without planning or binding (tier 0, see `dynamic.py`). Its
+    Python work holds the GIL, so cores stepping through vector tiles side by side wait
+    for each other (measured slower than one core at every size tier 0 takes): it runs
+    on the calling thread. An mma's tiles spend their time in BLAS, without the GIL: a
+    program with one shares its grid among the cores when its planned launches will."""
+    kept = memory.tier0[: _unplanned_cores(spec)]
+    jobs = dynamic.first_launch(spec, args, kept, alias)
+    if len(jobs) == 1:
+        fn, lo, hi = jobs[0]
+        _blas_held(spec.uses_blas, _run_quietly, fn, lo, hi)
+    else:
+        _blas_held(spec.uses_blas, _run_quietly, _pool().run, jobs)
+
+
+def _unplanned_cores(spec: Specialization) -> int:
+    """The cores a tier-0 launch shares its grid among (see `_run_unplanned`)."""
+    if not (spec.has_mma and spec.shared):
+        return 1
+    return min(spec.device.cube_cores, len(_pool().queues) + 1)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:

@@ -221,3 +221,46 @@ def test_concurrent_launches_meet_the_retiling_safely() -> None:
         for y in outs:
             np.testing.assert_array_equal(y, outs[0])
         np.testing.assert_allclose(outs[0], want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_first_launch_with_an_mma_shares_its_grid_as_planned_launches_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tier 0 of a program with an mma, at a size whose planned launches share the
+    work, runs contiguous shares of the grid's first axis on the cores (its tiles spend
+    their time in BLAS, without the GIL); a vector program's first launch stays on one.
+    Either way the results are those of a planned launch."""
+    interp = importlib.import_module("dvm.vm.interpreter")
+    pool, shares = interp._pool(), []
+
+    class Recording:
+        queues = pool.queues
+
+        def run(self, jobs: list[tuple[object, int, int]]) -> None:
+            shares.append([(lo, hi) for _, lo, hi in jobs])
+            pool.run(jobs)
+
+    monkeypatch.setattr(interp, "_pool", Recording)
+    cores = min(2, len(pool.queues) + 1)
+    rng = np.random.default_rng(3)
+    m, k, n = 256, 64, 256  # 513 KiB of arguments: shared, and below tier 0's limit
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in [(m, k), (k, n), (n,)])
+    addmm = vm.load(vm.encode(vm.assemble(P.addmm_relu(32, 32, 16))))
+    spec = addmm.specialize([x.shape, w.shape, b.shape, (m, n)], lazy=True)
+    assert spec.tier0 and spec.shared
+    first, planned = np.full((m, n), np.nan, np.float32), np.empty((m, n), np.float32)
+    vm.launch(spec, [x, w, b, first])
+    assert not spec.planned
+    rows = m // 32
+    assert shares == ([[(0, rows // 2), (rows // 2, rows)]] if cores == 2 else [])
+    vm.launch(spec, [x, w, b, planned])
+    np.testing.assert_allclose(first, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(first, planned)
+
+    shares.clear()
+    chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    x = rng.standard_normal((512, 160)).astype(np.float32)  # 640 KiB: shared too
+    spec = chain.specialize([x.shape, x.shape], lazy=True)
+    assert spec.tier0 and spec.shared
+    vm.launch(spec, [x, np.empty_like(x)])
+    assert shares == []  # on the calling thread alone
