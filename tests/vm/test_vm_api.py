@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 
@@ -82,6 +83,22 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     vm.launch(spec, [x, x[0], x[0], out])
     assert built == []
     assert not spec.planned  # the launch ran in tier 0, whose launcher `prepare` built
+
+
+def test_prepare_maps_the_memory_a_program_uses_once() -> None:
+    """`prepare` maps the device's local memory before any launch (a first launch
+    would otherwise pay its page faults): the vector memory for a vector program, then
+    the larger cube memory for a program with an mma; never again, never less."""
+    interp = importlib.import_module("dvm.vm.interpreter")
+    device = vm.DeviceSpec(2, 2, 256 << 10, 64, name="mapped-once", cube_memory_bytes=1 << 20)
+    memory = interp.device_memory(device)
+    assert memory.touched == 0
+    vector = vm.load(vm.encode(vm.assemble(P.layernorm(False))))
+    cube = vm.load(vm.encode(vm.assemble(P.addmm_relu(8, 8, 4))))
+    for program, mapped in [(vector, 256 << 10), (cube, 1 << 20), (vector, 1 << 20)]:
+        vm.prepare(program, device)
+        assert memory.touched == mapped
+    assert all(not buffer.any() for buffer in memory.buffers)  # zeros, as before
 
 
 def test_unplanned_launches_until_one_is_not() -> None:
