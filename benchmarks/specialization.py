@@ -13,10 +13,10 @@ and with other work between them ("after other work", see
 time (the stream's, as the first call minus the repeat), in CPU time of this
 process (which counts every thread: a repeat call planned for two cores
 costs more CPU than wall time, so first minus repeat can read low, even
-below zero, for shapes big enough to share), and in units of one bare numpy
-call (`np.add(x, y,
-out=o)` on distinct one-element arrays after a second of warm-up, as
-`shared/baselines/bench_limits.py` times it, in the same run): on a shared
+below zero, for shapes big enough to share, unless the first call shares
+too, as a matmul's does), and in units of one bare numpy call
+(`np.add(x, y, out=o)` on distinct one-element arrays after a second of
+warm-up, as `shared/baselines/bench_limits.py` times it, in the same run): on a shared
 machine the times swing with the load, the units much less. "idle"
 multiplies the units by 0.5 us, a bare numpy call on this machine when
 idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
