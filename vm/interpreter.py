@@ -48,14 +48,6 @@ from dvm.vm.specialize import (
 )
 from dvm.vm.stats import CoreStats, LaunchStats
 
-WAKE_NS = 60_000
-HANDOFF_NS = 8_000
-"""What sharing a launch costs on this host: waking the other cores' threads (a worker
-began its tile 30-50 us after the caller) and, per numpy call, handing the GIL between
-the cores (two threads making 2.8 us calls ran 0.79x as fast as one; a 300 x 400
-LayerNorm, 16 calls per core, 0.68-0.83x). A planned launch shares its tiles only
-when the work it takes off the calling core pays for them (`_share_pays`)."""
-
 FIRST_INLINE_BYTES = 1 << 20
 """A multi-core executable's first launch runs on one core when it moves less than this:
 binding the other cores' classes costs more than they save on a shape that may not come
@@ -776,23 +768,14 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
 
 def _planned_cores(spec: Specialization, cores: int | None) -> int:
     """Cores for a planned launch: one if it is small, else the device's, capped by
-    tiles, CPUs and `cores`; when the caller does not say, one unless sharing pays.
-    Only the threads that run the tiles change, never the tiles: nor the results."""
+    tiles, CPUs and `cores`."""
     plan = spec.plan
     if plan.tiles < 2 or plan.global_bytes < INLINE_BYTES:
         return 1
     dev = spec.device
     n = dev.cube_cores if spec.has_mma else dev.vector_cores
     n = min(n, len(_pool().queues) + 1, plan.tiles)
-    if cores is None and not _share_pays(plan.work_ns, plan.steps, n):
-        return 1
     return max(1, min(n, cores) if cores else n)
-
-
-def _share_pays(work_ns: float, steps: int, cores: int) -> bool:
-    """Whether `cores` running a launch of `work_ns` (on one) in `steps` instructions
-    save more than waking them and handing the GIL over at each step costs."""
-    return cores > 1 and work_ns * (1 - 1 / cores) > WAKE_NS + HANDOFF_NS * steps / cores
 
 
 def _may_alias(spec: Specialization, args: Sequence[np.ndarray]) -> bool:

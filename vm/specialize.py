@@ -44,30 +44,6 @@ TIER0_BYTES = 1 << 20
 `dynamic.py`), on one core unless it has an mma and INLINE_BYTES or more; larger ones go
 straight to tier 1: their work dwarfs planning, and tier 1 spreads it over the cores."""
 
-CALL_NS = 1_500
-"""The fixed cost of one instruction's numpy call and its dispatch, on one core."""
-
-ELEMENT_NS: dict[str, float] = {
-    "cheap": 0.1,  # an elementwise op on operands of its own shape, a load, a store
-    "scalar": 0.05,  # one operand a scalar
-    "broadcast": 0.25,  # an operand broadcast along an axis (a row or column)
-    "exp": 1.5,
-    "tanh": 2.9,
-    "log": 1.9,
-    "sigmoid": 1.8,
-    "erf": 3.0,
-    "pow": 6.8,
-    "sqrt": 0.4,
-    "rsqrt": 0.5,
-    "select": 1.0,
-    "convert": 1.0,
-    "reduce": 0.25,  # per element reduced
-    "mma": 0.05,  # per multiply-add
-}
-"""Nanoseconds per element of an instruction's work on one core of this host's class
-(numpy on float32 tiles in L2, measured in `docs/performance.md` section 15): enough
-to tell a launch worth two cores from one that is not, not a timing."""
-
 MAX_CACHED = 512
 """Specializations a program keeps (the oldest is dropped first)."""
 
@@ -139,8 +115,6 @@ class GridPlan(NamedTuple):
     tiles: int
     inline: bool
     """Small enough (< INLINE_BYTES of traffic, or one tile) to run on the calling thread."""
-    work_ns: float = 0.0
-    """What one core would take to run the launch, estimated from `ELEMENT_NS`."""
 
 
 @dataclass
@@ -905,7 +879,7 @@ class _Specializer:
             keys.append(axis_keys)
             counts.append(axis_counts)
         bodies: dict[tuple[int, ...], Body] = {}
-        steps, nbytes, work = ntiles, 0, 0.0
+        steps, nbytes = ntiles, 0
         n_regs, n_code = len(self.p.registers), len(self.instrs)
         sources = [Index.GRID0 + a for a in range(len(extents))]
         for combo in itertools.product(*[range(len(k)) for k in keys]):
@@ -917,38 +891,34 @@ class _Specializer:
             count = 1
             for a, c in enumerate(combo):
                 count *= counts[a][c]
-            body_steps, body_bytes, body_work = self.cost(body)
+            body_steps, body_bytes = self.cost(body)
             steps += count * body_steps
             nbytes += count * body_bytes
-            work += count * body_work
         if steps > self.max_steps:
             raise self.fail("grid", 0, "too many steps", f"{steps} > {self.max_steps}")
         inline = ntiles < 2 or nbytes < INLINE_BYTES
-        return GridPlan(extents, tuple(axis_segments), bodies, steps, nbytes, ntiles, inline, work)
+        return GridPlan(extents, tuple(axis_segments), bodies, steps, nbytes, ntiles, inline)
 
-    def cost(self, body: Body) -> tuple[int, int, float]:
-        """(instructions, global bytes, estimated ns on one core) one execution of `body`
-        costs."""
-        steps, nbytes, work = 0, 0, 0.0
+    def cost(self, body: Body) -> tuple[int, int]:
+        """(instructions, global bytes) one execution of `body` costs."""
+        steps, nbytes = 0, 0
         items = self.static.itemsizes
         for n in body:
             steps += 1
             if isinstance(n, LoopNode):
                 for lo, hi, sub in n.segments:
-                    s, b, w = self.cost(sub)
+                    s, b = self.cost(sub)
                     steps += (hi - lo) * s
                     nbytes += (hi - lo) * b
-                    work += (hi - lo) * w
-            else:
-                work += CALL_NS + element_ns(n)
+            elif n.extents is not None:
                 cat = n.ins.op.cat
-                if n.extents is not None and cat is Cat.LOAD:
+                if cat is Cat.LOAD:
                     nbytes += math.prod(n.extents) * items[n.ins.operands[0]]
-                elif n.extents is not None and (cat is Cat.STORE or cat is Cat.STORE_ACC):
+                elif cat is Cat.STORE or cat is Cat.STORE_ACC:
                     nbytes += math.prod(n.extents) * items[n.ins.operands[1]]
             if steps > self.max_steps:
                 raise self.fail("grid", 0, "too many steps", f"> {self.max_steps}")
-        return steps, nbytes, work
+        return steps, nbytes
 
     # -- shape inference -----------------------------------------------------
 
@@ -1094,30 +1064,6 @@ class _Specializer:
         if out is None:
             raise self.fail("code", k, "shapes do not broadcast", str(shapes))
         return out
-
-
-def element_ns(n: OpNode) -> float:
-    """The estimated ns of instruction `n`'s work on one core beyond its call (see
-    `ELEMENT_NS`)."""
-    cat = n.ins.op.cat
-    shapes = [sh for sh in n.shapes[1:] if sh is not None]  # the sources' (0: the result)
-    if cat is Cat.MMA and len(shapes) >= 2:  # (batch..., m, k) @ (batch..., k, n)
-        a, b = shapes[-2], shapes[-1]
-        return math.prod(a) * b[-1] * ELEMENT_NS["mma"]
-    if cat is Cat.REDUCE and shapes:
-        return math.prod(shapes[-1]) * ELEMENT_NS["reduce"]
-    out = n.extents if n.extents is not None else n.out
-    if out is None:
-        return 0.0
-    elements = math.prod(out)
-    name = n.ins.op.name.split(".")[0]  # pow.rs: pow
-    if name in ELEMENT_NS:
-        return elements * ELEMENT_NS[name]
-    if cat is Cat.BINARY_RS or cat is Cat.BINARY_SR:
-        return elements * ELEMENT_NS["scalar"]
-    if any(sh != out for sh in shapes):
-        return elements * ELEMENT_NS["broadcast"]
-    return elements * ELEMENT_NS["cheap"]
 
 
 def _only_initialized(entry: list[Shape | None], after: list[Shape | None]) -> bool:

@@ -264,36 +264,3 @@ def test_a_first_launch_with_an_mma_shares_its_grid_as_planned_launches_would(
     assert spec.tier0 and spec.shared
     vm.launch(spec, [x, np.empty_like(x)])
     assert shares == []  # on the calling thread alone
-
-
-def test_a_planned_launch_shares_its_tiles_only_when_the_work_pays() -> None:
-    """Sharing a launch costs waking the other core and a GIL hand-over per numpy call
-    (`interpreter._share_pays`, from the plan's estimate of one core's work): a
-    LayerNorm of 160 x 512 in 2 tiles of cheap row ops (640 KiB: over the inline
-    threshold) runs on one core unless the caller asks for two; one of 4096 x 512 in 8
-    tiles shares. The tiles are the same either way, and so are the results."""
-    interp = importlib.import_module("dvm.vm.interpreter")
-    assert interp._share_pays(2e6, 32, 2) and not interp._share_pays(2e6, 32, 1)
-    assert not interp._share_pays(150e3, 32, 2)  # 75 us saved, 60 + 16 x 8 us spent
-    cores = min(2, len(interp._pool().queues) + 1)
-    two = vm.DeviceSpec(2, 2, 4 << 20, 64, name="two-cores-shares")
-    prog = vm.load(vm.encode(vm.assemble(P.layernorm(True))))
-    rng = np.random.default_rng(5)
-
-    def launched(x: np.ndarray, tile: int, asked: int | None) -> tuple[int, np.ndarray, float]:
-        w, b = np.ones(512, np.float32), np.zeros(512, np.float32)
-        spec = prog.specialize([x.shape, w.shape, b.shape, x.shape], [tile], device=two)
-        y = np.empty_like(x)
-        st = vm.launch(spec, [x, w, b, y], cores=asked, stats=True)
-        assert st is not None
-        mean, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
-        np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-4)
-        return st.cores, y, spec.plan.work_ns
-
-    x = rng.standard_normal((160, 512)).astype(np.float32)
-    (alone, y1, work), (asked, y2, _) = launched(x, 80, None), launched(x, 80, 2)
-    assert (alone, asked) == (1, cores)
-    np.testing.assert_array_equal(y1, y2)
-    large, _, more = launched(rng.standard_normal((4096, 512)).astype(np.float32), 512, None)
-    assert large == cores
-    assert 20 < more / work < 30  # 25.6x the elements: the estimate counts them
