@@ -588,13 +588,17 @@ _WRITERS: dict[Cat, Writer] = {
 
 
 def first_launch(
-    spec: Specialization, args: Sequence[np.ndarray], kept: Sequence[Kept], alias: bool
-) -> list[Job]:
-    """The jobs of a launch of `spec` on `args` in tier 0, once it is known to stay
-    within the work bound: one per local memory in `kept`, at most one per counter of
-    the grid's first axis, each a contiguous share of that axis (so the first share's
-    first failing tile raises what one core would). `alias`: whether loads may keep
-    views of global memory (no argument read shares memory with one written)."""
+    spec: Specialization,
+    args: Sequence[np.ndarray],
+    kept: Kept,
+    alias: bool,
+    lo: int = 0,
+    hi: int = -1,
+) -> None:
+    """Run a launch of `spec` on `args` in tier 0 with the local memory of `kept`, once
+    it is known to stay within the work bound: the tiles whose counter on the grid's
+    first axis is in [lo, hi) (-1: to its end). `alias`: whether loads may keep views
+    of global memory (no argument read shares memory with one written)."""
     s = spec.slots
     dec = decoded(spec.program)
     got = dec.bound(s)
@@ -604,16 +608,29 @@ def first_launch(
     extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
-    rows = extents[0] if extents else 1
-    n = max(1, min(len(kept), rows))
-    jobs: list[Job] = []
-    for core, mine in enumerate(kept[:n]):
-        if len(mine.views) > 4096 or len(mine.scratch) > 64:
-            mine.views.clear()
-            mine.scratch.clear()
-        fn = partial(dec.launch, spec, args, mine, extents, alias)
-        jobs.append((fn, rows * core // n, rows * (core + 1) // n))
-    return jobs
+    if len(kept.views) > 4096 or len(kept.scratch) > 64:
+        kept.views.clear()
+        kept.scratch.clear()
+    if hi < 0:
+        hi = extents[0] if extents else 1
+    dec.launch(spec, args, kept, extents, alias, lo, hi)
+
+
+def first_launch_shares(
+    spec: Specialization, args: Sequence[np.ndarray], kept: Sequence[Kept], alias: bool
+) -> list[Job]:
+    """`first_launch` as jobs, one per local memory in `kept` (at most one per counter
+    of the grid's first axis): each runs a contiguous share of that axis, so the first
+    share's first failing tile, or check, raises what one core would."""
+    grid = spec.program.grid
+    rows = spec.slots[grid[0]] if grid else 1
+    n = min(len(kept), rows)
+    if n < 2:  # (no axis, or one too short to share: `first_launch` checks its extent)
+        return [(partial(first_launch, spec, args, kept[0], alias), 0, -1)]
+    return [
+        (partial(first_launch, spec, args, mine, alias), rows * i // n, rows * (i + 1) // n)
+        for i, mine in enumerate(kept[:n])
+    ]
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:

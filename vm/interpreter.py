@@ -686,20 +686,13 @@ def _run_unplanned(
     for each other (measured slower than one core at every size tier 0 takes): it runs
     on the calling thread. An mma's tiles spend their time in BLAS, without the GIL: a
     program with one shares its grid among the cores when its planned launches will."""
-    kept = memory.tier0[: _unplanned_cores(spec)]
-    jobs = dynamic.first_launch(spec, args, kept, alias)
-    if len(jobs) == 1:
-        fn, lo, hi = jobs[0]
-        _blas_held(spec.uses_blas, _run_quietly, fn, lo, hi)
-    else:
-        _blas_held(spec.uses_blas, _run_quietly, _pool().run, jobs)
-
-
-def _unplanned_cores(spec: Specialization) -> int:
-    """The cores a tier-0 launch shares its grid among (see `_run_unplanned`)."""
     if not (spec.has_mma and spec.shared):
-        return 1
-    return min(spec.device.cube_cores, len(_pool().queues) + 1)
+        kept = memory.tier0[0]
+        _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, kept, alias)
+        return
+    kept_by_core = memory.tier0[: min(spec.device.cube_cores, len(_pool().queues) + 1)]
+    jobs = dynamic.first_launch_shares(spec, args, kept_by_core, alias)
+    _blas_held(spec.uses_blas, _run_quietly, _pool().run, jobs)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:

@@ -256,6 +256,13 @@ def test_a_first_launch_with_an_mma_shares_its_grid_as_planned_launches_would(
     vm.launch(spec, [x, w, b, planned])
     np.testing.assert_allclose(first, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(first, planned)
+    wide = rng.standard_normal((16, 4096)).astype(np.float32)  # 272 KiB, and no rows
+    empty = addmm.specialize([(0, 16), wide.shape, (4096,), (0, 4096)], lazy=True)
+    assert empty.tier0 and empty.shared
+    shares.clear()
+    none = np.empty((0, 4096), np.float32)
+    vm.launch(empty, [np.empty((0, 16), np.float32), wide, np.zeros(4096, np.float32), none])
+    assert all(len(jobs) == 1 for jobs in shares)  # no rows to share: one job, no tile
 
     shares.clear()
     chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
