@@ -571,7 +571,7 @@ class _Pool:
             except BaseException as e:  # report to the launching thread
                 done.put(e)
 
-    def run(self, jobs: list[tuple[Callable[[int, int], None], int, int]]) -> None:
+    def run(self, jobs: list[dynamic.Job]) -> None:
         """Run job 0 on the calling thread and the rest on workers; wait for all."""
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()  # per launch:
         # an interrupted launch cannot leave stale results for the next one
@@ -790,9 +790,7 @@ def _executable(spec: Specialization, n: int, stats: bool, alias: bool) -> Execu
     return ex
 
 
-def _share_tiles(
-    runners: list[Callable[[int, int], None]], ntiles: int
-) -> list[tuple[Callable[[int, int], None], int, int]]:
+def _share_tiles(runners: list[Callable[[int, int], None]], ntiles: int) -> list[dynamic.Job]:
     """One job per core; each takes chunks of tiles from a shared counter until none are
     left, so a core slowed down (by other processes, or slower tiles) takes fewer."""
     chunk = max(1, ntiles // (8 * len(runners)))
