@@ -42,6 +42,7 @@ from dvm.vm.specialize import (
     Shape,
     Specialization,
     ViewPlan,
+    device_cores,
     fast_function,
     register_operands,
     static_info,
@@ -690,7 +691,7 @@ def _run_unplanned(
         kept = memory.tier0[0]
         _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, kept, alias)
         return
-    kept_by_core = memory.tier0[: min(spec.device.cube_cores, len(_pool().queues) + 1)]
+    kept_by_core = memory.tier0[: device_cores(spec.device, True)]  # (as many as the host runs)
     jobs = dynamic.first_launch_shares(spec, args, kept_by_core, alias)
     _blas_held(spec.uses_blas, _run_quietly, _pool().run, jobs)
 
