@@ -152,13 +152,13 @@ class Launcher:
         """Registers whose local certainly holds a view of their own memory (not of
         global memory, as an alias load or a fused store leaves it)."""
         self.names: dict[str, Any] = {
-            "__builtins__": {"range": range, "str": str, "min": min, "max": max},
+            "__builtins__": {"range": range, "str": str, "min": min, "max": max, "len": len},
             "_whole": _whole,
             "_fail": _fail,
             "_new": _new,
             "_scratch": _scratch,
             "_bcast": _BROADCASTS,
-            "_broadcast_of": broadcast_of,
+            "_broadcast_shapes": broadcast_shapes,
             "_matmul": np.matmul,
             "_ones": ones_vector,
             "_middle": middle_sum_operands,
@@ -278,20 +278,40 @@ class Launcher:
                 out.append(self.extent(e.index, e.dim))
             else:
                 out.append(f"{self.read(k, e.index, pad)}.shape[{e.dim}]")
-        return f"({''.join(f'{x}, ' for x in out)})"
+        return _tuple(out)
 
     def nonneg(self, k: int, n: int, reason: str, pad: str) -> None:
         """Slot n may not be negative where instruction k uses it."""
         self.emit(pad, f"if s[{n}] < 0: raise _fail(S, {k}, {reason!r}, f's{n} = {{s[{n}]}}')")
 
-    def broadcast(self, k: int, shapes: str, into: str, pad: str) -> None:
-        """`into` = the tuple of shapes `shapes` broadcast (memoized), or op k's error."""
-        self.emit(
-            pad,
-            f"c = _bcast.get({shapes}) or _broadcast_of({shapes})",
-            f"if c is None: raise _fail(S, {k}, 'shapes do not broadcast', str({shapes}))",
-            f"{into} = c",
-        )
+    def broadcast(
+        self, k: int, shapes: Sequence[str], ranks: Sequence[int], into: str, pad: str
+    ) -> None:
+        """`into` = the shapes `shapes` (of these ranks) broadcast, or op k's error. Two of
+        one rank, the common case, are memoized (tiles repeat their shapes) and broadcast
+        inline, dim by dim, when new (-1: they do not): a first launch meets new shapes,
+        and calling the rule would cost more than it."""
+        fail = f"raise _fail(S, {k}, 'shapes do not broadcast', str({_tuple(shapes)}))"
+        if len(shapes) != 2 or ranks[0] != ranks[1]:
+            self.emit(pad, f"c = _broadcast_shapes([{', '.join(shapes)}])", f"if c is None: {fail}")
+        else:
+            m, n = [f"m{i}" for i in range(ranks[0])], [f"n{i}" for i in range(ranks[0])]
+            dims = [
+                f"{a} if {b} == {a} or {b} == 1 else {b} if {a} == 1 else -1"
+                for a, b in zip(m, n, strict=True)
+            ]
+            self.emit(
+                pad,
+                f"key = {shapes[0]}, {shapes[1]}",
+                "c = _bcast.get(key)",
+                "if c is None:",
+                f"    {_tuple(m)}, {_tuple(n)} = key",
+                f"    c = {_tuple(dims)}",
+                f"    if -1 in c: {fail}",
+                f"    if len(_bcast) < {MAX_KEPT_BROADCASTS}: _bcast[key] = c",
+            )
+        if into != "c":
+            self.emit(pad, f"{into} = c")
 
     def register(self, k: int, d: int, pad: str) -> None:
         """`o` = register d viewed with shape `sh` (its checks when new)."""
@@ -330,6 +350,10 @@ class Launcher:
                 f"    raise _fail(S, {k + 1}, {_MISMATCH!r}, f'r{d} {{sh}} vs {{o.shape}}')",
             )
 
+    def rank(self, r: int) -> int:
+        """Register r's rank (fixed by the validator)."""
+        return len(self.p.registers[r].shape)
+
     def constant(self, name: str, value: Any) -> str:
         self.names[name] = value
         return name
@@ -345,6 +369,11 @@ class Launcher:
             return self.constant(f"C{k}", typed_scalar(sc.value, dtype))
         self.pre.append(f"    C{k} = _typed(s[{int(sc.value)}], {self.dtype(r)})")
         return f"C{k}"
+
+
+def _tuple(items: Sequence[str]) -> str:
+    """A tuple display of these expressions (of any length: `(a, )`, `()`)."""
+    return f"({''.join(f'{x}, ' for x in items)})"
 
 
 _UNWRITTEN = "register read before written"
@@ -434,7 +463,7 @@ def _broadcast(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r, shape = ops
     x = g.read(k, r, pad)
     g.emit(pad, f"sh = {g.shape(k, shape, pad)}")
-    g.broadcast(k, f"({x}.shape, sh)", "c", pad)
+    g.broadcast(k, [f"{x}.shape", "sh"], [g.rank(r), len(shape)], "c", pad)
     detail = f"f'{{{x}.shape}} to {{sh}}'"
     g.emit(pad, f"if c != sh: raise _fail(S, {k}, 'shapes do not broadcast', {detail})")
     g.register(k, d, pad)
@@ -451,7 +480,7 @@ def _fill(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 def _select(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, c, a, b = ops
     xs = [g.read(k, r, pad) for r in (c, a, b)]
-    g.broadcast(k, f"({', '.join(f'{x}.shape' for x in xs)})", "sh", pad)
+    g.broadcast(k, [f"{x}.shape" for x in xs], [g.rank(r) for r in (c, a, b)], "sh", pad)
     g.register(k, d, pad)
     fn = select_overlapping if d in (c, a, b) else select_into
     g.emit(pad, f"{g.constant(f'F{k}', fn)}(o, {', '.join(xs)})", f"r{d} = o")
@@ -467,7 +496,7 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     reduced = tuple([i for i in range(rank) if axes >> i & 1])
     x = g.read(k, r, pad)
     dims = [("1" if keep else "") if i in reduced else f"q[{i}]" for i in range(rank)]
-    g.emit(pad, f"q = {x}.shape", f"sh = ({''.join(f'{n}, ' for n in dims if n)})")
+    g.emit(pad, f"q = {x}.shape", f"sh = {_tuple([n for n in dims if n])}")
     if d == r:
         g.emit(pad, f"x = {x}.copy()")
         x = "x"
@@ -508,7 +537,7 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         g.emit(pad, "sh = (sa[0], sb[1])")
     else:
         g.emit(pad, "b = sa[:-2]", "if b != sb[:-2]:")
-        g.broadcast(k, "(b, sb[:-2])", "b", pad + "    ")
+        g.broadcast(k, ["b", "sb[:-2]"], [g.rank(ra) - 2, g.rank(rb) - 2], "b", pad + "    ")
         g.emit(pad, "sh = (*b, sa[-2], sb[-1])")
     if acc is None:
         g.result(k, d, pad)
@@ -540,17 +569,17 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     x = g.read(k, r, pad)
     if cat is Cat.BINARY:
         y = g.read(k, ops[2], pad)
-        operands = f"{x}, {y}"
+        operands, ranks = f"{x}, {y}", [g.rank(r), g.rank(ops[2])]
         g.emit(pad, f"sh = {x}.shape")
         if y != x and g.in_place(k, d, r):  # in place where the shapes agree
             g.emit(pad, f"if sh == {y}.shape: o = {x}", "else:")
-            g.broadcast(k, f"(sh, {y}.shape)", "sh", pad + "    ")
+            g.broadcast(k, ["sh", f"{y}.shape"], ranks, "sh", pad + "    ")
             g.register(k, d, pad + "    ")
             g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
             return
         if y != x:  # (one register's shape always agrees with itself)
             g.emit(pad, f"if sh != {y}.shape:")
-            g.broadcast(k, f"(sh, {y}.shape)", "sh", pad + "    ")
+            g.broadcast(k, ["sh", f"{y}.shape"], ranks, "sh", pad + "    ")
     else:
         sc = g.scalar(k, ops[3 - pos], r)
         operands = f"{x}, {sc}" if cat is Cat.BINARY_RS else f"{sc}, {x}"
@@ -662,20 +691,10 @@ def kept_for(mem: np.ndarray) -> Kept:
     return Kept(mem, mem if mem.base is None else mem.base, {}, {})
 
 
-_BROADCASTS: dict[tuple[Shape, ...], Shape] = {}
-"""numpy's broadcasting rule, memoized: tiles repeat their shapes."""
-
-
-def broadcast_of(shapes: tuple[Shape, ...]) -> Shape | None:
-    """`broadcast_shapes`, memoized (None: they do not broadcast)."""
-    got = _BROADCASTS.get(shapes)
-    if got is None:
-        got = broadcast_shapes(list(shapes))
-        if got is not None:
-            if len(_BROADCASTS) >= 4096:  # bounded, as what tier 0 keeps
-                _BROADCASTS.clear()
-            _BROADCASTS[shapes] = got
-    return got
+_BROADCASTS: dict[tuple[Shape, Shape], Shape] = {}
+"""Pairs of shapes of one rank broadcast (by tier 0's inline rule): tiles repeat them."""
+MAX_KEPT_BROADCASTS = 4096
+"""Beyond this many, new pairs are broadcast each time, not kept."""
 
 
 def _new(

@@ -313,3 +313,52 @@ def test_rarer_instructions_in_both_tiers(lazy: bool, rows: int, cols: int) -> N
     want = 1 - np.float32(3) * np.where(d > -0.5, d, np.float32(3))
     np.testing.assert_allclose(out, want, rtol=1e-6)
     np.testing.assert_array_equal(out16, want.astype(np.float16))
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["new", "in-place"])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ((3, 1), (1, 4)),
+        ((3, 4), (3, 1)),
+        ((3, 4), (1, 4)),
+        ((0, 1), (1, 4)),
+        ((1, 1), (0, 1)),
+        ((2, 3), (2, 3)),
+        ((3, 4), (2, 4)),
+        ((0, 4), (3, 4)),
+        ((3, 1), (3, 0)),
+    ],
+)
+def test_binary_broadcasting_alike_in_both_tiers(
+    in_place: bool, a: tuple[int, int], b: tuple[int, int]
+) -> None:
+    """Two registers broadcast by numpy's rule, dims of 0 and 1 included, in a first
+    launch (which broadcasts inline) and planned: the same sums, or the same error at
+    the same instruction (`shapes do not broadcast`; in place, a sum larger than its
+    register does not fit it)."""
+    prog = vm.load(vm.encode(vm.assemble(P.broadcast_add(in_place))))
+    x, y = RNG.standard_normal(a).astype(np.float32), RNG.standard_normal(b).astype(np.float32)
+    try:
+        want: np.ndarray | None = x + y
+    except ValueError:
+        want = None
+    shape = want.shape if want is not None else tuple(map(max, a, b))
+    results = []
+    for lazy in (True, False):
+        out = np.full(shape, 99, np.float32)
+        try:
+            vm.launch(prog.specialize([a, b, shape], lazy=lazy), [x, y, out])
+            results.append(out)
+        except vm.BytecodeError as e:
+            results.append((e.reason, e.offset))
+    assert type(results[0]) is type(results[1])
+    if isinstance(results[0], tuple):
+        assert results[0] == results[1]
+        expected = "shapes do not broadcast" if want is None else "tile does not fit register"
+        assert results[0][0] == expected
+        assert want is None or (in_place and want.size > x.size)
+    else:
+        assert want is not None
+        np.testing.assert_array_equal(results[0], want)
+        np.testing.assert_array_equal(results[1], want)

@@ -379,3 +379,36 @@ copy r1, r0
 {body}
 store v1, r1
 """
+
+
+def broadcast_add(in_place: bool = False) -> str:
+    """a2 = a0 + a1 for 2-D arguments of any shapes, broadcast by numpy's rule, in one
+    tile: each argument whole in a register (the sum in r0 itself with `in_place`)."""
+    dst = "r0" if in_place else "r2"
+    return f"""\
+arg a0 f32 2
+arg a1 f32 2
+arg a2 f32 2
+params 0
+slot s0 = dim(a0,0)
+slot s1 = dim(a0,1)
+slot s2 = dim(a1,0)
+slot s3 = dim(a1,1)
+slot s4 = dim(a2,0)
+slot s5 = dim(a2,1)
+slot s6 = 0
+slot s7 = 1
+slot s8 = 1024
+slot s9 = 2048
+grid s7
+reg r0 f32 (s0, s1) at s6
+reg r1 f32 (s2, s3) at s8
+reg r2 f32 (s4, s5) at s9
+view v0 a0 offset s6 (s0 s1) (s1 s7)
+view v1 a1 offset s6 (s2 s3) (s3 s7)
+view v2 a2 offset s6 (s4 s5) (s5 s7)
+load r0, v0
+load r1, v1
+add {dst}, r0, r1
+store v2, {dst}
+"""
