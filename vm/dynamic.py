@@ -302,10 +302,9 @@ class Launcher:
             ]
             self.emit(
                 pad,
-                f"key = {shapes[0]}, {shapes[1]}",
-                "c = _bcast.get(key)",
+                f"c = _bcast.get(({shapes[0]}, {shapes[1]}))",
                 "if c is None:",
-                f"    {_tuple(m)}, {_tuple(n)} = key",
+                f"    {_tuple(m)}, {_tuple(n)} = key = {shapes[0]}, {shapes[1]}",
                 f"    c = {_tuple(dims)}",
                 f"    if -1 in c: {fail}",
                 f"    if len(_bcast) < {MAX_KEPT_BROADCASTS}: _bcast[key] = c",
