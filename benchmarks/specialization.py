@@ -21,6 +21,12 @@ machine the times swing with the load, the units much less. "idle"
 multiplies the units by 0.5 us, a bare numpy call on this machine when
 idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
 
+Programs with intermediates (launch results only later launches read) are
+also compiled a second time without keeping their memory for new shapes
+(`runtime.Arena`), and both are called on the same new shapes, taking
+turns: the cost per new shape and the first call's page faults, each way
+(`bench_kept_memory`).
+
 Because the machine's noise swings those times by up to 2x, the script also
 counts what does not swing: the Python bytecodes a first call interprets
 beyond a repeat call, on the same shapes (`sys.settrace` with opcode events;
@@ -39,6 +45,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import resource
 import statistics
 import sys
 import time
@@ -52,6 +59,7 @@ import numpy as np
 from suite.workloads import DEFAULT_EXAMPLES, load_reference
 
 import dvm
+from dvm import runtime
 
 specializer = importlib.import_module("dvm.vm.specialize")  # (dvm.vm.specialize: a function)
 
@@ -168,6 +176,59 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
             f" {s_units:6.0f} {s_units * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
             f" | {cpu:23.3f}ms {u:6.0f} {u * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
             f" {first:6.3f}ms {again:6.3f}ms | {statistics.median(plain) * 1e3:18.3f}ms"
+        )
+
+
+@contextmanager
+def intermediates_kept(keep: bool) -> Iterator[None]:
+    """Programs compiled inside keep their intermediates' memory (`runtime.Arena`) or not."""
+    saved = runtime.KEEP_INTERMEDIATES
+    runtime.KEEP_INTERMEDIATES = keep
+    try:
+        yield
+    finally:
+        runtime.KEEP_INTERMEDIATES = saved
+
+
+def page_faults() -> int:
+    """Minor page faults of this process so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def bench_kept_memory(files: list[str], shapes: int, repeat: int) -> None:
+    """Programs with intermediates, compiled twice, with and without kept memory for
+    them, called on the same new shapes in one process, taking turns (which goes first
+    alternates): per new shape, the first call minus the best repeat, and the first
+    call's page faults."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(1)
+    print(f"Intermediates in kept memory, per new shape ({shapes} shapes' median, taking turns)")
+    print(f"  {'program':12s} {'kept':>9s} {'not kept':>9s} {'ratio':>6s} | page faults: kept, not")
+    for file in files:
+        _, spec, _ = ref.EXAMPLES[file]
+        with intermediates_kept(True):
+            kept = dvm.compile(EXAMPLES / file)
+        with intermediates_kept(False):
+            plain = dvm.compile(EXAMPLES / file)
+        if not kept.variants[frozenset()].places:
+            continue
+        programs = (kept, plain)
+        warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
+        for p in programs:
+            p(*warm)
+        costs: tuple[list[float], list[float]] = ([], [])
+        faults: tuple[list[int], list[int]] = ([], [])
+        for i, dims in enumerate(shape_stream(file, shapes, rng)):
+            args = ref.make_inputs(spec, dims, rng)
+            for k in (0, 1) if i % 2 else (1, 0):
+                before = page_faults()
+                costs[k].append(new_shape_cost(programs[k], args, repeat)[0])
+                faults[k].append(page_faults() - before)
+        a, b = (statistics.median(c) for c in costs)
+        fa, fb = (statistics.median(f) for f in faults)
+        print(
+            f"  {file.removesuffix('.mlir'):12s} {a * 1e3:7.3f}ms {b * 1e3:7.3f}ms {a / b:6.2f}"
+            f" | {fa:5.0f} {fb:5.0f}"
         )
 
 
@@ -316,6 +377,7 @@ def main() -> None:
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
     warm_up()
     bench_new_shapes(files, a.shapes, a.repeat)
+    bench_kept_memory(files, a.shapes, a.repeat)
     bench_bytecodes(files, a.shapes)
     bench_tiny_call(a.repeat)
     bench_compile(a.repeat)

@@ -94,6 +94,11 @@ Step = Callable[["Call", Env], None]
 
 MAX_KERNEL_PLANS = 512
 """Launch plans a kernel keeps (all are dropped when full; the VM keeps as many)."""
+MAX_KEPT_BYTES = 16 << 20
+"""The largest launch result kept for the next call (see `Arena`)."""
+KEEP_INTERMEDIATES = True
+"""Whether programs compiled from now on keep their intermediates' memory (`Arena`): a
+switch for measuring what that saves (`benchmarks/specialization.py`)."""
 
 
 class CompileError(DvmError):
@@ -325,7 +330,14 @@ class Kernel:
     specialization and the serial number of the call that made them, so a call at
     a known shape only allocates and launches."""
 
-    def run(self, inputs: Sequence[np.ndarray[Any, Any]], call: Call) -> list[Any]:
+    def run(
+        self,
+        inputs: Sequence[np.ndarray[Any, Any]],
+        call: Call,
+        kept: Sequence[int | None] | None = None,
+    ) -> list[Any]:
+        """Launch on `inputs`; returns the outputs: new arrays, or for those `kept` gives
+        a place in the call's arena, arrays in its memory there."""
         key: Any = tuple(map(ARRAY_SHAPE, inputs))
         symbols = call.symbols
         if self.key_symbols:
@@ -337,7 +349,13 @@ class Kernel:
                 self.plans.clear()
             self.plans[key] = plan
         outs, spec, made_by = plan
-        outputs = [np.empty(shape, dtype) for shape, dtype in outs]
+        if kept is None or call.arena is None:
+            outputs = [np.empty(shape, dtype) for shape, dtype in outs]
+        else:
+            outputs = [
+                np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
+                for (shape, dtype), j in zip(outs, kept, strict=True)
+            ]
         if call.stats is None:
             # outputs: just allocated; a shape met in this call runs unplanned at each
             # launch of the kernel (`dedupe-kernels` shares one among launches)
@@ -356,6 +374,62 @@ class Kernel:
         return outs, self.specializer(shapes, params)
 
 
+class Arena:
+    """Memory for a call's intermediates, kept for the calls after: one buffer per
+    launch result that never leaves a call (only later launches read it), grown as
+    needed, rounded up to a power of two (at most MAX_KEPT_BYTES; larger results get
+    new memory). A call takes an arena of its variant's for its whole run and gives it
+    back as it ends; calls at the same time take different ones. Within the call, each
+    run of a launch (a loop's passes) may write its buffer again: the last run's
+    result is dead by then. So a new shape writes its intermediates into pages
+    already mapped, where the allocator would map fresh ones for each new size (a
+    page fault costs 2.6-5 us on this host; the first calls at a new BERT shape met
+    about 250, about 40 with an arena)."""
+
+    __slots__ = ("buffers", "views")
+
+    def __init__(self, places: int) -> None:
+        self.buffers: list[np.ndarray[Any, Any] | None] = [None] * places
+        self.views: list[tuple[tuple[int, ...], Any, np.ndarray[Any, Any]] | None]
+        self.views = [None] * places
+        """The last array made at each place, with its shape and dtype: a call at a
+        known shape gets the same array again, allocating nothing."""
+
+    def array(
+        self, place: int, shape: tuple[int, ...], dtype: np.dtype[Any]
+    ) -> np.ndarray[Any, Any]:
+        """An uninitialized array of `shape` and `dtype` in the buffer at `place` (`shape`
+        and `dtype` as a kernel's plan keeps them: the same objects at a known shape)."""
+        last = self.views[place]
+        if last is not None and last[0] is shape and last[1] is dtype:
+            return last[2]
+        nbytes = math.prod(shape) * dtype.itemsize
+        base = self.buffers[place]
+        if base is None or base.nbytes < nbytes:
+            if nbytes > MAX_KEPT_BYTES:
+                return np.empty(shape, dtype)
+            base = self.buffers[place] = np.empty(1 << max(nbytes - 1, 4095).bit_length(), np.uint8)
+        array = np.ndarray(shape, dtype, base)
+        self.views[place] = (shape, dtype, array)
+        return array
+
+
+def read_by_launches_only(value: SSAValue) -> bool:
+    """Whether only kernel launches read `value`, directly or as what a `tensor.stack`,
+    a `tensor.choice` or an `scf.if` yields: it never leaves the call."""
+    for use in value.uses:
+        op, parent = use.operation, use.operation.parent_op()
+        if isinstance(op, tile.LaunchOp):
+            continue
+        if not isinstance(op, t.YieldOp | scf.YieldOp) or not isinstance(
+            parent, t.StackOp | t.ChoiceOp | scf.IfOp
+        ):
+            return False
+        if not read_by_launches_only(parent.results[use.index]):
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------
 # The host program as closures
 # --------------------------------------------------------------------------
@@ -371,6 +445,8 @@ class Call:
     trace: bool = False
     serial: int = field(default_factory=itertools.count().__next__)  # atomic under the GIL
     """Tells this call apart from every other (`Kernel.plans` records who planned)."""
+    arena: Arena | None = None
+    """Where its intermediates go (None: in new memory)."""
 
 
 class HostCompiler:
@@ -401,6 +477,8 @@ class HostCompiler:
         self.guard_failed: Callable[[Guard, int, int], Exception] = lambda g, a, b: CallError(
             f"{g.origin} needs {g}, but {g.lhs} is {a} and {g.rhs} is {b}"
         )
+        self.places = 0
+        """Launch results that never leave a call: each has a place in its arena."""
 
     def index(self, value: SSAValue) -> int:
         if value not in self.slot:
@@ -509,12 +587,18 @@ class HostCompiler:
         kernel = self.kernels[op.callee.root_reference.data]
         inputs = [self.index(v) for v in op.inputs]
         outputs = [self.index(v) for v in op.outputs]
+        kept: list[int | None] = []
+        for v in op.outputs:
+            keep = KEEP_INTERMEDIATES and read_by_launches_only(v)
+            kept.append(self.places if keep else None)
+            self.places += keep
+        places = kept if any(j is not None for j in kept) else None
 
         def step(call: Call, env: Env) -> None:
             arrays = [env[i] for i in inputs]
             if not all(map(C_CONTIGUOUS, arrays)):  # (a kernel reads C order only)
                 arrays = [contiguous(a) for a in arrays]
-            for i, value in zip(outputs, kernel.run(arrays, call), strict=True):
+            for i, value in zip(outputs, kernel.run(arrays, call, places), strict=True):
                 env[i] = value
 
         return step
@@ -726,6 +810,20 @@ class Variant:
     """(argument, symbol) of each `index` argument: bound per call."""
     check_indices: Callable[[dict[str, int]], None] = lambda symbols: None
     """The guards over index arguments' values (checked per call)."""
+    places: int = 0
+    """Its launch results that never leave a call (places in an `Arena`)."""
+    arenas: list[Arena] = field(default_factory=list)
+    """Arenas free for its calls (as many as ever ran at once)."""
+
+    def take_arena(self) -> Arena | None:
+        """An arena for a call (None: nothing to keep), free until `give_back`."""
+        if not self.places:
+            return None
+        try:
+            return self.arenas.pop()  # (atomic: two calls never take one arena)
+        except IndexError:
+            return Arena(self.places)
+
     late: bool = False
     """Whether a call binds symbols (index arguments, values made on the way),
     so that it needs its own copy of the specialization's symbols."""
@@ -785,6 +883,7 @@ class Variant:
         others = (None,) * (len(compiler.slot) - len(arg_slots))
         variant = Variant(func, steps, results, others, symbols, guards, check, names)
         variant.indices = indices
+        variant.places = compiler.places
         variant.late = bool(indices) or compiler.known != known
         variant.check_indices = guard_check(per_call, compiler.guard_failed)
         if blas_launches(func.body.block, kernels) > 1:
@@ -889,8 +988,14 @@ class Program:
 
     def __call__(self, *args: Any) -> Any:
         args, spec = self.specialized(args)
-        call = Call(spec.variant.call_symbols(spec.symbols, args))
-        return self.finish(args, spec.variant.runs(args, call))
+        variant = spec.variant
+        call = Call(variant.call_symbols(spec.symbols, args), arena=variant.take_arena())
+        if call.arena is None:
+            return self.finish(args, variant.runs(args, call))
+        try:
+            return self.finish(args, variant.runs(args, call))
+        finally:
+            variant.arenas.append(call.arena)  # its intermediates are dead
 
     def profile(
         self, *args: Any, trace: bool = False
@@ -898,8 +1003,13 @@ class Program:
         """Call the program and collect the VM's statistics of every launch
         (with `trace`, each launch's per-core timeline too)."""
         args, spec = self.specialized(args)
-        call = Call(spec.variant.call_symbols(spec.symbols, args), [], trace)
-        outputs = self.finish(args, spec.variant.runs(args, call))
+        variant = spec.variant
+        call = Call(variant.call_symbols(spec.symbols, args), [], trace, arena=variant.take_arena())
+        try:
+            outputs = self.finish(args, variant.runs(args, call))
+        finally:
+            if call.arena is not None:
+                variant.arenas.append(call.arena)
         assert call.stats is not None
         return outputs, call.stats
 

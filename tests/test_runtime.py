@@ -609,22 +609,100 @@ def test_default_cache_keeps_many_shapes(examples_dir: Path) -> None:
 
 
 # --------------------------------------------------------------------------
+# Intermediates in kept memory
+# --------------------------------------------------------------------------
+
+
+def _bert_args(reference: Any, b: int, s: int) -> tuple[Any, ...]:
+    _, spec, _ = reference.EXAMPLES["bert_layer.mlir"]
+    return tuple(reference.make_inputs(spec, {"B": b, "S": s}, np.random.default_rng(b * s)))
+
+
+def test_intermediates_reuse_kept_memory(examples_dir: Path, reference: Any) -> None:
+    """Launch results that only later launches read (BERT's q, k, v, scores, ...) are
+    written into memory kept from the calls before (an arena, taken back as a call
+    ends), so a new shape meets pages already mapped; results are new arrays."""
+    program = dvm.compile(examples_dir / "bert_layer.mlir")
+    variant = program.variants[frozenset()]
+    assert variant.places >= 8  # one per such launch (both sides of a choice included)
+    kept: list[Any] = []
+    for b, s in ((2, 40), (1, 23), (2, 37)):
+        args = _bert_args(reference, b, s)
+        got = program(*args)
+        assert_matches(got, (reference.bert_layer(*args),), f"B={b} S={s}")
+        assert len(variant.arenas) == 1  # given back as the call ended
+        buffers = variant.arenas[0].buffers
+        assert not any(np.shares_memory(got, base) for base in buffers if base is not None)
+        if not kept:
+            kept = list(buffers)
+            assert sum(base is not None for base in kept) >= 6
+        else:  # the smaller shapes fit what the first kept
+            assert all(base is old for base, old in zip(buffers, kept, strict=True))
+    args = _bert_args(reference, 4, 90)  # larger: the memories grow
+    assert_matches(program(*args), (reference.bert_layer(*args),), "B=4 S=90")
+    grown = variant.arenas[0].buffers
+    assert any(base is not old for base, old in zip(grown, kept, strict=True))
+
+
+LOOP_OF_TWO_KERNELS = """
+func.func @f(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %n: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<?x?xf32>) {
+    %m = tensor.matmul %acc, %w : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    %s = tensor.reduce_max %m {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+    %next = tensor.sub %m, %s : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+    scf.yield %next : tensor<?x?xf32>
+  }
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+def test_a_launch_in_a_loop_writes_its_kept_memory_at_every_pass() -> None:
+    """In a loop, the matmul's result (read only by the next launch of its pass) is in
+    the same kept memory at every pass: the last pass's is dead by then."""
+    program = dvm.compile(LOOP_OF_TWO_KERNELS)
+    variant = program.variants[frozenset()]
+    assert variant.places == 2  # the matmul's two variants (a choice on its K)
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 4)).astype(F32) / 2
+
+    def check(x: np.ndarray[Any, Any], n: int) -> None:
+        want = x
+        for _ in range(n):
+            m = want @ w
+            want = m - m.max(axis=1, keepdims=True)
+        np.testing.assert_allclose(program(x, w, n), want, rtol=1e-5, atol=1e-5)
+        assert len(variant.arenas) == 1  # taken for the call, given back
+
+    for n, rows in enumerate([1, 9, 3, 7], start=1):
+        check(rng.standard_normal((rows, 4)).astype(F32), n)
+    buffers = list(variant.arenas[0].buffers)
+    assert any(base is not None for base in buffers)
+    check(rng.standard_normal((6, 4)).astype(F32), 5)  # a new shape, smaller than the largest
+    assert all(a is b for a, b in zip(variant.arenas[0].buffers, buffers, strict=True))
+
+
+# --------------------------------------------------------------------------
 # Threads
 # --------------------------------------------------------------------------
 
 
 def test_concurrent_calls(examples_dir: Path, reference: Any) -> None:
-    """8 threads, 96 calls over three programs and new shapes: specializing
+    """8 threads, 96 calls over four programs and new shapes: specializing
     a shape while another thread runs or specializes one must be safe."""
     programs = {
         name: dvm.compile(examples_dir / f"{name}.mlir")
-        for name in ("layernorm", "softmax", "matmul")
+        for name in ("layernorm", "softmax", "matmul", "bert_layer")
     }
     rng = np.random.default_rng(7)
     jobs: list[tuple[str, tuple[Any, ...]]] = []
     for i in range(96):
         r, c = (0, 1, 2, 7, 13, 31, 64)[i % 7], (1, 3, 8, 17, 33)[i % 5]
-        if i % 3 == 0:
+        if i % 8 == 7:  # its intermediates are in kept memory, one arena per call at a time
+            jobs.append(("bert_layer", _bert_args(reference, 1 + i % 3, c + r)))
+        elif i % 3 == 0:
             w = np.ones(1, F32) if i % 4 == 0 else rng.standard_normal(c).astype(F32)
             jobs.append(("layernorm", (rng.standard_normal((r, c)).astype(F32), w, w)))
         elif i % 3 == 1:
