@@ -24,7 +24,7 @@ idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
 Programs with intermediates (launch results only later launches read) are
 also compiled a second time without keeping their memory for new shapes
 (`runtime.Arena`), and both are called on the same new shapes, taking
-turns: the cost per new shape and the first call's page faults, each way
+turns: the cost per new shape and its calls' page faults, each way
 (`bench_kept_memory`).
 
 Because the machine's noise swings those times by up to 2x, the script also
@@ -198,8 +198,8 @@ def page_faults() -> int:
 def bench_kept_memory(files: list[str], shapes: int, repeat: int) -> None:
     """Programs with intermediates, compiled twice, with and without kept memory for
     them, called on the same new shapes in one process, taking turns (which goes first
-    alternates): per new shape, the first call minus the best repeat, and the first
-    call's page faults."""
+    alternates): per new shape, the first call minus the best repeat, and the page
+    faults of the first call and the repeats (the first of which plans)."""
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(1)
     print(f"Intermediates in kept memory, per new shape ({shapes} shapes' median, taking turns)")

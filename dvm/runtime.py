@@ -814,16 +814,6 @@ class Variant:
     """Its launch results that never leave a call (places in an `Arena`)."""
     arenas: list[Arena] = field(default_factory=list)
     """Arenas free for its calls (as many as ever ran at once)."""
-
-    def take_arena(self) -> Arena | None:
-        """An arena for a call (None: nothing to keep), free until `give_back`."""
-        if not self.places:
-            return None
-        try:
-            return self.arenas.pop()  # (atomic: two calls never take one arena)
-        except IndexError:
-            return Arena(self.places)
-
     late: bool = False
     """Whether a call binds symbols (index arguments, values made on the way),
     so that it needs its own copy of the specialization's symbols."""
@@ -834,6 +824,25 @@ class Variant:
 
     def __post_init__(self) -> None:
         self.runs = self.run
+
+    def take_arena(self) -> Arena | None:
+        """An arena for a call (None: nothing to keep), its own until `run_in` gives it
+        back."""
+        if not self.places:
+            return None
+        try:
+            return self.arenas.pop()  # (atomic: two calls never take one arena)
+        except IndexError:
+            return Arena(self.places)
+
+    def run_in(self, args: Sequence[Any], call: Call) -> list[Any]:
+        """`runs` for `call`, then its arena back (its intermediates are dead by then)."""
+        if call.arena is None:
+            return self.runs(args, call)
+        try:
+            return self.runs(args, call)
+        finally:
+            self.arenas.append(call.arena)
 
     @staticmethod
     def build(source: ModuleOp, entry: str | None, device: str) -> Variant:
@@ -990,12 +999,7 @@ class Program:
         args, spec = self.specialized(args)
         variant = spec.variant
         call = Call(variant.call_symbols(spec.symbols, args), arena=variant.take_arena())
-        if call.arena is None:
-            return self.finish(args, variant.runs(args, call))
-        try:
-            return self.finish(args, variant.runs(args, call))
-        finally:
-            variant.arenas.append(call.arena)  # its intermediates are dead
+        return self.finish(args, variant.run_in(args, call))
 
     def profile(
         self, *args: Any, trace: bool = False
@@ -1005,11 +1009,7 @@ class Program:
         args, spec = self.specialized(args)
         variant = spec.variant
         call = Call(variant.call_symbols(spec.symbols, args), [], trace, arena=variant.take_arena())
-        try:
-            outputs = self.finish(args, variant.runs(args, call))
-        finally:
-            if call.arena is not None:
-                variant.arenas.append(call.arena)
+        outputs = self.finish(args, variant.run_in(args, call))
         assert call.stats is not None
         return outputs, call.stats
 
