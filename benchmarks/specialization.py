@@ -1,6 +1,6 @@
 """Per-new-shape cost of `dvm.compile` programs, and the cost of a tiny cached call.
 
-Run: .venv/bin/python benchmarks/specialization.py [--shapes 20 --repeat 3]
+Run: .venv/bin/python benchmarks/specialization.py [--shapes 20 --repeat 3 --parts ...]
 
 For each example program, `p = dvm.compile(example)` once; then for each of
 --shapes new shapes, time the first call at that shape and a repeat call at
@@ -373,16 +373,33 @@ def main() -> None:
         default="matmul,layernorm,addmm_relu,gelu,softmax,bert_layer,mmoe",
         help="comma-separated example names",
     )
+    ap.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help="comma-separated parts to run, in this order (a part run alone meets a fresh"
+        " process: no earlier part has grown its heap)",
+    )
     a = ap.parse_args()
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
+    parts = a.parts.split(",")
+    if unknown := set(parts) - set(PARTS):
+        ap.error(f"unknown parts {sorted(unknown)}; use some of {','.join(PARTS)}")
     warm_up()
-    bench_new_shapes(files, a.shapes, a.repeat)
-    bench_kept_memory(files, a.shapes, a.repeat)
-    bench_bytecodes(files, a.shapes)
-    bench_tiny_call(a.repeat)
-    bench_compile(a.repeat)
-    if a.stream:
+    if "new-shapes" in parts:
+        bench_new_shapes(files, a.shapes, a.repeat)
+    if "kept-memory" in parts:
+        bench_kept_memory(files, a.shapes, a.repeat)
+    if "bytecodes" in parts:
+        bench_bytecodes(files, a.shapes)
+    if "tiny" in parts:
+        bench_tiny_call(a.repeat)
+    if "compile" in parts:
+        bench_compile(a.repeat)
+    if "stream" in parts and a.stream:
         bench_long_stream(files, a.stream)
+
+
+PARTS = ("new-shapes", "kept-memory", "bytecodes", "tiny", "compile", "stream")
 
 
 if __name__ == "__main__":
