@@ -9,6 +9,8 @@ What is promised and checked here:
 - a dim of 1 where a broadcast guard assumed otherwise re-specializes (a
   second variant of the program) and still matches the reference;
 - specializations are cached by shape, least recently used first out;
+- intermediates go into memory kept from the calls before (an arena per call
+  at a time), loops included, and results are new arrays;
 - calls from several threads at once are correct;
 - a call of several launches that call BLAS holds it at one thread once, and
   gives the count back only under the device's launch lock;
