@@ -38,7 +38,7 @@ import dvm
 from dvm import pipeline
 from dvm.errors import CallError, DvmError
 from dvm.passes.errors import ProgramError
-from dvm.runtime import Program
+from dvm.runtime import Kernel, Program
 
 TOLERANCES = {  # dtype -> (rtol, atol); the VM sums in another order than numpy
     np.dtype(np.float16): (2e-3, 2e-3),
@@ -644,6 +644,33 @@ def test_intermediates_reuse_kept_memory(examples_dir: Path, reference: Any) -> 
     assert_matches(program(*args), (reference.bert_layer(*args),), "B=4 S=90")
     grown = variant.arenas[0].buffers
     assert any(base is not old for base, old in zip(grown, kept, strict=True))
+
+
+def test_a_failed_call_gives_its_arena_back(
+    examples_dir: Path, reference: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that raises between launches still gives its arena back: the next call
+    takes it again and is right."""
+    program = dvm.compile(examples_dir / "bert_layer.mlir")
+    variant = program.variants[frozenset()]
+    args = _bert_args(reference, 2, 9)
+    program(*args)
+    arena = variant.arenas[0]
+    run, launches = Kernel.run, [0]
+
+    def failing(self: Kernel, *a: Any) -> list[Any]:
+        launches[0] += 1
+        if launches[0] == 5:
+            raise RuntimeError("a launch failed")
+        return run(self, *a)
+
+    monkeypatch.setattr(Kernel, "run", failing)
+    with pytest.raises(RuntimeError, match="a launch failed"):
+        program(*args)
+    monkeypatch.setattr(Kernel, "run", run)
+    assert variant.arenas == [arena]
+    assert_matches(program(*args), (reference.bert_layer(*args),))
+    assert variant.arenas == [arena]
 
 
 LOOP_OF_TWO_KERNELS = """
