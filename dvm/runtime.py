@@ -587,18 +587,18 @@ class HostCompiler:
         kernel = self.kernels[op.callee.root_reference.data]
         inputs = [self.index(v) for v in op.inputs]
         outputs = [self.index(v) for v in op.outputs]
-        kept: list[int | None] = []
+        places: list[int | None] = []  # in the call's arena, per output (None: new memory)
         for v in op.outputs:
             keep = KEEP_INTERMEDIATES and read_by_launches_only(v)
-            kept.append(self.places if keep else None)
+            places.append(self.places if keep else None)
             self.places += keep
-        places = kept if any(j is not None for j in kept) else None
+        kept = places if any(j is not None for j in places) else None
 
         def step(call: Call, env: Env) -> None:
             arrays = [env[i] for i in inputs]
             if not all(map(C_CONTIGUOUS, arrays)):  # (a kernel reads C order only)
                 arrays = [contiguous(a) for a in arrays]
-            for i, value in zip(outputs, kernel.run(arrays, call, places), strict=True):
+            for i, value in zip(outputs, kernel.run(arrays, call, kept), strict=True):
                 env[i] = value
 
         return step
@@ -825,20 +825,16 @@ class Variant:
     def __post_init__(self) -> None:
         self.runs = self.run
 
-    def take_arena(self) -> Arena | None:
-        """An arena for a call (None: nothing to keep), its own until `run_in` gives it
-        back."""
-        if not self.places:
-            return None
-        try:
-            return self.arenas.pop()  # (atomic: two calls never take one arena)
-        except IndexError:
-            return Arena(self.places)
-
     def run_in(self, args: Sequence[Any], call: Call) -> list[Any]:
-        """`runs` for `call`, then its arena back (its intermediates are dead by then)."""
-        if call.arena is None:
+        """`runs` for `call` with an arena of its own, if it has intermediates to keep:
+        a free one (taken atomically: two calls never take one), or a new one; given
+        back as the call ends, when its intermediates are dead."""
+        if not self.places:
             return self.runs(args, call)
+        try:
+            call.arena = self.arenas.pop()
+        except IndexError:
+            call.arena = Arena(self.places)
         try:
             return self.runs(args, call)
         finally:
@@ -998,7 +994,7 @@ class Program:
     def __call__(self, *args: Any) -> Any:
         args, spec = self.specialized(args)
         variant = spec.variant
-        call = Call(variant.call_symbols(spec.symbols, args), arena=variant.take_arena())
+        call = Call(variant.call_symbols(spec.symbols, args))
         return self.finish(args, variant.run_in(args, call))
 
     def profile(
@@ -1008,7 +1004,7 @@ class Program:
         (with `trace`, each launch's per-core timeline too)."""
         args, spec = self.specialized(args)
         variant = spec.variant
-        call = Call(variant.call_symbols(spec.symbols, args), [], trace, arena=variant.take_arena())
+        call = Call(variant.call_symbols(spec.symbols, args), [], trace)
         outputs = self.finish(args, variant.run_in(args, call))
         assert call.stats is not None
         return outputs, call.stats
