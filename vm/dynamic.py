@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -68,11 +67,8 @@ from dvm.vm.specialize import (
 # What depends only on the program: generated once
 
 
-LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "Kept", list[int], bool, int, int], None]
-"""launch(spec, args, kept, grid extents, alias, lo, hi): runs the tiles whose counter on
-the grid's first axis is in [lo, hi) (see `Launcher`)."""
-Job = tuple[Callable[[int, int], None], int, int]
-"""One core's share of a launch: fn(lo, hi) runs it."""
+LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "Kept", list[int], bool], None]
+"""launch(spec, args, kept, grid extents, alias): runs every tile (see `Launcher`)."""
 
 
 class Decoded(NamedTuple):
@@ -123,9 +119,8 @@ def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None
 
 class Launcher:
     """Writes and compiles a program's tier-0 launch function,
-    `launch(S, X, kept, e, fw, lo, hi)`: the specialization, the arguments, what is kept
-    beside the local memory, the grid's extents, whether loads may read in place, and
-    the counters of the grid's first axis to run, [lo, hi) (a core's share).
+    `launch(S, X, kept, e, fw)`: the specialization, the arguments, what is kept beside
+    the local memory, the grid's extents and whether loads may read in place.
 
     In the function, register r is the local `r<r>` (None: unwritten in this tile),
     a view's whole array of global memory is `G<v>` (made before the grid runs), a
@@ -174,7 +169,7 @@ class Launcher:
         p = self.p
         pad = "    "
         for axis in range(len(p.grid)):
-            self.emit(pad, f"for g{axis} in range({'lo, hi' if axis == 0 else f'e[{axis}]'}):")
+            self.emit(pad, f"for g{axis} in range(e[{axis}]):")
             pad += "    "
         if p.registers:
             self.emit(pad, " = ".join([*(f"r{r}" for r in range(len(p.registers))), "None"]))
@@ -182,7 +177,7 @@ class Launcher:
         tiles = sorted({d.tile for v in p.views for d in v.dims if d.index and d.tile is not None})
         return "\n".join(
             [
-                "def launch(S, X, kept, e, fw, lo, hi):",
+                "def launch(S, X, kept, e, fw):",
                 "    s, V, K, W = S.slots, kept.views, S.registers, S.views",
                 *self.whole_lines(),
                 *[f"    T{i} = s[{i}]" for i in tiles],
@@ -615,18 +610,10 @@ _WRITERS: dict[Cat, Writer] = {
 # Per launch
 
 
-def first_launch(
-    spec: Specialization,
-    args: Sequence[np.ndarray],
-    kept: Kept,
-    alias: bool,
-    lo: int = 0,
-    hi: int = -1,
-) -> None:
+def first_launch(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> None:
     """Run a launch of `spec` on `args` in tier 0 with the local memory of `kept`, once
-    it is known to stay within the work bound: the tiles whose counter on the grid's
-    first axis is in [lo, hi) (-1: to its end). `alias`: whether loads may keep views
-    of global memory (no argument read shares memory with one written)."""
+    it is known to stay within the work bound. `alias`: whether loads may keep views of
+    global memory (no argument read shares memory with one written)."""
     s = spec.slots
     dec = decoded(spec.program)
     got = dec.bound(s)
@@ -639,26 +626,7 @@ def first_launch(
     if len(kept.views) > 4096 or len(kept.scratch) > 64:
         kept.views.clear()
         kept.scratch.clear()
-    if hi < 0:
-        hi = extents[0] if extents else 1
-    dec.launch(spec, args, kept, extents, alias, lo, hi)
-
-
-def first_launch_shares(
-    spec: Specialization, args: Sequence[np.ndarray], kept: Sequence[Kept], alias: bool
-) -> list[Job]:
-    """`first_launch` as jobs, one per local memory in `kept` (at most one per counter
-    of the grid's first axis): each runs a contiguous share of that axis, so the first
-    share's first failing tile, or check, raises what one core would."""
-    grid = spec.program.grid
-    rows = spec.slots[grid[0]] if grid else 1
-    n = min(len(kept), rows)
-    if n < 2:  # (no axis, or one too short to share: `first_launch` checks its extent)
-        return [(partial(first_launch, spec, args, kept[0], alias), 0, -1)]
-    return [
-        (partial(first_launch, spec, args, mine, alias), rows * i // n, rows * (i + 1) // n)
-        for i, mine in enumerate(kept[:n])
-    ]
+    dec.launch(spec, args, kept, extents, alias)
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:

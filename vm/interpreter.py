@@ -42,7 +42,6 @@ from dvm.vm.specialize import (
     Shape,
     Specialization,
     ViewPlan,
-    device_cores,
     fast_function,
     register_operands,
     static_info,
@@ -53,6 +52,9 @@ FIRST_INLINE_BYTES = 1 << 20
 """A multi-core executable's first launch runs on one core when it moves less than this:
 binding the other cores' classes costs more than they save on a shape that may not come
 back; they bind when the shape does."""
+
+Job = tuple[Callable[[int, int], None], int, int]
+"""One core's share of a launch for the pool: fn(lo, hi) runs it."""
 
 
 class LaunchError(ValueError):
@@ -516,8 +518,8 @@ class DeviceMemory:
             raw = np.zeros(size + align, np.uint8)
             start = -raw.ctypes.data % align
             self.buffers.append(raw[start : start + size])
-        self.tier0 = [dynamic.kept_for(b) for b in self.buffers]
-        """Per core: what tier 0 keeps beside its memory."""
+        self.tier0 = dynamic.kept_for(self.buffers[0])
+        """What tier 0, which runs on the calling thread, keeps beside core 0's memory."""
         self.touched = 0
         """Bytes at the start of each buffer whose pages are mapped (see `touch`)."""
 
@@ -572,7 +574,7 @@ class _Pool:
             except BaseException as e:  # report to the launching thread
                 done.put(e)
 
-    def run(self, jobs: list[dynamic.Job]) -> None:
+    def run(self, jobs: list[Job]) -> None:
         """Run job 0 on the calling thread and the rest on workers; wait for all."""
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()  # per launch:
         # an interrupted launch cannot leave stale results for the next one
@@ -682,18 +684,14 @@ def launch(
 def _run_unplanned(
     spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
 ) -> None:
-    """A first launch without planning or binding (tier 0, see `dynamic.py`). Its
-    Python work holds the GIL, so cores stepping through vector tiles side by side wait
-    for each other (measured slower than one core at every size tier 0 takes): it runs
-    on the calling thread. An mma's tiles spend their time in BLAS, without the GIL: a
-    program with one shares its grid among the cores when its planned launches will."""
-    if not (spec.has_mma and spec.shared):
-        kept = memory.tier0[0]
-        _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, kept, alias)
-        return
-    kept_by_core = memory.tier0[: device_cores(spec.device, True)]  # (as many as the host runs)
-    jobs = dynamic.first_launch_shares(spec, args, kept_by_core, alias)
-    _blas_held(spec.uses_blas, _run_quietly, _pool().run, jobs)
+    """A first launch without planning or binding (tier 0, see `dynamic.py`), on the
+    calling thread. Its Python work holds the GIL, so cores stepping through vector
+    tiles side by side wait for each other; and a worker thread that slept since the
+    last call wakes late (on this host a round trip to it took 22 us back to back, 50
+    us after 1 ms idle, 170 us after 10 ms), which a first call meets after whatever
+    came before it. Sharing an mma's grid, whose tiles run in BLAS without the GIL,
+    was measured too and lost on streams of new shapes (see docs/performance.md)."""
+    _blas_held(spec.uses_blas, _run_quietly, dynamic.first_launch, spec, args, memory.tier0, alias)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
@@ -791,7 +789,7 @@ def _executable(spec: Specialization, n: int, stats: bool, alias: bool) -> Execu
     return ex
 
 
-def _share_tiles(runners: list[Callable[[int, int], None]], ntiles: int) -> list[dynamic.Job]:
+def _share_tiles(runners: list[Callable[[int, int], None]], ntiles: int) -> list[Job]:
     """One job per core; each takes chunks of tiles from a shared counter until none are
     left, so a core slowed down (by other processes, or slower tiles) takes fewer."""
     chunk = max(1, ntiles // (8 * len(runners)))

@@ -41,8 +41,8 @@ INLINE_BYTES = 256 * 1024
 
 TIER0_BYTES = 1 << 20
 """A first launch whose arguments hold fewer bytes than this runs unplanned (tier 0, see
-`dynamic.py`), on one core unless it has an mma and INLINE_BYTES or more; larger ones go
-straight to tier 1: their work dwarfs planning, and tier 1 spreads it over the cores."""
+`dynamic.py`), on the calling thread; larger ones go straight to tier 1: their work
+dwarfs planning, and tier 1 spreads it over the cores."""
 
 MAX_CACHED = 512
 """Specializations a program keeps (the oldest is dropped first)."""
@@ -236,11 +236,10 @@ class Specializer:
     specializations plan their tile classes when a launch first needs them.
 
     Tile sizes may depend on the cores a launch shares its work among (the `cores`
-    leaf of a slot). A first launch of a small shape runs on one core (tier 0; one
-    with an mma, only below INLINE_BYTES), so its slots are evaluated for one: every
-    tile it walks costs a pass of Python dispatch. Planning evaluates them again for
-    the device's cores when the planned launches will share the work (see
-    `Specialization.retile`)."""
+    leaf of a slot). A first launch of a small shape runs on one core (tier 0), so its
+    slots are evaluated for one: every tile it walks costs a pass of Python dispatch.
+    Planning evaluates them again for the device's cores when the planned launches will
+    share the work (see `Specialization.retile`)."""
 
     def __init__(
         self,
@@ -293,12 +292,10 @@ def _bind(
     nbytes: int
     used: int  # the cores the slots were evaluated for
     s: Any  # the slot values, or the index of one outside int64
-    # Slots that read the cores are for one below this size, where a first launch runs
-    # on one core; a program with an mma shares its first launch as its planned ones
-    # (see `interpreter._run_unplanned`).
-    alone_below = INLINE_BYTES if maker.static.has_mma else TIER0_BYTES
+    # Slots that read the cores are for one below TIER0_BYTES, where a first launch runs
+    # on the calling thread (see `interpreter._run_unplanned`).
     try:
-        dims, values, nbytes, used, s, got = maker.fast(shapes, params, cores, alone_below)
+        dims, values, nbytes, used, s, got = maker.fast(shapes, params, cores, TIER0_BYTES)
     except (TypeError, ValueError):
         maker.walker().check_call(shapes, params)  # says which argument does not fit
         raise
