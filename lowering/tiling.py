@@ -314,7 +314,9 @@ def matmul_tiles(
     align, budget, side = matmul_budget(out_tiles, element_bytes, device)
     sizes = domain.sizes
     cores = sympy.Integer(device.cube_cores)
-    tn = balanced(sizes[n], side, align)
+    # an epilogue that reduces the columns needs whole rows in a tile (the domain
+    # analysis allows it only for a static, modest number of them)
+    tn = at_least_one(sizes[n]) if n in domain.reduced else balanced(sizes[n], side, align)
     rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
     shared = cores * ceildiv(sizes[m], cores * rows_cap)
     least = least_rows(sizes[domain.contraction or 0], tn, element_bytes)

@@ -48,6 +48,10 @@ VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT)
 """Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
 
 
+MAX_REDUCED_COLUMNS = 512
+"""The most columns a matmul's epilogue may reduce: a tile holds whole rows of them."""
+
+
 class Illegal(Exception):
     """The group cannot be one kernel. `conditions` lists size equalities
     that were plausible but not provable: with them assumed, the group
@@ -153,8 +157,6 @@ class DomainAnalysis:
             if self.placed(value) is None:  # only layout ops from an input: a copy
                 self.place_new(value)
         self.canonicalize()
-        if self.domain.reduced and self.domain.contraction is not None:
-            raise Illegal("a matmul kernel takes only elementwise epilogues, not reductions")
         if self.domain.contraction is not None:
             self.check_epilogue()
         for value in self.loaded:
@@ -181,11 +183,23 @@ class DomainAnalysis:
 
     def check_epilogue(self) -> None:
         """A mix kernel's epilogue works on tiles of the matmul's output: it
-        may not iterate over axes that the matmul result does not span."""
+        may not iterate over axes that the matmul result does not span, and it
+        reduces only the result's columns, when there are few and their number
+        is static: a tile then holds whole rows of the result, as a vector
+        kernel's does (a LayerNorm after a projection)."""
         matmuls = [op for op in self.ops if isinstance(op, t.MatmulOp)]
-        spanned = {a for span in self.domain.placement[matmuls[0].result] for a in span}
+        placement = self.domain.placement[matmuls[0].result]
+        spanned = {a for span in placement for a in span}
         if set(self.domain.parallel) - spanned:
             raise Illegal("the epilogue iterates over axes the matmul result does not span")
+        if not self.domain.reduced:
+            return
+        columns = set(placement[-1])
+        size = self.domain.sizes[placement[-1][0]] if len(columns) == 1 else None
+        if self.domain.reduced != columns or size is None or not size.is_Integer:
+            raise Illegal("a matmul kernel reduces only its result's columns, of a static number")
+        if size > MAX_REDUCED_COLUMNS:
+            raise Illegal(f"a matmul kernel reduces at most {MAX_REDUCED_COLUMNS} columns")
 
     def align_parts(self) -> None:
         """Lay two independent parts of equal rank on one domain, axis by

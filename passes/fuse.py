@@ -5,13 +5,13 @@ joins the group of a producer when the union is still one legal kernel (see
 `dvm.passes.domain`): its iteration space merges affinely with the group's,
 by sympy proof on the symbolic shapes. Vector producers are tried before
 matmul ones, so a reduction chain keeps its elementwise neighbours and a
-matmul keeps only an elementwise epilogue. Then sibling groups that read a
-common input merge too (one read instead of two). Finally every group
-becomes a `tensor.fusion` op of kind
+matmul an epilogue (elementwise, or reducing its few static columns). Then
+sibling groups that read a common input merge too (one read instead of
+two). Finally every group becomes a `tensor.fusion` op of kind
 
 - `vector`: elementwise ops, reductions and layout ops (LayerNorm, softmax);
 - `cube`: one matmul (with the layout ops that feed it as views);
-- `mix`: a matmul with an elementwise epilogue (addmm + relu).
+- `mix`: a matmul with an epilogue (addmm + relu; a projection and its LayerNorm).
 
 Sibling kernels whose domains may be equal but cannot be proved so (sizes
 from different symbols) become a `tensor.choice`: one fused kernel when the

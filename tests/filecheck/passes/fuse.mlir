@@ -156,8 +156,8 @@ func.func @column_stats(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 // -----
 
 // A reduction before a matmul is a kernel boundary: matmul operands come
-// from outside the kernel (and a matmul kernel takes no reductions), so the
-// softmax is one vector kernel and the matmul a cube kernel reading it.
+// from outside the kernel, so the softmax is one vector kernel and the
+// matmul a cube kernel reading it.
 
 // CHECK-LABEL: func.func @attention(
 // CHECK-NEXT:    %p = tensor.fusion vector (%s) {dvm.domain = ["s_0", "s_1"], dvm.reduced = [1 : i64], dvm.shape = ["s_0", "s_1"]}
@@ -183,6 +183,59 @@ func.func @attention(%s: tensor<?x?xf32>, %v: tensor<?x?xf32>) -> tensor<?x?xf32
   %p = tensor.div %e, %z : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
   %c = tensor.matmul %p, %v : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   func.return %c : tensor<?x?xf32>
+}
+
+// -----
+
+// A matmul's epilogue may reduce the result's columns when there are few and
+// their number is static (at most 512): a tile holds whole rows of the result,
+// so a projection and the normalization after it are one mix kernel.
+
+// CHECK-LABEL: func.func @projection_norm(
+// CHECK-NEXT:    %d = tensor.fusion mix (%x, %w) {dvm.domain = ["x_0", "64", "32"], dvm.reduced = [1 : i64], dvm.shape = ["x_0", "64"]}
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x32xf32>, %w_1: tensor<32x64xf32>):
+// CHECK-NEXT:      %y = tensor.matmul %x_1, %w_1
+// CHECK-NEXT:      %m = tensor.reduce_mean %y
+// CHECK-NEXT:      %d_1 = tensor.sub %y, %m
+// CHECK-NEXT:      tensor.yield %d_1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %d
+func.func @projection_norm(%x: tensor<?x32xf32>, %w: tensor<32x64xf32>) -> tensor<?x64xf32> {
+  %y = tensor.matmul %x, %w : (tensor<?x32xf32>, tensor<32x64xf32>) -> tensor<?x64xf32>
+  %m = tensor.reduce_mean %y {axes = [1], keepdims = true} : tensor<?x64xf32> -> tensor<?x1xf32>
+  %d = tensor.sub %y, %m : (tensor<?x64xf32>, tensor<?x1xf32>) -> tensor<?x64xf32>
+  func.return %d : tensor<?x64xf32>
+}
+
+// -----
+
+// A dynamic number of columns might not fit a tile: the reduction is a vector
+// kernel of its own.
+
+// CHECK-LABEL: func.func @dynamic_columns(
+// CHECK-NEXT:    %y = tensor.fusion cube (%x, %w) {dvm.domain = ["x_0", "w_1", "32"], dvm.shape = ["x_0", "w_1"]}
+// CHECK:         %s = tensor.fusion vector (%y) {dvm.domain = ["x_0", "w_1"], dvm.reduced = [1 : i64], dvm.shape = ["x_0"]}
+func.func @dynamic_columns(%x: tensor<?x32xf32>, %w: tensor<32x?xf32>) -> tensor<?xf32> {
+  %y = tensor.matmul %x, %w : (tensor<?x32xf32>, tensor<32x?xf32>) -> tensor<?x?xf32>
+  %s = tensor.reduce_sum %y {axes = [1]} : tensor<?x?xf32> -> tensor<?xf32>
+  func.return %s : tensor<?xf32>
+}
+
+// -----
+
+// Nor over more columns than that, or over the rows, which tiles cut.
+
+// CHECK-LABEL: func.func @wide_columns(
+// CHECK-NEXT:    %y = tensor.fusion cube (%x, %w) {dvm.domain = ["x_0", "1024", "32"], dvm.shape = ["x_0", "1024"]}
+// CHECK:         %s = tensor.fusion vector (%y) {dvm.domain = ["x_0", "1024"], dvm.reduced = [1 : i64], dvm.shape = ["x_0"]}
+// CHECK:         %c = tensor.fusion cube (%x, %v) {dvm.domain = ["x_0", "64", "32"], dvm.shape = ["x_0", "64"]}
+// CHECK:         %t = tensor.fusion vector (%c) {dvm.domain = ["x_0", "64"], dvm.reduced = [0 : i64], dvm.shape = ["64"]}
+func.func @wide_columns(%x: tensor<?x32xf32>, %w: tensor<32x1024xf32>, %v: tensor<32x64xf32>) -> (tensor<?xf32>, tensor<64xf32>) {
+  %y = tensor.matmul %x, %w : (tensor<?x32xf32>, tensor<32x1024xf32>) -> tensor<?x1024xf32>
+  %s = tensor.reduce_max %y {axes = [1]} : tensor<?x1024xf32> -> tensor<?xf32>
+  %c = tensor.matmul %x, %v : (tensor<?x32xf32>, tensor<32x64xf32>) -> tensor<?x64xf32>
+  %t = tensor.reduce_sum %c {axes = [0]} : tensor<?x64xf32> -> tensor<64xf32>
+  func.return %s, %t : tensor<?xf32>, tensor<64xf32>
 }
 
 // -----
