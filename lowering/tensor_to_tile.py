@@ -389,13 +389,13 @@ class KernelBuilder:
 
     def loaded_spans(self, value: SSAValue) -> frozenset[int]:
         """The domain axes spanned by the loads `value` is computed from (in this
-        kernel): a tile varies along no others. A value of unknown origin spans its
-        whole placement."""
+        kernel): a tile varies along no others. A matmul's result, like a value of
+        unknown origin, spans its whole placement."""
         found = self.loaded.get(value)
         if found is not None:
             return found
         op = value.owner
-        if value in self.loads or not isinstance(op, Operation):
+        if value in self.loads or not isinstance(op, Operation) or isinstance(op, t.MatmulOp):
             found = self.value_spans(value)
         elif isinstance(op, arith.ConstantOp):
             found = frozenset()

@@ -852,6 +852,44 @@ def test_a_projection_and_its_layernorm_are_one_launch(device: str, k: int, n: i
         assert [s.instructions.get("mma", 0) > 0 for _, s in stats] == [m > 0]
 
 
+@pytest.mark.parametrize("n", [1, 3, 64])
+def test_reductions_straight_off_a_matmul_in_its_kernel(n: int) -> None:
+    """Sums, means and maxima of a matmul's own columns, with nothing between: the
+    result varies along the columns (summing it as if it did not counted it n times)."""
+    row = f"tensor<?x{n}xf32>"
+    program = dvm.compile(f"""
+func.func @f(%x: tensor<?x5xf32>, %w: tensor<5x{n}xf32>)
+    -> (tensor<?xf32>, tensor<?x1xf32>, {row}) {{
+  %y = tensor.matmul %x, %w : (tensor<?x5xf32>, tensor<5x{n}xf32>) -> {row}
+  %s = tensor.reduce_sum %y {{axes = [1]}} : {row} -> tensor<?xf32>
+  %m = tensor.reduce_mean %y {{axes = [1], keepdims = true}} : {row} -> tensor<?x1xf32>
+  %d = tensor.sub %y, %m : ({row}, tensor<?x1xf32>) -> {row}
+  func.return %s, %m, %d : tensor<?xf32>, tensor<?x1xf32>, {row}
+}}""")
+    rng = np.random.default_rng(n)
+    for m in (0, 1, 4, 37):
+        x, w = _x(m, 5), rng.standard_normal((5, n)).astype(np.float32)
+        y = x @ w
+        mean = y.mean(axis=1, keepdims=True) if m else np.empty((0, 1), np.float32)
+        assert_matches(program(x, w), (y.sum(axis=1), mean, y - mean), f"n={n} m={m}")
+        _, stats = program.profile(x, w)
+        assert len(stats) == 1
+
+
+def test_a_static_dim_of_zero_in_the_signature() -> None:
+    """An argument declared with a static 0 dim binds like any other."""
+    program = dvm.compile("""
+func.func @f(%x: tensor<?x5xf32>, %w: tensor<5x0xf32>) -> tensor<?x0xf32> {
+  %y = tensor.matmul %x, %w : (tensor<?x5xf32>, tensor<5x0xf32>) -> tensor<?x0xf32>
+  func.return %y : tensor<?x0xf32>
+}""")
+    for m in (0, 3):
+        out = program(_x(m, 5), np.ones((5, 0), np.float32))
+        assert out.shape == (m, 0) and out.dtype == np.float32
+    with pytest.raises(CallError, match="w"):
+        program(_x(3, 5), np.ones((5, 1), np.float32))
+
+
 # --------------------------------------------------------------------------
 # Devices
 # --------------------------------------------------------------------------
