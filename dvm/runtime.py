@@ -231,7 +231,6 @@ def binder_source(
     lines = ["def bind(args):", f"    if len(args) != {len(checks)}: return None"]
     names = [f"a{i}" for i in range(len(checks))]
     lines.append(f"    [{', '.join(names)}] = args")
-    read = {i for i, _, _ in symbols}  # arguments whose dims give a symbol
     for i, (_, _, dtype, declared) in enumerate(checks):
         if dtype is None:  # index or scalar: converted by the full check, which names a bad one
             lines.append(f"    _check({i}, a{i})")
@@ -240,8 +239,6 @@ def binder_source(
         wrong = f"type(a{i}) is not _ndarray or a{i}.dtype is not _dt{i}"
         if DYNAMIC_INDEX not in declared:  # a static shape: one tuple comparison
             lines.append(f"    if {wrong} or a{i}.shape != {declared!r}: return None")
-            if i in read:  # (a static dim of 0 is a symbol too, see `symbols`)
-                lines.append(f"    d{i} = a{i}.shape")
             continue
         lines.append(f"    if {wrong}: return None")
         lines.append(f"    d{i} = a{i}.shape")

@@ -65,10 +65,6 @@ from dvm.passes.symbolic import (
 ONE = sympy.Integer(1)
 
 
-def static_dim(d: int) -> sympy.Expr | None:
-    return None if d == t.DYN else sympy.Integer(d)
-
-
 def same(a: sympy.Expr, b: sympy.Expr) -> bool:
     """Provably equal. Shapes are polynomials in the symbols, so expanding
     the difference decides it exactly."""
@@ -269,7 +265,9 @@ class ShapeInference:
         for arg in self.func.args:
             if isinstance(arg.type, TensorType):
                 self.shapes[arg] = tuple(
-                    static_dim(d) or self.unifier.new_symbol(arg_symbol_name(arg, axis))
+                    self.unifier.new_symbol(arg_symbol_name(arg, axis))
+                    if d == t.DYN
+                    else sympy.Integer(d)  # (a static 0 too, which is falsy)
                     for axis, d in enumerate(arg.type.get_shape())
                 )
             elif isinstance(arg.type, IndexType):

@@ -276,3 +276,15 @@ func.func @loop_changes_shape(%x: tensor<?x?xf32>, %n: index) -> tensor<?x?xf32>
   }
   func.return %r : tensor<?x?xf32>
 }
+
+// -----
+
+// A static dim of 0 is the number 0, like any other static dim: no symbol, no
+// guard.
+// CHECK-LABEL: func.func @static_zero(
+// CHECK-SAME:    %w: tensor<5x0xf32> {dvm.shape = ["5", "0"]}) -> tensor<?x0xf32> attributes {dvm.guards = [], dvm.unified = {}} {
+// CHECK-NEXT:    %y = tensor.matmul %x, %w {dvm.shape = ["x_0", "0"]}
+func.func @static_zero(%x: tensor<?x5xf32>, %w: tensor<5x0xf32>) -> tensor<?x0xf32> {
+  %y = tensor.matmul %x, %w : (tensor<?x5xf32>, tensor<5x0xf32>) -> tensor<?x0xf32>
+  func.return %y : tensor<?x0xf32>
+}
