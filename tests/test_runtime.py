@@ -876,6 +876,58 @@ func.func @f(%x: tensor<?x5xf32>, %w: tensor<5x{n}xf32>)
         assert len(stats) == 1
 
 
+EPILOGUE_LAYOUTS = {
+    "transposed result": (
+        """
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>) -> tensor<16x?xf32> {
+  %y = tensor.matmul %x, %w : (tensor<?x8xf32>, tensor<8x16xf32>) -> tensor<?x16xf32>
+  %t = tensor.transpose %y {perm = [1, 0]} : tensor<?x16xf32> -> tensor<16x?xf32>
+  %m = tensor.reduce_max %t {axes = [0], keepdims = true} : tensor<16x?xf32> -> tensor<1x?xf32>
+  %d = tensor.sub %t, %m : (tensor<16x?xf32>, tensor<1x?xf32>) -> tensor<16x?xf32>
+  func.return %d : tensor<16x?xf32>
+}""",
+        lambda x, w: (x @ w).T - (x @ w).T.max(axis=0, keepdims=True),
+        lambda m: [(m, 8), (8, 16)],
+    ),
+    "batched": (
+        """
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<8x16xf32>) -> tensor<?x?x16xf32> {
+  %y = tensor.matmul %x, %w : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
+  %s = tensor.reduce_sum %y {axes = [2], keepdims = true} : tensor<?x?x16xf32> -> tensor<?x?x1xf32>
+  %d = tensor.div %y, %s : (tensor<?x?x16xf32>, tensor<?x?x1xf32>) -> tensor<?x?x16xf32>
+  func.return %d : tensor<?x?x16xf32>
+}""",
+        lambda x, w: (x @ w) / (x @ w).sum(axis=2, keepdims=True),
+        lambda m: [(3, m, 8), (8, 16)],
+    ),
+    "transpose_b": (
+        """
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?xf32> {
+  %y = tensor.matmul %x, %w {transpose_b = true}
+      : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  %s = tensor.reduce_mean %y {axes = [1]} : tensor<?x16xf32> -> tensor<?xf32>
+  func.return %s : tensor<?xf32>
+}""",
+        lambda x, w: (x @ w.T).mean(axis=1),
+        lambda m: [(m, 8), (16, 8)],
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(EPILOGUE_LAYOUTS))
+def test_an_epilogue_reducing_columns_through_layouts(layout: str) -> None:
+    """The columns an epilogue reduces, reached through a transpose of the result, a
+    batch of matrices, or a transposed operand: one kernel, numpy's answer."""
+    source, reference, shapes = EPILOGUE_LAYOUTS[layout]
+    program = dvm.compile(source)
+    rng = np.random.default_rng(5)
+    for m in (1, 5, 200):
+        args = [rng.uniform(0.5, 1.5, s).astype(np.float32) for s in shapes(m)]
+        for _ in range(2):  # tier 0, then planned
+            np.testing.assert_allclose(program(*args), reference(*args), rtol=1e-4, atol=1e-4)
+        assert len(program.profile(*args)[1]) == 1
+
+
 def test_a_static_dim_of_zero_in_the_signature() -> None:
     """An argument declared with a static 0 dim binds like any other."""
     program = dvm.compile("""
