@@ -61,7 +61,7 @@ from dvm.lowering.tiling import (
 )
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, DomainAnalysis, StridedView
 from dvm.passes.errors import describe
-from dvm.passes.fuse import ASSUME
+from dvm.passes.fuse import ASSUME, BOUNDED
 from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,
@@ -482,13 +482,8 @@ def yielded(fusion: t.FusionOp) -> list[SSAValue]:
 
 
 def analyze(fusion: t.FusionOp) -> Domain:
-    assumed = fusion.attributes.get(ASSUME)
-    facts: list[tuple[sympy.Expr, sympy.Expr]] = []
-    if isinstance(assumed, ArrayAttr):
-        for text in assumed.data:
-            assert isinstance(text, StringAttr)
-            lhs, rhs = text.data.split(" == ")
-            facts.append((parse_expr(lhs), parse_expr(rhs)))
+    facts = [(lhs, rhs) for lhs, rhs in assumed(fusion, ASSUME, " == ")]
+    bounds = [(size, int(most)) for size, most in assumed(fusion, BOUNDED, " <= ")]
     # what the function's guards make true, as fuse assumed when it grouped
     # the ops (a guard without a substitution, e.g. x_0*x_1 == x_1)
     func = fusion.parent_op()
@@ -496,8 +491,22 @@ def analyze(fusion: t.FusionOp) -> Domain:
         func = func.parent_op()
     guards = guard_facts(func) if func is not None else []
     return DomainAnalysis(
-        body_ops(fusion), yielded(fusion), [*guards, *facts], align=bool(facts)
+        body_ops(fusion), yielded(fusion), [*guards, *facts], bool(facts), bounds
     ).run()
+
+
+def assumed(fusion: t.FusionOp, key: str, relation: str) -> list[tuple[sympy.Expr, sympy.Expr]]:
+    """The (lhs, rhs) pairs of what a guarded choice lets its fused kernel assume,
+    `lhs == rhs` (ASSUME) or `lhs <= rhs` (BOUNDED)."""
+    attr = fusion.attributes.get(key)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    pairs = []
+    for text in attr.data:
+        assert isinstance(text, StringAttr)
+        lhs, rhs = text.data.split(relation)
+        pairs.append((parse_expr(lhs), parse_expr(rhs)))
+    return pairs
 
 
 def last_uses(

@@ -54,12 +54,19 @@ MAX_REDUCED_COLUMNS = 512
 
 class Illegal(Exception):
     """The group cannot be one kernel. `conditions` lists size equalities
-    that were plausible but not provable: with them assumed, the group
-    would be legal (so a guarded choice can take it when they hold)."""
+    that were plausible but not provable, `bounds` sizes that must not exceed
+    a number: with them assumed, the group would be legal (so a guarded choice
+    can take it when they hold)."""
 
-    def __init__(self, reason: str, conditions: Sequence[tuple[sympy.Expr, sympy.Expr]] = ()):
+    def __init__(
+        self,
+        reason: str,
+        conditions: Sequence[tuple[sympy.Expr, sympy.Expr]] = (),
+        bounds: Sequence[tuple[sympy.Expr, int]] = (),
+    ):
         super().__init__(reason)
         self.conditions = list(conditions)
+        self.bounds = list(bounds)
 
 
 def provably_equal(a: sympy.Expr, b: sympy.Expr) -> bool:
@@ -125,12 +132,15 @@ class DomainAnalysis:
         outputs: Iterable[SSAValue],
         assume: Iterable[tuple[sympy.Expr, sympy.Expr]] = (),
         align: bool = False,
+        bounds: Iterable[tuple[sympy.Expr, int]] = (),
     ):
-        """`assume`: size equalities known to hold where the kernel runs (a
-        guarded choice checked them). `align`: the ops form two independent
-        parts whose domains are to be laid on top of each other, axis by axis."""
+        """`assume`: size equalities known to hold where the kernel runs, and
+        `bounds`: sizes known not to exceed a number there (a guarded choice
+        checked them). `align`: the ops form two independent parts whose domains
+        are to be laid on top of each other, axis by axis."""
         self.ops = list(ops)
         self.facts = {frozenset(pair) for pair in assume}
+        self.bounds = dict(bounds)
         self.align = align
         self.members = set(self.ops)
         self.outputs = list(outputs)
@@ -184,9 +194,10 @@ class DomainAnalysis:
     def check_epilogue(self) -> None:
         """A mix kernel's epilogue works on tiles of the matmul's output: it
         may not iterate over axes that the matmul result does not span, and it
-        reduces only the result's columns, when there are few and their number
-        is static: a tile then holds whole rows of the result, as a vector
-        kernel's does (a LayerNorm after a projection)."""
+        reduces only the result's columns, when there are few: a tile then holds
+        whole rows of the result, as a vector kernel's does (a LayerNorm after a
+        projection). A dynamic number of them needs a bound, which a guarded
+        choice checks (attention's scores and their softmax)."""
         matmuls = [op for op in self.ops if isinstance(op, t.MatmulOp)]
         placement = self.domain.placement[matmuls[0].result]
         spanned = {a for span in placement for a in span}
@@ -196,10 +207,16 @@ class DomainAnalysis:
             return
         columns = set(placement[-1])
         size = self.domain.sizes[placement[-1][0]] if len(columns) == 1 else None
-        if self.domain.reduced != columns or size is None or not size.is_Integer:
-            raise Illegal("a matmul kernel reduces only its result's columns, of a static number")
-        if size > MAX_REDUCED_COLUMNS:
-            raise Illegal(f"a matmul kernel reduces at most {MAX_REDUCED_COLUMNS} columns")
+        if self.domain.reduced != columns or size is None:
+            raise Illegal("a matmul kernel reduces only its result's columns")
+        if size.is_Integer:
+            if size > MAX_REDUCED_COLUMNS:
+                raise Illegal(f"a matmul kernel reduces at most {MAX_REDUCED_COLUMNS} columns")
+        elif self.bounds.get(size, MAX_REDUCED_COLUMNS + 1) > MAX_REDUCED_COLUMNS:
+            raise Illegal(
+                f"a matmul kernel reduces at most {MAX_REDUCED_COLUMNS} columns, not {size}",
+                bounds=[(size, MAX_REDUCED_COLUMNS)],
+            )
 
     def align_parts(self) -> None:
         """Lay two independent parts of equal rank on one domain, axis by

@@ -55,8 +55,12 @@ from dvm.vm.isa import MAX_RANK
 COMPUTE = (*VECTOR, t.MatmulOp)
 ASSUME = "dvm.assume"
 """On a kernel inside a guarded choice: the size equalities it may assume."""
+BOUNDED = "dvm.bounded"
+"""On a kernel inside a guarded choice: the sizes it may assume bounded (`n <= 512`)."""
 
 Equality = tuple[sympy.Expr, sympy.Expr]
+Bound = tuple[sympy.Expr, int]
+"""A size and the most it may be."""
 
 
 def is_splat_constant(op: Operation) -> bool:
@@ -69,11 +73,29 @@ def is_splat_constant(op: Operation) -> bool:
 
 
 @dataclass
+class Alternative:
+    """A guarded choice's two groups, fused when the sizes meet the equalities (two
+    independent groups laid on one domain) or the bounds (a matmul group and the
+    reductions over its columns), apart otherwise."""
+
+    first: Group
+    second: Group
+    equalities: list[Equality]
+    bounds: list[Bound]
+
+    @property
+    def conditions(self) -> list[str]:
+        """As the `tensor.choice` checks them."""
+        return [f"{a} == {b}" for a, b in self.equalities] + [
+            f"{size} <= {most}" for size, most in self.bounds
+        ]
+
+
+@dataclass
 class Group:
     ops: list[Operation]
-    alternative: tuple[Group, Group, list[Equality]] | None = None
-    """For a guarded choice: the two groups this one fuses, and the size
-    equalities under which the fused kernel is valid."""
+    alternative: Alternative | None = None
+    """For a guarded choice: the two groups this one fuses, and when it may."""
 
     @property
     def has_matmul(self) -> bool:
@@ -142,9 +164,15 @@ class Fuser:
         computing = sum(isinstance(op, COMPUTE) for op in group.ops)
         return computing <= self.max_ops and group.kind in self.kinds
 
-    def analyze(self, group: Group, align: bool = False) -> Domain:
-        assume = [*self.facts, *(group.alternative[2] if group.alternative else [])]
-        return DomainAnalysis(group.ops, self.outputs(group), assume, align).run()
+    def analyze(self, group: Group) -> Domain:
+        alternative = group.alternative
+        if alternative is None:
+            return DomainAnalysis(group.ops, self.outputs(group), self.facts).run()
+        assume = [*self.facts, *alternative.equalities]
+        align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
+        return DomainAnalysis(
+            group.ops, self.outputs(group), assume, align, alternative.bounds
+        ).run()
 
     def outputs(self, group: Group) -> list[SSAValue]:
         members = set(group.ops)
@@ -220,11 +248,58 @@ class Fuser:
                     continue
                 conditions = self.fusible_if(a, b)
                 if conditions:
-                    ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
-                    guarded = Group(ops, (a, b, conditions))
-                    for op in ops:
-                        self.group[op] = guarded
+                    self.guard(Alternative(a, b, conditions, []))
                     taken |= {id(a), id(b)}
+        self.propose_bounded()
+
+    def guard(self, alternative: Alternative) -> None:
+        """Make the two groups of `alternative` one guarded group."""
+        ops = sorted({*alternative.first.ops, *alternative.second.ops}, key=self.order.__getitem__)
+        guarded = Group(ops, alternative)
+        for op in ops:
+            self.group[op] = guarded
+
+    def propose_bounded(self) -> None:
+        """A matmul group and a vector group reducing its columns, of a dynamic number,
+        become one guarded group: fused when there are few enough columns for a tile
+        to hold whole rows, apart otherwise (attention's scores and their softmax)."""
+        for b in self.distinct_groups():
+            if b.kind != "vector" or b.alternative is not None:
+                continue
+            for a in self.producers(b):
+                bounds = self.bounded_if(a, b)
+                if bounds:
+                    self.guard(Alternative(a, b, [], bounds))
+                    break
+
+    def producers(self, group: Group) -> list[Group]:
+        """The matmul groups without a guard whose results `group` reads."""
+        found: list[Group] = []
+        for op in group.ops:
+            for g in self.producer_groups(op):
+                if g.has_matmul and g.alternative is None and g not in found:
+                    found.append(g)
+        return found
+
+    def bounded_if(self, a: Group, b: Group) -> list[Bound]:
+        """The bounds on sizes under which `a` and its consumer `b` are one legal
+        kernel (empty: never, or always, which the walk would have found)."""
+        ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
+        merged = Group(ops)
+        if not self.allowed(merged) or self.creates_cycle(a, b):
+            return []
+        outputs = self.outputs(merged)
+        try:
+            DomainAnalysis(ops, outputs, self.facts).run()
+        except Illegal as e:
+            if not e.bounds or e.conditions:
+                return []
+            try:
+                domain = DomainAnalysis(ops, outputs, self.facts, bounds=e.bounds).run()
+            except Illegal:
+                return []
+            return e.bounds if tile_rank(domain) <= MAX_RANK else []
+        return []
 
     def fusible_if(self, a: Group, b: Group) -> list[Equality]:
         """The size equalities that would make `a` and `b` one kernel (empty:
@@ -291,10 +366,19 @@ class Fuser:
             op.erase(safe_erase=False)
 
     def build_choice(self, group: Group, outputs: list[SSAValue]) -> t.ChoiceOp:
-        assert group.alternative is not None
-        first, second, conditions = group.alternative
+        alternative = group.alternative
+        assert alternative is not None
+        first, second = alternative.first, alternative.second
         fused = self.build_kernel(group, outputs)
-        fused.attributes[ASSUME] = ArrayAttr([StringAttr(f"{a} == {b}") for a, b in conditions])
+        if alternative.equalities:
+            fused.attributes[ASSUME] = ArrayAttr(
+                [StringAttr(f"{a} == {b}") for a, b in alternative.equalities]
+            )
+        if alternative.bounds:
+            fused.attributes[BOUNDED] = ArrayAttr(
+                [StringAttr(f"{size} <= {most}") for size, most in alternative.bounds]
+            )
+        annotate_results(fused, outputs)  # the shapes last, where symbolic-shapes puts them
         apart = [self.build_kernel(g, self.outputs(g)) for g in (first, second)]
         apart_results = {
             v: r
@@ -314,7 +398,7 @@ class Fuser:
         then_body = Block([fused, t.YieldOp(*fused.results)])
         else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in outputs))])
         return t.ChoiceOp(
-            [f"{a} == {b}" for a, b in conditions],
+            alternative.conditions,
             [v.type for v in outputs],
             Region(then_body),
             Region(else_body),
@@ -322,7 +406,7 @@ class Fuser:
 
     def build_kernel(self, group: Group, outputs: list[SSAValue]) -> t.FusionOp:
         """A fusion op computing `outputs` from clones of the group's ops."""
-        domain = self.analyze(group, align=group.alternative is not None)
+        domain = self.analyze(group)
         inputs = self.inputs(group)
         check_rank(group.ops, domain, [*inputs, *outputs])
         body = Block(arg_types=[v.type for v in inputs])

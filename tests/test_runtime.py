@@ -679,8 +679,8 @@ func.func @f(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %n: index) -> tensor<?x?x
   %c1 = arith.constant 1 : index
   %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<?x?xf32>) {
     %m = tensor.matmul %acc, %w : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-    %s = tensor.reduce_max %m {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
-    %next = tensor.sub %m, %s : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+    %s = tensor.reduce_max %m {axes = [0], keepdims = true} : tensor<?x?xf32> -> tensor<1x?xf32>
+    %next = tensor.sub %m, %s : (tensor<?x?xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
     scf.yield %next : tensor<?x?xf32>
   }
   func.return %r : tensor<?x?xf32>
@@ -701,7 +701,7 @@ def test_a_launch_in_a_loop_writes_its_kept_memory_at_every_pass() -> None:
         want = x
         for _ in range(n):
             m = want @ w
-            want = m - m.max(axis=1, keepdims=True)
+            want = m - m.max(axis=0, keepdims=True)  # (over the rows: a kernel of its own)
         np.testing.assert_allclose(program(x, w, n), want, rtol=1e-5, atol=1e-5)
         assert len(variant.arenas) == 1  # taken for the call, given back
 
@@ -874,6 +874,35 @@ func.func @f(%x: tensor<?x5xf32>, %w: tensor<5x{n}xf32>)
         assert_matches(program(x, w), (y.sum(axis=1), mean, y - mean), f"n={n} m={m}")
         _, stats = program.profile(x, w)
         assert len(stats) == 1
+
+
+SCORES_SOFTMAX = """
+func.func @f(%q: tensor<?x16xf32>, %k: tensor<16x?xf32>) -> tensor<?x?xf32> {
+  %s = tensor.matmul %q, %k : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<?x?xf32>
+  %m = tensor.reduce_max %s {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %d = tensor.sub %s, %m : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %e = tensor.exp %d : tensor<?x?xf32>
+  %z = tensor.reduce_sum %e {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %p = tensor.div %e, %z : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  func.return %p : tensor<?x?xf32>
+}"""
+
+
+@pytest.mark.parametrize("device", ["host", "ascend910b"])
+def test_scores_and_their_softmax_are_one_launch_when_the_rows_are_short(device: str) -> None:
+    """A dynamic number of columns reduced after a matmul: one mix kernel while there
+    are at most 512 (a guarded choice), the matmul and the softmax apart beyond."""
+    program = dvm.compile(SCORES_SOFTMAX, device=device)
+    rng = np.random.default_rng(11)
+    for m, n in [(1, 1), (7, 97), (300, 512), (5, 513), (40, 900), (0, 3), (3, 0)]:
+        q = rng.standard_normal((m, 16)).astype(np.float32)
+        k = rng.standard_normal((16, n)).astype(np.float32)
+        s = q @ k
+        e = np.exp(s - (s.max(axis=1, keepdims=True) if n else 0))
+        want = e / e.sum(axis=1, keepdims=True) if n else e
+        for _ in range(2):  # tier 0, then planned
+            np.testing.assert_allclose(program(q, k), want, rtol=1e-4, atol=1e-5)
+        assert len(program.profile(q, k)[1]) == (1 if n <= 512 else 2), (m, n)
 
 
 EPILOGUE_LAYOUTS = {

@@ -66,21 +66,27 @@ func.func @different(%x: tensor<?x64xf32>, %wa: tensor<64x64xf32>, %wb: tensor<6
 // inside the choice's regions follow: the two residual LayerNorms of a
 // transformer block are one kernel per variant (rows of a dynamic length,
 // which may or may not fit a tile; the same weights make their sizes one).
+// The matmul and the second LayerNorm are one kernel when the rows have at
+// most 512 elements; apart, the second LayerNorm launches the first's kernels.
 
 // CHECK-LABEL: func.func @two_norms(
 // CHECK:         tensor.choice
 // CHECK:           tile.launch @two_norms_k0_rows(%r1, %g1, %b1)
 // CHECK:           tile.launch @two_norms_k0(%r1, %g1, %b1)
-// CHECK:         tensor.choice
-// CHECK:           tile.launch @two_norms_k1_whole_k(%h1, %w)
-// CHECK:           tile.launch @two_norms_k1(%h1, %w)
-// CHECK:         tensor.choice
-// CHECK:           tile.launch @two_norms_k0_rows(%r2, %g1, %b1)
-// CHECK:           tile.launch @two_norms_k0(%r2, %g1, %b1)
+// CHECK:         tensor.choice ["r1_1 <= 512"]
+// CHECK:             tile.launch @two_norms_k1_whole_k(%h1, %w, %g1, %b1)
+// CHECK:             tile.launch @two_norms_k1(%h1, %w, %g1, %b1)
+// CHECK:         } else {
+// CHECK:             tile.launch @two_norms_k2_whole_k(%h1, %w)
+// CHECK:             tile.launch @two_norms_k2(%h1, %w)
+// CHECK:             tile.launch @two_norms_k0_rows(%r2, %g1, %b1)
+// CHECK:             tile.launch @two_norms_k0(%r2, %g1, %b1)
 // CHECK:       tile.kernel @two_norms_k0 vector
 // CHECK:       tile.kernel @two_norms_k0_rows vector
-// CHECK:       tile.kernel @two_norms_k1 cube
-// CHECK:       tile.kernel @two_norms_k1_whole_k cube
+// CHECK:       tile.kernel @two_norms_k1 mix
+// CHECK:       tile.kernel @two_norms_k1_whole_k mix
+// CHECK:       tile.kernel @two_norms_k2 cube
+// CHECK:       tile.kernel @two_norms_k2_whole_k cube
 // CHECK-NOT:   tile.kernel
 
 // BC-LABEL: func.func @two_norms(
@@ -88,6 +94,8 @@ func.func @different(%x: tensor<?x64xf32>, %wa: tensor<64x64xf32>, %wb: tensor<6
 // BC:       bytecode.program @two_norms_k0_rows params
 // BC:       bytecode.program @two_norms_k1 params
 // BC:       bytecode.program @two_norms_k1_whole_k params
+// BC:       bytecode.program @two_norms_k2 params
+// BC:       bytecode.program @two_norms_k2_whole_k params
 // BC-NOT:   bytecode.program
 func.func @two_norms(%r1: tensor<?x?xf32>, %w: tensor<?x?xf32>, %g1: tensor<?xf32>, %b1: tensor<?xf32>) -> tensor<?x?xf32> {
   %m1 = tensor.reduce_sum %r1 {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>

@@ -187,9 +187,9 @@ func.func @attention(%s: tensor<?x?xf32>, %v: tensor<?x?xf32>) -> tensor<?x?xf32
 
 // -----
 
-// A matmul's epilogue may reduce the result's columns when there are few and
-// their number is static (at most 512): a tile holds whole rows of the result,
-// so a projection and the normalization after it are one mix kernel.
+// A matmul's epilogue may reduce the result's columns when there are few (at
+// most 512): a tile holds whole rows of the result, so a projection and the
+// normalization after it are one mix kernel.
 
 // CHECK-LABEL: func.func @projection_norm(
 // CHECK-NEXT:    %d = tensor.fusion mix (%x, %w) {dvm.domain = ["x_0", "64", "32"], dvm.reduced = [1 : i64], dvm.shape = ["x_0", "64"]}
@@ -209,21 +209,36 @@ func.func @projection_norm(%x: tensor<?x32xf32>, %w: tensor<32x64xf32>) -> tenso
 
 // -----
 
-// A dynamic number of columns might not fit a tile: the reduction is a vector
-// kernel of its own.
+// A dynamic number of columns fits a tile only when there are few: the fused
+// kernel is a guarded choice, taken when there are at most 512 of them (it may
+// assume so, `dvm.bounded`), with the matmul and the softmax apart otherwise.
 
-// CHECK-LABEL: func.func @dynamic_columns(
-// CHECK-NEXT:    %y = tensor.fusion cube (%x, %w) {dvm.domain = ["x_0", "w_1", "32"], dvm.shape = ["x_0", "w_1"]}
-// CHECK:         %s = tensor.fusion vector (%y) {dvm.domain = ["x_0", "w_1"], dvm.reduced = [1 : i64], dvm.shape = ["x_0"]}
-func.func @dynamic_columns(%x: tensor<?x32xf32>, %w: tensor<32x?xf32>) -> tensor<?xf32> {
-  %y = tensor.matmul %x, %w : (tensor<?x32xf32>, tensor<32x?xf32>) -> tensor<?x?xf32>
-  %s = tensor.reduce_sum %y {axes = [1]} : tensor<?x?xf32> -> tensor<?xf32>
-  func.return %s : tensor<?xf32>
+// CHECK-LABEL: func.func @scores_softmax(
+// CHECK-NEXT:    %p = tensor.choice ["k_1 <= 512"] {dvm.shape = ["q_0", "k_1"]} -> (tensor<?x?xf32>) {
+// CHECK-NEXT:      %p_1 = tensor.fusion mix (%q, %k) {dvm.domain = ["q_0", "k_1", "16"], dvm.reduced = [1 : i64], dvm.bounded = ["k_1 <= 512"], dvm.shape = ["q_0", "k_1"]}
+// CHECK-NEXT:      ^bb0(%q_1: tensor<?x16xf32>, %k_1: tensor<16x?xf32>):
+// CHECK-NEXT:        %s = tensor.matmul %q_1, %k_1
+// CHECK-NEXT:        %m = tensor.reduce_max %s
+// CHECK:             tensor.yield %p_2
+// CHECK:           } else {
+// CHECK-NEXT:      %s = tensor.fusion cube (%q, %k) {dvm.domain = ["q_0", "k_1", "16"], dvm.shape = ["q_0", "k_1"]}
+// CHECK:           %p_2 = tensor.fusion vector (%s) {dvm.domain = ["q_0", "k_1"], dvm.reduced = [1 : i64], dvm.shape = ["q_0", "k_1"]}
+// CHECK:           tensor.yield %p_2
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %p
+func.func @scores_softmax(%q: tensor<?x16xf32>, %k: tensor<16x?xf32>) -> tensor<?x?xf32> {
+  %s = tensor.matmul %q, %k : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<?x?xf32>
+  %m = tensor.reduce_max %s {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %d = tensor.sub %s, %m : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %e = tensor.exp %d : tensor<?x?xf32>
+  %z = tensor.reduce_sum %e {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %p = tensor.div %e, %z : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  func.return %p : tensor<?x?xf32>
 }
 
 // -----
 
-// Nor over more columns than that, or over the rows, which tiles cut.
+// Not over more static columns than that, nor over the rows, which tiles cut.
 
 // CHECK-LABEL: func.func @wide_columns(
 // CHECK-NEXT:    %y = tensor.fusion cube (%x, %w) {dvm.domain = ["x_0", "1024", "32"], dvm.shape = ["x_0", "1024"]}
@@ -333,7 +348,7 @@ func.func @merge_heads(%h: tensor<?x4x?x16xf32>, %b: tensor<64xf32>) -> tensor<?
 
 // CHECK-LABEL: func.func @two_norms(
 // CHECK-NEXT:    %sx, %sy = tensor.choice ["y_0 == x_0", "y_1 == x_1"] {dvm.shapes = {{\[\["x_0"\], \["y_0"\]\]}}} -> (tensor<?xf32>, tensor<?xf32>) {
-// CHECK-NEXT:      %sx_1, %sy_1 = tensor.fusion vector (%x, %y) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64], dvm.shapes = {{\[\["x_0"\], \["y_0"\]\]}}, dvm.assume = ["y_0 == x_0", "y_1 == x_1"]}
+// CHECK-NEXT:      %sx_1, %sy_1 = tensor.fusion vector (%x, %y) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64], dvm.assume = ["y_0 == x_0", "y_1 == x_1"], dvm.shapes = {{\[\["x_0"\], \["y_0"\]\]}}}
 // CHECK-NEXT:      ^bb0(%x_1: tensor<?x?xf32>, %y_1: tensor<?x?xf32>):
 // CHECK-NEXT:        %x2 = tensor.mul %x_1, %x_1
 // CHECK-NEXT:        %sx_2 = tensor.reduce_sum %x2
