@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import sympy
 from xdsl.context import Context
@@ -66,9 +66,9 @@ from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,
     guard_facts,
-    parse_expr,
     shape_attr,
     shape_of,
+    split_condition,
     static_truth,
     symbol,
 )
@@ -482,8 +482,8 @@ def yielded(fusion: t.FusionOp) -> list[SSAValue]:
 
 
 def analyze(fusion: t.FusionOp) -> Domain:
-    facts = [(lhs, rhs) for lhs, rhs in assumed(fusion, ASSUME, " == ")]
-    bounds = [(size, int(most)) for size, most in assumed(fusion, BOUNDED, " <= ")]
+    facts = [(lhs, rhs) for lhs, _, rhs in assumed(fusion, ASSUME)]
+    bounds = [(size, int(most)) for size, _, most in assumed(fusion, BOUNDED)]
     # what the function's guards make true, as fuse assumed when it grouped
     # the ops (a guard without a substitution, e.g. x_0*x_1 == x_1)
     func = fusion.parent_op()
@@ -495,18 +495,13 @@ def analyze(fusion: t.FusionOp) -> Domain:
     ).run()
 
 
-def assumed(fusion: t.FusionOp, key: str, relation: str) -> list[tuple[sympy.Expr, sympy.Expr]]:
-    """The (lhs, rhs) pairs of what a guarded choice lets its fused kernel assume,
-    `lhs == rhs` (ASSUME) or `lhs <= rhs` (BOUNDED)."""
+def assumed(fusion: t.FusionOp, key: str) -> list[tuple[sympy.Expr, Any, sympy.Expr]]:
+    """What a guarded choice lets its fused kernel assume, as `split_condition` reads
+    the texts: `lhs == rhs` (ASSUME) or `lhs <= rhs` (BOUNDED)."""
     attr = fusion.attributes.get(key)
     if not isinstance(attr, ArrayAttr):
         return []
-    pairs = []
-    for text in attr.data:
-        assert isinstance(text, StringAttr)
-        lhs, rhs = text.data.split(relation)
-        pairs.append((parse_expr(lhs), parse_expr(rhs)))
-    return pairs
+    return [split_condition(text.data) for text in attr.data if isinstance(text, StringAttr)]
 
 
 def last_uses(

@@ -315,7 +315,7 @@ def matmul_tiles(
     sizes = domain.sizes
     cores = sympy.Integer(device.cube_cores)
     # an epilogue that reduces the columns needs whole rows in a tile (the domain
-    # analysis allows it only for a static, modest number of them)
+    # analysis allows it only for at most MAX_REDUCED_COLUMNS of them, or under that bound)
     tn = at_least_one(sizes[n]) if n in domain.reduced else balanced(sizes[n], side, align)
     rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
     shared = cores * ceildiv(sizes[m], cores * rows_cap)

@@ -5,7 +5,7 @@ joins the group of a producer when the union is still one legal kernel (see
 `dvm.passes.domain`): its iteration space merges affinely with the group's,
 by sympy proof on the symbolic shapes. Vector producers are tried before
 matmul ones, so a reduction chain keeps its elementwise neighbours and a
-matmul an epilogue (elementwise, or reducing its few static columns). Then
+matmul an epilogue (elementwise, or reducing its few columns). Then
 sibling groups that read a common input merge too (one read instead of
 two). Finally every group becomes a `tensor.fusion` op of kind
 
@@ -15,7 +15,9 @@ two). Finally every group becomes a `tensor.fusion` op of kind
 
 Sibling kernels whose domains may be equal but cannot be proved so (sizes
 from different symbols) become a `tensor.choice`: one fused kernel when the
-real shapes agree, the separate kernels otherwise (DVM's streaming fusion).
+real shapes agree, the separate kernels otherwise (DVM's streaming fusion). So
+do a matmul kernel and the vector kernel reducing its columns, of a dynamic
+number: fused while there are few enough for a tile to hold whole rows.
 
 Why: each kernel is one launch and one pass over memory; fusing keeps the
 intermediates in local memory.
@@ -84,11 +86,14 @@ class Alternative:
     bounds: list[Bound]
 
     @property
-    def conditions(self) -> list[str]:
-        """As the `tensor.choice` checks them."""
-        return [f"{a} == {b}" for a, b in self.equalities] + [
-            f"{size} <= {most}" for size, most in self.bounds
-        ]
+    def assumed(self) -> list[str]:
+        """The equalities, as the fused kernel's ASSUME and the choice read them."""
+        return [f"{a} == {b}" for a, b in self.equalities]
+
+    @property
+    def bounded(self) -> list[str]:
+        """The bounds, as the fused kernel's BOUNDED and the choice read them."""
+        return [f"{size} <= {most}" for size, most in self.bounds]
 
 
 @dataclass
@@ -370,14 +375,9 @@ class Fuser:
         assert alternative is not None
         first, second = alternative.first, alternative.second
         fused = self.build_kernel(group, outputs)
-        if alternative.equalities:
-            fused.attributes[ASSUME] = ArrayAttr(
-                [StringAttr(f"{a} == {b}") for a, b in alternative.equalities]
-            )
-        if alternative.bounds:
-            fused.attributes[BOUNDED] = ArrayAttr(
-                [StringAttr(f"{size} <= {most}") for size, most in alternative.bounds]
-            )
+        for key, texts in ((ASSUME, alternative.assumed), (BOUNDED, alternative.bounded)):
+            if texts:
+                fused.attributes[key] = ArrayAttr([StringAttr(text) for text in texts])
         annotate_results(fused, outputs)  # the shapes last, where symbolic-shapes puts them
         apart = [self.build_kernel(g, self.outputs(g)) for g in (first, second)]
         apart_results = {
@@ -398,7 +398,7 @@ class Fuser:
         then_body = Block([fused, t.YieldOp(*fused.results)])
         else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in outputs))])
         return t.ChoiceOp(
-            alternative.conditions,
+            [*alternative.assumed, *alternative.bounded],
             [v.type for v in outputs],
             Region(then_body),
             Region(else_body),
