@@ -290,7 +290,9 @@ class Kernel:
         return self.specializer.static.uses_blas
 
     @staticmethod
-    def build(program_op: bc.ProgramOp, inputs: int) -> Kernel:
+    def build(program_op: bc.ProgramOp, inputs: int, prepare: bool = True) -> Kernel:
+        """The kernel of a bytecode program taking `inputs` inputs. With `prepare`, what
+        every shape shares is made now (`vm.prepare`); otherwise at its first launch."""
         args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
         params = [p.data for p in program_op.params.data]
         ranks = [len(arg.dims.data) for arg in args[:inputs]]
@@ -314,7 +316,9 @@ class Kernel:
         device = program_op.attributes.get(DEVICE)
         preset = device.data if isinstance(device, StringAttr) else "host"
         device_spec = DEVICES[preset]()
-        program = vm.prepare(vm.check(to_program(program_op)), device_spec)
+        program = vm.check(to_program(program_op))
+        if prepare:
+            vm.prepare(program, device_spec)
         return Kernel(
             name=program_op.sym_name.data,
             program=program,
@@ -849,11 +853,11 @@ class Variant:
         func = find_entry(module, entry)
         calls = [op for op in func.walk() if isinstance(op, tile.LaunchOp)]
         programs = {p.sym_name.data: p for p in module.ops if isinstance(p, bc.ProgramOp)}
+        fallbacks = fallback_kernels(calls)
         kernels = {
-            c.callee.root_reference.data: Kernel.build(
-                programs[c.callee.root_reference.data], len(c.inputs)
-            )
+            name: Kernel.build(programs[name], len(c.inputs), prepare=name not in fallbacks)
             for c in calls
+            for name in [c.callee.root_reference.data]
         }
         symbols = [
             (i, a, str(d))
@@ -923,6 +927,32 @@ class Variant:
         for step in self.steps:
             step(call, env)
         return [env[r] for r in self.results]
+
+
+def fallback_kernels(launches: Sequence[tile.LaunchOp]) -> set[str]:
+    """The kernels launched only in `else` regions of `tensor.choice`s: those for the
+    shapes beyond a guarded kernel's bound (rows too long for local memory, more
+    columns than an epilogue reduces), which many programs never meet. They are
+    prepared at their first launch, not in the compile."""
+    guarded: set[str] = set()
+    unguarded: set[str] = set()
+    for launch in launches:
+        name = launch.callee.root_reference.data
+        (guarded if in_else_region(launch) else unguarded).add(name)
+    return guarded - unguarded
+
+
+def in_else_region(op: Operation) -> bool:
+    """Whether `op` is inside the `else` region of some `tensor.choice`."""
+    region = op.parent_region()
+    while region is not None:
+        parent = region.parent_op()
+        if parent is None:
+            return False
+        if isinstance(parent, t.ChoiceOp) and region is parent.else_body:
+            return True
+        region = parent.parent_region()
+    return False
 
 
 def blas_launches(block: Block, kernels: dict[str, Kernel]) -> int:

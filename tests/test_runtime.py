@@ -1042,6 +1042,34 @@ def test_a_compile_pauses_the_collector_and_resumes_it(examples_dir: Path) -> No
     assert gc.isenabled()
 
 
+def test_a_fallback_kernel_is_prepared_at_its_first_launch(
+    examples_dir: Path, reference: Any
+) -> None:
+    """LayerNorm is a choice: whole rows in local memory, or else rows in chunks. The
+    chunked kernel, for rows too long, is not prepared by the compile (no fast path
+    or tier-0 code yet), and its first launch prepares it and is right."""
+    built: dict[str, Kernel] = {}
+    real = Kernel.build
+
+    def spy(*args: Any, **kwargs: Any) -> Kernel:
+        kernel = real(*args, **kwargs)
+        built[kernel.name] = kernel
+        return kernel
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Kernel, "build", spy)
+        program = dvm.compile(examples_dir / "layernorm.mlir")
+
+    def ready(kernel: Kernel) -> bool:
+        return bool(kernel.specializer.static.fast_paths) or "tier0" in kernel.program.cache
+
+    prepared = {name: ready(kernel) for name, kernel in built.items()}
+    assert prepared == {"layernorm_k0_rows": True, "layernorm_k0": False}
+    x, w, b = _x(2, 150_001), _x(150_001), _x(150_001)
+    assert_matches(program(x, w, b), (reference.layernorm(x, w, b),), "rows of 150001")
+    assert ready(built["layernorm_k0"])
+
+
 RANK_9 = """\
 func.func @f(%x: tensor<?x?x?x?x?x?x?x?x?xf32>) -> tensor<?x?x?x?x?x?x?x?x?xf32> {
   %y = tensor.exp %x : tensor<?x?x?x?x?x?x?x?x?xf32>

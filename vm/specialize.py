@@ -19,7 +19,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -250,8 +250,12 @@ class Specializer:
         self.program = program
         self.static = static_info(program)  # validates the program
         self.device = device or DeviceSpec.host()
-        self.fast = fast_function(program, self.device)
         self.max_steps = max_steps
+
+    @cached_property
+    def fast(self) -> FastFn:
+        """The generated fast path: `vm.prepare` makes it ahead, else the first call."""
+        return fast_function(self.program, self.device)
 
     def __call__(
         self, shapes: Sequence[Sequence[int]], params: Sequence[int] = (), tiered: bool = True
