@@ -93,6 +93,8 @@ from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS
 
 Env = list[Any]
 Step = Callable[["Call", Env], None]
+Launch = tuple["Kernel", list[int], list[int], list[int | None] | None]
+"""A launch's kernel, the slots of its inputs and outputs, and its outputs' arena places."""
 
 MAX_KERNEL_PLANS = 512
 """Launch plans a kernel keeps (all are dropped when full; the VM keeps as many)."""
@@ -344,6 +346,23 @@ class Kernel:
     ) -> list[Any]:
         """Launch on `inputs`; returns the outputs: new arrays, or for those `kept` gives
         a place in the call's arena, arrays in its memory there."""
+        spec, outputs, unplanned = self.bind(inputs, call, kept)
+        if call.stats is None:
+            vm.launch(spec, [*inputs, *outputs], fresh=True, unplanned=unplanned)
+        else:
+            self.profile(spec, [*inputs, *outputs], call)
+        return outputs
+
+    def bind(
+        self,
+        inputs: Sequence[np.ndarray[Any, Any]],
+        call: Call,
+        kept: Sequence[int | None] | None = None,
+    ) -> tuple[Any, list[Any], bool]:
+        """What a launch on `inputs` needs: the VM specialization, the outputs (allocated
+        as `run` says) and whether the launch runs unplanned: a shape met in this call
+        runs unplanned at each launch of the kernel (`dedupe-kernels` shares one among
+        launches)."""
         key: Any = tuple(map(ARRAY_SHAPE, inputs))
         symbols = call.symbols
         if self.key_symbols:
@@ -362,15 +381,13 @@ class Kernel:
                 np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
                 for (shape, dtype), j in zip(outs, kept, strict=True)
             ]
-        if call.stats is None:
-            # outputs: just allocated; a shape met in this call runs unplanned at each
-            # launch of the kernel (`dedupe-kernels` shares one among launches)
-            vm.launch(spec, [*inputs, *outputs], fresh=True, unplanned=made_by == call.serial)
-        else:
-            stats = vm.launch(spec, [*inputs, *outputs], trace=call.trace, stats=True)
-            assert stats is not None
-            call.stats.append((self.name, stats))
-        return outputs
+        return spec, outputs, made_by == call.serial
+
+    def profile(self, spec: Any, arrays: list[Any], call: Call) -> None:
+        """Launch with the VM's statistics, kept in the call's."""
+        stats = vm.launch(spec, arrays, trace=call.trace, stats=True)
+        assert stats is not None and call.stats is not None
+        call.stats.append((self.name, stats))
 
     def plan(
         self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]
@@ -418,6 +435,14 @@ class Arena:
         array = np.ndarray(shape, dtype, base)
         self.views[place] = (shape, dtype, array)
         return array
+
+
+def launch_inputs(env: Env, inputs: Sequence[int]) -> list[Any]:
+    """A launch's input arrays, in C order (which kernels read)."""
+    arrays = [env[i] for i in inputs]
+    if not all(map(C_CONTIGUOUS, arrays)):
+        arrays = [contiguous(a) for a in arrays]
+    return arrays
 
 
 def read_by_launches_only(value: SSAValue) -> bool:
@@ -590,6 +615,22 @@ class HostCompiler:
     # -- kernels ----------------------------------------------------------------------
 
     def op_LaunchOp(self, op: tile.LaunchOp) -> Step:
+        return self.launch_step(self.launch_parts(op))
+
+    @staticmethod
+    def launch_step(parts: Launch) -> Step:
+        kernel, inputs, outputs, kept = parts
+
+        def step(call: Call, env: Env) -> None:
+            arrays = launch_inputs(env, inputs)
+            for i, value in zip(outputs, kernel.run(arrays, call, kept), strict=True):
+                env[i] = value
+
+        return step
+
+    def launch_parts(self, op: tile.LaunchOp) -> Launch:
+        """A launch's kernel, the slots of its inputs and outputs, and the places of its
+        outputs in the call's arena (None: all in new memory)."""
         kernel = self.kernels[op.callee.root_reference.data]
         inputs = [self.index(v) for v in op.inputs]
         outputs = [self.index(v) for v in op.outputs]
@@ -599,19 +640,48 @@ class HostCompiler:
             places.append(self.places if keep else None)
             self.places += keep
         kept = places if any(j is not None for j in places) else None
-
-        def step(call: Call, env: Env) -> None:
-            arrays = [env[i] for i in inputs]
-            if not all(map(C_CONTIGUOUS, arrays)):  # (a kernel reads C order only)
-                arrays = [contiguous(a) for a in arrays]
-            for i, value in zip(outputs, kernel.run(arrays, call, kept), strict=True):
-                env[i] = value
-
-        return step
+        return kernel, inputs, outputs, kept
 
     def op_StackOp(self, op: t.StackOp) -> Step:
-        steps, yielded = self.block(op.body.block)
-        return self.region_step(steps, yielded, [self.index(r) for r in op.results])
+        """Its launches as one (`vm.launch_stack`); one by one when profiling, or when
+        the stack holds more than launches whose results bind no symbol."""
+        results = [self.index(r) for r in op.results]
+        steps: list[Step] = []
+        members: list[Launch] = []
+        yielded: list[int] = []
+        for inner in op.body.block.ops:
+            if isinstance(inner, t.YieldOp):
+                yielded = [self.index(v) for v in inner.operands]
+                continue
+            if isinstance(inner, tile.LaunchOp):
+                parts = self.launch_parts(inner)
+                plain = self.launch_step(parts)
+                step = self.binding(inner, plain)
+                if step is plain:
+                    members.append(parts)
+            else:
+                step = self.op(inner)
+            steps.append(step)
+        one_by_one = self.region_step(steps, yielded, results)
+        if len(members) != len(steps) or len(members) < 2:
+            return one_by_one
+        in_turn = op.mode.data == "parallel"
+
+        def stacked(call: Call, env: Env) -> None:
+            if call.stats is not None:
+                return one_by_one(call, env)
+            bound = []
+            for kernel, inputs, outputs, kept in members:
+                arrays = launch_inputs(env, inputs)
+                spec, made, unplanned = kernel.bind(arrays, call, kept)
+                bound.append((spec, [*arrays, *made], unplanned))
+                for i, value in zip(outputs, made, strict=True):
+                    env[i] = value
+            vm.launch_stack(bound, fresh=True, in_turn=in_turn)
+            for r, y in zip(results, yielded, strict=True):
+                env[r] = env[y]
+
+        return stacked
 
     def op_ChoiceOp(self, op: t.ChoiceOp) -> Step:
         conditions = [split_condition(c.data) for c in op.conditions.data]

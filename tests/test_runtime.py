@@ -210,38 +210,64 @@ QKV = """func.func @qkv(%x: tensor<?x64xf32>, %wq: tensor<64x64xf32>, %wk: tenso
 
 
 def test_identical_kernels_share_one_specialization(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`dedupe-kernels` makes q, k and v one kernel: its three launches at a shape share
-    one VM specialization. The call that meets the shape runs all three unplanned (tier
-    0); planning waits for a later call at that shape, as with one launch per call."""
+    """`dedupe-kernels` makes q, k and v one kernel, and `stack` one stacked launch: its
+    three members at a shape share one VM specialization. The call that meets the shape
+    runs all three unplanned (tier 0); planning waits for a later call at that shape,
+    as with one launch per call."""
     program = dvm.compile(QKV)
-    seen: list[tuple[int, bool, bool]] = []  # (specialization, planned before, after)
-    launch = dvm.vm.launch
+    seen: list[tuple[set[int], list[bool], bool]] = []  # specializations, planned before, after
+    launch_stack = dvm.vm.launch_stack
 
-    def recording(spec: Any, args: Any, **options: Any) -> Any:
-        before = spec.planned
-        result = launch(spec, args, **options)
-        seen.append((id(spec), before, spec.planned))
+    def recording(members: Any, **options: Any) -> Any:
+        before = [spec.planned for spec, _, _ in members]
+        result = launch_stack(members, **options)
+        seen.append(({id(spec) for spec, _, _ in members}, before, members[0][0].planned))
         return result
 
-    monkeypatch.setattr(dvm.vm, "launch", recording)
+    monkeypatch.setattr(dvm.vm, "launch_stack", recording)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((37, 64), dtype=np.float32)
     weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
     for call in ("first", "second"):
         assert_matches(program(x, *weights), tuple(x @ w for w in weights), f"{call} call")
-    assert len({spec for spec, _, _ in seen}) == 1
-    assert [(b, a) for _, b, a in seen] == [
-        *[(False, False)] * 3,  # the first call: tier 0 at each launch
-        (False, True),  # the second call plans at its first launch
-        *[(True, True)] * 2,
+    assert [len(specs) for specs, _, _ in seen] == [1, 1] and seen[0][0] == seen[1][0]
+    assert [(before, after) for _, before, after in seen] == [
+        ([False] * 3, False),  # the first call: tier 0 at each member
+        ([False] * 3, True),  # the second call plans them
     ]
+
+
+def test_a_stack_is_one_launch_once_planned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """q, k and v, stacked: once the shape is planned, one pool round trip runs all three
+    members' tiles (here each member alone is too small to share the cores), and every
+    call's results are its own (new inputs at the same shape each call)."""
+    interpreter = importlib.import_module("dvm.vm.interpreter")
+    pool, rounds = interpreter._pool(), []
+
+    class Recording:
+        queues = pool.queues
+
+        def run(self, jobs: list[tuple[object, int, int]]) -> None:
+            rounds.append(len(jobs))
+            pool.run(jobs)
+
+    monkeypatch.setattr(interpreter, "_pool", Recording)
+    cores = min(2, len(pool.queues) + 1)
+    program = dvm.compile(QKV)
+    rng = np.random.default_rng(6)
+    weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
+    for call in range(4):  # tier 0; planned and bound, inline; then shared
+        rounds.clear()
+        x = rng.standard_normal((400, 64), dtype=np.float32)
+        assert_matches(program(x, *weights), tuple(x @ w for w in weights), f"call {call}")
+        assert rounds == ([cores] if call >= 2 and cores == 2 else []), call
 
 
 def test_a_call_of_several_blas_launches_holds_blas_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """q, k and v are three matmul launches: the call sets OpenBLAS to one thread once,
-    before the first, and gives its count back once, after the last, under the device's
+    """q, k and v are three matmul launches (one stack): the call sets OpenBLAS to one
+    thread once, before them, and gives its count back once, after them, under the device's
     launch lock (so never inside another thread's launch). A program of one launch holds
     it in the launch, as before."""
     blas = importlib.import_module("dvm.vm.blas")
@@ -250,7 +276,7 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
     puts: list[int] = []
     at_launch: list[int] = []
     unlocked_restores: list[int] = []
-    launch = dvm.vm.launch
+    launch, launch_stack = dvm.vm.launch, dvm.vm.launch_stack
     lock = interpreter.device_memory(dvm.vm.DeviceSpec.host()).lock
 
     def put(n: int) -> None:
@@ -263,8 +289,13 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
         at_launch.append(count[0])
         return launch(spec, args, **options)
 
+    def recording_stack(members: Any, **options: Any) -> Any:
+        at_launch.append(count[0])
+        return launch_stack(members, **options)
+
     monkeypatch.setattr(blas, "_THREADS", [(lambda: count[0], put)])
     monkeypatch.setattr(dvm.vm, "launch", recording)
+    monkeypatch.setattr(dvm.vm, "launch_stack", recording_stack)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((37, 64), dtype=np.float32)
     w = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
@@ -273,7 +304,7 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
         puts.clear()
         at_launch.clear()
         assert_matches(qkv(x, *w), tuple(x @ m for m in w), call)
-        assert (puts, at_launch, count) == ([1, 2], [1, 1, 1], [2]), call
+        assert (puts, at_launch, count) == ([1, 2], [1], [2]), call  # one stacked launch
     puts.clear()
     at_launch.clear()
     assert_matches(one(x, w[0]), (x @ w[0],), "one launch")

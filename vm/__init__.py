@@ -11,7 +11,7 @@ imports nothing else of dvm.
 from dvm.vm.binary import decode, encode
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
-from dvm.vm.interpreter import LaunchError, launch, prepare, with_blas_held
+from dvm.vm.interpreter import LaunchError, launch, launch_stack, prepare, with_blas_held
 from dvm.vm.isa import (
     BY_CODE,
     BY_NAME,
@@ -79,6 +79,7 @@ __all__ = [
     "disassemble",
     "encode",
     "launch",
+    "launch_stack",
     "load",
     "prepare",
     "specialize",

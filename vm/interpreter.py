@@ -681,6 +681,101 @@ def launch(
         return _run(_executable(spec, n, stats or trace, alias), args, trace)
 
 
+def launch_stack(
+    members: Sequence[tuple[Specialization, Sequence[np.ndarray], bool]],
+    *,
+    fresh: bool = False,
+    in_turn: bool = True,
+) -> None:
+    """Run independent launches as one (a `tensor.stack`): one hold of the device's
+    launch lock and of BLAS, and the cores drain all the members' tiles from one
+    counter, so kernels too small to fill the cores each share them side by side.
+    With `in_turn`, the members' chunks of tiles alternate (chunk i of each member,
+    then chunk i + 1), so that members reading the same rows, as a stack of
+    projections of one input does, read them while they are in cache; else each
+    member's tiles come before the next one's.
+
+    Members are (specialization, args, unplanned), `unplanned` and `fresh` as for
+    `launch`. A member whose launch runs unplanned (tier 0, on the calling thread)
+    runs by itself first; so do all of them when they are not all for one device."""
+    device = members[0][0].device if members else None
+    if any(spec.device is not device for spec, _, _ in members):
+        for spec, args, unplanned in members:
+            launch(spec, args, fresh=fresh, unplanned=unplanned)
+        return
+    stacked: list[tuple[Specialization, Sequence[np.ndarray], bool]] = []
+    for spec, args, unplanned in members:
+        if (unplanned or not spec.launched) and spec.tier0 and not spec.planned:
+            launch(spec, args, fresh=fresh, unplanned=unplanned)
+        else:
+            _check_args(spec, args)
+            alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
+            stacked.append((spec, args, alias))
+    if not stacked:
+        return
+    memory = device_memory(stacked[0][0].device)
+    with memory.lock:
+        n = _stack_cores([spec for spec, _, _ in stacked])
+        executables = []
+        copies: dict[int, int] = {}  # a specialization met again binds its own arrays
+        for spec, args, alias in stacked:
+            spec.launched = True
+            copy = copies[id(spec)] = copies.get(id(spec), -1) + 1
+            ex = _executable(spec, n, False, alias, copy)
+            ex.set_args(args)
+            executables.append(ex)
+        uses_blas = any(spec.uses_blas for spec, _, _ in stacked)
+        _blas_held(uses_blas, _run_quietly, _run_stack, executables, n, in_turn)
+
+
+def _stack_cores(specs: Sequence[Specialization]) -> int:
+    """Cores for a stacked launch: as for one launch moving all the members' bytes."""
+    tiles = sum(spec.plan.tiles for spec in specs)
+    if tiles < 2 or sum(spec.plan.global_bytes for spec in specs) < INLINE_BYTES:
+        return 1
+    dev = specs[0].device
+    n = dev.cube_cores if any(spec.has_mma for spec in specs) else dev.vector_cores
+    return max(1, min(n, len(_pool().queues) + 1, tiles))
+
+
+def _run_stack(executables: Sequence[Executable], n: int, in_turn: bool) -> None:
+    """The members' tiles (each member's executable bound to the same `n` cores):
+    inline when one core runs them, or when one member's executable is new and they
+    move less than FIRST_INLINE_BYTES (as `_run_held` decides for one), else drained
+    by the cores."""
+    first = any(ex.launches == 0 for ex in executables)
+    for ex in executables:
+        ex.launches += 1
+    moved = sum(ex.spec.plan.global_bytes for ex in executables)
+    if n == 1 or (first and moved < FIRST_INLINE_BYTES):
+        for ex in executables:
+            ex.run_all()
+        return
+    # (member, lo, hi) chunks of about n/(8N) tiles each, as `_share_tiles` cuts them
+    chunked = []
+    for m, ex in enumerate(executables):
+        tiles = ex.spec.plan.tiles
+        step = max(1, tiles // (8 * n))
+        chunked.append([(m, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)])
+    if in_turn:
+        chunks = [c for row in itertools.zip_longest(*chunked) for c in row if c is not None]
+    else:
+        chunks = [c for member in chunked for c in member]
+    counter = itertools.count()  # next() is atomic under the GIL
+
+    def job(core: int) -> Callable[[int, int], None]:
+        runners = [ex.runners[core] for ex in executables]
+
+        def drain(_lo: int, _hi: int) -> None:
+            while (i := next(counter)) < len(chunks):
+                m, lo, hi = chunks[i]
+                runners[m](lo, hi)
+
+        return drain
+
+    _pool().run([(job(c), 0, 0) for c in range(n)])
+
+
 def _run_unplanned(
     spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
 ) -> None:
@@ -780,9 +875,12 @@ def _may_alias(spec: Specialization, args: Sequence[np.ndarray]) -> bool:
     )
 
 
-def _executable(spec: Specialization, n: int, stats: bool, alias: bool) -> Executable:
-    """The bound executable for (n cores, stats, alias), made on first use and kept."""
-    key = (n, stats, alias)
+def _executable(
+    spec: Specialization, n: int, stats: bool, alias: bool, copy: int = 0
+) -> Executable:
+    """The bound executable for (n cores, stats, alias), made on first use and kept; a
+    stacked launch running one specialization several times takes a copy for each."""
+    key = (n, stats, alias, copy)
     ex = spec.executables.get(key)
     if ex is None:
         ex = spec.executables[key] = Executable(spec, n, stats, alias)

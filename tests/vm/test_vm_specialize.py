@@ -263,3 +263,49 @@ def test_a_first_launch_runs_on_the_calling_thread_even_with_an_mma(
     shares.clear()
     vm.launch(spec, [x, np.empty_like(x)])
     assert shares == []  # on the calling thread alone
+
+
+@pytest.mark.parametrize("in_turn", [True, False])
+def test_a_stacked_launch_is_one_launch_over_the_cores(
+    monkeypatch: pytest.MonkeyPatch, in_turn: bool
+) -> None:
+    """`launch_stack` runs independent launches (two programs, one of them twice) as one:
+    first launches unplanned, each by itself on the calling thread; the second call plans
+    and binds them and runs inline (as a new executable's first launch does below
+    FIRST_INLINE_BYTES); then one pool round trip for all, as their traffic together is
+    worth the cores, though each alone would run inline. Every result is right, in
+    either order."""
+    interp = importlib.import_module("dvm.vm.interpreter")
+    pool, shares = interp._pool(), []
+
+    class Recording:
+        queues = pool.queues
+
+        def run(self, jobs: list[tuple[object, int, int]]) -> None:
+            shares.append(len(jobs))
+            pool.run(jobs)
+
+    monkeypatch.setattr(interp, "_pool", Recording)
+    cores = min(2, len(pool.queues) + 1)
+    rng = np.random.default_rng(4)
+    m, k, n = 96, 64, 96  # each launch alone moves less than INLINE_BYTES: inline
+    addmm = vm.load(vm.encode(vm.assemble(P.addmm_relu(32, 32, 16))))
+    chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in [(m, k), (k, n), (n,)])
+    y = rng.standard_normal((96, 160)).astype(np.float32)
+    mm = addmm.specialize([x.shape, w.shape, b.shape, (m, n)], lazy=True)
+    ch = chain.specialize([y.shape, y.shape], lazy=True)
+    assert mm.tier0 and ch.tier0
+    for call in range(3):
+        outs = [np.full((m, n), np.nan, np.float32) for _ in range(2)]
+        chained = np.full_like(y, np.nan)
+        members = [(mm, [x, w, b, outs[0]], call == 0), (ch, [y, chained], call == 0)]
+        members.append((mm, [x, w, b, outs[1]], call == 0))  # the same specialization again
+        vm.launch_stack(members, fresh=True, in_turn=in_turn)
+        assert mm.planned == (call > 0) and ch.planned == (call > 0)
+        assert shares == ([cores] if call == 2 and cores == 2 else []), call
+        for out in outs:
+            np.testing.assert_allclose(out, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
+        one = np.empty_like(y)
+        vm.launch(ch, [y, one])
+        np.testing.assert_array_equal(chained, one)
