@@ -4,8 +4,8 @@ Stages, as in WebAssembly: `decode` (bytes -> Program, structure only),
 `load` (decode + validate once), optionally `prepare` (what every shape
 shares, built before the first call), `Program.specialize(shapes, params)`
 (shape-dependent checks and the tile plan, cached per shape; `Specializer`
-without the cache), `launch` (run the grid on the cores). This package
-imports nothing else of dvm.
+without the cache), `launch` (run the grid on the cores; `launch_stack`
+runs several launches as one). This package imports nothing else of dvm.
 """
 
 from dvm.vm.binary import decode, encode
