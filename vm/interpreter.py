@@ -709,15 +709,13 @@ def launch_stack(
 
     Members are (specialization, args, unplanned), `unplanned` and `fresh` as for
     `launch`. A member whose launch runs unplanned (tier 0, on the calling thread)
-    runs by itself first; so do all of them when they are not all for one device."""
+    runs by itself first, and so does one for another device than the first's."""
     device = members[0][0].device if members else None
-    if any(spec.device is not device for spec, _, _ in members):
-        for spec, args, unplanned in members:
-            launch(spec, args, fresh=fresh, unplanned=unplanned)
-        return
     stacked: list[tuple[Specialization, Sequence[np.ndarray], bool]] = []
     for spec, args, unplanned in members:
-        if (unplanned or not spec.launched) and spec.tier0 and not spec.planned:
+        if spec.device is not device or (
+            (unplanned or not spec.launched) and spec.tier0 and not spec.planned
+        ):
             launch(spec, args, fresh=fresh, unplanned=unplanned)
         else:
             _check_args(spec, args)

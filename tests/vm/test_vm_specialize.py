@@ -309,3 +309,22 @@ def test_a_stacked_launch_is_one_launch_over_the_cores(
         one = np.empty_like(y)
         vm.launch(ch, [y, one])
         np.testing.assert_array_equal(chained, one)
+
+
+def test_a_stack_of_two_devices_launches_each_by_itself() -> None:
+    """Members specialized for another device than the first member's cannot share its
+    cores: each runs by itself, planned or not, and every result is right."""
+    chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    y = np.random.default_rng(5).standard_normal((100, 64)).astype(np.float32)
+    want = np.empty_like(y)
+    vm.launch(chain.specialize([y.shape, y.shape]), [y, want])
+    host = chain.specialize([y.shape, y.shape], lazy=True)
+    ascend = chain.specialize([y.shape, y.shape], device=vm.DeviceSpec.ascend910b(), lazy=True)
+    for call in range(3):
+        outs = [np.full_like(y, np.nan) for _ in range(3)]
+        members = [(host, [y, outs[0]], False), (ascend, [y, outs[1]], False)]
+        members.append((host, [y, outs[2]], False))
+        vm.launch_stack(members, fresh=True)
+        for out in outs:
+            np.testing.assert_array_equal(out, want, err_msg=f"call {call}")
+    assert host.planned and ascend.planned
