@@ -1,4 +1,5 @@
-"""Shared fixtures: the example programs in `shared/examples` and their numpy reference.
+"""Shared fixtures: the example programs in `shared/examples` and their numpy reference,
+and a record of the VM's pool round trips.
 
 The examples live next to the repository (`<repo>/../shared/examples`), not in
 it; tests that need them skip when that folder is absent, and only then.
@@ -6,6 +7,7 @@ it; tests that need them skip when that folder is absent, and only then.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -38,3 +40,21 @@ def examples_dir() -> Path:
 def reference(examples_dir: Path) -> ModuleType:
     """`shared/examples/reference.py`: EXAMPLES and make_inputs."""
     return load_reference(examples_dir)
+
+
+@pytest.fixture
+def pool_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The cores of each pool round trip the VM makes while the test runs (a launch
+    inline on the calling thread makes none)."""
+    interpreter = importlib.import_module("dvm.vm.interpreter")
+    pool, rounds = interpreter._pool(), []
+
+    class Recording:
+        queues = pool.queues
+
+        def run(self, jobs: list[tuple[object, int, int]]) -> None:
+            rounds.append(len(jobs))
+            pool.run(jobs)
+
+    monkeypatch.setattr(interpreter, "_pool", Recording)
+    return rounds

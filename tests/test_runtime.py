@@ -237,22 +237,12 @@ def test_identical_kernels_share_one_specialization(monkeypatch: pytest.MonkeyPa
     ]
 
 
-def test_a_stack_is_one_launch_once_planned(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stack_is_one_launch_once_planned(pool_rounds: list[int]) -> None:
     """q, k and v, stacked: once the shape is planned, one pool round trip runs all three
     members' tiles (here each member alone is too small to share the cores), and every
     call's results are its own (new inputs at the same shape each call)."""
-    interpreter = importlib.import_module("dvm.vm.interpreter")
-    pool, rounds = interpreter._pool(), []
-
-    class Recording:
-        queues = pool.queues
-
-        def run(self, jobs: list[tuple[object, int, int]]) -> None:
-            rounds.append(len(jobs))
-            pool.run(jobs)
-
-    monkeypatch.setattr(interpreter, "_pool", Recording)
-    cores = min(2, len(pool.queues) + 1)
+    rounds = pool_rounds
+    cores = min(2, len(importlib.import_module("dvm.vm.interpreter")._pool().queues) + 1)
     program = dvm.compile(QKV)
     rng = np.random.default_rng(6)
     weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]

@@ -224,24 +224,14 @@ def test_concurrent_launches_meet_the_retiling_safely() -> None:
 
 
 def test_a_first_launch_runs_on_the_calling_thread_even_with_an_mma(
-    monkeypatch: pytest.MonkeyPatch,
+    pool_rounds: list[int],
 ) -> None:
     """Tier 0 runs on the calling thread, with or without an mma, at a size whose
     planned launches share the work: a worker that slept since the last call wakes too
     late for a first launch to gain by it. The planned launches share. The results
     agree."""
-    interp = importlib.import_module("dvm.vm.interpreter")
-    pool, shares = interp._pool(), []
-
-    class Recording:
-        queues = pool.queues
-
-        def run(self, jobs: list[tuple[object, int, int]]) -> None:
-            shares.append(len(jobs))
-            pool.run(jobs)
-
-    monkeypatch.setattr(interp, "_pool", Recording)
-    cores = min(2, len(pool.queues) + 1)
+    shares = pool_rounds
+    cores = min(2, len(importlib.import_module("dvm.vm.interpreter")._pool().queues) + 1)
     rng = np.random.default_rng(3)
     m, k, n = 256, 64, 256  # 513 KiB of arguments: shared, and below tier 0's limit
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in [(m, k), (k, n), (n,)])
@@ -267,7 +257,7 @@ def test_a_first_launch_runs_on_the_calling_thread_even_with_an_mma(
 
 @pytest.mark.parametrize("in_turn", [True, False])
 def test_a_stacked_launch_is_one_launch_over_the_cores(
-    monkeypatch: pytest.MonkeyPatch, in_turn: bool
+    pool_rounds: list[int], in_turn: bool
 ) -> None:
     """`launch_stack` runs independent launches (two programs, one of them twice) as one:
     first launches unplanned, each by itself on the calling thread; the second call plans
@@ -275,18 +265,8 @@ def test_a_stacked_launch_is_one_launch_over_the_cores(
     FIRST_INLINE_BYTES); then one pool round trip for all, as their traffic together is
     worth the cores, though each alone would run inline. Every result is right, in
     either order."""
-    interp = importlib.import_module("dvm.vm.interpreter")
-    pool, shares = interp._pool(), []
-
-    class Recording:
-        queues = pool.queues
-
-        def run(self, jobs: list[tuple[object, int, int]]) -> None:
-            shares.append(len(jobs))
-            pool.run(jobs)
-
-    monkeypatch.setattr(interp, "_pool", Recording)
-    cores = min(2, len(pool.queues) + 1)
+    shares = pool_rounds
+    cores = min(2, len(importlib.import_module("dvm.vm.interpreter")._pool().queues) + 1)
     rng = np.random.default_rng(4)
     m, k, n = 96, 64, 96  # each launch alone moves less than INLINE_BYTES: inline
     addmm = vm.load(vm.encode(vm.assemble(P.addmm_relu(32, 32, 16))))
