@@ -726,16 +726,10 @@ def launch_stack(
     memory = device_memory(stacked[0][0].device)
     with memory.lock:
         n = _stack_cores([spec for spec, _, _ in stacked])
-        executables = []
-        copies: dict[int, int] = {}  # a specialization met again binds its own arrays
-        for spec, args, alias in stacked:
+        for spec, _, _ in stacked:
             spec.launched = True
-            copy = copies[id(spec)] = copies.get(id(spec), -1) + 1
-            ex = _executable(spec, n, False, alias, copy)
-            ex.set_args(args)
-            executables.append(ex)
         uses_blas = any(spec.uses_blas for spec, _, _ in stacked)
-        _blas_held(uses_blas, _run_quietly, _run_stack, executables, n, in_turn)
+        _blas_held(uses_blas, _run_quietly, _run_stack, stacked, n, in_turn)
 
 
 def _stack_cores(specs: Sequence[Specialization]) -> int:
@@ -748,19 +742,31 @@ def _stack_cores(specs: Sequence[Specialization]) -> int:
     return max(1, min(n, len(_pool().queues) + 1, tiles))
 
 
-def _run_stack(executables: Sequence[Executable], n: int, in_turn: bool) -> None:
-    """The members' tiles (each member's executable bound to the same `n` cores):
-    inline when one core runs them, or when one member's executable is new and they
-    move less than FIRST_INLINE_BYTES (as `_run_held` decides for one), else drained
-    by the cores."""
-    first = any(ex.launches == 0 for ex in executables)
-    for ex in executables:
+def _run_stack(
+    stacked: Sequence[tuple[Specialization, Sequence[np.ndarray], bool]], n: int, in_turn: bool
+) -> None:
+    """The members' tiles, on executables bound to `n` cores: member by member on the
+    calling thread when one core runs them, or when one is new and they move less
+    than FIRST_INLINE_BYTES (as `_run_held` decides for one launch); else drained by
+    the cores, each member with an executable of its own (a specialization met twice
+    takes a copy, as the executable holds its launch's arrays)."""
+    mains = [_executable(spec, n, False, alias) for spec, _, alias in stacked]
+    first = any(ex.launches == 0 for ex in mains)
+    for ex in mains:
         ex.launches += 1
-    moved = sum(ex.spec.plan.global_bytes for ex in executables)
+    moved = sum(spec.plan.global_bytes for spec, _, _ in stacked)
     if n == 1 or (first and moved < FIRST_INLINE_BYTES):
-        for ex in executables:
+        for ex, (_, args, _) in zip(mains, stacked, strict=True):
+            ex.set_args(args)
             ex.run_all()
         return
+    executables = []
+    copies: dict[int, int] = {}
+    for spec, args, alias in stacked:
+        copy = copies[id(spec)] = copies.get(id(spec), -1) + 1
+        ex = _executable(spec, n, False, alias, copy)
+        ex.set_args(args)
+        executables.append(ex)
     # (member, lo, hi) chunks of about n/(8N) tiles each, as `_share_tiles` cuts them
     chunked = []
     for m, ex in enumerate(executables):
