@@ -233,7 +233,13 @@ class DomainAnalysis:
             axes = [self.find(a) for span in placement for a in span]
             for a in axes[1:]:
                 link[root(a)] = root(axes[0])
-        for a in sorted(link):
+        # in the order of each axis's first member: which member union-find keeps as
+        # the root depends on the order of the unifications (lowering, which sees the
+        # constants inside the kernel, unifies them in another order than fuse did)
+        first_member = {}
+        for a in reversed(range(len(self.parent))):
+            first_member[self.find(a)] = a
+        for a in sorted(link, key=first_member.__getitem__):
             parts.setdefault(root(a), []).append(a)
         if len(parts) != 2:
             raise Illegal(f"cannot align {len(parts)} independent parts")
