@@ -643,8 +643,9 @@ class HostCompiler:
         return kernel, inputs, outputs, kept
 
     def op_StackOp(self, op: t.StackOp) -> Step:
-        """Its launches as one (`vm.launch_stack`); one by one when profiling, or when
-        the stack holds more than launches whose results bind no symbol."""
+        """Its launches as one (`vm.launch_stack`); one by one when profiling (for each
+        kernel's statistics), or when the stack holds anything but launches whose
+        results bind no new symbol."""
         results = [self.index(r) for r in op.results]
         steps: list[Step] = []
         members: list[Launch] = []
@@ -669,7 +670,8 @@ class HostCompiler:
 
         def stacked(call: Call, env: Env) -> None:
             if call.stats is not None:
-                return one_by_one(call, env)
+                one_by_one(call, env)
+                return
             bound = []
             for kernel, inputs, outputs, kept in members:
                 arrays = launch_inputs(env, inputs)
@@ -1296,6 +1298,8 @@ def compile(
 
     `device` is a preset name (`host`, the default, or `ascend910b`).
     `cache_size` bounds the specializations kept (least recently used go).
+    Python's cyclic garbage collector is paused while it compiles, in every
+    thread (see `collector_paused`).
     """
     preset = device or "host"
     if preset not in DEVICES:
@@ -1320,8 +1324,8 @@ def collector_paused() -> Iterator[None]:
 
     A compile makes tens of thousands of objects (IR, sympy expressions, code),
     most of which it keeps. Collections triggered along the way traverse them
-    again at each generation and free little: about a fifth of a compile's time
-    (see docs/performance.md). The cycles it leaves are collected after it, as
+    again at each generation and free little: 5-25% of a compile's time here
+    (docs/performance.md §18). The cycles it leaves are collected after it, as
     the counts run on. Nested or concurrent compiles pause once; the last to
     finish resumes, and only a collector that was running."""
     with _Pause.lock:
