@@ -1324,9 +1324,10 @@ def collector_paused() -> Iterator[None]:
 
     A compile makes tens of thousands of objects (IR, sympy expressions, code),
     most of which it keeps. Collections triggered along the way traverse them
-    again at each generation and free little: 5-25% of a compile's time here
-    (docs/performance.md §18). The cycles it leaves are collected after it, as
-    the counts run on. Nested or concurrent compiles pause once; the last to
+    again at each generation and free little (docs/performance.md §18). Paused,
+    the compile ends with one collection of the youngest generation, which
+    would otherwise come at the caller's next allocation: so it pays for its
+    own objects, once. Nested or concurrent compiles pause once; the last to
     finish resumes, and only a collector that was running."""
     with _Pause.lock:
         if _Pause.count == 0:
@@ -1338,5 +1339,8 @@ def collector_paused() -> Iterator[None]:
     finally:
         with _Pause.lock:
             _Pause.count -= 1
-            if _Pause.count == 0 and _Pause.resume:
+            resume = _Pause.count == 0 and _Pause.resume
+            if resume:
                 gc.enable()
+        if resume:
+            gc.collect(0)
