@@ -23,13 +23,11 @@ No xDSL object is built or interpreted after `compile` returns.
 from __future__ import annotations
 
 import builtins
-import gc
 import itertools
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -1213,10 +1211,9 @@ class Program:
         with self.lock:
             found = self.variants.get(ones)
         if found is None:
-            with collector_paused():
-                found = Variant.build(
-                    with_unit_dims(self.source, self.entry, ones), self.entry, self.device
-                )
+            found = Variant.build(
+                with_unit_dims(self.source, self.entry, ones), self.entry, self.device
+            )
             with self.lock:
                 self.variants[ones] = found
         return found
@@ -1298,49 +1295,9 @@ def compile(
 
     `device` is a preset name (`host`, the default, or `ascend910b`).
     `cache_size` bounds the specializations kept (least recently used go).
-    Python's cyclic garbage collector is paused while it compiles, in every
-    thread (see `collector_paused`).
     """
     preset = device or "host"
     if preset not in DEVICES:
         raise CompileError(f"unknown device {preset!r}; use one of {sorted(DEVICES)}")
-    with collector_paused():
-        module = src if isinstance(src, ModuleOp) else parse(src)
-        return Program(module, entry, preset, cache_size)
-
-
-class _Pause:
-    """The compiles running now with the collector paused."""
-
-    lock = threading.Lock()
-    count = 0
-    resume = False
-    """Whether the collector ran when the first of them paused it."""
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for a compile, if it runs.
-
-    A compile makes tens of thousands of objects (IR, sympy expressions, code),
-    most of which it keeps. Collections triggered along the way traverse them
-    again at each generation and free little (docs/performance.md §18). Paused,
-    the compile ends with one collection of the youngest generation, which
-    would otherwise come at the caller's next allocation: so it pays for its
-    own objects, once. Nested or concurrent compiles pause once; the last to
-    finish resumes, and only a collector that was running."""
-    with _Pause.lock:
-        if _Pause.count == 0:
-            _Pause.resume = gc.isenabled()
-            gc.disable()
-        _Pause.count += 1
-    try:
-        yield
-    finally:
-        with _Pause.lock:
-            _Pause.count -= 1
-            resume = _Pause.count == 0 and _Pause.resume
-            if resume:
-                gc.enable()
-        if resume:
-            gc.collect(0)
+    module = src if isinstance(src, ModuleOp) else parse(src)
+    return Program(module, entry, preset, cache_size)

@@ -20,7 +20,6 @@ What is promised and checked here:
 
 from __future__ import annotations
 
-import gc
 import importlib
 import math
 from collections.abc import Callable, Iterator
@@ -36,7 +35,7 @@ from test_conformance import CAPS, DEFAULT_CAP, as_tuple, run_reference, shape_d
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 import dvm
-from dvm import pipeline, runtime
+from dvm import pipeline
 from dvm.errors import CallError, DvmError
 from dvm.passes.errors import ProgramError
 from dvm.runtime import Kernel, Program
@@ -1026,41 +1025,6 @@ def test_unknown_device_is_a_clear_error(examples_dir: Path) -> None:
         dvm.compile(examples_dir / "gelu.mlir", device="tpu-v9")
     message = str(raised.value)
     assert "tpu-v9" in message and "host" in message and "ascend910b" in message
-
-
-def test_a_compile_pauses_the_collector_and_resumes_it(examples_dir: Path) -> None:
-    """The cyclic collector is off during a compile and a respecialization's new
-    variant, and as it was after one: on after a compile that ran or failed, still
-    off for a caller who had turned it off, and on only once the last of two
-    nested pauses ends."""
-    seen: list[bool] = []
-    real = runtime.Variant.build
-
-    def spy(*args: Any) -> runtime.Variant:
-        seen.append(gc.isenabled())
-        return real(*args)
-
-    assert gc.isenabled()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runtime.Variant, "build", spy)
-        program = dvm.compile(examples_dir / "layernorm.mlir")
-        assert seen == [False] and gc.isenabled()
-        program(_x(6, 9), np.array([1.5], F32), _x(9))  # w of shape (1,): a new variant
-        assert seen == [False, False] and gc.isenabled()
-    with pytest.raises(ParseError):
-        dvm.compile("func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        dvm.compile(examples_dir / "gelu.mlir")
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-    with runtime.collector_paused():
-        with runtime.collector_paused():
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
 
 
 def test_a_fallback_kernel_is_prepared_at_its_first_launch(
