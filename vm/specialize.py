@@ -154,7 +154,8 @@ class Specialization:
     """Whether its launches share the work among the cores once planned: `plan` then
     evaluates the slots again for the device's cores if they were for fewer."""
     executables: dict[tuple[int, bool, bool, int], Any] = field(default_factory=dict, repr=False)
-    """Per-core bound closures, built by the interpreter on first launch and reused."""
+    """Per-core bound closures by (cores, stats, alias, copy), built by the interpreter on
+    first launch and reused (a stack the cores drain takes a copy per repeated member)."""
     default_cores: int = field(default=0, repr=False)
     """Cores a launch uses when the caller does not say (0: not decided yet)."""
     memory: Any = field(default=None, repr=False)
