@@ -236,9 +236,9 @@ class DomainAnalysis:
         # in the order of each axis's first member: which member union-find keeps as
         # the root depends on the order of the unifications (lowering, which sees the
         # constants inside the kernel, unifies them in another order than fuse did)
-        first_member = {}
-        for a in reversed(range(len(self.parent))):
-            first_member[self.find(a)] = a
+        first_member: dict[int, int] = {}
+        for a in range(len(self.parent)):
+            first_member.setdefault(self.find(a), a)
         for a in sorted(link, key=first_member.__getitem__):
             parts.setdefault(root(a), []).append(a)
         if len(parts) != 2:

@@ -687,9 +687,9 @@ def launch(
         if cores is None:
             n = spec.default_cores
             if not n:
-                n = spec.default_cores = 1 if spec.plan.inline else _planned_cores(spec, None)
+                n = spec.default_cores = 1 if spec.plan.inline else _planned_cores([spec], None)
         else:
-            n = 1 if spec.plan.inline else _planned_cores(spec, cores)
+            n = 1 if spec.plan.inline else _planned_cores([spec], cores)
         return _run(_executable(spec, n, stats or trace, alias), args, trace)
 
 
@@ -710,7 +710,9 @@ def launch_stack(
     Members are (specialization, args, unplanned), `unplanned` and `fresh` as for
     `launch`. A member whose launch runs unplanned (tier 0, on the calling thread)
     runs by itself first, and so does one for another device than the first's."""
-    device = members[0][0].device if members else None
+    if not members:
+        return
+    device = members[0][0].device
     stacked: list[tuple[Specialization, Sequence[np.ndarray], bool]] = []
     for spec, args, unplanned in members:
         if spec.device is not device or (
@@ -723,23 +725,13 @@ def launch_stack(
             stacked.append((spec, args, alias))
     if not stacked:
         return
-    memory = device_memory(stacked[0][0].device)
+    memory = device_memory(device)
     with memory.lock:
-        n = _stack_cores([spec for spec, _, _ in stacked])
+        n = _planned_cores([spec for spec, _, _ in stacked], None)
         for spec, _, _ in stacked:
             spec.launched = True
         uses_blas = any(spec.uses_blas for spec, _, _ in stacked)
         _blas_held(uses_blas, _run_quietly, _run_stack, stacked, n, in_turn)
-
-
-def _stack_cores(specs: Sequence[Specialization]) -> int:
-    """Cores for a stacked launch: as for one launch moving all the members' bytes."""
-    tiles = sum(spec.plan.tiles for spec in specs)
-    if tiles < 2 or sum(spec.plan.global_bytes for spec in specs) < INLINE_BYTES:
-        return 1
-    dev = specs[0].device
-    n = dev.cube_cores if any(spec.has_mma for spec in specs) else dev.vector_cores
-    return max(1, min(n, len(_pool().queues) + 1, tiles))
 
 
 def _run_stack(
@@ -767,29 +759,7 @@ def _run_stack(
         ex = _executable(spec, n, False, alias, copy)
         ex.set_args(args)
         executables.append(ex)
-    # (member, lo, hi) chunks of about n/(8N) tiles each, as `_share_tiles` cuts them
-    chunked = []
-    for m, ex in enumerate(executables):
-        tiles = ex.spec.plan.tiles
-        step = max(1, tiles // (8 * n))
-        chunked.append([(m, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)])
-    if in_turn:
-        chunks = [c for row in itertools.zip_longest(*chunked) for c in row if c is not None]
-    else:
-        chunks = [c for member in chunked for c in member]
-    counter = itertools.count()  # next() is atomic under the GIL
-
-    def job(core: int) -> Callable[[int, int], None]:
-        runners = [ex.runners[core] for ex in executables]
-
-        def drain(_lo: int, _hi: int) -> None:
-            while (i := next(counter)) < len(chunks):
-                m, lo, hi = chunks[i]
-                runners[m](lo, hi)
-
-        return drain
-
-    _pool().run([(job(c), 0, 0) for c in range(n)])
+    _pool().run(_share_tiles(executables, n, in_turn))
 
 
 def _run_unplanned(
@@ -869,15 +839,15 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
             raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
 
 
-def _planned_cores(spec: Specialization, cores: int | None) -> int:
-    """Cores for a planned launch: one if it is small, else the device's, capped by
-    tiles, CPUs and `cores`."""
-    plan = spec.plan
-    if plan.tiles < 2 or plan.global_bytes < INLINE_BYTES:
+def _planned_cores(specs: Sequence[Specialization], cores: int | None) -> int:
+    """Cores for a planned launch of `specs` (one, or a stack's members): one if it is
+    small, else the device's, capped by tiles, CPUs and `cores`."""
+    tiles = sum(spec.plan.tiles for spec in specs)
+    if tiles < 2 or sum(spec.plan.global_bytes for spec in specs) < INLINE_BYTES:
         return 1
-    dev = spec.device
-    n = dev.cube_cores if spec.has_mma else dev.vector_cores
-    n = min(n, len(_pool().queues) + 1, plan.tiles)
+    dev = specs[0].device
+    n = dev.cube_cores if any(spec.has_mma for spec in specs) else dev.vector_cores
+    n = min(n, len(_pool().queues) + 1, tiles)
     return max(1, min(n, cores) if cores else n)
 
 
@@ -903,20 +873,34 @@ def _executable(
     return ex
 
 
-def _share_tiles(runners: list[Callable[[int, int], None]], ntiles: int) -> list[Job]:
-    """One job per core; each takes chunks of tiles from a shared counter until none are
-    left, so a core slowed down (by other processes, or slower tiles) takes fewer."""
-    chunk = max(1, ntiles // (8 * len(runners)))
+def _share_tiles(executables: Sequence[Executable], n: int, in_turn: bool = True) -> list[Job]:
+    """One job per core for the tiles of `executables` (one launch, or a stack's members,
+    all bound to `n` cores): each core takes the next chunk of about tiles/(8n) tiles
+    from a shared counter until none are left, so a core slowed down (by other
+    processes, or slower tiles) takes fewer. With `in_turn`, the members' chunks
+    alternate (chunk i of each, then chunk i + 1); else each member's come first."""
+    chunked = []
+    for m, ex in enumerate(executables):
+        tiles = ex.spec.plan.tiles
+        step = max(1, tiles // (8 * n))
+        chunked.append([(m, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)])
+    if in_turn:
+        chunks = [c for row in itertools.zip_longest(*chunked) for c in row if c is not None]
+    else:
+        chunks = [c for member in chunked for c in member]
     counter = itertools.count()  # next() is atomic under the GIL
 
-    def job(runner: Callable[[int, int], None]) -> Callable[[int, int], None]:
+    def job(core: int) -> Callable[[int, int], None]:
+        runners = [ex.runners[core] for ex in executables]
+
         def drain(_lo: int, _hi: int) -> None:
-            while (lo := next(counter) * chunk) < ntiles:
-                runner(lo, min(lo + chunk, ntiles))
+            while (i := next(counter)) < len(chunks):
+                m, lo, hi = chunks[i]
+                runners[m](lo, hi)
 
         return drain
 
-    return [(job(r), 0, ntiles) for r in runners]
+    return [(job(c), 0, 0) for c in range(n)]
 
 
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
@@ -978,7 +962,7 @@ def _run_held(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> Launch
         if ex.n == 1:
             ex.run_all()
         else:
-            _pool().run(_share_tiles(ex.runners, ntiles))
+            _pool().run(_share_tiles([ex], ex.n))
     finally:
         QUIET.exit(quiet)
     t1 = time.perf_counter_ns()
