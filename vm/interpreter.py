@@ -371,6 +371,8 @@ class Executable:
         self.stats = stats
         self.alias = alias
         self.g: list[np.ndarray] = [np.empty(0)] * len(spec.views)
+        self._unbound = list(self.g)
+        self._unbound_alias = [None] * len(spec.registers)
         locks = [threading.Lock() for _ in spec.program.args]
         regs = spec.alias_regs if alias else frozenset()
         self.memory = device_memory(spec.device)
@@ -501,6 +503,15 @@ class Executable:
             g[i] = args[a]
         for i, vp, empty in self._cut:
             g[i] = global_view(vp, args[vp.arg], empty)
+
+    def clear_args(self) -> None:
+        """Let go of the launch's arrays (and of the tiles of them alias registers hold):
+        an executable kept for its shape must not keep arrays its caller dropped alive,
+        nor their memory from the output pool."""
+        self.g[:] = self._unbound
+        if self.alias:
+            for core in self.cores:
+                core.alias[:] = self._unbound_alias
 
 
 # --------------------------------------------------------------------------
@@ -750,7 +761,10 @@ def _run_stack(
     if n == 1 or (first and moved < FIRST_INLINE_BYTES):
         for ex, (_, args, _) in zip(mains, stacked, strict=True):
             ex.set_args(args)
-            ex.run_all()
+            try:
+                ex.run_all()
+            finally:
+                ex.clear_args()
         return
     executables = []
     copies: dict[int, int] = {}
@@ -759,7 +773,11 @@ def _run_stack(
         ex = _executable(spec, n, False, alias, copy)
         ex.set_args(args)
         executables.append(ex)
-    _pool().run(_share_tiles(executables, n, in_turn))
+    try:
+        _pool().run(_share_tiles(executables, n, in_turn))
+    finally:
+        for ex in executables:
+            ex.clear_args()
 
 
 def _run_unplanned(
@@ -906,7 +924,10 @@ def _share_tiles(executables: Sequence[Executable], n: int, in_turn: bool = True
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
     """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
     ex.set_args(args)
-    return _blas_held(ex.spec.uses_blas, _run_held, ex, args, trace)
+    try:
+        return _blas_held(ex.spec.uses_blas, _run_held, ex, args, trace)
+    finally:
+        ex.clear_args()
 
 
 def with_blas_held(device: DeviceSpec, fn: Callable[..., Any], *args: Any) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -308,3 +309,24 @@ def test_a_stack_of_two_devices_launches_each_by_itself() -> None:
         for out in outs:
             np.testing.assert_array_equal(out, want, err_msg=f"call {call}")
     assert host.planned and ascend.planned
+
+
+def test_a_launch_keeps_none_of_its_arrays() -> None:
+    """Executables stay with their specialization for the shape's next launch, but the
+    arrays of the last one are let go: an output pool's block comes back, a dropped
+    input's memory is freed. Unplanned, planned inline and on the cores, and stacked."""
+    chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    rng = np.random.default_rng(6)
+    for rows in (100, 4000):  # inline; big enough for the cores
+        spec = chain.specialize([(rows, 64), (rows, 64)], lazy=True)
+        for launch in range(4):
+            y = rng.standard_normal((rows, 64)).astype(np.float32)
+            out = np.empty_like(y)
+            alive = [weakref.ref(y), weakref.ref(out)]
+            if launch < 3:
+                vm.launch(spec, [y, out])
+            else:
+                vm.launch_stack([(spec, [y, out], False), (spec, [y, out.copy()], False)])
+            del y, out
+            assert [r() is None for r in alive] == [True, True], (rows, launch)
+        assert spec.planned
