@@ -73,7 +73,6 @@ from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.pipeline import DvmPipelinePass
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
-from dvm.output_pool import OUTPUTS, size_class
 from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,
@@ -330,13 +329,12 @@ class Kernel:
             shape_symbols=shape_symbols,
         )
 
-    plans: dict[
-        tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int, list[int | None]]
-    ] = field(default_factory=dict, repr=False)
+    plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(
+        default_factory=dict, repr=False
+    )
     """Per (input shapes, symbol values): the outputs' shapes and dtypes, the VM's
-    specialization, the serial number of the call that made them and the outputs'
-    size classes in the output pool (`output_pool.size_class`), so a call at a known
-    shape only allocates and launches."""
+    specialization and the serial number of the call that made them, so a call at
+    a known shape only allocates and launches."""
 
     def run(
         self,
@@ -369,22 +367,17 @@ class Kernel:
             key = (key, *[symbols[p] for p in self.key_symbols])
         plan = self.plans.get(key)
         if plan is None:
-            outs, spec = self.plan(inputs, symbols)
-            classes = [size_class(math.prod(shape) * dtype.itemsize) for shape, dtype in outs]
-            plan = (outs, spec, call.serial, classes)
+            plan = (*self.plan(inputs, symbols), call.serial)
             if len(self.plans) >= MAX_KERNEL_PLANS:
                 self.plans.clear()
             self.plans[key] = plan
-        outs, spec, made_by, classes = plan
+        outs, spec, made_by = plan
         if kept is None or call.arena is None:
-            outputs = [
-                result_array(shape, dtype, c)
-                for (shape, dtype), c in zip(outs, classes, strict=True)
-            ]
+            outputs = [np.empty(shape, dtype) for shape, dtype in outs]
         else:
             outputs = [
-                result_array(shape, dtype, c) if j is None else call.arena.array(j, shape, dtype)
-                for (shape, dtype), c, j in zip(outs, classes, kept, strict=True)
+                np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
+                for (shape, dtype), j in zip(outs, kept, strict=True)
             ]
         return spec, outputs, made_by == call.serial
 
@@ -440,12 +433,6 @@ class Arena:
         array = np.ndarray(shape, dtype, base)
         self.views[place] = (shape, dtype, array)
         return array
-
-
-def result_array(shape: tuple[int, ...], dtype: np.dtype[Any], c: int | None) -> Any:
-    """A new array for a launch result that may leave the call: from the output pool
-    when it has a size class there (see `output_pool`)."""
-    return np.empty(shape, dtype) if c is None else OUTPUTS.array(c, shape, dtype)
 
 
 def launch_inputs(env: Env, inputs: Sequence[int]) -> list[Any]:
