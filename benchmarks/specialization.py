@@ -19,7 +19,8 @@ too, as a matmul's does), and in units of one bare numpy call
 warm-up, as `shared/baselines/bench_limits.py` times it, in the same run): on a shared
 machine the times swing with the load, the units much less. "idle"
 multiplies the units by 0.5 us, a bare numpy call on this machine when
-idle (/work/shared/baselines/summary.md: 0.4-0.65 us).
+idle (/work/shared/baselines/summary.md: 0.4-0.65 us). "faults" is the
+median of the stream's first calls' page faults (2.5-5 us each here).
 
 Programs with intermediates (launch results only later launches read) are
 also compiled a second time without keeping their memory for new shapes
@@ -109,13 +110,15 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - w, time.process_time() - c
 
 
-def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, float, float]:
+def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, float, float, int]:
     """(wall, CPU) of the first call at a new shape minus the best of `repeat` repeats,
-    the first call's wall time and the best repeat's."""
+    the first call's wall time and the best repeat's, and the first call's page faults."""
+    faults = page_faults()
     first = timed(partial(p, *args))
+    faults = page_faults() - faults
     again = [timed(partial(p, *args)) for _ in range(repeat)]
     best_wall, best_cpu = min(w for w, _ in again), min(c for _, c in again)
-    return first[0] - best_wall, first[1] - best_cpu, first[0], best_wall
+    return first[0] - best_wall, first[1] - best_cpu, first[0], best_wall, faults
 
 
 @contextmanager
@@ -143,7 +146,7 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
     print(f"Per new shape: first call minus the best of {repeat} repeats ({shapes} shapes' median)")
     print(
         f"  {'program':12s} {'kernels':>7s} | stream: {'wall':>8s} {'cpu':>8s} {'calls':>6s}"
-        f" {'idle':>8s}"
+        f" {'idle':>8s} {'faults':>6s}"
         f" | after other work: {'cpu':>8s} {'calls':>6s} {'idle':>8s} {'first':>8s} {'repeat':>8s}"
         f" | tier 1 only: {'cpu':>8s}"
     )
@@ -155,7 +158,7 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
             p(*warm)  # first-ever calls: imports, threads, device memory
         argsets = [ref.make_inputs(spec, d, rng) for d in shape_stream(file, shapes, rng)]
         unit = numpy_call()[1]
-        flowing = [new_shape_cost(stream, args, repeat)[:2] for args in argsets]
+        flowing = [new_shape_cost(stream, args, repeat) for args in argsets]
         unit = (unit + numpy_call()[1]) / 2
         rows, units, plain = [], [], []
         for args in argsets:
@@ -165,15 +168,16 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
             with no_tier0():
                 plain.append(new_shape_cost(planned, args, repeat)[1])
         launches = len(tiered.profile(*argsets[-1])[1])
-        s_wall = statistics.median(w for w, _ in flowing)
-        s_cpu = statistics.median(c for _, c in flowing)
+        s_wall = statistics.median(f[0] for f in flowing)
+        s_cpu = statistics.median(f[1] for f in flowing)
+        s_faults = statistics.median(f[4] for f in flowing)
         s_units = s_cpu / unit
         u = statistics.median(units)
-        _, cpu, first, again = (statistics.median(c) * 1e3 for c in zip(*rows, strict=True))
+        _, cpu, first, again, _ = (statistics.median(c) * 1e3 for c in zip(*rows, strict=True))
         print(
             f"  {file.removesuffix('.mlir'):12s} {launches:7d} | {s_wall * 1e3:14.3f}ms"
             f" {s_cpu * 1e3:6.3f}ms"
-            f" {s_units:6.0f} {s_units * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
+            f" {s_units:6.0f} {s_units * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms {s_faults:6.0f}"
             f" | {cpu:23.3f}ms {u:6.0f} {u * IDLE_NUMPY_CALL_US / 1e3:6.3f}ms"
             f" {first:6.3f}ms {again:6.3f}ms | {statistics.median(plain) * 1e3:18.3f}ms"
         )
