@@ -11,6 +11,7 @@ What is promised and checked here:
 - specializations are cached by shape, least recently used first out;
 - intermediates go into memory kept from the calls before (an arena per call
   at a time), loops included, and results are new arrays;
+- a call keeps none of its arguments and results alive once it returns;
 - calls from several threads at once are correct;
 - a call of several launches that call BLAS holds it at one thread once, and
   gives the count back only under the device's launch lock;
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -732,6 +734,23 @@ def test_a_launch_in_a_loop_writes_its_kept_memory_at_every_pass() -> None:
     assert any(base is not None for base in buffers)
     check(rng.standard_normal((6, 4)).astype(F32), 5)  # a new shape, smaller than the largest
     assert all(a is b for a, b in zip(variant.arenas[0].buffers, buffers, strict=True))
+
+
+def test_a_call_keeps_none_of_its_arrays() -> None:
+    """Once a call returns and its caller drops the arguments and results, nothing the
+    program keeps for the shape (plans, executables, arenas) holds them: the first call
+    (tier 0), the second (planned, inline) and later ones (on the cores), stacked
+    launches and a loop's."""
+    rng = np.random.default_rng(8)
+    weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
+    qkv, loop = dvm.compile(QKV), dvm.compile(LOOP_OF_TWO_KERNELS)
+    w = rng.standard_normal((64, 64)).astype(F32) / 8
+    for call in range(4):
+        x = rng.standard_normal((400, 64), dtype=np.float32)
+        results = [*qkv(x, *weights), loop(x, w, 3)]
+        alive = [weakref.ref(a) for a in (x, *results)]
+        del x, results
+        assert [r() is None for r in alive] == [True] * 5, f"call {call}"
 
 
 # --------------------------------------------------------------------------
