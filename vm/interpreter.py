@@ -400,6 +400,7 @@ class Executable:
             for i, v in views
             if not whole[i]
         ]
+        self._alias_tiles = [core.alias for core in self.cores] if regs else []
         fused: dict[tuple[int, ...], dict[int, int]] = {}
         for core in self.cores:
             if stats:
@@ -509,9 +510,8 @@ class Executable:
         an executable kept for its shape must not keep arrays its caller dropped alive,
         nor their memory from the output pool."""
         self.g[:] = self._unbound
-        if self.alias:
-            for core in self.cores:
-                core.alias[:] = self._unbound_alias
+        for held in self._alias_tiles:
+            held[:] = self._unbound_alias
 
 
 # --------------------------------------------------------------------------
