@@ -752,7 +752,7 @@ def _run_stack(
     calling thread when one core runs them, or when one is new and they move less
     than FIRST_INLINE_BYTES (as `_run_held` decides for one launch); else drained by
     the cores, each member with an executable of its own (a specialization met twice
-    takes a copy, as the executable holds its launch's arrays)."""
+    takes a copy, as an executable holds its launch's arrays while it runs)."""
     mains = [_executable(spec, n, False, alias) for spec, _, alias in stacked]
     first = any(ex.launches == 0 for ex in mains)
     for ex in mains:
