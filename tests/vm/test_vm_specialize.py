@@ -313,8 +313,8 @@ def test_a_stack_of_two_devices_launches_each_by_itself() -> None:
 
 def test_a_launch_keeps_none_of_its_arrays() -> None:
     """Executables stay with their specialization for the shape's next launch, but the
-    arrays of the last one are let go: an output pool's block comes back, a dropped
-    input's memory is freed. Unplanned, planned inline and on the cores, and stacked."""
+    arrays of the last one are let go: a dropped input's or output's memory is freed.
+    Unplanned, planned inline and on the cores, and stacked."""
     chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
     rng = np.random.default_rng(6)
     for rows in (100, 4000):  # inline; big enough for the cores
