@@ -305,11 +305,19 @@ def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     key = (value, dtype)
     got = _SCALARS.get(key)
     if got is None:
-        token = QUIET.enter()
-        try:
-            got = np.array(value if value is not None else 0).astype(dtype)
-        finally:
-            QUIET.exit(token)
+        if (
+            type(value) is int
+            and dtype.kind == "f"
+            and dtype.itemsize >= 4
+            and -EXACT < value < EXACT
+        ):
+            got = np.array(value, dtype)  # exact, so no cast to make quiet (slot values: dims)
+        else:
+            token = QUIET.enter()
+            try:
+                got = np.array(value if value is not None else 0).astype(dtype)
+            finally:
+                QUIET.exit(token)
         got.flags.writeable = False
         if len(_SCALARS) < 4096:
             _SCALARS[key] = got
@@ -317,6 +325,8 @@ def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
 
 
 _SCALARS: dict[tuple[float | int | None, np.dtype], Any] = {}
+EXACT = 1 << 24
+"""Integers of smaller magnitude are exact in float32 and float64."""
 
 
 def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
