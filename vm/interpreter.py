@@ -33,7 +33,7 @@ from dvm.vm import blas, dynamic
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import QUIET, Fn, bind_op, fusable, global_view, make_slicer
-from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Instr, Program
+from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Index, Instr, Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
     Body,
@@ -131,8 +131,19 @@ class Core:
         tile is the whole view); one per view and core."""
         if v in self._slicers:
             return self._slicers[v]
-        got = self._slicers[v] = make_slicer(self.views[v], self.idx)
+        vp = self.views[v]
+        got = self._slicers[v] = None if self._one_tile(vp) else make_slicer(vp, self.idx)
         return got
+
+    def _one_tile(self, vp: ViewPlan) -> bool:
+        """Whether each tiled dim of `vp` is tiled by a grid axis of one tile as large as
+        the dim: the tile is the whole view, whatever the launch (a tiny launch's case,
+        which then slices nothing per call)."""
+        extents = self.spec.plan.extents
+        return all(
+            Index.is_grid(src) and extents[src - Index.GRID0] == 1 and tile >= vp.sizes[d]
+            for d, src, tile in vp.tiled
+        )
 
     def scratch(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
         """A temporary of `shape` that only one instruction uses at a time (this core's,
