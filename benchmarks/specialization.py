@@ -24,9 +24,9 @@ median of the stream's first calls' page faults (2.5-5 us each here).
 
 Programs with intermediates (launch results only later launches read) are
 also compiled a second time without keeping their memory for new shapes
-(`runtime.Arena`), and both are called on the same new shapes, taking
-turns: the cost per new shape and its calls' page faults, each way
-(`bench_kept_memory`).
+(`runtime.Arena`), and both are called on the same new shapes, each in
+processes of its own taking turns: the cost per new shape and its first
+calls' page faults, each way (`bench_kept_memory`).
 
 Because the machine's noise swings those times by up to 2x, the script also
 counts what does not swing: the Python bytecodes a first call interprets
@@ -48,6 +48,7 @@ import gc
 import importlib
 import resource
 import statistics
+import subprocess
 import sys
 import time
 import timeit
@@ -199,41 +200,64 @@ def page_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+KEPT_MEMORY_ROUNDS = 3
+"""Processes per program and setting in `bench_kept_memory`."""
+
+
 def bench_kept_memory(files: list[str], shapes: int, repeat: int) -> None:
-    """Programs with intermediates, compiled twice, with and without kept memory for
-    them, called on the same new shapes in one process, taking turns (which goes first
-    alternates): per new shape, the first call minus the best repeat, and the page
-    faults of the first call and the repeats (the first of which plans)."""
-    ref = load_reference(EXAMPLES)
-    rng = np.random.default_rng(1)
-    print(f"Intermediates in kept memory, per new shape ({shapes} shapes' median, taking turns)")
-    print(f"  {'program':12s} {'kept':>9s} {'not kept':>9s} {'ratio':>6s} | page faults: kept, not")
+    """Programs with intermediates, with and without kept memory for them, each way in
+    processes of its own taking turns (KEPT_MEMORY_ROUNDS each; which goes first
+    alternates), on the same new shapes: per new shape, the first call minus the best
+    repeat, and the first call's page faults. Two programs in one process share one
+    heap, so what one keeps alive changes the other's faults (docs/performance.md §19)."""
+    print(
+        f"Intermediates in kept memory, per new shape ({shapes} shapes' median; medians of"
+        f" {KEPT_MEMORY_ROUNDS} processes each way, taking turns)"
+    )
+    print(
+        f"  {'program':12s} {'kept':>9s} {'not kept':>9s} {'ratio':>6s} {'lower kept':>10s}"
+        " | page faults: kept, not"
+    )
     for file in files:
-        _, spec, _ = ref.EXAMPLES[file]
         with intermediates_kept(True):
-            kept = dvm.compile(EXAMPLES / file)
-        with intermediates_kept(False):
-            plain = dvm.compile(EXAMPLES / file)
-        if not kept.variants[frozenset()].places:
-            continue
-        programs = (kept, plain)
-        warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
-        for p in programs:
-            p(*warm)
-        costs: tuple[list[float], list[float]] = ([], [])
-        faults: tuple[list[int], list[int]] = ([], [])
-        for i, dims in enumerate(shape_stream(file, shapes, rng)):
-            args = ref.make_inputs(spec, dims, rng)
-            for k in (0, 1) if i % 2 else (1, 0):
-                before = page_faults()
-                costs[k].append(new_shape_cost(programs[k], args, repeat)[0])
-                faults[k].append(page_faults() - before)
-        a, b = (statistics.median(c) for c in costs)
-        fa, fb = (statistics.median(f) for f in faults)
+            if not dvm.compile(EXAMPLES / file).variants[frozenset()].places:
+                continue  # no intermediates to keep
+        runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        for r in range(KEPT_MEMORY_ROUNDS):
+            for keep in (True, False) if r % 2 else (False, True):
+                runs[keep].append(kept_memory_process(file, keep, shapes, repeat))
+        (a, fa), (b, fb) = (
+            tuple(map(statistics.median, zip(*runs[k], strict=True))) for k in (True, False)
+        )
+        lower = sum(x[0] < y[0] for x, y in zip(runs[True], runs[False], strict=True))
         print(
             f"  {file.removesuffix('.mlir'):12s} {a * 1e3:7.3f}ms {b * 1e3:7.3f}ms {a / b:6.2f}"
-            f" | {fa:5.0f} {fb:5.0f}"
+            f" {lower:5d} of {len(runs[True])} | {fa:5.0f} {fb:5.0f}"
         )
+
+
+def kept_memory_process(file: str, keep: bool, shapes: int, repeat: int) -> tuple[float, float]:
+    """`kept_memory_costs` in a new process."""
+    command = [sys.executable, __file__, "--kept-memory-run", f"{file}:{int(keep)}"]
+    command += ["--shapes", str(shapes), "--repeat", str(repeat)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def kept_memory_costs(file: str, keep: bool, shapes: int, repeat: int) -> tuple[float, float]:
+    """Median cost per new shape and median page faults of the first calls of `file`
+    compiled with or without kept memory, on `shape_stream`'s shapes (seed 1)."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(1)
+    _, spec, _ = ref.EXAMPLES[file]
+    with intermediates_kept(keep):
+        program = dvm.compile(EXAMPLES / file)
+    program(*ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng))
+    costs = [
+        new_shape_cost(program, ref.make_inputs(spec, dims, rng), repeat)
+        for dims in shape_stream(file, shapes, rng)
+    ]
+    return statistics.median(c[0] for c in costs), statistics.median(c[4] for c in costs)
 
 
 def bytecodes(fn: Callable[[], object]) -> int:
@@ -383,7 +407,12 @@ def main() -> None:
         help="comma-separated parts to run, in this order (a part run alone meets a fresh"
         " process: no earlier part has grown its heap)",
     )
+    ap.add_argument("--kept-memory-run", help=argparse.SUPPRESS)  # FILE:KEEP, one process's part
     a = ap.parse_args()
+    if a.kept_memory_run:
+        file, keep = a.kept_memory_run.split(":")
+        print(*kept_memory_costs(file, keep == "1", a.shapes, a.repeat))
+        return
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
     parts = a.parts.split(",")
     if unknown := set(parts) - set(PARTS):
