@@ -769,23 +769,21 @@ def _run_stack(
     for ex in mains:
         ex.launches += 1
     moved = sum(spec.plan.global_bytes for spec, _, _ in stacked)
-    if n == 1 or (first and moved < FIRST_INLINE_BYTES):
-        for ex, (_, args, _) in zip(mains, stacked, strict=True):
-            ex.set_args(args)
-            try:
-                ex.run_all()
-            finally:
-                ex.clear_args()
-        return
-    executables = []
-    copies: dict[int, int] = {}
-    for spec, args, alias in stacked:
-        copy = copies[id(spec)] = copies.get(id(spec), -1) + 1
-        ex = _executable(spec, n, False, alias, copy)
-        ex.set_args(args)
-        executables.append(ex)
+    inline = n == 1 or (first and moved < FIRST_INLINE_BYTES)
+    executables = mains
+    if not inline:
+        copies: dict[int, int] = {}
+        executables = []
+        for spec, _, alias in stacked:
+            copy = copies[id(spec)] = copies.get(id(spec), -1) + 1
+            executables.append(_executable(spec, n, False, alias, copy))
     try:
-        _pool().run(_share_tiles(executables, n, in_turn))
+        for ex, (_, args, _) in zip(executables, stacked, strict=True):
+            ex.set_args(args)
+            if inline:
+                ex.run_all()
+        if not inline:
+            _pool().run(_share_tiles(executables, n, in_turn))
     finally:
         for ex in executables:
             ex.clear_args()
