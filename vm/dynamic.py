@@ -59,6 +59,7 @@ from dvm.vm.specialize import (
     ViewPlan,
     broadcast_shapes,
     nominal_bytes,
+    reads_copied_faster,
     register_operands,
     static_info,
 )
@@ -403,6 +404,8 @@ def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
     for j in range(i + 1, len(code)):
         cat = code[j].op.cat
         if cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP):
+            return False
+        if reads_copied_faster(code[j]) and code[j].operands[1] == r:
             return False
         if cat not in _NO_WRITE and code[j].operands[0] == r:
             return cat is not Cat.MMA and cat is not Cat.LOAD and r in reads[j]

@@ -43,6 +43,7 @@ from dvm.vm.specialize import (
     Specialization,
     ViewPlan,
     fast_function,
+    reads_copied_faster,
     register_operands,
     static_info,
 )
@@ -304,6 +305,8 @@ def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
             assert isinstance(other, OpNode)
             cat = other.ins.op.cat
             if cat in _MEMORY and cat is not Cat.LOAD:
+                break
+            if reads_copied_faster(other.ins) and other.ins.operands[1] == r:
                 break
             writes = bool(other.ins.op.operands) and other.ins.operands[0] == r
             if writes and cat not in _NO_WRITE:
