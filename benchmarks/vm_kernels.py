@@ -1,6 +1,6 @@
 """Throughput of `dvm.compile` programs against numpy eager, in one process.
 
-Run: .venv/bin/python benchmarks/vm_kernels.py [--repeat 7] [--only layernorm,matmul]
+Run: .venv/bin/python benchmarks/vm_kernels.py [--repeat 7] [--only layernorm,matmul] [--processes]
 
 For each case, `p = dvm.compile(example)` runs on large inputs beside the
 numpy composite of `/work/shared/examples/reference.py` (the same
@@ -36,12 +36,14 @@ import os
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import argparse
+import multiprocessing
 import statistics
 import sys
 import threading
 import time
 from collections.abc import Callable
 from functools import partial
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +164,55 @@ def bench_cases(only: set[str] | None, repeat: int) -> None:
         print(line)
 
 
+def side_worker(conn: Connection, file: str, dims: dict[str, int], side: str) -> None:
+    """One side of a case in a process of its own: make its inputs (as bench_cases
+    does), warm up, then time one call each time the parent says `run`."""
+    ref = load_reference(EXAMPLES)
+    _, spec, reference = ref.EXAMPLES[file]  # type: ignore[attr-defined]
+    args = ref.make_inputs(spec, dims, np.random.default_rng(0))  # type: ignore[attr-defined]
+    fn = partial(reference if side == "numpy" else dvm.compile(EXAMPLES / file), *args)
+    fn()
+    conn.send("ready")
+    while conn.recv() == "run":
+        t = time.perf_counter()
+        fn()
+        conn.send(time.perf_counter() - t)
+
+
+def bench_processes(only: set[str] | None, repeat: int) -> None:
+    """numpy eager and dvm, each in its own process, taking turns call by call: each
+    side's heap and caches hold only its own arrays, as when a program runs one of
+    them. In one process each call follows the other side's: the allocator then hands
+    the VM's output fresh pages that the eager temporaries gave back (softmax 1M: about
+    500 page faults a call), which a steady state of either alone does not meet."""
+    print(f"Each side in its own process, taking turns (medians of {repeat})")
+    print(f"  {'program':12s} {'dims':28s} {'numpy':>9s} {'dvm':>9s} {'numpy/dvm':>10s}")
+    ctx = multiprocessing.get_context("spawn")
+    for name, file, dims in CASES:
+        if only and name not in only:
+            continue
+        pipes, procs = [], []
+        for side in ("numpy", "dvm"):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=side_worker, args=(child, file, dims, side), daemon=True)
+            proc.start()
+            pipes.append(parent)
+            procs.append(proc)
+        for conn in pipes:
+            assert conn.recv() == "ready"
+        times: list[list[float]] = [[], []]
+        for _ in range(repeat):
+            for conn, ts in zip(pipes, times, strict=True):
+                conn.send("run")
+                ts.append(conn.recv())
+        for conn, proc in zip(pipes, procs, strict=True):
+            conn.send("stop")
+            proc.join()
+        a, b = statistics.median(times[0]), statistics.median(times[1])
+        text = ",".join(f"{k}={v}" for k, v in dims.items())
+        print(f"  {name:12s} {text:28s} {a * 1e3:7.2f}ms {b * 1e3:7.2f}ms {a / b:9.2f}x")
+
+
 def bench_dispatch(repeat: int) -> None:
     """VM time per instruction minus a bare numpy call (best of alternating runs)."""
     n = 2000
@@ -196,11 +247,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--only", default="", help="comma-separated program names")
+    ap.add_argument(
+        "--processes", action="store_true", help="also time each side in its own process"
+    )
     a = ap.parse_args()
     only = set(a.only.split(",")) - {""} or None
     print(f"host device: {vm.DeviceSpec.host()}")
     print(f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
     bench_cases(only, a.repeat)
+    if a.processes:
+        bench_processes(only, a.repeat)
     if not only:
         bench_dispatch(a.repeat)
         bench_copy(a.repeat)
