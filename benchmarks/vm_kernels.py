@@ -1,4 +1,4 @@
-"""Throughput of `dvm.compile` programs against numpy eager, in one process.
+"""Throughput of `dvm.compile` programs against numpy eager.
 
 Run: .venv/bin/python benchmarks/vm_kernels.py [--repeat 7] [--only layernorm,matmul] [--processes]
 
@@ -11,9 +11,11 @@ whose rows are independent (layernorm, softmax, gelu) it also runs the same
 composite blocked and threaded by hand: blocks of rows of about 512 KiB,
 shared out over the host's cores, each block one eager composite: numpy
 given the VM's blocking and threads, so that its/dvm is what compiling the
-program adds beyond them. Then the VM's dispatch cost per instruction (a
-chain of 1-element adds minus the same numpy calls in a plain loop) and the
-machine's copy bandwidth, for scale.
+program adds beyond them. All of that runs in one process; with `--processes`,
+a second table times numpy and dvm each in its own process, taking turns (see
+`bench_processes`). Then the VM's dispatch cost per instruction (a chain of
+1-element adds minus the same numpy calls in a plain loop) and the machine's
+copy bandwidth, for scale.
 
 The machine may be shared: ratios within one run are what count; re-run
 when a row looks noisy.

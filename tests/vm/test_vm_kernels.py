@@ -340,8 +340,6 @@ def test_a_max_or_min_reduction_reads_a_copied_load(kind: str) -> None:
     """numpy's max and min reductions run up to 2.3x slower on data from main memory than
     on a tile just copied, so the loads they read are neither forwarded (r0 overwritten
     in place) nor aliases (r0 only read); a sum's load still is both. Same results."""
-    import importlib
-
     interp = importlib.import_module("dvm.vm.interpreter")
     dynamic = importlib.import_module("dvm.vm.dynamic")
     x = np.linspace(-1, 1, 21, dtype=np.float32)
