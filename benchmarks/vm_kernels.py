@@ -136,18 +136,28 @@ def check(got: Any, want: Any) -> None:
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-3, atol=2e-3)
 
 
+RATIO_HEADER = f"  {'program':12s} {'dims':28s} {'numpy':>9s} {'dvm':>9s} {'numpy/dvm':>10s}"
+
+
+def chosen_cases(only: set[str] | None) -> list[tuple[str, str, dict[str, int]]]:
+    """The CASES of the programs named in `only` (all of them without it)."""
+    return [case for case in CASES if not only or case[0] in only]
+
+
+def ratio_line(name: str, dims: dict[str, int], numpy_s: float, dvm_s: float) -> str:
+    """A case's row under RATIO_HEADER: both sides' times and numpy/dvm."""
+    text = ",".join(f"{k}={v}" for k, v in dims.items())
+    times = f"{numpy_s * 1e3:7.2f}ms {dvm_s * 1e3:7.2f}ms"
+    return f"  {name:12s} {text:28s} {times} {numpy_s / dvm_s:9.2f}x"
+
+
 def bench_cases(only: set[str] | None, repeat: int) -> None:
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
     print(f"Throughput vs numpy eager (medians of {repeat} alternating runs)")
-    print(
-        f"  {'program':12s} {'dims':28s} {'numpy':>9s} {'dvm':>9s} {'numpy/dvm':>10s}"
-        f" | {'numpy threaded':>14s} {'its/dvm':>8s}"
-    )
+    print(f"{RATIO_HEADER} | {'numpy threaded':>14s} {'its/dvm':>8s}")
     programs: dict[str, dvm.Program] = {}
-    for name, file, dims in CASES:
-        if only and name not in only:
-            continue
+    for name, file, dims in chosen_cases(only):
         _, spec, reference = ref.EXAMPLES[file]  # type: ignore[attr-defined]
         p = programs.get(file) or programs.setdefault(file, dvm.compile(EXAMPLES / file))
         args = ref.make_inputs(spec, dims, rng)  # type: ignore[attr-defined]
@@ -158,8 +168,7 @@ def bench_cases(only: set[str] | None, repeat: int) -> None:
             check(fns[-1](), reference(*args))
         times = alternate(fns, repeat)
         a, b = statistics.median(times[0]), statistics.median(times[1])
-        text = ",".join(f"{k}={v}" for k, v in dims.items())
-        line = f"  {name:12s} {text:28s} {a * 1e3:7.2f}ms {b * 1e3:7.2f}ms {a / b:9.2f}x"
+        line = ratio_line(name, dims, a, b)
         if file in ROW_WISE:
             c = statistics.median(times[2])
             line += f" | {c * 1e3:12.2f}ms {c / b:7.2f}x"
@@ -188,11 +197,9 @@ def bench_processes(only: set[str] | None, repeat: int) -> None:
     the VM's output fresh pages that the eager temporaries gave back (softmax 1M: about
     500 page faults a call), which a steady state of either alone does not meet."""
     print(f"Each side in its own process, taking turns (medians of {repeat})")
-    print(f"  {'program':12s} {'dims':28s} {'numpy':>9s} {'dvm':>9s} {'numpy/dvm':>10s}")
+    print(RATIO_HEADER)
     ctx = multiprocessing.get_context("spawn")
-    for name, file, dims in CASES:
-        if only and name not in only:
-            continue
+    for name, file, dims in chosen_cases(only):
         pipes, procs = [], []
         for side in ("numpy", "dvm"):
             parent, child = ctx.Pipe()
@@ -210,9 +217,7 @@ def bench_processes(only: set[str] | None, repeat: int) -> None:
         for conn, proc in zip(pipes, procs, strict=True):
             conn.send("stop")
             proc.join()
-        a, b = statistics.median(times[0]), statistics.median(times[1])
-        text = ",".join(f"{k}={v}" for k, v in dims.items())
-        print(f"  {name:12s} {text:28s} {a * 1e3:7.2f}ms {b * 1e3:7.2f}ms {a / b:9.2f}x")
+        print(ratio_line(name, dims, *map(statistics.median, times)))
 
 
 def bench_dispatch(repeat: int) -> None:
