@@ -58,8 +58,8 @@ from dvm.vm.specialize import (
     Specialization,
     ViewPlan,
     broadcast_shapes,
+    copied_read,
     nominal_bytes,
-    reads_copied_faster,
     register_operands,
     static_info,
 )
@@ -405,7 +405,7 @@ def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
         cat = code[j].op.cat
         if cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP):
             return False
-        if reads_copied_faster(code[j]) and code[j].operands[1] == r:
+        if copied_read(code[j]) == r:
             return False
         if cat not in _NO_WRITE and code[j].operands[0] == r:
             return cat is not Cat.MMA and cat is not Cat.LOAD and r in reads[j]

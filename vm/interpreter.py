@@ -42,8 +42,8 @@ from dvm.vm.specialize import (
     Shape,
     Specialization,
     ViewPlan,
+    copied_read,
     fast_function,
-    reads_copied_faster,
     register_operands,
     static_info,
 )
@@ -306,7 +306,7 @@ def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
             cat = other.ins.op.cat
             if cat in _MEMORY and cat is not Cat.LOAD:
                 break
-            if reads_copied_faster(other.ins) and other.ins.operands[1] == r:
+            if copied_read(other.ins) == r:
                 break
             writes = bool(other.ins.op.operands) and other.ins.operands[0] == r
             if writes and cat not in _NO_WRITE:

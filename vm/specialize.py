@@ -429,13 +429,16 @@ def static_info(program: Program) -> Static:
     return got
 
 
-def reads_copied_faster(ins: Instr) -> bool:
-    """A max or min reduction: on data that comes from main memory, numpy runs them up
-    to 2.3x slower than on a tile just copied (f32 rows of 128: 1.4 against 0.6 ns per
-    element, copy included; about even for rows of 256 and more, and 0.49 against 0.57
-    on data already in the last-level cache), so the loads they read keep their copies:
-    no alias register, no forwarding. Softmax over 4M elements ran 25-35% faster."""
-    return ins.op.cat is Cat.REDUCE and ins.operands[2] in (ReduceKind.MAX, ReduceKind.MIN)
+def copied_read(ins: Instr) -> int | None:
+    """The register a max or min reduction reads (else None), whose loads keep their
+    copies: no alias register, no forwarding. On data that comes from main memory,
+    numpy runs these reductions up to 2.3x slower than on a tile just copied (f32 rows
+    of 128: 1.4 against 0.6 ns per element, copy included; about even for rows of 256
+    and more, and 0.49 against 0.57 on data already in the last-level cache). Softmax
+    over 4M elements ran 25-35% faster."""
+    if ins.op.cat is Cat.REDUCE and ins.operands[2] in (ReduceKind.MAX, ReduceKind.MIN):
+        return ins.operands[1]
+    return None
 
 
 def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
@@ -470,8 +473,8 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
             (bad if p.views[ins.operands[1]].arg in stored else ok).add(r)
         elif ins.op.operands and ins.op.operands[0][1] is Kind.REG:
             bad.add(ins.operands[0])
-        if reads_copied_faster(ins):
-            bad.add(ins.operands[1])
+        if (copied := copied_read(ins)) is not None:
+            bad.add(copied)
     alias_regs = frozenset(ok - bad)
     alias_args = frozenset(  # read by alias or forwarded loads: never written
         p.views[ins.operands[1]].arg
