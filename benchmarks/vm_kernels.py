@@ -1,21 +1,36 @@
 """Throughput of `dvm.compile` programs against numpy eager.
 
-Run: .venv/bin/python benchmarks/vm_kernels.py [--repeat 7] [--only layernorm,matmul] [--processes]
+Run: .venv/bin/python benchmarks/vm_kernels.py [--repeat 7] [--run 5] [--only layernorm,matmul]
+     [--processes]
 
 For each case, `p = dvm.compile(example)` runs on large inputs beside the
 numpy composite of `/work/shared/examples/reference.py` (the same
 arithmetic, eager: one numpy call per op, numpy's own BLAS threads for
-`@`). The two alternate, `--repeat` times each after a warm-up, and the
-table shows the medians and numpy/dvm (> 1: dvm is faster). For the programs
-whose rows are independent (layernorm, softmax, gelu) it also runs the same
-composite blocked and threaded by hand: blocks of rows of about 512 KiB,
-shared out over the host's cores, each block one eager composite: numpy
-given the VM's blocking and threads, so that its/dvm is what compiling the
-program adds beyond them. All of that runs in one process; with `--processes`,
-a second table times numpy and dvm each in its own process, taking turns (see
-`bench_processes`). Then the VM's dispatch cost per instruction (a chain of
-1-element adds minus the same numpy calls in a plain loop) and the machine's
-copy bandwidth, for scale.
+`@`). They take turns, `--repeat` turns after a warm-up, each turn `--run`
+calls of each side in a row. The table's numpy, dvm and numpy/dvm (> 1: dvm
+is faster) are medians of each run's later calls: the steady state of a
+program called in a loop. Beside them:
+
+- 'first': numpy/dvm of each run's first calls, made right after the other
+  sides' runs. The VM's first call is slower than its later ones mostly
+  because its second core sat idle (the host lets an idle CPU's caches and
+  clock go), so 'paused' times dvm after a sleep as long as numpy's call:
+  the idle time alone, without the other side's work.
+- 'dvm GB/s': the least traffic a call makes (arguments read and results
+  written once) over its time, and that as a share of the machine's copy
+  bandwidth, measured first in the same run.
+- For the programs whose rows are independent (layernorm, softmax, gelu),
+  the same composite blocked and threaded by hand: blocks of rows of about
+  512 KiB, shared out over the host's cores, each block one eager
+  composite: numpy given the VM's blocking and threads, so that its/dvm is
+  what compiling the program adds beyond them.
+- torch's own kernel where it has one (F.layer_norm, F.softmax, F.gelu),
+  when torch is installed (`make bench-install`), at its default threads.
+
+With `--processes`, a second table times numpy and dvm each in its own
+process, taking turns call by call (see `bench_processes`). Then the VM's
+dispatch cost per instruction (a chain of 1-element adds minus the same
+numpy calls in a plain loop).
 
 The machine may be shared: ratios within one run are what count; re-run
 when a row looks noisy.
@@ -79,17 +94,40 @@ CASES: list[tuple[str, str, dict[str, int]]] = [
 ]
 
 
-def alternate(fns: list[Callable[[], object]], repeat: int) -> list[list[float]]:
-    """Wall times of each function, alternating, after one warm-up run each."""
+def alternate(fns: list[Callable[[], object]], repeat: int, run: int = 1) -> list[list[float]]:
+    """Wall times of each function taking turns, after one warm-up call each: each of
+    `repeat` turns calls every function `run` times in a row. Per function, its times
+    in call order (so calls 0, run, 2 run, ... are the first of a run)."""
     for f in fns:
         f()
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for f, ts in zip(fns, times, strict=True):
-            t = time.perf_counter()
-            f()
-            ts.append(time.perf_counter() - t)
+            for _ in range(run):
+                t = time.perf_counter()
+                f()
+                ts.append(time.perf_counter() - t)
     return times
+
+
+def split_runs(times: list[float], run: int) -> tuple[float, float]:
+    """(median of the calls after the first of each run, median of the first calls);
+    with runs of one call, both are the median of all."""
+    firsts = statistics.median(times[::run])
+    later = [t for i, t in enumerate(times) if i % run]
+    return (statistics.median(later) if later else firsts), firsts
+
+
+def paused(fn: Callable[[], object], pause_s: float, repeat: int) -> float:
+    """Median wall time of `fn` called after sleeping `pause_s`, `repeat` times: the
+    cost of a call after the cores sat idle, without the other side's work."""
+    times = []
+    for _ in range(repeat):
+        time.sleep(pause_s)
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
 
 
 ROW_WISE = {"layernorm.mlir", "softmax.mlir", "gelu.mlir"}
@@ -151,27 +189,78 @@ def ratio_line(name: str, dims: dict[str, int], numpy_s: float, dvm_s: float) ->
     return f"  {name:12s} {text:28s} {times} {numpy_s / dvm_s:9.2f}x"
 
 
-def bench_cases(only: set[str] | None, repeat: int) -> None:
+def torch_kernel(file: str, args: list[Any]) -> Callable[[], Any] | None:
+    """torch's own library kernel for the program, where it has one (F.layer_norm,
+    F.softmax, F.gelu with the tanh approximation), on tensors sharing the inputs'
+    memory, at torch's default threads; None without torch or such a kernel."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None
+    t = [torch.from_numpy(a) for a in args]
+    if file == "layernorm.mlir":
+        x, w, b = t
+        return partial(F.layer_norm, x, tuple(w.shape), w, b, 1e-5)
+    if file == "softmax.mlir":
+        return partial(F.softmax, t[0], -1)
+    if file == "gelu.mlir":
+        return partial(F.gelu, t[0], approximate="tanh")
+    return None
+
+
+PEER_COLUMNS = [("numpy threaded", 14), ("torch F", 8)]
+"""The in-process table's other peers (`threaded_reference`, `torch_kernel`): title, width."""
+
+
+def nbytes(value: Any) -> int:
+    """Bytes of an argument or result (a tuple: of its arrays; an index: none)."""
+    if isinstance(value, tuple):
+        return sum(map(nbytes, value))
+    return int(getattr(value, "nbytes", 0))
+
+
+def checked_peers(file: str, reference: Callable[..., Any], args: list[Any]) -> list[Any]:
+    """The in-process table's other peers, in PEER_COLUMNS order (None where one does not
+    apply), each checked against the reference."""
+    threaded = threaded_reference(reference, args, BLOCK_BYTES) if file in ROW_WISE else None
+    peers = [threaded, torch_kernel(file, args)]
+    for peer in peers:
+        if peer is not None:
+            check(peer(), reference(*args))
+    return peers
+
+
+def bench_cases(only: set[str] | None, repeat: int, run: int, copy_bytes_per_s: float) -> None:
+    """The in-process table (see the module docstring)."""
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
-    print(f"Throughput vs numpy eager (medians of {repeat} alternating runs)")
-    print(f"{RATIO_HEADER} | {'numpy threaded':>14s} {'its/dvm':>8s}")
+    print(f"Throughput vs numpy eager in one process: {repeat} turns of {run} calls a side")
+    print("  (medians of each run's later calls; 'first': numpy/dvm of the first calls,")
+    print("  'paused': dvm after a sleep as long as numpy's call)")
+    titles = "".join(f" | {title:>{width}s} {'its/dvm':>7s}" for title, width in PEER_COLUMNS)
+    print(f"{RATIO_HEADER} | {'first':>6s} {'paused':>8s} | dvm GB/s of copy{titles}")
     programs: dict[str, dvm.Program] = {}
     for name, file, dims in chosen_cases(only):
         _, spec, reference = ref.EXAMPLES[file]  # type: ignore[attr-defined]
         p = programs.get(file) or programs.setdefault(file, dvm.compile(EXAMPLES / file))
         args = ref.make_inputs(spec, dims, rng)  # type: ignore[attr-defined]
-        check(p(*args), reference(*args))
-        fns: list[Callable[[], Any]] = [partial(reference, *args), partial(p, *args)]
-        if file in ROW_WISE:
-            fns.append(threaded_reference(reference, args, BLOCK_BYTES))
-            check(fns[-1](), reference(*args))
-        times = alternate(fns, repeat)
-        a, b = statistics.median(times[0]), statistics.median(times[1])
+        got = p(*args)
+        check(got, reference(*args))
+        traffic = sum(map(nbytes, args)) + nbytes(got)
+        peers = checked_peers(file, reference, args)
+        fns = [partial(reference, *args), partial(p, *args), *filter(None, peers)]
+        times = iter(alternate(fns, repeat, run))
+        (a, a_first), (b, b_first) = split_runs(next(times), run), split_runs(next(times), run)
         line = ratio_line(name, dims, a, b)
-        if file in ROW_WISE:
-            c = statistics.median(times[2])
-            line += f" | {c * 1e3:12.2f}ms {c / b:7.2f}x"
+        line += f" | {a_first / b_first:5.2f}x {paused(fns[1], a, repeat) * 1e3:6.2f}ms"
+        line += f" | {traffic / b / 1e9:8.1f} {traffic / b / copy_bytes_per_s:6.0%}"
+        for peer, (_, width) in zip(peers, PEER_COLUMNS, strict=True):
+            if peer is None:
+                line += f" | {'-':>{width}s} {'':7s}"
+            else:
+                c = split_runs(next(times), run)[0]
+                line += f" | {c * 1e3:{width - 2}.2f}ms {c / b:6.2f}x"
         print(line)
 
 
@@ -241,19 +330,22 @@ def bench_dispatch(repeat: int) -> None:
     print(f"  dispatch overhead {(per_vm - per_np) * 1e6:.3f} us/instruction")
 
 
-def bench_copy(repeat: int) -> None:
+def bench_copy(repeat: int) -> float:
+    """The machine's copy bandwidth (bytes read and written per second), printed."""
     n = 256 * 2**20
     src = np.ones(n, np.uint8)
     dst = np.empty_like(src)
     (times,) = alternate([partial(np.copyto, dst, src)], repeat)
     t = statistics.median(times)
     print(f"Copy bandwidth: np.copyto 256 MiB {t * 1e3:.1f} ms = {2 * n / t / 1e9:.1f} GB/s (r+w)")
+    return 2 * n / t
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--only", default="", help="comma-separated program names")
+    ap.add_argument("--run", type=int, default=5, help="calls of each side in a row per turn")
     ap.add_argument(
         "--processes", action="store_true", help="also time each side in its own process"
     )
@@ -261,12 +353,12 @@ def main() -> None:
     only = set(a.only.split(",")) - {""} or None
     print(f"host device: {vm.DeviceSpec.host()}")
     print(f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
-    bench_cases(only, a.repeat)
+    copy_bytes_per_s = bench_copy(a.repeat)
+    bench_cases(only, a.repeat, max(1, a.run), copy_bytes_per_s)
     if a.processes:
         bench_processes(only, a.repeat)
     if not only:
         bench_dispatch(a.repeat)
-        bench_copy(a.repeat)
 
 
 if __name__ == "__main__":
