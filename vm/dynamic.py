@@ -54,11 +54,12 @@ from dvm.vm.kernels import (
 )
 from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar
 from dvm.vm.specialize import (
+    NO_DESTINATION,
     Shape,
     Specialization,
     ViewPlan,
     broadcast_shapes,
-    copied_read,
+    in_place_writer,
     nominal_bytes,
     register_operands,
     static_info,
@@ -218,7 +219,7 @@ class Launcher:
                 k = self.end_of[k] + 1
                 continue
             _WRITERS[cat](self, k, ins.operands, pad)
-            if cat not in _NO_WRITE:
+            if cat not in NO_DESTINATION:
                 d = ins.operands[0]
                 self.written.add(d)
                 aliased = cat is Cat.LOAD and (d in self.alias_regs or k in self.forwarded)
@@ -373,14 +374,13 @@ def _tuple(items: Sequence[str]) -> str:
 
 _UNWRITTEN = "register read before written"
 _MISMATCH = "stored tile shape mismatch"
-_NO_WRITE = (Cat.STORE, Cat.STORE_ACC, Cat.NOP, Cat.LOOP, Cat.ENDLOOP)
 
 
 def _fusions(code: Sequence[Instr], depth: Sequence[int]) -> tuple[dict[int, int], set[int]]:
     """The tile's top-level fused stores (producer -> the view it writes) and forwarded
     loads: the same patterns as tier 1 binds (`interpreter.fused_stores`,
     `interpreter.forwarded_loads`), found on the code instead of on each tile class."""
-    reads = [{r for _, r, read in register_operands(ins) if read} for ins in code]
+    reads = [frozenset(r for _, r, read in register_operands(ins) if read) for ins in code]
     fused: dict[int, int] = {}
     for j, ins in enumerate(code):
         if ins.op.cat is not Cat.STORE or depth[j] or j == 0 or depth[j - 1]:
@@ -392,24 +392,9 @@ def _fusions(code: Sequence[Instr], depth: Sequence[int]) -> tuple[dict[int, int
     forwarded = {
         i
         for i, ins in enumerate(code)
-        if ins.op.cat is Cat.LOAD and not depth[i] and _forwardable(code, reads, i)
+        if ins.op.cat is Cat.LOAD and not depth[i] and in_place_writer(code, i) is not None
     }
     return fused, forwarded
-
-
-def _forwardable(code: Sequence[Instr], reads: list[set[int]], i: int) -> bool:
-    """Whether load i's register is next written, before any store or loop, by an
-    instruction that reads it in place (not an mma, which accumulates into it)."""
-    r = code[i].operands[0]
-    for j in range(i + 1, len(code)):
-        cat = code[j].op.cat
-        if cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP):
-            return False
-        if copied_read(code[j]) == r:
-            return False
-        if cat not in _NO_WRITE and code[j].operands[0] == r:
-            return cat is not Cat.MMA and cat is not Cat.LOAD and r in reads[j]
-    return False
 
 
 # --------------------------------------------------------------------------

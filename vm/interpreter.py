@@ -33,7 +33,7 @@ from dvm.vm import blas, dynamic
 from dvm.vm.device import DeviceSpec
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import QUIET, Fn, bind_op, fusable, global_view, make_slicer
-from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Index, Instr, Program
+from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Index, Program
 from dvm.vm.specialize import (
     INLINE_BYTES,
     Body,
@@ -42,9 +42,9 @@ from dvm.vm.specialize import (
     Shape,
     Specialization,
     ViewPlan,
-    copied_read,
     fast_function,
-    register_operands,
+    in_place_writer,
+    read_registers,
     static_info,
 )
 from dvm.vm.stats import CoreStats, LaunchStats
@@ -279,44 +279,23 @@ _MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC)
 
 
 def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
-    """Loads that need not copy: load i of register r, whose register is next written in
-    this straight-line body by an instruction w that reads r in place (`sub r, r, x`).
-    Instead the load keeps a view of the global tile (as an alias register's does), and
-    the readers up to w read it there; w writes the register. Returns {i: w}.
-
-    Safe when nothing in between touches global memory (no store, no loop) and w is not an
-    mma (which accumulates into its destination); only bound when no argument the program
-    reads shares memory with one it writes. The register's contents after w are the same
-    as with the copy, so later iterations and instructions see no difference.
-    """
+    """Loads of this straight-line body that need not copy, each with the instruction
+    that then writes its register in place ({load: writer}; see
+    `specialize.in_place_writer`). Only bound when no argument the program reads shares
+    memory with one it writes."""
+    code = [None if isinstance(node, LoopNode) else node.ins for node in body]
     out: dict[int, int] = {}
-    n = len(body)
     for i, node in enumerate(body):
-        if type(node) is LoopNode or node.ins.op.cat is not Cat.LOAD:  # type: ignore[union-attr]
+        ins = code[i]
+        if ins is None or ins.op.cat is not Cat.LOAD or ins.operands[0] in alias_regs:
             continue
         assert isinstance(node, OpNode)
-        r = node.ins.operands[0]
-        if r in alias_regs or not node.extents or 0 in node.extents:
+        if not node.extents or 0 in node.extents:
             continue
-        for j in range(i + 1, n):
-            other = body[j]
-            if type(other) is LoopNode:
-                break
-            assert isinstance(other, OpNode)
-            cat = other.ins.op.cat
-            if cat in _MEMORY and cat is not Cat.LOAD:
-                break
-            if copied_read(other.ins) == r:
-                break
-            writes = bool(other.ins.op.operands) and other.ins.operands[0] == r
-            if writes and cat not in _NO_WRITE:
-                if cat is not Cat.MMA and cat is not Cat.LOAD and r in _read_registers(other.ins):
-                    out[i] = j
-                break
+        w = in_place_writer(code, i)
+        if w is not None:
+            out[i] = w
     return out
-
-
-_NO_WRITE = (Cat.STORE, Cat.STORE_ACC, Cat.NOP, Cat.LOOP, Cat.ENDLOOP)
 
 
 def fused_stores(body: Body) -> dict[int, int]:
@@ -359,21 +338,7 @@ def _reads(node: OpNode | LoopNode, r: int) -> bool:
     """Whether `node` (or anything in a loop) may read register r."""
     if isinstance(node, LoopNode):
         return any(_reads(n, r) for _, _, sub in node.segments for n in sub)
-    return r in _read_registers(node.ins)
-
-
-_READ: dict[int, tuple[Instr, frozenset[int]]] = {}
-
-
-def _read_registers(ins: Instr) -> frozenset[int]:
-    """The registers `ins` reads (memoized by identity: programs share their Instr objects)."""
-    got = _READ.get(id(ins))
-    if got is None or got[0] is not ins:
-        got = (ins, frozenset(reg for _, reg, read in register_operands(ins) if read))
-        if len(_READ) > 65536:
-            _READ.clear()
-        _READ[id(ins)] = got
-    return got[1]
+    return r in read_registers(node.ins)
 
 
 class Executable:

@@ -441,12 +441,37 @@ def copied_read(ins: Instr) -> int | None:
     return None
 
 
+def in_place_writer(code: Sequence[Instr | None], i: int) -> int | None:
+    """Where load i of a straight-line run of `code` (None marks a loop, which ends the
+    run) may skip its copy: the index of the instruction that next writes its register r
+    and reads r in place (`sub r, r, x`), else None. The load then keeps a view of the
+    global tile and the readers up to that writer read it there; the writer writes the
+    register, whose contents afterwards are the same as with the copy. Not past a store
+    (which could change the global tile), nor for a writer that is an mma (which
+    accumulates into its destination) or a load, nor when a max or min reduction reads r
+    first (`copied_read`)."""
+    load = code[i]
+    assert load is not None
+    r = load.operands[0]
+    for j in range(i + 1, len(code)):
+        ins = code[j]
+        if ins is None or ins.op.cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP):
+            return None
+        if copied_read(ins) == r:
+            return None
+        cat = ins.op.cat
+        if cat not in NO_DESTINATION and ins.operands[0] == r:
+            in_place = cat is not Cat.MMA and cat is not Cat.LOAD and r in read_registers(ins)
+            return j if in_place else None
+    return None
+
+
 def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
     instrs = []
     for ins in p.code:
         regs = tuple(register_operands(ins))
         writes = bool(ins.op.operands) and ins.op.operands[0][1] is Kind.REG
-        dst = ins.operands[0] if writes and ins.op.cat not in _NO_DST else -1
+        dst = ins.operands[0] if writes and ins.op.cat not in NO_DESTINATION else -1
         instrs.append(InstrInfo(ins, ins.op.cat, regs, dst, len(ins.operands)))
     pairs: dict[int, list[tuple[int, int]]] = {}
     tiled = []
@@ -502,7 +527,8 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
     )
 
 
-_NO_DST = (Cat.STORE, Cat.STORE_ACC, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
+NO_DESTINATION = (Cat.STORE, Cat.STORE_ACC, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
+"""The categories whose operand 0 is not a register they write."""
 
 _node = partial(tuple.__new__, OpNode)
 """OpNode from a 7-tuple without the NamedTuple's Python-level __new__ (planning builds many)."""
@@ -1147,12 +1173,26 @@ def register_operands(ins: Instr) -> list[tuple[int, int, bool]]:
     ]
 
 
+_READ: dict[int, tuple[Instr, frozenset[int]]] = {}
+
+
+def read_registers(ins: Instr) -> frozenset[int]:
+    """The registers `ins` reads (memoized by identity: programs share their Instr objects)."""
+    got = _READ.get(id(ins))
+    if got is None or got[0] is not ins:
+        got = (ins, frozenset(reg for _, reg, read in register_operands(ins) if read))
+        if len(_READ) > 65536:
+            _READ.clear()
+        _READ[id(ins)] = got
+    return got[1]
+
+
 def _writes_only(ins: Instr) -> bool:
     """Whether operand 0 is only written (not read) by this instruction."""
     cat = ins.op.cat
     if cat is Cat.MMA:
         return not ins.operands[3] & 4
-    return cat not in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
+    return cat not in NO_DESTINATION
 
 
 # --------------------------------------------------------------------------
