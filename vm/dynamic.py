@@ -61,7 +61,7 @@ from dvm.vm.specialize import (
     broadcast_shapes,
     in_place_writer,
     nominal_bytes,
-    register_operands,
+    read_registers,
     static_info,
 )
 
@@ -380,7 +380,7 @@ def _fusions(code: Sequence[Instr], depth: Sequence[int]) -> tuple[dict[int, int
     """The tile's top-level fused stores (producer -> the view it writes) and forwarded
     loads: the same patterns as tier 1 binds (`interpreter.fused_stores`,
     `interpreter.forwarded_loads`), found on the code instead of on each tile class."""
-    reads = [frozenset(r for _, r, read in register_operands(ins) if read) for ins in code]
+    reads = [read_registers(ins) for ins in code]
     fused: dict[int, int] = {}
     for j, ins in enumerate(code):
         if ins.op.cat is not Cat.STORE or depth[j] or j == 0 or depth[j - 1]:
