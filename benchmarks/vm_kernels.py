@@ -118,18 +118,6 @@ def split_runs(times: list[float], run: int) -> tuple[float, float]:
     return (statistics.median(later) if later else firsts), firsts
 
 
-def paused(fn: Callable[[], object], pause_s: float, repeat: int) -> float:
-    """Median wall time of `fn` called after sleeping `pause_s`, `repeat` times: the
-    cost of a call after the cores sat idle, without the other side's work."""
-    times = []
-    for _ in range(repeat):
-        time.sleep(pause_s)
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
 ROW_WISE = {"layernorm.mlir", "softmax.mlir", "gelu.mlir"}
 """Programs whose output rows (axis 0 of the first argument) depend only on the same rows."""
 
@@ -253,7 +241,9 @@ def bench_cases(only: set[str] | None, repeat: int, run: int, copy_bytes_per_s: 
         times = iter(alternate(fns, repeat, run))
         (a, a_first), (b, b_first) = split_runs(next(times), run), split_runs(next(times), run)
         line = ratio_line(name, dims, a, b)
-        line += f" | {a_first / b_first:5.2f}x {paused(fns[1], a, repeat) * 1e3:6.2f}ms"
+        # the VM right after a sleep as long as numpy's call: idle cores, no other work
+        paused = statistics.median(alternate([partial(time.sleep, a), fns[1]], repeat)[1])
+        line += f" | {a_first / b_first:5.2f}x {paused * 1e3:6.2f}ms"
         line += f" | {traffic / b / 1e9:8.1f} {traffic / b / copy_bytes_per_s:6.0%}"
         for peer, (_, width) in zip(peers, PEER_COLUMNS, strict=True):
             if peer is None:
@@ -282,9 +272,9 @@ def side_worker(conn: Connection, file: str, dims: dict[str, int], side: str) ->
 def bench_processes(only: set[str] | None, repeat: int) -> None:
     """numpy eager and dvm, each in its own process, taking turns call by call: each
     side's heap and caches hold only its own arrays, as when a program runs one of
-    them. In one process each call follows the other side's: the allocator then hands
-    the VM's output fresh pages that the eager temporaries gave back (softmax 1M: about
-    500 page faults a call), which a steady state of either alone does not meet."""
+    them. In one process, a call right after the other side's meets what that side
+    left: the allocator hands the VM's output fresh pages that the eager temporaries
+    gave back (softmax 1M: about 500 page faults a call)."""
     print(f"Each side in its own process, taking turns (medians of {repeat})")
     print(RATIO_HEADER)
     ctx = multiprocessing.get_context("spawn")

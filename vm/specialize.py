@@ -455,11 +455,11 @@ def in_place_writer(code: Sequence[Instr | None], i: int) -> int | None:
     r = load.operands[0]
     for j in range(i + 1, len(code)):
         ins = code[j]
-        if ins is None or ins.op.cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP):
-            return None
-        if copied_read(ins) == r:
+        if ins is None:
             return None
         cat = ins.op.cat
+        if cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP) or copied_read(ins) == r:
+            return None
         if cat not in NO_DESTINATION and ins.operands[0] == r:
             in_place = cat is not Cat.MMA and cat is not Cat.LOAD and r in read_registers(ins)
             return j if in_place else None
