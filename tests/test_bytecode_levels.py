@@ -45,8 +45,16 @@ def _cases() -> list[Any]:
 
 
 @cache
-def lowered(path: Path, spec: str) -> ModuleOp:
-    return pipeline.run(dvm.parse(path), spec)
+def lowered(program: Path | str, spec: str) -> ModuleOp:
+    return pipeline.run(dvm.parse(program), spec)
+
+
+MATMUL = """
+func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = tensor.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %c : tensor<?x?xf32>
+}
+"""
 
 
 def close(got: np.ndarray, want: np.ndarray, what: str) -> None:
@@ -116,7 +124,7 @@ def test_a_whole_k_matmul_overwrites_instead_of_accumulating(device: str) -> Non
     """The `_whole_k` kernel's mma lands on a zero constant: it becomes an mma
     without the accumulate flag into a fresh register, with no fill before it;
     the chunked kernel still fills its accumulator and accumulates."""
-    module = lowered(EXAMPLES_DIR / "matmul.mlir", f"dvm-pipeline{{device={device}}}")
+    module = lowered(MATMUL, f"dvm-pipeline{{device={device}}}")
     texts = {
         op.sym_name.data: vm.disassemble(to_program(op))
         for op in module.walk()
