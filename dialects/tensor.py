@@ -837,9 +837,19 @@ def check_reshape(
     expanded: TensorType[Attribute],
     reassociation: ArrayAttr[ArrayAttr[IntegerAttr]],
 ) -> None:
-    """Upstream's reshape rules, with messages that name the op."""
+    """Upstream's reshape rules, with messages that name the op.
+
+    An empty reassociation reshapes between rank 0 and a shape of static 1s
+    (upstream's rule: `tensor<1x1xf32>` into `tensor<f32>` with `[]`)."""
     if collapsed.element_type != expanded.element_type:
         raise VerifyException(f"'{op.name}' changes the element type: {expanded} vs {collapsed}")
+    if not reassociation.data and not collapsed.get_shape():
+        if any(d != 1 for d in expanded.get_shape()):
+            raise VerifyException(
+                f"'{op.name}' with an empty reassociation needs every dim of {expanded} "
+                f"to be a static 1 (it reshapes to or from rank 0)"
+            )
+        return
     try:
         verify_reshape_like_types(
             collapsed_type=collapsed, expanded_type=expanded, reassociation=reassociation

@@ -421,6 +421,9 @@ class DomainAnalysis:
     def expand(self, op: t.ExpandShapeOp) -> None:
         source = self.operand_placement(op.src)
         target = shape_of(op.result)
+        if not op.groups:  # from rank 0: every result dim is a static 1
+            self.domain.placement[op.result] = tuple(() for _ in target)
+            return
         placement: list[Axes] = []
         for span, group in zip(source, op.groups, strict=True):
             rest = list(span)

@@ -74,6 +74,18 @@ func.func @static_reshape(%x: tensor<12xi32>) -> tensor<12xi32> {
   func.return %c : tensor<12xi32>
 }
 
+// An empty reassociation reshapes between rank 0 and static 1s (upstream's rule).
+// CHECK-LABEL: func.func @rank0_reshape(%x: tensor<1x1xf32>) -> tensor<1x1x1xf32> {
+// CHECK-NEXT:    %c = tensor.collapse_shape %x [] : tensor<1x1xf32> into tensor<f32>
+// CHECK-NEXT:    %e = tensor.expand_shape %c [] output_shape [1, 1, 1] : tensor<f32> into tensor<1x1x1xf32>
+// CHECK-NEXT:    func.return %e : tensor<1x1x1xf32>
+// CHECK-NEXT:  }
+func.func @rank0_reshape(%x: tensor<1x1xf32>) -> tensor<1x1x1xf32> {
+  %c = tensor.collapse_shape %x [] : tensor<1x1xf32> into tensor<f32>
+  %e = tensor.expand_shape %c [] output_shape [1, 1, 1] : tensor<f32> into tensor<1x1x1xf32>
+  func.return %e : tensor<1x1x1xf32>
+}
+
 // CHECK-LABEL: func.func @extract(%p: tensor<i1>, %m: tensor<?x?xf32>, %i: index) -> (i1, f32) {
 // CHECK-NEXT:    %b = tensor.extract %p[] : tensor<i1>
 // CHECK-NEXT:    %v = tensor.extract %m[%i, %i] : tensor<?x?xf32>

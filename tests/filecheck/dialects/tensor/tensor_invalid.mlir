@@ -567,6 +567,22 @@ func.func @collapse_element(%a: tensor<?x3x4xf32>) {
 
 // -----
 
+func.func @collapse_to_rank0_dynamic(%a: tensor<?x1xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.collapse_shape' with an empty reassociation needs every dim of tensor<?x1xf32> to be a static 1 (it reshapes to or from rank 0){{$}}
+  %r = tensor.collapse_shape %a [] : tensor<?x1xf32> into tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @expand_from_rank0_not_unit(%a: tensor<f32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.expand_shape' with an empty reassociation needs every dim of tensor<1x2xf32> to be a static 1 (it reshapes to or from rank 0){{$}}
+  %r = tensor.expand_shape %a [] output_shape [1, 2] : tensor<f32> into tensor<1x2xf32>
+  func.return
+}
+
+// -----
+
 // dim and extract.
 
 func.func @dim_index(%a: tensor<4x3xf32>) {
