@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from xdsl.ir import Dialect
 
+from dvm.dialects import dense  # noqa: F401  (dense constants print exactly: see dense.py)
+
 
 def _tensor() -> Dialect:
     from dvm.dialects.tensor import Tensor

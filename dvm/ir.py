@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import AttrConstraint, base
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import UnresolvedOperand
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.lexer import Input, Span
 
 from dvm.dialects import DIALECTS
+from dvm.literals import LiteralParser
 
 
 def make_context() -> Context:
@@ -130,12 +131,13 @@ def decode_utf8(data: bytes, name: str) -> str:
 # --------------------------------------------------------------------------
 
 
-class LocatingParser(Parser):
+class LocatingParser(LiteralParser):
     """A parser that remembers where each op was written.
 
     `spans` maps every parsed op to its source span (the first line of the
     chunk is line `line_offset + 1` of the file), and ops without a `loc(...)`
-    get a `FileLineColLoc`, as MLIR's parser does. A value used but never
+    get a `FileLineColLoc`, as MLIR's parser does. Numbers follow
+    `dvm.literals`. A value used but never
     defined is reported at its first use (xDSL's parser notices only at the
     end of the input, and says so there).
     """
