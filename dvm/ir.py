@@ -7,6 +7,7 @@ then the source line with carets under the spot. `dvm.compile`, `dvm-run` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -38,6 +39,7 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.lexer import Input, Span
 
 from dvm.dialects import DIALECTS
+from dvm.dialects.control_flow import RegionError, check_control_flow
 from dvm.literals import LiteralParser
 
 
@@ -63,11 +65,22 @@ def parse(source: str | Path, filename: str | None = None) -> ModuleOp:
         module = parser.parse_module()
     except LocatedDiagnostic as e:
         raise VerifyException(str(e)) from None
+    verify(module, parser.spans)
+    return module
+
+
+def verify(module: ModuleOp, spans: dict[Operation, Span[str]]) -> None:
+    """Verify a parsed module: xDSL's verifiers, and the region rules of
+    `check_control_flow` that xDSL lacks. Raises a `VerifyException` whose message
+    starts with the `file:line:col` of the culprit."""
+    try:
+        check_control_flow(module)
+    except RegionError as e:
+        raise VerifyException(located(str(e), e.places, spans) or str(e)) from None
     try:
         module.verify()
     except VerifyException as e:
-        raise VerifyException(locate(e, module, parser.spans) or str(e)) from None
-    return module
+        raise VerifyException(locate(e, module, spans) or str(e)) from None
 
 
 def read_source(source: str | Path, filename: str | None = None) -> tuple[str, str]:
@@ -231,8 +244,17 @@ def locate(
                 break
             if culprit is None:
                 culprit = op
-    if culprit is not None and culprit in spans:
-        return format_diagnostic(spans[culprit], message)
-    if culprit is not None and isinstance(loc := culprit.location, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: error: {message}"
+    return located(message, [culprit] if culprit is not None else [], spans)
+
+
+def located(
+    message: str, places: Sequence[Operation], spans: dict[Operation, Span[str]]
+) -> str | None:
+    """`message` at the first of `places` whose source is known (None if none is)."""
+    for op in places:
+        if op in spans:
+            return format_diagnostic(spans[op], message)
+    for op in places:
+        if isinstance(loc := op.location, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: error: {message}"
     return None

@@ -1033,7 +1033,7 @@ def blas_launches(block: Block, kernels: dict[str, Kernel]) -> int:
         if isinstance(op, tile.LaunchOp):
             count += kernels[op.callee.root_reference.data].uses_blas
             continue
-        regions = [blas_launches(r.block, kernels) for r in op.regions]
+        regions = [blas_launches(r.block, kernels) for r in op.regions if r.blocks]
         if isinstance(op, t.ChoiceOp | scf.IfOp):  # one branch runs
             count += max(regions, default=0)
         elif isinstance(op, scf.ForOp | scf.WhileOp):

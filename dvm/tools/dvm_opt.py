@@ -46,6 +46,7 @@ from dvm.ir import (
     decode_utf8,
     format_parse_error,
     locate,
+    verify,
 )
 from dvm.passes import PASSES
 from dvm.passes.errors import ProgramError
@@ -187,6 +188,10 @@ class DvmOptMain(xDSLOptMain):
         parser = LocatingParser(self.ctx, text, name, start_offset)
         module = parser.parse_module(not self.args.no_implicit_module)
         self.spans = parser.spans
+        try:
+            verify(module, parser.spans)
+        except VerifyException as e:
+            raise LocatedDiagnostic(str(e)) from None
         return module
 
     # Output ---------------------------------------------------------------

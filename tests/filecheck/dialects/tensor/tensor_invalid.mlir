@@ -618,15 +618,132 @@ func.func @extract_none(%a: tensor<4x3xf32>) {
 
 // -----
 
-// Tensors through control flow keep their types.
+// Tensors through control flow keep their types: every region yields (or
+// passes) the types its op declares, and holds one block.
 
 func.func @loop_carried(%a: tensor<4xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // CHECK: :[[# @LINE + 1]]:3: error: Expected yield arg #0 to be tensor<4xf32>, but got tensor<4xf64>. scf.yield of scf.for must match loop-carried variable types.{{$}}
   %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> (tensor<4xf32>) {
     %t = tensor.convert %acc : tensor<4xf32> -> tensor<4xf64>
+    // CHECK: :[[# @LINE + 1]]:5: error: 'scf.for' body yields (tensor<4xf64>), but its iter_args are (tensor<4xf32>){{$}}
     scf.yield %t : tensor<4xf64>
   }
   func.return
+}
+
+// -----
+
+func.func @loop_yields_nothing(%a: tensor<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: :[[# @LINE + 1]]:3: error: 'scf.for' body yields (), but its iter_args are (tensor<4xf32>){{$}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> (tensor<4xf32>) {
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_yield_type(%a: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %k = arith.constant dense<1> : tensor<4xi32>
+  %r = scf.if %c -> (tensor<4xf32>) {
+    scf.yield %a : tensor<4xf32>
+  } else {
+    // CHECK: :[[# @LINE + 1]]:5: error: 'scf.if' else branch yields (tensor<4xi32>), but its results are (tensor<4xf32>){{$}}
+    scf.yield %k : tensor<4xi32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_yield_count(%a: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %r = scf.if %c -> (tensor<4xf32>) {
+    // CHECK: :[[# @LINE + 1]]:5: error: 'scf.if' then branch yields (tensor<4xf32>, tensor<4xf32>), but its results are (tensor<4xf32>){{$}}
+    scf.yield %a, %a : tensor<4xf32>, tensor<4xf32>
+  } else {
+    scf.yield %a : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_without_yield(%a: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'scf.if' then branch yields (), but its results are (tensor<4xf32>){{$}}
+  %r = scf.if %c -> (tensor<4xf32>) {
+    %e = tensor.exp %a : tensor<4xf32>
+  } else {
+    scf.yield %a : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_without_else(%a: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'scf.if' has results, so it needs an else branch{{$}}
+  %r = scf.if %c -> (tensor<4xf32>) {
+    scf.yield %a : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @while_condition(%a: tensor<4xf32>, %k: tensor<4xi32>) -> tensor<4xf32> {
+  %w = scf.while (%v = %a) : (tensor<4xf32>) -> tensor<4xf32> {
+    %t = arith.constant true
+    // CHECK: :[[# @LINE + 1]]:5: error: 'scf.while' condition passes (tensor<4xi32>), but its results are (tensor<4xf32>){{$}}
+    scf.condition(%t) %k : tensor<4xi32>
+  } do {
+  ^bb0(%v1: tensor<4xf32>):
+    scf.yield %v1 : tensor<4xf32>
+  }
+  func.return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @while_do_arguments(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'scf.while' do region takes (tensor<4xi32>), but its results are (tensor<4xf32>){{$}}
+  %w = scf.while (%v = %a) : (tensor<4xf32>) -> tensor<4xf32> {
+    %t = arith.constant true
+    scf.condition(%t) %v : tensor<4xf32>
+  } do {
+  ^bb0(%v1: tensor<4xi32>):
+    scf.yield %a : tensor<4xf32>
+  }
+  func.return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @while_yield(%a: tensor<4xf32>, %k: tensor<4xi32>) -> tensor<4xf32> {
+  %w = scf.while (%v = %a) : (tensor<4xf32>) -> tensor<4xf32> {
+    %t = arith.constant true
+    scf.condition(%t) %v : tensor<4xf32>
+  } do {
+  ^bb0(%v1: tensor<4xf32>):
+    // CHECK: :[[# @LINE + 1]]:5: error: 'scf.while' do region yields (tensor<4xi32>), but its inits are (tensor<4xf32>){{$}}
+    scf.yield %k : tensor<4xi32>
+  }
+  func.return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @return_type(%a: tensor<4xf32>) -> tensor<4xf64> {
+  // CHECK: :[[# @LINE + 1]]:3: error: Expected arguments to have the same types as the function output types: expected [tensor<4xf64>], got [tensor<4xf32>]{{$}}
+  func.return %a : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:1: error: 'func.func' has a region of 2 blocks; dvm programs have no branches, so a region holds one block{{$}}
+func.func @two_blocks(%a: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %a : tensor<4xf32>
+^bb1:
+  func.return %a : tensor<4xf32>
 }
