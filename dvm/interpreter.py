@@ -641,6 +641,10 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     try:
         with np.errstate(all="ignore"):
             results = interpreter.call_op(func, values)
+    except RecursionError:  # regions nest at most MAX_NESTING deep: only calls recurse
+        raise ExecutionError(
+            f"@{func.sym_name.data}: calls (func.call) nest deeper than Python's stack allows"
+        ) from None
     except Exception as e:
         # xDSL adds a printout of the module per enclosing op; the first marks the failing op.
         if len(notes := getattr(e, "__notes__", [])) > 1:

@@ -27,9 +27,9 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.irdl import AttrConstraint, base
-from xdsl.parser import UnresolvedOperand
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
@@ -37,6 +37,7 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects import DIALECTS
 from dvm.dialects.control_flow import RegionError, check_control_flow
@@ -144,15 +145,27 @@ def decode_utf8(data: bytes, name: str) -> str:
 # --------------------------------------------------------------------------
 
 
+MAX_NESTING = 32
+"""How deeply regions may nest (a function body is one level, an `scf.if` in it
+two; a module's own region does not count): the passes, the interpreter and
+the runtime recurse into regions, and Python's stack holds this many levels
+with room to spare."""
+
+
 class LocatingParser(LiteralParser):
-    """A parser that remembers where each op was written.
+    """A parser that remembers where each op was written, and says where the
+    program breaks a rule that xDSL's parser does not check.
 
     `spans` maps every parsed op to its source span (the first line of the
     chunk is line `line_offset + 1` of the file), and ops without a `loc(...)`
     get a `FileLineColLoc`, as MLIR's parser does. Numbers follow
-    `dvm.literals`. A value used but never
-    defined is reported at its first use (xDSL's parser notices only at the
-    end of the input, and says so there).
+    `dvm.literals`. Each of these is an error at its place:
+
+    - a value used but never defined (xDSL notices at the end of the input);
+    - a value used before its definition, or in it (xDSL accepts the forward
+      reference, as for a graph region; dvm programs have none);
+    - regions nested more than `MAX_NESTING` deep, or any other syntax nested
+      deeper than Python's stack allows.
     """
 
     def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
@@ -161,10 +174,16 @@ class LocatingParser(LiteralParser):
         self.spans: dict[Operation, Span[str]] = {}
         self.first_uses: dict[str, Span[str]] = {}
         """Where each value used before its definition was first used."""
+        self.op_starts: list[int] = []
+        """Where each op being parsed starts, the innermost last."""
+        self.nesting = 0
+        """How many regions enclose the parser's position."""
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """The module; a parse error is a `DvmParseError` (one with several spans keeps
         its own type and layout)."""
+        if self._current_token.text.strip('"') in ("builtin.module", "module"):
+            self.nesting = -1  # a module's own region is no nesting level
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError as e:
@@ -177,6 +196,60 @@ class LocatingParser(LiteralParser):
             also = f" (also undefined: {', '.join('%' + n for n in others)})" if others else ""
             message = f"use of undefined value %{first}{also}"
             raise DvmParseError(self.first_uses[first], message) from None
+        except RecursionError:
+            span = self._current_token.span
+            raise DvmParseError(
+                Span(span.start, span.end, span.input, self.line_offset),
+                "the program nests too deeply here for the parser (Python's stack ran out)",
+            ) from None
+
+    def parse_optional_region(self, arguments: Sequence[Parser.Argument] | None = None) -> Any:
+        """A region, at most `MAX_NESTING` deep."""
+        if self._current_token.kind == MLIRTokenKind.L_BRACE and self.nesting == MAX_NESTING:
+            self.raise_error(
+                f"regions nest more than {MAX_NESTING} deep here, which dvm does not support",
+                self._current_token.span,
+            )
+        self.nesting += 1
+        try:
+            return super().parse_optional_region(arguments)
+        finally:
+            self.nesting -= 1
+
+    def _register_ssa_definition(self, name: str, values: Sequence[SSAValue], span: Span) -> None:
+        """Define `%name`; an earlier use of it is an error at that use."""
+        use = self.first_uses.get(name)
+        if use is not None and name in self.forward_ssa_references:
+            own = bool(self.op_starts) and use.start >= self.op_starts[-1]
+            line = Span(span.start, span.end, span.input, self.line_offset).get_location().line
+            where = "in its own definition" if own else f"before its definition on line {line}"
+            raise DvmParseError(use, f"%{name} is used {where}")
+        super()._register_ssa_definition(name, values, span)
+
+    def _parse_block(self) -> Block:
+        """A labelled block: xDSL's `_parse_block`, which also takes labels such as `^0`
+        (valid MLIR, but not as a block's name hint in xDSL)."""
+        label = self._parse_token(MLIRTokenKind.CARET_IDENT, " in block definition")
+        name = label.text[1:]
+        if name not in self.blocks:
+            block = Block()
+            self.blocks[name] = (block, label.span)
+        else:
+            block, original = self.blocks[name]
+            if original is not None:
+                raise MultipleSpansParseError(
+                    label.span,
+                    f"re-declaration of block '{name}'",
+                    "originally declared here:",
+                    [(original, None)],
+                )
+            self.forward_block_references.pop(name)
+        if Block.is_valid_name(name) and not Block.is_default_block_name(name):
+            block.name_hint = name
+        self._parse_optional_block_arg_list(block)
+        self.parse_punctuation(":")
+        self._parse_block_body(block)
+        return block
 
     def _parse_dense_literal_type(self) -> Any:
         """xDSL's check of a `dense<...>` literal's type, with its constraint built once
@@ -201,10 +274,13 @@ class LocatingParser(LiteralParser):
     def parse_operation(self) -> Operation:
         start = self._current_token.span  # the op's first token: a result or its name
         span = Span(start.start, start.start + 1, start.input, self.line_offset)
+        self.op_starts.append(start.start)
         try:
             op = super().parse_operation()
         except VerifyException as e:  # a constraint checked while the op is built
             raise LocatedDiagnostic(format_diagnostic(span, str(e))) from None
+        finally:
+            self.op_starts.pop()
         self.spans[op] = span
         if isinstance(op.location, UnknownLoc):
             where = span.get_location()

@@ -1,4 +1,4 @@
-"""Numbers in program text: constants that mean exactly what they say.
+"""Numbers in program text: constants that mean exactly what they say, and sizes that fit.
 
 `LiteralParser` is xDSL's parser with these rules for `dense<...>` and
 scalar constants (`arith.constant 1.5 : f32`), each error located at the
@@ -13,6 +13,8 @@ literal:
 - an integer literal must fit its type: `-128` to `255` for i8 (a signless
   integer is a bit pattern, so both readings are accepted, as in MLIR), and
   the signed 64-bit range for index;
+- a static tensor shape holds at most 2**63 - 1 bytes, so that every size
+  and offset fits the VM's 64-bit integers.
 
 With `dvm.dialects.dense`, which prints non-finite floats as their bits,
 every float constant survives printing and parsing unchanged, bit for bit.
@@ -25,6 +27,7 @@ import struct
 from typing import Any, NoReturn, cast
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -42,6 +45,9 @@ from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects.dense import FLOAT_FORMATS
+
+MAX_BYTES = 2**63 - 1
+"""The largest static tensor, in bytes: sizes and offsets are 64-bit in the VM."""
 
 SPECIAL_FLOATS = {"inf": math.inf, "nan": math.nan}
 """Float literals written as words."""
@@ -220,3 +226,21 @@ class LiteralParser(Parser):
             f"value is {largest:.8g}); write inf for infinity",
             span,
         )
+
+    # -- shapes --------------------------------------------------------------------------
+
+    def parse_ranked_shape(self) -> tuple[list[int], Attribute]:
+        """`4x?xf32`: a static part of at most `MAX_BYTES` bytes."""
+        start = self.pos
+        dims, element = super().parse_ranked_shape()
+        static = math.prod(d for d in dims if d != DYNAMIC_INDEX)
+        size = max(getattr(element, "compile_time_size", 1), 1)  # bytes per element
+        if static * size > MAX_BYTES:
+            shape = "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in dims)
+            self.raise_error(
+                f"shape {shape} of {element} is too large: its static dims alone hold "
+                f"{static * size} bytes, more than the 2**63 - 1 that 64-bit sizes allow",
+                start,
+                self.pos,
+            )
+        return dims, element

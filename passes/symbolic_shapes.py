@@ -255,6 +255,10 @@ class ShapeInference:
 
     def walk(self, block: Block) -> None:
         for op in block.ops:
+            for value in op.operands:  # the parser rejects this; IR built in Python may not
+                if isinstance(value.type, TensorType) and value not in self.shapes:
+                    name = f"%{value.name_hint}" if value.name_hint else "a value"
+                    raise ProgramError(op, f"uses {name} before its definition")
             rule = self.rules.get(type(op))
             if rule is not None:
                 rule(op)
