@@ -156,6 +156,18 @@ def check_result_shape(
             )
 
 
+def check_mixed_shape(op_name: str, what: str, static: Sequence[int], operands: int) -> None:
+    """A shape of constants and `index` operands (`[%n, 4]`): one operand per `?`
+    (stored as DYN), and no negative constant."""
+    if static.count(DYN) != operands:
+        raise VerifyException(
+            f"'{op_name}' {what} has {static.count(DYN)} dynamic dims but {operands} index operands"
+        )
+    if any(d < 0 and d != DYN for d in static):
+        shown = ", ".join("?" if d == DYN else str(d) for d in static)
+        raise VerifyException(f"'{op_name}' {what} [{shown}] has a negative dim")
+
+
 def check_element(op_name: str, role: str, t: Attribute, kind: str) -> None:
     if not ELEMENT_KINDS[kind](t):
         wanted = "any supported" if kind == "any" else f"a {kind}"
@@ -526,11 +538,7 @@ class BroadcastToOp(IRDLOperation):
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
         static = self.static_shape.get_values()
-        if static.count(DYN) != len(self.dynamic_shape):
-            raise VerifyException(
-                f"'{self.name}' target shape has {static.count(DYN)} dynamic dims "
-                f"but {len(self.dynamic_shape)} index operands"
-            )
+        check_mixed_shape(self.name, "target shape", static, len(self.dynamic_shape))
         check_result_shape(self.name, static, result)
         if source.element_type != result.element_type:
             raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
@@ -903,11 +911,7 @@ class ExpandShapeOp(IRDLOperation):
         result = tensor_type(self.result)
         check_reshape(self, tensor_type(self.src), result, self.reassociation)
         static = self.static_output_shape.get_values()
-        if static.count(DYN) != len(self.dynamic_output_shape):
-            raise VerifyException(
-                f"'{self.name}' output_shape has {static.count(DYN)} dynamic dims "
-                f"but {len(self.dynamic_output_shape)} index operands"
-            )
+        check_mixed_shape(self.name, "output_shape", static, len(self.dynamic_output_shape))
         check_result_shape(self.name, static, result)
 
 

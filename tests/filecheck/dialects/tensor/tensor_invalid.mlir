@@ -269,6 +269,22 @@ func.func @broadcast_to_lower_rank(%a: tensor<2x3x4xf32>) {
 
 // -----
 
+func.func @broadcast_to_negative(%a: tensor<?xf32>, %n: index) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.broadcast_to' target shape [-3, ?] has a negative dim{{$}}
+  %r = tensor.broadcast_to %a to [-3, %n] : tensor<?xf32> -> tensor<?x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @expand_negative(%a: tensor<?x?xf32>, %n: index) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.expand_shape' output_shape [?, -1, 4] has a negative dim{{$}}
+  %r = tensor.expand_shape %a [[0], [1, 2]] output_shape [%n, -1, 4] : tensor<?x?xf32> into tensor<?x?x4xf32>
+  func.return
+}
+
+// -----
+
 func.func @broadcast_to_element(%a: tensor<4xf32>, %n: index) {
   // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.broadcast_to' changes the element type: tensor<4xf32> -> tensor<?x4xf16>{{$}}
   %r = tensor.broadcast_to %a to [%n, 4] : tensor<4xf32> -> tensor<?x4xf16>
