@@ -25,6 +25,7 @@ them into the binary's small postfix expressions.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -72,9 +73,22 @@ def parse_ref(parser: Parser, prefix: str) -> int:
     return int(word[len(prefix) :])
 
 
+SPECIAL_SCALARS = {"inf": math.inf, "nan": math.nan}
+"""Scalars that print as words (`repr` of a float)."""
+
+
 def parse_scalar(parser: Parser) -> Operand:
+    """A number (`1.5`, `-inf`, `nan`, as `operand_text` writes it) or a slot (`s3`)."""
+    sign = -1.0 if parser.parse_optional_punctuation("-") is not None else 1.0
+    for word, value in SPECIAL_SCALARS.items():
+        if parser.parse_optional_keyword(word):
+            return sign * value
     number = parser.parse_optional_number()
-    return float(number) if number is not None else ("slot", parse_ref(parser, "s"))
+    if number is not None:
+        return sign * float(number)
+    if sign < 0:
+        parser.raise_error("expected a number after '-'")
+    return ("slot", parse_ref(parser, "s"))
 
 
 def parse_extent(parser: Parser) -> tuple[Any, ...]:

@@ -223,3 +223,19 @@ def test_causal_masked_softmax_with_minus_inf(printed_first: bool) -> None:
     exact = np.where(causal, scores, -np.inf)
     exact = np.exp(exact - exact.max(axis=2, keepdims=True))
     np.testing.assert_allclose(got, exact / exact.sum(axis=2, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("pipeline", ["dvm-pipeline", "dvm-pipeline{device=ascend910b}"])
+def test_every_level_prints_minus_inf_so_it_parses_back(
+    pipeline: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The -inf reaches the tile and bytecode levels as a scalar (`bytecode.fill r0, -inf`)."""
+    source = tmp_path / "softmax.mlir"
+    source.write_text(MASKED_SOFTMAX)
+    assert dvm_opt([str(source), "-p", pipeline]) == 0
+    lowered = capsys.readouterr().out
+    assert "-inf" in lowered
+    again = tmp_path / "lowered.mlir"
+    again.write_text(lowered)
+    assert dvm_opt([str(again)]) == 0
+    assert capsys.readouterr().out == lowered

@@ -28,6 +28,8 @@
 // CHECK-NEXT:    bytecode.reduce r1, r0, max, {1}, [keepdims]
 // CHECK-NEXT:    bytecode.sub r0, r0, r1
 // CHECK-NEXT:    bytecode.fill r1, 0.0, (v0[0], s5)
+// CHECK-NEXT:    bytecode.fill r1, -inf, (v0[0], s5)
+// CHECK-NEXT:    bytecode.add.rs r0, r0, nan
 // CHECK-NEXT:    bytecode.loop s5
 // CHECK-NEXT:    bytecode.exp r0, r0
 // CHECK-NEXT:    bytecode.endloop
@@ -55,6 +57,8 @@ bytecode.program @axpy params ["n"] {
   bytecode.reduce r1, r0, max, {1}, [keepdims]
   bytecode.sub r0, r0, r1
   bytecode.fill r1, 0.0, (v0[0], s5)
+  bytecode.fill r1, -inf, (v0[0], s5)
+  bytecode.add.rs r0, r0, nan
   bytecode.loop s5
   bytecode.exp r0, r0
   bytecode.endloop
