@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -355,7 +355,7 @@ class TensorFunctions(InterpreterFunctions):
 # The arith dialect (constants, index arithmetic, scalar and tensor math)
 # --------------------------------------------------------------------------
 
-ARITH: dict[type[Operation], Callable[..., Any]] = {
+_SIGNED = {
     arith.AddiOp: np.add,
     arith.SubiOp: np.subtract,
     arith.MuliOp: np.multiply,
@@ -368,6 +368,23 @@ ARITH: dict[type[Operation], Callable[..., Any]] = {
     arith.AndIOp: np.bitwise_and,
     arith.OrIOp: np.bitwise_or,
     arith.XOrIOp: np.bitwise_xor,
+    arith.ShLIOp: numerics.shift_left,
+    arith.ShRSIOp: numerics.shift_right,
+    arith.MulSIExtendedOp: numerics.multiply_extended,
+}
+_UNSIGNED = {
+    arith.DivUIOp: numerics.divide,
+    arith.RemUIOp: numerics.remainder,
+    arith.CeilDivUIOp: numerics.ceil_divide,
+    arith.MaxUIOp: np.maximum,
+    arith.MinUIOp: np.minimum,
+    arith.ShRUIOp: numerics.shift_right,
+    arith.MulUIExtendedOp: numerics.multiply_extended,
+}
+ARITH: dict[type[Operation], Callable[..., Any]] = {
+    **{op: numerics.on_integers(fn) for op, fn in _SIGNED.items()},
+    **{op: numerics.on_integers(fn, unsigned=True) for op, fn in _UNSIGNED.items()},
+    arith.AddUIExtendedOp: numerics.add_unsigned_extended,
     arith.AddfOp: np.add,
     arith.SubfOp: np.subtract,
     arith.MulfOp: np.multiply,
@@ -379,11 +396,31 @@ ARITH: dict[type[Operation], Callable[..., Any]] = {
     arith.MinnumfOp: np.fmin,
     arith.SelectOp: np.where,
 }
+"""The arith ops that are a function of their operands alone, as numpy computes them
+(integer ops as `arith` defines them on two's complement bits, `numerics.on_integers`)."""
 
+_ON_INDEX = {
+    arith.AddiOp: "add",
+    arith.SubiOp: "subtract",
+    arith.MuliOp: "multiply",
+    arith.DivSIOp: "divide",
+    arith.RemSIOp: "remainder",
+    arith.FloorDivSIOp: "floor_divide",
+    arith.CeilDivSIOp: "ceil_divide",
+    arith.MaxSIOp: "maximum",
+    arith.MinSIOp: "minimum",
+}
+"""The ops of `ARITH` that `index` operands (Python ints) compute on Python ints."""
+
+_SIGN_EXTENDING = (arith.ExtSIOp, arith.SIToFPOp, arith.IndexCastOp)
+_ZERO_EXTENDING = (arith.ExtUIOp, arith.UIToFPOp)
 ARITH_CASTS: tuple[type[Operation], ...] = (
-    arith.IndexCastOp, arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp, arith.TruncFOp,
-    arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp,
+    *_SIGN_EXTENDING, *_ZERO_EXTENDING, arith.FPToSIOp, arith.FPToUIOp,
+    arith.ExtFOp, arith.TruncFOp, arith.TruncIOp, arith.BitcastOp,
 )  # fmt: skip
+ARITH_OPS: tuple[type[Operation], ...] = (*ARITH, *ARITH_CASTS, arith.CmpiOp, arith.CmpfOp)
+"""Every arith op the interpreter and the compiled host code run (with `arith.constant`:
+all of upstream's that xDSL defines)."""
 
 _COMPARISONS = (np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal)
 """`arith.cmpf` predicates 1-6 (oeq ... one) and 8-13 (ueq ... une) in this order."""
@@ -391,28 +428,56 @@ _INT_COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, 
 """`arith.cmpi` predicates 0-5 (eq ne slt sle sgt sge); 6-9 are the unsigned 2-5."""
 
 
-def cast(
-    _self: InterpreterFunctions, _interp: Interpreter, op: Operation, args: PythonValues
-) -> PythonValues:
-    """The arith casts: `numerics.convert`, plus the sign rules of extsi/extui."""
-    x = np.asarray(args[0])
-    if isinstance(op, arith.ExtUIOp) and x.dtype.kind == "i":
-        x = x.view(f"u{x.dtype.itemsize}")  # zero-extend
-    out = numerics.convert(x, numpy_dtype(op.results[0].type))
-    if isinstance(op, arith.ExtSIOp) and x.dtype == np.bool_:
-        out = -out  # a set i1 sign-extends to -1
-    return result(op, out)
+def arith_function(op: Operation) -> Callable[..., Any]:
+    """How arith op `op` computes its result from its operand values (numpy's result,
+    before `to_value`; a tuple for several results), its attributes read now: the one
+    meaning of arith, which `dvm.compile`'s host code shares."""
+    if type(op) in _ON_INDEX and isinstance(op.results[0].type, IndexType):
+        return numerics.INDEX_ARITHMETIC[_ON_INDEX[type(op)]]
+    if type(op) in ARITH:
+        return ARITH[type(op)]
+    if isinstance(op, arith.CmpiOp):
+        return partial(compare_ints, op.predicate.value.data)
+    if isinstance(op, arith.CmpfOp):
+        return partial(compare_floats, op.predicate.value.data)
+    if isinstance(op, ARITH_CASTS):
+        return partial(cast, type(op), numpy_dtype(op.results[0].type))
+    raise ExecutionError(f"'{op.name}' is not supported")
 
 
-def compare_ints(predicate: int, a: Array, b: Array) -> Array:
-    if predicate >= 6:  # ult ule ugt uge: compare the two's complement bits as unsigned
-        a, b = (x if x.dtype == np.bool_ else x.astype(f"u{x.dtype.itemsize}") for x in (a, b))
-        predicate -= 4
-    return _INT_COMPARISONS[predicate](a, b)
+def cast(kind: type[Operation], dtype: np.dtype[Any], value: Any) -> Array:
+    """The arith casts: `numerics.convert`, with `arith`'s integer rules: the sign- or
+    zero-extending ones read the operand's bits as signed or unsigned (a set `i1` is -1
+    or 1), integer results wrap around, `bitcast` keeps the bits."""
+    x = np.asarray(value)
+    if kind is arith.BitcastOp:
+        return x.view(dtype)
+    if x.dtype == np.bool_ and kind in _SIGN_EXTENDING:
+        x = -x.astype(np.int8)
+    elif kind in _ZERO_EXTENDING:
+        x = numerics.as_unsigned(x)
+    if dtype.kind not in "ib":
+        return numerics.convert(x, dtype)
+    if x.dtype.kind == "f":  # truncate toward zero, saturate, then keep the low bits
+        signed = "u" if kind is arith.FPToUIOp else "i"
+        x = numerics.convert(x, np.dtype(f"{signed}{dtype.itemsize}"))
+    return numerics.wrap_integer(x, dtype)
 
 
-def compare_floats(predicate: int, a: Array, b: Array) -> Array:
+def compare_ints(predicate: int, a: Any, b: Any) -> Array:
+    """`arith.cmpi`; the unsigned predicates read the two's complement bits as unsigned."""
+    unsigned = predicate >= 6  # ult ule ugt uge
+    a, b = (np.asarray(x) for x in (a, b))
+    if a.dtype == np.bool_:  # i1: true is -1 signed, 1 unsigned
+        a, b = (x if unsigned else -x.astype(np.int8) for x in (a, b))
+    elif unsigned:
+        a, b = numerics.as_unsigned(a), numerics.as_unsigned(b)
+    return _INT_COMPARISONS[predicate - 4 if unsigned else predicate](a, b)
+
+
+def compare_floats(predicate: int, a: Any, b: Any) -> Array:
     """`arith.cmpf`: ordered predicates are false, unordered ones true, when a NaN is involved."""
+    a, b = np.asarray(a), np.asarray(b)
     unordered = np.isnan(a) | np.isnan(b)
     if predicate in (0, 15):  # false, true
         return np.full(unordered.shape, predicate == 15)
@@ -431,8 +496,20 @@ def dense_array(value: DenseIntOrFPElementsAttr, type_: TensorType) -> Array:
     return data.astype(numpy_dtype(type_))
 
 
+def run_arith(
+    _self: InterpreterFunctions, _interp: Interpreter, op: Operation, args: PythonValues
+) -> PythonValues:
+    """An impl of the ops of `ARITH_OPS` (on scalars, or on tensors that broadcast)."""
+    if len(args) > 1:
+        broadcast_shapes(op, [np.shape(a) for a in args])
+    raw = arith_function(op)(*args)
+    if len(op.results) > 1:
+        return tuple(to_value(op, r, v.type) for r, v in zip(raw, op.results, strict=True))
+    return result(op, raw)
+
+
 @register_impls
-@with_impls({op: elementwise(fn) for op, fn in ARITH.items()} | dict.fromkeys(ARITH_CASTS, cast))
+@with_impls(dict.fromkeys(ARITH_OPS, run_arith))
 class ArithFunctions(InterpreterFunctions):
     """arith ops on the values of this interpreter (xDSL's own arith impls use attributes)."""
 
@@ -447,20 +524,6 @@ class ArithFunctions(InterpreterFunctions):
             raw = value.value.data
             return result(op, raw != 0 if numpy_dtype(t) == np.bool_ else raw)
         raise ExecutionError(f"'{op.name}' with value {value} is not supported")
-
-    @impl(arith.CmpiOp)
-    def run_cmpi(
-        self, interpreter: Interpreter, op: arith.CmpiOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = (np.asarray(x) for x in args)
-        return result(op, compare_ints(op.predicate.value.data, a, b))
-
-    @impl(arith.CmpfOp)
-    def run_cmpf(
-        self, interpreter: Interpreter, op: arith.CmpfOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = (np.asarray(x) for x in args)
-        return result(op, compare_floats(op.predicate.value.data, a, b))
 
 
 # --------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """`dvm.compile`: compile a program once, then run it on any shapes.
 
 Compiling runs the whole pipeline (`dvm-pipeline`) once, symbolically, and
-turns what is left on the host — the function's control flow, the `index`
-arithmetic, the kernel launches — into plain Python closures. Each kernel's
+turns what is left on the host — the function's control flow, the arithmetic
+on scalars (`arith` on `index`, integers and floats, as `dvm.interpret` computes
+it), the kernel launches — into plain Python closures. Each kernel's
 bytecode is decoded and validated once.
 
 A call then does only cheap work:
@@ -60,12 +61,14 @@ from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.errors import CallError, DvmError
 from dvm.interpreter import (
-    ARITH,
+    ARITH_OPS,
     argument_label,
+    arith_function,
     check_argument,
     check_arguments,
     dense_array,
     find_entry,
+    is_float,
     numpy_dtype,
 )
 from dvm.ir import parse
@@ -529,7 +532,7 @@ class HostCompiler:
         handler = getattr(self, "op_" + type(op).__name__, None)
         if handler is not None:
             step = handler(op)
-        elif type(op) in ARITH:
+        elif type(op) in ARITH_OPS:
             step = self.scalar_arith(op)
         else:
             raise CompileError(f"{op.name} cannot run on the host (it should be inside a kernel)")
@@ -597,16 +600,26 @@ class HostCompiler:
         return step
 
     def scalar_arith(self, op: Operation) -> Step:
-        fn = ARITH[type(op)]
+        """An arith op on `index`, integer or float scalars, computed as `dvm.interpret`
+        computes it (`arith_function`), with numpy's warnings off as they are there."""
+        fn = arith_function(op)
         args = [self.index(v) for v in op.operands]
-        out = self.index(op.results[0])
-        result_type = op.results[0].type
-        as_int = isinstance(result_type, IndexType)
-        dtype = None if as_int else numpy_dtype(result_type)
+        outs = [(self.index(r), value_maker(r.type)) for r in op.results]
+        (out, make), *_ = outs
+        # float arithmetic on numpy scalars warns of overflow; integers never do
+        floats = any(not isinstance(r.type, IndexType) and is_float(r.type) for r in op.results)
 
         def step(call: Call, env: Env) -> None:
-            value = fn(*(env[i] for i in args))
-            env[out] = int(value) if as_int else np.asarray(value, dtype)[()]
+            if floats:
+                with np.errstate(all="ignore"):
+                    value = fn(*[env[i] for i in args])
+            else:
+                value = fn(*[env[i] for i in args])
+            if len(outs) == 1:
+                env[out] = make(value)
+            else:
+                for (slot, make_one), one in zip(outs, value, strict=True):
+                    env[slot] = make_one(one)
 
         return step
 
@@ -850,6 +863,15 @@ def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """`array` in C order, of the same shape (`np.ascontiguousarray` makes a
     0-d array 1-d, which a kernel's rank-0 argument rejects)."""
     return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+
+
+def value_maker(type_: Attribute) -> Callable[[Any], Any]:
+    """What makes numpy's result the run-time value of a scalar of `type_`, as the
+    interpreter's `to_value` does: an int for `index`, else a numpy scalar."""
+    if isinstance(type_, IndexType):
+        return int
+    dtype = numpy_dtype(type_)
+    return lambda raw: np.asarray(raw, dtype)[()]
 
 
 def constant_value(op: arith.ConstantOp) -> Any:
@@ -1113,9 +1135,10 @@ class Program:
 
     @staticmethod
     def finish(args: Sequence[Any], outputs: list[Any]) -> Any:
-        """The results, never aliasing an argument; one value or a tuple."""
+        """The results, never aliasing an argument (scalars are immutable: an `index`
+        is a Python int); one value or a tuple."""
         given = set(map(id, args))
-        outputs = [o.copy() if id(o) in given else o for o in outputs]
+        outputs = [o.copy() if id(o) in given and isinstance(o, np.ndarray) else o for o in outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def specialized(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], Specialization]:

@@ -1071,8 +1071,9 @@ def make_inputs(types: Sequence[tuple[str, Any]], seed: int) -> list[Any]:
 
 
 def widened(text: str) -> str:
-    """The program with every f32 made f64: a more precise reference."""
-    return re.sub(r"f32(?=>)", "f64", text)
+    """The program with every f32 made f64 (tensor elements and scalars): a more
+    precise reference."""
+    return re.sub(r"(?<=[x<\s(,])f32\b", "f64", text)
 
 
 TOLERANCES = {  # dtype -> (rtol, atol relative to the result's largest magnitude)

@@ -629,6 +629,69 @@ def test_cmpi_unsigned_predicates() -> None:
     assert dvm.interpret(program, I8(-1), I8(1)) == (False, True)
 
 
+def test_unsigned_and_shift_ops_read_the_bits() -> None:
+    program = """func.func @f(%a: i8, %b: i8) -> (i8, i8, i8, i8, i8, i8, i8, i8) {
+  %q = arith.divui %a, %b : i8
+  %r = arith.remui %a, %b : i8
+  %c = arith.ceildivui %a, %b : i8
+  %m = arith.maxui %a, %b : i8
+  %l = arith.shli %a, %b : i8
+  %s = arith.shrsi %a, %b : i8
+  %u = arith.shrui %a, %b : i8
+  %z = arith.shli %a, %a : i8
+  func.return %q, %r, %c, %m, %l, %s, %u, %z : i8, i8, i8, i8, i8, i8, i8, i8
+}"""
+    got = dvm.interpret(program, I8(-8), I8(3))  # -8 is 248 unsigned
+    assert got == (82, 2, 83, -8, -64, -1, 31, 0)
+    assert all(type(v) is I8 for v in got)
+    assert dvm.interpret(program, I8(-8), I8(9))[4:7] == (0, -1, 0)  # shifted past the width
+
+
+def test_i1_arithmetic_is_one_bit() -> None:
+    program = """func.func @f(%a: i1, %b: i1) -> (i1, i1, i1, i1, f32, index, i32) {
+  %s = arith.addi %a, %b : i1
+  %d = arith.subi %a, %b : i1
+  %m = arith.minsi %a, %b : i1
+  %lt = arith.cmpi slt, %a, %b : i1
+  %f = arith.sitofp %a : i1 to f32
+  %i = arith.index_cast %a : i1 to index
+  %u = arith.extui %a : i1 to i32
+  func.return %s, %d, %m, %lt, %f, %i, %u : i1, i1, i1, i1, f32, index, i32
+}"""
+    # a set i1 is -1 read as signed (min, slt, sitofp, index_cast), 1 read as unsigned
+    assert dvm.interpret(program, True, True) == (False, False, True, False, -1.0, -1, 1)
+    assert dvm.interpret(program, True, False)[2:4] == (True, True)
+
+
+def test_extended_arith_gives_both_halves() -> None:
+    program = """func.func @f(%a: i32, %b: i32) -> (i32, i32, i32, i32, i32, i1) {
+  %sl, %sh = arith.mulsi_extended %a, %b : i32
+  %ul, %uh = arith.mului_extended %a, %b : i32
+  %sum, %over = arith.addui_extended %a, %b : i32, i1
+  func.return %sl, %sh, %ul, %uh, %sum, %over : i32, i32, i32, i32, i32, i1
+}"""
+    # -1 * -2 = 2 signed; 0xFFFFFFFF * 0xFFFFFFFE = 0xFFFFFFFD_00000002 unsigned
+    assert dvm.interpret(program, I32(-1), I32(-2)) == (2, 0, 2, -3, -3, True)
+    assert dvm.interpret(program, I32(2**30), I32(4)) == (0, 1, 0, 1, 2**30 + 4, False)
+
+
+def test_unsigned_casts_and_bitcast() -> None:
+    program = """func.func @f(%a: i8, %x: f32) -> (f32, i8, i8, i32, i64) {
+  %u = arith.uitofp %a : i8 to f32
+  %p = arith.fptoui %x : f32 to i8
+  %t = arith.trunci %a : i8 to i1
+  %bits = arith.bitcast %x : f32 to i32
+  %i = arith.index_cast %a : i8 to index
+  %w = arith.index_cast %i : index to i64
+  %t8 = arith.extui %t : i1 to i8
+  func.return %u, %p, %t8, %bits, %w : f32, i8, i8, i32, i64
+}"""
+    u, p, t8, bits, w = dvm.interpret(program, I8(-3), F32(200.5))
+    assert (u, p, t8, w) == (253.0, -56, 1, -3)  # fptoui 200 is 0xC8, -56 as i8
+    assert bits == np.float32(200.5).view(np.int32)
+    assert dvm.interpret(program, I8(3), F32(1e10))[1] == -1  # saturates at 255
+
+
 # --------------------------------------------------------------------------
 # Control flow: scf.for, scf.while, scf.if, func.call
 # --------------------------------------------------------------------------
