@@ -59,7 +59,7 @@ from dvm import vm
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
-from dvm.errors import CallError, DvmError
+from dvm.errors import CallError, DvmError, ShapeError
 from dvm.interpreter import (
     ARITH_OPS,
     argument_label,
@@ -77,9 +77,11 @@ from dvm.lowering.pipeline import DvmPipelinePass
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import (
+    ARG_VALUES,
     SHAPE,
     SHAPES,
     VALUE,
+    VALUES,
     Guard,
     GuardKind,
     argument_shapes,
@@ -506,9 +508,10 @@ class HostCompiler:
         """Symbols bound when the steps compiled so far have run."""
         self.late = list(late)
         """Guards not yet checked: some symbol of theirs is not known yet."""
-        self.guard_failed: Callable[[Guard, int, int], Exception] = lambda g, a, b: CallError(
+        self.guard_failed: Callable[[Guard, int, int], Exception] = lambda g, a, b: ShapeError(
             f"{g.origin} needs {g}, but {g.lhs} is {a} and {g.rhs} is {b}"
         )
+        """The error of a late guard that fails: the call made a value that breaks it."""
         self.places = 0
         """Launch results that never leave a call: each has a place in its arena."""
 
@@ -547,12 +550,8 @@ class HostCompiler:
                 if name is not None and name not in self.known:
                     binds.append((self.index(result), axis, name))
                     self.known.add(name)
-            value = op.attributes.get(VALUE)
-            if len(op.results) == 1 and isinstance(value, StringAttr):
-                expr = parse_expr(value.data)
-                if isinstance(expr, sympy.Symbol) and str(expr) not in self.known:
-                    binds.append((self.index(result), None, str(expr)))
-                    self.known.add(str(expr))
+        for value, name in self.new_value_symbols(op.results, value_texts(op)):
+            binds.append((self.index(value), None, name))
         if not binds:
             return step
         check = self.decidable_guards()
@@ -564,6 +563,44 @@ class HostCompiler:
             check(call.symbols)
 
         return bound
+
+    def argument_binding(self, op: Operation, region: int) -> Step | None:
+        """Binding the new symbols that the arguments of `op`'s block `region` are (an
+        induction variable, an index a loop carries), then checking the guards that became
+        decidable: a step for each time the block starts (None: nothing to bind)."""
+        texts = op.attributes.get(ARG_VALUES)
+        if not isinstance(texts, ArrayAttr):
+            return None
+        args = op.regions[region].block.args
+        entries = texts.data[region]
+        assert isinstance(entries, ArrayAttr)
+        binds = [
+            (self.index(a), name)
+            for a, name in self.new_value_symbols(args, [e.data for e in entries.data])
+        ]
+        if not binds:
+            return None
+        check = self.decidable_guards()
+
+        def bound(call: Call, env: Env) -> None:
+            for slot, name in binds:
+                call.symbols[name] = env[slot]
+            check(call.symbols)
+
+        return bound
+
+    def new_value_symbols(
+        self, values: Sequence[SSAValue], texts: Sequence[str]
+    ) -> list[tuple[SSAValue, str]]:
+        """The index values whose expression (`VALUE`) is a symbol not known yet, with
+        it; from now on it is known."""
+        found = []
+        for value, text in zip(values, texts, strict=True):
+            expr = parse_expr(text) if text else None
+            if isinstance(expr, sympy.Symbol) and str(expr) not in self.known:
+                found.append((value, str(expr)))
+                self.known.add(str(expr))
+        return found
 
     def decidable_guards(self) -> Callable[[dict[str, int]], None]:
         """A check of the late guards whose symbols are all known now."""
@@ -752,7 +789,10 @@ class HostCompiler:
         carried = [self.index(a) for a in body.args[1:]]
         inits = [self.index(v) for v in op.iter_args]
         results = [self.index(r) for r in op.results]
+        bind_args = self.argument_binding(op, 0)
         steps, yielded = self.block(body)
+        if bind_args is not None:
+            steps = [bind_args, *steps]
 
         def step(call: Call, env: Env) -> None:
             if env[stride] <= 0:
@@ -778,8 +818,14 @@ class HostCompiler:
         after_args = [self.index(a) for a in after.args]
         inits = [self.index(v) for v in op.arguments]
         results = [self.index(r) for r in op.results]
+        bind_before = self.argument_binding(op, 0)
         check_steps, condition = self.block(before)
+        bind_after = self.argument_binding(op, 1)
         body_steps, yielded = self.block(after)
+        if bind_before is not None:
+            check_steps = [bind_before, *check_steps]
+        if bind_after is not None:
+            body_steps = [bind_after, *body_steps]
 
         def step(call: Call, env: Env) -> None:
             values = [env[i] for i in inits]
@@ -800,6 +846,16 @@ class HostCompiler:
                 env[r] = v
 
         return step
+
+
+def value_texts(op: Operation) -> list[str]:
+    """Per result of `op`, its index expression as `symbolic-shapes` wrote it ("" for none)."""
+    value, values = op.attributes.get(VALUE), op.attributes.get(VALUES)
+    if len(op.results) == 1 and isinstance(value, StringAttr):
+        return [value.data]
+    if isinstance(values, ArrayAttr):
+        return [v.data if isinstance(v, StringAttr) else "" for v in values.data]
+    return [""] * len(op.results)
 
 
 def result_symbols(op: Operation, k: int) -> list[str | None]:
@@ -908,6 +964,11 @@ class Variant:
     """(argument, symbol) of each `index` argument: bound per call."""
     check_indices: Callable[[dict[str, int]], None] = lambda symbols: None
     """The guards over index arguments' values (checked per call)."""
+    stretchable: list[tuple[str, frozenset[tuple[int, int]]]] = field(default_factory=list)
+    """Argument symbols that a broadcast checked during the call (against an index
+    argument or a value made on the way) assumed equal to the other side, with their
+    (argument, axis): a call where one is 1 takes the variant with those dims fixed to
+    1, which broadcasts them (the call cannot re-specialize once running)."""
     places: int = 0
     """Its launch results that never leave a call (places in an `Arena`)."""
     arenas: list[Arena] = field(default_factory=list)
@@ -977,7 +1038,8 @@ class Variant:
                 late.append(g)
         known = {*names, *(n for _, n in indices)}
         compiler = HostCompiler(module, kernels, known, late)
-        compiler.guard_failed = lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b))
+        # (a guard over values the call made fails with what it made: an ExecutionError)
+        compiler.guard_failed = lambda g, a, b: ShapeError(describe_guard(func, symbols, g, a, b))
         arg_slots = [compiler.index(a) for a in func.body.block.args]
         assert arg_slots == list(range(len(arg_slots)))  # the first slots (see `run`)
         steps, results = compiler.block(func.body.block)
@@ -988,7 +1050,10 @@ class Variant:
         variant.indices = indices
         variant.places = compiler.places
         variant.late = bool(indices) or compiler.known != known
-        variant.check_indices = guard_check(per_call, compiler.guard_failed)
+        variant.check_indices = guard_check(
+            per_call, lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b))
+        )
+        variant.stretchable = stretchable_symbols([*per_call, *late], symbols)
         if blas_launches(func.body.block, kernels) > 1:
             device = next(k.device for k in kernels.values() if k.uses_blas)
             variant.runs = partial(vm.with_blas_held, device, variant.run)
@@ -1007,6 +1072,14 @@ class Variant:
     def bind(self, args: Sequence[Any]) -> dict[str, int]:
         return {name: args[i].shape[a] for i, a, name in self.symbols}
 
+    def units_to_stretch(self, symbols: dict[str, int]) -> frozenset[tuple[int, int]]:
+        """The argument dims to fix to 1 for these symbols (see `stretchable`)."""
+        ones: frozenset[tuple[int, int]] = frozenset()
+        for name, where in self.stretchable:
+            if symbols[name] == 1:
+                ones |= where
+        return ones
+
     def failed_guard(self, symbols: dict[str, int]) -> tuple[Guard, int, int] | None:
         values = self.check_guards(*(symbols[n] for n in self.guard_names))
         for k, guard in enumerate(self.guards):
@@ -1019,6 +1092,24 @@ class Variant:
         for step in self.steps:
             step(call, env)
         return [env[r] for r in self.results]
+
+
+def stretchable_symbols(
+    guards: Sequence[Guard], symbols: Sequence[tuple[int, int, str]]
+) -> list[tuple[str, frozenset[tuple[int, int]]]]:
+    """The argument symbols that are one side of a broadcast guard among `guards`, with
+    the (argument, axis) each names (see `Variant.stretchable`)."""
+    names = sorted(
+        {
+            str(side)
+            for g in guards
+            if g.kind is GuardKind.BROADCAST
+            for side in (g.lhs, g.rhs)
+            if isinstance(side, sympy.Symbol)
+        }
+        & {name for _, _, name in symbols}
+    )
+    return [(n, frozenset((i, a) for i, a, name in symbols if name == n)) for n in names]
 
 
 def fallback_kernels(launches: Sequence[tile.LaunchOp]) -> set[str]:
@@ -1192,17 +1283,21 @@ class Program:
     def specialize(self, args: Sequence[Any]) -> Specialization:
         """Check the arguments and the guards for a new signature."""
         symbols = self.fast_bind(args)
-        if symbols is not None:
-            return Specialization(self.variants[frozenset()], symbols)
+        generic = self.variants[frozenset()]
+        if symbols is not None and not generic.units_to_stretch(symbols):
+            return Specialization(generic, symbols)
         values = self.check(args)
         ones: frozenset[tuple[int, int]] = frozenset()
         while True:
             variant = self.variant(ones)
             symbols = variant.bind(values)
             failed = variant.failed_guard(symbols)
-            if failed is None:
+            if failed is not None:
+                ones = self.respecialize(variant, failed, symbols, ones)
+            elif not variant.units_to_stretch(symbols) <= ones:
+                ones |= variant.units_to_stretch(symbols)
+            else:
                 return Specialization(variant, symbols)
-            ones = self.respecialize(variant, failed, symbols, ones)
 
     def respecialize(
         self,

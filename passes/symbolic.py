@@ -41,6 +41,11 @@ from dvm.passes.errors import describe
 SHAPE = "dvm.shape"
 SHAPES = "dvm.shapes"
 VALUE = "dvm.value"
+VALUES = "dvm.values"
+"""On an op with several results: per result, what `VALUE` says of one ("" for no index)."""
+ARG_VALUES = "dvm.arg_values"
+"""On `scf.for` and `scf.while`: per block, per block argument, what `VALUE` says of an op's
+result ("" for no index)."""
 GUARDS = "dvm.guards"
 UNIFIED = "dvm.unified"
 

@@ -48,11 +48,13 @@ from xdsl.passes import ModulePass
 from dvm.dialects import tensor as t
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
+    ARG_VALUES,
     GUARDS,
     SHAPE,
     SHAPES,
     UNIFIED,
     VALUE,
+    VALUES,
     Guard,
     GuardKind,
     Shape,
@@ -84,10 +86,16 @@ class Unifier:
     """The op that required each guard, in the order of `guards`."""
     unit_claims: list[Guard] = field(default_factory=list)
     """Guards `contradiction` knowingly added that fail in this variant."""
+    late: set[sympy.Symbol] = field(default_factory=set)
+    """Symbols of values made while the program runs (an index computed on the host,
+    the dims an `scf.if` result takes from either branch): never substituted, so that
+    they keep their names where the runtime binds them, and checks their guards."""
 
-    def new_symbol(self, name: str) -> sympy.Symbol:
+    def new_symbol(self, name: str, late: bool = False) -> sympy.Symbol:
         s = symbol(name)
         self.order.setdefault(s, len(self.order))
+        if late:
+            self.late.add(s)
         return s
 
     def canon(self, e: sympy.Expr) -> sympy.Expr:
@@ -150,7 +158,10 @@ class Unifier:
     ) -> tuple[sympy.Expr, sympy.Symbol | None]:
         """Which side to substitute: a plain symbol, the younger one if both are;
         never a symbol by an expression that contains it (`x_0 == x_0*x_1`
-        stays a guard: substituting would loop)."""
+        stays a guard: substituting would loop), and no late symbol (`i3 == x_0` stays a
+        guard, checked when the program makes i3)."""
+        if (a.free_symbols | b.free_symbols) & self.late:
+            return a, None
         candidates = [
             (x, y)
             for x, y in ((a, b), (b, a))
@@ -287,8 +298,9 @@ class ShapeInference:
         return self.unifier.canon(self.values[v])
 
     def fresh_symbol(self, prefix: str) -> sympy.Symbol:
+        """A symbol for a value known only once the program makes it (a late one)."""
         self.fresh += 1
-        return self.unifier.new_symbol(f"{prefix}{self.fresh}")
+        return self.unifier.new_symbol(f"{prefix}{self.fresh}", late=True)
 
     def set_result(self, op: Operation, shape: Sequence[sympy.Expr], index: int = 0) -> None:
         """Record a result's shape, reconciled with the static dims its type states."""
@@ -455,20 +467,16 @@ class ShapeInference:
 
     def for_op(self, op: Operation) -> None:
         assert isinstance(op, scf.ForOp)
-        self.value(op.body.block.args[0])  # the induction variable: unknown
         self.loop(op, list(op.iter_args), list(op.body.block.args[1:]), op.body.block)
 
     def while_op(self, op: Operation) -> None:
         assert isinstance(op, scf.WhileOp)
         before, after = op.before_region.block, op.after_region.block
         carried = list(zip(op.arguments, before.args, after.args, op.results, strict=True))
-        for init, *values in carried:
+        for init, *values in carried:  # (a carried index is unknown: `value` gives a symbol)
             if isinstance(init.type, TensorType):
                 for v in values:
                     self.shapes[v] = self.shape(init)
-            elif isinstance(init.type, IndexType):
-                for v in values:
-                    self.value(v)
         self.walk(before)
         self.walk(after)
         for i, (init, *_) in enumerate(carried):
@@ -479,10 +487,8 @@ class ShapeInference:
 
     def loop(self, op: Operation, inits: list[SSAValue], args: list[SSAValue], body: Block) -> None:
         for init, arg, result in zip(inits, args, op.results, strict=True):
-            if isinstance(init.type, TensorType):
+            if isinstance(init.type, TensorType):  # (a carried index: as in `while_op`)
                 self.shapes[arg] = self.shapes[result] = self.shape(init)
-            elif isinstance(init.type, IndexType):
-                self.value(arg)
         self.walk(body)
         for i, (init, out) in enumerate(zip(inits, self.yielded(body), strict=True)):
             if isinstance(init.type, TensorType):
@@ -526,14 +532,25 @@ class ShapeInference:
         tensors = [r for r in op.results if r in self.shapes]
         if len(tensors) == 1 and len(op.results) == 1:
             op.attributes[SHAPE] = shape_attr(self.shape(tensors[0]))
-        elif tensors:
-            op.attributes[SHAPES] = ArrayAttr([shape_attr(self.shape(r)) for r in tensors])
-        if (
-            len(op.results) == 1
-            and op.results[0] in self.values
-            and not isinstance(op, arith.ConstantOp)
-        ):
-            op.attributes[VALUE] = StringAttr(str(self.value(op.results[0])))
+        elif tensors:  # one per result (none for an index: `shape_of` counts results)
+            shapes = [shape_attr(self.shape(r) if r in self.shapes else ()) for r in op.results]
+            op.attributes[SHAPES] = ArrayAttr(shapes)
+        values = [self.value_text(r) for r in op.results]
+        if len(values) == 1:
+            if values[0] and not isinstance(op, arith.ConstantOp):
+                op.attributes[VALUE] = StringAttr(values[0])
+        elif any(values):
+            op.attributes[VALUES] = ArrayAttr([StringAttr(v) for v in values])
+        if isinstance(op, scf.ForOp | scf.WhileOp):
+            blocks = [[self.value_text(a) for a in r.block.args] for r in op.regions]
+            if any(any(args) for args in blocks):
+                op.attributes[ARG_VALUES] = ArrayAttr(
+                    [ArrayAttr([StringAttr(v) for v in args]) for args in blocks]
+                )
+
+    def value_text(self, value: SSAValue) -> str:
+        """An index value's expression as `VALUE` writes it ("" for no index value)."""
+        return str(self.value(value)) if value in self.values else ""
 
 
 def ensure_shapes(func: FuncOp) -> None:
@@ -547,7 +564,7 @@ def strip(func: FuncOp) -> None:
     for key in (GUARDS, UNIFIED):
         func.attributes.pop(key, None)
     for op in func.walk():
-        for key in (SHAPE, SHAPES, VALUE):
+        for key in (SHAPE, SHAPES, VALUE, VALUES, ARG_VALUES):
             op.attributes.pop(key, None)
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
 
 import dvm
+from dvm.errors import CallError, ExecutionError
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -187,3 +189,104 @@ def test_the_programs_above_cover_every_arith_op() -> None:
     for name in [*INTEGER_TYPES, *FLOAT_TYPES]:
         written |= {text.split()[0].removeprefix("arith.") for text, _ in casts_from(name)}
     assert {op.name.removeprefix("arith.") for op in Arith.operations} - written == {"constant"}
+
+
+# --------------------------------------------------------------------------
+# Scalars made on the host as dims: bound where they are made, checked there
+# --------------------------------------------------------------------------
+
+DIM_FROM_A_READ_VALUE = """func.func @f(%x: tensor<?x4xf32>, %k: tensor<i32>) -> tensor<?x?x4xf32> {
+  %kv = tensor.extract %k[] : tensor<i32>
+  %n = arith.index_cast %kv : i32 to index
+  %b = tensor.broadcast_to %x to [%n, %n, 4] : tensor<?x4xf32> -> tensor<?x?x4xf32>
+  %e = tensor.exp %b : tensor<?x?x4xf32>
+  func.return %e : tensor<?x?x4xf32>
+}"""
+
+DIM_FROM_THE_INDUCTION_VARIABLE = """func.func @f(%x: tensor<?x4xf32>, %n: index)
+    -> tensor<?x4xf32> {
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c1 to %n step %c1 iter_args(%acc = %x) -> (tensor<?x4xf32>) {
+    %y = tensor.broadcast_to %acc to [%i, 4] : tensor<?x4xf32> -> tensor<?x4xf32>
+    %s = tensor.reduce_sum %y {axes = [0], keepdims = true} : tensor<?x4xf32> -> tensor<1x4xf32>
+    %u = tensor.add %acc, %s : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32>
+    scf.yield %u : tensor<?x4xf32>
+  }
+  func.return %r : tensor<?x4xf32>
+}"""
+
+DIM_CARRIED_BY_A_LOOP = """func.func @f(%x: tensor<1x4xf32>, %n: index)
+    -> (tensor<1x4xf32>, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r, %m = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x, %rows = %c1)
+      -> (tensor<1x4xf32>, index) {
+    %z = tensor.broadcast_to %acc to [%rows, 4] : tensor<1x4xf32> -> tensor<?x4xf32>
+    %t = tensor.reduce_sum %z {axes = [0], keepdims = true} : tensor<?x4xf32> -> tensor<1x4xf32>
+    %more = arith.addi %rows, %c1 : index
+    scf.yield %t, %more : tensor<1x4xf32>, index
+  }
+  func.return %r, %m : tensor<1x4xf32>, index
+}"""
+
+DIM_FROM_A_BRANCH = """func.func @f(%x: tensor<1x4xf32>, %a: index, %p: tensor<i1>)
+    -> tensor<?x4xf32> {
+  %c = tensor.extract %p[] : tensor<i1>
+  %n, %y = scf.if %c -> (index, tensor<1x4xf32>) {
+    scf.yield %a, %x : index, tensor<1x4xf32>
+  } else {
+    %e = tensor.exp %x : tensor<1x4xf32>
+    %c2 = arith.constant 2 : index
+    %twice = arith.muli %a, %c2 : index
+    scf.yield %twice, %e : index, tensor<1x4xf32>
+  }
+  %b = tensor.broadcast_to %y to [%n, 4] : tensor<1x4xf32> -> tensor<?x4xf32>
+  %t = tensor.tanh %b : tensor<?x4xf32>
+  func.return %t : tensor<?x4xf32>
+}"""
+
+DIM_FROM_AN_INDEX_ARGUMENT = """func.func @f(%x: tensor<?x4xf32>, %n: index) -> tensor<?x4xf32> {
+  %y = tensor.broadcast_to %x to [%n, 4] : tensor<?x4xf32> -> tensor<?x4xf32>
+  %e = tensor.exp %y : tensor<?x4xf32>
+  func.return %e : tensor<?x4xf32>
+}"""
+
+
+def outcome(run: Any, args: Sequence[Any]) -> tuple[Any, ...] | type[Exception]:
+    """What a call gives: its results, or that it failed as it should (an ExecutionError,
+    or a CallError for an index argument that does not fit)."""
+    try:
+        results = run(*args)
+    except (ExecutionError, CallError):
+        return ExecutionError
+    return results if isinstance(results, tuple) else (results,)
+
+
+@pytest.mark.parametrize(
+    ("source", "calls"),
+    [
+        (DIM_FROM_A_READ_VALUE, [((r, 4), np.int32(k)) for r in (1, 2) for k in (0, 1, 2, 3)]),
+        (DIM_FROM_THE_INDUCTION_VARIABLE, [((r, 4), n) for r in (1, 2) for n in (0, 1, 2, 4)]),
+        (DIM_CARRIED_BY_A_LOOP, [((1, 4), n) for n in (0, 1, 3)]),
+        (DIM_FROM_A_BRANCH, [((1, 4), a, np.bool_(c)) for a in (0, 3) for c in (True, False)]),
+        (DIM_FROM_AN_INDEX_ARGUMENT, [((r, 4), n) for r in (1, 3) for n in (0, 1, 3)]),
+    ],
+    ids=["read-value", "induction-variable", "loop-carried", "branch", "index-argument"],
+)
+def test_dims_made_on_the_host(source: str, calls: list[tuple[Any, ...]]) -> None:
+    """Each call gives what the interpreter gives: the same results, or an error where
+    the sizes do not broadcast (never a wrong answer, nor an unbound symbol)."""
+    module = dvm.parse(source)
+    compiled = dvm.compile(module)
+    rng = np.random.default_rng(0)
+    for shape, *scalars in calls:
+        args = [rng.standard_normal(shape).astype(np.float32), *scalars]
+        want = outcome(partial(dvm.interpret, module), args)
+        got = outcome(compiled, args)
+        if want is ExecutionError or got is ExecutionError:
+            assert got is want, f"arguments {shape} {scalars}: {got} vs {want}"
+            continue
+        assert isinstance(got, tuple) and isinstance(want, tuple)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=f"{shape} {scalars}")
+            assert np.shape(g) == np.shape(w)
