@@ -794,12 +794,7 @@ class DimOp(IRDLOperation):
     @property
     def constant_index(self) -> int | None:
         """The dim's index when it is an `arith.constant`, else None."""
-        owner = self.index.owner
-        if isinstance(owner, Operation):
-            value = owner.properties.get("value")
-            if isinstance(value, IntegerAttr):
-                return value.value.data
-        return None
+        return constant_index(self.index)
 
     def verify_(self) -> None:
         source = tensor_type(self.source)
@@ -832,11 +827,27 @@ class ExtractOp(IRDLOperation):
 
     def verify_(self) -> None:
         source = tensor_type(self.tensor)
-        if len(self.indices) != len(source.get_shape()):
+        shape = source.get_shape()
+        if len(self.indices) != len(shape):
             raise VerifyException(
-                f"'{self.name}' takes {len(source.get_shape())} indices for {source}, "
-                f"got {len(self.indices)}"
+                f"'{self.name}' takes {len(shape)} indices for {source}, got {len(self.indices)}"
             )
+        for axis, (value, size) in enumerate(zip(self.indices, shape, strict=True)):
+            index = constant_index(value)
+            if index is not None and (index < 0 or (size != DYN and index >= size)):
+                raise VerifyException(
+                    f"'{self.name}' index {index} is out of range for axis {axis} of {source}"
+                )
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """An `index` operand's value when an `arith.constant` gives it, else None."""
+    owner = value.owner
+    if isinstance(owner, Operation):
+        attr = owner.properties.get("value")
+        if isinstance(attr, IntegerAttr):
+            return attr.value.data
+    return None
 
 
 def check_reshape(

@@ -64,6 +64,7 @@ from dvm.dialects import tensor
 from dvm.errors import CallError, ExecutionError, ShapeError
 from dvm.ir import parse
 from dvm.numerics import Array, ReduceKind
+from dvm.passes.errors import located
 from dvm.passes.symbolic import bind_symbols, conditions_hold
 
 __all__ = ["interpret", "make_interpreter", "numpy_dtype"]
@@ -149,8 +150,36 @@ def mixed_shape(op: Operation, static: Sequence[int], dynamic: Sequence[int]) ->
     values = iter(dynamic)
     shape = [next(values) if d == DYNAMIC_INDEX else d for d in static]
     if any(d < 0 for d in shape):
-        raise ShapeError(f"'{op.name}' got a negative dim in shape {shape}")
+        raise ShapeError(f"{located(op)}: got a negative dim in shape {shape}")
     return shape
+
+
+def checked_indices(label: str, indices: Sequence[int], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`tensor.extract`'s indices, or an ExecutionError naming the op (`label`, see
+    `located`), the index out of range and its axis' size. The compiled program checks
+    with this too, so both say the same."""
+    for axis, (index, size) in enumerate(zip(indices, shape, strict=True)):
+        if not 0 <= index < size:
+            raise ExecutionError(
+                f"{label}: index {index} is out of range for axis {axis} of size {size} "
+                f"(shape {shape})"
+            )
+    return tuple(indices)
+
+
+def checked_axis(label: str, index: int, shape: tuple[int, ...]) -> int:
+    """`tensor.dim`'s index, or an ExecutionError naming the op, the index and the rank."""
+    if not 0 <= index < len(shape):
+        raise ExecutionError(
+            f"{label}: index {index} is out of range for rank {len(shape)} (shape {shape})"
+        )
+    return index
+
+
+def check_step(label: str, step: int) -> None:
+    """`scf.for`'s step is positive, or an ExecutionError naming the loop."""
+    if step <= 0:
+        raise ExecutionError(f"{label}: step must be positive, got {step}")
 
 
 def int_groups(attr: ArrayAttr[ArrayAttr[IntegerAttr]]) -> list[list[int]]:
@@ -318,20 +347,14 @@ class TensorFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: tensor.DimOp, args: PythonValues
     ) -> PythonValues:
         x, index = args
-        if not 0 <= index < x.ndim:
-            raise ExecutionError(f"'{op.name}' index {index} is out of range for rank {x.ndim}")
-        return (x.shape[index],)
+        return (x.shape[checked_axis(located(op), index, x.shape)],)
 
     @impl(tensor.ExtractOp)
     def run_extract(
         self, interpreter: Interpreter, op: tensor.ExtractOp, args: PythonValues
     ) -> PythonValues:
         x, *indices = args
-        if not all(0 <= i < d for i, d in zip(indices, x.shape, strict=True)):
-            raise ExecutionError(
-                f"'{op.name}' indices {indices} are out of range for shape {x.shape}"
-            )
-        return result(op, x[tuple(indices)])
+        return result(op, x[checked_indices(located(op), indices, x.shape)])
 
     @impl(tensor.MatmulOp)
     def run_matmul(
@@ -538,8 +561,7 @@ class ScfFunctions(XdslScfFunctions):
     @impl(scf.ForOp)
     def run_for(self, interpreter: Interpreter, op: scf.ForOp, args: PythonValues) -> PythonValues:
         lower, upper, step, *carried = args
-        if step <= 0:
-            raise ExecutionError(f"'{op.name}' step must be positive, got {step}")
+        check_step(located(op), step)
         values = tuple(carried)
         for i in range(int(lower), int(upper), int(step)):
             index = to_value(op, i, op.lb.type)

@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FloatAttr,
     FunctionType,
     IndexType,
@@ -66,6 +67,9 @@ from dvm.interpreter import (
     arith_function,
     check_argument,
     check_arguments,
+    check_step,
+    checked_axis,
+    checked_indices,
     dense_array,
     find_entry,
     is_float,
@@ -74,8 +78,9 @@ from dvm.interpreter import (
 from dvm.ir import parse
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.pipeline import DvmPipelinePass
-from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
+from dvm.lowering.tensor_to_tile import DEVICE, DEVICES, INDEX_DIMS
 from dvm.lowering.tile_to_bytecode import dtype_name
+from dvm.passes.errors import located
 from dvm.passes.symbolic import (
     ARG_VALUES,
     SHAPE,
@@ -84,6 +89,7 @@ from dvm.passes.symbolic import (
     VALUES,
     Guard,
     GuardKind,
+    Shape,
     argument_shapes,
     function_guards,
     index_symbol_name,
@@ -514,6 +520,8 @@ class HostCompiler:
         """The error of a late guard that fails: the call made a value that breaks it."""
         self.places = 0
         """Launch results that never leave a call: each has a place in its arena."""
+        self.argument_dims: set[str] = set()
+        """The symbols of the arguments' dims (never negative)."""
 
     def index(self, value: SSAValue) -> int:
         if value not in self.slot:
@@ -538,7 +546,7 @@ class HostCompiler:
         elif type(op) in ARITH_OPS:
             step = self.scalar_arith(op)
         else:
-            raise CompileError(f"{op.name} cannot run on the host (it should be inside a kernel)")
+            raise CompileError(f"{located(op)}: dvm.compile does not support {op.name}")
         return self.binding(op, step)
 
     def binding(self, op: Operation, step: Step) -> Step:
@@ -621,18 +629,22 @@ class HostCompiler:
 
     def op_DimOp(self, op: t.DimOp) -> Step:
         src, index, out = self.index(op.source), self.index(op.index), self.index(op.result)
+        label = located(op)
 
         def step(call: Call, env: Env) -> None:
-            env[out] = env[src].shape[env[index]]
+            shape = env[src].shape
+            env[out] = shape[checked_axis(label, env[index], shape)]
 
         return step
 
     def op_ExtractOp(self, op: t.ExtractOp) -> Step:
         src, out = self.index(op.tensor), self.index(op.result)
         indices = [self.index(v) for v in op.indices]
+        label = located(op)
 
         def step(call: Call, env: Env) -> None:
-            env[out] = env[src][tuple(env[i] for i in indices)]
+            array = env[src]
+            env[out] = array[checked_indices(label, [env[i] for i in indices], array.shape)]
 
         return step
 
@@ -663,7 +675,41 @@ class HostCompiler:
     # -- kernels ----------------------------------------------------------------------
 
     def op_LaunchOp(self, op: tile.LaunchOp) -> Step:
-        return self.launch_step(self.launch_parts(op))
+        return self.checked_dims(op, self.launch_step(self.launch_parts(op)))
+
+    def checked_dims(self, op: tile.LaunchOp, step: Step) -> Step:
+        """`step`, after checking that no shape its kernel takes from index values has a
+        negative dim (`INDEX_DIMS`; those of argument dims alone never do)."""
+        entries = op.attributes.get(INDEX_DIMS)
+        shapes: list[tuple[str, Shape]] = []
+        for entry in entries.data if isinstance(entries, ArrayAttr) else ():
+            assert isinstance(entry, DictionaryAttr)
+            label, shape = entry.data["op"], shape_from_attr(entry.data["shape"])
+            assert isinstance(label, StringAttr)
+            if not all(self.never_negative(d) for d in shape):
+                shapes.append((label.data, shape))
+        if not shapes:
+            return step
+        names = sorted({str(s) for _, shape in shapes for d in shape for s in d.free_symbols})
+        dims = python_function([d for _, shape in shapes for d in shape], names)
+
+        def checked(call: Call, env: Env) -> None:
+            values = dims(*[call.symbols[n] for n in names])
+            if min(values) < 0:
+                start = 0
+                for label, shape in shapes:
+                    got = list(values[start : start + len(shape)])
+                    if min(got) < 0:
+                        raise ShapeError(f"{label}: got a negative dim in shape {got}")
+                    start += len(shape)
+            step(call, env)
+
+        return checked
+
+    def never_negative(self, dim: sympy.Expr) -> bool:
+        """Whether a dim is at least 0 however the program runs: made of argument dims."""
+        symbols = {str(s) for s in dim.free_symbols}
+        return symbols <= self.argument_dims and bool(dim.is_nonnegative)
 
     @staticmethod
     def launch_step(parts: Launch) -> Step:
@@ -705,7 +751,7 @@ class HostCompiler:
             if isinstance(inner, tile.LaunchOp):
                 parts = self.launch_parts(inner)
                 plain = self.launch_step(parts)
-                step = self.binding(inner, plain)
+                step = self.binding(inner, self.checked_dims(inner, plain))
                 if step is plain:
                     members.append(parts)
             else:
@@ -789,14 +835,14 @@ class HostCompiler:
         carried = [self.index(a) for a in body.args[1:]]
         inits = [self.index(v) for v in op.iter_args]
         results = [self.index(r) for r in op.results]
+        label = located(op)
         bind_args = self.argument_binding(op, 0)
         steps, yielded = self.block(body)
         if bind_args is not None:
             steps = [bind_args, *steps]
 
         def step(call: Call, env: Env) -> None:
-            if env[stride] <= 0:
-                raise CallError(f"scf.for step must be positive, got {env[stride]}")
+            check_step(label, env[stride])
             for c, i in zip(carried, inits, strict=True):
                 env[c] = env[i]
             for i in range(env[lb], env[ub], env[stride]):
@@ -1038,6 +1084,7 @@ class Variant:
                 late.append(g)
         known = {*names, *(n for _, n in indices)}
         compiler = HostCompiler(module, kernels, known, late)
+        compiler.argument_dims = set(names)
         # (a guard over values the call made fails with what it made: an ExecutionError)
         compiler.guard_failed = lambda g, a, b: ShapeError(describe_guard(func, symbols, g, a, b))
         arg_slots = [compiler.index(a) for a in func.body.block.args]

@@ -60,7 +60,7 @@ from dvm.lowering.tiling import (
     whole_k_fits,
 )
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, DomainAnalysis, StridedView
-from dvm.passes.errors import describe
+from dvm.passes.errors import describe, located
 from dvm.passes.fuse import ASSUME, BOUNDED
 from dvm.passes.symbolic import (
     SHAPE,
@@ -86,6 +86,10 @@ DEVICE = "dvm.device"
 ARG_SHAPES = "dvm.arg_shapes"
 """On a kernel: the symbolic shape of each argument, from which the runtime
 binds the shape symbols when it launches the kernel."""
+INDEX_DIMS = "dvm.index_dims"
+"""On a launch: each op of its kernel whose shape takes dims from `index` values
+(`broadcast_to`, `expand_shape`), as {op, shape}; the runtime checks, as it launches,
+that none is negative (the interpreter's ShapeError), since the kernel cannot."""
 
 REDUCE_KIND = {
     t.ReduceSumOp: "sum",
@@ -683,7 +687,19 @@ def lower_kernel(
     for key in (SHAPE, SHAPES):
         if key in fusion.attributes:
             launch.attributes[key] = fusion.attributes[key]
+    if dims := index_dims(fusion):
+        launch.attributes[INDEX_DIMS] = ArrayAttr(dims)
     return kernel, launch
+
+
+def index_dims(fusion: t.FusionOp) -> list[DictionaryAttr]:
+    """The shapes of the ops in `fusion` that take dims from index values (`INDEX_DIMS`)."""
+    found = []
+    for op in body_ops(fusion):
+        if isinstance(op, t.BroadcastToOp | t.ExpandShapeOp) and op.operands[1:]:
+            shape = op.attributes[SHAPE]
+            found.append(DictionaryAttr({"op": StringAttr(located(op)), "shape": shape}))
+    return found
 
 
 def emit_body(builder: KernelBuilder, fusion: t.FusionOp, domain: Domain) -> None:

@@ -16,19 +16,26 @@ def describe(op: Operation) -> str:
     return f"{', '.join(names)} = {op.name}" if names else op.name
 
 
+def where(op: Operation) -> str:
+    """`file:line:col: ` of an op parsed from a file ("" for any other)."""
+    location = op.location
+    if isinstance(location, FileLineColLoc):
+        return f"{location.filename.data}:{location.line.data}:{location.column.data}: "
+    return ""
+
+
+def located(op: Operation) -> str:
+    """How an error names an op: `file:line:col: %name = dialect.op`."""
+    return f"{where(op)}{describe(op)}"
+
+
 class ProgramError(DvmError, DiagnosticException):
     """A pass found the program invalid. The message names the op; when the
     op was parsed from a file, it starts with that `file:line:col`. A `DvmError`,
     as every error dvm raises on purpose."""
 
     def __init__(self, op: Operation, message: str):
-        location = op.location
-        where = (
-            f"{location.filename.data}:{location.line.data}:{location.column.data}: "
-            if isinstance(location, FileLineColLoc)
-            else ""
-        )
-        super().__init__(f"{where}{describe(op)}: {message}")
+        super().__init__(f"{located(op)}: {message}")
         self.op = op
-        self.where = where
+        self.where = where(op)
         self.detail = f"{describe(op)}: {message}"

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import dvm
-from dvm.errors import CallError, ExecutionError
+from dvm.errors import CallError, DvmError, ExecutionError
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -290,3 +290,105 @@ def test_dims_made_on_the_host(source: str, calls: list[tuple[Any, ...]]) -> Non
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=f"{shape} {scalars}")
             assert np.shape(g) == np.shape(w)
+
+
+# --------------------------------------------------------------------------
+# Index operands out of range: the same ExecutionError compiled and interpreted
+# --------------------------------------------------------------------------
+
+INDEX_OPERANDS = """func.func @f(%x: tensor<?x3xf32>, %i: index, %j: index, %axis: index,
+    %step: index) -> (f32, index, tensor<?x3xf32>) {
+  %v = tensor.extract %x[%i, %j] : tensor<?x3xf32>
+  %d = tensor.dim %x, %axis : tensor<?x3xf32>
+  %c0 = arith.constant 0 : index
+  %r = scf.for %k = %c0 to %d step %step iter_args(%a = %x) -> (tensor<?x3xf32>) {
+    %e = tensor.exp %a : tensor<?x3xf32>
+    scf.yield %e : tensor<?x3xf32>
+  }
+  func.return %v, %d, %r : f32, index, tensor<?x3xf32>
+}"""
+
+
+@pytest.mark.parametrize(
+    ("rows", "i", "j", "axis", "step", "message"),
+    [
+        (2, -1, 0, 0, 1, "%v = tensor.extract: index -1 is out of range for axis 0 of size 2"),
+        (2, 2, 0, 0, 1, "%v = tensor.extract: index 2 is out of range for axis 0 of size 2"),
+        (2, 1, 3, 0, 1, "%v = tensor.extract: index 3 is out of range for axis 1 of size 3"),
+        (2, 0, -4, 0, 1, "%v = tensor.extract: index -4 is out of range for axis 1 of size 3"),
+        (0, 0, 0, 0, 1, "%v = tensor.extract: index 0 is out of range for axis 0 of size 0"),
+        (2, 0, 0, 2, 1, "%d = tensor.dim: index 2 is out of range for rank 2"),
+        (2, 0, 0, -1, 1, "%d = tensor.dim: index -1 is out of range for rank 2"),
+        (2, 0, 0, 0, 0, "%r = scf.for: step must be positive, got 0"),
+        (2, 0, 0, 1, -2, "%r = scf.for: step must be positive, got -2"),
+    ],
+)
+def test_index_operands_out_of_range(
+    rows: int, i: int, j: int, axis: int, step: int, message: str
+) -> None:
+    """The message names the op (where it is in the source), the index and the size."""
+    module = dvm.parse(INDEX_OPERANDS, "prog.mlir")
+    x = np.arange(3 * rows, dtype=np.float32).reshape(rows, 3)
+    errors = []
+    for run in (dvm.compile(module), partial(dvm.interpret, module)):
+        with pytest.raises(ExecutionError, match=message) as caught:
+            run(x, i, j, axis, step)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith("prog.mlir:")
+
+
+def test_index_operands_in_range() -> None:
+    module = dvm.parse(INDEX_OPERANDS)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for args in ((1, 2, 0, 1), (0, 0, 1, 2), (1, 0, 0, 5)):
+        got, want = dvm.compile(module)(x, *args), dvm.interpret(module, x, *args)
+        assert got[:2] == want[:2] and type(got[0]) is np.float32
+        np.testing.assert_array_equal(got[2], want[2])
+
+
+NEGATIVE_DIMS = """func.func @f(%x: tensor<1x4xf32>, %v: tensor<?xf32>, %n: index, %a: index)
+    -> (tensor<1x4xf32>, tensor<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %size = tensor.dim %v, %c0 : tensor<?xf32>
+  %b = arith.divsi %size, %a : index
+  %y = tensor.broadcast_to %x to [%n, 4] : tensor<1x4xf32> -> tensor<?x4xf32>
+  %s = tensor.reduce_sum %y {axes = [0], keepdims = true} : tensor<?x4xf32> -> tensor<1x4xf32>
+  %e = tensor.expand_shape %v [[0, 1]] output_shape [%a, %b] : tensor<?xf32> into tensor<?x?xf32>
+  %t = tensor.tanh %e : tensor<?x?xf32>
+  func.return %s, %t : tensor<1x4xf32>, tensor<?x?xf32>
+}"""
+
+
+@pytest.mark.parametrize(
+    ("n", "a", "message"),
+    [
+        (-1, 2, r"%y = tensor.broadcast_to: got a negative dim in shape \[-1, 4\]"),
+        (3, -2, r"%e = tensor.expand_shape: got a negative dim in shape \[-2, -3\]"),
+    ],
+)
+def test_negative_dims_from_index_values(n: int, a: int, message: str) -> None:
+    """A dim an index value gives (here one computed on the host) may not be negative,
+    even where the sizes still multiply (-2 x -3 is 6); the kernel's own launch checks."""
+    module = dvm.parse(NEGATIVE_DIMS, "prog.mlir")
+    args = (np.ones((1, 4), np.float32), np.arange(6, dtype=np.float32), n, a)
+    errors = []
+    for run in (dvm.compile(module), partial(dvm.interpret, module)):
+        with pytest.raises(ExecutionError, match=message) as caught:
+            run(*args)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    s, t = dvm.compile(module)(args[0], args[1], 3, 2)
+    assert s.tolist() == [[3.0] * 4] and t.shape == (2, 3)
+
+
+def test_an_op_the_compiler_cannot_run_is_named_at_its_place() -> None:
+    source = """func.func @g(%a: index) -> index {
+  func.return %a : index
+}
+func.func @main(%n: index) -> index {
+  %y = func.call @g(%n) : (index) -> index
+  func.return %y : index
+}"""
+    with pytest.raises(DvmError, match=r"^prog.mlir:5:3: %y = func.call: dvm.compile does not"):
+        dvm.compile(dvm.parse(source, "prog.mlir"), entry="main")

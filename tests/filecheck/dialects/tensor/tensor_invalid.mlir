@@ -634,6 +634,25 @@ func.func @extract_none(%a: tensor<4x3xf32>) {
 
 // -----
 
+func.func @extract_past_a_static_dim(%a: tensor<4x?xf32>, %i: index) {
+  %c4 = arith.constant 4 : index
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.extract' index 4 is out of range for axis 0 of tensor<4x?xf32>{{$}}
+  %d = tensor.extract %a[%c4, %i] : tensor<4x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @extract_negative_on_a_dynamic_dim(%a: tensor<4x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %m1 = arith.constant -1 : index
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.extract' index -1 is out of range for axis 1 of tensor<4x?xf32>{{$}}
+  %d = tensor.extract %a[%c0, %m1] : tensor<4x?xf32>
+  func.return
+}
+
+// -----
+
 // Tensors through control flow keep their types: every region yields (or
 // passes) the types its op declares, and holds one block.
 
