@@ -1,5 +1,5 @@
 """Shared fixtures: the example programs in `shared/examples` and their numpy reference,
-and a record of the VM's pool round trips.
+a random generator seeded per test, and a record of the VM's pool round trips.
 
 The examples live next to the repository (`<repo>/../shared/examples`), not in
 it; tests that need them skip when that folder is absent, and only then.
@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import zlib
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
@@ -40,6 +42,13 @@ def examples_dir() -> Path:
 def reference(examples_dir: Path) -> ModuleType:
     """`shared/examples/reference.py`: EXAMPLES and make_inputs."""
     return load_reference(examples_dir)
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    """A generator seeded by the test's id (parameters included): a test draws the same
+    inputs whichever tests ran before it, in whichever worker."""
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 @pytest.fixture

@@ -7,12 +7,13 @@ import importlib
 import numpy as np
 import pytest
 import vm_programs as P
+from tolerances import matmul_atol, sum_atol
 
 import dvm.vm as vm
 
-S = importlib.import_module("dvm.vm.specialize")
+F32 = np.float32
 
-RNG = np.random.default_rng(0)
+S = importlib.import_module("dvm.vm.specialize")
 
 
 def _program(text: str) -> vm.Program:
@@ -25,18 +26,18 @@ def _program(text: str) -> vm.Program:
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 63, 64, 65, 97, 1000])
 @pytest.mark.parametrize("cols", [0, 1, 13, 128])
-def test_elementwise_chain_tails(rows: int, cols: int) -> None:
+def test_elementwise_chain_tails(rows: int, cols: int, rng: np.random.Generator) -> None:
     prog = _program(P.elementwise_chain(tile=64))
-    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
     y = np.full_like(x, np.nan)
     vm.launch(prog, [x, y])
     want = np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
     np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
 
 
-def test_elementwise_chain_large_multicore() -> None:
+def test_elementwise_chain_large_multicore(rng: np.random.Generator) -> None:
     prog = _program(P.elementwise_chain(tile=32))
-    x = RNG.standard_normal((3001, 257)).astype(np.float32)
+    x = rng.standard_normal((3001, 257)).astype(np.float32)
     y = np.empty_like(x)
     st = vm.launch(prog, [x, y], stats=True)
     assert st is not None
@@ -57,36 +58,38 @@ def _layernorm_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
     ("rows", "cols", "tile"),
     [(0, 8, 4), (1, 1, 4), (5, 7, 4), (37, 100, 8), (64, 1024, 16), (129, 33, 128)],
 )
-def test_layernorm(rows: int, cols: int, tile: int) -> None:
+def test_layernorm(rows: int, cols: int, tile: int, rng: np.random.Generator) -> None:
     prog = _program(P.layernorm(rows_param=True))
-    x = RNG.standard_normal((rows, cols)).astype(np.float32) * 3 + 1
-    w = RNG.standard_normal(cols).astype(np.float32)
-    b = RNG.standard_normal(cols).astype(np.float32)
+    x = rng.standard_normal((rows, cols)).astype(np.float32) * 3 + 1
+    w = rng.standard_normal(cols).astype(np.float32)
+    b = rng.standard_normal(cols).astype(np.float32)
     y = np.full_like(x, np.nan)
     vm.launch(prog, [x, w, b, y], params=[tile])
     np.testing.assert_allclose(y, _layernorm_ref(x, w, b), rtol=2e-5, atol=2e-5)
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(0, 5), (1, 1), (7, 3), (33, 50), (100, 17)])
-def test_column_stats_store_acc(rows: int, cols: int) -> None:
+def test_column_stats_store_acc(rows: int, cols: int, rng: np.random.Generator) -> None:
     prog = _program(P.column_stats(tile_rows=8, tile_cols=16))
-    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
     s = np.zeros(cols, np.float32)
     m = np.full(cols, -np.inf, np.float32)
     vm.launch(prog, [x, s, m])
-    np.testing.assert_allclose(s, np.where(x > 0, x, 0).sum(axis=0), rtol=1e-5, atol=1e-5)
+    positive = np.where(x > 0, x, 0)
+    np.testing.assert_allclose(s, positive.sum(axis=0), rtol=1e-6, atol=sum_atol(positive, 0, F32))
     np.testing.assert_array_equal(m, x.max(axis=0, initial=-np.inf))
 
 
-def test_column_stats_many_cores_atomic() -> None:
+def test_column_stats_many_cores_atomic(rng: np.random.Generator) -> None:
     """Many tiles accumulate into the same columns from both cores."""
     prog = _program(P.column_stats(tile_rows=8, tile_cols=16))
-    x = RNG.standard_normal((4000, 40)).astype(np.float32)
+    x = rng.standard_normal((4000, 40)).astype(np.float32)
     s = np.zeros(40, np.float32)
     m = np.full(40, -np.inf, np.float32)
     st = vm.launch(prog, [x, s, m], stats=True)
     assert st is not None and st.cores >= 1
-    np.testing.assert_allclose(s, np.where(x > 0, x, 0).sum(axis=0), rtol=1e-4)
+    positive = np.where(x > 0, x, 0)
+    np.testing.assert_allclose(s, positive.sum(axis=0), rtol=1e-6, atol=sum_atol(positive, 0, F32))
     np.testing.assert_array_equal(m, x.max(axis=0))
 
 
@@ -94,32 +97,36 @@ def test_column_stats_many_cores_atomic() -> None:
     ("m", "k", "n"), [(0, 3, 4), (3, 0, 4), (1, 1, 1), (31, 17, 33), (64, 48, 32), (70, 100, 65)]
 )
 @pytest.mark.parametrize("transpose_b", [False, True])
-def test_addmm_relu_k_loop(m: int, k: int, n: int, transpose_b: bool) -> None:
+def test_addmm_relu_k_loop(
+    m: int, k: int, n: int, transpose_b: bool, rng: np.random.Generator
+) -> None:
     prog = _program(P.addmm_relu(tm=32, tn=32, tk=16, transpose_b=transpose_b))
-    a = RNG.standard_normal((m, k)).astype(np.float32)
-    b = RNG.standard_normal((k, n)).astype(np.float32)
-    bias = RNG.standard_normal(n).astype(np.float32)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
     out = np.full((m, n), np.nan, np.float32)
     b_arg = np.ascontiguousarray(b.T) if transpose_b else b
     vm.launch(prog, [a, b_arg, bias, out])
-    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
+    atol = matmul_atol(a, b, F32, extra_terms=1)
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-6, atol=atol)
 
 
-def test_matmul_multicore_keeps_blas_single_threaded() -> None:
+def test_matmul_multicore_keeps_blas_single_threaded(rng: np.random.Generator) -> None:
     prog = _program(P.addmm_relu(tm=64, tn=64, tk=64))
-    a = RNG.standard_normal((512, 256)).astype(np.float32)
-    b = RNG.standard_normal((256, 384)).astype(np.float32)
-    bias = RNG.standard_normal(384).astype(np.float32)
+    a = rng.standard_normal((512, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 384)).astype(np.float32)
+    bias = rng.standard_normal(384).astype(np.float32)
     out = np.empty((512, 384), np.float32)
     vm.launch(prog, [a, b, bias, out])
-    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-3)
+    atol = matmul_atol(a, b, F32, extra_terms=1)
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-6, atol=atol)
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(0, 0), (1, 1), (5, 3), (8, 8), (17, 9), (40, 33)])
-def test_transposed_and_broadcast_views(rows: int, cols: int) -> None:
+def test_transposed_and_broadcast_views(rows: int, cols: int, rng: np.random.Generator) -> None:
     prog = _program(P.transpose_broadcast(tile=8))
-    x = RNG.standard_normal((rows, cols)).astype(np.float32)
-    row = RNG.standard_normal(cols).astype(np.float32)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    row = rng.standard_normal(cols).astype(np.float32)
     out = np.full((cols, rows), np.nan, np.float32)
     vm.launch(prog, [x, row, out])
     np.testing.assert_array_equal(out, x.T + row[:, None])
@@ -253,14 +260,18 @@ store v2, r2
 
 
 @pytest.mark.parametrize(("b", "m", "k", "n"), [(1, 1, 1, 1), (3, 4, 5, 2), (2, 0, 3, 4)])
-def test_batched_mma_with_transpose(b: int, m: int, k: int, n: int) -> None:
+def test_batched_mma_with_transpose(
+    b: int, m: int, k: int, n: int, rng: np.random.Generator
+) -> None:
     """out[i] = 2 * a[i] @ bt[i].T: rank-3 registers, `tb` and an accumulate."""
     prog = _program(BATCHED_MMA)
-    a = RNG.standard_normal((b, m, k)).astype(np.float32)
-    bt = RNG.standard_normal((b, n, k)).astype(np.float32)
+    a = rng.standard_normal((b, m, k)).astype(np.float32)
+    bt = rng.standard_normal((b, n, k)).astype(np.float32)
     out = np.full((b, m, n), np.nan, np.float32)
     vm.launch(prog, [a, bt, out])
-    np.testing.assert_allclose(out, 2 * a @ bt.transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
+    b = bt.transpose(0, 2, 1)
+    atol = 2 * matmul_atol(a, b, F32, extra_terms=1)
+    np.testing.assert_allclose(out, 2 * a @ b, rtol=1e-6, atol=atol)
 
 
 def test_blas_is_held_at_one_thread_during_a_launch_and_restored() -> None:
