@@ -97,7 +97,7 @@ def encode(program: Program) -> bytes:
     """
     try:
         return _encode(program)
-    except (struct.error, TypeError, AttributeError, ValueError) as e:
+    except (struct.error, TypeError, AttributeError, ValueError, OverflowError) as e:
         raise BytecodeError(-1, "unencodable program", str(e)) from None
 
 

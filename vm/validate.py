@@ -12,10 +12,12 @@ once per specialization in `specialize.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dvm.vm.binary import HEADER, layout
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import (
+    BY_CODE,
     EXPR_LEAVES,
     MAX_GRID_RANK,
     MAX_LOOP_DEPTH,
@@ -31,9 +33,24 @@ from dvm.vm.isa import (
     ScalarTag,
     TypeRule,
 )
-from dvm.vm.program import Extent, Index, Instr, Offsets, Program, Scalar, View
+from dvm.vm.program import (
+    Arg,
+    Extent,
+    Index,
+    Instr,
+    Offsets,
+    Program,
+    Register,
+    Scalar,
+    Slot,
+    Tok,
+    View,
+    ViewDim,
+)
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+U16_MAX = 0xFFFF
+"""The largest table index, count or param count the binary holds (a u16)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +94,9 @@ class _Validator:
         o = self.offsets()
         at = -1
         if o is not None:
-            if table == "args":
+            if table == "header":
+                at = 0
+            elif table == "args":
                 at = HEADER.size + 2 * i
             else:
                 at = o.grid if table == "grid" else _pick(getattr(o, table), i)
@@ -86,63 +105,100 @@ class _Validator:
     # -- tables ------------------------------------------------------------
 
     def tables(self) -> None:
-        """Args, slots, grid, registers and views."""
+        """The header's counts, then args, slots, grid, registers and views."""
         p = self.p
+        self.header()
         for i, a in enumerate(p.args):
-            if not isinstance(a.dtype, DType) or not 0 <= a.rank <= MAX_RANK:
+            ok = isinstance(a, Arg) and isinstance(a.dtype, DType) and _index(a.rank, MAX_RANK + 1)
+            if not ok:
                 raise self.fail(("args", i), "bad argument", f"a{i}")
         for i, s in enumerate(p.slots):
+            if not (isinstance(s, Slot) and type(s.expr) is tuple and len(s.expr) <= U16_MAX):
+                raise self.fail(("slots", i), "bad slot", f"s{i}")
             self.slot_expr(i, s.expr)
         if not 1 <= len(p.grid) <= MAX_GRID_RANK:
             raise self.fail(("grid", 0), "bad grid rank", f"{len(p.grid)} axes")
         for g in p.grid:
             self.slot(("grid", 0), g)
         for i, r in enumerate(p.registers):
-            if len(r.shape) > MAX_RANK:
-                raise self.fail(("registers", i), "rank too large")
-            for s in (*r.shape, r.offset):
-                self.slot(("registers", i), s)
+            self.register(i, r)
         for i, view in enumerate(p.views):
             self.view(i, view)
 
-    def slot(self, where: tuple[str, int], s: int) -> None:
+    def header(self) -> None:
+        """What the header counts must fit its u16 fields; every table is a tuple (a
+        validated program cannot change afterwards)."""
+        p = self.p
+        if not _index(p.n_params, U16_MAX + 1):
+            raise self.fail(("header", 0), "bad param count", repr(p.n_params))
+        for name in ("args", "slots", "grid", "registers", "views", "code"):
+            table = getattr(p, name)
+            if type(table) is not tuple:
+                raise self.fail(("header", 0), "bad table", f"{name}: {type(table).__name__}")
+            if len(table) > U16_MAX and name != "code":
+                raise self.fail(("header", 0), "table too large", f"{len(table)} {name}")
+
+    def slot(self, where: tuple[str, int], s: object) -> None:
         """A slot reference must name an existing slot."""
-        if not 0 <= s < len(self.p.slots):
+        if not _index(s, len(self.p.slots)):
             raise self.fail(where, "slot index out of range", f"s{s}")
 
     def slot_expr(self, i: int, expr: tuple) -> None:
         """A postfix expression must leave exactly one value and refer only backwards."""
         depth, where = 0, ("slots", i)
         for t in expr:
+            if not (isinstance(t, Tok) and isinstance(t.op, ExprOp)):
+                raise self.fail(where, "bad expression token", repr(t))
             if t.op is ExprOp.DIM:
-                if not 0 <= t.a < len(self.p.args):
+                if not _index(t.a, len(self.p.args)):
                     raise self.fail(where, "arg index out of range", f"dim(a{t.a},{t.b})")
-                if not 0 <= t.b < self.p.args[t.a].rank:
+                if not _index(t.b, self.p.args[t.a].rank):
                     raise self.fail(where, "bad DIM axis", f"dim(a{t.a},{t.b})")
-            elif t.op is ExprOp.CONST and not I64_MIN <= t.a <= I64_MAX:
-                raise self.fail(where, "constant out of int64 range")
-            elif t.op is ExprOp.PARAM and not 0 <= t.a < self.p.n_params:
+            elif t.op is ExprOp.CONST and not (type(t.a) is int and I64_MIN <= t.a <= I64_MAX):
+                raise self.fail(where, "constant out of int64 range", repr(t.a))
+            elif t.op is ExprOp.PARAM and not _index(t.a, self.p.n_params):
                 raise self.fail(where, "param index out of range", f"p{t.a}")
-            elif t.op is ExprOp.SLOT and not 0 <= t.a < i:
+            elif t.op is ExprOp.SLOT and not _index(t.a, i):
                 raise self.fail(where, "slot refers to itself or a later slot", f"s{t.a}")
+            unused = (t.a, t.b)[_TOKEN_OPERANDS.get(t.op, 0) :]
+            if any(not (type(x) is int and x == 0) for x in unused):
+                raise self.fail(where, "bad expression token", f"{t.op.name} has no {unused}")
             depth += 1 if t.op in EXPR_LEAVES else -1
             if depth < 1:
                 raise self.fail(where, "expression stack underflow")
         if depth != 1:
             raise self.fail(where, "expression must leave one value", f"leaves {depth}")
 
+    def register(self, i: int, r: Register) -> None:
+        """dtype, and rank and slots of its shape and offset."""
+        where = ("registers", i)
+        if not (isinstance(r, Register) and isinstance(r.dtype, DType)):
+            raise self.fail(where, "bad register", f"r{i}")
+        if type(r.shape) is not tuple or len(r.shape) > MAX_RANK:
+            raise self.fail(where, "rank too large")
+        for s in (*r.shape, r.offset):
+            self.slot(where, s)
+
     def view(self, i: int, view: View) -> None:
         """Argument, slots and index sources of one view."""
         where = ("views", i)
-        if not 0 <= view.arg < len(self.p.args):
+        if not (isinstance(view, View) and type(view.dims) is tuple):
+            raise self.fail(where, "bad view", f"v{i}")
+        if not _index(view.arg, len(self.p.args)):
             raise self.fail(where, "arg index out of range", f"a{view.arg}")
         if len(view.dims) > MAX_RANK:
             raise self.fail(where, "rank too large")
         self.slot(where, view.offset)
         for d in view.dims:
+            if not isinstance(d, ViewDim):
+                raise self.fail(where, "bad view", f"v{i}: {d!r}")
             self.slot(where, d.size)
             self.slot(where, d.stride)
+            if type(d.index) is not int:
+                raise self.fail(where, "unknown index source", repr(d.index))
             if d.index == Index.NONE:
+                if d.tile is not None:  # (the binary has no room for it)
+                    raise self.fail(where, "tile size on an untiled view dim")
                 continue
             if d.tile is None:
                 raise self.fail(where, "tiled view dim without tile size")
@@ -160,6 +216,7 @@ class _Validator:
         end_of: dict[int, int] = {}
         depth_at: list[int] = []
         for k, ins in enumerate(self.p.code):
+            self.opcode(k, ins)
             depth_at.append(len(stack))
             cat = ins.op.cat
             if cat is Cat.ENDLOOP:
@@ -176,35 +233,39 @@ class _Validator:
             raise self.fail(("code", stack[-1]), "loop without endloop")
         return LoopInfo(end_of, tuple(depth_at))
 
+    def opcode(self, k: int, ins: Instr) -> None:
+        """An instruction is a row of the ISA table and a tuple of as many operands."""
+        op = getattr(ins, "op", None)
+        code = getattr(op, "code", None)
+        if not (isinstance(ins, Instr) and type(code) is int and BY_CODE.get(code) == op):
+            raise self.fail(("code", k), "unknown opcode", repr(op))
+        if type(ins.operands) is not tuple or len(ins.operands) != len(ins.op.operands):
+            raise self.fail(("code", k), "wrong operand count")
+
     def instr(self, k: int, ins: Instr, depth: int) -> None:
         """Operand ranges, then the category's typing rule."""
         where = ("code", k)
-        if len(ins.operands) != len(ins.op.operands):
-            raise self.fail(where, "wrong operand count")
         for (_, kind), v in zip(ins.op.operands, ins.operands, strict=True):
             self.operand(where, ins.op, kind, v, depth)
         _TYPERS[ins.op.cat](self, where, ins)
 
-    def operand(self, where: tuple[str, int], op: OpDef, kind: Kind, v: object, depth: int) -> None:
-        """Range checks for one operand of the given kind."""
+    def operand(self, where: tuple[str, int], op: OpDef, kind: Kind, v: Any, depth: int) -> None:
+        """Type and range of one operand of the given kind."""
         p = self.p
-        if kind is Kind.REG and not (isinstance(v, int) and 0 <= v < len(p.registers)):
+        if kind is Kind.REG and not _index(v, len(p.registers)):
             raise self.fail(where, "register index out of range", f"r{v}")
         if kind is Kind.VIEW:
-            if not (isinstance(v, int) and 0 <= v < len(p.views)):
+            if not _index(v, len(p.views)):
                 raise self.fail(where, "view index out of range", f"v{v}")
             self.loops_enclose(where, p.views[v], depth)
         if kind is Kind.SLOT:
-            self.slot(where, v if isinstance(v, int) else -1)
+            self.slot(where, v)
         if kind is Kind.SCALAR:
-            if not isinstance(v, Scalar):
-                raise self.fail(where, "bad scalar operand")
-            if v.tag is ScalarTag.SLOT:
-                self.slot(where, int(v.value))
-        if kind is Kind.AXES and not (isinstance(v, int) and 0 <= v < 256):
-            raise self.fail(where, "bad axes mask")
-        if kind is Kind.FLAGS and not (isinstance(v, int) and 0 <= v < 1 << len(op.flags)):
-            raise self.fail(where, "unknown flag bits", f"0x{v:x}" if isinstance(v, int) else "")
+            self.scalar(where, v)
+        if kind is Kind.AXES and not _index(v, 1 << MAX_RANK):
+            raise self.fail(where, "bad axes mask", repr(v))
+        if kind is Kind.FLAGS and not _index(v, 1 << len(op.flags)):
+            raise self.fail(where, "unknown flag bits", f"0x{v:x}" if type(v) is int else repr(v))
         if kind is Kind.REDUCE_KIND and not isinstance(v, ReduceKind):
             raise self.fail(where, "unknown reduce kind")
         if kind is Kind.ACC_KIND and not isinstance(v, AccKind):
@@ -212,10 +273,19 @@ class _Validator:
         if kind is Kind.DTYPE and not isinstance(v, DType):
             raise self.fail(where, "unknown dtype")
         if kind is Kind.SHAPE:
-            if not isinstance(v, tuple) or len(v) > MAX_RANK:
+            if type(v) is not tuple or len(v) > MAX_RANK:
                 raise self.fail(where, "bad shape operand")
             for e in v:
                 self.extent(where, e, depth)
+
+    def scalar(self, where: tuple[str, int], v: Any) -> None:
+        """A SCALAR operand: an f64 immediate (a Python float) or a slot."""
+        if not (isinstance(v, Scalar) and isinstance(v.tag, ScalarTag)):
+            raise self.fail(where, "bad scalar operand", repr(v))
+        if v.tag is ScalarTag.SLOT:
+            self.slot(where, v.value)
+        elif type(v.value) is not float:
+            raise self.fail(where, "bad scalar operand", f"immediate {v.value!r} is no float")
 
     def loops_enclose(self, where: tuple[str, int], view: View, depth: int) -> None:
         """A view tiled by loop level L can only be used inside L+1 loops."""
@@ -223,24 +293,28 @@ class _Validator:
             if Index.is_loop(d.index) and d.index - Index.LOOP0 >= depth:
                 raise self.fail(where, "view tiled by a loop that does not enclose it")
 
-    def extent(self, where: tuple[str, int], e: Extent, depth: int) -> None:
+    def extent(self, where: tuple[str, int], e: Any, depth: int) -> None:
         """A SHAPE entry must name an existing slot, view dim or register dim."""
         p = self.p
+        if not (isinstance(e, Extent) and isinstance(e.kind, ExtentKind)):
+            raise self.fail(where, "bad shape operand", repr(e))
         if e.kind is ExtentKind.SLOT:
             self.slot(where, e.index)
+            if not (type(e.dim) is int and e.dim == 0):  # (the binary has no room for it)
+                raise self.fail(where, "bad shape operand", f"slot extent with dim {e.dim!r}")
         elif e.kind is ExtentKind.VIEW_DIM:
-            if not 0 <= e.index < len(p.views):
+            if not _index(e.index, len(p.views)):
                 raise self.fail(where, "view index out of range", f"v{e.index}")
             dims = p.views[e.index].dims
-            if not 0 <= e.dim < len(dims):
+            if not _index(e.dim, len(dims)):
                 raise self.fail(where, "extent dim out of range", f"v{e.index}[{e.dim}]")
             src = dims[e.dim].index
             if Index.is_loop(src) and src - Index.LOOP0 >= depth:
                 raise self.fail(where, "view tiled by a loop that does not enclose it")
         else:
-            if not 0 <= e.index < len(p.registers):
+            if not _index(e.index, len(p.registers)):
                 raise self.fail(where, "register index out of range", f"r{e.index}")
-            if not 0 <= e.dim < len(p.registers[e.index].shape):
+            if not _index(e.dim, len(p.registers[e.index].shape)):
                 raise self.fail(where, "extent dim out of range", f"r{e.index}[{e.dim}]")
 
     # -- typing helpers ----------------------------------------------------
@@ -254,6 +328,16 @@ class _Validator:
     def need(self, where: tuple[str, int], ok: bool, reason: str, detail: str = "") -> None:
         if not ok:
             raise self.fail(where, reason, detail)
+
+
+def _index(v: object, n: int) -> bool:
+    """Whether `v` is an index below `n`: an int, and exactly one (a bool, a numpy integer
+    or a float is not; generated code prints validated indices, and prints only ints)."""
+    return type(v) is int and 0 <= v < n
+
+
+_TOKEN_OPERANDS = {ExprOp.DIM: 2, ExprOp.CONST: 1, ExprOp.PARAM: 1, ExprOp.SLOT: 1}
+"""How many of a token's operands (`a`, `b`) the binary holds; the others are 0."""
 
 
 def _pick(offsets: tuple[int, ...], i: int) -> int:
