@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dvm.vm.isa import ExprOp
+from dvm.vm.isa import Cat, ExprOp
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
@@ -94,6 +94,7 @@ def compile_fast(
     specializer's ViewPlan, whose tuples the layout builds)."""
     namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE}
     namespace |= {"_disjoint": _disjoint, "_View": view, "_new": tuple.__new__}
+    namespace["_overlaps_itself"] = overlaps_itself
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
     source = fast_source(p, local_bytes, alignment, cores, reads_cores)
     exec(compile(source, "<dvm fast path>", "exec"), namespace)
@@ -229,17 +230,21 @@ def layout_lines(
         emit(f"    if not {chain} and not _disjoint([{pairs}]): {fail}")
     regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
+    stored = {ins.operands[0] for ins in p.code if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)}
     for i in range(len(p.views)):
-        _view_lines(emit, p, known, i, fail)
+        _view_lines(emit, p, known, i, fail, i in stored)
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     return lines, f"(({regs}), ({views}))"
 
 
-def _view_lines(emit: Callable[[str], None], p: Program, known: _Slots, i: int, fail: str) -> None:
+def _view_lines(
+    emit: Callable[[str], None], p: Program, known: _Slots, i: int, fail: str, stored: bool
+) -> None:
     """The lines that check view i and make its ViewPlan `vi`: `mi` whether it is empty,
     `ni` whether it is natural (its whole argument, reshaped). A natural view is inside
-    its argument and no larger than numpy allows, so only a view that is not needs the
-    bounds and size tests; what the monomials decide is not tested at all."""
+    its argument, no larger than numpy allows and one-to-one, so only a view that is not
+    needs the bounds and size tests (and, when `stored` to, `overlaps_itself`); what the
+    monomials decide is not tested at all."""
     v = p.views[i]
     item = p.args[v.arg].dtype.np.itemsize
     val = known.text
@@ -263,6 +268,8 @@ def _view_lines(emit: Callable[[str], None], p: Program, known: _Slots, i: int, 
     if empty != "True":
         indent = " " * (12 if nonempty else 8)
         _bounds(general.append, indent, known, v, (val(v.offset), z, st), fail)
+        if stored:
+            general.append(f"{indent}if _overlaps_itself({_tuple(z)}, {_tuple(st)}): {fail}")
     if general:
         emit(f"    if not n{i}:")
         for line in general:
@@ -369,6 +376,25 @@ def _bounds(
         emit(f"{indent}if q < 0: lo += q")
         emit(f"{indent}else: hi += q")
     emit(f"{indent}if lo < 0 or hi >= numel{v.arg}: {fail}")
+
+
+def overlaps_itself(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether a view may reach one address from two of its elements: unless, its dims
+    of more than one element ordered by |stride|, each stride steps past all that the
+    smaller ones reach (as in every layout of a dense array, transposed or reshaped).
+    A store through such a view has no one defined result. (An interleaved layout
+    that is one-to-one all the same fails the test too.)"""
+    dims = sorted((abs(t), n) for n, t in zip(sizes, strides, strict=True) if n > 1)
+    reach = 0
+    for stride, n in dims:
+        if stride <= reach:
+            return True
+        reach += (n - 1) * stride
+    return False
+
+
+def _tuple(items: Sequence[str]) -> str:
+    return f"({''.join(f'{x}, ' for x in items)})"
 
 
 def _disjoint(spans: list[tuple[int, int]]) -> bool:

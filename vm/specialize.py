@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.vm.binary import layout
-from dvm.vm.checks import FastFn, compile_fast
+from dvm.vm.checks import FastFn, compile_fast, overlaps_itself
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import Cat, ExprOp, ExtentKind, Kind, ReduceKind, ScalarTag
@@ -377,6 +377,8 @@ class Static:
     pairs: dict[int, tuple[tuple[int, int], ...]]
     """Per index source: the (view, dim) pairs it tiles, in class-key order."""
     stored: frozenset[int]
+    stored_views: frozenset[int]
+    """The views stores and store_accs write through."""
     has_mma: bool
     uses_blas: bool
     alias_regs: frozenset[int]
@@ -483,9 +485,10 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
                 dims.append((d, vd.index, len(group)))
                 group.append((vi, d))
         tiled.append(tuple(dims))
-    stored = frozenset(
-        p.views[ins.operands[0]].arg for ins in p.code if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
+    stored_views = frozenset(
+        ins.operands[0] for ins in p.code if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
     )
+    stored = frozenset(p.views[v].arg for v in stored_views)
     has_mma = any(ins.op.cat is Cat.MMA for ins in p.code)
     uses_blas = has_mma or any(
         ins.op.cat is Cat.REDUCE and ins.operands[2] is ReduceKind.SUM for ins in p.code
@@ -513,6 +516,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
         tuple(tiled),
         {src: tuple(group) for src, group in pairs.items()},
         stored,
+        stored_views,
         has_mma,
         uses_blas,
         alias_regs,
@@ -862,6 +866,8 @@ class _Specializer:
                     "views", i, "view out of bounds", f"elements {lo}..{hi} of a{v.arg} ({numel})"
                 )
             natural = offset == 0 and dense and acc == numel
+            if not natural and i in self.static.stored_views and overlaps_itself(sizes, strides):
+                raise self.fail("views", i, "store view overlaps itself", f"sizes {sizes}")
         steps = () if natural else tuple(_byte_strides(sizes, strides, item))
         return ViewPlan(v.arg, offset * item, sizes, steps, tiled, empty, natural)
 

@@ -255,6 +255,15 @@ SPECIALIZE: list[tuple[str, str, str, tuple[str, int]]] = [
         ("views", 1),
     ),
     (
+        "store overlap",  # every row of the tile stores to the same row of a1
+        _edit(
+            "view v1 a1 offset s4 (s0 s1 g0 s2) (s1 s5)",
+            "view v1 a1 offset s4 (s0 s4 g0 s2) (s1 s5)",
+        ),
+        "store view overlaps itself",
+        ("views", 1),
+    ),
+    (
         "transposed bounds",
         _edit(
             "view v1 a1 offset s4 (s0 s1 g0 s2) (s1 s5)",

@@ -330,3 +330,70 @@ def test_a_launch_keeps_none_of_its_arrays() -> None:
             del y, out
             assert [r() is None for r in alive] == [True, True], (rows, launch)
         assert spec.planned
+
+
+SPREAD_STORE = """\
+arg a0 f32 1
+arg a1 f32 1
+params 0
+slot s0 = dim(a0,0)
+slot s1 = 1024
+slot s2 = s0 s1 ceildiv
+slot s3 = 0
+slot s4 = 1
+slot s5 = 4096
+grid s2
+reg r0 f32 (s1) at s3
+reg r1 f32 (s1) at s5
+view v0 a0 offset s3 (s0 s4 g0 s1)
+view v1 a1 offset s3 (s0 {stride} g0 s1)
+load r0, v0
+exp r1, r0
+store v1, r1
+"""
+"""y = exp(x) through a store view of stride {stride}: 0 stores every element to one."""
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
+def test_a_store_view_that_overlaps_itself_is_refused(lazy: bool) -> None:
+    """Which of several elements stored to one address would win depends on the order
+    the tiles run in: the first launch runs them in order on the calling thread, later
+    ones share them among the cores. The specializer refuses such a view for both."""
+    prog = vm.load(vm.encode(vm.assemble(SPREAD_STORE.format(stride="s3"))))
+    x = np.linspace(0, 1, 200_000, dtype=np.float32)  # planned, it runs on every core
+    with pytest.raises(vm.BytecodeError, match="store view overlaps itself") as e:
+        spec = prog.specialize([x.shape, (1,)], lazy=lazy)
+        vm.launch(spec, [x, np.zeros(1, np.float32)])
+    assert e.value.offset == vm.decode(vm.encode(prog)).offsets.views[1]  # type: ignore[union-attr]
+    # one element stores nothing twice, and a stride of one is the identity
+    for n, stride in ((1, "s3"), (len(x), "s4")):
+        prog = vm.load(vm.encode(vm.assemble(SPREAD_STORE.format(stride=stride))))
+        spec = prog.specialize([(n,), (n,)], lazy=lazy)
+        outs = []
+        for _ in range(2):  # (a lazy one's first launch is unplanned, the second planned)
+            y = np.zeros(n, np.float32)
+            vm.launch(spec, [x[:n].copy(), y])
+            outs.append(y)
+        np.testing.assert_array_equal(outs[0], outs[1])
+        if stride == "s4":
+            np.testing.assert_allclose(outs[0], np.exp(x), rtol=1e-6)
+        else:
+            np.testing.assert_allclose(outs[0], np.exp(x[:1]), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "strides", "overlaps"),
+    [
+        ((4, 5), (5, 1), False),  # row-major
+        ((4, 5), (1, 4), False),  # transposed
+        ((4, 1, 5), (5, 0, 1), False),  # a unit dim's stride is never used
+        ((4, 5), (0, 1), True),  # a broadcast row
+        ((4, 5), (4, 1), True),  # rows overlap by one element
+        ((3, 2), (2, 3), True),  # interleaved: one-to-one, but refused all the same
+        ((4, 5), (-5, 1), False),  # rows reversed
+        ((0, 5), (0, 1), False),  # empty
+    ],
+)
+def test_overlaps_itself(sizes: tuple[int, ...], strides: tuple[int, ...], overlaps: bool) -> None:
+    checks = importlib.import_module("dvm.vm.checks")
+    assert checks.overlaps_itself(sizes, strides) is overlaps
