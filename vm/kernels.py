@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dvm.vm.erf import erf
 from dvm.vm.isa import OPCODES, AccKind, Cat, DType, Kind, ReduceKind, ScalarTag, base_name
 from dvm.vm.program import Index, Instr
 from dvm.vm.specialize import OpNode, Shape, ViewPlan
@@ -530,30 +531,6 @@ def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     np.reciprocal(out, out=out)
 
 
-def erf(x: np.ndarray) -> np.ndarray:
-    """erf in numpy: exact (math.erf) for f64; for f16/f32 a Taylor series below 0.5
-    and Abramowitz-Stegun 7.1.26 above (absolute error < 2e-7)."""
-    if x.dtype == np.float64:
-        return np.vectorize(math.erf, otypes=[np.float64])(x)
-    x64 = x.astype(np.float64)
-    a = np.abs(x64)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t) * t
-    big = 1.0 - (poly + 0.254829592 * t) * np.exp(-a * a)
-    x2 = x64 * x64
-    series = [1.0, -1 / 3, 1 / 10, -1 / 42, 1 / 216, -1 / 1320, 1 / 9360, -1 / 75600]
-    acc = np.zeros_like(x64)
-    for c in reversed(series):
-        acc = acc * x2 + c
-    small = x64 * acc * (2.0 / math.sqrt(math.pi))
-    return np.where(a < 0.5, small, np.sign(x64) * big)
-
-
-def _erf(x: np.ndarray, out: np.ndarray) -> None:
-    """erf into `out` (allocates: numpy has no erf ufunc)."""
-    np.copyto(out, erf(x), casting="unsafe")
-
-
 UNARY_FNS: dict[str, Any] = {
     "neg": np.negative,
     "abs": np.absolute,
@@ -564,7 +541,7 @@ UNARY_FNS: dict[str, Any] = {
     "reciprocal": np.reciprocal,
     "tanh": np.tanh,
     "sigmoid": _sigmoid,
-    "erf": _erf,
+    "erf": erf,
     "floor": np.floor,
     "ceil": np.ceil,
     "round": np.rint,
