@@ -28,8 +28,9 @@ program called in a loop. Beside them:
   when torch is installed (`make bench-install`), at its default threads.
 
 With `--processes`, a second table times numpy and dvm each in its own
-process, taking turns call by call (see `bench_processes`). Then the VM's
-dispatch cost per instruction (a chain of 1-element adds minus the same
+process, taking turns call by call (see `bench_processes`). Then each of
+F16_CASES in f16 against f32 on both device presets (`bench_f16`), and the
+VM's dispatch cost per instruction (a chain of 1-element adds minus the same
 numpy calls in a plain loop).
 
 The machine may be shared: ratios within one run are what count; re-run
@@ -331,6 +332,39 @@ def bench_copy(repeat: int) -> float:
     return 2 * n / t
 
 
+F16_CASES: list[tuple[str, str, dict[str, int]]] = [
+    ("matmul", "matmul.mlir", {"M": 512, "K": 512, "N": 2048}),
+    ("layernorm", "layernorm.mlir", {"R": 8192, "C": 1024}),
+]
+"""Programs timed in f16 beside f32 (`bench_f16`)."""
+
+
+def bench_f16(only: set[str] | None, repeat: int) -> None:
+    """Each F16_CASES program with every f32 made f16 against itself in f32, on both
+    device presets, calls taking turns. numpy has no f16 BLAS and computes f16
+    elementwise in software: an f16 mma widens to f32 (a few conversions more than
+    f32), while f16 elementwise instructions cost numpy's f16 arithmetic."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(0)
+    print(f"f16 against f32, the same program (medians of {repeat} turns)")
+    print(f"  {'program':12s} {'dims':28s} {'device':10s} {'f32':>9s} {'f16':>9s} {'f16/f32':>8s}")
+    for name, file, dims in F16_CASES:
+        if only and name not in only:
+            continue
+        _, spec, _ = ref.EXAMPLES[file]  # type: ignore[attr-defined]
+        args = ref.make_inputs(spec, dims, rng)  # type: ignore[attr-defined]
+        text = (EXAMPLES / file).read_text()
+        for device in ("host", "ascend910b"):
+            fns = []
+            for dtype, source in ((np.float32, text), (np.float16, text.replace("f32", "f16"))):
+                program = dvm.compile(source, device=device)
+                fns.append(partial(program, *[a.astype(dtype) for a in args]))  # (no index)
+            t32, t16 = (statistics.median(ts) for ts in alternate(fns, repeat))
+            shape = ",".join(f"{k}={v}" for k, v in dims.items())
+            times = f"{t32 * 1e3:7.2f}ms {t16 * 1e3:7.2f}ms"
+            print(f"  {name:12s} {shape:28s} {device:10s} {times} {t16 / t32:7.1f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
@@ -347,6 +381,7 @@ def main() -> None:
     bench_cases(only, a.repeat, max(1, a.run), copy_bytes_per_s)
     if a.processes:
         bench_processes(only, a.repeat)
+    bench_f16(only, a.repeat)
     if not only:
         bench_dispatch(a.repeat)
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from dvm.vm.binary import layout
 from dvm.vm.errors import BytecodeError
-from dvm.vm.isa import Cat, DType, ExtentKind, ScalarTag
+from dvm.vm.isa import Cat, DType, ExtentKind, ReduceKind, ScalarTag
 from dvm.vm.kernels import (
     ACC_UFUNCS,
     BASE_NAMES,
@@ -52,6 +52,7 @@ from dvm.vm.kernels import (
     select_overlapping,
     typed_scalar,
 )
+from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar
 from dvm.vm.specialize import (
     NO_DESTINATION,
@@ -161,6 +162,8 @@ class Launcher:
             "_middle": middle_sum_operands,
             "_typed": typed_scalar,
             "_mma_acc": mma_acc,
+            "_mma_wide": mma_widened,
+            "_reduce_wide": reduce_widened,
         }
 
     def compile(self) -> LaunchFn:
@@ -373,6 +376,7 @@ def _tuple(items: Sequence[str]) -> str:
 
 
 _UNWRITTEN = "register read before written"
+_ACC_MISMATCH = "mma accumulator shape mismatch"
 _MISMATCH = "stored tile shape mismatch"
 
 
@@ -488,7 +492,12 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     fn = g.constant(f"F{k}", REDUCE_UFUNCS[kind])
     ufunc = f"{fn}.reduce({x}, axis={reduced}, out=o, keepdims={keep}, initial={identity})"
     middle = matmul_sum_axis(kind, axes, (0,) * rank, dtype)
-    if blas_row_sum(kind, axes, rank, dtype):
+    wide = widened(dtype)
+    if wide is not None and kind in (ReduceKind.SUM, ReduceKind.PROD):
+        acc = f"_scratch(kept, sh, {g.constant('WIDE', wide)})"
+        init = g.constant(f"J{k}", reduce_identity(kind, wide))
+        g.emit(pad, f"_reduce_wide({fn}, {x}, {reduced}, {keep}, {init}, o, {acc})")
+    elif blas_row_sum(kind, axes, rank, dtype):
         g.emit(pad, f"_matmul({x}, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
     elif middle is not None:
         if "    L = kept.local" not in g.pre:
@@ -523,15 +532,22 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         g.emit(pad, "sh = (*b, sa[-2], sb[-1])")
     if acc is None:
         g.result(k, d, pad)
-        g.emit(pad, f"_matmul({x}, {y}, out=o)", f"r{d} = o")
-        return
-    g.emit(
-        pad,
-        f"if {acc} != sh:",
-        f"    raise _fail(S, {k}, 'mma accumulator shape mismatch', f'{{{acc}}} vs {{sh}}')",
-    )
-    g.register(k, d, pad)
-    g.emit(pad, f"_mma_acc({x}, {y}, o, _scratch(kept, sh, {g.dtype(d)}))", f"r{d} = o")
+    else:
+        g.emit(
+            pad,
+            f"if {acc} != sh:",
+            f"    raise _fail(S, {k}, {_ACC_MISMATCH!r}, f'{{{acc}}} vs {{sh}}')",
+        )
+        g.register(k, d, pad)
+    wide = widened(g.p.registers[d].dtype.np)
+    if wide is not None:  # a float narrower than f32 is multiplied in f32
+        scratch = f"_scratch(kept, ({x}.size + {y}.size + o.size, ), {g.constant('WIDE', wide)})"
+        g.emit(pad, f"_mma_wide({x}, {y}, o, {acc is not None}, {scratch})")
+    elif acc is None:
+        g.emit(pad, f"_matmul({x}, {y}, out=o)")
+    else:
+        g.emit(pad, f"_mma_acc({x}, {y}, o, _scratch(kept, sh, {g.dtype(d)}))")
+    g.emit(pad, f"r{d} = o")
 
 
 def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:

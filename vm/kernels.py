@@ -25,6 +25,7 @@ import numpy as np
 
 from dvm.vm.erf import erf
 from dvm.vm.isa import OPCODES, AccKind, Cat, DType, Kind, ReduceKind, ScalarTag, base_name
+from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.program import Index, Instr
 from dvm.vm.specialize import OpNode, Shape, ViewPlan
 
@@ -388,14 +389,19 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     src_shape = node.shapes[1]
     assert src_shape is not None
     keep = bool(flags & 1)
+    axis = tuple(d for d in range(len(src_shape)) if axes >> d & 1)
+    uf = REDUCE_UFUNCS[kind]
+    wide = widened(dst.dtype)
+    if wide is not None and kind in (ReduceKind.SUM, ReduceKind.PROD):
+        acc = core.scratch(node.out, wide)  # type: ignore[arg-type]
+        init = reduce_identity(kind, wide)
+        return call(core, reduce_widened, uf, src, axis, keep, init, dst, acc)
     if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
         # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
         return call(core, np.matmul, src, ones_vector(src_shape[-1], keep, dst.dtype), out=dst)
     middle = matmul_sum_axis(kind, axes, src_shape, dst.dtype)
     if middle is not None and _contiguous(src) and _contiguous(dst):
         return partial(np.matmul, *middle_sum_operands(src, dst, middle))  # views, bound once
-    axis = tuple(d for d in range(len(src_shape)) if axes >> d & 1)
-    uf = REDUCE_UFUNCS[kind]
     init = reduce_identity(kind, dst.dtype)
     return call(core, uf.reduce, src, axis=axis, out=dst, keepdims=keep, initial=init)
 
@@ -465,7 +471,8 @@ def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> boo
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     """np.matmul into dst; transposes are views taken at bind time. An accumulating mma
     multiplies into a scratch tile (per core, shared by every class) and adds. A product
-    the store after it only reads is written straight into the stored tile.
+    the store after it only reads is written straight into the stored tile. A float
+    narrower than f32 is multiplied in f32 (`mma_widened`).
 
     (A cblas gemm with beta = 1 through ctypes would save the add pass, but on this host
     its per-call overhead, ~30 us with pointer and argument conversions, costs more than
@@ -473,16 +480,21 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     flags = node.ins.operands[3]
     a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
     ta, tb, acc = bool(flags & 1), bool(flags & 2), bool(flags & 4)
-    if isinstance(a, Dyn) or isinstance(b, Dyn) or isinstance(dst, DynOut):
-        scratch = (
-            core.scratch(dst.shape, dst.dtype) if acc and isinstance(dst, np.ndarray) else None
-        )
-        return call(core, _mma_dynamic, a, b, out=dst, ta=ta, tb=tb, acc=acc, scratch=scratch)
+    wide = widened(core.dtype(node.ins.operands[0]))
+    if wide is not None:
+        sizes = [math.prod(s or ()) for s in (node.shapes[1], node.shapes[2], node.out)]
+        scratch = core.scratch((sum(sizes),), wide)
+    elif acc and isinstance(dst, np.ndarray):
+        scratch = core.scratch(dst.shape, dst.dtype)  # per core, reused by every class
+    else:
+        scratch = None
+    if wide is not None or isinstance(a, Dyn) or isinstance(b, Dyn) or isinstance(dst, DynOut):
+        return call(core, mma_into, a, b, out=dst, ta=ta, tb=tb, acc=acc, scratch=scratch)
     a = a.swapaxes(-1, -2) if ta else a
     b = b.swapaxes(-1, -2) if tb else b
     if not acc:
         return partial(np.matmul, a, b, out=dst)
-    scratch = core.scratch(dst.shape, dst.dtype)  # per core, reused by every class
+    assert scratch is not None
     return partial(mma_acc, a, b, out=dst, scratch=scratch)
 
 
@@ -492,7 +504,7 @@ def mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) 
     np.add(out, scratch, out=out)
 
 
-def _mma_dynamic(
+def mma_into(
     a: np.ndarray,
     b: np.ndarray,
     out: np.ndarray,
@@ -501,10 +513,15 @@ def _mma_dynamic(
     acc: bool,
     scratch: np.ndarray | None,
 ) -> None:
-    """mma on alias registers: transpose views are taken per call."""
+    """out (+)= op(a) @ op(b), the transposes taken per call (for alias registers, which
+    are fetched per call, and a fused store's tile); `scratch` as `mma_widened` or
+    `mma_acc` need it."""
     a = a.swapaxes(-1, -2) if ta else a
     b = b.swapaxes(-1, -2) if tb else b
-    if acc and scratch is not None:
+    if widened(out.dtype) is not None:
+        assert scratch is not None
+        mma_widened(a, b, out, acc, scratch)
+    elif acc and scratch is not None:
         mma_acc(a, b, out, scratch)
     elif acc:
         out += np.matmul(a, b)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import math
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ import vm_programs as P
 from tolerances import matmul_atol, sum_atol
 
 import dvm.vm as vm
+from dvm import numerics
 
 F32 = np.float32
 
@@ -383,3 +386,91 @@ def test_tier0_writes_an_elementwise_chain_in_place() -> None:
     forwarded = dynamic.Launcher(_program(FORWARD)).source()
     # sub r0, r0, r1 after load r0 (forwarded): r0 first gets a view of its own
     assert "out=r0" not in forwarded and ": o = r0" not in forwarded
+
+
+MMA_F16 = """\
+arg a0 f16 2
+arg a1 f16 2
+arg a2 f16 2
+params 0
+slot s0 = dim(a0,0)
+slot s1 = dim(a0,1)
+slot s2 = dim(a1,1)
+slot s3 = 0
+slot s4 = 1
+slot s5 = s0 s1 mul 2 mul 63 add 64 floordiv 64 mul
+slot s6 = s1 s2 mul 2 mul 63 add 64 floordiv 64 mul s5 add
+grid s4
+reg r0 f16 (s0, s1) at s3
+reg r1 f16 (s1, s2) at s5
+reg r2 f16 (s0, s2) at s6
+view v0 a0 offset s3 (s0 s1) (s1 s4)
+view v1 a1 offset s3 (s1 s2) (s2 s4)
+view v2 a2 offset s3 (s0 s2) (s2 s4)
+load r0, v0
+load r1, v1
+mma r2, r0, r1, []
+store v2, r2
+"""
+"""out = a @ b in f16, one tile: the mma writes the stored tile directly."""
+
+
+def _f16_operands(rng: np.random.Generator, m: int, k: int, n: int) -> tuple[np.ndarray, ...]:
+    a = (rng.standard_normal((m, k)) / 4).astype(np.float16)
+    b = (rng.standard_normal((k, n)) / 4).astype(np.float16)
+    return a, b
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
+@pytest.mark.parametrize("read_only", [True, False], ids=["alias", "copied"])
+def test_f16_mma_multiplies_in_f32_and_rounds_once(
+    lazy: bool, read_only: bool, rng: np.random.Generator
+) -> None:
+    """numpy's f16 matmul accumulates in f16 (and without BLAS); an f16 mma multiplies
+    in f32 and rounds once, as `dvm.numerics.matmul` does, in both tiers, with its
+    operands read in place (alias loads) or copied, into the tile the store writes."""
+    a, b = _f16_operands(rng, 24, 700, 40)
+    want = numerics.matmul(a, b)
+    prog = _program(MMA_F16)
+    out = np.zeros((24, 40), np.float16)
+    spec = prog.specialize([a.shape, b.shape, out.shape], lazy=lazy)
+    for _ in range(2):
+        args = [a, b, out] if read_only else [a.copy(), b.copy(), out]
+        vm.launch(spec, args, fresh=read_only)
+        np.testing.assert_array_max_ulp(out, want, maxulp=1)
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
+def test_f16_addmm_accumulates_each_chunk_in_f32(lazy: bool, rng: np.random.Generator) -> None:
+    """An accumulating f16 mma (the K loop of addmm) adds its accumulator in f32 and
+    rounds once per chunk: with one chunk, the f32 product rounded once."""
+    prog = _program(P.addmm_relu(tm=32, tn=32, tk=512).replace("f32", "f16"))
+    a, b = _f16_operands(rng, 40, 500, 33)
+    bias = (rng.standard_normal(33) / 4).astype(np.float16)
+    want = np.maximum(numerics.matmul(a, b) + bias, np.float16(0))
+    out = np.zeros((40, 33), np.float16)
+    spec = prog.specialize([a.shape, b.shape, bias.shape, out.shape], lazy=lazy)
+    for _ in range(2):
+        vm.launch(spec, [a, b, bias, out])
+        np.testing.assert_array_max_ulp(out, want, maxulp=1)
+
+
+def test_f16_mma_costs_about_what_f32_costs(rng: np.random.Generator) -> None:
+    """numpy has no f16 BLAS: its f16 matmul is a loop in C, about 175 times slower than
+    f32's on 512 x 512 @ 512 x 2048. The f16 mma widens its operands and uses f32's."""
+    device = vm.DeviceSpec(1, 1, 4 << 20, name="test-4MiB")
+    a, b = _f16_operands(rng, 128, 512, 128)
+    times = {}
+    for dtype in (np.float32, np.float16):
+        text = MMA_F16 if dtype is np.float16 else MMA_F16.replace("f16", "f32")
+        prog = _program(text.replace("mul 2 mul", f"mul {np.dtype(dtype).itemsize} mul"))
+        args = [a.astype(dtype), b.astype(dtype), np.empty((128, 128), dtype)]
+        spec = prog.specialize([x.shape for x in args], device=device)
+        vm.launch(spec, args)
+        best = math.inf
+        for _ in range(5):
+            start = time.perf_counter()
+            vm.launch(spec, args)
+            best = min(best, time.perf_counter() - start)
+        times[dtype] = best
+    assert times[np.float16] < 8 * times[np.float32], times

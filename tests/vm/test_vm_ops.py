@@ -424,3 +424,25 @@ def test_erf_of_any_register_shape(dtype: type, shape: tuple[int, ...]) -> None:
     erf(x, out)
     want = FLOAT_UNARY["erf"](x).astype(dtype) if dtype is np.float64 else numerics.erf(x)
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("kind", ["sum", "prod"])
+@pytest.mark.parametrize("axes", ["{0}", "{1}"])
+@pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
+def test_f16_sums_and_products_accumulate_in_f32(
+    kind: str, axes: str, lazy: bool, rng: np.random.Generator
+) -> None:
+    """As `dvm.numerics.reduce`: in f32, rounded once to f16 (numpy's own f16 sum over
+    an outer axis rounds every partial sum to f16: a column of a thousand 0.1s summed to
+    105.2, where f32 gives 99.98, 100 in f16)."""
+    x = np.full((1000, 2), 0.1, np.float16)
+    if kind == "prod":
+        x = (1 + rng.standard_normal((1000, 2)) / 64).astype(np.float16)
+    if axes == "{1}":
+        x = np.ascontiguousarray(x.T)
+    prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, "f16", axes, False, tile_rows=2))))
+    axis = int(axes[1])
+    out = np.full(x.shape[1 - axis], 99, np.float16)
+    vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out])
+    want = numerics.reduce(kind, x, [axis], keepdims=False)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(out, want)
