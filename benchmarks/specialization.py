@@ -123,14 +123,14 @@ def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, 
 
 
 @contextmanager
-def no_tier0() -> Iterator[None]:
-    """First calls planned at once, as tier 1."""
-    saved = specializer.TIER0_BYTES
-    specializer.TIER0_BYTES = 0
+def never_unplanned() -> Iterator[None]:
+    """First calls planned at once, as later calls are."""
+    saved = specializer.UNPLANNED_BYTES
+    specializer.UNPLANNED_BYTES = 0
     try:
         yield
     finally:
-        specializer.TIER0_BYTES = saved
+        specializer.UNPLANNED_BYTES = saved
 
 
 def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
@@ -138,9 +138,9 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
 
     "stream": the shapes back to back, as a server meets them; the unit is timed
     before and after the pass. "after other work": shape by shape, the unit timed
-    and the program run with tier 0 switched off (every launch planned and bound
-    first) between one shape's calls and the next shape's first call, so that the
-    first call finds caches holding other work; the tier-1 column is that other
+    and the program run with unplanned launches switched off (every launch planned and
+    bound first) between one shape's calls and the next shape's first call, so that the
+    first call finds caches holding other work; the planned-only column is that other
     program's own cost, so both share the machine's state."""
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
@@ -149,13 +149,13 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
         f"  {'program':12s} {'kernels':>7s} | stream: {'wall':>8s} {'cpu':>8s} {'calls':>6s}"
         f" {'idle':>8s} {'faults':>6s}"
         f" | after other work: {'cpu':>8s} {'calls':>6s} {'idle':>8s} {'first':>8s} {'repeat':>8s}"
-        f" | tier 1 only: {'cpu':>8s}"
+        f" | planned only: {'cpu':>8s}"
     )
     for file in files:
         _, spec, _ = ref.EXAMPLES[file]
-        stream, tiered, planned = (dvm.compile(EXAMPLES / file) for _ in range(3))
+        stream, mixed, planned = (dvm.compile(EXAMPLES / file) for _ in range(3))
         warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
-        for p in (stream, tiered, planned):
+        for p in (stream, mixed, planned):
             p(*warm)  # first-ever calls: imports, threads, device memory
         argsets = [ref.make_inputs(spec, d, rng) for d in shape_stream(file, shapes, rng)]
         unit = numpy_call()[1]
@@ -163,12 +163,12 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
         unit = (unit + numpy_call()[1]) / 2
         rows, units, plain = [], [], []
         for args in argsets:
-            args = [a.copy() for a in args]  # new arrays: the shapes are new to `tiered`
-            rows.append(new_shape_cost(tiered, args, repeat))
+            args = [a.copy() for a in args]  # new arrays: the shapes are new to `mixed`
+            rows.append(new_shape_cost(mixed, args, repeat))
             units.append(rows[-1][1] / numpy_call()[1])
-            with no_tier0():
+            with never_unplanned():
                 plain.append(new_shape_cost(planned, args, repeat)[1])
-        launches = len(tiered.profile(*argsets[-1])[1])
+        launches = len(mixed.profile(*argsets[-1])[1])
         s_wall = statistics.median(f[0] for f in flowing)
         s_cpu = statistics.median(f[1] for f in flowing)
         s_faults = statistics.median(f[4] for f in flowing)

@@ -103,7 +103,7 @@ def bench_layernorm(rows: int, cols: int, repeat: int) -> None:
     spec_times = []
     for n in range(rows // 2, rows // 2 + 50):
         t0 = time.perf_counter()
-        prog.specialize([(n, cols), (cols,), (cols,), (n, cols)], [tile])
+        vm.specialize(prog, [(n, cols), (cols,), (cols,), (n, cols)], [tile])
         spec_times.append(time.perf_counter() - t0)
     print(
         f"  specialize for a new shape (median of 50): {statistics.median(spec_times) * 1e6:.0f} us"

@@ -55,8 +55,8 @@ def rng(request: pytest.FixtureRequest) -> np.random.Generator:
 def pool_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The cores of each pool round trip the VM makes while the test runs (a launch
     inline on the calling thread makes none)."""
-    interpreter = importlib.import_module("dvm.vm.interpreter")
-    pool, rounds = interpreter._pool(), []
+    launch = importlib.import_module("dvm.vm.launch")
+    pool, rounds = launch.pool(), []
 
     class Recording:
         queues = pool.queues
@@ -65,5 +65,5 @@ def pool_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             rounds.append(len(jobs))
             pool.run(jobs)
 
-    monkeypatch.setattr(interpreter, "_pool", Recording)
+    monkeypatch.setattr(launch, "pool", Recording)
     return rounds

@@ -119,8 +119,8 @@ def test_example_matches_reference(
     args = reference.make_inputs(spec, dims, rng, index_value=INDEX_VALUES[draw % 7])
     expected = run_reference(file, fn, args)
     program = compiled(examples_dir / file, name)
-    # the first call at a shape runs unplanned (tier 0, tiles sized for one core), later
-    # ones planned and bound (tier 1, tiles sized for the device's cores): the tiles
+    # the first call at a shape runs unplanned (tiles sized for one core), later
+    # ones planned and bound (tiles sized for the device's cores): the tiles
     # differ, so a BLAS row sum may round differently
     first = program(*args)
     assert_matches(first, expected, f"{file} {dims}, first call")
@@ -213,7 +213,7 @@ QKV = """func.func @qkv(%x: tensor<?x64xf32>, %wq: tensor<64x64xf32>, %wk: tenso
 def test_identical_kernels_share_one_specialization(monkeypatch: pytest.MonkeyPatch) -> None:
     """`dedupe-kernels` makes q, k and v one kernel, and `stack` one stacked launch: its
     three members at a shape share one VM specialization. The call that meets the shape
-    runs all three unplanned (tier 0); planning waits for a later call at that shape,
+    runs all three unplanned; planning waits for a later call at that shape,
     as with one launch per call."""
     program = dvm.compile(QKV)
     seen: list[tuple[set[int], list[bool], bool]] = []  # specializations, planned before, after
@@ -233,7 +233,7 @@ def test_identical_kernels_share_one_specialization(monkeypatch: pytest.MonkeyPa
         assert_matches(program(x, *weights), tuple(x @ w for w in weights), f"{call} call")
     assert [len(specs) for specs, _, _ in seen] == [1, 1] and seen[0][0] == seen[1][0]
     assert [(before, after) for _, before, after in seen] == [
-        ([False] * 3, False),  # the first call: tier 0 at each member
+        ([False] * 3, False),  # the first call: unplanned at each member
         ([False] * 3, True),  # the second call plans them
     ]
 
@@ -243,11 +243,11 @@ def test_a_stack_is_one_launch_once_planned(pool_rounds: list[int]) -> None:
     members' tiles (here each member alone is too small to share the cores), and every
     call's results are its own (new inputs at the same shape each call)."""
     rounds = pool_rounds
-    cores = min(2, len(importlib.import_module("dvm.vm.interpreter")._pool().queues) + 1)
+    cores = min(2, len(importlib.import_module("dvm.vm.memory").pool().queues) + 1)
     program = dvm.compile(QKV)
     rng = np.random.default_rng(6)
     weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
-    for call in range(4):  # tier 0; planned and bound, inline; then shared
+    for call in range(4):  # unplanned; planned and bound, inline; then shared
         rounds.clear()
         x = rng.standard_normal((400, 64), dtype=np.float32)
         assert_matches(program(x, *weights), tuple(x @ w for w in weights), f"call {call}")
@@ -262,13 +262,13 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
     launch lock (so never inside another thread's launch). A program of one launch holds
     it in the launch, as before."""
     blas = importlib.import_module("dvm.vm.blas")
-    interpreter = importlib.import_module("dvm.vm.interpreter")
+    memory = importlib.import_module("dvm.vm.memory")
     count = [2]  # OpenBLAS's threads, as on a machine with several CPUs
     puts: list[int] = []
     at_launch: list[int] = []
     unlocked_restores: list[int] = []
     launch, launch_stack = dvm.vm.launch, dvm.vm.launch_stack
-    lock = interpreter.device_memory(dvm.vm.DeviceSpec.host()).lock
+    lock = memory.device_memory(dvm.vm.DeviceSpec.host()).lock
 
     def put(n: int) -> None:
         puts.append(n)
@@ -739,7 +739,7 @@ def test_a_launch_in_a_loop_writes_its_kept_memory_at_every_pass() -> None:
 def test_a_call_keeps_none_of_its_arrays() -> None:
     """Once a call returns and its caller drops the arguments and results, nothing the
     program keeps for the shape (plans, executables, arenas) holds them: the first call
-    (tier 0), the second (planned, inline) and later ones (on the cores), stacked
+    (unplanned), the second (planned, inline) and later ones (on the cores), stacked
     launches and a loop's."""
     rng = np.random.default_rng(8)
     weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
@@ -876,7 +876,7 @@ func.func @proj_ln(%x: tensor<?x{k}xf32>, %w: tensor<{k}x{n}xf32>, %b: tensor<{n
 def test_a_projection_and_its_layernorm_are_one_launch(device: str, k: int, n: int) -> None:
     """A matmul whose epilogue reduces its static columns is one mix kernel: its tiles
     hold whole rows (on the small ascend910b preset with K chunked too); it matches
-    numpy at any number of rows, in tier 0 and planned."""
+    numpy at any number of rows, unplanned and planned."""
     program = dvm.compile(projection_layernorm(k, n), device=device)
     rng = np.random.default_rng(n)
     for m in (0, 1, 7, 97, 300):
@@ -886,7 +886,7 @@ def test_a_projection_and_its_layernorm_are_one_launch(device: str, k: int, n: i
         y = x @ w + b
         d = y - y.mean(axis=1, keepdims=True)
         want = d / np.sqrt((d * d).mean(axis=1, keepdims=True) + np.float32(1e-5)) * g + c
-        for _ in range(2):  # tier 0, then planned
+        for _ in range(2):  # unplanned, then planned
             np.testing.assert_allclose(program(x, w, b, g, c), want, rtol=1e-4, atol=1e-4)
         _, stats = program.profile(x, w, b, g, c)
         assert [s.instructions.get("mma", 0) > 0 for _, s in stats] == [m > 0]
@@ -940,7 +940,7 @@ def test_scores_and_their_softmax_are_one_launch_when_the_rows_are_short(device:
         s = q @ k
         e = np.exp(s - (s.max(axis=1, keepdims=True) if n else 0))
         want = e / e.sum(axis=1, keepdims=True) if n else e
-        for _ in range(2):  # tier 0, then planned
+        for _ in range(2):  # unplanned, then planned
             np.testing.assert_allclose(program(q, k), want, rtol=1e-4, atol=1e-5)
         assert len(program.profile(q, k)[1]) == (1 if n <= 512 else 2), (m, n)
 
@@ -992,7 +992,7 @@ def test_an_epilogue_reducing_columns_through_layouts(layout: str) -> None:
     rng = np.random.default_rng(5)
     for m in (1, 5, 200):
         args = [rng.uniform(0.5, 1.5, s).astype(np.float32) for s in shapes(m)]
-        for _ in range(2):  # tier 0, then planned
+        for _ in range(2):  # unplanned, then planned
             np.testing.assert_allclose(program(*args), reference(*args), rtol=1e-4, atol=1e-4)
         assert len(program.profile(*args)[1]) == 1
 
@@ -1051,7 +1051,7 @@ def test_a_fallback_kernel_is_prepared_at_its_first_launch(
 ) -> None:
     """LayerNorm is a choice: whole rows in local memory, or else rows in chunks. The
     chunked kernel, for rows too long, is not prepared by the compile (no fast path
-    or tier-0 code yet), and its first launch prepares it and is right."""
+    or unplanned launch code yet), and its first launch prepares it and is right."""
     built: dict[str, Kernel] = {}
     real = Kernel.build
 
@@ -1065,7 +1065,8 @@ def test_a_fallback_kernel_is_prepared_at_its_first_launch(
         program = dvm.compile(examples_dir / "layernorm.mlir")
 
     def ready(kernel: Kernel) -> bool:
-        return bool(kernel.specializer.static.fast_paths) or "tier0" in kernel.program.cache
+        static = kernel.specializer.static
+        return bool(static.fast_paths) or bool(static.unplanned)
 
     prepared = {name: ready(kernel) for name, kernel in built.items()}
     assert prepared == {"layernorm_k0_rows": True, "layernorm_k0": False}

@@ -1,17 +1,39 @@
-"""The numpy device VM: an ISA table, a binary format, a validator and an interpreter.
+"""The numpy device VM: an ISA table, a binary format, a validator and two executors.
 
-Stages, as in WebAssembly: `decode` (bytes -> Program, structure only),
-`load` (decode + validate once), optionally `prepare` (what every shape
-shares, built before the first call), `Program.specialize(shapes, params)`
-(shape-dependent checks and the tile plan, cached per shape; `Specializer`
-without the cache), `launch` (run the grid on the cores; `launch_stack`
-runs several launches as one). This package imports nothing else of dvm.
+Stages, as in WebAssembly, each module importing only from the stages before it:
+
+    isa, program        the instruction set and the program model (plain data)
+    binary, text        decode: bytes (or assembler text) -> Program, structure only
+    validate, loader    validate once: indices, types, loop structure (`load`, `check`)
+    static              what every shape of a validated program shares
+    specialize          per shape: slots evaluated, layout checked (`checks`, `slots`)
+    planner, shapes     per shape, when first needed: the tile plan, typed by the shape rules
+    unplanned, planned  the two executors; `launch` picks one and runs it on the cores
+
+Terms:
+
+    slot            an int64 computed from the arguments' dims and the params: every
+                    size, stride, offset, tile size and count of a program is one
+    view            how a load or store addresses an argument: strided, tiled
+    register        a tile buffer in a core's local memory
+    specialization  a program bound to concrete argument shapes (`plan.Specialization`)
+    tile class      a run of tiles with equal extents (full, tail, empty); a plan
+                    types each class's instructions once (`plan.GridPlan`)
+    unplanned       a launch run without a plan by one function generated per program:
+                    a specialization's first launch when small (`unplanned.py`)
+    planned         a launch run by each tile class's instructions bound to numpy calls
+                    once per core (`planned.py`)
+    alias register  one only loads from read-only arguments write: its loads keep a
+                    view of global memory instead of copying
+
+`Specializer` specializes without the cache `specialize` keeps; `prepare` builds
+ahead what every shape shares; `launch_stack` runs several launches as one. This
+package imports nothing else of dvm.
 """
 
 from dvm.vm.binary import decode, encode
 from dvm.vm.device import DeviceSpec
-from dvm.vm.errors import BytecodeError
-from dvm.vm.interpreter import LaunchError, launch, launch_stack, prepare, with_blas_held
+from dvm.vm.errors import BytecodeError, LaunchError
 from dvm.vm.isa import (
     BY_CODE,
     BY_NAME,
@@ -25,7 +47,9 @@ from dvm.vm.isa import (
     ReduceKind,
     ScalarTag,
 )
+from dvm.vm.launch import launch, launch_stack, prepare, with_blas_held
 from dvm.vm.loader import check, load
+from dvm.vm.plan import Specialization
 from dvm.vm.program import (
     Arg,
     Extent,
@@ -39,7 +63,7 @@ from dvm.vm.program import (
     View,
     ViewDim,
 )
-from dvm.vm.specialize import Specialization, Specializer, specialize
+from dvm.vm.specialize import Specializer, specialize
 from dvm.vm.stats import LaunchStats
 from dvm.vm.text import AsmError, assemble, disassemble
 

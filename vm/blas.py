@@ -71,3 +71,15 @@ def restore(before: int) -> None:
     found = threads()
     if before != 1 and found is not None:
         found[1](before)
+
+
+_BLAS: list[Any] = []
+
+
+def threadpool_limit() -> Any:
+    """A context holding BLAS at one thread (the controller is built once, ~ms)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")

@@ -3,11 +3,11 @@
 Specializing a program for a shape checks the call's shapes against the
 header, evaluates the slot table (`slots.py`), and checks that registers
 are aligned, inside local memory and disjoint and that every view stays
-inside its argument (see `specialize.py`). Those checks walk the register
+inside its argument (see `specialize.TableWalk`). Those checks walk the register
 and view tables, which a program fixes: so the whole path is turned, once
 per program and device, into one function of straight-line source
 
-    def fast(D, P, C, T):              # shapes, params, cores (None: choose), tier-0 bytes
+    def fast(D, P, C, T):              # shapes, params, cores (None: choose), unplanned bytes
         [D0, D1] = D                   # the arguments: ranks, ints, dims in int64
         [d0_0, d0_1] = _map(_int, D0)
         ...
@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dvm.vm.isa import Cat, ExprOp
+from dvm.vm.plan import ViewPlan
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
@@ -55,14 +56,14 @@ from dvm.vm.slots import (
 )
 
 FastFn = Callable[[Sequence[Sequence[int]], Sequence[int], "int | None", int], Any]
-"""(shapes, params, cores or None, tier-0 bytes) -> (shapes, params, nbytes, cores,
+"""(shapes, params, cores or None, unplanned bytes) -> (shapes, params, nbytes, cores,
 slots or the index of a slot outside int64, layout or None); raises ValueError or
 TypeError when the shapes or params do not fit the header."""
 
 
 def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool) -> str:
     """Python source of the fast path of a validated program on a device whose `cores`
-    run it. A first launch may run in tier 0 on one core (under T bytes of arguments):
+    run it. A first launch may run unplanned on one core (under T bytes of arguments):
     a program whose slots read the cores (`reads_cores`) is then tiled for one."""
     ranks = [a.rank for a in p.args]
     lines = ["def fast(D, P, C, T):", *argument_lines(ranks, p.n_params)]
@@ -88,12 +89,11 @@ def numel_text(arg: int, rank: int) -> str:
 
 
 def compile_fast(
-    p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool, view: type
+    p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool
 ) -> FastFn:
-    """Compile the fast path of a validated program for one device (`view`: the
-    specializer's ViewPlan, whose tuples the layout builds)."""
+    """Compile the fast path of a validated program for one device."""
     namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE}
-    namespace |= {"_disjoint": _disjoint, "_View": view, "_new": tuple.__new__}
+    namespace |= {"_disjoint": _disjoint, "_View": ViewPlan, "_new": tuple.__new__}
     namespace["_overlaps_itself"] = overlaps_itself
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
     source = fast_source(p, local_bytes, alignment, cores, reads_cores)

@@ -47,6 +47,11 @@ class DeviceSpec:
             return self.cube_memory_bytes
         return self.local_memory_bytes
 
+    def cores_for(self, cube: bool) -> int:
+        """The cores that run a program: the cube cores for one with an `mma` (cube),
+        otherwise the vector cores."""
+        return self.cube_cores if cube else self.vector_cores
+
     def __hash__(self) -> int:
         """Hashed on every launch (specializations are cached per device): computed once."""
         got = self.__dict__.get("_hash")

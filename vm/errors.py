@@ -1,4 +1,4 @@
-"""The one error the VM raises for a malformed or unsafe program."""
+"""The VM's errors: a malformed or unsafe program, and arrays that do not fit a launch."""
 
 from __future__ import annotations
 
@@ -17,3 +17,7 @@ class BytecodeError(ValueError):
         self.detail = detail
         where = f"at byte {offset}" if offset >= 0 else "in program"
         super().__init__(f"{where}: {reason}" + (f" ({detail})" if detail else ""))
+
+
+class LaunchError(ValueError):
+    """Arrays that do not match the specialization (dtype, shape, layout, writability)."""

@@ -4,7 +4,7 @@ Like Lua's `lopcodes.h`, each opcode is one row of `OPCODES`: its numeric
 code, its mnemonic, its operands (a name and an operand *kind* each) and the
 typing rule the validator applies. The encoder and decoder (`binary.py`),
 the validator (`validate.py`), the text assembler and disassembler
-(`text.py`) and the interpreter (`kernels.py`) look rows up here; none of
+(`text.py`) and the executors (`kernels.py`) look rows up here; none of
 them lists opcodes of its own. A compiler-side dialect can derive its ops
 from the same rows.
 
@@ -229,6 +229,10 @@ class OpDef:
     """Names of the bits of this op's FLAGS operand, bit 0 first."""
     doc: str = ""
 
+    def bit(self, flag: str) -> int:
+        """The mask of the FLAGS bit named `flag`."""
+        return 1 << self.flags.index(flag)
+
 
 _R = Kind.REG
 _UNARY_OPS: list[tuple[str, TypeRule, str]] = [
@@ -353,6 +357,11 @@ OPCODES: tuple[OpDef, ...] = _build_table()
 
 BY_CODE: dict[int, OpDef] = {d.code: d for d in OPCODES}
 BY_NAME: dict[str, OpDef] = {d.name: d for d in OPCODES}
+
+KEEPDIMS = BY_NAME["reduce"].bit("keepdims")
+"""`reduce`'s flag: reduced axes stay, with extent 1."""
+TRANSPOSE_A, TRANSPOSE_B, ACCUMULATE = (BY_NAME["mma"].bit(f) for f in ("ta", "tb", "acc"))
+"""`mma`'s flags: op(a) and op(b) transpose the last two axes; dst += instead of dst =."""
 
 
 def base_name(op: OpDef) -> str:

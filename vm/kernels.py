@@ -1,131 +1,25 @@
-"""Stage 4a: binding. Each typed instruction becomes one zero-argument callable.
+"""The numpy side of the instructions: what each one computes, as numpy calls.
 
-`bind_op(node, core)` receives an instruction with the exact shapes of its
-operands in one tile class, takes numpy views of the core's local memory for
-its registers *now*, and returns a callable that runs it — usually a
-`functools.partial` of one numpy ufunc with `out=`, so executing an
-instruction is a single C-level call and allocates nothing. Only the rare
-integer `div`/`pow`, `erf` and an aliasing `select` allocate temporaries.
-
-Global memory is reached through `core.g[v]`, the launch's numpy view of
-view `v` over its argument (set per launch); a load or store slices the
-current tile out of it using the tile counters in `core.idx`.
+Both executors call these: the planned one through closures bound once per tile
+class (`bind.py`), the unplanned one from its generated code (`unplanned.py`).
+Each writes its result with `out=` where numpy can, so an instruction is one
+or a few C-level calls and allocates nothing; only the rare integer `div` and
+`pow`, `erf` and a `select` into one of its inputs allocate temporaries.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-import threading
-from collections.abc import Callable, Sequence
-from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from dvm.vm.erf import erf
-from dvm.vm.isa import OPCODES, AccKind, Cat, DType, Kind, ReduceKind, ScalarTag, base_name
-from dvm.vm.narrow import mma_widened, reduce_widened, widened
+from dvm.vm.isa import ACCUMULATE, OPCODES, AccKind, Cat, DType, ReduceKind, base_name
+from dvm.vm.narrow import mma_widened, widened
+from dvm.vm.plan import Shape, ViewPlan
 from dvm.vm.program import Index, Instr
-from dvm.vm.specialize import OpNode, Shape, ViewPlan
-
-Fn = Callable[[], Any]
-
-
-class CoreLike(Protocol):
-    """What binding needs from a core (see interpreter.Core)."""
-
-    idx: list[int]
-    g: list[np.ndarray]
-    views: Sequence[ViewPlan]
-    acc_locks: Sequence[threading.Lock]
-    alias: list[Any]
-    """Current array of each *alias register* (see `Dyn`), set by its loads."""
-    alias_regs: frozenset[int]
-    alias_operands: tuple[bool, ...]
-    """Per instruction: whether one of its REG operands is an alias register."""
-    dynamic: bool
-    """Set while binding readers of forwarded loads: `alias_regs` then says which are."""
-
-    def reg(self, r: int, shape: Shape) -> np.ndarray: ...
-
-    def slicer(self, v: int) -> Callable[[np.ndarray], np.ndarray] | None: ...
-
-    def scratch(self, shape: Shape, dtype: np.dtype) -> np.ndarray: ...
-
-    def dtype(self, r: int) -> np.dtype: ...
-
-
-class Dyn:
-    """Operand placeholder for an alias register: a register only ever written by
-    loads from read-only arguments. Its load does not copy: it just remembers
-    the tile's numpy view of global memory in `core.alias[r]`, and readers
-    fetch it from there at run time (one list lookup instead of a tile copy).
-    """
-
-    __slots__ = ("r",)
-
-    def __init__(self, r: int) -> None:
-        self.r = r
-
-
-class DynOut:
-    """Destination placeholder for an op fused with the store after it: the op writes
-    straight into the current tile of view `v` in global memory (one copy pass less)."""
-
-    __slots__ = ("cut", "g", "v")
-
-    def __init__(self, core: CoreLike, v: int) -> None:
-        self.g, self.v, self.cut = core.g, v, core.slicer(v) or _whole
-
-
-def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
-    """`fn(*args, **kwargs)` as a zero-argument callable; Dyn args (and a DynOut `out`)
-    are fetched per call, through a closure made from a template per pattern of
-    fetched and fixed operands (so a call costs one Python frame, not one per fetch)."""
-    out = kwargs.get("out")
-    dyn_out = isinstance(out, DynOut)
-    kinds = tuple([type(a) is Dyn for a in args])
-    if not dyn_out and True not in kinds:
-        return partial(fn, *args, **kwargs)
-    rest = {k: v for k, v in kwargs.items() if k != "out"}
-    pattern = (kinds, "d" if dyn_out else "c" if "out" in kwargs else "", bool(rest))
-    make = _TEMPLATES.get(pattern)
-    if make is None:
-        make = _TEMPLATES[pattern] = _template(*pattern)
-    regs = [a.r if isinstance(a, Dyn) else None for a in args]
-    if dyn_out:
-        assert isinstance(out, DynOut)
-        return make(fn, args, regs, core.alias, None, out.cut, out.g, out.v, rest)
-    return make(fn, args, regs, core.alias, out, None, None, None, rest)
-
-
-_TEMPLATES: dict[tuple[tuple[bool, ...], str, bool], Any] = {}
-
-
-def _template(kinds: tuple[bool, ...], out: str, rest: bool) -> Any:
-    """Compile `make(fn, args, regs, alias, o, cut, g, v, kw)` returning a closure that
-    calls fn with fixed args, alias registers fetched, and out fixed or cut from g[v]."""
-    pre = [f"    r{i} = R[{i}]" if dyn else f"    c{i} = C[{i}]" for i, dyn in enumerate(kinds)]
-    call_args = [f"alias[r{i}]" if dyn else f"c{i}" for i, dyn in enumerate(kinds)]
-    if out == "d":
-        call_args.append("out=cut(g[v])")
-    elif out == "c":
-        call_args.append("out=o")
-    if rest:
-        call_args.append("**kw")
-    source = "\n".join(
-        [
-            "def make(fn, C, R, alias, o, cut, g, v, kw):",
-            *pre,
-            "    def f():",
-            f"        return fn({', '.join(call_args)})",
-            "    return f",
-        ]
-    )
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<dvm call template>", "exec"), namespace)
-    return namespace["make"]
 
 
 class _QuietNumpy:
@@ -169,15 +63,6 @@ def counter_pos(source: int) -> int:
     return source - Index.GRID0 if Index.is_grid(source) else 3 + source - Index.LOOP0
 
 
-# --------------------------------------------------------------------------
-# Tiles of global memory
-
-
-def _whole(a: np.ndarray) -> np.ndarray:
-    """The slicer of an untiled view: the tile is the whole view."""
-    return a
-
-
 def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.ndarray:
     """The whole view `vp` over array `a` (bounds were proven at specialization)."""
     if empty is not None:
@@ -187,116 +72,7 @@ def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.nda
     return np.ndarray(vp.sizes, a.dtype, buffer=a, offset=vp.byte_offset, strides=vp.byte_strides)
 
 
-def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
-    """A function cutting the current tile out of the launch view (None: the whole view)."""
-    make = slicer_maker(tuple([(d, src) for d, src, _ in vp.tiled]))
-    return None if make is None else make(idx, vp.tiled)
-
-
-def slicer_maker(tiled: tuple[tuple[int, int], ...]) -> Any:
-    """`make(idx, vp.tiled)` for a view whose (dim, index source) pairs are `tiled`, a
-    program's fact: it returns the view's slicer, which cuts the current tile out of
-    the launch's view of its argument (None when nothing is tiled)."""
-    if not tiled:
-        return None
-    pattern = tuple([(d, counter_pos(src)) for d, src in tiled])
-    make = _SLICERS.get(pattern)
-    if make is None:
-        make = _SLICERS[pattern] = _slicer_template(pattern)
-    return make
-
-
-_SLICERS: dict[tuple[tuple[int, int], ...], Any] = {}
-
-
-def _slicer_template(tiled: tuple[tuple[int, int], ...]) -> Any:
-    """Compile `make(idx, T)` for one pattern of tiled dims and counters (T: the view's
-    (dim, source, tile) triples): the slicer it returns is one Python frame,
-    `v[i0:i0 + t0, :, i1:i1 + t1]`."""
-    last = max(d for d, _ in tiled)
-    keys = [":"] * (last + 1)
-    lines = ["def make(idx, T):"]
-    body = []
-    for j, (d, c) in enumerate(tiled):
-        lines.append(f"    t{j} = T[{j}][2]")
-        body.append(f"        i{j} = idx[{c}] * t{j}")
-        keys[d] = f"i{j}:i{j} + t{j}"
-    lines += ["    def cut(v):", *body, f"        return v[{', '.join(keys)}]", "    return cut"]
-    namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), "<dvm slicer>", "exec"), namespace)
-    return namespace["make"]
-
-
-def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
-    """Copy the tile into the register, or (alias register) just keep the tile's view."""
-    dst, v = node.ins.operands
-    assert node.extents is not None
-    g, sl = core.g, core.slicer(v)
-    if dst in core.alias_regs:
-        alias = core.alias
-        cut = sl or _whole
-
-        def load_alias() -> None:
-            alias[dst] = cut(g[v])
-
-        return load_alias
-    if math.prod(node.extents) == 0:
-        return None
-    put = core.reg(dst, node.extents).__setitem__  # out[...] = tile: the fastest numpy copy
-    if sl is None:
-        return lambda: put(Ellipsis, g[v])
-    return lambda: put(Ellipsis, sl(g[v]))
-
-
-def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
-    """Copy the register into the tile; store_acc combines under the argument's lock."""
-    v = node.ins.operands[0]
-    if node.extents is None or math.prod(node.extents) == 0:
-        return None
-    val = _src(node, core, 1)
-    g, sl = core.g, core.slicer(v)
-    cut = sl or _whole
-    if node.ins.op.cat is Cat.STORE:
-        if isinstance(val, Dyn):
-            alias, r = core.alias, val.r
-            return lambda: cut(g[v]).__setitem__(Ellipsis, alias[r])
-        if sl is None:
-            return lambda: g[v].__setitem__(Ellipsis, val)
-        return lambda: sl(g[v]).__setitem__(Ellipsis, val)
-    uf = ACC_UFUNCS[node.ins.operands[2]]
-    lock = core.acc_locks[core.views[v].arg]
-    alias = core.alias
-
-    def store_acc() -> None:
-        x = alias[val.r] if isinstance(val, Dyn) else val
-        with lock:
-            t = cut(g[v])
-            uf(t, x, out=t)
-
-    return store_acc
-
-
 ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.minimum}
-
-# --------------------------------------------------------------------------
-# Register-to-register instructions
-
-
-def _src(node: OpNode, core: CoreLike, pos: int) -> Any:
-    """The array a source register holds in this class, or a Dyn for an alias register."""
-    shape = node.shapes[pos]
-    r = node.ins.operands[pos]
-    assert shape is not None
-    return Dyn(r) if r in core.alias_regs else core.reg(r, shape)
-
-
-def _dst(node: OpNode, core: CoreLike) -> Any:
-    """The destination register viewed with the instruction's result shape (or, for an op
-    fused with its store, a DynOut for the tile it writes)."""
-    assert node.out is not None
-    if node.store_to is not None:
-        return DynOut(core, node.store_to)
-    return core.reg(node.ins.operands[0], node.out)
 
 
 def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
@@ -327,20 +103,10 @@ def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
 
 
 _SCALARS: dict[tuple[float | int | None, np.dtype], Any] = {}
+
+
 EXACT = 1 << 24
 """Integers of smaller magnitude are exact in float32 and float64."""
-
-
-def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
-    """copy, convert and broadcast are all `dst[...] = src` (numpy assignment broadcasts
-    and casts unsafely; it is cheaper to call than np.copyto)."""
-    return call(core, _dst(node, core).__setitem__, Ellipsis, _src(node, core, 1))
-
-
-def _bind_fill(node: OpNode, core: CoreLike) -> Fn:
-    """dst[...] = a scalar already converted to the register's dtype."""
-    dst = _dst(node, core)
-    return partial(dst.__setitem__, Ellipsis, typed_scalar(node.scalar, dst.dtype))
 
 
 def select_into(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
@@ -352,14 +118,6 @@ def select_into(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray)
 def select_overlapping(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
     """When dst is also an input: go through a temporary."""
     np.copyto(dst, np.where(cond, x, y))
-
-
-def _bind_select(node: OpNode, core: CoreLike) -> Fn:
-    """select, through a temporary only when dst is also an input."""
-    d, c, a, b = node.ins.operands
-    fn = select_overlapping if d in (c, a, b) else select_into
-    srcs = (_src(node, core, 1), _src(node, core, 2), _src(node, core, 3))
-    return call(core, fn, _dst(node, core), *srcs)
 
 
 def reduce_identity(kind: ReduceKind, dtype: np.dtype) -> Any:
@@ -382,32 +140,9 @@ REDUCE_UFUNCS = {
 }
 
 
-def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
-    """ufunc.reduce with the identity as `initial` (so empty extents work)."""
-    _, _, kind, axes, flags = node.ins.operands
-    src, dst = _src(node, core, 1), _dst(node, core)
-    src_shape = node.shapes[1]
-    assert src_shape is not None
-    keep = bool(flags & 1)
-    axis = tuple(d for d in range(len(src_shape)) if axes >> d & 1)
-    uf = REDUCE_UFUNCS[kind]
-    wide = widened(dst.dtype)
-    if wide is not None and kind in (ReduceKind.SUM, ReduceKind.PROD):
-        acc = core.scratch(node.out, wide)  # type: ignore[arg-type]
-        init = reduce_identity(kind, wide)
-        return call(core, reduce_widened, uf, src, axis, keep, init, dst, acc)
-    if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
-        # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
-        return call(core, np.matmul, src, ones_vector(src_shape[-1], keep, dst.dtype), out=dst)
-    middle = matmul_sum_axis(kind, axes, src_shape, dst.dtype)
-    if middle is not None and _contiguous(src) and _contiguous(dst):
-        return partial(np.matmul, *middle_sum_operands(src, dst, middle))  # views, bound once
-    init = reduce_identity(kind, dst.dtype)
-    return call(core, uf.reduce, src, axis=axis, out=dst, keepdims=keep, initial=init)
-
-
 def ones_vector(n: int, column: bool, dtype: np.dtype) -> np.ndarray:
-    """A vector (or column) of n ones (see `ones`), memoized: tier 0 asks per tile."""
+    """A vector (or column) of n ones (see `ones`), memoized: an unplanned launch asks
+    per tile."""
     key = (n, column, dtype.char)
     got = _ONES_VECTORS.get(key)
     if got is None:
@@ -433,11 +168,6 @@ def ones(shape: Shape, dtype: np.dtype) -> np.ndarray:
 
 
 _ONES: dict[np.dtype, np.ndarray] = {}
-
-
-def _contiguous(x: Any) -> bool:
-    """A register's array (not an alias fetched per call), C-contiguous: reshapes are views."""
-    return isinstance(x, np.ndarray) and x.flags.c_contiguous
 
 
 def matmul_sum_axis(kind: ReduceKind, axes: int, shape: Shape, dtype: np.dtype) -> int | None:
@@ -466,36 +196,6 @@ def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> boo
     """Whether a reduce is a float sum over exactly the last axis of a rank >= 2 tile."""
     float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
     return kind is ReduceKind.SUM and float_ok and rank >= 2 and axes == 1 << (rank - 1)
-
-
-def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
-    """np.matmul into dst; transposes are views taken at bind time. An accumulating mma
-    multiplies into a scratch tile (per core, shared by every class) and adds. A product
-    the store after it only reads is written straight into the stored tile. A float
-    narrower than f32 is multiplied in f32 (`mma_widened`).
-
-    (A cblas gemm with beta = 1 through ctypes would save the add pass, but on this host
-    its per-call overhead, ~30 us with pointer and argument conversions, costs more than
-    the pass at the tile sizes local memory allows: measured slower at 64-160.)"""
-    flags = node.ins.operands[3]
-    a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
-    ta, tb, acc = bool(flags & 1), bool(flags & 2), bool(flags & 4)
-    wide = widened(core.dtype(node.ins.operands[0]))
-    if wide is not None:
-        sizes = [math.prod(s or ()) for s in (node.shapes[1], node.shapes[2], node.out)]
-        scratch = core.scratch((sum(sizes),), wide)
-    elif acc and isinstance(dst, np.ndarray):
-        scratch = core.scratch(dst.shape, dst.dtype)  # per core, reused by every class
-    else:
-        scratch = None
-    if wide is not None or isinstance(a, Dyn) or isinstance(b, Dyn) or isinstance(dst, DynOut):
-        return call(core, mma_into, a, b, out=dst, ta=ta, tb=tb, acc=acc, scratch=scratch)
-    a = a.swapaxes(-1, -2) if ta else a
-    b = b.swapaxes(-1, -2) if tb else b
-    if not acc:
-        return partial(np.matmul, a, b, out=dst)
-    assert scratch is not None
-    return partial(mma_acc, a, b, out=dst, scratch=scratch)
 
 
 def mma_acc(a: np.ndarray, b: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
@@ -527,10 +227,6 @@ def mma_into(
         out += np.matmul(a, b)
     else:
         np.matmul(a, b, out=out)
-
-
-# --------------------------------------------------------------------------
-# Elementwise
 
 
 def _rsqrt(x: np.ndarray, out: np.ndarray) -> None:
@@ -621,145 +317,8 @@ _ELEMENTWISE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
 
 
 def fusable(ins: Instr) -> bool:
-    """Whether an instruction can write the tile of the store after it (both tiers fuse
-    such pairs): an elementwise op, or an mma that does not accumulate into its
-    destination."""
+    """Whether an instruction can write the tile of the store after it (planned and
+    unplanned launches fuse such pairs): an elementwise op, or an mma that does not
+    accumulate into its destination."""
     cat = ins.op.cat
-    return cat in _ELEMENTWISE or (cat is Cat.MMA and not ins.operands[3] & 4)
-
-
-def _plain(node: OpNode, core: CoreLike) -> bool:
-    """Whether no operand is an alias register and the result is not fused with a store:
-    the instruction is then one partial over fixed register views."""
-    return (
-        node.store_to is None
-        and not core.dynamic
-        and not (core.alias_regs and core.alias_operands[node.k])
-    )
-
-
-def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
-    """One ufunc (or composite) from the input view into the output view."""
-    fn = UNARY_FNS[node.ins.op.name]
-    if _plain(node, core):
-        ops, reg = node.ins.operands, core.reg
-        return partial(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
-    return call(core, fn, _src(node, core, 1), out=_dst(node, core))
-
-
-def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
-    """Register-register, register-scalar and scalar-register forms."""
-    ins = node.ins
-    cat, ops = ins.op.cat, ins.operands
-    reg_pos = 2 if cat is Cat.BINARY_SR else 1
-    dtype = core.dtype(ops[reg_pos])
-    key = (ins.op.code, dtype)
-    fn = _FNS.get(key)
-    if fn is None:
-        fn = _FNS[key] = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
-    shapes = node.shapes
-    if _plain(node, core):
-        reg = core.reg
-        x, dst = reg(ops[reg_pos], shapes[reg_pos]), reg(ops[0], node.out)  # type: ignore[arg-type]
-        if cat is Cat.BINARY:
-            return partial(fn, x, reg(ops[2], shapes[2]), out=dst)  # type: ignore[arg-type]
-        s = typed_scalar(node.scalar, dtype)
-        return partial(fn, x, s, out=dst) if cat is Cat.BINARY_RS else partial(fn, s, x, out=dst)
-    x, dst = _src(node, core, reg_pos), _dst(node, core)
-    if cat is Cat.BINARY:
-        return call(core, fn, x, _src(node, core, 2), out=dst)
-    s = typed_scalar(node.scalar, dtype)
-    if cat is Cat.BINARY_RS:
-        return call(core, fn, x, s, out=dst)
-    return call(core, fn, s, x, out=dst)
-
-
-_FNS: dict[tuple[int, np.dtype], Any] = {}
-
-
-_BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
-    Cat.LOAD: _bind_load,
-    Cat.STORE: _bind_store,
-    Cat.STORE_ACC: _bind_store,
-    Cat.COPY: _bind_copy,
-    Cat.CONVERT: _bind_copy,
-    Cat.BROADCAST: _bind_copy,
-    Cat.FILL: _bind_fill,
-    Cat.SELECT: _bind_select,
-    Cat.REDUCE: _bind_reduce,
-    Cat.MMA: _bind_mma,
-    Cat.UNARY: _bind_unary,
-    Cat.BINARY: _bind_binary,
-    Cat.BINARY_RS: _bind_binary,
-    Cat.BINARY_SR: _bind_binary,
-}
-
-
-def bind_op(node: OpNode, core: CoreLike) -> Fn | None:
-    """The callable that runs `node` on `core`, or None when it has nothing to do."""
-    return _BINDERS[node.ins.op.cat](node, core)
-
-
-Binder = Callable[[OpNode, CoreLike], "Fn | None"]
-
-
-def binders(
-    code: Sequence[Instr], dtypes: Sequence[np.dtype], alias: frozenset[int]
-) -> list[Binder]:
-    """Per instruction, its binder (once per program and set of alias registers): the
-    frequent plain cases resolve the numpy function, registers and immediate scalars
-    now, so binding one tile class costs a few lookups per instruction; the others
-    (aliased operands, fused stores, rarer categories) use `bind_op`'s generic path."""
-    return [_binder(ins, dtypes, alias) for ins in code]
-
-
-def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Binder:
-    cat, o = ins.op.cat, ins.operands
-    generic = _BINDERS.get(cat, _no_binding)
-    regs = [r for (_, kind), r in zip(ins.op.operands, o, strict=True) if kind is Kind.REG]
-    if any(r in alias for r in regs):
-        return generic
-    if cat is Cat.UNARY:
-        fn, d, a = UNARY_FNS[ins.op.name], o[0], o[1]
-
-        def unary(node: OpNode, core: CoreLike) -> Fn | None:
-            if node.store_to is not None:
-                return generic(node, core)
-            reg = core.reg
-            return partial(fn, reg(a, node.shapes[1]), out=reg(d, node.out))  # type: ignore[arg-type]
-
-        return unary
-    if cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
-        pos = 2 if cat is Cat.BINARY_SR else 1
-        dtype = dtypes[o[pos]]
-        fn = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
-        d, a = o[0], o[pos]
-        if cat is Cat.BINARY:
-            b = o[2]
-
-            def binary(node: OpNode, core: CoreLike) -> Fn | None:
-                if node.store_to is not None:
-                    return generic(node, core)
-                reg, sh = core.reg, node.shapes
-                return partial(fn, reg(a, sh[1]), reg(b, sh[2]), out=reg(d, node.out))  # type: ignore[arg-type]
-
-            return binary
-        scalar = o[3 - pos]
-        fixed = typed_scalar(scalar.value, dtype) if scalar.tag is ScalarTag.IMM else None
-        rs = cat is Cat.BINARY_RS
-
-        def with_scalar(node: OpNode, core: CoreLike) -> Fn | None:
-            if node.store_to is not None:
-                return generic(node, core)
-            reg = core.reg
-            x, out = reg(a, node.shapes[pos]), reg(d, node.out)  # type: ignore[arg-type]
-            s = fixed if fixed is not None else typed_scalar(node.scalar, dtype)
-            return partial(fn, x, s, out=out) if rs else partial(fn, s, x, out=out)
-
-        return with_scalar
-    return generic
-
-
-def _no_binding(node: OpNode, core: CoreLike) -> Fn | None:
-    """nop, loop and endloop bind to nothing (loops are bound by the interpreter)."""
-    return None
+    return cat in _ELEMENTWISE or (cat is Cat.MMA and not ins.operands[3] & ACCUMULATE)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dvm.vm.binary import decode
 from dvm.vm.program import Program
-from dvm.vm.slots import compile_slots
-from dvm.vm.validate import validate
+from dvm.vm.slots import SlotFn, compile_slots
+from dvm.vm.validate import LoopInfo, validate
 
 
 def load(data: bytes) -> Program:
     """Decode and validate a binary; raises BytecodeError(offset, reason) if malformed.
 
     The returned Program remembers that it is valid (and its compiled slot
-    function), so `program.specialize(...)` only runs the shape-dependent checks.
+    function), so specializing it only runs the shape-dependent checks.
     """
     program = decode(data)
     check(program)
@@ -21,6 +21,14 @@ def load(data: bytes) -> Program:
 
 def check(program: Program) -> Program:
     """Validate a Program built in Python (as `load` does for bytes); returns it."""
-    if "validated" not in program.cache:
-        program.cache["validated"] = (validate(program), compile_slots(program.slots))
+    validated(program)
     return program
+
+
+def validated(program: Program) -> tuple[LoopInfo, SlotFn]:
+    """The program's loop structure and compiled slot function, validating it the first
+    time (remembered in the program)."""
+    got = program.cache.get("validated")
+    if got is None:
+        got = program.cache["validated"] = (validate(program), compile_slots(program.slots))
+    return got

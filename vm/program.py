@@ -20,10 +20,11 @@ specialization from the arguments' dims (see `ExprOp`).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dvm.vm.isa import (
     BY_NAME,
@@ -37,13 +38,16 @@ from dvm.vm.isa import (
     ScalarTag,
 )
 
-if TYPE_CHECKING:
-    from dvm.vm.device import DeviceSpec
-    from dvm.vm.specialize import Specialization
-
 MAX_ARRAY_BYTES = 2**62
 """numpy refuses arrays (even empty ones) whose dims multiply past this: a program's
-views and tiles may not (the fast path, the table walk and tier 0 all test it)."""
+views and tiles may not (the fast path, the table walk and the unplanned executor all
+test it)."""
+
+
+def nominal_bytes(shape: tuple[int, ...], itemsize: int) -> int:
+    """What numpy checks against its size limit: the product of the non-zero dims."""
+    return math.prod(max(n, 1) for n in shape) * itemsize
+
 
 ARRAY_SHAPE, ARRAY_DTYPE = operator.attrgetter("shape"), operator.attrgetter("dtype")
 C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
@@ -255,20 +259,9 @@ class Program:
     offsets: Offsets | None = field(default=None, compare=False, repr=False)
     """Byte offsets of each table entry and instruction, when decoded from bytes."""
     cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Validation result and specializations, filled on first use."""
-
-    def specialize(
-        self,
-        shapes: Sequence[Sequence[int]],
-        params: Sequence[int] = (),
-        device: DeviceSpec | None = None,
-        **kwargs: Any,
-    ) -> Specialization:
-        """Validate (once) and specialize for concrete argument shapes; see `specialize.py`."""
-        from dvm.vm.specialize import specialize
-
-        this: Any = self  # (the type checker sees this module twice via the editable install)
-        return specialize(this, shapes, params, device, **kwargs)
+    """What the VM derives from the program once, filled on first use: its validation
+    (`loader.validated`), its Static facts (`static.static_info`), its specializations
+    (`specialize.specialize`, `launch.launch`)."""
 
 
 @dataclass(frozen=True)

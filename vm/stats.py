@@ -38,7 +38,7 @@ class LaunchStats:
     """Totals over the cores of one launch.
 
     `numpy_s` is the time spent inside instructions (numpy); `dispatch_s`
-    is the rest of the cores' busy time (the interpreter's own overhead,
+    is the rest of the cores' busy time (the executor's own overhead,
     inflated by the timing itself). `peak_local_memory` is the highest byte
     of local memory any instruction wrote.
     """

@@ -19,6 +19,7 @@ from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import (
     BY_CODE,
     EXPR_LEAVES,
+    KEEPDIMS,
     MAX_GRID_RANK,
     MAX_LOOP_DEPTH,
     MAX_RANK,
@@ -404,7 +405,7 @@ def _t_reduce(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     v.need(w, v.dtype(dst) == v.dtype(src), "dtype mismatch")
     v.need(w, v.dtype(src) is not DType.BOOL, "dtype mismatch", "reduce on i1")
     v.need(w, axes >> v.rank(src) == 0, "axis out of range", f"mask 0x{axes:x}")
-    keep = flags & 1
+    keep = flags & KEEPDIMS
     want = v.rank(src) if keep else v.rank(src) - bin(axes).count("1")
     v.need(w, v.rank(dst) == want, "rank mismatch", f"dst rank should be {want}")
 

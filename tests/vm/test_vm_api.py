@@ -59,7 +59,7 @@ def test_unvalidated_python_program_is_validated_on_specialize() -> None:
     bad = vm.Program(bad.args, bad.n_params, bad.slots, bad.grid, bad.registers, bad.views,
                      (Instr.of("load", 5, 0),))  # fmt: skip
     with pytest.raises(vm.BytecodeError, match="register index out of range"):
-        bad.specialize([(4,), (4,)], [1])
+        vm.specialize(bad, [(4,), (4,)], [1])
     with pytest.raises(vm.BytecodeError) as e:
         vm.check(bad)
     assert e.value.offset == vm.decode(vm.encode(bad)).offsets.code[0]  # type: ignore[union-attr]
@@ -67,31 +67,31 @@ def test_unvalidated_python_program_is_validated_on_specialize() -> None:
 
 def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.MonkeyPatch) -> None:
     """After `prepare`, the first launch at a new shape generates no code (the slot,
-    fast-path and tier-0 functions exist): it pays only for its shape."""
+    fast-path and unplanned launch functions exist): it pays only for its shape."""
     prog = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), vm.DeviceSpec.host())
     built: list[str] = []
     for module, name in [
-        ("dvm.vm.specialize", "compile_slots"),
+        ("dvm.vm.loader", "compile_slots"),
         ("dvm.vm.specialize", "compile_fast"),
-        ("dvm.vm.dynamic", "Launcher"),
+        ("dvm.vm.unplanned", "Launcher"),
     ]:
         # (by module object: `dvm.vm.specialize` also names the function)
         monkeypatch.setattr(sys.modules[module], name, lambda *a, name=name: built.append(name))
     x = np.ones((5, 16), np.float32)
     out = np.empty_like(x)
-    spec = prog.specialize([x.shape, (16,), (16,), out.shape], lazy=True)
+    spec = vm.specialize(prog, [x.shape, (16,), (16,), out.shape], lazy=True)
     vm.launch(spec, [x, x[0], x[0], out])
     assert built == []
-    assert not spec.planned  # the launch ran in tier 0, whose launcher `prepare` built
+    assert not spec.planned  # the launch ran unplanned, its launcher built by `prepare`
 
 
 def test_prepare_maps_the_memory_a_program_uses_once() -> None:
     """`prepare` maps the device's local memory before any launch (a first launch
     would otherwise pay its page faults): the vector memory for a vector program, then
     the larger cube memory for a program with an mma; never again, never less."""
-    interp = importlib.import_module("dvm.vm.interpreter")
+    memory_module = importlib.import_module("dvm.vm.memory")
     device = vm.DeviceSpec(2, 2, 256 << 10, 64, name="mapped-once", cube_memory_bytes=1 << 20)
-    memory = interp.device_memory(device)
+    memory = memory_module.device_memory(device)
     assert memory.touched == 0
     vector = vm.load(vm.encode(vm.assemble(P.layernorm(False))))
     cube = vm.load(vm.encode(vm.assemble(P.addmm_relu(8, 8, 4))))
@@ -107,7 +107,7 @@ def test_unplanned_launches_until_one_is_not() -> None:
     gives the same result."""
     prog = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), vm.DeviceSpec.host())
     x = np.random.default_rng(0).standard_normal((5, 16), dtype=np.float32)
-    spec = prog.specialize([x.shape, (16,), (16,), x.shape], lazy=True)
+    spec = vm.specialize(prog, [x.shape, (16,), (16,), x.shape], lazy=True)
     outs = []
     for unplanned in (False, True, True, False):
         outs.append(np.empty_like(x))
@@ -177,7 +177,7 @@ slot s7 = 3 -4 min 9 max
 slot s8 = 1
 grid s8
 """
-    spec = vm.load(vm.encode(vm.assemble(text))).specialize([(0,)])
+    spec = vm.specialize(vm.load(vm.encode(vm.assemble(text))), [(0,)])
     assert spec.slots == (0, 0, 0, 0, -4, -3, 1, 9, 1)
 
 
@@ -203,10 +203,10 @@ def test_launch_errors() -> None:
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain())))
     x = np.ones((4, 4), np.float32)
     with pytest.raises(vm.LaunchError, match="a1"):
-        vm.launch(prog.specialize([(4, 4), (4, 4)]), [x, np.ones((4, 4), np.float64)])
+        vm.launch(vm.specialize(prog, [(4, 4), (4, 4)]), [x, np.ones((4, 4), np.float64)])
     with pytest.raises(vm.LaunchError, match="C-contiguous"):
-        vm.launch(prog.specialize([(4, 4), (4, 4)]), [x, np.ones((4, 8), np.float32)[:, ::2]])
-    spec, y = prog.specialize([(4, 4), (4, 4)]), np.empty((4, 4), np.float32)
+        vm.launch(vm.specialize(prog, [(4, 4), (4, 4)]), [x, np.ones((4, 8), np.float32)[:, ::2]])
+    spec, y = vm.specialize(prog, [(4, 4), (4, 4)]), np.empty((4, 4), np.float32)
     with pytest.raises(vm.LaunchError, match="takes 2 arguments, got 1"):
         vm.launch(spec, [x])
     with pytest.raises(vm.LaunchError, match=r"a0: expected f32\[4, 4\], got float32\[4, 5\]"):
@@ -220,7 +220,7 @@ def test_launch_errors() -> None:
     with pytest.raises(vm.LaunchError, match="read-only"):
         vm.launch(prog, [x, ro])
     with pytest.raises(ValueError, match="rank"):
-        prog.specialize([(4,), (4, 4)])
+        vm.specialize(prog, [(4,), (4, 4)])
 
 
 def test_in_place_launch_disables_alias_loads() -> None:
@@ -228,7 +228,7 @@ def test_in_place_launch_disables_alias_loads() -> None:
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=4))))
     x = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
     want = np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
-    spec = prog.specialize([(8, 8), (8, 8)])
+    spec = vm.specialize(prog, [(8, 8), (8, 8)])
     vm.launch(spec, [x, x])  # in place: each tile is read before it is written
     np.testing.assert_allclose(x, want, rtol=1e-6)
     assert [ex.alias for ex in spec.executables.values()] == [False]
@@ -249,7 +249,7 @@ def test_device_presets() -> None:
     np.testing.assert_allclose(y, 0, atol=1e-6)
     tiny = vm.DeviceSpec(1, 1, 1024, 64, 32)
     with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
-        prog.specialize([(40, 8), (8,), (8,), (40, 8)], device=tiny)
+        vm.specialize(prog, [(40, 8), (8,), (8,), (40, 8)], device=tiny)
 
 
 def test_cube_programs_live_in_cube_memory() -> None:
@@ -264,7 +264,7 @@ def test_cube_programs_live_in_cube_memory() -> None:
     shapes = [(128, 64), (64, 128), (128,), (128, 128)]
     small = vm.DeviceSpec(2, 2, 16 * 1024, 64, 32, "small", cube_memory_bytes=32 * 1024)
     with pytest.raises(vm.BytecodeError, match="register exceeds cube memory"):
-        prog.specialize(shapes, device=small)
+        vm.specialize(prog, shapes, device=small)
     roomy = vm.DeviceSpec(2, 2, 16 * 1024, 64, 32, "roomy", cube_memory_bytes=64 * 1024)
     rng = np.random.default_rng(0)
     a, b, bias = (rng.standard_normal(s).astype(np.float32) for s in shapes[:3])
@@ -273,8 +273,10 @@ def test_cube_programs_live_in_cube_memory() -> None:
     np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
     vector = vm.load(vm.encode(vm.assemble(P.layernorm(False))))
     with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
-        vector.specialize(
-            [(40, 8), (8,), (8,), (40, 8)], device=vm.DeviceSpec(1, 1, 1024, 64, 32, "v", 1 << 20)
+        vm.specialize(
+            vector,
+            [(40, 8), (8,), (8,), (40, 8)],
+            device=vm.DeviceSpec(1, 1, 1024, 64, 32, "v", 1 << 20),
         )
 
 

@@ -20,6 +20,8 @@ import vm_programs as P
 import dvm.vm as vm
 
 specialize_module = importlib.import_module("dvm.vm.specialize")
+planner_module = importlib.import_module("dvm.vm.planner")
+static_module = importlib.import_module("dvm.vm.static")
 
 SEEDS = [
     P.elementwise_chain(tile=4),
@@ -105,15 +107,14 @@ def table_walk(
     """The registers and views the specializer's table walk gives for these shapes: the
     generated layout checks (`checks.py`) must never accept what the walk rejects (it
     raises a BytecodeError here), nor place anything elsewhere."""
-    S = specialize_module
-    sp = S._Specializer(prog, S.static_info(prog), spec.device, S.DEFAULT_MAX_STEPS)
+    sp = specialize_module.TableWalk(static_module.static_info(prog), spec.device)
     dims = tuple(tuple(s) for s in shapes)
     sp.eval_slots(dims, tuple(params), spec.cores)
     return sp.place_registers(), tuple(sp.view(i, dims) for i in range(len(prog.views)))
 
 
 def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(specialize_module, "MAX_PLAN_NODES", 2000)
+    monkeypatch.setattr(planner_module, "MAX_PLAN_NODES", 2000)
     rng = np.random.default_rng(int(os.environ.get("DVM_FUZZ_SEED", "2024")))
     seeds = [vm.encode(vm.assemble(t)) for t in SEEDS]
     starts = [_code_start(d) for d in seeds]
@@ -129,7 +130,7 @@ def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
         arrays, guards = guarded_args(rng, prog)
         params = [int(p) for p in rng.integers(-1, 5, prog.n_params)]
         try:
-            spec = prog.specialize([a.shape for a in arrays], params, max_steps=20_000)
+            spec = vm.specialize(prog, [a.shape for a in arrays], params, max_steps=20_000)
         except vm.BytecodeError:
             outcomes["specialize"] += 1
             continue
@@ -153,7 +154,7 @@ def test_seeds_run_clean() -> None:
         for _ in range(5):
             arrays, guards = guarded_args(rng, prog)
             try:
-                spec = prog.specialize([a.shape for a in arrays], [2] * prog.n_params)
+                spec = vm.specialize(prog, [a.shape for a in arrays], [2] * prog.n_params)
             except vm.BytecodeError as e:
                 # random dims may not fit the program's assumptions (e.g. matmul K)
                 assert e.reason in {"view out of bounds", "mma inner dims differ"}, e
@@ -165,11 +166,11 @@ def test_seeds_run_clean() -> None:
 
 
 def test_fuzz_first_launch_without_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same mutations through tier 0 (a lazily specialized program's first launch,
-    which runs unplanned, see `dynamic.py`): it raises BytecodeError or runs without
-    touching memory outside the arrays; and where it runs, tier 1 (planned and bound)
-    gives the same results or refuses the program when planning it."""
-    monkeypatch.setattr(specialize_module, "MAX_PLAN_NODES", 2000)
+    """The same mutations through an unplanned launch (a lazily specialized program's
+    first launch, see `unplanned.py`): it raises BytecodeError or runs without touching
+    memory outside the arrays; and where it runs, a planned launch gives the same
+    results or refuses the program when planning it."""
+    monkeypatch.setattr(planner_module, "MAX_PLAN_NODES", 2000)
     rng = np.random.default_rng(int(os.environ.get("DVM_FUZZ_SEED", "2025")))
     seeds = [vm.encode(vm.assemble(t)) for t in SEEDS]
     starts = [_code_start(d) for d in seeds]
@@ -186,7 +187,7 @@ def test_fuzz_first_launch_without_plan(monkeypatch: pytest.MonkeyPatch) -> None
         shapes = [a.shape for a in arrays]
         inputs = [a.copy() for a in arrays]
         try:
-            lazy = prog.specialize(shapes, params, max_steps=20_000, lazy=True)
+            lazy = vm.specialize(prog, shapes, params, max_steps=20_000, lazy=True)
             vm.launch(lazy, arrays)
         except vm.BytecodeError:
             outcomes["refused"] += 1

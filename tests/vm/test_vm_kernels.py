@@ -16,7 +16,9 @@ from dvm import numerics
 
 F32 = np.float32
 
-S = importlib.import_module("dvm.vm.specialize")
+static = importlib.import_module("dvm.vm.static")
+planned = importlib.import_module("dvm.vm.planned")
+unplanned = importlib.import_module("dvm.vm.unplanned")
 
 
 def _program(text: str) -> vm.Program:
@@ -137,13 +139,13 @@ def test_transposed_and_broadcast_views(rows: int, cols: int, rng: np.random.Gen
 
 def test_specialization_is_cached_and_reused() -> None:
     prog = _program(P.elementwise_chain())
-    s1 = prog.specialize([(10, 3), (10, 3)])
-    s2 = prog.specialize([(10, 3), (10, 3)])
+    s1 = vm.specialize(prog, [(10, 3), (10, 3)])
+    s2 = vm.specialize(prog, [(10, 3), (10, 3)])
     assert s1 is s2
     x = np.ones((10, 3), np.float32)
     y = np.empty_like(x)
-    s1.launch([x, y])
-    s1.launch([x, y])
+    vm.launch(s1, [x, y])
+    vm.launch(s1, [x, y])
     assert len(s1.executables) == 1
 
 
@@ -177,13 +179,10 @@ store v2, r2
 
 def test_store_fusion_only_when_the_value_is_dead() -> None:
     """r1 is read after its store (no fusion); r2 is not (exp writes v2's tile directly)."""
-    import importlib
-
-    interp = importlib.import_module("dvm.vm.interpreter")
     prog = _program(FUSION)
-    spec = prog.specialize([(21,)] * 3)
+    spec = vm.specialize(prog, [(21,)] * 3)
     (body, *_) = spec.plan.bodies.values()
-    assert interp.fused_stores(body) == {4: 5}
+    assert planned.fused_stores(body) == {4: 5}
     x = np.linspace(-1, 1, 21, dtype=np.float32)
     y, z = np.empty_like(x), np.empty_like(x)
     vm.launch(spec, [x, y, z])
@@ -319,22 +318,19 @@ store v1, r0
 def test_forwarded_load_reads_the_global_tile_until_its_register_is_overwritten() -> None:
     """load r0 is forwarded: abs and the in-place sub read x's tile, sub writes r0; an
     in-place launch (x is also the output) copies instead."""
-    import importlib
-
-    interp = importlib.import_module("dvm.vm.interpreter")
     prog = _program(FORWARD)
-    spec = prog.specialize([(21,)] * 2)
+    spec = vm.specialize(prog, [(21,)] * 2)
     (body, *_) = spec.plan.bodies.values()
-    assert interp.forwarded_loads(body, frozenset()) == {0: 2}
+    assert planned.forwarded_loads(body, frozenset()) == {0: 2}
     x = np.linspace(-1, 1, 21, dtype=np.float32)
     want = (x - np.abs(x)) ** 2
     y = np.full_like(x, np.nan)
     vm.launch(spec, [x, y])
     np.testing.assert_array_equal(y, want)
-    unplanned = vm.Specializer(prog)([(21,)] * 2)  # its first launch: tier 0
+    first = vm.Specializer(prog)([(21,)] * 2)  # its first launch runs unplanned
     y = np.full_like(x, np.nan)
-    vm.launch(unplanned, [x, y])
-    assert not unplanned.planned
+    vm.launch(first, [x, y])
+    assert not first.planned
     np.testing.assert_array_equal(y, want)
     np.testing.assert_array_equal(x, np.linspace(-1, 1, 21, dtype=np.float32))
     st = vm.launch(spec, [x, y], stats=True)
@@ -354,36 +350,31 @@ def test_a_max_or_min_reduction_reads_a_copied_load(kind: str) -> None:
     """numpy's max and min reductions run up to 2.3x slower on data from main memory than
     on a tile just copied, so the loads they read are neither forwarded (r0 overwritten
     in place) nor aliases (r0 only read); a sum's load still is both. Same results."""
-    interp = importlib.import_module("dvm.vm.interpreter")
-    dynamic = importlib.import_module("dvm.vm.dynamic")
     x = np.linspace(-1, 1, 21, dtype=np.float32)
     rows = np.pad(x, (0, 3), constant_values=np.nan).reshape(3, 8)
     want = (rows - getattr(np, f"nan{kind}")(rows, axis=1, keepdims=True)).ravel()[:21]
     copied = kind != "sum"
     for dst in ("r0", "r2"):
         prog = _program(ROW_SHIFT.format(kind=kind, dst=dst))
-        spec = prog.specialize([(21,)] * 3)
+        spec = vm.specialize(prog, [(21,)] * 3)
         (body, *_) = spec.plan.bodies.values()
         if dst == "r0":
-            assert interp.forwarded_loads(body, frozenset()) == ({} if copied else {0: 2})
-            assert bool(dynamic.Launcher(prog).forwarded) is not copied
+            assert planned.forwarded_loads(body, frozenset()) == ({} if copied else {0: 2})
+            assert bool(unplanned.Launcher(prog).forwarded) is not copied
         else:
-            assert (0 in S.static_info(prog).alias_regs) is not copied
-        for launchable in (spec, vm.Specializer(prog)([(21,)] * 3)):  # tier 1, tier 0
+            assert (0 in static.static_info(prog).alias_regs) is not copied
+        for launchable in (spec, vm.Specializer(prog)([(21,)] * 3)):  # planned, unplanned
             y = np.full_like(x, np.nan)
             vm.launch(launchable, [x, y, np.zeros_like(x)])
             np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
 
 
-def test_tier0_writes_an_elementwise_chain_in_place() -> None:
-    """In tier 0, an op whose destination is its operand writes that register's view in
+def test_unplanned_launch_writes_an_elementwise_chain_in_place() -> None:
+    """Unplanned, an op whose destination is its operand writes that register's view in
     place once the register holds its own view (not a forwarded load's global tile)."""
-    import importlib
-
-    dynamic = importlib.import_module("dvm.vm.dynamic")
-    chain = dynamic.Launcher(_program(P.elementwise_chain(tile=8))).source()
+    chain = unplanned.Launcher(_program(P.elementwise_chain(tile=8))).source()
     assert "F2(r1, out=r1)" in chain and "F3(r1, out=r1)" in chain  # neg, exp
-    forwarded = dynamic.Launcher(_program(FORWARD)).source()
+    forwarded = unplanned.Launcher(_program(FORWARD)).source()
     # sub r0, r0, r1 after load r0 (forwarded): r0 first gets a view of its own
     assert "out=r0" not in forwarded and ": o = r0" not in forwarded
 
@@ -427,13 +418,13 @@ def test_f16_mma_multiplies_in_f32_and_rounds_once(
     lazy: bool, read_only: bool, rng: np.random.Generator
 ) -> None:
     """numpy's f16 matmul accumulates in f16 (and without BLAS); an f16 mma multiplies
-    in f32 and rounds once, as `dvm.numerics.matmul` does, in both tiers, with its
+    in f32 and rounds once, as `dvm.numerics.matmul` does, planned or not, with its
     operands read in place (alias loads) or copied, into the tile the store writes."""
     a, b = _f16_operands(rng, 24, 700, 40)
     want = numerics.matmul(a, b)
     prog = _program(MMA_F16)
     out = np.zeros((24, 40), np.float16)
-    spec = prog.specialize([a.shape, b.shape, out.shape], lazy=lazy)
+    spec = vm.specialize(prog, [a.shape, b.shape, out.shape], lazy=lazy)
     for _ in range(2):
         args = [a, b, out] if read_only else [a.copy(), b.copy(), out]
         vm.launch(spec, args, fresh=read_only)
@@ -449,7 +440,7 @@ def test_f16_addmm_accumulates_each_chunk_in_f32(lazy: bool, rng: np.random.Gene
     bias = (rng.standard_normal(33) / 4).astype(np.float16)
     want = np.maximum(numerics.matmul(a, b) + bias, np.float16(0))
     out = np.zeros((40, 33), np.float16)
-    spec = prog.specialize([a.shape, b.shape, bias.shape, out.shape], lazy=lazy)
+    spec = vm.specialize(prog, [a.shape, b.shape, bias.shape, out.shape], lazy=lazy)
     for _ in range(2):
         vm.launch(spec, [a, b, bias, out])
         np.testing.assert_array_max_ulp(out, want, maxulp=1)
@@ -465,7 +456,7 @@ def test_f16_mma_costs_about_what_f32_costs(rng: np.random.Generator) -> None:
         text = MMA_F16 if dtype is np.float16 else MMA_F16.replace("f16", "f32")
         prog = _program(text.replace("mul 2 mul", f"mul {np.dtype(dtype).itemsize} mul"))
         args = [a.astype(dtype), b.astype(dtype), np.empty((128, 128), dtype)]
-        spec = prog.specialize([x.shape for x in args], device=device)
+        spec = vm.specialize(prog, [x.shape for x in args], device=device)
         vm.launch(spec, args)
         best = math.inf
         for _ in range(5):

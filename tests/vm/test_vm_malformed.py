@@ -377,7 +377,7 @@ def test_validation(name: str, text: str, reason: str, where: tuple[str, int]) -
 def test_specialization(name: str, text: str, reason: str, where: tuple[str, int]) -> None:
     prog = vm.load(_bin(text))
     with pytest.raises(vm.BytecodeError) as e:
-        prog.specialize(SHAPES, [5], max_steps=1000)
+        vm.specialize(prog, SHAPES, [5], max_steps=1000)
     assert (e.value.reason, e.value.offset) == (reason, _offset(text, where))
 
 
@@ -385,14 +385,14 @@ def test_specialization(name: str, text: str, reason: str, where: tuple[str, int
     ("name", "text", "reason", "where"), SPECIALIZE, ids=[c[0] for c in SPECIALIZE]
 )
 def test_first_launch_unplanned(name: str, text: str, reason: str, where: tuple[str, int]) -> None:
-    """A lazy specialization's first launch runs unplanned (tier 0, `dynamic.py`): it
+    """A lazy specialization's first launch runs unplanned (`unplanned.py`): it
     refuses the same programs with the same reason and offset, before or while running."""
     import numpy as np
 
     prog = vm.load(_bin(text))
     arrays = [np.zeros(s, np.float32) for s in SHAPES]
     with pytest.raises(vm.BytecodeError) as e:
-        spec = prog.specialize(SHAPES, [5], max_steps=1000, lazy=True)
+        spec = vm.specialize(prog, SHAPES, [5], max_steps=1000, lazy=True)
         vm.launch(spec, arrays)
     assert (e.value.reason, e.value.offset) == (reason, _offset(text, where))
 

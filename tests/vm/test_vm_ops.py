@@ -79,7 +79,7 @@ def erf_program(dtype: str) -> vm.Program:
 
 
 @pytest.mark.parametrize("dtype", ["f16", "f32"])
-def test_erf_is_the_reference_on_a_dense_grid_in_both_tiers(dtype: str) -> None:
+def test_erf_is_the_reference_on_a_dense_grid_planned_or_not(dtype: str) -> None:
     """The differential tests compare the VM with `dvm.interpret`, whose erf is rounded
     once from float64: the VM's is too, and gives the same values on a dense grid of
     f32 (and every f16), 0.5 included, in a first (unplanned) launch and planned."""
@@ -90,7 +90,7 @@ def test_erf_is_the_reference_on_a_dense_grid_in_both_tiers(dtype: str) -> None:
     want = numerics.erf(grid)
     prog = erf_program(dtype)
     for x, w in zip(np.array_split(grid, 4), np.array_split(want, 4), strict=True):
-        spec = prog.specialize([x.shape, x.shape, x.shape], lazy=True)
+        spec = vm.specialize(prog, [x.shape, x.shape, x.shape], lazy=True)
         for _ in ("unplanned", "planned"):
             out = np.full_like(x, 99)
             vm.launch(spec, [x, x, out])
@@ -237,12 +237,12 @@ def test_float_sum_over_axis0(
     dtype: str, keepdims: bool, lazy: bool, rows: int, cols: int, rng: np.random.Generator
 ) -> None:
     """A float sum over an axis before the last runs as a batched matmul with a row of
-    ones (`kernels.matmul_sum_axis`), in both tiers; empty axes sum to 0."""
+    ones (`kernels.matmul_sum_axis`), planned or not; empty axes sum to 0."""
     np_dtype = vm.isa.DTYPE_BY_TEXT[dtype].np
     x = rng.standard_normal((rows, cols)).astype(np_dtype)
     prog = vm.load(vm.encode(vm.assemble(P.reduce_op("sum", dtype, "{0}", keepdims, tile_rows=8))))
     out = np.full((1, cols) if keepdims else (cols,), 99, np_dtype)
-    vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out])
+    vm.launch(vm.specialize(prog, [x.shape, out.shape], lazy=lazy), [x, out])
     want = x.sum(axis=0, keepdims=keepdims)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=sum_atol(x, 0, np_dtype))
 
@@ -258,19 +258,21 @@ def test_reduce_over_no_axes_is_the_input(
     x = (rng.standard_normal((6, 3)) * 4).astype(np_dtype)
     prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, dtype, "{}", False))))
     out = np.full_like(x, 99)
-    vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out])
+    vm.launch(vm.specialize(prog, [x.shape, out.shape], lazy=lazy), [x, out])
     np.testing.assert_array_equal(out, x)
 
 
-def test_middle_axis_sum_of_a_loaded_tile_same_bits_in_both_tiers(rng: np.random.Generator) -> None:
-    """The sum over axis 0 reads the loaded argument in place (an alias register): both
-    tiers reduce it the same way, so they give the same bits."""
+def test_middle_axis_sum_of_a_loaded_tile_same_bits_planned_or_not(
+    rng: np.random.Generator,
+) -> None:
+    """The sum over axis 0 reads the loaded argument in place (an alias register): a
+    planned and an unplanned launch reduce it the same way, so they give the same bits."""
     x = rng.standard_normal((8, 7)).astype(np.float32)
     prog = vm.load(vm.encode(vm.assemble(P.reduce_op("sum", "f32", "{0}", True, tile_rows=8))))
     outs = []
     for lazy in (True, False):
         out = np.full((1, 7), 99, np.float32)
-        vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out], fresh=True)
+        vm.launch(vm.specialize(prog, [x.shape, out.shape], lazy=lazy), [x, out], fresh=True)
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
 
@@ -343,7 +345,7 @@ def test_convert_broadcast_fill_select_copy(rows: int, cols: int, rng: np.random
 
 @pytest.mark.parametrize("lazy", [True, False], ids=["unplanned", "planned"])
 @pytest.mark.parametrize(("rows", "cols"), [(7, 5), (8, 3), (1, 1), (0, 4), (9, 0)])
-def test_rarer_instructions_in_both_tiers(
+def test_rarer_instructions_planned_or_not(
     lazy: bool, rows: int, cols: int, rng: np.random.Generator
 ) -> None:
     """broadcast to view and register extents, fill and scalar ops with a param, a select
@@ -351,7 +353,7 @@ def test_rarer_instructions_in_both_tiers(
     x = rng.standard_normal((rows, cols)).astype(np.float32)
     prog = vm.load(vm.encode(vm.assemble(P.mixed_rows(tile=4))))
     out, out16 = np.full_like(x, 99), np.full((rows, cols), 99, np.float16)
-    spec = prog.specialize([x.shape, x.shape, x.shape], [3], lazy=lazy)
+    spec = vm.specialize(prog, [x.shape, x.shape, x.shape], [3], lazy=lazy)
     vm.launch(spec, [x, out, out16])
     d = x - (x.max(axis=1, keepdims=True) if cols else 0)
     want = 1 - np.float32(3) * np.where(d > -0.5, d, np.float32(3))
@@ -374,7 +376,7 @@ def test_rarer_instructions_in_both_tiers(
         ((3, 1), (3, 0)),
     ],
 )
-def test_binary_broadcasting_alike_in_both_tiers(
+def test_binary_broadcasting_alike_planned_or_not(
     in_place: bool,
     a: tuple[int, int],
     b: tuple[int, int],
@@ -395,7 +397,7 @@ def test_binary_broadcasting_alike_in_both_tiers(
     for lazy in (True, False):
         out = np.full(shape, 99, np.float32)
         try:
-            vm.launch(prog.specialize([a, b, shape], lazy=lazy), [x, y, out])
+            vm.launch(vm.specialize(prog, [a, b, shape], lazy=lazy), [x, y, out])
             results.append(out)
         except vm.BytecodeError as e:
             results.append((e.reason, e.offset))
@@ -443,6 +445,6 @@ def test_f16_sums_and_products_accumulate_in_f32(
     prog = vm.load(vm.encode(vm.assemble(P.reduce_op(kind, "f16", axes, False, tile_rows=2))))
     axis = int(axes[1])
     out = np.full(x.shape[1 - axis], 99, np.float16)
-    vm.launch(prog.specialize([x.shape, out.shape], lazy=lazy), [x, out])
+    vm.launch(vm.specialize(prog, [x.shape, out.shape], lazy=lazy), [x, out])
     want = numerics.reduce(kind, x, [axis], keepdims=False)  # type: ignore[arg-type]
     np.testing.assert_array_equal(out, want)

@@ -188,9 +188,9 @@ def test_an_offset_rounded_to_the_alignment_is_not_tested(offset: str, tested: b
     prog = vm.load(vm.encode(vm.assemble(ALIGNED.format(offset=offset))))
     assert ("s3 % 64" in fast_source(prog, 1 << 20, 64, 1, False)) is False
     assert (f"{offset} % 64" in fast_source(prog, 1 << 20, 64, 1, False)) is tested
-    prog.specialize([(16,), (16,)])  # 64 bytes: aligned either way
+    vm.specialize(prog, [(16,), (16,)])  # 64 bytes: aligned either way
     if tested:
         with pytest.raises(vm.BytecodeError, match="misaligned register"):
-            prog.specialize([(17,), (17,)])
+            vm.specialize(prog, [(17,), (17,)])
     else:
-        prog.specialize([(17,), (17,)])
+        vm.specialize(prog, [(17,), (17,)])

@@ -20,8 +20,10 @@ import pytest
 import vm_programs as P
 
 import dvm.vm as vm
+from dvm.vm.planner import TilePlanner, view_tile
 
 S = importlib.import_module("dvm.vm.specialize")
+static_module = importlib.import_module("dvm.vm.static")
 
 PROGRAMS = {
     "chain": (P.elementwise_chain(tile=8), lambda r, c: [(r, c), (r, c)], []),
@@ -44,38 +46,27 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     text, shapes_of, params = PROGRAMS[name]
     prog = vm.load(vm.encode(vm.assemble(text)))
     shapes = tuple(tuple(s) for s in shapes_of(rows, cols))
-    fast = prog.specialize(shapes, params)
+    fast = vm.specialize(prog, shapes, params)
 
-    sp = S._Specializer(prog, S.static_info(prog), fast.device, S.DEFAULT_MAX_STEPS)
+    static = static_module.static_info(prog)
+    sp = S.TableWalk(static, fast.device)
     sp.eval_slots(shapes, tuple(params), fast.cores)
     regs = sp.place_registers()
     views = tuple(sp.view(i, shapes) for i in range(len(prog.views)))
     assert regs == fast.registers
     assert views == fast.views
-    fast_fn = next(iter(S.static_info(prog).fast_paths.values()))
-    dims, values, _, _, slots, got = fast_fn(shapes, params, fast.cores, S.TIER0_BYTES)
+    fast_fn = next(iter(static.fast_paths.values()))
+    dims, values, _, _, slots, got = fast_fn(shapes, params, fast.cores, S.UNPLANNED_BYTES)
     assert (dims, values, slots, got) == (shapes, tuple(params), sp.s, (regs, views))
-    # what planning reads, derived from the fast path's result or placed by the walk
-    planner = fast.planner
-    assert isinstance(planner, S._Specializer)  # planned above
-    assert planner.caps == sp.caps == tuple(cap for _, cap in regs)
+    # what planning reads of the fast path's result, as the walk gives it
+    planner = TilePlanner(static, fast, S.DEFAULT_MAX_STEPS)
+    assert planner.caps == tuple(cap for _, cap in regs)
     assert planner.sizes == tuple(vp.sizes for vp in views)
     walked = {
-        src: tuple((views[v].sizes[d], sp.view_tile(views[v], d)) for v, d in group)
-        for src, group in S.static_info(prog).pairs.items()
+        src: tuple((views[v].sizes[d], view_tile(views[v].tiled, d)) for v, d in group)
+        for src, group in static.pairs.items()
     }
     assert planner.keys == walked
-
-    generic = S.static_info(prog)
-    slow = S.Static(**{**generic.__dict__, "planners": (None,) * len(prog.code)})
-    sp2 = S._Specializer(prog, slow, fast.device, S.DEFAULT_MAX_STEPS)
-    plan = sp2.run(shapes, tuple(params), fast.cores).plan
-    assert plan.bodies == fast.plan.bodies
-    assert (plan.steps, plan.global_bytes, plan.tiles) == (
-        fast.plan.steps,
-        fast.plan.global_bytes,
-        fast.plan.tiles,
-    )
 
 
 def test_what_the_slots_decide_of_a_view_is_not_tested() -> None:
@@ -95,7 +86,7 @@ def test_a_failing_check_falls_back_to_the_table_walk() -> None:
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=8))))
     tiny = vm.DeviceSpec(1, 1, 256, 32, 32, "tiny")
     with pytest.raises(vm.BytecodeError, match="register exceeds local memory"):
-        prog.specialize([(64, 64), (64, 64)], device=tiny)
+        vm.specialize(prog, [(64, 64), (64, 64)], device=tiny)
 
 
 def test_a_cached_specialization_keeps_few_objects_for_the_collector() -> None:
@@ -171,7 +162,7 @@ def test_shapes_that_do_not_fit_the_header_are_named(
 
 def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> None:
     """A slot that reads `cores` is evaluated for one core when the first launch may
-    run unplanned (tier 0, on one core), and again for the device's cores when a
+    run unplanned (on one core), and again for the device's cores when a
     planned launch will share the work; results are the same either way."""
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
     four = vm.DeviceSpec(4, 4, 4 << 20, 64, name="four-cores")
@@ -182,10 +173,10 @@ def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> No
 
     def check(rows: int, cols: int, first: int, planned: int) -> None:
         x = np.random.default_rng(rows).standard_normal((rows, cols)).astype(np.float32)
-        spec = prog.specialize([x.shape, x.shape], device=four, lazy=True)
+        spec = vm.specialize(prog, [x.shape, x.shape], device=four, lazy=True)
         assert (spec.cores, spec.slots[grid]) == (first, first), (rows, cols)
         ys = []
-        for _ in range(2):  # tier 0, then planned
+        for _ in range(2):  # unplanned, then planned
             ys.append(np.empty_like(x))
             vm.launch(spec, [x, ys[-1]])
         assert (spec.cores, spec.slots[grid]) == (planned, planned), (rows, cols)
@@ -193,22 +184,22 @@ def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> No
         np.testing.assert_array_equal(ys[0], ys[1])  # elementwise: the same bits
 
     check(64, 64, first=1, planned=1)  # 32 KiB in all: planned launches run on one core
-    check(512, 160, first=1, planned=4)  # 640 KiB: tier 0 on one, then shared by four
-    check(1024, 160, first=4, planned=4)  # 1.25 MiB: no tier 0, planned at once
-    eager = prog.specialize([(512, 160), (512, 160)], device=four)
+    check(512, 160, first=1, planned=4)  # 640 KiB: unplanned on one, then shared by four
+    check(1024, 160, first=4, planned=4)  # 1.25 MiB: planned at once
+    eager = vm.specialize(prog, [(512, 160), (512, 160)], device=four)
     assert (eager.cores, eager.slots[grid]) == (4, 4)  # planned now: for all the cores
 
 
 def test_concurrent_launches_meet_the_retiling_safely() -> None:
-    """Threads launching one lazy specialization at once: one runs tier 0 with the
-    one-core tiles while others plan, which evaluates the slots again for four cores.
+    """Threads launching one lazy specialization at once: one runs unplanned with
+    the one-core tiles while others plan, which evaluates the slots again for four cores.
     Planning waits for the device (its lock), so no launch mixes the two layouts."""
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
     four = vm.DeviceSpec(4, 4, 4 << 20, 64, name="four-cores-threads")
     x = np.random.default_rng(7).standard_normal((512, 160)).astype(np.float32)
     want = np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
     for _ in range(5):
-        spec = prog.specialize([x.shape, x.shape], device=four, lazy=True)
+        spec = vm.specialize(prog, [x.shape, x.shape], device=four, lazy=True)
         prog.cache.clear()  # a new specialization each round
 
         def run(_: int, spec: vm.Specialization = spec) -> np.ndarray:
@@ -227,18 +218,18 @@ def test_concurrent_launches_meet_the_retiling_safely() -> None:
 def test_a_first_launch_runs_on_the_calling_thread_even_with_an_mma(
     pool_rounds: list[int],
 ) -> None:
-    """Tier 0 runs on the calling thread, with or without an mma, at a size whose
+    """An unplanned launch runs on the calling thread, with or without an mma, at a size whose
     planned launches share the work: a worker that slept since the last call wakes too
     late for a first launch to gain by it. The planned launches share. The results
     agree."""
     shares = pool_rounds
-    cores = min(2, len(importlib.import_module("dvm.vm.interpreter")._pool().queues) + 1)
+    cores = min(2, len(importlib.import_module("dvm.vm.memory").pool().queues) + 1)
     rng = np.random.default_rng(3)
-    m, k, n = 256, 64, 256  # 513 KiB of arguments: shared, and below tier 0's limit
+    m, k, n = 256, 64, 256  # 513 KiB of arguments: shared, and small enough to run unplanned
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in [(m, k), (k, n), (n,)])
     addmm = vm.load(vm.encode(vm.assemble(P.addmm_relu(32, 32, 16))))
-    spec = addmm.specialize([x.shape, w.shape, b.shape, (m, n)], lazy=True)
-    assert spec.tier0 and spec.shared
+    spec = vm.specialize(addmm, [x.shape, w.shape, b.shape, (m, n)], lazy=True)
+    assert spec.small and spec.shared
     first, planned = np.full((m, n), np.nan, np.float32), np.empty((m, n), np.float32)
     vm.launch(spec, [x, w, b, first])
     assert not spec.planned and shares == []
@@ -249,8 +240,8 @@ def test_a_first_launch_runs_on_the_calling_thread_even_with_an_mma(
 
     chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
     x = rng.standard_normal((512, 160)).astype(np.float32)  # 640 KiB: shared too
-    spec = chain.specialize([x.shape, x.shape], lazy=True)
-    assert spec.tier0 and spec.shared
+    spec = vm.specialize(chain, [x.shape, x.shape], lazy=True)
+    assert spec.small and spec.shared
     shares.clear()
     vm.launch(spec, [x, np.empty_like(x)])
     assert shares == []  # on the calling thread alone
@@ -267,16 +258,16 @@ def test_a_stacked_launch_is_one_launch_over_the_cores(
     worth the cores, though each alone would run inline. Every result is right, in
     either order."""
     shares = pool_rounds
-    cores = min(2, len(importlib.import_module("dvm.vm.interpreter")._pool().queues) + 1)
+    cores = min(2, len(importlib.import_module("dvm.vm.memory").pool().queues) + 1)
     rng = np.random.default_rng(4)
     m, k, n = 96, 64, 96  # each launch alone moves less than INLINE_BYTES: inline
     addmm = vm.load(vm.encode(vm.assemble(P.addmm_relu(32, 32, 16))))
     chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in [(m, k), (k, n), (n,)])
     y = rng.standard_normal((96, 160)).astype(np.float32)
-    mm = addmm.specialize([x.shape, w.shape, b.shape, (m, n)], lazy=True)
-    ch = chain.specialize([y.shape, y.shape], lazy=True)
-    assert mm.tier0 and ch.tier0
+    mm = vm.specialize(addmm, [x.shape, w.shape, b.shape, (m, n)], lazy=True)
+    ch = vm.specialize(chain, [y.shape, y.shape], lazy=True)
+    assert mm.small and ch.small
     for call in range(3):
         outs = [np.full((m, n), np.nan, np.float32) for _ in range(2)]
         chained = np.full_like(y, np.nan)
@@ -298,9 +289,9 @@ def test_a_stack_of_two_devices_launches_each_by_itself() -> None:
     chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
     y = np.random.default_rng(5).standard_normal((100, 64)).astype(np.float32)
     want = np.empty_like(y)
-    vm.launch(chain.specialize([y.shape, y.shape]), [y, want])
-    host = chain.specialize([y.shape, y.shape], lazy=True)
-    ascend = chain.specialize([y.shape, y.shape], device=vm.DeviceSpec.ascend910b(), lazy=True)
+    vm.launch(vm.specialize(chain, [y.shape, y.shape]), [y, want])
+    host = vm.specialize(chain, [y.shape, y.shape], lazy=True)
+    ascend = vm.specialize(chain, [y.shape, y.shape], device=vm.DeviceSpec.ascend910b(), lazy=True)
     for call in range(3):
         outs = [np.full_like(y, np.nan) for _ in range(3)]
         members = [(host, [y, outs[0]], False), (ascend, [y, outs[1]], False)]
@@ -318,7 +309,7 @@ def test_a_launch_keeps_none_of_its_arrays() -> None:
     chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
     rng = np.random.default_rng(6)
     for rows in (100, 4000):  # inline; big enough for the cores
-        spec = chain.specialize([(rows, 64), (rows, 64)], lazy=True)
+        spec = vm.specialize(chain, [(rows, 64), (rows, 64)], lazy=True)
         for launch in range(4):
             y = rng.standard_normal((rows, 64)).astype(np.float32)
             out = np.empty_like(y)
@@ -362,13 +353,13 @@ def test_a_store_view_that_overlaps_itself_is_refused(lazy: bool) -> None:
     prog = vm.load(vm.encode(vm.assemble(SPREAD_STORE.format(stride="s3"))))
     x = np.linspace(0, 1, 200_000, dtype=np.float32)  # planned, it runs on every core
     with pytest.raises(vm.BytecodeError, match="store view overlaps itself") as e:
-        spec = prog.specialize([x.shape, (1,)], lazy=lazy)
+        spec = vm.specialize(prog, [x.shape, (1,)], lazy=lazy)
         vm.launch(spec, [x, np.zeros(1, np.float32)])
     assert e.value.offset == vm.decode(vm.encode(prog)).offsets.views[1]  # type: ignore[union-attr]
     # one element stores nothing twice, and a stride of one is the identity
     for n, stride in ((1, "s3"), (len(x), "s4")):
         prog = vm.load(vm.encode(vm.assemble(SPREAD_STORE.format(stride=stride))))
-        spec = prog.specialize([(n,), (n,)], lazy=lazy)
+        spec = vm.specialize(prog, [(n,), (n,)], lazy=lazy)
         outs = []
         for _ in range(2):  # (a lazy one's first launch is unplanned, the second planned)
             y = np.zeros(n, np.float32)

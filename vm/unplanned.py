@@ -1,25 +1,25 @@
-"""Tier 0: run a specialization's first launch without planning or binding.
+"""The unplanned executor: a launch without a tile plan, for a specialization's first.
 
 A new shape usually costs more to prepare than to run: planning tile
-classes (`specialize.py`) and binding closures (`interpreter.py`) make
-repeated launches fast, but on a stream of ever-new shapes, DVM's case,
-each would be paid once and never repaid. So a specialization's first
-launch, when small, runs one Python function generated once per program
-(`Launcher`): the grid's tiles are nested `for` loops, a bytecode loop is a
-`for` over its trip count, the registers are locals, and each instruction
-is a few lines that take its operands' shapes from the registers' current
-arrays (a tile's from numpy slicing, which clips tails exactly as the
-planner's tile classes do), check what the planner would check, and call
-the numpy function the bound closure calls. A second launch at the shape
-plans and binds (tier 1), as a JIT compiles a function once it is hot.
+classes (`planner.py`) and binding closures (`planned.py`) make repeated
+launches fast, but on a stream of ever-new shapes, DVM's case, each would
+be paid once and never repaid. So a specialization's first launch, when
+small, runs one Python function generated once per program (`Launcher`):
+the grid's tiles are nested `for` loops, a bytecode loop is a `for` over its
+trip count, the registers are locals, and each instruction is a few lines
+that take its operands' shapes from the registers' current arrays (a tile's
+from numpy slicing, which clips tails exactly as the planner's tile classes
+do), check what the shape rules check (`shapes.py`), and call the numpy
+function the bound closure calls (`kernels.py`). A second launch at the
+shape is planned and bound, as a JIT compiles a function once it is hot.
 
 What stays safe: the layout checks (registers inside local memory, views
 inside their arguments) and the work bound run before any instruction, as
-for tier 1; every shape check the planner makes is made here before the
-instruction runs, and fails with the same BytecodeError reason and offset.
-The generated source is made only from validated table indices, slot
-indices and loop levels: the numpy functions, scalars and dtypes are passed
-in by name, never printed.
+for a planned launch; every check the shape rules make is made here before
+the instruction runs, and fails with the same BytecodeError reason and
+offset. The generated source is made only from validated table indices,
+slot indices and loop levels: the numpy functions, scalars and dtypes are
+passed in by name, never printed.
 """
 
 from __future__ import annotations
@@ -32,7 +32,17 @@ import numpy as np
 
 from dvm.vm.binary import layout
 from dvm.vm.errors import BytecodeError
-from dvm.vm.isa import Cat, DType, ExtentKind, ReduceKind, ScalarTag
+from dvm.vm.isa import (
+    ACCUMULATE,
+    KEEPDIMS,
+    TRANSPOSE_A,
+    TRANSPOSE_B,
+    Cat,
+    DType,
+    ExtentKind,
+    ReduceKind,
+    ScalarTag,
+)
 from dvm.vm.kernels import (
     ACC_UFUNCS,
     BASE_NAMES,
@@ -52,41 +62,36 @@ from dvm.vm.kernels import (
     select_overlapping,
     typed_scalar,
 )
+from dvm.vm.memory import Kept
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
-from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar
-from dvm.vm.specialize import (
-    NO_DESTINATION,
-    Shape,
-    Specialization,
-    ViewPlan,
-    broadcast_shapes,
-    in_place_writer,
-    nominal_bytes,
-    read_registers,
-    static_info,
-)
+from dvm.vm.plan import Shape, Specialization, ViewPlan
+from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar, nominal_bytes
+from dvm.vm.shapes import ACC_MISMATCH, MISMATCH, UNWRITTEN, broadcast_shapes
+from dvm.vm.static import NO_DESTINATION, in_place_writer, read_registers, static_info
 
 # --------------------------------------------------------------------------
 # What depends only on the program: generated once
 
 
-LaunchFn = Callable[[Specialization, Sequence[np.ndarray], "Kept", list[int], bool], None]
+LaunchFn = Callable[[Specialization, Sequence[np.ndarray], Kept, list[int], bool], None]
 """launch(spec, args, kept, grid extents, alias): runs every tile (see `Launcher`)."""
 
 
-class Decoded(NamedTuple):
+class Generated(NamedTuple):
+    """A program's unplanned launch function and its work bound."""
+
     launch: LaunchFn
     bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
     """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
     when an extent is negative."""
 
 
-def decoded(p: Program) -> Decoded:
-    """The program's tier-0 functions (memoized in the program)."""
-    got = p.cache.get("tier0")
-    if got is None:
-        got = p.cache["tier0"] = Decoded(Launcher(p).compile(), _bound(p))
-    return got
+def generated(p: Program) -> Generated:
+    """The program's unplanned launch function and work bound, made once."""
+    made = static_info(p).unplanned
+    if not made:
+        made.append(Generated(Launcher(p).compile(), _bound(p)))
+    return made[0]
 
 
 def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None]:
@@ -121,7 +126,7 @@ def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None
 
 
 class Launcher:
-    """Writes and compiles a program's tier-0 launch function,
+    """Writes and compiles a program's unplanned launch function,
     `launch(S, X, kept, e, fw)`: the specialization, the arguments, what is kept beside
     the local memory, the grid's extents and whether loads may read in place.
 
@@ -167,7 +172,7 @@ class Launcher:
         }
 
     def compile(self) -> LaunchFn:
-        exec(compile(self.source(), "<dvm tier 0>", "exec"), self.names)
+        exec(compile(self.source(), "<dvm unplanned launch>", "exec"), self.names)
         return self.names["launch"]
 
     def source(self) -> str:
@@ -262,7 +267,7 @@ class Launcher:
     def read(self, k: int, r: int, pad: str) -> str:
         """Register r's local, tested for being written where it may not be."""
         if r not in self.written:
-            self.emit(pad, f"if r{r} is None: raise _fail(S, {k}, {_UNWRITTEN!r}, 'r{r}')")
+            self.emit(pad, f"if r{r} is None: raise _fail(S, {k}, {UNWRITTEN!r}, 'r{r}')")
             self.written.add(r)  # (it raised otherwise)
         return f"r{r}"
 
@@ -346,7 +351,7 @@ class Launcher:
                 pad,
                 f"o = {self.tile(self.fused[k])}",
                 "if o.shape != sh:",
-                f"    raise _fail(S, {k + 1}, {_MISMATCH!r}, f'r{d} {{sh}} vs {{o.shape}}')",
+                f"    raise _fail(S, {k + 1}, {MISMATCH!r}, f'r{d} {{sh}} vs {{o.shape}}')",
             )
 
     def rank(self, r: int) -> int:
@@ -375,15 +380,10 @@ def _tuple(items: Sequence[str]) -> str:
     return f"({''.join(f'{x}, ' for x in items)})"
 
 
-_UNWRITTEN = "register read before written"
-_ACC_MISMATCH = "mma accumulator shape mismatch"
-_MISMATCH = "stored tile shape mismatch"
-
-
 def _fusions(code: Sequence[Instr], depth: Sequence[int]) -> tuple[dict[int, int], set[int]]:
     """The tile's top-level fused stores (producer -> the view it writes) and forwarded
-    loads: the same patterns as tier 1 binds (`interpreter.fused_stores`,
-    `interpreter.forwarded_loads`), found on the code instead of on each tile class."""
+    loads: the same patterns as planned launches bind (`planned.fused_stores`,
+    `planned.forwarded_loads`), found on the code instead of on each tile class."""
     reads = [read_registers(ins) for ins in code]
     fused: dict[int, int] = {}
     for j, ins in enumerate(code):
@@ -402,8 +402,8 @@ def _fusions(code: Sequence[Instr], depth: Sequence[int]) -> tuple[dict[int, int
 
 
 # --------------------------------------------------------------------------
-# Each category's lines: the planner's checks (specialize.py), then the bound
-# closures' numpy calls (kernels.py). Each writes its result into `o` and then
+# Each category's lines: the shape rules' checks (shapes.py), then the numpy calls
+# of the bound closures (kernels.py). Each writes its result into `o` and then
 # its destination's local.
 
 
@@ -428,7 +428,7 @@ def _store(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         pad,
         f"w = {g.tile(v)}",
         f"if {x}.shape != w.shape:",
-        f"    raise _fail(S, {k}, {_MISMATCH!r}, f'r{r} {{{x}.shape}} vs {{w.shape}}')",
+        f"    raise _fail(S, {k}, {MISMATCH!r}, f'r{r} {{{x}.shape}} vs {{w.shape}}')",
     )
     if len(ops) == 2:
         g.emit(pad, f"w[...] = {x}")
@@ -473,12 +473,12 @@ def _select(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 
 
 def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
-    """As tier 1 binds a reduce: a float sum over the last axis is a matrix-vector
+    """As a planned launch binds a reduce: a float sum over the last axis is a matrix-vector
     product with ones; one over a middle axis is a batched one on a register (a view
     of global memory, from an alias or forwarded load, reduces with the ufunc: the
-    same bits as tier 1)."""
+    same bits as a planned launch)."""
     d, r, kind, axes, flags = ops
-    rank, keep = len(g.p.registers[r].shape), bool(flags & 1)
+    rank, keep = len(g.p.registers[r].shape), bool(flags & KEEPDIMS)
     reduced = tuple([i for i in range(rank) if axes >> i & 1])
     x = g.read(k, r, pad)
     dims = [("1" if keep else "") if i in reduced else f"q[{i}]" for i in range(rank)]
@@ -513,13 +513,13 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     validator's rules). An accumulating mma reads its destination first, as the
     planner does, and multiplies into a scratch tile."""
     d, ra, rb, flags = ops
-    acc = f"{g.read(k, d, pad)}.shape" if flags & 4 else None
+    acc = f"{g.read(k, d, pad)}.shape" if flags & ACCUMULATE else None
     x, y = g.read(k, ra, pad), g.read(k, rb, pad)
     g.emit(pad, f"sa, sb = {x}.shape, {y}.shape")
-    if flags & 1:
+    if flags & TRANSPOSE_A:
         g.emit(pad, f"x = {x}.swapaxes(-1, -2)", "sa = x.shape")
         x = "x"
-    if flags & 2:
+    if flags & TRANSPOSE_B:
         g.emit(pad, f"y = {y}.swapaxes(-1, -2)", "sb = y.shape")
         y = "y"
     detail = f"f'{{r{ra}.shape}} @ {{r{rb}.shape}}'"  # the registers, as the planner says
@@ -536,7 +536,7 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         g.emit(
             pad,
             f"if {acc} != sh:",
-            f"    raise _fail(S, {k}, {_ACC_MISMATCH!r}, f'{{{acc}}} vs {{sh}}')",
+            f"    raise _fail(S, {k}, {ACC_MISMATCH!r}, f'{{{acc}}} vs {{sh}}')",
         )
         g.register(k, d, pad)
     wide = widened(g.p.registers[d].dtype.np)
@@ -614,12 +614,14 @@ _WRITERS: dict[Cat, Writer] = {
 # Per launch
 
 
-def first_launch(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> None:
-    """Run a launch of `spec` on `args` in tier 0 with the local memory of `kept`, once
+def run_unplanned(
+    spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool
+) -> None:
+    """Run a launch of `spec` on `args` unplanned with the local memory of `kept`, once
     it is known to stay within the work bound. `alias`: whether loads may keep views of
     global memory (no argument read shares memory with one written)."""
     s = spec.slots
-    dec = decoded(spec.program)
+    dec = generated(spec.program)
     got = dec.bound(s)
     if got is None:
         g = next(g for g in spec.program.grid if s[g] < 0)
@@ -645,25 +647,9 @@ def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
     return np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
 
 
-class Kept(NamedTuple):
-    """What tier 0 keeps beside a local memory across launches (bounded): register views
-    by ((offset, capacity), dtype number, shape), and scratch arrays by (shape, dtype).
-    Its DeviceMemory holds it."""
-
-    mem: np.ndarray
-    local: np.ndarray
-    """What register views are views of (their `base`: numpy's is the owner)."""
-    views: dict[Any, Any]
-    scratch: dict[Any, Any]
-
-
-def kept_for(mem: np.ndarray) -> Kept:
-    """What tier 0 keeps beside local memory `mem`, empty."""
-    return Kept(mem, mem if mem.base is None else mem.base, {}, {})
-
-
 _BROADCASTS: dict[tuple[Shape, Shape], Shape] = {}
-"""Pairs of shapes of one rank broadcast (by tier 0's inline rule): tiles repeat them."""
+"""Pairs of shapes of one rank broadcast (by the generated code's inline rule): tiles
+repeat them."""
 MAX_KEPT_BROADCASTS = 4096
 """Beyond this many, new pairs are broadcast each time, not kept."""
 

@@ -1,0 +1,390 @@
+"""Stage 4: launching. `launch` runs a specialization (or a program) on arrays.
+
+A launch checks its arrays against the specialization (`LaunchError`), then
+runs it on the device's cores, one launch at a time per device. A
+specialization's first launch, when small, runs unplanned (`unplanned.py`: no
+tile plan, one generated function per program, on the calling thread); the
+others run planned (`planned.py`): the tile classes bound per core, the tiles
+inline on the calling thread when few, else shared among the cores, each
+taking the next chunk of about tiles/(8 cores) until none are left (so a core
+slowed down by other work takes fewer). BLAS is held at one thread while a
+launch that calls it runs (else OpenBLAS's own threads spin against the
+cores). `launch_stack` runs independent launches as one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.vm import blas
+from dvm.vm.device import DeviceSpec
+from dvm.vm.errors import LaunchError
+from dvm.vm.kernels import QUIET
+from dvm.vm.memory import DeviceMemory, Job, device_memory, pool
+from dvm.vm.plan import INLINE_BYTES, Specialization
+from dvm.vm.planned import Executable
+from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Program
+from dvm.vm.specialize import fast_function, specialize
+from dvm.vm.static import static_info
+from dvm.vm.stats import LaunchStats
+from dvm.vm.unplanned import generated, run_unplanned
+
+FIRST_INLINE_BYTES = 1 << 20
+"""A multi-core executable's first launch runs on one core when it moves less than this:
+binding the other cores' classes costs more than they save on a shape that may not come
+back; they bind when the shape does."""
+
+
+def prepare(program: Program, device: DeviceSpec) -> Program:
+    """Do at once what every shape of `program` shares and its first launch would do
+    otherwise: validation, the fast path (for `device`), the unplanned executor's code and
+    mapping the device's local memory, so that a first call pays only for its shape.
+    Returns the program."""
+    fast_function(program, device)
+    generated(program)
+    device_memory(device).touch(device.memory_bytes(static_info(program).has_mma))
+    return program
+
+
+def launch(
+    target: Program | Specialization,
+    args: Sequence[np.ndarray],
+    params: Sequence[int] = (),
+    *,
+    device: DeviceSpec | None = None,
+    cores: int | None = None,
+    stats: bool = False,
+    trace: bool = False,
+    fresh: bool = False,
+    unplanned: bool = False,
+) -> LaunchStats | None:
+    """Run a program (specialized for the args' shapes) or a specialization on `args`.
+
+    `cores` caps the cores used (default: the device's vector cores, or its
+    cube cores for a program with `mma`, at most the host's CPUs and the
+    number of tiles; small launches use one). With `stats` (or `trace`),
+    returns a LaunchStats; otherwise None. `fresh` promises that the arrays the
+    program writes were just allocated (no argument read shares memory with them),
+    which skips the overlap test that decides whether loads may read in place.
+
+    A specialization's first launch runs unplanned when its arguments are small;
+    later launches plan it. `unplanned` asks for an unplanned launch again while it is not
+    planned: a caller that launches one specialization several times for one request
+    (a kernel shared by identical launches) pays planning only when the shape comes back.
+    """
+    spec = target
+    if isinstance(target, Program):
+        spec = _specialization(target, args, params, device)
+    assert isinstance(spec, Specialization)
+    _check_args(spec, args)
+    alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
+    memory = spec.memory
+    if memory is None:
+        memory = spec.memory = device_memory(spec.device)
+    # One launch at a time per device. Planning may evaluate the slots again for more
+    # cores (`Specialization.retile`): under the lock, no unplanned launch reads them.
+    with memory.lock:
+        if not spec.launched or unplanned:
+            spec.launched = True
+            if spec.small and not spec.planned and cores is None and not (stats or trace):
+                return _unplanned_launch(spec, args, alias, memory)
+        if cores is None:
+            n = spec.default_cores
+            if not n:
+                n = spec.default_cores = 1 if spec.plan.inline else _planned_cores([spec], None)
+        else:
+            n = 1 if spec.plan.inline else _planned_cores([spec], cores)
+        return _run(_executable(spec, n, stats or trace, alias), args, trace)
+
+
+def launch_stack(
+    members: Sequence[tuple[Specialization, Sequence[np.ndarray], bool]],
+    *,
+    fresh: bool = False,
+    in_turn: bool = True,
+) -> None:
+    """Run independent launches as one (a `tensor.stack`): one hold of the device's
+    launch lock and of BLAS, and the cores drain all the members' tiles from one
+    counter, so kernels too small to fill the cores each share them side by side.
+    With `in_turn`, the members' chunks of tiles alternate (chunk i of each member,
+    then chunk i + 1), so that members reading the same rows, as a stack of
+    projections of one input does, read them while they are in cache; else each
+    member's tiles come before the next one's.
+
+    Members are (specialization, args, unplanned), `unplanned` and `fresh` as for
+    `launch`. A member whose launch runs unplanned (on the calling thread)
+    runs by itself first, and so does one for another device than the first's."""
+    if not members:
+        return
+    device = members[0][0].device
+    stacked: list[tuple[Specialization, Sequence[np.ndarray], bool]] = []
+    for spec, args, unplanned in members:
+        if spec.device is not device or (
+            (unplanned or not spec.launched) and spec.small and not spec.planned
+        ):
+            launch(spec, args, fresh=fresh, unplanned=unplanned)
+        else:
+            _check_args(spec, args)
+            alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
+            stacked.append((spec, args, alias))
+    if not stacked:
+        return
+    memory = device_memory(device)
+    with memory.lock:
+        n = _planned_cores([spec for spec, _, _ in stacked], None)
+        for spec, _, _ in stacked:
+            spec.launched = True
+        uses_blas = any(spec.uses_blas for spec, _, _ in stacked)
+        _blas_held(uses_blas, _run_quietly, _run_stack, stacked, n, in_turn)
+
+
+def _run_stack(
+    stacked: Sequence[tuple[Specialization, Sequence[np.ndarray], bool]], n: int, in_turn: bool
+) -> None:
+    """The members' tiles, on executables bound to `n` cores: member by member on the
+    calling thread when one core runs them, or when one is new and they move less
+    than FIRST_INLINE_BYTES (as `_run_held` decides for one launch); else drained by
+    the cores, each member with an executable of its own (a specialization met twice
+    takes a copy, as an executable holds its launch's arrays while it runs)."""
+    mains = [_executable(spec, n, False, alias) for spec, _, alias in stacked]
+    first = any(ex.launches == 0 for ex in mains)
+    for ex in mains:
+        ex.launches += 1
+    moved = sum(spec.plan.global_bytes for spec, _, _ in stacked)
+    inline = n == 1 or (first and moved < FIRST_INLINE_BYTES)
+    executables = mains
+    if not inline:
+        copies: dict[int, int] = {}
+        executables = []
+        for spec, _, alias in stacked:
+            copy = copies[id(spec)] = copies.get(id(spec), -1) + 1
+            executables.append(_executable(spec, n, False, alias, copy))
+    try:
+        for ex, (_, args, _) in zip(executables, stacked, strict=True):
+            ex.set_args(args)
+            if inline:
+                ex.run_all()
+        if not inline:
+            pool().run(_share_tiles(executables, n, in_turn))
+    finally:
+        for ex in executables:
+            ex.clear_args()
+
+
+def _unplanned_launch(
+    spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
+) -> None:
+    """A first launch without planning or binding (see `unplanned.py`), on the
+    calling thread. Its Python work holds the GIL, so cores stepping through vector
+    tiles side by side wait for each other; and a worker thread that slept since the
+    last call wakes late (on this host a round trip to it took 22 us back to back, 50
+    us after 1 ms idle, 170 us after 10 ms), which a first call meets after whatever
+    came before it. Sharing an mma's grid, whose tiles run in BLAS without the GIL,
+    was measured too and lost on streams of new shapes (see docs/performance.md)."""
+    _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, memory.unplanned, alias)
+
+
+def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) with numpy's float errors ignored on this thread."""
+    quiet = QUIET.enter()
+    try:
+        return fn(*args)
+    finally:
+        QUIET.exit(quiet)
+
+
+def _specialization(
+    program: Program,
+    args: Sequence[np.ndarray],
+    params: Sequence[int],
+    device: DeviceSpec | None,
+) -> Specialization:
+    """The program's specialization for these arrays' shapes (a dict hit when seen before)."""
+    try:
+        key = (tuple([a.shape for a in args]), tuple(params), device)
+    except AttributeError:
+        raise LaunchError("arguments must be numpy arrays") from None
+    seen = program.cache.setdefault("by_launch", {})
+    spec = seen.get(key)
+    if spec is None:
+        spec = seen[key] = specialize(program, key[0], params, device)
+    return spec
+
+
+def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
+    """Arrays must be exactly what the specialization was checked for (tested in C:
+    launches of small tiles cannot afford a Python loop per argument)."""
+    try:
+        fits = (
+            tuple(map(ARRAY_SHAPE, args)) == spec.shapes
+            and tuple(map(ARRAY_DTYPE, args)) == spec.arg_dtypes
+            and all(map(C_CONTIGUOUS, args))
+        )
+    except AttributeError:  # something that is no array
+        fits = False
+    if fits:
+        for i in spec.stored_args:
+            if not args[i].flags.writeable:
+                raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
+        return
+    _check_args_slowly(spec, args)
+
+
+def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None:
+    """The full check, with a message naming the first argument that does not fit."""
+    p = spec.program
+    if len(args) != len(p.args):
+        raise LaunchError(f"program takes {len(p.args)} arguments, got {len(args)}")
+    for i, (a, decl, shape) in enumerate(zip(args, p.args, spec.shapes, strict=True)):
+        if not isinstance(a, np.ndarray):
+            raise LaunchError(f"a{i}: expected a numpy array, got {type(a).__name__}")
+        if a.dtype != decl.dtype.np or a.shape != shape:
+            raise LaunchError(
+                f"a{i}: expected {decl.dtype.text}{list(shape)}, got {a.dtype}{list(a.shape)}"
+            )
+        if not a.flags.c_contiguous:
+            raise LaunchError(f"a{i}: array must be C-contiguous")
+        if i in spec.stored_args and not a.flags.writeable:
+            raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
+
+
+def _planned_cores(specs: Sequence[Specialization], cores: int | None) -> int:
+    """Cores for a planned launch of `specs` (one, or a stack's members): one if it is
+    small, else the device's, capped by tiles, CPUs and `cores`."""
+    tiles = sum(spec.plan.tiles for spec in specs)
+    if tiles < 2 or sum(spec.plan.global_bytes for spec in specs) < INLINE_BYTES:
+        return 1
+    dev = specs[0].device
+    n = dev.cube_cores if any(spec.has_mma for spec in specs) else dev.vector_cores
+    n = min(n, len(pool().queues) + 1, tiles)
+    return max(1, min(n, cores) if cores else n)
+
+
+def _may_alias(spec: Specialization, args: Sequence[np.ndarray]) -> bool:
+    """Alias (and forwarded) loads are safe unless an argument they read shares memory with
+    one written."""
+    if not spec.alias_args:
+        return False
+    return not any(
+        np.may_share_memory(args[i], args[j]) for i in spec.alias_args for j in spec.stored_args
+    )
+
+
+def _executable(
+    spec: Specialization, n: int, stats: bool, alias: bool, copy: int = 0
+) -> Executable:
+    """The bound executable for (n cores, stats, alias), made on first use and kept; a
+    stacked launch running one specialization several times takes a copy for each."""
+    key = (n, stats, alias, copy)
+    ex = spec.executables.get(key)
+    if ex is None:
+        ex = spec.executables[key] = Executable(spec, n, stats, alias)
+    return ex
+
+
+def _share_tiles(executables: Sequence[Executable], n: int, in_turn: bool = True) -> list[Job]:
+    """One job per core for the tiles of `executables` (one launch, or a stack's members,
+    all bound to `n` cores): each core takes the next chunk of about tiles/(8n) tiles
+    from a shared counter until none are left, so a core slowed down (by other
+    processes, or slower tiles) takes fewer. With `in_turn`, the members' chunks
+    alternate (chunk i of each, then chunk i + 1); else each member's come first."""
+    chunked = []
+    for m, ex in enumerate(executables):
+        tiles = ex.spec.plan.tiles
+        step = max(1, tiles // (8 * n))
+        chunked.append([(m, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)])
+    if in_turn:
+        chunks = [c for row in itertools.zip_longest(*chunked) for c in row if c is not None]
+    else:
+        chunks = [c for member in chunked for c in member]
+    counter = itertools.count()  # next() is atomic under the GIL
+
+    def job(core: int) -> Callable[[int, int], None]:
+        runners = [ex.runners[core] for ex in executables]
+
+        def drain(_lo: int, _hi: int) -> None:
+            while (i := next(counter)) < len(chunks):
+                m, lo, hi = chunks[i]
+                runners[m](lo, hi)
+
+        return drain
+
+    return [(job(c), 0, 0) for c in range(n)]
+
+
+def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
+    """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
+    ex.set_args(args)
+    try:
+        return _blas_held(ex.spec.uses_blas, _run_held, ex, args, trace)
+    finally:
+        ex.clear_args()
+
+
+def with_blas_held(device: DeviceSpec, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) with BLAS held at one thread throughout: for a caller about to make
+    several launches on `device` that call BLAS, whose own holds then find one thread
+    and set nothing (one C call instead of three). The count is given back under the
+    device's launch lock: never while another thread's launch runs, which found it
+    held and so will not give it back itself. (Without a direct handle on OpenBLAS,
+    each launch holds it by itself.)"""
+    threads = blas.one_thread()
+    if threads is None:
+        return fn(*args)
+    try:
+        return fn(*args)
+    finally:
+        if threads != 1:
+            with device_memory(device).lock:
+                blas.restore(threads)
+
+
+def _blas_held(uses_blas: bool, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args), with BLAS held at one thread if the program calls it (the VM's cores
+    are the parallelism)."""
+    threads = blas.one_thread() if uses_blas else 1
+    if threads is None:  # no direct handle on OpenBLAS: threadpoolctl
+        with blas.threadpool_limit():
+            return fn(*args)
+    try:
+        return fn(*args)
+    finally:
+        blas.restore(threads)
+
+
+def _run_held(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
+    """`_run` once BLAS is held."""
+    first = ex.launches == 0
+    ex.launches += 1
+    if not ex.stats and (ex.n == 1 or (first and ex.spec.plan.global_bytes < FIRST_INLINE_BYTES)):
+        quiet = QUIET.enter()
+        try:
+            ex.run_all()
+        finally:
+            QUIET.exit(quiet)
+        return None
+    ntiles = ex.spec.plan.tiles
+    if ex.stats:
+        for core in ex.cores:
+            assert core.stats is not None
+            core.stats.reset(trace)
+    t0 = time.perf_counter_ns()
+    quiet = QUIET.enter()
+    try:
+        if ex.n == 1:
+            ex.run_all()
+        else:
+            pool().run(_share_tiles([ex], ex.n))
+    finally:
+        QUIET.exit(quiet)
+    t1 = time.perf_counter_ns()
+    if not ex.stats:
+        return None
+    return LaunchStats.collect(
+        [c.stats for c in ex.cores if c.stats is not None], t0, t1, ntiles, ex.n
+    )

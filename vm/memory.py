@@ -1,0 +1,151 @@
+"""The simulated device's memories and cores: what every launch on a device shares.
+
+`device_memory(device)` holds one local memory per core (an aligned byte
+buffer; registers are numpy views into it) and a lock that makes launches on
+the device run one at a time, like one device stream; `pool()` is the
+process-wide set of worker threads, one per CPU but the calling one.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dvm.vm.device import DeviceSpec
+
+
+class Kept(NamedTuple):
+    """What unplanned launches keep beside a local memory across launches (bounded):
+    register views by ((offset, capacity), dtype number, shape), and scratch arrays by
+    (shape, dtype). Its DeviceMemory holds it."""
+
+    mem: np.ndarray
+    local: np.ndarray
+    """What register views are views of (their `base`: numpy's is the owner)."""
+    views: dict[Any, Any]
+    scratch: dict[Any, Any]
+
+
+def kept_for(mem: np.ndarray) -> Kept:
+    """What unplanned launches keep beside local memory `mem`, empty."""
+    return Kept(mem, mem if mem.base is None else mem.base, {}, {})
+
+
+Job = tuple[Callable[[int, int], None], int, int]
+"""One core's share of a launch for the pool: fn(lo, hi) runs it."""
+
+
+class DeviceMemory:
+    """The local memories of one device's cores, shared by every executable.
+
+    Executables bind register views into these buffers once; `lock` makes
+    launches on a device run one at a time (like one device stream), so two
+    executables never use the same local memory at once. Sharing keeps the
+    memory bounded however many shapes get specialized.
+    """
+
+    def __init__(self, device: DeviceSpec, cores: int) -> None:
+        self.lock = threading.Lock()
+        align = max(device.alignment, 64)
+        self.buffers: list[np.ndarray] = []
+        self.scratch: list[dict[np.dtype, np.ndarray]] = [{} for _ in range(cores)]
+        """Per core: temporaries by dtype (see `Core.scratch`)."""
+        # One buffer per core, as large as the larger of its memories: a cube program
+        # (with an mma) uses the cube memory, a vector program the first
+        # local_memory_bytes (specialization checks which). Untouched pages cost nothing.
+        size = max(device.memory_bytes(False), device.memory_bytes(True))
+        for _ in range(cores):
+            raw = np.zeros(size + align, np.uint8)
+            start = -raw.ctypes.data % align
+            self.buffers.append(raw[start : start + size])
+        self.unplanned = kept_for(self.buffers[0])
+        """What unplanned launches, which run on the calling thread, keep beside core 0's
+        memory."""
+        self.touched = 0
+        """Bytes at the start of each buffer whose pages are mapped (see `touch`)."""
+
+    def touch(self, nbytes: int) -> None:
+        """Map the pages of each core's first `nbytes` now, as a device's memory exists
+        before its first kernel: the buffers are zeroed lazily, so a launch that reached
+        a page first would pay its fault (2.6-5 us per 4 KiB page on this host: a
+        first call at a larger shape than any before took milliseconds more)."""
+        if nbytes > self.touched:
+            with self.lock:
+                for buffer in self.buffers:
+                    buffer[self.touched : nbytes].fill(0)
+                self.touched = max(self.touched, nbytes)
+
+
+_MEMORIES: dict[DeviceSpec, DeviceMemory] = {}
+
+
+_MEMORIES_LOCK = threading.Lock()
+
+
+def device_memory(device: DeviceSpec) -> DeviceMemory:
+    """The (lazily allocated) local memories of `device`'s cores that this host can run."""
+    mem = _MEMORIES.get(device)  # a dict read is atomic: the lock is for the first
+    if mem is not None:
+        return mem
+    with _MEMORIES_LOCK:
+        mem = _MEMORIES.get(device)
+        if mem is None:
+            cores = min(max(device.vector_cores, device.cube_cores), len(pool().queues) + 1)
+            mem = _MEMORIES[device] = DeviceMemory(device, max(cores, 1))
+        return mem
+
+
+class Pool:
+    """Persistent worker threads, each with its own job queue."""
+
+    def __init__(self, n: int) -> None:
+        self.lock = threading.Lock()
+        self.queues: list[queue.SimpleQueue[Any]] = []
+        for _ in range(n):
+            q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            threading.Thread(target=self._work, args=(q,), daemon=True, name="dvm-core").start()
+            self.queues.append(q)
+
+    def _work(self, q: queue.SimpleQueue[Any]) -> None:
+        """A worker thread: run (runner, lo, hi) jobs forever, reporting each outcome."""
+        np.seterr(all="ignore")  # this thread's numpy context: no warnings, never raise
+        while True:
+            fn, lo, hi, done = q.get()
+            try:
+                fn(lo, hi)
+                done.put(None)
+            except BaseException as e:  # report to the launching thread
+                done.put(e)
+
+    def run(self, jobs: list[Job]) -> None:
+        """Run job 0 on the calling thread and the rest on workers; wait for all."""
+        done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()  # per launch:
+        # an interrupted launch cannot leave stale results for the next one
+        with self.lock:
+            for q, (fn, lo, hi) in zip(self.queues, jobs[1:], strict=False):
+                q.put((fn, lo, hi, done))
+            fn, lo, hi = jobs[0]
+            first: BaseException | None = None
+            try:
+                fn(lo, hi)
+            except BaseException as e:
+                first = e
+            errors = [done.get() for _ in jobs[1:]]
+            for e in [first, *errors]:
+                if e is not None:
+                    raise e
+
+
+_POOL: list[Pool] = []
+
+
+def pool() -> Pool:
+    """The process-wide worker pool (os.cpu_count() - 1 threads), made on first use."""
+    if not _POOL:
+        _POOL.append(Pool(max((os.cpu_count() or 1) - 1, 0)))
+    return _POOL[0]

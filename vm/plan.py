@@ -1,0 +1,174 @@
+"""What specialization produces and the executors run: a Specialization and its plan.
+
+A `Specialization` is a program bound to concrete argument shapes: its slot
+values, its registers' places in local memory and its views (`ViewPlan`),
+all checked. Its `GridPlan` cuts the grid and every loop into tile classes
+(runs of counter values whose tiles have equal extents) and gives each class
+a body of typed instructions (`OpNode`, `LoopNode`), which the planned
+executor binds to numpy views. The unplanned executor runs a first small
+launch without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from dvm.vm.device import DeviceSpec
+from dvm.vm.program import Instr, Program
+
+DEFAULT_MAX_STEPS = 1 << 34
+"""Largest number of instructions (and tiles) one launch may execute."""
+
+INLINE_BYTES = 256 * 1024
+"""Launches moving fewer global bytes than this run on the calling thread."""
+
+UNPLANNED_BYTES = 1 << 20
+"""A first launch whose arguments hold fewer bytes than this runs unplanned, on the
+calling thread; larger ones are planned at once: their work dwarfs planning, and the
+planned executor spreads it over the cores."""
+
+Shape = tuple[int, ...]
+
+
+class ViewPlan(NamedTuple):
+    """A view with its slot values, as numpy takes them (offset and strides in bytes, a
+    stride 0 for a dim of one element); how it is tiled."""
+
+    arg: int
+    byte_offset: int
+    sizes: Shape
+    byte_strides: Shape
+    """Empty for a natural view (its argument, reshaped)."""
+    tiled: tuple[tuple[int, int, int], ...]
+    """(dim, index source, tile) for each tiled dim."""
+    empty: bool
+    natural: bool
+    """Offset 0 and C-contiguous over the whole argument: the argument itself, reshaped."""
+
+
+class OpNode(NamedTuple):
+    """One instruction typed for one tile class (a NamedTuple: planning builds many)."""
+
+    k: int
+    ins: Instr
+    shapes: tuple[Shape | None, ...]
+    """Shape of each REG operand (None for other operands) *before* the instruction."""
+    out: Shape | None
+    """Shape the instruction gives its destination register (None if it has none)."""
+    extents: Shape | None = None
+    """load/store: the tile's extents; fill/broadcast: the target shape."""
+    scalar: float | int | None = None
+    store_to: int | None = None
+    """Set by the planned executor when the store that follows is fused into this op:
+    the view whose current tile this op writes directly (see `planned.fused_stores`)."""
+
+
+class LoopNode(NamedTuple):
+    """A loop: its counter level and (lo, hi, body) segments of iterations."""
+
+    k: int
+    level: int
+    segments: tuple[tuple[int, int, Body], ...]
+
+
+Node = OpNode | LoopNode
+Body = tuple[Node, ...]
+
+
+class GridPlan(NamedTuple):
+    """The grid cut into tile classes: per axis (lo, hi, class id) segments and one body each."""
+
+    extents: Shape
+    axis_segments: tuple[tuple[tuple[int, int, int], ...], ...]
+    bodies: dict[tuple[int, ...], Body]
+    steps: int
+    """Instructions one launch executes (for the work bound and stats)."""
+    global_bytes: int
+    """Bytes moved by loads and stores in one launch (to decide inline vs pool)."""
+    tiles: int
+    inline: bool
+    """Small enough (< INLINE_BYTES of traffic, or one tile) to run on the calling thread."""
+
+
+class Replanner(Protocol):
+    """What a Specialization asks of the specializer that made it (`specialize.Specializer`)."""
+
+    def plan(self, spec: Specialization) -> GridPlan: ...
+
+    def again(self, shapes: tuple[Shape, ...], params: tuple[int, ...], cores: int) -> Any: ...
+
+
+@dataclass
+class Specialization:
+    """A program bound to concrete shapes: slot values, checked layout and the tile plan."""
+
+    program: Program
+    device: DeviceSpec
+    shapes: tuple[Shape, ...]
+    params: tuple[int, ...]
+    slots: tuple[int, ...]
+    registers: tuple[tuple[int, int], ...]
+    """(byte offset, capacity in elements) per register."""
+    views: tuple[ViewPlan, ...]
+    specializer: Replanner = field(repr=False)
+    """Plans the tile classes, when `plan` is first needed (most shapes of a stream are
+    never planned: their one launch runs unplanned)."""
+    has_mma: bool
+    uses_blas: bool
+    """Whether some instruction calls BLAS (mma, or a row sum done as a matrix-vector product)."""
+    stored_args: frozenset[int]
+    alias_regs: frozenset[int]
+    """Registers written only by loads from arguments the program never stores to."""
+    alias_args: frozenset[int]
+    """The arguments loads read that the program never writes: alias registers' loads, and
+    loads the planned executor may forward, read them in place."""
+    arg_dtypes: tuple[np.dtype, ...]
+    """Each argument's dtype (the program's): with `shapes`, launch's fast check."""
+    cores: int = 1
+    """The cores the slots were evaluated for (tile sizes give each core a share; 1
+    when no slot reads the count)."""
+    small: bool = False
+    """Whether its arguments hold fewer than UNPLANNED_BYTES: a first launch then runs
+    unplanned."""
+    shared: bool = False
+    """Whether its launches share the work among the cores once planned: `plan` then
+    evaluates the slots again for the device's cores if they were for fewer."""
+    executables: dict[tuple[int, bool, bool, int], Any] = field(default_factory=dict, repr=False)
+    """Per-core bound closures by (cores, stats, alias, copy), built by the planned
+    executor on first launch and reused (a stack the cores drain takes a copy per
+    repeated member)."""
+    default_cores: int = field(default=0, repr=False)
+    """Cores a launch uses when the caller does not say (0: not decided yet)."""
+    memory: Any = field(default=None, repr=False)
+    """The device's local memories (`memory.DeviceMemory`), found on first launch."""
+    max_steps: int = DEFAULT_MAX_STEPS
+    """The work bound a launch may not exceed."""
+    launched: bool = field(default=False, repr=False)
+    """Whether a launch ran: the first may run unplanned."""
+    _plan: GridPlan | None = field(default=None, repr=False)
+
+    @property
+    def plan(self) -> GridPlan:
+        """The tile classes and work bound (planned on first use; may raise BytecodeError)."""
+        if self._plan is None:
+            if self.shared:
+                cores = self.device.cores_for(self.has_mma)
+                if self.cores < cores:
+                    self.retile(cores)
+            self._plan = self.specializer.plan(self)
+        return self._plan
+
+    def retile(self, cores: int) -> None:
+        """Evaluate the slots again for `cores` (before planning: nothing is bound to
+        the old values yet). A first launch runs unplanned on one core with tiles for
+        one; the planned launches that follow get one tile per core."""
+        again = self.specializer.again(self.shapes, self.params, cores)
+        self.slots, self.registers, self.views = again.slots, again.registers, again.views
+        self.cores = cores
+
+    @property
+    def planned(self) -> bool:
+        return self._plan is not None

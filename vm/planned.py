@@ -1,0 +1,469 @@
+"""The planned executor: a specialization's tile classes bound to numpy calls, per core.
+
+Each core has its own local memory (`memory.py`) and binds each tile class's
+body once (`bind.py`): every instruction becomes a pre-bound numpy call on
+views of its registers, loops become one callable each. An `Executable` is a
+specialization bound to a number of cores; `launch.py` runs its tiles, inline
+or shared among the cores, so that a steady-state launch only makes one numpy
+view per argument view and runs `for f in body: f()` per tile. Within a
+tile's top level, an op whose result is only stored writes the global tile
+directly (`fused_stores`), and a load whose register is next overwritten in
+place reads the global tile in place (`forwarded_loads`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.vm.bind import Binder, Fn, bind_op, binders, make_slicer
+from dvm.vm.isa import Cat
+from dvm.vm.kernels import fusable, global_view
+from dvm.vm.memory import device_memory
+from dvm.vm.plan import Body, LoopNode, OpNode, Shape, Specialization, ViewPlan
+from dvm.vm.program import Index
+from dvm.vm.static import Static, in_place_writer, read_registers, static_info
+from dvm.vm.stats import CoreStats
+
+
+def binders_for(static: Static, alias: frozenset[int]) -> list[Binder]:
+    """Per instruction of the program, its binder when `alias` are the alias registers
+    (made once per program and set, see `bind.binders`)."""
+    got = static.binders.get(alias)
+    if got is None:
+        code = static.program.code
+        got = static.binders[alias] = binders(code, static.reg_dtypes, alias)
+    return got
+
+
+class Core:
+    """One simulated core: local memory, tile counters, and bound tile bodies."""
+
+    def __init__(
+        self,
+        spec: Specialization,
+        g: list[np.ndarray],
+        locks: Sequence[threading.Lock],
+        alias_regs: frozenset[int],
+        mem: np.ndarray,
+        scratch: dict[np.dtype, np.ndarray] | None = None,
+        forwarding: bool = False,
+    ) -> None:
+        self.spec = spec
+        self.mem = mem
+        self.idx = [0] * 11
+        self.g = g
+        self.views: Sequence[ViewPlan] = spec.views
+        self.acc_locks = locks
+        self.alias_regs = alias_regs
+        self.alias: list[Any] = [None] * len(spec.registers)
+        static = static_info(spec.program)
+        self.alias_operands = static.alias_operands
+        self.binders = binders_for(static, alias_regs)
+        self._slicers: dict[int, Callable[[np.ndarray], np.ndarray] | None] = {}
+        self._scratch = scratch
+        self._dtypes = static.reg_dtypes
+        self._starts = [
+            off // item if off % item == 0 else -1
+            for (off, _), item in zip(spec.registers, static.itemsizes, strict=True)
+        ]
+        self._typed: dict[np.dtype, np.ndarray] = {}
+        self._regs: dict[tuple[int, Shape], np.ndarray] = {}
+        self.stats: CoreStats | None = None
+        self.fused: dict[tuple[int, ...], dict[int, int]] = {}
+        self.forwarding = forwarding
+        """Whether loads may be forwarded (no argument read shares memory with one written)."""
+        self.dynamic = False
+        """While binding forwarded readers: every alias register is fetched per call."""
+
+    def reg(self, r: int, shape: Shape) -> np.ndarray:
+        """Register `r` viewed with `shape` (its first prod(shape) elements, row-major)."""
+        key = (r, shape)
+        got = self._regs.get(key)
+        if got is None:
+            dtype, start = self._dtypes[r], self._starts[r]
+            if start < 0:  # a byte offset that is no multiple of the element size
+                off, n = self.spec.registers[r][0], math.prod(shape) * dtype.itemsize
+                got = self._regs[key] = self.mem[off : off + n].view(dtype).reshape(shape)
+                return got
+            base = self._typed.get(dtype)
+            if base is None:
+                usable = len(self.mem) // dtype.itemsize * dtype.itemsize
+                base = self._typed[dtype] = self.mem[:usable].view(dtype)
+            got = self._regs[key] = base[start : start + math.prod(shape)].reshape(shape)
+        return got
+
+    def dtype(self, r: int) -> np.dtype:
+        """The numpy dtype of register `r`."""
+        return self._dtypes[r]
+
+    def slicer(self, v: int) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The function cutting view `v`'s current tile out of its launch view (None: the
+        tile is the whole view); one per view and core."""
+        if v in self._slicers:
+            return self._slicers[v]
+        vp = self.views[v]
+        got = self._slicers[v] = None if self._one_tile(vp) else make_slicer(vp, self.idx)
+        return got
+
+    def _one_tile(self, vp: ViewPlan) -> bool:
+        """Whether each tiled dim of `vp` is tiled by a grid axis of one tile as large as
+        the dim: the tile is the whole view, whatever the launch (a tiny launch's case,
+        which then slices nothing per call)."""
+        extents = self.spec.plan.extents
+        return all(
+            Index.is_grid(src) and extents[src - Index.GRID0] == 1 and tile >= vp.sizes[d]
+            for d, src, tile in vp.tiled
+        )
+
+    def scratch(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
+        """A temporary of `shape` that only one instruction uses at a time (this core's,
+        shared by the classes and executables of its device: launches take turns)."""
+        pool = self._scratch if self._scratch is not None else {}
+        self._scratch = pool
+        n = math.prod(shape)
+        buf = pool.get(dtype)
+        if buf is None or buf.size < n:
+            buf = pool[dtype] = np.empty(max(n, 1), dtype)
+        return buf[:n].reshape(shape)
+
+    def bind_class(self, key: tuple[int, ...], body: Body) -> list[Fn]:
+        """Callables for the tile class `key` of the grid (its fused stores found once
+        per executable, shared by the cores)."""
+        fused = self.fused.get(key)
+        if fused is None:
+            fused = self.fused[key] = fused_stores(body)
+        return self.bind(body, fused)
+
+    def bind(self, body: Body, fused: dict[int, int] | None = None) -> list[Fn]:
+        """Callables for a tile body; loops become one callable each. In the tile's top
+        level, an op whose result is only stored writes the global tile directly; a load
+        whose register is next overwritten in place is forwarded (see `forwarded_loads`)."""
+        out: list[Fn] = []
+        binders = self.binders
+        forward = forwarded_loads(body, self.alias_regs) if self.forwarding else {}
+        if not fused and not forward and self.stats is None:
+            for node in body:
+                if type(node) is LoopNode:
+                    out.append(self._bind_loop(node))
+                    continue
+                fn = binders[node.k](node, self)  # type: ignore[union-attr, arg-type]
+                if fn is not None:
+                    out.append(fn)
+            return out
+        fused = fused or {}
+        elided = set(fused.values())
+        stats = self.stats is not None
+        base, windows = self.alias_regs, {}  # forwarded register -> index of its last reader
+        for i, node in enumerate(body):
+            if type(node) is LoopNode:
+                out.append(self._bind_loop(node))
+                continue
+            assert isinstance(node, OpNode)
+            if i in elided:
+                if stats:
+                    out.append(self._instrument(node, _nothing))
+                continue
+            j = fused.get(i)
+            if j is not None:
+                store = body[j]
+                assert isinstance(store, OpNode)
+                k, ins, shapes, out_shape, extents, scalar, _ = node
+                node = OpNode(k, ins, shapes, out_shape, extents, scalar, store.ins.operands[0])
+            end = forward.get(i)
+            if end is not None:
+                windows[node.ins.operands[0]] = end
+            if windows:
+                self.alias_regs, self.dynamic = base | frozenset(windows), True
+                try:
+                    fn = bind_op(node, self)
+                finally:
+                    self.alias_regs, self.dynamic = base, False
+                windows = {r: e for r, e in windows.items() if e > i}
+            else:
+                fn = binders[node.k](node, self)
+            if fn is not None:
+                out.append(self._instrument(node, fn) if stats else fn)
+        return out
+
+    def _bind_loop(self, node: LoopNode) -> Fn:
+        """A loop runs each segment's body for its iterations, setting the loop counter."""
+        idx, c = self.idx, 3 + node.level
+        segs = [(lo, hi, self.bind(body)) for lo, hi, body in node.segments]
+
+        def loop() -> None:
+            for lo, hi, fns in segs:
+                for j in range(lo, hi):
+                    idx[c] = j
+                    for f in fns:
+                        f()
+
+        return loop
+
+    def _instrument(self, node: OpNode, fn: Fn) -> Fn:
+        """Wrap `fn` to count the instruction, its global bytes and its numpy time."""
+        st = self.stats
+        assert st is not None
+        name, cat = node.ins.op.name, node.ins.op.cat
+        nbytes = math.prod(node.extents or ()) * self._itemsize(node)
+        read = nbytes if cat is Cat.LOAD else 0
+        written = nbytes if cat in (Cat.STORE, Cat.STORE_ACC) else 0
+        if cat is Cat.STORE_ACC:
+            read = nbytes
+        top = self._reg_end(node.ins.operands[0], node.out) if node.out is not None else 0
+        if cat is Cat.LOAD and node.ins.operands[0] in self.alias_regs:
+            top = 0  # an alias load keeps a view of global memory: no local bytes
+        clock = time.perf_counter_ns
+
+        def counted() -> None:
+            t0 = clock()
+            fn()
+            t1 = clock()
+            st.numpy_ns += t1 - t0
+            st.count(name, read, written, top)
+            if st.events is not None:
+                st.events.append((name, t0, t1))
+
+        return counted
+
+    def _itemsize(self, node: OpNode) -> int:
+        """Bytes per element moved by a load/store (0 for other instructions)."""
+        cat = node.ins.op.cat
+        if cat not in (Cat.LOAD, Cat.STORE, Cat.STORE_ACC):
+            return 0
+        r = node.ins.operands[0 if cat is Cat.LOAD else 1]
+        return self.spec.program.registers[r].dtype.np.itemsize
+
+    def _reg_end(self, r: int, shape: Shape | None) -> int:
+        """The local-memory byte just past register `r` at `shape`."""
+        off, _ = self.spec.registers[r]
+        item = self.spec.program.registers[r].dtype.np.itemsize
+        return off + math.prod(shape or ()) * item
+
+
+def _nothing() -> None:
+    """An elided store (its producer already wrote the tile); counted in stats mode."""
+
+
+_GLOBAL_MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC)
+
+
+def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
+    """Loads of this straight-line body that need not copy, each with the instruction
+    that then writes its register in place ({load: writer}; see
+    `specialize.in_place_writer`). Only bound when no argument the program reads shares
+    memory with one it writes."""
+    code = [None if isinstance(node, LoopNode) else node.ins for node in body]
+    out: dict[int, int] = {}
+    for i, node in enumerate(body):
+        ins = code[i]
+        if ins is None or ins.op.cat is not Cat.LOAD or ins.operands[0] in alias_regs:
+            continue
+        assert isinstance(node, OpNode)
+        if not node.extents or 0 in node.extents:
+            continue
+        w = in_place_writer(code, i)
+        if w is not None:
+            out[i] = w
+    return out
+
+
+def fused_stores(body: Body) -> dict[int, int]:
+    """Pairs (producer, store) in a straight-line tile body that can fuse: the producer
+    then writes the stored view's tile itself, saving a copy of the tile.
+
+    Safe when: the producer is `fusable`, writing register r with exactly the tile's
+    shape; between it and the store nothing touches r and nothing touches global
+    memory (so no load sees the early write and no store is reordered past it); and
+    after the store nothing reads r (the value exists only in global memory then).
+    """
+    pairs: dict[int, int] = {}
+    for j, node in enumerate(body):
+        if isinstance(node, LoopNode) or node.ins.op.cat is not Cat.STORE:
+            continue
+        r = node.ins.operands[1]
+        i = _producer(body, j, r)
+        if i is not None and not any(_reads(n, r) for n in body[j + 1 :]):
+            pairs[i] = j
+    return pairs
+
+
+def _producer(body: Body, j: int, r: int) -> int | None:
+    """The instruction before store `j` that computes register r, if fusable."""
+    store = body[j]
+    assert isinstance(store, OpNode)
+    for i in range(j - 1, -1, -1):
+        n = body[i]
+        if isinstance(n, LoopNode) or n.ins.op.cat in _GLOBAL_MEMORY:
+            return None
+        if n.ins.operands[0] == r:
+            ok = fusable(n.ins) and n.out == store.extents and n.store_to is None
+            return i if ok else None
+        if _reads(n, r):
+            return None
+    return None
+
+
+def _reads(node: OpNode | LoopNode, r: int) -> bool:
+    """Whether `node` (or anything in a loop) may read register r."""
+    if isinstance(node, LoopNode):
+        return any(_reads(n, r) for _, _, sub in node.segments for n in sub)
+    return r in read_registers(node.ins)
+
+
+class Executable:
+    """A specialization bound to `n` cores: what one launch at a time uses."""
+
+    def __init__(self, spec: Specialization, n: int, stats: bool, alias: bool) -> None:
+        self.spec = spec
+        self.n = n
+        self.stats = stats
+        self.alias = alias
+        self.g: list[np.ndarray] = [np.empty(0)] * len(spec.views)
+        self._unbound = list(self.g)
+        self._unbound_alias = [None] * len(spec.registers)
+        locks = [threading.Lock() for _ in spec.program.args]
+        regs = spec.alias_regs if alias else frozenset()
+        self.memory = device_memory(spec.device)
+        self.cores = [
+            Core(spec, self.g, locks, regs, self.memory.buffers[c], self.memory.scratch[c], alias)
+            for c in range(n)
+        ]
+        self.launches = 0
+        self.single: list[Fn] | None = None
+        """A one-tile plan's functions, once bound (see `run_all`)."""
+        self.runners: list[Callable[[int, int], None]] = []
+        self.fns_of: list[Callable[[tuple[int, ...]], list[Fn]]] = []
+        plan = spec.plan
+        self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
+        self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
+        dtypes = spec.arg_dtypes
+        # A launch's arrays have the specialization's shapes (`_check_args`), so which
+        # views are their whole argument is known now; the others are cut per launch,
+        # and an empty one (a zero dim) reads and writes an empty array.
+        views = list(enumerate(spec.views))
+        whole = [v.natural and spec.shapes[v.arg] == v.sizes for v in spec.views]
+        self._whole = [(i, v.arg) for i, v in views if whole[i]]
+        self._cut = [
+            (i, v, np.empty(v.sizes, dtypes[v.arg]) if v.empty else None)
+            for i, v in views
+            if not whole[i]
+        ]
+        self._alias_tiles = [core.alias for core in self.cores] if regs else []
+        fused: dict[tuple[int, ...], dict[int, int]] = {}
+        for core in self.cores:
+            if stats:
+                core.stats = CoreStats()
+            core.fused = fused
+            self.runners.append(self._runner(core))
+
+    def _runner(self, core: Core) -> Callable[[int, int], None]:
+        """The function that runs linear tile ids [lo, hi) on `core`. Each tile class is
+        bound on this core the first time the core runs one of its tiles."""
+        plan, idx = self.spec.plan, core.idx
+        bound: dict[tuple[int, ...], list[Fn]] = {}
+
+        def fns_of(key: tuple[int, ...]) -> list[Fn]:
+            got = bound.get(key)
+            if got is None:
+                got = bound[key] = core.bind_class(key, plan.bodies[key])
+            return got
+
+        self.fns_of.append(fns_of)
+        if len(plan.extents) == 1:
+            segs = [(lo, hi, (c,)) for lo, hi, c in plan.axis_segments[0]]
+
+            def run_1d(lo: int, hi: int) -> None:
+                for s_lo, s_hi, key in segs:
+                    a, b = max(lo, s_lo), min(hi, s_hi)
+                    if a < b:
+                        fns = fns_of(key)
+                        for i in range(a, b):
+                            idx[0] = i
+                            for f in fns:
+                                f()
+
+            return run_1d
+        strides, starts, segments = self._strides, self._starts, self.spec.plan.axis_segments
+
+        def run_nd(lo: int, hi: int) -> None:
+            for t in range(lo, hi):
+                key = []
+                for a, st in enumerate(strides):
+                    i, t = divmod(t, st)
+                    idx[a] = i
+                    key.append(segments[a][bisect.bisect_right(starts[a], i) - 1][2])
+                for f in fns_of(tuple(key)):
+                    f()
+
+        return run_nd
+
+    def run_all(self) -> None:
+        """Run every tile on core 0, class by class (an inline launch)."""
+        if self.single is not None:
+            for f in self.single:
+                f()
+            return
+        plan = self.spec.plan
+        if plan.tiles == 1:  # its class's functions, kept (the tile index stays 0)
+            key = tuple([next(c for lo, hi, c in segs if lo < hi) for segs in plan.axis_segments])
+            self.single = self.fns_of[0](key)
+            for f in self.single:
+                f()
+            return
+        if len(plan.extents) == 1:
+            self.runners[0](0, plan.tiles)
+            return
+        idx, fns_of = self.cores[0].idx, self.fns_of[0]
+        if len(plan.extents) == 2:
+            rows, cols = plan.axis_segments
+            for lo0, hi0, c0 in rows:
+                for lo1, hi1, c1 in cols:
+                    if lo0 == hi0 or lo1 == hi1:
+                        continue
+                    fns = fns_of((c0, c1))
+                    for i in range(lo0, hi0):
+                        idx[0] = i
+                        for j in range(lo1, hi1):
+                            idx[1] = j
+                            for f in fns:
+                                f()
+            return
+        planes, rows, cols = plan.axis_segments  # three grid axes
+        for lo0, hi0, c0 in planes:
+            for lo1, hi1, c1 in rows:
+                for lo2, hi2, c2 in cols:
+                    if lo0 == hi0 or lo1 == hi1 or lo2 == hi2:
+                        continue
+                    fns = fns_of((c0, c1, c2))
+                    for i in range(lo0, hi0):
+                        idx[0] = i
+                        for j in range(lo1, hi1):
+                            idx[1] = j
+                            for k in range(lo2, hi2):
+                                idx[2] = k
+                                for f in fns:
+                                    f()
+
+    def set_args(self, args: Sequence[np.ndarray]) -> None:
+        """Build this launch's numpy view of every view over its argument (arrays of
+        exactly the specialization's shapes)."""
+        g = self.g
+        for i, a in self._whole:
+            g[i] = args[a]
+        for i, vp, empty in self._cut:
+            g[i] = global_view(vp, args[vp.arg], empty)
+
+    def clear_args(self) -> None:
+        """Let go of the launch's arrays (and of the tiles of them alias registers hold):
+        an executable kept for its shape must not keep arrays its caller dropped alive,
+        or the allocator maps fresh pages for the next shape's (docs/performance.md §19)."""
+        self.g[:] = self._unbound
+        for held in self._alias_tiles:
+            held[:] = self._unbound_alias
