@@ -715,8 +715,8 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     `module_or_text` is a module, `.mlir` text or a path. Arguments are numpy
     arrays for tensors (exact element type, rank and static dims, else a
     `CallError`) and Python ints for `index`. Returns a numpy array, or a tuple
-    of them unless the function has exactly one result. Results never alias
-    the arguments.
+    of them unless the function has exactly one result. Each result is an array
+    of its own: it shares memory with no argument and no other result.
     """
     module = module_or_text if isinstance(module_or_text, ModuleOp) else parse(module_or_text)
     func = find_entry(module, entry)
@@ -735,12 +735,20 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
         if len(notes := getattr(e, "__notes__", [])) > 1:
             e.__notes__ = notes[:1]
         raise
-    outputs = tuple(owned(r, values) for r in results)
-    return outputs[0] if len(outputs) == 1 else outputs
+    outputs = owned(results, values)
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def owned(value: Any, args: Sequence[Any]) -> Any:
-    """`value`, copied if it is a view or one of the arguments, so callers may write to it."""
-    if isinstance(value, np.ndarray) and (value.base is not None or any(value is a for a in args)):
-        return value.copy()
-    return value
+def owned(results: Sequence[Any], args: Sequence[Any]) -> list[Any]:
+    """`results` as arrays the caller may write to: each array that shares memory with an
+    argument, with the program (a view, or a read-only constant) or with an earlier result
+    (a value returned twice) is copied."""
+    taken = set(map(id, args))
+    out = []
+    for value in results:
+        if isinstance(value, np.ndarray):
+            if id(value) in taken or value.base is not None or not value.flags.writeable:
+                value = value.copy()
+            taken.add(id(value))
+        out.append(value)
+    return out

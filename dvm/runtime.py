@@ -74,6 +74,7 @@ from dvm.interpreter import (
     find_entry,
     is_float,
     numpy_dtype,
+    owned,
 )
 from dvm.ir import parse
 from dvm.lowering.bytecode_to_vm import to_program
@@ -620,6 +621,8 @@ class HostCompiler:
 
     def op_ConstantOp(self, op: arith.ConstantOp) -> Step:
         value = constant_value(op)
+        if isinstance(value, np.ndarray):  # every call shares it: nobody may write to it
+            value.flags.writeable = False
         out = self.index(op.result)
 
         def step(call: Call, env: Env) -> None:
@@ -1273,10 +1276,10 @@ class Program:
 
     @staticmethod
     def finish(args: Sequence[Any], outputs: list[Any]) -> Any:
-        """The results, never aliasing an argument (scalars are immutable: an `index`
+        """The results, each an array of its own (never an argument, a constant of the
+        program, its kept memory or another result; scalars are immutable: an `index`
         is a Python int); one value or a tuple."""
-        given = set(map(id, args))
-        outputs = [o.copy() if id(o) in given and isinstance(o, np.ndarray) else o for o in outputs]
+        outputs = owned(outputs, args)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def specialized(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], Specialization]:
