@@ -357,7 +357,10 @@ class Kernel:
         """Launch on `inputs`; returns the outputs: new arrays, or for those `kept` gives
         a place in the call's arena, arrays in its memory there."""
         spec, outputs, unplanned = self.bind(inputs, call, kept)
-        if call.stats is None:
+        if spec is None:  # no output element: nothing to run
+            if call.stats is not None:
+                call.stats.append((self.name, vm.LaunchStats.collect([], 0, 0, 0, 1)))
+        elif call.stats is None:
             vm.launch(spec, [*inputs, *outputs], fresh=True, unplanned=unplanned)
         else:
             self.profile(spec, [*inputs, *outputs], call)
@@ -369,10 +372,11 @@ class Kernel:
         call: Call,
         kept: Sequence[int | None] | None = None,
     ) -> tuple[Any, list[Any], bool]:
-        """What a launch on `inputs` needs: the VM specialization, the outputs (allocated
-        as `run` says) and whether the launch runs unplanned: a shape met in this call
-        runs unplanned at each launch of the kernel (`dedupe-kernels` shares one among
-        launches)."""
+        """What a launch on `inputs` needs: the VM specialization (None when no output
+        has an element: the launch would write nothing, whatever its inputs), the
+        outputs (allocated as `run` says) and whether the launch runs unplanned: a shape
+        met in this call runs unplanned at each launch of the kernel (`dedupe-kernels`
+        shares one among launches)."""
         key: Any = tuple(map(ARRAY_SHAPE, inputs))
         symbols = call.symbols
         if self.key_symbols:
@@ -402,8 +406,11 @@ class Kernel:
     def plan(
         self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]
     ) -> tuple[list[tuple[tuple[int, ...], Any]], Any]:
-        """The outputs' (shape, dtype) and the VM specialization for these inputs."""
+        """The outputs' (shape, dtype) and the VM specialization for these inputs (None
+        when no output has an element)."""
         outs, shapes, params = self.sizes(inputs, symbols)
+        if all(0 in shape for shape, _ in outs):
+            return outs, None
         return outs, self.specializer(shapes, params)
 
 
@@ -773,7 +780,8 @@ class HostCompiler:
             for kernel, inputs, outputs, kept in members:
                 arrays = launch_inputs(env, inputs)
                 spec, made, unplanned = kernel.bind(arrays, call, kept)
-                bound.append((spec, [*arrays, *made], unplanned))
+                if spec is not None:
+                    bound.append((spec, [*arrays, *made], unplanned))
                 for i, value in zip(outputs, made, strict=True):
                     env[i] = value
             vm.launch_stack(bound, fresh=True, in_turn=in_turn)

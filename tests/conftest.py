@@ -1,5 +1,6 @@
 """Shared fixtures: the example programs in `shared/examples` and their numpy reference,
-a random generator seeded per test, and a record of the VM's pool round trips.
+a random generator seeded per test, a record of the VM's pool round trips, and a count
+of the Python lines a call runs.
 
 The examples live next to the repository (`<repo>/../shared/examples`), not in
 it; tests that need them skip when that folder is absent, and only then.
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,3 +71,27 @@ def pool_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(launch, "pool", Recording)
     return rounds
+
+
+def count_lines(fn: Callable[[], Any]) -> int:
+    """How many Python lines (and calls) `fn()` runs on this thread: a measure of work
+    that is deterministic where a time is not."""
+    count = 0
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+@pytest.fixture
+def traced_lines() -> Callable[[Callable[[], Any]], int]:
+    """`count_lines`, for the tests that compare the work of two calls."""
+    return count_lines

@@ -6,6 +6,10 @@ What is promised and checked here:
   `scf.if` or a loop that runs no pass), an argument, or a value returned twice
   shares memory with nothing else, so writing into a result changes no later call
   (`dvm.interpret` promises the same);
+- a call on empty tensors costs the same whatever the size of their other dims:
+  a launch with no output element does not run, and a reduction's loop over the
+  chunks of an empty axis makes no pass (counted in Python lines, which are
+  deterministic where a time is not);
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_conformance import as_tuple
 
 import dvm
 
@@ -90,3 +95,54 @@ def test_results_share_memory_with_nothing(
     np.testing.assert_array_equal(a, np.arange(6, dtype=np.float32).reshape(2, 3))
     for i, (got, expected) in enumerate(zip(call(*args), want, strict=True)):
         np.testing.assert_array_equal(got, expected, err_msg=f"result {i} of the next call")
+
+
+EMPTY_ROWS = [
+    pytest.param(
+        "%t = tensor.tanh %x : tensor<?x?xf32>",
+        "%t : tensor<?x?xf32>",
+        1 << 16,
+        id="elementwise",
+    ),
+    pytest.param(
+        "%t = tensor.reduce_sum %x {axes = [0, 1]} : tensor<?x?xf32> -> tensor<f32>",
+        "%t : tensor<f32>",
+        1 << 30,  # row chunks of about 200,000: 5,000 of them
+        id="sum-of-all",
+    ),
+    pytest.param(
+        """%zero = arith.constant dense<0.0> : tensor<f32>
+  %pos = tensor.gt %x, %zero : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xi1>
+  %p = tensor.select %pos, %x, %zero
+      : (tensor<?x?xi1>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  %c = tensor.reduce_sum %p {axes = [0]} : tensor<?x?xf32> -> tensor<?xf32>
+  %m = tensor.reduce_max %x {axes = [0]} : tensor<?x?xf32> -> tensor<?xf32>""",
+        "%c, %m : tensor<?xf32>, tensor<?xf32>",
+        1 << 20,
+        id="column-stats",
+    ),
+]
+"""Programs of %x run on (rows, 0): their body, what they return and many rows."""
+
+
+@pytest.mark.parametrize(("body", "returned", "many"), EMPTY_ROWS)
+def test_calls_on_empty_tensors_cost_the_same_at_any_size(
+    body: str, returned: str, many: int, traced_lines: Callable[..., int]
+) -> None:
+    """The first and second calls at `many` rows run as many Python lines as at 64, once
+    the one-time costs are paid (at twice as many: a choice may take another kernel)."""
+    types = returned.split(" : ")[1]
+    text = f"""func.func @main(%x: tensor<?x?xf32>) -> ({types}) {{
+  {body}
+  func.return {returned}
+}}"""
+    program = dvm.compile(text)
+    counts = []
+    for rows in (128, 2 * many, 64, many):
+        x = np.empty((rows, 0), np.float32)
+        counts.append([traced_lines(partial(program, x)) for _ in range(2)])
+        got, want = program(x), dvm.interpret(text, x)
+        for i, (r, w) in enumerate(zip(as_tuple(got), as_tuple(want), strict=True)):
+            np.testing.assert_array_equal(r, w, err_msg=f"result {i} at {rows} rows")
+    # (planning may meet one more tile class: a tail of row chunks)
+    assert all(big <= 1.2 * few for few, big in zip(counts[2], counts[3], strict=True)), counts

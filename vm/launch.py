@@ -72,7 +72,9 @@ def launch(
     program writes were just allocated (no argument read shares memory with them),
     which skips the overlap test that decides whether loads may read in place.
 
-    A specialization's first launch runs unplanned when its arguments are small;
+    A launch that can write nothing (no argument the program stores to has an element)
+    runs no tile: it costs the same whatever its empty grid's extents. A
+    specialization's first launch runs unplanned when its arguments are small;
     later launches plan it. `unplanned` asks for an unplanned launch again while it is not
     planned: a caller that launches one specialization several times for one request
     (a kernel shared by identical launches) pays planning only when the shape comes back.
@@ -82,6 +84,8 @@ def launch(
         spec = _specialization(target, args, params, device)
     assert isinstance(spec, Specialization)
     _check_args(spec, args)
+    if spec.idle:
+        return LaunchStats.collect([], 0, 0, 0, 1) if stats or trace else None
     alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
     memory = spec.memory
     if memory is None:
@@ -124,7 +128,9 @@ def launch_stack(
     device = members[0][0].device
     stacked: list[tuple[Specialization, Sequence[np.ndarray], bool]] = []
     for spec, args, unplanned in members:
-        if spec.device is not device or (
+        if spec.idle:
+            _check_args(spec, args)
+        elif spec.device is not device or (
             (unplanned or not spec.launched) and spec.small and not spec.planned
         ):
             launch(spec, args, fresh=fresh, unplanned=unplanned)

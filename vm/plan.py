@@ -133,6 +133,9 @@ class Specialization:
     small: bool = False
     """Whether its arguments hold fewer than UNPLANNED_BYTES: a first launch then runs
     unplanned."""
+    idle: bool = False
+    """Whether no argument the program stores to has an element: a launch can write
+    nothing, so it runs no tile (however many empty tiles its grid has)."""
     shared: bool = False
     """Whether its launches share the work among the cores once planned: `plan` then
     evaluates the slots again for the device's cores if they were for fewer."""

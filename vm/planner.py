@@ -200,6 +200,10 @@ class TilePlanner:
                 segs.append((lo + 1, hi, second))
             else:
                 segs.append((lo, hi, body))
+        if k in self.static.nests and all(
+            isinstance(n, LoopNode) and not n.segments for _, _, body in segs for n in body
+        ):
+            segs = []  # its one inner loop makes no pass: nor does it (`perfect_nests`)
         return LoopNode(k, level, tuple(segs)), state
 
     def extent(self, k: int, ctx: Ctx, view: int, dim: int) -> int:

@@ -158,6 +158,7 @@ class Specializer:
             st.arg_dtypes,
             cores=used,
             small=nbytes < UNPLANNED_BYTES,
+            idle=all(0 in dims[i] for i in st.stored),
             shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores
             max_steps=self.max_steps,
         )

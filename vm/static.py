@@ -56,6 +56,8 @@ class Static:
     """Per instruction: whether a REG operand is an alias register."""
     reads_cores: bool
     """Whether some slot reads the cores a launch is tiled for."""
+    nests: dict[int, int] = field(default_factory=dict)
+    """Per loop whose body is one inner loop and nothing else, that loop (`perfect_nests`)."""
     fast_paths: dict[tuple[int, int, int], Callable[..., Any]] = field(default_factory=dict)
     """Per (local memory bytes, alignment, cores) of a device: the compiled fast path
     (`specialize.fast_function`)."""
@@ -105,7 +107,19 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
             any(r in alias_regs for _, r, _ in register_operands(ins)) for ins in p.code
         ),
         reads_cores=any(t.op is ExprOp.CORES for slot in p.slots for t in slot.expr),
+        nests=perfect_nests(p.code, loops.end_of),
     )
+
+
+def perfect_nests(code: Sequence[Instr], end_of: dict[int, int]) -> dict[int, int]:
+    """Per loop whose body is one inner loop and nothing else, the inner loop. When the
+    inner loop makes no pass, a pass of the outer one does nothing, so neither executor
+    walks it: a loop over the chunks of an empty tensor's other axis costs nothing."""
+    return {
+        k: k + 1
+        for k, end in end_of.items()
+        if code[k + 1].op.cat is Cat.LOOP and end_of[k + 1] == end - 1
+    }
 
 
 def _tiling(

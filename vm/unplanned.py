@@ -98,18 +98,18 @@ def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None
     """Generate `bound(s)`: the grid's extents and the steps a launch takes (the
     instructions of every nest times its loops' trip counts, a negative count as 0, per
     tile), or None when an extent is negative. Made from validated slot indices only."""
-    nests: dict[tuple[int, ...], int] = {}
-    trips: list[int] = []
-    for ins in p.code:
+    nests: dict[tuple[str, ...], int] = {}
+    trips: list[str] = []
+    for k, ins in enumerate(p.code):
         nests[tuple(trips)] = nests.get(tuple(trips), 0) + 1
         if ins.op.cat is Cat.LOOP:
-            trips.append(ins.operands[0])
+            trips.append(f"_max({passes(p, k)}, 0)")
         elif ins.op.cat is Cat.ENDLOOP and trips:
             trips.pop()
     extents = [f"s[{g}]" for g in p.grid]
     per_tile = ["1"]
     for nest, count in nests.items():
-        per_tile.append(" * ".join([str(count), *[f"_max(s[{t}], 0)" for t in nest]]))
+        per_tile.append(" * ".join([str(count), *nest]))
     lines = [
         "def bound(s):",
         f"    e = [{', '.join(extents)}]",
@@ -119,6 +119,22 @@ def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None
     namespace: dict[str, Any] = {"__builtins__": {}, "_max": max}
     exec(compile("\n".join(lines) + "\n", "<dvm bound>", "exec"), namespace)
     return namespace["bound"]
+
+
+def passes(p: Program, k: int) -> str:
+    """Python text of the passes loop k makes: its count, or 0 when it holds only an
+    inner loop that makes no pass (`static.perfect_nests`, as the planner decides)."""
+    count = f"s[{p.code[k].operands[0]}]"
+    inner = static_info(p).nests.get(k)
+    return count if inner is None else f"({count} if {_acts(p, inner)} else 0)"
+
+
+def _acts(p: Program, k: int) -> str:
+    """Python text: whether loop k's passes do something or fail (a negative count fails
+    in its first pass, which must run for that)."""
+    count = f"s[{p.code[k].operands[0]}]"
+    inner = static_info(p).nests.get(k)
+    return count if inner is None else f"({count} < 0 or {count} and {_acts(p, inner)})"
 
 
 # --------------------------------------------------------------------------
@@ -219,7 +235,7 @@ class Launcher:
             if cat is Cat.LOOP:
                 n, level = ins.operands[0], 3 + self.depth[k]
                 self.nonneg(k, n, "negative loop count", pad)
-                self.emit(pad, f"for j{level} in range(s[{n}]):")
+                self.emit(pad, f"for j{level} in range({passes(self.p, k)}):")
                 before = set(self.written)  # the loop may not run
                 self.owned = set()  # (nor may it be known what its last pass left)
                 self.body(k + 1, self.end_of[k], pad + "    ")
@@ -629,6 +645,8 @@ def run_unplanned(
     extents, steps = got
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
+    if not steps:  # an extent of 0: no tile, however many the other extents would walk
+        return
     if len(kept.views) > 4096 or len(kept.scratch) > 64:
         kept.views.clear()
         kept.scratch.clear()
