@@ -13,10 +13,13 @@ class DvmError(Exception):
 
 
 class CallError(DvmError, ValueError):
-    """A program was called with arguments that do not fit its signature.
+    """A program was called with arguments that do not fit its signature, or
+    whose sizes are more than the machine or the VM can take.
 
     The message names the function, the argument (position and `%name`), and
-    what was expected and what was given: count, element type, rank or dim.
+    what was expected and what was given: count, element type, rank or dim;
+    or every argument's shape (an `index` argument's value), the size and the
+    bytes a result or a kernel would need.
     """
 
 

@@ -57,6 +57,13 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from dvm import vm
+from dvm.call_errors import (
+    FAILURES,
+    check_outputs,
+    fail,
+    not_allocated,
+    refused,
+)
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
@@ -388,13 +395,16 @@ class Kernel:
                 self.plans.clear()
             self.plans[key] = plan
         outs, spec, made_by = plan
-        if kept is None or call.arena is None:
-            outputs = [np.empty(shape, dtype) for shape, dtype in outs]
-        else:
-            outputs = [
-                np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
-                for (shape, dtype), j in zip(outs, kept, strict=True)
-            ]
+        try:
+            if kept is None or call.arena is None:
+                outputs = [np.empty(shape, dtype) for shape, dtype in outs]
+            else:
+                outputs = [
+                    np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
+                    for (shape, dtype), j in zip(outs, kept, strict=True)
+                ]
+        except MemoryError:
+            raise not_allocated(outs) from None
         return spec, outputs, made_by == call.serial
 
     def profile(self, spec: Any, arrays: list[Any], call: Call) -> None:
@@ -407,11 +417,16 @@ class Kernel:
         self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]
     ) -> tuple[list[tuple[tuple[int, ...], Any]], Any]:
         """The outputs' (shape, dtype) and the VM specialization for these inputs (None
-        when no output has an element)."""
+        when no output has an element); Unrunnable when the sizes are more than an array
+        or the VM can take."""
         outs, shapes, params = self.sizes(inputs, symbols)
+        check_outputs(outs)
         if all(0 in shape for shape, _ in outs):
             return outs, None
-        return outs, self.specializer(shapes, params)
+        try:
+            return outs, self.specializer(shapes, params)
+        except ValueError as e:  # the VM's BytecodeError is one
+            raise refused(e) from e
 
 
 class Arena:
@@ -1268,7 +1283,11 @@ class Program:
         args, spec = self.specialized(args)
         variant = spec.variant
         call = Call(variant.call_symbols(spec.symbols, args))
-        return self.finish(args, variant.run_in(args, call))
+        try:
+            outputs = variant.run_in(args, call)
+        except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
+            fail(self.func, args, e)
+        return self.finish(args, outputs)
 
     def profile(
         self, *args: Any, trace: bool = False
@@ -1278,7 +1297,10 @@ class Program:
         args, spec = self.specialized(args)
         variant = spec.variant
         call = Call(variant.call_symbols(spec.symbols, args), [], trace)
-        outputs = self.finish(args, variant.run_in(args, call))
+        try:
+            outputs = self.finish(args, variant.run_in(args, call))
+        except FAILURES as e:
+            fail(self.func, args, e)
         assert call.stats is not None
         return outputs, call.stats
 

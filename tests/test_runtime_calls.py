@@ -10,6 +10,10 @@ What is promised and checked here:
   a launch with no output element does not run, and a reduction's loop over the
   chunks of an empty axis makes no pass (counted in Python lines, which are
   deterministic where a time is not);
+- a call whose sizes are more than an array can address, than the memory holds or
+  than the VM runs raises a `CallError` naming the arguments, the sizes and the
+  bytes needed (a negative dim made from an `index` argument, a `ShapeError`), and
+  the program runs the next call as before;
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pytest
 from test_conformance import as_tuple
 
 import dvm
+from dvm.errors import CallError, DvmError, ShapeError
 
 CONSTANT_AND_SUM = """
 func.func @main(%a: tensor<?x3xf32>) -> (tensor<3xf32>, tensor<?x3xf32>) {
@@ -146,3 +151,75 @@ def test_calls_on_empty_tensors_cost_the_same_at_any_size(
             np.testing.assert_array_equal(r, w, err_msg=f"result {i} at {rows} rows")
     # (planning may meet one more tile class: a tail of row chunks)
     assert all(big <= 1.2 * few for few, big in zip(counts[2], counts[3], strict=True)), counts
+
+
+MATMUL = """func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = tensor.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %c : tensor<?x?xf32>
+}"""
+
+SUM_OF_A_BROADCAST = """func.func @s(%x: tensor<f32>, %n: index) -> tensor<f32> {
+  %b = tensor.broadcast_to %x to [%n, %n] : tensor<f32> -> tensor<?x?xf32>
+  %s = tensor.reduce_sum %b {axes = [0, 1]} : tensor<?x?xf32> -> tensor<f32>
+  func.return %s : tensor<f32>
+}"""
+
+
+def _empty_rows(m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.empty((m, 0), np.float32), np.empty((0, n), np.float32)
+
+
+TOO_LARGE = [
+    pytest.param(
+        MATMUL,
+        _empty_rows(1 << 32, 1 << 32),
+        CallError,
+        ["%a: (4294967296, 0) float32", "(4294967296, 4294967296)", "73786976294838206464 bytes"],
+        id="unaddressable-result",
+    ),
+    pytest.param(  # 256 TiB: beyond the address space of any process here
+        MATMUL,
+        _empty_rows(1 << 24, 1 << 22),
+        CallError,
+        ["%b: (0, 4194304) float32", "(16777216, 4194304)", "281474976710656 bytes (256 TiB)"],
+        id="unallocatable-result",
+    ),
+    pytest.param(
+        SUM_OF_A_BROADCAST,
+        (np.asarray(np.float32(1)), 1 << 28),
+        CallError,
+        ["%n = 268435456", "too many steps"],
+        id="beyond-the-work-bound",
+    ),
+    pytest.param(
+        SUM_OF_A_BROADCAST,
+        (np.asarray(np.float32(1)), 1 << 32),
+        CallError,
+        ["%n = 4294967296", "view too large", "(4294967296, 4294967296)"],
+        id="unaddressable-view",
+    ),
+    pytest.param(
+        SUM_OF_A_BROADCAST,
+        (np.asarray(np.float32(1)), -3),
+        ShapeError,
+        ["negative", "-3"],
+        id="negative-dim",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "args", "kind", "names"), TOO_LARGE)
+def test_sizes_beyond_the_machine_are_a_clear_error(
+    text: str, args: tuple[Any, ...], kind: type[DvmError], names: list[str]
+) -> None:
+    program = dvm.compile(text)
+    with pytest.raises(kind) as raised:
+        program(*args)
+    message = str(raised.value)
+    assert "\n" not in message and "byte " not in message, message
+    for name in names:
+        assert name in message, f"{name!r} not in {message!r}"
+    small = [a[:2, :2] if isinstance(a, np.ndarray) and a.ndim else a for a in args]
+    small = [2 if isinstance(a, int) else a for a in small]
+    got, want = program(*small), dvm.interpret(text, *small)
+    np.testing.assert_allclose(got, want, rtol=1e-6)

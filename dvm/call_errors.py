@@ -1,0 +1,106 @@
+"""What a compiled call says when it cannot run on arguments that passed its checks.
+
+Sizes computed during a call can be more than the machine or the VM can take: a
+result too large to address or to allocate, a negative dim made from an `index`
+argument, a kernel whose views or work exceed the VM's bounds. The runtime raises
+`Unrunnable` where it finds out, and the call turns it into a `CallError` (or the
+error class it names) that names the call's arguments, the sizes and the bytes
+needed: never a byte offset of the bytecode or numpy's own exception.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+from xdsl.dialects.func import FuncOp
+
+from dvm.errors import CallError, DvmError, ShapeError
+from dvm.vm import BytecodeError, LaunchError
+from dvm.vm.program import MAX_ARRAY_BYTES
+
+Outputs = Sequence[tuple[tuple[int, ...], np.dtype[Any]]]
+"""A launch's outputs: (shape, dtype) each."""
+
+
+class Unrunnable(Exception):
+    """A call cannot run at its sizes; the call raises `kind` with this message after
+    the description of its arguments."""
+
+    def __init__(self, message: str, kind: type[DvmError] = CallError) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+FAILURES = (Unrunnable, BytecodeError, LaunchError, MemoryError)
+"""What a call's run may raise that `fail` turns into a DvmError."""
+
+
+def fail(func: FuncOp, args: Sequence[Any], error: BaseException) -> NoReturn:
+    """Raise the error a call raises for `error` (one of FAILURES), naming its
+    arguments; its cause is what the VM or numpy raised."""
+    call = describe_call(func, args)
+    if isinstance(error, Unrunnable):
+        raise error.kind(f"{call}: {error}") from error.__cause__
+    what = refused(error) if isinstance(error, ValueError) else Unrunnable("out of memory")
+    raise what.kind(f"{call}: {what}") from error
+
+
+def refused(error: ValueError) -> Unrunnable:
+    """The VM's refusal to specialize or launch, without a byte offset: a size it cannot
+    take, or a negative one (which only `index` values can make) as a ShapeError."""
+    if not isinstance(error, BytecodeError):
+        return Unrunnable(f"the VM cannot run it at these sizes: {error}")
+    detail = f" ({error.detail})" if error.detail else ""
+    if error.reason.startswith("negative"):
+        return Unrunnable(f"a size is negative: {error.reason}{detail}", ShapeError)
+    return Unrunnable(f"the VM cannot run it at these sizes: {error.reason}{detail}")
+
+
+def describe_call(func: FuncOp, args: Sequence[Any]) -> str:
+    """`@f(%x: (4, 0) float32, %n = 3)`: the function and each argument's shape and
+    dtype, or its value."""
+    parts = []
+    for i, arg in enumerate(args):
+        hint = func.body.block.args[i].name_hint
+        name = f"%{hint}" if hint else f"argument {i}"
+        if isinstance(arg, np.ndarray):
+            parts.append(f"{name}: {arg.shape} {arg.dtype}")
+        else:
+            parts.append(f"{name} = {arg!r}")
+    return f"@{func.sym_name.data}({', '.join(parts)})"
+
+
+def check_outputs(outputs: Outputs) -> None:
+    """Raise Unrunnable for an output with a negative dim (a ShapeError) or too many
+    bytes for an array to address (numpy's bound, which the VM's views keep too)."""
+    for shape, dtype in outputs:
+        if any(d < 0 for d in shape):
+            raise Unrunnable(f"an array would have shape {shape}: a dim is negative", ShapeError)
+        nominal = math.prod(max(d, 1) for d in shape) * dtype.itemsize
+        if nominal > MAX_ARRAY_BYTES:
+            raise Unrunnable(
+                f"it needs an array of {shape} {dtype}, {byte_count(nominal)}: more than an"
+                f" array can address (2**{MAX_ARRAY_BYTES.bit_length() - 1} bytes)"
+            )
+
+
+def not_allocated(outputs: Outputs) -> Unrunnable:
+    """The failure of a launch whose outputs could not be allocated."""
+    needed = sum(math.prod(shape) * dtype.itemsize for shape, dtype in outputs)
+    arrays = ", ".join(f"{shape} {dtype}" for shape, dtype in outputs)
+    return Unrunnable(
+        f"it needs arrays of {arrays}, {byte_count(needed)}, which could not be allocated"
+    )
+
+
+def byte_count(n: int) -> str:
+    """`160000000000 bytes (149 GiB)`."""
+    unit = 0
+    size = float(n)
+    while size >= 1024 and unit < 6:
+        size, unit = size / 1024, unit + 1
+    human = f"{size:.3g} {['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'][unit]}"
+    return f"{n} bytes" if unit == 0 else f"{n} bytes ({human})"
