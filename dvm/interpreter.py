@@ -670,18 +670,35 @@ def argument_label(func: FuncOp, position: int) -> str:
     return f"{position} (%{name})" if name else str(position)
 
 
+SCALAR_KINDS = {
+    "b": (bool, np.bool_),
+    "i": (int, np.integer),
+    "f": (int, float, np.integer, np.floating),
+}
+"""The Python and numpy scalars a scalar argument of each kind of dtype may be given as."""
+
+
 def check_argument(where: str, value: Any, t: Attribute) -> Any:
+    """An argument as its run-time value (an array, a Python int for `index`, a numpy
+    scalar of its type), or a CallError saying what is wrong with it."""
     if isinstance(t, TensorType):
         return check_tensor_argument(where, value, t)
-    if isinstance(t, IndexType):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise CallError(f"{where}: expected an int for index, got {type(value).__name__}")
-        return int(value)
     dtype = numpy_dtype(t)
-    kinds = {"b": (bool, np.bool_), "i": (int, np.integer), "f": (int, float, np.number)}
-    if not isinstance(value, kinds[dtype.kind]) or (dtype.kind != "b" and isinstance(value, bool)):
-        raise CallError(f"{where}: expected a {t} scalar, got {type(value).__name__}")
-    return dtype.type(value)
+    wanted = "an int for index" if isinstance(t, IndexType) else f"a {t} scalar"
+    if not isinstance(value, SCALAR_KINDS[dtype.kind]) or (
+        dtype.kind != "b" and isinstance(value, bool | np.bool_)
+    ):
+        raise CallError(f"{where}: expected {wanted}, got {type(value).__name__}")
+    if dtype.kind == "i":  # never wrapped: an index beyond int64 bounding a loop never ends
+        info, number = np.iinfo(dtype), int(value)
+        if not info.min <= number <= info.max:
+            raise CallError(f"{where}: {number} is outside {t} ({info.min} .. {info.max})")
+        return number if isinstance(t, IndexType) else dtype.type(number)
+    try:
+        with np.errstate(over="ignore"):  # beyond the largest float: inf, as a cast rounds
+            return dtype.type(value)
+    except OverflowError:  # an int too large for any float
+        raise CallError(f"{where}: {value} is too large for {t}") from None
 
 
 def check_tensor_argument(where: str, value: Any, t: TensorType[Attribute]) -> Array:

@@ -1264,6 +1264,8 @@ class Program:
             if isinstance(t_, TensorType)
         }
         self.checks = argument_checks(self.func)
+        self.scalars = [i for i in range(self.arity) if i not in self.tensors]
+        """The positions of the `index` and other scalar arguments."""
         self.signature = signature if len(self.tensors) == self.arity else mixed_signature
         """How a call's cache key is made (index arguments: per argument, no exception)."""
         self.fast_bind = self.binder(self.variants[frozenset()])
@@ -1328,7 +1330,19 @@ class Program:
                     self.cache[key] = spec
                     if len(self.cache) > self.cache_size:
                         self.cache.popitem(last=False)
+        if self.scalars:
+            args = self.scalar_values(args)
         return args, spec
+
+    def scalar_values(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The arguments with each scalar one as its run-time value (a Python int for an
+        `index`, a numpy scalar of its type), checked at every call: a cached signature
+        knows only its type (a CallError for an index beyond int64, an i8 beyond i8)."""
+        values = list(args)
+        for i in self.scalars:
+            where, type_, _, _ = self.checks[i]
+            values[i] = check_argument(where, args[i], type_)
+        return tuple(values)
 
     def cached(self, key: tuple[Any, ...]) -> Specialization | None:
         """The cached specialization of a signature, if any (now the most recent)."""

@@ -14,10 +14,15 @@ What is promised and checked here:
   than the VM runs raises a `CallError` naming the arguments, the sizes and the
   bytes needed (a negative dim made from an `index` argument, a `ShapeError`), and
   the program runs the next call as before;
+- scalar arguments are checked and converted at every call, cached signature or not:
+  an `index` beyond int64, an i8 beyond i8 is a `CallError`, a scalar result has
+  its declared type; an out-of-range `tensor.dim` index and a loop step below 1
+  are `ExecutionError`s, as in `dvm.interpret`;
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -27,7 +32,7 @@ import pytest
 from test_conformance import as_tuple
 
 import dvm
-from dvm.errors import CallError, DvmError, ShapeError
+from dvm.errors import CallError, DvmError, ExecutionError, ShapeError
 
 CONSTANT_AND_SUM = """
 func.func @main(%a: tensor<?x3xf32>) -> (tensor<3xf32>, tensor<?x3xf32>) {
@@ -223,3 +228,54 @@ def test_sizes_beyond_the_machine_are_a_clear_error(
     small = [2 if isinstance(a, int) else a for a in small]
     got, want = program(*small), dvm.interpret(text, *small)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+SCALARS = """func.func @f(%x: tensor<?xf32>, %lo: index, %k: i8, %d: index, %step: index)
+    -> (tensor<?xf32>, i8, index) {
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %lo to %c3 step %step iter_args(%a = %x) -> (tensor<?xf32>) {
+    %b = tensor.add %a, %a : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+    scf.yield %b : tensor<?xf32>
+  }
+  %n = tensor.dim %x, %d : tensor<?xf32>
+  func.return %r, %k, %n : tensor<?xf32>, i8, index
+}"""
+"""Scalars as a loop's lower bound and step, a returned i8 and a dim's index."""
+
+BAD_SCALARS = [
+    pytest.param({"lo": 2**63 + 2}, CallError, "%lo): 9223372036854775810 is outside index"),
+    pytest.param({"lo": 2**100}, CallError, "1267650600228229401496703205376 is outside index"),
+    pytest.param({"lo": -(2**63) - 1}, CallError, "-9223372036854775809 is outside index"),
+    pytest.param({"lo": np.uint64(2**64 - 1)}, CallError, "18446744073709551615 is outside"),
+    pytest.param({"lo": 1.0}, CallError, "expected an int for index, got float"),
+    pytest.param({"lo": np.bool_(True)}, CallError, "expected an int for index, got bool"),
+    pytest.param({"k": 128}, CallError, "%k): 128 is outside i8 (-128 .. 127)"),
+    pytest.param({"k": np.int64(-129)}, CallError, "-129 is outside i8"),
+    pytest.param({"d": 1}, ExecutionError, "tensor.dim: index 1 is out of range for rank 1"),
+    pytest.param({"d": -1}, ExecutionError, "tensor.dim: index -1 is out of range"),
+    pytest.param({"step": 0}, ExecutionError, "scf.for: step must be positive, got 0"),
+]
+
+
+@pytest.mark.parametrize("run", ["compile", "interpret"])
+@pytest.mark.parametrize(("bad", "kind", "message"), BAD_SCALARS)
+def test_scalar_arguments_are_checked_at_every_call(
+    bad: dict[str, Any], kind: type[DvmError], message: str, run: str
+) -> None:
+    """A bad value is refused on the first call at its signature and on a cached one
+    (a good call with scalars of the same types came first)."""
+    call = dvm.compile(SCALARS) if run == "compile" else partial(dvm.interpret, SCALARS)
+    x = np.arange(4, dtype=np.float32)
+    good: dict[str, Any] = {"lo": 0, "k": np.int8(-7), "d": 0, "step": 1}
+    r, k, n = call(x, *good.values())
+    np.testing.assert_array_equal(r, 8 * x)
+    assert (type(k), k, type(n), n) == (np.int8, -7, int, 4)
+    values = {**good, **bad}
+    with pytest.raises(kind, match=re.escape(message)):
+        call(x, *values.values())
+    if any(isinstance(v, float | np.bool_) for v in bad.values()):
+        return  # no good value of that type
+    call(x, *[type(v)(good[name]) for name, v in values.items()])  # the signature, cached
+    with pytest.raises(kind, match=re.escape(message)):
+        call(x, *values.values())
