@@ -38,7 +38,9 @@ Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
 (median of repeats of 2000 calls), also in bare-numpy-call units; the
 time of a full `dvm.compile` from text; and a long stream of --stream new
 shapes, one call each, timing Python's full garbage collections, which
-per-shape medians never include.
+per-shape medians never include, and the calls' p99 and longest times
+(`--no-freeze` for the collector as it was before the first compile froze
+the libraries).
 """
 
 from __future__ import annotations
@@ -346,8 +348,10 @@ LONG_STREAM = ("matmul.mlir", "layernorm.mlir", "addmm_relu.mlir")
 def bench_long_stream(files: list[str], n: int) -> None:
     """Each program called once at each of `n` new shapes, as a server meets them:
     the pauses of Python's full (generation 2) garbage collections, which the per-shape
-    medians above never see. Their cost grows with the objects alive (the imported
-    libraries' included) and their frequency with the objects each shape leaves alive."""
+    medians above never see, and the calls' p99 and longest times. A collection's cost
+    grows with the objects alive that are not frozen (the first compile freezes the
+    imported libraries, unless --no-freeze), and their frequency with the objects each
+    shape leaves alive."""
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(1)
     pauses: list[float] = []
@@ -374,10 +378,13 @@ def bench_long_stream(files: list[str], n: int) -> None:
                 args = ref.make_inputs(spec, dims, rng)
                 calls.append(timed(partial(p, *args))[0])
             total, median = sum(pauses), statistics.median(calls)
+            p99, longest = sorted(calls)[int(0.99 * (len(calls) - 1))], max(calls)
             print(
-                f"  {file.removesuffix('.mlir'):12s} median call {median * 1e3:6.3f}ms"
+                f"  {file.removesuffix('.mlir'):12s} call median {median * 1e3:6.3f}"
+                f" p99 {p99 * 1e3:6.2f} max {longest * 1e3:7.2f} ms"
                 f" | {len(pauses)} full collections, {total * 1e3:7.1f} ms in all,"
-                f" {total / n * 1e3:6.3f} ms per shape"
+                f" the longest {max(pauses, default=0) * 1e3:6.1f} ms"
+                f" ({gc.get_freeze_count()} objects frozen)"
             )
     finally:
         gc.callbacks.remove(on_gc)
@@ -397,6 +404,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--stream", type=int, default=2000, help="new shapes in the long stream")
     ap.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="no gc.freeze() after the first compile (runtime.FREEZE_AFTER_FIRST_COMPILE)",
+    )
+    ap.add_argument(
         "--programs",
         default="matmul,layernorm,addmm_relu,gelu,softmax,bert_layer,mmoe",
         help="comma-separated example names",
@@ -413,6 +425,7 @@ def main() -> None:
         file, keep = a.kept_memory_run.split(":")
         print(*kept_memory_costs(file, keep == "1", a.shapes, a.repeat))
         return
+    runtime.FREEZE_AFTER_FIRST_COMPILE = not a.no_freeze
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
     parts = a.parts.split(",")
     if unknown := set(parts) - set(PARTS):

@@ -18,10 +18,14 @@ What is promised and checked here:
   an `index` beyond int64, an i8 beyond i8 is a `CallError`, a scalar result has
   its declared type; an out-of-range `tensor.dim` index and a loop step below 1
   are `ExecutionError`s, as in `dvm.interpret`;
+- calls leave no garbage for the cyclic collector, even when a kernel's cache of
+  launch plans drops its specializations, and the process's first compile froze
+  what was alive then (the collector's full collections skip the libraries).
 """
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Callable
 from functools import partial
@@ -32,6 +36,7 @@ import pytest
 from test_conformance import as_tuple
 
 import dvm
+from dvm import runtime
 from dvm.errors import CallError, DvmError, ExecutionError, ShapeError
 
 CONSTANT_AND_SUM = """
@@ -279,3 +284,32 @@ def test_scalar_arguments_are_checked_at_every_call(
     call(x, *[type(v)(good[name]) for name, v in values.items()])  # the signature, cached
     with pytest.raises(kind, match=re.escape(message)):
         call(x, *values.values())
+
+
+ROW_STATS = """func.func @f(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>) {
+  %e = tensor.exp %x : tensor<?x?xf32>
+  %s = tensor.reduce_sum %e {axes = [1]} : tensor<?x?xf32> -> tensor<?xf32>
+  func.return %e, %s : tensor<?x?xf32>, tensor<?xf32>
+}"""
+
+
+def test_calls_leave_no_cyclic_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """New shapes, each called twice (the second call plans the launch and binds it to
+    the cores), while the kernel keeps only four plans: every dropped specialization is
+    freed at once, by reference counting."""
+    monkeypatch.setattr(runtime, "MAX_KERNEL_PLANS", 4)
+    program = dvm.compile(ROW_STATS)
+    assert gc.get_freeze_count() > 0  # the process's first compile froze what was alive
+    rng = np.random.default_rng(5)
+    program(rng.standard_normal((3, 4), dtype=np.float32))  # one-time costs
+    gc.collect()
+    gc.disable()
+    try:
+        for rows in range(40, 52):
+            x = rng.standard_normal((rows, 300), dtype=np.float32)
+            for _ in range(2):
+                _, s = program(x)
+            np.testing.assert_allclose(s, np.exp(x).sum(axis=1), rtol=1e-5)
+            assert gc.collect() == 0, f"{rows} rows"
+    finally:
+        gc.enable()

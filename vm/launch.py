@@ -301,7 +301,7 @@ def _share_tiles(executables: Sequence[Executable], n: int, in_turn: bool = True
     alternate (chunk i of each, then chunk i + 1); else each member's come first."""
     chunked = []
     for m, ex in enumerate(executables):
-        tiles = ex.spec.plan.tiles
+        tiles = ex.plan.tiles
         step = max(1, tiles // (8 * n))
         chunked.append([(m, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)])
     if in_turn:
@@ -327,7 +327,7 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats
     """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
     ex.set_args(args)
     try:
-        return _blas_held(ex.spec.uses_blas, _run_held, ex, args, trace)
+        return _blas_held(ex.uses_blas, _run_held, ex, args, trace)
     finally:
         ex.clear_args()
 
@@ -367,14 +367,14 @@ def _run_held(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> Launch
     """`_run` once BLAS is held."""
     first = ex.launches == 0
     ex.launches += 1
-    if not ex.stats and (ex.n == 1 or (first and ex.spec.plan.global_bytes < FIRST_INLINE_BYTES)):
+    if not ex.stats and (ex.n == 1 or (first and ex.plan.global_bytes < FIRST_INLINE_BYTES)):
         quiet = QUIET.enter()
         try:
             ex.run_all()
         finally:
             QUIET.exit(quiet)
         return None
-    ntiles = ex.spec.plan.tiles
+    ntiles = ex.plan.tiles
     if ex.stats:
         for core in ex.cores:
             assert core.stats is not None

@@ -55,7 +55,11 @@ class Core:
         scratch: dict[np.dtype, np.ndarray] | None = None,
         forwarding: bool = False,
     ) -> None:
-        self.spec = spec
+        # No reference to `spec`: it keeps its executables and their cores, and a cycle
+        # would leave each specialization dropped from a cache to the cyclic collector.
+        self.registers = spec.registers
+        self.program = spec.program
+        self.extents = spec.plan.extents
         self.mem = mem
         self.idx = [0] * 11
         self.g = g
@@ -89,7 +93,7 @@ class Core:
         if got is None:
             dtype, start = self._dtypes[r], self._starts[r]
             if start < 0:  # a byte offset that is no multiple of the element size
-                off, n = self.spec.registers[r][0], math.prod(shape) * dtype.itemsize
+                off, n = self.registers[r][0], math.prod(shape) * dtype.itemsize
                 got = self._regs[key] = self.mem[off : off + n].view(dtype).reshape(shape)
                 return got
             base = self._typed.get(dtype)
@@ -116,7 +120,7 @@ class Core:
         """Whether each tiled dim of `vp` is tiled by a grid axis of one tile as large as
         the dim: the tile is the whole view, whatever the launch (a tiny launch's case,
         which then slices nothing per call)."""
-        extents = self.spec.plan.extents
+        extents = self.extents
         return all(
             Index.is_grid(src) and extents[src - Index.GRID0] == 1 and tile >= vp.sizes[d]
             for d, src, tile in vp.tiled
@@ -238,12 +242,12 @@ class Core:
         if cat not in (Cat.LOAD, Cat.STORE, Cat.STORE_ACC):
             return 0
         r = node.ins.operands[0 if cat is Cat.LOAD else 1]
-        return self.spec.program.registers[r].dtype.np.itemsize
+        return self.program.registers[r].dtype.np.itemsize
 
     def _reg_end(self, r: int, shape: Shape | None) -> int:
         """The local-memory byte just past register `r` at `shape`."""
-        off, _ = self.spec.registers[r]
-        item = self.spec.program.registers[r].dtype.np.itemsize
+        off, _ = self.registers[r]
+        item = self.program.registers[r].dtype.np.itemsize
         return off + math.prod(shape or ()) * item
 
 
@@ -321,7 +325,8 @@ class Executable:
     """A specialization bound to `n` cores: what one launch at a time uses."""
 
     def __init__(self, spec: Specialization, n: int, stats: bool, alias: bool) -> None:
-        self.spec = spec
+        self.plan = plan = spec.plan  # (not `spec`, which keeps it: see `Core`)
+        self.uses_blas = spec.uses_blas
         self.n = n
         self.stats = stats
         self.alias = alias
@@ -340,7 +345,6 @@ class Executable:
         """A one-tile plan's functions, once bound (see `run_all`)."""
         self.runners: list[Callable[[int, int], None]] = []
         self.fns_of: list[Callable[[tuple[int, ...]], list[Fn]]] = []
-        plan = spec.plan
         self._strides = [math.prod(plan.extents[a + 1 :]) for a in range(len(plan.extents))]
         self._starts = [[lo for lo, _, _ in segs] for segs in plan.axis_segments]
         dtypes = spec.arg_dtypes
@@ -366,7 +370,7 @@ class Executable:
     def _runner(self, core: Core) -> Callable[[int, int], None]:
         """The function that runs linear tile ids [lo, hi) on `core`. Each tile class is
         bound on this core the first time the core runs one of its tiles."""
-        plan, idx = self.spec.plan, core.idx
+        plan, idx = self.plan, core.idx
         bound: dict[tuple[int, ...], list[Fn]] = {}
 
         def fns_of(key: tuple[int, ...]) -> list[Fn]:
@@ -390,7 +394,7 @@ class Executable:
                                 f()
 
             return run_1d
-        strides, starts, segments = self._strides, self._starts, self.spec.plan.axis_segments
+        strides, starts, segments = self._strides, self._starts, self.plan.axis_segments
 
         def run_nd(lo: int, hi: int) -> None:
             for t in range(lo, hi):
@@ -410,7 +414,7 @@ class Executable:
             for f in self.single:
                 f()
             return
-        plan = self.spec.plan
+        plan = self.plan
         if plan.tiles == 1:  # its class's functions, kept (the tile index stays 0)
             key = tuple([next(c for lo, hi, c in segs if lo < hi) for segs in plan.axis_segments])
             self.single = self.fns_of[0](key)
