@@ -216,18 +216,24 @@ def guard_facts(func: FuncOp) -> list[tuple[sympy.Expr, sympy.Expr]]:
     """The size equalities the function's guards make true wherever it runs, in the
     symbols its shapes use: a guard names the arguments' own symbols, some of which
     other guards replaced (`unified`), e.g. `x_1 == x_0*x_1` with `x_1` -> `y_0`."""
-    subst = unified(func)
-    return [(substitute(g.lhs, subst), substitute(g.rhs, subst)) for g in function_guards(func)]
+    subst = unified(func)  # (one table for all: `substitute` would make one per call)
+    return [
+        (cast(sympy.Expr, g.lhs.xreplace(subst)), cast(sympy.Expr, g.rhs.xreplace(subst)))
+        for g in function_guards(func)
+    ]
 
 
 def argument_shapes(func: FuncOp) -> list[Shape | None]:
     """Each argument's shape in its own symbols (None for non-tensors)."""
-    shapes: list[Shape | None] = []
-    arg_attrs = func.arg_attrs.data if func.arg_attrs else [None] * len(func.args)
-    for attrs in arg_attrs:
-        entry = attrs.data.get(SHAPE) if isinstance(attrs, DictionaryAttr) else None
-        shapes.append(shape_from_attr(entry) if entry is not None else None)
-    return shapes
+    return [argument_shape(func, i) for i in range(len(func.args))]
+
+
+def argument_shape(func: FuncOp, index: int) -> Shape | None:
+    """Argument `index`'s shape in its own symbols (None for a non-tensor): read from
+    its own attributes only, so that asking about every argument stays linear."""
+    attrs = func.arg_attrs.data[index] if func.arg_attrs else None
+    entry = attrs.data.get(SHAPE) if isinstance(attrs, DictionaryAttr) else None
+    return shape_from_attr(entry) if entry is not None else None
 
 
 def unified(func: FuncOp) -> dict[sympy.Symbol, sympy.Expr]:
@@ -238,6 +244,20 @@ def unified(func: FuncOp) -> dict[sympy.Symbol, sympy.Expr]:
     return {
         symbol(k): parse_expr(v.data) for k, v in attr.data.items() if isinstance(v, StringAttr)
     }
+
+
+def unified_dim(func: FuncOp, dim: sympy.Expr) -> sympy.Expr:
+    """An argument's dim with the symbols guards replaced (`unified`) replaced: only its
+    own symbols are looked up, not the whole table."""
+    attr = func.attributes.get(UNIFIED)
+    if not isinstance(attr, DictionaryAttr) or dim.is_Integer:
+        return dim
+    table: dict[sympy.Basic, sympy.Basic] = {}
+    for s in dim.free_symbols:
+        target = attr.data.get(str(s))
+        if isinstance(target, StringAttr):
+            table[s] = parse_expr(target.data)
+    return cast(sympy.Expr, dim.xreplace(table)) if table else dim
 
 
 def shape_of(value: SSAValue) -> Shape:
@@ -263,11 +283,10 @@ def block_argument_shape(arg: BlockArgument) -> Shape:
     assert isinstance(block, Block)
     parent = block.parent_op()
     if isinstance(parent, FuncOp):
-        shape = argument_shapes(parent)[arg.index]
+        shape = argument_shape(parent, arg.index)
         if shape is None:
             raise KeyError(f"argument {arg.index} of @{parent.sym_name.data} has no shape")
-        subst = unified(parent)
-        return tuple(substitute(d, subst) for d in shape)
+        return tuple(unified_dim(parent, d) for d in shape)
     if isinstance(parent, FusionOp):
         return shape_of(parent.inputs[arg.index])
     if isinstance(parent, scf.ForOp) and arg.index > 0:  # arg 0 is the induction variable

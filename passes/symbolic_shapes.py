@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import sympy
 from xdsl.context import Context
@@ -90,6 +91,12 @@ class Unifier:
     """Symbols of values made while the program runs (an index computed on the host,
     the dims an `scf.if` result takes from either branch): never substituted, so that
     they keep their names where the runtime binds them, and checks their guards."""
+
+    users: dict[sympy.Symbol, set[sympy.Symbol]] = field(default_factory=dict)
+    """For each symbol, the replaced symbols whose replacement names it."""
+    unexpanded: set[sympy.Symbol] = field(default_factory=set)
+    """The replacement made last, which `replace` expands next time (as it is kept
+    as given until then)."""
 
     def new_symbol(self, name: str, late: bool = False) -> sympy.Symbol:
         s = symbol(name)
@@ -174,10 +181,18 @@ class Unifier:
         return target, source
 
     def replace(self, source: sympy.Symbol, target: sympy.Expr) -> None:
-        self.replaced = {
-            s: sympy.expand(e.xreplace({source: target})) for s, e in self.replaced.items()
-        }
+        """Replace `source` by `target` everywhere: in the replacements that name it
+        (found through `users`, so that a unification costs what it changes, not the
+        size of the table) and from now on. Every replacement is kept expanded, the
+        one made last excepted (as `canon` made it)."""
+        for s in {*self.users.pop(source, ()), *self.unexpanded}:
+            self.replaced[s] = sympy.expand(self.replaced[s].xreplace({source: target}))
+            for used in self.replaced[s].free_symbols:
+                self.users.setdefault(cast(sympy.Symbol, used), set()).add(s)
         self.replaced[source] = target
+        for used in target.free_symbols:
+            self.users.setdefault(cast(sympy.Symbol, used), set()).add(source)
+        self.unexpanded = {source}
 
 
 class ShapeInference:
