@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 
 from xdsl.ir import Block, Operation
@@ -13,6 +14,18 @@ def top_level(op: Operation, block: Block) -> Operation | None:
     while current is not None and current.parent_block() is not block:
         current = current.parent_op()
     return current
+
+
+def dependencies(op: Operation, block: Block) -> set[Operation]:
+    """The ops of `block` whose results `op` (or an op inside it) uses."""
+    found: set[Operation] = set()
+    for inner in op.walk():
+        for v in inner.operands:
+            owner = v.owner
+            top = top_level(owner, block) if isinstance(owner, Operation) else None
+            if top is not None and top is not op:
+                found.add(top)
+    return found
 
 
 Node = Operation | Sequence[Operation]
@@ -52,21 +65,24 @@ def members(node: Node) -> Sequence[Operation]:
 
 
 def dependency_order(block: Block, nodes: list[Node]) -> list[Node]:
-    """Kahn's algorithm, taking the earliest ready node each time."""
+    """Kahn's algorithm, taking the earliest ready node each time (a heap of them)."""
     node_of = {id(op): i for i, n in enumerate(nodes) for op in members(n)}
-    deps: list[set[int]] = [set() for _ in nodes]
+    users: list[set[int]] = [set() for _ in nodes]
+    waiting = [0] * len(nodes)
+    """How many nodes each one still waits for."""
     for i, n in enumerate(nodes):
-        for op in members(n):
-            for inner in op.walk():
-                for v in inner.operands:
-                    owner = v.owner
-                    top = top_level(owner, block) if isinstance(owner, Operation) else None
-                    if top is not None and node_of[id(top)] != i:
-                        deps[i].add(node_of[id(top)])
-    done: set[int] = set()
+        deps = {node_of[id(d)] for op in members(n) for d in dependencies(op, block)} - {i}
+        waiting[i] = len(deps)
+        for d in deps:
+            users[d].add(i)
+    ready = [i for i, count in enumerate(waiting) if count == 0]
     ordered: list[Node] = []
-    while len(ordered) < len(nodes):
-        ready = next(i for i in range(len(nodes)) if i not in done and deps[i] <= done)
-        done.add(ready)
-        ordered.append(nodes[ready])
+    while ready:
+        i = heapq.heappop(ready)
+        ordered.append(nodes[i])
+        for user in users[i]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, user)
+    assert len(ordered) == len(nodes), "the nodes depend on each other in a cycle"
     return ordered

@@ -69,6 +69,16 @@ class Illegal(Exception):
         self.bounds = list(bounds)
 
 
+Facts = frozenset[frozenset[sympy.Expr]]
+"""Size equalities known to hold, each as the set of its two sides."""
+
+
+def known_facts(pairs: Iterable[tuple[sympy.Expr, sympy.Expr]]) -> Facts:
+    """`pairs` as Facts: made once (e.g. from a function's guards) and shared by every
+    analysis, which would otherwise copy them all for each candidate group."""
+    return frozenset(frozenset(pair) for pair in pairs)
+
+
 def provably_equal(a: sympy.Expr, b: sympy.Expr) -> bool:
     return a == b or sympy.expand(a - b) == 0
 
@@ -133,13 +143,16 @@ class DomainAnalysis:
         assume: Iterable[tuple[sympy.Expr, sympy.Expr]] = (),
         align: bool = False,
         bounds: Iterable[tuple[sympy.Expr, int]] = (),
+        known: Facts = frozenset(),
     ):
-        """`assume`: size equalities known to hold where the kernel runs, and
-        `bounds`: sizes known not to exceed a number there (a guarded choice
-        checked them). `align`: the ops form two independent parts whose domains
-        are to be laid on top of each other, axis by axis."""
+        """`assume` and `known`: size equalities known to hold where the kernel runs
+        (`known` as made by `known_facts`, shared), and `bounds`: sizes known not to
+        exceed a number there (a guarded choice checked them). `align`: the ops form
+        two independent parts whose domains are to be laid on top of each other,
+        axis by axis."""
         self.ops = list(ops)
-        self.facts = {frozenset(pair) for pair in assume}
+        self.known = known
+        self.facts = known_facts(assume)
         self.bounds = dict(bounds)
         self.align = align
         self.members = set(self.ops)
@@ -291,7 +304,8 @@ class DomainAnalysis:
         return sympy.Mul(*(self.domain.sizes[self.find(a)] for a in axes))
 
     def equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
-        return provably_equal(a, b) or frozenset((a, b)) in self.facts
+        pair = frozenset((a, b))
+        return provably_equal(a, b) or pair in self.known or pair in self.facts
 
     def require_size(self, what: str, size: sympy.Expr, axes: Axes) -> None:
         want = self.span_size(axes)

@@ -25,8 +25,11 @@ intermediates in local memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import bisect
+import heapq
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import sympy
 from xdsl.context import Context
@@ -48,7 +51,16 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.passes.blocks import rebuild_block, top_level
-from dvm.passes.domain import LAYOUT, VECTOR, Domain, DomainAnalysis, Illegal
+from dvm.passes.dag import MergeableDag
+from dvm.passes.domain import (
+    LAYOUT,
+    VECTOR,
+    Domain,
+    DomainAnalysis,
+    Facts,
+    Illegal,
+    known_facts,
+)
 from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import SHAPE, SHAPES, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
@@ -96,15 +108,21 @@ class Alternative:
         return [f"{size} <= {most}" for size, most in self.bounds]
 
 
-@dataclass
+@dataclass(eq=False)
 class Group:
+    """Ops that become one kernel, in block order (a group is never changed: merging
+    two makes a new one)."""
+
     ops: list[Operation]
     alternative: Alternative | None = None
     """For a guarded choice: the two groups this one fuses, and when it may."""
+    computing: int = field(init=False)
+    """How many compute ops it holds."""
+    has_matmul: bool = field(init=False)
 
-    @property
-    def has_matmul(self) -> bool:
-        return any(isinstance(op, t.MatmulOp) for op in self.ops)
+    def __post_init__(self) -> None:
+        self.computing = sum(isinstance(op, COMPUTE) for op in self.ops)
+        self.has_matmul = any(isinstance(op, t.MatmulOp) for op in self.ops)
 
     @property
     def kind(self) -> str:
@@ -118,15 +136,30 @@ class Fuser:
     """Fuses the compute ops of one block."""
 
     def __init__(
-        self, block: Block, kinds: Sequence[str], max_ops: int, facts: Sequence[Equality] = ()
+        self, block: Block, kinds: Sequence[str], max_ops: int, facts: Facts = frozenset()
     ):
         self.block = block
-        self.facts = list(facts)
+        self.facts = facts
         """Size equalities the function's guards make true wherever it runs."""
         self.kinds = set(kinds)
         self.max_ops = max_ops
         self.order = {op: i for i, op in enumerate(block.ops)}
         self.group: dict[Operation, Group] = {}
+        self.graph = MergeableDag(len(self.order), self.edges())
+        """The block's ops, each group merged into one node: what depends on what."""
+
+    def edges(self) -> Iterable[tuple[int, int]]:
+        """(producer, user) for each value one op of the block uses from another (a use
+        inside an op's regions is the op's)."""
+        for op, i in self.order.items():
+            for r in op.results:
+                for use in r.uses:
+                    user = top_level(use.operation, self.block)
+                    if user is not None:
+                        yield i, self.order[user]
+
+    def node(self, group: Group) -> int:
+        return self.graph.find(self.order[group.ops[0]])
 
     # -- deciding the groups ----------------------------------------------------
 
@@ -151,6 +184,8 @@ class Fuser:
         return sorted(groups, key=lambda g: g.has_matmul)  # vector groups first
 
     def try_merge(self, a: Group, b: Group) -> bool:
+        if not self.may_fit(a, b):
+            return False
         ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
         merged = Group(ops)
         if not self.allowed(merged) or self.creates_cycle(a, b):
@@ -161,22 +196,35 @@ class Fuser:
             return False
         if tile_rank(domain) > MAX_RANK:  # the VM could not hold its tiles: keep apart
             return False
-        for op in ops:
-            self.group[op] = merged
+        self.replace(merged, a, b)
         return True
 
+    def replace(self, merged: Group, a: Group, b: Group) -> None:
+        """Make `merged` the group of the ops of `a` and `b`."""
+        self.graph.merge(self.node(a), self.node(b))
+        for op in merged.ops:
+            self.group[op] = merged
+
+    def may_fit(self, a: Group, b: Group) -> bool:
+        """Whether `a` and `b` together hold few enough compute ops for one kernel (the
+        cheap part of `allowed`, asked first)."""
+        return a.computing + b.computing <= self.max_ops
+
     def allowed(self, group: Group) -> bool:
-        computing = sum(isinstance(op, COMPUTE) for op in group.ops)
-        return computing <= self.max_ops and group.kind in self.kinds
+        return group.computing <= self.max_ops and group.kind in self.kinds
 
     def analyze(self, group: Group) -> Domain:
         alternative = group.alternative
         if alternative is None:
-            return DomainAnalysis(group.ops, self.outputs(group), self.facts).run()
-        assume = [*self.facts, *alternative.equalities]
+            return DomainAnalysis(group.ops, self.outputs(group), known=self.facts).run()
         align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
         return DomainAnalysis(
-            group.ops, self.outputs(group), assume, align, alternative.bounds
+            group.ops,
+            self.outputs(group),
+            alternative.equalities,
+            align,
+            alternative.bounds,
+            known=self.facts,
         ).run()
 
     def outputs(self, group: Group) -> list[SSAValue]:
@@ -191,78 +239,45 @@ class Fuser:
     def creates_cycle(self, a: Group, b: Group) -> bool:
         """Merging is illegal when a path leaves one group and re-enters the
         other through an op outside both: the fused kernel would depend on
-        itself."""
-        inside = {*a.ops, *b.ops}
-        return self.reaches_through_outside(
-            a.ops, set(b.ops), inside
-        ) or self.reaches_through_outside(b.ops, set(a.ops), inside)
-
-    def reaches_through_outside(
-        self, start: Iterable[Operation], targets: set[Operation], inside: set[Operation]
-    ) -> bool:
-        frontier = [u for op in start for u in self.users(op) if u not in inside]
-        seen = set(frontier)
-        while frontier:
-            op = frontier.pop()
-            # another group runs as one kernel: a path that enters it leaves
-            # through any of its ops (op-level paths miss two groups that each
-            # need the other, e.g. through tensor.dim ops)
-            group = self.group.get(op)
-            for member in group.ops if group is not None else [op]:
-                for user in self.users(member):
-                    if user in targets:
-                        return True
-                    if user not in seen and user not in inside:
-                        seen.add(user)
-                        frontier.append(user)
-        return False
-
-    def users(self, op: Operation) -> set[Operation]:
-        found: set[Operation] = set()
-        for r in op.results:
-            for use in r.uses:
-                top = top_level(use.operation, self.block)
-                if top is not None:
-                    found.add(top)
-        return found
+        itself. (Another group on the way runs as one kernel: a path that enters
+        it leaves through any of its ops, so the graph has a node per group.)"""
+        return self.graph.would_cycle(self.node(a), self.node(b))
 
     def merge_siblings(self) -> None:
-        """Vector groups that read a common input merge when legal."""
-        changed = True
-        while changed:
-            changed = False
-            groups = self.distinct_groups()
-            for i, a in enumerate(groups):
-                for b in groups[i + 1 :]:
-                    if a.has_matmul or b.has_matmul or not self.share_input(a, b):
-                        continue
-                    if self.try_merge(a, b):
-                        changed = True
-                        break
-                if changed:
-                    break
+        """Vector groups that read a common input merge when legal: the first pair
+        that can, in block order (of their first ops), then again until none can."""
+        if "vector" in self.kinds:
+            SiblingMerger(self).run()
 
     def propose_choices(self) -> None:
         """Independent vector groups with plausibly equal domains become one
         guarded group: fused when the real sizes agree, apart otherwise."""
         groups = [g for g in self.distinct_groups() if g.kind == "vector"]
-        taken: set[int] = set()
+        # Pairs linked through a third node now stay linked as groups merge: found for
+        # all pairs at once, they are never asked about (most pairs, in a deep program)
+        linked = self.graph.indirect([self.node(g) for g in groups])
+        every = (1 << len(groups)) - 1
+        taken = 0  # (sets of indices into `groups`)
         for i, a in enumerate(groups):
-            for b in groups[i + 1 :]:
-                if id(a) in taken or id(b) in taken or self.creates_cycle(a, b):
+            if taken >> i & 1:
+                continue
+            later = every >> (i + 1) << (i + 1)
+            for j in bit_indices(later & ~linked[i] & ~taken):
+                b = groups[j]
+                # the cheap tests first (all are free of side effects)
+                if not self.may_fit(a, b) or self.creates_cycle(a, b):
                     continue
                 conditions = self.fusible_if(a, b)
                 if conditions:
                     self.guard(Alternative(a, b, conditions, []))
-                    taken |= {id(a), id(b)}
+                    taken |= 1 << i | 1 << j
+                    break
         self.propose_bounded()
 
     def guard(self, alternative: Alternative) -> None:
         """Make the two groups of `alternative` one guarded group."""
         ops = sorted({*alternative.first.ops, *alternative.second.ops}, key=self.order.__getitem__)
-        guarded = Group(ops, alternative)
-        for op in ops:
-            self.group[op] = guarded
+        self.replace(Group(ops, alternative), alternative.first, alternative.second)
 
     def propose_bounded(self) -> None:
         """A matmul group and a vector group reducing its columns, of a dynamic number,
@@ -295,12 +310,12 @@ class Fuser:
             return []
         outputs = self.outputs(merged)
         try:
-            DomainAnalysis(ops, outputs, self.facts).run()
+            DomainAnalysis(ops, outputs, known=self.facts).run()
         except Illegal as e:
             if not e.bounds or e.conditions:
                 return []
             try:
-                domain = DomainAnalysis(ops, outputs, self.facts, bounds=e.bounds).run()
+                domain = DomainAnalysis(ops, outputs, bounds=e.bounds, known=self.facts).run()
             except Illegal:
                 return []
             return e.bounds if tile_rank(domain) <= MAX_RANK else []
@@ -313,7 +328,7 @@ class Fuser:
         if not self.allowed(Group(ops)):
             return []
         try:
-            DomainAnalysis(ops, self.outputs(Group(ops)), self.facts, align=True).run()
+            DomainAnalysis(ops, self.outputs(Group(ops)), align=True, known=self.facts).run()
         except Illegal as e:
             return e.conditions
         return []
@@ -328,7 +343,7 @@ class Fuser:
 
     def inputs(self, group: Group) -> list[SSAValue]:
         members = set(group.ops)
-        found: list[SSAValue] = []
+        found: dict[SSAValue, None] = {}  # (ordered, and quick to ask)
         for op in group.ops:
             for v in op.operands:
                 owner = v.owner
@@ -338,12 +353,9 @@ class Fuser:
                     owner in members
                     or (is_splat_constant(owner) and not isinstance(op, t.MatmulOp))
                 )
-                if not inside and isinstance(v.type, TensorType | IndexType) and v not in found:
-                    found.append(v)
-        return found
-
-    def share_input(self, a: Group, b: Group) -> bool:
-        return bool(set(self.inputs(a)) & set(self.inputs(b)))
+                if not inside and isinstance(v.type, TensorType | IndexType):
+                    found[v] = None
+        return list(found)
 
     # -- building the IR ---------------------------------------------------------
 
@@ -429,6 +441,104 @@ class Fuser:
         for source, result in zip(outputs, kernel.results, strict=True):
             result.name_hint = source.name_hint
         return kernel
+
+
+class SiblingMerger:
+    """`Fuser.merge_siblings` in time linear in the pairs it tries.
+
+    Of the vector groups that share an input, the first pair in block order (of their
+    first ops) that can merge merges, then the first again, until none can. A pair
+    that cannot merge never can later: what decides it is the two groups, and merging
+    others only adds paths between them. So no pair is tried twice: a group's *row*
+    (the pairs with the groups after it) is scanned when the group is new, and again
+    only for a new group after it that shares an input. A heap keeps the rows to scan
+    in block order."""
+
+    def __init__(self, fuser: Fuser):
+        self.fuser = fuser
+        self.readers: dict[SSAValue, list[Group]] = {}
+        """For each input, the vector groups that read it and may still merge, in order."""
+        self.inputs: dict[Group, list[SSAValue]] = {}
+        self.pending: dict[Group, set[Group] | None] = {}
+        """The rows to scan, each with its partners not yet tried (None: all)."""
+        self.rows: list[tuple[int, int, Group]] = []
+        """(position, serial number, group) of each row to scan: a heap."""
+        self.serial = itertools.count()
+
+    def position(self, group: Group) -> int:
+        return self.fuser.order[group.ops[0]]
+
+    def alive(self, group: Group) -> bool:
+        return self.fuser.group[group.ops[0]] is group
+
+    def run(self) -> None:
+        for group in self.fuser.distinct_groups():
+            if not group.has_matmul:
+                self.add(group)
+        while self.rows:
+            *_, a = heapq.heappop(self.rows)
+            if a not in self.pending or not self.alive(a):
+                continue
+            partners = self.pending.pop(a)
+            for b in self.after(a) if partners is None else sorted(partners, key=self.position):
+                if self.alive(b) and self.fuser.try_merge(a, b):
+                    self.merged(a, b)
+                    break
+
+    def add(self, group: Group) -> None:
+        """A new group: its row is to be scanned, and the rows before it that share an
+        input with it, for it."""
+        if group.computing >= self.fuser.max_ops:  # full: it merges with nothing
+            return
+        self.inputs[group] = self.fuser.inputs(group)
+        self.schedule(group, None)
+        here = self.position(group)
+        for v in self.inputs[group]:
+            readers = self.readers.setdefault(v, [])
+            at = bisect.bisect_left(readers, here, key=self.position)
+            for earlier in readers[:at]:
+                partners = self.pending.get(earlier, set())
+                if partners is not None:
+                    partners.add(group)
+                    self.schedule(earlier, partners)
+            readers.insert(at, group)
+
+    def schedule(self, group: Group, partners: set[Group] | None) -> None:
+        if group not in self.pending:
+            heapq.heappush(self.rows, (self.position(group), next(self.serial), group))
+        self.pending[group] = partners
+
+    def merged(self, a: Group, b: Group) -> None:
+        for gone in (a, b):
+            for v in self.inputs.pop(gone, []):
+                readers = self.readers[v]
+                readers.pop(bisect.bisect_left(readers, self.position(gone), key=self.position))
+            self.pending.pop(gone, None)
+        self.add(self.fuser.group[a.ops[0]])
+
+    def after(self, group: Group) -> Iterator[Group]:
+        """The groups after `group` that share an input with it, in order."""
+        here = self.position(group)
+
+        def following(readers: list[Group]) -> Iterator[Group]:
+            for i in range(bisect.bisect_right(readers, here, key=self.position), len(readers)):
+                yield readers[i]
+
+        last = None
+        for g in heapq.merge(
+            *(following(self.readers[v]) for v in self.inputs[group]), key=self.position
+        ):
+            if g is not last:
+                yield g
+            last = g
+
+
+def bit_indices(mask: int) -> Iterator[int]:
+    """The indices of the bits set in `mask` (not negative), lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def check_rank(ops: Sequence[Operation], domain: Domain, boundary: Sequence[SSAValue]) -> None:
@@ -520,7 +630,7 @@ class FusePass(ModulePass):
         for func in op.walk():
             if isinstance(func, FuncOp) and func.body.blocks:
                 ensure_shapes(func)
-                facts = guard_facts(func)
+                facts = known_facts(guard_facts(func))
                 for block in blocks_inside_out(func):
                     if isinstance(block.parent_op(), t.FusionOp | t.StackOp | t.ChoiceOp):
                         continue

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 import sympy
 from xdsl.dialects.builtin import ModuleOp
@@ -26,6 +27,7 @@ from xdsl.passes import PassPipeline
 import dvm
 import dvm.pipeline as pipeline
 from dvm.passes import symbolic
+from dvm.passes.dag import MergeableDag
 
 LINEAR = 2.3
 """The most a pass's cost may grow when the program doubles (quadratic: 4)."""
@@ -75,6 +77,10 @@ def case(family: str, size: int, passes: list[str], measure: Measure = calls) ->
     ("family", "size", "passes", "measure"),
     [
         case("args", 200, ["symbolic-shapes"]),
+        case("args", 40, ["symbolic-shapes", "fuse{max-ops=8}"]),
+        case("results", 60, ["symbolic-shapes", "fuse{max-ops=8}"]),
+        case("chain", 80, ["symbolic-shapes", "fuse{max-ops=8}"]),
+        case("blocks", 60, ["symbolic-shapes", "fuse"]),
     ],
 )
 def test_passes_work_in_linear_time(
@@ -83,3 +89,63 @@ def test_passes_work_in_linear_time(
     program = FAMILIES[family]
     small, large = (work(program(n), passes, measure) for n in (size, 2 * size))
     assert large <= LINEAR * small, f"{passes[-1]}: {small} then {large}"
+
+
+def test_merges_search_only_between_the_nodes() -> None:
+    """A chain of nodes, each merged into the one before: no search visits a node."""
+    dag = MergeableDag(1000, [(i, i + 1) for i in range(999)])
+    kept = 0
+    for i in range(1, 1000):
+        assert not dag.would_cycle(kept, i)
+        kept = dag.merge(kept, i)
+    assert dag.visits == 0
+    assert all(dag.find(i) == kept for i in range(1000))
+
+
+def reaches_through_another(
+    edges: set[tuple[int, int]], find: Callable[[int], int], a: int, b: int
+) -> bool:
+    """Brute force: a path from `a` to `b` through a third node, nodes merged by `find`."""
+    succ: dict[int, set[int]] = {}
+    for x, y in edges:
+        if find(x) != find(y):
+            succ.setdefault(find(x), set()).add(find(y))
+    seen = {n for n in succ.get(a, set()) if n != b}
+    stack = list(seen)
+    while stack:
+        for n in succ.get(stack.pop(), set()):
+            if n == b:
+                return True
+            if n not in seen:
+                seen.add(n)
+                stack.append(n)
+    return False
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_merges_agree_with_a_search_of_the_whole_graph(seed: int) -> None:
+    """Random DAGs and random merges: `would_cycle` and `indirect` answer as a search
+    of the whole graph does, and the order stays topological."""
+    rng = np.random.default_rng(seed)
+    count = 20
+    edges = {(a, b) for a in range(count) for b in range(a + 1, count) if rng.random() < 0.15}
+    dag = MergeableDag(count, edges)
+    for _ in range(25):
+        nodes = sorted({dag.find(n) for n in range(count)})
+        if len(nodes) < 2:
+            break
+        linked = dag.indirect(nodes)
+        for k, a in enumerate(nodes):
+            for j, b in enumerate(nodes):
+                if a != b:
+                    cycle = reaches_through_another(edges, dag.find, a, b) or (
+                        reaches_through_another(edges, dag.find, b, a)
+                    )
+                    assert dag.would_cycle(a, b) == cycle
+                    assert bool(linked[k] >> j & 1) == cycle
+        a, b = rng.choice(nodes, 2, replace=False)
+        if not dag.would_cycle(int(a), int(b)):
+            dag.merge(int(a), int(b))
+        for x, y in edges:
+            if dag.find(x) != dag.find(y):
+                assert dag.position[dag.find(x)] < dag.position[dag.find(y)]
