@@ -28,38 +28,30 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
-from dvm.passes.blocks import rebuild_block, top_level
+from dvm.passes.blocks import dependencies, rebuild_block
 from dvm.passes.symbolic import SHAPES, shape_attr, shape_of
-
-
-def ancestors(block: Block) -> dict[Operation, set[Operation]]:
-    """For each op of the block, every op of the block it depends on."""
-    found: dict[Operation, set[Operation]] = {}
-    for op in block.ops:
-        deps: set[Operation] = set()
-        for inner in op.walk():
-            for v in inner.operands:
-                owner = v.owner
-                top = top_level(owner, block) if isinstance(owner, Operation) else None
-                if top is not None and top is not op:
-                    deps |= {top, *found.get(top, set())}
-        found[op] = deps
-    return found
 
 
 def independent_sets(block: Block, limit: int) -> list[list[Operation]]:
     """Greedy: each kernel joins the open set when it depends on none of its
-    members; sets of one are dropped."""
-    deps = ancestors(block)
+    members; sets of one are dropped.
+
+    Sets are numbered in the order they open, so an op depends on a member of the
+    open set exactly when the latest set any op it depends on (directly or not)
+    belongs to is the open one: one number per op, not all of its ancestors."""
+    latest: dict[Operation, int] = {}
+    """For each op, the latest set that it or an op it depends on belongs to (-1: none)."""
     sets: list[list[Operation]] = []
     current: list[Operation] = []
     for op in block.ops:
-        if not isinstance(op, t.FusionOp):
-            continue
-        if current and (len(current) >= limit or any(m in deps[op] for m in current)):
-            sets.append(current)
-            current = []
-        current.append(op)
+        reached = max((latest[d] for d in dependencies(op, block)), default=-1)
+        if isinstance(op, t.FusionOp):
+            if current and (len(current) >= limit or reached == len(sets)):
+                sets.append(current)
+                current = []
+            current.append(op)
+            reached = len(sets)
+        latest[op] = reached
     sets.append(current)
     return [s for s in sets if len(s) > 1]
 

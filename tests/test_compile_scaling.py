@@ -3,9 +3,10 @@
 Each pass runs on programs of one family of `benchmarks/compile_scaling.py` at
 two sizes, the second twice the first, and what it costs may grow about twofold,
 not fourfold: the Python function calls it makes (cProfile's count, which unlike
-a time does not depend on the machine). Sympy's caches and the expression
-caches are emptied before each pass, so that both sizes start alike. Kernels
-are kept small (`max-ops`) so that the sizes tested are many kernels long.
+a time does not depend on the machine), or for work done in C (copies of sets)
+the most memory it holds at once. Sympy's caches and the expression caches are
+emptied before each pass, so that both sizes start alike. Kernels are kept small
+(`max-ops`) so that the sizes tested are many kernels long.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import cProfile
 import importlib.util
 import pstats
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -57,6 +59,17 @@ def calls(stage: PassPipeline, module: ModuleOp) -> int:
     return pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
 
 
+def memory(stage: PassPipeline, module: ModuleOp) -> int:
+    """The most memory `stage` holds at once on `module` (what it allocates in C, e.g.
+    sets, which calls do not count)."""
+    tracemalloc.start()
+    try:
+        stage.apply(pipeline.context(), module)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 Measure = Callable[[PassPipeline, ModuleOp], int]
 
 
@@ -81,6 +94,7 @@ def case(family: str, size: int, passes: list[str], measure: Measure = calls) ->
         case("results", 60, ["symbolic-shapes", "fuse{max-ops=8}"]),
         case("chain", 80, ["symbolic-shapes", "fuse{max-ops=8}"]),
         case("blocks", 60, ["symbolic-shapes", "fuse"]),
+        case("chain", 160, ["symbolic-shapes", "fuse{max-ops=2}", "stack"], memory),
     ],
 )
 def test_passes_work_in_linear_time(
