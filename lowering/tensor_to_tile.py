@@ -22,6 +22,7 @@ The host function keeps its control flow and calls the kernels with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -59,7 +60,15 @@ from dvm.lowering.tiling import (
     whole_k_always_fits,
     whole_k_fits,
 )
-from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, DomainAnalysis, StridedView
+from dvm.passes.domain import (
+    ELEMENTWISE,
+    LAYOUT,
+    Domain,
+    DomainAnalysis,
+    Facts,
+    StridedView,
+    known_facts,
+)
 from dvm.passes.errors import describe, located
 from dvm.passes.fuse import ASSUME, BOUNDED
 from dvm.passes.symbolic import (
@@ -485,17 +494,14 @@ def yielded(fusion: t.FusionOp) -> list[SSAValue]:
     return list(last.values)
 
 
-def analyze(fusion: t.FusionOp) -> Domain:
+def analyze(fusion: t.FusionOp, guards: Facts) -> Domain:
+    """The fusion's domain, given what its function's guards make true (`guards`, as
+    fuse assumed when it grouped the ops: a guard without a substitution, e.g.
+    `x_0*x_1 == x_1`)."""
     facts = [(lhs, rhs) for lhs, _, rhs in assumed(fusion, ASSUME)]
     bounds = [(size, int(most)) for size, _, most in assumed(fusion, BOUNDED)]
-    # what the function's guards make true, as fuse assumed when it grouped
-    # the ops (a guard without a substitution, e.g. x_0*x_1 == x_1)
-    func = fusion.parent_op()
-    while func is not None and not isinstance(func, FuncOp):
-        func = func.parent_op()
-    guards = guard_facts(func) if func is not None else []
     return DomainAnalysis(
-        body_ops(fusion), yielded(fusion), [*guards, *facts], bool(facts), bounds
+        body_ops(fusion), yielded(fusion), facts, bool(facts), bounds, known=guards
     ).run()
 
 
@@ -644,7 +650,7 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
         name = f"t{axis}"
         while name in taken:
             name += "_"
-        names[name] = cast(sympy.Expr, size.xreplace(earlier))
+        names[name] = in_named_sizes(size, tuple(earlier.items()))
         earlier[size] = symbol(name)
         plan.tiles[axis] = symbol(name)
     plan.grid = [ceildiv(domain.sizes[a], plan.tiles[a]) for a in plan.gridded] or [
@@ -653,10 +659,20 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
     return names
 
 
+@functools.lru_cache(maxsize=1024)
+def in_named_sizes(
+    size: sympy.Expr, named: tuple[tuple[sympy.Expr, sympy.Expr], ...]
+) -> sympy.Expr:
+    """`size` with the earlier tile sizes in it replaced by their names (`named`).
+    Remembered: rebuilding the Min and Max in it costs sympy tens of milliseconds,
+    and kernels of repeated structure (a model's layers) ask the same."""
+    return cast(sympy.Expr, size.xreplace(dict(named)))
+
+
 def lower_kernel(
-    fusion: t.FusionOp, name: str, device: DeviceSpec, whole_rows: bool = False
+    fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts, whole_rows: bool = False
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
-    domain = analyze(fusion)
+    domain = analyze(fusion, guards)
     plan, coords = kernel_plan(fusion, domain, device, whole_rows)
     sizes = name_tile_sizes(plan, domain)
     axes = ArrayAttr([expr_attr([domain.sizes[a], plan.tiles[a], plan.index[a]]) for a in coords])
@@ -759,13 +775,14 @@ class ConvertTensorToTilePass(ModulePass):
         for func in list(op.ops):
             if not isinstance(func, FuncOp):
                 continue
+            guards = known_facts(guard_facts(func))
             for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
                 if not fusion.results:  # dead code: nothing it computes is used
                     Rewriter.erase_op(fusion)
                     continue
                 name = f"{func.sym_name.data}_k{count}"
                 count += 1
-                Rewriter.replace_op(fusion, lower_fusion(op, fusion, name, device))
+                Rewriter.replace_op(fusion, lower_fusion(op, fusion, name, device, guards))
 
 
 def add_kernel(module: ModuleOp, kernel: tile.KernelOp, launch: tile.LaunchOp) -> tile.LaunchOp:
@@ -774,7 +791,9 @@ def add_kernel(module: ModuleOp, kernel: tile.KernelOp, launch: tile.LaunchOp) -
     return launch
 
 
-def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: DeviceSpec) -> Operation:
+def lower_fusion(
+    module: ModuleOp, fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts
+) -> Operation:
     """The kernel(s) of a fusion, added to `module`, and what launches them.
 
     A vector kernel with reductions gets two variants: `_rows`, whose tiles
@@ -786,28 +805,28 @@ def lower_fusion(module: ModuleOp, fusion: t.FusionOp, name: str, device: Device
     static K) that is its only kernel. A condition the static sizes decide
     (a static row that always fits, or never does) keeps one kernel. Inside
     a `tensor.stack`, which holds only launches, a kernel has no variant."""
-    domain = analyze(fusion)
+    domain = analyze(fusion, guards)
     bytes_live, widest = live_bytes(fusion, domain)
     stacked = isinstance(fusion.parent_op(), t.StackOp)
     if domain.contraction is None and not domain.reduced:  # elementwise: no variants
-        return add_kernel(module, *lower_kernel(fusion, name, device))
+        return add_kernel(module, *lower_kernel(fusion, name, device, guards))
     if domain.contraction is not None:
         suffix = "_whole_k"
         m, n, out_tiles = matmul_shape(fusion, domain)
         if whole_k_always_fits(domain, out_tiles, widest, device):
-            return add_kernel(module, *lower_kernel(fusion, name, device, whole_rows=True))
+            return add_kernel(module, *lower_kernel(fusion, name, device, guards, True))
         condition = whole_k_fits(domain, m, n, out_tiles, widest, device)
     else:
         suffix = "_rows"
         condition = rows_fit(domain, bytes_live, device, widest, skipping_bytes(fusion, domain))
     decided = static_truth(condition)  # static sizes: one variant whatever the symbols
     if decided is not None:
-        return add_kernel(module, *lower_kernel(fusion, name, device, whole_rows=decided))
+        return add_kernel(module, *lower_kernel(fusion, name, device, guards, decided))
     if stacked:
-        return add_kernel(module, *lower_kernel(fusion, name, device))
-    chunked, launch = lower_kernel(fusion, name, device)
+        return add_kernel(module, *lower_kernel(fusion, name, device, guards))
+    chunked, launch = lower_kernel(fusion, name, device, guards)
     module.body.block.add_op(chunked)
-    rows, rows_launch = lower_kernel(fusion, f"{name}{suffix}", device, whole_rows=True)
+    rows, rows_launch = lower_kernel(fusion, f"{name}{suffix}", device, guards, True)
     module.body.block.add_op(rows)
     choice = t.ChoiceOp(
         [condition],

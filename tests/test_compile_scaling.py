@@ -95,6 +95,7 @@ def case(family: str, size: int, passes: list[str], measure: Measure = calls) ->
         case("chain", 80, ["symbolic-shapes", "fuse{max-ops=8}"]),
         case("blocks", 60, ["symbolic-shapes", "fuse"]),
         case("chain", 160, ["symbolic-shapes", "fuse{max-ops=2}", "stack"], memory),
+        case("args", 50, ["symbolic-shapes", "fuse{max-ops=2}", "convert-tensor-to-tile"]),
     ],
 )
 def test_passes_work_in_linear_time(
