@@ -16,11 +16,12 @@ flow. The names of block arguments are printing hints and do not count.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 
 from dvm.dialects import bytecode as bc
@@ -43,6 +44,23 @@ def identical_but_name(a: Operation, b: Operation) -> bool:
     )
 
 
+def fingerprint(kernel: Operation) -> Hashable:
+    """What identical kernels have in common, to sort them into buckets compared in
+    full only among themselves: each op's name, operand count, attributes and
+    properties, in order (not the symbol name, nor the values' names). Kernels of one
+    size that differ in a constant or a tile size then cost no comparison."""
+
+    def items(attrs: Mapping[str, Attribute]) -> tuple[tuple[str, Attribute], ...]:
+        return tuple(sorted((k, v) for k, v in attrs.items() if k != "sym_name"))
+
+    parts: list[Hashable] = [kernel.name, items(kernel.attributes), items(kernel.properties)]
+    for op in kernel.walk():
+        if op is kernel:
+            continue
+        parts.append((op.name, len(op.operands), items(op.attributes), items(op.properties)))
+    return tuple(parts)
+
+
 @dataclass(frozen=True)
 class DedupeKernelsPass(ModulePass):
     """Merge kernels that differ only in their names into the first of them and
@@ -51,12 +69,12 @@ class DedupeKernelsPass(ModulePass):
     name = "dedupe-kernels"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kept: dict[tuple[str, int], list[Kernel]] = {}  # a cheap key, then a full compare
+        kept: dict[Hashable, list[Kernel]] = {}  # by fingerprint, then a full compare
         renamed: dict[str, str] = {}
         for kernel in list(op.ops):
             if not isinstance(kernel, KERNEL_OPS):
                 continue
-            bucket = kept.setdefault((kernel.name, sum(1 for _ in kernel.walk())), [])
+            bucket = kept.setdefault(fingerprint(kernel), [])
             twin = next((k for k in bucket if identical_but_name(kernel, k)), None)
             if twin is None:
                 bucket.append(kernel)

@@ -96,6 +96,11 @@ def case(family: str, size: int, passes: list[str], measure: Measure = calls) ->
         case("blocks", 60, ["symbolic-shapes", "fuse"]),
         case("chain", 160, ["symbolic-shapes", "fuse{max-ops=2}", "stack"], memory),
         case("args", 50, ["symbolic-shapes", "fuse{max-ops=2}", "convert-tensor-to-tile"]),
+        case(
+            "constants",
+            40,
+            ["symbolic-shapes", "fuse{max-ops=8}", "convert-tensor-to-tile", "dedupe-kernels"],
+        ),
     ],
 )
 def test_passes_work_in_linear_time(
