@@ -24,7 +24,7 @@ median of the stream's first calls' page faults (2.5-5 us each here).
 
 Programs with intermediates (launch results only later launches read) are
 also compiled a second time without keeping their memory for new shapes
-(`runtime.Arena`), and both are called on the same new shapes, each in
+(`launches.Arena`), and both are called on the same new shapes, each in
 processes of its own taking turns: the cost per new shape and its first
 calls' page faults, each way (`bench_kept_memory`).
 
@@ -63,7 +63,7 @@ import numpy as np
 from suite.workloads import DEFAULT_EXAMPLES, load_reference
 
 import dvm
-from dvm import runtime
+from dvm import host, runtime
 
 specializer = importlib.import_module("dvm.vm.specialize")  # (dvm.vm.specialize: a function)
 
@@ -188,13 +188,13 @@ def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
 
 @contextmanager
 def intermediates_kept(keep: bool) -> Iterator[None]:
-    """Programs compiled inside keep their intermediates' memory (`runtime.Arena`) or not."""
-    saved = runtime.KEEP_INTERMEDIATES
-    runtime.KEEP_INTERMEDIATES = keep
+    """Programs compiled inside keep their intermediates' memory (`launches.Arena`) or not."""
+    saved = host.KEEP_INTERMEDIATES
+    host.KEEP_INTERMEDIATES = keep
     try:
         yield
     finally:
-        runtime.KEEP_INTERMEDIATES = saved
+        host.KEEP_INTERMEDIATES = saved
 
 
 def page_faults() -> int:

@@ -31,3 +31,7 @@ class ExecutionError(DvmError, ValueError):
 class ShapeError(ExecutionError):
     """Run-time shapes break an op's rules: operands that do not broadcast,
     contraction dims that differ, a result that contradicts its static type."""
+
+
+class CompileError(DvmError):
+    """The program cannot be compiled for this machine (names what and where)."""

@@ -39,8 +39,9 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 import dvm
 from dvm import pipeline
 from dvm.errors import CallError, DvmError
+from dvm.launches import Kernel
 from dvm.passes.errors import ProgramError
-from dvm.runtime import Kernel, Program
+from dvm.runtime import Program
 
 TOLERANCES = {  # dtype -> (rtol, atol); the VM sums in another order than numpy
     np.dtype(np.float16): (2e-3, 2e-3),
@@ -1174,7 +1175,7 @@ def test_host_expressions_divide_exactly(divisor: int) -> None:
     is below 1, and large dims lose digits."""
     import sympy
 
-    from dvm.runtime import python_function
+    from dvm.codegen import python_function
 
     x, y = sympy.symbols("x y", integer=True, nonnegative=True)
     exprs = [

@@ -36,7 +36,7 @@ import pytest
 from test_conformance import as_tuple
 
 import dvm
-from dvm import runtime
+from dvm import launches
 from dvm.errors import CallError, DvmError, ExecutionError, ShapeError
 
 CONSTANT_AND_SUM = """
@@ -297,7 +297,7 @@ def test_calls_leave_no_cyclic_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
     """New shapes, each called twice (the second call plans the launch and binds it to
     the cores), while the kernel keeps only four plans: every dropped specialization is
     freed at once, by reference counting."""
-    monkeypatch.setattr(runtime, "MAX_KERNEL_PLANS", 4)
+    monkeypatch.setattr(launches, "MAX_KERNEL_PLANS", 4)
     program = dvm.compile(ROW_STATS)
     assert gc.get_freeze_count() > 0  # the process's first compile froze what was alive
     rng = np.random.default_rng(5)

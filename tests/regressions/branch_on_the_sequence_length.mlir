@@ -2,7 +2,7 @@
 // `if seqlen > 1`: dvm.compile failed with "arith.cmpi cannot run on the host
 // (it should be inside a kernel)", although dvm.interpret ran it. The host
 // code ran only part of arith (no comparisons, no casts). Fixed in
-// dvm/runtime.py: the host runs every arith op on scalars, through the
+// dvm/host.py: the host runs every arith op on scalars, through the
 // interpreter's own definition of each (dvm.interpreter.arith_function).
 // shapes: 2x4x16 2x4x16 2x4x16 4x4
 // shapes: 2x1x16 2x5x16 2x5x16 1x5

@@ -2,7 +2,7 @@
 // The kernel's output has a dim (y_0) that only an argument which is no input
 // of the kernel gives (a broadcast_to target read with tensor.dim); the runtime
 // sized outputs from the kernel's input dims and params only. Fixed in
-// dvm/runtime.py: Kernel.shape_symbols, taken from the call's symbols.
+// dvm/launches.py: Kernel.shape_symbols, taken from the call's symbols.
 // shapes: 5 4x5
 // shapes: 5 0x5
 // shapes: 1 7x1

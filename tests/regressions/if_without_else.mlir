@@ -1,7 +1,7 @@
 // Found by checking scf.if's verification: an scf.if without results and
 // without an else branch (valid upstream) crashed dvm.compile with "'block'
 // property of Region class is only available for single-block regions": the
-// count of BLAS launches walked the empty else region (dvm/runtime.py,
+// count of BLAS launches walked the empty else region (dvm/variant.py,
 // blas_launches). It now skips a region without blocks.
 // shapes: 2x4 scalar
 // shapes: 0x4 scalar

@@ -2,7 +2,7 @@
 // layout.mlir): KeyError: 'n'. Kernel output dims named the index argument's
 // symbol, which the runtime never bound (only argument dims), and a guard over
 // it would have been checked once per shape signature although n changes per
-// call. Fixed in dvm/runtime.py: index arguments are bound per call and the
+// call. Fixed in dvm/variant.py: index arguments are bound per call and the
 // guards over them checked per call. (Found while fixing the NameError of
 // join_symbol_in_guard.mlir.)
 // shapes: scalar 5 index=4 index=5

@@ -3,7 +3,7 @@
 // symbolic-shapes gives its result fresh symbols (r0_1, r0_2), and the static
 // claims after it (tensor<1x?xf32>, ...) became guards over them. The runtime
 // checked all guards on entry, from argument dims only. Fixed in
-// dvm/runtime.py: a symbol made on the way is bound by the step that makes it,
+// dvm/host.py: a symbol made on the way is bound by the step that makes it,
 // and the guards over it are checked then.
 // shapes: 1 8x1 8x1 1x8x8 8x1 1x1 8x1 5x1
 // shapes: 1 3x1 3x1 1x3x3 3x1 1x1 3x1 5x1

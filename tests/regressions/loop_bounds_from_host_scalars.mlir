@@ -2,7 +2,7 @@
 // out of a tensor (tensor.extract, arith.index_cast, arith.maxsi), and a
 // while loop steered by arith.cmpf on a sum. dvm.compile rejected
 // arith.index_cast and arith.cmpf ("cannot run on the host"). Fixed in
-// dvm/runtime.py: the host runs every arith op on scalars.
+// dvm/host.py: the host runs every arith op on scalars.
 // shapes: 1x4 scalar
 // shapes: 5x4 scalar
 // shapes: 8x4 scalar

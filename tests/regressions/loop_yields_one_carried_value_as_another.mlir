@@ -2,7 +2,7 @@
 // programs): a wrong answer. The loop yields %acc4 as the next %acc5, but the
 // runtime's scf.for assigned the yielded values to the carried ones one by
 // one, so %acc5 took the %v7 just assigned to %acc4: -x instead of x. Fixed in
-// dvm/runtime.py (op_ForOp): all yielded values are read before any is
+// dvm/host.py (op_ForOp): all yielded values are read before any is
 // assigned (tests/test_runtime.py also swaps two carried values).
 // shapes: 2
 // shapes: 0

@@ -1,7 +1,7 @@
 // Found by tests/test_random_programs.py: ValueError: argument a1: shape (1,)
 // does not fit rank 0. The runtime made kernel inputs contiguous with
 // np.ascontiguousarray, which turns a 0-d array into a 1-d one. Fixed in
-// dvm/runtime.py (contiguous). The 0-d arguments are numpy scalars here
+// dvm/launches.py (contiguous). The 0-d arguments are numpy scalars here
 // (make_inputs of shape ()), which the runtime now also takes as 0-d arrays
 // (they reached the VM as scalars: "LaunchError: a2: expected a numpy array,
 // got bool").

@@ -1,6 +1,6 @@
 // A branch on a float read out of a reduction: dvm.compile failed with
 // "arith.cmpf cannot run on the host (it should be inside a kernel)". Fixed in
-// dvm/runtime.py: the host runs every arith op on scalars as dvm.interpret
+// dvm/host.py: the host runs every arith op on scalars as dvm.interpret
 // does (here in f32: the square is rounded to f32 before the comparison).
 // shapes: 1x1
 // shapes: 3x4

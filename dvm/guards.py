@@ -1,0 +1,83 @@
+"""Guards at run time: the shape assumptions `symbolic-shapes` made, checked per call.
+
+A guard says two expressions of the shape symbols are equal (`passes/symbolic.py`).
+`guard_check` makes a function that checks guards on symbol values, `describe_guard`
+the message of a failed one (the op, the rule, and the argument axes each side comes
+from), and `stretchable_symbols` finds the argument symbols a broadcast guard assumed
+equal to the other side: where one is 1, the program takes a variant with that dim
+fixed to 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import sympy
+from xdsl.dialects.func import FuncOp
+
+from dvm.codegen import python_function
+from dvm.passes.symbolic import Guard, GuardKind
+
+
+def describe_guard(
+    func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Guard, lhs: int, rhs: int
+) -> str:
+    """A failed guard's message: the op, the guard, each side's value and
+    which argument axes (or values made on the way) it comes from."""
+
+    def where(expr: sympy.Expr, value: int) -> str:
+        if expr.is_number:
+            return f"it must be {value}"
+        names = {str(s) for s in expr.free_symbols}
+        axes = []
+        for i, a, n in symbols:
+            if n in names:
+                hint = func.body.block.args[i].name_hint
+                axes.append(f"axis {a} of {f'%{hint}' if hint else f'argument {i}'}")
+        return f"{' / '.join(axes) or expr} ({expr}) is {value}"
+
+    rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
+    return (
+        f"@{func.sym_name.data}: {guard.origin} needs {guard} ({rule}), "
+        f"but {where(guard.lhs, lhs)} and {where(guard.rhs, rhs)}"
+    )
+
+
+def guard_symbols(guard: Guard) -> set[sympy.Basic]:
+    return guard.lhs.free_symbols | guard.rhs.free_symbols
+
+
+def guard_check(
+    guards: Sequence[Guard], failed: Callable[[Guard, int, int], Exception]
+) -> Callable[[dict[str, int]], None]:
+    """A function that checks `guards` on symbol values, raising `failed(...)`."""
+    if not guards:
+        return lambda symbols: None
+    names = sorted({str(s) for g in guards for s in guard_symbols(g)})
+    sides = python_function([e for g in guards for e in (g.lhs, g.rhs)], names)
+
+    def check(symbols: dict[str, int]) -> None:
+        values = sides(*(symbols[n] for n in names))
+        for k, guard in enumerate(guards):
+            if values[2 * k] != values[2 * k + 1]:
+                raise failed(guard, values[2 * k], values[2 * k + 1])
+
+    return check
+
+
+def stretchable_symbols(
+    guards: Sequence[Guard], symbols: Sequence[tuple[int, int, str]]
+) -> list[tuple[str, frozenset[tuple[int, int]]]]:
+    """The argument symbols that are one side of a broadcast guard among `guards`, with
+    the (argument, axis) each names (see `Variant.stretchable`)."""
+    names = sorted(
+        {
+            str(side)
+            for g in guards
+            if g.kind is GuardKind.BROADCAST
+            for side in (g.lhs, g.rhs)
+            if isinstance(side, sympy.Symbol)
+        }
+        & {name for _, _, name in symbols}
+    )
+    return [(n, frozenset((i, a) for i, a, name in symbols if name == n)) for n in names]

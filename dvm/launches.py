@@ -1,0 +1,254 @@
+"""Kernel launches from the host: a kernel's bytecode validated once and its output
+sizes compiled (`Kernel`), what the launches of one call share (`Call`), and the memory
+a program keeps for its intermediates from one call to the next (`Arena`).
+
+A kernel plans each new launch shape once: its outputs' shapes and dtypes and the VM's
+specialization, kept in `Kernel.plans`, so a launch at a known shape only allocates its
+outputs and runs on the VM.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+from xdsl.dialects.builtin import StringAttr
+
+from dvm import vm
+from dvm.call_errors import check_outputs, not_allocated, refused
+from dvm.codegen import Sizes, sizes_function
+from dvm.dialects import bytecode as bc
+from dvm.lowering.bytecode_to_vm import to_program
+from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
+from dvm.lowering.tile_to_bytecode import dtype_name
+from dvm.passes.symbolic import parse_expr, substitute
+from dvm.vm.program import ARRAY_SHAPE, C_CONTIGUOUS
+
+Env = list[Any]
+"""A call's values: one slot per SSA value of the host function, the arguments first."""
+
+MAX_KERNEL_PLANS = 512
+"""Launch plans a kernel keeps (all are dropped when full; the VM keeps as many)."""
+MAX_KEPT_BYTES = 16 << 20
+"""The largest launch result kept for the next call (see `Arena`)."""
+
+
+@dataclass
+class Call:
+    """What one call's steps share: the symbol values of its shapes, and
+    where to collect each launch's VM statistics when profiling."""
+
+    symbols: dict[str, int]
+    stats: list[tuple[str, vm.LaunchStats]] | None = None
+    trace: bool = False
+    serial: int = field(default_factory=itertools.count().__next__)  # atomic under the GIL
+    """Tells this call apart from every other (`Kernel.plans` records who planned)."""
+    arena: Arena | None = None
+    """Where its intermediates go (None: in new memory)."""
+
+
+@dataclass
+class Kernel:
+    """A kernel's validated bytecode, and how to size its outputs."""
+
+    name: str
+    program: vm.Program
+    specializer: vm.Specializer
+    """Binds the program to each new launch shape (`plans` keeps the results)."""
+    device: vm.DeviceSpec
+    sizes: Sizes
+    """The outputs' shapes and dtypes, and the launch's shapes and params."""
+    params: list[str]
+    """Symbols the program needs that no input dim gives (from the call)."""
+    shape_symbols: list[str] = field(default_factory=list)
+    """Symbols only the outputs' dims name (e.g. a `broadcast_to` target
+    taken from an argument that is no input of the kernel): the VM reads
+    them from the output arrays, so they are no params; the call gives them."""
+
+    def __post_init__(self) -> None:
+        self.key_symbols = [*self.params, *self.shape_symbols]
+        """What a plan depends on besides the inputs' shapes."""
+
+    @property
+    def uses_blas(self) -> bool:
+        """Whether its launches call BLAS (mma, or row sums as matrix-vector products)."""
+        return self.specializer.static.uses_blas
+
+    @staticmethod
+    def build(program_op: bc.ProgramOp, inputs: int, prepare: bool = True) -> Kernel:
+        """The kernel of a bytecode program taking `inputs` inputs. With `prepare`, what
+        every shape shares is made now (`vm.prepare`); otherwise at its first launch."""
+        args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
+        params = [p.data for p in program_op.params.data]
+        ranks = [len(arg.dims.data) for arg in args[:inputs]]
+        names = [f"d{i}_{a}" for i, rank in enumerate(ranks) for a in range(rank)]
+        rename: dict[sympy.Symbol, sympy.Expr] = {}
+        for i, arg in enumerate(args[:inputs]):
+            for a, d in enumerate(arg.dims.data):
+                expr = parse_expr(d.data)
+                if isinstance(expr, sympy.Symbol) and expr not in rename:
+                    rename[expr] = sympy.Symbol(f"d{i}_{a}")
+        outputs = [
+            (
+                [substitute(parse_expr(d.data), rename) for d in arg.dims.data],
+                vm.DType[dtype_name(arg.dtype.data)].np,
+            )
+            for arg in args[inputs:]
+        ]
+        exprs = [e for dims, _ in outputs for e in dims]
+        known = {*names, *params}
+        shape_symbols = sorted({str(s) for e in exprs for s in e.free_symbols} - known)
+        device = program_op.attributes.get(DEVICE)
+        preset = device.data if isinstance(device, StringAttr) else "host"
+        device_spec = DEVICES[preset]()
+        program = vm.check(to_program(program_op))
+        if prepare:
+            vm.prepare(program, device_spec)
+        return Kernel(
+            name=program_op.sym_name.data,
+            program=program,
+            specializer=vm.Specializer(program, device_spec),
+            device=device_spec,
+            sizes=sizes_function(ranks, [*params, *shape_symbols], outputs, params),
+            params=params,
+            shape_symbols=shape_symbols,
+        )
+
+    plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(
+        default_factory=dict, repr=False
+    )
+    """Per (input shapes, symbol values): the outputs' shapes and dtypes, the VM's
+    specialization and the serial number of the call that made them, so a call at
+    a known shape only allocates and launches."""
+
+    def run(
+        self,
+        inputs: Sequence[np.ndarray[Any, Any]],
+        call: Call,
+        kept: Sequence[int | None] | None = None,
+    ) -> list[Any]:
+        """Launch on `inputs`; returns the outputs: new arrays, or for those `kept` gives
+        a place in the call's arena, arrays in its memory there."""
+        spec, outputs, unplanned = self.bind(inputs, call, kept)
+        if spec is None:  # no output element: nothing to run
+            if call.stats is not None:
+                call.stats.append((self.name, vm.LaunchStats.collect([], 0, 0, 0, 1)))
+        elif call.stats is None:
+            vm.launch(spec, [*inputs, *outputs], fresh=True, unplanned=unplanned)
+        else:
+            self.profile(spec, [*inputs, *outputs], call)
+        return outputs
+
+    def bind(
+        self,
+        inputs: Sequence[np.ndarray[Any, Any]],
+        call: Call,
+        kept: Sequence[int | None] | None = None,
+    ) -> tuple[Any, list[Any], bool]:
+        """What a launch on `inputs` needs: the VM specialization (None when no output
+        has an element: the launch would write nothing, whatever its inputs), the
+        outputs (allocated as `run` says) and whether the launch runs unplanned: a shape
+        met in this call runs unplanned at each launch of the kernel (`dedupe-kernels`
+        shares one among launches)."""
+        key: Any = tuple(map(ARRAY_SHAPE, inputs))
+        symbols = call.symbols
+        if self.key_symbols:
+            key = (key, *[symbols[p] for p in self.key_symbols])
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = (*self.plan(inputs, symbols), call.serial)
+            if len(self.plans) >= MAX_KERNEL_PLANS:
+                self.plans.clear()
+            self.plans[key] = plan
+        outs, spec, made_by = plan
+        try:
+            if kept is None or call.arena is None:
+                outputs = [np.empty(shape, dtype) for shape, dtype in outs]
+            else:
+                outputs = [
+                    np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
+                    for (shape, dtype), j in zip(outs, kept, strict=True)
+                ]
+        except MemoryError:
+            raise not_allocated(outs) from None
+        return spec, outputs, made_by == call.serial
+
+    def profile(self, spec: Any, arrays: list[Any], call: Call) -> None:
+        """Launch with the VM's statistics, kept in the call's."""
+        stats = vm.launch(spec, arrays, trace=call.trace, stats=True)
+        assert stats is not None and call.stats is not None
+        call.stats.append((self.name, stats))
+
+    def plan(
+        self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]
+    ) -> tuple[list[tuple[tuple[int, ...], Any]], Any]:
+        """The outputs' (shape, dtype) and the VM specialization for these inputs (None
+        when no output has an element); Unrunnable when the sizes are more than an array
+        or the VM can take."""
+        outs, shapes, params = self.sizes(inputs, symbols)
+        check_outputs(outs)
+        if all(0 in shape for shape, _ in outs):
+            return outs, None
+        try:
+            return outs, self.specializer(shapes, params)
+        except ValueError as e:  # the VM's BytecodeError is one
+            raise refused(e) from e
+
+
+class Arena:
+    """Memory for a call's intermediates, kept for the calls after: one buffer per
+    launch result that never leaves a call (only later launches read it), grown as
+    needed, rounded up to a power of two (at most MAX_KEPT_BYTES; larger results get
+    new memory). A call takes an arena of its variant's for its whole run and gives it
+    back as it ends; calls at the same time take different ones. Within the call, each
+    run of a launch (a loop's passes) may write its buffer again: the last run's
+    result is dead by then. So a new shape writes its intermediates into pages
+    already mapped, where the allocator would map fresh ones for each new size (a
+    page fault costs 2.6-5 us on this host; the first calls at a new BERT shape met
+    about 250, about 40 with an arena)."""
+
+    __slots__ = ("buffers", "views")
+
+    def __init__(self, places: int) -> None:
+        self.buffers: list[np.ndarray[Any, Any] | None] = [None] * places
+        self.views: list[tuple[tuple[int, ...], Any, np.ndarray[Any, Any]] | None]
+        self.views = [None] * places
+        """The last array made at each place, with its shape and dtype: a call at a
+        known shape gets the same array again, allocating nothing."""
+
+    def array(
+        self, place: int, shape: tuple[int, ...], dtype: np.dtype[Any]
+    ) -> np.ndarray[Any, Any]:
+        """An uninitialized array of `shape` and `dtype` in the buffer at `place` (`shape`
+        and `dtype` as a kernel's plan keeps them: the same objects at a known shape)."""
+        last = self.views[place]
+        if last is not None and last[0] is shape and last[1] is dtype:
+            return last[2]
+        nbytes = math.prod(shape) * dtype.itemsize
+        base = self.buffers[place]
+        if base is None or base.nbytes < nbytes:
+            if nbytes > MAX_KEPT_BYTES:
+                return np.empty(shape, dtype)
+            base = self.buffers[place] = np.empty(1 << max(nbytes - 1, 4095).bit_length(), np.uint8)
+        array = np.ndarray(shape, dtype, base)
+        self.views[place] = (shape, dtype, array)
+        return array
+
+
+def launch_inputs(env: Env, inputs: Sequence[int]) -> list[Any]:
+    """A launch's input arrays, in C order (which kernels read)."""
+    arrays = [env[i] for i in inputs]
+    if not all(map(C_CONTIGUOUS, arrays)):
+        arrays = [contiguous(a) for a in arrays]
+    return arrays
+
+
+def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """`array` in C order, of the same shape (`np.ascontiguousarray` makes a
+    0-d array 1-d, which a kernel's rank-0 argument rejects)."""
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
