@@ -31,6 +31,7 @@ from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dvm import vm
+from dvm.arguments import is_float, numpy_dtype
 from dvm.codegen import python_function
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
@@ -43,8 +44,6 @@ from dvm.interpreter import (
     checked_axis,
     checked_indices,
     dense_array,
-    is_float,
-    numpy_dtype,
 )
 from dvm.launches import MAX_KERNEL_PLANS, Call, Env, Kernel, launch_inputs
 from dvm.lowering.tensor_to_tile import INDEX_DIMS

@@ -14,16 +14,18 @@ to a Python function. Values during a run are:
 - other scalars (`tensor.extract`, arith on `i32`, `f32`, ...): numpy scalars.
 
 Numerics (integer division, conversions, reductions over empty axes, erf)
-live in `dvm.numerics`. Every op's result is checked against the static dims
-of its type, so a shape error surfaces at the op that made it, as a
-`ShapeError` naming the op.
+live in `dvm.numerics`, the numpy function of each elementwise op (shared with
+the tile interpreter) in `dvm.elementwise`, and the checks of a call's
+arguments (shared with `dvm.compile`) in `dvm.arguments`. Every op's result
+is checked against the static dims of its type, so a shape error surfaces at
+the op that made it, as a `ShapeError` naming the op.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,17 +36,12 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     TensorType,
 )
-from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -60,49 +57,20 @@ from xdsl.interpreters.scf import ScfFunctions as XdslScfFunctions
 from xdsl.ir import Attribute, Operation
 
 from dvm import numerics
+from dvm.arguments import check_arguments, find_entry, is_float, numpy_dtype, owned
 from dvm.dialects import tensor
-from dvm.errors import CallError, ExecutionError, ShapeError
+from dvm.elementwise import BINARY, UNARY
+from dvm.errors import ExecutionError, ShapeError
 from dvm.ir import parse
 from dvm.numerics import Array, ReduceKind
 from dvm.passes.errors import located
 from dvm.passes.symbolic import bind_symbols, conditions_hold
 
-__all__ = ["interpret", "make_interpreter", "numpy_dtype"]
+__all__ = ["interpret", "make_interpreter"]
 
 # --------------------------------------------------------------------------
 # Types and values
 # --------------------------------------------------------------------------
-
-_FLOAT_DTYPES: dict[type[Attribute], type[np.generic]] = {
-    Float16Type: np.float16,
-    Float32Type: np.float32,
-    Float64Type: np.float64,
-}
-_INT_DTYPES: dict[int, type[np.generic]] = {
-    1: np.bool_,
-    8: np.int8,
-    16: np.int16,
-    32: np.int32,
-    64: np.int64,
-}
-
-
-@cache  # types are immutable and few; this is on every op's path
-def numpy_dtype(t: Attribute) -> np.dtype[Any]:
-    """The numpy dtype of a scalar type, or of a tensor type's elements (`index` is int64)."""
-    if isinstance(t, TensorType):
-        t = t.element_type
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType) and t.width.data in _INT_DTYPES:
-        return np.dtype(_INT_DTYPES[t.width.data])
-    if type(t) in _FLOAT_DTYPES:
-        return np.dtype(_FLOAT_DTYPES[type(t)])
-    raise TypeError(f"the reference interpreter does not support type {t}")
-
-
-def is_float(t: Attribute) -> bool:
-    return numpy_dtype(t).kind == "f"
 
 
 def to_value(op: Operation, raw: Any, t: Attribute) -> Any:
@@ -238,43 +206,6 @@ def reduction(kind: ReduceKind) -> RawImpl:
 # --------------------------------------------------------------------------
 # The tensor dialect
 # --------------------------------------------------------------------------
-
-UNARY: dict[type[Operation], Callable[[Array], Any]] = {
-    tensor.NegOp: np.negative,
-    tensor.AbsOp: np.abs,
-    tensor.ExpOp: np.exp,
-    tensor.LogOp: np.log,
-    tensor.SqrtOp: np.sqrt,
-    tensor.RsqrtOp: numerics.rsqrt,
-    tensor.ReciprocalOp: np.reciprocal,
-    tensor.TanhOp: np.tanh,
-    tensor.SigmoidOp: numerics.sigmoid,
-    tensor.ErfOp: numerics.erf,
-    tensor.FloorOp: np.floor,
-    tensor.CeilOp: np.ceil,
-    tensor.RoundOp: np.rint,  # ties to even
-    tensor.TruncOp: np.trunc,
-    tensor.LogicalNotOp: np.logical_not,
-    tensor.IsFiniteOp: np.isfinite,
-}
-
-BINARY: dict[type[Operation], Callable[[Array, Array], Any]] = {
-    tensor.AddOp: np.add,
-    tensor.SubOp: np.subtract,
-    tensor.MulOp: np.multiply,
-    tensor.DivOp: numerics.divide,  # integers: toward zero, x / 0 == 0
-    tensor.PowOp: np.power,
-    tensor.MaxOp: np.maximum,  # NaN propagates
-    tensor.MinOp: np.minimum,
-    tensor.EqOp: np.equal,
-    tensor.NeOp: np.not_equal,
-    tensor.LtOp: np.less,
-    tensor.LeOp: np.less_equal,
-    tensor.GtOp: np.greater,
-    tensor.GeOp: np.greater_equal,
-    tensor.LogicalAndOp: np.logical_and,
-    tensor.LogicalOrOp: np.logical_or,
-}
 
 REDUCTIONS: dict[type[Operation], ReduceKind] = {
     tensor.ReduceSumOp: "sum",
@@ -620,7 +551,8 @@ def make_interpreter(
 ) -> Interpreter:
     """An xDSL interpreter for `module` that knows func, arith, scf, tensor
     and the launches of tile kernels."""
-    from dvm.tile_interpreter import TileFunctions  # (it builds on this module)
+    # imported here: it loads the lowering, which a tensor-level program never needs
+    from dvm.tile_interpreter import TileFunctions
 
     interpreter = Interpreter(module)
     for functions in (
@@ -633,97 +565,6 @@ def make_interpreter(
     ):
         interpreter.register_implementations(functions)
     return interpreter
-
-
-def find_entry(module: ModuleOp, entry: str | None) -> FuncOp:
-    """The function to run: `entry`, or the module's only function."""
-    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp) and op.body.blocks}
-    available = ", ".join(f"@{name}" for name in funcs) or "none"
-    if entry is None:
-        if len(funcs) == 1:
-            return next(iter(funcs.values()))
-        raise CallError(
-            f"the module defines {len(funcs)} functions ({available}); choose with entry="
-        )
-    name = entry.removeprefix("@")
-    if name not in funcs:
-        raise CallError(f"the module has no function @{name}; available: {available}")
-    return funcs[name]
-
-
-def check_arguments(func: FuncOp, args: Sequence[Any]) -> tuple[Any, ...]:
-    """The arguments as run-time values, or a CallError saying which one is wrong and how."""
-    types = func.function_type.inputs.data
-    labels = [argument_label(func, i) for i in range(len(types))]
-    if len(args) != len(types):
-        names = ", ".join(labels) or "none"
-        raise CallError(
-            f"@{func.sym_name.data} takes {len(types)} arguments ({names}), got {len(args)}"
-        )
-    where = [f"@{func.sym_name.data} argument {label}" for label in labels]
-    return tuple(check_argument(w, a, t) for w, a, t in zip(where, args, types, strict=True))
-
-
-def argument_label(func: FuncOp, position: int) -> str:
-    """`0 (%x)`, or just `0` when the argument has no name."""
-    name = func.body.block.args[position].name_hint
-    return f"{position} (%{name})" if name else str(position)
-
-
-SCALAR_KINDS = {
-    "b": (bool, np.bool_),
-    "i": (int, np.integer),
-    "f": (int, float, np.integer, np.floating),
-}
-"""The Python and numpy scalars a scalar argument of each kind of dtype may be given as."""
-
-
-def check_argument(where: str, value: Any, t: Attribute) -> Any:
-    """An argument as its run-time value (an array, a Python int for `index`, a numpy
-    scalar of its type), or a CallError saying what is wrong with it."""
-    if isinstance(t, TensorType):
-        return check_tensor_argument(where, value, t)
-    dtype = numpy_dtype(t)
-    wanted = "an int for index" if isinstance(t, IndexType) else f"a {t} scalar"
-    if not isinstance(value, SCALAR_KINDS[dtype.kind]) or (
-        dtype.kind != "b" and isinstance(value, bool | np.bool_)
-    ):
-        raise CallError(f"{where}: expected {wanted}, got {type(value).__name__}")
-    if dtype.kind == "i":  # never wrapped: an index beyond int64 bounding a loop never ends
-        info, number = np.iinfo(dtype), int(value)
-        if not info.min <= number <= info.max:
-            raise CallError(f"{where}: {number} is outside {t} ({info.min} .. {info.max})")
-        return number if isinstance(t, IndexType) else dtype.type(number)
-    try:
-        with np.errstate(over="ignore"):  # beyond the largest float: inf, as a cast rounds
-            return dtype.type(value)
-    except OverflowError:  # an int too large for any float
-        raise CallError(f"{where}: {value} is too large for {t}") from None
-
-
-def check_tensor_argument(where: str, value: Any, t: TensorType[Attribute]) -> Array:
-    if isinstance(value, np.generic):
-        value = np.asarray(value)
-    if not isinstance(value, np.ndarray):
-        raise CallError(f"{where}: expected a numpy array for {t}, got {type(value).__name__}")
-    dtype = numpy_dtype(t)
-    if value.dtype != dtype:
-        raise CallError(
-            f"{where}: expected element type {t.element_type} (numpy {dtype}) for {t}, "
-            f"got {value.dtype}"
-        )
-    declared = t.get_shape()
-    if value.ndim != len(declared):
-        raise CallError(
-            f"{where}: expected rank {len(declared)} for {t}, "
-            f"got rank {value.ndim} (shape {value.shape})"
-        )
-    for axis, (d, actual) in enumerate(zip(declared, value.shape, strict=True)):
-        if d not in (DYNAMIC_INDEX, actual):
-            raise CallError(
-                f"{where}: axis {axis} must be {d} for {t}, got {actual} (shape {value.shape})"
-            )
-    return value
 
 
 def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | None = None) -> Any:
@@ -754,18 +595,3 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
         raise
     outputs = owned(results, values)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
-def owned(results: Sequence[Any], args: Sequence[Any]) -> list[Any]:
-    """`results` as arrays the caller may write to: each array that shares memory with an
-    argument, with the program (a view, or a read-only constant) or with an earlier result
-    (a value returned twice) is copied."""
-    taken = set(map(id, args))
-    out = []
-    for value in results:
-        if isinstance(value, np.ndarray):
-            if id(value) in taken or value.base is not None or not value.flags.writeable:
-                value = value.copy()
-            taken.add(id(value))
-        out.append(value)
-    return out

@@ -44,12 +44,7 @@ from xdsl.ir import Attribute
 from xdsl.rewriter import Rewriter
 
 from dvm import vm
-from dvm.call_errors import FAILURES, fail
-from dvm.codegen import binder_source
-from dvm.dialects import tensor as t
-from dvm.errors import CallError, CompileError
-from dvm.guards import describe_guard
-from dvm.interpreter import (
+from dvm.arguments import (
     argument_label,
     check_argument,
     check_arguments,
@@ -57,6 +52,11 @@ from dvm.interpreter import (
     numpy_dtype,
     owned,
 )
+from dvm.call_errors import FAILURES, fail
+from dvm.codegen import binder_source
+from dvm.dialects import tensor as t
+from dvm.errors import CallError, CompileError
+from dvm.guards import describe_guard
 from dvm.ir import parse
 from dvm.launches import Call
 from dvm.lowering.tensor_to_tile import DEVICES

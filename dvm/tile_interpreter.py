@@ -22,10 +22,11 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.ir import Block, Operation, SSAValue
 
 from dvm import numerics, vm
+from dvm.arguments import numpy_dtype
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
+from dvm.elementwise import BINARY, UNARY
 from dvm.errors import ExecutionError
-from dvm.interpreter import BINARY, UNARY, numpy_dtype
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name

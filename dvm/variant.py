@@ -23,6 +23,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation
 
 from dvm import vm
+from dvm.arguments import find_entry
 from dvm.codegen import python_function
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor as t
@@ -30,7 +31,6 @@ from dvm.dialects import tile
 from dvm.errors import CallError, ShapeError
 from dvm.guards import describe_guard, guard_check, guard_symbols, stretchable_symbols
 from dvm.host import HostCompiler, Step
-from dvm.interpreter import find_entry
 from dvm.launches import Arena, Call, Env, Kernel
 from dvm.lowering.pipeline import DvmPipelinePass
 from dvm.passes.symbolic import Guard, argument_shapes, function_guards, index_symbol_name

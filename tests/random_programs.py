@@ -1212,7 +1212,7 @@ def argument_types(text: str) -> list[str]:
     """The element type of each argument of the program's only function."""
     from xdsl.dialects.builtin import IndexType
 
-    from dvm.interpreter import find_entry, numpy_dtype
+    from dvm.arguments import find_entry, numpy_dtype
 
     func = find_entry(dvm.parse(text), None)
     names = {np.dtype(v): k for k, v in NUMPY.items()}

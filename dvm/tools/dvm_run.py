@@ -73,7 +73,7 @@ def make_inputs(options: argparse.Namespace, arg_types: Sequence[Any]) -> list[A
     """The call's arguments, from files or random with the given shapes."""
     from xdsl.dialects.builtin import IndexType, TensorType
 
-    from dvm.interpreter import numpy_dtype
+    from dvm.arguments import numpy_dtype
 
     tensors = [t for t in arg_types if isinstance(t, TensorType)]
     indices = iter(options.index)
@@ -178,7 +178,7 @@ def write_trace(path: str, stats: list[tuple[str, Any]]) -> None:
 
 def run(options: argparse.Namespace) -> int:
     import dvm
-    from dvm.interpreter import find_entry
+    from dvm.arguments import find_entry
 
     module = dvm.parse(Path(options.file))
     func = find_entry(module, options.entry)
