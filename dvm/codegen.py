@@ -11,7 +11,6 @@ exact at any size.
 
 from __future__ import annotations
 
-import builtins
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,20 +21,22 @@ from sympy.printing.pycode import PythonCodePrinter
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import Attribute
 
+from dvm.vm.generated import define
+
 
 def python_function(
-    exprs: Sequence[sympy.Expr], names: Sequence[str]
+    exprs: Sequence[sympy.Expr], names: Sequence[str], origin: str = "expressions"
 ) -> Callable[..., tuple[int, ...]]:
     """A plain Python function of the named ints that computes integer
     expressions (generated once from sympy; calling it costs a microsecond).
     Subexpressions the expressions share are computed once (a tile size
-    appears many times in a choice's condition)."""
+    appears many times in a choice's condition). `origin` names it in tracebacks
+    (`vm.generated.define`)."""
     lines, values = python_lines(exprs)
     body = "".join(f"{v}, " for v in values)
     source = f"def f({', '.join(names)}):\n{''.join(lines)}    return ({body})\n"
     namespace: dict[str, Any] = {"math": math}
-    exec(builtins.compile(source, "<dvm expressions>", "exec"), namespace)
-    return namespace["f"]
+    return define(source, "f", namespace, origin)
 
 
 class FloorDiv(sympy.Function):
@@ -110,6 +111,7 @@ def sizes_function(
     names: Sequence[str],
     outputs: Sequence[tuple[Sequence[sympy.Expr], np.dtype[Any]]],
     params: Sequence[str],
+    origin: str = "sizes",
 ) -> Sizes:
     """A kernel's `Sizes`, generated once: the input dims as locals `di_a`, `names`
     (params and other symbols) read from the call, then the output dims."""
@@ -129,8 +131,7 @@ def sizes_function(
     lines.append(f"    return [{outs}], [{', '.join(shapes)}], [{', '.join(params)}]\n")
     namespace: dict[str, Any] = {"math": math}
     namespace |= {f"_dt{j}": dtype for j, (_, dtype) in enumerate(outputs)}
-    exec(builtins.compile("".join(lines), "<dvm sizes>", "exec"), namespace)
-    return namespace["sizes"]
+    return define("".join(lines), "sizes", namespace, origin)
 
 
 def binder_source(

@@ -48,13 +48,14 @@ def guard_symbols(guard: Guard) -> set[sympy.Basic]:
 
 
 def guard_check(
-    guards: Sequence[Guard], failed: Callable[[Guard, int, int], Exception]
+    guards: Sequence[Guard], failed: Callable[[Guard, int, int], Exception], origin: str
 ) -> Callable[[dict[str, int]], None]:
-    """A function that checks `guards` on symbol values, raising `failed(...)`."""
+    """A function that checks `guards` on symbol values, raising `failed(...)`; `origin`
+    names its generated code."""
     if not guards:
         return lambda symbols: None
     names = sorted({str(s) for g in guards for s in guard_symbols(g)})
-    sides = python_function([e for g in guards for e in (g.lhs, g.rhs)], names)
+    sides = python_function([e for g in guards for e in (g.lhs, g.rhs)], names, origin)
 
     def check(symbols: dict[str, int]) -> None:
         values = sides(*(symbols[n] for n in names))

@@ -120,6 +120,8 @@ class HostCompiler:
         """Launch results that never leave a call: each has a place in its arena."""
         self.argument_dims: set[str] = set()
         """The symbols of the arguments' dims (never negative)."""
+        self.function = ""
+        """The host function's name (`@main`), which names its generated code."""
 
     def index(self, value: SSAValue) -> int:
         if value not in self.slot:
@@ -212,7 +214,7 @@ class HostCompiler:
         """A check of the late guards whose symbols are all known now."""
         ready = [g for g in self.late if {str(s) for s in guard_symbols(g)} <= self.known]
         self.late = [g for g in self.late if g not in ready]
-        return guard_check(ready, self.guard_failed)
+        return guard_check(ready, self.guard_failed, f"guards: {self.function}")
 
     # -- values ---------------------------------------------------------------------
 
@@ -291,7 +293,8 @@ class HostCompiler:
         if not shapes:
             return step
         names = sorted({str(s) for _, shape in shapes for d in shape for s in d.free_symbols})
-        dims = python_function([d for _, shape in shapes for d in shape], names)
+        origin = f"launch dims: {op.callee.root_reference.data}"
+        dims = python_function([d for _, shape in shapes for d in shape], names, origin)
 
         def checked(call: Call, env: Env) -> None:
             values = dims(*[call.symbols[n] for n in names])
@@ -383,7 +386,11 @@ class HostCompiler:
     def op_ChoiceOp(self, op: t.ChoiceOp) -> Step:
         conditions = [split_condition(c.data) for c in op.conditions.data]
         names = sorted({str(s) for lhs, _, rhs in conditions for s in (lhs - rhs).free_symbols})
-        sides = python_function([e for lhs, _, rhs in conditions for e in (lhs, rhs)], names)
+        sides = python_function(
+            [e for lhs, _, rhs in conditions for e in (lhs, rhs)],
+            names,
+            f"choice conditions: {self.function}",
+        )
         relations = [relation for _, relation, _ in conditions]
         then_steps, then_yield = self.block(op.then_body.block)
         else_steps, else_yield = self.block(op.else_body.block)

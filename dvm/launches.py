@@ -109,12 +109,13 @@ class Kernel:
         program = vm.check(to_program(program_op))
         if prepare:
             vm.prepare(program, device_spec)
+        origin = f"output sizes: {program.name}"
         return Kernel(
-            name=program_op.sym_name.data,
+            name=program.name,
             program=program,
             specializer=vm.Specializer(program, device_spec),
             device=device_spec,
-            sizes=sizes_function(ranks, [*params, *shape_symbols], outputs, params),
+            sizes=sizes_function(ranks, [*params, *shape_symbols], outputs, params, origin),
             params=params,
             shape_symbols=shape_symbols,
         )

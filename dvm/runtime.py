@@ -26,7 +26,6 @@ variants of a new signature.
 
 from __future__ import annotations
 
-import builtins
 import gc
 import itertools
 import threading
@@ -62,6 +61,7 @@ from dvm.launches import Call
 from dvm.lowering.tensor_to_tile import DEVICES
 from dvm.passes.symbolic import Guard, GuardKind
 from dvm.variant import Variant
+from dvm.vm.generated import define
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE
 
 FREEZE_AFTER_FIRST_COMPILE = True
@@ -207,8 +207,7 @@ class Program:
         source = binder_source(
             self.checks, variant.symbols, variant.guard_names, len(variant.guards)
         )
-        exec(builtins.compile(source, "<dvm binder>", "exec"), namespace)
-        return namespace["bind"]
+        return define(source, "bind", namespace, f"argument binder: @{self.func.sym_name.data}")
 
     def specialize(self, args: Sequence[Any]) -> Specialization:
         """Check the arguments and the guards for a new signature."""

@@ -129,20 +129,24 @@ class Variant:
         known = {*names, *(n for _, n in indices)}
         compiler = HostCompiler(module, kernels, known, late)
         compiler.argument_dims = set(names)
+        compiler.function = function = f"@{func.sym_name.data}"
         # (a guard over values the call made fails with what it made: an ExecutionError)
         compiler.guard_failed = lambda g, a, b: ShapeError(describe_guard(func, symbols, g, a, b))
         arg_slots = [compiler.index(a) for a in func.body.block.args]
         assert arg_slots == list(range(len(arg_slots)))  # the first slots (see `run`)
         steps, results = compiler.block(func.body.block)
         sides = [e for g in guards for e in (g.lhs, g.rhs)]
-        check = python_function(sides, names) if sides else (lambda *_: ())
+        origin = f"guards: {function}"
+        check = python_function(sides, names, origin) if sides else (lambda *_: ())
         others = (None,) * (len(compiler.slot) - len(arg_slots))
         variant = Variant(func, steps, results, others, symbols, guards, check, names)
         variant.indices = indices
         variant.places = compiler.places
         variant.late = bool(indices) or compiler.known != known
         variant.check_indices = guard_check(
-            per_call, lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b))
+            per_call,
+            lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b)),
+            f"index guards: {function}",
         )
         variant.stretchable = stretchable_symbols([*per_call, *late], symbols)
         if blas_launches(func.body.block, kernels) > 1:

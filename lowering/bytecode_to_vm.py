@@ -150,6 +150,7 @@ def to_program(program: bc.ProgramOp) -> Program:
         registers=tuple(register(op) for op in ops if isinstance(op, bc.RegOp)),
         views=tuple(view(op) for op in ops if isinstance(op, bc.ViewOp)),
         code=tuple(instruction(op) for op in ops if isinstance(op, bc.InstructionOp)),
+        name=program.sym_name.data,
     )
 
 
@@ -304,7 +305,7 @@ def decode_module(data: bytes) -> list[tuple[str, Program]]:
         start = pos + 6 + n
         if start + size > len(data):
             raise BytecodeError(start, f"program {name!r} runs past the end of the file")
-        found.append((name, decode(data[start : start + size])))
+        found.append((name, decode(data[start : start + size], name)))
         pos = start + size
     if pos != len(data):
         raise BytecodeError(pos, f"{len(data) - pos} bytes after the last program")

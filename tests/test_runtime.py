@@ -1201,3 +1201,21 @@ def test_host_expressions_divide_exactly(divisor: int) -> None:
                 min(a + 1, max(2, divisor * 16 // max(1, b + 16))),
             )
             assert f(a, b) == want, (a, b)
+
+
+def test_a_traceback_through_host_expressions_shows_their_line() -> None:
+    """Generated host code is registered for tracebacks under what it is: an error
+    raised inside it shows the generated line."""
+    import traceback
+
+    import sympy
+
+    from dvm.codegen import python_function
+
+    x, y = sympy.symbols("x y", integer=True, nonnegative=True)
+    f = python_function([sympy.floor(x / y)], ["x", "y"], "ratio: @main")
+    with pytest.raises(ZeroDivisionError) as e:
+        f(1, 0)
+    shown = "".join(traceback.format_exception(e.value))
+    assert "<dvm ratio: @main #" in shown
+    assert "return (int(((x) // (y))), )" in shown

@@ -26,6 +26,7 @@ What is promised and checked here:
 from __future__ import annotations
 
 import gc
+import linecache
 import re
 from collections.abc import Callable
 from functools import partial
@@ -313,3 +314,28 @@ def test_calls_leave_no_cyclic_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
             assert gc.collect() == 0, f"{rows} rows"
     finally:
         gc.enable()
+
+
+def generated_sources() -> list[str]:
+    """The filenames of the generated code whose source `linecache` holds."""
+    return [name for name in linecache.cache if name.startswith("<dvm ")]
+
+
+def test_a_dropped_program_takes_its_generated_sources_along() -> None:
+    """What a compile generates (guards, output sizes, the argument binder; the VM's
+    slots, fast path and unplanned launch) is named after its function or kernel, and
+    its source, kept for tracebacks, goes when the program is dropped: compiling many
+    programs does not grow `linecache`."""
+    x = np.random.default_rng(6).standard_normal((6, 5), dtype=np.float32)
+    dvm.compile(ROW_STATS)(x)  # (the process's first compile freezes its program)
+    gc.collect()
+    before = set(generated_sources())
+    for _ in range(3):
+        program = dvm.compile(ROW_STATS)
+        for _ in range(2):  # the second call plans the launch and binds it
+            program(x)
+        made = {name.rsplit(" #", 1)[0] for name in set(generated_sources()) - before}
+        assert {"<dvm argument binder: @f", "<dvm slots: f_k0"} <= made, made
+        del program
+        gc.collect()  # (generated functions and their namespaces hold each other)
+        assert set(generated_sources()) <= before

@@ -3,6 +3,7 @@
 Stages, as in WebAssembly, each module importing only from the stages before it:
 
     isa, program        the instruction set and the program model (plain data)
+    generated           compiling generated Python so that tracebacks show its lines
     binary, text        decode: bytes (or assembler text) -> Program, structure only
     validate, loader    validate once: indices, types, loop structure (`load`, `check`)
     static              what every shape of a validated program shares

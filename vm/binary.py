@@ -242,8 +242,9 @@ class _Reader:
         return r
 
 
-def decode(data: bytes) -> Program:
-    """Parse a binary into a Program, checking its structure (not its meaning)."""
+def decode(data: bytes, name: str = "") -> Program:
+    """Parse a binary into a Program named `name`, checking its structure (not its
+    meaning)."""
     data = bytes(data)
     r = _Reader(data)
     magic, version, n_args, n_params, n_slots, n_regs, n_views, grid_rank, reserved, code_len = (
@@ -268,7 +269,7 @@ def decode(data: bytes) -> Program:
         raise BytecodeError(code_start + code_len, "trailing bytes")
     code_offsets, code = _read_code(_Reader(data, code_start, code_start + code_len))
     offsets = Offsets(slot_offsets, grid_at, reg_offsets, view_offsets, code_offsets, len(data))
-    return Program(args, n_params, slots, grid, regs, views, code, offsets)
+    return Program(args, n_params, slots, grid, regs, views, code, offsets, name)
 
 
 def _read_many(

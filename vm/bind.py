@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dvm.vm.generated import define
 from dvm.vm.isa import (
     ACCUMULATE,
     KEEPDIMS,
@@ -150,9 +151,7 @@ def _template(kinds: tuple[bool, ...], out: str, rest: bool) -> Any:
             "    return f",
         ]
     )
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<dvm call template>", "exec"), namespace)
-    return namespace["make"]
+    return define(source, "make", {}, "call template")
 
 
 def _whole(a: np.ndarray) -> np.ndarray:
@@ -195,9 +194,7 @@ def _slicer_template(tiled: tuple[tuple[int, int], ...]) -> Any:
         body.append(f"        i{j} = idx[{c}] * t{j}")
         keys[d] = f"i{j}:i{j} + t{j}"
     lines += ["    def cut(v):", *body, f"        return v[{', '.join(keys)}]", "    return cut"]
-    namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), "<dvm slicer>", "exec"), namespace)
-    return namespace["make"]
+    return define("\n".join(lines), "make", {}, "slicer")
 
 
 def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:

@@ -42,6 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dvm.vm.generated import define, program_origin
 from dvm.vm.isa import Cat, ExprOp
 from dvm.vm.plan import ViewPlan
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View
@@ -97,8 +98,7 @@ def compile_fast(
     namespace["_overlaps_itself"] = overlaps_itself
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
     source = fast_source(p, local_bytes, alignment, cores, reads_cores)
-    exec(compile(source, "<dvm fast path>", "exec"), namespace)
-    return namespace["fast"]  # type: ignore[no-any-return]
+    return define(source, "fast", namespace, program_origin("fast path", p.name))
 
 
 class _Slots:

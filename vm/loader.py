@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dvm.vm.binary import decode
+from dvm.vm.generated import program_origin
 from dvm.vm.program import Program
 from dvm.vm.slots import SlotFn, compile_slots
 from dvm.vm.validate import LoopInfo, validate
@@ -30,5 +31,7 @@ def validated(program: Program) -> tuple[LoopInfo, SlotFn]:
     time (remembered in the program)."""
     got = program.cache.get("validated")
     if got is None:
-        got = program.cache["validated"] = (validate(program), compile_slots(program.slots))
+        loops = validate(program)  # first: the slots are compiled only once valid
+        slot_fn = compile_slots(program.slots, program_origin("slots", program.name))
+        got = program.cache["validated"] = (loops, slot_fn)
     return got

@@ -258,6 +258,9 @@ class Program:
     code: tuple[Instr, ...]
     offsets: Offsets | None = field(default=None, compare=False, repr=False)
     """Byte offsets of each table entry and instruction, when decoded from bytes."""
+    name: str = field(default="", compare=False)
+    """What the compiler called it (the kernel's name; a binary holds none): it names
+    the program's generated code."""
     cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """What the VM derives from the program once, filled on first use: its validation
     (`loader.validated`), its Static facts (`static.static_info`), its specializations

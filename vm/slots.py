@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from dvm.vm.generated import define
 from dvm.vm.isa import ExprOp
 from dvm.vm.program import Slot
 
@@ -231,11 +232,11 @@ def slot_lines(
     return lines, [ranges[f"s{i}"] for i in range(len(slots))]
 
 
-def compile_slots(slots: Sequence[Slot]) -> SlotFn:
-    """Compile the slot table of a validated program into one fast function."""
+def compile_slots(slots: Sequence[Slot], origin: str = "slots") -> SlotFn:
+    """Compile the slot table of a validated program into one fast function (`origin`
+    names it in tracebacks: `generated.define`)."""
     namespace: dict[str, object] = {"__builtins__": {}}
-    exec(compile(slots_source(slots), "<dvm slots>", "exec"), namespace)
-    return namespace["slots"]  # type: ignore[return-value]
+    return define(slots_source(slots), "slots", namespace, origin)
 
 
 def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:

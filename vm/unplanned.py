@@ -32,6 +32,7 @@ import numpy as np
 
 from dvm.vm.binary import layout
 from dvm.vm.errors import BytecodeError
+from dvm.vm.generated import define, program_origin
 from dvm.vm.isa import (
     ACCUMULATE,
     KEEPDIMS,
@@ -117,8 +118,7 @@ def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None
         f"    return e, {' * '.join(extents) or '1'} * ({' + '.join(per_tile)})",
     ]
     namespace: dict[str, Any] = {"__builtins__": {}, "_max": max}
-    exec(compile("\n".join(lines) + "\n", "<dvm bound>", "exec"), namespace)
-    return namespace["bound"]
+    return define("\n".join(lines) + "\n", "bound", namespace, program_origin("work bound", p.name))
 
 
 def passes(p: Program, k: int) -> str:
@@ -188,8 +188,8 @@ class Launcher:
         }
 
     def compile(self) -> LaunchFn:
-        exec(compile(self.source(), "<dvm unplanned launch>", "exec"), self.names)
-        return self.names["launch"]
+        origin = program_origin("unplanned launch", self.p.name)
+        return define(self.source(), "launch", self.names, origin)
 
     def source(self) -> str:
         p = self.p

@@ -44,8 +44,8 @@ Path = tuple[Any, ...]
 
 
 def leaves(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
-    """Every field of a program, nested: tables, their entries and the entries' fields
-    (an opcode's row counts as one field)."""
+    """Every field of a program that its binary holds, nested: tables, their entries and
+    the entries' fields (an opcode's row counts as one field)."""
     if isinstance(obj, tuple):
         yield path, obj
         for i, x in enumerate(obj):
@@ -53,7 +53,7 @@ def leaves(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, OpDef | type):
         yield path, obj
         for f in dataclasses.fields(obj):
-            if f.name not in ("offsets", "cache"):
+            if f.name not in ("offsets", "name", "cache"):
                 yield from leaves(getattr(obj, f.name), (*path, f.name))
     else:
         yield path, obj

@@ -1,0 +1,65 @@
+"""Generated code: its lines show in tracebacks, and its source goes with it."""
+
+from __future__ import annotations
+
+import gc
+import linecache
+import traceback
+
+import pytest
+import vm_programs as P
+
+import dvm.vm as vm
+from dvm.vm.generated import define
+from dvm.vm.static import static_info
+from dvm.vm.unplanned import generated
+
+RATIO = "def ratio(x):\n    return 1 // x\n"
+
+
+def test_a_traceback_shows_the_generated_line() -> None:
+    ratio = define(RATIO, "ratio", {}, "ratio: example")
+    with pytest.raises(ZeroDivisionError) as e:
+        ratio(0)
+    shown = "".join(traceback.format_exception(e.value))
+    assert "<dvm ratio: example #" in shown
+    assert "return 1 // x" in shown
+
+
+def test_the_source_lives_as_long_as_the_function() -> None:
+    ratio = define(RATIO, "ratio", {}, "ratio: example")
+    filename = ratio.__code__.co_filename
+    assert linecache.getline(filename, 2) == "    return 1 // x\n"
+    assert define(RATIO, "ratio", {}, "ratio: example").__code__.co_filename != filename
+    del ratio
+    gc.collect()  # (a generated function and its namespace hold each other)
+    assert filename not in linecache.cache
+
+
+def test_the_filenames_of_functions_gone_are_used_again() -> None:
+    """Python keeps each filename it compiled code under: a stream of generated
+    functions, each dropped before the next, uses a few of them, not one each."""
+    gc.collect()
+    filenames = set()
+    for _ in range(50):
+        ratio = define(RATIO, "ratio", {}, "ratio: example")
+        filenames.add(ratio.__code__.co_filename)
+        del ratio
+        gc.collect()
+    assert len(filenames) <= 2
+
+
+def test_generated_code_is_named_after_its_program() -> None:
+    """A program decoded with a name names each function the VM generates for it."""
+    program = vm.decode(vm.encode(vm.assemble(P.layernorm(False))), "layernorm")
+    vm.prepare(program, vm.DeviceSpec.host())
+    static = static_info(program)
+    made = generated(program)
+    functions = [static.slot_fn, *static.fast_paths.values(), made.launch, made.bound]
+    origins = [f.__code__.co_filename.rsplit(" #", 1)[0] for f in functions]
+    assert origins == [
+        "<dvm slots: layernorm",
+        "<dvm fast path: layernorm",
+        "<dvm unplanned launch: layernorm",
+        "<dvm work bound: layernorm",
+    ]
