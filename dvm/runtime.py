@@ -71,8 +71,10 @@ _frozen: list[bool] = []
 
 
 @dataclass
-class Specialization:
-    """What a shape (and dtype) signature resolved to: a variant and its symbols."""
+class BoundVariant:
+    """What a call signature (argument types, shapes, dtypes) resolved to: the variant
+    to run and the values of its symbols. (The VM's `vm.Specialization` is a kernel's
+    bytecode bound to launch shapes.)"""
 
     variant: Variant
     symbols: dict[str, int]
@@ -87,7 +89,7 @@ class Program:
     device: str
     cache_size: int = 256
     variants: dict[frozenset[tuple[int, int]], Variant] = field(default_factory=dict)
-    cache: OrderedDict[tuple[Any, ...], Specialization] = field(default_factory=OrderedDict)
+    cache: OrderedDict[tuple[Any, ...], BoundVariant] = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -118,9 +120,9 @@ class Program:
         )
 
     def __call__(self, *args: Any) -> Any:
-        args, spec = self.specialized(args)
-        variant = spec.variant
-        call = Call(variant.call_symbols(spec.symbols, args))
+        args, bound = self.specialized(args)
+        variant = bound.variant
+        call = Call(variant.call_symbols(bound.symbols, args))
         try:
             outputs = variant.run_in(args, call)
         except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
@@ -132,9 +134,9 @@ class Program:
     ) -> tuple[Any, list[tuple[str, vm.LaunchStats]]]:
         """Call the program and collect the VM's statistics of every launch
         (with `trace`, each launch's per-core timeline too)."""
-        args, spec = self.specialized(args)
-        variant = spec.variant
-        call = Call(variant.call_symbols(spec.symbols, args), [], trace)
+        args, bound = self.specialized(args)
+        variant = bound.variant
+        call = Call(variant.call_symbols(bound.symbols, args), [], trace)
         try:
             outputs = self.finish(args, variant.run_in(args, call))
         except FAILURES as e:
@@ -150,25 +152,25 @@ class Program:
         outputs = owned(outputs, args)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def specialized(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], Specialization]:
-        """The arguments as the kernels take them, and the cached specialization of their
+    def specialized(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], BoundVariant]:
+        """The arguments as the kernels take them, and the cached bound variant of their
         signature, or a new one."""
         key = self.signature(args)
-        spec = self.cached(key)
-        if spec is None:
+        bound = self.cached(key)
+        if bound is None:
             converted = self.arrays(args)
             if converted is not args:  # numpy scalars given for tensors: their 0-d arrays'
                 args, key = converted, self.signature(converted)
-                spec = self.cached(key)
-            if spec is None:
-                spec = self.specialize(args)
+                bound = self.cached(key)
+            if bound is None:
+                bound = self.specialize(args)
                 with self.lock:
-                    self.cache[key] = spec
+                    self.cache[key] = bound
                     if len(self.cache) > self.cache_size:
                         self.cache.popitem(last=False)
         if self.scalars:
             args = self.scalar_values(args)
-        return args, spec
+        return args, bound
 
     def scalar_values(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The arguments with each scalar one as its run-time value (a Python int for an
@@ -180,16 +182,16 @@ class Program:
             values[i] = check_argument(where, args[i], type_)
         return tuple(values)
 
-    def cached(self, key: tuple[Any, ...]) -> Specialization | None:
-        """The cached specialization of a signature, if any (now the most recent)."""
+    def cached(self, key: tuple[Any, ...]) -> BoundVariant | None:
+        """The cached bound variant of a signature, if any (now the most recent)."""
         with self.lock:
             try:
-                spec = self.cache.get(key)
+                bound = self.cache.get(key)
             except TypeError:  # an unhashable `shape`: no array, which the checks will say
                 return None
-            if spec is not None:
+            if bound is not None:
                 self.cache.move_to_end(key)
-        return spec
+        return bound
 
     def check(self, args: Sequence[Any]) -> tuple[Any, ...]:
         """The arguments as run-time values, or a CallError naming what is wrong (the full
@@ -209,12 +211,12 @@ class Program:
         )
         return define(source, "bind", namespace, f"argument binder: @{self.func.sym_name.data}")
 
-    def specialize(self, args: Sequence[Any]) -> Specialization:
+    def specialize(self, args: Sequence[Any]) -> BoundVariant:
         """Check the arguments and the guards for a new signature."""
         symbols = self.fast_bind(args)
         generic = self.variants[frozenset()]
         if symbols is not None and not generic.units_to_stretch(symbols):
-            return Specialization(generic, symbols)
+            return BoundVariant(generic, symbols)
         values = self.check(args)
         ones: frozenset[tuple[int, int]] = frozenset()
         while True:
@@ -226,7 +228,7 @@ class Program:
             elif not variant.units_to_stretch(symbols) <= ones:
                 ones |= variant.units_to_stretch(symbols)
             else:
-                return Specialization(variant, symbols)
+                return BoundVariant(variant, symbols)
 
     def respecialize(
         self,
@@ -341,7 +343,7 @@ def compile(
     """Compile `.mlir` text, a path or a module once; returns a callable.
 
     `device` is a preset name (`host`, the default, or `ascend910b`).
-    `cache_size` bounds the specializations kept (least recently used go).
+    `cache_size` bounds the signatures kept (least recently used go).
     The process's first compile ends with a collection and `gc.freeze()`
     (`freeze_once`; `FREEZE_AFTER_FIRST_COMPILE` turns it off).
     """

@@ -65,7 +65,7 @@ class Variant:
     """Arenas free for its calls (as many as ever ran at once)."""
     late: bool = False
     """Whether a call binds symbols (index arguments, values made on the way),
-    so that it needs its own copy of the specialization's symbols."""
+    so that it needs its own copy of the signature's symbols (`runtime.BoundVariant`)."""
     runs: Callable[[Sequence[Any], Call], list[Any]] = field(init=False, repr=False)
     """How a call runs the steps: `run`, or `run` with BLAS held at one thread from
     start to end when it may make several launches that call BLAS (each would

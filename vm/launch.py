@@ -215,7 +215,7 @@ def _specialization(
         key = (tuple([a.shape for a in args]), tuple(params), device)
     except AttributeError:
         raise LaunchError("arguments must be numpy arrays") from None
-    seen = program.cache.setdefault("by_launch", {})
+    seen: dict[Any, Specialization] = program.cache.by_launch
     spec = seen.get(key)
     if spec is None:
         spec = seen[key] = specialize(program, key[0], params, device)

@@ -29,9 +29,9 @@ def check(program: Program) -> Program:
 def validated(program: Program) -> tuple[LoopInfo, SlotFn]:
     """The program's loop structure and compiled slot function, validating it the first
     time (remembered in the program)."""
-    got = program.cache.get("validated")
+    got = program.cache.validated
     if got is None:
         loops = validate(program)  # first: the slots are compiled only once valid
         slot_fn = compile_slots(program.slots, program_origin("slots", program.name))
-        got = program.cache["validated"] = (loops, slot_fn)
+        got = program.cache.validated = (loops, slot_fn)
     return got

@@ -245,6 +245,25 @@ def _coerce(kind: Kind, v: Operand) -> Operand:
     return v
 
 
+@dataclass(eq=False)
+class ProgramCache:
+    """What the VM derives from a program once and keeps with it, each field filled on
+    first use by one module. (The fields' types come from later stages, which this
+    module may not import; each module's accessor is typed.)"""
+
+    validated: Any = None
+    """(`validate.LoopInfo`, `slots.SlotFn`): its loop structure and compiled slot table,
+    made once it is found valid (`loader.validated`)."""
+    static: Any = None
+    """Its `static.Static` facts, which every specialization shares (`static.static_info`)."""
+    specializations: dict[Any, Any] = field(default_factory=dict)
+    """(shapes and params, device, step bound) -> `plan.Specialization`: the cache of
+    `specialize.specialize` (at most `specialize.MAX_CACHED`)."""
+    by_launch: dict[Any, Any] = field(default_factory=dict)
+    """(shapes, params, device) -> `plan.Specialization`: what `launch.launch` looks up
+    first, emptied whenever `specializations` drops one."""
+
+
 @dataclass(frozen=True)
 class Program:
     """A decoded (not necessarily validated) bytecode program."""
@@ -261,10 +280,9 @@ class Program:
     name: str = field(default="", compare=False)
     """What the compiler called it (the kernel's name; a binary holds none): it names
     the program's generated code."""
-    cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
-    """What the VM derives from the program once, filled on first use: its validation
-    (`loader.validated`), its Static facts (`static.static_info`), its specializations
-    (`specialize.specialize`, `launch.launch`)."""
+    cache: ProgramCache = field(default_factory=ProgramCache, init=False, compare=False, repr=False)
+    """What the VM derives from the program once (a program made by
+    `dataclasses.replace` starts with an empty one)."""
 
 
 @dataclass(frozen=True)

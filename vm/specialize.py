@@ -60,13 +60,13 @@ def specialize(
     is raised here."""
     device = device or DeviceSpec.host()
     key = (tuple(map(tuple, shapes)), tuple(params))
-    cache: dict[Any, Specialization] = program.cache.setdefault("specializations", {})
+    cache: dict[Any, Specialization] = program.cache.specializations
     spec = cache.get((key, device, max_steps))
     if spec is None:
-        spec = Specializer(program, device, max_steps)(*key, for_first_launch=lazy)
+        spec = Specializer(program, device, max_steps)(*key, lazy=lazy)
         if len(cache) >= MAX_CACHED:
             del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
-            program.cache.pop("by_launch", None)
+            program.cache.by_launch.clear()
         cache[(key, device, max_steps)] = spec
     if not lazy:
         spec.plan  # noqa: B018 (planning raises what is wrong with the shapes)
@@ -104,13 +104,13 @@ class Specializer:
         self,
         shapes: Sequence[Sequence[int]],
         params: Sequence[int] = (),
-        for_first_launch: bool = True,
+        lazy: bool = True,
     ) -> Specialization:
         """The program bound to these argument shapes and params (a BytecodeError or
-        ValueError says what does not fit). Unless `for_first_launch` (which may run
-        unplanned, on one core), the slots are evaluated for the device's cores at once,
-        for a caller that plans now."""
-        cores = None if for_first_launch else self.device.cores_for(self.static.has_mma)
+        ValueError says what does not fit). Unless `lazy` (planned when a launch first
+        needs it: a first launch may run unplanned, on one core), the slots are evaluated
+        for the device's cores at once, for a caller that plans now."""
+        cores = None if lazy else self.device.cores_for(self.static.has_mma)
         return self.bind(shapes, params, cores)
 
     def again(

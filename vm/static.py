@@ -64,15 +64,15 @@ class Static:
     binders: dict[frozenset[int], list[Any]] = field(default_factory=dict)
     """Per set of alias registers: each instruction's binder (`planned.binders_for`)."""
     unplanned: list[Any] = field(default_factory=list)
-    """The unplanned executor's generated functions, once made (`unplanned.decoded`)."""
+    """The unplanned executor's generated functions, once made (`unplanned.generated`)."""
 
 
 def static_info(program: Program) -> Static:
     """The program's Static facts (validating it first), made once."""
-    got = program.cache.get("static")
+    got = program.cache.static
     if got is None:
         loops, slot_fn = validated(program)
-        got = program.cache["static"] = _static(program, loops, slot_fn)
+        got = program.cache.static = _static(program, loops, slot_fn)
     return got
 
 

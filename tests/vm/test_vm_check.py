@@ -68,7 +68,7 @@ def replaced(obj: Any, path: Path, value: Any) -> Any:
         return (*obj[:head], replaced(obj[head], rest, value), *obj[head + 1 :])
     new = replaced(getattr(obj, head), rest, value)
     if isinstance(obj, vm.Program):
-        return dataclasses.replace(obj, offsets=None, cache={}, **{head: new})
+        return dataclasses.replace(obj, offsets=None, **{head: new})
     return dataclasses.replace(obj, **{head: new})
 
 
@@ -140,7 +140,18 @@ def test_check_agrees_with_load_of_the_binary_on_mutated_programs() -> None:
 def scale(**fields: Any) -> vm.Program:
     """A small valid program (one load, a multiply by a slot, a store) with fields replaced."""
     program = vm.assemble(P.single_op("mul", "f32", "f32", "rs", "s0"))
-    return dataclasses.replace(program, offsets=None, cache={}, **fields)
+    return dataclasses.replace(program, offsets=None, **fields)
+
+
+def test_a_program_replaced_from_a_checked_one_is_checked_again() -> None:
+    """What the VM derived from a program (that it is valid, its facts) stays with it:
+    a program made from it by `dataclasses.replace` starts with nothing derived."""
+    program = vm.check(scale())
+    assert program.cache.validated is not None
+    bad = dataclasses.replace(program, n_params=-1)
+    assert bad.cache.validated is None
+    with pytest.raises(vm.BytecodeError, match="bad param count"):
+        vm.check(bad)
 
 
 @pytest.mark.parametrize("n_params", [-1, 65536, 2**70, 1.0, True])

@@ -127,7 +127,7 @@ def test_a_specializer_binds_like_specialize_without_caching() -> None:
     assert all(type(n) is int for s in spec.shapes for n in s)
     assert (spec.registers, spec.views) == (cached.registers, cached.views)
     assert spec.plan.bodies == cached.plan.bodies
-    assert "specializations" not in prog.cache or len(prog.cache["specializations"]) == 1
+    assert len(prog.cache.specializations) == 1
 
 
 @pytest.mark.parametrize(
@@ -200,7 +200,7 @@ def test_concurrent_launches_meet_the_retiling_safely() -> None:
     want = np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
     for _ in range(5):
         spec = vm.specialize(prog, [x.shape, x.shape], device=four, lazy=True)
-        prog.cache.clear()  # a new specialization each round
+        prog.cache.specializations.clear()  # a new specialization each round
 
         def run(_: int, spec: vm.Specialization = spec) -> np.ndarray:
             y = np.empty_like(x)
