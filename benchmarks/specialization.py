@@ -16,11 +16,10 @@ costs more CPU than wall time, so first minus repeat can read low, even
 below zero, for shapes big enough to share, unless the first call shares
 too, as a matmul's does), and in units of one bare numpy call
 (`np.add(x, y, out=o)` on distinct one-element arrays after a second of
-warm-up, as `shared/baselines/bench_limits.py` times it, in the same run): on a shared
-machine the times swing with the load, the units much less. "idle"
-multiplies the units by 0.5 us, a bare numpy call on this machine when
-idle (/work/shared/baselines/summary.md: 0.4-0.65 us). "faults" is the
-median of the stream's first calls' page faults (2.5-5 us each here).
+warm-up, in the same run): on a shared machine the times swing with the load,
+the units much less. "idle" multiplies the units by IDLE_NUMPY_CALL_US, a bare
+numpy call on an idle machine. "faults" is the median of the stream's first
+calls' page faults.
 
 Programs with intermediates (launch results only later launches read) are
 also compiled a second time without keeping their memory for new shapes
@@ -69,6 +68,8 @@ specializer = importlib.import_module("dvm.vm.specialize")  # (dvm.vm.specialize
 
 EXAMPLES = DEFAULT_EXAMPLES
 IDLE_NUMPY_CALL_US = 0.5
+"""A bare numpy call on the benchmark machine when idle, in microseconds (a calibration:
+another machine needs its own)."""
 
 
 def shape_stream(name: str, n: int, rng: np.random.Generator) -> list[dict[str, int]]:
@@ -211,7 +212,8 @@ def bench_kept_memory(files: list[str], shapes: int, repeat: int) -> None:
     processes of its own taking turns (KEPT_MEMORY_ROUNDS each; which goes first
     alternates), on the same new shapes: per new shape, the first call minus the best
     repeat, and the first call's page faults. Two programs in one process share one
-    heap, so what one keeps alive changes the other's faults (docs/performance.md §19)."""
+    heap, so what one keeps alive changes the other's faults (docs/performance.md,
+    "Measuring")."""
     print(
         f"Intermediates in kept memory, per new shape ({shapes} shapes' median; medians of"
         f" {KEPT_MEMORY_ROUNDS} processes each way, taking turns)"

@@ -37,12 +37,11 @@ The machine may be shared: ratios within one run are what count; re-run
 when a row looks noisy.
 
 After each multithreaded call, OpenBLAS's worker threads spin for about
-2^28 cycles (~0.1 s here) before they sleep. Alternating with numpy's `@`,
-the spinning worker then takes the CPU that the VM's second core needs
-(the VM's 1024^3 matmul ran in 33-38 ms right after numpy's call, 20-24 ms
-after a 0.3 s pause). So that each side runs as it would alone, the
-benchmark sets OPENBLAS_THREAD_TIMEOUT=4 (workers sleep right away; the
-next numpy call wakes them, microseconds) unless the environment already
+2^28 cycles before they sleep. Alternating with numpy's `@`, the spinning
+worker then takes the CPU that the VM's second core needs, and the VM's
+next call runs slower than after a pause. So that each side runs as it
+would alone, the benchmark sets OPENBLAS_THREAD_TIMEOUT=4 (workers sleep
+right away; the next numpy call wakes them) unless the environment already
 sets it; `OPENBLAS_THREAD_TIMEOUT=28` restores OpenBLAS's default.
 """
 
@@ -123,8 +122,8 @@ ROW_WISE = {"layernorm.mlir", "softmax.mlir", "gelu.mlir"}
 """Programs whose output rows (axis 0 of the first argument) depend only on the same rows."""
 
 BLOCK_BYTES = 512 * 1024
-"""The threaded composite's block: the best of the 0.5-16 MiB blocks tried here (a
-per-core L2; 8 MiB blocks ran LayerNorm 8192x1024 in 26-31 ms against 18-21 ms)."""
+"""The threaded composite's block: a per-core L2, so that each op of the composite reads
+its block from cache, not from main memory."""
 
 
 def threaded_reference(

@@ -34,4 +34,5 @@ class ShapeError(ExecutionError):
 
 
 class CompileError(DvmError):
-    """The program cannot be compiled for this machine (names what and where)."""
+    """The program cannot be compiled: an op `dvm.compile` does not run, an unknown
+    device (the message names what and where)."""

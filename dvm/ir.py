@@ -253,7 +253,8 @@ class LocatingParser(LiteralParser):
 
     def _parse_dense_literal_type(self) -> Any:
         """xDSL's check of a `dense<...>` literal's type, with its constraint built once
-        (xDSL builds it from the generic type at every literal: ~1.7 ms each here), and
+        (xDSL builds it from the generic type at every literal, which costs more than
+        parsing the literal), and
         its errors at the type (not at the token after it)."""
         start = self.pos
         type = self.expect(self.parse_optional_type, "Dense attribute must be typed!")

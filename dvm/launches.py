@@ -209,9 +209,8 @@ class Arena:
     back as it ends; calls at the same time take different ones. Within the call, each
     run of a launch (a loop's passes) may write its buffer again: the last run's
     result is dead by then. So a new shape writes its intermediates into pages
-    already mapped, where the allocator would map fresh ones for each new size (a
-    page fault costs 2.6-5 us on this host; the first calls at a new BERT shape met
-    about 250, about 40 with an arena)."""
+    already mapped, where the allocator would map fresh ones for each new size (the
+    first touch of a fresh page faults, which costs more than writing the page)."""
 
     __slots__ = ("buffers", "views")
 

@@ -358,13 +358,13 @@ def compile(
 
 def freeze_once() -> None:
     """After the process's first compile: collect the garbage, then freeze what is alive
-    (`gc.freeze`), above all the libraries the compile loaded (sympy, xDSL: some 125,000
-    objects that live as long as the process). The full collections that a stream of
-    new shapes triggers now and then (its caches' objects grow the old generation) then
-    traverse only what came later: LayerNorm's took 7-15 ms instead of 125-155 ms. What
-    is frozen is never collected: a program compiled first and dropped stays (about
-    3,500 objects), and so do the caller's objects alive then that later become
-    unreachable cycles."""
+    (`gc.freeze`), above all the libraries the compile loaded (sympy, xDSL: far more
+    objects than a program makes, and they live as long as the process). The full
+    collections that a stream of new shapes triggers now and then (its caches' objects
+    grow the old generation) then traverse only what came later, a small part of what
+    is alive. What is frozen is never collected: a program compiled first and dropped
+    stays, and so do the caller's objects alive then that later become unreachable
+    cycles."""
     if FREEZE_AFTER_FIRST_COMPILE and not _frozen:
         _frozen.append(True)
         gc.collect()

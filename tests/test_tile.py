@@ -55,7 +55,7 @@ from dvm.passes.symbolic import CORES, conditions_hold, symbol
 from dvm.vm.device import DeviceSpec
 
 PRESETS = tuple(DEVICES)
-"""Device presets: "host" (this machine) and "ascend910b"."""
+"""Device presets: "host" (the machine running the VM) and "ascend910b"."""
 
 
 def pipeline(device: str) -> str:

@@ -298,7 +298,7 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
         init = reduce_identity(kind, wide)
         return call(core, reduce_widened, uf, src, axis, keep, init, dst, acc)
     if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
-        # sum over the last axis = src @ ones: BLAS gemv is ~2.5x faster than add.reduce
+        # sum over the last axis = src @ ones: BLAS gemv runs faster than add.reduce
         return call(core, np.matmul, src, ones_vector(src_shape[-1], keep, dst.dtype), out=dst)
     middle = matmul_sum_axis(kind, axes, src_shape, dst.dtype)
     if middle is not None and _contiguous(src) and _contiguous(dst):
@@ -318,9 +318,9 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     the store after it only reads is written straight into the stored tile. A float
     narrower than f32 is multiplied in f32 (`mma_widened`).
 
-    (A cblas gemm with beta = 1 through ctypes would save the add pass, but on this host
-    its per-call overhead, ~30 us with pointer and argument conversions, costs more than
-    the pass at the tile sizes local memory allows: measured slower at 64-160.)"""
+    (A cblas gemm with beta = 1 through ctypes would save the add pass, but its per-call
+    overhead, the pointer and argument conversions, costs more than the pass at the
+    tile sizes local memory allows.)"""
     flags = node.ins.operands[3]
     a, b, dst = _src(node, core, 1), _src(node, core, 2), _dst(node, core)
     ta, tb = bool(flags & TRANSPOSE_A), bool(flags & TRANSPOSE_B)

@@ -1,11 +1,11 @@
-"""Holding numpy's OpenBLAS at one thread while a launch runs, for ~1 us.
+"""Holding numpy's OpenBLAS at one thread while a launch runs, with two C calls.
 
 The VM's cores are the parallelism: a gemm or gemv inside a tile must run on
 the thread that calls it. With OpenBLAS at its default of one thread per CPU,
 a small gemm wakes the other BLAS threads, and when the other CPU is busy (a
-VM core, or another process) it can take 50x longer than on one thread.
-threadpoolctl can hold it at one thread, but its context costs ~20 us per
-launch; the OpenBLAS that numpy links (found through threadpoolctl once)
+VM core, or another process) it can take many times longer than on one
+thread. threadpoolctl can hold it at one thread, but its context costs more
+than a small launch; the OpenBLAS that numpy links (found through threadpoolctl once)
 exports `openblas_get_num_threads`/`openblas_set_num_threads`, two C calls.
 When that library or those symbols are not there (another BLAS, a numpy
 without OpenBLAS), `one_thread` returns None and the VM uses threadpoolctl.

@@ -10,10 +10,9 @@ _CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
 
 HOST_LOCAL_IN_L2 = 4
 """The host's local memory per core, in per-core L2 caches. Tiles that only fill L2
-spread numpy's fixed cost per call (a microsecond or two, and a GIL hand-off per call
-when two cores run) over too few elements: on a 2-core host with 512 KiB of L2, a
-LayerNorm 8192x1024 ran in 29-38 ms with local memory = L2 and in 20-22 ms with 4x,
-no faster with 8x or 16x, and no example ran slower (benchmarks/vm_kernels.py)."""
+spread numpy's fixed cost per call (and a GIL hand-off per call when two cores run)
+over too few elements; at four times L2 that cost is spread thin, and larger tiles
+gain no more (`benchmarks/vm_kernels.py` times it)."""
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from dvm.vm.program import Index, Instr
 class _QuietNumpy:
     """Ignore numpy float errors (never raise) on this thread while a launch runs.
 
-    `np.errstate(all="ignore")` costs ~2 us per use because it rebuilds
-    numpy's error-state object each time; we build it once and only swap
+    `np.errstate(all="ignore")` rebuilds numpy's error-state object at every use,
+    which costs more than a small tile's ufunc call; we build it once and only swap
     numpy's context variable. Those are numpy-private names, so if they are
     missing we fall back to np.errstate.
     """
@@ -77,8 +77,8 @@ ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.mini
 
 def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     """A SCALAR operand as a read-only 0-d array of the register's dtype (unsafe cast, no
-    warnings): a ufunc takes a 0-d array ~0.3 us faster than a numpy scalar, which it
-    converts to one on every call, and promotes both alike. Memoized (NaN, which equals
+    warnings): a ufunc takes a 0-d array faster than a numpy scalar, which it converts
+    to one on every call, and promotes both alike. Memoized (NaN, which equals
     nothing, is simply converted each time)."""
     key = (value, dtype)
     got = _SCALARS.get(key)
@@ -172,8 +172,8 @@ _ONES: dict[np.dtype, np.ndarray] = {}
 
 def matmul_sum_axis(kind: ReduceKind, axes: int, shape: Shape, dtype: np.dtype) -> int | None:
     """The axis of a float sum over exactly one axis before the last, which a batched
-    `ones(1, n) @ x.reshape(pre, n, post)` computes 2-3.5x faster than `add.reduce`
-    (measured on mmoe's and softmax's tiles); None for other reductions."""
+    `ones(1, n) @ x.reshape(pre, n, post)` computes faster than `add.reduce` (one BLAS
+    call does the whole batch); None for other reductions."""
     float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
     if kind is not ReduceKind.SUM or not float_ok or not axes or axes & (axes - 1):
         return None  # not a float sum over exactly one axis

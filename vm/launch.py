@@ -188,10 +188,10 @@ def _unplanned_launch(
     """A first launch without planning or binding (see `unplanned.py`), on the
     calling thread. Its Python work holds the GIL, so cores stepping through vector
     tiles side by side wait for each other; and a worker thread that slept since the
-    last call wakes late (on this host a round trip to it took 22 us back to back, 50
-    us after 1 ms idle, 170 us after 10 ms), which a first call meets after whatever
-    came before it. Sharing an mma's grid, whose tiles run in BLAS without the GIL,
-    was measured too and lost on streams of new shapes (see docs/performance.md)."""
+    last call wakes late (the longer it slept, the later), which a first call meets
+    after whatever came before it. Sharing even an mma's grid, whose tiles run in BLAS
+    without the GIL, costs more on streams of new shapes than it saves (see
+    docs/performance.md)."""
     _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, memory.unplanned, alias)
 
 

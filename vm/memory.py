@@ -72,8 +72,8 @@ class DeviceMemory:
     def touch(self, nbytes: int) -> None:
         """Map the pages of each core's first `nbytes` now, as a device's memory exists
         before its first kernel: the buffers are zeroed lazily, so a launch that reached
-        a page first would pay its fault (2.6-5 us per 4 KiB page on this host: a
-        first call at a larger shape than any before took milliseconds more)."""
+        a page first would pay its fault (one per page: a first call at a larger shape
+        than any before would pay for every page it reaches first)."""
         if nbytes > self.touched:
             with self.lock:
                 for buffer in self.buffers:
@@ -88,7 +88,8 @@ _MEMORIES_LOCK = threading.Lock()
 
 
 def device_memory(device: DeviceSpec) -> DeviceMemory:
-    """The (lazily allocated) local memories of `device`'s cores that this host can run."""
+    """The (lazily allocated) local memories of `device`'s cores, as many as the worker
+    threads (and the calling thread) run at once."""
     mem = _MEMORIES.get(device)  # a dict read is atomic: the lock is for the first
     if mem is not None:
         return mem

@@ -18,8 +18,9 @@ F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)
 
 _F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
-"""Every f16 value, by its bits, in f32 (exact): a gather from it widens an f16 array in
-about 1.3 ns per element, numpy's conversion in 2-2.5."""
+"""Every f16 value, by its bits, in f32 (exact): a gather from this 256 KiB table, which
+stays in cache, widens an f16 array faster than numpy's conversion, which computes
+each value."""
 _F16_TO_F32.flags.writeable = False
 
 

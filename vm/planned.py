@@ -467,7 +467,8 @@ class Executable:
     def clear_args(self) -> None:
         """Let go of the launch's arrays (and of the tiles of them alias registers hold):
         an executable kept for its shape must not keep arrays its caller dropped alive,
-        or the allocator maps fresh pages for the next shape's (docs/performance.md §19)."""
+        or the allocator maps fresh pages for the next shape's (docs/performance.md,
+        "Page faults")."""
         self.g[:] = self._unbound
         for held in self._alias_tiles:
             held[:] = self._unbound_alias

@@ -1,4 +1,4 @@
-"""The peers' stream totals measured on a quiet machine before the project existed.
+"""The peers' stream totals measured on the benchmark machine when it was quiet.
 
 From `shared/baselines/summary.md` (run A: Inductor recompile mode, run B:
 Inductor dynamic mode, each in its own process; numpy, torch and numexpr in

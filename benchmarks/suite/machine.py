@@ -147,8 +147,9 @@ def describe(repo: Path) -> dict[str, Any]:
 
 GEMM_PROBE_N = 2048
 QUIET_GEMM_GFLOPS = 188.0
-"""numpy's 2-thread SGEMM at 2048^3 on this machine when it was quiet
-(shared/baselines/summary.md, `numpy_sgemm_2048`, median)."""
+"""numpy's 2-thread SGEMM at 2048^3 on the benchmark machine when it was quiet (the
+baseline summary's `numpy_sgemm_2048`, median): a calibration, which another machine
+needs its own of."""
 
 
 def gemm_probe(reps: int = 5) -> dict[str, float]:

@@ -347,8 +347,8 @@ ROW_SHIFT = FUSION.split("load")[0] + (  # FUSION's declarations; a2 goes unused
 
 @pytest.mark.parametrize("kind", ["max", "min", "sum"])
 def test_a_max_or_min_reduction_reads_a_copied_load(kind: str) -> None:
-    """numpy's max and min reductions run up to 2.3x slower on data from main memory than
-    on a tile just copied, so the loads they read are neither forwarded (r0 overwritten
+    """numpy's max and min reductions over short rows run slower on data from main memory
+    than on a tile just copied, so the loads they read are neither forwarded (r0 overwritten
     in place) nor aliases (r0 only read); a sum's load still is both. Same results."""
     x = np.linspace(-1, 1, 21, dtype=np.float32)
     rows = np.pad(x, (0, 3), constant_values=np.nan).reshape(3, 8)

@@ -91,7 +91,8 @@ def test_a_failing_check_falls_back_to_the_table_walk() -> None:
 
 def test_a_cached_specialization_keeps_few_objects_for_the_collector() -> None:
     # Python's full collections traverse every tracked object alive and come more
-    # often the more each new shape leaves alive (docs/performance.md section 6). A
+    # often the more each new shape leaves alive (docs/performance.md, "The garbage
+    # collector"). A
     # specialization not yet planned (the runtime's, `lazy`) keeps its views
     # (NamedTuples, always tracked), itself, its specializer and two tuples (its
     # views, its cache key), with some slack: nothing else per shape.
