@@ -2,7 +2,10 @@
 
 Like Lua's `lopcodes.h`, each opcode is one row of `OPCODES`: its numeric
 code, its mnemonic, its operands (a name and an operand *kind* each) and the
-typing rule the validator applies. The encoder and decoder (`binary.py`),
+typing rule the validator applies. Codes are written in each row and never
+change (they are the binary format); each category has a block of codes
+(`BLOCKS`), and `check_opcodes` rejects a row outside its block or on another
+row's code when this module is imported. The encoder and decoder (`binary.py`),
 the validator (`validate.py`), the text assembler and disassembler
 (`text.py`) and the executors (`kernels.py`) look rows up here; none of
 them lists opcodes of its own. A compiler-side dialect can derive its ops
@@ -26,6 +29,7 @@ Operand kinds and their encodings (little-endian):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
@@ -235,45 +239,75 @@ class OpDef:
 
 
 _R = Kind.REG
-_UNARY_OPS: list[tuple[str, TypeRule, str]] = [
-    ("neg", TypeRule.NUMERIC, "-x"),
-    ("abs", TypeRule.NUMERIC, "absolute value"),
-    ("exp", TypeRule.FLOAT, "e**x"),
-    ("log", TypeRule.FLOAT, "natural log"),
-    ("sqrt", TypeRule.FLOAT, "square root"),
-    ("rsqrt", TypeRule.FLOAT, "1/sqrt(x)"),
-    ("reciprocal", TypeRule.FLOAT, "1/x"),
-    ("tanh", TypeRule.FLOAT, "tanh"),
-    ("sigmoid", TypeRule.FLOAT, "1/(1+exp(-x))"),
-    ("erf", TypeRule.FLOAT, "error function"),
-    ("floor", TypeRule.FLOAT, "round down"),
-    ("ceil", TypeRule.FLOAT, "round up"),
-    ("round", TypeRule.FLOAT, "round half to even"),
-    ("trunc", TypeRule.FLOAT, "round toward zero"),
-    ("logical_not", TypeRule.ANY_TO_BOOL, "x == 0"),
-    ("isfinite", TypeRule.FLOAT_TO_BOOL, "not inf and not nan"),
-]
-_BINARY_OPS: list[tuple[str, TypeRule, str]] = [
-    ("add", TypeRule.NUMERIC, "a + b"),
-    ("sub", TypeRule.NUMERIC, "a - b"),
-    ("mul", TypeRule.NUMERIC, "a * b"),
-    ("div", TypeRule.NUMERIC, "a / b; ints round toward zero, x/0 = 0"),
-    ("pow", TypeRule.NUMERIC, "a ** b; ints: negative exponent gives 1/a rounded to zero"),
-    ("max", TypeRule.NUMERIC, "larger, NaN propagates"),
-    ("min", TypeRule.NUMERIC, "smaller, NaN propagates"),
-    ("eq", TypeRule.CMP, "a == b"),
-    ("ne", TypeRule.CMP, "a != b"),
-    ("lt", TypeRule.CMP, "a < b"),
-    ("le", TypeRule.CMP, "a <= b"),
-    ("gt", TypeRule.CMP, "a > b"),
-    ("ge", TypeRule.CMP, "a >= b"),
-    ("logical_and", TypeRule.LOGIC, "a and b"),
-    ("logical_or", TypeRule.LOGIC, "a or b"),
-]
+
+
+@dataclass(frozen=True)
+class ElementwiseDef:
+    """One elementwise instruction: a unary op, or a binary op in its three forms.
+
+    `code` is the opcode of a unary op, or of a binary op's register-register
+    form; its `.rs` and `.sr` forms are `code + RS_OFFSET` and `code + SR_OFFSET`.
+    """
+
+    code: int
+    name: str
+    rule: TypeRule
+    doc: str
+
+
+RS_OFFSET = 0x20
+"""A binary op's `.rs` (register, scalar) form has its code plus this."""
+SR_OFFSET = 0x40
+"""A binary op's `.sr` (scalar, register) form has its code plus this."""
+
+# Opcodes are the binary format: a row keeps its code forever. A new op takes
+# the next free code of its block (`next_free_code`, or the table in
+# docs/bytecode-format.md); `check_opcodes` rejects a collision at import.
+UNARY_OPS: tuple[ElementwiseDef, ...] = (
+    ElementwiseDef(0x10, "neg", TypeRule.NUMERIC, "-x"),
+    ElementwiseDef(0x11, "abs", TypeRule.NUMERIC, "absolute value"),
+    ElementwiseDef(0x12, "exp", TypeRule.FLOAT, "e**x"),
+    ElementwiseDef(0x13, "log", TypeRule.FLOAT, "natural log"),
+    ElementwiseDef(0x14, "sqrt", TypeRule.FLOAT, "square root"),
+    ElementwiseDef(0x15, "rsqrt", TypeRule.FLOAT, "1/sqrt(x)"),
+    ElementwiseDef(0x16, "reciprocal", TypeRule.FLOAT, "1/x"),
+    ElementwiseDef(0x17, "tanh", TypeRule.FLOAT, "tanh"),
+    ElementwiseDef(0x18, "sigmoid", TypeRule.FLOAT, "1/(1+exp(-x))"),
+    ElementwiseDef(0x19, "erf", TypeRule.FLOAT, "error function"),
+    ElementwiseDef(0x1A, "floor", TypeRule.FLOAT, "round down"),
+    ElementwiseDef(0x1B, "ceil", TypeRule.FLOAT, "round up"),
+    ElementwiseDef(0x1C, "round", TypeRule.FLOAT, "round half to even"),
+    ElementwiseDef(0x1D, "trunc", TypeRule.FLOAT, "round toward zero"),
+    ElementwiseDef(0x1E, "logical_not", TypeRule.ANY_TO_BOOL, "x == 0"),
+    ElementwiseDef(0x1F, "isfinite", TypeRule.FLOAT_TO_BOOL, "not inf and not nan"),
+)
+"""The unary instructions; their block continues at 0x80."""
+
+BINARY_OPS: tuple[ElementwiseDef, ...] = (
+    ElementwiseDef(0x20, "add", TypeRule.NUMERIC, "a + b"),
+    ElementwiseDef(0x21, "sub", TypeRule.NUMERIC, "a - b"),
+    ElementwiseDef(0x22, "mul", TypeRule.NUMERIC, "a * b"),
+    ElementwiseDef(0x23, "div", TypeRule.NUMERIC, "a / b; ints round toward zero, x/0 = 0"),
+    ElementwiseDef(
+        0x24, "pow", TypeRule.NUMERIC, "a ** b; ints: negative exponent gives 1/a rounded to zero"
+    ),
+    ElementwiseDef(0x25, "max", TypeRule.NUMERIC, "larger, NaN propagates"),
+    ElementwiseDef(0x26, "min", TypeRule.NUMERIC, "smaller, NaN propagates"),
+    ElementwiseDef(0x27, "eq", TypeRule.CMP, "a == b"),
+    ElementwiseDef(0x28, "ne", TypeRule.CMP, "a != b"),
+    ElementwiseDef(0x29, "lt", TypeRule.CMP, "a < b"),
+    ElementwiseDef(0x2A, "le", TypeRule.CMP, "a <= b"),
+    ElementwiseDef(0x2B, "gt", TypeRule.CMP, "a > b"),
+    ElementwiseDef(0x2C, "ge", TypeRule.CMP, "a >= b"),
+    ElementwiseDef(0x2D, "logical_and", TypeRule.LOGIC, "a and b"),
+    ElementwiseDef(0x2E, "logical_or", TypeRule.LOGIC, "a or b"),
+)
+"""The binary instructions, each in three forms."""
 
 
 def _build_table() -> tuple[OpDef, ...]:
-    """All rows; codes are explicit and stable (they are the binary format)."""
+    """All rows: the control rows here, then the elementwise ones of `UNARY_OPS` and
+    `BINARY_OPS` (a binary op in its three forms)."""
     rows = [
         OpDef(0x00, "nop", Cat.NOP, (), doc="do nothing"),
         OpDef(0x01, "load", Cat.LOAD, (("dst", _R), ("src", Kind.VIEW)), doc="tile of view -> reg"),
@@ -339,21 +373,100 @@ def _build_table() -> tuple[OpDef, ...]:
         OpDef(0x0B, "loop", Cat.LOOP, (("count", Kind.SLOT),), doc="repeat until endloop"),
         OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
     ]
-    for i, (name, rule, doc) in enumerate(_UNARY_OPS):
-        rows.append(OpDef(0x10 + i, name, Cat.UNARY, (("dst", _R), ("src", _R)), rule, doc=doc))
+    for op in UNARY_OPS:
+        rows.append(
+            OpDef(op.code, op.name, Cat.UNARY, (("dst", _R), ("src", _R)), op.rule, doc=op.doc)
+        )
     forms = [
-        (0x20, "", Cat.BINARY, (("dst", _R), ("a", _R), ("b", _R))),
-        (0x40, ".rs", Cat.BINARY_RS, (("dst", _R), ("a", _R), ("b", Kind.SCALAR))),
-        (0x60, ".sr", Cat.BINARY_SR, (("dst", _R), ("a", Kind.SCALAR), ("b", _R))),
+        (0, "", Cat.BINARY, (("dst", _R), ("a", _R), ("b", _R))),
+        (RS_OFFSET, ".rs", Cat.BINARY_RS, (("dst", _R), ("a", _R), ("b", Kind.SCALAR))),
+        (SR_OFFSET, ".sr", Cat.BINARY_SR, (("dst", _R), ("a", Kind.SCALAR), ("b", _R))),
     ]
-    for base, suffix, cat, operands in forms:
-        for i, (name, rule, doc) in enumerate(_BINARY_OPS):
-            rows.append(OpDef(base + i, name + suffix, cat, operands, rule, doc=doc))
+    for offset, suffix, cat, operands in forms:
+        for op in BINARY_OPS:
+            rows.append(
+                OpDef(op.code + offset, op.name + suffix, cat, operands, op.rule, doc=op.doc)
+            )
     return tuple(rows)
+
+
+@dataclass(frozen=True)
+class Block:
+    """The opcodes kept for one kind of instruction: one or more ranges of codes."""
+
+    name: str
+    cats: frozenset[Cat]
+    ranges: tuple[range, ...]
+
+    def __contains__(self, code: int) -> bool:
+        return any(code in r for r in self.ranges)
+
+    @property
+    def text(self) -> str:
+        """`0x10-0x1f, 0x80-0xbf`."""
+        return ", ".join(f"0x{r.start:02x}-0x{r.stop - 1:02x}" for r in self.ranges)
+
+
+_CONTROL = (Cat.NOP, Cat.LOAD, Cat.STORE, Cat.STORE_ACC, Cat.COPY, Cat.CONVERT, Cat.BROADCAST)
+_CONTROL += (Cat.FILL, Cat.SELECT, Cat.REDUCE, Cat.MMA, Cat.LOOP, Cat.ENDLOOP)
+
+BLOCKS: tuple[Block, ...] = (
+    Block("control and data movement", frozenset(_CONTROL), (range(0x00, 0x10),)),
+    Block("unary", frozenset({Cat.UNARY}), (range(0x10, 0x20), range(0x80, 0xC0))),
+    Block("binary", frozenset({Cat.BINARY}), (range(0x20, 0x40),)),
+    Block("binary .rs", frozenset({Cat.BINARY_RS}), (range(0x40, 0x60),)),
+    Block("binary .sr", frozenset({Cat.BINARY_SR}), (range(0x60, 0x80),)),
+)
+"""Where each category's opcodes go; 0xc0-0xff is free for new blocks. The unary
+block's first range filled up, so it continues at 0x80 (codes never move)."""
+
+
+class OpcodeTableError(ValueError):
+    """A row of the ISA table takes a code it may not (raised at import)."""
+
+
+def next_free_code(block: Block, rows: Sequence[OpDef]) -> int | None:
+    """The lowest code of `block` that no row takes, or None when it is full."""
+    taken = {d.code for d in rows}
+    return next((c for r in block.ranges for c in r if c not in taken), None)
+
+
+def check_opcodes(rows: Sequence[OpDef], blocks: Sequence[Block] = BLOCKS) -> None:
+    """Every row has its own name and its own code, inside its category's block; else
+    an `OpcodeTableError` naming the ops involved and where the next free code is."""
+
+    def block_of(d: OpDef) -> Block:
+        return next(b for b in blocks if d.cat in b.cats)
+
+    def where(d: OpDef) -> str:
+        block = block_of(d)
+        free = next_free_code(block, rows)
+        room = f"its next free code is 0x{free:02x}" if free is not None else "it is full"
+        return f"the {block.name} block is {block.text}; {room}"
+
+    names: set[str] = set()
+    holders: dict[int, OpDef] = {}
+    for d in rows:
+        if d.name in names:
+            raise OpcodeTableError(f"ISA table: two rows are named '{d.name}'")
+        names.add(d.name)
+        other = holders.setdefault(d.code, d)
+        if other is not d:
+            misplaced = d if d.code not in block_of(d) or other.code in block_of(other) else other
+            raise OpcodeTableError(
+                f"ISA table: '{other.name}' and '{d.name}' both take opcode 0x{d.code:02x} "
+                f"({where(misplaced)})"
+            )
+    for d in rows:
+        if d.code not in block_of(d):
+            raise OpcodeTableError(
+                f"ISA table: opcode 0x{d.code:02x} of '{d.name}' is outside its block ({where(d)})"
+            )
 
 
 OPCODES: tuple[OpDef, ...] = _build_table()
 """The instruction set."""
+check_opcodes(OPCODES)
 
 BY_CODE: dict[int, OpDef] = {d.code: d for d in OPCODES}
 BY_NAME: dict[str, OpDef] = {d.name: d for d in OPCODES}
@@ -385,7 +498,7 @@ OPERAND_SIZES: dict[Kind, int] = {
 def isa_table_markdown() -> str:
     """The table as markdown, for docs/bytecode-format.md."""
     lines = ["| code | mnemonic | operands | types | meaning |", "|---|---|---|---|---|"]
-    for d in OPCODES:
+    for d in sorted(OPCODES, key=lambda d: d.code):
         ops = ", ".join(f"{n}:{k.value}" for n, k in d.operands)
         rule = d.rule.value if d.rule else ""
         flags = f" (flags: {', '.join(d.flags)})" if d.flags else ""
