@@ -2,7 +2,9 @@
 
 Stages, as in WebAssembly, each module importing only from the stages before it:
 
-    isa, program        the instruction set and the program model (plain data)
+    composites, erf     the elementwise kernels numpy has no single ufunc for
+    isa, program        the instruction set (each elementwise row names its numpy
+                        kernel) and the program model (plain data)
     generated           compiling generated Python so that tracebacks show its lines
     binary, text        decode: bytes (or assembler text) -> Program, structure only
     validate, loader    validate once: indices, types, loop structure (`load`, `check`)

@@ -37,10 +37,7 @@ from dvm.vm.isa import (
 )
 from dvm.vm.kernels import (
     ACC_UFUNCS,
-    BASE_NAMES,
     REDUCE_UFUNCS,
-    UNARY_FNS,
-    binary_fn,
     blas_row_sum,
     counter_pos,
     matmul_sum_axis,
@@ -355,7 +352,7 @@ def _plain(node: OpNode, core: CoreLike) -> bool:
 
 def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
     """One ufunc (or composite) from the input view into the output view."""
-    fn = UNARY_FNS[node.ins.op.name]
+    fn = node.ins.op.kernel
     if _plain(node, core):
         ops, reg = node.ins.operands, core.reg
         return partial(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
@@ -371,7 +368,7 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
     key = (ins.op.code, dtype)
     fn = _FNS.get(key)
     if fn is None:
-        fn = _FNS[key] = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
+        fn = _FNS[key] = ins.op.kernel_for(DType.from_numpy(dtype))
     shapes = node.shapes
     if _plain(node, core):
         reg = core.reg
@@ -435,7 +432,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
     if any(r in alias for r in regs):
         return generic
     if cat is Cat.UNARY:
-        fn, d, a = UNARY_FNS[ins.op.name], o[0], o[1]
+        fn, d, a = ins.op.kernel, o[0], o[1]
 
         def unary(node: OpNode, core: CoreLike) -> Fn | None:
             if node.store_to is not None:
@@ -447,7 +444,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
     if cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
         pos = 2 if cat is Cat.BINARY_SR else 1
         dtype = dtypes[o[pos]]
-        fn = binary_fn(BASE_NAMES[ins.op.code], DType.from_numpy(dtype))
+        fn = ins.op.kernel_for(DType.from_numpy(dtype))
         d, a = o[0], o[pos]
         if cat is Cat.BINARY:
             b = o[2]

@@ -29,11 +29,15 @@ Operand kinds and their encodings (little-endian):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
+from typing import Any
 
 import numpy as np
+
+from dvm.vm import composites
+from dvm.vm.erf import erf
 
 VERSION = 2
 """Binary format version; `decode` rejects any other."""
@@ -220,6 +224,10 @@ class TypeRule(Enum):
     FLOAT_TO_BOOL = "float -> i1"
 
 
+Kernel = Callable[..., Any]
+"""A numpy function an elementwise instruction runs (see `composites.py`)."""
+
+
 @dataclass(frozen=True)
 class OpDef:
     """One row of the ISA table."""
@@ -232,10 +240,20 @@ class OpDef:
     flags: tuple[str, ...] = ()
     """Names of the bits of this op's FLAGS operand, bit 0 first."""
     doc: str = ""
+    kernel: Kernel | None = None
+    """An elementwise op's numpy function: `kernel(x, out=r)` or `kernel(a, b, out=r)`."""
+    int_kernel: Kernel | None = None
+    """The function for integer operands, where it is not `kernel`."""
 
     def bit(self, flag: str) -> int:
         """The mask of the FLAGS bit named `flag`."""
         return 1 << self.flags.index(flag)
+
+    def kernel_for(self, dtype: DType) -> Kernel:
+        """The numpy function of an elementwise op on operands of `dtype`."""
+        kernel = self.int_kernel if dtype.is_int and self.int_kernel else self.kernel
+        assert kernel is not None, f"{self.name} is not elementwise"
+        return kernel
 
 
 _R = Kind.REG
@@ -252,7 +270,9 @@ class ElementwiseDef:
     code: int
     name: str
     rule: TypeRule
+    kernel: Kernel
     doc: str
+    int_kernel: Kernel | None = None
 
 
 RS_OFFSET = 0x20
@@ -264,45 +284,71 @@ SR_OFFSET = 0x40
 # the next free code of its block (`next_free_code`, or the table in
 # docs/bytecode-format.md); `check_opcodes` rejects a collision at import.
 UNARY_OPS: tuple[ElementwiseDef, ...] = (
-    ElementwiseDef(0x10, "neg", TypeRule.NUMERIC, "-x"),
-    ElementwiseDef(0x11, "abs", TypeRule.NUMERIC, "absolute value"),
-    ElementwiseDef(0x12, "exp", TypeRule.FLOAT, "e**x"),
-    ElementwiseDef(0x13, "log", TypeRule.FLOAT, "natural log"),
-    ElementwiseDef(0x14, "sqrt", TypeRule.FLOAT, "square root"),
-    ElementwiseDef(0x15, "rsqrt", TypeRule.FLOAT, "1/sqrt(x)"),
-    ElementwiseDef(0x16, "reciprocal", TypeRule.FLOAT, "1/x"),
-    ElementwiseDef(0x17, "tanh", TypeRule.FLOAT, "tanh"),
-    ElementwiseDef(0x18, "sigmoid", TypeRule.FLOAT, "1/(1+exp(-x))"),
-    ElementwiseDef(0x19, "erf", TypeRule.FLOAT, "error function"),
-    ElementwiseDef(0x1A, "floor", TypeRule.FLOAT, "round down"),
-    ElementwiseDef(0x1B, "ceil", TypeRule.FLOAT, "round up"),
-    ElementwiseDef(0x1C, "round", TypeRule.FLOAT, "round half to even"),
-    ElementwiseDef(0x1D, "trunc", TypeRule.FLOAT, "round toward zero"),
-    ElementwiseDef(0x1E, "logical_not", TypeRule.ANY_TO_BOOL, "x == 0"),
-    ElementwiseDef(0x1F, "isfinite", TypeRule.FLOAT_TO_BOOL, "not inf and not nan"),
+    ElementwiseDef(0x10, "neg", TypeRule.NUMERIC, np.negative, "-x"),
+    ElementwiseDef(0x11, "abs", TypeRule.NUMERIC, np.absolute, "absolute value"),
+    ElementwiseDef(0x12, "exp", TypeRule.FLOAT, np.exp, "e**x"),
+    ElementwiseDef(0x13, "log", TypeRule.FLOAT, np.log, "natural log"),
+    ElementwiseDef(0x14, "sqrt", TypeRule.FLOAT, np.sqrt, "square root"),
+    ElementwiseDef(0x15, "rsqrt", TypeRule.FLOAT, composites.rsqrt, "1/sqrt(x)"),
+    ElementwiseDef(0x16, "reciprocal", TypeRule.FLOAT, np.reciprocal, "1/x"),
+    ElementwiseDef(0x17, "tanh", TypeRule.FLOAT, np.tanh, "tanh"),
+    ElementwiseDef(0x18, "sigmoid", TypeRule.FLOAT, composites.sigmoid, "1/(1+exp(-x))"),
+    ElementwiseDef(0x19, "erf", TypeRule.FLOAT, erf, "error function"),
+    ElementwiseDef(0x1A, "floor", TypeRule.FLOAT, np.floor, "round down"),
+    ElementwiseDef(0x1B, "ceil", TypeRule.FLOAT, np.ceil, "round up"),
+    ElementwiseDef(0x1C, "round", TypeRule.FLOAT, np.rint, "round half to even"),
+    ElementwiseDef(0x1D, "trunc", TypeRule.FLOAT, np.trunc, "round toward zero"),
+    ElementwiseDef(0x1E, "logical_not", TypeRule.ANY_TO_BOOL, np.logical_not, "x == 0"),
+    ElementwiseDef(0x1F, "isfinite", TypeRule.FLOAT_TO_BOOL, np.isfinite, "not inf and not nan"),
 )
 """The unary instructions; their block continues at 0x80."""
 
 BINARY_OPS: tuple[ElementwiseDef, ...] = (
-    ElementwiseDef(0x20, "add", TypeRule.NUMERIC, "a + b"),
-    ElementwiseDef(0x21, "sub", TypeRule.NUMERIC, "a - b"),
-    ElementwiseDef(0x22, "mul", TypeRule.NUMERIC, "a * b"),
-    ElementwiseDef(0x23, "div", TypeRule.NUMERIC, "a / b; ints round toward zero, x/0 = 0"),
+    ElementwiseDef(0x20, "add", TypeRule.NUMERIC, np.add, "a + b"),
+    ElementwiseDef(0x21, "sub", TypeRule.NUMERIC, np.subtract, "a - b"),
+    ElementwiseDef(0x22, "mul", TypeRule.NUMERIC, np.multiply, "a * b"),
     ElementwiseDef(
-        0x24, "pow", TypeRule.NUMERIC, "a ** b; ints: negative exponent gives 1/a rounded to zero"
+        0x23,
+        "div",
+        TypeRule.NUMERIC,
+        np.divide,
+        "a / b; ints round toward zero, x/0 = 0",
+        int_kernel=composites.int_div,
     ),
-    ElementwiseDef(0x25, "max", TypeRule.NUMERIC, "larger, NaN propagates"),
-    ElementwiseDef(0x26, "min", TypeRule.NUMERIC, "smaller, NaN propagates"),
-    ElementwiseDef(0x27, "eq", TypeRule.CMP, "a == b"),
-    ElementwiseDef(0x28, "ne", TypeRule.CMP, "a != b"),
-    ElementwiseDef(0x29, "lt", TypeRule.CMP, "a < b"),
-    ElementwiseDef(0x2A, "le", TypeRule.CMP, "a <= b"),
-    ElementwiseDef(0x2B, "gt", TypeRule.CMP, "a > b"),
-    ElementwiseDef(0x2C, "ge", TypeRule.CMP, "a >= b"),
-    ElementwiseDef(0x2D, "logical_and", TypeRule.LOGIC, "a and b"),
-    ElementwiseDef(0x2E, "logical_or", TypeRule.LOGIC, "a or b"),
+    ElementwiseDef(
+        0x24,
+        "pow",
+        TypeRule.NUMERIC,
+        np.power,
+        "a ** b; ints: negative exponent gives 1/a rounded to zero",
+        int_kernel=composites.int_pow,
+    ),
+    ElementwiseDef(0x25, "max", TypeRule.NUMERIC, np.maximum, "larger, NaN propagates"),
+    ElementwiseDef(0x26, "min", TypeRule.NUMERIC, np.minimum, "smaller, NaN propagates"),
+    ElementwiseDef(0x27, "eq", TypeRule.CMP, np.equal, "a == b"),
+    ElementwiseDef(0x28, "ne", TypeRule.CMP, np.not_equal, "a != b"),
+    ElementwiseDef(0x29, "lt", TypeRule.CMP, np.less, "a < b"),
+    ElementwiseDef(0x2A, "le", TypeRule.CMP, np.less_equal, "a <= b"),
+    ElementwiseDef(0x2B, "gt", TypeRule.CMP, np.greater, "a > b"),
+    ElementwiseDef(0x2C, "ge", TypeRule.CMP, np.greater_equal, "a >= b"),
+    ElementwiseDef(0x2D, "logical_and", TypeRule.LOGIC, np.logical_and, "a and b"),
+    ElementwiseDef(0x2E, "logical_or", TypeRule.LOGIC, np.logical_or, "a or b"),
 )
 """The binary instructions, each in three forms."""
+
+
+def elementwise_row(
+    op: ElementwiseDef,
+    offset: int,
+    suffix: str,
+    cat: Cat,
+    operands: tuple[tuple[str, Kind], ...],
+) -> OpDef:
+    """The row of one form of an elementwise op."""
+    code, name = op.code + offset, op.name + suffix
+    return OpDef(
+        code, name, cat, operands, op.rule, doc=op.doc, kernel=op.kernel, int_kernel=op.int_kernel
+    )
 
 
 def _build_table() -> tuple[OpDef, ...]:
@@ -373,20 +419,14 @@ def _build_table() -> tuple[OpDef, ...]:
         OpDef(0x0B, "loop", Cat.LOOP, (("count", Kind.SLOT),), doc="repeat until endloop"),
         OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
     ]
-    for op in UNARY_OPS:
-        rows.append(
-            OpDef(op.code, op.name, Cat.UNARY, (("dst", _R), ("src", _R)), op.rule, doc=op.doc)
-        )
+    rows += [elementwise_row(op, 0, "", Cat.UNARY, (("dst", _R), ("src", _R))) for op in UNARY_OPS]
     forms = [
         (0, "", Cat.BINARY, (("dst", _R), ("a", _R), ("b", _R))),
         (RS_OFFSET, ".rs", Cat.BINARY_RS, (("dst", _R), ("a", _R), ("b", Kind.SCALAR))),
         (SR_OFFSET, ".sr", Cat.BINARY_SR, (("dst", _R), ("a", Kind.SCALAR), ("b", _R))),
     ]
     for offset, suffix, cat, operands in forms:
-        for op in BINARY_OPS:
-            rows.append(
-                OpDef(op.code + offset, op.name + suffix, cat, operands, op.rule, doc=op.doc)
-            )
+        rows += [elementwise_row(op, offset, suffix, cat, operands) for op in BINARY_OPS]
     return tuple(rows)
 
 
@@ -475,11 +515,6 @@ KEEPDIMS = BY_NAME["reduce"].bit("keepdims")
 """`reduce`'s flag: reduced axes stay, with extent 1."""
 TRANSPOSE_A, TRANSPOSE_B, ACCUMULATE = (BY_NAME["mma"].bit(f) for f in ("ta", "tb", "acc"))
 """`mma`'s flags: op(a) and op(b) transpose the last two axes; dst += instead of dst =."""
-
-
-def base_name(op: OpDef) -> str:
-    """The elementwise function of an op: `sub.rs` -> `sub`."""
-    return op.name.split(".")[0]
 
 
 OPERAND_SIZES: dict[Kind, int] = {

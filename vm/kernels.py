@@ -4,7 +4,8 @@ Both executors call these: the planned one through closures bound once per tile
 class (`bind.py`), the unplanned one from its generated code (`unplanned.py`).
 Each writes its result with `out=` where numpy can, so an instruction is one
 or a few C-level calls and allocates nothing; only the rare integer `div` and
-`pow`, `erf` and a `select` into one of its inputs allocate temporaries.
+`pow`, `erf` and a `select` into one of its inputs allocate temporaries. The
+elementwise instructions' functions are in their ISA rows (`OpDef.kernel`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm.erf import erf
-from dvm.vm.isa import ACCUMULATE, OPCODES, AccKind, Cat, DType, ReduceKind, base_name
+from dvm.vm.isa import ACCUMULATE, AccKind, Cat, ReduceKind
 from dvm.vm.narrow import mma_widened, widened
 from dvm.vm.plan import Shape, ViewPlan
 from dvm.vm.program import Index, Instr
@@ -227,90 +227,6 @@ def mma_into(
         out += np.matmul(a, b)
     else:
         np.matmul(a, b, out=out)
-
-
-def _rsqrt(x: np.ndarray, out: np.ndarray) -> None:
-    """1/sqrt(x) in two in-place passes (`reciprocal` is `1 / x`, without a scalar operand
-    to convert)."""
-    np.sqrt(x, out=out)
-    np.reciprocal(out, out=out)
-
-
-def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
-    """1/(1+exp(-x)) in four in-place passes (exp overflow gives 0, not an error)."""
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    np.add(out, typed_scalar(1, out.dtype), out=out)
-    np.reciprocal(out, out=out)
-
-
-UNARY_FNS: dict[str, Any] = {
-    "neg": np.negative,
-    "abs": np.absolute,
-    "exp": np.exp,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "rsqrt": _rsqrt,
-    "reciprocal": np.reciprocal,
-    "tanh": np.tanh,
-    "sigmoid": _sigmoid,
-    "erf": erf,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "round": np.rint,
-    "trunc": np.trunc,
-    "logical_not": np.logical_not,
-    "isfinite": np.isfinite,
-}
-
-
-def _int_div(a: Any, b: Any, out: np.ndarray) -> None:
-    """Integer division rounding toward zero; x / 0 = 0."""
-    a, b = np.asarray(a), np.asarray(b)
-    q = np.floor_divide(a, b)
-    fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-    np.copyto(out, q + fix, casting="unsafe")
-    np.copyto(out, 0, where=b == 0)
-
-
-def _int_pow(a: Any, b: Any, out: np.ndarray) -> None:
-    """Integer power; a negative exponent gives 1/a**|b| rounded toward zero."""
-    a, b = np.asarray(a), np.asarray(b)
-    neg = b < 0
-    r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
-    inv = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
-    np.copyto(out, np.where(neg, inv, r), casting="unsafe")
-
-
-_BINARY: dict[str, Any] = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.divide,
-    "pow": np.power,
-    "max": np.maximum,
-    "min": np.minimum,
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
-    "logical_and": np.logical_and,
-    "logical_or": np.logical_or,
-}
-
-
-BASE_NAMES = {op.code: base_name(op) for op in OPCODES}
-
-
-def binary_fn(name: str, dtype: DType) -> Any:
-    """The function for a binary op on operands of `dtype` (ints divide/pow specially)."""
-    if dtype.is_int and name == "div":
-        return _int_div
-    if dtype.is_int and name == "pow":
-        return _int_pow
-    return _BINARY[name]
 
 
 _ELEMENTWISE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)

@@ -46,10 +46,7 @@ from dvm.vm.isa import (
 )
 from dvm.vm.kernels import (
     ACC_UFUNCS,
-    BASE_NAMES,
     REDUCE_UFUNCS,
-    UNARY_FNS,
-    binary_fn,
     blas_row_sum,
     counter_pos,
     fusable,
@@ -569,7 +566,7 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r = ops
     x = g.read(k, r, pad)
-    g.elementwise(k, d, r, g.constant(f"F{k}", UNARY_FNS[g.p.code[k].op.name]), x, pad)
+    g.elementwise(k, d, r, g.constant(f"F{k}", g.p.code[k].op.kernel), x, pad)
 
 
 def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
@@ -579,7 +576,7 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     pos = 2 if cat is Cat.BINARY_SR else 1
     r = ops[pos]
     dtype = DType.from_numpy(g.p.registers[r].dtype.np)
-    fn = g.constant(f"F{k}", binary_fn(BASE_NAMES[g.p.code[k].op.code], dtype))
+    fn = g.constant(f"F{k}", g.p.code[k].op.kernel_for(dtype))
     x = g.read(k, r, pad)
     if cat is Cat.BINARY:
         y = g.read(k, ops[2], pad)

@@ -1,0 +1,57 @@
+"""The kernels of elementwise instructions that are not one numpy ufunc.
+
+The ISA table (`isa.py`) names each elementwise instruction's kernel: a numpy
+ufunc where one computes it, else one of these (or `erf.erf`). A kernel is
+called as `kernel(x, out=r)` or `kernel(a, b, out=r)` and writes its result,
+of the operands' dtype, into `out`; a launch runs with numpy's float errors
+off, so none raises.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _read_only_one(dtype: type) -> np.ndarray:
+    one = np.array(1, dtype)
+    one.flags.writeable = False
+    return one
+
+
+_ONE = {np.dtype(t): _read_only_one(t) for t in (np.float16, np.float32, np.float64)}
+"""1 as a 0-d array per float dtype: a ufunc takes it faster than a Python number."""
+
+
+def rsqrt(x: np.ndarray, out: np.ndarray) -> None:
+    """1/sqrt(x) in two in-place passes (`reciprocal` is `1 / x`, without a scalar operand
+    to convert)."""
+    np.sqrt(x, out=out)
+    np.reciprocal(out, out=out)
+
+
+def sigmoid(x: np.ndarray, out: np.ndarray) -> None:
+    """1/(1+exp(-x)) in four in-place passes (exp overflow gives 0, not an error)."""
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(out, _ONE[out.dtype], out=out)
+    np.reciprocal(out, out=out)
+
+
+def int_div(a: Any, b: Any, out: np.ndarray) -> None:
+    """Integer division rounding toward zero; x / 0 = 0."""
+    a, b = np.asarray(a), np.asarray(b)
+    q = np.floor_divide(a, b)
+    fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    np.copyto(out, q + fix, casting="unsafe")
+    np.copyto(out, 0, where=b == 0)
+
+
+def int_pow(a: Any, b: Any, out: np.ndarray) -> None:
+    """Integer power; a negative exponent gives 1/a**|b| rounded toward zero."""
+    a, b = np.asarray(a), np.asarray(b)
+    neg = b < 0
+    r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+    inv = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    np.copyto(out, np.where(neg, inv, r), casting="unsafe")
