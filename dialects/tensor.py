@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -57,6 +57,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
+
+from dvm.dialects.elementwise import ELEMENTWISE, ElementwiseSpec
 
 DYN = DYNAMIC_INDEX
 """How builtin tensor types store a `?` dim."""
@@ -190,7 +192,7 @@ def int_list(attr: ArrayAttr[Attribute], op_name: str, what: str) -> list[int]:
 
 
 # --------------------------------------------------------------------------
-# Elementwise unary ops
+# Elementwise ops: one class per row of the op table (`elementwise.py`)
 # --------------------------------------------------------------------------
 
 
@@ -203,109 +205,32 @@ class UnaryOp(IRDLOperation, ABC):
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input)"
 
-    ELEMENT_KIND: ClassVar[str] = "float"
+    SPEC: ClassVar[ElementwiseSpec]
+    """The op's row of the op table."""
 
     def __init__(self, input: SSAValue | Operation):
         value = SSAValue.get(input)
         super().__init__(operands=[value], result_types=[value.type])
 
     def verify_(self) -> None:
-        check_element(self.name, "operand", tensor_type(self.input).element_type, self.ELEMENT_KIND)
+        element = tensor_type(self.input).element_type
+        check_element(self.name, "operand", element, self.SPEC.operand_kind)
 
 
-@irdl_op_definition
-class NegOp(UnaryOp):
-    name = "tensor.neg"
-    ELEMENT_KIND: ClassVar[str] = "numeric"
+class PredicateOp(IRDLOperation, ABC):
+    """`tensor.isfinite %x : tensor<?xf32> -> tensor<?xi1>`: a test of each element."""
 
-
-@irdl_op_definition
-class AbsOp(UnaryOp):
-    name = "tensor.abs"
-    ELEMENT_KIND: ClassVar[str] = "numeric"
-
-
-@irdl_op_definition
-class ExpOp(UnaryOp):
-    name = "tensor.exp"
-
-
-@irdl_op_definition
-class LogOp(UnaryOp):
-    name = "tensor.log"
-
-
-@irdl_op_definition
-class SqrtOp(UnaryOp):
-    name = "tensor.sqrt"
-
-
-@irdl_op_definition
-class RsqrtOp(UnaryOp):
-    name = "tensor.rsqrt"
-
-
-@irdl_op_definition
-class ReciprocalOp(UnaryOp):
-    name = "tensor.reciprocal"
-
-
-@irdl_op_definition
-class TanhOp(UnaryOp):
-    name = "tensor.tanh"
-
-
-@irdl_op_definition
-class SigmoidOp(UnaryOp):
-    name = "tensor.sigmoid"
-
-
-@irdl_op_definition
-class ErfOp(UnaryOp):
-    name = "tensor.erf"
-
-
-@irdl_op_definition
-class FloorOp(UnaryOp):
-    name = "tensor.floor"
-
-
-@irdl_op_definition
-class CeilOp(UnaryOp):
-    name = "tensor.ceil"
-
-
-@irdl_op_definition
-class RoundOp(UnaryOp):
-    """Round to nearest, ties to even (numpy's `round`)."""
-
-    name = "tensor.round"
-
-
-@irdl_op_definition
-class TruncOp(UnaryOp):
-    name = "tensor.trunc"
-
-
-@irdl_op_definition
-class LogicalNotOp(UnaryOp):
-    name = "tensor.logical_not"
-    ELEMENT_KIND: ClassVar[str] = "bool"
-
-
-@irdl_op_definition
-class IsFiniteOp(IRDLOperation):
-    """`tensor.isfinite %x : tensor<?xf32> -> tensor<?xi1>`."""
-
-    name = "tensor.isfinite"
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
+    SPEC: ClassVar[ElementwiseSpec]
+    """The op's row of the op table."""
+
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
-        check_element(self.name, "operand", source.element_type, "float")
+        check_element(self.name, "operand", source.element_type, self.SPEC.operand_kind)
         check_element(self.name, "result", result.element_type, "bool")
         check_result_shape(self.name, source.get_shape(), result)
 
@@ -327,16 +252,6 @@ class ConvertOp(IRDLOperation):
         check_result_shape(self.name, source.get_shape(), result)
 
 
-UNARY_OPS: tuple[type[IRDLOperation], ...] = (
-    NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp, SigmoidOp,
-    ErfOp, FloorOp, CeilOp, RoundOp, TruncOp, LogicalNotOp, IsFiniteOp,
-)  # fmt: skip
-
-# --------------------------------------------------------------------------
-# Elementwise binary ops and select (numpy broadcasting)
-# --------------------------------------------------------------------------
-
-
 class ElementwiseOp(IRDLOperation, ABC):
     """Shared verifier: operands broadcast to the result's shape."""
 
@@ -349,14 +264,14 @@ class ElementwiseOp(IRDLOperation, ABC):
 
 
 class BinaryOp(ElementwiseOp, ABC):
-    """`tensor.<op> %a, %b : (tensor<..>, tensor<..>) -> tensor<..>`."""
+    """`tensor.<op> %a, %b : (tensor<..>, tensor<..>) -> tensor<..>`, numpy broadcasting."""
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
-    OPERAND_KIND: ClassVar[str] = "numeric"
-    RESULT_IS_BOOL: ClassVar[bool] = False
+    SPEC: ClassVar[ElementwiseSpec]
+    """The op's row of the op table."""
 
     def __init__(
         self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute
@@ -365,109 +280,56 @@ class BinaryOp(ElementwiseOp, ABC):
 
     def verify_(self) -> None:
         a, b, r = tensor_type(self.lhs), tensor_type(self.rhs), tensor_type(self.result)
-        check_element(self.name, "lhs", a.element_type, self.OPERAND_KIND)
+        check_element(self.name, "lhs", a.element_type, self.SPEC.operand_kind)
         if a.element_type != b.element_type:
             raise VerifyException(
                 f"'{self.name}' operands have different element types: {a} and {b}"
             )
-        want = IntegerType(1) if self.RESULT_IS_BOOL else a.element_type
+        want = a.element_type if self.SPEC.same_type else IntegerType(1)
         if r.element_type != want:
             raise VerifyException(f"'{self.name}' result type {r} must have element type {want}")
         check_result_shape(self.name, self.broadcast_operand_shapes(), r)
 
 
-@irdl_op_definition
-class AddOp(BinaryOp):
-    name = "tensor.add"
+def elementwise_class(spec: ElementwiseSpec) -> type[IRDLOperation]:
+    """The op class of a row of the op table: `UnaryOp`'s syntax when the result has
+    the operand's type, `PredicateOp`'s when it is i1, or `BinaryOp`'s."""
+    base = BinaryOp if spec.arity == 2 else UnaryOp if spec.same_type else PredicateOp
+    namespace: dict[str, object] = {
+        "__module__": __name__,
+        "__doc__": f"`tensor.{spec.name}`: {spec.meaning}",
+        "__annotations__": {"SPEC": ClassVar[ElementwiseSpec]},
+        "name": f"tensor.{spec.name}",
+        "SPEC": spec,
+    }
+    class_name = "".join(part.capitalize() for part in spec.name.split("_")) + "Op"
+    return irdl_op_definition(cast(type[IRDLOperation], type(class_name, (base,), namespace)))
 
 
-@irdl_op_definition
-class SubOp(BinaryOp):
-    name = "tensor.sub"
+ELEMENTWISE_OPS: dict[str, type[IRDLOperation]] = {
+    spec.name: elementwise_class(spec) for spec in ELEMENTWISE
+}
+"""Every elementwise op's class, by its name without `tensor.`."""
+
+UNARY_OPS: tuple[type[IRDLOperation], ...] = tuple(
+    ELEMENTWISE_OPS[spec.name] for spec in ELEMENTWISE if spec.arity == 1
+)
+BINARY_OPS: tuple[type[BinaryOp], ...] = tuple(
+    op for op in ELEMENTWISE_OPS.values() if issubclass(op, BinaryOp)
+)
 
 
-@irdl_op_definition
-class MulOp(BinaryOp):
-    name = "tensor.mul"
+def binary_op(name: str) -> type[BinaryOp]:
+    """The class of the binary op `tensor.<name>`."""
+    op = ELEMENTWISE_OPS[name]
+    assert issubclass(op, BinaryOp)
+    return op
 
 
-@irdl_op_definition
-class DivOp(BinaryOp):
-    """True division for floats; for integers, rounds toward zero (`arith.divsi`),
-    and a zero divisor gives 0."""
-
-    name = "tensor.div"
-
-
-@irdl_op_definition
-class PowOp(BinaryOp):
-    name = "tensor.pow"
-    OPERAND_KIND: ClassVar[str] = "float"
-
-
-@irdl_op_definition
-class MaxOp(BinaryOp):
-    """Elementwise maximum; NaN propagates (numpy's `maximum`)."""
-
-    name = "tensor.max"
-
-
-@irdl_op_definition
-class MinOp(BinaryOp):
-    name = "tensor.min"
-
-
-class CompareOp(BinaryOp, ABC):
-    OPERAND_KIND: ClassVar[str] = "any"
-    RESULT_IS_BOOL: ClassVar[bool] = True
-
-
-@irdl_op_definition
-class EqOp(CompareOp):
-    name = "tensor.eq"
-
-
-@irdl_op_definition
-class NeOp(CompareOp):
-    name = "tensor.ne"
-
-
-@irdl_op_definition
-class LtOp(CompareOp):
-    name = "tensor.lt"
-
-
-@irdl_op_definition
-class LeOp(CompareOp):
-    name = "tensor.le"
-
-
-@irdl_op_definition
-class GtOp(CompareOp):
-    name = "tensor.gt"
-
-
-@irdl_op_definition
-class GeOp(CompareOp):
-    name = "tensor.ge"
-
-
-@irdl_op_definition
-class LogicalAndOp(BinaryOp):
-    name = "tensor.logical_and"
-    OPERAND_KIND: ClassVar[str] = "bool"
-
-
-@irdl_op_definition
-class LogicalOrOp(BinaryOp):
-    name = "tensor.logical_or"
-    OPERAND_KIND: ClassVar[str] = "bool"
-
-
-BINARY_OPS: tuple[type[BinaryOp], ...] = (
-    AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, EqOp, NeOp, LtOp, LeOp, GtOp, GeOp,
-    LogicalAndOp, LogicalOrOp,
-)  # fmt: skip
+# The ops the compiler builds itself (reductions combine and scale with them).
+AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, GtOp = (
+    binary_op(name) for name in ("add", "sub", "mul", "div", "pow", "max", "min", "gt")
+)
 
 
 @irdl_op_definition

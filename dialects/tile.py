@@ -431,9 +431,11 @@ def mirror(source: type[IRDLOperation], base: type[IRDLOperation]) -> type[IRDLO
 
 
 def base_for(op: type[IRDLOperation]) -> type[IRDLOperation]:
-    if op is tensor_dialect.IsFiniteOp:
-        return TileCastOp
-    return TileUnaryOp if op in tensor_dialect.UNARY_OPS else TileBinaryOp
+    """The tile op's base: as the tensor op, one type written for a unary op whose result
+    has the operand's type, both for the others (isfinite); binary ops broadcast."""
+    if issubclass(op, tensor_dialect.BinaryOp):
+        return TileBinaryOp
+    return TileUnaryOp if issubclass(op, tensor_dialect.UnaryOp) else TileCastOp
 
 
 MIRRORED: dict[type[Operation], type[IRDLOperation]] = {

@@ -59,7 +59,7 @@ from xdsl.ir import Attribute, Operation
 from dvm import numerics
 from dvm.arguments import check_arguments, find_entry, is_float, numpy_dtype, owned
 from dvm.dialects import tensor
-from dvm.elementwise import BINARY, UNARY
+from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError, ShapeError
 from dvm.ir import parse
 from dvm.numerics import Array, ReduceKind
@@ -216,7 +216,7 @@ REDUCTIONS: dict[type[Operation], ReduceKind] = {
 }
 
 TENSOR_TABLE: dict[type[Operation], RawImpl] = {
-    **{op: elementwise(fn) for op, fn in (UNARY | BINARY).items()},
+    **{op: elementwise(fn) for op, fn in ELEMENTWISE.items()},
     tensor.SelectOp: elementwise(np.where),
     **{op: reduction(kind) for op, kind in REDUCTIONS.items()},
 }

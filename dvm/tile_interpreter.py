@@ -25,7 +25,7 @@ from dvm import numerics, vm
 from dvm.arguments import numpy_dtype
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
-from dvm.elementwise import BINARY, UNARY
+from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
@@ -132,7 +132,7 @@ class KernelRun:
             return [numerics.convert(args[0], dtype)]
         if cls is tensor.SelectOp:
             return [np.where(*args).astype(dtype)]
-        fn = UNARY.get(cls) or BINARY[cls]
+        fn = ELEMENTWISE[cls]
         return [np.asarray(fn(*args)).astype(dtype, copy=False)]
 
 

@@ -339,12 +339,12 @@ class ProgramBuilder:
         result = op.results[0]
         assert isinstance(result.type, tile.TileType)
         src = self.reg(op.operands[0])
-        if op.name == "tile.isfinite":
-            self.emit("isfinite", self.allocate(result, op), src)
-        else:
+        if isinstance(op, tile.ConvertOp):
             self.emit(
                 "convert", self.allocate(result, op), src, dtype_text(result.type.element_type)
             )
+        else:  # a test such as isfinite: the instruction of its name
+            self.emit(op.name.removeprefix("tile."), self.allocate(result, op), src)
 
     def zero(self, value: SSAValue) -> bool:
         """Whether `value` is a constant tile of zeros."""

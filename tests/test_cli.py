@@ -96,7 +96,8 @@ class BreakPass(ModulePass):
 
     def apply(self, ctx, op):
         f = next(o for o in op.walk() if isinstance(o, func.FuncOp))
-        f.body.block.insert_op_before(tensor.ExpOp(f.args[0]), f.body.block.first_op)
+        exp = tensor.ELEMENTWISE_OPS["exp"](f.args[0])
+        f.body.block.insert_op_before(exp, f.body.block.first_op)
 
 
 dvm_opt.PASSES["test-noop"] = lazy_pass("cli_passes", "NoopPass")

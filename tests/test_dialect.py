@@ -124,7 +124,7 @@ SAME_TYPE_UNARY = [op for op in tensor.UNARY_OPS if issubclass(op, tensor.UnaryO
 
 @pytest.mark.parametrize("op", SAME_TYPE_UNARY, ids=lambda op: op.name)
 def test_unary_element_types(op: type[tensor.UnaryOp]) -> None:
-    kind = op.ELEMENT_KIND
+    kind = op.SPEC.operand_kind
     accepted = {"float": FLOATS, "numeric": FLOATS + INTS, "bool": (i1,)}[kind]
     for element in (*FLOATS, *INTS, i1, *UNSUPPORTED):
         (x,) = args(t(DYN, 3, element=element))
@@ -144,10 +144,10 @@ def test_binary_element_types(op: type[tensor.BinaryOp]) -> None:
         "numeric": FLOATS + INTS,
         "bool": (i1,),
         "any": (*FLOATS, *INTS, i1),
-    }[op.OPERAND_KIND]
+    }[op.SPEC.operand_kind]
     for element in (*FLOATS, *INTS, i1):
         a, b = args(t(4, 1, element=element), t(5, element=element))
-        result = t(4, 5, element=i1 if op.RESULT_IS_BOOL else element)
+        result = t(4, 5, element=element if op.SPEC.same_type else i1)
         built = op(a, b, result)
         if element in accepted:
             built.verify()
@@ -157,7 +157,7 @@ def test_binary_element_types(op: type[tensor.BinaryOp]) -> None:
 
 def test_comparisons_return_bool() -> None:
     a, b = args(t(4), t(4))
-    assert verify_error(tensor.LtOp(a, b, t(4))) == (
+    assert verify_error(tensor.binary_op("lt")(a, b, t(4))) == (
         "'tensor.lt' result type tensor<4xf32> must have element type i1"
     )
 

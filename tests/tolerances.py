@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from dvm.dialects.elementwise import BY_OP_NAME
+
 
 def sum_atol(x: np.ndarray, axis: int | Sequence[int], dtype: Any) -> float:
     """An absolute tolerance for the sums of `x` over `axis` computed in `dtype`: adding
@@ -32,3 +34,10 @@ def matmul_atol(a: np.ndarray, b: np.ndarray, dtype: Any, extra_terms: int = 0) 
         return 0.0
     magnitude = float((np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max())
     return max(k + extra_terms, 1) * float(np.finfo(dtype).eps) * magnitude
+
+
+def elementwise_tolerance(op: str, dtype: Any) -> float:
+    """The rtol (and atol) for results of the elementwise op `op` in the float `dtype`
+    against numpy's float64 result rounded to `dtype`: the op table's `ulps` epsilons
+    of `dtype` (0, the same bits, for an op that rounds exactly)."""
+    return BY_OP_NAME[op].ulps * float(np.finfo(dtype).eps)

@@ -1,0 +1,183 @@
+"""Every elementwise op of the op table, at every level, against numpy.
+
+For each row of `dialects/elementwise.py` and each element type it accepts,
+one program applying the op runs at the tensor level (`dvm.interpret`), at
+the tile level (the interpreter running the tiles of
+`convert-tensor-to-tile`) and on the VM (`dvm.compile`). Float results must
+be within the row's tolerance of the float64 result rounded to the type,
+computed by `FLOAT64_ORACLE`, which states each op's meaning apart from the
+tables (a new op is tested once it has an entry there); integer and i1
+results must equal the reference function's.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from tolerances import elementwise_tolerance
+
+import dvm
+import dvm.pipeline as pipeline
+from dvm.dialects.elementwise import (
+    BY_OP_NAME,
+    ELEMENTWISE,
+    ElementwiseSpec,
+    ElementwiseTableError,
+    check_elementwise,
+)
+
+KIND_DTYPES = {
+    "float": ("f16", "f32", "f64"),
+    "numeric": ("f16", "f32", "f64", "i8", "i32", "i64"),
+    "bool": ("i1",),
+    "any": ("f16", "f32", "f64", "i8", "i32", "i64", "i1"),
+}
+NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8}
+NUMPY |= {"i32": np.int32, "i64": np.int64, "i1": np.bool_}
+SHAPE = (9, 37)
+"""The first operand's shape; a second operand is one row, broadcast."""
+
+TO_TILES = "symbolic-shapes,fuse,stack,convert-tensor-to-tile"
+
+
+def program(spec: ElementwiseSpec, dtype: str) -> str:
+    x, row = f"tensor<?x?x{dtype}>", f"tensor<?x{dtype}>"
+    out = x if spec.same_type else "tensor<?x?xi1>"
+    if spec.arity == 2:
+        return f"""func.func @f(%a: {x}, %b: {row}) -> {out} {{
+  %y = tensor.{spec.name} %a, %b : ({x}, {row}) -> {out}
+  func.return %y : {out}
+}}"""
+    types = f"{x}" if spec.same_type else f"{x} -> {out}"
+    return f"""func.func @f(%a: {x}) -> {out} {{
+  %y = tensor.{spec.name} %a : {types}
+  func.return %y : {out}
+}}"""
+
+
+def operand(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Values of `dtype` with the awkward ones first: for floats signed zeros, ties,
+    large values, inf and NaN; for integers the extremes and 0 (a divisor)."""
+    np_dtype = np.dtype(NUMPY[dtype])
+    if dtype == "i1":
+        return rng.random(shape) < 0.5
+    flat = rng.standard_normal(int(np.prod(shape))) * 3
+    if np_dtype.kind == "i":
+        info = np.iinfo(np_dtype)
+        values = rng.integers(info.min, info.max, flat.size, dtype=np_dtype, endpoint=True)
+        special = np.array([0, 1, -1, info.min, info.max, 7, -7], np_dtype)
+    else:
+        values = flat.astype(np_dtype)
+        special = np.array(
+            [0.0, -0.0, 0.5, -0.5, 2.5, 3e4, -3e4, np.inf, -np.inf, np.nan], np_dtype
+        )
+    values[: special.size] = special[: values.size]
+    return values.reshape(shape)
+
+
+FLOAT64_ORACLE: dict[str, Callable[..., Any]] = {
+    "neg": operator.neg,
+    "abs": abs,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": lambda x: 1 / x,
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "erf": np.frompyfunc(math.erf, 1, 1),
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.round,
+    "trunc": np.trunc,
+    "isfinite": np.isfinite,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "pow": operator.pow,
+    "max": np.maximum,
+    "min": np.minimum,
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+}
+"""What each elementwise op on floats computes, in float64, written apart from the op
+table (whose functions every level runs), so that a wrong function there fails."""
+
+
+def float64_result(op: str, *operands: np.ndarray) -> np.ndarray:
+    """The elementwise op `op` on float operands computed in float64, rounded to their
+    dtype (or to i1 for a comparison or a test)."""
+    dtype = operands[0].dtype if BY_OP_NAME[op].same_type else np.dtype(np.bool_)
+    with np.errstate(all="ignore"):
+        wide = FLOAT64_ORACLE[op](*(x.astype(np.float64) for x in operands))
+        return np.asarray(wide).astype(dtype)
+
+
+def test_every_float_op_has_an_oracle() -> None:
+    floats = {spec.name for spec in ELEMENTWISE if "f32" in KIND_DTYPES[spec.operand_kind]}
+    missing = floats - set(FLOAT64_ORACLE)
+    assert not missing, f"say what {sorted(missing)} compute in FLOAT64_ORACLE"
+
+
+def expected(spec: ElementwiseSpec, args: list[np.ndarray]) -> np.ndarray:
+    if args[0].dtype.kind == "f":
+        return float64_result(spec.name, *args)
+    with np.errstate(all="ignore"):
+        return np.asarray(spec.numpy_fn(*args))
+
+
+LEVELS: dict[str, Callable[[str, list[np.ndarray]], Any]] = {
+    "tensor": lambda text, args: dvm.interpret(text, *args),
+    "tile": lambda text, args: dvm.interpret(pipeline.run(text, TO_TILES), *args),
+    "vm": lambda text, args: dvm.compile(text)(*args),
+}
+
+CASES = [
+    pytest.param(spec.name, dtype, id=f"{spec.name}-{dtype}")
+    for spec in ELEMENTWISE
+    for dtype in KIND_DTYPES[spec.operand_kind]
+]
+
+
+@pytest.mark.parametrize(("op", "dtype"), CASES)
+def test_every_level_computes_the_op(op: str, dtype: str, rng: np.random.Generator) -> None:
+    spec = BY_OP_NAME[op]
+    args = [operand(rng, dtype, SHAPE)]
+    if spec.arity == 2:
+        args.append(operand(rng, dtype, SHAPE[1:]))
+    want = expected(spec, args)
+    tol = elementwise_tolerance(op, want.dtype) if want.dtype.kind == "f" else 0.0
+    text = program(spec, dtype)
+    for level, run in LEVELS.items():
+        got = run(text, args)
+        assert got.dtype == want.dtype and got.shape == want.shape, level
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=level)
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (ElementwiseSpec("sine"), "'sine' has no elementwise instruction"),
+        (ElementwiseSpec("reduce"), "'reduce' has no elementwise instruction"),
+        (ElementwiseSpec("exp", accepts="numeric"), "accepts numeric, more than its instruction's"),
+        (ElementwiseSpec("sigmoid"), "'sigmoid' needs a reference function"),
+    ],
+)
+def test_a_bad_row_of_the_op_table_is_an_error(row: ElementwiseSpec, message: str) -> None:
+    with pytest.raises(ElementwiseTableError, match=message):
+        check_elementwise([row])
+
+
+def test_an_op_listed_twice_is_an_error() -> None:
+    with pytest.raises(ElementwiseTableError, match="'add' is listed twice"):
+        check_elementwise([BY_OP_NAME["add"], BY_OP_NAME["add"]])
