@@ -1,6 +1,8 @@
 # Two entry points, each doing its own set-up in .venv:
 #   make demo   compile and run an example end to end, showing each level
 #   make test   lint, type check and the whole test suite
+# and `make docs`, which rewrites the op tables in docs/ from the op table
+# (dialects/elementwise.py) and the ISA table (vm/isa.py).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +11,7 @@ BIN := $(VENV)/bin
 # the dependency on the package folders (their mtime changes on add/remove).
 PACKAGES := dvm dvm/tools dialects passes lowering vm
 
-.PHONY: demo test lint typecheck pytest install clean
+.PHONY: demo test docs lint typecheck pytest install clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +25,9 @@ install: $(VENV)/.installed
 
 demo: install
 	$(BIN)/python -m dvm.demo
+
+docs: install
+	$(BIN)/python -m dvm.tools.gendocs
 
 lint: install
 	$(BIN)/ruff check .

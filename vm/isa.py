@@ -281,7 +281,7 @@ SR_OFFSET = 0x40
 """A binary op's `.sr` (scalar, register) form has its code plus this."""
 
 # Opcodes are the binary format: a row keeps its code forever. A new op takes
-# the next free code of its block (`next_free_code`, or the table in
+# the next free code of its block (`next_free_code`, or the blocks' table in
 # docs/bytecode-format.md); `check_opcodes` rejects a collision at import.
 UNARY_OPS: tuple[ElementwiseDef, ...] = (
     ElementwiseDef(0x10, "neg", TypeRule.NUMERIC, np.negative, "-x"),
@@ -528,14 +528,3 @@ OPERAND_SIZES: dict[Kind, int] = {
     Kind.ACC_KIND: 1,
 }
 """Fixed operand sizes in bytes; SCALAR and SHAPE are tagged/variable."""
-
-
-def isa_table_markdown() -> str:
-    """The table as markdown, for docs/bytecode-format.md."""
-    lines = ["| code | mnemonic | operands | types | meaning |", "|---|---|---|---|---|"]
-    for d in sorted(OPCODES, key=lambda d: d.code):
-        ops = ", ".join(f"{n}:{k.value}" for n, k in d.operands)
-        rule = d.rule.value if d.rule else ""
-        flags = f" (flags: {', '.join(d.flags)})" if d.flags else ""
-        lines.append(f"| 0x{d.code:02x} | `{d.name}` | {ops} | {rule} | {d.doc}{flags} |")
-    return "\n".join(lines)
