@@ -11,7 +11,8 @@ instruction's, and how accurate the op is.
 Derived from the rows: the `tensor.<name>` op classes (`tensor.py`), their
 `tile.<name>` mirrors (`tile.py`), the reference interpreter's functions
 (`dvm/interpreter.py`), the tables of `docs/` (`dvm/tools/gendocs.py`) and
-the tests' tolerances (`tests/tolerances.py`).
+the tests' tolerances (`tests/tolerances.py`). Adding an op:
+docs/adding-an-op.md.
 """
 
 from __future__ import annotations

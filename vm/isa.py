@@ -283,6 +283,7 @@ SR_OFFSET = 0x40
 # Opcodes are the binary format: a row keeps its code forever. A new op takes
 # the next free code of its block (`next_free_code`, or the blocks' table in
 # docs/bytecode-format.md); `check_opcodes` rejects a collision at import.
+# Adding an op: docs/adding-an-op.md.
 UNARY_OPS: tuple[ElementwiseDef, ...] = (
     ElementwiseDef(0x10, "neg", TypeRule.NUMERIC, np.negative, "-x"),
     ElementwiseDef(0x11, "abs", TypeRule.NUMERIC, np.absolute, "absolute value"),
