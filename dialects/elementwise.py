@@ -137,6 +137,7 @@ ELEMENTWISE: tuple[ElementwiseSpec, ...] = (
     ElementwiseSpec("ge", doc="`a >= b`"),
     ElementwiseSpec("logical_and", doc="`a and b`"),
     ElementwiseSpec("logical_or", doc="`a or b`"),
+    ElementwiseSpec("sin", ulps=4),
 )
 """Every elementwise op; the docs list them in this order."""
 

@@ -109,6 +109,7 @@ FLOAT64_ORACLE: dict[str, Callable[..., Any]] = {
     "le": operator.le,
     "gt": operator.gt,
     "ge": operator.ge,
+    "sin": np.sin,
 }
 """What each elementwise op on floats computes, in float64, written apart from the op
 table (whose functions every level runs), so that a wrong function there fails."""
