@@ -138,6 +138,7 @@ ELEMENTWISE: tuple[ElementwiseSpec, ...] = (
     ElementwiseSpec("logical_and", doc="`a and b`"),
     ElementwiseSpec("logical_or", doc="`a or b`"),
     ElementwiseSpec("sin", ulps=4),
+    ElementwiseSpec("cos", ulps=4),
 )
 """Every elementwise op; the docs list them in this order."""
 

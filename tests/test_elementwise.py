@@ -110,6 +110,7 @@ FLOAT64_ORACLE: dict[str, Callable[..., Any]] = {
     "gt": operator.gt,
     "ge": operator.ge,
     "sin": np.sin,
+    "cos": np.cos,
 }
 """What each elementwise op on floats computes, in float64, written apart from the op
 table (whose functions every level runs), so that a wrong function there fails."""
@@ -163,6 +164,26 @@ def test_every_level_computes_the_op(op: str, dtype: str, rng: np.random.Generat
         got = run(text, args)
         assert got.dtype == want.dtype and got.shape == want.shape, level
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=level)
+
+
+SIN_AND_COS = """func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %s = tensor.sin %x : tensor<?xf32>
+  %c = tensor.cos %x : tensor<?xf32>
+  %s2 = tensor.mul %s, %s : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %c2 = tensor.mul %c, %c : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %one = tensor.add %s2, %c2 : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %one : tensor<?xf32>
+}"""
+
+
+def test_sin_and_cos_fuse_into_one_kernel(rng: np.random.Generator) -> None:
+    """sin(x)**2 + cos(x)**2 is one launch running both instructions, 1 to rounding."""
+    x = (rng.standard_normal(1000) * 100).astype(np.float32)
+    got, stats = dvm.compile(SIN_AND_COS).profile(x)
+    ((_, launch),) = stats
+    assert launch.instructions.get("sin") and launch.instructions.get("cos")
+    np.testing.assert_allclose(got, np.ones_like(x), rtol=0, atol=4 * np.finfo(np.float32).eps)
+    np.testing.assert_array_equal(got, dvm.interpret(SIN_AND_COS, x))
 
 
 @pytest.mark.parametrize(

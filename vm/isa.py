@@ -302,6 +302,7 @@ UNARY_OPS: tuple[ElementwiseDef, ...] = (
     ElementwiseDef(0x1E, "logical_not", TypeRule.ANY_TO_BOOL, np.logical_not, "x == 0"),
     ElementwiseDef(0x1F, "isfinite", TypeRule.FLOAT_TO_BOOL, np.isfinite, "not inf and not nan"),
     ElementwiseDef(0x80, "sin", TypeRule.FLOAT, np.sin, "sine, x in radians"),
+    ElementwiseDef(0x81, "cos", TypeRule.FLOAT, np.cos, "cosine, x in radians"),
 )
 """The unary instructions; their block continues at 0x80."""
 
