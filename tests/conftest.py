@@ -8,6 +8,7 @@ it; tests that need them skip when that folder is absent, and only then.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import sys
@@ -75,7 +76,8 @@ def pool_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def count_lines(fn: Callable[[], Any]) -> int:
     """How many Python lines (and calls) `fn()` runs on this thread: a measure of work
-    that is deterministic where a time is not."""
+    that is deterministic where a time is not. The collector is held off while it runs:
+    a collection would run finalizers (of generated code, say) left by earlier tests."""
     count = 0
 
     def trace(frame: FrameType, event: str, arg: Any) -> Any:
@@ -83,11 +85,16 @@ def count_lines(fn: Callable[[], Any]) -> int:
         count += 1
         return trace
 
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
     sys.settrace(trace)
     try:
         fn()
     finally:
         sys.settrace(None)
+        if was_enabled:
+            gc.enable()
     return count
 
 
