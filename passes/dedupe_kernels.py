@@ -12,6 +12,11 @@ launches. LLVM's MergeFunctions does the same for functions.
 Identical means equal in everything but the symbol name: operations,
 types, attributes (tile sizes, grid, argument shapes), and the way values
 flow. The names of block arguments are printing hints and do not count.
+
+How: an analysis finds each kernel's twin (`twins`: kernels sorted into
+buckets by a fingerprint, then compared in full within a bucket); the
+duplicates are erased, and the rewrite pattern `LaunchTwin`, in one walk of
+the host code, points each of their launches at the twin.
 """
 
 from __future__ import annotations
@@ -23,6 +28,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
@@ -61,6 +73,38 @@ def fingerprint(kernel: Operation) -> Hashable:
     return tuple(parts)
 
 
+def twins(module: ModuleOp) -> dict[Kernel, Kernel]:
+    """Each kernel of `module` identical but for its name to one before it, with the
+    first of them."""
+    kept: dict[Hashable, list[Kernel]] = {}  # by fingerprint, then compared in full
+    found: dict[Kernel, Kernel] = {}
+    for kernel in module.ops:
+        if not isinstance(kernel, KERNEL_OPS):
+            continue
+        bucket = kept.setdefault(fingerprint(kernel), [])
+        twin = next((k for k in bucket if identical_but_name(kernel, k)), None)
+        if twin is None:
+            bucket.append(kernel)
+        else:
+            found[kernel] = twin
+    return found
+
+
+@dataclass(eq=False)
+class LaunchTwin(RewritePattern):
+    """Point a launch of an erased kernel at its twin."""
+
+    renamed: dict[str, str]
+    """The name of each kernel erased, to the name of its twin."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, launch: tile.LaunchOp, rewriter: PatternRewriter) -> None:
+        target = self.renamed.get(launch.callee.root_reference.data)
+        if target is not None:
+            launch.callee = SymbolRefAttr(target)
+            rewriter.notify_op_modified(launch)
+
+
 @dataclass(frozen=True)
 class DedupeKernelsPass(ModulePass):
     """Merge kernels that differ only in their names into the first of them and
@@ -69,22 +113,16 @@ class DedupeKernelsPass(ModulePass):
     name = "dedupe-kernels"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kept: dict[Hashable, list[Kernel]] = {}  # by fingerprint, then a full compare
-        renamed: dict[str, str] = {}
-        for kernel in list(op.ops):
-            if not isinstance(kernel, KERNEL_OPS):
-                continue
-            bucket = kept.setdefault(fingerprint(kernel), [])
-            twin = next((k for k in bucket if identical_but_name(kernel, k)), None)
-            if twin is None:
-                bucket.append(kernel)
-                continue
-            renamed[kernel.sym_name.data] = twin.sym_name.data
-            op.body.block.erase_op(kernel)
-        if not renamed:
+        found = twins(op)
+        if not found:
             return
-        for launch in op.walk():
-            if isinstance(launch, tile.LaunchOp):
-                target = renamed.get(launch.callee.root_reference.data)
-                if target is not None:
-                    launch.callee = SymbolRefAttr(target)
+        renamed = {kernel.sym_name.data: twin.sym_name.data for kernel, twin in found.items()}
+        for kernel in found:
+            Rewriter.erase_op(kernel)
+        # The launches are in the host code: the walk leaves out the kernels' bodies,
+        # which hold most of the module's ops and no launch.
+        walker = PatternRewriteWalker(LaunchTwin(renamed), apply_recursively=False)
+        for host in op.ops:
+            if not isinstance(host, KERNEL_OPS):
+                for region in host.regions:
+                    walker.rewrite_region(region)
