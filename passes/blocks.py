@@ -1,4 +1,9 @@
-"""Rewriting a block's op list when passes turn groups of ops into one op."""
+"""Ordering a block's ops when passes turn groups of ops into one op.
+
+A pass that replaces a group of ops by one op (a kernel, a stack) first
+*schedules* the block: it orders the ops so that each group's ops are
+consecutive. A rewrite pattern can then replace the group, at its first op,
+without moving anything else."""
 
 from __future__ import annotations
 
@@ -31,6 +36,32 @@ def dependencies(op: Operation, block: Block) -> set[Operation]:
 Node = Operation | Sequence[Operation]
 
 
+def schedule(block: Block, groups: Sequence[Sequence[Operation]]) -> None:
+    """Order `block` so that each group's ops are consecutive (in their order), where
+    the op that replaces the group may stand: every value is defined before its uses
+    (counting uses inside nested regions), with each group as one op, and otherwise
+    the original order is kept."""
+    for node in dependency_order(block, nodes_of(block, groups)):
+        for op in members(node):
+            op.detach()
+            block.add_op(op)
+
+
+def nodes_of(block: Block, groups: Sequence[Sequence[Operation]]) -> list[Node]:
+    """The ops of `block`, each group as one node at the place of its first op."""
+    in_group = {id(op): g for g in groups for op in g}
+    nodes: list[Node] = []
+    seen: set[int] = set()
+    for op in block.ops:
+        g = in_group.get(id(op))
+        if g is None:
+            nodes.append(op)
+        elif id(g) not in seen:
+            seen.add(id(g))
+            nodes.append(g)
+    return nodes
+
+
 def rebuild_block(
     block: Block,
     groups: Sequence[Sequence[Operation]],
@@ -42,17 +73,7 @@ def rebuild_block(
     The order is topological (every value before its uses, counting uses
     inside nested regions) and otherwise keeps the original order.
     """
-    in_group = {id(op): g for g in groups for op in g}
-    nodes: list[Node] = []
-    seen: set[int] = set()
-    for op in block.ops:
-        g = in_group.get(id(op))
-        if g is None:
-            nodes.append(op)
-        elif id(g) not in seen:
-            seen.add(id(g))
-            nodes.append(g)
-    for node in dependency_order(block, nodes):
+    for node in dependency_order(block, nodes_of(block, groups)):
         if isinstance(node, Operation):
             node.detach()
             block.add_op(node)

@@ -14,6 +14,11 @@ stacking-based fusion):
 
 Why: with dynamic shapes many kernels are small, and launching each costs
 more than running it.
+
+How: an analysis of each block picks the sets (`independent_sets`) and
+schedules the block so that each set's kernels are consecutive; then one
+walk of the module applies the rewrite pattern `StackKernels`, which wraps
+each set, at its first kernel, into a stack.
 """
 
 from __future__ import annotations
@@ -24,15 +29,22 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from dvm.dialects import tensor as t
-from dvm.passes.blocks import dependencies, rebuild_block
+from dvm.passes.blocks import dependencies, schedule
 from dvm.passes.symbolic import SHAPES, shape_attr, shape_of
 
 
-def independent_sets(block: Block, limit: int) -> list[list[Operation]]:
+def independent_sets(block: Block, limit: int) -> list[list[t.FusionOp]]:
     """Greedy: each kernel joins the open set when it depends on none of its
     members; sets of one are dropped.
 
@@ -41,8 +53,8 @@ def independent_sets(block: Block, limit: int) -> list[list[Operation]]:
     belongs to is the open one: one number per op, not all of its ancestors."""
     latest: dict[Operation, int] = {}
     """For each op, the latest set that it or an op it depends on belongs to (-1: none)."""
-    sets: list[list[Operation]] = []
-    current: list[Operation] = []
+    sets: list[list[t.FusionOp]] = []
+    current: list[t.FusionOp] = []
     for op in block.ops:
         reached = max((latest[d] for d in dependencies(op, block)), default=-1)
         if isinstance(op, t.FusionOp):
@@ -56,19 +68,35 @@ def independent_sets(block: Block, limit: int) -> list[list[Operation]]:
     return [s for s in sets if len(s) > 1]
 
 
-def emit_stack(block: Block, kernels: Sequence[Operation], mode: str) -> None:
-    results: list[SSAValue] = [r for k in kernels for r in k.results]
-    body = Block()
-    for k in kernels:
-        k.detach()
-        body.add_op(k)
-    body.add_op(t.YieldOp(*results))
-    stack = t.StackOp(mode, [r.type for r in results], Region(body))
-    stack.attributes[SHAPES] = ArrayAttr([shape_attr(shape_of(r)) for r in results])
-    block.add_op(stack)
-    for old, new in zip(results, stack.results, strict=True):
-        old.replace_uses_with_if(new, lambda use: use.operation.parent_op() is not stack)
-        new.name_hint = old.name_hint
+@dataclass(eq=False)
+class StackKernels(RewritePattern):
+    """Wrap the first kernel of a planned set, and the ones that follow it (the block
+    is scheduled so that they do), into one `tensor.stack`; its results replace the
+    kernels' results outside it."""
+
+    sets: dict[t.FusionOp, Sequence[t.FusionOp]]
+    """Each set of independent kernels, by its first kernel."""
+    mode: str
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, first: t.FusionOp, rewriter: PatternRewriter) -> None:
+        kernels = self.sets.get(first)
+        if kernels is None:
+            return
+        results = [r for k in kernels for r in k.results]
+        stack = t.StackOp(self.mode, [r.type for r in results], Region(Block()))
+        stack.attributes[SHAPES] = ArrayAttr([shape_attr(shape_of(r)) for r in results])
+        rewriter.insert(stack, InsertPoint.before(first))
+        body = stack.body.block
+        for kernel in kernels:
+            kernel.detach()
+            rewriter.insert(kernel, InsertPoint.at_end(body))
+        rewriter.insert(t.YieldOp(*results), InsertPoint.at_end(body))
+        for old, new in zip(results, stack.results, strict=True):
+            rewriter.replace_uses_with_if(
+                old, new, lambda use: use.operation.parent_op() is not stack
+            )
+            new.name_hint = old.name_hint
 
 
 @dataclass(frozen=True)
@@ -89,15 +117,25 @@ class StackPass(ModulePass):
             raise ValueError(f"stack: max-kernels must be at least 2, got {self.max_kernels}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in op.walk():
-            if not isinstance(func, FuncOp):
-                continue
-            for block in [b for o in func.walk() for r in o.regions for b in r.blocks]:
-                if isinstance(block.parent_op(), t.FusionOp | t.StackOp):
-                    continue
-                self.stack_block(block)
-
-    def stack_block(self, block: Block) -> None:
-        sets = independent_sets(block, self.max_kernels)
+        sets: dict[t.FusionOp, Sequence[t.FusionOp]] = {}
+        for block in blocks_to_stack(op):
+            found = independent_sets(block, self.max_kernels)
+            if found:
+                schedule(block, found)
+            sets.update((kernels[0], kernels) for kernels in found)
         if sets:
-            rebuild_block(block, sets, lambda kernels: emit_stack(block, kernels, self.mode))
+            stack = StackKernels(sets, self.mode)
+            PatternRewriteWalker(stack, apply_recursively=False).rewrite_module(op)
+
+
+def blocks_to_stack(module: ModuleOp) -> list[Block]:
+    """The blocks of every function, at any depth, but kernels' and stacks' bodies."""
+    return [
+        block
+        for func in module.walk()
+        if isinstance(func, FuncOp)
+        for op in func.walk()
+        for region in op.regions
+        for block in region.blocks
+        if not isinstance(op, t.FusionOp | t.StackOp)
+    ]

@@ -25,6 +25,7 @@ import dvm
 from dvm.dialects import tensor as t
 from dvm.ir import make_context
 from dvm.passes import PASSES
+from dvm.passes.blocks import schedule
 from dvm.passes.symbolic import Guard, GuardKind, function_guards, symbol
 
 PIPELINES = ("symbolic-shapes", "symbolic-shapes,fuse", "symbolic-shapes,fuse,stack")
@@ -208,6 +209,34 @@ def test_guarded_choice_takes_either_branch_correctly(y_shape: tuple[int, int]) 
     sx, sy = dvm.interpret(module, x, y)
     np.testing.assert_allclose(sx, (x * x).sum(axis=1), rtol=1e-6)
     np.testing.assert_allclose(sy, (y * y).sum(axis=1), rtol=1e-6)
+
+
+# -- scheduling a block for a rewrite ----------------------------------------------
+
+
+def test_schedule_makes_each_group_consecutive() -> None:
+    """A group of the first and last op, with a user of the first and a producer of
+    the last between them: the producer moves before the group, the user after it."""
+    module = dvm.parse(
+        """func.func @f(%x: tensor<?xf32>, %y: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+          %k1 = tensor.exp %x : tensor<?xf32>
+          %u = tensor.neg %k1 : tensor<?xf32>
+          %c = tensor.abs %y : tensor<?xf32>
+          %k2 = tensor.tanh %c : tensor<?xf32>
+          func.return %u, %k2 : tensor<?xf32>, tensor<?xf32>
+        }"""
+    )
+    block = next(op for op in module.walk() if isinstance(op, FuncOp)).body.block
+    ops = {op.results[0].name_hint: op for op in block.ops if op.results}
+    schedule(block, [[ops["k1"], ops["k2"]]])
+    assert [op.results[0].name_hint if op.results else op.name for op in block.ops] == [
+        "c",
+        "k1",
+        "k2",
+        "u",
+        "func.return",
+    ]
+    module.verify()
 
 
 # -- stack -----------------------------------------------------------------------
