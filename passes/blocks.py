@@ -8,7 +8,7 @@ without moving anything else."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from xdsl.ir import Block, Operation
 
@@ -60,25 +60,6 @@ def nodes_of(block: Block, groups: Sequence[Sequence[Operation]]) -> list[Node]:
             seen.add(id(g))
             nodes.append(g)
     return nodes
-
-
-def rebuild_block(
-    block: Block,
-    groups: Sequence[Sequence[Operation]],
-    emit: Callable[[Sequence[Operation]], None],
-) -> None:
-    """Re-emit `block` in dependency order: each op in no group is moved to
-    the end in turn, and `emit(group)` appends the op that replaces a group.
-
-    The order is topological (every value before its uses, counting uses
-    inside nested regions) and otherwise keeps the original order.
-    """
-    for node in dependency_order(block, nodes_of(block, groups)):
-        if isinstance(node, Operation):
-            node.detach()
-            block.add_op(node)
-        else:
-            emit(node)
 
 
 def members(node: Node) -> Sequence[Operation]:

@@ -21,6 +21,13 @@ number: fused while there are few enough for a tile to hold whole rows.
 
 Why: each kernel is one launch and one pass over memory; fusing keeps the
 intermediates in local memory.
+
+How: deciding the groups is a global analysis of each block (`Fuser`: which
+merges are legal depends on every path between the groups). It ends with a
+plan per group and the block *scheduled* so that each group's ops are
+consecutive; then rewrite patterns, in one walk of the function, replace each
+group by its kernel (`FuseGroup`) and erase the constants the kernels copied
+in (`EraseDeadConstant`).
 """
 
 from __future__ import annotations
@@ -47,10 +54,16 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from dvm.dialects import tensor as t
-from dvm.passes.blocks import rebuild_block, top_level
+from dvm.passes.blocks import schedule, top_level
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
     LAYOUT,
@@ -133,7 +146,7 @@ class Group:
 
 
 class Fuser:
-    """Fuses the compute ops of one block."""
+    """Decides the kernels of one block's compute ops."""
 
     def __init__(
         self, block: Block, kinds: Sequence[str], max_ops: int, facts: Facts = frozenset()
@@ -163,7 +176,9 @@ class Fuser:
 
     # -- deciding the groups ----------------------------------------------------
 
-    def run(self) -> None:
+    def plan(self) -> list[Plan]:
+        """Decide the groups, schedule the block so that each group's ops are
+        consecutive, and say what replaces each group, in block order."""
         for op in list(self.block.ops):
             if isinstance(op, COMPUTE):
                 self.group[op] = Group([op])
@@ -171,7 +186,11 @@ class Fuser:
                     self.try_merge(self.group[op], producer)
         self.merge_siblings()
         self.propose_choices()
-        self.rebuild()
+        schedule(self.block, [g.ops for g in self.distinct_groups()])
+        return [
+            self.plan_choice(g) if g.alternative else self.plan_kernel(g)
+            for g in self.distinct_groups()
+        ]
 
     def producer_groups(self, op: Operation) -> list[Group]:
         groups: list[Group] = []
@@ -357,90 +376,155 @@ class Fuser:
                     found[v] = None
         return list(found)
 
-    # -- building the IR ---------------------------------------------------------
+    # -- what replaces each group ------------------------------------------------
 
-    def rebuild(self) -> None:
-        """Replace each group by a fusion op (or a guarded choice), keeping
-        the block in an order where every value is defined before its uses."""
-        groups = {id(g.ops): g for g in self.distinct_groups()}
-        rebuild_block(
-            self.block, [g.ops for g in groups.values()], lambda ops: self.emit(groups[id(ops)])
-        )
+    def plan_kernel(self, group: Group) -> KernelPlan:
+        """The kernel of `group`, refused here if the VM could not hold it."""
+        domain = self.analyze(group)
+        inputs, outputs = self.inputs(group), self.outputs(group)
+        check_rank(group.ops, domain, [*inputs, *outputs])
+        return KernelPlan(group.ops, group.kind, domain, inputs, outputs)
 
-    def emit(self, group: Group) -> None:
-        outputs = self.outputs(group)
-        if group.alternative is None:
-            replacement: Operation = self.build_kernel(group, outputs)
-        else:
-            replacement = self.build_choice(group, outputs)
-        annotate_results(replacement, outputs)
-        self.block.add_op(replacement)
-        for old, new in zip(outputs, replacement.results, strict=True):
-            old.replace_all_uses_with(new)
-            new.name_hint = old.name_hint
-        for op in reversed(group.ops):
-            op.detach()
-            op.erase(safe_erase=False)
-
-    def build_choice(self, group: Group, outputs: list[SSAValue]) -> t.ChoiceOp:
+    def plan_choice(self, group: Group) -> ChoicePlan:
         alternative = group.alternative
         assert alternative is not None
-        first, second = alternative.first, alternative.second
-        fused = self.build_kernel(group, outputs)
-        for key, texts in ((ASSUME, alternative.assumed), (BOUNDED, alternative.bounded)):
-            if texts:
-                fused.attributes[key] = ArrayAttr([StringAttr(text) for text in texts])
-        annotate_results(fused, outputs)  # the shapes last, where symbolic-shapes puts them
-        apart = [self.build_kernel(g, self.outputs(g)) for g in (first, second)]
-        apart_results = {
-            v: r
-            for k, g in zip(apart, (first, second), strict=True)
-            for v, r in zip(self.outputs(g), k.results, strict=True)
-        }
-        # One apart kernel may use what the other computes: take it from that
-        # kernel (emit() replaces the uses of the old value with the choice's
-        # result, which inside the choice would be a use before definition),
-        # and put the producer first.
-        for kernel in apart:
-            for i, v in enumerate(kernel.operands):
-                if v in apart_results:
-                    kernel.operands[i] = apart_results[v]
-        if any(r in apart[0].operands for r in apart[1].results):
-            apart.reverse()
-        then_body = Block([fused, t.YieldOp(*fused.results)])
-        else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in outputs))])
-        return t.ChoiceOp(
-            [*alternative.assumed, *alternative.bounded],
-            [v.type for v in outputs],
-            Region(then_body),
-            Region(else_body),
-        )
+        fused = self.plan_kernel(group)
+        first, second = (self.plan_kernel(g) for g in (alternative.first, alternative.second))
+        return ChoicePlan(fused, first, second, alternative.assumed, alternative.bounded)
 
-    def build_kernel(self, group: Group, outputs: list[SSAValue]) -> t.FusionOp:
-        """A fusion op computing `outputs` from clones of the group's ops."""
-        domain = self.analyze(group)
-        inputs = self.inputs(group)
-        check_rank(group.ops, domain, [*inputs, *outputs])
-        body = Block(arg_types=[v.type for v in inputs])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args, strict=True))
-        for v, arg in mapping.items():
-            arg.name_hint = v.name_hint
-        for op in group.ops:
-            for v in op.operands:
-                owner = v.owner
-                if v not in mapping and isinstance(owner, Operation) and is_splat_constant(owner):
-                    constant = owner.clone()
-                    body.add_op(constant)
-                    mapping[v] = constant.results[0]
-            body.add_op(op.clone(value_mapper=mapping))
-        body.add_op(t.YieldOp(*(mapping[v] for v in outputs)))
-        kernel = t.FusionOp(
-            group.kind, inputs, [v.type for v in outputs], Region(body), describe_domain(domain)
-        )
-        annotate_results(kernel, outputs)
-        for source, result in zip(outputs, kernel.results, strict=True):
-            result.name_hint = source.name_hint
-        return kernel
+
+@dataclass
+class KernelPlan:
+    """A `tensor.fusion` to build: clones of `ops` (in block order) over `domain`,
+    reading `inputs` and yielding `outputs`."""
+
+    ops: list[Operation]
+    kind: str
+    domain: Domain
+    inputs: list[SSAValue]
+    outputs: list[SSAValue]
+
+
+@dataclass
+class ChoicePlan:
+    """A guarded `tensor.choice`: the `fused` kernel where the sizes meet the
+    conditions (`assumed` equalities, `bounded` sizes), `first` and `second` apart
+    otherwise."""
+
+    fused: KernelPlan
+    first: KernelPlan
+    second: KernelPlan
+    assumed: list[str]
+    bounded: list[str]
+
+    @property
+    def ops(self) -> list[Operation]:
+        return self.fused.ops
+
+    @property
+    def outputs(self) -> list[SSAValue]:
+        return self.fused.outputs
+
+
+Plan = KernelPlan | ChoicePlan
+
+
+@dataclass(eq=False)
+class FuseGroup(RewritePattern):
+    """Replace a planned group, at its first op (the block is scheduled so that its
+    ops are consecutive), by its `tensor.fusion` or guarded `tensor.choice`.
+
+    Walked in reverse: a group is replaced before the groups whose results it reads,
+    so the values its plan names are still in place (the later replacement of the
+    producers' results reaches the new op's operands as any other use)."""
+
+    plans: dict[Operation, Plan]
+    """Each group's plan, by its first op."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        plan = self.plans.pop(op, None)
+        if plan is None:
+            return
+        replacement = build_kernel(plan) if isinstance(plan, KernelPlan) else build_choice(plan)
+        annotate_results(replacement, plan.outputs)
+        rewriter.insert(replacement)
+        for old, new in zip(plan.outputs, replacement.results, strict=True):
+            rewriter.replace_all_uses_with(old, new)
+            new.name_hint = old.name_hint
+        for member in reversed(plan.ops):
+            rewriter.erase(member, safe_erase=False)
+
+
+@dataclass(eq=False)
+class EraseDeadConstant(RewritePattern):
+    """Erase a constant of a fused block that no op uses any more (its users' kernels
+    copied it in)."""
+
+    blocks: set[Block]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, constant: arith.ConstantOp, rewriter: PatternRewriter) -> None:
+        if not constant.result.uses and constant.parent_block() in self.blocks:
+            rewriter.erase(constant)
+
+
+def build_choice(plan: ChoicePlan) -> t.ChoiceOp:
+    fused = build_kernel(plan.fused)
+    for key, texts in ((ASSUME, plan.assumed), (BOUNDED, plan.bounded)):
+        if texts:
+            fused.attributes[key] = ArrayAttr([StringAttr(text) for text in texts])
+    annotate_results(fused, plan.outputs)  # the shapes last, where symbolic-shapes puts them
+    apart = [build_kernel(p) for p in (plan.first, plan.second)]
+    apart_results = {
+        v: r
+        for k, p in zip(apart, (plan.first, plan.second), strict=True)
+        for v, r in zip(p.outputs, k.results, strict=True)
+    }
+    # One apart kernel may use what the other computes: take it from that kernel
+    # (the uses of the old value are replaced with the choice's result, which inside
+    # the choice would be a use before definition), and put the producer first.
+    for kernel in apart:
+        for i, v in enumerate(kernel.operands):
+            if v in apart_results:
+                kernel.operands[i] = apart_results[v]
+    if any(r in apart[0].operands for r in apart[1].results):
+        apart.reverse()
+    then_body = Block([fused, t.YieldOp(*fused.results)])
+    else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in plan.outputs))])
+    return t.ChoiceOp(
+        [*plan.assumed, *plan.bounded],
+        [v.type for v in plan.outputs],
+        Region(then_body),
+        Region(else_body),
+    )
+
+
+def build_kernel(plan: KernelPlan) -> t.FusionOp:
+    """A fusion op computing the plan's outputs from clones of its ops."""
+    body = Block(arg_types=[v.type for v in plan.inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(plan.inputs, body.args, strict=True))
+    for v, arg in mapping.items():
+        arg.name_hint = v.name_hint
+    for op in plan.ops:
+        for v in op.operands:
+            owner = v.owner
+            if v not in mapping and isinstance(owner, Operation) and is_splat_constant(owner):
+                constant = owner.clone()
+                body.add_op(constant)
+                mapping[v] = constant.results[0]
+        body.add_op(op.clone(value_mapper=mapping))
+    body.add_op(t.YieldOp(*(mapping[v] for v in plan.outputs)))
+    kernel = t.FusionOp(
+        plan.kind,
+        plan.inputs,
+        [v.type for v in plan.outputs],
+        Region(body),
+        describe_domain(plan.domain),
+    )
+    annotate_results(kernel, plan.outputs)
+    for source, result in zip(plan.outputs, kernel.results, strict=True):
+        result.name_hint = source.name_hint
+    return kernel
 
 
 class SiblingMerger:
@@ -584,12 +668,6 @@ def annotate_results(op: Operation, sources: Sequence[SSAValue]) -> None:
         op.attributes[SHAPES] = ArrayAttr(shapes)
 
 
-def remove_dead_constants(block: Block) -> None:
-    for op in list(block.ops):
-        if isinstance(op, arith.ConstantOp) and not op.result.uses:
-            Rewriter.erase_op(op)
-
-
 def blocks_inside_out(func: FuncOp) -> list[Block]:
     """Every block of the function, nested ones first (so that when a block
     is fused, the constants its nested blocks' kernels copied are dead)."""
@@ -626,13 +704,26 @@ class FusePass(ModulePass):
             raise ValueError(f"fuse: max-ops must be at least 1, got {self.max_ops}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kinds = {*self.kinds, "cube"}  # a lone matmul is a cube kernel
         for func in op.walk():
             if isinstance(func, FuncOp) and func.body.blocks:
-                ensure_shapes(func)
-                facts = known_facts(guard_facts(func))
-                for block in blocks_inside_out(func):
-                    if isinstance(block.parent_op(), t.FusionOp | t.StackOp | t.ChoiceOp):
-                        continue
-                    Fuser(block, tuple(kinds), self.max_ops, facts).run()
-                    remove_dead_constants(block)
+                self.fuse(func)
+
+    def fuse(self, func: FuncOp) -> None:
+        """Plan every block's kernels (the analysis), then build them (the rewrite)."""
+        ensure_shapes(func)
+        facts = known_facts(guard_facts(func))
+        kinds = (*self.kinds, "cube")  # a lone matmul is a cube kernel
+        blocks = [
+            block
+            for block in blocks_inside_out(func)
+            if not isinstance(block.parent_op(), t.FusionOp | t.StackOp | t.ChoiceOp)
+        ]
+        plans: dict[Operation, Plan] = {}
+        for block in blocks:
+            plans.update((p.ops[0], p) for p in Fuser(block, kinds, self.max_ops, facts).plan())
+        rewrite = GreedyRewritePatternApplier(
+            [FuseGroup(plans), EraseDeadConstant(set(blocks))], dce_enabled=False
+        )
+        PatternRewriteWalker(rewrite, apply_recursively=False, walk_reverse=True).rewrite_region(
+            func.body
+        )

@@ -412,3 +412,26 @@ func.func @product_guard(%a: tensor<?xf32>, %m: tensor<?x?xi32>, %b: tensor<?x?x
   %y = tensor.select %c, %a, %b : (tensor<?x?xi1>, tensor<?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   func.return %y : tensor<?x?xf32>
 }
+
+// -----
+
+// fuse erases no op of the program, only the constants that nothing uses once
+// the kernels copied theirs in: the unused %d stays in the kernel beside its
+// sibling (convert-tensor-to-tile drops a kernel that computes nothing used).
+
+// CHECK-LABEL: func.func @unused(
+// CHECK-NEXT:    %y = tensor.fusion vector (%x)
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x?xf32>):
+// CHECK-NEXT:      %two = arith.constant
+// CHECK-NEXT:      %d = tensor.mul %x_1, %two
+// CHECK-NEXT:      %y_1 = tensor.exp %x_1
+// CHECK-NEXT:      tensor.yield %y_1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y
+func.func @unused(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %three = arith.constant dense<3.0> : tensor<f32>
+  %d = tensor.mul %x, %two : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  %y = tensor.exp %x : tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
