@@ -505,6 +505,8 @@ class DomainAnalysis:
             return [strides[p] for p in op.permutation]
         if isinstance(op, t.ExpandShapeOp):
             target = shape_of(op.result)
+            if not op.groups:  # from rank 0: every dim is a static 1, one element
+                return [sympy.Integer(0)] * len(target)
             out: list[sympy.Expr] = []
             for group, stride in zip(op.groups, strides, strict=True):
                 out.extend(
