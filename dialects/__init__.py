@@ -11,6 +11,12 @@ from xdsl.ir import Dialect
 from dvm.dialects import dense  # noqa: F401  (dense constants print exactly: see dense.py)
 
 
+def _dvm() -> Dialect:
+    from dvm.dialects.expr import Dvm
+
+    return Dvm
+
+
 def _tensor() -> Dialect:
     from dvm.dialects.tensor import Tensor
 
@@ -58,6 +64,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "func": _func,
     "arith": _arith,
     "scf": _scf,
+    "dvm": _dvm,
     "tensor": _tensor,
     "tile": _tile,
     "bytecode": _bytecode,

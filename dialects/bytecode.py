@@ -7,8 +7,8 @@ derived from each row of the VM's ISA table (`dvm.vm.isa.OPCODES`), and its
 syntax from the row's operand kinds, as in the VM's assembler:
 
     bytecode.program @layernorm_k0 params [] {
-      bytecode.arg a0 f32 ["x_0", "x_1"]
-      bytecode.slot s0 = "x_0"
+      bytecode.arg a0 f32 [x_0, x_1]
+      bytecode.slot s0 = x_0
       bytecode.grid [s3]
       bytecode.reg r0 f32 (s4, s1) at s5
       bytecode.view v0 a0 offset s6 (s0 s1 g0 s4) (s1 s7)
@@ -19,8 +19,9 @@ syntax from the row's operand kinds, as in the VM's assembler:
     }
 
 Slots hold sympy expressions of the shape symbols (the symbols each
-argument's dims are named by) and of earlier slots (`s3`); encoding turns
-them into the binary's small postfix expressions.
+argument's dims are named by) and of earlier slots (`s3`), in the typed
+attributes of `dvm.dialects.expr`; encoding turns them into the binary's small
+postfix expressions.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+import sympy
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FloatAttr,
@@ -52,6 +54,15 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from dvm.dialects.expr import (
+    NAME,
+    ExprAttr,
+    ShapeAttr,
+    expr_text,
+    parse_expression,
+    parse_expressions,
+    print_expressions,
+)
 from dvm.vm.isa import DTYPE_BY_TEXT, OPCODES, AccKind, Kind, OpDef, ReduceKind
 
 # --------------------------------------------------------------------------
@@ -274,62 +285,56 @@ INSTRUCTIONS: dict[str, type[InstructionOp]] = {d.name: instruction_class(d) for
 # --------------------------------------------------------------------------
 
 
-def expr_list(values: Sequence[str]) -> ArrayAttr[StringAttr]:
-    return ArrayAttr([StringAttr(v) for v in values])
-
-
 @irdl_op_definition
 class ArgOp(IRDLOperation):
-    """`bytecode.arg a0 f32 ["x_0", "x_1"]`: an argument's element type and
+    """`bytecode.arg a0 f32 [x_0, x_1]`: an argument's element type and
     the symbol (or static size) that names each of its dims."""
 
     name = "bytecode.arg"
     index = prop_def(IntegerAttr)
     dtype = prop_def(StringAttr)
-    dims = prop_def(ArrayAttr[StringAttr])
+    dims = prop_def(ShapeAttr)
 
     @classmethod
-    def make(cls, index: int, dtype: str, dims: Sequence[str]) -> ArgOp:
+    def make(cls, index: int, dtype: str, dims: Sequence[sympy.Expr | int]) -> ArgOp:
         props = {
             "index": IntegerAttr(index, i64),
             "dtype": StringAttr(dtype),
-            "dims": expr_list(dims),
+            "dims": ShapeAttr(dims),
         }
         return cls.build(properties=props)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" a{self.index.value.data} {self.dtype.data} ")
-        printer.print_attribute(self.dims)
+        print_expressions(printer, self.dims.data)
 
     @classmethod
     def parse(cls, parser: Parser) -> ArgOp:
         index, dtype = parse_ref(parser, "a"), parse_dtype(parser)
-        dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
-        return cls.make(index, dtype, dims)
+        return cls.make(index, dtype, parse_expressions(parser, parser.Delimiter.SQUARE))
 
 
 @irdl_op_definition
 class SlotOp(IRDLOperation):
-    """`bytecode.slot s2 = "ceiling(x_0/s0)"`: a parameter slot, an integer
+    """`bytecode.slot s2 = ceiling(x_0/s0)`: a parameter slot, an integer
     expression of the shape symbols and earlier slots."""
 
     name = "bytecode.slot"
     index = prop_def(IntegerAttr)
-    expr = prop_def(StringAttr)
+    expr = prop_def(ExprAttr)
 
     @classmethod
-    def make(cls, index: int, expr: str) -> SlotOp:
-        return cls.build(properties={"index": IntegerAttr(index, i64), "expr": StringAttr(expr)})
+    def make(cls, index: int, expr: sympy.Expr | int) -> SlotOp:
+        return cls.build(properties={"index": IntegerAttr(index, i64), "expr": ExprAttr(expr)})
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" s{self.index.value.data} = ")
-        printer.print_attribute(self.expr)
+        printer.print_string(f" s{self.index.value.data} = {expr_text(self.expr.data)}")
 
     @classmethod
     def parse(cls, parser: Parser) -> SlotOp:
         index = parse_ref(parser, "s")
         parser.parse_punctuation("=")
-        return cls.make(index, parser.parse_str_literal())
+        return cls.make(index, parse_expression(parser))
 
 
 @irdl_op_definition
@@ -423,7 +428,7 @@ class ViewOp(IRDLOperation):
                 "index": IntegerAttr(index, i64),
                 "arg": IntegerAttr(arg, i64),
                 "offset": IntegerAttr(offset, i64),
-                "dims": expr_list(dims),
+                "dims": ArrayAttr([StringAttr(d) for d in dims]),
             }
         )
 
@@ -462,6 +467,15 @@ class ViewOp(IRDLOperation):
 # --------------------------------------------------------------------------
 
 
+def parse_symbol_name(parser: Parser) -> str:
+    """A shape symbol's name (`n`), as a parameter of a program."""
+    pos = parser.pos
+    name = parser.parse_identifier(context_msg=" (a parameter's symbol)")
+    if not NAME.fullmatch(name):
+        parser.raise_error(f"{name!r} is not a symbol name (letters, digits and _)", pos)
+    return name
+
+
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
     """One kernel's bytecode: declarations, then instructions in order.
@@ -477,14 +491,20 @@ class ProgramOp(IRDLOperation):
     @classmethod
     def make(cls, name: str, params: Sequence[str], body: Region | None = None) -> ProgramOp:
         return cls.build(
-            properties={"sym_name": StringAttr(name), "params": expr_list(params)},
+            properties={
+                "sym_name": StringAttr(name),
+                "params": ArrayAttr([StringAttr(p) for p in params]),
+            },
             regions=[body or Region(Block())],
         )
 
+    @property
+    def param_names(self) -> list[str]:
+        return [p.data for p in self.params.data]
+
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.sym_name.data} params ")
-        printer.print_attribute(self.params)
-        printer.print_string(" ")
+        params = ", ".join(self.param_names)
+        printer.print_string(f" @{self.sym_name.data} params [{params}] ")
         printer.print_region(self.body)
 
     @classmethod
@@ -492,11 +512,14 @@ class ProgramOp(IRDLOperation):
         name = parser.parse_symbol_name().data
         parser.parse_keyword("params")
         params = parser.parse_comma_separated_list(
-            parser.Delimiter.SQUARE, parser.parse_str_literal
+            parser.Delimiter.SQUARE, lambda: parse_symbol_name(parser)
         )
         return cls.make(name, params, parser.parse_region())
 
     def verify_(self) -> None:
+        for param in self.param_names:
+            if not NAME.fullmatch(param):
+                raise VerifyException(f"'{self.name}' parameter {param!r} is not a symbol name")
         seen = {"a": 0, "s": 0, "r": 0, "v": 0}
         for op in self.body.block.ops:
             prefix = DECLARATION_PREFIX.get(type(op))

@@ -53,12 +53,13 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from dvm.dialects.elementwise import ELEMENTWISE, ElementwiseSpec
+from dvm.dialects.expr import ConditionAttr, parse_condition, parse_condition_text
 
 DYN = DYNAMIC_INDEX
 """How builtin tensor types store a `?` dim."""
@@ -840,7 +841,7 @@ STACK_MODES = ("parallel", "sequence")
 or one after another in a single launch."""
 
 
-def parse_keyword(parser: Parser, allowed: Sequence[str], what: str) -> str:
+def parse_keyword(parser: AttrParser, allowed: Sequence[str], what: str) -> str:
     pos = parser.pos
     word = parser.parse_identifier(context_msg=f" as the {what}")
     if word not in allowed:
@@ -972,7 +973,7 @@ class ChoiceOp(KernelBodyOp):
     resolved from the real shapes when the program is specialized (DVM's
     streaming fusion). The first region is taken when every condition holds.
 
-        %r:2 = tensor.choice ["x_0 == y_0"] -> (tensor<?xf32>, tensor<?xf32>) {
+        %r:2 = tensor.choice [x_0 == y_0] -> (tensor<?xf32>, tensor<?xf32>) {
           ... one fused kernel ...
         } else {
           ... two kernels ...
@@ -980,33 +981,34 @@ class ChoiceOp(KernelBodyOp):
     """
 
     name = "tensor.choice"
-    conditions = prop_def(ArrayAttr[StringAttr])
+    conditions = prop_def(ArrayAttr[ConditionAttr])
     outputs = var_result_def(TensorType)
     then_body = region_def("single_block")
     else_body = region_def("single_block")
 
     def __init__(
         self,
-        conditions: Sequence[str],
+        conditions: Sequence[ConditionAttr | str],
         output_types: Sequence[Attribute],
         then_body: Region,
         else_body: Region,
     ):
+        """`conditions` as attributes or as their text (`x_0 == y_0`)."""
+        attrs = [parse_condition_text(c) if isinstance(c, str) else c for c in conditions]
         super().__init__(
             result_types=[output_types],
-            properties={"conditions": ArrayAttr([StringAttr(c) for c in conditions])},
+            properties={"conditions": ArrayAttr(attrs)},
             regions=[then_body, else_body],
         )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.conditions)
+        printer.print_string(" [" + ", ".join(c.text for c in self.conditions.data) + "]")
         print_results_and_body(printer, self, [self.then_body, self.else_body])
 
     @classmethod
     def parse(cls, parser: Parser) -> ChoiceOp:
         conditions = parser.parse_comma_separated_list(
-            Parser.Delimiter.SQUARE, parser.parse_str_literal, " as the list of conditions"
+            Parser.Delimiter.SQUARE, lambda: parse_condition(parser), " as the list of conditions"
         )
         attrs, result_types, (then_body, else_body) = parse_results_and_bodies(parser, 2)
         op = cls(conditions, result_types, then_body, else_body)

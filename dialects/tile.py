@@ -4,7 +4,7 @@ A `tile.kernel` is what one `tensor.fusion` becomes: a grid of tiles and the
 body every tile runs. The kernel's arguments are global tensors (its inputs,
 then its outputs). Inside, values are *tiles*: small blocks of a kernel's
 iteration domain held in a core's local memory, whose sizes are symbolic
-expressions of the shape symbols (`!tile.tile<[16, "x_1"], f32>`). A tile's
+expressions of the shape symbols (`!tile.tile<[16, x_1], f32>`). A tile's
 type gives its largest extent; the last tile along an axis may be smaller
 (tails are exact).
 
@@ -16,8 +16,10 @@ type gives its largest extent; the last tile along an axis may be smaller
 - `tile.mma` multiplies tiles and accumulates (matmul);
 - `tile.for` loops over chunks of an axis inside a tile (e.g. matmul's K).
 
-All expressions (sizes, strides, grid, trip counts) are sympy expressions
-printed as strings; the runtime evaluates them once per shape.
+All expressions (sizes, strides, grid, trip counts) are sympy expressions of
+the shape symbols, held in the typed attributes of `dvm.dialects.expr` and
+written bare (`grid [ceiling(x_0/t0)]`); the runtime evaluates them once per
+shape.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+import sympy
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BoolAttr,
@@ -78,62 +81,95 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects import tensor as tensor_dialect
+from dvm.dialects.expr import (
+    ExprAttr,
+    ShapeAttr,
+    expr_text,
+    parse_expression,
+    parse_expressions,
+    print_expressions,
+)
 
 # --------------------------------------------------------------------------
-# The tile type
+# The tile type, and the axes of a kernel's tiles
 # --------------------------------------------------------------------------
-
-
-def expr_attr(values: Sequence[object]) -> ArrayAttr[StringAttr]:
-    """Symbolic sizes as the IR stores them: their text."""
-    return ArrayAttr([StringAttr(str(v)) for v in values])
-
-
-def expr_texts(attr: ArrayAttr[StringAttr]) -> list[str]:
-    return [s.data for s in attr.data]
 
 
 @irdl_attr_definition
 class TileType(ParametrizedAttribute, TypeAttribute):
-    """`!tile.tile<[16, "x_1"], f32>`: the largest extent of each axis, then
-    the element type. Integer extents are static; strings are expressions."""
+    """`!tile.tile<[16, x_1], f32>`: the largest extent of each axis (an
+    expression of the shape symbols), then the element type."""
 
     name = "tile.tile"
-    shape: ArrayAttr[StringAttr]
+    shape: ShapeAttr
     element_type: Attribute
 
-    def __init__(self, shape: Sequence[object], element_type: Attribute):
-        super().__init__(expr_attr(shape), element_type)
+    def __init__(self, shape: Sequence[sympy.Expr | int], element_type: Attribute):
+        super().__init__(ShapeAttr(shape), element_type)
 
     @property
     def rank(self) -> int:
         return len(self.shape.data)
 
+    @property
+    def extents(self) -> tuple[sympy.Expr, ...]:
+        return self.shape.data
+
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
-            printer.print_string("[")
-            printer.print_list(self.shape.data, lambda s: print_extent(printer, s.data))
-            printer.print_string("], ")
+            print_expressions(printer, self.extents)
+            printer.print_string(", ")
             printer.print_attribute(self.element_type)
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[ArrayAttr[StringAttr], Attribute]:
+    def parse_parameters(cls, parser: AttrParser) -> tuple[ShapeAttr, Attribute]:
         with parser.in_angle_brackets():
-            extents = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parse_extent(parser)
-            )
+            extents = parse_expressions(parser, parser.Delimiter.SQUARE)
             parser.parse_punctuation(",")
             element = parser.parse_type()
-        return expr_attr(extents), element
+        return ShapeAttr(extents), element
 
 
-def print_extent(printer: Printer, text: str) -> None:
-    printer.print_string(text if text.isdigit() else f'"{text}"')
+INDEX_SOURCES = ("whole", "grid0", "grid1", "grid2", *(f"loop{i}" for i in range(8)))
+"""What picks the tile along a view dim: nothing (the whole dim), a grid axis
+(the tile's number along it), or the iteration of an enclosing `tile.for`."""
 
 
-def parse_extent(parser: AttrParser) -> str:
-    text = parser.parse_optional_str_literal()
-    return text if text is not None else str(parser.parse_integer(allow_negative=False))
+@irdl_attr_definition
+class AxisAttr(ParametrizedAttribute):
+    """`#tile.axis<x_0, t0, grid0>`: one dim of a kernel's tiles (its `dvm.axes`):
+    the size of the domain axis it stands for, the tile size along it and what
+    walks it (an index source)."""
+
+    name = "tile.axis"
+    size: ExprAttr
+    tile: ExprAttr
+    walker: StringAttr
+
+    def __init__(self, size: sympy.Expr | int, tile: sympy.Expr | int, walker: str):
+        super().__init__(ExprAttr(size), ExprAttr(tile), StringAttr(walker))
+
+    def verify(self) -> None:
+        if self.walker.data not in INDEX_SOURCES:
+            raise VerifyException(f"{self.name}: unknown index source {self.walker.data!r}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        size, tile = (expr_text(e.data) for e in (self.size, self.tile))
+        printer.print_string(f"<{size}, {tile}, {self.walker.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[ExprAttr, ExprAttr, StringAttr]:
+        with parser.in_angle_brackets():
+            size = parse_expression(parser)
+            parser.parse_punctuation(",")
+            tile = parse_expression(parser)
+            parser.parse_punctuation(",")
+            walker = parse_index_source(parser)
+        return ExprAttr(size), ExprAttr(tile), StringAttr(walker)
+
+
+def parse_index_source(parser: AttrParser) -> str:
+    return tensor_dialect.parse_keyword(parser, INDEX_SOURCES, "index source")
 
 
 # --------------------------------------------------------------------------
@@ -147,7 +183,7 @@ class KernelOp(IRDLOperation):
     the body runs once per tile. Arguments are the kernel's global tensors,
     the last `outputs` of them written by the kernel.
 
-        tile.kernel @k vector grid ["ceildiv(x_0, 8)"] outputs 1 (%x: tensor<?x?xf32>, %y: ...) {
+        tile.kernel @k vector grid [ceiling(x_0/8)] outputs 1 (%x: tensor<?x?xf32>, %y: ...) {
           ...
         }
     """
@@ -155,7 +191,7 @@ class KernelOp(IRDLOperation):
     name = "tile.kernel"
     sym_name = prop_def(SymbolNameConstraint())
     kind = prop_def(StringAttr)
-    grid = prop_def(ArrayAttr[StringAttr])
+    grid = prop_def(ShapeAttr)
     outputs = prop_def(IntegerAttr)
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
@@ -164,7 +200,7 @@ class KernelOp(IRDLOperation):
         self,
         name: str,
         kind: str,
-        grid: Sequence[object],
+        grid: Sequence[sympy.Expr | int],
         arg_types: Sequence[Attribute],
         outputs: int,
         attributes: dict[str, Attribute] | None = None,
@@ -174,7 +210,7 @@ class KernelOp(IRDLOperation):
             properties={
                 "sym_name": StringAttr(name),
                 "kind": StringAttr(kind),
-                "grid": expr_attr(grid),
+                "grid": ShapeAttr(grid),
                 "outputs": IntegerAttr(outputs, i64),
             },
             regions=[body or Region(Block(arg_types=arg_types))],
@@ -187,7 +223,7 @@ class KernelOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" @{self.sym_name.data} {self.kind.data} grid ")
-        printer.print_attribute(self.grid)
+        print_expressions(printer, self.grid.data)
         printer.print_string(f" outputs {self.num_outputs} (")
         printer.print_list(self.body.block.args, printer.print_block_argument)
         printer.print_string(")")
@@ -200,7 +236,7 @@ class KernelOp(IRDLOperation):
         name = parser.parse_symbol_name().data
         kind = tensor_dialect.parse_keyword(parser, tensor_dialect.KERNEL_KINDS, "kernel kind")
         parser.parse_keyword("grid")
-        grid = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+        grid = parse_expressions(parser, parser.Delimiter.SQUARE)
         parser.parse_keyword("outputs")
         outputs = parser.parse_integer(allow_negative=False)
         args = parser.parse_comma_separated_list(
@@ -266,10 +302,6 @@ class LaunchOp(IRDLOperation):
 # Memory: load and store through strided views
 # --------------------------------------------------------------------------
 
-INDEX_SOURCES = ("whole", "grid0", "grid1", "grid2", *(f"loop{i}" for i in range(8)))
-"""What picks the tile along a view dim: nothing (the whole dim), a grid axis
-(the tile's number along it), or the iteration of an enclosing `tile.for`."""
-
 ACCUMULATE = ("none", "add", "max", "min")
 
 
@@ -279,41 +311,46 @@ class View:
     tile size and index source; element (i0, i1, ...) of the view is flat
     element `offset + i0*stride0 + i1*stride1 + ...` of the tensor."""
 
-    offset: object
-    sizes: Sequence[object]
-    strides: Sequence[object]
-    tiles: Sequence[object]
+    offset: sympy.Expr
+    sizes: Sequence[sympy.Expr]
+    strides: Sequence[sympy.Expr]
+    tiles: Sequence[sympy.Expr]
     index: Sequence[str]
 
     def properties(self) -> dict[str, Attribute]:
         return {
-            "offset": StringAttr(str(self.offset)),
-            "sizes": expr_attr(self.sizes),
-            "strides": expr_attr(self.strides),
-            "tiles": expr_attr(self.tiles),
-            "index": expr_attr(self.index),
+            "offset": ExprAttr(self.offset),
+            "sizes": ShapeAttr(self.sizes),
+            "strides": ShapeAttr(self.strides),
+            "tiles": ShapeAttr(self.tiles),
+            "index": ArrayAttr([StringAttr(i) for i in self.index]),
         }
+
+
+VIEW_LISTS = ("sizes", "strides", "tiles")
 
 
 class ViewOp(IRDLOperation, ABC):
     """Shared by load and store: a strided view of a global tensor, per dim
-    its size, stride (elements), tile size and index source."""
+    its size, stride (elements), tile size and index source, written
 
-    offset = prop_def(StringAttr)
-    sizes = prop_def(ArrayAttr[StringAttr])
-    strides = prop_def(ArrayAttr[StringAttr])
-    tiles = prop_def(ArrayAttr[StringAttr])
+        offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, loop0]
+    """
+
+    offset = prop_def(ExprAttr)
+    sizes = prop_def(ShapeAttr)
+    strides = prop_def(ShapeAttr)
+    tiles = prop_def(ShapeAttr)
     index = prop_def(ArrayAttr[StringAttr])
-    irdl_options = (ParsePropInAttrDict(),)
 
     @property
     def view(self) -> View:
         return View(
             self.offset.data,
-            expr_texts(self.sizes),
-            expr_texts(self.strides),
-            expr_texts(self.tiles),
-            expr_texts(self.index),
+            self.sizes.data,
+            self.strides.data,
+            self.tiles.data,
+            [i.data for i in self.index.data],
         )
 
     def verify_view(self, rank: int) -> None:
@@ -322,25 +359,74 @@ class ViewOp(IRDLOperation, ABC):
             raise VerifyException(
                 f"'{self.name}' view needs {rank} sizes, strides, tiles and index sources"
             )
-        for source in expr_texts(self.index):
+        for source in self.view.index:
             if source not in INDEX_SOURCES:
                 raise VerifyException(f"'{self.name}' unknown index source {source!r}")
+
+    def print_view(self, printer: Printer) -> None:
+        printer.print_string(f" offset {expr_text(self.offset.data)}")
+        for name in VIEW_LISTS:
+            printer.print_string(f" {name} ")
+            print_expressions(printer, getattr(self, name).data)
+        printer.print_string(" index [" + ", ".join(self.view.index) + "]")
+
+
+def parse_view(parser: Parser) -> View:
+    """The view as `ViewOp.print_view` writes it."""
+    parser.parse_keyword("offset")
+    offset = parse_expression(parser)
+    sizes, strides, tiles = (parse_view_list(parser, name) for name in VIEW_LISTS)
+    parser.parse_keyword("index")
+    index = parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parse_index_source(parser)
+    )
+    return View(offset, sizes, strides, tiles, index)
+
+
+def parse_view_list(parser: Parser, name: str) -> list[sympy.Expr]:
+    parser.parse_keyword(name)
+    return parse_expressions(parser, parser.Delimiter.SQUARE)
 
 
 @irdl_op_definition
 class LoadOp(ViewOp):
-    """`%t = tile.load %arg {view} : tensor<..> -> !tile.tile<..>`: the current
-    tile of a view of a global tensor into local memory."""
+    """`%t = tile.load %arg offset .. sizes [..] .. : tensor<..> -> !tile.tile<..>`: the
+    current tile of a view of a global tensor into local memory."""
 
     name = "tile.load"
     source = operand_def(TensorType)
     result = result_def(TileType)
-    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, source: SSAValue, result_type: TileType, view: View):
         super().__init__(
             operands=[source], result_types=[result_type], properties=view.properties()
         )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        self.print_view(printer)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        source = parser.parse_unresolved_operand()
+        view = parse_view(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        pos = parser.pos
+        result_type = parser.parse_type()
+        if not isinstance(result_type, TileType):
+            parser.raise_error("tile.load makes a !tile.tile", pos, parser.pos)
+        op = cls(parser.resolve_operand(source, source_type), result_type, view)
+        op.attributes.update(attrs)
+        return op
 
     def verify_(self) -> None:
         result = self.result.type
@@ -350,14 +436,13 @@ class LoadOp(ViewOp):
 
 @irdl_op_definition
 class StoreOp(ViewOp):
-    """`tile.store %t, %arg {view}`: write (or accumulate: add, max, min) a
-    tile into its place in a global tensor."""
+    """`tile.store %t, %arg offset .. sizes [..] .. [accumulate add]`: write (or
+    accumulate: add, max, min) a tile into its place in a global tensor."""
 
     name = "tile.store"
     value = operand_def(TileType)
     dest = operand_def(TensorType)
     accumulate = opt_prop_def(StringAttr, default_value=StringAttr("none"))
-    assembly_format = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)"
 
     def __init__(self, value: SSAValue, dest: SSAValue, view: View, accumulate: str = "none"):
         props = view.properties()
@@ -368,6 +453,39 @@ class StoreOp(ViewOp):
     @property
     def accumulation(self) -> str:
         return self.accumulate.data if self.accumulate else "none"
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(", ")
+        printer.print_operand(self.dest)
+        self.print_view(printer)
+        if self.accumulation != "none":
+            printer.print_string(f" accumulate {self.accumulation}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.dest.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        dest = parser.parse_unresolved_operand()
+        view = parse_view(parser)
+        accumulate = "none"
+        if parser.parse_optional_keyword("accumulate"):
+            accumulate = tensor_dialect.parse_keyword(parser, ACCUMULATE[1:], "accumulation")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        dest_type = parser.parse_type()
+        resolved = parser.resolve_operand(value, value_type)
+        op = cls(resolved, parser.resolve_operand(dest, dest_type), view, accumulate)
+        op.attributes.update(attrs)
+        return op
 
     def verify_(self) -> None:
         value = self.value.type
@@ -468,16 +586,16 @@ MIRRORED[tensor_dialect.SelectOp] = SelectOp
 @irdl_op_definition
 class ConstantOp(IRDLOperation):
     """A tile filled with one value: `tile.constant 5.0e-01 : !tile.tile<[1, 1], f32>`.
-    The value may be an expression of the shape symbols (`"x_1"`, e.g. the
-    count a mean divides by), converted to the element type."""
+    The value may be an expression of the shape symbols (`#dvm.expr<x_1>`, e.g.
+    the count a mean divides by), converted to the element type."""
 
     name = "tile.constant"
-    value = prop_def(FloatAttr | IntegerAttr | StringAttr)
+    value = prop_def(FloatAttr | IntegerAttr | ExprAttr)
     result = result_def(TileType)
     traits = traits_def(Pure())
     assembly_format = "$value attr-dict `:` type($result)"
 
-    def __init__(self, value: FloatAttr | IntegerAttr | StringAttr, result_type: TileType):
+    def __init__(self, value: FloatAttr | IntegerAttr | ExprAttr, result_type: TileType):
         super().__init__(properties={"value": value}, result_types=[result_type])
 
 
@@ -567,28 +685,29 @@ class MmaOp(IRDLOperation):
 
 @irdl_op_definition
 class ForOp(IRDLOperation):
-    """`tile.for loop0 to "ceildiv(x_1, 64)" iter_args(...)`: run the body
-    `count` times; views indexed by `loopN` take the iteration number."""
+    """`tile.for loop0 to ceiling(x_1/64) (%acc: !tile.tile<..> = %init) {..}`: run
+    the body `count` times, carrying values; views indexed by `loopN` take the
+    iteration number."""
 
     name = "tile.for"
     level = prop_def(IntegerAttr)
-    count = prop_def(StringAttr)
+    count = prop_def(ExprAttr)
     inits = var_operand_def(TileType)
     results_ = var_result_def(TileType)
     body = region_def("single_block")
 
-    def __init__(self, level: int, count: object, inits: Sequence[SSAValue], body: Region):
+    def __init__(
+        self, level: int, count: sympy.Expr | int, inits: Sequence[SSAValue], body: Region
+    ):
         super().__init__(
             operands=[inits],
             result_types=[[v.type for v in inits]],
-            properties={"level": IntegerAttr(level, i64), "count": StringAttr(str(count))},
+            properties={"level": IntegerAttr(level, i64), "count": ExprAttr(count)},
             regions=[body],
         )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" loop{self.level.value.data} to ")
-        printer.print_attribute(self.count)
-        printer.print_string(" (")
+        printer.print_string(f" loop{self.level.value.data} to {expr_text(self.count.data)} (")
         printer.print_list(
             zip(self.body.block.args, self.inits, strict=True),
             lambda pair: (
@@ -606,13 +725,13 @@ class ForOp(IRDLOperation):
         if not word.startswith("loop") or not word[4:].isdigit():
             parser.raise_error(f"expected a loop level like loop0, got {word!r}")
         parser.parse_keyword("to")
-        count = parser.parse_str_literal()
+        count = parse_expression(parser)
 
         def carried() -> tuple[Parser.Argument, SSAValue]:
             arg = parser.parse_argument(expect_type=True)
             parser.parse_punctuation("=")
             assert arg.type is not None
-            return arg, parser.parse_operand()
+            return arg, parser.resolve_operand(parser.parse_unresolved_operand(), arg.type)
 
         pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, carried)
         body = parser.parse_region([a for a, _ in pairs])
@@ -652,5 +771,5 @@ Tile = Dialect(
         ForOp,
         YieldOp,
     ],
-    [TileType],
+    [TileType, AxisAttr],
 )

@@ -52,13 +52,12 @@ from dvm.passes.symbolic import (
     ARG_VALUES,
     SHAPE,
     SHAPES,
-    VALUE,
-    VALUES,
     Guard,
     Shape,
-    parse_expr,
+    optional_exprs,
     shape_from_attr,
     split_condition,
+    value_exprs,
 )
 
 Step = Callable[[Call, Env], None]
@@ -158,7 +157,7 @@ class HostCompiler:
                 if name is not None and name not in self.known:
                     binds.append((self.index(result), axis, name))
                     self.known.add(name)
-        for value, name in self.new_value_symbols(op.results, value_texts(op)):
+        for value, name in self.new_value_symbols(op.results, value_exprs(op)):
             binds.append((self.index(value), None, name))
         if not binds:
             return step
@@ -184,7 +183,7 @@ class HostCompiler:
         assert isinstance(entries, ArrayAttr)
         binds = [
             (self.index(a), name)
-            for a, name in self.new_value_symbols(args, [e.data for e in entries.data])
+            for a, name in self.new_value_symbols(args, optional_exprs(entries))
         ]
         if not binds:
             return None
@@ -198,13 +197,12 @@ class HostCompiler:
         return bound
 
     def new_value_symbols(
-        self, values: Sequence[SSAValue], texts: Sequence[str]
+        self, values: Sequence[SSAValue], exprs: Sequence[sympy.Expr | None]
     ) -> list[tuple[SSAValue, str]]:
         """The index values whose expression (`VALUE`) is a symbol not known yet, with
         it; from now on it is known."""
         found = []
-        for value, text in zip(values, texts, strict=True):
-            expr = parse_expr(text) if text else None
+        for value, expr in zip(values, exprs, strict=True):
             if isinstance(expr, sympy.Symbol) and str(expr) not in self.known:
                 found.append((value, str(expr)))
                 self.known.add(str(expr))
@@ -384,7 +382,7 @@ class HostCompiler:
         return stacked
 
     def op_ChoiceOp(self, op: t.ChoiceOp) -> Step:
-        conditions = [split_condition(c.data) for c in op.conditions.data]
+        conditions = [split_condition(c) for c in op.conditions.data]
         names = sorted({str(s) for lhs, _, rhs in conditions for s in (lhs - rhs).free_symbols})
         sides = python_function(
             [e for lhs, _, rhs in conditions for e in (lhs, rhs)],
@@ -500,16 +498,6 @@ class HostCompiler:
                 env[r] = v
 
         return step
-
-
-def value_texts(op: Operation) -> list[str]:
-    """Per result of `op`, its index expression as `symbolic-shapes` wrote it ("" for none)."""
-    value, values = op.attributes.get(VALUE), op.attributes.get(VALUES)
-    if len(op.results) == 1 and isinstance(value, StringAttr):
-        return [value.data]
-    if isinstance(values, ArrayAttr):
-        return [v.data if isinstance(v, StringAttr) else "" for v in values.data]
-    return [""] * len(op.results)
 
 
 def result_symbols(op: Operation, k: int) -> list[str | None]:

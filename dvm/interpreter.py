@@ -530,7 +530,7 @@ class KernelFunctions(InterpreterFunctions):
     def run_choice(
         self, interpreter: Interpreter, op: tensor.ChoiceOp, args: PythonValues
     ) -> PythonValues:
-        taken = conditions_hold([c.data for c in op.conditions.data], self.symbols)
+        taken = conditions_hold(op.conditions.data, self.symbols)
         region = op.then_body if taken else op.else_body
         return interpreter.run_ssacfg_region(region, (), "tensor.choice")
 

@@ -26,7 +26,7 @@ from dvm.dialects import bytecode as bc
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
-from dvm.passes.symbolic import parse_expr, substitute
+from dvm.passes.symbolic import substitute
 from dvm.vm.program import ARRAY_SHAPE, C_CONTIGUOUS
 
 Env = list[Any]
@@ -84,18 +84,17 @@ class Kernel:
         """The kernel of a bytecode program taking `inputs` inputs. With `prepare`, what
         every shape shares is made now (`vm.prepare`); otherwise at its first launch."""
         args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
-        params = [p.data for p in program_op.params.data]
+        params = program_op.param_names
         ranks = [len(arg.dims.data) for arg in args[:inputs]]
         names = [f"d{i}_{a}" for i, rank in enumerate(ranks) for a in range(rank)]
         rename: dict[sympy.Symbol, sympy.Expr] = {}
         for i, arg in enumerate(args[:inputs]):
-            for a, d in enumerate(arg.dims.data):
-                expr = parse_expr(d.data)
+            for a, expr in enumerate(arg.dims.data):
                 if isinstance(expr, sympy.Symbol) and expr not in rename:
                     rename[expr] = sympy.Symbol(f"d{i}_{a}")
         outputs = [
             (
-                [substitute(parse_expr(d.data), rename) for d in arg.dims.data],
+                [substitute(d, rename) for d in arg.dims.data],
                 vm.DType[dtype_name(arg.dtype.data)].np,
             )
             for arg in args[inputs:]

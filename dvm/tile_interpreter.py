@@ -25,12 +25,13 @@ from dvm import numerics, vm
 from dvm.arguments import numpy_dtype
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
+from dvm.dialects.expr import ExprAttr, symbol
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
-from dvm.passes.symbolic import CORES, parse_expr, shape_from_attr, substitute, symbol
+from dvm.passes.symbolic import CORES, shape_from_attr, substitute
 
 Array = np.ndarray[Any, Any]
 
@@ -57,10 +58,10 @@ class KernelRun:
     counters: dict[str, int] = field(default_factory=dict)
     values: dict[SSAValue, Any] = field(default_factory=dict)
 
-    def eval(self, text: str) -> int:
-        value = substitute(parse_expr(text), self.symbols)
+    def eval(self, expr: sympy.Expr) -> int:
+        value = substitute(expr, self.symbols)
         if not value.is_number:
-            raise ExecutionError(f"@{self.kernel.sym_name.data}: {text} is not known ({value})")
+            raise ExecutionError(f"@{self.kernel.sym_name.data}: {expr} is not known ({value})")
         return int(value)
 
     # -- the tile's position -------------------------------------------------------
@@ -78,26 +79,27 @@ class KernelRun:
         axes = self.kernel.attributes["dvm.axes"]
         assert isinstance(axes, ArrayAttr)
         out = []
-        for extent, axis in zip(tile.expr_texts(type_.shape), axes.data, strict=True):
-            if extent == "1":
+        for extent, axis in zip(type_.extents, axes.data, strict=True):
+            assert isinstance(axis, tile.AxisAttr)
+            if extent == 1:
                 out.append(1)
                 continue
-            size, tile_size, source = tile.expr_texts(axis)  # type: ignore[arg-type]
-            out.append(len(self.span(self.eval(size), self.eval(tile_size), source)))
+            size, tile_size = self.eval(axis.size.data), self.eval(axis.tile.data)
+            out.append(len(self.span(size, tile_size, axis.walker.data)))
         return tuple(out)
 
     def flat_indices(self, op: tile.ViewOp, target: Array) -> Array:
         view = op.view
-        index = np.asarray(self.eval(str(view.offset)), dtype=np.int64)
+        index = np.asarray(self.eval(view.offset), dtype=np.int64)
         rank = len(view.sizes)
         for d, (size, stride, tile_size, source) in enumerate(
             zip(view.sizes, view.strides, view.tiles, view.index, strict=True)
         ):
-            span = self.span(self.eval(str(size)), self.eval(str(tile_size)), source)
+            span = self.span(self.eval(size), self.eval(tile_size), source)
             positions = np.arange(span.start, span.stop, dtype=np.int64)
             shape = [1] * rank
             shape[d] = len(positions)
-            index = index + (positions * self.eval(str(stride))).reshape(shape)
+            index = index + (positions * self.eval(stride)).reshape(shape)
         if index.size and (index.min() < 0 or index.max() >= target.size):
             raise ExecutionError(
                 f"@{self.kernel.sym_name.data}: {op.name} reaches element {int(index.max())} "
@@ -165,7 +167,7 @@ def constant(run: KernelRun, op: Operation) -> list[Any]:
     assert isinstance(op.result.type, tile.TileType)
     dtype = numpy_dtype(op.result.type.element_type)
     value = op.value
-    raw: Any = run.eval(value.data) if isinstance(value, StringAttr) else value.value.data
+    raw: Any = run.eval(value.data) if isinstance(value, ExprAttr) else value.value.data
     if isinstance(value, IntegerAttr) and dtype == np.bool_:
         raw = bool(raw)
     return [np.full(run.extents(op.result.type), raw, dtype=dtype)]
@@ -220,9 +222,9 @@ def kernel_run(
     run = KernelRun(kernel, symbols)
     sizes = kernel.attributes.get("dvm.tile_sizes")
     if isinstance(sizes, DictionaryAttr):
-        for name, text in sizes.data.items():
-            assert isinstance(text, StringAttr)
-            symbols[symbol(name)] = run.eval(text.data)
+        for name, size in sizes.data.items():
+            assert isinstance(size, ExprAttr)
+            symbols[symbol(name)] = run.eval(size.data)
     return run
 
 
@@ -239,12 +241,12 @@ def launch(kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = N
     declared = declared_shapes(kernel)
     args = kernel.body.block.args
     outputs = [
-        np.zeros(tuple(run.eval(str(d)) for d in shape), numpy_dtype(arg.type))
+        np.zeros(tuple(run.eval(d) for d in shape), numpy_dtype(arg.type))
         for shape, arg in zip(declared[len(inputs) :], args[len(inputs) :], strict=True)
     ]
     for arg, value in zip(args, [*inputs, *outputs], strict=True):
         run.values[arg] = value
-    grid = [run.eval(g) for g in tile.expr_texts(kernel.grid)]
+    grid = [run.eval(g) for g in kernel.grid.data]
     for point in itertools.product(*(range(g) for g in grid)):
         run.counters = {f"grid{i}": p for i, p in enumerate(point)}
         run.run(kernel.body.block)
@@ -260,12 +262,12 @@ def launch_program(program: bc.ProgramOp, inputs: Sequence[Array]) -> list[Array
     args = [op for op in program.body.block.ops if isinstance(op, bc.ArgOp)]
     symbols: dict[sympy.Symbol, int] = {}
     for arg, array in zip(args, inputs, strict=False):
-        bind_shape(symbols, [parse_expr(d.data) for d in arg.dims.data], array.shape)
+        bind_shape(symbols, arg.dims.data, array.shape)
     outputs = []
     for arg in args[len(inputs) :]:
-        shape = tuple(int(substitute(parse_expr(d.data), symbols)) for d in arg.dims.data)
+        shape = tuple(int(substitute(d, symbols)) for d in arg.dims.data)
         outputs.append(np.zeros(shape, vm.DType[dtype_name(arg.dtype.data)].np))
-    params = [int(substitute(parse_expr(p.data), symbols)) for p in program.params.data]
+    params = [int(substitute(symbol(p), symbols)) for p in program.param_names]
     vm.launch(loaded, [*inputs, *outputs], params, device=device_of(program))
     return outputs
 

@@ -23,7 +23,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
-from dvm.passes.symbolic import CORES, parse_expr, sceiling, sfloor, smax, smin, symbol
+from dvm.dialects.expr import sceiling, sfloor, smax, smin, symbol
+from dvm.passes.symbolic import CORES
 from dvm.vm import (
     BY_NAME,
     Arg,
@@ -134,12 +135,10 @@ def from_postfix(tokens: Sequence[Tok]) -> sympy.Expr:
 def to_program(program: bc.ProgramOp) -> Program:
     ops = list(program.body.block.ops)
     args = [op for op in ops if isinstance(op, bc.ArgOp)]
-    params = [p.data for p in program.params.data]
+    params = program.param_names
     resolve = resolver(args, params)
     slots = tuple(
-        Slot(tuple(postfix(parse_expr(op.expr.data), resolve)))
-        for op in ops
-        if isinstance(op, bc.SlotOp)
+        Slot(tuple(postfix(op.expr.data, resolve))) for op in ops if isinstance(op, bc.SlotOp)
     )
     grid = next((tuple(op.slots) for op in ops if isinstance(op, bc.GridOp)), ())
     return Program(
@@ -160,7 +159,7 @@ def resolver(args: Sequence[bc.ArgOp], params: Sequence[str]) -> Resolve:
     dims: dict[str, Tok] = {}
     for i, arg in enumerate(args):
         for axis, d in enumerate(arg.dims.data):
-            dims.setdefault(d.data, Tok.dim(i, axis))
+            dims.setdefault(str(d), Tok.dim(i, axis))
 
     def resolve(name: str) -> Tok:
         if name in dims:
@@ -226,9 +225,9 @@ def from_program(program: Program, name: str) -> bc.ProgramOp:
     """A decoded program as a `bytecode.program` (dims named a{i}_{d})."""
     ops: list[Operation] = []
     for i, arg in enumerate(program.args):
-        ops.append(bc.ArgOp.make(i, arg.dtype.text, [f"a{i}_{d}" for d in range(arg.rank)]))
+        ops.append(bc.ArgOp.make(i, arg.dtype.text, [symbol(f"a{i}_{d}") for d in range(arg.rank)]))
     for i, slot in enumerate(program.slots):
-        ops.append(bc.SlotOp.make(i, str(from_postfix(slot.expr))))
+        ops.append(bc.SlotOp.make(i, from_postfix(slot.expr)))
     ops.append(bc.GridOp.make(program.grid))
     for i, r in enumerate(program.registers):
         ops.append(bc.RegOp.make(i, r.dtype.text, r.shape, r.offset))

@@ -50,7 +50,7 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
-from dvm.dialects.tile import expr_attr
+from dvm.dialects.expr import ExprAttr, symbol
 from dvm.lowering.tiling import (
     TilePlan,
     ceildiv,
@@ -79,7 +79,6 @@ from dvm.passes.symbolic import (
     shape_of,
     split_condition,
     static_truth,
-    symbol,
 )
 from dvm.vm.device import DeviceSpec
 
@@ -108,6 +107,7 @@ REDUCE_KIND = {
     t.ReduceProdOp: "prod",
 }
 COMBINE = {"sum": t.AddOp, "max": t.MaxOp, "min": t.MinOp, "prod": t.MulOp}
+ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
 
 
 def element_bytes(t_: Attribute) -> int:
@@ -283,14 +283,16 @@ class KernelBuilder:
         """A view whose dims each span one domain axis or none."""
         entries = [self.view_dim(strided, span) for span in dims]
         if not entries:  # a kernel over no axes: one element
-            return tile.View(0, [], [], [], [])
-        sizes, strides, tiles, index = (list(column) for column in zip(*entries, strict=True))
-        return tile.View(0, sizes, strides, tiles, [str(i) for i in index])
+            return tile.View(ZERO, [], [], [], [])
+        sizes, strides, tiles, index = zip(*entries, strict=True)
+        return tile.View(ZERO, sizes, strides, tiles, index)
 
-    def view_dim(self, strided: StridedView, span: tuple[int, ...]) -> tuple[object, ...]:
+    def view_dim(
+        self, strided: StridedView, span: tuple[int, ...]
+    ) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr, str]:
         """(size, stride, tile, walker) of a view dim; a unit dim is one element."""
         if not span:
-            return (1, 0, 1, "whole")
+            return (ONE, ZERO, ONE, "whole")
         (axis,) = span
         plan = self.plan
         return (self.domain.sizes[axis], strided.strides[axis], plan.tiles[axis], plan.index[axis])
@@ -397,7 +399,7 @@ class KernelBuilder:
 
     def count(self, axes: Sequence[int], element: Attribute) -> SSAValue:
         """A one-element tile of the number of elements along `axes` (a slot expression)."""
-        size = StringAttr(str(sympy.Mul(*(self.domain.sizes[a] for a in axes))))
+        size = ExprAttr(sympy.Mul(*(self.domain.sizes[a] for a in axes)))
         return self.add(tile.ConstantOp(size, self.tile_type(frozenset(), element)))
 
     def loaded_spans(self, value: SSAValue) -> frozenset[int]:
@@ -638,7 +640,7 @@ def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
 
 def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
     """Give each computed tile size a name (`t0` for axis 0), so the IR shows
-    `!tile.tile<["t0", "t1"], f32>` and the kernel lists each size once. A size
+    `!tile.tile<[t0, t1], f32>` and the kernel lists each size once. A size
     built from earlier ones (a matmul's K chunk from its tm and tn) names them
     too: the sizes are evaluated in order at every new shape, each once."""
     taken = {str(s) for size in domain.sizes for s in size.free_symbols}
@@ -675,7 +677,7 @@ def lower_kernel(
     domain = analyze(fusion, guards)
     plan, coords = kernel_plan(fusion, domain, device, whole_rows)
     sizes = name_tile_sizes(plan, domain)
-    axes = ArrayAttr([expr_attr([domain.sizes[a], plan.tiles[a], plan.index[a]]) for a in coords])
+    axes = ArrayAttr([tile.AxisAttr(domain.sizes[a], plan.tiles[a], plan.index[a]) for a in coords])
     inputs = [a for a in fusion.body.block.args if isinstance(a.type, TensorType)]
     outputs = yielded(fusion)
     kernel = tile.KernelOp(
@@ -685,7 +687,7 @@ def lower_kernel(
         [v.type for v in (*inputs, *outputs)],
         len(outputs),
         {
-            TILE_SIZES: DictionaryAttr({k: StringAttr(str(v)) for k, v in sizes.items()}),
+            TILE_SIZES: DictionaryAttr({k: ExprAttr(v) for k, v in sizes.items()}),
             AXES: axes,
             DEVICE: StringAttr(device.name),
             ARG_SHAPES: ArrayAttr([shape_attr(shape_of(v)) for v in (*inputs, *outputs)]),

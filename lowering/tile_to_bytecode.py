@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import sympy
 from xdsl.context import Context
@@ -35,9 +36,10 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
+from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
-from dvm.passes.symbolic import CORES, parse_expr, shape_from_attr, symbol
+from dvm.passes.symbolic import CORES, shape_from_attr
 from dvm.vm.isa import MAX_RANK, DType, ReduceKind
 
 DTYPE_TEXT = {
@@ -66,19 +68,20 @@ def element_bytes(element: Attribute) -> int:
 class Slots:
     """The program's parameter slots, interned by expression."""
 
-    exprs: list[str] = field(default_factory=list)
+    exprs: list[sympy.Expr] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
+    """Each slot by its expression's text."""
     renames: dict[sympy.Symbol, sympy.Symbol] = field(default_factory=dict)
     """Named tile sizes (`t0`) -> the slot symbol (`s3`) that holds them."""
     known: dict[tuple[type, object], int] = field(default_factory=dict)
     """`of` by its argument (and its type: 1 and 1.0 print apart) while `renames` stays:
     sympy's printing is most of lowering's time otherwise."""
 
-    def of(self, expr: object) -> int:
+    def of(self, expr: sympy.Expr | int) -> int:
         key = (type(expr), expr)
         got = self.known.get(key)
         if got is None:
-            got = self.known[key] = self.intern(expr)
+            got = self.known[key] = self.intern(as_expr(expr))
         return got
 
     def rename(self, name: str, index: int) -> None:
@@ -86,18 +89,18 @@ class Slots:
         self.renames[symbol(name)] = symbol(f"s{index}")
         self.known.clear()
 
-    def intern(self, expr: object) -> int:
-        """The slot of `expr`, renamed and printed, made if new."""
-        value = parse_expr(str(expr)) if not isinstance(expr, sympy.Basic) else expr
-        text = str(value.xreplace(self.renames))  # type: ignore[union-attr]
+    def intern(self, expr: sympy.Expr) -> int:
+        """The slot of `expr`, renamed, made if new."""
+        value = cast(sympy.Expr, expr.xreplace(self.renames))
+        text = expr_text(value)
         if re.fullmatch(r"s\d+", text):  # a named tile size: its own slot
             return int(text[1:])
         if text not in self.index:
             self.index[text] = len(self.exprs)
-            self.exprs.append(text)
+            self.exprs.append(value)
         return self.index[text]
 
-    def name(self, expr: object) -> str:
+    def name(self, expr: sympy.Expr) -> str:
         return f"s{self.of(expr)}"
 
 
@@ -105,7 +108,7 @@ class Slots:
 class Registers:
     """Physical registers: (dtype, shape) each, and which value holds each now."""
 
-    kinds: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    kinds: list[tuple[str, tuple[sympy.Expr, ...]]] = field(default_factory=list)
     holder: list[SSAValue | None] = field(default_factory=list)
     of: dict[SSAValue, int] = field(default_factory=dict)
 
@@ -150,9 +153,9 @@ class ProgramBuilder:
 
     # -- registers ----------------------------------------------------------------
 
-    def kind(self, value: SSAValue) -> tuple[str, tuple[str, ...]]:
+    def kind(self, value: SSAValue) -> tuple[str, tuple[sympy.Expr, ...]]:
         assert isinstance(value.type, tile.TileType)
-        return dtype_text(value.type.element_type), tuple(tile.expr_texts(value.type.shape))
+        return dtype_text(value.type.element_type), value.type.extents
 
     def release_dead(self, position: int) -> None:
         for r, value in enumerate(self.regs.holder):
@@ -220,11 +223,12 @@ class ProgramBuilder:
         axes = self.kernel.attributes.get(AXES)
         assert isinstance(axes, ArrayAttr)
         for d, axis in enumerate(axes.data):  # which tile dims this view's tiles measure
-            size, tile_size, walker = tile.expr_texts(axis)  # type: ignore[arg-type]
+            assert isinstance(axis, tile.AxisAttr)
             if (
                 d < len(v.sizes)
-                and walker != "whole"
-                and (str(v.sizes[d]), str(v.tiles[d]), v.index[d]) == (size, tile_size, walker)
+                and axis.walker.data != "whole"
+                and (v.sizes[d], v.tiles[d], v.index[d])
+                == (axis.size.data, axis.tile.data, axis.walker.data)
             ):
                 self.extent_views.setdefault(d, (index, d))
         return index
@@ -234,16 +238,15 @@ class ProgramBuilder:
         axes = self.kernel.attributes.get(AXES)
         assert isinstance(axes, ArrayAttr)
         extents: list[tuple[object, ...]] = []
-        dims = zip(tile.expr_texts(type_.shape), axes.data, strict=True)
-        for d, (extent, axis) in enumerate(dims):
-            size, _, walker = tile.expr_texts(axis)  # type: ignore[arg-type]
-            if extent != "1" and d in self.extent_views:
+        for d, (extent, axis) in enumerate(zip(type_.extents, axes.data, strict=True)):
+            assert isinstance(axis, tile.AxisAttr)
+            if extent != 1 and d in self.extent_views:
                 view, dim = self.extent_views[d]
                 extents.append(("v", view, dim))
-            elif extent != "1" and walker == "whole":
+            elif extent != 1 and axis.walker.data == "whole":
                 # all of the axis: its size, which the tile size (at least 1) is
                 # not when it is empty, where loads and stores move no element
-                extents.append(("s", self.slots.of(size)))
+                extents.append(("s", self.slots.of(axis.size.data)))
             else:
                 extents.append(("s", self.slots.of(extent)))
         return tuple(extents)
@@ -259,7 +262,7 @@ class ProgramBuilder:
         if not isinstance(owner, tile.ConstantOp):
             return None
         constant = owner.value
-        if isinstance(constant, StringAttr):
+        if isinstance(constant, ExprAttr):
             return ("slot", self.slots.of(constant.data))
         return float(constant.value.data)
 
@@ -403,7 +406,7 @@ class ProgramBuilder:
         self.number(kernel.body.block)
         self.live_ranges()
         self.declare_views()
-        grid = [self.slots.of(g) for g in tile.expr_texts(kernel.grid)]
+        grid = [self.slots.of(g) for g in kernel.grid.data]
         self.block(kernel.body.block)
         self.check_ranks()
         params = self.params()
@@ -426,15 +429,15 @@ class ProgramBuilder:
     def name_tile_sizes(self) -> None:
         sizes = self.kernel.attributes.get(TILE_SIZES)
         if isinstance(sizes, DictionaryAttr):
-            for name, text in sizes.data.items():
-                assert isinstance(text, StringAttr)
-                self.slots.rename(name, self.slots.of(text.data))
+            for name, size in sizes.data.items():
+                assert isinstance(size, ExprAttr)
+                self.slots.rename(name, self.slots.of(size.data))
 
     def params(self) -> list[sympy.Symbol]:
         """Symbols that no argument dim gives: the caller supplies them."""
         bound = {s for shape in self.arg_shapes() for s in shape if isinstance(s, sympy.Symbol)}
         slot_names = {f"s{i}" for i in range(len(self.slots.exprs))}
-        free = {s for e in self.slots.exprs for s in parse_expr(e).free_symbols} - {CORES}
+        free = {s for e in self.slots.exprs for s in e.free_symbols} - {CORES}
         return sorted((s for s in free if s not in bound and str(s) not in slot_names), key=str)  # type: ignore[misc]
 
     def arg_shapes(self) -> list[tuple[sympy.Expr, ...]]:
@@ -448,9 +451,7 @@ class ProgramBuilder:
             zip(self.kernel.body.block.args, self.arg_shapes(), strict=True)
         ):
             assert isinstance(arg.type, TensorType)
-            decls.append(
-                bc.ArgOp.make(i, dtype_text(arg.type.element_type), [str(d) for d in shape])
-            )
+            decls.append(bc.ArgOp.make(i, dtype_text(arg.type.element_type), shape))
         registers = self.register_decls()
         decls += [bc.SlotOp.make(i, e) for i, e in enumerate(self.slots.exprs)]
         decls.append(bc.GridOp.make(grid))
@@ -465,7 +466,7 @@ class ProgramBuilder:
         for r, (dtype, shape) in enumerate(self.regs.kinds):
             dims = [self.slots.of(d) for d in shape]
             decls.append(bc.RegOp.make(r, dtype, dims, self.slots.of(offset)))
-            size = sympy.Mul(*(parse_expr(d) for d in shape)) * DType[dtype_name(dtype)].np.itemsize
+            size = sympy.Mul(*shape) * DType[dtype_name(dtype)].np.itemsize
             offset = offset + sympy.ceiling(size / self.alignment) * self.alignment
         return decls
 

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from dvm.dialects.expr import ConditionAttr, sceiling, sfloor, smax, smin
 from dvm.passes.domain import Domain
-from dvm.passes.symbolic import CORES, sceiling, sfloor, smax, smin
+from dvm.passes.symbolic import CORES
 from dvm.vm.device import DeviceSpec
 
 LOCAL_MEMORY_SHARE = sympy.Rational(85, 100)
@@ -190,7 +191,7 @@ def rows_fit(
     device: DeviceSpec,
     element_bytes: int = 1,
     skipping_bytes: int = 0,
-) -> str:
+) -> ConditionAttr:
     """The condition under which whole rows (the reduced axes) fit a tile,
     beside the least an innermost parallel axis takes (one alignment unit of
     `element_bytes` elements, or the whole axis if it is shorter)."""
@@ -203,7 +204,7 @@ def rows_fit(
     if n - 1 in domain.parallel:
         align = max(1, device.alignment // element_bytes)
         row = row * sympy.Min(domain.sizes[n - 1], align)
-    return f"{row} <= {live_elements(domain, device, live_bytes, skipping_bytes)}"
+    return ConditionAttr(row, "<=", live_elements(domain, device, live_bytes, skipping_bytes))
 
 
 def plan_matmul_tiles(
@@ -264,11 +265,11 @@ def batch_tiles(
 
 def whole_k_fits(
     domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
-) -> str:
+) -> ConditionAttr:
     """The condition under which K fits in one chunk beside the output tiles."""
     assert domain.contraction is not None
     _, _, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device)
-    return f"{domain.sizes[domain.contraction]} <= {k_cap}"
+    return ConditionAttr(domain.sizes[domain.contraction], "<=", k_cap)
 
 
 def whole_k_always_fits(

@@ -1,40 +1,44 @@
 """Symbolic shapes as the IR carries them: symbols, shapes, guards.
 
 The `symbolic-shapes` pass writes, and every later pass and the runtime
-read, these attributes:
+read, these attributes (typed: see `dvm.dialects.expr`):
 
-- on each function argument, `dvm.shape = ["x_0", "x_1"]`: one symbol per
-  dynamic dim (named after the argument and the axis), or the static size;
-- on each op with one tensor result, `dvm.shape = ["x_0", "64"]`: the result's
-  shape as sympy expressions of the *canonical* symbols (ops with several
-  tensor results carry `dvm.shapes`, a list of such lists);
-- on index-valued ops, `dvm.value = "x_0"`: the index as an expression;
+- on each function argument, `dvm.shape = #dvm.shape<x_0, x_1>`: one symbol
+  per dynamic dim (named after the argument and the axis), or the static size;
+- on each op with one tensor result, `dvm.shape = #dvm.shape<x_0, 64>`: the
+  result's shape as expressions of the *canonical* symbols (ops with several
+  tensor results carry `dvm.shapes`, a list of such shapes);
+- on index-valued ops, `dvm.value = #dvm.expr<x_0>`: the index as an expression;
 - on the function, `dvm.guards`: the conditions the arguments' dims must
   meet at call time, each with the op that requires it, and `dvm.unified`:
   which argument symbols the guards made equal to which expression.
 
-Expressions are stored as text so that the IR stays readable and
-round-trips through `dvm-opt`; `parse_expr` turns them back into sympy with
-the same assumptions every time (dims are non-negative integers).
+Every symbol is a non-negative integer (`symbol`), whether made here or read
+back from the IR's text.
 """
 
 from __future__ import annotations
 
-import math
-import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache
 from typing import Any, cast
 
 import sympy
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, UnitAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 
+from dvm.dialects.expr import (
+    FUNCTIONS,
+    ConditionAttr,
+    ExprAttr,
+    ShapeAttr,
+    parse_condition_text,
+    symbol,
+)
 from dvm.dialects.tensor import FusionOp
 from dvm.passes.errors import describe
 
@@ -42,93 +46,20 @@ SHAPE = "dvm.shape"
 SHAPES = "dvm.shapes"
 VALUE = "dvm.value"
 VALUES = "dvm.values"
-"""On an op with several results: per result, what `VALUE` says of one ("" for no index)."""
+"""On an op with several results: per result, what `VALUE` says of one (`unit`: no index)."""
 ARG_VALUES = "dvm.arg_values"
 """On `scf.for` and `scf.while`: per block, per block argument, what `VALUE` says of an op's
-result ("" for no index)."""
+result (`unit`: no index)."""
 GUARDS = "dvm.guards"
 UNIFIED = "dvm.unified"
 
 Shape = tuple[sympy.Expr, ...]
 
 
-@cache
-def symbol(name: str) -> sympy.Symbol:
-    """The symbol called `name`: a dim or an index, so a non-negative integer."""
-    return sympy.Symbol(name, integer=True, nonnegative=True)
-
-
 CORES = symbol("cores")
 """The cores a launch shares its work among. Tile sizes may depend on it (each core
 gets a share); the VM gives its value at specialization (one for a first launch it
 runs unplanned, on one core: see `dvm.vm.specialize`)."""
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_EXPRESSION = re.compile(r"[\w\s+\-*/(),]*")
-"""What an expression may contain: names, integers, arithmetic and calls —
-no attribute access, indexing or strings, so evaluating it is safe."""
-
-
-def smin(*args: sympy.Expr | int) -> sympy.Expr:
-    """min, left unevaluated: sympy's Min simplifies by assumption queries,
-    which costs milliseconds; tile sizes nest many of them."""
-    return _fold(sympy.Min, min, args)
-
-
-def smax(*args: sympy.Expr | int) -> sympy.Expr:
-    return _fold(sympy.Max, max, args)
-
-
-def _fold(
-    cls: type[sympy.Min] | type[sympy.Max], fn: Callable[..., int], args: Sequence[sympy.Expr | int]
-) -> sympy.Expr:
-    exprs = [sympy.Integer(a) if isinstance(a, int) else a for a in args]
-    numbers = [int(a) for a in exprs if a.is_Integer]
-    rest = [a for a in exprs if not a.is_Integer]
-    if numbers:
-        rest.append(sympy.Integer(fn(numbers)))
-    return rest[0] if len(rest) == 1 else cast(sympy.Expr, cls(*rest, evaluate=False))
-
-
-def sfloor(x: sympy.Expr) -> sympy.Expr:
-    """floor, folded for numbers and otherwise left unevaluated (cheap)."""
-    if x.is_number:
-        return sympy.Integer(math.floor(x))
-    return cast(sympy.Expr, sympy.floor(x, evaluate=False))
-
-
-def sceiling(x: sympy.Expr) -> sympy.Expr:
-    if x.is_number:
-        return sympy.Integer(math.ceil(x))
-    return cast(sympy.Expr, sympy.ceiling(x, evaluate=False))
-
-
-_FUNCTIONS: dict[str, Any] = {
-    "Min": smin,
-    "Max": smax,
-    "floor": sfloor,
-    "ceiling": sceiling,
-    "Mod": sympy.Mod,
-    "Integer": sympy.Integer,
-}
-
-
-@cache
-def parse_expr(text: str) -> sympy.Expr:
-    """Parse an expression printed by `str(expr)` back into sympy (cached).
-
-    Integers become sympy Integers and names become dim symbols; the text is
-    checked to hold only names, numbers, arithmetic and calls first.
-    """
-    if not _EXPRESSION.fullmatch(text) or not text.strip():
-        raise ValueError(f"not a shape expression: {text!r}")
-    code = re.sub(r"\b\d+\b", lambda m: f"Integer({m[0]})", text)
-    names = {n: symbol(n) for n in _IDENTIFIER.findall(text) if n not in _FUNCTIONS}
-    try:
-        value = eval(code, {"__builtins__": {}}, {**_FUNCTIONS, **names})
-    except (SyntaxError, TypeError, NameError) as e:
-        raise ValueError(f"not a shape expression: {text!r} ({e})") from None
-    return cast(sympy.Expr, sympy.sympify(value))
 
 
 def substitute(expr: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr | int]) -> sympy.Expr:
@@ -137,17 +68,13 @@ def substitute(expr: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr | int
     return cast(sympy.Expr, expr.xreplace(table))
 
 
-def shape_attr(shape: Sequence[sympy.Expr]) -> ArrayAttr[StringAttr]:
-    return ArrayAttr([StringAttr(str(d)) for d in shape])
+def shape_attr(shape: Sequence[sympy.Expr | int]) -> ShapeAttr:
+    return ShapeAttr(shape)
 
 
 def shape_from_attr(attr: Attribute) -> Shape:
-    assert isinstance(attr, ArrayAttr)
-    dims: list[sympy.Expr] = []
-    for d in attr.data:
-        assert isinstance(d, StringAttr)
-        dims.append(parse_expr(d.data))
-    return tuple(dims)
+    assert isinstance(attr, ShapeAttr)
+    return attr.data
 
 
 class GuardKind(Enum):
@@ -176,7 +103,7 @@ class Guard:
     def to_attr(self) -> DictionaryAttr:
         return DictionaryAttr(
             {
-                "check": StringAttr(str(self)),
+                "check": ConditionAttr(self.lhs, "==", self.rhs),
                 "kind": StringAttr(self.kind.value),
                 "op": StringAttr(self.origin),
             }
@@ -185,9 +112,10 @@ class Guard:
     @staticmethod
     def from_attr(attr: Attribute) -> Guard:
         assert isinstance(attr, DictionaryAttr)
-        fields = {k: v.data for k, v in attr.data.items() if isinstance(v, StringAttr)}
-        lhs, rhs = fields["check"].split(" == ")
-        return Guard(parse_expr(lhs), parse_expr(rhs), GuardKind(fields["kind"]), fields["op"])
+        check, kind, op = (attr.data[k] for k in ("check", "kind", "op"))
+        assert isinstance(check, ConditionAttr) and check.relation.data == "=="
+        assert isinstance(kind, StringAttr) and isinstance(op, StringAttr)
+        return Guard(check.lhs.data, check.rhs.data, GuardKind(kind.data), op.data)
 
 
 def arg_symbol_name(arg: BlockArgument, axis: int) -> str:
@@ -197,9 +125,10 @@ def arg_symbol_name(arg: BlockArgument, axis: int) -> str:
 
 
 def index_symbol_name(arg: BlockArgument) -> str:
-    """`n` for an index argument `%n`; `cores_` for `%cores`, as CORES is taken."""
+    """`n` for an index argument `%n`; `cores_` for `%cores`, as CORES is taken (and
+    `floor_` for `%floor`, as expressions call `floor`)."""
     name = arg_symbol_name(arg, 0)[:-2]
-    return f"{name}_" if name == CORES.name else name
+    return f"{name}_" if name == CORES.name or name in FUNCTIONS else name
 
 
 # --------------------------------------------------------------------------
@@ -241,9 +170,7 @@ def unified(func: FuncOp) -> dict[sympy.Symbol, sympy.Expr]:
     attr = func.attributes.get(UNIFIED)
     if not isinstance(attr, DictionaryAttr):
         return {}
-    return {
-        symbol(k): parse_expr(v.data) for k, v in attr.data.items() if isinstance(v, StringAttr)
-    }
+    return {symbol(k): v.data for k, v in attr.data.items() if isinstance(v, ExprAttr)}
 
 
 def unified_dim(func: FuncOp, dim: sympy.Expr) -> sympy.Expr:
@@ -255,8 +182,8 @@ def unified_dim(func: FuncOp, dim: sympy.Expr) -> sympy.Expr:
     table: dict[sympy.Basic, sympy.Basic] = {}
     for s in dim.free_symbols:
         target = attr.data.get(str(s))
-        if isinstance(target, StringAttr):
-            table[s] = parse_expr(target.data)
+        if isinstance(target, ExprAttr):
+            table[s] = target.data
     return cast(sympy.Expr, dim.xreplace(table)) if table else dim
 
 
@@ -309,19 +236,19 @@ def bind_symbols(func: FuncOp, shapes: Sequence[tuple[int, ...] | None]) -> dict
     return bound
 
 
-COMPARISONS = {" == ": operator.eq, " <= ": operator.le}
-"""The relations a condition (of a guarded choice) may state."""
+Condition = ConditionAttr | str
+"""A condition (`lhs == rhs`, `lhs <= rhs`) as the IR holds it, or its text."""
 
 
-def split_condition(condition: str) -> tuple[sympy.Expr, Callable[[Any, Any], bool], sympy.Expr]:
-    for text, relation in COMPARISONS.items():
-        if text in condition:
-            lhs, rhs = condition.split(text)
-            return parse_expr(lhs), relation, parse_expr(rhs)
-    raise ValueError(f"condition {condition!r} is not `a == b` or `a <= b`")
+def split_condition(
+    condition: Condition,
+) -> tuple[sympy.Expr, Callable[[Any, Any], bool], sympy.Expr]:
+    """(lhs, the relation as a function, rhs)."""
+    attr = parse_condition_text(condition) if isinstance(condition, str) else condition
+    return attr.split()
 
 
-def static_truth(condition: str) -> bool | None:
+def static_truth(condition: Condition) -> bool | None:
     """Whether a condition holds whatever the symbols' values, or fails whatever they
     are, when it names none (None: it depends on them)."""
     lhs, relation, rhs = split_condition(condition)
@@ -330,13 +257,32 @@ def static_truth(condition: str) -> bool | None:
     return bool(relation(lhs, rhs))
 
 
-def conditions_hold(conditions: Iterable[str], bound: dict[sympy.Symbol, int]) -> bool:
+def conditions_hold(conditions: Iterable[Condition], bound: dict[sympy.Symbol, int]) -> bool:
     """Whether every condition (`lhs == rhs`, `lhs <= rhs`) holds for these symbol values."""
     for condition in conditions:
         lhs, relation, rhs = split_condition(condition)
         if not relation(substitute(lhs, bound), substitute(rhs, bound)):
             return False
     return True
+
+
+def value_exprs(op: Operation) -> list[sympy.Expr | None]:
+    """Per result of `op`, its index expression as `symbolic-shapes` wrote it (None for none)."""
+    value, values = op.attributes.get(VALUE), op.attributes.get(VALUES)
+    if len(op.results) == 1 and isinstance(value, ExprAttr):
+        return [value.data]
+    if isinstance(values, ArrayAttr):
+        return optional_exprs(values)
+    return [None] * len(op.results)
+
+
+def optional_exprs(attr: ArrayAttr[Attribute]) -> list[sympy.Expr | None]:
+    """The expressions of a `VALUES` or `ARG_VALUES` list (None where `unit` says none)."""
+    return [v.data if isinstance(v, ExprAttr) else None for v in attr.data]
+
+
+def optional_exprs_attr(exprs: Sequence[sympy.Expr | None]) -> ArrayAttr[Attribute]:
+    return ArrayAttr([UnitAttr() if e is None else ExprAttr(e) for e in exprs])
 
 
 def free_symbols(shapes: Iterable[Shape]) -> set[sympy.Symbol]:

@@ -39,7 +39,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
-    StringAttr,
     TensorType,
 )
 from xdsl.dialects.func import FuncOp
@@ -47,6 +46,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
+from dvm.dialects.expr import ExprAttr, symbol
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
     ARG_VALUES,
@@ -61,8 +61,8 @@ from dvm.passes.symbolic import (
     Shape,
     arg_symbol_name,
     index_symbol_name,
+    optional_exprs_attr,
     shape_attr,
-    symbol,
 )
 
 ONE = sympy.Integer(1)
@@ -526,7 +526,7 @@ class ShapeInference:
         guards = [g for g in self.unifier.guards]
         self.func.attributes[GUARDS] = ArrayAttr([g.to_attr() for g in guards])
         self.func.attributes[UNIFIED] = DictionaryAttr(
-            {str(s): StringAttr(str(e)) for s, e in sorted(self.unifier.replaced.items(), key=str)}
+            {str(s): ExprAttr(e) for s, e in sorted(self.unifier.replaced.items(), key=str)}
         )
 
     def annotate_arguments(self) -> None:
@@ -550,22 +550,20 @@ class ShapeInference:
         elif tensors:  # one per result (none for an index: `shape_of` counts results)
             shapes = [shape_attr(self.shape(r) if r in self.shapes else ()) for r in op.results]
             op.attributes[SHAPES] = ArrayAttr(shapes)
-        values = [self.value_text(r) for r in op.results]
+        values = [self.value_expr(r) for r in op.results]
         if len(values) == 1:
-            if values[0] and not isinstance(op, arith.ConstantOp):
-                op.attributes[VALUE] = StringAttr(values[0])
-        elif any(values):
-            op.attributes[VALUES] = ArrayAttr([StringAttr(v) for v in values])
+            if values[0] is not None and not isinstance(op, arith.ConstantOp):
+                op.attributes[VALUE] = ExprAttr(values[0])
+        elif any(v is not None for v in values):
+            op.attributes[VALUES] = optional_exprs_attr(values)
         if isinstance(op, scf.ForOp | scf.WhileOp):
-            blocks = [[self.value_text(a) for a in r.block.args] for r in op.regions]
-            if any(any(args) for args in blocks):
-                op.attributes[ARG_VALUES] = ArrayAttr(
-                    [ArrayAttr([StringAttr(v) for v in args]) for args in blocks]
-                )
+            blocks = [[self.value_expr(a) for a in r.block.args] for r in op.regions]
+            if any(v is not None for args in blocks for v in args):
+                op.attributes[ARG_VALUES] = ArrayAttr([optional_exprs_attr(a) for a in blocks])
 
-    def value_text(self, value: SSAValue) -> str:
-        """An index value's expression as `VALUE` writes it ("" for no index value)."""
-        return str(self.value(value)) if value in self.values else ""
+    def value_expr(self, value: SSAValue) -> sympy.Expr | None:
+        """An index value's expression, as `VALUE` holds it (None for no index value)."""
+        return self.value(value) if value in self.values else None
 
 
 def ensure_shapes(func: FuncOp) -> None:

@@ -28,7 +28,7 @@ from xdsl.passes import PassPipeline
 
 import dvm
 import dvm.pipeline as pipeline
-from dvm.passes import symbolic
+from dvm.dialects import expr
 from dvm.passes.dag import MergeableDag
 
 LINEAR = 2.3
@@ -50,8 +50,8 @@ FAMILIES = families().FAMILIES
 def calls(stage: PassPipeline, module: ModuleOp) -> int:
     """The Python function calls `stage` makes on `module`."""
     sympy.core.cache.clear_cache()
-    symbolic.parse_expr.cache_clear()
-    symbolic.symbol.cache_clear()
+    for cached in (expr.symbol, expr.expr_text, expr.parse_expr, expr.parse_condition_text):
+        cached.cache_clear()
     profile = cProfile.Profile()
     profile.enable()
     stage.apply(pipeline.context(), module)

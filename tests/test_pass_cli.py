@@ -121,7 +121,7 @@ def test_kernel_counts_of_bert_and_mmoe(
     side of a guarded choice), MMoE 4."""
     bert = run_opt(capsys, str(examples_dir / "bert_layer.mlir"), "-p", PIPELINE)
     assert kernel_kinds(bert) == {"cube": 1, "mix": 8, "vector": 1}
-    assert bert.count('tensor.choice ["x_1 <= 512"]') == 1
+    assert bert.count("tensor.choice [x_1 <= 512]") == 1
     mmoe = run_opt(capsys, str(examples_dir / "mmoe.mlir"), "-p", PIPELINE)
     assert kernel_kinds(mmoe) == {"cube": 2, "mix": 1, "vector": 1}
     assert bert.count("tensor.stack parallel") == 1 and mmoe.count("tensor.stack parallel") == 1

@@ -38,6 +38,7 @@ from xdsl.passes import PassPipeline
 import dvm
 from dvm import tile_interpreter
 from dvm.dialects import tile
+from dvm.dialects.expr import symbol
 from dvm.ir import make_context
 from dvm.lowering.tensor_to_tile import DEVICES, element_bytes
 from dvm.lowering.tiling import (
@@ -51,7 +52,7 @@ from dvm.lowering.tiling import (
 )
 from dvm.passes import PASSES
 from dvm.passes.domain import Domain
-from dvm.passes.symbolic import CORES, conditions_hold, symbol
+from dvm.passes.symbolic import CORES, conditions_hold
 from dvm.vm.device import DeviceSpec
 
 PRESETS = tuple(DEVICES)
@@ -225,11 +226,11 @@ def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: li
     # enough rows and data (2003 x 401 floats) for every core's share to hold
     # SMALL_WORK_BYTES: every core gets a tile
     kernel, run = launched(2003, 401)
-    grid = [run.eval(g) for g in tile.expr_texts(kernel.grid)]
+    grid = [run.eval(g) for g in kernel.grid.data]
     assert math.prod(grid) >= DeviceSpec.ascend910b().vector_cores
     # little data (2003 x 3): fewer, bigger tiles
     kernel, run = launched(2003, 3)
-    grid = [run.eval(g) for g in tile.expr_texts(kernel.grid)]
+    grid = [run.eval(g) for g in kernel.grid.data]
     assert math.prod(grid) == -(-2003 // (SMALL_WORK_BYTES // 4 // 3))
 
 
@@ -296,7 +297,7 @@ def peak_live_bytes(kernel: tile.KernelOp, inputs: Sequence[Any]) -> int:
 
     def size(value: SSAValue) -> int:
         assert isinstance(value.type, tile.TileType)
-        extents = [run.eval(e) for e in tile.expr_texts(value.type.shape)]
+        extents = [run.eval(e) for e in value.type.extents]
         nbytes = math.prod(extents) * element_bytes(value.type.element_type)
         return -(-nbytes // 32) * 32
 

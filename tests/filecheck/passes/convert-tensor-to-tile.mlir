@@ -28,11 +28,11 @@
 // many as fit beside a chunk.
 
 // CHECK-LABEL: func.func @layernorm(
-// CHECK-NEXT:    %y = tensor.choice ["x_1 <= 13926"] {dvm.shape = ["x_0", "x_1"]} -> (tensor<?x?xf32>) {
-// CHECK-NEXT:      %[[ROWS:.*]] = tile.launch @layernorm_k0_rows(%x, %w, %b) {dvm.shape = ["x_0", "x_1"]} : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:    %y = tensor.choice [x_1 <= 13926] {dvm.shape = #dvm.shape<x_0, x_1>} -> (tensor<?x?xf32>) {
+// CHECK-NEXT:      %[[ROWS:.*]] = tile.launch @layernorm_k0_rows(%x, %w, %b) {dvm.shape = #dvm.shape<x_0, x_1>} : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:      tensor.yield %[[ROWS]]
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      %[[CHUNKS:.*]] = tile.launch @layernorm_k0(%x, %w, %b) {dvm.shape = ["x_0", "x_1"]}
+// CHECK-NEXT:      %[[CHUNKS:.*]] = tile.launch @layernorm_k0(%x, %w, %b) {dvm.shape = #dvm.shape<x_0, x_1>}
 // CHECK-NEXT:      tensor.yield %[[CHUNKS]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %y
@@ -42,64 +42,64 @@
 // accumulator (mean, then variance); a last loop computes and stores the
 // output. Values that do not change along the row (%mean, %r) are computed
 // between the loops, once per tile.
-// CHECK:       tile.kernel @layernorm_k0 vector grid ["ceiling(x_0/t0)"] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>, %y: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "{{.*}}floor(13926/Max(1, Min(13920, x_1))){{.*}}floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}", t1 = "Max(1, Min(13920, x_1))"}
-// CHECK-SAME:    dvm.axes = {{\[\["x_0", "t0", "grid0"\], \["x_1", "t1", "loop0"\]\]}}
-// CHECK-SAME:    dvm.arg_shapes = {{\[\["x_0", "x_1"\], \["x_1"\], \["x_1"\], \["x_0", "x_1"\]\]}}
-// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", 1], f32>
-// CHECK-NEXT:    %[[SUM:.*]] = tile.for loop0 to "ceiling(x_1/t1)" (%[[ACC:.*]]: !tile.tile<["t0", 1], f32> = %[[ZERO]]) {
-// CHECK-NEXT:      %[[X:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]} : tensor<?x?xf32> -> !tile.tile<["t0", "t1"], f32>
-// CHECK-NEXT:      %[[PART:.*]] = tile.reduce_sum %[[X]] {axes = [1 : i64]} : !tile.tile<["t0", "t1"], f32> -> !tile.tile<["t0", 1], f32>
+// CHECK:       tile.kernel @layernorm_k0 vector grid [ceiling(x_0/t0)] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>, %y: tensor<?x?xf32>)
+// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor(13926/Max(1, Min(13920, x_1))){{.*}}floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}>, t1 = #dvm.expr<Max(1, Min(13920, x_1))>}
+// CHECK-SAME:    dvm.axes = [#tile.axis<x_0, t0, grid0>, #tile.axis<x_1, t1, loop0>]
+// CHECK-SAME:    dvm.arg_shapes = [#dvm.shape<x_0, x_1>, #dvm.shape<x_1>, #dvm.shape<x_1>, #dvm.shape<x_0, x_1>]
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<[t0, 1], f32>
+// CHECK-NEXT:    %[[SUM:.*]] = tile.for loop0 to ceiling(x_1/t1) (%[[ACC:.*]]: !tile.tile<[t0, 1], f32> = %[[ZERO]]) {
+// CHECK-NEXT:      %[[X:.*]] = tile.load %x offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, loop0] : tensor<?x?xf32> -> !tile.tile<[t0, t1], f32>
+// CHECK-NEXT:      %[[PART:.*]] = tile.reduce_sum %[[X]] {axes = [1 : i64]} : !tile.tile<[t0, t1], f32> -> !tile.tile<[t0, 1], f32>
 // CHECK-NEXT:      %[[NEXT:.*]] = tile.add %[[ACC]], %[[PART]]
-// CHECK-NEXT:      tile.yield %[[NEXT]] : !tile.tile<["t0", 1], f32>
+// CHECK-NEXT:      tile.yield %[[NEXT]] : !tile.tile<[t0, 1], f32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[N:.*]] = tile.constant "x_1" : !tile.tile<[1, 1], f32>
-// CHECK-NEXT:    %mean = tile.div %[[SUM]], %[[N]] : (!tile.tile<["t0", 1], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<["t0", 1], f32>
-// CHECK-NEXT:    %[[ZERO2:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", 1], f32>
-// CHECK-NEXT:    %[[SQ:.*]] = tile.for loop0 to "ceiling(x_1/t1)" (%[[ACC2:.*]]: !tile.tile<["t0", 1], f32> = %[[ZERO2]]) {
-// CHECK-NEXT:      %[[X2:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]}
-// CHECK-NEXT:      %d = tile.sub %[[X2]], %mean : (!tile.tile<["t0", "t1"], f32>, !tile.tile<["t0", 1], f32>) -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    %[[N:.*]] = tile.constant #dvm.expr<x_1> : !tile.tile<[1, 1], f32>
+// CHECK-NEXT:    %mean = tile.div %[[SUM]], %[[N]] : (!tile.tile<[t0, 1], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<[t0, 1], f32>
+// CHECK-NEXT:    %[[ZERO2:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<[t0, 1], f32>
+// CHECK-NEXT:    %[[SQ:.*]] = tile.for loop0 to ceiling(x_1/t1) (%[[ACC2:.*]]: !tile.tile<[t0, 1], f32> = %[[ZERO2]]) {
+// CHECK-NEXT:      %[[X2:.*]] = tile.load %x offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, loop0]
+// CHECK-NEXT:      %d = tile.sub %[[X2]], %mean : (!tile.tile<[t0, t1], f32>, !tile.tile<[t0, 1], f32>) -> !tile.tile<[t0, t1], f32>
 // CHECK-NEXT:      %d2 = tile.mul %d, %d
 // CHECK-NEXT:      %[[PART2:.*]] = tile.reduce_sum %d2 {axes = [1 : i64]}
 // CHECK-NEXT:      %[[NEXT2:.*]] = tile.add %[[ACC2]], %[[PART2]]
 // CHECK-NEXT:      tile.yield %[[NEXT2]]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[N2:.*]] = tile.constant "x_1" : !tile.tile<[1, 1], f32>
+// CHECK-NEXT:    %[[N2:.*]] = tile.constant #dvm.expr<x_1> : !tile.tile<[1, 1], f32>
 // CHECK-NEXT:    %var = tile.div %[[SQ]], %[[N2]]
 // CHECK-NEXT:    %eps = tile.constant 1.000000e-05 : f32 : !tile.tile<[1, 1], f32>
-// CHECK-NEXT:    %ve = tile.add %var, %eps : (!tile.tile<["t0", 1], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<["t0", 1], f32>
-// CHECK-NEXT:    %r = tile.rsqrt %ve : !tile.tile<["t0", 1], f32>
-// CHECK-NEXT:    tile.for loop0 to "ceiling(x_1/t1)" () {
-// CHECK-NEXT:      %[[X3:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]}
+// CHECK-NEXT:    %ve = tile.add %var, %eps : (!tile.tile<[t0, 1], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<[t0, 1], f32>
+// CHECK-NEXT:    %r = tile.rsqrt %ve : !tile.tile<[t0, 1], f32>
+// CHECK-NEXT:    tile.for loop0 to ceiling(x_1/t1) () {
+// CHECK-NEXT:      %[[X3:.*]] = tile.load %x offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, loop0]
 // CHECK-NEXT:      %[[D:.*]] = tile.sub %[[X3]], %mean
 // CHECK-NEXT:      %n = tile.mul %[[D]], %r
-// CHECK-NEXT:      %[[W:.*]] = tile.load %w {offset = "0", sizes = ["1", "x_1"], strides = ["0", "1"], tiles = ["1", "t1"], index = ["whole", "loop0"]} : tensor<?xf32> -> !tile.tile<[1, "t1"], f32>
-// CHECK-NEXT:      %s = tile.mul %n, %[[W]] : (!tile.tile<["t0", "t1"], f32>, !tile.tile<[1, "t1"], f32>) -> !tile.tile<["t0", "t1"], f32>
-// CHECK-NEXT:      %[[B:.*]] = tile.load %b {offset = "0", sizes = ["1", "x_1"], strides = ["0", "1"], tiles = ["1", "t1"], index = ["whole", "loop0"]}
+// CHECK-NEXT:      %[[W:.*]] = tile.load %w offset 0 sizes [1, x_1] strides [0, 1] tiles [1, t1] index [whole, loop0] : tensor<?xf32> -> !tile.tile<[1, t1], f32>
+// CHECK-NEXT:      %s = tile.mul %n, %[[W]] : (!tile.tile<[t0, t1], f32>, !tile.tile<[1, t1], f32>) -> !tile.tile<[t0, t1], f32>
+// CHECK-NEXT:      %[[B:.*]] = tile.load %b offset 0 sizes [1, x_1] strides [0, 1] tiles [1, t1] index [whole, loop0]
 // CHECK-NEXT:      %[[Y:.*]] = tile.add %s, %[[B]]
-// CHECK-NEXT:      tile.store %[[Y]], %y {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "loop0"]} : !tile.tile<["t0", "t1"], f32>, tensor<?x?xf32>
+// CHECK-NEXT:      tile.store %[[Y]], %y offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, loop0] : !tile.tile<[t0, t1], f32>, tensor<?x?xf32>
 // CHECK-NEXT:      tile.yield
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
 // The whole-rows kernel: t1 is the row, walked by nothing; %x is read once.
-// CHECK-NEXT:  tile.kernel @layernorm_k0_rows vector grid ["ceiling(x_0/t0)"] outputs 1
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "{{.*}}floor(13926/Max(1, x_1)){{.*}}floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}", t1 = "Max(1, x_1)"}
-// CHECK-SAME:    dvm.axes = {{\[\["x_0", "t0", "grid0"\], \["x_1", "t1", "whole"\]\]}}
-// CHECK-NEXT:    %[[XR:.*]] = tile.load %x {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "whole"]}
+// CHECK-NEXT:  tile.kernel @layernorm_k0_rows vector grid [ceiling(x_0/t0)] outputs 1
+// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor(13926/Max(1, x_1)){{.*}}floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}>, t1 = #dvm.expr<Max(1, x_1)>}
+// CHECK-SAME:    dvm.axes = [#tile.axis<x_0, t0, grid0>, #tile.axis<x_1, t1, whole>]
+// CHECK-NEXT:    %[[XR:.*]] = tile.load %x offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, whole]
 // CHECK-NOT:     tile.for
 // CHECK-NOT:     tile.load %x
-// CHECK:         tile.store %{{.*}}, %y {offset = "0", sizes = ["x_0", "x_1"], strides = ["x_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "whole"]}
+// CHECK:         tile.store %{{.*}}, %y offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, whole]
 // CHECK-NEXT:  }
 
 // HOST-LABEL: func.func @layernorm(
-// HOST-NEXT:    %y = tensor.choice ["x_1 <= [[ROW:[0-9]+]]"]
-// HOST:         tile.kernel @layernorm_k0 vector grid ["ceiling(x_0/t0)"]
-// HOST-SAME:      dvm.tile_sizes = {t0 = "{{.*}}floor([[ROW]]/Max(1, Min([[CHUNK:[0-9]+]], x_1))){{.*}}floor(x_0/cores){{.*}}", t1 = "Max(1, Min([[CHUNK]], x_1))"}
+// HOST-NEXT:    %y = tensor.choice [x_1 <= [[ROW:[0-9]+]]]
+// HOST:         tile.kernel @layernorm_k0 vector grid [ceiling(x_0/t0)]
+// HOST-SAME:      dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor([[ROW]]/Max(1, Min([[CHUNK:[0-9]+]], x_1))){{.*}}floor(x_0/cores){{.*}}>, t1 = #dvm.expr<Max(1, Min([[CHUNK]], x_1))>}
 // HOST-SAME:      dvm.device = "host"
-// HOST-COUNT-3:   tile.for loop0 to "ceiling(x_1/t1)"
+// HOST-COUNT-3:   tile.for loop0 to ceiling(x_1/t1)
 // HOST:         tile.kernel @layernorm_k0_rows vector
-// HOST-SAME:      t1 = "Max(1, x_1)"
+// HOST-SAME:      t1 = #dvm.expr<Max(1, x_1)>
 func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
   %eps = arith.constant dense<9.99999974E-6> : tensor<f32>
   %mean = tensor.reduce_mean %x {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
@@ -128,10 +128,10 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // CHECK-NEXT:    %s = tile.launch @long_rows_k1(%z)
 // CHECK-NEXT:    func.return %s
 // CHECK:       tile.kernel @short_rows_k0 vector
-// CHECK-SAME:    dvm.axes = {{\[\["x_0", "t0", "grid0"\], \["64", "64", "whole"\]\]}}
+// CHECK-SAME:    dvm.axes = [#tile.axis<x_0, t0, grid0>, #tile.axis<64, 64, whole>]
 // CHECK-NOT:     tile.for
 // CHECK:       tile.kernel @long_rows_k1 vector
-// CHECK-SAME:    dvm.axes = {{\[\["z_0", "t0", "grid0"\], \["100000", "[0-9]+", "loop0"\]\]}}
+// CHECK-SAME:    dvm.axes = [#tile.axis<z_0, t0, grid0>, #tile.axis<100000, {{[0-9]+}}, loop0>]
 // CHECK-NOT:   tile.kernel
 
 // HOST-LABEL: func.func @short_rows(
@@ -163,38 +163,38 @@ func.func @long_rows(%z: tensor<?x100000xf32>) -> tensor<?x1xf32> {
 // a zero constant (an mma that does not accumulate).
 
 // CHECK-LABEL: func.func @matmul(
-// CHECK-NEXT:    %c = tensor.choice ["a_1 <= Max(8, 8*floor(floor((-2*[[T0:.*]]*[[T1:.*]] + 111411)/([[T0]] + [[T1]]))/8))"] {dvm.shape = ["a_0", "b_1"]} -> (tensor<?x?xf32>) {
-// CHECK-NEXT:      %0 = tile.launch @matmul_k0_whole_k(%a, %b) {dvm.shape = ["a_0", "b_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:    %c = tensor.choice [a_1 <= Max(8, 8*floor(floor((-2*[[T0:.*]]*[[T1:.*]] + 111411)/([[T0]] + [[T1]]))/8))] {dvm.shape = #dvm.shape<a_0, b_1>} -> (tensor<?x?xf32>) {
+// CHECK-NEXT:      %0 = tile.launch @matmul_k0_whole_k(%a, %b) {dvm.shape = #dvm.shape<a_0, b_1>} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:      tensor.yield %0
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      %1 = tile.launch @matmul_k0(%a, %b) {dvm.shape = ["a_0", "b_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:      %1 = tile.launch @matmul_k0(%a, %b) {dvm.shape = #dvm.shape<a_0, b_1>} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:      tensor.yield %1
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %c
-// CHECK:       tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"] outputs 1 (%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "[[T0]]", t1 = "[[T1]]", t2 = "Max(1, Min(a_1, 8*ceiling(ceiling(a_1/Max(1, ceiling(a_1/Max(8, 8*floor(floor((-2*t0*t1 + 111411)/(t0 + t1))/8)))))/8)))"}
-// CHECK-SAME:    dvm.axes = {{\[\["a_0", "t0", "grid0"\], \["b_1", "t1", "grid1"\]\]}}
-// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
-// CHECK-NEXT:    %c_1 = tile.for loop0 to "ceiling(a_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
-// CHECK-NEXT:      %[[A:.*]] = tile.load %a {offset = "0", sizes = ["a_0", "a_1"], strides = ["a_1", "1"], tiles = ["t0", "t2"], index = ["grid0", "loop0"]} : tensor<?x?xf32> -> !tile.tile<["t0", "t2"], f32>
-// CHECK-NEXT:      %[[B:.*]] = tile.load %b {offset = "0", sizes = ["a_1", "b_1"], strides = ["b_1", "1"], tiles = ["t2", "t1"], index = ["loop0", "grid1"]} : tensor<?x?xf32> -> !tile.tile<["t2", "t1"], f32>
-// CHECK-NEXT:      %[[NEXT:.*]] = tile.mma %[[A]], %[[B]], %[[ACC]] : (!tile.tile<["t0", "t2"], f32>, !tile.tile<["t2", "t1"], f32>, !tile.tile<["t0", "t1"], f32>) -> !tile.tile<["t0", "t1"], f32>
-// CHECK-NEXT:      tile.yield %[[NEXT]] : !tile.tile<["t0", "t1"], f32>
+// CHECK:       tile.kernel @matmul_k0 cube grid [ceiling(a_0/t0), ceiling(b_1/t1)] outputs 1 (%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
+// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<[[T0]]>, t1 = #dvm.expr<[[T1]]>, t2 = #dvm.expr<Max(1, Min(a_1, 8*ceiling(ceiling(a_1/Max(1, ceiling(a_1/Max(8, 8*floor(floor((-2*t0*t1 + 111411)/(t0 + t1))/8)))))/8)))>}
+// CHECK-SAME:    dvm.axes = [#tile.axis<a_0, t0, grid0>, #tile.axis<b_1, t1, grid1>]
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<[t0, t1], f32>
+// CHECK-NEXT:    %c_1 = tile.for loop0 to ceiling(a_1/t2) (%[[ACC:.*]]: !tile.tile<[t0, t1], f32> = %[[ZERO]]) {
+// CHECK-NEXT:      %[[A:.*]] = tile.load %a offset 0 sizes [a_0, a_1] strides [a_1, 1] tiles [t0, t2] index [grid0, loop0] : tensor<?x?xf32> -> !tile.tile<[t0, t2], f32>
+// CHECK-NEXT:      %[[B:.*]] = tile.load %b offset 0 sizes [a_1, b_1] strides [b_1, 1] tiles [t2, t1] index [loop0, grid1] : tensor<?x?xf32> -> !tile.tile<[t2, t1], f32>
+// CHECK-NEXT:      %[[NEXT:.*]] = tile.mma %[[A]], %[[B]], %[[ACC]] : (!tile.tile<[t0, t2], f32>, !tile.tile<[t2, t1], f32>, !tile.tile<[t0, t1], f32>) -> !tile.tile<[t0, t1], f32>
+// CHECK-NEXT:      tile.yield %[[NEXT]] : !tile.tile<[t0, t1], f32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    tile.store %c_1, %c {offset = "0", sizes = ["a_0", "b_1"], strides = ["b_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]} : !tile.tile<["t0", "t1"], f32>, tensor<?x?xf32>
+// CHECK-NEXT:    tile.store %c_1, %c offset 0 sizes [a_0, b_1] strides [b_1, 1] tiles [t0, t1] index [grid0, grid1] : !tile.tile<[t0, t1], f32>, tensor<?x?xf32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  tile.kernel @matmul_k0_whole_k cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"]
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "[[T0]]", t1 = "[[T1]]", t2 = "Max(1, a_1)"}
-// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
-// CHECK-NEXT:    %[[A:.*]] = tile.load %a {{.*}} tiles = ["t0", "t2"], index = ["grid0", "whole"]}
-// CHECK-NEXT:    %[[B:.*]] = tile.load %b {{.*}} tiles = ["t2", "t1"], index = ["whole", "grid1"]}
+// CHECK-NEXT:  tile.kernel @matmul_k0_whole_k cube grid [ceiling(a_0/t0), ceiling(b_1/t1)]
+// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<[[T0]]>, t1 = #dvm.expr<[[T1]]>, t2 = #dvm.expr<Max(1, a_1)>}
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<[t0, t1], f32>
+// CHECK-NEXT:    %[[A:.*]] = tile.load %a {{.*}} tiles [t0, t2] index [grid0, whole] :
+// CHECK-NEXT:    %[[B:.*]] = tile.load %b {{.*}} tiles [t2, t1] index [whole, grid1] :
 // CHECK-NEXT:    %c_1 = tile.mma %[[A]], %[[B]], %[[ZERO]]
 // CHECK-NEXT:    tile.store %c_1, %c
 
 // HOST-LABEL: func.func @matmul(
-// HOST:         tile.kernel @matmul_k0 cube grid ["ceiling(a_0/t0)", "ceiling(b_1/t1)"]
-// HOST-SAME:      dvm.tile_sizes = {t0 = "Max(1, Min(a_0, Max(16, ceiling(a_0/Max(1, ceiling(a_0/Min({{[0-9]+}}, floor({{[0-9]+}}/Max(1, Min(b_1, 16*ceiling(ceiling(b_1/Max(1, ceiling(b_1/{{[0-9]+}})))/16)))))), Min(ceiling(a_0/Max(1, floor(16384/Max(1, a_1 + {{.*}})))), {{[0-9]+}}*ceiling(a_0/({{[0-9]+}}*Min({{.*}})))))))))", t1 = "Max(1, Min(b_1, 16*ceiling(ceiling(b_1/Max(1, ceiling(b_1/{{[0-9]+}})))/16)))", t2 = "{{.*}}"}
-// HOST:           tile.for loop0 to "ceiling(a_1/t2)"
+// HOST:         tile.kernel @matmul_k0 cube grid [ceiling(a_0/t0), ceiling(b_1/t1)]
+// HOST-SAME:      dvm.tile_sizes = {t0 = #dvm.expr<Max(1, Min(a_0, Max(16, ceiling(a_0/Max(1, ceiling(a_0/Min({{[0-9]+}}, floor({{[0-9]+}}/Max(1, Min(b_1, 16*ceiling(ceiling(b_1/Max(1, ceiling(b_1/{{[0-9]+}})))/16)))))), Min(ceiling(a_0/Max(1, floor(16384/Max(1, a_1 + {{.*}})))), {{[0-9]+}}*ceiling(a_0/({{[0-9]+}}*Min({{.*}})))))))))>, t1 = #dvm.expr<Max(1, Min(b_1, 16*ceiling(ceiling(b_1/Max(1, ceiling(b_1/{{[0-9]+}})))/16)))>, t2 = #dvm.expr<{{.*}}>}
+// HOST:           tile.for loop0 to ceiling(a_1/t2)
 // HOST:             tile.mma
 // HOST:         tile.kernel @matmul_k0_whole_k cube
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
@@ -211,26 +211,26 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // accumulator, the max its result), so the tiles are the matmul's.
 
 // CHECK-LABEL: func.func @addmm_relu(
-// CHECK-NEXT:    %y = tensor.choice ["x_1 <= {{.*}}111411{{.*}}"]
-// CHECK-NEXT:      tile.launch @addmm_relu_k0_whole_k(%x, %w, %bias) {dvm.shape = ["x_0", "w_1"]}
-// CHECK:           tile.launch @addmm_relu_k0(%x, %w, %bias) {dvm.shape = ["x_0", "w_1"]}
-// CHECK:       tile.kernel @addmm_relu_k0 mix grid ["ceiling(x_0/t0)", "ceiling(w_1/t1)"] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?xf32>, %y: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = "Max(1, Min(x_0, Max(8, ceiling(x_0/Max(1, ceiling(x_0/Min(640, floor(25600/Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))))), Min(ceiling(x_0/Max(1, floor(16384/Max(1, x_1 + Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8))))))), 24*ceiling(x_0/(24*Min(640, floor(25600/Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))))))))))))", t1 = "Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))", t2 = "{{.*}}111411{{.*}}"}
-// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
-// CHECK-NEXT:    %mm = tile.for loop0 to "ceiling(x_1/t2)" (%[[ACC:.*]]: !tile.tile<["t0", "t1"], f32> = %[[ZERO]]) {
-// CHECK-NEXT:      %[[A:.*]] = tile.load %x {{.*}} index = ["grid0", "loop0"]}
-// CHECK-NEXT:      %[[B:.*]] = tile.load %w {{.*}} index = ["loop0", "grid1"]}
+// CHECK-NEXT:    %y = tensor.choice [x_1 <= {{.*}}111411{{.*}}]
+// CHECK-NEXT:      tile.launch @addmm_relu_k0_whole_k(%x, %w, %bias) {dvm.shape = #dvm.shape<x_0, w_1>}
+// CHECK:           tile.launch @addmm_relu_k0(%x, %w, %bias) {dvm.shape = #dvm.shape<x_0, w_1>}
+// CHECK:       tile.kernel @addmm_relu_k0 mix grid [ceiling(x_0/t0), ceiling(w_1/t1)] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?xf32>, %y: tensor<?x?xf32>)
+// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<Max(1, Min(x_0, Max(8, ceiling(x_0/Max(1, ceiling(x_0/Min(640, floor(25600/Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))))), Min(ceiling(x_0/Max(1, floor(16384/Max(1, x_1 + Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8))))))), 24*ceiling(x_0/(24*Min(640, floor(25600/Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))))))))))))>, t1 = #dvm.expr<Max(1, Min(w_1, 8*ceiling(ceiling(w_1/Max(1, ceiling(w_1/160)))/8)))>, t2 = #dvm.expr<{{.*}}111411{{.*}}>}
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<[t0, t1], f32>
+// CHECK-NEXT:    %mm = tile.for loop0 to ceiling(x_1/t2) (%[[ACC:.*]]: !tile.tile<[t0, t1], f32> = %[[ZERO]]) {
+// CHECK-NEXT:      %[[A:.*]] = tile.load %x {{.*}} index [grid0, loop0] :
+// CHECK-NEXT:      %[[B:.*]] = tile.load %w {{.*}} index [loop0, grid1] :
 // CHECK-NEXT:      %[[NEXT:.*]] = tile.mma %[[A]], %[[B]], %[[ACC]]
 // CHECK-NEXT:      tile.yield %[[NEXT]]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[BIAS:.*]] = tile.load %bias {offset = "0", sizes = ["1", "w_1"], strides = ["0", "1"], tiles = ["1", "t1"], index = ["whole", "grid1"]} : tensor<?xf32> -> !tile.tile<[1, "t1"], f32>
-// CHECK-NEXT:    %z = tile.add %mm, %[[BIAS]] : (!tile.tile<["t0", "t1"], f32>, !tile.tile<[1, "t1"], f32>) -> !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    %[[BIAS:.*]] = tile.load %bias offset 0 sizes [1, w_1] strides [0, 1] tiles [1, t1] index [whole, grid1] : tensor<?xf32> -> !tile.tile<[1, t1], f32>
+// CHECK-NEXT:    %z = tile.add %mm, %[[BIAS]] : (!tile.tile<[t0, t1], f32>, !tile.tile<[1, t1], f32>) -> !tile.tile<[t0, t1], f32>
 // CHECK-NEXT:    %zero = tile.constant 0.000000e+00 : f32 : !tile.tile<[1, 1], f32>
-// CHECK-NEXT:    %[[Y:.*]] = tile.max %z, %zero : (!tile.tile<["t0", "t1"], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<["t0", "t1"], f32>
-// CHECK-NEXT:    tile.store %[[Y]], %y {offset = "0", sizes = ["x_0", "w_1"], strides = ["w_1", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
+// CHECK-NEXT:    %[[Y:.*]] = tile.max %z, %zero : (!tile.tile<[t0, t1], f32>, !tile.tile<[1, 1], f32>) -> !tile.tile<[t0, t1], f32>
+// CHECK-NEXT:    tile.store %[[Y]], %y offset 0 sizes [x_0, w_1] strides [w_1, 1] tiles [t0, t1] index [grid0, grid1]
 // CHECK-NEXT:  }
 // CHECK-NEXT:  tile.kernel @addmm_relu_k0_whole_k mix
-// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<["t0", "t1"], f32>
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<[t0, t1], f32>
 // CHECK-NEXT:    tile.load %x
 // CHECK-NEXT:    tile.load %w
 // CHECK-NEXT:    %mm = tile.mma {{.*}}, %[[ZERO]]
@@ -255,10 +255,10 @@ func.func @addmm_relu(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?x
 // become strides (1 along the domain's first axis, x_1 along its second).
 
 // CHECK-LABEL: func.func @views(
-// CHECK:         tile.kernel @views_k0 vector grid ["ceiling(x_1/t0)", "ceiling(x_0/t1)"]
-// CHECK:           tile.load %x {offset = "0", sizes = ["x_1", "x_0"], strides = ["1", "x_1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
-// CHECK:           tile.load %y {offset = "0", sizes = ["x_1", "x_0"], strides = ["x_0", "1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
-// CHECK:           tile.store %{{.*}}, %et {offset = "0", sizes = ["x_1", "x_0"], strides = ["1", "x_1"], tiles = ["t0", "t1"], index = ["grid0", "grid1"]}
+// CHECK:         tile.kernel @views_k0 vector grid [ceiling(x_1/t0), ceiling(x_0/t1)]
+// CHECK:           tile.load %x offset 0 sizes [x_1, x_0] strides [1, x_1] tiles [t0, t1] index [grid0, grid1]
+// CHECK:           tile.load %y offset 0 sizes [x_1, x_0] strides [x_0, 1] tiles [t0, t1] index [grid0, grid1]
+// CHECK:           tile.store %{{.*}}, %et offset 0 sizes [x_1, x_0] strides [1, x_1] tiles [t0, t1] index [grid0, grid1]
 func.func @views(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %xt = tensor.transpose %x {perm = [1, 0]} : tensor<?x?xf32> -> tensor<?x?xf32>
   %s = tensor.add %xt, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
@@ -299,9 +299,9 @@ func.func @stacked(%x: tensor<?xf32>, %y: tensor<?x4xf32>) -> (tensor<?xf32>, te
 
 // CHECK-LABEL: tile.kernel @uniform_k0 vector
 // CHECK:         %[[B:.*]] = tile.constant 3.000000e+00 : f32
-// CHECK:         %[[ACC:.*]] = tile.for loop0 to "1"
+// CHECK:         %[[ACC:.*]] = tile.for loop0 to 1
 // CHECK:           tile.add %{{.*}}, %[[B]]
-// CHECK:         %[[N:.*]] = tile.constant "n"
+// CHECK:         %[[N:.*]] = tile.constant #dvm.expr<n>
 // CHECK:         %[[SOME:.*]] = tile.gt %[[N]]
 // CHECK:         %[[EMPTY:.*]] = tile.constant 0xff800000 : f32
 // CHECK:         tile.select %[[SOME]], %[[ACC]], %[[EMPTY]]
@@ -322,11 +322,11 @@ func.func @uniform(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
 
 // CHECK-LABEL: tile.kernel @beside_k0 vector
 // CHECK:         tile.store %{{.*}}, %m
-// CHECK-NEXT:    tile.for loop0 to "ceiling(q_0/t0)" () {
+// CHECK-NEXT:    tile.for loop0 to ceiling(q_0/t0) () {
 // CHECK-NEXT:      %[[Q:.*]] = tile.load %q
 // CHECK-NEXT:      %[[YQ:.*]] = tile.abs %[[Q]]
 // CHECK-NEXT:      tile.store %[[YQ]], %yq
-// CHECK-NEXT:      tile.for loop1 to "ceiling(x_0/t1)" () {
+// CHECK-NEXT:      tile.for loop1 to ceiling(x_0/t1) () {
 // CHECK-NEXT:        %[[X:.*]] = tile.load %x
 // CHECK-NEXT:        %[[O:.*]] = tile.add %[[Q]], %[[X]]
 // CHECK-NEXT:        tile.store %[[O]], %o
@@ -334,8 +334,8 @@ func.func @uniform(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
 // CHECK-NEXT:      }
 // CHECK-NEXT:      tile.yield
 // CHECK-NEXT:    }
-// CHECK-NEXT:    tile.for loop0 to "1" () {
-// CHECK-NEXT:      tile.for loop1 to "ceiling(x_0/t1)" () {
+// CHECK-NEXT:    tile.for loop0 to 1 () {
+// CHECK-NEXT:      tile.for loop1 to ceiling(x_0/t1) () {
 // CHECK-NEXT:        %[[X2:.*]] = tile.load %x
 // CHECK-NEXT:        %[[YX:.*]] = tile.abs %[[X2]]
 // CHECK-NEXT:        tile.store %[[YX]], %yx
@@ -364,12 +364,12 @@ func.func @beside(%q: tensor<?xf32>, %x: tensor<?xf32>) -> (tensor<?xf32>, tenso
 // = Max(1, z_0): 13926 for one z, and 20889 (167116/8) only for long axes.
 
 // CHECK-LABEL: func.func @skipping(
-// CHECK-NEXT:    %y, %m = tensor.choice ["z_0*Min(8, x_1) <= Max(1, floor(167116*Max(1, z_0)/(8*Max(1, z_0) + 4)))"]
+// CHECK-NEXT:    %y, %m = tensor.choice [z_0*Min(8, x_1) <= Max(1, floor(167116*Max(1, z_0)/(8*Max(1, z_0) + 4)))]
 // CHECK:       tile.kernel @skipping_k0_rows vector
-// CHECK-SAME:    t1 = "Max(1, Min(x_0, floor(Max(1, Min(floor(Max(1, floor(167116*t0/(8*t0 + 4)))/t0),
+// CHECK-SAME:    t1 = #dvm.expr<Max(1, Min(x_0, floor(Max(1, Min(floor(Max(1, floor(167116*t0/(8*t0 + 4)))/t0),
 
 // HOST-LABEL: func.func @skipping(
-// HOST-NEXT:    %y, %m = tensor.choice ["z_0*Min({{[0-9]+}}, x_1) <= Max(1, floor({{[0-9]+}}*Max(1, z_0)/(8*Max(1, z_0) + 4)))"]
+// HOST-NEXT:    %y, %m = tensor.choice [z_0*Min({{[0-9]+}}, x_1) <= Max(1, floor({{[0-9]+}}*Max(1, z_0)/(8*Max(1, z_0) + 4)))]
 func.func @skipping(%x: tensor<?x?xf32>, %z: tensor<?x?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
   %b = tensor.add %x, %z : (tensor<?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
   %y = tensor.abs %x : tensor<?x?xf32>

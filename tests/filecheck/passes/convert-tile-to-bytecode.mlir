@@ -26,15 +26,15 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 }
 
 // The host keeps the call; a choice picks the whole-rows kernel when a row fits.
-// CHECK:      %y = tensor.choice ["x_1 <= 13926"]
+// CHECK:      %y = tensor.choice [x_1 <= 13926]
 // CHECK-NEXT:   tile.launch @layernorm_k0_rows(%x, %w, %b)
 // CHECK:      } else {
 // CHECK-NEXT:   tile.launch @layernorm_k0(%x, %w, %b)
 
 // Rows walked in chunks: three phases, each a loop carrying its sum in one register.
 // CHECK-LABEL: bytecode.program @layernorm_k0 params [] {
-// CHECK:      bytecode.slot s1 = "Max(1, Min(13920, x_1))"
-// CHECK:      bytecode.slot s7 = "ceiling(x_1/s1)"
+// CHECK:      bytecode.slot s1 = Max(1, Min(13920, x_1))
+// CHECK:      bytecode.slot s7 = ceiling(x_1/s1)
 // CHECK:      bytecode.view v0 a0 offset s5 (s2 s3 g0 s0) (s3 s4 l0 s1)
 // CHECK:      bytecode.fill r0, 0.0, (v0[0], s4)
 // CHECK-NEXT: bytecode.loop s7
@@ -46,7 +46,7 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 
 // Whole rows: each value computed once, registers reused in place.
 // CHECK-LABEL: bytecode.program @layernorm_k0_rows params [] {
-// CHECK:      bytecode.arg a0 f32 ["x_0", "x_1"]
+// CHECK:      bytecode.arg a0 f32 [x_0, x_1]
 // CHECK:      bytecode.grid [s6]
 // CHECK:      bytecode.reg r0 f32 (s0, s1) at s5
 // CHECK:      bytecode.load r0, v0
@@ -67,8 +67,8 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 
 // Read back from the binary, dims are named after the arguments.
 // BINARY:      bytecode.program @layernorm_k0 params [] {
-// BINARY-NEXT:   bytecode.arg a0 f32 ["a0_0", "a0_1"]
-// BINARY:        bytecode.slot s7 = "ceiling(a0_1/s1)"
+// BINARY-NEXT:   bytecode.arg a0 f32 [a0_0, a0_1]
+// BINARY:        bytecode.slot s7 = ceiling(a0_1/s1)
 // BINARY:      bytecode.program @layernorm_k0_rows params [] {
 // BINARY:        bytecode.reduce r1, r0, sum, {1}, [keepdims]
 
@@ -82,8 +82,8 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // sizes as its shape, not the tile sizes: those are at least 1, so with n = 0
 // it made a row that the store, moving none, rejected.
 // CHECK-LABEL: bytecode.program @broadcast_whole_k{{[0-9]+}}_rows params [] {
-// CHECK:      bytecode.slot s[[X:[0-9]+]] = "x_0"
-// CHECK:      bytecode.slot s[[N:[0-9]+]] = "n"
+// CHECK:      bytecode.slot s[[X:[0-9]+]] = x_0{{$}}
+// CHECK:      bytecode.slot s[[N:[0-9]+]] = n{{$}}
 // CHECK:      bytecode.broadcast r{{[0-9]+}}, r{{[0-9]+}}, (s[[X]], s[[N]])
 // CHECK-NEXT: bytecode.store
 func.func @broadcast_whole(%x: tensor<?xf32>, %n: index) -> (tensor<?xf32>, tensor<?x?xf32>, tensor<f32>) {

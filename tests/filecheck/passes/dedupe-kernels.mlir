@@ -73,7 +73,7 @@ func.func @different(%x: tensor<?x64xf32>, %wa: tensor<64x64xf32>, %wb: tensor<6
 // CHECK:         tensor.choice
 // CHECK:           tile.launch @two_norms_k0_rows(%r1, %g1, %b1)
 // CHECK:           tile.launch @two_norms_k0(%r1, %g1, %b1)
-// CHECK:         tensor.choice ["r1_1 <= 512"]
+// CHECK:         tensor.choice [r1_1 <= 512]
 // CHECK:             tile.launch @two_norms_k1_whole_k(%h1, %w, %g1, %b1)
 // CHECK:             tile.launch @two_norms_k1(%h1, %w, %g1, %b1)
 // CHECK:         } else {

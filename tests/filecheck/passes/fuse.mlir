@@ -22,13 +22,13 @@
 // cloned into the kernel; w and b are inputs.
 
 // CHECK-LABEL: func.func @layernorm(
-// CHECK-NEXT:    %y = tensor.fusion vector (%x, %w, %b) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64], dvm.shape = ["x_0", "x_1"]} : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32> {
+// CHECK-NEXT:    %y = tensor.fusion vector (%x, %w, %b) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<x_0, x_1>} : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x?xf32>, %w_1: tensor<?xf32>, %b_1: tensor<?xf32>):
 // CHECK-NEXT:      %mean = tensor.reduce_mean %x_1
 // CHECK-NEXT:      %d = tensor.sub %x_1, %mean
 // CHECK-NEXT:      %d2 = tensor.mul %d, %d
 // CHECK-NEXT:      %var = tensor.reduce_mean %d2
-// CHECK-NEXT:      %eps = arith.constant {dvm.shape = []} dense<1.000000e-05> : tensor<f32>
+// CHECK-NEXT:      %eps = arith.constant {dvm.shape = #dvm.shape<>} dense<1.000000e-05> : tensor<f32>
 // CHECK-NEXT:      %ve = tensor.add %var, %eps
 // CHECK-NEXT:      %r = tensor.rsqrt %ve
 // CHECK-NEXT:      %n = tensor.mul %d, %r
@@ -40,21 +40,21 @@
 
 // kinds=vector changes nothing here: LayerNorm is all vector work.
 // VECTOR-LABEL: func.func @layernorm(
-// VECTOR-NEXT:    %y = tensor.fusion vector (%x, %w, %b) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64],
+// VECTOR-NEXT:    %y = tensor.fusion vector (%x, %w, %b) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64],
 // VECTOR-NOT:     tensor.fusion
 // VECTOR:         func.return %y
 
 // max-ops=3: three kernels of three compute ops each; %d crosses from the
 // first to the last.
 // MAXOPS-LABEL: func.func @layernorm(
-// MAXOPS-NEXT:    %d, %d2 = tensor.fusion vector (%x) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64], dvm.shapes = {{\[\["x_0", "x_1"\], \["x_0", "x_1"\]\]}}}
+// MAXOPS-NEXT:    %d, %d2 = tensor.fusion vector (%x) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64], dvm.shapes = [#dvm.shape<x_0, x_1>, #dvm.shape<x_0, x_1>]}
 // MAXOPS-NEXT:    ^bb0(%x_1: tensor<?x?xf32>):
 // MAXOPS-NEXT:      %mean = tensor.reduce_mean %x_1
 // MAXOPS-NEXT:      %d_1 = tensor.sub %x_1, %mean
 // MAXOPS-NEXT:      %d2_1 = tensor.mul %d_1, %d_1
 // MAXOPS-NEXT:      tensor.yield %d_1, %d2_1
 // MAXOPS-NEXT:    }
-// MAXOPS-NEXT:    %r = tensor.fusion vector (%d2) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64], dvm.shape = ["x_0", "1"]}
+// MAXOPS-NEXT:    %r = tensor.fusion vector (%d2) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<x_0, 1>}
 // MAXOPS-NEXT:    ^bb0(%d2_1: tensor<?x?xf32>):
 // MAXOPS-NEXT:      %var = tensor.reduce_mean %d2_1
 // MAXOPS-NEXT:      %eps = arith.constant
@@ -62,7 +62,7 @@
 // MAXOPS-NEXT:      %r_1 = tensor.rsqrt %ve
 // MAXOPS-NEXT:      tensor.yield %r_1
 // MAXOPS-NEXT:    }
-// MAXOPS-NEXT:    %y = tensor.fusion vector (%d, %r, %w, %b) {dvm.domain = ["x_0", "x_1"], dvm.shape = ["x_0", "x_1"]}
+// MAXOPS-NEXT:    %y = tensor.fusion vector (%d, %r, %w, %b) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.shape = #dvm.shape<x_0, x_1>}
 // MAXOPS-NEXT:    ^bb0(%d_1: tensor<?x?xf32>, %r_1: tensor<?x1xf32>, %w_1: tensor<?xf32>, %b_1: tensor<?xf32>):
 // MAXOPS-NEXT:      %n = tensor.mul %d_1, %r_1
 // MAXOPS-NEXT:      %s = tensor.mul %n, %w_1
@@ -90,24 +90,24 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // over (x_0, w_1) contracting x_1 (the domain lists K last).
 
 // CHECK-LABEL: func.func @addmm_relu(
-// CHECK-NEXT:    %y = tensor.fusion mix (%x, %w, %bias) {dvm.domain = ["x_0", "w_1", "x_1"], dvm.shape = ["x_0", "w_1"]} : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32> {
+// CHECK-NEXT:    %y = tensor.fusion mix (%x, %w, %bias) {dvm.domain = #dvm.shape<x_0, w_1, x_1>, dvm.shape = #dvm.shape<x_0, w_1>} : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x?xf32>, %w_1: tensor<?x?xf32>, %bias_1: tensor<?xf32>):
-// CHECK-NEXT:      %mm = tensor.matmul %x_1, %w_1 {dvm.shape = ["x_0", "w_1"]}
-// CHECK-NEXT:      %z = tensor.add %mm, %bias_1 {dvm.shape = ["x_0", "w_1"]}
-// CHECK-NEXT:      %zero = arith.constant {dvm.shape = []} dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT:      %y_1 = tensor.max %z, %zero {dvm.shape = ["x_0", "w_1"]}
+// CHECK-NEXT:      %mm = tensor.matmul %x_1, %w_1 {dvm.shape = #dvm.shape<x_0, w_1>}
+// CHECK-NEXT:      %z = tensor.add %mm, %bias_1 {dvm.shape = #dvm.shape<x_0, w_1>}
+// CHECK-NEXT:      %zero = arith.constant {dvm.shape = #dvm.shape<>} dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:      %y_1 = tensor.max %z, %zero {dvm.shape = #dvm.shape<x_0, w_1>}
 // CHECK-NEXT:      tensor.yield %y_1 : tensor<?x?xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %y
 
 // kinds=vector: no mix kernel, so a lone cube kernel and a vector epilogue.
 // VECTOR-LABEL: func.func @addmm_relu(
-// VECTOR-NEXT:    %mm = tensor.fusion cube (%x, %w) {dvm.domain = ["x_0", "w_1", "x_1"], dvm.shape = ["x_0", "w_1"]}
+// VECTOR-NEXT:    %mm = tensor.fusion cube (%x, %w) {dvm.domain = #dvm.shape<x_0, w_1, x_1>, dvm.shape = #dvm.shape<x_0, w_1>}
 // VECTOR-NEXT:    ^bb0(%x_1: tensor<?x?xf32>, %w_1: tensor<?x?xf32>):
 // VECTOR-NEXT:      %mm_1 = tensor.matmul %x_1, %w_1
 // VECTOR-NEXT:      tensor.yield %mm_1
 // VECTOR-NEXT:    }
-// VECTOR-NEXT:    %y = tensor.fusion vector (%mm, %bias) {dvm.domain = ["x_0", "w_1"], dvm.shape = ["x_0", "w_1"]}
+// VECTOR-NEXT:    %y = tensor.fusion vector (%mm, %bias) {dvm.domain = #dvm.shape<x_0, w_1>, dvm.shape = #dvm.shape<x_0, w_1>}
 // VECTOR-NEXT:    ^bb0(%mm_1: tensor<?x?xf32>, %bias_1: tensor<?xf32>):
 // VECTOR-NEXT:      %z = tensor.add %mm_1, %bias_1
 // VECTOR-NEXT:      %zero = arith.constant
@@ -129,21 +129,21 @@ func.func @addmm_relu(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %bias: tensor<?x
 // through a select, become one kernel with two outputs (one read of %x).
 
 // CHECK-LABEL: func.func @column_stats(
-// CHECK-NEXT:    %sum, %mx = tensor.fusion vector (%x) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [0 : i64], dvm.shapes = {{\[\["x_1"\], \["x_1"\]\]}}} : (tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+// CHECK-NEXT:    %sum, %mx = tensor.fusion vector (%x) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [0 : i64], dvm.shapes = [#dvm.shape<x_1>, #dvm.shape<x_1>]} : (tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x?xf32>):
 // CHECK-NEXT:      %zero = arith.constant
 // CHECK-NEXT:      %pos = tensor.gt %x_1, %zero
 // CHECK-NEXT:      %p = tensor.select %pos, %x_1, %zero
-// CHECK-NEXT:      %sum_1 = tensor.reduce_sum %p {dvm.shape = ["x_1"], axes = [0 : i64]}
-// CHECK-NEXT:      %mx_1 = tensor.reduce_max %x_1 {dvm.shape = ["x_1"], axes = [0 : i64]}
+// CHECK-NEXT:      %sum_1 = tensor.reduce_sum %p {dvm.shape = #dvm.shape<x_1>, axes = [0 : i64]}
+// CHECK-NEXT:      %mx_1 = tensor.reduce_max %x_1 {dvm.shape = #dvm.shape<x_1>, axes = [0 : i64]}
 // CHECK-NEXT:      tensor.yield %sum_1, %mx_1 : tensor<?xf32>, tensor<?xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %sum, %mx
 
 // max-ops=3: the select chain (3 ops) is full, so the max is a kernel of its own.
 // MAXOPS-LABEL: func.func @column_stats(
-// MAXOPS-NEXT:    %sum = tensor.fusion vector (%x) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [0 : i64], dvm.shape = ["x_1"]}
-// MAXOPS:         %mx = tensor.fusion vector (%x) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [0 : i64], dvm.shape = ["x_1"]}
+// MAXOPS-NEXT:    %sum = tensor.fusion vector (%x) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [0 : i64], dvm.shape = #dvm.shape<x_1>}
+// MAXOPS:         %mx = tensor.fusion vector (%x) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [0 : i64], dvm.shape = #dvm.shape<x_1>}
 func.func @column_stats(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
   %zero = arith.constant dense<0.000000e+00> : tensor<f32>
   %pos = tensor.gt %x, %zero : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xi1>
@@ -160,7 +160,7 @@ func.func @column_stats(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 // matmul a cube kernel reading it.
 
 // CHECK-LABEL: func.func @attention(
-// CHECK-NEXT:    %p = tensor.fusion vector (%s) {dvm.domain = ["s_0", "s_1"], dvm.reduced = [1 : i64], dvm.shape = ["s_0", "s_1"]}
+// CHECK-NEXT:    %p = tensor.fusion vector (%s) {dvm.domain = #dvm.shape<s_0, s_1>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<s_0, s_1>}
 // CHECK-NEXT:    ^bb0(%s_1: tensor<?x?xf32>):
 // CHECK-NEXT:      %m = tensor.reduce_max %s_1
 // CHECK-NEXT:      %d = tensor.sub %s_1, %m
@@ -169,7 +169,7 @@ func.func @column_stats(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 // CHECK-NEXT:      %p_1 = tensor.div %e, %z
 // CHECK-NEXT:      tensor.yield %p_1
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %c = tensor.fusion cube (%p, %v) {dvm.domain = ["s_0", "v_1", "s_1"], dvm.shape = ["s_0", "v_1"]}
+// CHECK-NEXT:    %c = tensor.fusion cube (%p, %v) {dvm.domain = #dvm.shape<s_0, v_1, s_1>, dvm.shape = #dvm.shape<s_0, v_1>}
 // CHECK-NEXT:    ^bb0(%p_1: tensor<?x?xf32>, %v_1: tensor<?x?xf32>):
 // CHECK-NEXT:      %c_1 = tensor.matmul %p_1, %v_1
 // CHECK-NEXT:      tensor.yield %c_1
@@ -192,7 +192,7 @@ func.func @attention(%s: tensor<?x?xf32>, %v: tensor<?x?xf32>) -> tensor<?x?xf32
 // normalization after it are one mix kernel.
 
 // CHECK-LABEL: func.func @projection_norm(
-// CHECK-NEXT:    %d = tensor.fusion mix (%x, %w) {dvm.domain = ["x_0", "64", "32"], dvm.reduced = [1 : i64], dvm.shape = ["x_0", "64"]}
+// CHECK-NEXT:    %d = tensor.fusion mix (%x, %w) {dvm.domain = #dvm.shape<x_0, 64, 32>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<x_0, 64>}
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x32xf32>, %w_1: tensor<32x64xf32>):
 // CHECK-NEXT:      %y = tensor.matmul %x_1, %w_1
 // CHECK-NEXT:      %m = tensor.reduce_mean %y
@@ -214,15 +214,15 @@ func.func @projection_norm(%x: tensor<?x32xf32>, %w: tensor<32x64xf32>) -> tenso
 // assume so, `dvm.bounded`), with the matmul and the softmax apart otherwise.
 
 // CHECK-LABEL: func.func @scores_softmax(
-// CHECK-NEXT:    %p = tensor.choice ["k_1 <= 512"] {dvm.shape = ["q_0", "k_1"]} -> (tensor<?x?xf32>) {
-// CHECK-NEXT:      %p_1 = tensor.fusion mix (%q, %k) {dvm.domain = ["q_0", "k_1", "16"], dvm.reduced = [1 : i64], dvm.bounded = ["k_1 <= 512"], dvm.shape = ["q_0", "k_1"]}
+// CHECK-NEXT:    %p = tensor.choice [k_1 <= 512] {dvm.shape = #dvm.shape<q_0, k_1>} -> (tensor<?x?xf32>) {
+// CHECK-NEXT:      %p_1 = tensor.fusion mix (%q, %k) {dvm.domain = #dvm.shape<q_0, k_1, 16>, dvm.reduced = [1 : i64], dvm.bounded = ["k_1 <= 512"], dvm.shape = #dvm.shape<q_0, k_1>}
 // CHECK-NEXT:      ^bb0(%q_1: tensor<?x16xf32>, %k_1: tensor<16x?xf32>):
 // CHECK-NEXT:        %s = tensor.matmul %q_1, %k_1
 // CHECK-NEXT:        %m = tensor.reduce_max %s
 // CHECK:             tensor.yield %p_2
 // CHECK:           } else {
-// CHECK-NEXT:      %s = tensor.fusion cube (%q, %k) {dvm.domain = ["q_0", "k_1", "16"], dvm.shape = ["q_0", "k_1"]}
-// CHECK:           %p_2 = tensor.fusion vector (%s) {dvm.domain = ["q_0", "k_1"], dvm.reduced = [1 : i64], dvm.shape = ["q_0", "k_1"]}
+// CHECK-NEXT:      %s = tensor.fusion cube (%q, %k) {dvm.domain = #dvm.shape<q_0, k_1, 16>, dvm.shape = #dvm.shape<q_0, k_1>}
+// CHECK:           %p_2 = tensor.fusion vector (%s) {dvm.domain = #dvm.shape<q_0, k_1>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<q_0, k_1>}
 // CHECK:           tensor.yield %p_2
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %p
@@ -241,10 +241,10 @@ func.func @scores_softmax(%q: tensor<?x16xf32>, %k: tensor<16x?xf32>) -> tensor<
 // Not over more static columns than that, nor over the rows, which tiles cut.
 
 // CHECK-LABEL: func.func @wide_columns(
-// CHECK-NEXT:    %y = tensor.fusion cube (%x, %w) {dvm.domain = ["x_0", "1024", "32"], dvm.shape = ["x_0", "1024"]}
-// CHECK:         %s = tensor.fusion vector (%y) {dvm.domain = ["x_0", "1024"], dvm.reduced = [1 : i64], dvm.shape = ["x_0"]}
-// CHECK:         %c = tensor.fusion cube (%x, %v) {dvm.domain = ["x_0", "64", "32"], dvm.shape = ["x_0", "64"]}
-// CHECK:         %t = tensor.fusion vector (%c) {dvm.domain = ["x_0", "64"], dvm.reduced = [0 : i64], dvm.shape = ["64"]}
+// CHECK-NEXT:    %y = tensor.fusion cube (%x, %w) {dvm.domain = #dvm.shape<x_0, 1024, 32>, dvm.shape = #dvm.shape<x_0, 1024>}
+// CHECK:         %s = tensor.fusion vector (%y) {dvm.domain = #dvm.shape<x_0, 1024>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<x_0>}
+// CHECK:         %c = tensor.fusion cube (%x, %v) {dvm.domain = #dvm.shape<x_0, 64, 32>, dvm.shape = #dvm.shape<x_0, 64>}
+// CHECK:         %t = tensor.fusion vector (%c) {dvm.domain = #dvm.shape<x_0, 64>, dvm.reduced = [0 : i64], dvm.shape = #dvm.shape<64>}
 func.func @wide_columns(%x: tensor<?x32xf32>, %w: tensor<32x1024xf32>, %v: tensor<32x64xf32>) -> (tensor<?xf32>, tensor<64xf32>) {
   %y = tensor.matmul %x, %w : (tensor<?x32xf32>, tensor<32x1024xf32>) -> tensor<?x1024xf32>
   %s = tensor.reduce_max %y {axes = [1]} : tensor<?x1024xf32> -> tensor<?xf32>
@@ -260,7 +260,7 @@ func.func @wide_columns(%x: tensor<?x32xf32>, %w: tensor<32x1024xf32>, %v: tenso
 // kernel over the domain (x_1, x_0) does everything.
 
 // CHECK-LABEL: func.func @views(
-// CHECK-NEXT:    %et = tensor.fusion vector (%x, %y) {dvm.domain = ["x_1", "x_0"], dvm.shape = ["x_0", "x_1"]}
+// CHECK-NEXT:    %et = tensor.fusion vector (%x, %y) {dvm.domain = #dvm.shape<x_1, x_0>, dvm.shape = #dvm.shape<x_0, x_1>}
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x?xf32>, %y_1: tensor<?x?xf32>):
 // CHECK-NEXT:      %xt = tensor.transpose %x_1
 // CHECK-NEXT:      %s = tensor.add %xt, %y_1
@@ -284,13 +284,13 @@ func.func @views(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // over (batch, head, row, col, K) = (q_0, 4, q_1, q_1, 16).
 
 // CHECK-LABEL: func.func @heads(
-// CHECK:         %s = tensor.fusion cube (%q, %B, %S, %k) {dvm.domain = ["q_0", "4", "q_1", "q_1", "16"], dvm.shape = ["q_0", "4", "q_1", "q_1"]}
+// CHECK:         %s = tensor.fusion cube (%q, %B, %S, %k) {dvm.domain = #dvm.shape<q_0, 4, q_1, q_1, 16>, dvm.shape = #dvm.shape<q_0, 4, q_1, q_1>}
 // CHECK-NEXT:    ^bb0(%q_1: tensor<?x?x64xf32>, %B_1: index, %S_1: index, %k_1: tensor<?x?x64xf32>):
 // CHECK-NEXT:      %q4 = tensor.expand_shape %q_1
 // CHECK-NEXT:      %k4 = tensor.expand_shape %k_1
 // CHECK-NEXT:      %qh = tensor.transpose %q4
 // CHECK-NEXT:      %kt = tensor.transpose %k4
-// CHECK-NEXT:      %s_1 = tensor.matmul %qh, %kt {dvm.shape = ["q_0", "4", "q_1", "q_1"]}
+// CHECK-NEXT:      %s_1 = tensor.matmul %qh, %kt {dvm.shape = #dvm.shape<q_0, 4, q_1, q_1>}
 // CHECK-NEXT:      tensor.yield %s_1
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %s
@@ -319,12 +319,12 @@ func.func @heads(%q: tensor<?x?x64xf32>, %k: tensor<?x?x64xf32>) -> tensor<?x4x?
 // are not contiguous. The transpose becomes a copy kernel of its own.
 
 // CHECK-LABEL: func.func @merge_heads(
-// CHECK-NEXT:    %t = tensor.fusion vector (%h) {dvm.domain = ["h_0", "h_2", "4", "16"], dvm.shape = ["h_0", "h_2", "4", "16"]}
+// CHECK-NEXT:    %t = tensor.fusion vector (%h) {dvm.domain = #dvm.shape<h_0, h_2, 4, 16>, dvm.shape = #dvm.shape<h_0, h_2, 4, 16>}
 // CHECK-NEXT:    ^bb0(%h_1: tensor<?x4x?x16xf32>):
 // CHECK-NEXT:      %t_1 = tensor.transpose %h_1
 // CHECK-NEXT:      tensor.yield %t_1
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %y = tensor.fusion vector (%t, %b) {dvm.domain = ["h_0", "h_2", "64"], dvm.shape = ["h_0", "h_2", "64"]}
+// CHECK-NEXT:    %y = tensor.fusion vector (%t, %b) {dvm.domain = #dvm.shape<h_0, h_2, 64>, dvm.shape = #dvm.shape<h_0, h_2, 64>}
 // CHECK-NEXT:    ^bb0(%t_1: tensor<?x?x4x16xf32>, %b_1: tensor<64xf32>):
 // CHECK-NEXT:      %c = tensor.collapse_shape %t_1
 // CHECK-NEXT:      %y_1 = tensor.add %c, %b_1
@@ -347,8 +347,8 @@ func.func @merge_heads(%h: tensor<?x4x?x16xf32>, %b: tensor<64xf32>) -> tensor<?
 // separate kernels otherwise.
 
 // CHECK-LABEL: func.func @two_norms(
-// CHECK-NEXT:    %sx, %sy = tensor.choice ["y_0 == x_0", "y_1 == x_1"] {dvm.shapes = {{\[\["x_0"\], \["y_0"\]\]}}} -> (tensor<?xf32>, tensor<?xf32>) {
-// CHECK-NEXT:      %sx_1, %sy_1 = tensor.fusion vector (%x, %y) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64], dvm.assume = ["y_0 == x_0", "y_1 == x_1"], dvm.shapes = {{\[\["x_0"\], \["y_0"\]\]}}}
+// CHECK-NEXT:    %sx, %sy = tensor.choice [y_0 == x_0, y_1 == x_1] {dvm.shapes = [#dvm.shape<x_0>, #dvm.shape<y_0>]} -> (tensor<?xf32>, tensor<?xf32>) {
+// CHECK-NEXT:      %sx_1, %sy_1 = tensor.fusion vector (%x, %y) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64], dvm.assume = ["y_0 == x_0", "y_1 == x_1"], dvm.shapes = [#dvm.shape<x_0>, #dvm.shape<y_0>]}
 // CHECK-NEXT:      ^bb0(%x_1: tensor<?x?xf32>, %y_1: tensor<?x?xf32>):
 // CHECK-NEXT:        %x2 = tensor.mul %x_1, %x_1
 // CHECK-NEXT:        %sx_2 = tensor.reduce_sum %x2
@@ -358,13 +358,13 @@ func.func @merge_heads(%h: tensor<?x4x?x16xf32>, %b: tensor<64xf32>) -> tensor<?
 // CHECK-NEXT:      }
 // CHECK-NEXT:      tensor.yield %sx_1, %sy_1
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      %sx_2 = tensor.fusion vector (%x) {dvm.domain = ["x_0", "x_1"], dvm.reduced = [1 : i64], dvm.shape = ["x_0"]}
+// CHECK-NEXT:      %sx_2 = tensor.fusion vector (%x) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<x_0>}
 // CHECK-NEXT:      ^bb0(%x_1: tensor<?x?xf32>):
 // CHECK-NEXT:        %x2 = tensor.mul %x_1, %x_1
 // CHECK-NEXT:        %sx_3 = tensor.reduce_sum %x2
 // CHECK-NEXT:        tensor.yield %sx_3
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %sy_2 = tensor.fusion vector (%y) {dvm.domain = ["y_0", "y_1"], dvm.reduced = [1 : i64], dvm.shape = ["y_0"]}
+// CHECK-NEXT:      %sy_2 = tensor.fusion vector (%y) {dvm.domain = #dvm.shape<y_0, y_1>, dvm.reduced = [1 : i64], dvm.shape = #dvm.shape<y_0>}
 // CHECK-NEXT:      ^bb0(%y_1: tensor<?x?xf32>):
 // CHECK-NEXT:        %y2 = tensor.mul %y_1, %y_1
 // CHECK-NEXT:        %sy_3 = tensor.reduce_sum %y2
@@ -376,7 +376,7 @@ func.func @merge_heads(%h: tensor<?x4x?x16xf32>, %b: tensor<64xf32>) -> tensor<?
 
 // kinds=vector keeps the choice (both parts are vector kernels) ...
 // VECTOR-LABEL: func.func @two_norms(
-// VECTOR-NEXT:    %sx, %sy = tensor.choice ["y_0 == x_0", "y_1 == x_1"]
+// VECTOR-NEXT:    %sx, %sy = tensor.choice [y_0 == x_0, y_1 == x_1]
 
 // ... but with max-ops=3 the fused kernel (4 ops) is too big: no choice.
 // MAXOPS-LABEL: func.func @two_norms(
@@ -400,9 +400,9 @@ func.func @two_norms(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> (tensor<?xf32>
 // symbols the shapes use (a_0 == a_0*m_0), so the three ops are one kernel.
 
 // CHECK-LABEL: func.func @product_guard(
-// CHECK:         dvm.unified = {{{.*}}m_1 = "a_0"}
-// CHECK-NEXT:    %y = tensor.fusion vector (%m, %a, %b) {dvm.domain = ["m_0", "a_0"]
-// CHECK:           %flat = tensor.collapse_shape {{.*}} {dvm.shape = ["a_0*m_0"]}
+// CHECK:         dvm.unified = {{{.*}}m_1 = #dvm.expr<a_0>}
+// CHECK-NEXT:    %y = tensor.fusion vector (%m, %a, %b) {dvm.domain = #dvm.shape<m_0, a_0>
+// CHECK:           %flat = tensor.collapse_shape {{.*}} {dvm.shape = #dvm.shape<a_0*m_0>}
 // CHECK-NEXT:      %c = tensor.gt
 // CHECK-NEXT:      %y_1 = tensor.select
 // CHECK-NEXT:      tensor.yield %y_1

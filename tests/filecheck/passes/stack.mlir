@@ -18,7 +18,7 @@
 // reading the same %x, one launch.
 
 // CHECK-LABEL: func.func @qkv(
-// CHECK-NEXT:    %q, %k, %v = tensor.stack parallel {dvm.shapes = {{\[\["x_0", "64"\], \["x_0", "64"\], \["x_0", "64"\]\]}}} -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
+// CHECK-NEXT:    %q, %k, %v = tensor.stack parallel {dvm.shapes = [#dvm.shape<x_0, 64>, #dvm.shape<x_0, 64>, #dvm.shape<x_0, 64>]} -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
 // CHECK-NEXT:      %q_1 = tensor.fusion mix (%x, %wq, %bq)
 // CHECK:             tensor.yield %q_2
 // CHECK-NEXT:      }

@@ -18,19 +18,19 @@
 // 1) or a 0-d tensor (`%eps`) broadcasts without a guard.
 
 // CHECK-LABEL: func.func @layernorm(
-// CHECK-SAME:    %x: tensor<?x?xf32> {dvm.shape = ["x_0", "x_1"]},
-// CHECK-SAME:    %w: tensor<?xf32> {dvm.shape = ["w_0"]},
-// CHECK-SAME:    %b: tensor<?xf32> {dvm.shape = ["b_0"]}) -> tensor<?x?xf32>
+// CHECK-SAME:    %x: tensor<?x?xf32> {dvm.shape = #dvm.shape<x_0, x_1>},
+// CHECK-SAME:    %w: tensor<?xf32> {dvm.shape = #dvm.shape<w_0>},
+// CHECK-SAME:    %b: tensor<?xf32> {dvm.shape = #dvm.shape<b_0>}) -> tensor<?x?xf32>
 // CHECK-SAME:    attributes {dvm.guards = [
-// CHECK-SAME:      {check = "x_1 == w_0", kind = "broadcast", op = "%s = tensor.mul"},
-// CHECK-SAME:      {check = "x_1 == b_0", kind = "broadcast", op = "%y = tensor.add"}],
-// CHECK-SAME:    dvm.unified = {b_0 = "x_1", w_0 = "x_1"}} {
-// CHECK-NEXT:    %eps = arith.constant {dvm.shape = []} dense<1.000000e-05> : tensor<f32>
-// CHECK-NEXT:    %mean = tensor.reduce_mean %x {dvm.shape = ["x_0", "1"], axes = [1 : i64], keepdims = true}
-// CHECK-NEXT:    %d = tensor.sub %x, %mean {dvm.shape = ["x_0", "x_1"]}
-// CHECK-NEXT:    %ve = tensor.add %mean, %eps {dvm.shape = ["x_0", "1"]}
-// CHECK-NEXT:    %s = tensor.mul %d, %w {dvm.shape = ["x_0", "x_1"]}
-// CHECK-NEXT:    %y = tensor.add %s, %b {dvm.shape = ["x_0", "x_1"]}
+// CHECK-SAME:      {check = #dvm.cond<x_1 == w_0>, kind = "broadcast", op = "%s = tensor.mul"},
+// CHECK-SAME:      {check = #dvm.cond<x_1 == b_0>, kind = "broadcast", op = "%y = tensor.add"}],
+// CHECK-SAME:    dvm.unified = {b_0 = #dvm.expr<x_1>, w_0 = #dvm.expr<x_1>}} {
+// CHECK-NEXT:    %eps = arith.constant {dvm.shape = #dvm.shape<>} dense<1.000000e-05> : tensor<f32>
+// CHECK-NEXT:    %mean = tensor.reduce_mean %x {dvm.shape = #dvm.shape<x_0, 1>, axes = [1 : i64], keepdims = true}
+// CHECK-NEXT:    %d = tensor.sub %x, %mean {dvm.shape = #dvm.shape<x_0, x_1>}
+// CHECK-NEXT:    %ve = tensor.add %mean, %eps {dvm.shape = #dvm.shape<x_0, 1>}
+// CHECK-NEXT:    %s = tensor.mul %d, %w {dvm.shape = #dvm.shape<x_0, x_1>}
+// CHECK-NEXT:    %y = tensor.add %s, %b {dvm.shape = #dvm.shape<x_0, x_1>}
 // CHECK-NEXT:    func.return %y
 func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
   %eps = arith.constant dense<9.99999974E-6> : tensor<f32>
@@ -50,14 +50,14 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 
 // CHECK-LABEL: func.func @chain(
 // CHECK-SAME:    attributes {dvm.guards = [
-// CHECK-SAME:      {check = "a_0 == b_0", kind = "broadcast", op = "%t = tensor.add"},
-// CHECK-SAME:      {check = "c_0 == a_0", kind = "broadcast", op = "%u = tensor.add"},
-// CHECK-SAME:      {check = "a_0 == 32", kind = "broadcast", op = "%v = tensor.mul"}],
-// CHECK-SAME:    dvm.unified = {a_0 = "32", b_0 = "32", c_0 = "32"}} {
-// CHECK-NEXT:    %s = tensor.add %a, %a {dvm.shape = ["32"]}
-// CHECK-NEXT:    %t = tensor.add %s, %b {dvm.shape = ["32"]}
-// CHECK-NEXT:    %u = tensor.add %c, %t {dvm.shape = ["32"]}
-// CHECK-NEXT:    %v = tensor.mul %u, %d {dvm.shape = ["32"]}
+// CHECK-SAME:      {check = #dvm.cond<a_0 == b_0>, kind = "broadcast", op = "%t = tensor.add"},
+// CHECK-SAME:      {check = #dvm.cond<c_0 == a_0>, kind = "broadcast", op = "%u = tensor.add"},
+// CHECK-SAME:      {check = #dvm.cond<a_0 == 32>, kind = "broadcast", op = "%v = tensor.mul"}],
+// CHECK-SAME:    dvm.unified = {a_0 = #dvm.expr<32>, b_0 = #dvm.expr<32>, c_0 = #dvm.expr<32>}} {
+// CHECK-NEXT:    %s = tensor.add %a, %a {dvm.shape = #dvm.shape<32>}
+// CHECK-NEXT:    %t = tensor.add %s, %b {dvm.shape = #dvm.shape<32>}
+// CHECK-NEXT:    %u = tensor.add %c, %t {dvm.shape = #dvm.shape<32>}
+// CHECK-NEXT:    %v = tensor.mul %u, %d {dvm.shape = #dvm.shape<32>}
 func.func @chain(%a: tensor<?xf32>, %b: tensor<?xf32>, %c: tensor<?xf32>, %d: tensor<32xf32>) -> tensor<?xf32> {
   %s = tensor.add %a, %a : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   %t = tensor.add %s, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
@@ -75,14 +75,14 @@ func.func @chain(%a: tensor<?xf32>, %b: tensor<?xf32>, %c: tensor<?xf32>, %d: te
 // unifications, `%c`'s shape says a_2 where b_1 was.
 
 // CHECK-LABEL: func.func @matmul(
-// CHECK-SAME:    %a: tensor<?x?x?xf32> {dvm.shape = ["a_0", "a_1", "a_2"]},
-// CHECK-SAME:    %b: tensor<?x?xf32> {dvm.shape = ["b_0", "b_1"]})
+// CHECK-SAME:    %a: tensor<?x?x?xf32> {dvm.shape = #dvm.shape<a_0, a_1, a_2>},
+// CHECK-SAME:    %b: tensor<?x?xf32> {dvm.shape = #dvm.shape<b_0, b_1>})
 // CHECK-SAME:    attributes {dvm.guards = [
-// CHECK-SAME:      {check = "a_2 == b_0", kind = "equal", op = "%c = tensor.matmul"},
-// CHECK-SAME:      {check = "b_1 == a_2", kind = "equal", op = "%ct = tensor.matmul"}],
-// CHECK-SAME:    dvm.unified = {b_0 = "a_2", b_1 = "a_2"}} {
-// CHECK-NEXT:    %c = tensor.matmul %a, %b {dvm.shape = ["a_0", "a_1", "a_2"]}
-// CHECK-NEXT:    %ct = tensor.matmul %c, %a {dvm.shape = ["a_0", "a_1", "a_1"], transpose_b = true}
+// CHECK-SAME:      {check = #dvm.cond<a_2 == b_0>, kind = "equal", op = "%c = tensor.matmul"},
+// CHECK-SAME:      {check = #dvm.cond<b_1 == a_2>, kind = "equal", op = "%ct = tensor.matmul"}],
+// CHECK-SAME:    dvm.unified = {b_0 = #dvm.expr<a_2>, b_1 = #dvm.expr<a_2>}} {
+// CHECK-NEXT:    %c = tensor.matmul %a, %b {dvm.shape = #dvm.shape<a_0, a_1, a_2>}
+// CHECK-NEXT:    %ct = tensor.matmul %c, %a {dvm.shape = #dvm.shape<a_0, a_1, a_1>, transpose_b = true}
 func.func @matmul(%a: tensor<?x?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>) {
   %c = tensor.matmul %a, %b : (tensor<?x?x?xf32>, tensor<?x?xf32>) -> tensor<?x?x?xf32>
   %ct = tensor.matmul %c, %a {transpose_b = true} : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
@@ -96,12 +96,12 @@ func.func @matmul(%a: tensor<?x?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?x?x?xf
 // transpose permutes the symbols.
 
 // CHECK-LABEL: func.func @heads(
-// CHECK-SAME:    %x: tensor<?x?x64xf32> {dvm.shape = ["x_0", "x_1", "64"]})
+// CHECK-SAME:    %x: tensor<?x?x64xf32> {dvm.shape = #dvm.shape<x_0, x_1, 64>})
 // CHECK-SAME:    attributes {dvm.guards = [], dvm.unified = {}} {
-// CHECK:         %B = tensor.dim {dvm.value = "x_0"} %x, %i0
-// CHECK-NEXT:    %S = tensor.dim {dvm.value = "x_1"} %x, %i1
-// CHECK-NEXT:    %x4 = tensor.expand_shape %x {{.*}} {dvm.shape = ["x_0", "x_1", "4", "16"]}
-// CHECK-NEXT:    %t = tensor.transpose %x4 {dvm.shape = ["x_0", "4", "x_1", "16"],
+// CHECK:         %B = tensor.dim {dvm.value = #dvm.expr<x_0>} %x, %i0
+// CHECK-NEXT:    %S = tensor.dim {dvm.value = #dvm.expr<x_1>} %x, %i1
+// CHECK-NEXT:    %x4 = tensor.expand_shape %x {{.*}} {dvm.shape = #dvm.shape<x_0, x_1, 4, 16>}
+// CHECK-NEXT:    %t = tensor.transpose %x4 {dvm.shape = #dvm.shape<x_0, 4, x_1, 16>,
 func.func @heads(%x: tensor<?x?x64xf32>) -> tensor<?x4x?x16xf32> {
   %i0 = arith.constant 0 : index
   %i1 = arith.constant 1 : index
@@ -120,15 +120,15 @@ func.func @heads(%x: tensor<?x?x64xf32>) -> tensor<?x4x?x16xf32> {
 // followed symbolically.
 
 // CHECK-LABEL: func.func @split(
-// CHECK-SAME:    %x: tensor<?xf32> {dvm.shape = ["x_0"]}, %n: index, %m: index)
-// CHECK-SAME:    attributes {dvm.guards = [{check = "x_0 == m*n", kind = "equal", op = "%e = tensor.expand_shape"}],
-// CHECK-SAME:    dvm.unified = {x_0 = "m*n"}} {
-// CHECK-NEXT:    %e = tensor.expand_shape %x {{.*}} {dvm.shape = ["n", "m"]}
-// CHECK-NEXT:    %c = tensor.collapse_shape %e {{.*}} {dvm.shape = ["m*n"]}
-// CHECK-NEXT:    %y = tensor.add %c, %x {dvm.shape = ["m*n"]}
-// CHECK-NEXT:    %n2 = arith.addi %n, %n {dvm.value = "2*n"} : index
-// CHECK-NEXT:    %nm = arith.muli %n, %m {dvm.value = "m*n"} : index
-// CHECK-NEXT:    %z = tensor.broadcast_to %y to [%n2, %nm] {dvm.shape = ["2*n", "m*n"]}
+// CHECK-SAME:    %x: tensor<?xf32> {dvm.shape = #dvm.shape<x_0>}, %n: index, %m: index)
+// CHECK-SAME:    attributes {dvm.guards = [{check = #dvm.cond<x_0 == m*n>, kind = "equal", op = "%e = tensor.expand_shape"}],
+// CHECK-SAME:    dvm.unified = {x_0 = #dvm.expr<m*n>}} {
+// CHECK-NEXT:    %e = tensor.expand_shape %x {{.*}} {dvm.shape = #dvm.shape<n, m>}
+// CHECK-NEXT:    %c = tensor.collapse_shape %e {{.*}} {dvm.shape = #dvm.shape<m*n>}
+// CHECK-NEXT:    %y = tensor.add %c, %x {dvm.shape = #dvm.shape<m*n>}
+// CHECK-NEXT:    %n2 = arith.addi %n, %n {dvm.value = #dvm.expr<2*n>} : index
+// CHECK-NEXT:    %nm = arith.muli %n, %m {dvm.value = #dvm.expr<m*n>} : index
+// CHECK-NEXT:    %z = tensor.broadcast_to %y to [%n2, %nm] {dvm.shape = #dvm.shape<2*n, m*n>}
 func.func @split(%x: tensor<?xf32>, %n: index, %m: index) -> tensor<?x?xf32> {
   %e = tensor.expand_shape %x [[0, 1]] output_shape [%n, %m] : tensor<?xf32> into tensor<?x?xf32>
   %c = tensor.collapse_shape %e [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
@@ -146,10 +146,10 @@ func.func @split(%x: tensor<?xf32>, %n: index, %m: index) -> tensor<?x?xf32> {
 // produced at run time.
 
 // CHECK-LABEL: func.func @branches(
-// CHECK:         %t = tensor.exp %x {dvm.shape = ["x_0", "x_1"]}
-// CHECK:         %t_1 = tensor.transpose %x {dvm.shape = ["x_1", "x_0"],
-// CHECK:         }{dvm.shape = ["r0_1", "r0_2"]}
-// CHECK-NEXT:    %z = tensor.add %y, %y {dvm.shape = ["r0_1", "r0_2"]}
+// CHECK:         %t = tensor.exp %x {dvm.shape = #dvm.shape<x_0, x_1>}
+// CHECK:         %t_1 = tensor.transpose %x {dvm.shape = #dvm.shape<x_1, x_0>,
+// CHECK:         }{dvm.shape = #dvm.shape<r0_1, r0_2>}
+// CHECK-NEXT:    %z = tensor.add %y, %y {dvm.shape = #dvm.shape<r0_1, r0_2>}
 func.func @branches(%x: tensor<?x?xf32>, %c: i1) -> tensor<?x?xf32> {
   %y = scf.if %c -> (tensor<?x?xf32>) {
     %t = tensor.exp %x : tensor<?x?xf32>
@@ -169,9 +169,9 @@ func.func @branches(%x: tensor<?x?xf32>, %c: i1) -> tensor<?x?xf32> {
 // 2 == 4. The broadcast is defined only where x_2 is 1: the pass starts over
 // with x_2 fixed to 1, a guard the runtime checks.
 // CHECK-LABEL: func.func @broadcast_defined_only_at_one(
-// CHECK-SAME:    attributes {dvm.guards = [{check = "x_2 == 1", kind = "equal", op = "%y = tensor.gt"}], dvm.unified = {x_2 = "1"}} {
-// CHECK:         %c = tensor.collapse_shape {{.*}} {dvm.shape = ["2", "2"]}
-// CHECK:         %y = tensor.gt %x, %c {dvm.shape = ["2", "2", "2"]}
+// CHECK-SAME:    attributes {dvm.guards = [{check = #dvm.cond<x_2 == 1>, kind = "equal", op = "%y = tensor.gt"}], dvm.unified = {x_2 = #dvm.expr<1>}} {
+// CHECK:         %c = tensor.collapse_shape {{.*}} {dvm.shape = #dvm.shape<2, 2>}
+// CHECK:         %y = tensor.gt %x, %c {dvm.shape = #dvm.shape<2, 2, 2>}
 func.func @broadcast_defined_only_at_one(%x: tensor<2x2x?xf32>) -> tensor<2x2x2xi1> {
   %c = tensor.collapse_shape %x [[0], [1, 2]] : tensor<2x2x?xf32> into tensor<2x?xf32>
   %y = tensor.gt %x, %c : (tensor<2x2x?xf32>, tensor<2x?xf32>) -> tensor<2x2x2xi1>
@@ -185,8 +185,8 @@ func.func @broadcast_defined_only_at_one(%x: tensor<2x2x?xf32>) -> tensor<2x2x2x
 // the pass first retries with the broken broadcast guard's unit alternative,
 // under which the program is defined.
 // CHECK-LABEL: func.func @contradiction_after_a_broken_broadcast(
-// CHECK-SAME:    attributes {dvm.guards = [{check = "x_2 == 1", kind = "equal", op = "%y = tensor.gt"}], dvm.unified = {x_2 = "1"}} {
-// CHECK:         %z = tensor.add %x, %b {dvm.shape = ["2", "2", "1"]}
+// CHECK-SAME:    attributes {dvm.guards = [{check = #dvm.cond<x_2 == 1>, kind = "equal", op = "%y = tensor.gt"}], dvm.unified = {x_2 = #dvm.expr<1>}} {
+// CHECK:         %z = tensor.add %x, %b {dvm.shape = #dvm.shape<2, 2, 1>}
 func.func @contradiction_after_a_broken_broadcast(%x: tensor<2x2x?xf32>, %b: tensor<2x2x1xf32>) -> tensor<2x2x1xf32> {
   %c = tensor.collapse_shape %x [[0], [1, 2]] : tensor<2x2x?xf32> into tensor<2x?xf32>
   %y = tensor.gt %x, %c : (tensor<2x2x?xf32>, tensor<2x?xf32>) -> tensor<2x2x2xi1>
@@ -201,7 +201,7 @@ func.func @contradiction_after_a_broken_broadcast(%x: tensor<2x2x?xf32>, %b: ten
 // As for a dim a broadcast unified with a static size, the program is still
 // defined there: a unit claim, and the broadcast guard re-specializes.
 // CHECK-LABEL: func.func @unified_with_an_expression_then_one(
-// CHECK-SAME:    dvm.guards = [{check = "y_3 == 2*x_2", kind = "broadcast", op = "%s = tensor.select"}, {check = "x_2 == 1", kind = "equal", op = "%s = tensor.select"}, {check = "y_3 == 1", kind = "equal", op = "%z = tensor.logical_and"}]
+// CHECK-SAME:    dvm.guards = [{check = #dvm.cond<y_3 == 2*x_2>, kind = "broadcast", op = "%s = tensor.select"}, {check = #dvm.cond<x_2 == 1>, kind = "equal", op = "%s = tensor.select"}, {check = #dvm.cond<y_3 == 1>, kind = "equal", op = "%z = tensor.logical_and"}]
 func.func @unified_with_an_expression_then_one(%x: tensor<1x2x?x1xf32>, %y: tensor<1x2x1x?xi1>, %b: tensor<1x2x1x1xi1>) -> tensor<1x2x1x1xi1> {
   %c = tensor.collapse_shape %x [[0], [1, 2, 3]] : tensor<1x2x?x1xf32> into tensor<1x?xf32>
   %s = tensor.select %y, %x, %c : (tensor<1x2x1x?xi1>, tensor<1x2x?x1xf32>, tensor<1x?xf32>) -> tensor<1x2x1x2xf32>
@@ -265,8 +265,8 @@ func.func @never_after_unification(%x: tensor<?xf32>, %b: tensor<3x2xf32>) -> te
 // (x_0, x_1) carried value does so only when x_0 == x_1: that becomes a
 // guard (checked at call time), and the loop is typed for square values.
 // CHECK-LABEL: func.func @loop_changes_shape(
-// CHECK-SAME:    attributes {dvm.guards = [{check = "x_0 == x_1", kind = "equal", op = "%r = scf.for"}], dvm.unified = {x_1 = "x_0"}} {
-// CHECK:         %t = tensor.transpose %acc {dvm.shape = ["x_0", "x_0"]
+// CHECK-SAME:    attributes {dvm.guards = [{check = #dvm.cond<x_0 == x_1>, kind = "equal", op = "%r = scf.for"}], dvm.unified = {x_1 = #dvm.expr<x_0>}} {
+// CHECK:         %t = tensor.transpose %acc {dvm.shape = #dvm.shape<x_0, x_0>
 func.func @loop_changes_shape(%x: tensor<?x?xf32>, %n: index) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -282,8 +282,8 @@ func.func @loop_changes_shape(%x: tensor<?x?xf32>, %n: index) -> tensor<?x?xf32>
 // A static dim of 0 is the number 0, like any other static dim: no symbol, no
 // guard.
 // CHECK-LABEL: func.func @static_zero(
-// CHECK-SAME:    %w: tensor<5x0xf32> {dvm.shape = ["5", "0"]}) -> tensor<?x0xf32> attributes {dvm.guards = [], dvm.unified = {}} {
-// CHECK-NEXT:    %y = tensor.matmul %x, %w {dvm.shape = ["x_0", "0"]}
+// CHECK-SAME:    %w: tensor<5x0xf32> {dvm.shape = #dvm.shape<5, 0>}) -> tensor<?x0xf32> attributes {dvm.guards = [], dvm.unified = {}} {
+// CHECK-NEXT:    %y = tensor.matmul %x, %w {dvm.shape = #dvm.shape<x_0, 0>}
 func.func @static_zero(%x: tensor<?x5xf32>, %w: tensor<5x0xf32>) -> tensor<?x0xf32> {
   %y = tensor.matmul %x, %w : (tensor<?x5xf32>, tensor<5x0xf32>) -> tensor<?x0xf32>
   func.return %y : tensor<?x0xf32>

@@ -3,8 +3,8 @@
 // RUN: dvm-opt %s --parsing-diagnostics --verify-diagnostics --split-input-file | filecheck %s
 
 bytecode.program @order params [] {
-  bytecode.arg a0 f32 ["x_0"]
-  bytecode.slot s1 = "x_0"
+  bytecode.arg a0 f32 [x_0]
+  bytecode.slot s1 = x_0
 }
 // CHECK: error: 'bytecode.program' declares s1 where s0 comes next (declarations are numbered in order)
 
@@ -32,7 +32,7 @@ bytecode.program @kind params [] {
 // -----
 
 bytecode.program @dtype params [] {
-  bytecode.arg a0 f128 ["x_0"]
+  bytecode.arg a0 f128 [x_0]
 }
 // CHECK: error: expected an element type (i1, i8, i32, i64, f16, f32, f64), got 'f128'
 

@@ -7,16 +7,16 @@
 // RUN: dvm-opt %s --print-op-generic | dvm-opt | filecheck %s
 // RUN: dvm-opt %s -t bytecode -o %t.dvmb && dvm-opt %t.dvmb | filecheck %s --check-prefix=BINARY
 
-// CHECK-LABEL: bytecode.program @axpy params ["n"] {
-// CHECK-NEXT:    bytecode.arg a0 f32 ["x_0", "x_1"]
-// CHECK-NEXT:    bytecode.arg a1 f32 ["x_0", "x_1"]
-// CHECK-NEXT:    bytecode.slot s0 = "x_0"
-// CHECK-NEXT:    bytecode.slot s1 = "x_1"
-// CHECK-NEXT:    bytecode.slot s2 = "Max(1, Min(8, x_0))"
-// CHECK-NEXT:    bytecode.slot s3 = "ceiling(x_0/s2)"
-// CHECK-NEXT:    bytecode.slot s4 = "0"
-// CHECK-NEXT:    bytecode.slot s5 = "1"
-// CHECK-NEXT:    bytecode.slot s6 = "n"
+// CHECK-LABEL: bytecode.program @axpy params [n] {
+// CHECK-NEXT:    bytecode.arg a0 f32 [x_0, x_1]
+// CHECK-NEXT:    bytecode.arg a1 f32 [x_0, x_1]
+// CHECK-NEXT:    bytecode.slot s0 = x_0
+// CHECK-NEXT:    bytecode.slot s1 = x_1
+// CHECK-NEXT:    bytecode.slot s2 = Max(1, Min(8, x_0))
+// CHECK-NEXT:    bytecode.slot s3 = ceiling(x_0/s2)
+// CHECK-NEXT:    bytecode.slot s4 = 0
+// CHECK-NEXT:    bytecode.slot s5 = 1
+// CHECK-NEXT:    bytecode.slot s6 = n
 // CHECK-NEXT:    bytecode.grid [s3]
 // CHECK-NEXT:    bytecode.reg r0 f32 (s2, s1) at s4
 // CHECK-NEXT:    bytecode.reg r1 f32 (s2, s5) at s6
@@ -36,16 +36,16 @@
 // CHECK-NEXT:    bytecode.convert r0, r0, f32
 // CHECK-NEXT:    bytecode.store_acc v1, r0, add
 // CHECK-NEXT:  }
-bytecode.program @axpy params ["n"] {
-  bytecode.arg a0 f32 ["x_0", "x_1"]
-  bytecode.arg a1 f32 ["x_0", "x_1"]
-  bytecode.slot s0 = "x_0"
-  bytecode.slot s1 = "x_1"
-  bytecode.slot s2 = "Max(1, Min(8, x_0))"
-  bytecode.slot s3 = "ceiling(x_0/s2)"
-  bytecode.slot s4 = "0"
-  bytecode.slot s5 = "1"
-  bytecode.slot s6 = "n"
+bytecode.program @axpy params [n] {
+  bytecode.arg a0 f32 [x_0, x_1]
+  bytecode.arg a1 f32 [x_0, x_1]
+  bytecode.slot s0 = x_0
+  bytecode.slot s1 = x_1
+  bytecode.slot s2 = Max(1, Min(8, x_0))
+  bytecode.slot s3 = ceiling(x_0/s2)
+  bytecode.slot s4 = 0
+  bytecode.slot s5 = 1
+  bytecode.slot s6 = n
   bytecode.grid [s3]
   bytecode.reg r0 f32 (s2, s1) at s4
   bytecode.reg r1 f32 (s2, s5) at s6
@@ -67,7 +67,7 @@ bytecode.program @axpy params ["n"] {
 }
 
 // Through the binary, the parameter becomes p0 and dims are named after arguments.
-// BINARY-LABEL: bytecode.program @axpy params ["p0"] {
-// BINARY-NEXT:    bytecode.arg a0 f32 ["a0_0", "a0_1"]
-// BINARY:         bytecode.slot s6 = "p0"
+// BINARY-LABEL: bytecode.program @axpy params [p0] {
+// BINARY-NEXT:    bytecode.arg a0 f32 [a0_0, a0_1]
+// BINARY:         bytecode.slot s6 = p0
 // BINARY:         bytecode.mul.rs r0, r0, s6

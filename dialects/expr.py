@@ -1,0 +1,363 @@
+"""Symbolic integer expressions, and the `dvm` attributes that hold them in the IR.
+
+Shapes, guards, tile sizes, grids and parameter slots are integer expressions
+of the shape symbols (`x_0` is axis 0 of argument `%x`). They are sympy
+expressions in which every symbol is a non-negative integer (`symbol`) and
+`Min`, `Max`, `floor` and `ceiling` stay unevaluated (`smin`, `smax`, `sfloor`,
+`sceiling`): sympy's simplification of them costs milliseconds, and tile sizes
+nest many of them.
+
+The IR holds them in typed attributes, each expression written as sympy
+prints it:
+
+    #dvm.expr<Max(1, floor(x_0/cores))>    ExprAttr: one expression
+    #dvm.shape<x_0, 64>                    ShapeAttr: a list of them (a shape, a grid)
+    #dvm.cond<x_1 <= 4096>                 ConditionAttr: `==` or `<=` between two
+
+Ops of the `tile` and `bytecode` dialects write them bare in their own syntax
+(`grid [ceiling(x_0/t0)]`). The parser reads exactly what sympy prints:
+integers, names, `+ - * / **`, parentheses and the calls `Max`, `Min`,
+`floor`, `ceiling` and `Mod`. Anything else is a ParseError at its place in
+the text; nothing is evaluated but this arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache, lru_cache
+from typing import Any, cast
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Data, Dialect, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser, Parser
+from xdsl.parser.base_parser import BaseParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------
+# The expressions
+# --------------------------------------------------------------------------
+
+
+@cache
+def symbol(name: str) -> sympy.Symbol:
+    """The symbol called `name`: a dim or an index, so a non-negative integer."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+def as_expr(value: sympy.Expr | int) -> sympy.Expr:
+    return sympy.Integer(value) if isinstance(value, int) else value
+
+
+def smin(*args: sympy.Expr | int) -> sympy.Expr:
+    """min, left unevaluated: sympy's Min simplifies by assumption queries,
+    which costs milliseconds; tile sizes nest many of them."""
+    return _fold(sympy.Min, min, args)
+
+
+def smax(*args: sympy.Expr | int) -> sympy.Expr:
+    return _fold(sympy.Max, max, args)
+
+
+def _fold(
+    cls: type[sympy.Min] | type[sympy.Max], fn: Callable[..., int], args: Sequence[sympy.Expr | int]
+) -> sympy.Expr:
+    exprs = [as_expr(a) for a in args]
+    numbers = [int(a) for a in exprs if a.is_Integer]
+    rest = [a for a in exprs if not a.is_Integer]
+    if numbers:
+        rest.append(sympy.Integer(fn(numbers)))
+    return rest[0] if len(rest) == 1 else cast(sympy.Expr, cls(*rest, evaluate=False))
+
+
+def sfloor(x: sympy.Expr) -> sympy.Expr:
+    """floor, folded for numbers and otherwise left unevaluated (cheap)."""
+    if x.is_number:
+        return sympy.Integer(math.floor(x))
+    return cast(sympy.Expr, sympy.floor(x, evaluate=False))
+
+
+def sceiling(x: sympy.Expr) -> sympy.Expr:
+    if x.is_number:
+        return sympy.Integer(math.ceil(x))
+    return cast(sympy.Expr, sympy.ceiling(x, evaluate=False))
+
+
+def smod(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    return cast(sympy.Expr, sympy.Mod(a, b))
+
+
+FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], range]] = {
+    "Max": (smax, range(1, 1 << 16)),
+    "Min": (smin, range(1, 1 << 16)),
+    "floor": (sfloor, range(1, 2)),
+    "ceiling": (sceiling, range(1, 2)),
+    "Mod": (smod, range(2, 3)),
+}
+"""The calls an expression may make, and how many arguments each takes."""
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+"""What a symbol may be called (the lexer's identifiers also allow `$` and `.`)."""
+
+
+@lru_cache(maxsize=1 << 14)
+def expr_text(expr: sympy.Expr) -> str:
+    """An expression as the IR writes it: as sympy prints it (remembered: printing
+    costs sympy tens of microseconds, and kernels repeat their sizes)."""
+    return str(expr)
+
+
+# --------------------------------------------------------------------------
+# Reading expressions
+# --------------------------------------------------------------------------
+
+
+def parse_expression(parser: BaseParser) -> sympy.Expr:
+    """An expression as `expr_text` writes it: sums of products of powers of
+    (possibly negated) numbers, names, calls and parenthesized expressions.
+
+    A sum is made of all its terms at once, and a product of all its factors, as
+    sympy holds them: pairwise, `83*(1 - x)*y` would become `(83 - 83*x)*y`
+    (sympy spreads a number over a sum it multiplies alone), which prints apart."""
+    terms = [_product(parser)]
+    while True:
+        if parser.parse_optional_punctuation("+"):
+            terms.append(_product(parser))
+        elif parser.parse_optional_punctuation("-"):
+            terms.append(-_product(parser))
+        else:
+            return terms[0] if len(terms) == 1 else cast(sympy.Expr, sympy.Add(*terms))
+
+
+def _product(parser: BaseParser) -> sympy.Expr:
+    factors = [_signed(parser)]
+    while True:
+        if parser.parse_optional_punctuation("*"):
+            factors.append(_signed(parser))
+        elif parser.parse_optional_punctuation("/"):
+            start = parser.pos
+            divisor = _signed(parser)
+            if divisor == 0:
+                parser.raise_error("division by zero", start, parser.pos)
+            factors.append(cast(sympy.Expr, sympy.Pow(divisor, -1)))
+        else:
+            return factors[0] if len(factors) == 1 else cast(sympy.Expr, sympy.Mul(*factors))
+
+
+def _signed(parser: BaseParser) -> sympy.Expr:
+    if parser.parse_optional_punctuation("-"):
+        return -_signed(parser)
+    return _power(parser)
+
+
+def _power(parser: BaseParser) -> sympy.Expr:
+    """`base**exponent`, the exponent an integer (sympy writes `x**2`, `x**(-2)`)."""
+    base = _atom(parser)
+    if not parse_optional_spelling(parser, "**"):
+        return base
+    start = parser.pos
+    exponent = _signed(parser)
+    if not exponent.is_Integer or (base == 0 and exponent < 0):
+        parser.raise_error("expected a non-zero base and an integer exponent", start, parser.pos)
+    return cast(sympy.Expr, base**exponent)
+
+
+def _atom(parser: BaseParser) -> sympy.Expr:
+    if parser.parse_optional_punctuation("("):
+        value = parse_expression(parser)
+        parser.parse_punctuation(")", " to close the parenthesized expression")
+        return value
+    number = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+    if number is not None:
+        return sympy.Integer(number)
+    start = parser.pos
+    name = parser.parse_optional_identifier()
+    if name is None:
+        parser.raise_error("expected an integer expression (a number, a name, a call or '(')")
+    end = start + len(name)
+    if not NAME.fullmatch(name):
+        parser.raise_error(f"{name!r} is not a symbol name (letters, digits and _)", start, end)
+    if name not in FUNCTIONS:
+        if parser.lexer.input.content.startswith("(", end):  # (`to x_1 (...)` is no call)
+            known = ", ".join(FUNCTIONS)
+            parser.raise_error(f"unknown function {name!r}; use one of {known}", start, end)
+        return symbol(name)
+    function, arities = FUNCTIONS[name]
+    args = parser.parse_comma_separated_list(
+        parser.Delimiter.PAREN, lambda: parse_expression(parser), f" as the arguments of {name}"
+    )
+    if len(args) not in arities:
+        parser.raise_error(f"{name} takes {_arity_text(arities)}, not {len(args)}", start, end)
+    return function(*args)
+
+
+def _arity_text(arities: range) -> str:
+    if len(arities) == 1:
+        n = arities.start
+        return f"{n} argument{'s' if n > 1 else ''}"
+    return f"at least {arities.start} argument"
+
+
+def parse_optional_spelling(parser: BaseParser, spelling: str) -> bool:
+    """Two punctuation tokens side by side (`**`, `==`, `<=`), consumed if present:
+    the lexer reads each character as a token of its own."""
+    if not parser.lexer.input.content.startswith(spelling, parser.pos):
+        return False
+    for character in spelling:
+        parser.parse_punctuation(character)  # type: ignore[arg-type]
+    return True
+
+
+def parse_expressions(parser: BaseParser, delimiter: BaseParser.Delimiter) -> list[sympy.Expr]:
+    """A delimited, comma-separated list of expressions (`[x_0, 64]`)."""
+    return parser.parse_comma_separated_list(delimiter, lambda: parse_expression(parser))
+
+
+def print_expressions(printer: Printer, exprs: Iterable[sympy.Expr], brackets: str = "[]") -> None:
+    """`[x_0, 64]` (or in other `brackets`), as `parse_expressions` reads it."""
+    printer.print_string(brackets[0] + ", ".join(expr_text(e) for e in exprs) + brackets[1])
+
+
+# --------------------------------------------------------------------------
+# Conditions
+# --------------------------------------------------------------------------
+
+RELATIONS: dict[str, Callable[[Any, Any], bool]] = {"==": operator.eq, "<=": operator.le}
+"""The relations a condition (a guard, a guarded choice) may state."""
+
+
+def parse_relation(parser: BaseParser) -> str:
+    for spelling in RELATIONS:
+        if parse_optional_spelling(parser, spelling):
+            return spelling
+    parser.raise_error(f"expected a relation ({' or '.join(RELATIONS)})")
+
+
+# --------------------------------------------------------------------------
+# The attributes
+# --------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class ExprAttr(Data[sympy.Expr]):
+    """`#dvm.expr<x_0*x_1>`: one integer expression of the shape symbols."""
+
+    name = "dvm.expr"
+
+    def __init__(self, value: sympy.Expr | int):
+        super().__init__(as_expr(value))
+
+    def verify(self) -> None:
+        if not isinstance(self.data, sympy.Expr):
+            raise VerifyException(f"{self.name} holds a sympy expression, not {self.data!r}")
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> sympy.Expr:
+        with parser.in_angle_brackets():
+            return parse_expression(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{expr_text(self.data)}>")
+
+
+@irdl_attr_definition
+class ShapeAttr(Data[tuple[sympy.Expr, ...]]):
+    """`#dvm.shape<x_0, 64>`: a list of integer expressions, e.g. a shape or a grid."""
+
+    name = "dvm.shape"
+
+    def __init__(self, values: Iterable[sympy.Expr | int]):
+        super().__init__(tuple(as_expr(v) for v in values))
+
+    def verify(self) -> None:
+        if not all(isinstance(e, sympy.Expr) for e in self.data):
+            raise VerifyException(f"{self.name} holds sympy expressions, not {self.data!r}")
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> tuple[sympy.Expr, ...]:
+        return tuple(parse_expressions(parser, parser.Delimiter.ANGLE))
+
+    def print_parameter(self, printer: Printer) -> None:
+        print_expressions(printer, self.data, "<>")
+
+
+@irdl_attr_definition
+class ConditionAttr(ParametrizedAttribute):
+    """`#dvm.cond<x_1 <= 4096>`: `lhs == rhs` or `lhs <= rhs` over the shape symbols."""
+
+    name = "dvm.cond"
+    lhs: ExprAttr
+    relation: StringAttr
+    rhs: ExprAttr
+
+    def __init__(self, lhs: sympy.Expr | int, relation: str, rhs: sympy.Expr | int):
+        super().__init__(ExprAttr(lhs), StringAttr(relation), ExprAttr(rhs))
+
+    def verify(self) -> None:
+        if self.relation.data not in RELATIONS:
+            relations = tuple(RELATIONS)
+            raise VerifyException(f"{self.name} relation must be one of {relations}")
+
+    @property
+    def text(self) -> str:
+        return f"{expr_text(self.lhs.data)} {self.relation.data} {expr_text(self.rhs.data)}"
+
+    def split(self) -> tuple[sympy.Expr, Callable[[Any, Any], bool], sympy.Expr]:
+        """(lhs, the relation as a function, rhs)."""
+        return self.lhs.data, RELATIONS[self.relation.data], self.rhs.data
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[ExprAttr, StringAttr, ExprAttr]:
+        with parser.in_angle_brackets():
+            return parse_condition_parameters(parser)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.text}>")
+
+
+def parse_condition_parameters(parser: BaseParser) -> tuple[ExprAttr, StringAttr, ExprAttr]:
+    lhs = parse_expression(parser)
+    relation = parse_relation(parser)
+    return ExprAttr(lhs), StringAttr(relation), ExprAttr(parse_expression(parser))
+
+
+def parse_condition(parser: BaseParser) -> ConditionAttr:
+    """`lhs == rhs` or `lhs <= rhs`, bare (as an op writes it)."""
+    return ConditionAttr.new(parse_condition_parameters(parser))
+
+
+# --------------------------------------------------------------------------
+# Text written by Python code
+# --------------------------------------------------------------------------
+
+
+@cache
+def parse_expr(text: str) -> sympy.Expr:
+    """An expression from its text (`str(expr)`), by the same parser as the IR's."""
+    parser = Parser(Context(), text, "<expression>")
+    value = parse_expression(parser)
+    _expect_end(parser)
+    return value
+
+
+@cache
+def parse_condition_text(text: str) -> ConditionAttr:
+    """A condition from its text (`lhs == rhs`, `lhs <= rhs`)."""
+    parser = Parser(Context(), text, "<condition>")
+    condition = parse_condition(parser)
+    _expect_end(parser)
+    return condition
+
+
+def _expect_end(parser: BaseParser) -> None:
+    if parser.lexer.input.content[parser.pos :].strip():
+        parser.raise_error("unexpected text after the expression")
+
+
+Dvm = Dialect("dvm", [], [ExprAttr, ShapeAttr, ConditionAttr])
