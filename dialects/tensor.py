@@ -32,17 +32,18 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.dialects.utils import DynamicIndexList
+from xdsl.dialects.utils import DynamicIndexList, EnumAttribute
 from xdsl.dialects.utils.reshape_ops_utils import (
     ContiguousArrayOfIntArray,
     verify_reshape_like_types,
 )
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
     ParsePropInAttrDict,
     VarConstraint,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -57,6 +58,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from dvm.dialects.elementwise import ELEMENTWISE, ElementwiseSpec
 from dvm.dialects.expr import ConditionAttr, parse_condition, parse_condition_text
@@ -833,8 +835,34 @@ def reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr[ArrayAttr[I
 # Kernels: what the `fuse` and `stack` passes build
 # --------------------------------------------------------------------------
 
-KERNEL_KINDS = ("vector", "cube", "mix")
-"""DVM's kernel kinds: vector ops only; a matmul; a matmul with a vector epilogue."""
+
+class KernelKind(StrEnum):
+    """DVM's kernel kinds: vector ops only; a matmul; a matmul with a vector epilogue
+    (cube and mix kernels run on the cube cores)."""
+
+    VECTOR = "vector"
+    CUBE = "cube"
+    MIX = "mix"
+
+
+KERNEL_KINDS = tuple(kind.value for kind in KernelKind)
+
+
+@irdl_attr_definition
+class KernelKindAttr(EnumAttribute[KernelKind], SpacedOpaqueSyntaxAttribute):
+    """A kernel's kind: `vector`, `cube` or `mix` in the ops' syntax, `#tensor<kind
+    vector>` in the generic form."""
+
+    name = "tensor.kind"
+
+    @staticmethod
+    def of(kind: KernelKind | str) -> KernelKindAttr:
+        return KernelKindAttr(KernelKind(kind))
+
+
+def parse_kernel_kind(parser: AttrParser) -> KernelKindAttr:
+    return KernelKindAttr.of(parse_keyword(parser, KERNEL_KINDS, "kernel kind"))
+
 
 STACK_MODES = ("parallel", "sequence")
 """How `tensor.stack` launches its kernels: side by side on different cores,
@@ -905,13 +933,13 @@ class FusionOp(KernelBodyOp):
     inputs = var_operand_def(TensorType | IndexType)
     """Tensors, and the `index` values that layout ops inside need."""
     outputs = var_result_def(TensorType)
-    kind = prop_def(StringAttr)
+    kind = prop_def(KernelKindAttr)
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), Pure())
 
     def __init__(
         self,
-        kind: str,
+        kind: KernelKind | str,
         inputs: Sequence[SSAValue],
         output_types: Sequence[Attribute],
         body: Region,
@@ -920,13 +948,13 @@ class FusionOp(KernelBodyOp):
         super().__init__(
             operands=[inputs],
             result_types=[output_types],
-            properties={"kind": StringAttr(kind)},
+            properties={"kind": KernelKindAttr.of(kind)},
             regions=[body],
             attributes=attributes,
         )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data} (")
+        printer.print_string(f" {self.kind.data.value} (")
         printer.print_list(self.inputs, printer.print_operand)
         printer.print_string(")")
         printer.print_op_attributes(self.attributes)
@@ -937,7 +965,7 @@ class FusionOp(KernelBodyOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> FusionOp:
-        kind = parse_keyword(parser, KERNEL_KINDS, "kernel kind")
+        kind = parse_kernel_kind(parser).data
         operands = parser.parse_comma_separated_list(
             Parser.Delimiter.PAREN, parser.parse_unresolved_operand
         )
@@ -950,18 +978,14 @@ class FusionOp(KernelBodyOp):
         return cls(kind, inputs, function_type.outputs.data, body, attrs)
 
     def verify_(self) -> None:
-        if self.kind.data not in KERNEL_KINDS:
-            raise VerifyException(
-                f"'{self.name}' kind must be one of {KERNEL_KINDS}, got {self.kind.data!r}"
-            )
         block = self.body.block
         if [a.type for a in block.args] != list(self.inputs.types):
             raise VerifyException(f"'{self.name}' body arguments must match the input types")
         self.check_yield(self.body)
         has_matmul = any(isinstance(op, MatmulOp) for op in block.ops)
-        if has_matmul != (self.kind.data in ("cube", "mix")):
+        if has_matmul != (self.kind.data in (KernelKind.CUBE, KernelKind.MIX)):
             raise VerifyException(
-                f"'{self.name}' of kind {self.kind.data} "
+                f"'{self.name}' of kind {self.kind.data.value} "
                 + ("must not contain" if has_matmul else "must contain")
                 + " a tensor.matmul"
             )
@@ -1087,4 +1111,5 @@ Tensor = Dialect(
         MatmulOp,
         *KERNEL_OPS,
     ],
+    [KernelKindAttr],
 )

@@ -190,7 +190,7 @@ class KernelOp(IRDLOperation):
 
     name = "tile.kernel"
     sym_name = prop_def(SymbolNameConstraint())
-    kind = prop_def(StringAttr)
+    kind = prop_def(tensor_dialect.KernelKindAttr)
     grid = prop_def(ShapeAttr)
     outputs = prop_def(IntegerAttr)
     body = region_def("single_block")
@@ -199,7 +199,7 @@ class KernelOp(IRDLOperation):
     def __init__(
         self,
         name: str,
-        kind: str,
+        kind: tensor_dialect.KernelKind | str,
         grid: Sequence[sympy.Expr | int],
         arg_types: Sequence[Attribute],
         outputs: int,
@@ -209,7 +209,7 @@ class KernelOp(IRDLOperation):
         super().__init__(
             properties={
                 "sym_name": StringAttr(name),
-                "kind": StringAttr(kind),
+                "kind": tensor_dialect.KernelKindAttr.of(kind),
                 "grid": ShapeAttr(grid),
                 "outputs": IntegerAttr(outputs, i64),
             },
@@ -222,7 +222,7 @@ class KernelOp(IRDLOperation):
         return self.outputs.value.data
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.sym_name.data} {self.kind.data} grid ")
+        printer.print_string(f" @{self.sym_name.data} {self.kind.data.value} grid ")
         print_expressions(printer, self.grid.data)
         printer.print_string(f" outputs {self.num_outputs} (")
         printer.print_list(self.body.block.args, printer.print_block_argument)
@@ -234,7 +234,7 @@ class KernelOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_symbol_name().data
-        kind = tensor_dialect.parse_keyword(parser, tensor_dialect.KERNEL_KINDS, "kernel kind")
+        kind = tensor_dialect.parse_kernel_kind(parser).data
         parser.parse_keyword("grid")
         grid = parse_expressions(parser, parser.Delimiter.SQUARE)
         parser.parse_keyword("outputs")
@@ -246,10 +246,6 @@ class KernelOp(IRDLOperation):
         return cls(name, kind, grid, [], outputs, attrs, parser.parse_region(args))
 
     def verify_(self) -> None:
-        if self.kind.data not in tensor_dialect.KERNEL_KINDS:
-            raise VerifyException(
-                f"'{self.name}' kind must be one of {tensor_dialect.KERNEL_KINDS}"
-            )
         if not 1 <= len(self.grid.data) <= 3:
             raise VerifyException(f"'{self.name}' grid must have 1 to 3 axes")
         if not 0 <= self.num_outputs <= len(self.body.block.args):

@@ -39,6 +39,7 @@ import dvm
 from dvm import tile_interpreter
 from dvm.dialects import tile
 from dvm.dialects.expr import symbol
+from dvm.dialects.tensor import KernelKind, KernelKindAttr
 from dvm.ir import make_context
 from dvm.lowering.tensor_to_tile import DEVICES, element_bytes
 from dvm.lowering.tiling import (
@@ -174,6 +175,15 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Launch]]:
 
 def test_lowering_covers_every_example(examples_dir: Path, reference: Any) -> None:
     assert set(DRAWS) == set(reference.EXAMPLES)
+
+
+def test_kernel_kind_is_an_enum_attribute() -> None:
+    kernel = tile.KernelOp("k", "cube", [1], [], 0)
+    assert kernel.kind == KernelKindAttr(KernelKind.CUBE)
+    assert kernel.kind.data is KernelKind.CUBE
+    assert str(kernel).startswith("tile.kernel @k cube grid [1] outputs 0 ()")
+    with pytest.raises(ValueError, match="scalar"):
+        tile.KernelOp("k", "scalar", [1], [], 0)
 
 
 @pytest.mark.parametrize(("file", "device"), _cases())

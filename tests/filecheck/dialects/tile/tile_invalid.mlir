@@ -65,10 +65,10 @@ tile.kernel @outputs vector grid [1] outputs 2 (%y: tensor<?xf32>) {
 
 // -----
 
-// The kind is one of DVM's: vector, cube, mix (the custom syntax cannot even
-// spell another, so this case is written in the generic form).
-// CHECK: :[[# @LINE + 1]]:1: error: 'tile.kernel' kind must be one of ('vector', 'cube', 'mix'){{$}}
-"tile.kernel"() <{sym_name = "kind", kind = "scalar", grid = #dvm.shape<1>, outputs = 0 : i64}> ({
+// The kind is one of DVM's, an enum attribute: no other value parses
+// (tile_parse_invalid.mlir), and a string is not one.
+// CHECK: :[[# @LINE + 1]]:1: error: "vector" should be of base attribute tensor.kind{{$}}
+"tile.kernel"() <{sym_name = "kind", kind = "vector", grid = #dvm.shape<1>, outputs = 0 : i64}> ({
 ^bb0(%x: tensor<?xf32>):
 }) : () -> ()
 

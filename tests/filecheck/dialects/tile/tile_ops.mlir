@@ -68,11 +68,11 @@
 // CHECK-NEXT: }
 
 // The generic form names every op and keeps properties apart from attributes.
-// GENERIC:      "tile.kernel"() <{sym_name = "scale", kind = "vector", grid = #dvm.shape<ceiling(x_0/t0), ceiling(x_1/t1)>, outputs = 1 : i64}> ({
+// GENERIC:      "tile.kernel"() <{sym_name = "scale", kind = #tensor<kind vector>, grid = #dvm.shape<ceiling(x_0/t0), ceiling(x_1/t1)>, outputs = 1 : i64}> ({
 // GENERIC-NEXT:   ^bb0(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %y: tensor<?x?xf32>):
 // GENERIC-NEXT:     %a = "tile.load"(%x) <{offset = #dvm.expr<0>, sizes = #dvm.shape<x_0, x_1>, strides = #dvm.shape<x_1, 1>, tiles = #dvm.shape<t0, t1>, index = ["grid0", "grid1"]}> : (tensor<?x?xf32>) -> !tile.tile<[t0, t1], f32>
 // GENERIC:          "tile.store"(%s, %y) <{offset = #dvm.expr<0>, sizes = #dvm.shape<x_0, x_1>, strides = #dvm.shape<x_1, 1>, tiles = #dvm.shape<t0, t1>, index = ["grid0", "grid1"]}> : (!tile.tile<[t0, t1], f32>, tensor<?x?xf32>) -> ()
-// GENERIC:      "tile.kernel"() <{sym_name = "rowsum", kind = "vector", grid = #dvm.shape<ceiling(x_0/t0)>, outputs = 2 : i64}> ({
+// GENERIC:      "tile.kernel"() <{sym_name = "rowsum", kind = #tensor<kind vector>, grid = #dvm.shape<ceiling(x_0/t0)>, outputs = 2 : i64}> ({
 // GENERIC:          %sum, %max = "tile.for"(%zero, %lowest) <{level = 0 : i64, count = #dvm.expr<ceiling(x_1/t1)>}> ({
 // GENERIC:          "tile.for"() <{level = 1 : i64, count = #dvm.expr<2>}> ({
 // GENERIC:          "tile.yield"() : () -> ()

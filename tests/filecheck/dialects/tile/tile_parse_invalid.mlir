@@ -3,6 +3,20 @@
 //
 // RUN: dvm-opt %s --parsing-diagnostics --split-input-file | filecheck %s
 
+// A kernel's kind is vector, cube or mix, in either form.
+// CHECK: :[[# @LINE + 1]]:19: error: expected kernel kind to be one of vector, cube, mix, got 'scalar'{{$}}
+tile.kernel @kind scalar grid [1] outputs 0 (%x: tensor<?xf32>) {
+}
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:58: error: Expected `vector`, `cube`, or `mix`.{{$}}
+"tile.kernel"() <{sym_name = "kind", kind = #tensor<kind scalar>, grid = #dvm.shape<1>, outputs = 0 : i64}> ({
+^bb0(%x: tensor<?xf32>):
+}) : () -> ()
+
+// -----
+
 // What picks the tile along a view dim is a word the custom syntax knows.
 tile.kernel @bad_index vector grid [1] outputs 0 (%x: tensor<?x?xf32>) {
   // CHECK: :[[# @LINE + 1]]:91: error: expected index source to be one of whole, grid0, grid1, grid2, loop0, loop1, loop2, loop3, loop4, loop5, loop6, loop7, got 'row'{{$}}
