@@ -20,7 +20,7 @@ A call then does only cheap work:
    which specializes the bytecode template for new shapes by evaluating its slots.
 
 No xDSL object is built or interpreted after `compile` returns. This module holds
-`compile` and the `Program` it returns: the signature cache and the checks and
+`compile` and the `CompiledProgram` it returns: the signature cache and the checks and
 variants of a new signature.
 """
 
@@ -81,7 +81,7 @@ class BoundVariant:
 
 
 @dataclass
-class Program:
+class CompiledProgram:
     """A compiled program: call it with numpy arrays (and ints for `index`)."""
 
     source: ModuleOp
@@ -339,7 +339,7 @@ def compile(
     entry: str | None = None,
     device: str | None = None,
     cache_size: int = 256,
-) -> Program:
+) -> CompiledProgram:
     """Compile `.mlir` text, a path or a module once; returns a callable.
 
     `device` is a preset name (`host`, the default, or `ascend910b`).
@@ -351,7 +351,7 @@ def compile(
     if preset not in DEVICES:
         raise CompileError(f"unknown device {preset!r}; use one of {sorted(DEVICES)}")
     module = src if isinstance(src, ModuleOp) else parse(src)
-    program = Program(module, entry, preset, cache_size)
+    program = CompiledProgram(module, entry, preset, cache_size)
     freeze_once()
     return program
 

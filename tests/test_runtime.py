@@ -15,7 +15,7 @@ What is promised and checked here:
 - calls from several threads at once are correct;
 - a call of several launches that call BLAS holds it at one thread once, and
   gives the count back only under the device's launch lock;
-- `Program.profile` returns the VM's statistics of every launch;
+- `CompiledProgram.profile` returns the VM's statistics of every launch;
 - the `ascend910b` device preset runs the same programs correctly.
 """
 
@@ -41,7 +41,7 @@ from dvm import pipeline
 from dvm.errors import CallError, DvmError
 from dvm.launches import Kernel
 from dvm.passes.errors import ProgramError
-from dvm.runtime import Program
+from dvm.runtime import CompiledProgram
 
 TOLERANCES = {  # dtype -> (rtol, atol); the VM sums in another order than numpy
     np.dtype(np.float16): (2e-3, 2e-3),
@@ -106,8 +106,8 @@ def _cases() -> list[Any]:
 
 
 @cache
-def compiled(path: Path, entry: str | None = None, device: str | None = None) -> Program:
-    """One Program per example (per test process): compiled once, called on every draw."""
+def compiled(path: Path, entry: str | None = None, device: str | None = None) -> CompiledProgram:
+    """One CompiledProgram per example (per test process): compiled once, called on every draw."""
     return dvm.compile(path, entry=entry, device=device)
 
 
@@ -322,7 +322,7 @@ def _x(*shape: int, dtype: Any = F32) -> np.ndarray[Any, Any]:
 
 
 @pytest.fixture(scope="module")
-def layernorm(examples_dir: Path) -> Program:
+def layernorm(examples_dir: Path) -> CompiledProgram:
     return dvm.compile(examples_dir / "layernorm.mlir")
 
 
@@ -439,7 +439,7 @@ def test_bad_call_is_a_clear_call_error(
     assert isinstance(raised.value, ValueError)  # `except ValueError` keeps working
 
 
-def test_guard_failure_names_both_symbols(layernorm: Program) -> None:
+def test_guard_failure_names_both_symbols(layernorm: CompiledProgram) -> None:
     with pytest.raises(CallError) as raised:
         layernorm(_x(4, 8), _x(5), _x(8))
     message = str(raised.value)
@@ -473,7 +473,7 @@ def test_loop_carried_shape_must_stay_the_same() -> None:
         program(_x(3, 4), 1)
 
 
-def test_generated_binder_agrees_with_the_full_checks(layernorm: Program) -> None:
+def test_generated_binder_agrees_with_the_full_checks(layernorm: CompiledProgram) -> None:
     """A new signature first tries the generated binder; it must give the symbols the
     full checks give, and leave to them (None) whatever they must reject or re-specialize."""
     generic = layernorm.variants[frozenset()]
@@ -512,7 +512,7 @@ def test_loop_swaps_carried_values(trips: int) -> None:
     np.testing.assert_array_equal(b, want[1])
 
 
-def test_unit_dim_respecializes(layernorm: Program, reference: Any) -> None:
+def test_unit_dim_respecializes(layernorm: CompiledProgram, reference: Any) -> None:
     """w of shape (1,) broadcasts along x's columns, which the first variant
     assumed equal to w's length: a second variant runs it."""
     program = dvm.compile(EXAMPLES_DIR / "layernorm.mlir")
@@ -560,15 +560,15 @@ def test_addmm_bias_of_length_one(examples_dir: Path, reference: Any) -> None:
 
 @pytest.fixture
 def count_specializations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """How many times Program.specialize ran (a cache miss), as a one-item list."""
+    """How many times CompiledProgram.specialize ran (a cache miss), as a one-item list."""
     counter = [0]
-    original = Program.specialize
+    original = CompiledProgram.specialize
 
-    def counting(self: Program, args: Any) -> Any:
+    def counting(self: CompiledProgram, args: Any) -> Any:
         counter[0] += 1
         return original(self, args)
 
-    monkeypatch.setattr(Program, "specialize", counting)
+    monkeypatch.setattr(CompiledProgram, "specialize", counting)
     yield counter
 
 
@@ -598,7 +598,7 @@ def test_dtype_is_part_of_the_key(examples_dir: Path) -> None:
     assert len(program.cache) == 1
 
 
-def _first_shapes(program: Program) -> list[tuple[int, ...]]:
+def _first_shapes(program: CompiledProgram) -> list[tuple[int, ...]]:
     """The shape of the first argument of each cached signature, oldest first."""
     return [key[len(key) // 3] for key in program.cache]  # (types, shapes, dtypes)
 

@@ -797,7 +797,7 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
     add("## dvm's VM statistics at one representative shape")
     add("")
     add(
-        "`Program.profile` at the stream's median-size shape (a repeated call): "
+        "`CompiledProgram.profile` at the stream's median-size shape (a repeated call): "
         "per kernel launch, the bytecode instructions executed, tiles, global memory "
         "read + written, and the VM's wall time with its split into time inside numpy "
         "and the interpreter's own dispatch (summed over the cores)."

@@ -69,7 +69,7 @@ class System:
     compile_s: float | None = None
     """Ahead-of-time compile time (dvm only; Inductor compiles inside calls)."""
     program: Any = None
-    """dvm's compiled Program (for VM statistics)."""
+    """dvm's CompiledProgram (for VM statistics)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def enter(self) -> None:
