@@ -61,7 +61,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from dvm.dialects.elementwise import ELEMENTWISE, ElementwiseSpec
-from dvm.dialects.expr import ConditionAttr, parse_condition, parse_condition_text
+from dvm.dialects.expr import ConditionAttr, parse_condition
 
 DYN = DYNAMIC_INDEX
 """How builtin tensor types store a `?` dim."""
@@ -1012,16 +1012,14 @@ class ChoiceOp(KernelBodyOp):
 
     def __init__(
         self,
-        conditions: Sequence[ConditionAttr | str],
+        conditions: Sequence[ConditionAttr],
         output_types: Sequence[Attribute],
         then_body: Region,
         else_body: Region,
     ):
-        """`conditions` as attributes or as their text (`x_0 == y_0`)."""
-        attrs = [parse_condition_text(c) if isinstance(c, str) else c for c in conditions]
         super().__init__(
             result_types=[output_types],
-            properties={"conditions": ArrayAttr(attrs)},
+            properties={"conditions": ArrayAttr(conditions)},
             regions=[then_body, else_body],
         )
 

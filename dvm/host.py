@@ -56,7 +56,6 @@ from dvm.passes.symbolic import (
     Shape,
     optional_exprs,
     shape_from_attr,
-    split_condition,
     value_exprs,
 )
 
@@ -382,7 +381,7 @@ class HostCompiler:
         return stacked
 
     def op_ChoiceOp(self, op: t.ChoiceOp) -> Step:
-        conditions = [split_condition(c) for c in op.conditions.data]
+        conditions = [c.split() for c in op.conditions.data]
         names = sorted({str(s) for lhs, _, rhs in conditions for s in (lhs - rhs).free_symbols})
         sides = python_function(
             [e for lhs, _, rhs in conditions for e in (lhs, rhs)],

@@ -33,7 +33,7 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
-from dvm.dialects.expr import ExprAttr, symbol
+from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
 from dvm.lowering.tiling import (
     TilePlan,
@@ -59,7 +59,6 @@ from dvm.passes.symbolic import (
     guard_facts,
     shape_attr,
     shape_of,
-    split_condition,
     static_truth,
 )
 from dvm.vm.device import DeviceSpec
@@ -105,12 +104,12 @@ def analyze(fusion: t.FusionOp, guards: Facts) -> Domain:
 
 
 def assumed(fusion: t.FusionOp, key: str) -> list[tuple[sympy.Expr, Any, sympy.Expr]]:
-    """What a guarded choice lets its fused kernel assume, as `split_condition` reads
-    the texts: `lhs == rhs` (ASSUME) or `lhs <= rhs` (BOUNDED)."""
+    """What a guarded choice lets its fused kernel assume, each condition split in
+    (lhs, relation, rhs): `lhs == rhs` (ASSUME) or `lhs <= rhs` (BOUNDED)."""
     attr = fusion.attributes.get(key)
     if not isinstance(attr, ArrayAttr):
         return []
-    return [split_condition(text.data) for text in attr.data if isinstance(text, StringAttr)]
+    return [c.split() for c in attr.data if isinstance(c, ConditionAttr)]
 
 
 def last_uses(

@@ -47,7 +47,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
-    StringAttr,
     TensorType,
     i64,
 )
@@ -63,6 +62,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from dvm.dialects import tensor as t
+from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
@@ -111,14 +111,14 @@ class Alternative:
     bounds: list[Bound]
 
     @property
-    def assumed(self) -> list[str]:
+    def assumed(self) -> list[ConditionAttr]:
         """The equalities, as the fused kernel's ASSUME and the choice read them."""
-        return [f"{a} == {b}" for a, b in self.equalities]
+        return [ConditionAttr(a, "==", b) for a, b in self.equalities]
 
     @property
-    def bounded(self) -> list[str]:
+    def bounded(self) -> list[ConditionAttr]:
         """The bounds, as the fused kernel's BOUNDED and the choice read them."""
-        return [f"{size} <= {most}" for size, most in self.bounds]
+        return [ConditionAttr(size, "<=", most) for size, most in self.bounds]
 
 
 @dataclass(eq=False)
@@ -414,8 +414,8 @@ class ChoicePlan:
     fused: KernelPlan
     first: KernelPlan
     second: KernelPlan
-    assumed: list[str]
-    bounded: list[str]
+    assumed: list[ConditionAttr]
+    bounded: list[ConditionAttr]
 
     @property
     def ops(self) -> list[Operation]:
@@ -470,9 +470,9 @@ class EraseDeadConstant(RewritePattern):
 
 def build_choice(plan: ChoicePlan) -> t.ChoiceOp:
     fused = build_kernel(plan.fused)
-    for key, texts in ((ASSUME, plan.assumed), (BOUNDED, plan.bounded)):
-        if texts:
-            fused.attributes[key] = ArrayAttr([StringAttr(text) for text in texts])
+    for key, conditions in ((ASSUME, plan.assumed), (BOUNDED, plan.bounded)):
+        if conditions:
+            fused.attributes[key] = ArrayAttr(conditions)
     annotate_results(fused, plan.outputs)  # the shapes last, where symbolic-shapes puts them
     apart = [build_kernel(p) for p in (plan.first, plan.second)]
     apart_results = {

@@ -20,10 +20,10 @@ back from the IR's text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, cast
+from typing import cast
 
 import sympy
 from xdsl.dialects import scf
@@ -36,7 +36,6 @@ from dvm.dialects.expr import (
     ConditionAttr,
     ExprAttr,
     ShapeAttr,
-    parse_condition_text,
     symbol,
 )
 from dvm.dialects.tensor import FusionOp
@@ -236,31 +235,19 @@ def bind_symbols(func: FuncOp, shapes: Sequence[tuple[int, ...] | None]) -> dict
     return bound
 
 
-Condition = ConditionAttr | str
-"""A condition (`lhs == rhs`, `lhs <= rhs`) as the IR holds it, or its text."""
-
-
-def split_condition(
-    condition: Condition,
-) -> tuple[sympy.Expr, Callable[[Any, Any], bool], sympy.Expr]:
-    """(lhs, the relation as a function, rhs)."""
-    attr = parse_condition_text(condition) if isinstance(condition, str) else condition
-    return attr.split()
-
-
-def static_truth(condition: Condition) -> bool | None:
+def static_truth(condition: ConditionAttr) -> bool | None:
     """Whether a condition holds whatever the symbols' values, or fails whatever they
     are, when it names none (None: it depends on them)."""
-    lhs, relation, rhs = split_condition(condition)
+    lhs, relation, rhs = condition.split()
     if lhs.free_symbols or rhs.free_symbols:
         return None
     return bool(relation(lhs, rhs))
 
 
-def conditions_hold(conditions: Iterable[Condition], bound: dict[sympy.Symbol, int]) -> bool:
+def conditions_hold(conditions: Iterable[ConditionAttr], bound: dict[sympy.Symbol, int]) -> bool:
     """Whether every condition (`lhs == rhs`, `lhs <= rhs`) holds for these symbol values."""
     for condition in conditions:
-        lhs, relation, rhs = split_condition(condition)
+        lhs, relation, rhs = condition.split()
         if not relation(substitute(lhs, bound), substitute(rhs, bound)):
             return False
     return True

@@ -215,7 +215,7 @@ func.func @projection_norm(%x: tensor<?x32xf32>, %w: tensor<32x64xf32>) -> tenso
 
 // CHECK-LABEL: func.func @scores_softmax(
 // CHECK-NEXT:    %p = tensor.choice [k_1 <= 512] {dvm.shape = #dvm.shape<q_0, k_1>} -> (tensor<?x?xf32>) {
-// CHECK-NEXT:      %p_1 = tensor.fusion mix (%q, %k) {dvm.domain = #dvm.shape<q_0, k_1, 16>, dvm.reduced = [1 : i64], dvm.bounded = ["k_1 <= 512"], dvm.shape = #dvm.shape<q_0, k_1>}
+// CHECK-NEXT:      %p_1 = tensor.fusion mix (%q, %k) {dvm.domain = #dvm.shape<q_0, k_1, 16>, dvm.reduced = [1 : i64], dvm.bounded = [#dvm.cond<k_1 <= 512>], dvm.shape = #dvm.shape<q_0, k_1>}
 // CHECK-NEXT:      ^bb0(%q_1: tensor<?x16xf32>, %k_1: tensor<16x?xf32>):
 // CHECK-NEXT:        %s = tensor.matmul %q_1, %k_1
 // CHECK-NEXT:        %m = tensor.reduce_max %s
@@ -348,7 +348,7 @@ func.func @merge_heads(%h: tensor<?x4x?x16xf32>, %b: tensor<64xf32>) -> tensor<?
 
 // CHECK-LABEL: func.func @two_norms(
 // CHECK-NEXT:    %sx, %sy = tensor.choice [y_0 == x_0, y_1 == x_1] {dvm.shapes = [#dvm.shape<x_0>, #dvm.shape<y_0>]} -> (tensor<?xf32>, tensor<?xf32>) {
-// CHECK-NEXT:      %sx_1, %sy_1 = tensor.fusion vector (%x, %y) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64], dvm.assume = ["y_0 == x_0", "y_1 == x_1"], dvm.shapes = [#dvm.shape<x_0>, #dvm.shape<y_0>]}
+// CHECK-NEXT:      %sx_1, %sy_1 = tensor.fusion vector (%x, %y) {dvm.domain = #dvm.shape<x_0, x_1>, dvm.reduced = [1 : i64], dvm.assume = [#dvm.cond<y_0 == x_0>, #dvm.cond<y_1 == x_1>], dvm.shapes = [#dvm.shape<x_0>, #dvm.shape<y_0>]}
 // CHECK-NEXT:      ^bb0(%x_1: tensor<?x?xf32>, %y_1: tensor<?x?xf32>):
 // CHECK-NEXT:        %x2 = tensor.mul %x_1, %x_1
 // CHECK-NEXT:        %sx_2 = tensor.reduce_sum %x2
