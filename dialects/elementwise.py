@@ -139,6 +139,19 @@ ELEMENTWISE: tuple[ElementwiseSpec, ...] = (
     ElementwiseSpec("logical_or", doc="`a or b`"),
     ElementwiseSpec("sin", ulps=4),
     ElementwiseSpec("cos", ulps=4),
+    ElementwiseSpec("tan", ulps=4),
+    ElementwiseSpec("asin", ulps=4, doc="arcsine, in `[-pi/2, pi/2]`; NaN outside `[-1, 1]`"),
+    ElementwiseSpec("acos", ulps=4, doc="arccosine, in `[0, pi]`; NaN outside `[-1, 1]`"),
+    ElementwiseSpec("atan", ulps=4, doc="arctangent, in `[-pi/2, pi/2]`"),
+    ElementwiseSpec("sinh", ulps=4),
+    ElementwiseSpec("cosh", ulps=4),
+    ElementwiseSpec("asinh", ulps=4),
+    ElementwiseSpec("acosh", ulps=4, doc="inverse hyperbolic cosine; NaN below 1"),
+    ElementwiseSpec("atanh", ulps=4, doc="inverse hyperbolic tangent; `+-inf` at `+-1`"),
+    ElementwiseSpec("expm1", ulps=4, doc="`e^x - 1`, accurate for small `x`"),
+    ElementwiseSpec("log1p", ulps=4, doc="`log(1 + x)`, accurate for small `x`"),
+    ElementwiseSpec("isinf", doc="true where `x` is `+inf` or `-inf`"),
+    ElementwiseSpec("isnan", doc="true where `x` is NaN"),
 )
 """Every elementwise op; the docs list them in this order."""
 

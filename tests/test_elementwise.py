@@ -111,6 +111,19 @@ FLOAT64_ORACLE: dict[str, Callable[..., Any]] = {
     "ge": operator.ge,
     "sin": np.sin,
     "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "expm1": np.expm1,
+    "log1p": np.log1p,
+    "isinf": np.isinf,
+    "isnan": np.isnan,
 }
 """What each elementwise op on floats computes, in float64, written apart from the op
 table (whose functions every level runs), so that a wrong function there fails."""

@@ -303,6 +303,19 @@ UNARY_OPS: tuple[ElementwiseDef, ...] = (
     ElementwiseDef(0x1F, "isfinite", TypeRule.FLOAT_TO_BOOL, np.isfinite, "not inf and not nan"),
     ElementwiseDef(0x80, "sin", TypeRule.FLOAT, np.sin, "sine, x in radians"),
     ElementwiseDef(0x81, "cos", TypeRule.FLOAT, np.cos, "cosine, x in radians"),
+    ElementwiseDef(0x82, "tan", TypeRule.FLOAT, np.tan, "tangent, x in radians"),
+    ElementwiseDef(0x83, "asin", TypeRule.FLOAT, np.arcsin, "arcsine, in [-pi/2, pi/2]"),
+    ElementwiseDef(0x84, "acos", TypeRule.FLOAT, np.arccos, "arccosine, in [0, pi]"),
+    ElementwiseDef(0x85, "atan", TypeRule.FLOAT, np.arctan, "arctangent, in [-pi/2, pi/2]"),
+    ElementwiseDef(0x86, "sinh", TypeRule.FLOAT, np.sinh, "hyperbolic sine"),
+    ElementwiseDef(0x87, "cosh", TypeRule.FLOAT, np.cosh, "hyperbolic cosine"),
+    ElementwiseDef(0x88, "asinh", TypeRule.FLOAT, np.arcsinh, "inverse hyperbolic sine"),
+    ElementwiseDef(0x89, "acosh", TypeRule.FLOAT, np.arccosh, "inverse hyperbolic cosine"),
+    ElementwiseDef(0x8A, "atanh", TypeRule.FLOAT, np.arctanh, "inverse hyperbolic tangent"),
+    ElementwiseDef(0x8B, "expm1", TypeRule.FLOAT, np.expm1, "e**x - 1"),
+    ElementwiseDef(0x8C, "log1p", TypeRule.FLOAT, np.log1p, "log(1 + x)"),
+    ElementwiseDef(0x8D, "isinf", TypeRule.FLOAT_TO_BOOL, np.isinf, "x is +inf or -inf"),
+    ElementwiseDef(0x8E, "isnan", TypeRule.FLOAT_TO_BOOL, np.isnan, "x is NaN"),
 )
 """The unary instructions; their block continues at 0x80."""
 
