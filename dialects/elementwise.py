@@ -26,11 +26,12 @@ import numpy as np
 from dvm import numerics
 from dvm.vm.isa import BY_NAME, Cat, OpDef, TypeRule
 
-ElementKind = Literal["float", "numeric", "bool", "any"]
+ElementKind = Literal["float", "integer", "numeric", "bool", "any"]
 """Which element types an op accepts (see `tensor.ELEMENT_KINDS`)."""
 
 WIDER: dict[ElementKind, tuple[ElementKind, ...]] = {
     "float": ("float", "numeric", "any"),
+    "integer": ("integer", "numeric", "any"),
     "numeric": ("numeric", "any"),
     "bool": ("bool", "any"),
     "any": ("any",),
@@ -40,6 +41,7 @@ WIDER: dict[ElementKind, tuple[ElementKind, ...]] = {
 RULE_KINDS: dict[TypeRule, tuple[ElementKind, bool]] = {
     TypeRule.FLOAT: ("float", False),
     TypeRule.NUMERIC: ("numeric", False),
+    TypeRule.INT: ("integer", False),
     TypeRule.CMP: ("any", True),
     TypeRule.LOGIC: ("bool", False),
     TypeRule.ANY_TO_BOOL: ("any", True),
@@ -126,7 +128,14 @@ ELEMENTWISE: tuple[ElementwiseSpec, ...] = (
         doc="floats: `a / b` (IEEE: `1/0 = inf`); integers: rounds toward zero, "
         "and a zero divisor gives 0",
     ),
-    ElementwiseSpec("pow", accepts="float", ulps=4, doc="`a ** b`"),
+    ElementwiseSpec(
+        "pow",
+        reference=numerics.power,
+        ulps=4,
+        doc="`a ** b`; integers: exact (wrapping) repeated squaring, and a negative exponent "
+        "gives `1 / a ** -b` rounded toward zero (1 for `a = 1`, +-1 for `a = -1`, else 0, "
+        "`0 ** -n` included)",
+    ),
     ElementwiseSpec("max", doc="elementwise maximum; NaN propagates (numpy's `maximum`)"),
     ElementwiseSpec("min", doc="elementwise minimum; NaN propagates"),
     ElementwiseSpec("eq", doc="`a == b`"),
@@ -152,6 +161,33 @@ ELEMENTWISE: tuple[ElementwiseSpec, ...] = (
     ElementwiseSpec("log1p", ulps=4, doc="`log(1 + x)`, accurate for small `x`"),
     ElementwiseSpec("isinf", doc="true where `x` is `+inf` or `-inf`"),
     ElementwiseSpec("isnan", doc="true where `x` is NaN"),
+    ElementwiseSpec("sign", doc="-1, 0 or 1 by the sign of `x` (0 for `+-0`, NaN for NaN)"),
+    ElementwiseSpec("bitwise_not", doc="`~x`: every bit flipped"),
+    ElementwiseSpec(
+        "remainder",
+        ulps=1,
+        doc="`a % b` as Python and numpy compute it: the result has the sign of `b`; "
+        "integers: `a % 0 = 0`, floats: NaN",
+    ),
+    ElementwiseSpec(
+        "fmod",
+        doc="C's `fmod`: `a - b * trunc(a / b)`, the sign of `a`; integers: `fmod(a, 0) = 0`, "
+        "floats: NaN",
+    ),
+    ElementwiseSpec("bitwise_and", doc="`a & b`"),
+    ElementwiseSpec("bitwise_or", doc="`a \\| b`"),
+    ElementwiseSpec("bitwise_xor", doc="`a ^ b`"),
+    ElementwiseSpec(
+        "shl",
+        doc="`a << b`; `b` read as unsigned: a shift by the bit width or more (or by a "
+        "negative amount) gives 0",
+    ),
+    ElementwiseSpec(
+        "shr",
+        doc="`a >> b`: arithmetic (sign-filling) for signed types, logical for unsigned; `b` "
+        "read as unsigned: a shift by the bit width or more gives 0, or -1 for a negative "
+        "signed `a`",
+    ),
 )
 """Every elementwise op; the docs list them in this order."""
 

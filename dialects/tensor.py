@@ -93,6 +93,7 @@ def is_element_type(t: Attribute) -> bool:
 
 ELEMENT_KINDS = {
     "float": is_float,
+    "integer": is_int,
     "numeric": lambda t: is_float(t) or is_int(t),
     "bool": is_bool,
     "any": is_element_type,
@@ -175,7 +176,8 @@ def check_mixed_shape(op_name: str, what: str, static: Sequence[int], operands: 
 
 def check_element(op_name: str, role: str, t: Attribute, kind: str) -> None:
     if not ELEMENT_KINDS[kind](t):
-        wanted = "any supported" if kind == "any" else f"a {kind}"
+        article = "an" if kind[0] in "aeiou" else "a"
+        wanted = "any supported" if kind == "any" else f"{article} {kind}"
         raise VerifyException(f"'{op_name}' {role} has element type {t}, expected {wanted} type")
 
 

@@ -107,6 +107,20 @@ def rsqrt(x: Array) -> Array:
         return np.reciprocal(np.sqrt(w)).astype(x.dtype)
 
 
+def power(a: Array, b: Array) -> Array:
+    """`tensor.pow`: numpy's `a ** b` for floats; for integers, numpy's exact repeated
+    squaring (wrapping around as multiplication does), and for a negative exponent
+    `1 / a ** -b` rounded toward zero: 1 for a == 1, 1 or -1 (by b's parity) for
+    a == -1, else 0 (0 ** -n too, as a zero divisor gives 0)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind != "i":  # floats, and unsigned integers (no negative exponent)
+        return np.power(a, b)
+    negative = b < 0
+    powered = np.power(a, np.where(negative, 0, b).astype(b.dtype))
+    one_over = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b & 1), 0)).astype(a.dtype)
+    return np.where(negative, one_over, powered)
+
+
 # --------------------------------------------------------------------------
 # Integer division family (a zero divisor gives 0)
 # --------------------------------------------------------------------------

@@ -125,7 +125,7 @@ SAME_TYPE_UNARY = [op for op in tensor.UNARY_OPS if issubclass(op, tensor.UnaryO
 @pytest.mark.parametrize("op", SAME_TYPE_UNARY, ids=lambda op: op.name)
 def test_unary_element_types(op: type[tensor.UnaryOp]) -> None:
     kind = op.SPEC.operand_kind
-    accepted = {"float": FLOATS, "numeric": FLOATS + INTS, "bool": (i1,)}[kind]
+    accepted = {"float": FLOATS, "integer": INTS, "numeric": FLOATS + INTS, "bool": (i1,)}[kind]
     for element in (*FLOATS, *INTS, i1, *UNSUPPORTED):
         (x,) = args(t(DYN, 3, element=element))
         built = op(x)
@@ -141,6 +141,7 @@ def test_unary_element_types(op: type[tensor.UnaryOp]) -> None:
 def test_binary_element_types(op: type[tensor.BinaryOp]) -> None:
     accepted = {
         "float": FLOATS,
+        "integer": INTS,
         "numeric": FLOATS + INTS,
         "bool": (i1,),
         "any": (*FLOATS, *INTS, i1),

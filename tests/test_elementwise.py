@@ -33,6 +33,7 @@ from dvm.dialects.elementwise import (
 
 KIND_DTYPES = {
     "float": ("f16", "f32", "f64"),
+    "integer": ("i8", "i32", "i64"),
     "numeric": ("f16", "f32", "f64", "i8", "i32", "i64"),
     "bool": ("i1",),
     "any": ("f16", "f32", "f64", "i8", "i32", "i64", "i1"),
@@ -124,6 +125,9 @@ FLOAT64_ORACLE: dict[str, Callable[..., Any]] = {
     "log1p": np.log1p,
     "isinf": np.isinf,
     "isnan": np.isnan,
+    "sign": np.sign,
+    "remainder": np.remainder,
+    "fmod": np.fmod,
 }
 """What each elementwise op on floats computes, in float64, written apart from the op
 table (whose functions every level runs), so that a wrong function there fails."""

@@ -218,6 +218,7 @@ class TypeRule(Enum):
 
     FLOAT = "float -> same"
     NUMERIC = "int or float -> same"
+    INT = "int -> same"
     CMP = "any (same) -> i1"
     LOGIC = "i1 -> i1"
     ANY_TO_BOOL = "any -> i1"
@@ -316,6 +317,8 @@ UNARY_OPS: tuple[ElementwiseDef, ...] = (
     ElementwiseDef(0x8C, "log1p", TypeRule.FLOAT, np.log1p, "log(1 + x)"),
     ElementwiseDef(0x8D, "isinf", TypeRule.FLOAT_TO_BOOL, np.isinf, "x is +inf or -inf"),
     ElementwiseDef(0x8E, "isnan", TypeRule.FLOAT_TO_BOOL, np.isnan, "x is NaN"),
+    ElementwiseDef(0x8F, "sign", TypeRule.NUMERIC, np.sign, "-1, 0 or 1 (NaN stays NaN)"),
+    ElementwiseDef(0x90, "bitwise_not", TypeRule.INT, np.invert, "~x, every bit flipped"),
 )
 """The unary instructions; their block continues at 0x80."""
 
@@ -349,6 +352,21 @@ BINARY_OPS: tuple[ElementwiseDef, ...] = (
     ElementwiseDef(0x2C, "ge", TypeRule.CMP, np.greater_equal, "a >= b"),
     ElementwiseDef(0x2D, "logical_and", TypeRule.LOGIC, np.logical_and, "a and b"),
     ElementwiseDef(0x2E, "logical_or", TypeRule.LOGIC, np.logical_or, "a or b"),
+    ElementwiseDef(
+        0x2F, "remainder", TypeRule.NUMERIC, np.remainder, "a % b, sign of b; ints: x % 0 = 0"
+    ),
+    ElementwiseDef(0x30, "fmod", TypeRule.NUMERIC, np.fmod, "C's fmod, sign of a; ints: x%0 = 0"),
+    ElementwiseDef(0x31, "bitwise_and", TypeRule.INT, np.bitwise_and, "a & b"),
+    ElementwiseDef(0x32, "bitwise_or", TypeRule.INT, np.bitwise_or, "a | b"),
+    ElementwiseDef(0x33, "bitwise_xor", TypeRule.INT, np.bitwise_xor, "a ^ b"),
+    ElementwiseDef(0x34, "shl", TypeRule.INT, np.left_shift, "a << b; b >= bits (unsigned): 0"),
+    ElementwiseDef(
+        0x35,
+        "shr",
+        TypeRule.INT,
+        np.right_shift,
+        "a >> b, arithmetic if signed; b >= bits (b unsigned) shifts all out",
+    ),
 )
 """The binary instructions, each in three forms."""
 

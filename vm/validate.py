@@ -434,6 +434,7 @@ def _t_elementwise(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
         {
             TypeRule.FLOAT: t.is_float and out == t,
             TypeRule.NUMERIC: t is not DType.BOOL and out == t,
+            TypeRule.INT: t.is_int and out == t,
             TypeRule.CMP: out is DType.BOOL,
             TypeRule.LOGIC: t is DType.BOOL and out is DType.BOOL,
             TypeRule.ANY_TO_BOOL: out is DType.BOOL,

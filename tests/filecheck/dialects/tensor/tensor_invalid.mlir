@@ -55,9 +55,9 @@ func.func @sqrt_int(%a: tensor<4xi32>) {
 
 // -----
 
-func.func @pow_int(%a: tensor<4xi32>, %b: tensor<4xi32>) {
-  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.pow' lhs has element type i32, expected a float type{{$}}
-  %r = tensor.pow %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+func.func @pow_bool(%a: tensor<4xi1>, %b: tensor<4xi1>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.pow' lhs has element type i1, expected a numeric type{{$}}
+  %r = tensor.pow %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   func.return
 }
 
