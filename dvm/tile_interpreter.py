@@ -297,7 +297,8 @@ class TileFunctions(InterpreterFunctions):
             for k in interpreter.module.ops
             if isinstance(k, tile.KernelOp | bc.ProgramOp) and k.sym_name.data == name
         )
-        inputs = [np.ascontiguousarray(a) for a in args]
+        # (np.ascontiguousarray alone would make a rank-0 argument rank 1)
+        inputs = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in args]
         if isinstance(callee, bc.ProgramOp):
             return tuple(launch_program(callee, inputs))
         return tuple(launch(callee, inputs))

@@ -260,3 +260,15 @@ def test_the_verifier_names_the_op_and_the_type(line: str, message: str) -> None
     with pytest.raises(VerifyException) as error:
         dvm.parse(text)
     assert message in str(error.value)
+
+
+def test_a_rank0_argument_stays_rank0_at_the_tile_level() -> None:
+    """A 0-d argument (a scalar bound, say) keeps its rank when the interpreter launches
+    a kernel's tiles (np.ascontiguousarray alone makes it rank 1)."""
+    text = """func.func @f(%x: tensor<?xf32>, %s: tensor<f32>) -> tensor<?xf32> {
+  %r = tensor.max %x, %s : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}"""
+    x, s = np.array([-1.0, 2.0, 0.5], np.float32), np.array(1.0, np.float32)
+    got = run_everywhere(text, x, s)
+    np.testing.assert_array_equal(got, [1.0, 2.0, 1.0])
