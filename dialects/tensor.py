@@ -361,6 +361,30 @@ class SelectOp(ElementwiseOp):
         check_result_shape(self.name, self.broadcast_operand_shapes(), r)
 
 
+@irdl_op_definition
+class ClampOp(ElementwiseOp):
+    """`clamp(x, lo, hi)`: numpy `clip`, `min(max(x, lo), hi)`, all three operands
+    broadcast (a rank-0 bound is a scalar one). NaN propagates from any operand; where
+    `lo > hi` the result is `hi`."""
+
+    name = "tensor.clamp"
+    input = operand_def(TensorType)
+    low = operand_def(TensorType)
+    high = operand_def(TensorType)
+    assembly_format = "$input `,` $low `,` $high attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        x, lo, hi = (tensor_type(v) for v in (self.input, self.low, self.high))
+        r = tensor_type(self.result)
+        check_element(self.name, "operand", x.element_type, "numeric")
+        if not (x.element_type == lo.element_type == hi.element_type == r.element_type):
+            raise VerifyException(
+                f"'{self.name}' operand, bounds and result must have one element type, "
+                f"got {x}, {lo}, {hi} -> {r}"
+            )
+        check_result_shape(self.name, self.broadcast_operand_shapes(), r)
+
+
 # --------------------------------------------------------------------------
 # Layout ops
 # --------------------------------------------------------------------------
@@ -1106,6 +1130,7 @@ Tensor = Dialect(
         ConvertOp,
         *BINARY_OPS,
         SelectOp,
+        ClampOp,
         *LAYOUT_OPS,
         *REDUCE_OPS,
         MatmulOp,

@@ -218,6 +218,7 @@ REDUCTIONS: dict[type[Operation], ReduceKind] = {
 TENSOR_TABLE: dict[type[Operation], RawImpl] = {
     **{op: elementwise(fn) for op, fn in ELEMENTWISE.items()},
     tensor.SelectOp: elementwise(np.where),
+    tensor.ClampOp: elementwise(numerics.clamp),
     **{op: reduction(kind) for op, kind in REDUCTIONS.items()},
 }
 

@@ -121,6 +121,11 @@ def power(a: Array, b: Array) -> Array:
     return np.where(negative, one_over, powered)
 
 
+def clamp(x: Array, low: Array, high: Array) -> Array:
+    """`tensor.clamp`: numpy's `clip`, `min(max(x, low), high)`, NaN propagating."""
+    return np.minimum(np.maximum(x, low), high)
+
+
 # --------------------------------------------------------------------------
 # Integer division family (a zero divisor gives 0)
 # --------------------------------------------------------------------------

@@ -209,6 +209,8 @@ class KernelBuilder:
         operands = [self.emit(v) for v in op.operands if isinstance(v.type, TensorType)]
         spans = frozenset[int]().union(*(self.spans[v] for v in operands))
         assert isinstance(value.type, TensorType)
+        if isinstance(op, t.ClampOp):
+            return self.bind(value, self.clamp(operands, value.type.element_type), spans)
         cls = tile.MIRRORED[type(op)]
         if issubclass(cls, tile.TileUnaryOp):
             new = cls.build(operands=operands, result_types=[operands[0].type])
@@ -217,6 +219,18 @@ class KernelBuilder:
                 operands=operands, result_types=[self.tile_type(spans, value.type.element_type)]
             )
         return self.bind(value, self.add(new), spans)
+
+    def clamp(self, operands: Sequence[SSAValue], element: Attribute) -> SSAValue:
+        """`tensor.clamp` as the two instructions it is: `min(max(x, lo), hi)`."""
+        x, low, high = operands
+        for bound, op in ((low, t.MaxOp), (high, t.MinOp)):
+            spans = self.spans[x] | self.spans[bound]
+            new = tile.MIRRORED[op].build(
+                operands=[x, bound], result_types=[self.tile_type(spans, element)]
+            )
+            x = self.add(new)
+            self.spans[x] = spans
+        return x
 
     # -- memory ----------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ Axes = tuple[int, ...]
 """The domain axes one dim of a value spans, outermost first (empty: a unit dim)."""
 Placement = tuple[Axes, ...]
 
-ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp)
+ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp)
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT)
 """Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""

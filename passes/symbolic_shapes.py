@@ -205,7 +205,7 @@ class ShapeInference:
         self.reset()
         self.rules: dict[type[Operation], Callable[[Operation], None]] = {
             **{op: self.elementwise for op in (*t.UNARY_OPS, t.ConvertOp)},
-            **{op: self.elementwise for op in (*t.BINARY_OPS, t.SelectOp)},
+            **{op: self.elementwise for op in (*t.BINARY_OPS, t.SelectOp, t.ClampOp)},
             **{op: self.reduce for op in t.REDUCE_OPS},
             t.MatmulOp: self.matmul,
             t.TransposeOp: self.transpose,

@@ -6,7 +6,9 @@ a seed for the input values and a device preset. `check_case` compiles the
 program once with `dvm.compile`, runs it on every assignment and compares
 the VM's results with `dvm.interpret`'s.
 
-Ops: elementwise unary and binary ops (comparisons feeding select), 0-d and
+Ops: elementwise unary and binary ops (comparisons feeding select), the math
+ops (trigonometric and hyperbolic functions, expm1, log1p, isinf, isnan, sign,
+remainder, fmod, clamp, integer pow, bitwise ops and shifts), 0-d and
 splat constants, broadcasts (size-1 dims, lower-rank operands, more leading
 dims), reductions over any axes with or without keepdims, matmul (2-D and
 batched, transposed), transpose, expand_shape / collapse_shape (with
@@ -203,6 +205,8 @@ class Generator:
         + ["reduce"] * 3
         + ["matmul"] * 2
         + ["transpose", "collapse", "expand", "broadcast_to", "convert", "if", "compare", "for"]
+        + ["math"] * 3
+        + ["clamp"]
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -592,6 +596,100 @@ class Generator:
             bound=max(a.bound, b.bound),
             frac=max(a.frac, b.frac),
             nonfinite=a.nonfinite or b.nonfinite,
+        )
+
+    def op_math(self) -> Value | None:
+        """The math ops: trigonometric and hyperbolic functions, expm1, log1p, isinf,
+        isnan, sign, remainder and fmod on floats; `integer_math` on i32."""
+        x = self.operand(["f32", "f64", "f16", "i32", "i32"])
+        if x.dtype == "i32":
+            return self.integer_math(x)
+        ops = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh"]
+        op = self.pick([*ops, "atanh", "expm1", "log1p", "isinf", "isnan", "sign", "remainder"])
+        if op in ("isinf", "isnan"):
+            name = self.fresh()
+            line = f"{name} = tensor.{op} {x.name} : {x.type} -> {{r}}"
+            return self.value(line, name, x.dims, "i1", exact=True, bound=1)
+        if op == "sign":  # of exact values only: the sign of a value near 0 may differ
+            return self.unary(op, x, exact=True, bound=1.0) if x.exact else None
+        if op == "remainder":
+            return self.float_remainder(x)
+        if x.dtype == "f16":  # f16 values stay exact
+            return None
+        if op in ("sin", "cos", "atan", "asinh"):
+            bound = {"atan": 1.6, "asinh": math.asinh(x.bound)}.get(op, 1.0)
+            return self.unary(op, x, exact=False, bound=bound)
+        if op in ("sinh", "cosh", "expm1"):
+            return self.unary(op, x, exact=False, bound=math.exp(x.bound)) if x.bound <= 8 else None
+        if op in ("log1p", "acosh"):  # log1p(|x|), acosh(|x| + 1)
+            y = self.positive(x, 1.0 if op == "acosh" else 0.0)
+            return self.unary(op, y, exact=False, bound=math.log1p(y.bound) + 1)
+        # tan, asin, acos, atanh of tanh(x) / 2, inside (-1, 1)
+        t = self.unary("tanh", x, exact=False, bound=1.0)
+        half = self.binary("mul", t, self.const_scalar(x.dtype, 0.5), exact=False, bound=0.5)
+        return self.unary(op, half, exact=False, bound=4.0)
+
+    def float_remainder(self, x: Value) -> Value | None:
+        """`remainder` or `fmod` of exact values by a divisor of magnitude at least 1,
+        either sign: exact."""
+        b = self.partner(x.sizes, x.dtype, exact=True)
+        if not x.exact or x.nonfinite or b.nonfinite:
+            return None
+        d = self.positive(b, 1.0)
+        if self.chance(50):
+            d = self.unary("neg", d, exact=d.exact, bound=d.bound, frac=d.frac)
+        op = self.pick(["remainder", "fmod"])
+        bound = d.bound if op == "remainder" else x.bound
+        frac = max(x.frac, d.frac)
+        if not self.allowed(x.dtype, exact_float(x.dtype, bound, frac), bound):
+            return None
+        return self.binary(op, x, d, exact=True, bound=bound, frac=frac)
+
+    def integer_math(self, x: Value) -> Value:
+        """sign, bitwise ops, shifts, remainder, fmod and pow on i32 (all exact: integer
+        results wrap around alike everywhere)."""
+        ops = ["bitwise_not", "sign", "bitwise_and", "bitwise_or", "bitwise_xor", "shl", "shr"]
+        op = self.pick([*ops, "remainder", "fmod", "pow"])
+        if op in ("sign", "bitwise_not"):
+            return self.unary(op, x, exact=True, bound=1.0 if op == "sign" else x.bound + 1)
+        if op in ("shl", "pow"):  # by a small constant; pow's may be negative
+            k = self.pick([0, 1, 2, 3] if op == "shl" else [-1, 0, 1, 2, 3])
+            c = self.const_scalar("i32", k)
+            bound = x.bound * 2**k if op == "shl" else max(x.bound ** max(k, 0), 1.0)
+            return self.binary(op, x, c, exact=True, bound=bound)
+        b = self.partner(x.sizes, "i32")  # any values: shifts by negative amounts too
+        if op == "shr":
+            return self.binary(op, x, b, exact=True, bound=x.bound)
+        bound = max(x.bound, b.bound)
+        if op.startswith("bitwise"):  # inside [-2**k, 2**k) when both operands are
+            bound = 2.0 ** math.ceil(math.log2(bound + 1))
+        return self.binary(op, x, b, exact=True, bound=bound)
+
+    def op_clamp(self) -> Value | None:
+        """`clamp` by a partner tensor and a partner or a constant scalar."""
+        x = self.operand(["f32", "f32", "i32", "f64", "f16"])
+        lo = self.partner(x.sizes, x.dtype)
+        shape = broadcast([x.sizes, lo.sizes])
+        if self.chance(50):
+            hi = self.const_scalar(x.dtype, self.pick([0.0, 1.0, 6.0]))
+        else:
+            hi = self.partner(shape, x.dtype)
+        operands = (x, lo, hi)
+        exact = all(v.exact for v in operands)
+        bound = max(v.bound for v in operands)
+        if not self.allowed(x.dtype, exact, bound):
+            return None
+        name = self.fresh()
+        types = ", ".join(v.type for v in operands)
+        return self.value(
+            f"{name} = tensor.clamp {x.name}, {lo.name}, {hi.name} : ({types}) -> {{r}}",
+            name,
+            self.result_dims(broadcast([shape, hi.sizes])),
+            x.dtype,
+            exact=exact,
+            bound=bound,
+            frac=max(v.frac for v in operands),
+            nonfinite=any(v.nonfinite for v in operands),
         )
 
     def op_reduce(self) -> Value | None:

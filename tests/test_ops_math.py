@@ -1,5 +1,5 @@
 """The math ops (trigonometric and hyperbolic functions, expm1, log1p, isinf, isnan,
-sign, remainder, fmod, integer pow, bitwise ops and shifts) at every level.
+sign, remainder, fmod, clamp, integer pow, bitwise ops and shifts) at every level.
 
 Each op runs on a stream of shapes (empty, unit, prime and large dims) through one
 compiled program, at the tensor level (`dvm.interpret`), the tile level, the bytecode
@@ -11,11 +11,15 @@ down the integer rules the docs state.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from random_programs import SYMBOLS, Generator
 from test_elementwise import KIND_DTYPES, NUMPY, expected, operand, program
 from tolerances import elementwise_tolerance
 from xdsl.utils.exceptions import VerifyException
@@ -220,6 +224,48 @@ def test_an_overflow_guard_is_one_kernel(rng: np.random.Generator) -> None:
 
 
 # ---------------------------------------------------------------------------
+# clamp
+# ---------------------------------------------------------------------------
+
+CLAMP = """func.func @f(%x: tensor<?x?xT>, %lo: tensor<?xT>, %hi: tensor<T>) -> tensor<?x?xT> {
+  %r = tensor.clamp %x, %lo, %hi : (tensor<?x?xT>, tensor<?xT>, tensor<T>) -> tensor<?x?xT>
+  func.return %r : tensor<?x?xT>
+}"""
+
+
+@pytest.mark.parametrize("dtype", KIND_DTYPES["numeric"])
+def test_clamp_matches_numpy_clip_on_every_shape(dtype: str, rng: np.random.Generator) -> None:
+    text = CLAMP.replace("T", dtype)
+    for device in DEVICES:
+        runs = levels(text, device)
+        for shape in SHAPES:
+            x, lo = operand(rng, dtype, shape), operand(rng, dtype, shape[1:])
+            hi = operand(rng, dtype, ())
+            want = np.clip(x, lo, hi)  # lo > hi gives hi, as np.clip does
+            for level, run in runs.items():
+                got = run(x, lo, hi)
+                where = f"{level} on {device}, shape {shape}"
+                np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+def test_clamp_by_constants_is_two_scalar_instructions_in_one_kernel() -> None:
+    """relu6: `max.rs` then `min.rs`, fused with what follows; NaN propagates."""
+    text = """func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %lo = arith.constant dense<0.0> : tensor<f32>
+  %hi = arith.constant dense<6.0> : tensor<f32>
+  %c = tensor.clamp %x, %lo, %hi : (tensor<?xf32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  %r = tensor.mul %c, %c : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}"""
+    x = np.array([-1.0, 0.5, 7.0, np.nan, -np.inf, np.inf], np.float32)
+    got, stats = dvm.compile(text).profile(x)
+    ((_, launch),) = stats
+    assert launch.instructions.get("max.rs") and launch.instructions.get("min.rs")
+    np.testing.assert_array_equal(got, np.clip(x, 0, 6) ** 2)
+    np.testing.assert_array_equal(run_everywhere(text, x), got)
+
+
+# ---------------------------------------------------------------------------
 # Verifiers
 # ---------------------------------------------------------------------------
 
@@ -248,6 +294,16 @@ REJECTED = [
         "%r = tensor.sign %p : tensor<4xi1>",
         "'tensor.sign' operand has element type i1, expected a numeric type",
     ),
+    (
+        "%r = tensor.clamp %a, %i, %i : (tensor<4xf32>, tensor<4xi32>, tensor<4xi32>) "
+        "-> tensor<4xf32>",
+        "'tensor.clamp' operand, bounds and result must have one element type",
+    ),
+    (
+        "%r = tensor.clamp %a, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) "
+        "-> tensor<5xf32>",
+        "'tensor.clamp' result type tensor<5xf32> has dim 5 at axis 0, expected 4",
+    ),
 ]
 
 
@@ -272,3 +328,26 @@ def test_a_rank0_argument_stays_rank0_at_the_tile_level() -> None:
     x, s = np.array([-1.0, 2.0, 0.5], np.float32), np.array(1.0, np.float32)
     got = run_everywhere(text, x, s)
     np.testing.assert_array_equal(got, [1.0, 2.0, 1.0])
+
+
+# ---------------------------------------------------------------------------
+# The random programs draw them
+# ---------------------------------------------------------------------------
+
+
+def test_random_programs_draw_the_math_ops() -> None:
+    """The generator's math and clamp steps make every math op (the random program
+    tests run what they make)."""
+    seen: set[str] = set()
+
+    @settings(max_examples=200, deadline=None, database=None, derandomize=True)
+    @given(data=st.data())
+    def collect(data: st.DataObject) -> None:
+        g = Generator(data.draw, SYMBOLS)
+        for _ in range(6):
+            g.pick([g.op_math, g.op_math, g.op_clamp])()
+        seen.update(re.findall(r"tensor\.(\w+)", "\n".join(g.blocks[0])))
+
+    collect()
+    missing = {*MATH_OPS, "clamp"} - seen
+    assert not missing, sorted(missing)

@@ -41,3 +41,28 @@ func.func @isinf_of_integers(%i: tensor<4xi8>) {
   %r = tensor.isinf %i : tensor<4xi8> -> tensor<4xi1>
   func.return
 }
+
+// -----
+
+// clamp: one element type for the operand, both bounds and the result.
+func.func @clamp_mixed_types(%a: tensor<4xf32>, %b: tensor<f64>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.clamp' operand, bounds and result must have one element type, got tensor<4xf32>, tensor<f64>, tensor<f64> -> tensor<4xf32>{{$}}
+  %r = tensor.clamp %a, %b, %b : (tensor<4xf32>, tensor<f64>, tensor<f64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @clamp_not_broadcast(%a: tensor<4xf32>, %b: tensor<3xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.clamp' operands are not broadcast-compatible: dims [3, 4] at result axis 0 (tensor<4xf32>, tensor<3xf32>, tensor<3xf32>){{$}}
+  %r = tensor.clamp %a, %b, %b : (tensor<4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @clamp_of_bools(%p: tensor<4xi1>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tensor.clamp' operand has element type i1, expected a numeric type{{$}}
+  %r = tensor.clamp %p, %p, %p : (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
