@@ -39,6 +39,7 @@ from dvm.vm.kernels import (
     ACC_UFUNCS,
     REDUCE_UFUNCS,
     blas_row_sum,
+    converter,
     counter_pos,
     matmul_sum_axis,
     middle_sum_operands,
@@ -266,6 +267,15 @@ def _bind_copy(node: OpNode, core: CoreLike) -> Fn:
     return call(core, _dst(node, core).__setitem__, Ellipsis, _src(node, core, 1))
 
 
+def _bind_convert(node: OpNode, core: CoreLike) -> Fn:
+    """convert: numpy assignment, or its kernel where assignment does not compute it."""
+    dst, src = (DType.from_numpy(core.dtype(r)) for r in node.ins.operands[:2])
+    kernel = converter(src, dst)
+    if kernel is None:
+        return _bind_copy(node, core)
+    return call(core, kernel, _src(node, core, 1), out=_dst(node, core))
+
+
 def _bind_fill(node: OpNode, core: CoreLike) -> Fn:
     """dst[...] = a scalar already converted to the register's dtype."""
     dst = _dst(node, core)
@@ -394,7 +404,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.STORE: _bind_store,
     Cat.STORE_ACC: _bind_store,
     Cat.COPY: _bind_copy,
-    Cat.CONVERT: _bind_copy,
+    Cat.CONVERT: _bind_convert,
     Cat.BROADCAST: _bind_copy,
     Cat.FILL: _bind_fill,
     Cat.SELECT: _bind_select,

@@ -55,3 +55,18 @@ def int_pow(a: Any, b: Any, out: np.ndarray) -> None:
     r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
     inv = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
     np.copyto(out, np.where(neg, inv, r), casting="unsafe")
+
+
+def float_to_int(x: np.ndarray, out: np.ndarray) -> None:
+    """out (an integer type) = x (a float type) truncated toward zero, saturated at the
+    range of out's type, NaN giving 0 (numpy's own cast leaves these undefined): what
+    `convert` from a float to an integer computes."""
+    info = np.iinfo(out.dtype)
+    t = x.astype(np.float64)  # exact for every float type
+    np.trunc(t, out=t)
+    top = 2.0 ** (info.bits - (1 if info.min < 0 else 0))  # just above the range, exact
+    above = t >= top
+    np.copyto(t, 0.0, where=above | np.isnan(t))
+    np.maximum(t, float(info.min), out=t)  # the minimum is 0 or a power of two: exact
+    np.copyto(out, t, casting="unsafe")  # every value is in range now
+    np.copyto(out, info.max, where=above)

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm.isa import ACCUMULATE, AccKind, Cat, ReduceKind
+from dvm.vm.composites import float_to_int
+from dvm.vm.isa import ACCUMULATE, AccKind, Cat, DType, ReduceKind
 from dvm.vm.narrow import mma_widened, widened
 from dvm.vm.plan import Shape, ViewPlan
 from dvm.vm.program import Index, Instr
@@ -107,6 +108,13 @@ _SCALARS: dict[tuple[float | int | None, np.dtype], Any] = {}
 
 EXACT = 1 << 24
 """Integers of smaller magnitude are exact in float32 and float64."""
+
+
+def converter(src: DType, dst: DType) -> Any | None:
+    """The kernel (`fn(x, out=r)`) of a `convert` from `src` to `dst` where numpy's
+    assignment does not compute it: float to integer (truncated, saturated, NaN 0);
+    None where assignment does (integers wrap, floats round to nearest even)."""
+    return float_to_int if src.is_float and dst.is_int else None
 
 
 def select_into(dst: np.ndarray, cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:

@@ -48,6 +48,7 @@ from dvm.vm.kernels import (
     ACC_UFUNCS,
     REDUCE_UFUNCS,
     blas_row_sum,
+    converter,
     counter_pos,
     fusable,
     global_view,
@@ -458,6 +459,19 @@ def _copy(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"o[...] = {x}", f"r{d} = o")
 
 
+def _convert(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """convert: as copy, or its kernel where numpy's assignment does not compute it."""
+    d, r = ops[0], ops[1]
+    kernel = converter(g.p.registers[r].dtype, g.p.registers[d].dtype)
+    if kernel is None:
+        _copy(g, k, ops, pad)
+        return
+    x = g.read(k, r, pad)
+    g.emit(pad, f"sh = {x}.shape")
+    g.register(k, d, pad)
+    g.emit(pad, f"{g.constant(f'F{k}', kernel)}({x}, out=o)", f"r{d} = o")
+
+
 def _broadcast(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r, shape = ops
     x = g.read(k, r, pad)
@@ -610,7 +624,7 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.STORE: _store,
     Cat.STORE_ACC: _store,
     Cat.COPY: _copy,
-    Cat.CONVERT: _copy,
+    Cat.CONVERT: _convert,
     Cat.BROADCAST: _broadcast,
     Cat.FILL: _fill,
     Cat.SELECT: _select,
