@@ -96,7 +96,11 @@ def is_splat_constant(op: Operation) -> bool:
         return False
     value = op.value
     # (xDSL's is_splat fails on a constant with no elements, which is no splat)
-    return isinstance(value, DenseIntOrFPElementsAttr) and len(value) > 0 and value.is_splat()
+    if not (isinstance(value, DenseIntOrFPElementsAttr) and len(value) > 0 and value.is_splat()):
+        return False
+    # an immediate is an f64: an integer it cannot hold stays outside, a kernel input
+    first = value.get_values()[0]
+    return not isinstance(first, int) or float(first) == first
 
 
 @dataclass

@@ -77,10 +77,12 @@ ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.mini
 
 
 def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
-    """A SCALAR operand as a read-only 0-d array of the register's dtype (unsafe cast, no
-    warnings): a ufunc takes a 0-d array faster than a numpy scalar, which it converts
-    to one on every call, and promotes both alike. Memoized (NaN, which equals
-    nothing, is simply converted each time)."""
+    """A SCALAR operand as a read-only 0-d array of the register's dtype (no warnings):
+    a float type rounds it; an integer type takes an f64 immediate truncated and
+    saturated at its range (so 2.0**63, the f64 nearest the i64 maximum, is that
+    maximum) and wraps a slot's value around. A ufunc takes a 0-d array faster
+    than a numpy scalar, which it converts to one on every call, and promotes both
+    alike. Memoized (NaN, which equals nothing, is simply converted each time)."""
     key = (value, dtype)
     got = _SCALARS.get(key)
     if got is None:
@@ -91,6 +93,9 @@ def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
             and -EXACT < value < EXACT
         ):
             got = np.array(value, dtype)  # exact, so no cast to make quiet (slot values: dims)
+        elif type(value) is float and dtype.kind in "iu":
+            got = np.empty((), dtype)
+            float_to_int(np.array(value), out=got)
         else:
             token = QUIET.enter()
             try:
