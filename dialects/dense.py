@@ -21,7 +21,10 @@ import math
 import struct
 from collections.abc import Sequence
 
+import ml_dtypes
+import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -30,12 +33,42 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
+BF16 = "bf16"
+"""bf16's format name in `FLOAT_FORMATS`."""
+
 FLOAT_FORMATS: dict[type[Attribute], str] = {
     Float16Type: "<e",
+    BFloat16Type: BF16,
     Float32Type: "<f",
     Float64Type: "<d",
 }
-"""The struct format of each float type the project computes in (little-endian)."""
+"""The struct format of each float type the project computes in (little-endian); bf16,
+which struct lacks, has its own name (see `pack_float`)."""
+
+
+def float_bytes_per_element(fmt: str) -> int:
+    return 2 if fmt == BF16 else struct.calcsize(fmt)
+
+
+def pack_float(fmt: str, value: float) -> bytes:
+    """The bytes of `value` rounded to nearest (ties to even) in a float format, as
+    `struct.pack` gives them; a finite value that rounds beyond the largest finite one
+    raises OverflowError, as struct does."""
+    if fmt != BF16:
+        return struct.pack(fmt, value)
+    with np.errstate(over="ignore"):
+        rounded = np.array(value, np.float64).astype(ml_dtypes.bfloat16)
+    if math.isfinite(value) and not np.isfinite(rounded):
+        raise OverflowError(f"{value} is out of range for bf16")
+    return rounded.tobytes()
+
+
+def unpack_float(fmt: str, bits: bytes) -> float:
+    """The value of one float element's bytes."""
+    if fmt != BF16:
+        return struct.unpack(fmt, bits)[0]
+    return float(np.frombuffer(bits, ml_dtypes.bfloat16)[0])
+
 
 LONG_CONSTANT = 100
 """xDSL prints a non-splat constant of more elements as one hex string (its bytes)."""
@@ -57,7 +90,7 @@ def is_splat(attr: DenseIntOrFPElementsAttr) -> bool:
 
 def float_text(bits: bytes, element: Attribute, printer: Printer) -> None:
     """Print one float element: its bits in hex unless it is finite."""
-    value = struct.unpack(FLOAT_FORMATS[type(element)], bits)[0]
+    value = unpack_float(FLOAT_FORMATS[type(element)], bits)
     if math.isfinite(value):
         printer.print_float(value, element)  # type: ignore[arg-type]
     else:

@@ -20,6 +20,7 @@ from typing import ClassVar, cast
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    BFloat16Type,
     BoolAttr,
     DenseArrayBase,
     Float16Type,
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     i64,
@@ -70,8 +72,9 @@ DYN = DYNAMIC_INDEX
 # Element types
 # --------------------------------------------------------------------------
 
-FLOAT_TYPES = (Float16Type, Float32Type, Float64Type)
-INTEGER_WIDTHS = (1, 8, 32, 64)
+FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+INTEGER_WIDTHS = (8, 16, 32, 64)
+"""The widths of the integer types, signless (`i8`: signed) and unsigned (`ui8`)."""
 
 
 def is_float(t: Attribute) -> bool:
@@ -79,16 +82,24 @@ def is_float(t: Attribute) -> bool:
 
 
 def is_bool(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
+    return isinstance(t, IntegerType) and t.width.data == 1 and is_signless(t)
+
+
+def is_signless(t: IntegerType) -> bool:
+    return t.signedness.data == Signedness.SIGNLESS
 
 
 def is_int(t: Attribute) -> bool:
-    """A signless integer type other than i1."""
-    return isinstance(t, IntegerType) and t.width.data in INTEGER_WIDTHS[1:]
+    """An integer type other than i1: signless ones are signed (`i8`), `ui8` unsigned."""
+    return (
+        isinstance(t, IntegerType)
+        and t.width.data in INTEGER_WIDTHS
+        and t.signedness.data in (Signedness.SIGNLESS, Signedness.UNSIGNED)
+    )
 
 
 def is_element_type(t: Attribute) -> bool:
-    return is_float(t) or (isinstance(t, IntegerType) and t.width.data in INTEGER_WIDTHS)
+    return is_float(t) or is_int(t) or is_bool(t)
 
 
 ELEMENT_KINDS = {

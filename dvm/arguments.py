@@ -13,25 +13,30 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
     IndexType,
     IntegerType,
     ModuleOp,
+    Signedness,
     TensorType,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
+from dvm import numerics
 from dvm.errors import CallError
 from dvm.numerics import Array
 
-_FLOAT_DTYPES: dict[type[Attribute], type[np.generic]] = {
+_FLOAT_DTYPES: dict[type[Attribute], type[Any]] = {
     Float16Type: np.float16,
+    BFloat16Type: ml_dtypes.bfloat16,
     Float32Type: np.float32,
     Float64Type: np.float64,
 }
@@ -42,6 +47,12 @@ _INT_DTYPES: dict[int, type[np.generic]] = {
     32: np.int32,
     64: np.int64,
 }
+_UINT_DTYPES: dict[int, type[np.generic]] = {
+    8: np.uint8,
+    16: np.uint16,
+    32: np.uint32,
+    64: np.uint64,
+}
 
 
 @cache  # types are immutable and few; this is on every op's path
@@ -51,15 +62,19 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
         t = t.element_type
     if isinstance(t, IndexType):
         return np.dtype(np.int64)
-    if isinstance(t, IntegerType) and t.width.data in _INT_DTYPES:
-        return np.dtype(_INT_DTYPES[t.width.data])
+    if isinstance(t, IntegerType):
+        width, signedness = t.width.data, t.signedness.data
+        if signedness == Signedness.UNSIGNED and width in _UINT_DTYPES:
+            return np.dtype(_UINT_DTYPES[width])
+        if signedness == Signedness.SIGNLESS and width in _INT_DTYPES:
+            return np.dtype(_INT_DTYPES[width])
     if type(t) in _FLOAT_DTYPES:
         return np.dtype(_FLOAT_DTYPES[type(t)])
     raise TypeError(f"the reference interpreter does not support type {t}")
 
 
 def is_float(t: Attribute) -> bool:
-    return numpy_dtype(t).kind == "f"
+    return numerics.is_float_dtype(numpy_dtype(t))
 
 
 def find_entry(module: ModuleOp, entry: str | None) -> FuncOp:
@@ -111,12 +126,13 @@ def check_argument(where: str, value: Any, t: Attribute) -> Any:
     if isinstance(t, TensorType):
         return check_tensor_argument(where, value, t)
     dtype = numpy_dtype(t)
+    kind = "f" if numerics.is_float_dtype(dtype) else "i" if dtype.kind == "u" else dtype.kind
     wanted = "an int for index" if isinstance(t, IndexType) else f"a {t} scalar"
-    if not isinstance(value, SCALAR_KINDS[dtype.kind]) or (
-        dtype.kind != "b" and isinstance(value, bool | np.bool_)
+    if not isinstance(value, SCALAR_KINDS[kind]) or (
+        kind != "b" and isinstance(value, bool | np.bool_)
     ):
         raise CallError(f"{where}: expected {wanted}, got {type(value).__name__}")
-    if dtype.kind == "i":  # never wrapped: an index beyond int64 bounding a loop never ends
+    if kind == "i":  # never wrapped: an index beyond int64 bounding a loop never ends
         info, number = np.iinfo(dtype), int(value)
         if not info.min <= number <= info.max:
             raise CallError(f"{where}: {number} is outside {t} ({info.min} .. {info.max})")

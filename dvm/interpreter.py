@@ -413,7 +413,7 @@ def cast(kind: type[Operation], dtype: np.dtype[Any], value: Any) -> Array:
         x = numerics.as_unsigned(x)
     if dtype.kind not in "ib":
         return numerics.convert(x, dtype)
-    if x.dtype.kind == "f":  # truncate toward zero, saturate, then keep the low bits
+    if numerics.is_float_dtype(x.dtype):  # truncate toward zero, saturate, keep the low bits
         signed = "u" if kind is arith.FPToUIOp else "i"
         x = numerics.convert(x, np.dtype(f"{signed}{dtype.itemsize}"))
     return numerics.wrap_integer(x, dtype)
@@ -445,7 +445,7 @@ def compare_floats(predicate: int, a: Any, b: Any) -> Array:
 def dense_array(value: DenseIntOrFPElementsAttr, type_: TensorType) -> Array:
     """A dense constant's elements as an array of its type (a splat written
     once fills the shape; a zero-element constant has no values at all)."""
-    data = np.array(value.get_values(), dtype=np.float64 if is_float(type_) else np.int64)
+    data = np.array(value.get_values(), np.float64 if is_float(type_) else numpy_dtype(type_))
     shape = type_.get_shape()
     data = np.full(shape, data[0]) if data.size == 1 else data.reshape(shape)
     return data.astype(numpy_dtype(type_))

@@ -12,7 +12,11 @@ Semantics chosen here, and why:
   0 for a zero divisor;
 - float -> integer `convert` truncates toward zero and saturates at the
   integer type's range, NaN giving 0 (numpy's own cast is platform-defined);
-- f16 sums, products, means and matmuls accumulate in f32 and round once;
+- conversions to a float type round to nearest, ties to even, once (bf16 by
+  `ml_dtypes`, whose casts from every type round once); integer narrowing
+  wraps around (keeps the low bits), as numpy and C do;
+- f16 and bf16 sums, products, means and matmuls accumulate in f32 and round
+  once;
 - a reduction over an empty axis gives its identity (`reduction_identity`).
 """
 
@@ -22,6 +26,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+import ml_dtypes
 import numpy as np
 from numpy.typing import NDArray
 
@@ -33,9 +38,19 @@ ReduceKind = Literal["sum", "mean", "max", "min", "prod"]
 # --------------------------------------------------------------------------
 
 
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+"""bf16, which numpy lacks: `ml_dtypes`' bfloat16 (its numpy kind is 'V', not 'f')."""
+
+
+def is_float_dtype(dtype: np.dtype[Any]) -> bool:
+    """Whether `dtype` is a float type: numpy's, or bf16."""
+    return dtype.kind == "f" or dtype == BFLOAT16
+
+
 def working_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    """The dtype to compute in: f16 goes through f32 so that it is rounded only once."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    """The dtype to compute in: f16 and bf16 go through f32 so that they are rounded
+    only once."""
+    return np.dtype(np.float32) if dtype in (np.float16, BFLOAT16) else dtype
 
 
 # --------------------------------------------------------------------------
@@ -134,7 +149,7 @@ def clamp(x: Array, low: Array, high: Array) -> Array:
 def divide(a: Array, b: Array) -> Array:
     """`tensor.div`: true division for floats; for integers, rounds toward zero
     and a zero divisor gives 0 (the minimum integer divided by -1 wraps)."""
-    if np.asarray(a).dtype.kind == "f":
+    if is_float_dtype(np.asarray(a).dtype):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return np.true_divide(a, b)
     return _where_divisor(b, lambda safe: _trunc_div(a, safe))
@@ -286,10 +301,11 @@ the time (`tests/test_host_scalars.py` checks that they agree)."""
 
 
 def convert(x: Array, dtype: np.dtype[Any] | type[Any]) -> Array:
-    """`tensor.convert`: numpy `astype`, except that float -> integer truncates
-    toward zero, saturates at the integer range and maps NaN to 0."""
+    """`tensor.convert`: numpy `astype` (floats round to nearest even, integers wrap,
+    nonzero is true), except that float -> integer truncates toward zero, saturates at
+    the integer range and maps NaN to 0."""
     dtype = np.dtype(dtype)
-    if x.dtype.kind == "f" and dtype.kind in "iu":
+    if is_float_dtype(x.dtype) and dtype.kind in "iu":
         return _float_to_int(x, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return x.astype(dtype)
@@ -323,7 +339,7 @@ def reduction_identity(kind: ReduceKind, dtype: np.dtype[Any]) -> Any:
         return dtype.type(1)
     if kind == "mean":
         return dtype.type(np.nan)
-    if dtype.kind == "f":
+    if is_float_dtype(dtype):
         return dtype.type(-np.inf if kind == "max" else np.inf)
     info = np.iinfo(dtype)
     return dtype.type(info.min if kind == "max" else info.max)

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     TensorType,
     i64,
 )
@@ -62,8 +63,12 @@ def identity(kind: str, element: Attribute) -> FloatAttr | IntegerAttr:
         value = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
         return FloatAttr(value, element)  # type: ignore[arg-type]
     assert t.is_bool(element) or t.is_int(element)
-    width = element.width.data  # type: ignore[attr-defined]
-    lo, hi = (0, 1) if width == 1 else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
+    assert isinstance(element, IntegerType)
+    width = element.width.data
+    if width == 1 or element.signedness.data == Signedness.UNSIGNED:
+        lo, hi = 0, 2**width - 1
+    else:
+        lo, hi = -(2 ** (width - 1)), 2 ** (width - 1) - 1
     value = {"sum": 0, "prod": 1, "max": lo, "min": hi}[kind]
     return IntegerAttr(value, element)  # type: ignore[arg-type]
 

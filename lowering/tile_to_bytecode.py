@@ -40,11 +40,7 @@ from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, shape_from_attr
-from dvm.vm.isa import MAX_RANK, DType, ReduceKind
-
-DTYPE_TEXT = {
-    "f16": "f16", "f32": "f32", "f64": "f64", "i1": "i1", "i8": "i8", "i32": "i32", "i64": "i64",
-}  # fmt: skip
+from dvm.vm.isa import DTYPE_BY_TEXT, MAX_RANK, ReduceKind
 
 COMBINING = {
     "sum": ReduceKind.SUM,
@@ -61,7 +57,7 @@ def dtype_text(element: Attribute) -> str:
 
 
 def element_bytes(element: Attribute) -> int:
-    return DType[{"i1": "BOOL"}.get(str(element), str(element).upper())].np.itemsize
+    return DTYPE_BY_TEXT[str(element)].np.itemsize
 
 
 @dataclass
@@ -466,13 +462,14 @@ class ProgramBuilder:
         for r, (dtype, shape) in enumerate(self.regs.kinds):
             dims = [self.slots.of(d) for d in shape]
             decls.append(bc.RegOp.make(r, dtype, dims, self.slots.of(offset)))
-            size = sympy.Mul(*shape) * DType[dtype_name(dtype)].np.itemsize
+            size = sympy.Mul(*shape) * DTYPE_BY_TEXT[dtype].np.itemsize
             offset = offset + sympy.ceiling(size / self.alignment) * self.alignment
         return decls
 
 
 def dtype_name(text: str) -> str:
-    return {"i1": "BOOL"}.get(text, text.upper())
+    """The `DType` member name of an element type's text (`i1` -> BOOL, `ui8` -> U8)."""
+    return DTYPE_BY_TEXT[text].name
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ the VM's results with `dvm.interpret`'s.
 
 Ops: elementwise unary and binary ops (comparisons feeding select), the math
 ops (trigonometric and hyperbolic functions, expm1, log1p, isinf, isnan, sign,
-remainder, fmod, clamp, integer pow, bitwise ops and shifts), 0-d and
+remainder, fmod, clamp, integer pow, bitwise ops and shifts), detours through
+the narrow and unsigned types (ui8 ... ui64, i16, bf16), 0-d and
 splat constants, broadcasts (size-1 dims, lower-rank operands, more leading
 dims), reductions over any axes with or without keepdims, matmul (2-D and
 batched, transposed), transpose, expand_shape / collapse_shape (with
@@ -74,6 +75,7 @@ NUMPY = {
     "i1": np.bool_,
 }
 MANTISSA = {"f16": 11, "f32": 24, "f64": 53}
+BF16_MANTISSA = 8
 BMAX = 1e6
 """Largest magnitude a float value may reach (far from f32 overflow)."""
 ELEMENTS_CAP = 12_000
@@ -206,7 +208,7 @@ class Generator:
         + ["matmul"] * 2
         + ["transpose", "collapse", "expand", "broadcast_to", "convert", "if", "compare", "for"]
         + ["math"] * 3
-        + ["clamp"]
+        + ["clamp", "narrow"]
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -690,6 +692,51 @@ class Generator:
             bound=bound,
             frac=max(v.frac for v in operands),
             nonfinite=any(v.nonfinite for v in operands),
+        )
+
+    def op_narrow(self) -> Value | None:
+        """A detour through one of the narrower or unsigned types: convert, one op there,
+        convert back. i32 goes through ui8 ... ui64 or i16, where integers wrap around
+        alike at every level; an exact f32 through bf16, where a max or min is exact
+        and a sum or product rounds once, alike at every level."""
+        x = self.operand(["i32", "i32", "f32"])
+        b = self.partner(x.sizes, x.dtype, exact=True)
+        if x.dtype == "i32":
+            narrow = self.pick(["ui8", "i16", "ui16", "ui32", "ui64"])
+            op = self.pick(["add", "sub", "mul", "div", "max", "min", "shr", "bitwise_xor"])
+            exact, bound, frac = True, 2.0**31, 0
+        elif x.exact and b.exact and not (x.nonfinite or b.nonfinite):
+            narrow, op = "bf16", self.pick(["add", "max", "min", "mul"])
+            exact = op in ("max", "min") and all(
+                v.bound * 2.0**v.frac < 2.0**BF16_MANTISSA for v in (x, b)
+            )
+            bound = {"add": x.bound + b.bound, "mul": x.bound * b.bound}.get(
+                op, max(x.bound, b.bound)
+            )
+            frac = x.frac + b.frac if op == "mul" else max(x.frac, b.frac)
+            if not self.allowed("f32", exact, bound):
+                return None
+        else:
+            return None
+        there = self.binary(
+            op, self.retyped(x, narrow), self.retyped(b, narrow), exact=True, bound=1
+        )
+        return self.retyped(there, x.dtype, exact=exact, bound=bound, frac=frac)
+
+    def retyped(
+        self, v: Value, dtype: str, *, exact: bool = True, bound: float = 1.0, frac: int = 0
+    ) -> Value:
+        """`v` converted to `dtype`: the detours of `op_narrow` (into a narrow type, where
+        no value is tracked, and back, with what the caller knows of it)."""
+        name = self.fresh()
+        return self.value(
+            f"{name} = tensor.convert {v.name} : {v.type} -> {{r}}",
+            name,
+            v.dims,
+            dtype,
+            exact=exact,
+            bound=bound,
+            frac=frac,
         )
 
     def op_reduce(self) -> Value | None:

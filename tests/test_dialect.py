@@ -22,10 +22,12 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    Float80Type,
     IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -113,9 +115,10 @@ def test_every_op_of_the_design_is_in_the_dialect() -> None:
 # Element types per op
 # --------------------------------------------------------------------------
 
-FLOATS = (f16, f32, f64)
-INTS = (i8, i32, i64)
-UNSUPPORTED = (i16, BFloat16Type())
+FLOATS = (f16, BFloat16Type(), f32, f64)
+UNSIGNED = tuple(IntegerType(w, Signedness.UNSIGNED) for w in (8, 16, 32, 64))
+INTS = (i8, i16, i32, i64, *UNSIGNED)
+UNSUPPORTED = (IntegerType(16, Signedness.SIGNED), IntegerType(4), Float80Type())
 
 
 SAME_TYPE_UNARY = [op for op in tensor.UNARY_OPS if issubclass(op, tensor.UnaryOp)]

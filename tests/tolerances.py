@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from dvm.dialects.elementwise import BY_OP_NAME
@@ -40,4 +41,4 @@ def elementwise_tolerance(op: str, dtype: Any) -> float:
     """The rtol (and atol) for results of the elementwise op `op` in the float `dtype`
     against numpy's float64 result rounded to `dtype`: the op table's `ulps` epsilons
     of `dtype` (0, the same bits, for an op that rounds exactly)."""
-    return BY_OP_NAME[op].ulps * float(np.finfo(dtype).eps)
+    return BY_OP_NAME[op].ulps * float(ml_dtypes.finfo(dtype).eps)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 
@@ -20,7 +21,8 @@ def _read_only_one(dtype: type) -> np.ndarray:
     return one
 
 
-_ONE = {np.dtype(t): _read_only_one(t) for t in (np.float16, np.float32, np.float64)}
+_FLOATS = (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)
+_ONE = {np.dtype(t): _read_only_one(t) for t in _FLOATS}
 """1 as a 0-d array per float dtype: a ufunc takes it faster than a Python number."""
 
 
@@ -49,12 +51,18 @@ def int_div(a: Any, b: Any, out: np.ndarray) -> None:
 
 
 def int_pow(a: Any, b: Any, out: np.ndarray) -> None:
-    """Integer power; a negative exponent gives 1/a**|b| rounded toward zero."""
+    """Integer power, numpy's exact (wrapping) repeated squaring; a negative exponent
+    gives 1/a**|b| rounded toward zero. Computed in out's type throughout: an unsigned
+    64-bit power must not meet a signed value (numpy would promote both to f64)."""
     a, b = np.asarray(a), np.asarray(b)
+    if b.dtype.kind == "u":
+        np.power(a, b, out=out)
+        return
     neg = b < 0
-    r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
     inv = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
-    np.copyto(out, np.where(neg, inv, r), casting="unsafe")
+    inv = inv.astype(out.dtype)  # (before out is written: it may be a or b)
+    np.power(a, np.where(neg, 0, b).astype(b.dtype), out=out)
+    np.copyto(out, inv, where=neg)
 
 
 def float_to_int(x: np.ndarray, out: np.ndarray) -> None:

@@ -10,7 +10,7 @@ an f32 ulp: the rounding to f32 agrees with the correctly rounded value
 everywhere but within that distance of a rounding boundary (no point of a
 dense grid of 2,000,001 on [-4.5, 4.5] differs). From 4 on, erf rounds to
 1 in f32 (1 - erf(3.92) is below half an ulp of 1).
-f16: a table of all 65,536 values, made with the f32 rule.
+f16 and bf16: a table of all 65,536 values of the type, made with the f32 rule.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from functools import cache
 
+import ml_dtypes
 import numpy as np
 from numpy.polynomial import chebyshev
 
@@ -65,20 +66,24 @@ def erf_f64(x: np.ndarray) -> np.ndarray:
     return np.copysign(acc, flat, out=acc).reshape(x.shape)
 
 
+SIXTEEN_BITS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+"""The float types whose every value a table holds."""
+
+
 @cache
-def _f16_table() -> np.ndarray:
-    """erf of every f16 value, indexed by its bits."""
-    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+def _table(dtype: np.dtype) -> np.ndarray:
+    """erf of every value of a 16-bit float type, indexed by its bits."""
+    every = np.arange(1 << 16, dtype=np.uint16).view(dtype)
     with np.errstate(invalid="ignore"):  # (signalling NaNs)
-        table = erf_f64(every).astype(np.float16)
+        table = erf_f64(every).astype(dtype)
     table.flags.writeable = False
     return table
 
 
 def erf(x: np.ndarray, out: np.ndarray) -> None:
     """out = erf(x), rounded once to their dtype (the same one)."""
-    if x.dtype == np.float16:
-        np.take(_f16_table(), x.view(np.uint16), out=out, mode="wrap")
+    if x.dtype in SIXTEEN_BITS:
+        np.take(_table(x.dtype), x.view(np.uint16), out=out, mode="wrap")
     elif x.dtype == np.float32:
         np.copyto(out, erf_f64(x), casting="unsafe")
     else:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from dvm.vm import composites
@@ -63,6 +64,13 @@ class DType(IntEnum):
     F16 = 5
     F32 = 6
     F64 = 7
+    U8 = 8
+    I16 = 9
+    U16 = 10
+    U32 = 11
+    U64 = 12
+    BF16 = 13
+    """bfloat16: `ml_dtypes.bfloat16` arrays (numpy has no bf16 of its own)."""
 
     @property
     def np(self) -> np.dtype:
@@ -71,16 +79,17 @@ class DType(IntEnum):
 
     @property
     def text(self) -> str:
-        """The assembler spelling, as in MLIR: i1, i8, i32, i64, f16, f32, f64."""
+        """The assembler spelling, as in MLIR: i1, i8, ui8, i16, ..., bf16, f16, f32, f64."""
         return _DTYPE_TEXT[self]
 
     @property
     def is_float(self) -> bool:
-        return self in (DType.F16, DType.F32, DType.F64)
+        return self in (DType.F16, DType.BF16, DType.F32, DType.F64)
 
     @property
     def is_int(self) -> bool:
-        return self in (DType.I8, DType.I32, DType.I64)
+        """A signed or unsigned integer type (not i1)."""
+        return not self.is_float and self is not DType.BOOL
 
     @staticmethod
     def from_numpy(dtype: np.dtype | type) -> DType:
@@ -96,6 +105,12 @@ _NP_DTYPES: dict[DType, np.dtype] = {
     DType.F16: np.dtype(np.float16),
     DType.F32: np.dtype(np.float32),
     DType.F64: np.dtype(np.float64),
+    DType.U8: np.dtype(np.uint8),
+    DType.I16: np.dtype(np.int16),
+    DType.U16: np.dtype(np.uint16),
+    DType.U32: np.dtype(np.uint32),
+    DType.U64: np.dtype(np.uint64),
+    DType.BF16: np.dtype(ml_dtypes.bfloat16),
 }
 _FROM_NP = {v: k for k, v in _NP_DTYPES.items()}
 _DTYPE_TEXT = {
@@ -106,6 +121,12 @@ _DTYPE_TEXT = {
     DType.F16: "f16",
     DType.F32: "f32",
     DType.F64: "f64",
+    DType.U8: "ui8",
+    DType.I16: "i16",
+    DType.U16: "ui16",
+    DType.U32: "ui32",
+    DType.U64: "ui64",
+    DType.BF16: "bf16",
 }
 DTYPE_BY_TEXT = {v: k for k, v in _DTYPE_TEXT.items()}
 

@@ -139,7 +139,7 @@ def reduce_identity(kind: ReduceKind, dtype: np.dtype) -> Any:
         return 0
     if kind is ReduceKind.PROD:
         return 1
-    if dtype.kind == "f":
+    if DType.from_numpy(dtype).is_float:
         return -np.inf if kind is ReduceKind.MAX else np.inf
     info = np.iinfo(dtype)
     return info.min if kind is ReduceKind.MAX else info.max

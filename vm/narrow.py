@@ -1,4 +1,4 @@
-"""Floats narrower than f32 (f16): sums, products and matmuls computed in f32.
+"""Floats narrower than f32 (f16, bf16): sums, products and matmuls computed in f32.
 
 numpy has no f16 BLAS (its f16 matmul is a loop in C, about 175 times
 slower than f32's), and its f16 arithmetic converts every operand in
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
 
 _F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
 """Every f16 value, by its bits, in f32 (exact): a gather from this 256 KiB table, which
@@ -27,11 +29,11 @@ _F16_TO_F32.flags.writeable = False
 def widened(dtype: np.dtype) -> np.dtype | None:
     """The type a float narrower than f32 accumulates sums and products and computes
     matmuls in (f32), rounding once at the end; None for the others."""
-    return F32 if dtype.kind == "f" and dtype.itemsize < 4 else None
+    return F32 if dtype in (F16, BF16) else None
 
 
 def widen_into(out: np.ndarray, x: np.ndarray) -> None:
-    """out (f32) = x (f16, any layout), exactly."""
+    """out (f32) = x (f16 or bf16, any layout), exactly."""
     if x.dtype == F16:
         np.take(_F16_TO_F32, x.view(np.uint16), out=out, mode="wrap")
     else:

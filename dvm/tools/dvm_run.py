@@ -74,6 +74,7 @@ def make_inputs(options: argparse.Namespace, arg_types: Sequence[Any]) -> list[A
     from xdsl.dialects.builtin import IndexType, TensorType
 
     from dvm.arguments import numpy_dtype
+    from dvm.numerics import is_float_dtype
 
     tensors = [t for t in arg_types if isinstance(t, TensorType)]
     indices = iter(options.index)
@@ -98,12 +99,13 @@ def make_inputs(options: argparse.Namespace, arg_types: Sequence[Any]) -> list[A
             continue
         dtype = numpy_dtype(t)
         shape = parse_shape(source)
-        if dtype.kind == "f":
+        if is_float_dtype(dtype):
             args.append(rng.standard_normal(shape).astype(dtype))
         elif dtype.kind == "b":
             args.append(rng.random(shape) < 0.5)
-        else:
-            args.append(rng.integers(-8, 9, size=shape).astype(dtype))
+        else:  # small values, none negative for an unsigned type
+            low = 0 if dtype.kind == "u" else -8
+            args.append(rng.integers(low, 9, size=shape).astype(dtype))
     return args
 
 
@@ -130,12 +132,15 @@ def show(outputs: tuple[Any, ...], options: argparse.Namespace) -> None:
 def check(module: Any, args: list[Any], outputs: tuple[Any, ...], entry: str | None) -> bool:
     """Compare with the reference interpreter; print the largest differences."""
     import dvm
+    from dvm.numerics import BFLOAT16, is_float_dtype
 
     expected = dvm.interpret(module, *args, entry=entry)
     expected = expected if isinstance(expected, tuple) else (expected,)
     good = True
     for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
-        tol = 2e-3 if got.dtype == np.float16 else 1e-4
+        tol = {np.dtype(np.float16): 2e-3, BFLOAT16: 1.6e-2}.get(got.dtype, 1e-4)
+        if is_float_dtype(got.dtype):  # (numpy compares no bf16)
+            got, want = got.astype(np.float64), want.astype(np.float64)
         same = got.shape == want.shape and np.allclose(
             got, want, rtol=tol, atol=tol, equal_nan=True
         )

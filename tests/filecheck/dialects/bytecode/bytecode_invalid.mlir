@@ -34,7 +34,7 @@ bytecode.program @kind params [] {
 bytecode.program @dtype params [] {
   bytecode.arg a0 f128 [x_0]
 }
-// CHECK: error: expected an element type (i1, i8, i32, i64, f16, f32, f64), got 'f128'
+// CHECK: error: expected an element type (i1, i8, i32, i64, f16, f32, f64, ui8, i16, ui16, ui32, ui64, bf16), got 'f128'
 
 // -----
 
