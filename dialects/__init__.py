@@ -18,9 +18,16 @@ def _dvm() -> Dialect:
 
 
 def _tensor() -> Dialect:
+    return tensor_dialect()
+
+
+def tensor_dialect() -> Dialect:
+    """The `tensor` dialect: the ops of `dvm.dialects.tensor` and the data movement
+    ops of `dvm.dialects.data_movement` (a module of their own, which builds on it)."""
+    from dvm.dialects.data_movement import DATA_MOVEMENT_OPS
     from dvm.dialects.tensor import Tensor
 
-    return Tensor
+    return Dialect("tensor", [*Tensor.operations, *DATA_MOVEMENT_OPS], list(Tensor.attributes))
 
 
 def _tile() -> Dialect:

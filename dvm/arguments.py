@@ -3,8 +3,9 @@
 The reference interpreter and the compiled program (`dvm.compile`) agree on what a
 call takes and gives: the entry function (`find_entry`), each argument checked
 against its type (`check_arguments`: a `CallError` naming the argument and what is
-wrong), and results the caller owns (`owned`). Every level, the tile interpreter
-too, reads an element type as the numpy dtype `numpy_dtype` gives.
+wrong), an op's result as its run-time value (`to_value`, `result`) and results the
+caller owns (`owned`). Every level, the tile interpreter too, reads an element type
+as the numpy dtype `numpy_dtype` gives.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute
+from xdsl.interpreter import PythonValues
+from xdsl.ir import Attribute, Operation
 
 from dvm import numerics
-from dvm.errors import CallError
+from dvm.errors import CallError, ShapeError
 from dvm.numerics import Array
 
 _FLOAT_DTYPES: dict[type[Attribute], type[Any]] = {
@@ -75,6 +77,36 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
 
 def is_float(t: Attribute) -> bool:
     return numerics.is_float_dtype(numpy_dtype(t))
+
+
+def to_value(op: Operation, raw: Any, t: Attribute) -> Any:
+    """`raw` as the run-time value of a result of type `t`: an array for a tensor, a
+    Python int for `index`, a numpy scalar otherwise.
+
+    Converts to the declared element type, since numpy turns 0-d results into
+    scalars, and checks the static dims of a tensor type.
+    """
+    if isinstance(t, TensorType):
+        array = np.asarray(raw, dtype=numpy_dtype(t))
+        check_static_dims(op, array.shape, t)
+        return array
+    if isinstance(t, IndexType):
+        return int(raw)
+    return np.asarray(raw, dtype=numpy_dtype(t))[()]
+
+
+def check_static_dims(op: Operation, shape: tuple[int, ...], t: TensorType[Attribute]) -> None:
+    declared = t.get_shape()
+    fits = len(shape) == len(declared) and all(
+        d in (DYNAMIC_INDEX, s) for d, s in zip(declared, shape, strict=True)
+    )
+    if not fits:
+        raise ShapeError(f"'{op.name}' computed shape {shape}, which contradicts its type {t}")
+
+
+def result(op: Operation, raw: Any) -> PythonValues:
+    """The impl return value of a single-result op."""
+    return (to_value(op, raw, op.results[0].type),)
 
 
 def find_entry(module: ModuleOp, entry: str | None) -> FuncOp:

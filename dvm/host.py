@@ -58,6 +58,7 @@ from dvm.passes.symbolic import (
     shape_from_attr,
     value_exprs,
 )
+from dvm.slice_checks import checked_slices
 
 Step = Callable[[Call, Env], None]
 """One op of the host function, compiled: it reads and writes the call's environment."""
@@ -274,7 +275,8 @@ class HostCompiler:
     # -- kernels ----------------------------------------------------------------------
 
     def op_LaunchOp(self, op: tile.LaunchOp) -> Step:
-        return self.checked_dims(op, self.launch_step(self.launch_parts(op)))
+        launch = self.launch_step(self.launch_parts(op))
+        return self.checked_dims(op, checked_slices(op.attributes, launch))
 
     def checked_dims(self, op: tile.LaunchOp, step: Step) -> Step:
         """`step`, after checking that no shape its kernel takes from index values has a

@@ -54,10 +54,18 @@ from xdsl.interpreter import (
 )
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions as XdslScfFunctions
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Operation
 
 from dvm import numerics
-from dvm.arguments import check_arguments, find_entry, is_float, numpy_dtype, owned
+from dvm.arguments import (
+    check_arguments,
+    find_entry,
+    is_float,
+    numpy_dtype,
+    owned,
+    result,
+    to_value,
+)
 from dvm.dialects import tensor
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError, ShapeError
@@ -71,35 +79,6 @@ __all__ = ["interpret", "make_interpreter"]
 # --------------------------------------------------------------------------
 # Types and values
 # --------------------------------------------------------------------------
-
-
-def to_value(op: Operation, raw: Any, t: Attribute) -> Any:
-    """`raw` as the run-time value of a result of type `t` (see the module docstring).
-
-    Converts to the declared element type, since numpy turns 0-d results into
-    scalars, and checks the static dims of a tensor type.
-    """
-    if isinstance(t, TensorType):
-        array = np.asarray(raw, dtype=numpy_dtype(t))
-        check_static_dims(op, array.shape, t)
-        return array
-    if isinstance(t, IndexType):
-        return int(raw)
-    return np.asarray(raw, dtype=numpy_dtype(t))[()]
-
-
-def check_static_dims(op: Operation, shape: tuple[int, ...], t: TensorType[Attribute]) -> None:
-    declared = t.get_shape()
-    fits = len(shape) == len(declared) and all(
-        d in (DYNAMIC_INDEX, s) for d, s in zip(declared, shape, strict=True)
-    )
-    if not fits:
-        raise ShapeError(f"'{op.name}' computed shape {shape}, which contradicts its type {t}")
-
-
-def result(op: Operation, raw: Any) -> PythonValues:
-    """The impl return value of a single-result op."""
-    return (to_value(op, raw, op.results[0].type),)
 
 
 def broadcast_shapes(
@@ -552,7 +531,9 @@ def make_interpreter(
 ) -> Interpreter:
     """An xDSL interpreter for `module` that knows func, arith, scf, tensor
     and the launches of tile kernels."""
-    # imported here: it loads the lowering, which a tensor-level program never needs
+    # imported here: they build on this module (and the tile interpreter loads the
+    # lowering, which a tensor-level program never needs)
+    from dvm.interpret_data_movement import DataMovementFunctions
     from dvm.tile_interpreter import TileFunctions
 
     interpreter = Interpreter(module)
@@ -561,6 +542,7 @@ def make_interpreter(
         ArithFunctions(),
         ScfFunctions(),
         TensorFunctions(),
+        DataMovementFunctions(),
         KernelFunctions(symbols),
         TileFunctions(),
     ):

@@ -243,9 +243,9 @@ class KernelBuilder:
         """A view whose dims each span one domain axis or none."""
         entries = [self.view_dim(strided, span) for span in dims]
         if not entries:  # a kernel over no axes: one element
-            return tile.View(ZERO, [], [], [], [])
+            return tile.View(strided.offset, [], [], [], [])
         sizes, strides, tiles, index = zip(*entries, strict=True)
-        return tile.View(ZERO, sizes, strides, tiles, index)
+        return tile.View(strided.offset, sizes, strides, tiles, index)
 
     def view_dim(
         self, strided: StridedView, span: tuple[int, ...]

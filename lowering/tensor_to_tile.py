@@ -44,6 +44,7 @@ from dvm.lowering.tiling import (
     whole_k_always_fits,
     whole_k_fits,
 )
+from dvm.passes.data_movement import SLICE_BOUNDS, slice_bounds
 from dvm.passes.domain import (
     ELEMENTWISE,
     Domain,
@@ -301,6 +302,8 @@ def lower_kernel(
             launch.attributes[key] = fusion.attributes[key]
     if dims := index_dims(fusion):
         launch.attributes[INDEX_DIMS] = ArrayAttr(dims)
+    if bounds := slice_bounds(list(body_ops(fusion))):
+        launch.attributes[SLICE_BOUNDS] = ArrayAttr(bounds)
     return kernel, launch
 
 

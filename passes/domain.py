@@ -32,6 +32,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
+from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.passes.data_movement import slice_view
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
     Shape,
@@ -43,7 +45,7 @@ Axes = tuple[int, ...]
 Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
-LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp)
+LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT)
 """Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
 
@@ -103,6 +105,8 @@ class StridedView:
     """The domain axes each dim of `target` spans."""
     matmul_operand: bool = False
     """Read in the matmul's own coordinates (batch..., rows, cols)."""
+    offset: sympy.Expr = field(default_factory=lambda: sympy.Integer(0))
+    """The element of the buffer where the view starts (moved by slices)."""
 
 
 @dataclass
@@ -340,6 +344,9 @@ class DomainAnalysis:
     def visit(self, op: Operation) -> None:
         if isinstance(op, arith.ConstantOp):
             return
+        if isinstance(op, ExtractSliceOp):
+            self.slice(op)
+            return
         if isinstance(op, LAYOUT) and self.is_input_view(op.operands[0]):
             self.chains[op.results[0]] = (op, op.operands[0])  # still a view of an input
             return
@@ -358,6 +365,14 @@ class DomainAnalysis:
             self.matmul(op)
         else:
             raise Illegal(f"{describe(op)} cannot be part of a kernel")
+
+    def slice(self, op: ExtractSliceOp) -> None:
+        """A slice is a view of its source: of an input (or layout ops applied to one),
+        even one the kernel also reads whole, which is a load of its own. A slice of a
+        value the kernel computes would shift the domain: it is not fused."""
+        if self.is_internal(op.source) and op.source not in self.chains:
+            raise Illegal(f"{describe(op)} slices a value computed in the kernel")
+        self.chains[op.result] = (op, op.source)
 
     def is_input_view(self, value: SSAValue) -> bool:
         """Not yet placed, and an input or layout ops applied to an input."""
@@ -486,17 +501,21 @@ class DomainAnalysis:
     # -- views of inputs and outputs ----------------------------------------------
 
     def add_load(self, value: SSAValue, placement: Placement, matmul_operand: bool = False) -> None:
-        source, dims = self.view_through_chain(value)
+        source, offset, dims = self.view_through_chain(value)
         strides = self.axis_strides(placement, dims)
-        self.domain.loads.append(StridedView(source, strides, value, placement, matmul_operand))
+        view = StridedView(source, strides, value, placement, matmul_operand, offset)
+        self.domain.loads.append(view)
 
-    def view_through_chain(self, value: SSAValue) -> tuple[SSAValue, list[sympy.Expr]]:
-        """The input buffer behind `value` and the strides of `value`'s dims in it."""
+    def view_through_chain(self, value: SSAValue) -> tuple[SSAValue, sympy.Expr, list[sympy.Expr]]:
+        """The input buffer behind `value`, and where `value` starts in it and the
+        strides of its dims."""
         if value not in self.chains:
-            return value, contiguous_strides(shape_of(value))
+            return value, sympy.Integer(0), contiguous_strides(shape_of(value))
         op, operand = self.chains[value]
-        source, strides = self.view_through_chain(operand)
-        return source, self.apply_layout(op, shape_of(operand), strides)
+        source, offset, strides = self.view_through_chain(operand)
+        if isinstance(op, ExtractSliceOp):
+            return source, *slice_view(op, offset, strides)
+        return source, offset, self.apply_layout(op, shape_of(operand), strides)
 
     def apply_layout(
         self, op: Operation, shape: Shape, strides: list[sympy.Expr]

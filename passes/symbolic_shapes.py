@@ -46,7 +46,9 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
-from dvm.dialects.expr import ExprAttr, symbol
+from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
+from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
     ARG_VALUES,
@@ -212,6 +214,7 @@ class ShapeInference:
             t.BroadcastToOp: self.broadcast_to,
             t.ExpandShapeOp: self.expand_shape,
             t.CollapseShapeOp: self.collapse_shape,
+            ExtractSliceOp: self.extract_slice,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -230,6 +233,8 @@ class ShapeInference:
         self.unifier = Unifier()
         self.shapes: dict[SSAValue, Shape] = {}
         self.values: dict[SSAValue, sympy.Expr] = {}
+        self.slices: dict[Operation, tuple[ShapeAttr, ShapeAttr]] = {}
+        """Each slice's offsets and strides (canonicalized when written: `SLICE`)."""
         self.fresh = 0
 
     def run(self) -> None:
@@ -405,6 +410,13 @@ class ShapeInference:
         source = self.shape(op.src)
         self.set_result(op, [sympy.expand(sympy.Mul(*(source[i] for i in g))) for g in op.groups])
 
+    def extract_slice(self, op: Operation) -> None:
+        """The sizes give the shape; offsets and strides are kept for the kernel's view."""
+        assert isinstance(op, ExtractSliceOp)
+        sizes, offsets, strides = slice_shape(op, self.value)
+        self.set_result(op, sizes)
+        self.slices[op] = (offsets, strides)
+
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)
         index = op.constant_index
@@ -556,6 +568,9 @@ class ShapeInference:
                 op.attributes[VALUE] = ExprAttr(values[0])
         elif any(v is not None for v in values):
             op.attributes[VALUES] = optional_exprs_attr(values)
+        if op in self.slices:
+            parts = (shape_attr([self.unifier.canon(e) for e in a.data]) for a in self.slices[op])
+            op.attributes[SLICE] = ArrayAttr(list(parts))
         if isinstance(op, scf.ForOp | scf.WhileOp):
             blocks = [[self.value_expr(a) for a in r.block.args] for r in op.regions]
             if any(v is not None for args in blocks for v in args):
@@ -577,7 +592,7 @@ def strip(func: FuncOp) -> None:
     for key in (GUARDS, UNIFIED):
         func.attributes.pop(key, None)
     for op in func.walk():
-        for key in (SHAPE, SHAPES, VALUE, VALUES, ARG_VALUES):
+        for key in (SHAPE, SHAPES, VALUE, VALUES, ARG_VALUES, SLICE):
             op.attributes.pop(key, None)
 
 

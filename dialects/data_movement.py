@@ -1,0 +1,156 @@
+"""Data movement ops of the `tensor` dialect: slices.
+
+`tensor.extract_slice` keeps upstream MLIR's syntax and meaning: offsets,
+sizes and strides per dim, each a constant or an `index` value. Inside a
+kernel a slice of an input is a strided view of it (an offset and scaled
+strides), so it copies nothing; its bounds are checked when the program runs,
+since offsets and sizes may come from values (a loop counter).
+
+They are registered with the dialect's other ops (`dvm.dialects.tensor_dialect`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, TensorType, i64
+from xdsl.dialects.utils import DynamicIndexList
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dvm.dialects.tensor import DYN, check_element, check_result_shape, fmt_shape, tensor_type
+
+
+def mixed(values: Sequence[int | SSAValue]) -> tuple[list[int], list[SSAValue]]:
+    """A list of constants and `index` values as upstream stores it: the static
+    list (DYN where a value stands) and the values in order."""
+    static = [v if isinstance(v, int) else DYN for v in values]
+    return static, [v for v in values if isinstance(v, SSAValue)]
+
+
+@irdl_op_definition
+class ExtractSliceOp(IRDLOperation):
+    """Upstream `tensor.extract_slice %t[offsets] [sizes] [strides] : T to R`.
+
+    Result element `i` along a dim is source element `offset + i * stride`.
+    The result has the source's rank (no rank-reducing form: a
+    `collapse_shape` drops unit dims)."""
+
+    name = "tensor.extract_slice"
+    source = operand_def(TensorType)
+    offsets = var_operand_def(IndexType)
+    sizes = var_operand_def(IndexType)
+    strides = var_operand_def(IndexType)
+    static_offsets = prop_def(DenseArrayBase.constr(i64))
+    static_sizes = prop_def(DenseArrayBase.constr(i64))
+    static_strides = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$source custom<DynamicIndexList>($offsets, $static_offsets) "
+        "custom<DynamicIndexList>($sizes, $static_sizes) "
+        "custom<DynamicIndexList>($strides, $static_strides) "
+        "attr-dict `:` type($source) `to` type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        offsets: Sequence[int | SSAValue],
+        sizes: Sequence[int | SSAValue],
+        strides: Sequence[int | SSAValue],
+        result_type: TensorType[Attribute],
+    ):
+        (so, do), (ss, ds), (st, dt) = mixed(offsets), mixed(sizes), mixed(strides)
+        super().__init__(
+            operands=[source, do, ds, dt],
+            result_types=[result_type],
+            properties={
+                "static_offsets": DenseArrayBase.from_list(i64, so),
+                "static_sizes": DenseArrayBase.from_list(i64, ss),
+                "static_strides": DenseArrayBase.from_list(i64, st),
+            },
+        )
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.source), tensor_type(self.result)
+        check_element(self.name, "source", source.element_type, "any")
+        if source.element_type != result.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
+        shape = source.get_shape()
+        lists = {
+            "offsets": (self.static_offsets.get_values(), self.offsets),
+            "sizes": (self.static_sizes.get_values(), self.sizes),
+            "strides": (self.static_strides.get_values(), self.strides),
+        }
+        for what, (static, dynamic) in lists.items():
+            if len(static) != len(shape):
+                raise VerifyException(
+                    f"'{self.name}' has {len(static)} {what} for rank-{len(shape)} {source}"
+                )
+            if static.count(DYN) != len(dynamic):
+                raise VerifyException(
+                    f"'{self.name}' {what} have {static.count(DYN)} dynamic entries "
+                    f"but {len(dynamic)} index operands"
+                )
+        offsets, sizes, strides = (lists[k][0] for k in ("offsets", "sizes", "strides"))
+        for axis, (dim, o, n, s) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
+            self.check_static_bounds(source, axis, dim, o, n, s)
+        check_result_shape(self.name, sizes, result)
+
+    def check_static_bounds(
+        self, source: TensorType[Attribute], axis: int, dim: int, o: int, n: int, s: int
+    ) -> None:
+        """What the constants already decide: no negative offset or size, a stride
+        of at least 1, and a slice inside a static dim."""
+        where = f"at axis {axis} of {source}"
+        if o != DYN and o < 0:
+            raise VerifyException(f"'{self.name}' offset {o} is negative {where}")
+        if n != DYN and n < 0:
+            raise VerifyException(f"'{self.name}' size {n} is negative {where}")
+        if s != DYN and s < 1:
+            raise VerifyException(f"'{self.name}' stride {s} is not positive {where}")
+        if DYN in (dim, o, n, s):
+            return
+        end = o + (n - 1) * s + 1 if n else o
+        if end > dim:
+            raise VerifyException(
+                f"'{self.name}' slice [offset {o}, size {n}, stride {s}] "
+                f"does not fit in dim {dim} {where}"
+            )
+
+
+def slice_bounds_error(
+    label: str,
+    shape: Sequence[int],
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    strides: Sequence[int],
+) -> str | None:
+    """Why a slice of a source of `shape` is out of bounds, or None when it fits:
+    a negative offset or size, a stride below 1, or elements past the dim's end.
+    The reference interpreter and the compiled program both check with this."""
+    for axis, (dim, o, n, s) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
+        end = o + (n - 1) * s + 1 if n > 0 else o
+        if o < 0 or n < 0 or s < 1 or end > dim:
+            return (
+                f"{label}: slice [offset {o}, size {n}, stride {s}] is out of bounds "
+                f"at axis {axis} of a source of shape {fmt_shape(list(shape))}"
+            )
+    return None
+
+
+DATA_MOVEMENT_OPS = (ExtractSliceOp,)

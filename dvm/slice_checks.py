@@ -1,0 +1,44 @@
+"""The run-time bounds check of the slices a kernel reads through.
+
+Inside a kernel a slice is a strided view, which cannot tell a slice past its
+dim's end from one inside the buffer: before each launch of a kernel with
+slices (`SLICE_BOUNDS`), the offsets, sizes and strides are evaluated for the
+call and checked as the reference interpreter checks them, with its message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from xdsl.dialects.builtin import ArrayAttr
+
+from dvm.codegen import python_function
+from dvm.dialects.data_movement import slice_bounds_error
+from dvm.errors import ExecutionError
+from dvm.passes.data_movement import SLICE_BOUNDS, read_slice_bounds
+
+
+def checked_slices(
+    attributes: dict[str, Any], step: Callable[[Any, Any], None]
+) -> Callable[[Any, Any], None]:
+    """`step` (a launch), after checking the bounds of its kernel's slices (from the
+    launch's `attributes`) on the call's symbols; `step` itself when it has none."""
+    entries = attributes.get(SLICE_BOUNDS)
+    if not isinstance(entries, ArrayAttr):
+        return step
+    slices = read_slice_bounds(entries)
+    exprs = [d for _, lists in slices for shape in lists for d in shape]
+    names = sorted({str(s) for e in exprs for s in e.free_symbols})
+    values_of = python_function(exprs, names, "slice bounds")
+
+    def checked(call: Any, env: Any) -> None:
+        values = iter(values_of(*[call.symbols[n] for n in names]))
+        for label, lists in slices:
+            source, offsets, sizes, strides = ([next(values) for _ in s] for s in lists)
+            error = slice_bounds_error(label, source, offsets, sizes, strides)
+            if error is not None:
+                raise ExecutionError(error)
+        step(call, env)
+
+    return checked

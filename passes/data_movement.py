@@ -1,0 +1,95 @@
+"""Symbolic shapes and kernel views of the data movement ops (`tensor.extract_slice`).
+
+The `symbolic-shapes` pass gives a slice the shape its sizes say and records
+its offsets and strides as expressions (`dvm.slice`), so that `fuse` and
+`convert-tensor-to-tile` can fold the slice into the strided view through
+which a kernel reads its source: offsets move the view's start, strides
+scale its steps. Nothing in a kernel can check a slice's bounds (a
+view that leaves its dim may still lie inside the buffer), so each launch
+of a kernel with slices carries them (`SLICE_BOUNDS`) and the runtime checks
+them before it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import sympy
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.ir import Operation, SSAValue
+
+from dvm.dialects import tensor as t
+from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.expr import ShapeAttr
+from dvm.passes.errors import located
+from dvm.passes.symbolic import SHAPE, Shape, shape_from_attr, shape_of
+
+SLICE = "dvm.slice"
+"""On an `extract_slice`: its offsets and strides, as two `#dvm.shape` lists."""
+SLICE_BOUNDS = "dvm.slice_bounds"
+"""On a launch: each slice its kernel reads through, as {op, source, offsets, sizes,
+strides} (expressions of the shape symbols); the runtime checks them as it launches."""
+
+
+def mixed_exprs(
+    static: Sequence[int], dynamic: Sequence[SSAValue], value: Callable[[SSAValue], sympy.Expr]
+) -> list[sympy.Expr]:
+    """Constants and `index` values (one per DYN, in order) as expressions."""
+    values = iter(dynamic)
+    return [value(next(values)) if d == t.DYN else sympy.Integer(d) for d in static]
+
+
+def slice_shape(
+    op: ExtractSliceOp, value: Callable[[SSAValue], sympy.Expr]
+) -> tuple[list[sympy.Expr], ShapeAttr, ShapeAttr]:
+    """The result's shape (its sizes), and the offsets and strides as attributes."""
+    offsets = mixed_exprs(op.static_offsets.get_values(), op.offsets, value)
+    sizes = mixed_exprs(op.static_sizes.get_values(), op.sizes, value)
+    strides = mixed_exprs(op.static_strides.get_values(), op.strides, value)
+    return sizes, ShapeAttr(offsets), ShapeAttr(strides)
+
+
+def slice_exprs(op: ExtractSliceOp) -> tuple[Shape, Shape]:
+    """The offsets and strides `symbolic-shapes` recorded on a slice."""
+    attr = op.attributes[SLICE]
+    assert isinstance(attr, ArrayAttr)
+    offsets, strides = attr.data
+    return shape_from_attr(offsets), shape_from_attr(strides)
+
+
+def slice_view(
+    op: ExtractSliceOp, offset: sympy.Expr, strides: Sequence[sympy.Expr]
+) -> tuple[sympy.Expr, list[sympy.Expr]]:
+    """The view of the slice's result, given the view of its source (start and strides)."""
+    starts, steps = slice_exprs(op)
+    moved = offset + sum((o * s for o, s in zip(starts, strides, strict=True)), sympy.Integer(0))
+    return moved, [s * k for s, k in zip(strides, steps, strict=True)]
+
+
+def slice_bounds(ops: Sequence[Operation]) -> list[DictionaryAttr]:
+    """`SLICE_BOUNDS` of a kernel's ops."""
+    found = []
+    for op in ops:
+        if isinstance(op, ExtractSliceOp):
+            offsets, strides = slice_exprs(op)
+            entry = {
+                "op": StringAttr(located(op)),
+                "source": ShapeAttr(shape_of(op.source)),
+                "offsets": ShapeAttr(offsets),
+                "sizes": op.attributes[SHAPE],
+                "strides": ShapeAttr(strides),
+            }
+            found.append(DictionaryAttr(entry))
+    return found
+
+
+def read_slice_bounds(entries: ArrayAttr) -> list[tuple[str, list[Shape]]]:
+    """`SLICE_BOUNDS` as (label, [source, offsets, sizes, strides])."""
+    out = []
+    for entry in entries.data:
+        assert isinstance(entry, DictionaryAttr)
+        label = entry.data["op"]
+        assert isinstance(label, StringAttr)
+        keys = ("source", "offsets", "sizes", "strides")
+        out.append((label.data, [shape_from_attr(entry.data[k]) for k in keys]))
+    return out
