@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 # A strict editable install links each module into build/, so the type
 # checker sees dvm.dialects etc.; adding a module means reinstalling, hence
 # the dependency on the package folders (their mtime changes on add/remove).
-PACKAGES := dvm dvm/tools dialects passes lowering vm
+PACKAGES := dvm dvm/lazy dvm/tools dialects passes lowering vm
 
 .PHONY: demo test docs lint typecheck pytest install clean
 

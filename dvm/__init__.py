@@ -6,7 +6,8 @@ Public entry points:
 - `interpret(module_or_text, *args, entry=None)` runs a program with the
   numpy reference interpreter;
 - `compile(src, entry=None, device=None)` compiles a program once into a
-  callable that runs any shapes on the VM.
+  callable that runs any shapes on the VM;
+- `dvm.lazy` runs numpy code on lazy arrays, recorded and compiled (docs/lazy.md).
 """
 
 from pathlib import Path
@@ -33,8 +34,10 @@ _PUBLIC = {"interpret": "dvm.interpreter", "parse": "dvm.ir", "compile": "dvm.ru
 def __getattr__(name: str) -> Any:
     """Import the public API on first use, so that tools such as `dvm-opt`
     start without loading the interpreter (and numpy and sympy with it)."""
-    if name in _PUBLIC:
-        import importlib
+    import importlib
 
+    if name in _PUBLIC:
         return getattr(importlib.import_module(_PUBLIC[name]), name)
+    if name == "lazy":  # numpy code on lazy arrays (docs/lazy.md)
+        return importlib.import_module("dvm.lazy")
     raise AttributeError(f"module 'dvm' has no attribute {name!r}")

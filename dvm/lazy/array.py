@@ -1,0 +1,271 @@
+"""`LazyArray`: an array whose value is recorded, not computed, until a sync point.
+
+numpy's protocols (`__array_ufunc__`, `__array_function__`, the operators) bring
+numpy code here; what `numpy_api` records becomes a new lazy array. Anything it
+does not record runs in numpy on the arrays' values (a flush first), and its array
+results are lazy again: a fallback, counted by name in `dvm.lazy.stats()`.
+
+Sync points flush: `np.asarray(x)`, `x.numpy()`, `float(x)`, `int(x)`, `bool(x)` (a
+branch on a value: the taken path is what is recorded next), printing, iterating,
+in-place writes and a fallback. Shapes are never lazy: `x.shape`, `len(x)` and
+`x.ndim` are known as each op is recorded.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from dvm.lazy import numpy_api, record
+from dvm.lazy.functions import FUNCTIONS, View
+from dvm.lazy.graph import Node, is_supported
+from dvm.lazy.record import MAX_SEGMENT, TRACE
+from dvm.lazy.segment import flush
+from dvm.lazy.stats import STATS
+
+
+class LazyArray(NDArrayOperatorsMixin):
+    """An array of recorded ops (see the module docstring); make one with
+    `dvm.lazy.asarray`."""
+
+    __slots__ = ("__weakref__", "_node")
+    __array_priority__ = 1000  # numpy defers its operators to ours
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        if node.pending:
+            node.owner = weakref.ref(self)
+            if len(TRACE.nodes) > MAX_SEGMENT:  # a loop that never syncs: bound the program
+                flush()
+
+    # -- what is known without running anything --------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self._node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._node.ndim
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._node.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    # -- sync points --------------------------------------------------------------------
+
+    def numpy(self) -> np.ndarray[Any, Any]:
+        """The value, as a numpy array (a flush if it is pending)."""
+        return value_of(self._node)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        value = self.numpy()
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def __float__(self) -> float:
+        return float(self.numpy())
+
+    def __int__(self) -> int:
+        return int(self.numpy())
+
+    def __index__(self) -> int:
+        return self.numpy().__index__()
+
+    def __bool__(self) -> bool:
+        return bool(self.numpy())
+
+    def __complex__(self) -> complex:
+        return complex(self.numpy())
+
+    def __iter__(self) -> Any:
+        return iter([LazyArray(Node.of(v)) for v in self.numpy()]) if self.ndim else iter(())
+
+    def __repr__(self) -> str:
+        return repr(self.numpy())
+
+    def __str__(self) -> str:
+        return str(self.numpy())
+
+    def __format__(self, spec: str) -> str:
+        return format(self.numpy(), spec)
+
+    def item(self, *args: Any) -> Any:
+        return self.numpy().item(*args)
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """An in-place write: a sync point, then numpy's write (through the views
+        numpy would share memory with: see `Node.view`)."""
+        flush()
+        self.numpy()[unwrap_values(key)] = unwrap_values(value)
+
+    # -- numpy's protocols ----------------------------------------------------------
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:
+            operands = [x._node if isinstance(x, LazyArray) else x for x in inputs]
+            node = numpy_api.ufunc(ufunc, operands)
+            if node is not None:
+                return LazyArray(node)
+        return fallback(ufunc.__name__, getattr(ufunc, method), inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return dispatch(func, args, kwargs)
+
+    # -- numpy's methods that record ------------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Any:
+        node = numpy_api.basic_index(self._node, key)
+        if node is None:
+            return fallback("ndarray.__getitem__", lambda a, k: a[k], (self, key), {})
+        is_scalar = node.ndim == 0 and not isinstance(key, type(Ellipsis))
+        return viewed(node, self._node, None if is_scalar else key)
+
+    def reshape(self, *shape: Any, order: str = "C") -> Any:
+        target = shape[0] if len(shape) == 1 else shape
+        return dispatch(np.reshape, (self, target), {"order": order})
+
+    def transpose(self, *axes: Any) -> Any:
+        return dispatch(np.transpose, (self, axes[0] if len(axes) == 1 else axes or None), {})
+
+    @property
+    def T(self) -> Any:
+        return self.transpose()
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return dispatch(np.swapaxes, (self, axis1, axis2), {})
+
+    def astype(self, dtype: Any, copy: bool = True, **kwargs: Any) -> Any:
+        target = np.dtype(dtype)
+        if kwargs or not is_supported(target) or not is_supported(self.dtype):
+            return fallback("ndarray.astype", np.ndarray.astype, (self, dtype), kwargs)
+        if target == self.dtype and not copy:
+            return self
+        return LazyArray(record.convert(self._node, target))
+
+    def copy(self) -> LazyArray:
+        return LazyArray(record.convert(self._node, self.dtype))
+
+    def sum(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.sum, (self, *args), kwargs)
+
+    def mean(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.mean, (self, *args), kwargs)
+
+    def prod(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.prod, (self, *args), kwargs)
+
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.max, (self, *args), kwargs)
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.min, (self, *args), kwargs)
+
+    def var(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.var, (self, *args), kwargs)
+
+    def std(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.std, (self, *args), kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other attribute of ndarray: the value's (a sync point), and a method's
+        array results are lazy again."""
+        if name.startswith("__") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'LazyArray' object has no attribute {name!r}")
+        attribute = getattr(np.ndarray, name)
+        if not callable(attribute):
+            STATS.fallbacks[f"ndarray.{name}"] += 1
+            return wrap(getattr(self.numpy(), name))
+        return lambda *args, **kwargs: fallback(f"ndarray.{name}", attribute, (self, *args), kwargs)
+
+
+# -- between lazy arrays and numpy ---------------------------------------------------------
+
+
+def value_of(node: Node) -> np.ndarray[Any, Any]:
+    if node.pending:
+        flush([node])
+    assert node.value is not None
+    return node.value
+
+
+def unwrap(x: Any) -> Any:
+    """`x` with every lazy array in it (in lists, tuples and dicts) as its node."""
+    if isinstance(x, LazyArray):
+        return x._node
+    if isinstance(x, list | tuple):
+        return type(x)(unwrap(v) for v in x)
+    if isinstance(x, dict):
+        return {k: unwrap(v) for k, v in x.items()}
+    return x
+
+
+def unwrap_values(x: Any) -> Any:
+    """`x` with every lazy array in it (in lists, tuples and dicts) as its value."""
+    if isinstance(x, LazyArray):
+        return x.numpy()
+    if isinstance(x, list | tuple):
+        return type(x)(unwrap_values(v) for v in x)
+    if isinstance(x, dict):
+        return {k: unwrap_values(v) for k, v in x.items()}
+    return x
+
+
+def wrap(x: Any) -> Any:
+    """numpy's results as lazy arrays (arrays of dtypes the compiler takes)."""
+    if isinstance(x, np.ndarray) and is_supported(x.dtype):
+        return LazyArray(Node.of(x))
+    if isinstance(x, tuple) and any(isinstance(v, np.ndarray) for v in x):
+        return tuple(wrap(v) for v in x)
+    if isinstance(x, list) and any(isinstance(v, np.ndarray) for v in x):
+        return [wrap(v) for v in x]
+    return x
+
+
+def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[str, Any]) -> Any:
+    """Run `function` in numpy on the values (a sync point); `out=` lazy arrays are
+    written and returned as given."""
+    STATS.fallbacks[name] += 1
+    flush()
+    result = function(*unwrap_values(tuple(args)), **unwrap_values(kwargs))
+    out = kwargs.get("out")
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if all(isinstance(o, LazyArray) for o in outs):
+            return out if isinstance(out, tuple) and len(out) > 1 else outs[0]
+    return wrap(result)
+
+
+def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+    """numpy's `func(*args, **kwargs)`: recorded by its handler, or run in numpy."""
+    handler = FUNCTIONS.get(func)
+    made = None if handler is None else handler(*unwrap(args), **unwrap(kwargs))
+    if made is None:
+        return fallback(func.__name__, func, args, kwargs)
+    if isinstance(made, View):
+        return viewed(*made)
+    return LazyArray(made) if isinstance(made, Node) else made
+
+
+def viewed(node: Node, base: Node, index: Any) -> LazyArray:
+    """`node`, which numpy would make a view of `base` (`index`: how; None if not)."""
+    if index is not None and node is not base:
+        node.view = (base, index)
+    return LazyArray(node)

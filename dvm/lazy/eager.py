@@ -1,0 +1,68 @@
+"""Recorded nodes run one by one in numpy: what a segment does when the compiler
+refuses it (each node as `dvm.interpret` would run its op)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.dialects.elementwise import ELEMENTWISE as SPECS
+from dvm.lazy.graph import Node
+
+Array = np.ndarray[Any, Any]
+FUNCTIONS = {spec.name: spec.numpy_fn for spec in SPECS}
+"""Each elementwise op's numpy function, by the op's name."""
+
+
+def nary(node: Node, xs: list[Array]) -> Array:
+    name = node.params[0]
+    if name == "select":
+        return np.where(*xs)
+    if name == "clamp":
+        return np.minimum(np.maximum(xs[0], xs[1]), xs[2])
+    return FUNCTIONS[name](*xs)
+
+
+def reduce(node: Node, xs: list[Array]) -> Array:
+    kind, axes, keepdims = node.params
+    function = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+    return function[kind](xs[0], axis=axes, keepdims=keepdims)
+
+
+def slice_(node: Node, xs: list[Array]) -> Array:
+    values = iter(node.indices)
+    key = []
+    for spec in node.params[0]:
+        if spec is None:
+            key.append(slice(None))
+            continue
+        stride, size = spec
+        offset = next(values)
+        size = size if size is not None else next(values)
+        key.append(slice(offset, offset + size * stride, stride))
+    return xs[0][tuple(key)]
+
+
+RUNNERS: dict[str, Callable[[Node, list[Array]], Array]] = {
+    "unary": lambda node, xs: FUNCTIONS[node.params[0]](xs[0]),
+    "nary": nary,
+    "convert": lambda node, xs: xs[0].astype(node.dtype),
+    "reduce": reduce,
+    "matmul": lambda node, xs: np.matmul(*xs),
+    "transpose": lambda node, xs: np.transpose(xs[0], node.params[0]),
+    "broadcast_to": lambda node, xs: np.broadcast_to(xs[0], node.shape),
+    "collapse": lambda node, xs: np.reshape(xs[0], node.shape),
+    "expand": lambda node, xs: np.reshape(xs[0], node.shape),
+    "extract_slice": slice_,
+    "concat": lambda node, xs: np.concatenate(xs, axis=node.params[0]),
+}
+
+
+def evaluate(nodes: Sequence[Node]) -> None:
+    """Give every node its value, in order (operands come first)."""
+    for node in nodes:
+        xs = [o.value for o in node.operands]
+        value = np.asarray(RUNNERS[node.op](node, xs))  # type: ignore[arg-type]
+        node.value = np.array(value, dtype=node.dtype, copy=True)

@@ -1,0 +1,193 @@
+"""A flushed segment as a tensor-dialect program (`.mlir` text).
+
+The program takes the segment's known arrays (its inputs, and the Python scalars
+used, as 0-d tensors), then one `index` per run-time size or offset the ops
+recorded (a reshape's target dims, a slice's offsets), and returns the nodes the
+flush computes. One text per structure: the sizes themselves are arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from dvm.lazy.graph import Node, type_text
+
+
+class Emitter:
+    """Writes one segment's function, an op per recorded node."""
+
+    def __init__(self, args: Sequence[Node], nodes: Sequence[Node]) -> None:
+        self.names: dict[int, str] = {id(a): f"%a{i}" for i, a in enumerate(args)}
+        self.args, self.nodes = args, nodes
+        self.lines: list[str] = []
+        self.index_args: list[str] = []
+        self.constants: dict[int, str] = {}
+
+    def text(self, outputs: Sequence[Node]) -> str:
+        for k, node in enumerate(self.nodes):
+            self.names[id(node)] = f"%v{k}"
+            EMITTERS[node.op](self, node)
+        params = [f"{self.names[id(a)]}: {self.type(a)}" for a in self.args]
+        params += [f"{name}: index" for name in self.index_args]
+        results = ", ".join(self.type(n) for n in outputs)
+        returned = ", ".join(self.names[id(n)] for n in outputs)
+        types = ", ".join(self.type(n) for n in outputs)
+        body = "".join(f"  {line}\n" for line in self.lines)
+        return (
+            f"func.func @segment({', '.join(params)}) -> ({results}) {{\n"
+            f"{body}  func.return {returned} : {types}\n}}\n"
+        )
+
+    # -- helpers -----------------------------------------------------------------
+
+    def type(self, node: Node) -> str:
+        return type_text(node.static, node.dtype)
+
+    def name(self, node: Node) -> str:
+        return self.names[id(node)]
+
+    def index(self) -> str:
+        """A new `index` argument (the next of the node's run-time values)."""
+        name = f"%i{len(self.index_args)}"
+        self.index_args.append(name)
+        return name
+
+    def constant(self, value: int) -> str:
+        if value not in self.constants:
+            self.constants[value] = f"%c{value}"
+            self.lines.append(f"%c{value} = arith.constant {value} : index")
+        return self.constants[value]
+
+    def dim(self, node: Node, axis: int) -> str:
+        name = f"%d{len(self.lines)}"
+        self.lines.append(
+            f"{name} = tensor.dim {self.name(node)}, {self.constant(axis)} : {self.type(node)}"
+        )
+        return name
+
+    def sizes(self, static: Sequence[int | None]) -> list[str]:
+        """A target shape's entries: its static 1s, and an index argument per `?`."""
+        return [str(d) if d is not None else self.index() for d in static]
+
+    def put(self, node: Node, text: str) -> None:
+        self.lines.append(f"{self.name(node)} = {text}")
+
+
+def operand_types(e: Emitter, node: Node) -> str:
+    return f"({', '.join(e.type(o) for o in node.operands)}) -> {e.type(node)}"
+
+
+def operand_names(e: Emitter, node: Node) -> str:
+    return ", ".join(e.name(o) for o in node.operands)
+
+
+def emit_unary(e: Emitter, node: Node) -> None:
+    e.put(node, f"tensor.{node.params[0]} {e.name(node.operands[0])} : {e.type(node)}")
+
+
+def emit_nary(e: Emitter, node: Node) -> None:
+    """Binary ops, comparisons, `select`, `clamp`: operands broadcast together."""
+    e.put(node, f"tensor.{node.params[0]} {operand_names(e, node)} : {operand_types(e, node)}")
+
+
+def emit_convert(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    e.put(node, f"tensor.convert {e.name(source)} : {e.type(source)} -> {e.type(node)}")
+
+
+def emit_reduce(e: Emitter, node: Node) -> None:
+    kind, axes, keepdims = node.params
+    source = node.operands[0]
+    attrs = f"{{axes = [{', '.join(map(str, axes))}], keepdims = {str(keepdims).lower()}}}"
+    e.put(
+        node,
+        f"tensor.reduce_{kind} {e.name(source)} {attrs} : {e.type(source)} -> {e.type(node)}",
+    )
+
+
+def emit_matmul(e: Emitter, node: Node) -> None:
+    e.put(node, f"tensor.matmul {operand_names(e, node)} : {operand_types(e, node)}")
+
+
+def emit_transpose(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    perm = "{perm = [" + ", ".join(map(str, node.params[0])) + "]}"
+    e.put(node, f"tensor.transpose {e.name(source)} {perm} : {e.type(source)} -> {e.type(node)}")
+
+
+def emit_broadcast(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    target = ", ".join(e.sizes(node.static))
+    e.put(
+        node,
+        f"tensor.broadcast_to {e.name(source)} to [{target}] : {e.type(source)} -> {e.type(node)}",
+    )
+
+
+def reassociation_text(groups: Sequence[Sequence[int]]) -> str:
+    return "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
+
+
+def emit_collapse(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    groups = reassociation_text(node.params[0])
+    e.put(
+        node,
+        f"tensor.collapse_shape {e.name(source)} {groups} : {e.type(source)} into {e.type(node)}",
+    )
+
+
+def emit_expand(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    groups = reassociation_text(node.params[0])
+    shape = ", ".join(e.sizes(node.static))
+    e.put(
+        node,
+        f"tensor.expand_shape {e.name(source)} {groups} output_shape [{shape}]"
+        f" : {e.type(source)} into {e.type(node)}",
+    )
+
+
+def emit_slice(e: Emitter, node: Node) -> None:
+    """`params` per dim: None for the whole dim, else (stride, static size or None);
+    a sliced dim takes its offset, then its size if not static, from the indices."""
+    source = node.operands[0]
+    offsets, sizes, strides = [], [], []
+    for axis, spec in enumerate(node.params[0]):
+        if spec is None:
+            offsets.append("0")
+            sizes.append(e.dim(source, axis))
+            strides.append("1")
+            continue
+        stride, size = spec
+        offsets.append(e.index())
+        sizes.append(str(size) if size is not None else e.index())
+        strides.append(str(stride))
+    e.put(
+        node,
+        f"tensor.extract_slice {e.name(source)}[{', '.join(offsets)}] [{', '.join(sizes)}]"
+        f" [{', '.join(strides)}] : {e.type(source)} to {e.type(node)}",
+    )
+
+
+def emit_concat(e: Emitter, node: Node) -> None:
+    e.put(
+        node,
+        f"tensor.concat dim({node.params[0]}) {operand_names(e, node)} : {operand_types(e, node)}",
+    )
+
+
+EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
+    "unary": emit_unary,
+    "nary": emit_nary,
+    "convert": emit_convert,
+    "reduce": emit_reduce,
+    "matmul": emit_matmul,
+    "transpose": emit_transpose,
+    "broadcast_to": emit_broadcast,
+    "collapse": emit_collapse,
+    "expand": emit_expand,
+    "extract_slice": emit_slice,
+    "concat": emit_concat,
+}
+"""How each recorded op is written (`Node.op` -> its emitter)."""

@@ -1,0 +1,235 @@
+"""numpy's array functions (`np.sum`, `np.where`, `np.concatenate`...) that record.
+
+Each handler takes numpy's arguments, lazy arrays already as their nodes, and returns
+a `Node`, a `View` (a node numpy would make a view of another), None where it does
+not record the call (`LazyArray.__array_function__` then runs numpy), or any other
+value as the call's result (`np.shape` needs no value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dvm.lazy import numpy_api, record
+from dvm.lazy.graph import Node, is_supported
+from dvm.lazy.numpy_api import Operand, missing
+
+
+class View(NamedTuple):
+    node: Node
+    base: Node
+    index: Any
+    """How numpy makes it from the base: a key for `[]`, or a function."""
+
+
+def reduction(kind: str) -> Callable[..., Node | None]:
+    """The handler of `np.sum` (`mean`, `prod`: the same arguments) and of `np.max`
+    (`min`: no `dtype`)."""
+
+    def handler(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
+                keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
+        if dtype is not None or out is not None or rest:
+            return None
+        return numpy_api.reduction(kind, a, axis, keepdims)
+
+    def extremum(a: Operand, axis: Any = None, out: Any = None, keepdims: Any = False,
+                 **rest: Any) -> Node | None:  # fmt: skip
+        return handler(a, axis, None, out, keepdims, **rest)
+
+    return extremum if kind in ("max", "min") else handler
+
+
+def var(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
+    if dtype is not None or out is not None or rest:
+        return None
+    return numpy_api.variance(a, axis, keepdims, ddof)
+
+
+def std(*args: Any, **kwargs: Any) -> Node | None:
+    variance = var(*args, **kwargs)
+    return None if variance is None else numpy_api.ufunc(np.sqrt, [variance])
+
+
+def weak(x: Operand) -> Any:
+    """What `np.result_type` takes for an operand (a Python scalar stays weak)."""
+    return x.dtype if isinstance(x, Node) else x
+
+
+def where(condition: Operand, x: Operand = None, y: Operand = None) -> Node | None:
+    """The three-argument form: `select`, in the dtype numpy gives `x` and `y`."""
+    if x is None or y is None or not any(isinstance(v, Node) for v in (condition, x, y)):
+        return None
+    dtypes = [numpy_api.operand_dtype(v) for v in (condition, x, y)]
+    if missing(dtypes):
+        return None
+    dtype = np.result_type(weak(x), weak(y))
+    nodes = [
+        numpy_api.as_node(condition, np.dtype(np.bool_)),
+        numpy_api.as_node(x, dtype),
+        numpy_api.as_node(y, dtype),
+    ]
+    if missing(nodes) or not is_supported(dtype):
+        return None
+    return record.elementwise("select", nodes, dtype)  # type: ignore[arg-type]
+
+
+def clip(a: Operand, a_min: Operand = None, a_max: Operand = None, out: Any = None,
+         **rest: Any) -> Node | None:  # fmt: skip
+    """numpy's clip: `minimum(maximum(a, a_min), a_max)`, a bound None left out."""
+    if out is not None or rest or not isinstance(a, Node):
+        return None
+    result: Node | None = a
+    if a_min is not None:
+        result = numpy_api.ufunc(np.maximum, [result, a_min])
+    if a_max is not None and result is not None:
+        result = numpy_api.ufunc(np.minimum, [result, a_max])
+    return result if result is not a else record.convert(a, a.dtype)
+
+
+def transpose(a: Operand, axes: Any = None) -> View | None:
+    if not isinstance(a, Node):
+        return None
+    perm = numpy_api.permutation(() if axes is None else (axes,), a.ndim)
+    if perm is None:
+        return None
+    return View(record.transpose(a, perm), a, lambda v: v.transpose(perm))
+
+
+def swapaxes(a: Operand, axis1: int, axis2: int) -> View | None:
+    perm = numpy_api.swapaxes(a.ndim, axis1, axis2) if isinstance(a, Node) else None
+    if perm is None:
+        return None
+    return View(record.transpose(a, perm), a, lambda v: v.transpose(perm))
+
+
+def reshape(a: Operand, shape: Any = None, order: str = "C", **rest: Any) -> View | None:
+    shape = rest.pop("newshape", shape)
+    if not isinstance(a, Node) or order != "C" or rest.get("copy") is not None:
+        return None
+    target = numpy_api.target_shape(shape, int(np.prod(a.shape, dtype=np.int64)))
+    node = None if target is None else record.reshape(a, target)
+    if node is None:
+        return None
+    node = node if node is not a else record.convert(a, a.dtype)
+    return View(node, a, lambda v: v.reshape(target))
+
+
+def ravel(a: Operand, order: str = "C") -> View | None:
+    return reshape(a, -1, order)
+
+
+def expand_dims(a: Operand, axis: Any) -> View | None:
+    if not isinstance(a, Node):
+        return None
+    rank = a.ndim + (len(axis) if isinstance(axis, tuple | list) else 1)
+    positions = numpy_api.normalized_axes(tuple(axis) if isinstance(axis, list) else axis, rank)
+    if positions is None:
+        return None
+    return View(record.insert_unit_dims(a, positions), a, lambda v: np.expand_dims(v, axis))
+
+
+def squeeze(a: Operand, axis: Any = None) -> View | None:
+    if not isinstance(a, Node):
+        return None
+    axes = (
+        tuple(i for i, d in enumerate(a.shape) if d == 1)
+        if axis is None
+        else numpy_api.normalized_axes(axis, a.ndim)
+    )
+    if axes is None or any(a.shape[i] != 1 for i in axes):
+        return None
+    node = record.squeeze(a, axes) if axes else record.convert(a, a.dtype)
+    return View(node, a, lambda v: np.squeeze(v, axis))
+
+
+def broadcast_to(array: Operand, shape: Any, subok: bool = False) -> View | None:
+    target = tuple(shape) if isinstance(shape, tuple | list) else (shape,)
+    if not isinstance(array, Node) or not all(isinstance(d, int) for d in target):
+        return None
+    node = record.broadcast_to(array, target)
+    return None if node is None else View(node, array, lambda v: np.broadcast_to(v, target))
+
+
+def concatenate(arrays: Sequence[Operand], axis: Any = 0, out: Any = None, dtype: Any = None,
+                casting: str = "same_kind") -> Node | None:  # fmt: skip
+    """numpy's concatenate (in the dtype numpy gives the operands)."""
+    if out is not None or dtype is not None or not arrays or axis is None:
+        return None
+    if not all(isinstance(a, Node | np.ndarray) for a in arrays):
+        return None
+    first = arrays[0]
+    axes = numpy_api.normalized_axes(axis, first.ndim) if first.ndim else None
+    common = np.result_type(*[a.dtype for a in arrays])
+    if axes is None or not is_supported(common):
+        return None
+    nodes = [numpy_api.as_node(a, common) for a in arrays]
+    if missing(nodes):
+        return None
+    if len(nodes) == 1:
+        return record.convert(nodes[0], common)  # type: ignore[arg-type]
+    return record.concat(nodes, axes[0])  # type: ignore[arg-type]
+
+
+def stack(arrays: Sequence[Operand], axis: int = 0, out: Any = None, **rest: Any) -> Node | None:
+    if out is not None or rest or not arrays:
+        return None
+    if not all(isinstance(a, Node | np.ndarray) for a in arrays):
+        return None
+    rank = arrays[0].ndim + 1
+    position = numpy_api.normalized_axes(axis, rank)
+    if position is None or any(a.shape != arrays[0].shape for a in arrays):
+        return None
+    nodes = [numpy_api.as_node(a, a.dtype) for a in arrays]
+    grown = [record.insert_unit_dims(n, position) for n in nodes if n is not None]
+    return concatenate(grown, position[0])
+
+
+def round_(a: Operand, decimals: int = 0, out: Any = None) -> Node | None:
+    if decimals != 0 or out is not None or not isinstance(a, Node):
+        return None
+    return (
+        numpy_api.ufunc(np.rint, [a]) if a.dtype.kind not in "biu" else record.convert(a, a.dtype)
+    )
+
+
+def dot(a: Operand, b: Operand, out: Any = None) -> Node | None:
+    if out is not None or not all(isinstance(x, Node | np.ndarray) for x in (a, b)):
+        return None
+    if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
+        return None
+    return numpy_api.matmul(a, b)
+
+
+def like(fill: Callable[..., np.ndarray[Any, Any]]) -> Callable[..., Any]:
+    """`zeros_like` and the like: a known value, made without running anything."""
+
+    def handler(a: Operand, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(a, Node) or kwargs.get("subok") is False or kwargs.get("shape"):
+            return None
+        return Node.of(fill(a.shape, a.dtype if dtype is None else dtype, *args))
+
+    return handler
+
+
+FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.sum: reduction("sum"), np.mean: reduction("mean"), np.prod: reduction("prod"),
+    np.max: reduction("max"), np.min: reduction("min"),
+    np.amax: reduction("max"), np.amin: reduction("min"),
+    np.var: var, np.std: std, np.where: where, np.clip: clip,
+    np.transpose: transpose, np.swapaxes: swapaxes, np.reshape: reshape, np.ravel: ravel,
+    np.expand_dims: expand_dims, np.squeeze: squeeze, np.broadcast_to: broadcast_to,
+    np.concatenate: concatenate, np.stack: stack, np.round: round_, np.around: round_,
+    np.dot: dot,
+    np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
+    np.zeros_like: like(lambda shape, dtype: np.zeros(shape, dtype)),
+    np.ones_like: like(lambda shape, dtype: np.ones(shape, dtype)),
+    np.empty_like: like(lambda shape, dtype: np.empty(shape, dtype)),
+    np.full_like: lambda a, fill_value, dtype=None, **kw: like(
+        lambda shape, dt: np.full(shape, fill_value, dt)
+    )(a, dtype, **kw),
+}  # fmt: skip
+"""numpy's functions that record, and their handlers."""

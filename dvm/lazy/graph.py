@@ -1,0 +1,125 @@
+"""What a lazy array stands for: a node of the recorded graph.
+
+A `Node` is either a value (an array known now: an argument of the next segment)
+or an op recorded on other nodes, to run when the segment is flushed. Each node
+knows its real shape (numpy's, computed as the op is recorded: shapes are never
+lazy) and its *type*, the shape the compiled program sees: every dim `?` except
+the 1s the program's structure makes (a `keepdims` reduction, an integer index,
+`np.newaxis`, a reshape to 1), so that one program serves every shape the same
+code runs on.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+Static = tuple[int | None, ...]
+"""A type's dims: 1 where the program's structure makes a 1, None for `?`."""
+
+ELEMENT_TYPES: dict[np.dtype[Any], str] = {
+    np.dtype(np.bool_): "i1",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint16): "ui16",
+    np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
+    np.dtype(np.float16): "f16",
+    np.dtype(ml_dtypes.bfloat16): "bf16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+}
+"""The numpy dtypes a program computes on, and their element types. Any other
+(complex, object, strings, non-native byte order) runs in numpy."""
+
+
+def is_supported(dtype: np.dtype[Any]) -> bool:
+    return dtype in ELEMENT_TYPES
+
+
+def type_text(static: Static, dtype: np.dtype[Any]) -> str:
+    dims = "".join("?x" if d is None else f"{d}x" for d in static)
+    return f"tensor<{dims}{ELEMENT_TYPES[dtype]}>"
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    """One value of the recorded graph (see the module docstring)."""
+
+    op: str
+    """The op's name (`add`, `reduce_sum`, `extract_slice`...), or `value`."""
+    operands: tuple[Node, ...]
+    params: tuple[Any, ...]
+    """The op's static attributes: part of the segment's structure."""
+    indices: tuple[int, ...]
+    """The op's run-time sizes and offsets: arguments of the program, not structure."""
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    static: Static
+    value: np.ndarray[Any, Any] | None = None
+    """The array, once known (a value node, or an op after its segment ran)."""
+    owner: weakref.ref[Any] | None = None
+    """The lazy array that shows this node, while it lives (a flush computes the
+    nodes still shown, and what they need)."""
+    view: tuple[Node, Any] | None = None
+    """(base, index) when numpy would make this node a view of `base` (`base[index]`,
+    `base.T`...): once both are known it becomes that view, so writes through either
+    are seen by the other, as in numpy."""
+    signature: tuple[Any, ...] = field(init=False)
+    """What the segment's key holds of it (with its operands' places)."""
+
+    def __post_init__(self) -> None:
+        self.signature = (self.op, self.params, self.dtype, self.static)
+
+    @staticmethod
+    def of(array: np.ndarray[Any, Any]) -> Node:
+        """A node for an array known now."""
+        return Node("value", (), (), (), array.shape, array.dtype, (None,) * array.ndim, array)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def pending(self) -> bool:
+        return self.value is None
+
+    def shown(self) -> bool:
+        """Whether a live lazy array shows this node."""
+        owner = self.owner() if self.owner is not None else None
+        return owner is not None and owner._node is self
+
+
+def broadcast_static(*statics: Static) -> Static:
+    """The type dims of a broadcast result: 1 where every operand that has the dim
+    has a static 1 (aligned at the last dim, as numpy aligns shapes)."""
+    rank = max(map(len, statics), default=0)
+    out: list[int | None] = []
+    for axis in range(rank):
+        dims = [s[axis - rank + len(s)] for s in statics if axis - rank + len(s) >= 0]
+        out.append(1 if all(d == 1 for d in dims) else None)
+    return tuple(out)
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """numpy's broadcast of `shapes`, or None when they do not broadcast."""
+    rank = max(map(len, shapes), default=0)
+    out = []
+    for axis in range(rank):
+        size = 1
+        for shape in shapes:
+            k = axis - rank + len(shape)
+            if k < 0 or shape[k] == 1:
+                continue
+            if size not in (1, shape[k]):
+                return None
+            size = shape[k]
+        out.append(size)
+    return tuple(out)

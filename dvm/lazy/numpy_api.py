@@ -1,0 +1,330 @@
+"""numpy's functions as recorded ops, with numpy's dtype rules.
+
+Each function here takes operands already unwrapped (a `Node`, an ndarray or a Python
+or numpy scalar) and returns the node of the result, or None where it does not
+record the call (an op or dtype the dialect lacks, or a call numpy would reject):
+then the caller runs numpy itself, which computes the result or raises numpy's own
+error. Dtypes are numpy's: `ufunc.resolve_dtypes` says which loop numpy would run
+(NEP 50: a Python scalar takes the array's type), and the operands are converted to
+it first, so the program computes what numpy computes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from dvm.dialects.elementwise import ELEMENTWISE as SPECS
+from dvm.lazy import record
+from dvm.lazy.graph import Node, is_supported
+from dvm.numerics import is_float_dtype
+
+Operand = Any
+"""A `Node`, an ndarray, or a Python or numpy scalar."""
+
+KINDS = {spec.name: spec.operand_kind for spec in SPECS}
+"""The element kinds each elementwise op accepts (`float`, `numeric`, ...)."""
+
+UFUNCS: dict[np.ufunc, str] = {
+    np.negative: "neg", np.absolute: "abs", np.exp: "exp", np.log: "log",
+    np.sqrt: "sqrt", np.tanh: "tanh", np.floor: "floor", np.ceil: "ceil",
+    np.rint: "round", np.trunc: "trunc", np.sin: "sin", np.cos: "cos", np.tan: "tan",
+    np.arcsin: "asin", np.arccos: "acos", np.arctan: "atan", np.sinh: "sinh",
+    np.cosh: "cosh", np.arcsinh: "asinh", np.arccosh: "acosh", np.arctanh: "atanh",
+    np.expm1: "expm1", np.log1p: "log1p", np.sign: "sign", np.isnan: "isnan",
+    np.isinf: "isinf", np.isfinite: "isfinite", np.reciprocal: "reciprocal",
+    np.logical_not: "logical_not",
+    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
+    np.maximum: "max", np.minimum: "min", np.remainder: "remainder", np.fmod: "fmod",
+    np.logical_and: "logical_and", np.logical_or: "logical_or",
+    np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
+    np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le",
+    np.greater: "gt", np.greater_equal: "ge",
+}  # fmt: skip
+"""numpy's ufuncs that are one elementwise op of the dialect."""
+
+LOGICAL = {np.logical_and, np.logical_or, np.logical_not}
+"""ufuncs numpy computes on any dtype by reading each operand as a bool."""
+
+BOOL_FORMS = {np.bitwise_and: "logical_and", np.bitwise_or: "logical_or", np.bitwise_xor: "ne"}
+"""Bitwise ufuncs on bools: the logical ops they are."""
+
+BOOL = np.dtype(np.bool_)
+INT64, UINT64, FLOAT64 = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64)
+
+
+def missing(values: Sequence[Any]) -> bool:
+    """Whether any of `values` is None (`None in dtypes` would be true for float64:
+    numpy reads None as the default dtype)."""
+    return any(v is None for v in values)
+
+
+def accepts(kind: str, dtype: np.dtype[Any]) -> bool:
+    if kind == "any":
+        return True
+    if kind == "bool":
+        return dtype == BOOL
+    if kind == "float":
+        return is_float_dtype(dtype)
+    if kind == "integer":
+        return dtype.kind in "iu"
+    return dtype != BOOL  # numeric
+
+
+def operand_dtype(x: Operand) -> Any:
+    """What `resolve_dtypes` takes for an operand: a dtype, or a Python scalar's type
+    (weak: it takes the other operand's dtype); None for anything else."""
+    kind = type(x)
+    if kind is Node or isinstance(x, np.ndarray | np.generic):
+        return x.dtype if is_supported(x.dtype) else None
+    return kind if kind in (bool, int, float) else None
+
+
+@cache
+def resolved(ufunc: np.ufunc, dtypes: tuple[Any, ...]) -> tuple[np.dtype[Any], ...] | None:
+    try:
+        return ufunc.resolve_dtypes((*dtypes, *([None] * ufunc.nout)))
+    except (TypeError, ValueError):  # no loop: numpy raises its own error
+        return None
+
+
+def as_node(x: Operand, dtype: np.dtype[Any]) -> Node | None:
+    """`x` as a node of `dtype`: a node converted if need be, or a known value."""
+    if type(x) is Node:
+        return x if x.dtype == dtype else record.convert(x, dtype)
+    if type(x) is int and dtype.kind in "iu":  # numpy raises for an int out of range
+        info = np.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            return None
+    array = np.asarray(x)
+    if array.dtype != dtype:
+        array = array.astype(dtype)
+    return Node.of(array)
+
+
+def ufunc(function: np.ufunc, inputs: Sequence[Operand]) -> Node | None:
+    """A ufunc call without keywords, recorded (see the module docstring)."""
+    special = SPECIAL.get(function)
+    if special is not None:
+        return special(*inputs)
+    plan = ufunc_plan(function, tuple([operand_dtype(x) for x in inputs]))
+    if plan is None:
+        return None
+    name, in_dtypes, out_dtype = plan
+    nodes, recorded = [], False
+    for x, dtype in zip(inputs, in_dtypes, strict=True):
+        node = as_node(x, dtype)
+        if node is None:
+            return None
+        recorded = recorded or type(x) is Node
+        nodes.append(node)
+    return record.elementwise(name, nodes, out_dtype) if recorded else None
+
+
+@cache
+def ufunc_plan(
+    function: np.ufunc, dtypes: tuple[Any, ...]
+) -> tuple[str, tuple[np.dtype[Any], ...], np.dtype[Any]] | None:
+    """The op a ufunc is on operands of these dtypes, the dtypes its operands are
+    converted to, and its result's dtype (numpy's loop); None: not recorded."""
+    name = UFUNCS.get(function)
+    loop = None if name is None or missing(dtypes) else resolved(function, dtypes)
+    if name is None or loop is None:
+        return None
+    in_dtypes, out_dtype = loop[: function.nin], loop[function.nin]
+    if function in LOGICAL:
+        in_dtypes = (BOOL,) * function.nin
+    if in_dtypes[0] == BOOL and function in BOOL_FORMS:
+        name = BOOL_FORMS[function]
+    if not all(accepts(KINDS[name], d) for d in in_dtypes):
+        return None
+    return name, in_dtypes, out_dtype
+
+
+def power(base: Operand, exponent: Operand) -> Node | None:
+    """`base ** exponent`: floats as `pow`; integers only to a Python int >= 0 (numpy
+    raises for a negative integer power, a check per element the program skips)."""
+    dtypes = (operand_dtype(base), operand_dtype(exponent))
+    loop = None if missing(dtypes) else resolved(np.power, dtypes)
+    if loop is None or not isinstance(base, Node):
+        return None
+    if type(exponent) is int and exponent == 2:
+        return ufunc(np.multiply, [base, base])
+    if not is_float_dtype(loop[0]) and not (type(exponent) is int and exponent >= 0):
+        return None
+    nodes = [as_node(base, loop[0]), as_node(exponent, loop[1])]
+    if missing(nodes) or not accepts(KINDS["pow"], loop[0]):
+        return None
+    return record.elementwise("pow", nodes, loop[2])  # type: ignore[arg-type]
+
+
+def matmul(a: Operand, b: Operand) -> Node | None:
+    """numpy's matmul: 1-d operands gain a unit dim, which the result then loses."""
+    dtypes = (operand_dtype(a), operand_dtype(b))
+    loop = None if missing(dtypes) else resolved(np.matmul, dtypes)
+    if loop is None or loop[0] == BOOL or not isinstance(a, Node | np.ndarray):
+        return None
+    x, y = as_node(a, loop[0]), as_node(b, loop[1])
+    if x is None or y is None or x.ndim == 0 or y.ndim == 0:
+        return None
+    if x.ndim == 1:
+        x = record.reshape(x, (1, x.shape[0]))
+    if y.ndim == 1:
+        y = record.reshape(y, (y.shape[0], 1))
+    assert x is not None and y is not None
+    product = record.matmul(x, y)
+    if product is None:
+        return None
+    drop = tuple(
+        axis
+        for axis, one_d in ((product.ndim - 2, a.ndim == 1), (product.ndim - 1, b.ndim == 1))
+        if one_d
+    )
+    return record.squeeze(product, drop) if drop else product
+
+
+# -- reductions ---------------------------------------------------------------------
+
+
+def normalized_axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
+    """numpy's `axis` argument as sorted distinct axes, None where numpy would raise."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if not all(isinstance(a, int | np.integer) and -ndim <= a < ndim for a in axes):
+        return None
+    normal = sorted(int(a) % ndim if ndim else 0 for a in axes)
+    return tuple(normal) if len(set(normal)) == len(normal) else None
+
+
+def reduction(kind: str, x: Operand, axis: Any = None, keepdims: bool = False) -> Node | None:
+    """`np.sum`, `mean`, `max`, `min`, `prod` with numpy's result dtypes: sums and
+    products of small integers in int64 (uint64 unsigned), means of integers in f64."""
+    if not isinstance(x, Node) or not is_supported(x.dtype):
+        return None
+    axes = normalized_axes(axis, x.ndim)
+    if axes is None or not isinstance(keepdims, bool):
+        return None
+    dtype = x.dtype
+    if kind in ("sum", "prod") and dtype.kind in "biu" and dtype.itemsize < 8:
+        dtype = UINT64 if dtype.kind == "u" else INT64
+    elif kind == "mean" and not is_float_dtype(dtype):
+        dtype = FLOAT64
+    elif kind in ("max", "min") and (dtype == BOOL or any(x.shape[a] == 0 for a in axes)):
+        return None  # numpy: a logical reduction; an empty one raises
+    source = x if dtype == x.dtype else record.convert(x, dtype)
+    if not axes:
+        return record.convert(source, dtype)
+    return record.reduce(kind, source, axes, keepdims, dtype)
+
+
+def variance(x: Operand, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Node | None:
+    """numpy's `var`: the mean of squared deviations from the mean, over n - ddof."""
+    mean = reduction("mean", x, axis, True)
+    if mean is None or not isinstance(x, Node) or not isinstance(ddof, int):
+        return None
+    deviation = ufunc(np.subtract, [as_node(x, mean.dtype), mean])
+    squares = ufunc(np.multiply, [deviation, deviation])
+    total = reduction("sum", squares, axis, keepdims)
+    axes = normalized_axes(axis, x.ndim)
+    assert total is not None and axes is not None
+    count = math.prod(x.shape[a] for a in axes) - ddof
+    return ufunc(np.true_divide, [total, float(max(count, 0))])
+
+
+# -- shapes -------------------------------------------------------------------------
+
+
+def target_shape(shape: Any, size: int) -> tuple[int, ...] | None:
+    """A reshape's target with its -1 resolved; None where numpy would raise."""
+    dims = tuple(shape) if isinstance(shape, tuple | list) else (shape,)
+    if not all(isinstance(d, int | np.integer) for d in dims) or sum(d == -1 for d in dims) > 1:
+        return None
+    known = math.prod(int(d) for d in dims if d != -1)
+    if any(d < -1 for d in dims):
+        return None
+    if -1 in dims:
+        if known == 0 or size % known:
+            return None
+        return tuple(size // known if d == -1 else int(d) for d in dims)
+    return tuple(int(d) for d in dims) if known == size else None
+
+
+def permutation(axes: Any, ndim: int) -> tuple[int, ...] | None:
+    if axes is None or axes == ():
+        return tuple(reversed(range(ndim)))
+    perm = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], tuple | list) else axes
+    normal = normalized_axes(tuple(perm), ndim)
+    if normal is None or len(perm) != ndim:
+        return None
+    return tuple(int(a) % ndim for a in perm)
+
+
+def swapaxes(ndim: int, a: int, b: int) -> tuple[int, ...] | None:
+    axes = normalized_axes((a,), ndim), normalized_axes((b,), ndim)
+    if axes[0] is None or axes[1] is None:
+        return None
+    perm = list(range(ndim))
+    perm[axes[0][0]], perm[axes[1][0]] = perm[axes[1][0]], perm[axes[0][0]]
+    return tuple(perm)
+
+
+def basic_index(x: Node, key: Any) -> Node | None:
+    """`x[key]` for numpy's basic indexing: ints, slices with a step > 0, `...` and
+    None (a new axis); None for anything else (advanced indexing runs in numpy)."""
+    entries = list(key) if isinstance(key, tuple) else [key]
+    if sum(e is Ellipsis for e in entries) > 1:
+        return None
+    used = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    if used > x.ndim:
+        return None
+    at = next((i for i, e in enumerate(entries) if e is Ellipsis), len(entries))
+    entries[at : at + 1] = [slice(None)] * (x.ndim - used)
+    specs: list[tuple[int, int, int] | None] = []
+    drop, new = [], []
+    axis = rank = 0  # the source's axis, the result's rank so far
+    for entry in entries:
+        if entry is None:
+            new.append(rank)
+            rank += 1
+            continue
+        size = x.shape[axis]
+        if isinstance(entry, int | np.integer) and not isinstance(entry, bool | np.bool_):
+            index = int(entry)
+            if not -size <= index < size:
+                return None
+            specs.append((index % size, 1, 1))
+            drop.append(axis)
+        elif isinstance(entry, slice) and all(
+            s is None or (isinstance(s, int | np.integer) and not isinstance(s, bool))
+            for s in (entry.start, entry.stop, entry.step)
+        ):
+            start, stop, step = entry.indices(size)
+            if step < 1:
+                return None
+            length = len(range(start, stop, step))
+            specs.append(None if (start, length, step) == (0, size, 1) else (start, length, step))
+            rank += 1
+        else:
+            return None
+        axis += 1
+    result = x
+    if any(s is not None for s in specs):
+        result = record.extract_slice(x, specs)
+    if drop:
+        result = record.squeeze(result, tuple(drop))
+    if new:
+        result = record.insert_unit_dims(result, tuple(new))
+    return result if result is not x else record.convert(x, x.dtype)
+
+
+SPECIAL: dict[np.ufunc, Any] = {
+    np.matmul: matmul,
+    np.power: power,
+    np.square: lambda x: ufunc(np.multiply, [x, x]),
+}
+"""ufuncs recorded as more than one op, or with rules of their own."""

@@ -1,0 +1,240 @@
+"""Recording ops: each function checks its operands as numpy would, computes the
+result's shape and type, and appends a pending node to the thread's trace.
+
+The functions take nodes whose dtypes already agree (`numpy_api` converts); they
+return None where numpy would raise, so the caller can run numpy and raise numpy's
+own error.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy.graph import Node, Static, broadcast_shape, broadcast_static
+from dvm.lazy.stats import STATS
+
+MAX_SEGMENT = 128
+"""Pending ops after which recording flushes on its own: a long loop that never
+syncs still compiles programs of a bounded size."""
+
+BOOL = np.dtype(np.bool_)
+
+
+class Trace(threading.local):
+    """The pending nodes of this thread, in the order they were recorded."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+
+
+TRACE = Trace()
+
+
+def record(
+    op: str,
+    operands: Sequence[Node],
+    params: tuple[Any, ...],
+    shape: tuple[int, ...],
+    dtype: np.dtype[Any],
+    static: Static,
+    indices: tuple[int, ...] = (),
+) -> Node:
+    node = Node(op, tuple(operands), params, indices, shape, dtype, static)
+    TRACE.nodes.append(node)
+    STATS.ops_recorded += 1
+    return node
+
+
+def elementwise(name: str, operands: Sequence[Node], dtype: np.dtype[Any]) -> Node | None:
+    """An elementwise op (`unary` for one operand, else broadcast together)."""
+    if len(operands) == 1:
+        x = operands[0]
+        return record("unary", operands, (name,), x.shape, dtype, x.static)
+    shaped = [o for o in operands if o.shape]  # a 0-d operand changes no dim
+    first = shaped[0] if shaped else operands[0]
+    if all(o.shape == first.shape and o.static == first.static for o in shaped):
+        shape, static = first.shape, first.static  # the common case: no broadcast
+    else:
+        found = broadcast_shape(*(o.shape for o in shaped))
+        if found is None:
+            return None
+        shape, static = found, broadcast_static(*(o.static for o in shaped))
+    return record("nary", operands, (name,), shape, dtype, static)
+
+
+def convert(x: Node, dtype: np.dtype[Any]) -> Node:
+    return record("convert", [x], (), x.shape, dtype, x.static)
+
+
+def reduce(kind: str, x: Node, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype[Any]) -> Node:
+    """`axes` normalized (0 .. rank-1, sorted, distinct)."""
+    if keepdims:
+        shape = tuple(1 if a in axes else d for a, d in enumerate(x.shape))
+        static: Static = tuple(1 if a in axes else s for a, s in enumerate(x.static))
+    else:
+        shape = tuple(d for a, d in enumerate(x.shape) if a not in axes)
+        static = tuple(s for a, s in enumerate(x.static) if a not in axes)
+    return record("reduce", [x], (kind, axes, keepdims), shape, dtype, static)
+
+
+def matmul(a: Node, b: Node) -> Node | None:
+    """numpy's matmul of operands of rank >= 2 (1-d ones are reshaped by the caller)."""
+    if a.shape[-1] != b.shape[-2]:
+        return None
+    batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+    if batch is None:
+        return None
+    shape = (*batch, a.shape[-2], b.shape[-1])
+    static = (*broadcast_static(a.static[:-2], b.static[:-2]), a.static[-2], b.static[-1])
+    return record("matmul", [a, b], (), shape, a.dtype, static)
+
+
+def transpose(x: Node, perm: tuple[int, ...]) -> Node:
+    shape = tuple(x.shape[p] for p in perm)
+    static = tuple(x.static[p] for p in perm)
+    return record("transpose", [x], (perm,), shape, x.dtype, static)
+
+
+def broadcast_to(x: Node, shape: tuple[int, ...]) -> Node | None:
+    if broadcast_shape(x.shape, shape) != shape or len(shape) < x.ndim:
+        return None
+    static = tuple(1 if d == 1 else None for d in shape)
+    indices = tuple(d for d in shape if d != 1)
+    return record("broadcast_to", [x], (static,), shape, x.dtype, static, indices)
+
+
+def reshape(x: Node, shape: tuple[int, ...]) -> Node | None:
+    """numpy's reshape to `shape` (-1 already resolved): a collapse to one dim, then an
+    expand to the target, each left out where it would do nothing."""
+    if math.prod(shape) != math.prod(x.shape):
+        return None
+    if shape == x.shape:
+        return x
+    if not shape:  # to rank 0: every dim is 1
+        return squeeze(x, tuple(range(x.ndim)))
+    flat = x
+    if x.ndim != 1:
+        if x.ndim == 0:
+            return unsqueeze(x, shape)
+        static: Static = (1,) if all(s == 1 for s in x.static) else (None,)
+        flat = record(
+            "collapse", [x], (((tuple(range(x.ndim))),),), (math.prod(x.shape),), x.dtype, static
+        )
+    if len(shape) == 1:
+        return flat
+    return unsqueeze(flat, shape)
+
+
+def unsqueeze(x: Node, shape: tuple[int, ...]) -> Node:
+    """An expand of a rank-1 `x` to `shape`, or of a rank-0 `x` to 1s."""
+    groups = (tuple(range(len(shape))),) if x.ndim == 1 else ()
+    static = tuple(1 if d == 1 else None for d in shape)
+    indices = tuple(d for d in shape if d != 1)
+    return record("expand", [x], (groups, static), shape, x.dtype, static, indices)
+
+
+def squeeze(x: Node, axes: tuple[int, ...]) -> Node:
+    """`x` without its size-1 dims `axes`, each collapsed into a kept neighbour."""
+    keep = [a for a in range(x.ndim) if a not in axes]
+    if not keep:
+        return to_rank_0(x)
+    groups: list[list[int]] = [[] for _ in keep]
+    k = 0
+    for a in range(x.ndim):
+        groups[min(k, len(keep) - 1)].append(a)
+        if a in keep:
+            k += 1
+    shape = tuple(x.shape[a] for a in keep)
+    static = tuple(1 if all(x.static[a] == 1 for a in g) else None for g in groups)
+    return record("collapse", [x], (tuple(map(tuple, groups)),), shape, x.dtype, static)
+
+
+def to_rank_0(x: Node) -> Node:
+    """The one element of `x` as a 0-d tensor: a collapse of static 1s, else a
+    reduction over every axis (of one element: the element itself)."""
+    if all(s == 1 for s in x.static):
+        return record("collapse", [x], ((),), (), x.dtype, ())
+    if x.dtype == BOOL:
+        small = reduce(
+            "max", convert(x, np.dtype(np.int8)), tuple(range(x.ndim)), False, np.dtype(np.int8)
+        )
+        return convert(small, BOOL)
+    return reduce("max", x, tuple(range(x.ndim)), False, x.dtype)
+
+
+def insert_unit_dims(x: Node, positions: tuple[int, ...]) -> Node:
+    """`x` with a new dim of size 1 at each of `positions` (of the result)."""
+    rank = x.ndim + len(positions)
+    shape, static, kept = [], [], []
+    source = iter(range(x.ndim))
+    for axis in range(rank):
+        if axis in positions:
+            shape.append(1)
+            static.append(1)
+        else:
+            a = next(source)
+            kept.append(axis)
+            shape.append(x.shape[a])
+            static.append(x.static[a])
+    if not kept:
+        return unsqueeze(x, tuple(shape))
+    groups: list[list[int]] = [[] for _ in kept]
+    k = 0
+    for axis in range(rank):  # each new dim joins the group of the kept dim after it
+        groups[min(k, len(kept) - 1)].append(axis)
+        if axis in kept:
+            k += 1
+    indices = tuple(d for d, s in zip(shape, static, strict=True) if s is None)
+    return record(
+        "expand",
+        [x],
+        (tuple(map(tuple, groups)), tuple(static)),
+        tuple(shape),
+        x.dtype,
+        tuple(static),
+        indices,
+    )
+
+
+def extract_slice(x: Node, specs: Sequence[tuple[int, int, int] | None]) -> Node:
+    """Per dim: None for the whole dim, else (offset, size, stride) with a stride >= 1.
+    A size of 1 is static (an integer index, which the caller then squeezes)."""
+    params: list[tuple[int, int | None] | None] = []
+    indices: list[int] = []
+    shape, static = [], []
+    for axis, spec in enumerate(specs):
+        if spec is None:
+            params.append(None)
+            shape.append(x.shape[axis])
+            static.append(x.static[axis])
+            continue
+        offset, size, stride = spec
+        fixed = 1 if size == 1 else None
+        params.append((stride, fixed))
+        indices.append(offset)
+        if fixed is None:
+            indices.append(size)
+        shape.append(size)
+        static.append(fixed)
+    return record(
+        "extract_slice", [x], (tuple(params),), tuple(shape), x.dtype, tuple(static), tuple(indices)
+    )
+
+
+def concat(operands: Sequence[Node], axis: int) -> Node | None:
+    first = operands[0]
+    for o in operands:
+        if o.ndim != first.ndim or any(
+            d != e for a, (d, e) in enumerate(zip(o.shape, first.shape, strict=True)) if a != axis
+        ):
+            return None
+    shape = list(first.shape)
+    shape[axis] = sum(o.shape[axis] for o in operands)
+    static = list(broadcast_static(*(o.static for o in operands)))
+    static[axis] = None
+    return record("concat", operands, (axis,), tuple(shape), first.dtype, tuple(static))

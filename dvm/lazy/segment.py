@@ -1,0 +1,179 @@
+"""Flushing: the pending ops become one program, compiled once per structure and run.
+
+A flush takes every pending node that a live lazy array still shows, and what those
+need; the rest is dead and dropped. A node that numpy would make a view of a known
+array is not computed: it becomes that view (`Node.view`). The segment's key is its
+structure (ops, attributes, dtypes, ranks, and which operand is which), never its
+shapes or sizes: those are arguments, so the same code on new shapes reuses the
+compiled program, which only specializes (`dvm.compile`'s per-shape cache). Unit
+dims and equal dims need no place in the key either: the compiled program checks
+them per call, and compiles a variant of itself the first time a dim is 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy.emit import Emitter
+from dvm.lazy.graph import Node
+from dvm.lazy.record import TRACE
+from dvm.lazy.stats import STATS
+
+log = logging.getLogger("dvm.lazy")
+
+MAX_PROGRAMS = 256
+"""Compiled segments kept (least recently used go)."""
+
+
+@dataclass
+class Compiled:
+    program: Any
+    """The `dvm.compile` of the segment's text (None: the compiler refused it)."""
+    text: str
+    kernels: int
+
+
+PROGRAMS: OrderedDict[tuple[Any, ...], Compiled] = OrderedDict()
+
+
+@dataclass
+class Segment:
+    """The part of the trace a flush runs."""
+
+    args: list[Node]
+    nodes: list[Node]
+    outputs: list[Node]
+    key: tuple[Any, ...]
+
+    def index_values(self) -> list[int]:
+        return [i for n in self.nodes for i in n.indices]
+
+    def text(self) -> str:
+        return Emitter(self.args, self.nodes).text(self.outputs)
+
+
+def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | None:
+    """The segment that computes the pending nodes shown (and `wanted`): None if none."""
+    will_know: set[int] = set()
+    outputs: list[Node] = []
+    wanted_ids = {id(n) for n in wanted}
+    for node in pending:
+        if node.view is not None:
+            base = node.view[0]
+            if base.value is not None or id(base) in will_know:
+                will_know.add(id(node))
+                continue
+        if id(node) in wanted_ids or node.shown():
+            outputs.append(node)
+            will_know.add(id(node))
+    needed = live_nodes(outputs)
+    if not needed:
+        return None
+    nodes = [n for n in pending if id(n) in needed]
+    args: list[Node] = []
+    places: dict[int, int] = {}
+    for node in nodes:
+        for o in node.operands:
+            if o.value is not None and id(o) not in places:
+                places[id(o)] = len(args)
+                args.append(o)
+    for k, node in enumerate(nodes):
+        places[id(node)] = len(args) + k
+    key = (
+        tuple((a.dtype, a.ndim) for a in args),
+        tuple((n.signature, tuple(places[id(o)] for o in n.operands)) for n in nodes),
+        tuple(places[id(o)] for o in outputs),
+    )
+    return Segment(args, nodes, outputs, key)
+
+
+def live_nodes(outputs: Sequence[Node]) -> set[int]:
+    """The pending nodes the outputs need (ids), outputs included."""
+    needed: set[int] = set()
+    stack = list(outputs)
+    while stack:
+        node = stack.pop()
+        if id(node) in needed or node.value is not None:
+            continue
+        needed.add(id(node))
+        stack.extend(node.operands)
+    return needed
+
+
+def flush(wanted: Iterable[Node] = ()) -> None:
+    """Run every pending op that matters (see the module docstring), then forget the
+    trace. Nodes that become views are views afterwards."""
+    pending = TRACE.nodes
+    if not pending:
+        return
+    TRACE.nodes = []
+    segment = select(pending, wanted)
+    if segment is not None:
+        run(segment)
+    for node in pending:  # views of what is now known, in recording order
+        base, index = node.view or (node, None)
+        if node.value is None and base.value is not None:
+            node.value = view_of(base.value, index)
+    for node in pending:  # known now, or dead: hold on to no other node (a loop's history)
+        node.operands, node.view = (), None
+
+
+def view_of(array: np.ndarray[Any, Any], index: Any) -> np.ndarray[Any, Any]:
+    """numpy's view of `array` (`index`: a key for `[]`, or a callable)."""
+    return np.asarray(index(array) if callable(index) else array[index])
+
+
+def compiled(segment: Segment) -> Compiled:
+    found = PROGRAMS.get(segment.key)
+    if found is not None:
+        PROGRAMS.move_to_end(segment.key)
+        STATS.reused += 1
+        return found
+    import dvm
+    from dvm.dialects import tile
+
+    text = segment.text()
+    start = time.perf_counter()
+    try:
+        program = dvm.compile(text)
+        variant = program.variants[frozenset()]
+        kernels = sum(1 for op in variant.func.walk() if isinstance(op, tile.LaunchOp))
+    except Exception as e:  # any refusal (a parse, verifier or pass error): numpy runs it
+        log.warning("dvm.lazy: a segment did not compile, running it in numpy: %s", e)
+        program, kernels = None, 0
+        STATS.failed += 1
+    STATS.compile_seconds += time.perf_counter() - start
+    STATS.compiled += 1
+    found = PROGRAMS[segment.key] = Compiled(program, text, kernels)
+    if len(PROGRAMS) > MAX_PROGRAMS:
+        PROGRAMS.popitem(last=False)
+    return found
+
+
+def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """`array`, copied if its elements are not in C order (a view of a view, say)."""
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+
+
+def run(segment: Segment) -> None:
+    STATS.segments += 1
+    entry = compiled(segment)
+    if entry.program is None:
+        from dvm.lazy.eager import evaluate
+
+        evaluate(segment.nodes)
+        return
+    arrays = [contiguous(a.value) for a in segment.args if a.value is not None]
+    results = entry.program(*arrays, *segment.index_values())
+    if len(segment.outputs) == 1:
+        results = (results,)
+    for node, value in zip(segment.outputs, results, strict=True):
+        node.value = value
+    STATS.kernels_launched += entry.kernels

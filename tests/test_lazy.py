@@ -1,0 +1,275 @@
+"""`dvm.lazy`: ordinary numpy functions on lazy arrays give numpy's results, on streams
+of shapes, compiling once per structure; sync points, views, in-place writes and
+fallbacks behave as numpy does."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dvm
+from dvm import lazy
+
+SHAPES = [4, 1, 7, 13]
+"""Sizes of the dim each stream varies (1: a broadcast dim; primes)."""
+
+
+def layernorm(x: Any, w: Any, b: Any) -> Any:
+    mu = x.mean(-1, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(-1, keepdims=True)
+    return d / np.sqrt(var + 1e-5) * w + b
+
+
+def softmax(x: Any) -> Any:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def gelu(x: Any) -> Any:
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def attention(q: Any, k: Any, v: Any) -> Any:
+    scores = q @ k.swapaxes(-1, -2) / np.sqrt(np.float32(q.shape[-1]))
+    return softmax(scores) @ v
+
+
+def mlp(x: Any, w1: Any, b1: Any, w2: Any) -> Any:
+    return np.maximum(x @ w1 + b1, 0) @ w2
+
+
+def halves(x: Any) -> Any:
+    d = x.shape[-1] // 2
+    return x[..., :d] * 2 - x[..., d:] + x[:, None, 0:1, ::2].sum()
+
+
+def heads(x: Any) -> Any:
+    b, s, d = x.shape
+    y = x.reshape(b, s, 2, d // 2).transpose(0, 2, 1, 3)
+    return y.reshape(b * 2, -1).T
+
+
+def normal(*shape: int, dtype: Any = np.float32, seed: int = 0) -> np.ndarray[Any, Any]:
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+CASES: dict[str, tuple[Callable[..., Any], Callable[[int], list[Any]]]] = {
+    "layernorm": (layernorm, lambda n: [normal(n, 64), normal(64, seed=1), normal(64, seed=2)]),
+    "softmax": (softmax, lambda n: [normal(n, 33)]),
+    "gelu_f64": (gelu, lambda n: [normal(n, 7, dtype=np.float64)]),
+    "attention": (attention, lambda n: [normal(2, n, 16, seed=s) for s in range(3)]),
+    "mlp": (mlp, lambda n: [normal(n, 8), normal(8, 16), normal(16), normal(16, 4)]),
+    "halves": (halves, lambda n: [normal(n, 3, 10)]),
+    "heads": (heads, lambda n: [normal(2, n, 8)]),
+    "int_mean": (
+        lambda x: (x + 1).mean(),
+        lambda n: [np.arange(4 * n, dtype=np.int32).reshape(n, 4)],
+    ),
+    "i8_sum": (lambda x: (x * 2).sum(0), lambda n: [np.arange(4 * n, dtype=np.int8).reshape(n, 4)]),
+    "leaky_f16": (
+        lambda x: np.where(x > 0, x, 0.1 * x),
+        lambda n: [normal(n, 4, dtype=np.float16)],
+    ),
+    "clip_cast": (lambda x: np.clip(x * 3, -1.5, 1.5).astype(np.int32), lambda n: [normal(n)]),
+}
+
+
+def close(got: Any, want: Any) -> None:
+    got = np.asarray(got)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    tolerance = {2: 2e-3, 4: 2e-5, 8: 1e-12}.get(want.dtype.itemsize, 0)
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_function_matches_numpy_on_a_stream_of_shapes(name: str) -> None:
+    function, make = CASES[name]
+    compiled = lazy.stats()["compiled"]
+    for n in SHAPES:
+        args = make(n)
+        got = function(*map(lazy.asarray, args))
+        assert isinstance(got, lazy.LazyArray)
+        close(got, function(*args))
+    stats = lazy.stats()
+    assert stats["compiled"] - compiled <= 1  # one structure: compiled once, then reused
+    assert not stats["fallbacks"] and not stats["failed"]
+
+
+def test_a_loop_whose_trip_count_depends_on_data() -> None:
+    """Newton's square root until it converges: `float(...)` is a sync point each
+    time round, and every iteration's segment is the same program."""
+
+    def newton(a: Any) -> tuple[Any, int]:
+        y, steps = a, 0
+        while float(np.abs(y * y - a).max()) > 1e-6:
+            y = 0.5 * (y + a / y)
+            steps += 1
+        return y, steps
+
+    for n in (3, 11):
+        a = np.random.default_rng(n).uniform(1, 100, n)
+        want, want_steps = newton(a)
+        before = lazy.stats()
+        got, steps = newton(lazy.asarray(a))
+        close(got, want)
+        assert steps == want_steps > 3
+        assert lazy.stats()["segments"] - before["segments"] >= steps
+
+
+def test_shapes_are_known_without_running_anything() -> None:
+    before = lazy.stats()["segments"]
+    x = lazy.asarray(normal(5, 3))
+    y = (x @ x.T)[1:, None]
+    assert (y.shape, len(y), y.ndim, y.size, y.dtype) == ((4, 1, 5), 4, 3, 20, np.float32)
+    assert lazy.stats()["segments"] == before
+
+
+def test_sync_points_give_numpy_values() -> None:
+    a = normal(3, 4)
+    x = lazy.asarray(a)
+    assert bool((x > 100).sum() == 0)
+    assert float(x.sum()) == pytest.approx(float(a.sum()), rel=1e-5)
+    assert repr(x * 2) == repr(a * 2) and str(x + 1) == str(a + 1)
+    assert [float(v.sum()) for v in x] == pytest.approx([float(v.sum()) for v in a])
+    assert (x[0, 0] * 2).item() == pytest.approx(float(a[0, 0] * 2))
+    assert (x.max() + 0).tolist() == pytest.approx(float(a.max()))
+
+
+def test_views_and_in_place_writes_behave_as_numpy() -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    x = lazy.asarray(a.copy())
+    n = a.copy()
+    pending = x + 1  # recorded before the writes: sees the old values
+    row, n_row = x[1:], n[1:]
+    flat, n_flat = row.reshape(-1), n_row.reshape(-1)
+    x[1, 0] = 50.0
+    n[1, 0] = 50.0
+    flat[3] = -7.0
+    n_flat[3] = -7.0
+    x += 0.5
+    n += 0.5
+    np.testing.assert_array_equal(np.asarray(pending), a + 1)
+    np.testing.assert_array_equal(np.asarray(x), n)
+    np.testing.assert_array_equal(np.asarray(row), n_row)
+    np.testing.assert_array_equal(np.asarray(flat), n_flat)
+
+
+def test_unsupported_calls_run_in_numpy_and_recording_resumes() -> None:
+    a = normal(6, 5)
+    x = lazy.asarray(a)
+    before = lazy.stats()
+    norm = np.linalg.norm(x, axis=1)
+    picked = x[[0, 2, 5]]  # advanced indexing
+    order = x.argsort(axis=1)
+    out = lazy.asarray(np.empty_like(a))
+    returned = np.add(x, 1, out=out)
+    close(norm, np.linalg.norm(a, axis=1))
+    close(picked, a[[0, 2, 5]])
+    close(order, a.argsort(axis=1))
+    assert returned is out
+    close(out, a + 1)
+    after = lazy.stats()
+    assert isinstance(norm * 2, lazy.LazyArray)
+    assert lazy.stats()["ops_recorded"] > after["ops_recorded"]
+    fell_back = {k: v - before["fallbacks"].get(k, 0) for k, v in after["fallbacks"].items()}
+    assert {k for k, v in fell_back.items() if v} >= {"norm", "ndarray.argsort", "add"}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x + np.ones((4, 3)),
+        lambda x: x.reshape(7, -1),
+        lambda x: x[3, 0],
+        lambda x: x.sum(axis=2),
+        lambda x: x[:0].max(),
+        lambda x: x @ np.ones((5, 2)),
+        lambda x: x.astype(np.int32) + 2**40,
+    ],
+)
+def test_what_numpy_rejects_raises_numpys_error(call: Callable[[Any], Any]) -> None:
+    a = normal(3, 4)
+    with pytest.raises(Exception) as numpy_error:
+        call(a)
+    with pytest.raises(type(numpy_error.value)) as lazy_error:
+        np.asarray(call(lazy.asarray(a)))
+    assert str(lazy_error.value) == str(numpy_error.value)
+
+
+def test_the_key_is_structure_not_shape() -> None:
+    def f(x: Any) -> Any:
+        return np.tanh(x) * x.sum(0)
+
+    before = lazy.stats()["compiled"]
+    for n in (3, 8, 3, 21):
+        close(f(lazy.asarray(normal(n, 2))), f(normal(n, 2)))
+    assert lazy.stats()["compiled"] == before + 1
+    close(f(lazy.asarray(normal(4, 2, dtype=np.float64))), f(normal(4, 2, dtype=np.float64)))
+    assert lazy.stats()["compiled"] == before + 2  # a new dtype is a new program
+
+
+def test_explain_shows_each_level_and_runs_nothing() -> None:
+    x = lazy.asarray(normal(4, 8))
+    y = softmax(x)
+    before = lazy.stats()["segments"]
+    text = lazy.explain(y)
+    assert "tensor.reduce_max" in text and text.count("func.return") == 1
+    assert "tensor.fusion" in lazy.explain(y, passes="symbolic-shapes,fuse")
+    assert "bytecode.program" in lazy.explain(y, passes="dvm-pipeline")
+    assert lazy.stats()["segments"] == before
+    dvm.parse(text)  # the recorded program is valid text for dvm-opt
+    close(y, softmax(normal(4, 8)))
+
+
+def test_only_live_arrays_are_computed() -> None:
+    x = lazy.asarray(normal(4, 8))
+    kept = x * 2
+    y = np.exp(kept) + 1
+    del kept  # dead: an intermediate of y, not a result
+    assert lazy.explain(y).count("-> (tensor") == 1
+
+
+def test_a_loop_that_never_syncs_runs_in_bounded_segments() -> None:
+    a = normal(5, 3)
+    x, n = lazy.asarray(a), a
+    before = lazy.stats()["segments"]
+    for _ in range(150):
+        x = x * 0.99 + 0.01
+        n = n * 0.99 + 0.01
+    close(x, n)
+    assert lazy.stats()["segments"] - before >= 2
+
+
+def test_a_loop_keeps_no_history_alive() -> None:
+    x = np.tanh(lazy.asarray(normal(3, 3))) + 1
+    first = weakref.ref(x.numpy())
+    for _ in range(3):
+        x = x + 1
+        x.numpy()
+    assert first() is None  # only the last value is held, as in numpy
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value")
+def test_empty_arrays() -> None:
+    for shape in [(0, 4), (3, 0)]:
+        a = normal(*shape)
+        close(layernorm(lazy.asarray(a), 1.0, 0.0), layernorm(a, 1.0, 0.0))
+
+
+def test_a_segment_the_compiler_refuses_runs_in_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise dvm.errors.CompileError("refused")
+
+    monkeypatch.setattr(dvm, "compile", refuse)
+    a = normal(3, 5)
+    before = lazy.stats()["failed"]
+    close(np.cos(lazy.asarray(a)) * 3 - 1, np.cos(a) * 3 - 1)
+    assert lazy.stats()["failed"] == before + 1
