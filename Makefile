@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 # A strict editable install links each module into build/, so the type
 # checker sees dvm.dialects etc.; adding a module means reinstalling, hence
 # the dependency on the package folders (their mtime changes on add/remove).
-PACKAGES := dvm dvm/lazy dvm/tools dialects passes lowering vm
+PACKAGES := dvm dvm/lazy dvm/torch dvm/tools dialects passes lowering vm
 
 .PHONY: demo test docs lint typecheck pytest install clean
 
@@ -18,7 +18,7 @@ $(BIN)/activate:
 	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/activate pyproject.toml $(PACKAGES)
-	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,torch]' --config-settings editable_mode=strict
 	touch $@
 
 install: $(VENV)/.installed

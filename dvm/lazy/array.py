@@ -269,3 +269,10 @@ def viewed(node: Node, base: Node, index: Any) -> LazyArray:
     if index is not None and node is not base:
         node.view = (base, index)
     return LazyArray(node)
+
+
+def dialect_op(name: str, *operands: LazyArray) -> LazyArray | None:
+    """The dialect's elementwise op `name` (one numpy lacks, such as `erf`) on lazy
+    arrays of one dtype it accepts; None otherwise."""
+    node = numpy_api.dialect_op(name, [x._node for x in operands])
+    return None if node is None else LazyArray(node)

@@ -328,3 +328,14 @@ SPECIAL: dict[np.ufunc, Any] = {
     np.square: lambda x: ufunc(np.multiply, [x, x]),
 }
 """ufuncs recorded as more than one op, or with rules of their own."""
+
+
+def dialect_op(name: str, inputs: Sequence[Node]) -> Node | None:
+    """An elementwise op of the dialect that numpy has no ufunc for (`erf`, `sigmoid`,
+    `rsqrt`), on nodes of one dtype it accepts (the result has that dtype)."""
+    dtype = inputs[0].dtype
+    if name not in KINDS or any(x.dtype != dtype for x in inputs):
+        return None
+    if not accepts(KINDS[name], dtype):
+        return None
+    return record.elementwise(name, inputs, dtype)

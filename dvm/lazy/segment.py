@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,9 @@ class Compiled:
 
 
 PROGRAMS: OrderedDict[tuple[Any, ...], Compiled] = OrderedDict()
+
+WATCHERS: list[Callable[[str], None]] = []
+"""Called with each segment's text as it runs (`dvm.torch.export_mlir` collects them)."""
 
 
 @dataclass
@@ -165,6 +168,8 @@ def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 def run(segment: Segment) -> None:
     STATS.segments += 1
     entry = compiled(segment)
+    for watch in WATCHERS:
+        watch(entry.text)
     if entry.program is None:
         from dvm.lazy.eager import evaluate
 

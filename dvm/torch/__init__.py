@@ -1,0 +1,66 @@
+"""`dvm.torch`: a `torch.compile` backend, `torch.compile(model, backend="dvm")`.
+
+torch (an optional extra: `pip install -e '.[torch]'`) traces the model with
+dynamo; AOTAutograd lowers the graph to core ATen ops, functional, split into a
+forward and (for training) a backward graph; each graph runs on `GraphRunner`,
+which records its ops on lazy arrays (`dvm.lazy`): one program per graph
+structure, compiled once and specialized per shape. Ops the dialect cannot
+express run in torch between programs. See docs/torch.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import torch
+from functorch.compile import make_boxed_func  # pyright: ignore[reportPrivateImportUsage]
+from torch import fx
+from torch._decomp import core_aten_decompositions
+from torch._dynamo.backends.common import aot_autograd
+
+from dvm.lazy.segment import WATCHERS
+from dvm.torch.graph import REPORTS, GraphRunner
+
+__all__ = ["backend", "export_mlir", "reports"]
+
+_graphs = itertools.count()
+
+
+def compiler(kind: str) -> Any:
+    def compile_graph(module: fx.GraphModule, example_inputs: Any) -> Any:
+        return make_boxed_func(GraphRunner(module, f"graph {next(_graphs)} ({kind})"))
+
+    return compile_graph
+
+
+DECOMPOSITIONS = core_aten_decompositions()
+"""ATen ops written as core ATen ops (so the handlers cover few ops)."""
+
+backend = aot_autograd(
+    fw_compiler=compiler("forward"),
+    bw_compiler=compiler("backward"),
+    decompositions=DECOMPOSITIONS,
+)
+"""The backend registered as `dvm` (entry point `torch_dynamo_backends`)."""
+
+
+def reports() -> list[dict[str, Any]]:
+    """Per compiled graph, after its first call: `ops_total`, `ops_on_dvm`, and the
+    ops that ran in torch (`fallbacks`, by name, with their counts)."""
+    return [report.as_dict() for report in REPORTS]
+
+
+def export_mlir(model: Any, *example_inputs: Any, dynamic: bool = True) -> str:
+    """The `.mlir` text of the programs `model(*example_inputs)` runs (forward,
+    inference), each as `dvm-opt` reads it: one per segment of the graph between
+    ops that run in torch (one, when every op records)."""
+    texts: list[str] = []
+    exporting = aot_autograd(fw_compiler=compiler("export"), decompositions=DECOMPOSITIONS)
+    WATCHERS.append(texts.append)
+    try:
+        with torch.no_grad():
+            torch.compile(model, backend=exporting, dynamic=dynamic)(*example_inputs)
+    finally:
+        WATCHERS.remove(texts.append)
+    return "\n".join(texts)

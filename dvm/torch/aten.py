@@ -1,0 +1,280 @@
+"""ATen ops as numpy calls on lazy arrays, which record them (`dvm.lazy`).
+
+One handler per ATen op (by its name without the overload, `aten.add.Tensor` is
+`add`): it takes the node's arguments, tensors as lazy arrays and sizes as ints, and
+returns what the op returns, or raises `Unsupported` (the op then runs in torch,
+between the programs: a partial graph). The graphs come from AOTAutograd with the
+core ATen decompositions, so the ops to cover are few and functional.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy import LazyArray
+from dvm.lazy.array import dialect_op
+
+Handler = Callable[..., Any]
+
+
+class Unsupported(Exception):
+    """This op (with these arguments) runs in torch."""
+
+
+def lazy(x: Any) -> LazyArray:
+    if not isinstance(x, LazyArray):
+        raise Unsupported("an operand that is not a tensor")
+    return x
+
+
+def needs(value: Any) -> Any:
+    """A result, or Unsupported where the lazy layer would not record it."""
+    if not isinstance(value, LazyArray):
+        raise Unsupported("not recorded")
+    return value
+
+
+def dims(sizes: Sequence[int], ndim: int) -> tuple[int, ...]:
+    return tuple(int(d) % ndim if ndim else 0 for d in sizes)
+
+
+# -- elementwise --------------------------------------------------------------------------
+
+
+def binary(function: np.ufunc) -> Handler:
+    def handler(a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Any:
+        if rounding_mode is not None:
+            raise Unsupported("div with a rounding mode")
+        if alpha != 1:
+            b = b * alpha
+        return needs(function(a, b))
+
+    return handler
+
+
+def unary(function: Callable[[Any], Any]) -> Handler:
+    return lambda x: needs(function(lazy(x)))
+
+
+def named(name: str) -> Handler:
+    def handler(*xs: Any) -> Any:
+        made = dialect_op(name, *map(lazy, xs))
+        if made is None:
+            raise Unsupported(f"{name} of this dtype")
+        return made
+
+    return handler
+
+
+def gelu(x: Any, approximate: str = "none") -> Any:
+    x = lazy(x)
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + np.tanh(inner))
+    return 0.5 * x * (1 + named("erf")(x * (1 / math.sqrt(2))))
+
+
+def clamp(x: Any, low: Any = None, high: Any = None) -> Any:
+    return needs(np.clip(lazy(x), low, high))
+
+
+def where(condition: Any, a: Any, b: Any) -> Any:
+    return needs(np.where(condition, a, b))
+
+
+def masked_fill(x: Any, mask: Any, value: Any) -> Any:
+    return needs(
+        np.where(mask, np.asarray(value, x.dtype) if not isinstance(value, LazyArray) else value, x)
+    )
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+
+def reduction(function: Callable[..., Any]) -> Handler:
+    def handler(x: Any, axes: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+        x = lazy(x)
+        if dtype is not None:
+            raise Unsupported("a reduction with a dtype")
+        axis = (
+            None
+            if axes is None or axes == []
+            else dims(axes if isinstance(axes, Sequence) else [axes], x.ndim)
+        )
+        return needs(function(x, axis=axis, keepdims=keepdim))
+
+    return handler
+
+
+def var(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+    x = lazy(x)
+    axis = None if axes is None else dims(axes, x.ndim)
+    return needs(
+        np.var(x, axis=axis, ddof=1 if correction is None else int(correction), keepdims=keepdim)
+    )
+
+
+def softmax(x: Any, dim: int, half_to_float: bool = False) -> Any:
+    x = lazy(x)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def log_softmax(x: Any, dim: int, half_to_float: bool = False) -> Any:
+    x = lazy(x)
+    shifted = x - x.max(axis=dim, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def native_layer_norm(x: Any, shape: Sequence[int], weight: Any, bias: Any, eps: float) -> Any:
+    x = lazy(x)
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = x - mean
+    rstd = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + eps)
+    out = centred * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+# -- matmul ---------------------------------------------------------------------------------
+
+
+def addmm(bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
+    product = lazy(a) @ lazy(b)
+    if alpha != 1:
+        product = product * alpha
+    return product + (bias if beta == 1 else bias * beta)
+
+
+def matmul(a: Any, b: Any) -> Any:
+    return needs(lazy(a) @ lazy(b))
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+
+def view(x: Any, sizes: Sequence[int]) -> Any:
+    return lazy(x).reshape(tuple(int(d) for d in sizes))
+
+
+def permute(x: Any, perm: Sequence[int]) -> Any:
+    x = lazy(x)
+    return x.transpose(dims(perm, x.ndim))
+
+
+def transpose(x: Any, a: int = 0, b: int = 1) -> Any:
+    return lazy(x).swapaxes(a, b)
+
+
+def expand(x: Any, sizes: Sequence[int], implicit: bool = False) -> Any:
+    x = lazy(x)
+    lead = len(sizes) - x.ndim
+    target = tuple(x.shape[i - lead] if int(d) == -1 else int(d) for i, d in enumerate(sizes))
+    return needs(np.broadcast_to(x, target))
+
+
+def unsqueeze(x: Any, dim: int) -> Any:
+    x = lazy(x)
+    return needs(np.expand_dims(x, int(dim) % (x.ndim + 1)))
+
+
+def squeeze(x: Any, axes: Any = None) -> Any:
+    x = lazy(x)
+    if axes is None:
+        return needs(np.squeeze(x))
+    chosen = dims(axes if isinstance(axes, Sequence) else [axes], x.ndim)
+    return needs(np.squeeze(x, tuple(a for a in chosen if x.shape[a] == 1)))
+
+
+def slice_(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    x = lazy(x)
+    key: list[Any] = [slice(None)] * x.ndim
+    size = x.shape[int(dim)]
+    start = 0 if start is None else max(-size, min(int(start), size))
+    end = size if end is None else max(-size, min(int(end), size))
+    key[int(dim)] = slice(start, end, int(step))
+    return needs(x[tuple(key)])
+
+
+def select(x: Any, dim: int, index: int) -> Any:
+    x = lazy(x)
+    key: list[Any] = [slice(None)] * x.ndim
+    key[int(dim)] = int(index)
+    return needs(x[tuple(key)])
+
+
+def split_with_sizes(x: Any, sizes: Sequence[int], dim: int = 0) -> list[Any]:
+    x = lazy(x)
+    axis, start, parts = int(dim) % x.ndim, 0, []
+    for size in sizes:
+        parts.append(slice_(x, axis, start, start + int(size)))
+        start += int(size)
+    return parts
+
+
+def split(x: Any, size: int, dim: int = 0) -> list[Any]:
+    x = lazy(x)
+    total = x.shape[int(dim)]
+    return split_with_sizes(x, [min(size, total - s) for s in range(0, total, size)], dim)
+
+
+def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
+    return needs(np.concatenate([lazy(t) for t in tensors], axis=int(dim)))
+
+
+def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    from dvm.torch.convert import DTYPES
+
+    x = lazy(x)
+    if any(v is not None for k, v in kwargs.items() if k not in ("layout", "device", "pin_memory")):
+        raise Unsupported("_to_copy with a memory format")
+    return x.astype(DTYPES[dtype]) if dtype is not None else x.copy()
+
+
+def identity(x: Any, *args: Any, **kwargs: Any) -> Any:
+    return lazy(x)
+
+
+HANDLERS: dict[str, Handler] = {
+    "add": binary(np.add), "sub": binary(np.subtract), "mul": binary(np.multiply),
+    "div": binary(np.true_divide), "pow": binary(np.power),
+    "maximum": binary(np.maximum), "minimum": binary(np.minimum),
+    "eq": binary(np.equal), "ne": binary(np.not_equal), "lt": binary(np.less),
+    "le": binary(np.less_equal), "gt": binary(np.greater), "ge": binary(np.greater_equal),
+    "logical_and": binary(np.logical_and), "logical_or": binary(np.logical_or),
+    "bitwise_and": binary(np.bitwise_and), "bitwise_or": binary(np.bitwise_or),
+    "remainder": binary(np.remainder), "fmod": binary(np.fmod),
+    "neg": unary(np.negative), "abs": unary(np.absolute), "exp": unary(np.exp),
+    "log": unary(np.log), "sqrt": unary(np.sqrt), "tanh": unary(np.tanh),
+    "sin": unary(np.sin), "cos": unary(np.cos), "log1p": unary(np.log1p),
+    "expm1": unary(np.expm1), "floor": unary(np.floor), "ceil": unary(np.ceil),
+    "round": unary(np.rint), "trunc": unary(np.trunc), "sign": unary(np.sign),
+    "isnan": unary(np.isnan), "isinf": unary(np.isinf), "reciprocal": unary(np.reciprocal),
+    "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
+    "relu": unary(lambda x: np.maximum(x, 0)),
+    "rsqrt": named("rsqrt"), "sigmoid": named("sigmoid"), "erf": named("erf"),
+    "silu": lambda x: lazy(x) * named("sigmoid")(x),
+    "gelu": gelu, "clamp": clamp, "clamp_min": lambda x, low: clamp(x, low, None),
+    "clamp_max": lambda x, high: clamp(x, None, high), "where": where,
+    "masked_fill": masked_fill,
+    "sum": reduction(np.sum), "mean": reduction(np.mean), "amax": reduction(np.max),
+    "amin": reduction(np.min), "prod": reduction(np.prod), "var": var,
+    "_softmax": softmax, "_log_softmax": log_softmax, "native_layer_norm": native_layer_norm,
+    "mm": matmul, "bmm": matmul, "matmul": matmul, "addmm": addmm,
+    "view": view, "_unsafe_view": view, "reshape": view, "permute": permute,
+    "t": lambda x: lazy(x).T, "transpose": transpose, "expand": expand,
+    "unsqueeze": unsqueeze, "squeeze": squeeze, "slice": slice_, "select": select,
+    "split_with_sizes": split_with_sizes, "split": split, "cat": cat,
+    "clone": lambda x, **kw: lazy(x).copy(), "_to_copy": to_copy,
+    "sym_size": lambda x, axis: lazy(x).shape[axis], "sym_numel": lambda x: lazy(x).size,
+    "alias": identity, "detach": identity, "lift_fresh_copy": lambda x: lazy(x).copy(),
+}  # fmt: skip
+"""The ATen ops that record, by name."""

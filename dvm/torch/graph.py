@@ -1,0 +1,174 @@
+"""Running an ATen FX graph: each op recorded on lazy arrays, or run in torch.
+
+`GraphRunner` walks the graph AOTAutograd gives (forward or backward) on every
+call: placeholders become lazy arrays over the tensors' memory (sizes, `SymInt`s
+at compile time, are ints now), each op goes to its handler (`aten.HANDLERS`),
+which records it, and the outputs are read back as tensors, a sync point that
+runs everything recorded as one program, compiled once per structure and only
+specialized per shape (`dvm.lazy`). An op without a handler, or that its handler
+refuses, runs in torch on the values so far (a flush): the graph is split there
+and stays correct. `reports()` says, per graph, how many ops ran on dvm.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import fx
+
+from dvm import lazy
+from dvm.lazy import LazyArray
+from dvm.torch.aten import HANDLERS, Unsupported
+from dvm.torch.convert import DTYPES, to_numpy, to_torch
+
+log = logging.getLogger("dvm.torch")
+
+
+@dataclass
+class Report:
+    """What one compiled graph ran where (counted at its first call)."""
+
+    graph: str
+    ops_total: int = 0
+    ops_on_dvm: int = 0
+    fallbacks: Counter[str] = field(default_factory=Counter)
+    """ATen ops that ran in torch, by name."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "graph": self.graph,
+            "ops_total": self.ops_total,
+            "ops_on_dvm": self.ops_on_dvm,
+            "fallbacks": dict(self.fallbacks),
+        }
+
+
+REPORTS: list[Report] = []
+
+
+def to_lazy(value: Any) -> Any:
+    """A torch value as the runner holds it: a tensor as a lazy array over its memory."""
+    if isinstance(value, torch.Tensor):
+        if value.dtype not in DTYPES or value.device.type != "cpu":
+            return value
+        return lazy.asarray(to_numpy(value))
+    if isinstance(value, list | tuple):
+        return type(value)(to_lazy(v) for v in value)
+    return value
+
+
+def to_tensor(value: Any) -> Any:
+    """A runner's value as torch's (a lazy array read: a sync point)."""
+    if isinstance(value, LazyArray):
+        return to_torch(np.asarray(value))
+    if isinstance(value, list | tuple):
+        return type(value)(to_tensor(v) for v in value)
+    return value
+
+
+def op_name(target: Any) -> str:
+    packet = getattr(target, "overloadpacket", None)
+    return packet.__name__ if packet is not None else getattr(target, "__name__", str(target))
+
+
+class GraphRunner:
+    """Runs one FX graph (see the module docstring); call it with the graph's inputs."""
+
+    def __init__(self, module: fx.GraphModule, name: str) -> None:
+        self.module = module
+        self.nodes = list(module.graph.nodes)
+        self.report = Report(name)
+        self.first = True
+
+    def __call__(self, *args: Any) -> Any:
+        env: dict[fx.Node, Any] = {}
+        inputs = iter(args)
+        originals: dict[fx.Node, Any] = {}
+        for node in self.nodes:
+            if node.op == "placeholder":
+                originals[node] = next(inputs)
+                env[node] = to_lazy(originals[node])
+            elif node.op == "get_attr":
+                env[node] = to_lazy(getattr(self.module, str(node.target)))
+            elif node.op == "call_function":
+                env[node] = self.call(node, env)
+            elif node.op == "output":
+                return self.finish(node, env, originals)
+        raise ValueError(f"{self.report.graph}: the graph has no output")
+
+    def call(self, node: fx.Node, env: dict[fx.Node, Any]) -> Any:
+        mapped: Any = fx.map_arg((node.args, node.kwargs), lambda n: env[n])
+        args, kwargs = mapped
+        target = node.target
+        if target is operator.getitem:
+            return args[0][args[1]]
+        if not isinstance(target, torch._ops.OpOverload):  # sizes: ints and SymInt ops
+            return target(*args, **kwargs)  # type: ignore[operator]
+        name = op_name(target)
+        handler = HANDLERS.get(name)
+        fell_back = lazy.stats()["fallbacks"]
+        if handler is not None:
+            try:
+                value = as_declared(node, handler(*args, **kwargs))
+                if lazy.stats()["fallbacks"] == fell_back:
+                    self.count(name, True)
+                    return value
+            except Unsupported:
+                pass
+        self.count(name, False)
+        return run_in_torch(target, args, kwargs)
+
+    def count(self, name: str, on_dvm: bool) -> None:
+        if self.first:
+            self.report.ops_total += 1
+            self.report.ops_on_dvm += on_dvm
+            if not on_dvm:
+                self.report.fallbacks[name] += 1
+
+    def finish(self, node: fx.Node, env: dict[fx.Node, Any], originals: dict[fx.Node, Any]) -> Any:
+        results = node.args[0]
+        values = [
+            originals[r] if r in originals else env[r] if isinstance(r, fx.Node) else r
+            for r in results  # type: ignore[union-attr]
+        ]
+        outputs = [to_tensor(v) for v in values]
+        if self.first:
+            self.first = False
+            REPORTS.append(self.report)
+            log.info("%s", summary(self.report))
+        return outputs
+
+
+def as_declared(node: fx.Node, value: Any) -> Any:
+    """`value` in the dtype torch gives the node (numpy promotes otherwise: an int64
+    tensor times 0.5 is float32 in torch, float64 in numpy)."""
+    declared = node.meta.get("val")
+    if isinstance(value, LazyArray) and isinstance(declared, torch.Tensor):
+        dtype = DTYPES.get(declared.dtype)
+        if dtype is None:
+            raise Unsupported(f"dtype {declared.dtype}")
+        if tuple(value.shape) != tuple(int(d) for d in declared.shape) and all(
+            isinstance(d, int) for d in declared.shape
+        ):
+            raise Unsupported("a shape that differs from torch's")
+        return value if value.dtype == dtype else value.astype(dtype)
+    return value
+
+
+def run_in_torch(target: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """The op in torch eager on the values (a flush), its tensors lazy again."""
+    return to_lazy(target(*to_tensor(args), **to_tensor(kwargs)))
+
+
+def summary(report: Report) -> str:
+    fell = ", ".join(f"{name} x{n}" for name, n in report.fallbacks.most_common())
+    return f"dvm.torch: {report.graph}: {report.ops_on_dvm} of {report.ops_total} ops on dvm" + (
+        f"; in torch: {fell}" if fell else ""
+    )

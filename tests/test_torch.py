@@ -1,0 +1,218 @@
+"""`torch.compile(model, backend="dvm", dynamic=True)` on modules written the way
+people write them: inference over a stream of batch sizes and lengths against
+eager, one training step each (gradients against eager), and the share of ops
+that ran on dvm."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+import dvm.torch  # noqa: E402  (after torch: the extra is optional)
+
+
+class CausalSelfAttention(nn.Module):
+    """nanoGPT's attention: fused QKV split, views, transposes, a causal buffer slice."""
+
+    def __init__(self, d: int = 32, heads: int = 4, block: int = 64) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.register_buffer("mask", torch.tril(torch.ones(block, block)).view(1, 1, block, block))
+
+    def forward(self, x: Any) -> Any:
+        b, t, c = x.size()
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        return self.proj(y)
+
+
+class Block(nn.Module):
+    """A GPT block: LayerNorm, attention, LayerNorm, GELU MLP."""
+
+    def __init__(self, d: int = 32) -> None:
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x: Any) -> Any:
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d: int = 32, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.ones(d))
+
+    def forward(self, x: Any) -> Any:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class SwiGLU(nn.Module):
+    """LLaMA's MLP after an RMSNorm: SiLU gate times an up projection."""
+
+    def __init__(self, d: int = 32) -> None:
+        super().__init__()
+        self.norm = RMSNorm(d)
+        self.gate, self.up, self.down = nn.Linear(d, 64), nn.Linear(d, 64), nn.Linear(64, d)
+
+    def forward(self, x: Any) -> Any:
+        h = self.norm(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+def rotate_half(x: Any) -> Any:
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Rotary(nn.Module):
+    """Rotary embeddings with `rotate_half`, the tables from positions in the model."""
+
+    def __init__(self, d: int = 16) -> None:
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)))
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x: Any) -> Any:
+        t = torch.arange(x.shape[1], dtype=torch.float32)
+        freqs = torch.outer(t, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        x = self.proj(x)
+        return x * emb.cos() + rotate_half(x) * emb.sin()
+
+
+class Embedding(nn.Module):
+    """Token embeddings plus positions (`arange`), then LayerNorm."""
+
+    def __init__(self, vocab: int = 50, d: int = 32, block: int = 64) -> None:
+        super().__init__()
+        self.tokens, self.positions = nn.Embedding(vocab, d), nn.Embedding(block, d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, ids: Any) -> Any:
+        positions = torch.arange(ids.shape[1])
+        return self.ln(self.tokens(ids) + self.positions(positions))
+
+
+class MMoE(nn.Module):
+    """Multi-gate mixture of experts: dense experts, a softmax gate per task."""
+
+    def __init__(self, d: int = 16, experts: int = 4, tasks: int = 2) -> None:
+        super().__init__()
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(d, 32), nn.ReLU()) for _ in range(experts)
+        )
+        self.gates = nn.ModuleList(nn.Linear(d, experts) for _ in range(tasks))
+        self.towers = nn.ModuleList(nn.Linear(32, 1) for _ in range(tasks))
+
+    def forward(self, x: Any) -> Any:
+        e = torch.stack([expert(x) for expert in self.experts], dim=1)
+        outs = []
+        for gate, tower in zip(self.gates, self.towers, strict=True):
+            w = F.softmax(gate(x), dim=-1).unsqueeze(-1)
+            outs.append(torch.sigmoid(tower((w * e).sum(1))))
+        return torch.cat(outs, dim=-1)
+
+
+def floats(b: int, t: int, d: int) -> Any:
+    return torch.randn(b, t, d)
+
+
+MODULES: dict[str, tuple[Callable[[], Any], Callable[[int, int], Any], float]] = {
+    "gpt_block": (Block, lambda b, t: floats(b, t, 32), 0.9),
+    "swiglu": (SwiGLU, lambda b, t: floats(b, t, 32), 0.9),
+    "rotary": (Rotary, lambda b, t: floats(b, t, 16), 0.6),
+    "embedding": (Embedding, lambda b, t: torch.randint(0, 50, (b, t)), 0.4),
+    "mmoe": (MMoE, lambda b, t: torch.randn(b * t, 16), 0.9),
+}
+"""Per module: how to build it, an input for batch b and length t, and the share of
+its forward graph's ops that must run on dvm."""
+
+STREAM = [(2, 5), (3, 7), (2, 13), (1, 1), (4, 2)]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_inference_over_a_stream_of_shapes(name: str) -> None:
+    make, data, share = MODULES[name]
+    torch.manual_seed(0)
+    model = make().eval()
+    first = len(dvm.torch.reports())
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for b, t in STREAM:
+            x = data(b, t)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    reports = dvm.torch.reports()[first:]
+    assert reports
+    for report in reports:
+        assert report["ops_on_dvm"] >= share * report["ops_total"], report
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_a_training_step_gives_torchs_gradients(name: str) -> None:
+    make, data, _ = MODULES[name]
+    torch.manual_seed(1)
+    model = make()
+    reference = make()
+    reference.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    for b, t in [(2, 5), (3, 11)]:
+        x = data(b, t)
+        compiled(x).square().mean().backward()
+        reference(x).square().mean().backward()
+    for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+        assert p.grad is not None, key
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=key)
+
+
+def test_the_backend_is_registered_by_name() -> None:
+    from torch._dynamo import list_backends
+
+    assert "dvm" in list_backends()
+    assert dvm.torch.backend is not None
+
+
+def test_an_op_dvm_lacks_runs_in_torch_and_is_reported() -> None:
+    def f(x: Any) -> Any:
+        return torch.cumsum(torch.relu(x) * 2, dim=0).tril() + 1
+
+    x = torch.randn(5, 5)
+    first = len(dvm.torch.reports())
+    torch.testing.assert_close(torch.compile(f, backend="dvm", dynamic=True)(x), f(x))
+    report = dvm.torch.reports()[first]
+    assert report["fallbacks"] and 0 < report["ops_on_dvm"] < report["ops_total"]
+
+
+def test_export_mlir_is_a_program_dvm_reads() -> None:
+    import dvm
+
+    text = dvm.torch.export_mlir(SwiGLU(), torch.randn(2, 3, 32))
+    assert "tensor.matmul" in text and "tensor.sigmoid" in text
+    dvm.parse(text)
+
+
+def test_tensors_cross_without_copies() -> None:
+    from dvm.torch.convert import to_numpy, to_torch
+
+    for dtype in (torch.float32, torch.bfloat16, torch.int64):
+        t = torch.arange(6).to(dtype)
+        array = to_numpy(t)
+        assert array.ctypes.data == t.data_ptr()
+        assert to_torch(array).data_ptr() == t.data_ptr()
