@@ -24,7 +24,7 @@ from dvm.lazy import numpy_api, record
 from dvm.lazy.functions import FUNCTIONS, View
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.record import MAX_SEGMENT, TRACE
-from dvm.lazy.segment import flush
+from dvm.lazy.segment import flush, settle
 from dvm.lazy.stats import STATS
 
 
@@ -39,8 +39,8 @@ class LazyArray(NDArrayOperatorsMixin):
         self._node = node
         if node.pending:
             node.owner = weakref.ref(self)
-            if len(TRACE.nodes) > MAX_SEGMENT:  # a loop that never syncs: bound the program
-                flush()
+            if len(TRACE.nodes) > MAX_SEGMENT:
+                settle()
 
     # -- what is known without running anything --------------------------------------
 
@@ -194,6 +194,29 @@ class LazyArray(NDArrayOperatorsMixin):
             STATS.fallbacks[f"ndarray.{name}"] += 1
             return wrap(getattr(self.numpy(), name))
         return lambda *args, **kwargs: fallback(f"ndarray.{name}", attribute, (self, *args), kwargs)
+
+
+def operator_method(function: np.ufunc, reflected: bool = False) -> Any:
+    """An arithmetic operator that records without numpy's dispatch (the common
+    case, a third of an op's cost); anything else goes through numpy's ufunc."""
+
+    def method(self: LazyArray, other: Any) -> Any:
+        operands = (other, self) if reflected else (self, other)
+        node = numpy_api.ufunc(function, [unwrap(x) for x in operands])
+        return LazyArray(node) if node is not None else function(*operands)
+
+    return method
+
+
+for _name, _ufunc in {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+    "pow": np.power, "mod": np.remainder, "matmul": np.matmul,
+}.items():  # fmt: skip
+    setattr(LazyArray, f"__{_name}__", operator_method(_ufunc))
+    setattr(LazyArray, f"__r{_name}__", operator_method(_ufunc, reflected=True))
+for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
+                      "ge": np.greater_equal}.items():  # fmt: skip
+    setattr(LazyArray, f"__{_name}__", operator_method(_ufunc))
 
 
 # -- between lazy arrays and numpy ---------------------------------------------------------

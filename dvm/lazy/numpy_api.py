@@ -96,14 +96,32 @@ def as_node(x: Operand, dtype: np.dtype[Any]) -> Node | None:
     """`x` as a node of `dtype`: a node converted if need be, or a known value."""
     if type(x) is Node:
         return x if x.dtype == dtype else record.convert(x, dtype)
-    if type(x) is int and dtype.kind in "iu":  # numpy raises for an int out of range
+    if type(x) in (bool, int, float):
+        key = (type(x), x if x or type(x) is not float else repr(x), dtype)  # -0.0 is no 0.0
+        array = SCALARS.get(key)
+        if array is None:
+            array = as_array(x, dtype)
+            if array is not None and len(SCALARS) < 4096:
+                array.flags.writeable = False
+                SCALARS[key] = array
+    else:
+        array = as_array(x, dtype)
+    return None if array is None else Node.of(array)
+
+
+def as_array(x: Operand, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
+    """`x` as an array of `dtype`; None for a Python int out of its range (numpy
+    raises an error for it)."""
+    if type(x) is int and dtype.kind in "iu":
         info = np.iinfo(dtype)
         if not info.min <= x <= info.max:
             return None
     array = np.asarray(x)
-    if array.dtype != dtype:
-        array = array.astype(dtype)
-    return Node.of(array)
+    return array if array.dtype == dtype else array.astype(dtype)
+
+
+SCALARS: dict[tuple[Any, ...], np.ndarray[Any, Any]] = {}
+"""Python scalars as read-only 0-d arrays of a dtype, made once each."""
 
 
 def ufunc(function: np.ufunc, inputs: Sequence[Operand]) -> Node | None:

@@ -19,7 +19,7 @@ from dvm.lazy.graph import Node, Static, broadcast_shape, broadcast_static
 from dvm.lazy.stats import STATS
 
 MAX_SEGMENT = 128
-"""Pending ops after which recording flushes on its own: a long loop that never
+"""Live pending ops after which recording flushes on its own: a long loop that never
 syncs still compiles programs of a bounded size."""
 
 BOOL = np.dtype(np.bool_)

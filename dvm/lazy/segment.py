@@ -23,7 +23,7 @@ import numpy as np
 
 from dvm.lazy.emit import Emitter
 from dvm.lazy.graph import Node
-from dvm.lazy.record import TRACE
+from dvm.lazy.record import MAX_SEGMENT, TRACE
 from dvm.lazy.stats import STATS
 
 log = logging.getLogger("dvm.lazy")
@@ -108,6 +108,17 @@ def live_nodes(outputs: Sequence[Node]) -> set[int]:
         needed.add(id(node))
         stack.extend(node.operands)
     return needed
+
+
+def settle() -> None:
+    """With many ops pending: forget the dead ones, or flush when the live ones are
+    still too many (a loop that never syncs still runs programs of a bounded size)."""
+    shown = [n for n in TRACE.nodes if n.shown()]
+    needed = live_nodes(shown)
+    if len(needed) > MAX_SEGMENT:
+        flush()
+    else:
+        TRACE.nodes = [n for n in TRACE.nodes if id(n) in needed]
 
 
 def flush(wanted: Iterable[Node] = ()) -> None:
