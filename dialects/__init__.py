@@ -22,12 +22,15 @@ def _tensor() -> Dialect:
 
 
 def tensor_dialect() -> Dialect:
-    """The `tensor` dialect: the ops of `dvm.dialects.tensor` and the data movement
-    ops of `dvm.dialects.data_movement` (a module of their own, which builds on it)."""
+    """The `tensor` dialect: the ops of `dvm.dialects.tensor`, the data movement
+    ops of `dvm.dialects.data_movement` and the reductions and scans of
+    `dvm.dialects.scans` (modules of their own, which build on it)."""
     from dvm.dialects.data_movement import DATA_MOVEMENT_OPS
+    from dvm.dialects.scans import SCAN_OPS
     from dvm.dialects.tensor import Tensor
 
-    return Dialect("tensor", [*Tensor.operations, *DATA_MOVEMENT_OPS], list(Tensor.attributes))
+    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *SCAN_OPS]
+    return Dialect("tensor", ops, list(Tensor.attributes))
 
 
 def _tile() -> Dialect:

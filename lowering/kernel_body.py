@@ -42,6 +42,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr
+from dvm.dialects.scans import BOOL_REDUCE_KIND
 from dvm.lowering.tiling import TilePlan
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, StridedView
 from dvm.passes.errors import describe
@@ -52,9 +53,11 @@ REDUCE_KIND = {
     t.ReduceMaxOp: "max",
     t.ReduceMinOp: "min",
     t.ReduceProdOp: "prod",
+    **BOOL_REDUCE_KIND,
 }
 COMBINE = {"sum": t.AddOp, "max": t.MaxOp, "min": t.MinOp, "prod": t.MulOp}
 ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
+UI8 = IntegerType(8, Signedness.UNSIGNED)
 
 
 def identity(kind: str, element: Attribute) -> FloatAttr | IntegerAttr:
@@ -288,7 +291,9 @@ class KernelBuilder:
         """One phase: fold chunks of the reduced axes into an accumulator."""
         kind = REDUCE_KIND[type(op)]
         assert isinstance(op.result.type, TensorType)
-        element = op.result.type.element_type
+        boolean = t.is_bool(op.result.type.element_type)
+        # the VM reduces no i1: `any` and `all` reduce the booleans as ui8 (0 or 1)
+        element = UI8 if boolean else op.result.type.element_type
         reduced = sorted(self.domain.reduced & self.value_spans(op.input))
         spans = self.value_spans(op.input) - self.domain.reduced
         # Computed where it varies: a result that does not vary along an open
@@ -306,7 +311,7 @@ class KernelBuilder:
             uniform = [a for a in reduced if a not in self.loaded_spans(op.input)]
             chunks = self.chunked(reduced)
             if not chunks:  # whole rows in the tile: one reduction, no accumulator
-                source = self.emit(op.input)
+                source = self.as_element(self.emit(op.input), element)
                 # the result spans what its input's tile spans: a uniform input's
                 # result is uniform too, and whoever stores it broadcasts it
                 spans = self.spans[source] - self.domain.reduced
@@ -320,7 +325,8 @@ class KernelBuilder:
                 # along them).
                 left = [a for a in self.plan.batch_loops if a not in self.open_axes()]
                 with self.loops([*left, *chunks], carried, once=[*uniform, *left]) as inner:
-                    part = self.reduce(kind, self.emit(op.input), reduced, acc_type)
+                    source = self.as_element(self.emit(op.input), element)
+                    part = self.reduce(kind, source, reduced, acc_type)
                     combine = tile.MIRRORED[COMBINE[kind]]
                     inner[0] = self.add(
                         combine.build(operands=[inner[0], part], result_types=[acc_type])
@@ -330,7 +336,22 @@ class KernelBuilder:
                 result = self.over_uniform(kind, result, uniform, acc_type)
             if isinstance(op, t.ReduceMeanOp):
                 result = self.scaled(result, t.DivOp, reduced, acc_type)
+            if boolean:
+                result = self.as_element(result, op.result.type.element_type, spans)
             self.bind(op.result, result, spans)
+
+    def as_element(
+        self, value: SSAValue, element: Attribute, spans: frozenset[int] = frozenset()
+    ) -> SSAValue:
+        """`value` converted to element type `element` (itself when it has it); a value
+        not bound yet (an accumulator) spans `spans`."""
+        assert isinstance(value.type, tile.TileType)
+        if value.type.element_type == element:
+            return value
+        converted = tile.TileType(value.type.extents, element)
+        new = self.add(tile.ConvertOp.build(operands=[value], result_types=[converted]))
+        self.spans[new] = self.spans.get(value, spans)
+        return new
 
     def over_uniform(
         self, kind: str, value: SSAValue, axes: Sequence[int], result: tile.TileType

@@ -34,6 +34,7 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
+from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
 from dvm.lowering.tiling import (
     TilePlan,
@@ -129,6 +130,14 @@ def last_uses(
     return ops, position, last_use
 
 
+def value_bytes(value: SSAValue) -> int:
+    """Bytes per element of a tile of `value` and of the copies the body makes of it:
+    `any` and `all` reduce a ui8 copy of their booleans."""
+    assert isinstance(value.type, TensorType)
+    copies = any(isinstance(use.operation, BOOL_REDUCE_OPS) for use in value.uses)
+    return element_bytes(value.type.element_type) * (2 if copies else 1)
+
+
 def spanned(domain: Domain, value: SSAValue) -> frozenset[int]:
     return frozenset(a for span in domain.placement.get(value, ()) for a in span)
 
@@ -143,7 +152,7 @@ def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
     sizes: dict[SSAValue, int] = {}
     for v in last_use:
         if isinstance(v.type, TensorType):
-            size = element_bytes(v.type.element_type)
+            size = value_bytes(v)
             widest = max(widest, size)
             if spanned(domain, v) >= full:
                 sizes[v] = size
@@ -180,7 +189,7 @@ def skipping_bytes(fusion: t.FusionOp, domain: Domain, chunks: bool = False) -> 
             alive += made * 2 if chunks and isinstance(ops[i], t.ReduceOp) else made
         held: dict[Kind, int] = {}
         for v in alive:
-            held[kinds[v]] = held.get(kinds[v], 0) + element_bytes(kinds[v][1])
+            held[kinds[v]] = held.get(kinds[v], 0) + value_bytes(v)
         for kind, size in held.items():
             peaks[kind] = max(peaks.get(kind, 0), size)
     return sum(peaks.values())

@@ -48,6 +48,7 @@ from xdsl.passes import ModulePass
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
+from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
@@ -208,7 +209,7 @@ class ShapeInference:
         self.rules: dict[type[Operation], Callable[[Operation], None]] = {
             **{op: self.elementwise for op in (*t.UNARY_OPS, t.ConvertOp)},
             **{op: self.elementwise for op in (*t.BINARY_OPS, t.SelectOp, t.ClampOp)},
-            **{op: self.reduce for op in t.REDUCE_OPS},
+            **{op: self.reduce for op in (*t.REDUCE_OPS, *BOOL_REDUCE_OPS)},
             t.MatmulOp: self.matmul,
             t.TransposeOp: self.transpose,
             t.BroadcastToOp: self.broadcast_to,

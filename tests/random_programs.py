@@ -209,6 +209,7 @@ class Generator:
         + ["transpose", "collapse", "expand", "broadcast_to", "convert", "if", "compare", "for"]
         + ["math"] * 3
         + ["clamp", "narrow"]
+        + ["any_all"] * 2
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -791,6 +792,21 @@ class Generator:
             frac=frac,
             nonfinite=nonfinite,
         )
+
+    def op_any_all(self) -> Value | None:
+        """`reduce_any` or `reduce_all` of booleans over some axes."""
+        x = self.operand(["i1"])
+        axes = self.draw(st.permutations(list(range(x.rank))))
+        axes = sorted(axes[: self.between(0, x.rank)]) if x.rank else []
+        keepdims = self.chance(40)
+        sizes = [
+            ONE if i in axes else s for i, s in enumerate(x.sizes) if keepdims or i not in axes
+        ]
+        name = self.fresh()
+        attrs = f"axes = [{', '.join(map(str, axes))}]" + (", keepdims = true" if keepdims else "")
+        kind = self.pick(["any", "all"])
+        line = f"{name} = tensor.reduce_{kind} {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}"
+        return self.value(line, name, self.result_dims(sizes), "i1", exact=True, bound=1.0)
 
     def op_matmul(self) -> Value | None:
         a = self.operand(["f32", "f32", "f32", "i32", "f64"], min_rank=2)
