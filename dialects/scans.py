@@ -3,17 +3,44 @@
 - `tensor.reduce_any` and `tensor.reduce_all` reduce `i1` tensors with the syntax
   of the other reductions (`{axes = [...], keepdims = false}`): numpy's `np.any`
   and `np.all`. Inside a kernel they are the max and the min of the booleans.
+- `tensor.argmax` and `tensor.argmin` along one axis: the first index of the
+  largest (smallest) element, the first NaN if there is one, as numpy's.
+- `tensor.cumsum` and `tensor.cumprod` along one axis, optionally exclusive
+  (element i combines the elements before i) and reversed (from the end).
+- `tensor.top_k` along one axis with a constant k: the k largest elements in
+  descending order and their indices, ties by the lower index first.
 
 They are registered with the dialect's other ops (`dvm.dialects.tensor_dialect`).
 """
 
 from __future__ import annotations
 
+from abc import ABC
 from typing import ClassVar
 
-from xdsl.irdl import irdl_op_definition
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, IntegerType, TensorType
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
 
-from dvm.dialects.tensor import ReduceOp
+from dvm.dialects.tensor import (
+    DYN,
+    ReduceOp,
+    check_element,
+    check_result_shape,
+    is_int,
+    tensor_type,
+)
 
 
 @irdl_op_definition
@@ -36,4 +63,170 @@ BOOL_REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceAnyOp, ReduceAllOp)
 BOOL_REDUCE_KIND: dict[type[ReduceOp], str] = {ReduceAnyOp: "max", ReduceAllOp: "min"}
 """The reduction each one is on booleans (False < True)."""
 
-SCAN_OPS = (*BOOL_REDUCE_OPS,)
+
+def flag(attr: BoolAttr | None) -> bool:
+    return attr is not None and bool(attr.value.data)
+
+
+def checked_axis(op_name: str, axis: int, source: TensorType[Attribute]) -> int:
+    rank = len(source.get_shape())
+    if not 0 <= axis < rank:
+        raise VerifyException(f"'{op_name}' axis {axis} is out of range for {source} (rank {rank})")
+    return axis
+
+
+def check_index_type(op_name: str, role: str, t: Attribute) -> None:
+    """Indices are `i32` or `i64`."""
+    if not (is_int(t) and isinstance(t, IntegerType) and t.width.data in (32, 64)):
+        raise VerifyException(f"'{op_name}' {role} has element type {t}, expected i32 or i64")
+    if t.signedness.data.name != "SIGNLESS":
+        raise VerifyException(f"'{op_name}' {role} has element type {t}, expected i32 or i64")
+
+
+class ArgReduceOp(IRDLOperation, ABC):
+    """`tensor.argmax %x {axis = 1, keepdims = false} : tensor<?x?xf32> -> tensor<?xi64>`."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    keepdims = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @property
+    def reduced_axis(self) -> int:
+        return self.axis.value.data
+
+    @property
+    def keeps_dims(self) -> bool:
+        return flag(self.keepdims)
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.input), tensor_type(self.result)
+        check_element(self.name, "operand", source.element_type, "any")
+        check_index_type(self.name, "result", result.element_type)
+        axis = checked_axis(self.name, self.reduced_axis, source)
+        shape = source.get_shape()
+        if shape[axis] == 0:
+            raise VerifyException(f"'{self.name}' reduces the empty axis {axis} of {source}")
+        if self.keeps_dims:
+            expected = [1 if i == axis else d for i, d in enumerate(shape)]
+        else:
+            expected = [d for i, d in enumerate(shape) if i != axis]
+        check_result_shape(self.name, expected, result)
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    """The first index of the largest element (of the first NaN, if any)."""
+
+    name = "tensor.argmax"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    """The first index of the smallest element (of the first NaN, if any)."""
+
+    name = "tensor.argmin"
+
+
+class ScanOp(IRDLOperation, ABC):
+    """`tensor.cumsum %x {axis = 1, exclusive = false, reverse = false} : T -> T`."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    exclusive = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    reverse = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @property
+    def scan_axis(self) -> int:
+        return self.axis.value.data
+
+    @property
+    def is_exclusive(self) -> bool:
+        return flag(self.exclusive)
+
+    @property
+    def is_reversed(self) -> bool:
+        return flag(self.reverse)
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.input), tensor_type(self.result)
+        check_element(self.name, "operand", source.element_type, "numeric")
+        if source.element_type != result.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
+        checked_axis(self.name, self.scan_axis, source)
+        check_result_shape(self.name, source.get_shape(), result)
+
+
+@irdl_op_definition
+class CumSumOp(ScanOp):
+    """Running sums along the axis (f16 and bf16 accumulate in f32)."""
+
+    name = "tensor.cumsum"
+
+
+@irdl_op_definition
+class CumProdOp(ScanOp):
+    """Running products along the axis (f16 and bf16 accumulate in f32)."""
+
+    name = "tensor.cumprod"
+
+
+@irdl_op_definition
+class TopKOp(IRDLOperation):
+    """`%v, %i = tensor.top_k %x {k = 2} : tensor<?x8xf32> -> tensor<?x2xf32>, tensor<?x2xi64>`.
+
+    Along `axis` (default the last), the k largest elements in descending
+    order and their indices; equal elements by the lower index first, NaN
+    above every number (a stable argsort of -x)."""
+
+    name = "tensor.top_k"
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = prop_def(IntegerAttr)
+    axis = opt_prop_def(IntegerAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)"
+
+    @property
+    def count(self) -> int:
+        return self.k.value.data
+
+    @property
+    def along(self) -> int:
+        """The axis (the last when `axis` is not given)."""
+        if self.axis is not None:
+            return self.axis.value.data
+        return len(tensor_type(self.input).get_shape()) - 1
+
+    def verify_(self) -> None:
+        source = tensor_type(self.input)
+        values, indices = tensor_type(self.values), tensor_type(self.indices)
+        check_element(self.name, "operand", source.element_type, "any")
+        if values.element_type != source.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} -> {values}")
+        check_index_type(self.name, "indices", indices.element_type)
+        if not source.get_shape():
+            raise VerifyException(f"'{self.name}' needs an axis: {source} has rank 0")
+        axis = checked_axis(self.name, self.along, source)
+        k, dim = self.count, source.get_shape()[axis]
+        if k < 0:
+            raise VerifyException(f"'{self.name}' k = {k} is negative")
+        if dim != DYN and k > dim:
+            raise VerifyException(
+                f"'{self.name}' k = {k} exceeds dim {dim} at axis {axis} of {source}"
+            )
+        shape = [k if i == axis else d for i, d in enumerate(source.get_shape())]
+        check_result_shape(self.name, shape, values)
+        check_result_shape(self.name, shape, indices)
+
+
+SCAN_OPS = (*BOOL_REDUCE_OPS, ArgMaxOp, ArgMinOp, CumSumOp, CumProdOp, TopKOp)

@@ -37,6 +37,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.errors import CompileError, ShapeError
 from dvm.guards import guard_check, guard_symbols
+from dvm.interpret_scans import SCAN_FUNCTIONS, run_scan
 from dvm.interpreter import (
     ARITH_OPS,
     arith_function,
@@ -144,6 +145,8 @@ class HostCompiler:
             step = handler(op)
         elif type(op) in ARITH_OPS:
             step = self.scalar_arith(op)
+        elif type(op) in SCAN_FUNCTIONS:
+            step = self.on_host(op)
         else:
             raise CompileError(f"{located(op)}: dvm.compile does not support {op.name}")
         return self.binding(op, step)
@@ -245,6 +248,18 @@ class HostCompiler:
         def step(call: Call, env: Env) -> None:
             array = env[src]
             env[out] = array[checked_indices(label, [env[i] for i in indices], array.shape)]
+
+        return step
+
+    def on_host(self, op: Operation) -> Step:
+        """A tensor op no kernel holds (argmax, cumsum, top_k), computed in numpy as
+        `dvm.interpret` computes it."""
+        args = [self.index(v) for v in op.operands]
+        outs = [self.index(r) for r in op.results]
+
+        def step(call: Call, env: Env) -> None:
+            for out, value in zip(outs, run_scan(op, [env[i] for i in args]), strict=True):
+                env[out] = value
 
         return step
 

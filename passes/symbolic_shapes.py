@@ -51,6 +51,7 @@ from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
+from dvm.passes.scans import SHAPED_OPS, scan_shapes
 from dvm.passes.symbolic import (
     ARG_VALUES,
     GUARDS,
@@ -216,6 +217,7 @@ class ShapeInference:
             t.ExpandShapeOp: self.expand_shape,
             t.CollapseShapeOp: self.collapse_shape,
             ExtractSliceOp: self.extract_slice,
+            **dict.fromkeys(SHAPED_OPS, self.scan),
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -417,6 +419,10 @@ class ShapeInference:
         sizes, offsets, strides = slice_shape(op, self.value)
         self.set_result(op, sizes)
         self.slices[op] = (offsets, strides)
+
+    def scan(self, op: Operation) -> None:
+        for index, shape in enumerate(scan_shapes(op, self.shape)):
+            self.set_result(op, shape, index)
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)
