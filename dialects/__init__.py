@@ -23,13 +23,15 @@ def _tensor() -> Dialect:
 
 def tensor_dialect() -> Dialect:
     """The `tensor` dialect: the ops of `dvm.dialects.tensor`, the data movement
-    ops of `dvm.dialects.data_movement` and the reductions and scans of
-    `dvm.dialects.scans` (modules of their own, which build on it)."""
+    ops of `dvm.dialects.data_movement`, the reductions and scans of
+    `dvm.dialects.scans` and the shape ops of `dvm.dialects.shape_ops` (modules of
+    their own, which build on it)."""
     from dvm.dialects.data_movement import DATA_MOVEMENT_OPS
     from dvm.dialects.scans import SCAN_OPS
+    from dvm.dialects.shape_ops import SHAPE_OPS
     from dvm.dialects.tensor import Tensor
 
-    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *SCAN_OPS]
+    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *SCAN_OPS, *SHAPE_OPS]
     return Dialect("tensor", ops, list(Tensor.attributes))
 
 

@@ -31,13 +31,14 @@ from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dvm import vm
-from dvm.arguments import is_float, numpy_dtype
+from dvm.arguments import is_float, numpy_dtype, to_value
 from dvm.codegen import python_function
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.errors import CompileError, ShapeError
 from dvm.guards import guard_check, guard_symbols
-from dvm.interpret_scans import SCAN_FUNCTIONS, run_scan
+from dvm.interpret_scans import SCAN_FUNCTIONS
+from dvm.interpret_shape_ops import SHAPE_FUNCTIONS
 from dvm.interpreter import (
     ARITH_OPS,
     arith_function,
@@ -60,6 +61,9 @@ from dvm.passes.symbolic import (
     value_exprs,
 )
 from dvm.slice_checks import checked_slices
+
+HOST_FUNCTIONS = {**SCAN_FUNCTIONS, **SHAPE_FUNCTIONS}
+"""The tensor ops the host runs in numpy (no kernel holds them)."""
 
 Step = Callable[[Call, Env], None]
 """One op of the host function, compiled: it reads and writes the call's environment."""
@@ -145,7 +149,7 @@ class HostCompiler:
             step = handler(op)
         elif type(op) in ARITH_OPS:
             step = self.scalar_arith(op)
-        elif type(op) in SCAN_FUNCTIONS:
+        elif type(op) in HOST_FUNCTIONS:
             step = self.on_host(op)
         else:
             raise CompileError(f"{located(op)}: dvm.compile does not support {op.name}")
@@ -252,14 +256,16 @@ class HostCompiler:
         return step
 
     def on_host(self, op: Operation) -> Step:
-        """A tensor op no kernel holds (argmax, cumsum, top_k), computed in numpy as
-        `dvm.interpret` computes it."""
+        """A tensor op no kernel holds (argmax, cumsum, top_k, from_elements, cast),
+        computed in numpy as `dvm.interpret` computes it."""
         args = [self.index(v) for v in op.operands]
-        outs = [self.index(r) for r in op.results]
+        outs = [(self.index(r), r.type) for r in op.results]
+        fn = HOST_FUNCTIONS[type(op)]
 
         def step(call: Call, env: Env) -> None:
-            for out, value in zip(outs, run_scan(op, [env[i] for i in args]), strict=True):
-                env[out] = value
+            raw = fn(op, [env[i] for i in args])
+            for (out, type_), value in zip(outs, raw, strict=True):
+                env[out] = to_value(op, value, type_)
 
         return step
 

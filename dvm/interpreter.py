@@ -535,6 +535,7 @@ def make_interpreter(
     # lowering, which a tensor-level program never needs)
     from dvm.interpret_data_movement import DataMovementFunctions
     from dvm.interpret_scans import ScanFunctions
+    from dvm.interpret_shape_ops import ShapeOpFunctions
     from dvm.tile_interpreter import TileFunctions
 
     interpreter = Interpreter(module)
@@ -545,6 +546,7 @@ def make_interpreter(
         TensorFunctions(),
         DataMovementFunctions(),
         ScanFunctions(),
+        ShapeOpFunctions(),
         KernelFunctions(symbols),
         TileFunctions(),
     ):

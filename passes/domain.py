@@ -34,6 +34,7 @@ from xdsl.ir import Operation, SSAValue
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
+from dvm.dialects.shape_ops import CastOp
 from dvm.passes.data_movement import slice_view
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
@@ -47,6 +48,7 @@ Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
+LAYOUT += (CastOp,)
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT)
 """Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
 
@@ -364,6 +366,8 @@ class DomainAnalysis:
             self.expand(op)
         elif isinstance(op, t.MatmulOp):
             self.matmul(op)
+        elif isinstance(op, CastOp):  # only the type changes (its guard is the host's)
+            self.domain.placement[op.dest] = self.operand_placement(op.source)
         else:
             raise Illegal(f"{describe(op)} cannot be part of a kernel")
 
@@ -523,6 +527,8 @@ class DomainAnalysis:
     ) -> list[sympy.Expr]:
         if isinstance(op, t.TransposeOp):
             return [strides[p] for p in op.permutation]
+        if isinstance(op, CastOp):
+            return strides
         if isinstance(op, t.ExpandShapeOp):
             target = shape_of(op.result)
             if not op.groups:  # from rank 0: every dim is a static 1, one element

@@ -52,6 +52,7 @@ from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.scans import SHAPED_OPS, scan_shapes
+from dvm.passes.shape_ops import SHAPE_OPS_WITH_RULES, shape_op_shape
 from dvm.passes.symbolic import (
     ARG_VALUES,
     GUARDS,
@@ -218,6 +219,7 @@ class ShapeInference:
             t.CollapseShapeOp: self.collapse_shape,
             ExtractSliceOp: self.extract_slice,
             **dict.fromkeys(SHAPED_OPS, self.scan),
+            **dict.fromkeys(SHAPE_OPS_WITH_RULES, self.shape_op),
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -423,6 +425,9 @@ class ShapeInference:
     def scan(self, op: Operation) -> None:
         for index, shape in enumerate(scan_shapes(op, self.shape)):
             self.set_result(op, shape, index)
+
+    def shape_op(self, op: Operation) -> None:
+        self.set_result(op, shape_op_shape(op, self.shape))
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)
