@@ -11,9 +11,11 @@ ops (trigonometric and hyperbolic functions, expm1, log1p, isinf, isnan, sign,
 remainder, fmod, clamp, integer pow, bitwise ops and shifts), detours through
 the narrow and unsigned types (ui8 ... ui64, i16, bf16), 0-d and
 splat constants, broadcasts (size-1 dims, lower-rank operands, more leading
-dims), reductions over any axes with or without keepdims, matmul (2-D and
-batched, transposed), transpose, expand_shape / collapse_shape (with
-`tensor.dim` and `arith.muli` for their sizes), broadcast_to, convert,
+dims), reductions over any axes with or without keepdims (reduce_any and
+reduce_all of booleans too), argmax and argmin along a static axis, cumsum
+(exclusive, reversed), matmul (2-D and batched, transposed), transpose,
+expand_shape / collapse_shape (with `tensor.dim` and `arith.muli` for their
+sizes), broadcast_to, convert,
 `scf.if` on a reduced scalar and `scf.for` carrying tensors.
 
 How programs stay well-typed and verifiable: while generating, every value
@@ -210,6 +212,7 @@ class Generator:
         + ["math"] * 3
         + ["clamp", "narrow"]
         + ["any_all"] * 2
+        + ["cumsum", "argmax"]
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -807,6 +810,46 @@ class Generator:
         kind = self.pick(["any", "all"])
         line = f"{name} = tensor.reduce_{kind} {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}"
         return self.value(line, name, self.result_dims(sizes), "i1", exact=True, bound=1.0)
+
+    def op_argmax(self) -> Value | None:
+        """`argmax` or `argmin` of exact values (a near tie could go either way) along
+        an axis that is never empty (one of static size: a symbol may be 0)."""
+        x = self.operand(["f32", "i32", "f64"], exact=True, min_rank=1)
+        axes = [a for a, (n, symbols) in enumerate(x.sizes) if not symbols and n >= 1]
+        if not axes or x.nonfinite:
+            return None
+        axis, keepdims = self.pick(axes), self.chance(30)
+        sizes = [ONE if i == axis else s for i, s in enumerate(x.sizes) if keepdims or i != axis]
+        name, op = self.fresh(), self.pick(["argmax", "argmin"])
+        attrs = f"axis = {axis}" + (", keepdims = true" if keepdims else "")
+        line = f"{name} = tensor.{op} {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}"
+        bound = float(x.sizes[axis][0])
+        return self.value(line, name, self.result_dims(sizes), "i32", exact=True, bound=bound)
+
+    def op_cumsum(self) -> Value | None:
+        """`cumsum` along an axis, maybe exclusive or reversed: a sum's bound."""
+        x = self.operand(["f32", "i32", "f64"], min_rank=1)
+        axis = self.between(0, x.rank - 1)
+        size = x.sizes[axis]
+        bound = x.bound * min(size[0] if not size[1] else ELEMENTS_CAP, ELEMENTS_CAP)
+        if not self.allowed(x.dtype, x.exact, bound):
+            return None
+        attrs = f"axis = {axis}"
+        for flag in ("exclusive", "reverse"):
+            if self.chance(40):
+                attrs += f", {flag} = true"
+        name = self.fresh()
+        line = f"{name} = tensor.cumsum {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}"
+        return self.value(
+            line,
+            name,
+            list(x.dims),
+            x.dtype,
+            exact=x.exact,
+            bound=bound,
+            frac=x.frac,
+            nonfinite=x.nonfinite,
+        )
 
     def op_matmul(self) -> Value | None:
         a = self.operand(["f32", "f32", "f32", "i32", "f64"], min_rank=2)

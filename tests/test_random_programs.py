@@ -159,7 +159,7 @@ def test_generator_covers_the_op_set() -> None:
         "tensor.pow", "tensor.exp", "tensor.log", "tensor.tanh", "tensor.abs", "tensor.floor",
         "tensor.gt", "tensor.lt", "tensor.eq", "tensor.select", "tensor.reduce_sum",
         "tensor.reduce_max", "tensor.reduce_min", "tensor.reduce_mean", "tensor.reduce_prod",
-        "tensor.reduce_any", "tensor.reduce_all",
+        "tensor.reduce_any", "tensor.reduce_all", "tensor.argmax", "tensor.cumsum",
         "tensor.matmul", "tensor.transpose", "tensor.expand_shape", "tensor.collapse_shape",
         "tensor.broadcast_to", "tensor.convert", "tensor.extract", "tensor.dim", "scf.if",
         "scf.for", "arith.constant dense",
