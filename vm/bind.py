@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dvm.vm.generated import define
+from dvm.vm.grouped_matmul import grouped_mma
 from dvm.vm.isa import (
     ACCUMULATE,
     KEEPDIMS,
@@ -350,6 +351,21 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     return partial(mma_acc, a, b, out=dst, scratch=scratch)
 
 
+def _bind_grouped_mma(node: OpNode, core: CoreLike) -> Fn:
+    """`grouped_mma` into dst; the rows start where the rows view's current tile starts
+    along its dim 0, read from the tile counters in `core.idx` when it runs."""
+    rows = core.views[node.ins.operands[4]]
+    counter = next(((counter_pos(src), tile) for d, src, tile in rows.tiled if d == 0), None)
+    idx, total = core.idx, rows.sizes[0]
+
+    def run(a: np.ndarray, b: np.ndarray, sizes: np.ndarray, out: np.ndarray) -> None:
+        start = idx[counter[0]] * counter[1] if counter is not None else 0
+        grouped_mma(a, b, sizes, start, total, out)
+
+    srcs = [_src(node, core, pos) for pos in (1, 2, 3)]
+    return call(core, run, *srcs, out=_dst(node, core))
+
+
 def _plain(node: OpNode, core: CoreLike) -> bool:
     """Whether no operand is an alias register and the result is not fused with a store:
     the instruction is then one partial over fixed register views."""
@@ -410,6 +426,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.SELECT: _bind_select,
     Cat.REDUCE: _bind_reduce,
     Cat.MMA: _bind_mma,
+    Cat.GROUPED_MMA: _bind_grouped_mma,
     Cat.UNARY: _bind_unary,
     Cat.BINARY: _bind_binary,
     Cat.BINARY_RS: _bind_binary,

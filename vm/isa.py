@@ -226,6 +226,7 @@ class Cat(Enum):
     SELECT = "select"
     REDUCE = "reduce"
     MMA = "mma"
+    GROUPED_MMA = "grouped_mma"
     LOOP = "loop"
     ENDLOOP = "endloop"
     UNARY = "unary"
@@ -473,6 +474,14 @@ def _build_table() -> tuple[OpDef, ...]:
         ),
         OpDef(0x0B, "loop", Cat.LOOP, (("count", Kind.SLOT),), doc="repeat until endloop"),
         OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
+        OpDef(
+            0xD8,
+            "gmma",
+            Cat.GROUPED_MMA,
+            (("dst", _R), ("a", _R), ("b", _R), ("sizes", _R), ("rows", Kind.VIEW)),
+            doc="dst[i] = a[i] @ b[g], g the group of row i (rows from the rows view's tile "
+            "start, in consecutive groups of `sizes` rows; zero past them)",
+        ),
     ]
     rows += [elementwise_row(op, 0, "", Cat.UNARY, (("dst", _R), ("src", _R))) for op in UNARY_OPS]
     forms = [
@@ -511,6 +520,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("binary", frozenset({Cat.BINARY}), (range(0x20, 0x40),)),
     Block("binary .rs", frozenset({Cat.BINARY_RS}), (range(0x40, 0x60),)),
     Block("binary .sr", frozenset({Cat.BINARY_SR}), (range(0x60, 0x80),)),
+    Block("grouped matmul", frozenset({Cat.GROUPED_MMA}), (range(0xD8, 0xDC),)),
 )
 """Where each category's opcodes go; 0xc0-0xff is free for new blocks. The unary
 block's first range filled up, so it continues at 0x80 (codes never move)."""

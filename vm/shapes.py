@@ -240,6 +240,36 @@ def _mma(k: int, ins: Instr) -> Rule:
     return mma
 
 
+def _grouped_mma(k: int, ins: Instr) -> Rule:
+    """(rows, N) from (rows, K) and (groups, K, N): the K dims agree, the sizes have
+    one entry per group, and the rows view's current tile has the tile's rows."""
+    d, ra, rb, rs, rows = ins.operands
+
+    def grouped_mma(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        a, b, sizes = read(sp, k, ra, state), read(sp, k, rb, state), read(sp, k, rs, state)
+        reason = grouped_mma_mismatch(a, b, sizes, sp.tile(k, ctx, rows)[0])
+        if reason is not None:
+            raise sp.fail("code", k, reason, f"{a} @ {b} in groups of {sizes}")
+        out = (a[0], b[2])
+        prev = state[d]
+        sp.put(k, d, out, state)
+        return _node((k, ins, (prev, a, b, sizes, None), out, None, None, None))
+
+    return grouped_mma
+
+
+def grouped_mma_mismatch(a: Shape, b: Shape, sizes: Shape, rows: int) -> str | None:
+    """Why a gmma's operand shapes do not fit (a reason), or None; `rows` is the extent
+    of the rows view's current tile along its dim 0."""
+    if a[1] != b[1]:
+        return "mma inner dims differ"
+    if sizes[0] != b[0]:
+        return "gmma group count differs"
+    if rows != a[0]:
+        return "gmma rows differ from the rows view's tile"
+    return None
+
+
 def _binary(k: int, ins: Instr) -> Rule:
     """Both registers broadcast together (numpy's rule)."""
     d, a, b = ins.operands
@@ -284,6 +314,7 @@ _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.SELECT: _select,
     Cat.REDUCE: _reduce,
     Cat.MMA: _mma,
+    Cat.GROUPED_MMA: _grouped_mma,
     Cat.UNARY: _same,
     Cat.BINARY: _binary,
     Cat.BINARY_RS: _with_scalar,

@@ -82,7 +82,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
         ins.operands[0] for ins in p.code if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
     )
     stored = frozenset(p.views[v].arg for v in stored_views)
-    has_mma = any(ins.op.cat is Cat.MMA for ins in p.code)
+    has_mma = any(ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA) for ins in p.code)
     uses_blas = has_mma or any(
         ins.op.cat is Cat.REDUCE and ins.operands[2] is ReduceKind.SUM for ins in p.code
     )

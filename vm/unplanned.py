@@ -33,6 +33,7 @@ import numpy as np
 from dvm.vm.binary import layout
 from dvm.vm.errors import BytecodeError
 from dvm.vm.generated import define, program_origin
+from dvm.vm.grouped_matmul import grouped_mma
 from dvm.vm.isa import (
     ACCUMULATE,
     KEEPDIMS,
@@ -65,7 +66,13 @@ from dvm.vm.memory import Kept
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.plan import Shape, Specialization, ViewPlan
 from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar, nominal_bytes
-from dvm.vm.shapes import ACC_MISMATCH, MISMATCH, UNWRITTEN, broadcast_shapes
+from dvm.vm.shapes import (
+    ACC_MISMATCH,
+    MISMATCH,
+    UNWRITTEN,
+    broadcast_shapes,
+    grouped_mma_mismatch,
+)
 from dvm.vm.static import NO_DESTINATION, in_place_writer, read_registers, static_info
 
 # --------------------------------------------------------------------------
@@ -183,6 +190,8 @@ class Launcher:
             "_mma_acc": mma_acc,
             "_mma_wide": mma_widened,
             "_reduce_wide": reduce_widened,
+            "_gmma": grouped_mma,
+            "_gmma_mismatch": grouped_mma_mismatch,
         }
 
     def compile(self) -> LaunchFn:
@@ -535,6 +544,24 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"r{d} = o")
 
 
+def _grouped_mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """The planner's checks, then `grouped_mma` with the row where the rows view's
+    current tile starts."""
+    d, ra, rb, rs, v = ops
+    x, y, z = g.read(k, ra, pad), g.read(k, rb, pad), g.read(k, rs, pad)
+    detail = f"f'{{{x}.shape}} @ {{{y}.shape}} in groups of {{{z}.shape}}'"
+    g.emit(
+        pad,
+        f"m = _gmma_mismatch({x}.shape, {y}.shape, {z}.shape, {g.extent(v, 0)})",
+        f"if m is not None: raise _fail(S, {k}, m, {detail})",
+        f"sh = ({x}.shape[0], {y}.shape[2])",
+    )
+    g.result(k, d, pad)
+    dim = g.p.views[v].dims[0]
+    start = f"{g.counter(dim.index)} * T{dim.tile}" if dim.index and dim.tile is not None else "0"
+    g.emit(pad, f"_gmma({x}, {y}, {z}, {start}, G{v}.shape[0], o)", f"r{d} = o")
+
+
 def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """Its registers have rank 2 or 3 and its destination is neither input (the
     validator's rules). An accumulating mma reads its destination first, as the
@@ -630,6 +657,7 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.SELECT: _select,
     Cat.REDUCE: _reduce,
     Cat.MMA: _mma,
+    Cat.GROUPED_MMA: _grouped_mma,
     Cat.UNARY: _unary,
     Cat.BINARY: _binary,
     Cat.BINARY_RS: _binary,

@@ -420,6 +420,20 @@ def _t_mma(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     v.need(w, dst not in (a, b), "mma result overlaps an input")
 
 
+def _t_grouped_mma(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """gmma: a float (rows, K) tile, (groups, K, N) weights of its dtype and integer
+    group sizes (rank 1) give a (rows, N) tile distinct from the inputs; the rows view
+    has a dim 0 to count the rows along."""
+    dst, a, b, sizes, rows = ins.operands
+    v.need(w, v.dtype(a) == v.dtype(b) == v.dtype(dst), "dtype mismatch")
+    v.need(w, v.dtype(dst).is_float, "dtype mismatch", "gmma on a non-float type")
+    v.need(w, v.dtype(sizes) in (DType.I32, DType.I64), "dtype mismatch", "gmma sizes")
+    ranks = (v.rank(dst), v.rank(a), v.rank(b), v.rank(sizes))
+    v.need(w, ranks == (2, 2, 3, 1), "rank mismatch", "gmma: (2, 2, 3, 1) for dst, a, b, sizes")
+    v.need(w, len(v.p.views[rows].dims) >= 1, "rank mismatch", "gmma rows view of rank 0")
+    v.need(w, dst not in (a, b, sizes), "mma result overlaps an input")
+
+
 def _t_elementwise(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     """unary / binary (all three forms): the TypeRule of the ISA row."""
     dst = ins.operands[0]
@@ -461,6 +475,7 @@ _TYPERS = {
     Cat.SELECT: _t_select,
     Cat.REDUCE: _t_reduce,
     Cat.MMA: _t_mma,
+    Cat.GROUPED_MMA: _t_grouped_mma,
     Cat.UNARY: _t_elementwise,
     Cat.BINARY: _t_elementwise,
     Cat.BINARY_RS: _t_elementwise,
