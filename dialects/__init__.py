@@ -24,21 +24,30 @@ def _tensor() -> Dialect:
 def tensor_dialect() -> Dialect:
     """The `tensor` dialect: the ops of `dvm.dialects.tensor`, the data movement
     ops of `dvm.dialects.data_movement`, the reductions and scans of
-    `dvm.dialects.scans` and the shape ops of `dvm.dialects.shape_ops` (modules of
-    their own, which build on it)."""
+    `dvm.dialects.scans`, the shape ops of `dvm.dialects.shape_ops` and the grouped
+    matmul of `dvm.dialects.grouped_matmul` (modules of their own, which build on it)."""
     from dvm.dialects.data_movement import DATA_MOVEMENT_OPS
+    from dvm.dialects.grouped_matmul import GROUPED_MATMUL_OPS
     from dvm.dialects.scans import SCAN_OPS
     from dvm.dialects.shape_ops import SHAPE_OPS
     from dvm.dialects.tensor import Tensor
 
-    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *SCAN_OPS, *SHAPE_OPS]
+    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *SCAN_OPS, *SHAPE_OPS, *GROUPED_MATMUL_OPS]
     return Dialect("tensor", ops, list(Tensor.attributes))
 
 
 def _tile() -> Dialect:
+    return tile_dialect()
+
+
+def tile_dialect() -> Dialect:
+    """The `tile` dialect: the ops of `dvm.dialects.tile` and the grouped matmul's
+    (`dvm.dialects.grouped_matmul`)."""
+    from dvm.dialects.grouped_matmul import TILE_GROUPED_MATMUL_OPS
     from dvm.dialects.tile import Tile
 
-    return Tile
+    ops = [*Tile.operations, *TILE_GROUPED_MATMUL_OPS]
+    return Dialect("tile", ops, list(Tile.attributes))
 
 
 def _bytecode() -> Dialect:

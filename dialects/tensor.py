@@ -883,6 +883,9 @@ class KernelKind(StrEnum):
 
 
 KERNEL_KINDS = tuple(kind.value for kind in KernelKind)
+CUBE_OPS = ("tensor.matmul", "tensor.grouped_matmul")
+"""The ops a cube or mix kernel holds one of (by name: the grouped matmul's module
+builds on this one)."""
 
 
 @irdl_attr_definition
@@ -1019,12 +1022,12 @@ class FusionOp(KernelBodyOp):
         if [a.type for a in block.args] != list(self.inputs.types):
             raise VerifyException(f"'{self.name}' body arguments must match the input types")
         self.check_yield(self.body)
-        has_matmul = any(isinstance(op, MatmulOp) for op in block.ops)
+        has_matmul = any(op.name in CUBE_OPS for op in block.ops)
         if has_matmul != (self.kind.data in (KernelKind.CUBE, KernelKind.MIX)):
             raise VerifyException(
                 f"'{self.name}' of kind {self.kind.data.value} "
                 + ("must not contain" if has_matmul else "must contain")
-                + " a tensor.matmul"
+                + " a tensor.matmul or tensor.grouped_matmul"
             )
 
 

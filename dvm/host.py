@@ -36,6 +36,7 @@ from dvm.codegen import python_function
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.errors import CompileError, ShapeError
+from dvm.grouped_matmul_checks import checked_group_sizes
 from dvm.guards import guard_check, guard_symbols
 from dvm.interpret_scans import SCAN_FUNCTIONS
 from dvm.interpret_shape_ops import SHAPE_FUNCTIONS
@@ -89,6 +90,10 @@ def read_by_launches_only(value: SSAValue) -> bool:
         if not read_by_launches_only(parent.results[use.index]):
             return False
     return True
+
+
+def no_step(call: Call, env: Env) -> None:
+    """A step that does nothing (what a check alone runs before)."""
 
 
 class HostCompiler:
@@ -296,7 +301,8 @@ class HostCompiler:
     # -- kernels ----------------------------------------------------------------------
 
     def op_LaunchOp(self, op: tile.LaunchOp) -> Step:
-        launch = self.launch_step(self.launch_parts(op))
+        parts = self.launch_parts(op)
+        launch = checked_group_sizes(op.attributes, parts[1], self.launch_step(parts))
         return self.checked_dims(op, checked_slices(op.attributes, launch))
 
     def checked_dims(self, op: tile.LaunchOp, step: Step) -> Step:
@@ -366,6 +372,8 @@ class HostCompiler:
         results = [self.index(r) for r in op.results]
         steps: list[Step] = []
         members: list[Launch] = []
+        checks: list[Step] = []
+        """The members' checks of group sizes, made before the stack launches."""
         yielded: list[int] = []
         for inner in op.body.block.ops:
             if isinstance(inner, t.YieldOp):
@@ -374,9 +382,12 @@ class HostCompiler:
             if isinstance(inner, tile.LaunchOp):
                 parts = self.launch_parts(inner)
                 plain = self.launch_step(parts)
-                step = self.binding(inner, self.checked_dims(inner, plain))
-                if step is plain:
+                sized = checked_group_sizes(inner.attributes, parts[1], plain)
+                step = self.binding(inner, self.checked_dims(inner, sized))
+                if step is sized:
                     members.append(parts)
+                    if sized is not plain:
+                        checks.append(checked_group_sizes(inner.attributes, parts[1], no_step))
             else:
                 step = self.op(inner)
             steps.append(step)
@@ -389,6 +400,8 @@ class HostCompiler:
             if call.stats is not None:
                 one_by_one(call, env)
                 return
+            for check in checks:
+                check(call, env)
             bound = []
             for kernel, inputs, outputs, kept in members:
                 arrays = launch_inputs(env, inputs)

@@ -534,6 +534,7 @@ def make_interpreter(
     # imported here: they build on this module (and the tile interpreter loads the
     # lowering, which a tensor-level program never needs)
     from dvm.interpret_data_movement import DataMovementFunctions
+    from dvm.interpret_grouped_matmul import GroupedMatmulFunctions
     from dvm.interpret_scans import ScanFunctions
     from dvm.interpret_shape_ops import ShapeOpFunctions
     from dvm.tile_interpreter import TileFunctions
@@ -547,6 +548,7 @@ def make_interpreter(
         DataMovementFunctions(),
         ScanFunctions(),
         ShapeOpFunctions(),
+        GroupedMatmulFunctions(),
         KernelFunctions(symbols),
         TileFunctions(),
     ):

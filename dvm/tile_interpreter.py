@@ -26,9 +26,12 @@ from dvm.arguments import numpy_dtype
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
 from dvm.dialects.expr import ExprAttr, symbol
+from dvm.dialects.grouped_matmul import TileGroupedMmaOp, group_sizes_error
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
+from dvm.interpret_grouped_matmul import grouped_rows
 from dvm.lowering.bytecode_to_vm import to_program
+from dvm.lowering.grouped_matmul import GROUP_SIZES, read_group_size_checks
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import CORES, shape_from_attr, substitute
@@ -190,6 +193,18 @@ def mma(run: KernelRun, op: Operation) -> list[Any]:
     return [acc + numerics.matmul(a, b, *op.flags)]
 
 
+def grouped_mma(run: KernelRun, op: Operation) -> list[Any]:
+    """Each row of the tile times its group's matrix: the tile's rows start where the
+    current tile of the op's view of the rows starts."""
+    assert isinstance(op, TileGroupedMmaOp)
+    a, b, sizes = (run.values[v] for v in op.operands[:3])
+    view = op.view
+    rows = run.eval(view.sizes[0])
+    start = run.span(rows, run.eval(view.tiles[0]), view.index[0]).start
+    label = f"@{run.kernel.sym_name.data}: {op.name}"
+    return [grouped_rows(label, a, b, sizes, start, rows)]
+
+
 def loop(run: KernelRun, op: Operation) -> list[Any]:
     assert isinstance(op, tile.ForOp)
     carried = [run.values[v] for v in op.inits]
@@ -207,6 +222,7 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.BroadcastOp: broadcast,
     **{cls: reduce for cls in tile.REDUCES.values()},
     tile.MmaOp: mma,
+    TileGroupedMmaOp: grouped_mma,
     tile.ForOp: loop,
 }
 
@@ -278,6 +294,31 @@ def device_of(op: Operation) -> vm.DeviceSpec:
     return DEVICES[device.data if isinstance(device, StringAttr) else "host"]()
 
 
+def check_group_sizes(
+    op: tile.LaunchOp, callee: tile.KernelOp | bc.ProgramOp, inputs: Sequence[Array]
+) -> None:
+    """The group sizes of the launch's grouped matmuls (`GROUP_SIZES`), checked as the
+    compiled program checks them, when the rows they split are known from the inputs'
+    shapes."""
+    entries = op.attributes.get(GROUP_SIZES)
+    if not isinstance(entries, ArrayAttr):
+        return
+    if isinstance(callee, tile.KernelOp):
+        shapes = declared_shapes(callee)
+    else:
+        shapes = [a.dims.data for a in callee.body.block.ops if isinstance(a, bc.ArgOp)]
+    symbols: dict[sympy.Symbol, int] = {}
+    for shape, array in zip(shapes, inputs, strict=False):
+        bind_shape(symbols, shape, np.shape(array))
+    for label, index, rows in read_group_size_checks(entries):
+        count = substitute(rows, symbols)
+        if not count.is_number:  # rows a kernel takes from index values: its gmma checks
+            continue
+        error = group_sizes_error(label, inputs[index].tolist(), int(count))
+        if error is not None:
+            raise ExecutionError(error)
+
+
 LOADED: dict[bc.ProgramOp, vm.Program] = {}
 """Programs decoded and validated once per `bytecode.program` op."""
 
@@ -299,6 +340,7 @@ class TileFunctions(InterpreterFunctions):
         )
         # (np.ascontiguousarray alone would make a rank-0 argument rank 1)
         inputs = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in args]
+        check_group_sizes(op, callee, inputs)
         if isinstance(callee, bc.ProgramOp):
             return tuple(launch_program(callee, inputs))
         return tuple(launch(callee, inputs))

@@ -42,9 +42,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr
+from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.scans import BOOL_REDUCE_KIND
+from dvm.lowering.grouped_matmul import emit_grouped_matmul
 from dvm.lowering.tiling import TilePlan
-from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, StridedView
+from dvm.passes.domain import ELEMENTWISE, LAYOUT, MATMULS, Domain, StridedView
 from dvm.passes.errors import describe
 
 REDUCE_KIND = {
@@ -391,7 +393,7 @@ class KernelBuilder:
         if found is not None:
             return found
         op = value.owner
-        if value in self.loads or not isinstance(op, Operation) or isinstance(op, t.MatmulOp):
+        if value in self.loads or not isinstance(op, Operation) or isinstance(op, MATMULS):
             found = self.value_spans(value)
         elif isinstance(op, arith.ConstantOp):
             found = frozenset()
@@ -493,6 +495,8 @@ def emit_body(builder: KernelBuilder, fusion: t.FusionOp, domain: Domain) -> Non
             builder.reduction(op)
         elif isinstance(op, t.MatmulOp):
             builder.matmul(op)
+        elif isinstance(op, GroupedMatmulOp):
+            emit_grouped_matmul(builder, op)
     # Outputs that vary along the reduced axes are computed in last loops
     # over chunks; the others (reduction results) once, after the phases.
     along = [s for s in domain.stores if builder.value_spans(s.target) & domain.reduced]

@@ -34,7 +34,9 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
+from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
+from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
 from dvm.lowering.tiling import (
     TilePlan,
@@ -48,6 +50,7 @@ from dvm.lowering.tiling import (
 from dvm.passes.data_movement import SLICE_BOUNDS, slice_bounds
 from dvm.passes.domain import (
     ELEMENTWISE,
+    MATMULS,
     Domain,
     DomainAnalysis,
     Facts,
@@ -220,7 +223,8 @@ def kernel_plan(
         plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows, skipping)
         return plan, list(range(len(domain.sizes)))
     m, n, out_tiles = matmul_shape(fusion, domain)
-    plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows)
+    groups = weight_groups(fusion)
+    plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows, groups)
     # `tile.mma` makes (batch..., rows, cols): the tile dims follow the matmul result's
     # axes in that order, whatever numbers the domain gave them (an epilogue reading an
     # input along other axes than the matmul does may number the rows first)
@@ -229,9 +233,16 @@ def kernel_plan(
     return plan, others + result
 
 
-def matmul_of(fusion: t.FusionOp) -> t.MatmulOp:
-    """The one matmul of a cube or mix kernel's fusion."""
-    return next(op for op in body_ops(fusion) if isinstance(op, t.MatmulOp))
+def matmul_of(fusion: t.FusionOp) -> t.MatmulOp | GroupedMatmulOp:
+    """The one matmul (or grouped matmul) of a cube or mix kernel's fusion."""
+    return next(op for op in body_ops(fusion) if isinstance(op, MATMULS))
+
+
+def weight_groups(fusion: t.FusionOp) -> sympy.Expr:
+    """How many matrices a cube or mix kernel's tile holds a chunk of: a grouped
+    matmul's groups, or one."""
+    op = matmul_of(fusion)
+    return shape_of(op.w)[0] if isinstance(op, GroupedMatmulOp) else sympy.Integer(1)
 
 
 def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
@@ -241,7 +252,9 @@ def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
     its full-size values). The operand tiles are counted by the plan itself."""
     m_span, n_span = domain.placement[matmul_of(fusion).result][-2:]
     bytes_live, widest = live_bytes(fusion, domain)
-    return m_span[0], n_span[0], max(2, -(-bytes_live // widest))
+    # a grouped matmul's product is a tile beside the accumulator's
+    product = 1 if isinstance(matmul_of(fusion), GroupedMatmulOp) else 0
+    return m_span[0], n_span[0], max(2, -(-bytes_live // widest)) + product
 
 
 def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
@@ -313,6 +326,8 @@ def lower_kernel(
         launch.attributes[INDEX_DIMS] = ArrayAttr(dims)
     if bounds := slice_bounds(list(body_ops(fusion))):
         launch.attributes[SLICE_BOUNDS] = ArrayAttr(bounds)
+    if checks := group_size_checks(body_ops(fusion), inputs):
+        launch.attributes[GROUP_SIZES] = ArrayAttr(checks)
     return kernel, launch
 
 
@@ -386,9 +401,10 @@ def lower_fusion(
     if domain.contraction is not None:
         suffix = "_whole_k"
         m, n, out_tiles = matmul_shape(fusion, domain)
-        if whole_k_always_fits(domain, out_tiles, widest, device):
+        groups = weight_groups(fusion)
+        if groups == 1 and whole_k_always_fits(domain, out_tiles, widest, device):
             return add_kernel(module, *lower_kernel(fusion, name, device, guards, True))
-        condition = whole_k_fits(domain, m, n, out_tiles, widest, device)
+        condition = whole_k_fits(domain, m, n, out_tiles, widest, device, groups)
     else:
         suffix = "_rows"
         condition = rows_fit(domain, bytes_live, device, widest, skipping_bytes(fusion, domain))

@@ -37,6 +37,7 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
+from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, shape_from_attr
@@ -199,6 +200,8 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(op, self.arg_index(op.source))
             elif isinstance(op, tile.StoreOp):
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
+            elif isinstance(op, TileGroupedMmaOp):  # where its rows start
+                self.view_of[op] = self.view(op, self.arg_index(op.rows))
 
     def view(self, op: tile.ViewOp, arg: int) -> int:
         v = op.view
@@ -303,6 +306,9 @@ class ProgramBuilder:
             self.emit("broadcast", self.allocate(op.result, op), src, self.shape(op.result.type))
         elif isinstance(op, tile.MmaOp):
             self.mma(op)
+        elif isinstance(op, TileGroupedMmaOp):
+            a, b, sizes = (self.reg(v) for v in op.operands[:3])
+            self.emit("gmma", self.allocate(op.result, op), a, b, sizes, self.view_of[op])
         elif isinstance(op, tile.ForOp):
             self.loop(op)
         else:

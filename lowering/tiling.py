@@ -42,6 +42,8 @@ LOCAL_MEMORY_SHARE = sympy.Rational(85, 100)
 
 MAX_GRID_AXES = 3
 
+ONE = sympy.Integer(1)
+
 SMALL_WORK_BYTES = 64 * 1024
 """A core's share of a vector kernel's data is at least this many bytes of one operand
 (all of it, when there is less): below ~2x this, a launch's traffic is under the VM's
@@ -215,6 +217,7 @@ def plan_matmul_tiles(
     element_bytes: int,
     device: DeviceSpec,
     whole_k: bool = False,
+    groups: sympy.Expr = ONE,
 ) -> TilePlan:
     """Tile extents for a cube or mix kernel (see `matmul_tiles`). K is
     walked in chunks, or with `whole_k` held whole in the tile (valid when
@@ -222,7 +225,7 @@ def plan_matmul_tiles(
     assert domain.contraction is not None
     k = domain.contraction
     align = max(1, device.alignment // element_bytes)
-    tm, tn, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device)
+    tm, tn, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device, groups)
     tiles: list[sympy.Expr] = [sympy.Integer(1)] * len(domain.sizes)
     tiles[m], tiles[n] = tm, tn
     if whole_k:
@@ -264,11 +267,17 @@ def batch_tiles(
 
 
 def whole_k_fits(
-    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
+    domain: Domain,
+    m: int,
+    n: int,
+    out_tiles: int,
+    element_bytes: int,
+    device: DeviceSpec,
+    groups: sympy.Expr = ONE,
 ) -> ConditionAttr:
     """The condition under which K fits in one chunk beside the output tiles."""
     assert domain.contraction is not None
-    _, _, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device)
+    _, _, k_cap = matmul_tiles(domain, m, n, out_tiles, element_bytes, device, groups)
     return ConditionAttr(domain.sizes[domain.contraction], "<=", k_cap)
 
 
@@ -297,7 +306,13 @@ def matmul_budget(out_tiles: int, element_bytes: int, device: DeviceSpec) -> tup
 
 
 def matmul_tiles(
-    domain: Domain, m: int, n: int, out_tiles: int, element_bytes: int, device: DeviceSpec
+    domain: Domain,
+    m: int,
+    n: int,
+    out_tiles: int,
+    element_bytes: int,
+    device: DeviceSpec,
+    groups: sympy.Expr = ONE,
 ) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
     """(tm, tn, the most K a chunk may hold) of a matmul's tiles, in the
     device's cube memory: a tm x tk tile of A, a tk x tn tile of B and
@@ -311,20 +326,32 @@ def matmul_tiles(
     at most side^2 / tn rows, and no more than 4 x side: narrow outputs
     (mmoe's 16 columns) get taller tiles, so fewer calls. Small work is not
     shared: a row tile holds at least SMALL_WORK_BYTES of A's and the output's
-    rows together (as for vector kernels). K gets the rest."""
+    rows together (as for vector kernels). K gets the rest.
+
+    A grouped matmul's tile holds a tk x tn chunk of each of its `groups` matrices
+    (and a row of tn of each group's bias, and the sizes): its columns are cut so
+    that the chunks of one alignment unit of K take at most a quarter of the memory."""
     align, budget, side = matmul_budget(out_tiles, element_bytes, device)
     sizes = domain.sizes
     cores = sympy.Integer(device.cube_cores)
+    cols_cap: sympy.Expr = sympy.Integer(side)
+    if groups != 1:
+        quarter = sympy.Integer(budget // (4 * align))
+        cols_cap = smax(align, smin(side, floor_div(quarter, smax(1, groups))))
     # an epilogue that reduces the columns needs whole rows in a tile (the domain
     # analysis allows it only for at most MAX_REDUCED_COLUMNS of them, or under that bound)
-    tn = at_least_one(sizes[n]) if n in domain.reduced else balanced(sizes[n], side, align)
+    tn = at_least_one(sizes[n]) if n in domain.reduced else balanced(sizes[n], cols_cap, align)
     rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
     shared = cores * ceildiv(sizes[m], cores * rows_cap)
     least = least_rows(sizes[domain.contraction or 0], tn, element_bytes)
     row_tiles = smax(1, ceildiv(sizes[m], rows_cap), smin(shared, ceildiv(sizes[m], least)))
     tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
     # what the output tiles leave, for the two operand tiles (tm + tn) x tk
-    k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
+    # (a grouped matmul's: tm x tk and groups x tk x tn, beside its bias and sizes)
+    if groups == 1:
+        k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
+    else:
+        k_cap = floor_div(budget - out_tiles * tm * tn - groups * (tn + 4), tm + groups * tn)
     return tm, tn, smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
 
 

@@ -33,6 +33,7 @@ from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.dialects.shape_ops import CastOp
 from dvm.passes.data_movement import slice_view
@@ -50,7 +51,9 @@ ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
 LAYOUT += (CastOp,)
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT)
-"""Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
+"""Ops a vector kernel may hold; a cube/mix kernel adds one of `MATMULS`."""
+MATMULS = (t.MatmulOp, GroupedMatmulOp)
+"""The ops a cube or mix kernel is built around (one per kernel)."""
 
 
 MAX_REDUCED_COLUMNS = 512
@@ -218,7 +221,7 @@ class DomainAnalysis:
         whole rows of the result, as a vector kernel's does (a LayerNorm after a
         projection). A dynamic number of them needs a bound, which a guarded
         choice checks (attention's scores and their softmax)."""
-        matmuls = [op for op in self.ops if isinstance(op, t.MatmulOp)]
+        matmuls = [op for op in self.ops if isinstance(op, MATMULS)]
         placement = self.domain.placement[matmuls[0].result]
         spanned = {a for span in placement for a in span}
         if set(self.domain.parallel) - spanned:
@@ -368,6 +371,8 @@ class DomainAnalysis:
             self.matmul(op)
         elif isinstance(op, CastOp):  # only the type changes (its guard is the host's)
             self.domain.placement[op.dest] = self.operand_placement(op.source)
+        elif isinstance(op, GroupedMatmulOp):
+            self.grouped_matmul(op)
         else:
             raise Illegal(f"{describe(op)} cannot be part of a kernel")
 
@@ -493,6 +498,26 @@ class DomainAnalysis:
         self.operand_loads.append((op.lhs, self.operand_spans(a, batch, (m, k), transpose_a)))
         self.operand_loads.append((op.rhs, self.operand_spans(b, batch, (k, n), transpose_b)))
         self.domain.placement[op.result] = (*batch, (m,), (n,))
+
+    def grouped_matmul(self, op: GroupedMatmulOp) -> None:
+        """Like a matmul's (rows m, cols n, K the contraction), but the weights' groups
+        (and the bias's) span no axis: a tile holds every group's matrix chunk and the
+        sizes whole, so they are read from inputs as they are (not through layout ops)."""
+        if self.domain.contraction is not None:
+            raise Illegal("a kernel holds at most one matmul")
+        if self.is_internal(op.x) and op.x not in self.chains:
+            raise Illegal(f"{describe(op)}: matmul operands must come from outside the kernel")
+        for v in (op.sizes, op.w, op.bias):
+            if v is not None and self.is_internal(v):
+                raise Illegal(f"{describe(op)} reads its sizes, weights and bias as inputs")
+        m, n = (self.new_axis(d) for d in shape_of(op.result))
+        k = self.new_axis(shape_of(op.x)[1])
+        self.domain.contraction = k
+        self.operand_loads.append((op.x, ((m,), (k,))))
+        self.operand_loads.append((op.w, ((), (k,), (n,))))
+        if op.bias is not None:
+            self.operand_loads.append((op.bias, ((), (n,))))
+        self.domain.placement[op.result] = ((m,), (n,))
 
     @staticmethod
     def operand_spans(

@@ -67,6 +67,7 @@ from dvm.passes.blocks import schedule, top_level
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
     LAYOUT,
+    MATMULS,
     VECTOR,
     Domain,
     DomainAnalysis,
@@ -79,7 +80,7 @@ from dvm.passes.symbolic import SHAPE, SHAPES, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
 from dvm.vm.isa import MAX_RANK
 
-COMPUTE = (*VECTOR, t.MatmulOp)
+COMPUTE = (*VECTOR, *MATMULS)
 ASSUME = "dvm.assume"
 """On a kernel inside a guarded choice: the size equalities it may assume."""
 BOUNDED = "dvm.bounded"
@@ -139,7 +140,7 @@ class Group:
 
     def __post_init__(self) -> None:
         self.computing = sum(isinstance(op, COMPUTE) for op in self.ops)
-        self.has_matmul = any(isinstance(op, t.MatmulOp) for op in self.ops)
+        self.has_matmul = any(isinstance(op, MATMULS) for op in self.ops)
 
     @property
     def kind(self) -> str:
@@ -373,8 +374,7 @@ class Fuser:
                 # splat constants are copied into the kernel, except as matmul
                 # operands, which a cube kernel loads from memory
                 inside = isinstance(owner, Operation) and (
-                    owner in members
-                    or (is_splat_constant(owner) and not isinstance(op, t.MatmulOp))
+                    owner in members or (is_splat_constant(owner) and not isinstance(op, MATMULS))
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType):
                     found[v] = None

@@ -48,6 +48,7 @@ from xdsl.passes import ModulePass
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
+from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
@@ -220,6 +221,7 @@ class ShapeInference:
             ExtractSliceOp: self.extract_slice,
             **dict.fromkeys(SHAPED_OPS, self.scan),
             **dict.fromkeys(SHAPE_OPS_WITH_RULES, self.shape_op),
+            GroupedMatmulOp: self.grouped_matmul,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -379,6 +381,18 @@ class ShapeInference:
         self.unifier.require_equal(ka, kb, GuardKind.EQUAL, op)
         batch = self.broadcast(op, [a[:-2], b[:-2]])
         self.set_result(op, [*batch, m, n])
+
+    def grouped_matmul(self, op: Operation) -> None:
+        """M from x, N from w; x's and w's K, and the group counts, must agree."""
+        assert isinstance(op, GroupedMatmulOp)
+        (m, k), (groups,), (wg, wk, n) = (self.shape(v) for v in (op.x, op.sizes, op.w))
+        self.unifier.require_equal(k, wk, GuardKind.EQUAL, op)
+        self.unifier.require_equal(groups, wg, GuardKind.EQUAL, op)
+        if op.bias is not None:
+            bg, bn = self.shape(op.bias)
+            self.unifier.require_equal(bg, wg, GuardKind.EQUAL, op)
+            self.unifier.require_equal(bn, n, GuardKind.EQUAL, op)
+        self.set_result(op, [m, n])
 
     def transpose(self, op: Operation) -> None:
         assert isinstance(op, t.TransposeOp)
