@@ -302,8 +302,13 @@ class HostCompiler:
 
     def op_LaunchOp(self, op: tile.LaunchOp) -> Step:
         parts = self.launch_parts(op)
-        launch = checked_group_sizes(op.attributes, parts[1], self.launch_step(parts))
-        return self.checked_dims(op, checked_slices(op.attributes, launch))
+        return self.checked_dims(op, self.launch_checks(op, parts, self.launch_step(parts)))
+
+    @staticmethod
+    def launch_checks(op: tile.LaunchOp, parts: Launch, step: Step) -> Step:
+        """`step`, after the checks of the data its kernel reads through views that
+        cannot check it: its slices' bounds and its grouped matmuls' sizes."""
+        return checked_slices(op.attributes, checked_group_sizes(op.attributes, parts[1], step))
 
     def checked_dims(self, op: tile.LaunchOp, step: Step) -> Step:
         """`step`, after checking that no shape its kernel takes from index values has a
@@ -373,7 +378,7 @@ class HostCompiler:
         steps: list[Step] = []
         members: list[Launch] = []
         checks: list[Step] = []
-        """The members' checks of group sizes, made before the stack launches."""
+        """The members' checks of slices and group sizes, made before the stack launches."""
         yielded: list[int] = []
         for inner in op.body.block.ops:
             if isinstance(inner, t.YieldOp):
@@ -382,12 +387,12 @@ class HostCompiler:
             if isinstance(inner, tile.LaunchOp):
                 parts = self.launch_parts(inner)
                 plain = self.launch_step(parts)
-                sized = checked_group_sizes(inner.attributes, parts[1], plain)
-                step = self.binding(inner, self.checked_dims(inner, sized))
-                if step is sized:
+                checked = self.launch_checks(inner, parts, plain)
+                step = self.binding(inner, self.checked_dims(inner, checked))
+                if step is checked:
                     members.append(parts)
-                    if sized is not plain:
-                        checks.append(checked_group_sizes(inner.attributes, parts[1], no_step))
+                    if checked is not plain:
+                        checks.append(self.launch_checks(inner, parts, no_step))
             else:
                 step = self.op(inner)
             steps.append(step)

@@ -204,6 +204,32 @@ def test_a_slice_inside_a_loop_checks_its_bounds_each_iteration() -> None:
             run(w, x, 3)
 
 
+STACKED = """
+func.func @f(%x: tensor<?x8xf32>, %y: tensor<?x?xf32>, %o: index, %n: index)
+    -> (tensor<?x8xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = tensor.extract_slice %x[%c0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> to tensor<?x8xf32>
+  %e = tensor.exp %a : tensor<?x8xf32>
+  %b = tensor.extract_slice %y[0, %o] [%n, 3] [1, 1] : tensor<?x?xf32> to tensor<?x3xf32>
+  %s = tensor.reduce_sum %b {axes = [1]} : tensor<?x3xf32> -> tensor<?xf32>
+  func.return %e, %s : tensor<?x8xf32>, tensor<?xf32>
+}
+"""
+
+
+def test_stacked_launches_check_their_slices_too() -> None:
+    """Two independent kernels with slices are one `tensor.stack`, launched as one: a
+    slice past its dim's end but inside the buffer is an error there too."""
+    assert "tensor.stack" in str(pipeline.run(STACKED, "symbolic-shapes,fuse,stack"))
+    compiled = dvm.compile(STACKED)
+    x, y = np.ones((5, 8), np.float32), np.arange(20, dtype=np.float32).reshape(5, 4)
+    np.testing.assert_array_equal(compiled(x, y, 1, 3)[1], y[:3, 1:4].sum(1))
+    with pytest.raises(
+        ExecutionError, match=r"%b = tensor\.extract_slice: slice \[offset 2, size 3"
+    ):
+        compiled(x, y, 2, 3)
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
