@@ -22,18 +22,28 @@ def _tensor() -> Dialect:
 
 
 def tensor_dialect() -> Dialect:
-    """The `tensor` dialect: the ops of `dvm.dialects.tensor` and the data movement
-    ops of `dvm.dialects.data_movement` (a module of their own, which builds on it)."""
+    """The `tensor` dialect: the ops of `dvm.dialects.tensor`, the data movement
+    ops of `dvm.dialects.data_movement` and the index ops of `dvm.dialects.index_ops`
+    (modules of their own, which build on it)."""
     from dvm.dialects.data_movement import DATA_MOVEMENT_OPS
+    from dvm.dialects.index_ops import INDEX_OPS
     from dvm.dialects.tensor import Tensor
 
-    return Dialect("tensor", [*Tensor.operations, *DATA_MOVEMENT_OPS], list(Tensor.attributes))
+    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *INDEX_OPS]
+    return Dialect("tensor", ops, list(Tensor.attributes))
 
 
 def _tile() -> Dialect:
+    return tile_dialect()
+
+
+def tile_dialect() -> Dialect:
+    """The `tile` dialect: the ops of `dvm.dialects.tile` and the tile ops of the
+    index ops (`dvm.dialects.index_ops`)."""
+    from dvm.dialects.index_ops import INDEX_TILE_OPS
     from dvm.dialects.tile import Tile
 
-    return Tile
+    return Dialect("tile", [*Tile.operations, *INDEX_TILE_OPS], list(Tile.attributes))
 
 
 def _bytecode() -> Dialect:

@@ -534,6 +534,7 @@ def make_interpreter(
     # imported here: they build on this module (and the tile interpreter loads the
     # lowering, which a tensor-level program never needs)
     from dvm.interpret_data_movement import DataMovementFunctions
+    from dvm.interpret_index_ops import IndexOpsFunctions
     from dvm.tile_interpreter import TileFunctions
 
     interpreter = Interpreter(module)
@@ -543,6 +544,7 @@ def make_interpreter(
         ScfFunctions(),
         TensorFunctions(),
         DataMovementFunctions(),
+        IndexOpsFunctions(),
         KernelFunctions(symbols),
         TileFunctions(),
     ):

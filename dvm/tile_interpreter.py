@@ -26,6 +26,7 @@ from dvm.arguments import numpy_dtype
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
 from dvm.dialects.expr import ExprAttr, symbol
+from dvm.dialects.index_ops import TileIotaOp
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
 from dvm.lowering.bytecode_to_vm import to_program
@@ -200,6 +201,21 @@ def loop(run: KernelRun, op: Operation) -> list[Any]:
     return carried
 
 
+def iota(run: KernelRun, op: Operation) -> list[Any]:
+    """The global index along the tile dim's kernel axis, converted as the VM converts."""
+    assert isinstance(op, TileIotaOp) and isinstance(op.result.type, tile.TileType)
+    axes = run.kernel.attributes["dvm.axes"]
+    assert isinstance(axes, ArrayAttr)
+    axis = axes.data[op.dim]
+    assert isinstance(axis, tile.AxisAttr)
+    span = run.span(run.eval(axis.size.data), run.eval(axis.tile.data), axis.walker.data)
+    shape = run.extents(op.result.type)
+    along = [len(span) if d == op.dim else 1 for d in range(len(shape))]
+    index = np.arange(span.start, span.stop, dtype=np.int64).reshape(along)
+    dtype = numpy_dtype(op.result.type.element_type)
+    return [np.broadcast_to(numerics.convert(index, dtype), shape).copy()]
+
+
 HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.LoadOp: load,
     tile.StoreOp: store,
@@ -208,6 +224,7 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     **{cls: reduce for cls in tile.REDUCES.values()},
     tile.MmaOp: mma,
     tile.ForOp: loop,
+    TileIotaOp: iota,
 }
 
 
@@ -267,6 +284,8 @@ def launch_program(program: bc.ProgramOp, inputs: Sequence[Array]) -> list[Array
     for arg in args[len(inputs) :]:
         shape = tuple(int(substitute(d, symbols)) for d in arg.dims.data)
         outputs.append(np.zeros(shape, vm.DType[dtype_name(arg.dtype.data)].np))
+    if all(o.size == 0 for o in outputs):  # it would write nothing: as the runtime, skip it
+        return outputs
     params = [int(substitute(symbol(p), symbols)) for p in program.param_names]
     vm.launch(loaded, [*inputs, *outputs], params, device=device_of(program))
     return outputs

@@ -42,6 +42,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr
+from dvm.dialects.index_ops import IotaOp, TileIotaOp
 from dvm.lowering.tiling import TilePlan
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, StridedView
 from dvm.passes.errors import describe
@@ -183,7 +184,9 @@ class KernelBuilder:
         found = self.lookup(value)
         if found is not None:
             return found
-        with self.hoisted(self.value_spans(value)):
+        # an iota varies along its own dim only: out of the loops over the others
+        iota = isinstance(value.owner, IotaOp)
+        with self.hoisted(self.loaded_spans(value) if iota else self.value_spans(value)):
             return self.emit_here(value)
 
     def emit_here(self, value: SSAValue) -> SSAValue:
@@ -198,6 +201,8 @@ class KernelBuilder:
             return self.bind(value, source, self.spans[source])
         if isinstance(op, ELEMENTWISE):
             return self.elementwise(value, op)
+        if isinstance(op, IotaOp):
+            return self.iota(value, op)
         raise NotImplementedError(f"{describe(op)} cannot be emitted inside a tile")
 
     def constant(self, value: SSAValue, op: arith.ConstantOp) -> SSAValue:
@@ -224,6 +229,20 @@ class KernelBuilder:
                 operands=operands, result_types=[self.tile_type(spans, value.type.element_type)]
             )
         return self.bind(value, self.add(new), spans)
+
+    def iota(self, value: SSAValue, op: IotaOp) -> SSAValue:
+        """A tile of the global index along the axis the iota's dim spans (0 along a
+        unit dim, which spans none)."""
+        assert isinstance(value.type, TensorType)
+        element = value.type.element_type
+        span = self.domain.placement[value][op.dim]
+        if not span:
+            zero = tile.ConstantOp(scalar_attr(0, element), self.tile_type(frozenset(), element))
+            return self.bind(value, self.add(zero), frozenset())
+        (axis,) = span
+        spans = frozenset(span)
+        new = self.add(TileIotaOp(self.coords.index(axis), self.tile_type(spans, element)))
+        return self.bind(value, new, spans)
 
     def clamp(self, operands: Sequence[SSAValue], element: Attribute) -> SSAValue:
         """`tensor.clamp` as the two instructions it is: `min(max(x, lo), hi)`."""
@@ -374,6 +393,8 @@ class KernelBuilder:
             found = self.value_spans(value)
         elif isinstance(op, arith.ConstantOp):
             found = frozenset()
+        elif isinstance(op, IotaOp):  # varies along its own dim's axis only
+            found = frozenset(self.domain.placement[value][op.dim])
         else:
             found = frozenset[int]().union(
                 *(self.loaded_spans(v) for v in op.operands if isinstance(v.type, TensorType))

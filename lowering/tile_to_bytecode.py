@@ -37,6 +37,8 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
+from dvm.dialects.index_ops import TileIotaOp
+from dvm.lowering.index_ops import iota_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, shape_from_attr
@@ -199,9 +201,14 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(op, self.arg_index(op.source))
             elif isinstance(op, tile.StoreOp):
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
+            elif isinstance(op, TileIotaOp):
+                self.view_of[op] = self.view(iota_view(self.kernel, op), self.first_output())
 
-    def view(self, op: tile.ViewOp, arg: int) -> int:
-        v = op.view
+    def first_output(self) -> int:
+        return len(self.kernel.body.block.args) - self.kernel.num_outputs
+
+    def view(self, op: tile.ViewOp | tile.View, arg: int) -> int:
+        v = op.view if isinstance(op, tile.ViewOp) else op
         dims = []
         for size, stride, tile_size, source in zip(
             v.sizes, v.strides, v.tiles, v.index, strict=True
@@ -305,6 +312,8 @@ class ProgramBuilder:
             self.mma(op)
         elif isinstance(op, tile.ForOp):
             self.loop(op)
+        elif isinstance(op, TileIotaOp):
+            self.emit("iota", self.allocate(op.result, op), self.view_of[op], 1 << op.dim)
         else:
             raise NotImplementedError(f"convert-tile-to-bytecode: no instruction for {op.name}")
 

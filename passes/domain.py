@@ -33,6 +33,7 @@ from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.index_ops import IotaOp
 from dvm.passes.data_movement import slice_view
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
@@ -46,7 +47,7 @@ Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
-VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT)
+VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT, IotaOp)
 """Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
 
 
@@ -363,6 +364,8 @@ class DomainAnalysis:
             self.expand(op)
         elif isinstance(op, t.MatmulOp):
             self.matmul(op)
+        elif isinstance(op, IotaOp):  # computed in the kernel from the tile's position
+            self.place_new(op.result)
         else:
             raise Illegal(f"{describe(op)} cannot be part of a kernel")
 

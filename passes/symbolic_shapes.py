@@ -48,6 +48,7 @@ from xdsl.passes import ModulePass
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
+from dvm.dialects.index_ops import IotaOp
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
@@ -215,6 +216,7 @@ class ShapeInference:
             t.ExpandShapeOp: self.expand_shape,
             t.CollapseShapeOp: self.collapse_shape,
             ExtractSliceOp: self.extract_slice,
+            IotaOp: self.iota,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -416,6 +418,11 @@ class ShapeInference:
         sizes, offsets, strides = slice_shape(op, self.value)
         self.set_result(op, sizes)
         self.slices[op] = (offsets, strides)
+
+    def iota(self, op: Operation) -> None:
+        """The result type's dims, each `?` the size operand standing for it."""
+        assert isinstance(op, IotaOp)
+        self.set_result(op, self.target_shape(t.tensor_type(op.result).get_shape(), op.sizes))
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)

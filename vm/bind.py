@@ -41,6 +41,8 @@ from dvm.vm.kernels import (
     blas_row_sum,
     converter,
     counter_pos,
+    iota_base,
+    iota_start,
     matmul_sum_axis,
     middle_sum_operands,
     mma_acc,
@@ -399,6 +401,25 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
 _FNS: dict[tuple[int, np.dtype], Any] = {}
 
 
+def _bind_iota(node: OpNode, core: CoreLike) -> Fn | None:
+    """dst = the tile's start along the axis plus 0, 1, ... (numpy assignment converts)."""
+    d, v, axes = node.ins.operands
+    assert node.out is not None
+    if math.prod(node.out) == 0:
+        return None
+    axis = axes.bit_length() - 1
+    dst, base = core.reg(d, node.out), iota_base(node.out, axis)
+    start = iota_start(core.views[v], axis)
+    if start is None:
+        return partial(dst.__setitem__, Ellipsis, base)
+    idx, (c, tile) = core.idx, start
+
+    def iota() -> None:
+        dst[...] = base + idx[c] * tile
+
+    return iota
+
+
 _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.LOAD: _bind_load,
     Cat.STORE: _bind_store,
@@ -414,6 +435,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.BINARY: _bind_binary,
     Cat.BINARY_RS: _bind_binary,
     Cat.BINARY_SR: _bind_binary,
+    Cat.IOTA: _bind_iota,
 }
 
 

@@ -232,6 +232,7 @@ class Cat(Enum):
     BINARY = "binary"  # register op register
     BINARY_RS = "binary_rs"  # register op scalar
     BINARY_SR = "binary_sr"  # scalar op register
+    IOTA = "iota"
 
 
 class TypeRule(Enum):
@@ -406,6 +407,19 @@ def elementwise_row(
     )
 
 
+INDEX_ROWS: tuple[OpDef, ...] = (
+    OpDef(
+        0xC8,
+        "iota",
+        Cat.IOTA,
+        (("dst", _R), ("src", Kind.VIEW), ("axis", Kind.AXES)),
+        doc="dst = the index along view dim `axis` (one bit) of each element of src's "
+        "current tile; reads no memory",
+    ),
+)
+"""The index instructions (`tensor.iota`, ...)."""
+
+
 def _build_table() -> tuple[OpDef, ...]:
     """All rows: the control rows here, then the elementwise ones of `UNARY_OPS` and
     `BINARY_OPS` (a binary op in its three forms)."""
@@ -473,6 +487,7 @@ def _build_table() -> tuple[OpDef, ...]:
         ),
         OpDef(0x0B, "loop", Cat.LOOP, (("count", Kind.SLOT),), doc="repeat until endloop"),
         OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
+        *INDEX_ROWS,
     ]
     rows += [elementwise_row(op, 0, "", Cat.UNARY, (("dst", _R), ("src", _R))) for op in UNARY_OPS]
     forms = [
@@ -511,8 +526,9 @@ BLOCKS: tuple[Block, ...] = (
     Block("binary", frozenset({Cat.BINARY}), (range(0x20, 0x40),)),
     Block("binary .rs", frozenset({Cat.BINARY_RS}), (range(0x40, 0x60),)),
     Block("binary .sr", frozenset({Cat.BINARY_SR}), (range(0x60, 0x80),)),
+    Block("index", frozenset({Cat.IOTA}), (range(0xC8, 0xD0),)),
 )
-"""Where each category's opcodes go; 0xc0-0xff is free for new blocks. The unary
+"""Where each category's opcodes go; 0xc0-0xc7 and 0xd0-0xff are free for new blocks. The unary
 block's first range filled up, so it continues at 0x80 (codes never move)."""
 
 

@@ -76,6 +76,21 @@ def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.nda
 ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.minimum}
 
 
+def iota_start(vp: ViewPlan, axis: int) -> tuple[int, int] | None:
+    """(counter position, tile size) of the index source tiling dim `axis` of view `vp`,
+    None when it is whole: the current tile starts at counter * tile along it."""
+    for d, src, tile in vp.tiled:
+        if d == axis:
+            return counter_pos(src), tile
+    return None
+
+
+def iota_base(shape: Shape, axis: int) -> np.ndarray:
+    """0, 1, ... along `axis` of a tile of `shape` (int64, broadcastable to it)."""
+    along = [n if d == axis else 1 for d, n in enumerate(shape)]
+    return np.arange(shape[axis], dtype=np.int64).reshape(along)
+
+
 def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     """A SCALAR operand as a read-only 0-d array of the register's dtype (no warnings):
     a float type rounds it; an integer type takes an f64 immediate truncated and

@@ -273,6 +273,19 @@ def _with_scalar(k: int, ins: Instr) -> Rule:
     return with_scalar
 
 
+def _iota(k: int, ins: Instr) -> Rule:
+    """An iota gives its register the view's tile extents (it reads no memory)."""
+    d, v = ins.operands[0], ins.operands[1]
+
+    def iota(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        t = sp.tile(k, ctx, v)
+        prev = state[d]
+        sp.put(k, d, t, state)
+        return _node((k, ins, (prev, None, None), t, None, None, None))
+
+    return iota
+
+
 _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.LOAD: _load,
     Cat.STORE: _store,
@@ -288,4 +301,5 @@ _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.BINARY: _binary,
     Cat.BINARY_RS: _with_scalar,
     Cat.BINARY_SR: _with_scalar,
+    Cat.IOTA: _iota,
 }

@@ -52,6 +52,7 @@ from dvm.vm.kernels import (
     counter_pos,
     fusable,
     global_view,
+    iota_base,
     matmul_sum_axis,
     middle_sum_operands,
     mma_acc,
@@ -614,6 +615,19 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
 
 
+def _iota(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """The tile's extents of the view; its start along the axis from the counter."""
+    d, v, axes = ops
+    axis = axes.bit_length() - 1
+    dim = g.p.views[v].dims[axis]
+    rank = len(g.p.views[v].dims)
+    g.emit(pad, f"sh = {_tuple([g.extent(v, i) for i in range(rank)])}")
+    g.register(k, d, pad)
+    tiled = dim.index and dim.tile is not None
+    start = f" + {g.counter(dim.index)} * T{dim.tile}" if tiled else ""
+    g.emit(pad, f"o[...] = {g.constant('_iota_base', iota_base)}(sh, {axis}){start}", f"r{d} = o")
+
+
 def _nothing(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """nop."""
 
@@ -634,6 +648,7 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.BINARY: _binary,
     Cat.BINARY_RS: _binary,
     Cat.BINARY_SR: _binary,
+    Cat.IOTA: _iota,
 }
 
 

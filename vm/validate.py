@@ -447,6 +447,16 @@ def _t_elementwise(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     v.need(w, v.rank(dst) == max(v.rank(r) for r in regs), "rank mismatch")
 
 
+def _t_iota(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """dst has the view's rank and a numeric dtype; the axis is one dim of the view."""
+    dst, view_i, axes = ins.operands
+    rank = len(v.p.views[view_i].dims)
+    v.need(w, v.rank(dst) == rank, "rank mismatch", f"r{dst} vs v{view_i}")
+    v.need(w, v.dtype(dst) is not DType.BOOL, "dtype mismatch", "iota into i1")
+    one_axis = axes > 0 and axes & (axes - 1) == 0 and axes >> rank == 0
+    v.need(w, one_axis, "axis out of range", f"mask 0x{axes:x}")
+
+
 _TYPERS = {
     Cat.NOP: _t_none,
     Cat.LOOP: _t_none,
@@ -465,4 +475,5 @@ _TYPERS = {
     Cat.BINARY: _t_elementwise,
     Cat.BINARY_RS: _t_elementwise,
     Cat.BINARY_SR: _t_elementwise,
+    Cat.IOTA: _t_iota,
 }
