@@ -37,6 +37,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.errors import CompileError, ShapeError
 from dvm.guards import guard_check, guard_symbols
+from dvm.index_checks import checked_takes
 from dvm.interpreter import (
     ARITH_OPS,
     arith_function,
@@ -276,6 +277,7 @@ class HostCompiler:
 
     def op_LaunchOp(self, op: tile.LaunchOp) -> Step:
         launch = self.launch_step(self.launch_parts(op))
+        launch = checked_takes(op.attributes, [self.index(v) for v in op.inputs], launch)
         return self.checked_dims(op, checked_slices(op.attributes, launch))
 
     def checked_dims(self, op: tile.LaunchOp, step: Step) -> Step:
@@ -353,7 +355,9 @@ class HostCompiler:
             if isinstance(inner, tile.LaunchOp):
                 parts = self.launch_parts(inner)
                 plain = self.launch_step(parts)
-                step = self.binding(inner, self.checked_dims(inner, plain))
+                inputs = [self.index(v) for v in inner.inputs]
+                checked = checked_takes(inner.attributes, inputs, plain)  # (alone, when it checks)
+                step = self.binding(inner, self.checked_dims(inner, checked))
                 if step is plain:
                     members.append(parts)
             else:

@@ -2,7 +2,9 @@
 
 `tensor.iota` is `np.arange` along one dim, broadcast to the result's shape and
 converted to its element type as `tensor.convert` converts (a narrow integer
-type wraps, a float rounds).
+type wraps, a float rounds). `tensor.take` and `tensor.take_along_axis` are
+numpy's functions after a check of the indices: numpy would count a negative
+index from the end.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 
 from dvm import numerics
 from dvm.arguments import numpy_dtype, result
-from dvm.dialects.index_ops import IotaOp
+from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeBase, TakeOp, index_error
 from dvm.dialects.tensor import DYN, tensor_type
-from dvm.errors import ShapeError
+from dvm.errors import ExecutionError, ShapeError
 from dvm.passes.errors import located
 
 
@@ -35,3 +37,30 @@ class IndexOpsFunctions(InterpreterFunctions):
         if any(d < 0 for d in shape):
             raise ShapeError(f"{located(op)}: got a negative dim in shape {list(shape)}")
         return result(op, iota_values(shape, op.dim, numpy_dtype(t)))
+
+    @impl(TakeOp)
+    def run_take(self, interpreter: Interpreter, op: TakeOp, args: PythonValues) -> PythonValues:
+        x, indices = checked_take(op, args)
+        return result(op, np.take(x, indices, axis=op.dim))
+
+    @impl(TakeAlongAxisOp)
+    def run_take_along_axis(
+        self, interpreter: Interpreter, op: TakeAlongAxisOp, args: PythonValues
+    ) -> PythonValues:
+        x, indices = checked_take(op, args)
+        try:
+            return result(op, np.take_along_axis(x, indices, axis=op.dim))
+        except ValueError:
+            raise ShapeError(
+                f"{located(op)}: indices of shape {indices.shape} do not broadcast with a "
+                f"source of shape {x.shape}"
+            ) from None
+
+
+def checked_take(op: TakeBase, args: PythonValues) -> tuple[np.ndarray, np.ndarray]:
+    """The source and the indices, once every index is inside the dim it indexes."""
+    x, indices = np.asarray(args[0]), np.asarray(args[1])
+    error = index_error(located(op), indices, x.shape[op.dim], op.dim)
+    if error is not None:
+        raise ExecutionError(error)
+    return x, indices

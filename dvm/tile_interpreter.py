@@ -26,7 +26,7 @@ from dvm.arguments import numpy_dtype
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
 from dvm.dialects.expr import ExprAttr, symbol
-from dvm.dialects.index_ops import TileIotaOp
+from dvm.dialects.index_ops import OP_AXIS, OP_LABEL, TileIotaOp, TileTakeOp, index_error
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
 from dvm.lowering.bytecode_to_vm import to_program
@@ -216,6 +216,22 @@ def iota(run: KernelRun, op: Operation) -> list[Any]:
     return [np.broadcast_to(numerics.convert(index, dtype), shape).copy()]
 
 
+def take(run: KernelRun, op: Operation) -> list[Any]:
+    """The view's tile (its last dim the indexed one), each element's index taken,
+    once every index is inside that dim."""
+    assert isinstance(op, TileTakeOp)
+    source = run.values[op.source].reshape(-1)
+    index = run.flat_indices(op, source)
+    label, axis = op.attributes[OP_LABEL], op.attributes[OP_AXIS]
+    assert isinstance(label, StringAttr) and isinstance(axis, IntegerAttr)
+    indices = np.broadcast_to(run.values[op.indices], index.shape[:-1])
+    error = index_error(label.data, indices, index.shape[-1], axis.value.data)
+    if error is not None:
+        raise ExecutionError(error)
+    picked = np.take_along_axis(index, indices[..., None].astype(np.int64), axis=-1)
+    return [source[picked[..., 0]]]
+
+
 HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.LoadOp: load,
     tile.StoreOp: store,
@@ -225,6 +241,7 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.MmaOp: mma,
     tile.ForOp: loop,
     TileIotaOp: iota,
+    TileTakeOp: take,
 }
 
 

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     Signedness,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -42,10 +43,18 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr
-from dvm.dialects.index_ops import IotaOp, TileIotaOp
+from dvm.dialects.index_ops import (
+    OP_AXIS,
+    OP_LABEL,
+    IotaOp,
+    TakeAlongAxisOp,
+    TakeOp,
+    TileIotaOp,
+    TileTakeOp,
+)
 from dvm.lowering.tiling import TilePlan
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, Domain, StridedView
-from dvm.passes.errors import describe
+from dvm.passes.errors import describe, located
 
 REDUCE_KIND = {
     t.ReduceSumOp: "sum",
@@ -203,6 +212,8 @@ class KernelBuilder:
             return self.elementwise(value, op)
         if isinstance(op, IotaOp):
             return self.iota(value, op)
+        if value in self.domain.takes:
+            return self.take(value, op)
         raise NotImplementedError(f"{describe(op)} cannot be emitted inside a tile")
 
     def constant(self, value: SSAValue, op: arith.ConstantOp) -> SSAValue:
@@ -243,6 +254,28 @@ class KernelBuilder:
         spans = frozenset(span)
         new = self.add(TileIotaOp(self.coords.index(axis), self.tile_type(spans, element)))
         return self.bind(value, new, spans)
+
+    def take(self, value: SSAValue, op: Operation) -> SSAValue:
+        """An indexed load: the indices' tile, then the source through its view, whose
+        last dim is the indexed one (whole)."""
+        assert isinstance(op, TakeOp | TakeAlongAxisOp)
+        indices = self.emit(op.indices)
+        taken = self.domain.takes[value]
+        dims = self.coord_dims(taken.view)
+        view = self.view(taken.view, dims)
+        view = tile.View(
+            view.offset,
+            [*view.sizes, taken.size],
+            [*view.strides, taken.stride],
+            [*view.tiles, taken.size],
+            [*view.index, "whole"],
+        )
+        spans = frozenset(d[0] for d in dims if d)
+        result = self.tile_type(spans, tensor_element(value))
+        new = TileTakeOp(self.args[taken.view.value], indices, result, view)
+        new.attributes[OP_LABEL] = StringAttr(located(op))
+        new.attributes[OP_AXIS] = IntegerAttr(op.dim, i64)
+        return self.bind(value, self.add(new), spans)
 
     def clamp(self, operands: Sequence[SSAValue], element: Attribute) -> SSAValue:
         """`tensor.clamp` as the two instructions it is: `min(max(x, lo), hi)`."""
@@ -395,6 +428,8 @@ class KernelBuilder:
             found = frozenset()
         elif isinstance(op, IotaOp):  # varies along its own dim's axis only
             found = frozenset(self.domain.placement[value][op.dim])
+        elif value in self.domain.takes:  # an indexed load
+            found = self.value_spans(value)
         else:
             found = frozenset[int]().union(
                 *(self.loaded_spans(v) for v in op.operands if isinstance(v.type, TensorType))
@@ -453,6 +488,11 @@ class KernelBuilder:
         shape = [self.plan.tiles[d[0]] if d else 1 for d in dims]
         tile_type = tile.TileType(shape, strided.target.type.element_type)
         return self.add(tile.LoadOp(self.args[strided.value], tile_type, self.view(strided, dims)))
+
+
+def tensor_element(value: SSAValue) -> Attribute:
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
 
 
 def scalar_attr(value: float, element: Attribute) -> FloatAttr | IntegerAttr:

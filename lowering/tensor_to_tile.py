@@ -34,6 +34,7 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
+from dvm.lowering.index_ops import TAKE_CHECKS, take_checks
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
 from dvm.lowering.tiling import (
     TilePlan,
@@ -304,6 +305,8 @@ def lower_kernel(
         launch.attributes[INDEX_DIMS] = ArrayAttr(dims)
     if bounds := slice_bounds(list(body_ops(fusion))):
         launch.attributes[SLICE_BOUNDS] = ArrayAttr(bounds)
+    if takes := take_checks(list(body_ops(fusion)), inputs):
+        launch.attributes[TAKE_CHECKS] = ArrayAttr(takes)
     return kernel, launch
 
 

@@ -37,7 +37,7 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
-from dvm.dialects.index_ops import TileIotaOp
+from dvm.dialects.index_ops import TileIotaOp, TileTakeOp
 from dvm.lowering.index_ops import iota_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
@@ -201,6 +201,8 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(op, self.arg_index(op.source))
             elif isinstance(op, tile.StoreOp):
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
+            elif isinstance(op, TileTakeOp):
+                self.view_of[op] = self.view(op, self.arg_index(op.source))
             elif isinstance(op, TileIotaOp):
                 self.view_of[op] = self.view(iota_view(self.kernel, op), self.first_output())
 
@@ -312,6 +314,9 @@ class ProgramBuilder:
             self.mma(op)
         elif isinstance(op, tile.ForOp):
             self.loop(op)
+        elif isinstance(op, TileTakeOp):
+            indices = self.reg(op.indices)
+            self.emit("take", self.allocate(op.result, op), self.view_of[op], indices)
         elif isinstance(op, TileIotaOp):
             self.emit("iota", self.allocate(op.result, op), self.view_of[op], 1 << op.dim)
         else:

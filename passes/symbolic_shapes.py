@@ -48,7 +48,7 @@ from xdsl.passes import ModulePass
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
-from dvm.dialects.index_ops import IotaOp
+from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeOp
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
@@ -217,6 +217,8 @@ class ShapeInference:
             t.CollapseShapeOp: self.collapse_shape,
             ExtractSliceOp: self.extract_slice,
             IotaOp: self.iota,
+            TakeOp: self.take,
+            TakeAlongAxisOp: self.take,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -423,6 +425,17 @@ class ShapeInference:
         """The result type's dims, each `?` the size operand standing for it."""
         assert isinstance(op, IotaOp)
         self.set_result(op, self.target_shape(t.tensor_type(op.result).get_shape(), op.sizes))
+
+    def take(self, op: Operation) -> None:
+        """take: the source's dims around the indices'; take_along_axis: the indices'
+        size along the dim, the other dims broadcast."""
+        assert isinstance(op, TakeOp | TakeAlongAxisOp)
+        source, indices, a = self.shape(op.source), self.shape(op.indices), op.dim
+        if isinstance(op, TakeOp):
+            self.set_result(op, [*source[:a], *indices, *source[a + 1 :]])
+            return
+        others = self.broadcast(op, [source[:a] + source[a + 1 :], indices[:a] + indices[a + 1 :]])
+        self.set_result(op, [*others[:a], indices[a], *others[a:]])
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)

@@ -7,6 +7,8 @@ and large dims, and must match numpy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from test_ops_slices import PRESETS, check, levels, lowered
 from xdsl.utils.exceptions import VerifyException
 
 import dvm
-from dvm.errors import DvmError
+from dvm.errors import DvmError, ExecutionError
 
 NUMERIC = ("i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "f16", "bf16", "f32", "f64")
 NUMPY = {
@@ -32,6 +34,16 @@ NUMPY = {
     "f64": np.float64,
 }
 SHAPES = [(0, 3), (3, 0), (1, 1), (7, 13), (97, 301), (2, 3001), (3001, 2)]
+
+
+def check_outputs(src: str, device: str, cases: list, want: Callable[..., tuple]) -> None:  # type: ignore[type-arg]
+    """As `check`, for programs with several results of different shapes."""
+    runs = levels(src, device)
+    for args in cases:
+        expected = want(*args)
+        for name, run in runs:
+            for got, wanted in zip(run(*args), expected, strict=True):
+                np.testing.assert_array_equal(got, wanted, err_msg=f"{name} on {args}")
 
 
 def numpy_iota(shape: tuple[int, ...], dim: int, dtype: type) -> np.ndarray:
@@ -192,3 +204,177 @@ def test_a_causal_softmax_from_iota_is_one_kernel_at_every_level(device: str) ->
         want = causal_softmax(s)
         for name, run in runs:
             np.testing.assert_allclose(run(s), want, rtol=2e-6, atol=1e-7, err_msg=name)
+
+
+ALL_TYPES = ("i1", *NUMERIC)
+NUMPY["i1"] = np.bool_
+
+
+def values(shape: tuple[int, ...], element: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * 50).astype(NUMPY[element])
+
+
+TAKE = """
+func.func @f(%x: tensor<?x?xT>, %rows: tensor<?x?xI>, %cols: tensor<?xI>)
+    -> (tensor<?x?x?xT>, tensor<?x?xT>) {
+  %a = tensor.take %x, %rows dim(0) : (tensor<?x?xT>, tensor<?x?xI>) -> tensor<?x?x?xT>
+  %b = tensor.take %x, %cols dim(1) : (tensor<?x?xT>, tensor<?xI>) -> tensor<?x?xT>
+  func.return %a, %b : tensor<?x?x?xT>, tensor<?x?xT>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("index", ["i32", "i64"])
+@pytest.mark.parametrize("element", ALL_TYPES)
+def test_take_matches_numpy_for_every_type(device: str, index: str, element: str) -> None:
+    """Rows by a 2-D index tensor (an embedding lookup) and columns by a 1-D one, with
+    repeated indices, the first and the last."""
+    src = TAKE.replace("xT>", f"x{element}>").replace("xI>", f"x{index}>")
+    cases = []
+    for i, (r, c, n, m) in enumerate([(1, 1, 1, 1), (5, 3, 2, 0), (7, 13, 3, 5), (97, 3001, 2, 3)]):
+        rng = np.random.default_rng(i)
+        rows = rng.integers(0, r, (n, m)).astype(NUMPY[index])
+        cols = rng.integers(0, c, (m,)).astype(NUMPY[index])
+        if rows.size:
+            rows.flat[0], rows.flat[-1] = 0, r - 1
+        cases.append((values((r, c), element, i), rows, cols))
+    want = lambda x, rows, cols: (np.take(x, rows, 0), np.take(x, cols, 1))  # noqa: E731
+    check_outputs(src, device, cases, want)
+
+
+EMBEDDING = """
+func.func @embed(%table: tensor<?x?xf32>, %positions: tensor<?x?xf32>, %ids: tensor<?x?xi32>,
+                 %gamma: tensor<?xf32>, %beta: tensor<?xf32>) -> tensor<?x?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %s = tensor.dim %ids, %c1 : tensor<?x?xi32>
+  %tok = tensor.take %table, %ids dim(0) : (tensor<?x?xf32>, tensor<?x?xi32>) -> tensor<?x?x?xf32>
+  %at = tensor.iota dim(0) %s : tensor<?xi64>
+  %pos = tensor.take %positions, %at dim(0) : (tensor<?x?xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+  %h = tensor.add %tok, %pos : (tensor<?x?x?xf32>, tensor<?x?xf32>) -> tensor<?x?x?xf32>
+  %mean = tensor.reduce_mean %h {axes = [2], keepdims = true}
+      : tensor<?x?x?xf32> -> tensor<?x?x1xf32>
+  %d = tensor.sub %h, %mean : (tensor<?x?x?xf32>, tensor<?x?x1xf32>) -> tensor<?x?x?xf32>
+  %d2 = tensor.mul %d, %d : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %var = tensor.reduce_mean %d2 {axes = [2], keepdims = true}
+      : tensor<?x?x?xf32> -> tensor<?x?x1xf32>
+  %eps = arith.constant dense<1.0e-05> : tensor<f32>
+  %ve = tensor.add %var, %eps : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?x1xf32>
+  %r = tensor.rsqrt %ve : tensor<?x?x1xf32>
+  %n = tensor.mul %d, %r : (tensor<?x?x?xf32>, tensor<?x?x1xf32>) -> tensor<?x?x?xf32>
+  %g = tensor.mul %n, %gamma : (tensor<?x?x?xf32>, tensor<?xf32>) -> tensor<?x?x?xf32>
+  %y = tensor.add %g, %beta : (tensor<?x?x?xf32>, tensor<?xf32>) -> tensor<?x?x?xf32>
+  func.return %y : tensor<?x?x?xf32>
+}
+"""
+
+
+def embedding_numpy(table, positions, ids, gamma, beta):  # type: ignore[no-untyped-def]
+    h = table[ids] + positions[np.arange(ids.shape[1])]
+    d = h - h.mean(axis=-1, keepdims=True)
+    return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5) * gamma + beta
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_embedding_plus_positions_plus_layernorm_is_one_kernel_at_every_level(
+    device: str,
+) -> None:
+    """Token embeddings looked up by id, position embeddings by an iota over the
+    sequence, their sum normalized: one kernel, compiled once, run on a stream of
+    (vocabulary, width, batch, sequence, positions) shapes."""
+    assert str(lowered(EMBEDDING, "symbolic-shapes,fuse")).count("tensor.fusion") == 1
+    runs = levels(EMBEDDING, device)
+    shapes = [(7, 8, 2, 3, 5), (1, 1, 1, 1, 1), (97, 13, 3, 7, 11), (50, 3001, 1, 5, 5)]
+    shapes += [(5, 4, 0, 3, 3), (11, 64, 2, 0, 3), (2, 31, 5, 17, 17)]
+    for i, (v, d, b, s, p) in enumerate(shapes):
+        rng = np.random.default_rng(i)
+        table, positions = (rng.standard_normal((n, d)).astype(np.float32) for n in (v, p))
+        ids = rng.integers(0, v, (b, s)).astype(np.int32)
+        gamma, beta = (rng.standard_normal(d).astype(np.float32) for _ in range(2))
+        args = (table, positions, ids, gamma, beta)
+        want = embedding_numpy(*args)
+        for name, run in runs:
+            np.testing.assert_allclose(run(*args), want, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    ("ids", "positions", "message"),
+    [
+        ([[0, 9]], 5, "%tok = tensor.take: index 9 is out of range for axis 0 of size 7"),
+        ([[-1, 2]], 5, "%tok = tensor.take: index -1 is out of range for axis 0 of size 7"),
+        ([[7]], 5, "%tok = tensor.take: index 7 is out of range"),
+        ([[0, 1, 2]], 2, "%pos = tensor.take: index 2 is out of range for axis 0 of size 2"),
+    ],
+)
+def test_an_index_out_of_range_is_an_error_naming_the_op_and_the_index(
+    ids: list[list[int]], positions: int, message: str
+) -> None:
+    """Never numpy's wrap-around: a negative index does not count from the end."""
+    args = (
+        np.ones((7, 4), np.float32),
+        np.ones((positions, 4), np.float32),
+        np.array(ids, np.int32),
+        np.ones(4, np.float32),
+        np.zeros(4, np.float32),
+    )
+    for run in (lambda *a: dvm.interpret(EMBEDDING, *a), dvm.compile(EMBEDDING)):
+        with pytest.raises(ExecutionError, match=message):
+            run(*args)
+
+
+ALONG = """
+func.func @f(%x: tensor<?x?xf32>, %idx: tensor<?x?xi64>) -> tensor<?x?xf32> {
+  %y = tensor.take_along_axis %x, %idx dim(1)
+      : (tensor<?x?xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
+  %e = tensor.exp %y : tensor<?x?xf32>
+  func.return %e : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("shared", [False, True])
+def test_take_along_axis_matches_numpy_with_broadcasting(device: str, shared: bool) -> None:
+    """Per-row picks (as after a top-k), or one row of picks (`tensor<1x?xi64>`)
+    broadcast to every row; one kernel with the exp."""
+    src = ALONG.replace("tensor<?x?xi64>", "tensor<1x?xi64>") if shared else ALONG
+    assert str(lowered(src, "symbolic-shapes,fuse")).count("tensor.fusion") == 1
+    cases = []
+    for i, (r, c, k) in enumerate([(1, 1, 1), (3, 5, 2), (7, 13, 13), (4, 3001, 3), (0, 3, 2)]):
+        idx = np.random.default_rng(i).integers(0, c, (1 if shared else r, k))
+        cases.append((values((r, c), "f32", i) / 50, idx))
+    check(src, device, cases, lambda x, idx: np.exp(np.take_along_axis(x, idx, axis=1)))
+
+
+def test_take_along_axis_out_of_range_is_an_error() -> None:
+    x, idx = np.ones((2, 3), np.float32), np.array([[0, 1], [3, 0]])
+    for run in (lambda *a: dvm.interpret(ALONG, *a), dvm.compile(ALONG)):
+        with pytest.raises(ExecutionError, match="take_along_axis: index 3 is out of range"):
+            run(x, idx)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("tensor.take %x, %i dim(2) : (tensor<4x8xf32>, tensor<3xi32>) -> tensor<3x8xf32>",
+         "dim 2 is out of range"),
+        ("tensor.take %x, %f dim(0) : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<3x8xf32>",
+         "indices have element type f32, expected i32 or i64"),
+        ("tensor.take %x, %i dim(0) : (tensor<4x8xf32>, tensor<3xi32>) -> tensor<3x9xf32>",
+         "has dim 9 at axis 1"),
+        ("tensor.take %x, %i dim(0) : (tensor<4x8xf32>, tensor<3xi32>) -> tensor<3x8xf16>",
+         "changes the element type"),
+        ("tensor.take_along_axis %x, %i dim(0) : (tensor<4x8xf32>, tensor<3xi32>) "
+         "-> tensor<3x8xf32>", "must have the same rank"),
+    ],
+)  # fmt: skip
+def test_the_take_verifier_names_the_op_and_types(line: str, message: str) -> None:
+    src = f"""
+func.func @f(%x: tensor<4x8xf32>, %i: tensor<3xi32>, %f: tensor<3xf32>) -> tensor<4x8xf32> {{
+  %y = {line}
+  func.return %x : tensor<4x8xf32>
+}}"""
+    op = line.split()[0]
+    with pytest.raises(VerifyException, match=f"'{op}' .*{message}"):
+        dvm.parse(src)

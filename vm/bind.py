@@ -51,6 +51,7 @@ from dvm.vm.kernels import (
     reduce_identity,
     select_into,
     select_overlapping,
+    take_into,
     typed_scalar,
 )
 from dvm.vm.narrow import reduce_widened, widened
@@ -420,6 +421,23 @@ def _bind_iota(node: OpNode, core: CoreLike) -> Fn | None:
     return iota
 
 
+def _bind_take(node: OpNode, core: CoreLike) -> Fn | None:
+    """The current tile of the view cut per call (the counters move), then its elements
+    picked by the indices (an alias register's fetched per call too)."""
+    d, v = node.ins.operands[:2]
+    assert node.out is not None
+    if math.prod(node.out) == 0:
+        return None
+    dst, indices = core.reg(d, node.out), _src(node, core, 2)
+    g, cut, alias = core.g, core.slicer(v) or _whole, core.alias
+
+    def take() -> None:
+        picked = alias[indices.r] if isinstance(indices, Dyn) else indices
+        take_into(dst, cut(g[v]), picked)
+
+    return take
+
+
 _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.LOAD: _bind_load,
     Cat.STORE: _bind_store,
@@ -436,6 +454,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.BINARY_RS: _bind_binary,
     Cat.BINARY_SR: _bind_binary,
     Cat.IOTA: _bind_iota,
+    Cat.TAKE: _bind_take,
 }
 
 

@@ -233,6 +233,7 @@ class Cat(Enum):
     BINARY_RS = "binary_rs"  # register op scalar
     BINARY_SR = "binary_sr"  # scalar op register
     IOTA = "iota"
+    TAKE = "take"
 
 
 class TypeRule(Enum):
@@ -416,6 +417,14 @@ INDEX_ROWS: tuple[OpDef, ...] = (
         doc="dst = the index along view dim `axis` (one bit) of each element of src's "
         "current tile; reads no memory",
     ),
+    OpDef(
+        0xC9,
+        "take",
+        Cat.TAKE,
+        (("dst", _R), ("src", Kind.VIEW), ("idx", _R)),
+        doc="dst = element (e, idx[e]) of src's current tile for each e: src's last dim is "
+        "the one indexed (idx broadcasts to dst); an idx outside it is an error",
+    ),
 )
 """The index instructions (`tensor.iota`, ...)."""
 
@@ -526,7 +535,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("binary", frozenset({Cat.BINARY}), (range(0x20, 0x40),)),
     Block("binary .rs", frozenset({Cat.BINARY_RS}), (range(0x40, 0x60),)),
     Block("binary .sr", frozenset({Cat.BINARY_SR}), (range(0x60, 0x80),)),
-    Block("index", frozenset({Cat.IOTA}), (range(0xC8, 0xD0),)),
+    Block("index", frozenset({Cat.IOTA, Cat.TAKE}), (range(0xC8, 0xD0),)),
 )
 """Where each category's opcodes go; 0xc0-0xc7 and 0xd0-0xff are free for new blocks. The unary
 block's first range filled up, so it continues at 0x80 (codes never move)."""

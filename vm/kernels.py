@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dvm.vm.composites import float_to_int
+from dvm.vm.errors import TakeIndexError
 from dvm.vm.isa import ACCUMULATE, AccKind, Cat, DType, ReduceKind
 from dvm.vm.narrow import mma_widened, widened
 from dvm.vm.plan import Shape, ViewPlan
@@ -89,6 +90,18 @@ def iota_base(shape: Shape, axis: int) -> np.ndarray:
     """0, 1, ... along `axis` of a tile of `shape` (int64, broadcastable to it)."""
     along = [n if d == axis else 1 for d, n in enumerate(shape)]
     return np.arange(shape[axis], dtype=np.int64).reshape(along)
+
+
+def take_into(out: np.ndarray, tile: np.ndarray, indices: np.ndarray) -> None:
+    """out[e] = tile[e, indices[e]] (the tile's last dim is the indexed one), once every
+    index is inside it."""
+    size = tile.shape[-1]
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= size:
+            raise TakeIndexError(low if low < 0 else high, size)
+    picked = np.broadcast_to(indices, out.shape)[..., None].astype(np.intp)
+    out[...] = np.take_along_axis(tile, picked, axis=-1)[..., 0]
 
 
 def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:

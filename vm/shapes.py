@@ -286,6 +286,23 @@ def _iota(k: int, ins: Instr) -> Rule:
     return iota
 
 
+def _take(k: int, ins: Instr) -> Rule:
+    """The view's tile extents but the last (the indexed dim); the indices broadcast."""
+    d, v, r = ins.operands
+
+    def take(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        x = read(sp, k, r, state)
+        t = sp.tile(k, ctx, v)
+        out = t[:-1]
+        if broadcast(sp, k, x, out) != out:
+            raise sp.fail("code", k, "shapes do not broadcast", f"{x} to {out}")
+        prev = state[d]
+        sp.put(k, d, out, state)
+        return _node((k, ins, (prev, None, x), out, None, None, None))
+
+    return take
+
+
 _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.LOAD: _load,
     Cat.STORE: _store,
@@ -302,4 +319,5 @@ _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.BINARY_RS: _with_scalar,
     Cat.BINARY_SR: _with_scalar,
     Cat.IOTA: _iota,
+    Cat.TAKE: _take,
 }

@@ -60,6 +60,7 @@ from dvm.vm.kernels import (
     reduce_identity,
     select_into,
     select_overlapping,
+    take_into,
     typed_scalar,
 )
 from dvm.vm.memory import Kept
@@ -628,6 +629,18 @@ def _iota(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"o[...] = {g.constant('_iota_base', iota_base)}(sh, {axis}){start}", f"r{d} = o")
 
 
+def _take(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """The view's tile, its last dim the indexed one; the indices broadcast to the rest."""
+    d, v, r = ops
+    x = g.read(k, r, pad)
+    g.emit(pad, f"w = {g.tile(v)}", "sh = w.shape[:-1]")
+    g.broadcast(k, [f"{x}.shape", "sh"], [g.rank(r), g.rank(d)], "c", pad)
+    detail = f"f'{{{x}.shape}} to {{sh}}'"
+    g.emit(pad, f"if c != sh: raise _fail(S, {k}, 'shapes do not broadcast', {detail})")
+    g.register(k, d, pad)
+    g.emit(pad, f"{g.constant('_take_into', take_into)}(o, w, {x})", f"r{d} = o")
+
+
 def _nothing(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """nop."""
 
@@ -649,6 +662,7 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.BINARY_RS: _binary,
     Cat.BINARY_SR: _binary,
     Cat.IOTA: _iota,
+    Cat.TAKE: _take,
 }
 
 
