@@ -45,6 +45,7 @@ from dvm.dialects.tensor import (
     broadcast_static,
     check_element,
     check_result_shape,
+    fmt_shape,
     tensor_type,
 )
 from dvm.dialects.tile import TileType, View, ViewOp, parse_view
@@ -228,11 +229,7 @@ class TakeBase(IRDLOperation):
     def verify_(self) -> None:
         source, indices, result = (tensor_type(v) for v in (self.source, self.indices, self.result))
         check_element(self.name, "source", source.element_type, "any")
-        element = indices.element_type
-        if not (isinstance(element, IntegerType) and element.width.data in INDEX_WIDTHS):
-            raise VerifyException(
-                f"'{self.name}' indices have element type {element}, expected i32 or i64"
-            )
+        check_index_element(self.name, indices.element_type)
         if source.element_type != result.element_type:
             raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
         rank = len(source.get_shape())
@@ -274,6 +271,105 @@ class TakeAlongAxisOp(TakeBase):
         shape = broadcast_static(self.name, [others, index_others])
         shape.insert(self.dim, indices[self.dim])
         return shape
+
+
+@irdl_op_definition
+class ScatterAddOp(IRDLOperation):
+    """`%g = tensor.scatter_add %base, %idx, %upd dim(0) : (tensor<?x?xf32>, tensor<?xi32>,
+    tensor<?x?xf32>) -> tensor<?x?xf32>`: numpy `add.at` along `dim` on a copy of
+    `base` (an embedding's gradient: rows of `upd` added into the rows `idx` names,
+    duplicates accumulating). `upd` has `take`'s result shape for `base` and `idx`."""
+
+    name = "tensor.scatter_add"
+    base = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    dimension = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        base: SSAValue,
+        indices: SSAValue,
+        updates: SSAValue,
+        dimension: int,
+        result_type: Attribute | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[base, indices, updates],
+            result_types=[result_type or base.type],
+            properties={"dimension": IntegerAttr(dimension, i64)},
+        )
+
+    @property
+    def dim(self) -> int:
+        return self.dimension.value.data
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_string(f" dim({self.dim})")
+        printer.print_op_attributes(self.attributes)
+        types = ", ".join(str(v.type) for v in self.operands)
+        printer.print_string(f" : ({types}) -> {self.result.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScatterAddOp:
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        dimension = parse_dimension(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        parser.parse_punctuation("->")
+        pos = parser.pos
+        result_type = parser.parse_type()
+        if len(operands) != 3 or len(types) != 3:
+            parser.raise_error(f"{cls.name} takes three operands", pos, parser.pos)
+        base, indices, updates = (
+            parser.resolve_operand(v, t) for v, t in zip(operands, types, strict=True)
+        )
+        op = cls(base, indices, updates, dimension, result_type)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        base, indices, updates, result = (
+            tensor_type(v) for v in (self.base, self.indices, self.updates, self.result)
+        )
+        check_element(self.name, "base", base.element_type, "numeric")
+        check_index_element(self.name, indices.element_type)
+        if not base.element_type == updates.element_type == result.element_type:
+            raise VerifyException(
+                f"'{self.name}' base, updates and result must have one element type: "
+                f"{base}, {updates} -> {result}"
+            )
+        shape = list(base.get_shape())
+        if not 0 <= self.dim < len(shape):
+            raise VerifyException(
+                f"'{self.name}' dim {self.dim} is out of range for {base} (rank {len(shape)})"
+            )
+        a = self.dim
+        expected = [*shape[:a], *indices.get_shape(), *shape[a + 1 :]]
+        got = updates.get_shape()
+        agree = len(got) == len(expected) and all(
+            DYN in (g, e) or g == e for g, e in zip(got, expected, strict=True)
+        )
+        if not agree:
+            raise VerifyException(
+                f"'{self.name}' updates {updates} do not have the shape "
+                f"{fmt_shape(expected)} of a take of {base} by {indices}"
+            )
+        check_result_shape(self.name, shape, result)
+
+
+def check_index_element(op_name: str, element: Attribute) -> None:
+    if not (isinstance(element, IntegerType) and element.width.data in INDEX_WIDTHS):
+        raise VerifyException(
+            f"'{op_name}' indices have element type {element}, expected i32 or i64"
+        )
 
 
 def index_error(label: str, indices: np.ndarray, size: int, axis: int) -> str | None:
@@ -344,7 +440,7 @@ class TileTakeOp(ViewOp):
         self.verify_view(self.result.type.rank + 1)
 
 
-INDEX_OPS = (IotaOp, TakeOp, TakeAlongAxisOp)
+INDEX_OPS = (IotaOp, TakeOp, TakeAlongAxisOp, ScatterAddOp)
 """The index ops of the tensor dialect."""
 INDEX_TILE_OPS = (TileIotaOp, TileTakeOp)
 """Their tile ops."""

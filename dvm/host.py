@@ -35,9 +35,11 @@ from dvm.arguments import is_float, numpy_dtype
 from dvm.codegen import python_function
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
+from dvm.dialects.index_ops import ScatterAddOp
 from dvm.errors import CompileError, ShapeError
 from dvm.guards import guard_check, guard_symbols
 from dvm.index_checks import checked_takes
+from dvm.interpret_index_ops import scatter_add
 from dvm.interpreter import (
     ARITH_OPS,
     arith_function,
@@ -246,6 +248,17 @@ class HostCompiler:
         def step(call: Call, env: Env) -> None:
             array = env[src]
             env[out] = array[checked_indices(label, [env[i] for i in indices], array.shape)]
+
+        return step
+
+    def op_ScatterAddOp(self, op: ScatterAddOp) -> Step:
+        """On the host, as the reference interpreter runs it: no kernel can order the
+        additions of the updates that name one row."""
+        args, out = [self.index(v) for v in op.operands], self.index(op.result)
+        label, axis = located(op), op.dim
+
+        def step(call: Call, env: Env) -> None:
+            env[out] = scatter_add(label, axis, *(env[a] for a in args))
 
         return step
 

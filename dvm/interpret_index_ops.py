@@ -9,12 +9,21 @@ index from the end.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
 from dvm import numerics
 from dvm.arguments import numpy_dtype, result
-from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeBase, TakeOp, index_error
+from dvm.dialects.index_ops import (
+    IotaOp,
+    ScatterAddOp,
+    TakeAlongAxisOp,
+    TakeBase,
+    TakeOp,
+    index_error,
+)
 from dvm.dialects.tensor import DYN, tensor_type
 from dvm.errors import ExecutionError, ShapeError
 from dvm.passes.errors import located
@@ -55,6 +64,31 @@ class IndexOpsFunctions(InterpreterFunctions):
                 f"{located(op)}: indices of shape {indices.shape} do not broadcast with a "
                 f"source of shape {x.shape}"
             ) from None
+
+    @impl(ScatterAddOp)
+    def run_scatter_add(
+        self, interpreter: Interpreter, op: ScatterAddOp, args: PythonValues
+    ) -> PythonValues:
+        return result(op, scatter_add(located(op), op.dim, *(np.asarray(a) for a in args)))
+
+
+def scatter_add(
+    label: str, axis: int, base: np.ndarray, indices: np.ndarray, updates: np.ndarray
+) -> np.ndarray:
+    """numpy `add.at` along `axis` on a copy of `base`, once the indices are inside the
+    dim and the updates have the shape of a take of `base` by them. The compiled
+    program runs this too."""
+    error = index_error(label, indices, base.shape[axis], axis)
+    if error is not None:
+        raise ExecutionError(error)
+    expected = (*base.shape[:axis], *indices.shape, *base.shape[axis + 1 :])
+    if updates.shape != expected:
+        raise ShapeError(f"{label}: updates of shape {updates.shape}, expected {expected}")
+    out = base.copy()
+    with np.errstate(over="ignore"):
+        where: Any = (slice(None),) * axis + (indices,)
+        np.add.at(out, where, updates)
+    return out
 
 
 def checked_take(op: TakeBase, args: PythonValues) -> tuple[np.ndarray, np.ndarray]:

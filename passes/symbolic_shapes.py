@@ -48,7 +48,7 @@ from xdsl.passes import ModulePass
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
-from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeOp
+from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
@@ -219,6 +219,7 @@ class ShapeInference:
             IotaOp: self.iota,
             TakeOp: self.take,
             TakeAlongAxisOp: self.take,
+            ScatterAddOp: self.scatter_add,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -436,6 +437,15 @@ class ShapeInference:
             return
         others = self.broadcast(op, [source[:a] + source[a + 1 :], indices[:a] + indices[a + 1 :]])
         self.set_result(op, [*others[:a], indices[a], *others[a:]])
+
+    def scatter_add(self, op: Operation) -> None:
+        """The base's shape; the updates have the shape of a take of it."""
+        assert isinstance(op, ScatterAddOp)
+        base, indices, a = self.shape(op.base), self.shape(op.indices), op.dim
+        expected = [*base[:a], *indices, *base[a + 1 :]]
+        for want, got in zip(expected, self.shape(op.updates), strict=True):
+            self.unifier.require_equal(want, got, GuardKind.EQUAL, op)
+        self.set_result(op, base)
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)

@@ -378,3 +378,81 @@ func.func @f(%x: tensor<4x8xf32>, %i: tensor<3xi32>, %f: tensor<3xf32>) -> tenso
     op = line.split()[0]
     with pytest.raises(VerifyException, match=f"'{op}' .*{message}"):
         dvm.parse(src)
+
+
+SCATTER = """
+func.func @f(%base: tensor<?x?xT>, %rows: tensor<?x?xI>, %upd: tensor<?x?x?xT>,
+             %cols: tensor<?xI>, %cupd: tensor<?x?xT>) -> (tensor<?x?xT>, tensor<?x?xT>) {
+  %a = tensor.scatter_add %base, %rows, %upd dim(0)
+      : (tensor<?x?xT>, tensor<?x?xI>, tensor<?x?x?xT>) -> tensor<?x?xT>
+  %b = tensor.scatter_add %base, %cols, %cupd dim(1)
+      : (tensor<?x?xT>, tensor<?xI>, tensor<?x?xT>) -> tensor<?x?xT>
+  func.return %a, %b : tensor<?x?xT>, tensor<?x?xT>
+}
+"""
+
+
+def numpy_scatter_add(base: np.ndarray, axis: int, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    out = base.copy()
+    with np.errstate(over="ignore"):
+        np.add.at(out, (slice(None),) * axis + (idx,), upd)
+    return out
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("index", ["i32", "i64"])
+@pytest.mark.parametrize("element", NUMERIC)
+def test_scatter_add_accumulates_duplicates_for_every_numeric_type(
+    device: str, index: str, element: str
+) -> None:
+    """Rows by a 2-D index tensor (an embedding's gradient) and columns by a 1-D one,
+    with repeated indices, which accumulate."""
+    src = SCATTER.replace("xT>", f"x{element}>").replace("xI>", f"x{index}>")
+    cases = []
+    for i, (r, c, n, m) in enumerate([(1, 1, 1, 1), (5, 3, 2, 0), (7, 13, 3, 5), (97, 3001, 2, 3)]):
+        rng = np.random.default_rng(i)
+        rows = rng.integers(0, r, (n, m)).astype(NUMPY[index])
+        cols = rng.integers(0, c, (m,)).astype(NUMPY[index])
+        base = values((r, c), element, i)
+        upd, cupd = values((n, m, c), element, i + 1), values((r, m), element, i + 2)
+        cases.append((base, rows, upd, cols, cupd))
+
+    def want(base, rows, upd, cols, cupd):  # type: ignore[no-untyped-def]
+        return numpy_scatter_add(base, 0, rows, upd), numpy_scatter_add(base, 1, cols, cupd)
+
+    check_outputs(src, device, cases, want)
+
+
+def test_scatter_add_out_of_range_is_an_error_naming_the_op() -> None:
+    src = SCATTER.replace("xT>", "xf32>").replace("xI>", "xi32>")
+    base = np.zeros((5, 3), np.float32)
+    args = (base, np.array([[0, -1]], np.int32), np.ones((1, 2, 3), np.float32))
+    args += (np.array([0], np.int32), np.ones((5, 1), np.float32))
+    for run in (lambda *a: dvm.interpret(src, *a), dvm.compile(src)):
+        with pytest.raises(ExecutionError, match=r"%a = tensor\.scatter_add: index -1 is out"):
+            run(*args)
+
+
+@pytest.mark.parametrize(
+    ("types", "message"),
+    [
+        ("(tensor<4x8xf32>, tensor<3xi32>, tensor<3x9xf32>) -> tensor<4x8xf32>",
+         "updates tensor<3x9xf32> do not have the shape 3x8"),
+        ("(tensor<4x8xf32>, tensor<3xi16>, tensor<3x8xf32>) -> tensor<4x8xf32>",
+         "indices have element type i16, expected i32 or i64"),
+        ("(tensor<4x8xf32>, tensor<3xi32>, tensor<3x8xf16>) -> tensor<4x8xf32>",
+         "must have one element type"),
+        ("(tensor<4x8xi1>, tensor<3xi32>, tensor<3x8xi1>) -> tensor<4x8xi1>",
+         "base has element type i1, expected a numeric type"),
+    ],
+)  # fmt: skip
+def test_the_scatter_add_verifier_names_the_op_and_types(types: str, message: str) -> None:
+    base, idx, upd = types.strip("(").split(") -> ")[0].split(", ")
+    src = f"""
+func.func @f(%b: {base}, %i: {idx}, %u: {upd}) -> index {{
+  %y = tensor.scatter_add %b, %i, %u dim(0) : {types}
+  %c = arith.constant 0 : index
+  func.return %c : index
+}}"""
+    with pytest.raises(VerifyException, match=f"'tensor.scatter_add' .*{message}"):
+        dvm.parse(src)
