@@ -369,7 +369,10 @@ class HostCompiler:
                 parts = self.launch_parts(inner)
                 plain = self.launch_step(parts)
                 inputs = [self.index(v) for v in inner.inputs]
-                checked = checked_takes(inner.attributes, inputs, plain)  # (alone, when it checks)
+                # a member that checks slices or indices first runs alone
+                checked = checked_slices(
+                    inner.attributes, checked_takes(inner.attributes, inputs, plain)
+                )
                 step = self.binding(inner, self.checked_dims(inner, checked))
                 if step is plain:
                     members.append(parts)
