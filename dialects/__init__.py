@@ -22,17 +22,19 @@ def _tensor() -> Dialect:
 
 
 def tensor_dialect() -> Dialect:
-    """The `tensor` dialect: the ops of `dvm.dialects.tensor`, the data movement
-    ops of `dvm.dialects.data_movement`, the reductions and scans of
-    `dvm.dialects.scans`, the shape ops of `dvm.dialects.shape_ops` and the grouped
-    matmul of `dvm.dialects.grouped_matmul` (modules of their own, which build on it)."""
+    """The `tensor` dialect: the ops of `dvm.dialects.tensor` and those of the modules
+    that build on it, each a family of its own: data movement (`data_movement`), index
+    ops (`index_ops`), reductions and scans (`scans`), shapes as data (`shape_ops`)
+    and the grouped matmul (`grouped_matmul`)."""
     from dvm.dialects.data_movement import DATA_MOVEMENT_OPS
     from dvm.dialects.grouped_matmul import GROUPED_MATMUL_OPS
+    from dvm.dialects.index_ops import INDEX_OPS
     from dvm.dialects.scans import SCAN_OPS
     from dvm.dialects.shape_ops import SHAPE_OPS
     from dvm.dialects.tensor import Tensor
 
-    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *SCAN_OPS, *SHAPE_OPS, *GROUPED_MATMUL_OPS]
+    ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *INDEX_OPS, *SCAN_OPS, *SHAPE_OPS]
+    ops += GROUPED_MATMUL_OPS
     return Dialect("tensor", ops, list(Tensor.attributes))
 
 
@@ -41,12 +43,13 @@ def _tile() -> Dialect:
 
 
 def tile_dialect() -> Dialect:
-    """The `tile` dialect: the ops of `dvm.dialects.tile` and the grouped matmul's
-    (`dvm.dialects.grouped_matmul`)."""
+    """The `tile` dialect: the ops of `dvm.dialects.tile`, the index ops' tile ops
+    (`dvm.dialects.index_ops`) and the grouped matmul's (`dvm.dialects.grouped_matmul`)."""
     from dvm.dialects.grouped_matmul import TILE_GROUPED_MATMUL_OPS
+    from dvm.dialects.index_ops import INDEX_TILE_OPS
     from dvm.dialects.tile import Tile
 
-    ops = [*Tile.operations, *TILE_GROUPED_MATMUL_OPS]
+    ops = [*Tile.operations, *INDEX_TILE_OPS, *TILE_GROUPED_MATMUL_OPS]
     return Dialect("tile", ops, list(Tile.attributes))
 
 

@@ -35,9 +35,12 @@ from dvm.arguments import is_float, numpy_dtype, to_value
 from dvm.codegen import python_function
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
+from dvm.dialects.index_ops import ScatterAddOp
 from dvm.errors import CompileError, ShapeError
 from dvm.grouped_matmul_checks import checked_group_sizes
 from dvm.guards import guard_check, guard_symbols
+from dvm.index_checks import checked_takes
+from dvm.interpret_index_ops import scatter_add
 from dvm.interpret_scans import SCAN_FUNCTIONS
 from dvm.interpret_shape_ops import SHAPE_FUNCTIONS
 from dvm.interpreter import (
@@ -274,6 +277,17 @@ class HostCompiler:
 
         return step
 
+    def op_ScatterAddOp(self, op: ScatterAddOp) -> Step:
+        """On the host, as the reference interpreter runs it: no kernel can order the
+        additions of the updates that name one row."""
+        args, out = [self.index(v) for v in op.operands], self.index(op.result)
+        label, axis = located(op), op.dim
+
+        def step(call: Call, env: Env) -> None:
+            env[out] = scatter_add(label, axis, *(env[a] for a in args))
+
+        return step
+
     def scalar_arith(self, op: Operation) -> Step:
         """An arith op on `index`, integer or float scalars, computed as `dvm.interpret`
         computes it (`arith_function`), with numpy's warnings off as they are there."""
@@ -307,7 +321,8 @@ class HostCompiler:
     @staticmethod
     def launch_checks(op: tile.LaunchOp, parts: Launch, step: Step) -> Step:
         """`step`, after the checks of the data its kernel reads through views that
-        cannot check it: its slices' bounds and its grouped matmuls' sizes."""
+        cannot check it: its indices, its slices' bounds, its grouped matmuls' sizes."""
+        step = checked_takes(op.attributes, parts[1], step)
         return checked_slices(op.attributes, checked_group_sizes(op.attributes, parts[1], step))
 
     def checked_dims(self, op: tile.LaunchOp, step: Step) -> Step:

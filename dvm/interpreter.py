@@ -535,6 +535,7 @@ def make_interpreter(
     # lowering, which a tensor-level program never needs)
     from dvm.interpret_data_movement import DataMovementFunctions
     from dvm.interpret_grouped_matmul import GroupedMatmulFunctions
+    from dvm.interpret_index_ops import IndexOpsFunctions
     from dvm.interpret_scans import ScanFunctions
     from dvm.interpret_shape_ops import ShapeOpFunctions
     from dvm.tile_interpreter import TileFunctions
@@ -549,6 +550,7 @@ def make_interpreter(
         ScanFunctions(),
         ShapeOpFunctions(),
         GroupedMatmulFunctions(),
+        IndexOpsFunctions(),
         KernelFunctions(symbols),
         TileFunctions(),
     ):

@@ -27,6 +27,7 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
 from dvm.dialects.expr import ExprAttr, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp, group_sizes_error
+from dvm.dialects.index_ops import OP_AXIS, OP_LABEL, TileIotaOp, TileTakeOp, index_error
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
 from dvm.interpret_grouped_matmul import grouped_rows
@@ -215,6 +216,37 @@ def loop(run: KernelRun, op: Operation) -> list[Any]:
     return carried
 
 
+def iota(run: KernelRun, op: Operation) -> list[Any]:
+    """The global index along the tile dim's kernel axis, converted as the VM converts."""
+    assert isinstance(op, TileIotaOp) and isinstance(op.result.type, tile.TileType)
+    axes = run.kernel.attributes["dvm.axes"]
+    assert isinstance(axes, ArrayAttr)
+    axis = axes.data[op.dim]
+    assert isinstance(axis, tile.AxisAttr)
+    span = run.span(run.eval(axis.size.data), run.eval(axis.tile.data), axis.walker.data)
+    shape = run.extents(op.result.type)
+    along = [len(span) if d == op.dim else 1 for d in range(len(shape))]
+    index = np.arange(span.start, span.stop, dtype=np.int64).reshape(along)
+    dtype = numpy_dtype(op.result.type.element_type)
+    return [np.broadcast_to(numerics.convert(index, dtype), shape).copy()]
+
+
+def take(run: KernelRun, op: Operation) -> list[Any]:
+    """The view's tile (its last dim the indexed one), each element's index taken,
+    once every index is inside that dim."""
+    assert isinstance(op, TileTakeOp)
+    source = run.values[op.source].reshape(-1)
+    index = run.flat_indices(op, source)
+    label, axis = op.attributes[OP_LABEL], op.attributes[OP_AXIS]
+    assert isinstance(label, StringAttr) and isinstance(axis, IntegerAttr)
+    indices = np.broadcast_to(run.values[op.indices], index.shape[:-1])
+    error = index_error(label.data, indices, index.shape[-1], axis.value.data)
+    if error is not None:
+        raise ExecutionError(error)
+    picked = np.take_along_axis(index, indices[..., None].astype(np.int64), axis=-1)
+    return [source[picked[..., 0]]]
+
+
 HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.LoadOp: load,
     tile.StoreOp: store,
@@ -224,6 +256,8 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.MmaOp: mma,
     TileGroupedMmaOp: grouped_mma,
     tile.ForOp: loop,
+    TileIotaOp: iota,
+    TileTakeOp: take,
 }
 
 
@@ -283,6 +317,8 @@ def launch_program(program: bc.ProgramOp, inputs: Sequence[Array]) -> list[Array
     for arg in args[len(inputs) :]:
         shape = tuple(int(substitute(d, symbols)) for d in arg.dims.data)
         outputs.append(np.zeros(shape, vm.DType[dtype_name(arg.dtype.data)].np))
+    if all(o.size == 0 for o in outputs):  # it would write nothing: as the runtime, skip it
+        return outputs
     params = [int(substitute(symbol(p), symbols)) for p in program.param_names]
     vm.launch(loaded, [*inputs, *outputs], params, device=device_of(program))
     return outputs

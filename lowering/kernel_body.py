@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     Signedness,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -43,11 +44,20 @@ from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
+from dvm.dialects.index_ops import (
+    OP_AXIS,
+    OP_LABEL,
+    IotaOp,
+    TakeAlongAxisOp,
+    TakeOp,
+    TileIotaOp,
+    TileTakeOp,
+)
 from dvm.dialects.scans import BOOL_REDUCE_KIND
 from dvm.lowering.grouped_matmul import emit_grouped_matmul
 from dvm.lowering.tiling import TilePlan
 from dvm.passes.domain import ELEMENTWISE, LAYOUT, MATMULS, Domain, StridedView
-from dvm.passes.errors import describe
+from dvm.passes.errors import describe, located
 
 REDUCE_KIND = {
     t.ReduceSumOp: "sum",
@@ -188,7 +198,9 @@ class KernelBuilder:
         found = self.lookup(value)
         if found is not None:
             return found
-        with self.hoisted(self.value_spans(value)):
+        # an iota varies along its own dim only: out of the loops over the others
+        iota = isinstance(value.owner, IotaOp)
+        with self.hoisted(self.loaded_spans(value) if iota else self.value_spans(value)):
             return self.emit_here(value)
 
     def emit_here(self, value: SSAValue) -> SSAValue:
@@ -203,6 +215,10 @@ class KernelBuilder:
             return self.bind(value, source, self.spans[source])
         if isinstance(op, ELEMENTWISE):
             return self.elementwise(value, op)
+        if isinstance(op, IotaOp):
+            return self.iota(value, op)
+        if value in self.domain.takes:
+            return self.take(value, op)
         raise NotImplementedError(f"{describe(op)} cannot be emitted inside a tile")
 
     def constant(self, value: SSAValue, op: arith.ConstantOp) -> SSAValue:
@@ -228,6 +244,42 @@ class KernelBuilder:
             new = cls.build(
                 operands=operands, result_types=[self.tile_type(spans, value.type.element_type)]
             )
+        return self.bind(value, self.add(new), spans)
+
+    def iota(self, value: SSAValue, op: IotaOp) -> SSAValue:
+        """A tile of the global index along the axis the iota's dim spans (0 along a
+        unit dim, which spans none)."""
+        assert isinstance(value.type, TensorType)
+        element = value.type.element_type
+        span = self.domain.placement[value][op.dim]
+        if not span:
+            zero = tile.ConstantOp(scalar_attr(0, element), self.tile_type(frozenset(), element))
+            return self.bind(value, self.add(zero), frozenset())
+        (axis,) = span
+        spans = frozenset(span)
+        new = self.add(TileIotaOp(self.coords.index(axis), self.tile_type(spans, element)))
+        return self.bind(value, new, spans)
+
+    def take(self, value: SSAValue, op: Operation) -> SSAValue:
+        """An indexed load: the indices' tile, then the source through its view, whose
+        last dim is the indexed one (whole)."""
+        assert isinstance(op, TakeOp | TakeAlongAxisOp)
+        indices = self.emit(op.indices)
+        taken = self.domain.takes[value]
+        dims = self.coord_dims(taken.view)
+        view = self.view(taken.view, dims)
+        view = tile.View(
+            view.offset,
+            [*view.sizes, taken.size],
+            [*view.strides, taken.stride],
+            [*view.tiles, taken.size],
+            [*view.index, "whole"],
+        )
+        spans = frozenset(d[0] for d in dims if d)
+        result = self.tile_type(spans, tensor_element(value))
+        new = TileTakeOp(self.args[taken.view.value], indices, result, view)
+        new.attributes[OP_LABEL] = StringAttr(located(op))
+        new.attributes[OP_AXIS] = IntegerAttr(op.dim, i64)
         return self.bind(value, self.add(new), spans)
 
     def clamp(self, operands: Sequence[SSAValue], element: Attribute) -> SSAValue:
@@ -397,6 +449,10 @@ class KernelBuilder:
             found = self.value_spans(value)
         elif isinstance(op, arith.ConstantOp):
             found = frozenset()
+        elif isinstance(op, IotaOp):  # varies along its own dim's axis only
+            found = frozenset(self.domain.placement[value][op.dim])
+        elif value in self.domain.takes:  # an indexed load
+            found = self.value_spans(value)
         else:
             found = frozenset[int]().union(
                 *(self.loaded_spans(v) for v in op.operands if isinstance(v.type, TensorType))
@@ -455,6 +511,11 @@ class KernelBuilder:
         shape = [self.plan.tiles[d[0]] if d else 1 for d in dims]
         tile_type = tile.TileType(shape, strided.target.type.element_type)
         return self.add(tile.LoadOp(self.args[strided.value], tile_type, self.view(strided, dims)))
+
+
+def tensor_element(value: SSAValue) -> Attribute:
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
 
 
 def scalar_attr(value: float, element: Attribute) -> FloatAttr | IntegerAttr:

@@ -37,6 +37,7 @@ from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
+from dvm.lowering.index_ops import TAKE_CHECKS, take_checks
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
 from dvm.lowering.tiling import (
     TilePlan,
@@ -328,6 +329,8 @@ def lower_kernel(
         launch.attributes[SLICE_BOUNDS] = ArrayAttr(bounds)
     if checks := group_size_checks(body_ops(fusion), inputs):
         launch.attributes[GROUP_SIZES] = ArrayAttr(checks)
+    if takes := take_checks(list(body_ops(fusion)), inputs):
+        launch.attributes[TAKE_CHECKS] = ArrayAttr(takes)
     return kernel, launch
 
 

@@ -38,6 +38,8 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
+from dvm.dialects.index_ops import TileIotaOp, TileTakeOp
+from dvm.lowering.index_ops import iota_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, shape_from_attr
@@ -202,9 +204,16 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
             elif isinstance(op, TileGroupedMmaOp):  # where its rows start
                 self.view_of[op] = self.view(op, self.arg_index(op.rows))
+            elif isinstance(op, TileTakeOp):
+                self.view_of[op] = self.view(op, self.arg_index(op.source))
+            elif isinstance(op, TileIotaOp):
+                self.view_of[op] = self.view(iota_view(self.kernel, op), self.first_output())
 
-    def view(self, op: tile.ViewOp, arg: int) -> int:
-        v = op.view
+    def first_output(self) -> int:
+        return len(self.kernel.body.block.args) - self.kernel.num_outputs
+
+    def view(self, op: tile.ViewOp | tile.View, arg: int) -> int:
+        v = op.view if isinstance(op, tile.ViewOp) else op
         dims = []
         for size, stride, tile_size, source in zip(
             v.sizes, v.strides, v.tiles, v.index, strict=True
@@ -311,6 +320,11 @@ class ProgramBuilder:
             self.emit("gmma", self.allocate(op.result, op), a, b, sizes, self.view_of[op])
         elif isinstance(op, tile.ForOp):
             self.loop(op)
+        elif isinstance(op, TileTakeOp):
+            indices = self.reg(op.indices)
+            self.emit("take", self.allocate(op.result, op), self.view_of[op], indices)
+        elif isinstance(op, TileIotaOp):
+            self.emit("iota", self.allocate(op.result, op), self.view_of[op], 1 << op.dim)
         else:
             raise NotImplementedError(f"convert-tile-to-bytecode: no instruction for {op.name}")
 

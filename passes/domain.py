@@ -34,6 +34,7 @@ from xdsl.ir import Operation, SSAValue
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
+from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.dialects.shape_ops import CastOp
 from dvm.passes.data_movement import slice_view
@@ -50,7 +51,8 @@ Placement = tuple[Axes, ...]
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
 LAYOUT += (CastOp,)
-VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT)
+TAKES = (TakeOp, TakeAlongAxisOp)
+VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT, IotaOp, *TAKES)
 """Ops a vector kernel may hold; a cube/mix kernel adds one of `MATMULS`."""
 MATMULS = (t.MatmulOp, GroupedMatmulOp)
 """The ops a cube or mix kernel is built around (one per kernel)."""
@@ -116,6 +118,17 @@ class StridedView:
 
 
 @dataclass
+class TakeView:
+    """How a kernel reads a take's source: `view` spans the result's axes (stride 0
+    along those of the indices), and the indexed dim is read `stride` apart, `size`
+    elements of it (an index must be below it)."""
+
+    view: StridedView
+    stride: sympy.Expr
+    size: sympy.Expr
+
+
+@dataclass
 class Domain:
     """The result of a successful analysis."""
 
@@ -126,6 +139,8 @@ class Domain:
     placement: dict[SSAValue, Placement] = field(default_factory=dict)
     loads: list[StridedView] = field(default_factory=list)
     stores: list[StridedView] = field(default_factory=list)
+    takes: dict[SSAValue, TakeView] = field(default_factory=dict)
+    """Each take's result: the view its source is read through."""
 
     @property
     def parallel(self) -> list[int]:
@@ -178,6 +193,8 @@ class DomainAnalysis:
         """Union-find over domain axes: two axes found to be one are merged."""
         self.loaded: list[SSAValue] = []
         self.operand_loads: list[tuple[SSAValue, Placement]] = []
+        self.takes: list[tuple[TakeOp | TakeAlongAxisOp, Placement]] = []
+        """Each take and the axes its source's dims (all but the indexed one) span."""
 
     # -- entry point ------------------------------------------------------------
 
@@ -196,6 +213,8 @@ class DomainAnalysis:
             self.add_load(value, self.domain.placement[value])
         for value, placement in self.operand_loads:
             self.add_load(value, tuple(tuple(self.renumbered(span)) for span in placement), True)
+        for op, placement in self.takes:
+            self.add_take(op, tuple(tuple(self.renumbered(span)) for span in placement))
         for value in self.outputs:
             self.add_store(value)
         if self.conditions:
@@ -373,8 +392,38 @@ class DomainAnalysis:
             self.domain.placement[op.dest] = self.operand_placement(op.source)
         elif isinstance(op, GroupedMatmulOp):
             self.grouped_matmul(op)
+        elif isinstance(op, IotaOp):  # computed in the kernel from the tile's position
+            self.place_new(op.result)
+        elif isinstance(op, TAKES):
+            self.take(op)
         else:
             raise Illegal(f"{describe(op)} cannot be part of a kernel")
+
+    def take(self, op: TakeOp | TakeAlongAxisOp) -> None:
+        """An indexed load of an input (or a view of one) by an input's indices or an
+        iota's (which the runtime checks before the launch): the result gets fresh axes,
+        the indices and the source's other dims span the result's."""
+        if self.is_internal(op.indices) and not isinstance(op.indices.owner, IotaOp):
+            raise Illegal(f"{describe(op)}: its indices must be an input or an iota")
+        if self.is_internal(op.source) and op.source not in self.chains:
+            raise Illegal(f"{describe(op)}: its source must come from outside the kernel")
+        placement = self.place_new(op.result)
+        result, a = shape_of(op.result), op.dim
+        if isinstance(op, TakeOp):
+            rank = len(shape_of(op.indices))
+            self.assign(op.indices, placement[a : a + rank])
+            self.takes.append((op, (*placement[:a], *placement[a + rank :])))
+            return
+
+        def spans(shape: Shape, skip: int | None) -> Placement:
+            return tuple(
+                () if d == 1 != result[i] else placement[i]
+                for i, d in enumerate(shape)
+                if i != skip
+            )
+
+        self.assign(op.indices, spans(shape_of(op.indices), None))
+        self.takes.append((op, spans(shape_of(op.source), a)))
 
     def slice(self, op: ExtractSliceOp) -> None:
         """A slice is a view of its source: of an input (or layout ops applied to one),
@@ -603,6 +652,14 @@ class DomainAnalysis:
                 strides[axis] = running
                 running = running * self.domain.sizes[axis]
         return tuple(strides)
+
+    def add_take(self, op: TakeOp | TakeAlongAxisOp, placement: Placement) -> None:
+        source, offset, dims = self.view_through_chain(op.source)
+        a = op.dim
+        strides = self.axis_strides(placement, [*dims[:a], *dims[a + 1 :]])
+        result = self.domain.placement[op.result]
+        view = StridedView(source, strides, op.result, result, offset=offset)
+        self.domain.takes[op.result] = TakeView(view, dims[a], shape_of(op.source)[a])
 
     def add_store(self, value: SSAValue) -> None:
         """An output: written through the layout ops that produced it from the

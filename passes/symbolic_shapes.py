@@ -49,6 +49,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
+from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
@@ -222,6 +223,10 @@ class ShapeInference:
             **dict.fromkeys(SHAPED_OPS, self.scan),
             **dict.fromkeys(SHAPE_OPS_WITH_RULES, self.shape_op),
             GroupedMatmulOp: self.grouped_matmul,
+            IotaOp: self.iota,
+            TakeOp: self.take,
+            TakeAlongAxisOp: self.take,
+            ScatterAddOp: self.scatter_add,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -442,6 +447,31 @@ class ShapeInference:
 
     def shape_op(self, op: Operation) -> None:
         self.set_result(op, shape_op_shape(op, self.shape))
+
+    def iota(self, op: Operation) -> None:
+        """The result type's dims, each `?` the size operand standing for it."""
+        assert isinstance(op, IotaOp)
+        self.set_result(op, self.target_shape(t.tensor_type(op.result).get_shape(), op.sizes))
+
+    def take(self, op: Operation) -> None:
+        """take: the source's dims around the indices'; take_along_axis: the indices'
+        size along the dim, the other dims broadcast."""
+        assert isinstance(op, TakeOp | TakeAlongAxisOp)
+        source, indices, a = self.shape(op.source), self.shape(op.indices), op.dim
+        if isinstance(op, TakeOp):
+            self.set_result(op, [*source[:a], *indices, *source[a + 1 :]])
+            return
+        others = self.broadcast(op, [source[:a] + source[a + 1 :], indices[:a] + indices[a + 1 :]])
+        self.set_result(op, [*others[:a], indices[a], *others[a:]])
+
+    def scatter_add(self, op: Operation) -> None:
+        """The base's shape; the updates have the shape of a take of it."""
+        assert isinstance(op, ScatterAddOp)
+        base, indices, a = self.shape(op.base), self.shape(op.indices), op.dim
+        expected = [*base[:a], *indices, *base[a + 1 :]]
+        for want, got in zip(expected, self.shape(op.updates), strict=True):
+            self.unifier.require_equal(want, got, GuardKind.EQUAL, op)
+        self.set_result(op, base)
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)

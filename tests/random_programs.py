@@ -16,7 +16,8 @@ reduce_all of booleans too), argmax and argmin along a static axis, cumsum
 (exclusive, reversed), matmul (2-D and batched, transposed), transpose,
 expand_shape / collapse_shape (with `tensor.dim` and `arith.muli` for their
 sizes), broadcast_to, convert,
-`scf.if` on a reduced scalar and `scf.for` carrying tensors.
+`scf.if` on a reduced scalar and `scf.for` carrying tensors, and `tensor.iota`
+over the shape of a visible value.
 
 How programs stay well-typed and verifiable: while generating, every value
 carries its shape as a list of `Dim`s. A dim's *size* is a monomial, an
@@ -213,6 +214,7 @@ class Generator:
         + ["clamp", "narrow"]
         + ["any_all"] * 2
         + ["cumsum", "argmax"]
+        + ["iota"]
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -999,8 +1001,12 @@ class Generator:
         target: list[Size] = []
         for _ in range(min(self.pick([0, 1, 1, 2]), MAX_RANK - x.rank)):
             target.append(self.known_size())
-        for size in x.sizes:
-            target.append(self.known_size() if size == ONE and self.chance(50) else size)
+        # A unit dim is stretched only where its type says 1: symbolic-shapes takes a
+        # `?` stretched to a size for that size, and rejects the program when it is
+        # stretched again to another (defined in numpy when the dim is 1).
+        for size, dim in zip(x.sizes, x.dims, strict=True):
+            stretch = size == ONE and dim.static and self.chance(50)
+            target.append(self.known_size() if stretch else size)
         dims = [Dim(s, not s[1] and not self.chance(25)) for s in target]
         entries = [str(d.size[0]) if d.static else self.index(d.size) for d in dims]
         name = self.fresh()
@@ -1009,6 +1015,21 @@ class Generator:
             name,
             x,
             dims,
+        )
+
+    def op_iota(self) -> Value | None:
+        """The index along one dim of a visible value's shape (its sizes from dims)."""
+        x = self.operand(["f32", "i32", "i1", "f64"], min_rank=1)
+        dims = self.result_dims(x.sizes)
+        sizes = "".join(f" {self.index(d.size)}," for d in dims if not d.static).rstrip(",")
+        name = self.fresh()
+        return self.value(
+            f"{name} = tensor.iota dim({self.between(0, x.rank - 1)}){sizes} : {{r}}",
+            name,
+            dims,
+            self.pick(["i32", "f32", "f64"]),
+            exact=True,
+            bound=ELEMENTS_CAP,
         )
 
     def op_convert(self) -> Value | None:

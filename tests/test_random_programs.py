@@ -162,7 +162,7 @@ def test_generator_covers_the_op_set() -> None:
         "tensor.reduce_any", "tensor.reduce_all", "tensor.argmax", "tensor.cumsum",
         "tensor.matmul", "tensor.transpose", "tensor.expand_shape", "tensor.collapse_shape",
         "tensor.broadcast_to", "tensor.convert", "tensor.extract", "tensor.dim", "scf.if",
-        "scf.for", "arith.constant dense",
+        "scf.for", "arith.constant dense", "tensor.iota",
     }  # fmt: skip
     assert wanted <= seen, sorted(wanted - seen)
     assert keepdims and dims_in_args and rank0_constants and batched

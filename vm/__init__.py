@@ -36,7 +36,7 @@ package imports nothing else of dvm.
 
 from dvm.vm.binary import decode, encode
 from dvm.vm.device import DeviceSpec
-from dvm.vm.errors import BytecodeError, LaunchError
+from dvm.vm.errors import BytecodeError, LaunchError, TakeIndexError
 from dvm.vm.isa import (
     BY_CODE,
     BY_NAME,
@@ -97,6 +97,7 @@ __all__ = [
     "Slot",
     "Specialization",
     "Specializer",
+    "TakeIndexError",
     "Tok",
     "View",
     "ViewDim",

@@ -42,6 +42,8 @@ from dvm.vm.kernels import (
     blas_row_sum,
     converter,
     counter_pos,
+    iota_base,
+    iota_start,
     matmul_sum_axis,
     middle_sum_operands,
     mma_acc,
@@ -50,6 +52,7 @@ from dvm.vm.kernels import (
     reduce_identity,
     select_into,
     select_overlapping,
+    take_into,
     typed_scalar,
 )
 from dvm.vm.narrow import reduce_widened, widened
@@ -415,6 +418,42 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
 _FNS: dict[tuple[int, np.dtype], Any] = {}
 
 
+def _bind_iota(node: OpNode, core: CoreLike) -> Fn | None:
+    """dst = the tile's start along the axis plus 0, 1, ... (numpy assignment converts)."""
+    d, v, axes = node.ins.operands
+    assert node.out is not None
+    if math.prod(node.out) == 0:
+        return None
+    axis = axes.bit_length() - 1
+    dst, base = core.reg(d, node.out), iota_base(node.out, axis)
+    start = iota_start(core.views[v], axis)
+    if start is None:
+        return partial(dst.__setitem__, Ellipsis, base)
+    idx, (c, tile) = core.idx, start
+
+    def iota() -> None:
+        dst[...] = base + idx[c] * tile
+
+    return iota
+
+
+def _bind_take(node: OpNode, core: CoreLike) -> Fn | None:
+    """The current tile of the view cut per call (the counters move), then its elements
+    picked by the indices (an alias register's fetched per call too)."""
+    d, v = node.ins.operands[:2]
+    assert node.out is not None
+    if math.prod(node.out) == 0:
+        return None
+    dst, indices = core.reg(d, node.out), _src(node, core, 2)
+    g, cut, alias = core.g, core.slicer(v) or _whole, core.alias
+
+    def take() -> None:
+        picked = alias[indices.r] if isinstance(indices, Dyn) else indices
+        take_into(dst, cut(g[v]), picked)
+
+    return take
+
+
 _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.LOAD: _bind_load,
     Cat.STORE: _bind_store,
@@ -431,6 +470,8 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.BINARY: _bind_binary,
     Cat.BINARY_RS: _bind_binary,
     Cat.BINARY_SR: _bind_binary,
+    Cat.IOTA: _bind_iota,
+    Cat.TAKE: _bind_take,
 }
 
 

@@ -19,5 +19,14 @@ class BytecodeError(ValueError):
         super().__init__(f"{where}: {reason}" + (f" ({detail})" if detail else ""))
 
 
+class TakeIndexError(ValueError):
+    """A `take` met an index outside the dim it indexes (the data, not the program)."""
+
+    def __init__(self, index: int, size: int) -> None:
+        self.index = index
+        self.size = size
+        super().__init__(f"take: index {index} is out of range for a dim of size {size}")
+
+
 class LaunchError(ValueError):
     """Arrays that do not match the specialization (dtype, shape, layout, writability)."""

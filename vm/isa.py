@@ -233,6 +233,8 @@ class Cat(Enum):
     BINARY = "binary"  # register op register
     BINARY_RS = "binary_rs"  # register op scalar
     BINARY_SR = "binary_sr"  # scalar op register
+    IOTA = "iota"
+    TAKE = "take"
 
 
 class TypeRule(Enum):
@@ -407,6 +409,27 @@ def elementwise_row(
     )
 
 
+INDEX_ROWS: tuple[OpDef, ...] = (
+    OpDef(
+        0xC8,
+        "iota",
+        Cat.IOTA,
+        (("dst", _R), ("src", Kind.VIEW), ("axis", Kind.AXES)),
+        doc="dst = the index along view dim `axis` (one bit) of each element of src's "
+        "current tile; reads no memory",
+    ),
+    OpDef(
+        0xC9,
+        "take",
+        Cat.TAKE,
+        (("dst", _R), ("src", Kind.VIEW), ("idx", _R)),
+        doc="dst = element (e, idx[e]) of src's current tile for each e: src's last dim is "
+        "the one indexed (idx broadcasts to dst); an idx outside it is an error",
+    ),
+)
+"""The index instructions (`tensor.iota`, ...)."""
+
+
 def _build_table() -> tuple[OpDef, ...]:
     """All rows: the control rows here, then the elementwise ones of `UNARY_OPS` and
     `BINARY_OPS` (a binary op in its three forms)."""
@@ -482,6 +505,7 @@ def _build_table() -> tuple[OpDef, ...]:
             doc="dst[i] = a[i] @ b[g], g the group of row i (rows from the rows view's tile "
             "start, in consecutive groups of `sizes` rows; zero past them)",
         ),
+        *INDEX_ROWS,
     ]
     rows += [elementwise_row(op, 0, "", Cat.UNARY, (("dst", _R), ("src", _R))) for op in UNARY_OPS]
     forms = [
@@ -521,9 +545,11 @@ BLOCKS: tuple[Block, ...] = (
     Block("binary .rs", frozenset({Cat.BINARY_RS}), (range(0x40, 0x60),)),
     Block("binary .sr", frozenset({Cat.BINARY_SR}), (range(0x60, 0x80),)),
     Block("grouped matmul", frozenset({Cat.GROUPED_MMA}), (range(0xD8, 0xDC),)),
+    Block("index", frozenset({Cat.IOTA, Cat.TAKE}), (range(0xC8, 0xD0),)),
 )
-"""Where each category's opcodes go; 0xc0-0xff is free for new blocks. The unary
-block's first range filled up, so it continues at 0x80 (codes never move)."""
+"""Where each category's opcodes go; 0xc0-0xc7, 0xd0-0xd7 and 0xdc-0xff are free for new
+blocks. The unary block's first range filled up, so it continues at 0x80 (codes never
+move)."""
 
 
 class OpcodeTableError(ValueError):

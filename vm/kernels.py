@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dvm.vm.composites import float_to_int
+from dvm.vm.errors import TakeIndexError
 from dvm.vm.isa import ACCUMULATE, AccKind, Cat, DType, ReduceKind
 from dvm.vm.narrow import mma_widened, widened
 from dvm.vm.plan import Shape, ViewPlan
@@ -74,6 +75,33 @@ def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.nda
 
 
 ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.minimum}
+
+
+def iota_start(vp: ViewPlan, axis: int) -> tuple[int, int] | None:
+    """(counter position, tile size) of the index source tiling dim `axis` of view `vp`,
+    None when it is whole: the current tile starts at counter * tile along it."""
+    for d, src, tile in vp.tiled:
+        if d == axis:
+            return counter_pos(src), tile
+    return None
+
+
+def iota_base(shape: Shape, axis: int) -> np.ndarray:
+    """0, 1, ... along `axis` of a tile of `shape` (int64, broadcastable to it)."""
+    along = [n if d == axis else 1 for d, n in enumerate(shape)]
+    return np.arange(shape[axis], dtype=np.int64).reshape(along)
+
+
+def take_into(out: np.ndarray, tile: np.ndarray, indices: np.ndarray) -> None:
+    """out[e] = tile[e, indices[e]] (the tile's last dim is the indexed one), once every
+    index is inside it."""
+    size = tile.shape[-1]
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= size:
+            raise TakeIndexError(low if low < 0 else high, size)
+    picked = np.broadcast_to(indices, out.shape)[..., None].astype(np.intp)
+    out[...] = np.take_along_axis(tile, picked, axis=-1)[..., 0]
 
 
 def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:

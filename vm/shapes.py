@@ -303,6 +303,36 @@ def _with_scalar(k: int, ins: Instr) -> Rule:
     return with_scalar
 
 
+def _iota(k: int, ins: Instr) -> Rule:
+    """An iota gives its register the view's tile extents (it reads no memory)."""
+    d, v = ins.operands[0], ins.operands[1]
+
+    def iota(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        t = sp.tile(k, ctx, v)
+        prev = state[d]
+        sp.put(k, d, t, state)
+        return _node((k, ins, (prev, None, None), t, None, None, None))
+
+    return iota
+
+
+def _take(k: int, ins: Instr) -> Rule:
+    """The view's tile extents but the last (the indexed dim); the indices broadcast."""
+    d, v, r = ins.operands
+
+    def take(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        x = read(sp, k, r, state)
+        t = sp.tile(k, ctx, v)
+        out = t[:-1]
+        if broadcast(sp, k, x, out) != out:
+            raise sp.fail("code", k, "shapes do not broadcast", f"{x} to {out}")
+        prev = state[d]
+        sp.put(k, d, out, state)
+        return _node((k, ins, (prev, None, x), out, None, None, None))
+
+    return take
+
+
 _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.LOAD: _load,
     Cat.STORE: _store,
@@ -319,4 +349,6 @@ _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.BINARY: _binary,
     Cat.BINARY_RS: _with_scalar,
     Cat.BINARY_SR: _with_scalar,
+    Cat.IOTA: _iota,
+    Cat.TAKE: _take,
 }

@@ -53,6 +53,7 @@ from dvm.vm.kernels import (
     counter_pos,
     fusable,
     global_view,
+    iota_base,
     matmul_sum_axis,
     middle_sum_operands,
     mma_acc,
@@ -60,6 +61,7 @@ from dvm.vm.kernels import (
     reduce_identity,
     select_into,
     select_overlapping,
+    take_into,
     typed_scalar,
 )
 from dvm.vm.memory import Kept
@@ -641,6 +643,31 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
 
 
+def _iota(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """The tile's extents of the view; its start along the axis from the counter."""
+    d, v, axes = ops
+    axis = axes.bit_length() - 1
+    dim = g.p.views[v].dims[axis]
+    rank = len(g.p.views[v].dims)
+    g.emit(pad, f"sh = {_tuple([g.extent(v, i) for i in range(rank)])}")
+    g.register(k, d, pad)
+    tiled = dim.index and dim.tile is not None
+    start = f" + {g.counter(dim.index)} * T{dim.tile}" if tiled else ""
+    g.emit(pad, f"o[...] = {g.constant('_iota_base', iota_base)}(sh, {axis}){start}", f"r{d} = o")
+
+
+def _take(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """The view's tile, its last dim the indexed one; the indices broadcast to the rest."""
+    d, v, r = ops
+    x = g.read(k, r, pad)
+    g.emit(pad, f"w = {g.tile(v)}", "sh = w.shape[:-1]")
+    g.broadcast(k, [f"{x}.shape", "sh"], [g.rank(r), g.rank(d)], "c", pad)
+    detail = f"f'{{{x}.shape}} to {{sh}}'"
+    g.emit(pad, f"if c != sh: raise _fail(S, {k}, 'shapes do not broadcast', {detail})")
+    g.register(k, d, pad)
+    g.emit(pad, f"{g.constant('_take_into', take_into)}(o, w, {x})", f"r{d} = o")
+
+
 def _nothing(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """nop."""
 
@@ -662,6 +689,8 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.BINARY: _binary,
     Cat.BINARY_RS: _binary,
     Cat.BINARY_SR: _binary,
+    Cat.IOTA: _iota,
+    Cat.TAKE: _take,
 }
 
 

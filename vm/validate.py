@@ -461,6 +461,27 @@ def _t_elementwise(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     v.need(w, v.rank(dst) == max(v.rank(r) for r in regs), "rank mismatch")
 
 
+def _t_iota(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """dst has the view's rank and a numeric dtype; the axis is one dim of the view."""
+    dst, view_i, axes = ins.operands
+    rank = len(v.p.views[view_i].dims)
+    v.need(w, v.rank(dst) == rank, "rank mismatch", f"r{dst} vs v{view_i}")
+    v.need(w, v.dtype(dst) is not DType.BOOL, "dtype mismatch", "iota into i1")
+    one_axis = axes > 0 and axes & (axes - 1) == 0 and axes >> rank == 0
+    v.need(w, one_axis, "axis out of range", f"mask 0x{axes:x}")
+
+
+def _t_take(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """dst has the argument's dtype and the view's rank but its last dim (the indexed
+    one); idx is an integer register of dst's rank."""
+    dst, view_i, idx = ins.operands
+    view = v.p.views[view_i]
+    v.need(w, v.dtype(dst) == v.p.args[view.arg].dtype, "dtype mismatch", f"r{dst} vs a{view.arg}")
+    v.need(w, v.rank(dst) == len(view.dims) - 1, "rank mismatch", f"r{dst} vs v{view_i}")
+    v.need(w, v.rank(idx) == v.rank(dst), "rank mismatch", f"r{idx} vs r{dst}")
+    v.need(w, v.dtype(idx).is_int, "dtype mismatch", "indices must be integers")
+
+
 _TYPERS = {
     Cat.NOP: _t_none,
     Cat.LOOP: _t_none,
@@ -480,4 +501,6 @@ _TYPERS = {
     Cat.BINARY: _t_elementwise,
     Cat.BINARY_RS: _t_elementwise,
     Cat.BINARY_SR: _t_elementwise,
+    Cat.IOTA: _t_iota,
+    Cat.TAKE: _t_take,
 }
