@@ -1,10 +1,13 @@
-"""Data movement ops of the `tensor` dialect: slices.
+"""Data movement ops of the `tensor` dialect: slices and concatenation.
 
 `tensor.extract_slice` keeps upstream MLIR's syntax and meaning: offsets,
 sizes and strides per dim, each a constant or an `index` value. Inside a
 kernel a slice of an input is a strided view of it (an offset and scaled
 strides), so it copies nothing; its bounds are checked when the program runs,
 since offsets and sizes may come from values (a loop counter).
+
+`tensor.concat` joins tensors along an axis (upstream's syntax); the other
+dims must agree, checked when the program runs where they are `?`.
 
 They are registered with the dialect's other ops (`dvm.dialects.tensor_dialect`).
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, TensorType, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, IntegerAttr, TensorType, i64
 from xdsl.dialects.utils import DynamicIndexList
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -153,4 +156,57 @@ def slice_bounds_error(
     return None
 
 
-DATA_MOVEMENT_OPS = (ExtractSliceOp,)
+@irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """Upstream `tensor.concat dim(d) %a, %b, ... : (A, B, ...) -> R`: the inputs
+    joined along axis `d` (numpy's `concatenate`). Every other dim is the same in
+    all inputs; the result's dim `d` is the sum of theirs."""
+
+    name = "tensor.concat"
+    inputs = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "`dim` `(` $dim `)` $inputs attr-dict `:` functional-type($inputs, $result)"
+
+    def __init__(self, inputs: Sequence[SSAValue], dim: int, result_type: TensorType[Attribute]):
+        super().__init__(
+            operands=[inputs], result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)}
+        )
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        result = tensor_type(self.result)
+        types = [tensor_type(v) for v in self.inputs]
+        listed = ", ".join(str(t) for t in types)
+        if not types:
+            raise VerifyException(f"'{self.name}' needs at least one input")
+        check_element(self.name, "result", result.element_type, "any")
+        rank = result.get_num_dims()
+        if not 0 <= self.axis < rank:
+            raise VerifyException(f"'{self.name}' dim({self.axis}) is not an axis of {result}")
+        for t in types:
+            if t.get_num_dims() != rank or t.element_type != result.element_type:
+                raise VerifyException(
+                    f"'{self.name}' inputs ({listed}) and result {result} "
+                    "differ in rank or element type"
+                )
+        expected: list[int] = []
+        for axis, dims in enumerate(zip(*(t.get_shape() for t in types), strict=True)):
+            if axis == self.axis:
+                expected.append(DYN if DYN in dims else sum(dims))
+                continue
+            static = {d for d in dims if d != DYN}
+            if len(static) > 1:
+                raise VerifyException(
+                    f"'{self.name}' inputs ({listed}) differ in dim {axis}, "
+                    f"which is not the concatenated one"
+                )
+            expected.append(static.pop() if static else DYN)
+        check_result_shape(self.name, expected, result)
+
+
+DATA_MOVEMENT_OPS = (ExtractSliceOp, ConcatOp)

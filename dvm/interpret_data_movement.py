@@ -1,8 +1,10 @@
 """The reference interpreter's data movement ops (numpy semantics).
 
-A slice's offsets, sizes and strides are checked before numpy sees them: numpy
-would clip a slice past the end and count a negative offset from it, where a
-slice must be inside its source (an ExecutionError naming the op and the values).
+A concat's inputs must agree in every dim but the concatenated one (a
+ShapeError naming the op and the shapes). A slice's offsets, sizes and
+strides are checked before numpy sees them: numpy would clip a slice past
+the end and count a negative offset from it, where a slice must be inside
+its source (an ExecutionError naming the op and the values).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 
 from dvm.arguments import result
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp, slice_bounds_error
-from dvm.errors import ExecutionError
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, slice_bounds_error
+from dvm.errors import ExecutionError, ShapeError
 from dvm.passes.errors import located
 
 
@@ -43,3 +45,14 @@ class DataMovementFunctions(InterpreterFunctions):
             slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides, strict=True)
         )
         return result(op, x[index].copy())
+
+    @impl(ConcatOp)
+    def run_concat(
+        self, interpreter: Interpreter, op: ConcatOp, args: PythonValues
+    ) -> PythonValues:
+        arrays = [np.asarray(a) for a in args]
+        shapes = [a.shape[: op.axis] + a.shape[op.axis + 1 :] for a in arrays]
+        if any(s != shapes[0] for s in shapes):
+            shown = ", ".join("x".join(map(str, a.shape)) for a in arrays)
+            raise ShapeError(f"{located(op)}: inputs of shapes {shown} differ off axis {op.axis}")
+        return result(op, np.concatenate(arrays, axis=op.axis))

@@ -544,7 +544,7 @@ def make_interpreter(
         TensorFunctions(),
         DataMovementFunctions(),
         KernelFunctions(symbols),
-        TileFunctions(),
+        TileFunctions(symbols),
     ):
         interpreter.register_implementations(functions)
     return interpreter

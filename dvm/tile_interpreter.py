@@ -212,11 +212,17 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
 
 
 def kernel_run(
-    kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = None
+    kernel: tile.KernelOp,
+    inputs: Sequence[Array],
+    cores: int | None = None,
+    known: dict[sympy.Symbol, int] | None = None,
 ) -> KernelRun:
     """A launch of `kernel` on `inputs`, its shape symbols and tile sizes bound, with
-    tiles sized for `cores` (default: the kernel's device's vector cores)."""
-    symbols: dict[sympy.Symbol, int] = {CORES: cores or device_of(kernel).vector_cores}
+    tiles sized for `cores` (default: the kernel's device's vector cores). `known`:
+    the call's argument symbols, which bind a dim its argument shapes only sum
+    (a concat's `a_1 + b_1`)."""
+    symbols: dict[sympy.Symbol, int] = {**(known or {})}
+    symbols[CORES] = cores or device_of(kernel).vector_cores
     for shape, array in zip(declared_shapes(kernel), inputs, strict=False):
         bind_shape(symbols, shape, np.shape(array))
     run = KernelRun(kernel, symbols)
@@ -234,10 +240,16 @@ def declared_shapes(kernel: tile.KernelOp) -> list[tuple[sympy.Expr, ...]]:
     return [shape_from_attr(s) for s in shapes.data]
 
 
-def launch(kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = None) -> list[Array]:
+def launch(
+    kernel: tile.KernelOp,
+    inputs: Sequence[Array],
+    cores: int | None = None,
+    known: dict[sympy.Symbol, int] | None = None,
+) -> list[Array]:
     """Run every tile of `kernel` on `inputs`, with tiles sized for `cores` (default:
-    the kernel's device's vector cores); return its new outputs."""
-    run = kernel_run(kernel, inputs, cores)
+    the kernel's device's vector cores) and the call's argument symbols `known`;
+    return its new outputs."""
+    run = kernel_run(kernel, inputs, cores, known)
     declared = declared_shapes(kernel)
     args = kernel.body.block.args
     outputs = [
@@ -253,14 +265,16 @@ def launch(kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = N
     return outputs
 
 
-def launch_program(program: bc.ProgramOp, inputs: Sequence[Array]) -> list[Array]:
-    """Run a `bytecode.program` on the VM: bind the shape symbols from the
-    inputs' shapes, allocate the outputs, launch."""
+def launch_program(
+    program: bc.ProgramOp, inputs: Sequence[Array], known: dict[sympy.Symbol, int] | None = None
+) -> list[Array]:
+    """Run a `bytecode.program` on the VM: bind the shape symbols from the call's
+    argument symbols (`known`) and the inputs' shapes, allocate the outputs, launch."""
     loaded = LOADED.get(program)
     if loaded is None:
         loaded = LOADED[program] = vm.load(vm.encode(to_program(program)))
     args = [op for op in program.body.block.ops if isinstance(op, bc.ArgOp)]
-    symbols: dict[sympy.Symbol, int] = {}
+    symbols: dict[sympy.Symbol, int] = {**(known or {})}
     for arg, array in zip(args, inputs, strict=False):
         bind_shape(symbols, arg.dims.data, array.shape)
     outputs = []
@@ -285,7 +299,11 @@ LOADED: dict[bc.ProgramOp, vm.Program] = {}
 @register_impls
 class TileFunctions(InterpreterFunctions):
     """`tile.launch` for the reference interpreter: runs the callee's tiles
-    with the tile interpreter, or its bytecode on the VM once lowered."""
+    with the tile interpreter, or its bytecode on the VM once lowered, given the
+    values of the argument symbols for this call."""
+
+    def __init__(self, symbols: dict[sympy.Symbol, int] | None = None):
+        self.symbols = symbols or {}
 
     @impl(tile.LaunchOp)
     def run_launch(
@@ -300,5 +318,5 @@ class TileFunctions(InterpreterFunctions):
         # (np.ascontiguousarray alone would make a rank-0 argument rank 1)
         inputs = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in args]
         if isinstance(callee, bc.ProgramOp):
-            return tuple(launch_program(callee, inputs))
-        return tuple(launch(callee, inputs))
+            return tuple(launch_program(callee, inputs, self.symbols))
+        return tuple(launch(callee, inputs, known=self.symbols))

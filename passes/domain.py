@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
 from dvm.passes.data_movement import slice_view
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
@@ -46,7 +46,7 @@ Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
-VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT)
+VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT, ConcatOp)
 """Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
 
 
@@ -347,6 +347,9 @@ class DomainAnalysis:
         if isinstance(op, ExtractSliceOp):
             self.slice(op)
             return
+        if isinstance(op, ConcatOp):
+            self.concat(op)
+            return
         if isinstance(op, LAYOUT) and self.is_input_view(op.operands[0]):
             self.chains[op.results[0]] = (op, op.operands[0])  # still a view of an input
             return
@@ -373,6 +376,13 @@ class DomainAnalysis:
         if self.is_internal(op.source) and op.source not in self.chains:
             raise Illegal(f"{describe(op)} slices a value computed in the kernel")
         self.chains[op.result] = (op, op.source)
+
+    def concat(self, op: ConcatOp) -> None:
+        """A concat is a kernel of its own: its inputs differ in size along the axis,
+        so no one domain holds them (it copies each into its part of the output)."""
+        if any(other is not op and not isinstance(other, arith.ConstantOp) for other in self.ops):
+            raise Illegal(f"{describe(op)} is a kernel of its own")
+        self.place_new(op.result)
 
     def is_input_view(self, value: SSAValue) -> bool:
         """Not yet placed, and an input or layout ops applied to an input."""

@@ -62,6 +62,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from dvm.dialects import tensor as t
+from dvm.dialects.data_movement import ConcatOp
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.dag import MergeableDag
@@ -371,10 +372,10 @@ class Fuser:
             for v in op.operands:
                 owner = v.owner
                 # splat constants are copied into the kernel, except as matmul
-                # operands, which a cube kernel loads from memory
+                # or concat operands, which a cube or concat kernel loads from memory
                 inside = isinstance(owner, Operation) and (
                     owner in members
-                    or (is_splat_constant(owner) and not isinstance(op, t.MatmulOp))
+                    or (is_splat_constant(owner) and not isinstance(op, t.MatmulOp | ConcatOp))
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType):
                     found[v] = None

@@ -46,7 +46,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
@@ -215,6 +215,7 @@ class ShapeInference:
             t.ExpandShapeOp: self.expand_shape,
             t.CollapseShapeOp: self.collapse_shape,
             ExtractSliceOp: self.extract_slice,
+            ConcatOp: self.concat,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -416,6 +417,19 @@ class ShapeInference:
         sizes, offsets, strides = slice_shape(op, self.value)
         self.set_result(op, sizes)
         self.slices[op] = (offsets, strides)
+
+    def concat(self, op: Operation) -> None:
+        """The inputs' dims along the axis add up; the others are equal (guarded)."""
+        assert isinstance(op, ConcatOp)
+        shapes = [self.shape(v) for v in op.inputs]
+        shape = list(shapes[0])
+        for other in shapes[1:]:
+            for axis, d in enumerate(other):
+                if axis == op.axis:
+                    shape[axis] = shape[axis] + d
+                else:
+                    shape[axis] = self.unifier.require_equal(shape[axis], d, GuardKind.EQUAL, op)
+        self.set_result(op, [sympy.expand(d) for d in shape])
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)
