@@ -10,15 +10,27 @@ its source (an ExecutionError naming the op and the values).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import sympy
+from xdsl.dialects.builtin import ArrayAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Operation
 
 from dvm.arguments import result
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, slice_bounds_error
 from dvm.errors import ExecutionError, ShapeError
 from dvm.passes.errors import located
+from dvm.passes.symbolic import (
+    ARG_VALUES,
+    SHAPE,
+    SHAPES,
+    optional_exprs,
+    shape_from_attr,
+    value_exprs,
+)
 
 
 def mixed_values(static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
@@ -56,3 +68,44 @@ class DataMovementFunctions(InterpreterFunctions):
             shown = ", ".join("x".join(map(str, a.shape)) for a in arrays)
             raise ShapeError(f"{located(op)}: inputs of shapes {shown} differ off axis {op.axis}")
         return result(op, np.concatenate(arrays, axis=op.axis))
+
+
+class SymbolBinder(Interpreter.Listener):
+    """Binds, as the program runs, each symbol an index value or a result's dim
+    stands for (`dvm.value`, `dvm.shape`; a loop's `dvm.arg_values` as each
+    iteration starts), as compiled programs do: a lowered module's kernels may take
+    their sizes or slice offsets from them (a loop counter), which the tile-level
+    interpreters cannot find in their arguments' shapes."""
+
+    def __init__(self, interpreter: Interpreter, symbols: dict[sympy.Symbol, int]):
+        self.interpreter = interpreter
+        self.symbols = symbols
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        block = op.parent_block()
+        owner = block.parent_op() if block is not None else None
+        if block is None or owner is None or block.first_op is not op:
+            return
+        entries = owner.attributes.get(ARG_VALUES)
+        region = next((i for i, r in enumerate(owner.regions) if r.block is block), None)
+        if not isinstance(entries, ArrayAttr) or region is None:
+            return
+        exprs = entries.data[region]
+        assert isinstance(exprs, ArrayAttr)
+        values = self.interpreter.get_values(block.args)
+        self.bind(optional_exprs(exprs), values)
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        self.bind(value_exprs(op), results)
+        for k, value in enumerate(results):
+            attr = op.attributes.get(SHAPE) if len(results) == 1 else None
+            shapes = op.attributes.get(SHAPES)
+            if attr is None and isinstance(shapes, ArrayAttr) and k < len(shapes.data):
+                attr = shapes.data[k]
+            if attr is not None and isinstance(value, np.ndarray):
+                self.bind(list(shape_from_attr(attr)), list(value.shape))
+
+    def bind(self, exprs: Sequence[sympy.Expr | None], values: Sequence[Any]) -> None:
+        for expr, value in zip(exprs, values, strict=False):
+            if isinstance(expr, sympy.Symbol) and isinstance(value, int | np.integer):
+                self.symbols[expr] = int(value)

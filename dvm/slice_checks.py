@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import sympy
 from xdsl.dialects.builtin import ArrayAttr
 
 from dvm.codegen import python_function
 from dvm.dialects.data_movement import slice_bounds_error
 from dvm.errors import ExecutionError
 from dvm.passes.data_movement import SLICE_BOUNDS, read_slice_bounds
+from dvm.passes.symbolic import substitute
 
 
 def checked_slices(
@@ -42,3 +44,19 @@ def checked_slices(
         step(call, env)
 
     return checked
+
+
+def check_slices(attributes: dict[str, Any], symbols: dict[sympy.Symbol, int]) -> None:
+    """Check the bounds of a launch's slices (from its `attributes`) on `symbols`, the
+    call's values: how the reference interpreter launches a lowered kernel."""
+    entries = attributes.get(SLICE_BOUNDS)
+    if not isinstance(entries, ArrayAttr):
+        return
+    for label, lists in read_slice_bounds(entries):
+        values = [[substitute(d, symbols) for d in shape] for shape in lists]
+        if not all(v.is_number for shape in values for v in shape):
+            continue  # a value it cannot know: the tile interpreter says which
+        source, offsets, sizes, strides = ([int(v) for v in shape] for shape in values)
+        error = slice_bounds_error(label, source, offsets, sizes, strides)
+        if error is not None:
+            raise ExecutionError(error)

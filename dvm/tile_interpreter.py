@@ -32,6 +32,7 @@ from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import CORES, shape_from_attr, substitute
+from dvm.slice_checks import check_slices
 
 Array = np.ndarray[Any, Any]
 
@@ -303,7 +304,7 @@ class TileFunctions(InterpreterFunctions):
     values of the argument symbols for this call."""
 
     def __init__(self, symbols: dict[sympy.Symbol, int] | None = None):
-        self.symbols = symbols or {}
+        self.symbols = {} if symbols is None else symbols
 
     @impl(tile.LaunchOp)
     def run_launch(
@@ -315,6 +316,7 @@ class TileFunctions(InterpreterFunctions):
             for k in interpreter.module.ops
             if isinstance(k, tile.KernelOp | bc.ProgramOp) and k.sym_name.data == name
         )
+        check_slices(op.attributes, self.symbols)
         # (np.ascontiguousarray alone would make a rank-0 argument rank 1)
         inputs = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in args]
         if isinstance(callee, bc.ProgramOp):
