@@ -6,6 +6,8 @@ kernel a slice of an input is a strided view of it (an offset and scaled
 strides), so it copies nothing; its bounds are checked when the program runs,
 since offsets and sizes may come from values (a loop counter).
 
+`tensor.insert_slice` is the functional slice update: a copy of its
+destination with a slice of it replaced by the source (upstream's syntax).
 `tensor.concat` joins tensors along an axis (upstream's syntax); the other
 dims must agree, checked when the program runs where they are `?`.
 
@@ -15,6 +17,7 @@ They are registered with the dialect's other ops (`dvm.dialects.tensor_dialect`)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, IntegerAttr, TensorType, i64
 from xdsl.dialects.utils import DynamicIndexList
@@ -22,6 +25,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    VarConstraint,
+    base,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -136,22 +141,108 @@ class ExtractSliceOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class InsertSliceOp(IRDLOperation):
+    """Upstream `tensor.insert_slice %s into %d[offsets] [sizes] [strides] : S into D`:
+    a copy of `%d` whose slice (as `extract_slice` would take it) is `%s`. The
+    source has the sizes (no rank-reducing form); the result has the destination's
+    type."""
+
+    name = "tensor.insert_slice"
+    DEST: ClassVar = VarConstraint("DEST", base(TensorType))
+    source = operand_def(TensorType)
+    dest = operand_def(DEST)
+    offsets = var_operand_def(IndexType)
+    sizes = var_operand_def(IndexType)
+    strides = var_operand_def(IndexType)
+    static_offsets = prop_def(DenseArrayBase.constr(i64))
+    static_sizes = prop_def(DenseArrayBase.constr(i64))
+    static_strides = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(DEST)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$source `into` $dest "
+        "custom<DynamicIndexList>($offsets, $static_offsets) "
+        "custom<DynamicIndexList>($sizes, $static_sizes) "
+        "custom<DynamicIndexList>($strides, $static_strides) "
+        "attr-dict `:` type($source) `into` type($dest)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        dest: SSAValue | Operation,
+        offsets: Sequence[int | SSAValue],
+        sizes: Sequence[int | SSAValue],
+        strides: Sequence[int | SSAValue],
+    ):
+        (so, do), (ss, ds), (st, dt) = mixed(offsets), mixed(sizes), mixed(strides)
+        dest_value = SSAValue.get(dest)
+        super().__init__(
+            operands=[source, dest_value, do, ds, dt],
+            result_types=[dest_value.type],
+            properties={
+                "static_offsets": DenseArrayBase.from_list(i64, so),
+                "static_sizes": DenseArrayBase.from_list(i64, ss),
+                "static_strides": DenseArrayBase.from_list(i64, st),
+            },
+        )
+
+    def verify_(self) -> None:
+        source, dest = tensor_type(self.source), tensor_type(self.dest)
+        check_element(self.name, "destination", dest.element_type, "any")
+        if source.element_type != dest.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} into {dest}")
+        shape = dest.get_shape()
+        lists = {
+            "offsets": (self.static_offsets.get_values(), self.offsets),
+            "sizes": (self.static_sizes.get_values(), self.sizes),
+            "strides": (self.static_strides.get_values(), self.strides),
+        }
+        for what, (static, dynamic) in lists.items():
+            if len(static) != len(shape):
+                raise VerifyException(
+                    f"'{self.name}' has {len(static)} {what} for rank-{len(shape)} {dest}"
+                )
+            if static.count(DYN) != len(dynamic):
+                raise VerifyException(
+                    f"'{self.name}' {what} have {static.count(DYN)} dynamic entries "
+                    f"but {len(dynamic)} index operands"
+                )
+        offsets, sizes, strides = (lists[k][0] for k in ("offsets", "sizes", "strides"))
+        bounds = ExtractSliceOp.check_static_bounds
+        for axis, (dim, o, n, s) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
+            bounds(self, dest, axis, dim, o, n, s)  # type: ignore[arg-type]
+        got = source.get_shape()
+        if len(got) != len(sizes) or any(
+            DYN not in (g, n) and g != n for g, n in zip(got, sizes, strict=True)
+        ):
+            raise VerifyException(
+                f"'{self.name}' source {source} does not have the sizes "
+                f"[{', '.join('?' if n == DYN else str(n) for n in sizes)}]"
+            )
+
+
 def slice_bounds_error(
     label: str,
     shape: Sequence[int],
     offsets: Sequence[int],
     sizes: Sequence[int],
     strides: Sequence[int],
+    whole: str = "source",
 ) -> str | None:
     """Why a slice of a source of `shape` is out of bounds, or None when it fits:
     a negative offset or size, a stride below 1, or elements past the dim's end.
+    `whole`: what is sliced (an insert_slice's destination).
     The reference interpreter and the compiled program both check with this."""
     for axis, (dim, o, n, s) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
         end = o + (n - 1) * s + 1 if n > 0 else o
         if o < 0 or n < 0 or s < 1 or end > dim:
             return (
                 f"{label}: slice [offset {o}, size {n}, stride {s}] is out of bounds "
-                f"at axis {axis} of a source of shape {fmt_shape(list(shape))}"
+                f"at axis {axis} of a {whole} of shape {fmt_shape(list(shape))}"
             )
     return None
 
@@ -209,4 +300,4 @@ class ConcatOp(IRDLOperation):
         check_result_shape(self.name, expected, result)
 
 
-DATA_MOVEMENT_OPS = (ExtractSliceOp, ConcatOp)
+DATA_MOVEMENT_OPS = (ExtractSliceOp, InsertSliceOp, ConcatOp)

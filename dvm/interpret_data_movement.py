@@ -20,7 +20,12 @@ from xdsl.ir import Operation
 
 from dvm.arguments import result
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, slice_bounds_error
+from dvm.dialects.data_movement import (
+    ConcatOp,
+    ExtractSliceOp,
+    InsertSliceOp,
+    slice_bounds_error,
+)
 from dvm.errors import ExecutionError, ShapeError
 from dvm.passes.errors import located
 from dvm.passes.symbolic import (
@@ -57,6 +62,31 @@ class DataMovementFunctions(InterpreterFunctions):
             slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides, strict=True)
         )
         return result(op, x[index].copy())
+
+    @impl(InsertSliceOp)
+    def run_insert_slice(
+        self, interpreter: Interpreter, op: InsertSliceOp, args: PythonValues
+    ) -> PythonValues:
+        source, dest, rest = np.asarray(args[0]), np.asarray(args[1]), list(args[2:])
+        counts = [len(op.offsets), len(op.sizes)]
+        offsets = mixed_values(op.static_offsets.get_values(), rest[: counts[0]])
+        sizes = mixed_values(op.static_sizes.get_values(), rest[counts[0] : sum(counts)])
+        strides = mixed_values(op.static_strides.get_values(), rest[sum(counts) :])
+        label = located(op)
+        error = slice_bounds_error(label, dest.shape, offsets, sizes, strides, "destination")
+        if error is not None:
+            raise ExecutionError(error)
+        if list(source.shape) != sizes:
+            raise ShapeError(
+                f"{located(op)}: a source of shape {'x'.join(map(str, source.shape))} "
+                f"does not have the slice's sizes {'x'.join(map(str, sizes))}"
+            )
+        index = tuple(
+            slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides, strict=True)
+        )
+        updated = dest.copy()
+        updated[index] = source
+        return result(op, updated)
 
     @impl(ConcatOp)
     def run_concat(

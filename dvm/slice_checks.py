@@ -30,15 +30,15 @@ def checked_slices(
     if not isinstance(entries, ArrayAttr):
         return step
     slices = read_slice_bounds(entries)
-    exprs = [d for _, lists in slices for shape in lists for d in shape]
+    exprs = [d for _, _, lists in slices for shape in lists for d in shape]
     names = sorted({str(s) for e in exprs for s in e.free_symbols})
     values_of = python_function(exprs, names, "slice bounds")
 
     def checked(call: Any, env: Any) -> None:
         values = iter(values_of(*[call.symbols[n] for n in names]))
-        for label, lists in slices:
+        for label, whole, lists in slices:
             source, offsets, sizes, strides = ([next(values) for _ in s] for s in lists)
-            error = slice_bounds_error(label, source, offsets, sizes, strides)
+            error = slice_bounds_error(label, source, offsets, sizes, strides, whole)
             if error is not None:
                 raise ExecutionError(error)
         step(call, env)
@@ -52,11 +52,11 @@ def check_slices(attributes: dict[str, Any], symbols: dict[sympy.Symbol, int]) -
     entries = attributes.get(SLICE_BOUNDS)
     if not isinstance(entries, ArrayAttr):
         return
-    for label, lists in read_slice_bounds(entries):
+    for label, whole, lists in read_slice_bounds(entries):
         values = [[substitute(d, symbols) for d in shape] for shape in lists]
         if not all(v.is_number for shape in values for v in shape):
             continue  # a value it cannot know: the tile interpreter says which
         source, offsets, sizes, strides = ([int(v) for v in shape] for shape in values)
-        error = slice_bounds_error(label, source, offsets, sizes, strides)
+        error = slice_bounds_error(label, source, offsets, sizes, strides, whole)
         if error is not None:
             raise ExecutionError(error)

@@ -1,4 +1,5 @@
-"""The kernels of the data movement ops that are not views: `tensor.concat`.
+"""The kernels of the data movement ops that are not views: `tensor.concat` and
+`tensor.insert_slice`.
 
 A concat is a kernel of its own (see `dvm.passes.domain`), a copy of each
 input into its part of the output. Along the concatenated axis the inputs
@@ -8,6 +9,11 @@ it, which are contiguous in every input) and copies input `k`, an
 `outer x row_k` block, into the columns of the output that start where the
 inputs before it end. Its grid walks the outer dims; for each input, a loop
 walks that input's row in chunks, each a load and a store of one tile.
+
+An insert_slice kernel is one tile (a grid of 1) that copies the destination
+and then stores the source through the slice's view of the result: the two
+writes overlap, so one core makes them in order. Loops walk every dim, the
+leading ones an element at a time, the last two in tiles.
 """
 
 from __future__ import annotations
@@ -19,18 +25,55 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from dvm.dialects import tile
-from dvm.dialects.data_movement import ConcatOp
-from dvm.lowering.tiling import TilePlan, ceildiv, plan_vector_tiles
-from dvm.passes.domain import Domain
+from dvm.dialects.data_movement import ConcatOp, InsertSliceOp
+from dvm.dialects.expr import smin
+from dvm.lowering.tiling import (
+    TilePlan,
+    aligned,
+    at_least_one,
+    ceildiv,
+    elements_in,
+    floor_div,
+    plan_vector_tiles,
+)
+from dvm.passes.data_movement import slice_view
+from dvm.passes.domain import Domain, contiguous_strides
 from dvm.passes.symbolic import shape_of
 from dvm.vm.device import DeviceSpec
 
 ZERO = sympy.Integer(0)
 
 
-def concat_of(ops: Sequence[object]) -> ConcatOp | None:
-    """The concat of a kernel's ops, if it is a concat kernel (which holds nothing else)."""
-    return next((op for op in ops if isinstance(op, ConcatOp)), None)
+OwnKernel = ConcatOp | InsertSliceOp
+"""The ops that are kernels of their own."""
+
+
+def own_kernel_op(ops: Sequence[object]) -> OwnKernel | None:
+    """The op of a kernel that holds nothing else (a concat or an insert_slice)."""
+    return next((op for op in ops if isinstance(op, OwnKernel)), None)
+
+
+def own_plan(op: OwnKernel, device: DeviceSpec) -> tuple[Domain, TilePlan, list[int]]:
+    """The domain, tiles and coordinates of the kernel of `op`."""
+    if isinstance(op, ConcatOp):
+        return *concat_plan(op, device), [0, 1]
+    domain, plan = insert_plan(op, device)
+    return domain, plan, list(range(len(domain.sizes)))
+
+
+def emit_own_body(
+    block: Block, op: OwnKernel, plan: TilePlan, args: dict[SSAValue, SSAValue]
+) -> None:
+    if isinstance(op, ConcatOp):
+        emit_concat_body(block, op, plan, args)
+    else:
+        emit_insert_body(block, op, plan, args)
+
+
+def element_width(value: SSAValue) -> int:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return max(1, getattr(t.element_type, "bitwidth", 8) // 8)
 
 
 def rows(shape: Sequence[sympy.Expr], axis: int) -> tuple[sympy.Expr, sympy.Expr]:
@@ -43,9 +86,7 @@ def concat_plan(concat: ConcatOp, device: DeviceSpec) -> tuple[Domain, TilePlan]
     reduced axis is) and its tiles: one tile is live at a time."""
     outer, row = rows(shape_of(concat.result), concat.axis)
     domain = Domain(sizes=[outer, row], reduced=frozenset({1}))
-    element = concat.result.type
-    assert isinstance(element, TensorType)
-    width = max(1, getattr(element.element_type, "bitwidth", 8) // 8)
+    width = element_width(concat.result)
     return domain, plan_vector_tiles(domain, 2 * width, width, device)
 
 
@@ -70,3 +111,54 @@ def emit_concat_body(
         body.add_op(tile.YieldOp())
         block.add_op(tile.ForOp(0, ceildiv(part, tiles[1]), [], Region(body)))
         start = sympy.expand(start + part)
+
+
+def insert_plan(op: InsertSliceOp, device: DeviceSpec) -> tuple[Domain, TilePlan]:
+    """One tile at a time, on one core: the leading dims an element at a time, the
+    last two in tiles that fit the local memory."""
+    sizes = list(shape_of(op.result))
+    rank = len(sizes)
+    width = element_width(op.result)
+    budget = elements_in(device, 2 * width)
+    tiles: list[sympy.Expr] = [sympy.Integer(1)] * rank
+    if rank >= 1:
+        align = max(1, device.alignment // width)
+        tiles[-1] = aligned(sympy.Integer(budget), sizes[-1], align)
+    if rank >= 2:
+        tiles[-2] = at_least_one(smin(sizes[-2], floor_div(sympy.Integer(budget), tiles[-1])))
+    index = [f"loop{k}" for k in range(rank)]
+    return Domain(sizes=sizes), TilePlan(tiles, index)
+
+
+def emit_insert_body(
+    block: Block, op: InsertSliceOp, plan: TilePlan, args: dict[SSAValue, SSAValue]
+) -> None:
+    """Copy the destination, then store the source through the slice's view."""
+    dest_shape, source_shape = shape_of(op.dest), shape_of(op.source)
+    dest_strides = contiguous_strides(dest_shape)
+    offset, strides = slice_view(op, ZERO, dest_strides)
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
+    tile_type = tile.TileType(plan.tiles, result_type.element_type)
+    target = args[op.result]
+    for source, shape, into in (
+        (
+            args[op.dest],
+            dest_shape,
+            tile.View(ZERO, dest_shape, dest_strides, plan.tiles, plan.index),
+        ),
+        (
+            args[op.source],
+            source_shape,
+            tile.View(offset, source_shape, strides, plan.tiles, plan.index),
+        ),
+    ):
+        read = tile.View(ZERO, shape, contiguous_strides(shape), plan.tiles, plan.index)
+        load = tile.LoadOp(source, tile_type, read)
+        body = [load, tile.StoreOp(load.result, target, into)]
+        for level in reversed(range(len(shape))):
+            trips = ceildiv(shape[level], plan.tiles[level])
+            loop = tile.ForOp(level, trips, [], Region(Block([*body, tile.YieldOp()])))
+            body = [loop]
+        for each in body:
+            block.add_op(each)

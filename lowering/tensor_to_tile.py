@@ -34,7 +34,7 @@ from xdsl.rewriter import Rewriter
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
-from dvm.lowering.data_movement import concat_of, concat_plan, emit_concat_body
+from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
 from dvm.lowering.tiling import (
     TilePlan,
@@ -272,12 +272,12 @@ def in_named_sizes(
 def lower_kernel(
     fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts, whole_rows: bool = False
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
-    concat = concat_of(body_ops(fusion))
-    if concat is None:
+    own = own_kernel_op(body_ops(fusion))
+    if own is None:
         domain = analyze(fusion, guards)
         plan, coords = kernel_plan(fusion, domain, device, whole_rows)
-    else:  # a copy of each input into its part of the output
-        (domain, plan), coords = concat_plan(concat, device), [0, 1]
+    else:  # a concat or insert_slice: copies, see dvm.lowering.data_movement
+        domain, plan, coords = own_plan(own, device)
     sizes = name_tile_sizes(plan, domain)
     axes = ArrayAttr([tile.AxisAttr(domain.sizes[a], plan.tiles[a], plan.index[a]) for a in coords])
     inputs = [a for a in fusion.body.block.args if isinstance(a.type, TensorType)]
@@ -299,10 +299,10 @@ def lower_kernel(
     args: dict[SSAValue, SSAValue] = dict(zip([*inputs, *outputs], kernel_args, strict=True))
     for value, arg in args.items():
         arg.name_hint = value.name_hint
-    if concat is None:
+    if own is None:
         emit_kernel_body(kernel.body.block, fusion, domain, plan, coords, args)
     else:
-        emit_concat_body(kernel.body.block, concat, plan, args)
+        emit_own_body(kernel.body.block, own, plan, args)
     host_inputs = [v for v in fusion.inputs if isinstance(v.type, TensorType)]
     launch = tile.LaunchOp(name, host_inputs, fusion.result_types)
     for key in (SHAPE, SHAPES):

@@ -1,4 +1,5 @@
-"""Symbolic shapes and kernel views of the data movement ops (`tensor.extract_slice`).
+"""Symbolic shapes and kernel views of the data movement ops (`tensor.extract_slice`,
+`tensor.insert_slice`).
 
 The `symbolic-shapes` pass gives a slice the shape its sizes say and records
 its offsets and strides as expressions (`dvm.slice`), so that `fuse` and
@@ -19,7 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.data_movement import ExtractSliceOp, InsertSliceOp
 from dvm.dialects.expr import ShapeAttr
 from dvm.passes.errors import located
 from dvm.passes.symbolic import SHAPE, Shape, shape_from_attr, shape_of
@@ -27,8 +28,9 @@ from dvm.passes.symbolic import SHAPE, Shape, shape_from_attr, shape_of
 SLICE = "dvm.slice"
 """On an `extract_slice`: its offsets and strides, as two `#dvm.shape` lists."""
 SLICE_BOUNDS = "dvm.slice_bounds"
-"""On a launch: each slice its kernel reads through, as {op, source, offsets, sizes,
-strides} (expressions of the shape symbols); the runtime checks them as it launches."""
+"""On a launch: each slice its kernel reads through (or an insert_slice writes), as
+{op, source, offsets, sizes, strides} (expressions of the shape symbols; `whole`:
+"destination" for an insert_slice); the runtime checks them as it launches."""
 
 
 def mixed_exprs(
@@ -40,16 +42,16 @@ def mixed_exprs(
 
 
 def slice_shape(
-    op: ExtractSliceOp, value: Callable[[SSAValue], sympy.Expr]
+    op: ExtractSliceOp | InsertSliceOp, value: Callable[[SSAValue], sympy.Expr]
 ) -> tuple[list[sympy.Expr], ShapeAttr, ShapeAttr]:
-    """The result's shape (its sizes), and the offsets and strides as attributes."""
+    """The slice's sizes, and the offsets and strides as attributes."""
     offsets = mixed_exprs(op.static_offsets.get_values(), op.offsets, value)
     sizes = mixed_exprs(op.static_sizes.get_values(), op.sizes, value)
     strides = mixed_exprs(op.static_strides.get_values(), op.strides, value)
     return sizes, ShapeAttr(offsets), ShapeAttr(strides)
 
 
-def slice_exprs(op: ExtractSliceOp) -> tuple[Shape, Shape]:
+def slice_exprs(op: ExtractSliceOp | InsertSliceOp) -> tuple[Shape, Shape]:
     """The offsets and strides `symbolic-shapes` recorded on a slice."""
     attr = op.attributes[SLICE]
     assert isinstance(attr, ArrayAttr)
@@ -58,7 +60,7 @@ def slice_exprs(op: ExtractSliceOp) -> tuple[Shape, Shape]:
 
 
 def slice_view(
-    op: ExtractSliceOp, offset: sympy.Expr, strides: Sequence[sympy.Expr]
+    op: ExtractSliceOp | InsertSliceOp, offset: sympy.Expr, strides: Sequence[sympy.Expr]
 ) -> tuple[sympy.Expr, list[sympy.Expr]]:
     """The view of the slice's result, given the view of its source (start and strides)."""
     starts, steps = slice_exprs(op)
@@ -80,16 +82,27 @@ def slice_bounds(ops: Sequence[Operation]) -> list[DictionaryAttr]:
                 "strides": ShapeAttr(strides),
             }
             found.append(DictionaryAttr(entry))
+        elif isinstance(op, InsertSliceOp):
+            offsets, strides = slice_exprs(op)
+            entry = {
+                "op": StringAttr(located(op)),
+                "source": ShapeAttr(shape_of(op.dest)),
+                "offsets": ShapeAttr(offsets),
+                "sizes": ShapeAttr(shape_of(op.source)),
+                "strides": ShapeAttr(strides),
+                "whole": StringAttr("destination"),
+            }
+            found.append(DictionaryAttr(entry))
     return found
 
 
-def read_slice_bounds(entries: ArrayAttr) -> list[tuple[str, list[Shape]]]:
-    """`SLICE_BOUNDS` as (label, [source, offsets, sizes, strides])."""
+def read_slice_bounds(entries: ArrayAttr) -> list[tuple[str, str, list[Shape]]]:
+    """`SLICE_BOUNDS` as (label, what is sliced, [source, offsets, sizes, strides])."""
     out = []
     for entry in entries.data:
         assert isinstance(entry, DictionaryAttr)
-        label = entry.data["op"]
-        assert isinstance(label, StringAttr)
+        label, whole = entry.data["op"], entry.data.get("whole", StringAttr("source"))
+        assert isinstance(label, StringAttr) and isinstance(whole, StringAttr)
         keys = ("source", "offsets", "sizes", "strides")
-        out.append((label.data, [shape_from_attr(entry.data[k]) for k in keys]))
+        out.append((label.data, whole.data, [shape_from_attr(entry.data[k]) for k in keys]))
     return out

@@ -62,7 +62,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp
+from dvm.dialects.data_movement import ConcatOp, InsertSliceOp
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.dag import MergeableDag
@@ -372,10 +372,13 @@ class Fuser:
             for v in op.operands:
                 owner = v.owner
                 # splat constants are copied into the kernel, except as matmul
-                # or concat operands, which a cube or concat kernel loads from memory
+                # or concat and insert_slice operands, which their kernels load
                 inside = isinstance(owner, Operation) and (
                     owner in members
-                    or (is_splat_constant(owner) and not isinstance(op, t.MatmulOp | ConcatOp))
+                    or (
+                        is_splat_constant(owner)
+                        and not isinstance(op, t.MatmulOp | ConcatOp | InsertSliceOp)
+                    )
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType):
                     found[v] = None

@@ -46,7 +46,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.passes.data_movement import SLICE, slice_shape
 from dvm.passes.errors import ProgramError, describe
@@ -216,6 +216,7 @@ class ShapeInference:
             t.CollapseShapeOp: self.collapse_shape,
             ExtractSliceOp: self.extract_slice,
             ConcatOp: self.concat,
+            InsertSliceOp: self.insert_slice,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -416,6 +417,15 @@ class ShapeInference:
         assert isinstance(op, ExtractSliceOp)
         sizes, offsets, strides = slice_shape(op, self.value)
         self.set_result(op, sizes)
+        self.slices[op] = (offsets, strides)
+
+    def insert_slice(self, op: Operation) -> None:
+        """The destination's shape; the source has the sizes (equal guards)."""
+        assert isinstance(op, InsertSliceOp)
+        sizes, offsets, strides = slice_shape(op, self.value)
+        for dim, size in zip(self.shape(op.source), sizes, strict=True):
+            self.unifier.require_equal(dim, size, GuardKind.EQUAL, op)
+        self.set_result(op, list(self.shape(op.dest)))
         self.slices[op] = (offsets, strides)
 
     def concat(self, op: Operation) -> None:
