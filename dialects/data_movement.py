@@ -8,6 +8,8 @@ since offsets and sizes may come from values (a loop counter).
 
 `tensor.insert_slice` is the functional slice update: a copy of its
 destination with a slice of it replaced by the source (upstream's syntax).
+`tensor.pad` surrounds a tensor with a constant (upstream's syntax, whose
+region yields the constant).
 `tensor.concat` joins tensors along an axis (upstream's syntax); the other
 dims must agree, checked when the program runs where they are `?`.
 
@@ -19,7 +21,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, IntegerAttr, TensorType, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    i64,
+)
 from xdsl.dialects.utils import DynamicIndexList
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -30,6 +43,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -225,6 +239,102 @@ class InsertSliceOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class PadOp(IRDLOperation):
+    """Upstream `tensor.pad %t low[..] high[..] { ^bb0(%i: index, ...): tensor.yield %c : T }
+    : S to R`: `%t` with `low` elements of the constant `%c` before it along each
+    dim and `high` after (numpy's `pad` with a constant). The region must yield an
+    `arith.constant` (no pad that varies by position)."""
+
+    name = "tensor.pad"
+    source = operand_def(TensorType)
+    low = var_operand_def(IndexType)
+    high = var_operand_def(IndexType)
+    static_low = prop_def(DenseArrayBase.constr(i64))
+    static_high = prop_def(DenseArrayBase.constr(i64))
+    region = region_def("single_block")
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$source `low` `` custom<DynamicIndexList>($low, $static_low) "
+        "`high` `` custom<DynamicIndexList>($high, $static_high) "
+        "$region attr-dict `:` type($source) `to` type($result)"
+    )
+
+    def padding(self) -> arith.ConstantOp:
+        """The constant the region yields (checked by the verifier)."""
+        last = self.region.block.last_op
+        assert last is not None and last.operands
+        owner = last.operands[0].owner
+        assert isinstance(owner, arith.ConstantOp)
+        return owner
+
+    def padding_value(self) -> int | float:
+        """The padding as a number of the element type (an unsigned one wrapped)."""
+        value = self.padding().value
+        assert isinstance(value, IntegerAttr | FloatAttr)
+        raw = value.value.data
+        element = tensor_type(self.source).element_type
+        if isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED:
+            return int(raw) % (1 << element.width.data)
+        return raw
+
+    def verify_(self) -> None:
+        source, result = tensor_type(self.source), tensor_type(self.result)
+        check_element(self.name, "source", source.element_type, "any")
+        if source.element_type != result.element_type:
+            raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
+        shape = source.get_shape()
+        expected = []
+        for what, static, dynamic in (
+            ("low", self.static_low.get_values(), self.low),
+            ("high", self.static_high.get_values(), self.high),
+        ):
+            if len(static) != len(shape) or static.count(DYN) != len(dynamic):
+                raise VerifyException(
+                    f"'{self.name}' {what} has {len(static)} entries ({len(dynamic)} values) "
+                    f"for rank-{len(shape)} {source}"
+                )
+            if any(p < 0 and p != DYN for p in static):
+                raise VerifyException(f"'{self.name}' {what} pads {list(static)} are negative")
+        lows, highs = self.static_low.get_values(), self.static_high.get_values()
+        for dim, lo, hi in zip(shape, lows, highs, strict=True):
+            expected.append(DYN if DYN in (dim, lo, hi) else lo + dim + hi)
+        check_result_shape(self.name, expected, result)
+        self.verify_region(source)
+
+    def verify_region(self, source: TensorType[Attribute]) -> None:
+        block = self.region.block
+        if len(block.args) != source.get_num_dims() or any(
+            not isinstance(a.type, IndexType) for a in block.args
+        ):
+            raise VerifyException(f"'{self.name}' region takes one index per dim of {source}")
+        last = block.last_op
+        values = list(last.operands) if last is not None else []
+        owner = values[0].owner if len(values) == 1 else None
+        if not isinstance(owner, arith.ConstantOp) or not same_bits(
+            values[0].type, source.element_type
+        ):
+            raise VerifyException(
+                f"'{self.name}' region must yield one arith.constant of type {source.element_type}"
+            )
+
+
+def same_bits(constant: Attribute, element: Attribute) -> bool:
+    """Whether a constant of type `constant` pads elements of type `element`: the same
+    type, or for an unsigned one a signless integer of its width (`arith.constant`
+    has no unsigned types)."""
+    if constant == element:
+        return True
+    return (
+        isinstance(element, IntegerType)
+        and element.signedness.data == Signedness.UNSIGNED
+        and constant == IntegerType(element.width.data)
+    )
+
+
 def slice_bounds_error(
     label: str,
     shape: Sequence[int],
@@ -300,4 +410,4 @@ class ConcatOp(IRDLOperation):
         check_result_shape(self.name, expected, result)
 
 
-DATA_MOVEMENT_OPS = (ExtractSliceOp, InsertSliceOp, ConcatOp)
+DATA_MOVEMENT_OPS = (ExtractSliceOp, InsertSliceOp, ConcatOp, PadOp)

@@ -24,9 +24,11 @@ from dvm.dialects.data_movement import (
     ConcatOp,
     ExtractSliceOp,
     InsertSliceOp,
+    PadOp,
     slice_bounds_error,
 )
 from dvm.errors import ExecutionError, ShapeError
+from dvm.passes.data_movement import PADDED
 from dvm.passes.errors import located
 from dvm.passes.symbolic import (
     ARG_VALUES,
@@ -87,6 +89,19 @@ class DataMovementFunctions(InterpreterFunctions):
         updated = dest.copy()
         updated[index] = source
         return result(op, updated)
+
+    @impl(PadOp)
+    def run_pad(self, interpreter: Interpreter, op: PadOp, args: PythonValues) -> PythonValues:
+        x, rest = np.asarray(args[0]), list(args[1:])
+        low = mixed_values(op.static_low.get_values(), rest[: len(op.low)])
+        high = mixed_values(op.static_high.get_values(), rest[len(op.low) :])
+        shape = [lo + n + hi for lo, n, hi in zip(low, x.shape, high, strict=True)]
+        ones = [1] * x.ndim
+        error = slice_bounds_error(located(op), shape, low, list(x.shape), ones, PADDED)
+        if error is not None:  # a negative pad
+            raise ExecutionError(error)
+        fill = np.asarray(op.padding_value(), dtype=x.dtype)
+        return result(op, np.pad(x, list(zip(low, high, strict=True)), constant_values=fill))
 
     @impl(ConcatOp)
     def run_concat(

@@ -22,11 +22,12 @@ from collections.abc import Sequence
 
 import sympy
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dvm.dialects import tile
-from dvm.dialects.data_movement import ConcatOp, InsertSliceOp
+from dvm.dialects.data_movement import ConcatOp, InsertSliceOp, PadOp
 from dvm.dialects.expr import smin
+from dvm.lowering.kernel_body import scalar_attr
 from dvm.lowering.tiling import (
     TilePlan,
     aligned,
@@ -41,15 +42,15 @@ from dvm.passes.domain import Domain, contiguous_strides
 from dvm.passes.symbolic import shape_of
 from dvm.vm.device import DeviceSpec
 
-ZERO = sympy.Integer(0)
+ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
 
 
-OwnKernel = ConcatOp | InsertSliceOp
+OwnKernel = ConcatOp | InsertSliceOp | PadOp
 """The ops that are kernels of their own."""
 
 
 def own_kernel_op(ops: Sequence[object]) -> OwnKernel | None:
-    """The op of a kernel that holds nothing else (a concat or an insert_slice)."""
+    """The op of a kernel that holds nothing else (a concat, an insert_slice or a pad)."""
     return next((op for op in ops if isinstance(op, OwnKernel)), None)
 
 
@@ -113,7 +114,7 @@ def emit_concat_body(
         start = sympy.expand(start + part)
 
 
-def insert_plan(op: InsertSliceOp, device: DeviceSpec) -> tuple[Domain, TilePlan]:
+def insert_plan(op: InsertSliceOp | PadOp, device: DeviceSpec) -> tuple[Domain, TilePlan]:
     """One tile at a time, on one core: the leading dims an element at a time, the
     last two in tiles that fit the local memory."""
     sizes = list(shape_of(op.result))
@@ -131,34 +132,35 @@ def insert_plan(op: InsertSliceOp, device: DeviceSpec) -> tuple[Domain, TilePlan
 
 
 def emit_insert_body(
-    block: Block, op: InsertSliceOp, plan: TilePlan, args: dict[SSAValue, SSAValue]
+    block: Block, op: InsertSliceOp | PadOp, plan: TilePlan, args: dict[SSAValue, SSAValue]
 ) -> None:
-    """Copy the destination, then store the source through the slice's view."""
-    dest_shape, source_shape = shape_of(op.dest), shape_of(op.source)
-    dest_strides = contiguous_strides(dest_shape)
-    offset, strides = slice_view(op, ZERO, dest_strides)
+    """Fill the result (a copy of an insert_slice's destination, or a pad's constant),
+    then store the source through its view of the result."""
+    shape, source_shape = shape_of(op.result), shape_of(op.source)
+    strides = contiguous_strides(shape)
+    offset, source_strides = slice_view(op, ZERO, strides)
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
     tile_type = tile.TileType(plan.tiles, result_type.element_type)
     target = args[op.result]
-    for source, shape, into in (
-        (
-            args[op.dest],
-            dest_shape,
-            tile.View(ZERO, dest_shape, dest_strides, plan.tiles, plan.index),
-        ),
-        (
-            args[op.source],
-            source_shape,
-            tile.View(offset, source_shape, strides, plan.tiles, plan.index),
-        ),
+    whole = tile.View(ZERO, shape, strides, plan.tiles, plan.index)
+    if isinstance(op, InsertSliceOp):
+        load = tile.LoadOp(args[op.dest], tile_type, whole)
+        fill: list[Operation] = [load, tile.StoreOp(load.result, target, whole)]
+    else:  # one element of the constant, stretched to the current tile
+        value = scalar_attr(op.padding_value(), result_type.element_type)
+        one = tile.ConstantOp(value, tile.TileType([ONE] * len(shape), result_type.element_type))
+        wide = tile.BroadcastOp(one.result, tile_type)
+        fill = [one, wide, tile.StoreOp(wide.result, target, whole)]
+    read = tile.View(ZERO, source_shape, contiguous_strides(source_shape), plan.tiles, plan.index)
+    load = tile.LoadOp(args[op.source], tile_type, read)
+    into = tile.View(offset, source_shape, source_strides, plan.tiles, plan.index)
+    for body, sizes in (
+        (fill, shape),
+        ([load, tile.StoreOp(load.result, target, into)], source_shape),
     ):
-        read = tile.View(ZERO, shape, contiguous_strides(shape), plan.tiles, plan.index)
-        load = tile.LoadOp(source, tile_type, read)
-        body = [load, tile.StoreOp(load.result, target, into)]
-        for level in reversed(range(len(shape))):
-            trips = ceildiv(shape[level], plan.tiles[level])
-            loop = tile.ForOp(level, trips, [], Region(Block([*body, tile.YieldOp()])))
-            body = [loop]
+        for level in reversed(range(len(sizes))):
+            trips = ceildiv(sizes[level], plan.tiles[level])
+            body = [tile.ForOp(level, trips, [], Region(Block([*body, tile.YieldOp()])))]
         for each in body:
             block.add_op(each)

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp, InsertSliceOp
+from dvm.dialects.data_movement import ExtractSliceOp, InsertSliceOp, PadOp
 from dvm.dialects.expr import ShapeAttr
 from dvm.passes.errors import located
 from dvm.passes.symbolic import SHAPE, Shape, shape_from_attr, shape_of
@@ -31,6 +31,10 @@ SLICE_BOUNDS = "dvm.slice_bounds"
 """On a launch: each slice its kernel reads through (or an insert_slice writes), as
 {op, source, offsets, sizes, strides} (expressions of the shape symbols; `whole`:
 "destination" for an insert_slice); the runtime checks them as it launches."""
+
+
+PADDED = "padded result"
+"""What a pad's bounds check slices: its source lies in its result at the low pads."""
 
 
 def mixed_exprs(
@@ -51,7 +55,17 @@ def slice_shape(
     return sizes, ShapeAttr(offsets), ShapeAttr(strides)
 
 
-def slice_exprs(op: ExtractSliceOp | InsertSliceOp) -> tuple[Shape, Shape]:
+def pad_shape(
+    op: PadOp, source: Shape, value: Callable[[SSAValue], sympy.Expr]
+) -> tuple[list[sympy.Expr], ShapeAttr, ShapeAttr]:
+    """The padded shape, and where the source lies in it (the low pads, unit steps)."""
+    low = mixed_exprs(op.static_low.get_values(), op.low, value)
+    high = mixed_exprs(op.static_high.get_values(), op.high, value)
+    shape = [sympy.expand(lo + d + hi) for lo, d, hi in zip(low, source, high, strict=True)]
+    return shape, ShapeAttr(low), ShapeAttr([sympy.Integer(1)] * len(low))
+
+
+def slice_exprs(op: ExtractSliceOp | InsertSliceOp | PadOp) -> tuple[Shape, Shape]:
     """The offsets and strides `symbolic-shapes` recorded on a slice."""
     attr = op.attributes[SLICE]
     assert isinstance(attr, ArrayAttr)
@@ -60,7 +74,7 @@ def slice_exprs(op: ExtractSliceOp | InsertSliceOp) -> tuple[Shape, Shape]:
 
 
 def slice_view(
-    op: ExtractSliceOp | InsertSliceOp, offset: sympy.Expr, strides: Sequence[sympy.Expr]
+    op: ExtractSliceOp | InsertSliceOp | PadOp, offset: sympy.Expr, strides: Sequence[sympy.Expr]
 ) -> tuple[sympy.Expr, list[sympy.Expr]]:
     """The view of the slice's result, given the view of its source (start and strides)."""
     starts, steps = slice_exprs(op)
@@ -82,15 +96,16 @@ def slice_bounds(ops: Sequence[Operation]) -> list[DictionaryAttr]:
                 "strides": ShapeAttr(strides),
             }
             found.append(DictionaryAttr(entry))
-        elif isinstance(op, InsertSliceOp):
+        elif isinstance(op, InsertSliceOp | PadOp):
             offsets, strides = slice_exprs(op)
+            into = op.dest if isinstance(op, InsertSliceOp) else op.result
             entry = {
                 "op": StringAttr(located(op)),
-                "source": ShapeAttr(shape_of(op.dest)),
+                "source": ShapeAttr(shape_of(into)),
                 "offsets": ShapeAttr(offsets),
                 "sizes": ShapeAttr(shape_of(op.source)),
                 "strides": ShapeAttr(strides),
-                "whole": StringAttr("destination"),
+                "whole": StringAttr("destination" if isinstance(op, InsertSliceOp) else PADDED),
             }
             found.append(DictionaryAttr(entry))
     return found

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp
 from dvm.passes.data_movement import slice_view
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
@@ -46,7 +46,9 @@ Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
-VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT, ConcatOp, InsertSliceOp)
+OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp)
+"""Data movement ops that are kernels of their own (`DomainAnalysis.alone`)."""
+VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT, *OWN_KERNEL)
 """Ops a vector kernel may hold; a cube/mix kernel adds one `tensor.matmul`."""
 
 
@@ -347,7 +349,7 @@ class DomainAnalysis:
         if isinstance(op, ExtractSliceOp):
             self.slice(op)
             return
-        if isinstance(op, ConcatOp | InsertSliceOp):
+        if isinstance(op, OWN_KERNEL):
             self.alone(op)
             return
         if isinstance(op, LAYOUT) and self.is_input_view(op.operands[0]):
@@ -377,13 +379,13 @@ class DomainAnalysis:
             raise Illegal(f"{describe(op)} slices a value computed in the kernel")
         self.chains[op.result] = (op, op.source)
 
-    def alone(self, op: ConcatOp | InsertSliceOp) -> None:
+    def alone(self, op: Operation) -> None:
         """A concat is a kernel of its own: its inputs differ in size along the axis,
         so no one domain holds them (it copies each into its part of the output).
-        So is an insert_slice, whose two writes overlap."""
+        So are an insert_slice and a pad, whose two writes overlap."""
         if any(other is not op and not isinstance(other, arith.ConstantOp) for other in self.ops):
             raise Illegal(f"{describe(op)} is a kernel of its own")
-        self.place_new(op.result)
+        self.place_new(op.results[0])
 
     def is_input_view(self, value: SSAValue) -> bool:
         """Not yet placed, and an input or layout ops applied to an input."""

@@ -62,12 +62,12 @@ from xdsl.pattern_rewriter import (
 )
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp, InsertSliceOp
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
     LAYOUT,
+    OWN_KERNEL,
     VECTOR,
     Domain,
     DomainAnalysis,
@@ -372,13 +372,10 @@ class Fuser:
             for v in op.operands:
                 owner = v.owner
                 # splat constants are copied into the kernel, except as matmul
-                # or concat and insert_slice operands, which their kernels load
+                # or concat, insert_slice and pad operands, which their kernels load
                 inside = isinstance(owner, Operation) and (
                     owner in members
-                    or (
-                        is_splat_constant(owner)
-                        and not isinstance(op, t.MatmulOp | ConcatOp | InsertSliceOp)
-                    )
+                    or (is_splat_constant(owner) and not isinstance(op, (t.MatmulOp, *OWN_KERNEL)))
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType):
                     found[v] = None

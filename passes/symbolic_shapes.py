@@ -46,9 +46,9 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
-from dvm.passes.data_movement import SLICE, slice_shape
+from dvm.passes.data_movement import SLICE, pad_shape, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.symbolic import (
     ARG_VALUES,
@@ -217,6 +217,7 @@ class ShapeInference:
             ExtractSliceOp: self.extract_slice,
             ConcatOp: self.concat,
             InsertSliceOp: self.insert_slice,
+            PadOp: self.pad,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -427,6 +428,19 @@ class ShapeInference:
             self.unifier.require_equal(dim, size, GuardKind.EQUAL, op)
         self.set_result(op, list(self.shape(op.dest)))
         self.slices[op] = (offsets, strides)
+
+    def pad(self, op: Operation) -> None:
+        """Each dim grows by its pads; the source's place is kept as a slice's is. The
+        padding constant moves into the region, which a kernel will hold whole."""
+        assert isinstance(op, PadOp)
+        shape, low, ones = pad_shape(op, self.shape(op.source), self.value)
+        self.set_result(op, shape)
+        self.slices[op] = (low, ones)
+        constant = op.padding()
+        if constant.parent_op() is not op:
+            inside = constant.clone()
+            op.region.block.insert_op_before(inside, op.region.block.last_op)  # type: ignore[arg-type]
+            op.region.block.last_op.operands[0] = inside.result  # type: ignore[union-attr]
 
     def concat(self, op: Operation) -> None:
         """The inputs' dims along the axis add up; the others are equal (guarded)."""

@@ -172,3 +172,23 @@ func.func @f(%s: {source}, %d: {dest}) -> {dest} {{
 """
     with pytest.raises(VerifyException, match=message):
         dvm.parse(src)
+
+
+def test_into_a_splat_constant() -> None:
+    """A constant destination (zeros) is loaded like any other input."""
+    src = """
+func.func @f(%s: tensor<?x3xf32>) -> tensor<4x3xf32> {
+  %z = arith.constant dense<0.0> : tensor<4x3xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %s, %c0 : tensor<?x3xf32>
+  %r = tensor.insert_slice %s into %z[1, 0] [%n, 3] [1, 1] : tensor<?x3xf32> into tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+"""
+    cases = [(values((n, 3), "f32", n),) for n in (0, 1, 3)]
+    check(
+        src,
+        "host",
+        cases,
+        lambda s: inserted(s, np.zeros((4, 3), np.float32), slice(1, 1 + len(s))),
+    )
