@@ -161,7 +161,7 @@ def test_generator_covers_the_op_set() -> None:
         "tensor.reduce_max", "tensor.reduce_min", "tensor.reduce_mean", "tensor.reduce_prod",
         "tensor.matmul", "tensor.transpose", "tensor.expand_shape", "tensor.collapse_shape",
         "tensor.broadcast_to", "tensor.convert", "tensor.extract", "tensor.dim", "scf.if",
-        "scf.for", "arith.constant dense",
+        "scf.for", "arith.constant dense", "tensor.concat", "tensor.extract_slice",
     }  # fmt: skip
     assert wanted <= seen, sorted(wanted - seen)
     assert keepdims and dims_in_args and rank0_constants and batched
