@@ -10,6 +10,8 @@ since offsets and sizes may come from values (a loop counter).
 destination with a slice of it replaced by the source (upstream's syntax).
 `tensor.pad` surrounds a tensor with a constant (upstream's syntax, whose
 region yields the constant).
+`tensor.reverse` flips axes (numpy's `flip`); like a slice, it is a view
+inside a kernel (a negative stride).
 `tensor.concat` joins tensors along an axis (upstream's syntax); the other
 dims must agree, checked when the program runs where they are `?`.
 
@@ -24,6 +26,7 @@ from typing import ClassVar
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
+    ArrayAttr,
     DenseArrayBase,
     FloatAttr,
     IndexType,
@@ -38,6 +41,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_op_definition,
@@ -51,7 +55,14 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from dvm.dialects.tensor import DYN, check_element, check_result_shape, fmt_shape, tensor_type
+from dvm.dialects.tensor import (
+    DYN,
+    check_element,
+    check_result_shape,
+    fmt_shape,
+    int_list,
+    tensor_type,
+)
 
 
 def mixed(values: Sequence[int | SSAValue]) -> tuple[list[int], list[SSAValue]]:
@@ -322,6 +333,40 @@ class PadOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class ReverseOp(IRDLOperation):
+    """`tensor.reverse %x {axes = [1]} : T`: `%x` with the order of its elements along
+    each of `axes` reversed (numpy's `flip(x, axes)`)."""
+
+    name = "tensor.reverse"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    axes = prop_def(ArrayAttr)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(self, input: SSAValue | Operation, axes: Sequence[int]):
+        value = SSAValue.get(input)
+        super().__init__(
+            operands=[value],
+            result_types=[value.type],
+            properties={"axes": ArrayAttr([IntegerAttr(a, i64) for a in axes])},
+        )
+
+    @property
+    def reversed_axes(self) -> list[int]:
+        return int_list(self.axes, self.name, "axes")
+
+    def verify_(self) -> None:
+        source = tensor_type(self.input)
+        check_element(self.name, "input", source.element_type, "any")
+        axes = self.reversed_axes
+        if len(set(axes)) != len(axes) or not all(0 <= a < source.get_num_dims() for a in axes):
+            raise VerifyException(f"'{self.name}' axes {axes} are not distinct axes of {source}")
+
+
 def same_bits(constant: Attribute, element: Attribute) -> bool:
     """Whether a constant of type `constant` pads elements of type `element`: the same
     type, or for an unsigned one a signless integer of its width (`arith.constant`
@@ -410,4 +455,4 @@ class ConcatOp(IRDLOperation):
         check_result_shape(self.name, expected, result)
 
 
-DATA_MOVEMENT_OPS = (ExtractSliceOp, InsertSliceOp, ConcatOp, PadOp)
+DATA_MOVEMENT_OPS = (ExtractSliceOp, InsertSliceOp, ConcatOp, PadOp, ReverseOp)

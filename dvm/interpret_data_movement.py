@@ -25,6 +25,7 @@ from dvm.dialects.data_movement import (
     ExtractSliceOp,
     InsertSliceOp,
     PadOp,
+    ReverseOp,
     slice_bounds_error,
 )
 from dvm.errors import ExecutionError, ShapeError
@@ -102,6 +103,12 @@ class DataMovementFunctions(InterpreterFunctions):
             raise ExecutionError(error)
         fill = np.asarray(op.padding_value(), dtype=x.dtype)
         return result(op, np.pad(x, list(zip(low, high, strict=True)), constant_values=fill))
+
+    @impl(ReverseOp)
+    def run_reverse(
+        self, interpreter: Interpreter, op: ReverseOp, args: PythonValues
+    ) -> PythonValues:
+        return result(op, np.flip(np.asarray(args[0]), tuple(op.reversed_axes)).copy())
 
     @impl(ConcatOp)
     def run_concat(

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp, InsertSliceOp, PadOp
+from dvm.dialects.data_movement import ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.expr import ShapeAttr
 from dvm.passes.errors import located
 from dvm.passes.symbolic import SHAPE, Shape, shape_from_attr, shape_of
@@ -80,6 +80,18 @@ def slice_view(
     starts, steps = slice_exprs(op)
     moved = offset + sum((o * s for o, s in zip(starts, strides, strict=True)), sympy.Integer(0))
     return moved, [s * k for s, k in zip(strides, steps, strict=True)]
+
+
+def reverse_view(
+    op: ReverseOp, shape: Shape, offset: sympy.Expr, strides: Sequence[sympy.Expr]
+) -> tuple[sympy.Expr, list[sympy.Expr]]:
+    """The view of a reverse's result, given its source's: each reversed dim starts at
+    its last element and steps back."""
+    out = list(strides)
+    for axis in op.reversed_axes:
+        offset = offset + (shape[axis] - 1) * strides[axis]
+        out[axis] = -strides[axis]
+    return offset, out
 
 
 def slice_bounds(ops: Sequence[Operation]) -> list[DictionaryAttr]:

@@ -32,8 +32,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp
-from dvm.passes.data_movement import slice_view
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
+from dvm.passes.data_movement import reverse_view, slice_view
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
     Shape,
@@ -45,7 +45,14 @@ Axes = tuple[int, ...]
 Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
-LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
+LAYOUT = (
+    t.TransposeOp,
+    t.ExpandShapeOp,
+    t.CollapseShapeOp,
+    t.BroadcastToOp,
+    ExtractSliceOp,
+    ReverseOp,
+)
 OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp)
 """Data movement ops that are kernels of their own (`DomainAnalysis.alone`)."""
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *LAYOUT, *OWN_KERNEL)
@@ -346,7 +353,7 @@ class DomainAnalysis:
     def visit(self, op: Operation) -> None:
         if isinstance(op, arith.ConstantOp):
             return
-        if isinstance(op, ExtractSliceOp):
+        if isinstance(op, ExtractSliceOp | ReverseOp):
             self.slice(op)
             return
         if isinstance(op, OWN_KERNEL):
@@ -371,13 +378,15 @@ class DomainAnalysis:
         else:
             raise Illegal(f"{describe(op)} cannot be part of a kernel")
 
-    def slice(self, op: ExtractSliceOp) -> None:
+    def slice(self, op: ExtractSliceOp | ReverseOp) -> None:
         """A slice is a view of its source: of an input (or layout ops applied to one),
         even one the kernel also reads whole, which is a load of its own. A slice of a
-        value the kernel computes would shift the domain: it is not fused."""
-        if self.is_internal(op.source) and op.source not in self.chains:
+        value the kernel computes would shift the domain: it is not fused. So is a
+        reverse (a view with negative strides)."""
+        source = op.operands[0]
+        if self.is_internal(source) and source not in self.chains:
             raise Illegal(f"{describe(op)} slices a value computed in the kernel")
-        self.chains[op.result] = (op, op.source)
+        self.chains[op.results[0]] = (op, source)
 
     def alone(self, op: Operation) -> None:
         """A concat is a kernel of its own: its inputs differ in size along the axis,
@@ -528,6 +537,8 @@ class DomainAnalysis:
         source, offset, strides = self.view_through_chain(operand)
         if isinstance(op, ExtractSliceOp):
             return source, *slice_view(op, offset, strides)
+        if isinstance(op, ReverseOp):
+            return source, *reverse_view(op, shape_of(operand), offset, strides)
         return source, offset, self.apply_layout(op, shape_of(operand), strides)
 
     def apply_layout(

@@ -46,7 +46,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.passes.data_movement import SLICE, pad_shape, slice_shape
 from dvm.passes.errors import ProgramError, describe
@@ -218,6 +218,7 @@ class ShapeInference:
             ConcatOp: self.concat,
             InsertSliceOp: self.insert_slice,
             PadOp: self.pad,
+            ReverseOp: self.reverse,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -441,6 +442,10 @@ class ShapeInference:
             inside = constant.clone()
             op.region.block.insert_op_before(inside, op.region.block.last_op)  # type: ignore[arg-type]
             op.region.block.last_op.operands[0] = inside.result  # type: ignore[union-attr]
+
+    def reverse(self, op: Operation) -> None:
+        assert isinstance(op, ReverseOp)
+        self.set_result(op, list(self.shape(op.input)))
 
     def concat(self, op: Operation) -> None:
         """The inputs' dims along the axis add up; the others are equal (guarded)."""
