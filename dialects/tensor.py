@@ -58,7 +58,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -1121,15 +1121,27 @@ class StackOp(KernelBodyOp):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Ends the body of `tensor.fusion`, `tensor.choice` and `tensor.stack`."""
+    """Ends the body of `tensor.fusion`, `tensor.choice` and `tensor.stack` (tensors),
+    and of `tensor.pad` (its padding value, a scalar)."""
 
     name = "tensor.yield"
-    values = var_operand_def(TensorType)
-    traits = traits_def(IsTerminator(), Pure(), HasParent(FusionOp, ChoiceOp, StackOp))
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure())
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        scalar = parent is not None and parent.name == "tensor.pad"
+        if not scalar and not isinstance(parent, FusionOp | ChoiceOp | StackOp):
+            raise VerifyException(
+                "'tensor.yield' expects parent op to be one of 'tensor.fusion', "
+                "'tensor.choice', 'tensor.stack', 'tensor.pad'"
+            )
+        if not scalar and not all(isinstance(v.type, TensorType) for v in self.values):
+            raise VerifyException("'tensor.yield' of a kernel yields tensors")
 
 
 KERNEL_OPS = (FusionOp, ChoiceOp, StackOp, YieldOp)

@@ -67,12 +67,13 @@ from dvm.arguments import (
     to_value,
 )
 from dvm.dialects import tensor
+from dvm.dialects.expr import symbol
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError, ShapeError
 from dvm.ir import parse
 from dvm.numerics import Array, ReduceKind
 from dvm.passes.errors import located
-from dvm.passes.symbolic import bind_symbols, conditions_hold
+from dvm.passes.symbolic import bind_symbols, conditions_hold, index_symbol_name
 
 __all__ = ["interpret", "make_interpreter"]
 
@@ -492,7 +493,7 @@ class KernelFunctions(InterpreterFunctions):
     given the values of the argument symbols for this call."""
 
     def __init__(self, symbols: dict[sympy.Symbol, int] | None = None):
-        self.symbols = symbols or {}
+        self.symbols = {} if symbols is None else symbols
 
     @impl(tensor.FusionOp)
     def run_fusion(
@@ -533,14 +534,16 @@ def make_interpreter(
     and the launches of tile kernels."""
     # imported here: they build on this module (and the tile interpreter loads the
     # lowering, which a tensor-level program never needs)
-    from dvm.interpret_data_movement import DataMovementFunctions
+    from dvm.interpret_data_movement import DataMovementFunctions, SymbolBinder
     from dvm.interpret_grouped_matmul import GroupedMatmulFunctions
     from dvm.interpret_index_ops import IndexOpsFunctions
     from dvm.interpret_scans import ScanFunctions
     from dvm.interpret_shape_ops import ShapeOpFunctions
     from dvm.tile_interpreter import TileFunctions
 
+    symbols = {} if symbols is None else symbols  # shared: the binder adds to it
     interpreter = Interpreter(module)
+    interpreter.listeners = (SymbolBinder(interpreter, symbols),)
     for functions in (
         FuncFunctions(),
         ArithFunctions(),
@@ -552,7 +555,7 @@ def make_interpreter(
         GroupedMatmulFunctions(),
         IndexOpsFunctions(),
         KernelFunctions(symbols),
-        TileFunctions(),
+        TileFunctions(symbols),
     ):
         interpreter.register_implementations(functions)
     return interpreter
@@ -571,7 +574,11 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     func = find_entry(module, entry)
     values = check_arguments(func, args)
     shapes = [v.shape if isinstance(v, np.ndarray) else None for v in values]
-    interpreter = make_interpreter(module, bind_symbols(func, shapes))
+    symbols = bind_symbols(func, shapes)
+    for arg, value in zip(func.body.block.args, values, strict=True):
+        if isinstance(arg.type, IndexType):  # a kernel may take it as a size or offset
+            symbols[symbol(index_symbol_name(arg))] = int(value)
+    interpreter = make_interpreter(module, symbols)
     try:
         with np.errstate(all="ignore"):
             results = interpreter.call_op(func, values)

@@ -36,6 +36,7 @@ from dvm.lowering.grouped_matmul import GROUP_SIZES, read_group_size_checks
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import CORES, shape_from_attr, substitute
+from dvm.slice_checks import check_slices
 
 Array = np.ndarray[Any, Any]
 
@@ -262,11 +263,17 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
 
 
 def kernel_run(
-    kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = None
+    kernel: tile.KernelOp,
+    inputs: Sequence[Array],
+    cores: int | None = None,
+    known: dict[sympy.Symbol, int] | None = None,
 ) -> KernelRun:
     """A launch of `kernel` on `inputs`, its shape symbols and tile sizes bound, with
-    tiles sized for `cores` (default: the kernel's device's vector cores)."""
-    symbols: dict[sympy.Symbol, int] = {CORES: cores or device_of(kernel).vector_cores}
+    tiles sized for `cores` (default: the kernel's device's vector cores). `known`:
+    the call's argument symbols, which bind a dim its argument shapes only sum
+    (a concat's `a_1 + b_1`)."""
+    symbols: dict[sympy.Symbol, int] = {**(known or {})}
+    symbols[CORES] = cores or device_of(kernel).vector_cores
     for shape, array in zip(declared_shapes(kernel), inputs, strict=False):
         bind_shape(symbols, shape, np.shape(array))
     run = KernelRun(kernel, symbols)
@@ -284,10 +291,16 @@ def declared_shapes(kernel: tile.KernelOp) -> list[tuple[sympy.Expr, ...]]:
     return [shape_from_attr(s) for s in shapes.data]
 
 
-def launch(kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = None) -> list[Array]:
+def launch(
+    kernel: tile.KernelOp,
+    inputs: Sequence[Array],
+    cores: int | None = None,
+    known: dict[sympy.Symbol, int] | None = None,
+) -> list[Array]:
     """Run every tile of `kernel` on `inputs`, with tiles sized for `cores` (default:
-    the kernel's device's vector cores); return its new outputs."""
-    run = kernel_run(kernel, inputs, cores)
+    the kernel's device's vector cores) and the call's argument symbols `known`;
+    return its new outputs."""
+    run = kernel_run(kernel, inputs, cores, known)
     declared = declared_shapes(kernel)
     args = kernel.body.block.args
     outputs = [
@@ -303,14 +316,16 @@ def launch(kernel: tile.KernelOp, inputs: Sequence[Array], cores: int | None = N
     return outputs
 
 
-def launch_program(program: bc.ProgramOp, inputs: Sequence[Array]) -> list[Array]:
-    """Run a `bytecode.program` on the VM: bind the shape symbols from the
-    inputs' shapes, allocate the outputs, launch."""
+def launch_program(
+    program: bc.ProgramOp, inputs: Sequence[Array], known: dict[sympy.Symbol, int] | None = None
+) -> list[Array]:
+    """Run a `bytecode.program` on the VM: bind the shape symbols from the call's
+    argument symbols (`known`) and the inputs' shapes, allocate the outputs, launch."""
     loaded = LOADED.get(program)
     if loaded is None:
         loaded = LOADED[program] = vm.load(vm.encode(to_program(program)))
     args = [op for op in program.body.block.ops if isinstance(op, bc.ArgOp)]
-    symbols: dict[sympy.Symbol, int] = {}
+    symbols: dict[sympy.Symbol, int] = {**(known or {})}
     for arg, array in zip(args, inputs, strict=False):
         bind_shape(symbols, arg.dims.data, array.shape)
     outputs = []
@@ -362,7 +377,11 @@ LOADED: dict[bc.ProgramOp, vm.Program] = {}
 @register_impls
 class TileFunctions(InterpreterFunctions):
     """`tile.launch` for the reference interpreter: runs the callee's tiles
-    with the tile interpreter, or its bytecode on the VM once lowered."""
+    with the tile interpreter, or its bytecode on the VM once lowered, given the
+    values of the argument symbols for this call."""
+
+    def __init__(self, symbols: dict[sympy.Symbol, int] | None = None):
+        self.symbols = {} if symbols is None else symbols
 
     @impl(tile.LaunchOp)
     def run_launch(
@@ -374,9 +393,10 @@ class TileFunctions(InterpreterFunctions):
             for k in interpreter.module.ops
             if isinstance(k, tile.KernelOp | bc.ProgramOp) and k.sym_name.data == name
         )
+        check_slices(op.attributes, self.symbols)
         # (np.ascontiguousarray alone would make a rank-0 argument rank 1)
         inputs = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in args]
         check_group_sizes(op, callee, inputs)
         if isinstance(callee, bc.ProgramOp):
-            return tuple(launch_program(callee, inputs))
-        return tuple(launch(callee, inputs))
+            return tuple(launch_program(callee, inputs, self.symbols))
+        return tuple(launch(callee, inputs, known=self.symbols))

@@ -36,6 +36,7 @@ from dvm.dialects import tile
 from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
+from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
 from dvm.lowering.index_ops import TAKE_CHECKS, take_checks
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
@@ -294,8 +295,12 @@ def in_named_sizes(
 def lower_kernel(
     fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts, whole_rows: bool = False
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
-    domain = analyze(fusion, guards)
-    plan, coords = kernel_plan(fusion, domain, device, whole_rows)
+    own = own_kernel_op(body_ops(fusion))
+    if own is None:
+        domain = analyze(fusion, guards)
+        plan, coords = kernel_plan(fusion, domain, device, whole_rows)
+    else:  # a concat or insert_slice: copies, see dvm.lowering.data_movement
+        domain, plan, coords = own_plan(own, device)
     sizes = name_tile_sizes(plan, domain)
     axes = ArrayAttr([tile.AxisAttr(domain.sizes[a], plan.tiles[a], plan.index[a]) for a in coords])
     inputs = [a for a in fusion.body.block.args if isinstance(a.type, TensorType)]
@@ -317,7 +322,10 @@ def lower_kernel(
     args: dict[SSAValue, SSAValue] = dict(zip([*inputs, *outputs], kernel_args, strict=True))
     for value, arg in args.items():
         arg.name_hint = value.name_hint
-    emit_kernel_body(kernel.body.block, fusion, domain, plan, coords, args)
+    if own is None:
+        emit_kernel_body(kernel.body.block, fusion, domain, plan, coords, args)
+    else:
+        emit_own_body(kernel.body.block, own, plan, args)
     host_inputs = [v for v in fusion.inputs if isinstance(v.type, TensorType)]
     launch = tile.LaunchOp(name, host_inputs, fusion.result_types)
     for key in (SHAPE, SHAPES):

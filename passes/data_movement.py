@@ -1,4 +1,5 @@
-"""Symbolic shapes and kernel views of the data movement ops (`tensor.extract_slice`).
+"""Symbolic shapes and kernel views of the data movement ops (`tensor.extract_slice`,
+`tensor.insert_slice`).
 
 The `symbolic-shapes` pass gives a slice the shape its sizes say and records
 its offsets and strides as expressions (`dvm.slice`), so that `fuse` and
@@ -19,7 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.data_movement import ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.expr import ShapeAttr
 from dvm.passes.errors import located
 from dvm.passes.symbolic import SHAPE, Shape, shape_from_attr, shape_of
@@ -27,8 +28,13 @@ from dvm.passes.symbolic import SHAPE, Shape, shape_from_attr, shape_of
 SLICE = "dvm.slice"
 """On an `extract_slice`: its offsets and strides, as two `#dvm.shape` lists."""
 SLICE_BOUNDS = "dvm.slice_bounds"
-"""On a launch: each slice its kernel reads through, as {op, source, offsets, sizes,
-strides} (expressions of the shape symbols); the runtime checks them as it launches."""
+"""On a launch: each slice its kernel reads through (or an insert_slice writes), as
+{op, source, offsets, sizes, strides} (expressions of the shape symbols; `whole`:
+"destination" for an insert_slice); the runtime checks them as it launches."""
+
+
+PADDED = "padded result"
+"""What a pad's bounds check slices: its source lies in its result at the low pads."""
 
 
 def mixed_exprs(
@@ -40,16 +46,26 @@ def mixed_exprs(
 
 
 def slice_shape(
-    op: ExtractSliceOp, value: Callable[[SSAValue], sympy.Expr]
+    op: ExtractSliceOp | InsertSliceOp, value: Callable[[SSAValue], sympy.Expr]
 ) -> tuple[list[sympy.Expr], ShapeAttr, ShapeAttr]:
-    """The result's shape (its sizes), and the offsets and strides as attributes."""
+    """The slice's sizes, and the offsets and strides as attributes."""
     offsets = mixed_exprs(op.static_offsets.get_values(), op.offsets, value)
     sizes = mixed_exprs(op.static_sizes.get_values(), op.sizes, value)
     strides = mixed_exprs(op.static_strides.get_values(), op.strides, value)
     return sizes, ShapeAttr(offsets), ShapeAttr(strides)
 
 
-def slice_exprs(op: ExtractSliceOp) -> tuple[Shape, Shape]:
+def pad_shape(
+    op: PadOp, source: Shape, value: Callable[[SSAValue], sympy.Expr]
+) -> tuple[list[sympy.Expr], ShapeAttr, ShapeAttr]:
+    """The padded shape, and where the source lies in it (the low pads, unit steps)."""
+    low = mixed_exprs(op.static_low.get_values(), op.low, value)
+    high = mixed_exprs(op.static_high.get_values(), op.high, value)
+    shape = [sympy.expand(lo + d + hi) for lo, d, hi in zip(low, source, high, strict=True)]
+    return shape, ShapeAttr(low), ShapeAttr([sympy.Integer(1)] * len(low))
+
+
+def slice_exprs(op: ExtractSliceOp | InsertSliceOp | PadOp) -> tuple[Shape, Shape]:
     """The offsets and strides `symbolic-shapes` recorded on a slice."""
     attr = op.attributes[SLICE]
     assert isinstance(attr, ArrayAttr)
@@ -58,12 +74,24 @@ def slice_exprs(op: ExtractSliceOp) -> tuple[Shape, Shape]:
 
 
 def slice_view(
-    op: ExtractSliceOp, offset: sympy.Expr, strides: Sequence[sympy.Expr]
+    op: ExtractSliceOp | InsertSliceOp | PadOp, offset: sympy.Expr, strides: Sequence[sympy.Expr]
 ) -> tuple[sympy.Expr, list[sympy.Expr]]:
     """The view of the slice's result, given the view of its source (start and strides)."""
     starts, steps = slice_exprs(op)
     moved = offset + sum((o * s for o, s in zip(starts, strides, strict=True)), sympy.Integer(0))
     return moved, [s * k for s, k in zip(strides, steps, strict=True)]
+
+
+def reverse_view(
+    op: ReverseOp, shape: Shape, offset: sympy.Expr, strides: Sequence[sympy.Expr]
+) -> tuple[sympy.Expr, list[sympy.Expr]]:
+    """The view of a reverse's result, given its source's: each reversed dim starts at
+    its last element and steps back."""
+    out = list(strides)
+    for axis in op.reversed_axes:
+        offset = offset + (shape[axis] - 1) * strides[axis]
+        out[axis] = -strides[axis]
+    return offset, out
 
 
 def slice_bounds(ops: Sequence[Operation]) -> list[DictionaryAttr]:
@@ -80,16 +108,28 @@ def slice_bounds(ops: Sequence[Operation]) -> list[DictionaryAttr]:
                 "strides": ShapeAttr(strides),
             }
             found.append(DictionaryAttr(entry))
+        elif isinstance(op, InsertSliceOp | PadOp):
+            offsets, strides = slice_exprs(op)
+            into = op.dest if isinstance(op, InsertSliceOp) else op.result
+            entry = {
+                "op": StringAttr(located(op)),
+                "source": ShapeAttr(shape_of(into)),
+                "offsets": ShapeAttr(offsets),
+                "sizes": ShapeAttr(shape_of(op.source)),
+                "strides": ShapeAttr(strides),
+                "whole": StringAttr("destination" if isinstance(op, InsertSliceOp) else PADDED),
+            }
+            found.append(DictionaryAttr(entry))
     return found
 
 
-def read_slice_bounds(entries: ArrayAttr) -> list[tuple[str, list[Shape]]]:
-    """`SLICE_BOUNDS` as (label, [source, offsets, sizes, strides])."""
+def read_slice_bounds(entries: ArrayAttr) -> list[tuple[str, str, list[Shape]]]:
+    """`SLICE_BOUNDS` as (label, what is sliced, [source, offsets, sizes, strides])."""
     out = []
     for entry in entries.data:
         assert isinstance(entry, DictionaryAttr)
-        label = entry.data["op"]
-        assert isinstance(label, StringAttr)
+        label, whole = entry.data["op"], entry.data.get("whole", StringAttr("source"))
+        assert isinstance(label, StringAttr) and isinstance(whole, StringAttr)
         keys = ("source", "offsets", "sizes", "strides")
-        out.append((label.data, [shape_from_attr(entry.data[k]) for k in keys]))
+        out.append((label.data, whole.data, [shape_from_attr(entry.data[k]) for k in keys]))
     return out

@@ -32,12 +32,12 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.dialects.shape_ops import CastOp
-from dvm.passes.data_movement import slice_view
+from dvm.passes.data_movement import reverse_view, slice_view
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
     Shape,
@@ -49,10 +49,19 @@ Axes = tuple[int, ...]
 Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
-LAYOUT = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, t.BroadcastToOp, ExtractSliceOp)
-LAYOUT += (CastOp,)
+LAYOUT = (
+    t.TransposeOp,
+    t.ExpandShapeOp,
+    t.CollapseShapeOp,
+    t.BroadcastToOp,
+    ExtractSliceOp,
+    ReverseOp,
+    CastOp,
+)
 TAKES = (TakeOp, TakeAlongAxisOp)
-VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT, IotaOp, *TAKES)
+OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp)
+"""Data movement ops that are kernels of their own (`DomainAnalysis.alone`)."""
+VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT, IotaOp, *TAKES, *OWN_KERNEL)
 """Ops a vector kernel may hold; a cube/mix kernel adds one of `MATMULS`."""
 MATMULS = (t.MatmulOp, GroupedMatmulOp)
 """The ops a cube or mix kernel is built around (one per kernel)."""
@@ -369,8 +378,11 @@ class DomainAnalysis:
     def visit(self, op: Operation) -> None:
         if isinstance(op, arith.ConstantOp):
             return
-        if isinstance(op, ExtractSliceOp):
+        if isinstance(op, ExtractSliceOp | ReverseOp):
             self.slice(op)
+            return
+        if isinstance(op, OWN_KERNEL):
+            self.alone(op)
             return
         if isinstance(op, LAYOUT) and self.is_input_view(op.operands[0]):
             self.chains[op.results[0]] = (op, op.operands[0])  # still a view of an input
@@ -425,13 +437,23 @@ class DomainAnalysis:
         self.assign(op.indices, spans(shape_of(op.indices), None))
         self.takes.append((op, spans(shape_of(op.source), a)))
 
-    def slice(self, op: ExtractSliceOp) -> None:
+    def slice(self, op: ExtractSliceOp | ReverseOp) -> None:
         """A slice is a view of its source: of an input (or layout ops applied to one),
         even one the kernel also reads whole, which is a load of its own. A slice of a
-        value the kernel computes would shift the domain: it is not fused."""
-        if self.is_internal(op.source) and op.source not in self.chains:
+        value the kernel computes would shift the domain: it is not fused. So is a
+        reverse (a view with negative strides)."""
+        source = op.operands[0]
+        if self.is_internal(source) and source not in self.chains:
             raise Illegal(f"{describe(op)} slices a value computed in the kernel")
-        self.chains[op.result] = (op, op.source)
+        self.chains[op.results[0]] = (op, source)
+
+    def alone(self, op: Operation) -> None:
+        """A concat is a kernel of its own: its inputs differ in size along the axis,
+        so no one domain holds them (it copies each into its part of the output).
+        So are an insert_slice and a pad, whose two writes overlap."""
+        if any(other is not op and not isinstance(other, arith.ConstantOp) for other in self.ops):
+            raise Illegal(f"{describe(op)} is a kernel of its own")
+        self.place_new(op.results[0])
 
     def is_input_view(self, value: SSAValue) -> bool:
         """Not yet placed, and an input or layout ops applied to an input."""
@@ -594,6 +616,8 @@ class DomainAnalysis:
         source, offset, strides = self.view_through_chain(operand)
         if isinstance(op, ExtractSliceOp):
             return source, *slice_view(op, offset, strides)
+        if isinstance(op, ReverseOp):
+            return source, *reverse_view(op, shape_of(operand), offset, strides)
         return source, offset, self.apply_layout(op, shape_of(operand), strides)
 
     def apply_layout(

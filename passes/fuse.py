@@ -68,6 +68,7 @@ from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
     LAYOUT,
     MATMULS,
+    OWN_KERNEL,
     VECTOR,
     Domain,
     DomainAnalysis,
@@ -372,9 +373,10 @@ class Fuser:
             for v in op.operands:
                 owner = v.owner
                 # splat constants are copied into the kernel, except as matmul
-                # operands, which a cube kernel loads from memory
+                # or concat, insert_slice and pad operands, which their kernels load
                 inside = isinstance(owner, Operation) and (
-                    owner in members or (is_splat_constant(owner) and not isinstance(op, MATMULS))
+                    owner in members
+                    or (is_splat_constant(owner) and not isinstance(op, (*MATMULS, *OWN_KERNEL)))
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType):
                     found[v] = None

@@ -46,12 +46,12 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
-from dvm.passes.data_movement import SLICE, slice_shape
+from dvm.passes.data_movement import SLICE, pad_shape, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.scans import SHAPED_OPS, scan_shapes
 from dvm.passes.shape_ops import SHAPE_OPS_WITH_RULES, shape_op_shape
@@ -227,6 +227,10 @@ class ShapeInference:
             TakeOp: self.take,
             TakeAlongAxisOp: self.take,
             ScatterAddOp: self.scatter_add,
+            ConcatOp: self.concat,
+            InsertSliceOp: self.insert_slice,
+            PadOp: self.pad,
+            ReverseOp: self.reverse,
             t.DimOp: self.dim,
             arith.ConstantOp: self.constant,
             scf.IfOp: self.if_op,
@@ -472,6 +476,45 @@ class ShapeInference:
         for want, got in zip(expected, self.shape(op.updates), strict=True):
             self.unifier.require_equal(want, got, GuardKind.EQUAL, op)
         self.set_result(op, base)
+
+    def insert_slice(self, op: Operation) -> None:
+        """The destination's shape; the source has the sizes (equal guards)."""
+        assert isinstance(op, InsertSliceOp)
+        sizes, offsets, strides = slice_shape(op, self.value)
+        for dim, size in zip(self.shape(op.source), sizes, strict=True):
+            self.unifier.require_equal(dim, size, GuardKind.EQUAL, op)
+        self.set_result(op, list(self.shape(op.dest)))
+        self.slices[op] = (offsets, strides)
+
+    def pad(self, op: Operation) -> None:
+        """Each dim grows by its pads; the source's place is kept as a slice's is. The
+        padding constant moves into the region, which a kernel will hold whole."""
+        assert isinstance(op, PadOp)
+        shape, low, ones = pad_shape(op, self.shape(op.source), self.value)
+        self.set_result(op, shape)
+        self.slices[op] = (low, ones)
+        constant = op.padding()
+        if constant.parent_op() is not op:
+            inside = constant.clone()
+            op.region.block.insert_op_before(inside, op.region.block.last_op)  # type: ignore[arg-type]
+            op.region.block.last_op.operands[0] = inside.result  # type: ignore[union-attr]
+
+    def reverse(self, op: Operation) -> None:
+        assert isinstance(op, ReverseOp)
+        self.set_result(op, list(self.shape(op.input)))
+
+    def concat(self, op: Operation) -> None:
+        """The inputs' dims along the axis add up; the others are equal (guarded)."""
+        assert isinstance(op, ConcatOp)
+        shapes = [self.shape(v) for v in op.inputs]
+        shape = list(shapes[0])
+        for other in shapes[1:]:
+            for axis, d in enumerate(other):
+                if axis == op.axis:
+                    shape[axis] = shape[axis] + d
+                else:
+                    shape[axis] = self.unifier.require_equal(shape[axis], d, GuardKind.EQUAL, op)
+        self.set_result(op, [sympy.expand(d) for d in shape])
 
     def dim(self, op: Operation) -> None:
         assert isinstance(op, t.DimOp)

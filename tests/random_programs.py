@@ -16,8 +16,9 @@ reduce_all of booleans too), argmax and argmin along a static axis, cumsum
 (exclusive, reversed), matmul (2-D and batched, transposed), transpose,
 expand_shape / collapse_shape (with `tensor.dim` and `arith.muli` for their
 sizes), broadcast_to, convert,
-`scf.if` on a reduced scalar and `scf.for` carrying tensors, and `tensor.iota`
-over the shape of a visible value.
+`scf.if` on a reduced scalar and `scf.for` carrying tensors, `tensor.iota`
+over the shape of a visible value, concat of equal-shaped values and slices
+(halves, or every other element).
 
 How programs stay well-typed and verifiable: while generating, every value
 carries its shape as a list of `Dim`s. A dim's *size* is a monomial, an
@@ -215,6 +216,7 @@ class Generator:
         + ["any_all"] * 2
         + ["cumsum", "argmax"]
         + ["iota"]
+        + ["concat", "slice"]
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -915,6 +917,62 @@ class Generator:
             bound=x.bound,
             frac=x.frac,
             nonfinite=x.nonfinite,
+        )
+
+    def op_concat(self) -> Value | None:
+        """`concat` of a value and values of its shape (itself, visible ones, new
+        arguments) along an axis: k inputs make the axis k times as long, a size the
+        model holds (a monomial)."""
+        x = self.operand(["f32", "f32", "i32", "i1", "f16"], min_rank=1)
+        axis = self.between(0, x.rank - 1)
+        inputs = [x]
+        for _ in range(self.between(1, 2)):
+            same = [v for v in self.visible() if v.dtype == x.dtype and v.sizes == x.sizes]
+            take = same and self.chance(50)
+            inputs.append(self.pick(same) if take else self.argument(list(x.dims), x.dtype))
+        sizes = list(x.sizes)
+        sizes[axis] = (sizes[axis][0] * len(inputs), sizes[axis][1])
+        name = self.fresh()
+        names = ", ".join(v.name for v in inputs)
+        types = ", ".join(v.type for v in inputs)
+        return self.value(
+            f"{name} = tensor.concat dim({axis}) {names} : ({types}) -> {{r}}",
+            name,
+            self.result_dims(sizes),
+            x.dtype,
+            exact=all(v.exact for v in inputs),
+            bound=max(v.bound for v in inputs),
+            frac=max(v.frac for v in inputs),
+            nonfinite=any(v.nonfinite for v in inputs),
+        )
+
+    def op_slice(self) -> Value | None:
+        """`extract_slice` of a dim whose size has an even coefficient: either half
+        (offsets and sizes from `tensor.dim` arithmetic), or every other element."""
+        x = self.operand(["f32", "f32", "i32", "i1", "f16"], min_rank=1)
+        axes = [a for a in range(x.rank) if x.sizes[a][0] % 2 == 0]
+        if not axes:
+            return None
+        axis = self.pick(axes)
+        half = (x.sizes[axis][0] // 2, x.sizes[axis][1])
+        how = self.pick(["first", "second", "even", "odd"])
+        offsets = ["0"] * x.rank
+        sizes = [d.text if d.static else self.index(d.size) for d in x.dims]
+        strides = ["1"] * x.rank
+        sizes[axis] = str(half[0]) if not half[1] else self.index(half)
+        if how == "second":
+            offsets[axis] = str(half[0]) if not half[1] else self.index(half)
+        elif how in ("even", "odd"):
+            offsets[axis], strides[axis] = ("0" if how == "even" else "1"), "2"
+        dims = list(x.sizes)
+        dims[axis] = half
+        name = self.fresh()
+        lists = " ".join(f"[{', '.join(parts)}]" for parts in (offsets, sizes, strides))
+        return self.layout(
+            f"{name} = tensor.extract_slice {x.name}{lists} : {x.type} to {{r}}",
+            name,
+            x,
+            self.result_dims(dims),
         )
 
     def op_transpose(self) -> Value | None:

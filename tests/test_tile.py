@@ -163,11 +163,11 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Launch]]:
     real_launch = tile_interpreter.launch
 
     def measured(
-        kernel: tile.KernelOp, inputs: Sequence[Any], cores: int | None = None
+        kernel: tile.KernelOp, inputs: Sequence[Any], cores: int | None = None, known: Any = None
     ) -> list[Any]:
         cube = kernel.kind.data != "vector"
         seen.append(Launch(kernel.sym_name.data, peak_live_bytes(kernel, inputs), cube))
-        return real_launch(kernel, inputs, cores)
+        return real_launch(kernel, inputs, cores, known)
 
     monkeypatch.setattr(tile_interpreter, "launch", measured)
     yield seen
