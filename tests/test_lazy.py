@@ -76,6 +76,13 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[int], list[Any]]]] = {
         lambda n: [normal(n, 4, dtype=np.float16)],
     ),
     "clip_cast": (lambda x: np.clip(x * 3, -1.5, 1.5).astype(np.int32), lambda n: [normal(n)]),
+    "argmax": (lambda x: np.argmax(x * 2, axis=1) + x.argmin(), lambda n: [normal(n, 9)]),
+    "cumsum": (lambda x: np.cumsum(x * 2, axis=0) + np.cumprod(x, 1), lambda n: [normal(n, 3)]),
+    "any_all": (lambda x: np.any(x > 1, axis=1) & (x < 3).all(), lambda n: [normal(n, 5)]),
+    "lookup": (
+        lambda table, ids: layernorm(np.take(table, ids, axis=0), 1.0, 0.0),
+        lambda n: [normal(11, 8), np.arange(2 * n, dtype=np.int64).reshape(2, n) % 11],
+    ),
 }
 
 
@@ -169,7 +176,7 @@ def test_unsupported_calls_run_in_numpy_and_recording_resumes() -> None:
     norm = np.linalg.norm(x, axis=1)
     picked = x[[0, 2, 5]]  # advanced indexing
     order = x.argsort(axis=1)
-    out = lazy.asarray(np.empty_like(a))
+    out: Any = lazy.asarray(np.empty_like(a))
     returned = np.add(x, 1, out=out)
     close(norm, np.linalg.norm(a, axis=1))
     close(picked, a[[0, 2, 5]])
@@ -249,7 +256,7 @@ def test_a_loop_that_never_syncs_runs_in_bounded_segments() -> None:
 
 
 def test_a_loop_keeps_no_history_alive() -> None:
-    x = np.tanh(lazy.asarray(normal(3, 3))) + 1
+    x: Any = np.tanh(lazy.asarray(normal(3, 3))) + 1
     first = weakref.ref(x.numpy())
     for _ in range(3):
         x = x + 1

@@ -139,7 +139,7 @@ MODULES: dict[str, tuple[Callable[[], Any], Callable[[int, int], Any], float]] =
     "gpt_block": (Block, lambda b, t: floats(b, t, 32), 0.9),
     "swiglu": (SwiGLU, lambda b, t: floats(b, t, 32), 0.9),
     "rotary": (Rotary, lambda b, t: floats(b, t, 16), 0.6),
-    "embedding": (Embedding, lambda b, t: torch.randint(0, 50, (b, t)), 0.4),
+    "embedding": (Embedding, lambda b, t: torch.randint(0, 50, (b, t)), 0.8),
     "mmoe": (MMoE, lambda b, t: torch.randn(b * t, 16), 0.9),
 }
 """Per module: how to build it, an input for batch b and length t, and the share of

@@ -184,6 +184,27 @@ class LazyArray(NDArrayOperatorsMixin):
     def std(self, *args: Any, **kwargs: Any) -> Any:
         return dispatch(np.std, (self, *args), kwargs)
 
+    def argmax(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.argmax, (self, *args), kwargs)
+
+    def argmin(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.argmin, (self, *args), kwargs)
+
+    def cumsum(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.cumsum, (self, *args), kwargs)
+
+    def cumprod(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.cumprod, (self, *args), kwargs)
+
+    def any(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.any, (self, *args), kwargs)
+
+    def all(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.all, (self, *args), kwargs)
+
+    def take(self, *args: Any, **kwargs: Any) -> Any:
+        return dispatch(np.take, (self, *args), kwargs)
+
     def __getattr__(self, name: str) -> Any:
         """Any other attribute of ndarray: the value's (a sync point), and a method's
         array results are lazy again."""

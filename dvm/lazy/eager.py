@@ -27,7 +27,8 @@ def nary(node: Node, xs: list[Array]) -> Array:
 
 def reduce(node: Node, xs: list[Array]) -> Array:
     kind, axes, keepdims = node.params
-    function = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+    function = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+                "any": np.any, "all": np.all}  # fmt: skip
     return function[kind](xs[0], axis=axes, keepdims=keepdims)
 
 
@@ -45,7 +46,7 @@ def slice_(node: Node, xs: list[Array]) -> Array:
     return xs[0][tuple(key)]
 
 
-RUNNERS: dict[str, Callable[[Node, list[Array]], Array]] = {
+RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "unary": lambda node, xs: FUNCTIONS[node.params[0]](xs[0]),
     "nary": nary,
     "convert": lambda node, xs: xs[0].astype(node.dtype),
@@ -57,6 +58,11 @@ RUNNERS: dict[str, Callable[[Node, list[Array]], Array]] = {
     "expand": lambda node, xs: np.reshape(xs[0], node.shape),
     "extract_slice": slice_,
     "concat": lambda node, xs: np.concatenate(xs, axis=node.params[0]),
+    "argmax": lambda node, xs: np.argmax(xs[0], axis=node.params[0], keepdims=node.params[1]),
+    "argmin": lambda node, xs: np.argmin(xs[0], axis=node.params[0], keepdims=node.params[1]),
+    "cumsum": lambda node, xs: np.cumsum(xs[0], axis=node.params[0]),
+    "cumprod": lambda node, xs: np.cumprod(xs[0], axis=node.params[0]),
+    "take": lambda node, xs: np.take(xs[0], xs[1], axis=node.params[0]),
 }
 
 

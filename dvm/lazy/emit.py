@@ -177,6 +177,26 @@ def emit_concat(e: Emitter, node: Node) -> None:
     )
 
 
+def emit_arg_reduce(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    axis, keepdims = node.params
+    attrs = f"{{axis = {axis}, keepdims = {str(keepdims).lower()}}}"
+    e.put(node, f"tensor.{node.op} {e.name(source)} {attrs} : {e.type(source)} -> {e.type(node)}")
+
+
+def emit_scan(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    attrs = f"{{axis = {node.params[0]}, exclusive = false, reverse = false}}"
+    e.put(node, f"tensor.{node.op} {e.name(source)} {attrs} : {e.type(source)} -> {e.type(node)}")
+
+
+def emit_take(e: Emitter, node: Node) -> None:
+    e.put(
+        node,
+        f"tensor.take {operand_names(e, node)} dim({node.params[0]}) : {operand_types(e, node)}",
+    )
+
+
 EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "unary": emit_unary,
     "nary": emit_nary,
@@ -189,5 +209,10 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "expand": emit_expand,
     "extract_slice": emit_slice,
     "concat": emit_concat,
+    "argmax": emit_arg_reduce,
+    "argmin": emit_arg_reduce,
+    "cumsum": emit_scan,
+    "cumprod": emit_scan,
+    "take": emit_take,
 }
 """How each recorded op is written (`Node.op` -> its emitter)."""

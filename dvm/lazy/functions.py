@@ -224,6 +224,20 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.broadcast_to: broadcast_to,
     np.concatenate: concatenate, np.stack: stack, np.round: round_, np.around: round_,
     np.dot: dot,
+    np.argmax: lambda a, axis=None, out=None, keepdims=False: None if out is not None
+    else numpy_api.arg_reduction("argmax", a, axis, keepdims),
+    np.argmin: lambda a, axis=None, out=None, keepdims=False: None if out is not None
+    else numpy_api.arg_reduction("argmin", a, axis, keepdims),
+    np.cumsum: lambda a, axis=None, dtype=None, out=None: None if dtype or out is not None
+    else numpy_api.cumulative("cumsum", a, axis),
+    np.cumprod: lambda a, axis=None, dtype=None, out=None: None if dtype or out is not None
+    else numpy_api.cumulative("cumprod", a, axis),
+    np.any: lambda a, axis=None, out=None, keepdims=False, **rest: None if out is not None or rest
+    else numpy_api.logical_reduction("any", a, axis, keepdims),
+    np.all: lambda a, axis=None, out=None, keepdims=False, **rest: None if out is not None or rest
+    else numpy_api.logical_reduction("all", a, axis, keepdims),
+    np.take: lambda a, indices, axis=None, out=None, mode="raise": None
+    if out is not None or mode != "raise" else numpy_api.take(a, indices, axis),
     np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
     np.zeros_like: like(lambda shape, dtype: np.zeros(shape, dtype)),
     np.ones_like: like(lambda shape, dtype: np.ones(shape, dtype)),

@@ -357,3 +357,66 @@ def dialect_op(name: str, inputs: Sequence[Node]) -> Node | None:
     if not accepts(KINDS[name], dtype):
         return None
     return record.elementwise(name, inputs, dtype)
+
+
+# -- index reductions, scans, take --------------------------------------------------
+
+
+def flattened(x: Node, axis: Any) -> tuple[Node, int] | None:
+    """`x` and the axis to work along: a reshape to one dim for `axis=None`."""
+    if axis is None:
+        flat = record.reshape(x, (int(np.prod(x.shape, dtype=np.int64)),))
+        return None if flat is None else (flat, 0)
+    axes = normalized_axes(axis, x.ndim) if isinstance(axis, int | np.integer) else None
+    return None if axes is None else (x, axes[0])
+
+
+def arg_reduction(kind: str, x: Operand, axis: Any = None, keepdims: bool = False) -> Node | None:
+    """numpy's `argmax`/`argmin` (int64 indices; numpy raises for an empty axis)."""
+    if not isinstance(x, Node) or x.dtype == BOOL or not isinstance(keepdims, bool):
+        return None
+    found = flattened(x, axis)
+    if found is None or found[0].shape[found[1]] == 0 or (axis is None and keepdims):
+        return None
+    return record.arg_reduce(kind, found[0], found[1], keepdims)
+
+
+def cumulative(kind: str, x: Operand, axis: Any = None) -> Node | None:
+    """numpy's `cumsum`/`cumprod`, in its dtypes (small integers in int64)."""
+    if not isinstance(x, Node) or not is_supported(x.dtype):
+        return None
+    found = flattened(x, axis)
+    if found is None:
+        return None
+    source, along = found
+    if source.dtype.kind in "biu" and source.dtype.itemsize < 8:
+        source = record.convert(source, UINT64 if source.dtype.kind == "u" else INT64)
+    return record.scan(kind, source, along)
+
+
+def logical_reduction(
+    kind: str, x: Operand, axis: Any = None, keepdims: bool = False
+) -> Node | None:
+    """numpy's `any`/`all`: each element read as a bool."""
+    if not isinstance(x, Node) or not is_supported(x.dtype) or not isinstance(keepdims, bool):
+        return None
+    axes = normalized_axes(axis, x.ndim)
+    if axes is None:
+        return None
+    truth = x if x.dtype == BOOL else record.convert(x, BOOL)
+    return record.reduce(kind, truth, axes, keepdims, BOOL) if axes else truth
+
+
+def take(a: Operand, indices: Operand, axis: Any = None) -> Node | None:
+    """numpy's `take` with an index array known now, every index in range (numpy's
+    negative indices and its errors run in numpy)."""
+    if not isinstance(a, Node) or not isinstance(indices, Node) or indices.value is None:
+        return None
+    ids = indices.value
+    found = flattened(a, axis)
+    if found is None or ids.dtype.kind not in "iu" or ids.dtype.itemsize < 4:
+        return None
+    source, along = found
+    if ids.size and not (ids.min() >= 0 and ids.max() < source.shape[along]):
+        return None
+    return record.take(source, indices, along)

@@ -238,3 +238,22 @@ def concat(operands: Sequence[Node], axis: int) -> Node | None:
     static = list(broadcast_static(*(o.static for o in operands)))
     static[axis] = None
     return record("concat", operands, (axis,), tuple(shape), first.dtype, tuple(static))
+
+
+def arg_reduce(kind: str, x: Node, axis: int, keepdims: bool) -> Node:
+    """`argmax` or `argmin` along `axis` (int64 indices, the first on ties)."""
+    shape = tuple(1 if a == axis else d for a, d in enumerate(x.shape) if keepdims or a != axis)
+    static = tuple(1 if a == axis else s for a, s in enumerate(x.static) if keepdims or a != axis)
+    return record(kind, [x], (axis, keepdims), shape, np.dtype(np.int64), static)
+
+
+def scan(kind: str, x: Node, axis: int) -> Node:
+    """`cumsum` or `cumprod` along `axis`, in `x`'s dtype."""
+    return record(kind, [x], (axis,), x.shape, x.dtype, x.static)
+
+
+def take(x: Node, indices: Node, axis: int) -> Node:
+    """numpy's `take` along `axis` with an index array of any rank."""
+    shape = (*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :])
+    static = (*x.static[:axis], *indices.static, *x.static[axis + 1 :])
+    return record("take", [x, indices], (axis,), shape, x.dtype, static)

@@ -239,6 +239,23 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
     return x.astype(DTYPES[dtype]) if dtype is not None else x.copy()
 
 
+def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
+    return needs(np.take(lazy(weight), lazy(indices), axis=0))
+
+
+def cumsum(x: Any, dim: int, dtype: Any = None) -> Any:
+    if dtype is not None:
+        raise Unsupported("cumsum with a dtype")
+    return needs(np.cumsum(lazy(x), axis=int(dim)))
+
+
+def arg_reduction(function: Callable[..., Any]) -> Handler:
+    def handler(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        return needs(function(lazy(x), axis=dim, keepdims=keepdim))
+
+    return handler
+
+
 def identity(x: Any, *args: Any, **kwargs: Any) -> Any:
     return lazy(x)
 
@@ -275,6 +292,8 @@ HANDLERS: dict[str, Handler] = {
     "split_with_sizes": split_with_sizes, "split": split, "cat": cat,
     "clone": lambda x, **kw: lazy(x).copy(), "_to_copy": to_copy,
     "sym_size": lambda x, axis: lazy(x).shape[axis], "sym_numel": lambda x: lazy(x).size,
+    "embedding": embedding, "cumsum": cumsum,
+    "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
     "alias": identity, "detach": identity, "lift_fresh_copy": lambda x: lazy(x).copy(),
 }  # fmt: skip
 """The ATen ops that record, by name."""
