@@ -59,7 +59,7 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from dvm.dialects.elementwise import ELEMENTWISE, ElementwiseSpec
@@ -220,6 +220,7 @@ class UnaryOp(IRDLOperation, ABC):
     result = result_def(T)
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input)"
+    SYNTAX: ClassVar = "{name} %x : tensor<...> (the result has the operand's type)"
 
     SPEC: ClassVar[ElementwiseSpec]
     """The op's row of the op table."""
@@ -240,6 +241,7 @@ class PredicateOp(IRDLOperation, ABC):
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    SYNTAX: ClassVar = "{name} %x : tensor<...xT> -> tensor<...xi1>"
 
     SPEC: ClassVar[ElementwiseSpec]
     """The op's row of the op table."""
@@ -285,6 +287,7 @@ class BinaryOp(ElementwiseOp, ABC):
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    SYNTAX: ClassVar = "{name} %a, %b : (tensor<...>, tensor<...>) -> tensor<...>"
 
     SPEC: ClassVar[ElementwiseSpec]
     """The op's row of the op table."""
@@ -319,7 +322,32 @@ def elementwise_class(spec: ElementwiseSpec) -> type[IRDLOperation]:
         "SPEC": spec,
     }
     class_name = "".join(part.capitalize() for part in spec.name.split("_")) + "Op"
-    return irdl_op_definition(cast(type[IRDLOperation], type(class_name, (base,), namespace)))
+    op = irdl_op_definition(cast(type[IRDLOperation], type(class_name, (base,), namespace)))
+    return with_syntax_in_errors(op, base.SYNTAX.format(name=op.name))
+
+
+def with_syntax_in_errors(op: type[IRDLOperation], syntax: str) -> type[IRDLOperation]:
+    """`op`, whose parse errors say what its syntax is. A type after a unary op's
+    operand type (`-> tensor<...>`) is an error here, where the parser would
+    otherwise fail later, at the block, with no word of the op."""
+    parse_format = op.parse
+
+    def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+        try:
+            parsed = parse_format(parser)
+        except ParseError as error:
+            if not error.msg.startswith("Expected"):  # not the syntax: a type, a name
+                raise
+            raise ParseError(error.span, f"{error.msg}: the syntax is `{syntax}`") from None
+        arrow = parser.pos
+        if issubclass(cls, UnaryOp) and parser.parse_optional_punctuation("->") is not None:
+            parser.raise_error(
+                f"'{cls.name}' names no result type: the syntax is `{syntax}`", arrow, parser.pos
+            )
+        return parsed
+
+    op.parse = classmethod(parse)  # pyright: ignore[reportAttributeAccessIssue]
+    return op
 
 
 ELEMENTWISE_OPS: dict[str, type[IRDLOperation]] = {

@@ -238,3 +238,34 @@ def test_interpreting_a_call_that_never_returns() -> None:
     text = function(f"  %y = func.call @main(%x) : ({T}) -> {T}\n  func.return %y : {T}")
     with pytest.raises(ExecutionError, match=r"@main: calls \(func.call\) nest deeper"):
         dvm.interpret(text, np.ones((2, 4), np.float32))
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (
+            "%e = tensor.exp %x : tensor<?xf32> -> tensor<?xf32>",
+            "'tensor.exp' names no result type: the syntax is `tensor.exp %x : tensor<...>",
+        ),
+        (
+            "%e = tensor.add %x, %x : tensor<?xf32>",
+            "the syntax is `tensor.add %a, %b : (tensor<...>, tensor<...>) -> tensor<...>`",
+        ),
+        (
+            "%e = tensor.isnan %x : tensor<?xf32>",
+            "the syntax is `tensor.isnan %x : tensor<...xT> -> tensor<...xi1>`",
+        ),
+    ],
+)
+def test_an_elementwise_op_in_the_wrong_syntax_is_told_its_syntax(line: str, says: str) -> None:
+    source = "\n".join(
+        [
+            "func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {",
+            f"  {line}",
+            "  func.return %x : tensor<?xf32>",
+            "}",
+        ]
+    )
+    with pytest.raises(ParseError) as error:
+        dvm.parse(source)
+    assert says in str(error.value)

@@ -12,7 +12,7 @@ func.func @unknown_op(%a: tensor<4xf32>) {
 // -----
 
 func.func @missing_operand_type(%a: tensor<4xi32>, %b: tensor<4xi32>) {
-  // CHECK: :[[# @LINE + 1]]:29: error: Expected 2 operand types, but got 1{{$}}
+  // CHECK: :[[# @LINE + 1]]:29: error: Expected 2 operand types, but got 1: the syntax is `tensor.add %a, %b : (tensor<...>, tensor<...>) -> tensor<...>`{{$}}
   %r = tensor.add %a, %b : (tensor<4xi32>) -> tensor<4xi32>
   func.return
 }
