@@ -1,6 +1,8 @@
 # Two entry points, each doing its own set-up in .venv:
 #   make demo   compile and run an example end to end, showing each level
 #   make test   lint, type check and the whole test suite
+#   make test-quick   the tutorial, the exercises and the dialect's tests (under a minute;
+#               the exercises' solutions run in `make test`)
 # and `make docs`, which rewrites the op tables in docs/ from the op table
 # (dialects/elementwise.py) and the ISA table (vm/isa.py).
 PYTHON ?= python3
@@ -11,7 +13,7 @@ BIN := $(VENV)/bin
 # the dependency on the package folders (their mtime changes on add/remove).
 PACKAGES := dvm dvm/lazy dvm/torch dvm/tools dialects passes lowering vm
 
-.PHONY: demo test docs lint typecheck pytest install clean
+.PHONY: demo test test-quick docs lint typecheck pytest install clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +42,11 @@ pytest: install
 	$(BIN)/pytest -q -n 2
 
 test: lint typecheck pytest
+
+QUICK_TESTS := tests/test_tutorial.py tests/tutorial tests/test_dialect.py tests/test_diagnostics.py
+
+test-quick: install
+	$(BIN)/pytest -q -n 2 -p no:randomly $(QUICK_TESTS) -k "not solution_solves"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
