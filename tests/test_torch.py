@@ -131,6 +131,32 @@ class MMoE(nn.Module):
         return torch.cat(outs, dim=-1)
 
 
+class BertLayer(nn.Module):
+    """A BERT encoder layer: bidirectional attention under a padding mask (additive,
+    from a 0/1 mask as Hugging Face builds it), residual LayerNorms, a GELU FFN."""
+
+    def __init__(self, d: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ffn = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x: Any) -> Any:
+        b, t, c = x.shape
+        mask = torch.ones(b, t)
+        mask[:, -1:] = 0  # the last token is padding
+        bias = (1.0 - mask[:, None, None, :]) * torch.finfo(x.dtype).min
+
+        def heads(y: Any) -> Any:
+            return y.view(b, t, self.heads, c // self.heads).permute(0, 2, 1, 3)
+
+        scores = heads(self.q(x)) @ heads(self.k(x)).transpose(-1, -2) / math.sqrt(c // self.heads)
+        context = (F.softmax(scores + bias, dim=-1) @ heads(self.v(x))).permute(0, 2, 1, 3)
+        x = self.ln1(x + self.o(context.reshape(b, t, c)))
+        return self.ln2(x + self.ffn(x))
+
+
 def floats(b: int, t: int, d: int) -> Any:
     return torch.randn(b, t, d)
 
@@ -141,6 +167,7 @@ MODULES: dict[str, tuple[Callable[[], Any], Callable[[int, int], Any], float]] =
     "rotary": (Rotary, lambda b, t: floats(b, t, 16), 0.6),
     "embedding": (Embedding, lambda b, t: torch.randint(0, 50, (b, t)), 0.8),
     "mmoe": (MMoE, lambda b, t: torch.randn(b * t, 16), 0.9),
+    "bert_layer": (BertLayer, lambda b, t: floats(b, t, 32), 0.8),
 }
 """Per module: how to build it, an input for batch b and length t, and the share of
 its forward graph's ops that must run on dvm."""
