@@ -72,6 +72,70 @@ def mixed(values: Sequence[int | SSAValue]) -> tuple[list[int], list[SSAValue]]:
     return static, [v for v in values if isinstance(v, SSAValue)]
 
 
+def slice_operands(
+    offsets: Sequence[int | SSAValue],
+    sizes: Sequence[int | SSAValue],
+    strides: Sequence[int | SSAValue],
+) -> tuple[list[list[SSAValue]], dict[str, Attribute]]:
+    """A slice's `index` operands (offsets, sizes, strides) and its static lists."""
+    (so, do), (ss, ds), (st, dt) = mixed(offsets), mixed(sizes), mixed(strides)
+    properties: dict[str, Attribute] = {
+        "static_offsets": DenseArrayBase.from_list(i64, so),
+        "static_sizes": DenseArrayBase.from_list(i64, ss),
+        "static_strides": DenseArrayBase.from_list(i64, st),
+    }
+    return [do, ds, dt], properties
+
+
+def checked_slice_lists(
+    op: ExtractSliceOp | InsertSliceOp, shaped: TensorType[Attribute]
+) -> list[list[int]]:
+    """The static offsets, sizes and strides of the slice `op` makes of `shaped` (its
+    source, or an insert's destination), after the checks the verifier makes: one
+    entry per dim, an `index` operand per `?`, and what the constants decide."""
+    shape = shaped.get_shape()
+    lists = {
+        "offsets": (op.static_offsets.get_values(), op.offsets),
+        "sizes": (op.static_sizes.get_values(), op.sizes),
+        "strides": (op.static_strides.get_values(), op.strides),
+    }
+    for what, (static, dynamic) in lists.items():
+        if len(static) != len(shape):
+            raise VerifyException(
+                f"'{op.name}' has {len(static)} {what} for rank-{len(shape)} {shaped}"
+            )
+        if static.count(DYN) != len(dynamic):
+            raise VerifyException(
+                f"'{op.name}' {what} have {static.count(DYN)} dynamic entries "
+                f"but {len(dynamic)} index operands"
+            )
+    offsets, sizes, strides = (list(lists[k][0]) for k in ("offsets", "sizes", "strides"))
+    for axis, (dim, o, n, s) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
+        check_static_bounds(op.name, shaped, axis, dim, o, n, s)
+    return [offsets, sizes, strides]
+
+
+def check_static_bounds(
+    name: str, shaped: TensorType[Attribute], axis: int, dim: int, o: int, n: int, s: int
+) -> None:
+    """What the constants already decide: no negative offset or size, a stride of at
+    least 1, and a slice inside a static dim."""
+    where = f"at axis {axis} of {shaped}"
+    if o != DYN and o < 0:
+        raise VerifyException(f"'{name}' offset {o} is negative {where}")
+    if n != DYN and n < 0:
+        raise VerifyException(f"'{name}' size {n} is negative {where}")
+    if s != DYN and s < 1:
+        raise VerifyException(f"'{name}' stride {s} is not positive {where}")
+    if DYN in (dim, o, n, s):
+        return
+    end = o + (n - 1) * s + 1 if n else o
+    if end > dim:
+        raise VerifyException(
+            f"'{name}' slice [offset {o}, size {n}, stride {s}] does not fit in dim {dim} {where}"
+        )
+
+
 @irdl_op_definition
 class ExtractSliceOp(IRDLOperation):
     """Upstream `tensor.extract_slice %t[offsets] [sizes] [strides] : T to R`.
@@ -107,15 +171,9 @@ class ExtractSliceOp(IRDLOperation):
         strides: Sequence[int | SSAValue],
         result_type: TensorType[Attribute],
     ):
-        (so, do), (ss, ds), (st, dt) = mixed(offsets), mixed(sizes), mixed(strides)
+        lists, properties = slice_operands(offsets, sizes, strides)
         super().__init__(
-            operands=[source, do, ds, dt],
-            result_types=[result_type],
-            properties={
-                "static_offsets": DenseArrayBase.from_list(i64, so),
-                "static_sizes": DenseArrayBase.from_list(i64, ss),
-                "static_strides": DenseArrayBase.from_list(i64, st),
-            },
+            operands=[source, *lists], result_types=[result_type], properties=properties
         )
 
     def verify_(self) -> None:
@@ -123,47 +181,8 @@ class ExtractSliceOp(IRDLOperation):
         check_element(self.name, "source", source.element_type, "any")
         if source.element_type != result.element_type:
             raise VerifyException(f"'{self.name}' changes the element type: {source} -> {result}")
-        shape = source.get_shape()
-        lists = {
-            "offsets": (self.static_offsets.get_values(), self.offsets),
-            "sizes": (self.static_sizes.get_values(), self.sizes),
-            "strides": (self.static_strides.get_values(), self.strides),
-        }
-        for what, (static, dynamic) in lists.items():
-            if len(static) != len(shape):
-                raise VerifyException(
-                    f"'{self.name}' has {len(static)} {what} for rank-{len(shape)} {source}"
-                )
-            if static.count(DYN) != len(dynamic):
-                raise VerifyException(
-                    f"'{self.name}' {what} have {static.count(DYN)} dynamic entries "
-                    f"but {len(dynamic)} index operands"
-                )
-        offsets, sizes, strides = (lists[k][0] for k in ("offsets", "sizes", "strides"))
-        for axis, (dim, o, n, s) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
-            self.check_static_bounds(source, axis, dim, o, n, s)
+        _, sizes, _ = checked_slice_lists(self, source)
         check_result_shape(self.name, sizes, result)
-
-    def check_static_bounds(
-        self, source: TensorType[Attribute], axis: int, dim: int, o: int, n: int, s: int
-    ) -> None:
-        """What the constants already decide: no negative offset or size, a stride
-        of at least 1, and a slice inside a static dim."""
-        where = f"at axis {axis} of {source}"
-        if o != DYN and o < 0:
-            raise VerifyException(f"'{self.name}' offset {o} is negative {where}")
-        if n != DYN and n < 0:
-            raise VerifyException(f"'{self.name}' size {n} is negative {where}")
-        if s != DYN and s < 1:
-            raise VerifyException(f"'{self.name}' stride {s} is not positive {where}")
-        if DYN in (dim, o, n, s):
-            return
-        end = o + (n - 1) * s + 1 if n else o
-        if end > dim:
-            raise VerifyException(
-                f"'{self.name}' slice [offset {o}, size {n}, stride {s}] "
-                f"does not fit in dim {dim} {where}"
-            )
 
 
 @irdl_op_definition
@@ -203,16 +222,12 @@ class InsertSliceOp(IRDLOperation):
         sizes: Sequence[int | SSAValue],
         strides: Sequence[int | SSAValue],
     ):
-        (so, do), (ss, ds), (st, dt) = mixed(offsets), mixed(sizes), mixed(strides)
+        lists, properties = slice_operands(offsets, sizes, strides)
         dest_value = SSAValue.get(dest)
         super().__init__(
-            operands=[source, dest_value, do, ds, dt],
+            operands=[source, dest_value, *lists],
             result_types=[dest_value.type],
-            properties={
-                "static_offsets": DenseArrayBase.from_list(i64, so),
-                "static_sizes": DenseArrayBase.from_list(i64, ss),
-                "static_strides": DenseArrayBase.from_list(i64, st),
-            },
+            properties=properties,
         )
 
     def verify_(self) -> None:
@@ -220,26 +235,7 @@ class InsertSliceOp(IRDLOperation):
         check_element(self.name, "destination", dest.element_type, "any")
         if source.element_type != dest.element_type:
             raise VerifyException(f"'{self.name}' changes the element type: {source} into {dest}")
-        shape = dest.get_shape()
-        lists = {
-            "offsets": (self.static_offsets.get_values(), self.offsets),
-            "sizes": (self.static_sizes.get_values(), self.sizes),
-            "strides": (self.static_strides.get_values(), self.strides),
-        }
-        for what, (static, dynamic) in lists.items():
-            if len(static) != len(shape):
-                raise VerifyException(
-                    f"'{self.name}' has {len(static)} {what} for rank-{len(shape)} {dest}"
-                )
-            if static.count(DYN) != len(dynamic):
-                raise VerifyException(
-                    f"'{self.name}' {what} have {static.count(DYN)} dynamic entries "
-                    f"but {len(dynamic)} index operands"
-                )
-        offsets, sizes, strides = (lists[k][0] for k in ("offsets", "sizes", "strides"))
-        bounds = ExtractSliceOp.check_static_bounds
-        for axis, (dim, o, n, s) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
-            bounds(self, dest, axis, dim, o, n, s)  # type: ignore[arg-type]
+        _, sizes, _ = checked_slice_lists(self, dest)
         got = source.get_shape()
         if len(got) != len(sizes) or any(
             DYN not in (g, n) and g != n for g, n in zip(got, sizes, strict=True)
