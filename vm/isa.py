@@ -430,6 +430,19 @@ INDEX_ROWS: tuple[OpDef, ...] = (
 """The index instructions (`tensor.iota`, ...)."""
 
 
+GROUPED_MATMUL_ROWS = (
+    OpDef(
+        0xD8,
+        "gmma",
+        Cat.GROUPED_MMA,
+        (("dst", _R), ("a", _R), ("b", _R), ("sizes", _R), ("rows", Kind.VIEW)),
+        doc="dst[i] = a[i] @ b[g], g the group of row i (rows from the rows view's tile "
+        "start, in consecutive groups of `sizes` rows; zero past them)",
+    ),
+)
+"""The grouped matmul's instruction (its own block: 0xd8-0xdb)."""
+
+
 def _build_table() -> tuple[OpDef, ...]:
     """All rows: the control rows here, then the elementwise ones of `UNARY_OPS` and
     `BINARY_OPS` (a binary op in its three forms)."""
@@ -497,14 +510,7 @@ def _build_table() -> tuple[OpDef, ...]:
         ),
         OpDef(0x0B, "loop", Cat.LOOP, (("count", Kind.SLOT),), doc="repeat until endloop"),
         OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
-        OpDef(
-            0xD8,
-            "gmma",
-            Cat.GROUPED_MMA,
-            (("dst", _R), ("a", _R), ("b", _R), ("sizes", _R), ("rows", Kind.VIEW)),
-            doc="dst[i] = a[i] @ b[g], g the group of row i (rows from the rows view's tile "
-            "start, in consecutive groups of `sizes` rows; zero past them)",
-        ),
+        *GROUPED_MATMUL_ROWS,
         *INDEX_ROWS,
     ]
     rows += [elementwise_row(op, 0, "", Cat.UNARY, (("dst", _R), ("src", _R))) for op in UNARY_OPS]
