@@ -668,7 +668,7 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
         add("")
 
     # ---- goals
-    add("## Goals (issue 7), measured")
+    add("## Goals, measured")
     add("")
     caveat = contention_caveat(ws)
     if caveat:
