@@ -25,6 +25,7 @@ from torch import fx
 
 from dvm import lazy
 from dvm.lazy import LazyArray
+from dvm.lazy.stats import STATS
 from dvm.torch.aten import HANDLERS, Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
 
@@ -113,11 +114,11 @@ class GraphRunner:
             return target(*args, **kwargs)  # type: ignore[operator]
         name = op_name(target)
         handler = HANDLERS.get(name)
-        fell_back = lazy.stats()["fallbacks"]
+        fell_back = STATS.fallbacks.total()  # (not `lazy.stats()`: a copy per op)
         if handler is not None:
             try:
                 value = as_declared(node, handler(*args, **kwargs))
-                if lazy.stats()["fallbacks"] == fell_back:
+                if STATS.fallbacks.total() == fell_back:
                     self.count(name, True)
                     return value
             except Unsupported:
