@@ -163,48 +163,6 @@ class LazyArray(NDArrayOperatorsMixin):
     def copy(self) -> LazyArray:
         return LazyArray(record.convert(self._node, self.dtype))
 
-    def sum(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.sum, (self, *args), kwargs)
-
-    def mean(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.mean, (self, *args), kwargs)
-
-    def prod(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.prod, (self, *args), kwargs)
-
-    def max(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.max, (self, *args), kwargs)
-
-    def min(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.min, (self, *args), kwargs)
-
-    def var(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.var, (self, *args), kwargs)
-
-    def std(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.std, (self, *args), kwargs)
-
-    def argmax(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.argmax, (self, *args), kwargs)
-
-    def argmin(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.argmin, (self, *args), kwargs)
-
-    def cumsum(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.cumsum, (self, *args), kwargs)
-
-    def cumprod(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.cumprod, (self, *args), kwargs)
-
-    def any(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.any, (self, *args), kwargs)
-
-    def all(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.all, (self, *args), kwargs)
-
-    def take(self, *args: Any, **kwargs: Any) -> Any:
-        return dispatch(np.take, (self, *args), kwargs)
-
     def __getattr__(self, name: str) -> Any:
         """Any other attribute of ndarray: the value's (a sync point), and a method's
         array results are lazy again."""
@@ -235,6 +193,16 @@ for _name, _ufunc in {
 }.items():  # fmt: skip
     setattr(LazyArray, f"__{_name}__", operator_method(_ufunc))
     setattr(LazyArray, f"__r{_name}__", operator_method(_ufunc, reflected=True))
+
+
+def numpy_method(function: Any) -> Any:
+    """`x.name(...)` as numpy's `np.name(x, ...)`: recorded by its handler, or run."""
+    return lambda self, *args, **kwargs: dispatch(function, (self, *args), kwargs)
+
+
+for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "argmax", "argmin",
+              "cumsum", "cumprod", "any", "all", "take"):  # fmt: skip
+    setattr(LazyArray, _name, numpy_method(getattr(np, _name)))
 for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
                       "ge": np.greater_equal}.items():  # fmt: skip
     setattr(LazyArray, f"__{_name}__", operator_method(_ufunc))
