@@ -41,7 +41,7 @@ def test_the_filenames_of_functions_gone_are_used_again() -> None:
     functions, each dropped before the next, uses a few of them, not one each."""
     gc.collect()
     filenames = set()
-    for _ in range(50):
+    for _ in range(12):
         ratio = define(RATIO, "ratio", {}, "ratio: example")
         filenames.add(ratio.__code__.co_filename)
         del ratio
