@@ -14,6 +14,7 @@ The host function keeps its control flow and calls the kernels with
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -35,6 +36,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
+from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
 from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
@@ -165,7 +167,19 @@ def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
     for i in range(len(ops) + 1):
         live = [v for v in sizes if last_use[v] >= i and position.get(v.owner, -1) < i]  # type: ignore[arg-type]
         peak = max(peak, sum(sizes[v] for v in live))
-    return peak + widest, widest
+    # registers are reused only by tiles of their kind: a kernel mixing element
+    # types (an argmax's i64 indices beside its i32 values) may hold more than that
+    by_kind = kind_peaks(fusion, domain, lambda spans: spans >= full)
+    return max(peak + widest, by_kind), widest
+
+
+def tile_spans(domain: Domain, value: SSAValue) -> frozenset[int]:
+    """The axes a tile of `value` spans: an iota's only its own dim's (its register
+    is a row or a column, which no full-size tile reuses)."""
+    op = value.owner
+    if isinstance(op, IotaOp):
+        return frozenset(domain.placement[value][op.dim])
+    return spanned(domain, value)
 
 
 Kind = tuple[frozenset[int], Attribute]
@@ -180,12 +194,23 @@ def skipping_bytes(fusion: t.FusionOp, domain: Domain, chunks: bool = False) -> 
     that span every parallel axis (the others are negligible, as in
     `live_bytes`). With `chunks`, a reduction walks loops over chunks and
     holds an accumulator beside each chunk's partial result."""
+    return kind_peaks(fusion, domain, lambda spans: spans >= set(domain.parallel), chunks)
+
+
+def kind_peaks(
+    fusion: t.FusionOp,
+    domain: Domain,
+    counted: Callable[[frozenset[int]], bool],
+    chunks: bool = False,
+) -> int:
+    """The sum over register kinds of the most bytes per domain element that tiles of
+    that kind hold at once, over the tiles whose spans are `counted`."""
     ops, position, last_use = last_uses(fusion)
     kinds: dict[SSAValue, Kind] = {}
     for v in last_use:
         spans = spanned(domain, v)
-        if isinstance(v.type, TensorType) and spans and spans >= set(domain.parallel):
-            kinds[v] = (spans, v.type.element_type)
+        if isinstance(v.type, TensorType) and spans and counted(spans):
+            kinds[v] = (tile_spans(domain, v), v.type.element_type)
     peaks: dict[Kind, int] = {}
     for i in range(len(ops) + 1):
         alive = [v for v in kinds if position.get(v.owner, -1) < i <= last_use[v]]  # type: ignore[arg-type]
