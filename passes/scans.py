@@ -1,18 +1,34 @@
-"""Symbolic shapes of the ops of `dvm.dialects.scans` that no kernel holds: argmax
-and argmin drop (or keep as 1) their axis, cumsum and cumprod keep the shape,
-top_k puts k on its axis."""
+"""Symbolic shapes of the ops of `dvm.dialects.scans`: argmax and argmin drop (or
+keep as 1) their axis, cumsum and cumprod keep the shape, top_k puts k on its axis;
+and argmax and argmin rewritten as reductions that kernels hold (`fuse` does it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import sympy
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
+from dvm.dialects import tensor as t
+from dvm.dialects.expr import ExprAttr
+from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import ArgMaxOp, ArgMinOp, ArgReduceOp, CumProdOp, CumSumOp, ScanOp, TopKOp
-from dvm.passes.symbolic import Shape
+from dvm.passes.symbolic import SHAPE, VALUE, Shape, shape_attr, shape_of
 
 ONE = sympy.Integer(1)
+I1 = IntegerType(1)
+UI8 = IntegerType(8, Signedness.UNSIGNED)
 
 
 def scan_shapes(op: Operation, shape: Callable[[SSAValue], Shape]) -> list[list[sympy.Expr]]:
@@ -32,3 +48,89 @@ def scan_shapes(op: Operation, shape: Callable[[SSAValue], Shape]) -> list[list[
 
 SHAPED_OPS = (ArgMaxOp, ArgMinOp, CumSumOp, CumProdOp, TopKOp)
 """The ops `scan_shapes` knows."""
+
+
+def empty_axis_guard(op: ArgReduceOp, shape: Shape) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """`Min(n, 1) == 1` for an argmax's axis of size n that may be empty (there is no
+    index to return), None when it has elements."""
+    n = shape[op.reduced_axis]
+    return None if n.is_positive else (sympy.Min(n, ONE), ONE)
+
+
+def expand_arg_reductions(func: FuncOp) -> None:
+    """Rewrite each argmax and argmin of `func` (outside kernels) as reductions that
+    kernels hold, with the shapes `symbolic-shapes` gave it.
+
+    `argmax(x)` is `reduce_min(select(x == m or isnan(x), iota, MAX))` with
+    `m = reduce_max(x)`: the first index of the largest element, or of the first NaN
+    (a NaN makes `m` NaN, equal to nothing). Both reductions run over the same axis,
+    so the whole is one kernel whose reduced axis may be walked in chunks."""
+    found = [op for op in func.walk() if isinstance(op, ArgReduceOp)]
+    for op in found:
+        if not isinstance(op.parent_op(), t.KernelBodyOp):
+            expand_arg_reduction(op)
+
+
+def expand_arg_reduction(op: ArgReduceOp) -> None:
+    source, result = t.tensor_type(op.input), t.tensor_type(op.result)
+    shape = shape_of(op.input)
+    axis, index = op.reduced_axis, result.element_type
+    kept = [ONE if i == axis else d for i, d in enumerate(shape)]
+    kept_dims = [1 if i == axis else d for i, d in enumerate(source.get_shape())]
+    element = UI8 if t.is_bool(source.element_type) else source.element_type
+    new: list[Operation] = []
+
+    def add(made: Operation, dims: Sequence[sympy.Expr]) -> SSAValue:
+        made.attributes[SHAPE] = shape_attr(dims)
+        new.append(made)
+        return made.results[0]
+
+    def like(element: Attribute) -> TensorType[Attribute]:
+        return TensorType(element, source.get_shape())
+
+    x: SSAValue = op.input
+    if t.is_bool(source.element_type):  # the VM orders no i1: compare as ui8 (0 or 1)
+        x = add(t.ConvertOp.build(operands=[x], result_types=[like(UI8)]), shape)
+    extreme = t.ReduceMaxOp if isinstance(op, ArgMaxOp) else t.ReduceMinOp
+    m = add(extreme(x, [axis], True, TensorType(element, kept_dims)), kept)
+    candidate = add(elementwise("eq", [x, m], like(I1)), shape)
+    if t.is_float(source.element_type):
+        nan = add(elementwise("isnan", [x], like(I1)), shape)
+        candidate = add(elementwise("logical_or", [candidate, nan], like(I1)), shape)
+    dynamic = [i for i, d in enumerate(source.get_shape()) if d == t.DYN]
+    positions = add(
+        IotaOp(axis, [dim_value(op.input, i, new) for i in dynamic], like(index)), [*shape]
+    )
+    assert isinstance(index, IntegerType)
+    largest = (1 << (index.width.data - 1)) - 1  # above every index: never the minimum
+    fill = add(
+        arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(index, []), [largest])), []
+    )
+    chosen = add(
+        t.SelectOp.build(operands=[candidate, positions, fill], result_types=[like(index)]), shape
+    )
+    reduced = add(t.ReduceMinOp(chosen, [axis], op.keeps_dims, result), shape_of(op.result))
+    Rewriter.replace_op(op, new, [reduced])
+
+
+def elementwise(name: str, operands: Sequence[SSAValue], result: Attribute) -> Operation:
+    return t.ELEMENTWISE_OPS[name].build(operands=list(operands), result_types=[result])
+
+
+def dim_value(source: SSAValue, axis: int, new: list[Operation]) -> SSAValue:
+    """`tensor.dim` of a function argument of the same size as axis `axis` of
+    `source` (one of `source`, which a kernel may make, would keep the iota out of
+    that kernel), with the value `symbolic-shapes` gives it."""
+    size = shape_of(source)[axis]
+    func = source.owner.parent_op() if isinstance(source, BlockArgument) else source.owner
+    while func is not None and not isinstance(func, FuncOp):
+        func = func.parent_op()
+    for arg in func.body.block.args if func is not None else ():
+        if isinstance(arg.type, TensorType) and size in shape_of(arg):
+            source, axis = arg, list(shape_of(arg)).index(size)
+            break
+    position = arith.ConstantOp(IntegerAttr(axis, IndexType()))
+    dim = t.DimOp(source, position)
+    dim.attributes[VALUE] = ExprAttr(size)
+    new += [position, dim]
+    return dim.result

@@ -50,10 +50,10 @@ from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, 
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
-from dvm.dialects.scans import BOOL_REDUCE_OPS
+from dvm.dialects.scans import BOOL_REDUCE_OPS, ArgReduceOp
 from dvm.passes.data_movement import SLICE, pad_shape, slice_shape
 from dvm.passes.errors import ProgramError, describe
-from dvm.passes.scans import SHAPED_OPS, scan_shapes
+from dvm.passes.scans import SHAPED_OPS, empty_axis_guard, scan_shapes
 from dvm.passes.shape_ops import SHAPE_OPS_WITH_RULES, shape_op_shape
 from dvm.passes.symbolic import (
     ARG_VALUES,
@@ -446,6 +446,8 @@ class ShapeInference:
         self.slices[op] = (offsets, strides)
 
     def scan(self, op: Operation) -> None:
+        if isinstance(op, ArgReduceOp) and (guard := empty_axis_guard(op, self.shape(op.input))):
+            self.unifier.require_equal(*guard, GuardKind.EQUAL, op)
         for index, shape in enumerate(scan_shapes(op, self.shape)):
             self.set_result(op, shape, index)
 

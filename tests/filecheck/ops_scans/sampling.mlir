@@ -2,9 +2,10 @@
 // RUN: dvm-opt %s | dvm-opt | filecheck %s --check-prefix=ROUND
 
 // A sampling step: softmax, the greedy token, and a top-p mask over the 8 most
-// probable tokens. The softmax is one vector kernel; argmax, top_k and cumsum
-// run on the host between kernels (no kernel holds them); the mask and its
-// renormalization are a second vector kernel.
+// probable tokens. The softmax and the argmax are one vector kernel (the argmax
+// as a max, a compare with an iota and a min over the same axis); top_k and
+// cumsum run on the host between kernels (no kernel holds them); the mask and
+// its renormalization are a second vector kernel.
 
 func.func @sample(%logits: tensor<?x?xf32>, %top_p: tensor<f32>)
     -> (tensor<?xi64>, tensor<?x8xf32>, tensor<?x8xi64>) {
@@ -27,14 +28,21 @@ func.func @sample(%logits: tensor<?x?xf32>, %top_p: tensor<f32>)
   func.return %greedy, %nucleus, %tokens : tensor<?xi64>, tensor<?x8xf32>, tensor<?x8xi64>
 }
 
-// CHECK:      %probs = tensor.fusion vector (%logits) {{.*}}dvm.reduced = [1 : i64]
+// CHECK:      %probs, %greedy{{.*}} = tensor.fusion vector (%logits, {{.*}}dvm.reduced = [1 : i64]
 // CHECK:        tensor.reduce_max
 // CHECK-NEXT:   tensor.sub
 // CHECK-NEXT:   tensor.exp
 // CHECK-NEXT:   tensor.reduce_sum
 // CHECK-NEXT:   tensor.div
+// CHECK-NEXT:   tensor.reduce_max
+// CHECK-NEXT:   tensor.eq
+// CHECK-NEXT:   tensor.isnan
+// CHECK-NEXT:   tensor.logical_or
+// CHECK-NEXT:   tensor.iota dim(1)
+// CHECK-NEXT:   tensor.select
+// CHECK-NEXT:   tensor.reduce_min
 // CHECK-NEXT:   tensor.yield
-// CHECK:      %greedy = tensor.argmax %probs {dvm.shape = #dvm.shape<logits_0>
+// CHECK-NEXT: }
 // CHECK-NEXT: %top, %tokens = tensor.top_k %probs {dvm.shapes = [#dvm.shape<logits_0, 8>, #dvm.shape<logits_0, 8>]
 // CHECK-NEXT: %before = tensor.cumsum %top {dvm.shape = #dvm.shape<logits_0, 8>
 // CHECK-NEXT: %nucleus = tensor.fusion vector (%before, %top_p, %top)
