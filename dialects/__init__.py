@@ -44,12 +44,14 @@ def _tile() -> Dialect:
 
 def tile_dialect() -> Dialect:
     """The `tile` dialect: the ops of `dvm.dialects.tile`, the index ops' tile ops
-    (`dvm.dialects.index_ops`) and the grouped matmul's (`dvm.dialects.grouped_matmul`)."""
+    (`dvm.dialects.index_ops`), the grouped matmul's (`dvm.dialects.grouped_matmul`) and
+    the scans' (`dvm.dialects.scans`)."""
     from dvm.dialects.grouped_matmul import TILE_GROUPED_MATMUL_OPS
     from dvm.dialects.index_ops import INDEX_TILE_OPS
+    from dvm.dialects.scans import SCAN_TILE_OPS
     from dvm.dialects.tile import Tile
 
-    ops = [*Tile.operations, *INDEX_TILE_OPS, *TILE_GROUPED_MATMUL_OPS]
+    ops = [*Tile.operations, *INDEX_TILE_OPS, *TILE_GROUPED_MATMUL_OPS, *SCAN_TILE_OPS]
     return Dialect("tile", ops, list(Tile.attributes))
 
 

@@ -10,7 +10,8 @@
 - `tensor.top_k` along one axis with a constant k: the k largest elements in
   descending order and their indices, ties by the lower index first.
 
-They are registered with the dialect's other ops (`dvm.dialects.tensor_dialect`).
+They are registered with the dialect's other ops (`dvm.dialects.tensor_dialect`);
+`tile.scan`, the tile op a cumsum or cumprod kernel runs, with the tile dialect's.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, IntegerType, TensorType
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, IntegerType, StringAttr, TensorType, i64
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -41,6 +42,7 @@ from dvm.dialects.tensor import (
     is_int,
     tensor_type,
 )
+from dvm.dialects.tile import TileType
 
 
 @irdl_op_definition
@@ -229,4 +231,59 @@ class TopKOp(IRDLOperation):
         check_result_shape(self.name, shape, indices)
 
 
+@irdl_op_definition
+class TileScanOp(IRDLOperation):
+    """`%y, %c2 = tile.scan %x, %c {kind = "sum", dim = 1 : i64, exclusive = false}`:
+    the running sum (or product) of a tile along tile dim `dim`, element after element
+    from the carry `%c` (the tile's shape with 1 along `dim`), and the carry combined
+    with the whole tile, for the next chunk along `dim`."""
+
+    name = "tile.scan"
+    source = operand_def(TileType)
+    carry = operand_def(TileType)
+    result = result_def(TileType)
+    carried = result_def(TileType)
+    kind = prop_def(StringAttr)
+    dim = prop_def(IntegerAttr)
+    exclusive = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$source `,` $carry attr-dict `:` type($source) `,` type($carry) `->` "
+        "type($result) `,` type($carried)"
+    )
+
+    def __init__(self, source: SSAValue, carry: SSAValue, kind: str, dim: int, exclusive: bool):
+        super().__init__(
+            operands=[source, carry],
+            result_types=[source.type, carry.type],
+            properties={
+                "kind": StringAttr(kind),
+                "dim": IntegerAttr(dim, i64),
+                "exclusive": BoolAttr.from_bool(exclusive),
+            },
+        )
+
+    @property
+    def along(self) -> int:
+        return self.dim.value.data
+
+    @property
+    def is_exclusive(self) -> bool:
+        return flag(self.exclusive)
+
+    def verify_(self) -> None:
+        source, carry = self.source.type, self.carry.type
+        assert isinstance(source, TileType) and isinstance(carry, TileType)
+        if self.kind.data not in ("sum", "prod"):
+            raise VerifyException(f"'{self.name}' kind {self.kind.data!r} is not sum or prod")
+        if not 0 <= self.along < source.rank:
+            raise VerifyException(f"'{self.name}' dim {self.along} is out of range")
+        if source.element_type != carry.element_type or carry.rank != source.rank:
+            raise VerifyException(f"'{self.name}' carry {carry} does not match {source}")
+        if (self.result.type, self.carried.type) != (source, carry):
+            raise VerifyException(f"'{self.name}' results must have the operands' types")
+
+
 SCAN_OPS = (*BOOL_REDUCE_OPS, ArgMaxOp, ArgMinOp, CumSumOp, CumProdOp, TopKOp)
+SCAN_TILE_OPS = (TileScanOp,)

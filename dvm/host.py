@@ -264,7 +264,7 @@ class HostCompiler:
         return step
 
     def on_host(self, op: Operation) -> Step:
-        """A tensor op no kernel holds (cumsum, top_k, from_elements, cast),
+        """A tensor op no kernel holds (top_k, from_elements, cast),
         computed in numpy as `dvm.interpret` computes it."""
         args = [self.index(v) for v in op.operands]
         outs = [(self.index(r), r.type) for r in op.results]

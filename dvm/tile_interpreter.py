@@ -28,6 +28,7 @@ from dvm.dialects import tensor, tile
 from dvm.dialects.expr import ExprAttr, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp, group_sizes_error
 from dvm.dialects.index_ops import OP_AXIS, OP_LABEL, TileIotaOp, TileTakeOp, index_error
+from dvm.dialects.scans import TileScanOp
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
 from dvm.interpret_grouped_matmul import grouped_rows
@@ -37,6 +38,7 @@ from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
 from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import CORES, shape_from_attr, substitute
 from dvm.slice_checks import check_slices
+from dvm.vm.kernels import scan_into
 
 Array = np.ndarray[Any, Any]
 
@@ -248,6 +250,17 @@ def take(run: KernelRun, op: Operation) -> list[Any]:
     return [source[picked[..., 0]]]
 
 
+def scan(run: KernelRun, op: Operation) -> list[Any]:
+    """The running sum or product from the carry, and the carry past the tile, as the
+    VM's `scan` computes them."""
+    assert isinstance(op, TileScanOp)
+    x, carry = run.values[op.source], run.values[op.carry].copy()
+    out = np.empty_like(x)
+    ufunc = np.add if op.kind.data == "sum" else np.multiply
+    scan_into(ufunc, x, carry, op.along, op.is_exclusive, out)
+    return [out, carry]
+
+
 HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.LoadOp: load,
     tile.StoreOp: store,
@@ -259,6 +272,7 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.ForOp: loop,
     TileIotaOp: iota,
     TileTakeOp: take,
+    TileScanOp: scan,
 }
 
 

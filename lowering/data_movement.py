@@ -27,7 +27,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from dvm.dialects import tile
 from dvm.dialects.data_movement import ConcatOp, InsertSliceOp, PadOp
 from dvm.dialects.expr import smin
+from dvm.dialects.scans import ScanOp
 from dvm.lowering.kernel_body import scalar_attr
+from dvm.lowering.scans import emit_scan_body, scan_plan
 from dvm.lowering.tiling import (
     TilePlan,
     aligned,
@@ -45,12 +47,13 @@ from dvm.vm.device import DeviceSpec
 ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
 
 
-OwnKernel = ConcatOp | InsertSliceOp | PadOp
-"""The ops that are kernels of their own."""
+OwnKernel = ConcatOp | InsertSliceOp | PadOp | ScanOp
+"""The ops that are kernels of their own (a scan's: `dvm.lowering.scans`)."""
 
 
 def own_kernel_op(ops: Sequence[object]) -> OwnKernel | None:
-    """The op of a kernel that holds nothing else (a concat, an insert_slice or a pad)."""
+    """The op of a kernel that holds nothing else (a concat, an insert_slice, a pad
+    or a scan)."""
     return next((op for op in ops if isinstance(op, OwnKernel)), None)
 
 
@@ -58,6 +61,8 @@ def own_plan(op: OwnKernel, device: DeviceSpec) -> tuple[Domain, TilePlan, list[
     """The domain, tiles and coordinates of the kernel of `op`."""
     if isinstance(op, ConcatOp):
         return *concat_plan(op, device), [0, 1]
+    if isinstance(op, ScanOp):
+        return *scan_plan(op, device), [0, 1, 2]
     domain, plan = insert_plan(op, device)
     return domain, plan, list(range(len(domain.sizes)))
 
@@ -67,6 +72,8 @@ def emit_own_body(
 ) -> None:
     if isinstance(op, ConcatOp):
         emit_concat_body(block, op, plan, args)
+    elif isinstance(op, ScanOp):
+        emit_scan_body(block, op, plan, args)
     else:
         emit_insert_body(block, op, plan, args)
 

@@ -39,6 +39,7 @@ from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import TileIotaOp, TileTakeOp
+from dvm.dialects.scans import TileScanOp
 from dvm.lowering.index_ops import iota_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
@@ -320,6 +321,8 @@ class ProgramBuilder:
             self.emit("gmma", self.allocate(op.result, op), a, b, sizes, self.view_of[op])
         elif isinstance(op, tile.ForOp):
             self.loop(op)
+        elif isinstance(op, TileScanOp):
+            self.scan(op)
         elif isinstance(op, TileTakeOp):
             indices = self.reg(op.indices)
             self.emit("take", self.allocate(op.result, op), self.view_of[op], indices)
@@ -409,6 +412,17 @@ class ProgramBuilder:
         for r, result in zip(carried, op.results, strict=True):
             self.regs.holder[r] = result
             self.regs.of[result] = r
+
+    def scan(self, op: TileScanOp) -> None:
+        """`scan dst, src, carry`: the carry's register, which the scan updates in place,
+        holds the carry it makes (the old one dies here: only the scan reads it)."""
+        carry = self.reg(op.carry)
+        dst = self.allocate(op.result, op)
+        flags = 1 if op.is_exclusive else 0
+        kind, axis = COMBINING[op.kind.data], 1 << op.along
+        self.emit("scan", dst, self.reg(op.source), carry, kind, axis, flags)
+        self.regs.holder[carry] = op.carried
+        self.regs.of[op.carried] = carry
 
     def arg_index(self, value: SSAValue) -> int:
         assert isinstance(value, BlockArgument)

@@ -27,6 +27,7 @@ from dvm.vm.generated import define
 from dvm.vm.grouped_matmul import grouped_mma
 from dvm.vm.isa import (
     ACCUMULATE,
+    EXCLUSIVE,
     KEEPDIMS,
     TRANSPOSE_A,
     TRANSPOSE_B,
@@ -50,6 +51,7 @@ from dvm.vm.kernels import (
     mma_into,
     ones_vector,
     reduce_identity,
+    scan_into,
     select_into,
     select_overlapping,
     take_into,
@@ -454,6 +456,19 @@ def _bind_take(node: OpNode, core: CoreLike) -> Fn | None:
     return take
 
 
+def _bind_scan(node: OpNode, core: CoreLike) -> Fn:
+    """scan_into dst, updating the carry register in place."""
+    _, _, c, kind, axes, flags = node.ins.operands
+    carry_shape = node.shapes[2]
+    assert carry_shape is not None
+    carry = core.reg(c, carry_shape)
+    ufunc, axis = REDUCE_UFUNCS[kind], axes.bit_length() - 1
+    exclusive = bool(flags & EXCLUSIVE)
+    return call(
+        core, scan_into, ufunc, _src(node, core, 1), carry, axis, exclusive, _dst(node, core)
+    )
+
+
 _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.LOAD: _bind_load,
     Cat.STORE: _bind_store,
@@ -472,6 +487,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.BINARY_SR: _bind_binary,
     Cat.IOTA: _bind_iota,
     Cat.TAKE: _bind_take,
+    Cat.SCAN: _bind_scan,
 }
 
 

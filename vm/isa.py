@@ -234,6 +234,7 @@ class Cat(Enum):
     BINARY_RS = "binary_rs"  # register op scalar
     BINARY_SR = "binary_sr"  # scalar op register
     IOTA = "iota"
+    SCAN = "scan"
     TAKE = "take"
 
 
@@ -443,6 +444,28 @@ GROUPED_MATMUL_ROWS = (
 """The grouped matmul's instruction (its own block: 0xd8-0xdb)."""
 
 
+SCAN_ROWS = (
+    OpDef(
+        0xD0,
+        "scan",
+        Cat.SCAN,
+        (
+            ("dst", _R),
+            ("src", _R),
+            ("carry", _R),
+            ("kind", Kind.REDUCE_KIND),
+            ("axis", Kind.AXES),
+            ("flags", Kind.FLAGS),
+        ),
+        flags=("exclusive",),
+        doc="dst = running sum or prod of src along `axis` (one bit), in order, starting "
+        "from carry (src's shape with 1 there); `exclusive` leaves each element out of "
+        "its own; then carry = carry combined with all of src",
+    ),
+)
+"""The scan instruction (`tensor.cumsum`, `tensor.cumprod`; its own block: 0xd0-0xd7)."""
+
+
 def _build_table() -> tuple[OpDef, ...]:
     """All rows: the control rows here, then the elementwise ones of `UNARY_OPS` and
     `BINARY_OPS` (a binary op in its three forms)."""
@@ -512,6 +535,7 @@ def _build_table() -> tuple[OpDef, ...]:
         OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
         *GROUPED_MATMUL_ROWS,
         *INDEX_ROWS,
+        *SCAN_ROWS,
     ]
     rows += [elementwise_row(op, 0, "", Cat.UNARY, (("dst", _R), ("src", _R))) for op in UNARY_OPS]
     forms = [
@@ -552,8 +576,9 @@ BLOCKS: tuple[Block, ...] = (
     Block("binary .sr", frozenset({Cat.BINARY_SR}), (range(0x60, 0x80),)),
     Block("grouped matmul", frozenset({Cat.GROUPED_MMA}), (range(0xD8, 0xDC),)),
     Block("index", frozenset({Cat.IOTA, Cat.TAKE}), (range(0xC8, 0xD0),)),
+    Block("scan", frozenset({Cat.SCAN}), (range(0xD0, 0xD8),)),
 )
-"""Where each category's opcodes go; 0xc0-0xc7, 0xd0-0xd7 and 0xdc-0xff are free for new
+"""Where each category's opcodes go; 0xc0-0xc7 and 0xdc-0xff are free for new
 blocks. The unary block's first range filled up, so it continues at 0x80 (codes never
 move)."""
 
@@ -609,6 +634,8 @@ BY_CODE: dict[int, OpDef] = {d.code: d for d in OPCODES}
 BY_NAME: dict[str, OpDef] = {d.name: d for d in OPCODES}
 
 KEEPDIMS = BY_NAME["reduce"].bit("keepdims")
+EXCLUSIVE = BY_NAME["scan"].bit("exclusive")
+"""`scan`'s flag: each element combines only the elements before it."""
 """`reduce`'s flag: reduced axes stay, with extent 1."""
 TRANSPOSE_A, TRANSPOSE_B, ACCUMULATE = (BY_NAME["mma"].bit(f) for f in ("ta", "tb", "acc"))
 """`mma`'s flags: op(a) and op(b) transpose the last two axes; dst += instead of dst =."""

@@ -77,6 +77,29 @@ def global_view(vp: ViewPlan, a: np.ndarray, empty: np.ndarray | None) -> np.nda
 ACC_UFUNCS = {AccKind.ADD: np.add, AccKind.MAX: np.maximum, AccKind.MIN: np.minimum}
 
 
+def scan_into(
+    ufunc: np.ufunc, src: np.ndarray, carry: np.ndarray, axis: int, exclusive: bool, out: Any
+) -> None:
+    """out = the running `ufunc` (add or multiply) of src along `axis`, element after
+    element from carry as numpy's accumulate runs (so a scan walked in chunks has the
+    bits of one over the whole axis); `exclusive` leaves each element out of its own.
+    Then carry, in place, is carry combined with all of src."""
+    if src.shape[axis] == 0:
+        return
+    lead = (slice(None),) * axis
+    first, last = (*lead, slice(0, 1)), (*lead, slice(-1, None))
+    running = src.copy() if exclusive else out  # inclusive: accumulated in place
+    if running is not src:
+        running[...] = src
+    with np.errstate(all="ignore"):  # integers wrap, floats overflow to inf, as numpy's
+        ufunc(carry, running[first], out=running[first])
+        ufunc.accumulate(running, axis=axis, out=running)
+    if exclusive:
+        out[first] = carry
+        out[(*lead, slice(1, None))] = running[(*lead, slice(0, -1))]
+    carry[...] = running[last]
+
+
 def iota_start(vp: ViewPlan, axis: int) -> tuple[int, int] | None:
     """(counter position, tile size) of the index source tiling dim `axis` of view `vp`,
     None when it is whole: the current tile starts at counter * tile along it."""

@@ -31,6 +31,7 @@ State = list["Shape | None"]
 UNWRITTEN = "register read before written"
 MISMATCH = "stored tile shape mismatch"
 ACC_MISMATCH = "mma accumulator shape mismatch"
+SCAN_CARRY_MISMATCH = "scan carry shape mismatch"
 
 
 class Planner(Protocol):
@@ -333,6 +334,23 @@ def _take(k: int, ins: Instr) -> Rule:
     return take
 
 
+def _scan(k: int, ins: Instr) -> Rule:
+    """dst has src's shape; the carry has it too but 1 along the axis."""
+    d, src, c, _, axes, _ = ins.operands
+    axis = axes.bit_length() - 1
+
+    def scan(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        x, carry = read(sp, k, src, state), read(sp, k, c, state)
+        want = tuple([1 if i == axis else n for i, n in enumerate(x)])
+        if carry != want:
+            raise sp.fail("code", k, SCAN_CARRY_MISMATCH, f"{carry} vs {want}")
+        prev = state[d]
+        sp.put(k, d, x, state)
+        return _node((k, ins, (prev, x, carry, None, None, None), x, None, None, None))
+
+    return scan
+
+
 _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.LOAD: _load,
     Cat.STORE: _store,
@@ -351,4 +369,5 @@ _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.BINARY_SR: _with_scalar,
     Cat.IOTA: _iota,
     Cat.TAKE: _take,
+    Cat.SCAN: _scan,
 }

@@ -36,6 +36,7 @@ from dvm.vm.generated import define, program_origin
 from dvm.vm.grouped_matmul import grouped_mma
 from dvm.vm.isa import (
     ACCUMULATE,
+    EXCLUSIVE,
     KEEPDIMS,
     TRANSPOSE_A,
     TRANSPOSE_B,
@@ -59,6 +60,7 @@ from dvm.vm.kernels import (
     mma_acc,
     ones_vector,
     reduce_identity,
+    scan_into,
     select_into,
     select_overlapping,
     take_into,
@@ -71,6 +73,7 @@ from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar, nomi
 from dvm.vm.shapes import (
     ACC_MISMATCH,
     MISMATCH,
+    SCAN_CARRY_MISMATCH,
     UNWRITTEN,
     broadcast_shapes,
     grouped_mma_mismatch,
@@ -668,6 +671,26 @@ def _take(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"{g.constant('_take_into', take_into)}(o, w, {x})", f"r{d} = o")
 
 
+def _scan(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """As a planned launch binds a scan: scan_into dst, the carry register in place."""
+    d, r, c, kind, axes, flags = ops
+    x, carry = g.read(k, r, pad), g.read(k, c, pad)
+    axis = axes.bit_length() - 1
+    g.emit(
+        pad,
+        f"if {carry}.shape != {x}.shape[:{axis}] + (1,) + {x}.shape[{axis + 1}:]:",
+        f"    raise _fail(S, {k}, {SCAN_CARRY_MISMATCH!r}, f'{{{carry}.shape}} vs {{{x}.shape}}')",
+    )
+    if d == r:
+        g.emit(pad, f"x = {x}.copy()")
+        x = "x"
+    g.emit(pad, f"sh = {x}.shape")
+    g.register(k, d, pad)
+    fn, ufunc = g.constant("_scan_into", scan_into), g.constant(f"F{k}", REDUCE_UFUNCS[kind])
+    exclusive = bool(flags & EXCLUSIVE)
+    g.emit(pad, f"{fn}({ufunc}, {x}, {carry}, {axis}, {exclusive}, o)", f"r{d} = o")
+
+
 def _nothing(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """nop."""
 
@@ -691,6 +714,7 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.BINARY_SR: _binary,
     Cat.IOTA: _iota,
     Cat.TAKE: _take,
+    Cat.SCAN: _scan,
 }
 
 

@@ -471,6 +471,21 @@ def _t_iota(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     v.need(w, one_axis, "axis out of range", f"mask 0x{axes:x}")
 
 
+def _t_scan(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """A sum or product of one numeric dtype along one axis; dst, src and carry of one
+    rank; the carry is not dst (both are written)."""
+    dst, src, carry, kind, axes, _ = ins.operands
+    v.need(w, v.dtype(dst) == v.dtype(src) == v.dtype(carry), "dtype mismatch")
+    v.need(w, v.dtype(src) is not DType.BOOL, "dtype mismatch", "scan on i1")
+    v.need(
+        w, kind in (ReduceKind.SUM, ReduceKind.PROD), "unknown reduce kind", "scan is sum or prod"
+    )
+    v.need(w, v.rank(dst) == v.rank(src) == v.rank(carry), "rank mismatch")
+    one_axis = axes > 0 and axes & (axes - 1) == 0 and axes >> v.rank(src) == 0
+    v.need(w, one_axis, "axis out of range", f"mask 0x{axes:x}")
+    v.need(w, dst != carry, "scan result overlaps its carry")
+
+
 def _t_take(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     """dst has the argument's dtype and the view's rank but its last dim (the indexed
     one); idx is an integer register of dst's rank."""
@@ -503,4 +518,5 @@ _TYPERS = {
     Cat.BINARY_SR: _t_elementwise,
     Cat.IOTA: _t_iota,
     Cat.TAKE: _t_take,
+    Cat.SCAN: _t_scan,
 }

@@ -3,9 +3,10 @@
 
 // A sampling step: softmax, the greedy token, and a top-p mask over the 8 most
 // probable tokens. The softmax and the argmax are one vector kernel (the argmax
-// as a max, a compare with an iota and a min over the same axis); top_k and
-// cumsum run on the host between kernels (no kernel holds them); the mask and
-// its renormalization are a second vector kernel.
+// as a max, a compare with an iota and a min over the same axis); top_k runs on
+// the host (no kernel holds it); the cumsum is a kernel of its own, which walks
+// its axis in order (`scan`); the mask and its renormalization are a last
+// vector kernel.
 
 func.func @sample(%logits: tensor<?x?xf32>, %top_p: tensor<f32>)
     -> (tensor<?xi64>, tensor<?x8xf32>, tensor<?x8xi64>) {
@@ -44,7 +45,11 @@ func.func @sample(%logits: tensor<?x?xf32>, %top_p: tensor<f32>)
 // CHECK-NEXT:   tensor.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: %top, %tokens = tensor.top_k %probs {dvm.shapes = [#dvm.shape<logits_0, 8>, #dvm.shape<logits_0, 8>]
-// CHECK-NEXT: %before = tensor.cumsum %top {dvm.shape = #dvm.shape<logits_0, 8>
+// CHECK-NEXT: %before = tensor.fusion vector (%top)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   tensor.cumsum {{.*}}exclusive = true
+// CHECK-NEXT:   tensor.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: %nucleus = tensor.fusion vector (%before, %top_p, %top)
 // CHECK:        tensor.lt
 // CHECK:        tensor.select
