@@ -24,8 +24,9 @@ def _tensor() -> Dialect:
 def tensor_dialect() -> Dialect:
     """The `tensor` dialect: the ops of `dvm.dialects.tensor` and those of the modules
     that build on it, each a family of its own: data movement (`data_movement`), index
-    ops (`index_ops`), reductions and scans (`scans`), shapes as data (`shape_ops`)
-    and the grouped matmul (`grouped_matmul`)."""
+    ops (`index_ops`), reductions and scans (`scans`), shapes as data (`shape_ops`),
+    the grouped matmul (`grouped_matmul`) and collectives (`collectives`)."""
+    from dvm.dialects.collectives import COLLECTIVE_OPS
     from dvm.dialects.data_movement import DATA_MOVEMENT_OPS
     from dvm.dialects.grouped_matmul import GROUPED_MATMUL_OPS
     from dvm.dialects.index_ops import INDEX_OPS
@@ -34,7 +35,7 @@ def tensor_dialect() -> Dialect:
     from dvm.dialects.tensor import Tensor
 
     ops = [*Tensor.operations, *DATA_MOVEMENT_OPS, *INDEX_OPS, *SCAN_OPS, *SHAPE_OPS]
-    ops += GROUPED_MATMUL_OPS
+    ops += [*GROUPED_MATMUL_OPS, *COLLECTIVE_OPS]
     return Dialect("tensor", ops, list(Tensor.attributes))
 
 

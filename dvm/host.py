@@ -33,8 +33,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from dvm import vm
 from dvm.arguments import is_float, numpy_dtype, to_value
 from dvm.codegen import python_function
+from dvm.collectives import SINGLE_PROCESS, World, run_collective
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
+from dvm.dialects.collectives import COLLECTIVE_OPS
 from dvm.dialects.index_ops import ScatterAddOp
 from dvm.errors import CompileError, ShapeError
 from dvm.grouped_matmul_checks import checked_group_sizes
@@ -58,6 +60,7 @@ from dvm.passes.symbolic import (
     ARG_VALUES,
     SHAPE,
     SHAPES,
+    WORLD,
     Guard,
     Shape,
     optional_exprs,
@@ -134,6 +137,8 @@ class HostCompiler:
         """The symbols of the arguments' dims (never negative)."""
         self.function = ""
         """The host function's name (`@main`), which names its generated code."""
+        self.world: World = SINGLE_PROCESS
+        """The processes the collectives span (`dvm.collectives`)."""
 
     def index(self, value: SSAValue) -> int:
         if value not in self.slot:
@@ -159,6 +164,8 @@ class HostCompiler:
             step = self.scalar_arith(op)
         elif type(op) in HOST_FUNCTIONS:
             step = self.on_host(op)
+        elif type(op) in COLLECTIVE_OPS:
+            step = self.collective(op)
         else:
             raise CompileError(f"{located(op)}: dvm.compile does not support {op.name}")
         return self.binding(op, step)
@@ -274,6 +281,28 @@ class HostCompiler:
             raw = fn(op, [env[i] for i in args])
             for (out, type_), value in zip(outs, raw, strict=True):
                 env[out] = to_value(op, value, type_)
+
+        return step
+
+    def collective(self, op: Operation) -> Step:
+        """A communication step: the world's collective on this process's operand."""
+        src, out, world = self.index(op.operands[0]), self.index(op.results[0]), self.world
+
+        def step(call: Call, env: Env) -> None:
+            env[out] = run_collective(world, op, env[src])
+
+        return step
+
+    def world_binding(self) -> Step:
+        """The first step of a program with collectives: binding the world size (`WORLD`)
+        and checking the guards that become decidable (a reduce-scatter's axis divides by
+        it)."""
+        self.known.add(WORLD.name)
+        check, world = self.decidable_guards(), self.world
+
+        def step(call: Call, env: Env) -> None:
+            call.symbols[WORLD.name] = world.size()
+            check(call.symbols)
 
         return step
 

@@ -73,7 +73,7 @@ from dvm.errors import ExecutionError, ShapeError
 from dvm.ir import parse
 from dvm.numerics import Array, ReduceKind
 from dvm.passes.errors import located
-from dvm.passes.symbolic import bind_symbols, conditions_hold, index_symbol_name
+from dvm.passes.symbolic import WORLD, bind_symbols, conditions_hold, index_symbol_name
 
 __all__ = ["interpret", "make_interpreter"]
 
@@ -534,6 +534,7 @@ def make_interpreter(
     and the launches of tile kernels."""
     # imported here: they build on this module (and the tile interpreter loads the
     # lowering, which a tensor-level program never needs)
+    from dvm.interpret_collectives import CollectiveFunctions
     from dvm.interpret_data_movement import DataMovementFunctions, SymbolBinder
     from dvm.interpret_grouped_matmul import GroupedMatmulFunctions
     from dvm.interpret_index_ops import IndexOpsFunctions
@@ -554,6 +555,7 @@ def make_interpreter(
         ShapeOpFunctions(),
         GroupedMatmulFunctions(),
         IndexOpsFunctions(),
+        CollectiveFunctions(),
         KernelFunctions(symbols),
         TileFunctions(symbols),
     ):
@@ -575,6 +577,7 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     values = check_arguments(func, args)
     shapes = [v.shape if isinstance(v, np.ndarray) else None for v in values]
     symbols = bind_symbols(func, shapes)
+    symbols[WORLD] = 1  # the world of one process (`dvm.dialects.collectives`)
     for arg, value in zip(func.body.block.args, values, strict=True):
         if isinstance(arg.type, IndexType):  # a kernel may take it as a size or offset
             symbols[symbol(index_symbol_name(arg))] = int(value)

@@ -53,6 +53,7 @@ from dvm.arguments import (
 )
 from dvm.call_errors import FAILURES, fail
 from dvm.codegen import binder_source
+from dvm.collectives import SINGLE_PROCESS, World, world_of
 from dvm.dialects import tensor as t
 from dvm.errors import CallError, CompileError
 from dvm.guards import describe_guard
@@ -88,12 +89,14 @@ class CompiledProgram:
     entry: str | None
     device: str
     cache_size: int = 256
+    world: World = SINGLE_PROCESS
+    """The processes its collectives span (`dvm.collectives`)."""
     variants: dict[frozenset[tuple[int, int]], Variant] = field(default_factory=dict)
     cache: OrderedDict[tuple[Any, ...], BoundVariant] = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.variants[frozenset()] = Variant.build(self.source, self.entry, self.device)
+        self.variants[frozenset()] = Variant.build(self.source, self.entry, self.device, self.world)
         self.func = find_entry(self.source, self.entry)
         self.arity = len(self.func.args)
         self.tensors = {
@@ -261,7 +264,7 @@ class CompiledProgram:
             found = self.variants.get(ones)
         if found is None:
             found = Variant.build(
-                with_unit_dims(self.source, self.entry, ones), self.entry, self.device
+                with_unit_dims(self.source, self.entry, ones), self.entry, self.device, self.world
             )
             with self.lock:
                 self.variants[ones] = found
@@ -339,11 +342,15 @@ def compile(
     entry: str | None = None,
     device: str | None = None,
     cache_size: int = 256,
+    group: Any = None,
 ) -> CompiledProgram:
     """Compile `.mlir` text, a path or a module once; returns a callable.
 
     `device` is a preset name (`host`, the default, or `ascend910b`).
     `cache_size` bounds the signatures kept (least recently used go).
+    `group` is the `torch.distributed` process group the program's collectives span
+    (None: the default group if torch's is initialized, else the process alone; see
+    docs/distributed.md).
     The process's first compile ends with a collection and `gc.freeze()`
     (`freeze_once`; `FREEZE_AFTER_FIRST_COMPILE` turns it off).
     """
@@ -351,7 +358,7 @@ def compile(
     if preset not in DEVICES:
         raise CompileError(f"unknown device {preset!r}; use one of {sorted(DEVICES)}")
     module = src if isinstance(src, ModuleOp) else parse(src)
-    program = CompiledProgram(module, entry, preset, cache_size)
+    program = CompiledProgram(module, entry, preset, cache_size, world_of(group))
     freeze_once()
     return program
 

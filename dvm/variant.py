@@ -25,9 +25,11 @@ from xdsl.ir import Block, Operation
 from dvm import vm
 from dvm.arguments import find_entry
 from dvm.codegen import python_function
+from dvm.collectives import SINGLE_PROCESS, World
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
+from dvm.dialects.collectives import CollectiveOp
 from dvm.errors import CallError, ShapeError
 from dvm.guards import describe_guard, guard_check, guard_symbols, stretchable_symbols
 from dvm.host import HostCompiler, Step
@@ -90,7 +92,9 @@ class Variant:
             self.arenas.append(call.arena)
 
     @staticmethod
-    def build(source: ModuleOp, entry: str | None, device: str) -> Variant:
+    def build(
+        source: ModuleOp, entry: str | None, device: str, world: World = SINGLE_PROCESS
+    ) -> Variant:
         module = source.clone()
         DvmPipelinePass(device=device).apply(Context(), module)
         func = find_entry(module, entry)
@@ -134,7 +138,10 @@ class Variant:
         compiler.guard_failed = lambda g, a, b: ShapeError(describe_guard(func, symbols, g, a, b))
         arg_slots = [compiler.index(a) for a in func.body.block.args]
         assert arg_slots == list(range(len(arg_slots)))  # the first slots (see `run`)
+        compiler.world = world
+        first = [compiler.world_binding()] if any(map(is_collective, func.walk())) else []
         steps, results = compiler.block(func.body.block)
+        steps = first + steps
         sides = [e for g in guards for e in (g.lhs, g.rhs)]
         origin = f"guards: {function}"
         check = python_function(sides, names, origin) if sides else (lambda *_: ())
@@ -187,6 +194,10 @@ class Variant:
         for step in self.steps:
             step(call, env)
         return [env[r] for r in self.results]
+
+
+def is_collective(op: Operation) -> bool:
+    return isinstance(op, CollectiveOp)
 
 
 def fallback_kernels(launches: Sequence[tile.LaunchOp]) -> set[str]:

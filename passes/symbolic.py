@@ -60,6 +60,10 @@ CORES = symbol("cores")
 gets a share); the VM gives its value at specialization (one for a first launch it
 runs unplanned, on one core: see `dvm.vm.specialize`)."""
 
+WORLD = symbol("world")
+"""The processes of the group a program runs in (`dvm.dialects.collectives`): the
+runtime gives its value when a call starts, from the group; a world of one is 1."""
+
 
 def substitute(expr: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr | int]) -> sympy.Expr:
     """`expr` with symbols replaced (a typed `xreplace`)."""
@@ -124,10 +128,11 @@ def arg_symbol_name(arg: BlockArgument, axis: int) -> str:
 
 
 def index_symbol_name(arg: BlockArgument) -> str:
-    """`n` for an index argument `%n`; `cores_` for `%cores`, as CORES is taken (and
-    `floor_` for `%floor`, as expressions call `floor`)."""
+    """`n` for an index argument `%n`; `cores_` for `%cores` and `world_` for `%world`,
+    as CORES and WORLD are taken (and `floor_` for `%floor`, as expressions call
+    `floor`)."""
     name = arg_symbol_name(arg, 0)[:-2]
-    return f"{name}_" if name == CORES.name or name in FUNCTIONS else name
+    return f"{name}_" if name in (CORES.name, WORLD.name) or name in FUNCTIONS else name
 
 
 # --------------------------------------------------------------------------

@@ -46,11 +46,13 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
+from dvm.dialects.collectives import COLLECTIVE_OPS
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS, ArgReduceOp
+from dvm.passes.collectives import ZERO, collective_shape
 from dvm.passes.data_movement import SLICE, pad_shape, slice_shape
 from dvm.passes.errors import ProgramError, describe
 from dvm.passes.scans import SHAPED_OPS, empty_axis_guard, scan_shapes
@@ -222,6 +224,7 @@ class ShapeInference:
             ExtractSliceOp: self.extract_slice,
             **dict.fromkeys(SHAPED_OPS, self.scan),
             **dict.fromkeys(SHAPE_OPS_WITH_RULES, self.shape_op),
+            **dict.fromkeys(COLLECTIVE_OPS, self.collective),
             GroupedMatmulOp: self.grouped_matmul,
             IotaOp: self.iota,
             TakeOp: self.take,
@@ -453,6 +456,12 @@ class ShapeInference:
 
     def shape_op(self, op: Operation) -> None:
         self.set_result(op, shape_op_shape(op, self.shape))
+
+    def collective(self, op: Operation) -> None:
+        def require_zero(e: sympy.Expr) -> object:
+            return self.unifier.require_equal(e, ZERO, GuardKind.EQUAL, op)
+
+        self.set_result(op, collective_shape(op, self.shape(op.operands[0]), require_zero))
 
     def iota(self, op: Operation) -> None:
         """The result type's dims, each `?` the size operand standing for it."""

@@ -11,12 +11,20 @@ arguments take `--index` values. Outputs are printed, or saved with
 with the reference interpreter; `--stats` prints each launch's VM
 statistics; `--trace FILE` writes the launches' per-core timelines as
 Chrome trace JSON. Errors are one line on stderr and exit code 1.
+
+    dvm-run --nproc 2 tp_mlp.mlir --shapes 8x64 64x256 256x64 \
+        --shard replicate split:1 split:0 --check
+
+runs the program across 2 processes (`dvm/tools/dvm_run_distributed.py`), each with
+its rank's part of the inputs (`--shard`), and with `--check` compares the results
+put together (`--gather`) with the program in one process (docs/distributed.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -54,7 +62,42 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--trace", metavar="FILE", help="write per-core timelines (Chrome trace JSON)"
     )
     parser.add_argument("--save", metavar="PREFIX", help="save outputs as PREFIX<i>.npy")
-    return parser.parse_args(argv)
+    distributed = parser.add_argument_group("across processes (docs/distributed.md)")
+    distributed.add_argument(
+        "--nproc", type=int, default=1, metavar="N", help="run in N processes (gloo, loopback)"
+    )
+    distributed.add_argument(
+        "--shard",
+        nargs="+",
+        type=sharding,
+        metavar="SPEC",
+        help="per tensor argument, what each rank holds: replicate, split:AXIS or partial",
+    )
+    distributed.add_argument(
+        "--gather",
+        nargs="+",
+        type=sharding,
+        metavar="SPEC",
+        help="per result, how the ranks' results make the whole: replicate, split:AXIS, partial",
+    )
+    distributed.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds a collective waits for a peer"
+    )
+    distributed.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.nproc < 1:
+        raise UsageError(f"--nproc {options.nproc}: the number of processes must be at least 1")
+    return options
+
+
+def sharding(text: str) -> Any:
+    """A `--shard` or `--gather` spec (`dvm.sharding`), or argparse's error."""
+    from dvm.sharding import parse_sharding
+
+    try:
+        return parse_sharding(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).replace("bad", "invalid")) from None
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -181,9 +224,15 @@ def write_trace(path: str, stats: list[tuple[str, Any]]) -> None:
     print(f"trace -> {path}")
 
 
-def run(options: argparse.Namespace) -> int:
+def run(options: argparse.Namespace, argv: Sequence[str]) -> int:
     import dvm
     from dvm.arguments import find_entry
+    from dvm.tools import dvm_run_distributed
+
+    if options.worker:
+        return run_worker(options)
+    if options.nproc > 1:
+        return dvm_run_distributed.launch(options, argv)
 
     module = dvm.parse(Path(options.file))
     func = find_entry(module, options.entry)
@@ -205,23 +254,49 @@ def run(options: argparse.Namespace) -> int:
     return 0
 
 
+def run_worker(options: argparse.Namespace) -> int:
+    """One rank of `dvm-run --nproc` (`dvm_run_distributed`); rank 0 prints and checks."""
+    import dvm
+    from dvm.arguments import find_entry
+    from dvm.tools import dvm_run_distributed as ranks
+
+    rank, world = ranks.join(options.timeout)
+    try:
+        module = dvm.parse(Path(options.file))
+        types = find_entry(module, options.entry).function_type.inputs.data
+        whole = make_inputs(options, types)  # the same on every rank: the same seed
+        args = ranks.shard_arguments(options.shard, types, whole, rank, world)
+        result = dvm.compile(module, entry=options.entry, device=options.device)(*args)
+        outputs = result if isinstance(result, tuple) else (result,)
+        gathered = ranks.gather_results(outputs, options.gather, rank, world)
+        if gathered is None:
+            return 0
+        show(gathered, options)
+        return 1 if options.check and not check(module, whole, gathered, options.entry) else 0
+    finally:
+        ranks.leave()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The `dvm-run` command; returns the exit code."""
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from dvm.errors import DvmError
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # a worker of `--nproc` says which rank it is
+    prog = f"{PROG}: rank {os.environ.get('RANK', '?')}" if "--worker" in argv else PROG
     try:
-        return run(arguments(argv))
+        return run(arguments(argv), argv)
     except SystemExit as e:
         return 0 if e.code in (0, None) else 1
     except (UsageError, DvmError, DiagnosticException, ParseError, ValueError) as e:
         # a diagnostic located in the program reads `dvm-run: error: file:line:col: ...`
         text = LOCATED_ERROR.sub(r"\1: ", str(e), count=1)
-        print(f"{PROG}: error: {text}", file=sys.stderr)
+        print(f"{prog}: error: {text}", file=sys.stderr)
         return 1
     except OSError as e:
-        print(f"{PROG}: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        print(f"{prog}: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 1
 
 
