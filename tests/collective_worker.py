@@ -8,7 +8,8 @@ Two ranks (process start and torch's import cost most: one pair runs everything)
 - the tensor-parallel MLP and the sequence-parallel LayerNorm of `dvm/examples` on a
   stream of shapes, each rank on its part of the inputs, against the single-process
   program on the whole inputs; then every element type through every collective,
-  against numpy; a reduce-scatter whose axis does not divide;
+  against numpy; an FX graph of torch's functional collectives through the torch
+  backend, against torch; a reduce-scatter whose axis does not divide;
 - a program compiled for a group with a short timeout, whose peer first stalls,
   then dies: rank 0 must fail both times, in bounded time.
 
@@ -159,6 +160,32 @@ def expected(inputs: list[np.ndarray], rank: int, world: int, boolean: bool) -> 
     return [total, product, largest, stack.min(axis=0), np.concatenate(inputs, 1), scatter]
 
 
+def run_fx_graph(rank: int) -> int:
+    """An FX graph of torch's functional collectives through the torch backend, against
+    torch: they run on dvm, in the programs the lazy arrays record."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from dvm.torch.graph import GraphRunner
+
+    default = dist.group.WORLD
+    assert isinstance(default, dist.ProcessGroup)
+    c10d, name = torch.ops._c10d_functional, default.group_name
+
+    def step(x: Any, y: Any) -> list[Any]:
+        a = c10d.wait_tensor(c10d.all_reduce(torch.tanh(x), "sum", name))
+        g = c10d.wait_tensor(c10d.all_gather_into_tensor(a * 2, 2, name))
+        r = c10d.wait_tensor(c10d.reduce_scatter_tensor(g + y, "max", 2, name))
+        return [torch.exp(r)]
+
+    generator = torch.Generator().manual_seed(rank)  # each rank its own values
+    x, y = torch.randn(4, 3, generator=generator), torch.randn(8, 3, generator=generator)
+    runner = GraphRunner(make_fx(step)(x, y), "collectives")
+    torch.testing.assert_close(runner(x, y)[0], step(x, y)[0])
+    assert runner.report.ops_on_dvm == runner.report.ops_total, runner.report.as_dict()
+    return runner.report.ops_total
+
+
 def run_indivisible(world: int) -> str:
     """A reduce-scatter whose axis does not divide by the world size fails on every
     rank before it communicates: the guard of the call's start."""
@@ -174,10 +201,12 @@ def run_indivisible(world: int) -> str:
 def run_programs(rank: int, world: int) -> None:
     start = time.perf_counter()
     counts = (run_mlp(rank, world), run_layernorm(rank, world), run_types(rank, world))
+    fx_ops = run_fx_graph(rank)
     indivisible = run_indivisible(world)
     if rank == 0:
         took = time.perf_counter() - start
         print(f"ok: {counts[0]} MLP shapes, {counts[1]} LayerNorm shapes, {counts[2]} types")
+        print(f"ok: {fx_ops} ops of an FX graph on dvm")
         print(f"indivisible: {indivisible}")
         print(f"took {took:.2f} s")
 

@@ -224,6 +224,7 @@ def test_two_processes_match_the_single_process_program_and_fail_without_a_peer(
             process.communicate()
     assert processes[0].returncode == 0, out
     assert "ok: 6 MLP shapes, 5 LayerNorm shapes, 13 types" in out
+    assert "ok: 10 ops of an FX graph on dvm" in out
     assert (
         "indivisible: @layernorm: %x = tensor.reduce_scatter needs Mod(h_0, world) == 0 "
         "(equal sizes), but axis 0 of %h (Mod(h_0, world)) is 1 and it must be 0"
@@ -256,3 +257,39 @@ def test_the_collectives_see_the_numpy_buffers_themselves(dtype: Any) -> None:
     t = torch_view(x)
     assert t.data_ptr() == x.ctypes.data
     assert t.dtype == (torch.bfloat16 if dtype == BFLOAT16 else torch.from_numpy(x).dtype)
+
+
+def test_the_torch_backend_runs_functional_collectives_on_dvm_or_in_torch() -> None:
+    """In an FX graph, torch's functional collectives of the default group become the
+    dialect's; `avg`, which has no counterpart, and another group's run in torch, each
+    waited for there."""
+    import torch
+    import torch.distributed as dist
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from dvm.torch.graph import GraphRunner
+
+    c10d = torch.ops._c10d_functional
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1
+    )
+    try:
+        default, another = dist.group.WORLD, dist.new_group([0])
+        assert isinstance(default, dist.ProcessGroup) and isinstance(another, dist.ProcessGroup)
+        name, other = default.group_name, another.group_name
+
+        def step(x: Any, y: Any) -> list[Any]:
+            a = c10d.wait_tensor(c10d.all_reduce(torch.tanh(x), "sum", name))
+            g = c10d.wait_tensor(c10d.all_gather_into_tensor(a * 2, 1, name))
+            r = c10d.wait_tensor(c10d.reduce_scatter_tensor(g + y, "max", 1, name))
+            m = c10d.wait_tensor(c10d.all_reduce(r, "avg", name))
+            return [torch.exp(c10d.wait_tensor(c10d.all_reduce(m, "sum", other)))]
+
+        generator = torch.Generator().manual_seed(0)
+        x, y = (torch.randn(4, 3, generator=generator) for _ in range(2))
+        runner = GraphRunner(make_fx(step)(x, y), "collectives")
+        torch.testing.assert_close(runner(x, y)[0], step(x, y)[0])
+        assert runner.report.fallbacks == {"all_reduce": 2}  # avg, and another group
+        assert runner.report.ops_on_dvm == runner.report.ops_total - 2
+    finally:
+        dist.destroy_process_group()

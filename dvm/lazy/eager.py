@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from dvm.collectives import world_of
 from dvm.dialects.elementwise import ELEMENTWISE as SPECS
 from dvm.lazy.graph import Node
 
@@ -46,6 +47,16 @@ def slice_(node: Node, xs: list[Array]) -> Array:
     return xs[0][tuple(key)]
 
 
+def collective(node: Node, xs: list[Array]) -> Array:
+    """The collective in the default process group (`dvm.collectives.world_of`)."""
+    world, params = world_of(None), node.params
+    if node.op == "all_reduce":
+        return world.all_reduce(xs[0], params[0])
+    if node.op == "all_gather":
+        return world.all_gather(xs[0], params[0])
+    return world.reduce_scatter(xs[0], params[0], params[1])
+
+
 RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "unary": lambda node, xs: FUNCTIONS[node.params[0]](xs[0]),
     "nary": nary,
@@ -63,6 +74,9 @@ RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "cumsum": lambda node, xs: np.cumsum(xs[0], axis=node.params[0]),
     "cumprod": lambda node, xs: np.cumprod(xs[0], axis=node.params[0]),
     "take": lambda node, xs: np.take(xs[0], xs[1], axis=node.params[0]),
+    "all_reduce": collective,
+    "all_gather": collective,
+    "reduce_scatter": collective,
 }
 
 

@@ -197,6 +197,16 @@ def emit_take(e: Emitter, node: Node) -> None:
     )
 
 
+def emit_collective(e: Emitter, node: Node) -> None:
+    source, params = node.operands[0], node.params
+    attrs = {
+        "all_reduce": f'{{kind = "{params[0]}"}}',
+        "all_gather": f"{{axis = {params[0]}}}",
+        "reduce_scatter": f'{{axis = {params[0]}, kind = "{params[-1]}"}}',
+    }[node.op]
+    e.put(node, f"tensor.{node.op} {e.name(source)} {attrs} : {e.type(source)} -> {e.type(node)}")
+
+
 EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "unary": emit_unary,
     "nary": emit_nary,
@@ -214,5 +224,8 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "cumsum": emit_scan,
     "cumprod": emit_scan,
     "take": emit_take,
+    "all_reduce": emit_collective,
+    "all_gather": emit_collective,
+    "reduce_scatter": emit_collective,
 }
 """How each recorded op is written (`Node.op` -> its emitter)."""

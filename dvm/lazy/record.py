@@ -257,3 +257,16 @@ def take(x: Node, indices: Node, axis: int) -> Node:
     shape = (*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :])
     static = (*x.static[:axis], *indices.static, *x.static[axis + 1 :])
     return record("take", [x, indices], (axis,), shape, x.dtype, static)
+
+
+def collective(op: str, x: Node, params: tuple[Any, ...], world: int) -> Node:
+    """A collective of the default process group of `world` processes: `all_reduce`
+    (params `(kind,)`), or `all_gather` (`(axis,)`) or `reduce_scatter` (`(axis, kind)`),
+    whose axis grows or shrinks by the world size (a `?` in the program: its size is
+    the group's)."""
+    shape, static = list(x.shape), list(x.static)
+    if op != "all_reduce":
+        axis = params[0]
+        shape[axis] = shape[axis] * world if op == "all_gather" else shape[axis] // world
+        static[axis] = None
+    return record(op, [x], params, tuple(shape), x.dtype, tuple(static))

@@ -17,6 +17,7 @@ import numpy as np
 
 from dvm.lazy import LazyArray
 from dvm.lazy.array import dialect_op
+from dvm.lazy.record import collective as record_collective
 
 Handler = Callable[..., Any]
 
@@ -260,6 +261,48 @@ def identity(x: Any, *args: Any, **kwargs: Any) -> Any:
     return lazy(x)
 
 
+# -- collectives (torch's functional ones: `_c10d_functional`) ----------------------------
+
+REDUCE_OPS = {"sum": "sum", "max": "max", "min": "min", "product": "prod"}
+"""torch's reductions that the dialect's collectives have (`avg` and the bitwise
+ones run in torch)."""
+
+
+def default_world(group_name: str) -> int:
+    """The size of the default process group, which `group_name` must name: the
+    programs of `dvm.lazy` run their collectives there (docs/distributed.md)."""
+    import torch.distributed as dist
+
+    default = dist.group.WORLD if dist.is_initialized() else None
+    if default is None or str(group_name) != default.group_name:
+        raise Unsupported("a collective of a group other than the default one")
+    return dist.get_world_size()
+
+
+def reduce_kind(reduce_op: str) -> str:
+    kind = REDUCE_OPS.get(str(reduce_op).lower())
+    if kind is None:
+        raise Unsupported(f"the reduction {reduce_op!r}")
+    return kind
+
+
+def all_reduce(x: Any, reduce_op: str, group_name: str) -> Any:
+    kind, world = reduce_kind(reduce_op), default_world(group_name)
+    return LazyArray(record_collective("all_reduce", lazy(x)._node, (kind,), world))
+
+
+def all_gather(x: Any, group_size: int, group_name: str) -> Any:
+    world = default_world(group_name)
+    return LazyArray(record_collective("all_gather", lazy(x)._node, (0,), world))
+
+
+def reduce_scatter(x: Any, reduce_op: str, group_size: int, group_name: str) -> Any:
+    kind, world = reduce_kind(reduce_op), default_world(group_name)
+    if not lazy(x).shape or lazy(x).shape[0] % world:
+        raise Unsupported("a reduce-scatter whose dim 0 does not divide by the world size")
+    return LazyArray(record_collective("reduce_scatter", lazy(x)._node, (0, kind), world))
+
+
 HANDLERS: dict[str, Handler] = {
     "add": binary(np.add), "sub": binary(np.subtract), "mul": binary(np.multiply),
     "div": binary(np.true_divide), "pow": binary(np.power),
@@ -295,5 +338,9 @@ HANDLERS: dict[str, Handler] = {
     "embedding": embedding, "cumsum": cumsum,
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
     "alias": identity, "detach": identity, "lift_fresh_copy": lambda x: lazy(x).copy(),
+    "all_reduce": all_reduce, "all_gather_into_tensor": all_gather,
+    "reduce_scatter_tensor": reduce_scatter,
+    # a collective's result is there when the program runs, or when torch ran it
+    "wait_tensor": identity,
 }  # fmt: skip
 """The ATen ops that record, by name."""

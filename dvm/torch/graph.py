@@ -164,8 +164,13 @@ def as_declared(node: fx.Node, value: Any) -> Any:
 
 
 def run_in_torch(target: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    """The op in torch eager on the values (a flush), its tensors lazy again."""
-    return to_lazy(target(*to_tensor(args), **to_tensor(kwargs)))
+    """The op in torch eager on the values (a flush), its tensors lazy again. A
+    functional collective is waited for at once: its result leaves torch here, so the
+    graph's `wait_tensor` no longer reaches it."""
+    result = target(*to_tensor(args), **to_tensor(kwargs))
+    if getattr(target, "namespace", None) == "_c10d_functional":
+        result = torch.ops._c10d_functional.wait_tensor(result)
+    return to_lazy(result)
 
 
 def summary(report: Report) -> str:
