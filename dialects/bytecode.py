@@ -504,7 +504,9 @@ class ProgramOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         params = ", ".join(self.param_names)
-        printer.print_string(f" @{self.sym_name.data} params [{params}] ")
+        printer.print_string(f" @{self.sym_name.data} params [{params}]")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
         printer.print_region(self.body)
 
     @classmethod
@@ -514,7 +516,11 @@ class ProgramOp(IRDLOperation):
         params = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parse_symbol_name(parser)
         )
-        return cls.make(name, params, parser.parse_region())
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        program = cls.make(name, params, parser.parse_region())
+        if attributes is not None:  # the device it was lowered for (`dvm.device`)
+            program.attributes.update(attributes.data)
+        return program
 
     def verify_(self) -> None:
         for param in self.param_names:

@@ -112,6 +112,19 @@ def test_binaries_round_trip(file: str, device: str, examples_dir: Path) -> None
         )
 
 
+def test_a_program_prints_the_device_it_was_lowered_for() -> None:
+    """The printed program keeps its attributes (the device its kernel runs on): the
+    text parses back to the same program."""
+    module = lowered(MATMUL, "dvm-pipeline{device=ascend910b}")
+    programs = [op for op in module.ops if isinstance(op, ProgramOp)]
+    again = [op for op in dvm.parse(str(module)).ops if isinstance(op, ProgramOp)]
+    assert programs and len(again) == len(programs)
+    for program, parsed in zip(programs, again, strict=True):
+        assert 'attributes {dvm.device = "ascend910b"}' in str(program)
+        assert parsed.attributes == program.attributes
+        assert str(parsed) == str(program)
+
+
 def test_a_corrupt_module_file_is_a_bytecode_error(examples_dir: Path) -> None:
     data = encode_module(lowered(examples_dir / "layernorm.mlir", "dvm-pipeline"))
     for bad in (data[:-3], b"XXXX" + data[4:], data + b"\0"):

@@ -32,7 +32,7 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // CHECK-NEXT:   tile.launch @layernorm_k0(%x, %w, %b)
 
 // Rows walked in chunks: three phases, each a loop carrying its sum in one register.
-// CHECK-LABEL: bytecode.program @layernorm_k0 params [] {
+// CHECK-LABEL: bytecode.program @layernorm_k0 params [] attributes {dvm.device = "ascend910b"} {
 // CHECK:      bytecode.slot s1 = Max(1, Min(13920, x_1))
 // CHECK:      bytecode.slot s7 = ceiling(x_1/s1)
 // CHECK:      bytecode.view v0 a0 offset s5 (s2 s3 g0 s0) (s3 s4 l0 s1)
@@ -45,7 +45,7 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // CHECK-NEXT: bytecode.div.rs r0, r0, s3
 
 // Whole rows: each value computed once, registers reused in place.
-// CHECK-LABEL: bytecode.program @layernorm_k0_rows params [] {
+// CHECK-LABEL: bytecode.program @layernorm_k0_rows params [] attributes {dvm.device = "ascend910b"} {
 // CHECK:      bytecode.arg a0 f32 [x_0, x_1]
 // CHECK:      bytecode.grid [s6]
 // CHECK:      bytecode.reg r0 f32 (s0, s1) at s5
@@ -65,7 +65,8 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // CHECK-NEXT: bytecode.add r0, r0, r3
 // CHECK-NEXT: bytecode.store v3, r0
 
-// Read back from the binary, dims are named after the arguments.
+// Read back from the binary, dims are named after the arguments (a binary names
+// no device: its reader chooses one).
 // BINARY:      bytecode.program @layernorm_k0 params [] {
 // BINARY-NEXT:   bytecode.arg a0 f32 [a0_0, a0_1]
 // BINARY:        bytecode.slot s7 = ceiling(a0_1/s1)
@@ -81,7 +82,7 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 // A broadcast along axes a tile holds whole (the whole-rows kernel) has their
 // sizes as its shape, not the tile sizes: those are at least 1, so with n = 0
 // it made a row that the store, moving none, rejected.
-// CHECK-LABEL: bytecode.program @broadcast_whole_k{{[0-9]+}}_rows params [] {
+// CHECK-LABEL: bytecode.program @broadcast_whole_k{{[0-9]+}}_rows params [] attributes {dvm.device = "ascend910b"} {
 // CHECK:      bytecode.slot s[[X:[0-9]+]] = x_0{{$}}
 // CHECK:      bytecode.slot s[[N:[0-9]+]] = n{{$}}
 // CHECK:      bytecode.broadcast r{{[0-9]+}}, r{{[0-9]+}}, (s[[X]], s[[N]])
