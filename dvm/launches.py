@@ -80,9 +80,16 @@ class Kernel:
         return self.specializer.static.uses_blas
 
     @staticmethod
-    def build(program_op: bc.ProgramOp, inputs: int, prepare: bool = True) -> Kernel:
+    def build(
+        program_op: bc.ProgramOp,
+        inputs: int,
+        prepare: bool = True,
+        binary: vm.Program | None = None,
+    ) -> Kernel:
         """The kernel of a bytecode program taking `inputs` inputs. With `prepare`, what
-        every shape shares is made now (`vm.prepare`); otherwise at its first launch."""
+        every shape shares is made now (`vm.prepare`); otherwise at its first launch.
+        `binary` is its program as decoded from a binary, whose arguments must be those
+        `program_op` declares (then `program_op` needs to hold its declarations only)."""
         args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
         params = program_op.param_names
         ranks = [len(arg.dims.data) for arg in args[:inputs]]
@@ -105,7 +112,10 @@ class Kernel:
         device = program_op.attributes.get(DEVICE)
         preset = device.data if isinstance(device, StringAttr) else "host"
         device_spec = DEVICES[preset]()
-        program = vm.check(to_program(program_op))
+        if binary is None:
+            program = vm.check(to_program(program_op))
+        else:
+            program = vm.check(matching(binary, program_op, args))
         if prepare:
             vm.prepare(program, device_spec)
         origin = f"output sizes: {program.name}"
@@ -198,6 +208,17 @@ class Kernel:
             return outs, self.specializer(shapes, params)
         except ValueError as e:  # the VM's BytecodeError is one
             raise refused(e) from e
+
+
+def matching(binary: vm.Program, program_op: bc.ProgramOp, args: list[bc.ArgOp]) -> vm.Program:
+    """`binary`, once its name, arguments and parameter count are those `program_op`
+    declares (a BytecodeError otherwise)."""
+    declared = [(vm.DType[dtype_name(a.dtype.data)], len(a.dims.data)) for a in args]
+    name = program_op.sym_name.data
+    got = [(a.dtype, a.rank) for a in binary.args]
+    if binary.name != name or got != declared or binary.n_params != len(program_op.params):
+        raise vm.BytecodeError(-1, "not the program declared", name)
+    return binary
 
 
 class Arena:

@@ -54,14 +54,15 @@ from dvm.arguments import (
 from dvm.call_errors import FAILURES, fail
 from dvm.codegen import binder_source
 from dvm.collectives import SINGLE_PROCESS, World, world_of
+from dvm.compile_cache import CompileCache, cache_directory, printed
 from dvm.dialects import tensor as t
 from dvm.errors import CallError, CompileError
 from dvm.guards import describe_guard
-from dvm.ir import parse
+from dvm.ir import parse, read_source
 from dvm.launches import Call
 from dvm.lowering.tensor_to_tile import DEVICES
 from dvm.passes.symbolic import Guard, GuardKind
-from dvm.variant import Variant
+from dvm.variant import Variant, lower
 from dvm.vm.generated import define
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE
 
@@ -95,8 +96,13 @@ class CompiledProgram:
     cache: OrderedDict[tuple[Any, ...], BoundVariant] = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    disk: CompileCache | None = None
+    """The compile cache its variants are looked up in and stored to (None: off)."""
+    text: str = ""
+    """The program's text as the compile cache keys it (with its file name)."""
+
     def __post_init__(self) -> None:
-        self.variants[frozenset()] = Variant.build(self.source, self.entry, self.device, self.world)
+        self.variants[frozenset()] = self.build_variant(frozenset())
         self.func = find_entry(self.source, self.entry)
         self.arity = len(self.func.args)
         self.tensors = {
@@ -263,12 +269,28 @@ class CompiledProgram:
         with self.lock:
             found = self.variants.get(ones)
         if found is None:
-            found = Variant.build(
-                with_unit_dims(self.source, self.entry, ones), self.entry, self.device, self.world
-            )
+            found = self.build_variant(ones)
             with self.lock:
                 self.variants[ones] = found
         return found
+
+    def build_variant(self, ones: frozenset[tuple[int, int]]) -> Variant:
+        """The variant with the argument dims `ones` fixed to 1: lowered from the compile
+        cache's entry when it has a usable one, else by the pipeline (then stored)."""
+        if self.disk is None:
+            return Variant.build(self.unit_dims(ones), self.entry, self.device, self.world)
+        parts = [self.entry, sorted(ones), self.device, DEVICES[self.device]()]
+        key = self.disk.key(self.text, parts)
+        found = self.disk.load(key, lambda m, b: Variant.from_lowered(m, self.entry, b, self.world))
+        if found is not None:
+            return found
+        module = lower(self.unit_dims(ones), self.device)
+        variant = Variant.from_lowered(module, self.entry, world=self.world)
+        self.disk.store(key, module, [(n, k.program) for n, k in variant.kernels.items()])
+        return variant
+
+    def unit_dims(self, ones: frozenset[tuple[int, int]]) -> ModuleOp:
+        return with_unit_dims(self.source, self.entry, ones) if ones else self.source
 
 
 def argument_checks(
@@ -343,6 +365,7 @@ def compile(
     device: str | None = None,
     cache_size: int = 256,
     group: Any = None,
+    cache: bool | None = None,
 ) -> CompiledProgram:
     """Compile `.mlir` text, a path or a module once; returns a callable.
 
@@ -351,6 +374,8 @@ def compile(
     `group` is the `torch.distributed` process group the program's collectives span
     (None: the default group if torch's is initialized, else the process alone; see
     docs/distributed.md).
+    `cache` says whether to use the compile cache on disk (`dvm.compile_cache`;
+    None: unless the environment's `DVM_CACHE` is `off`).
     The process's first compile ends with a collection and `gc.freeze()`
     (`freeze_once`; `FREEZE_AFTER_FIRST_COMPILE` turns it off).
     """
@@ -358,7 +383,15 @@ def compile(
     if preset not in DEVICES:
         raise CompileError(f"unknown device {preset!r}; use one of {sorted(DEVICES)}")
     module = src if isinstance(src, ModuleOp) else parse(src)
-    program = CompiledProgram(module, entry, preset, cache_size, world_of(group))
+    directory = cache_directory(cache)
+    disk = text = None
+    if directory is not None:
+        disk = CompileCache(directory)
+        # the text and file name, which error messages quote (a module: as printed)
+        text = printed(module) if isinstance(src, ModuleOp) else "\0".join(read_source(src))
+    program = CompiledProgram(
+        module, entry, preset, cache_size, world_of(group), disk=disk, text=text or ""
+    )
     freeze_once()
     return program
 

@@ -1,7 +1,8 @@
 """One compiled variant of a program: the pipeline's result for one pattern of
 argument dims fixed to 1.
 
-`Variant.build` runs `dvm-pipeline` on a copy of the program, builds its kernels
+`Variant.build` runs `dvm-pipeline` on a copy of the program (`lower`; the compile
+cache may hold its result instead, `dvm.compile_cache`), builds its kernels
 (`launches.Kernel`) and its host steps (`host.HostCompiler`), and sorts its guards:
 those over argument dims are checked once per signature, those over index arguments
 at every call, those over values made on the way when they are made. A call runs the
@@ -65,6 +66,8 @@ class Variant:
     """Its launch results that never leave a call (places in an `Arena`)."""
     arenas: list[Arena] = field(default_factory=list)
     """Arenas free for its calls (as many as ever ran at once)."""
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    """Its kernels by name."""
     late: bool = False
     """Whether a call binds symbols (index arguments, values made on the way),
     so that it needs its own copy of the signature's symbols (`runtime.BoundVariant`)."""
@@ -95,14 +98,29 @@ class Variant:
     def build(
         source: ModuleOp, entry: str | None, device: str, world: World = SINGLE_PROCESS
     ) -> Variant:
-        module = source.clone()
-        DvmPipelinePass(device=device).apply(Context(), module)
+        return Variant.from_lowered(lower(source, device), entry, world=world)
+
+    @staticmethod
+    def from_lowered(
+        module: ModuleOp,
+        entry: str | None,
+        binaries: dict[str, vm.Program] | None = None,
+        world: World = SINGLE_PROCESS,
+    ) -> Variant:
+        """The variant of a module `lower` made, its kernels validated by the VM;
+        `binaries` are their programs decoded from binaries (the module's programs then
+        need to declare their arguments only); `world` is what its collectives span."""
         func = find_entry(module, entry)
         calls = [op for op in func.walk() if isinstance(op, tile.LaunchOp)]
         programs = {p.sym_name.data: p for p in module.ops if isinstance(p, bc.ProgramOp)}
         fallbacks = fallback_kernels(calls)
         kernels = {
-            name: Kernel.build(programs[name], len(c.inputs), prepare=name not in fallbacks)
+            name: Kernel.build(
+                programs[name],
+                len(c.inputs),
+                prepare=name not in fallbacks,
+                binary=None if binaries is None else binaries[name],
+            )
             for c in calls
             for name in [c.callee.root_reference.data]
         }
@@ -148,6 +166,7 @@ class Variant:
         others = (None,) * (len(compiler.slot) - len(arg_slots))
         variant = Variant(func, steps, results, others, symbols, guards, check, names)
         variant.indices = indices
+        variant.kernels = kernels
         variant.places = compiler.places
         variant.late = bool(indices) or compiler.known != known
         variant.check_indices = guard_check(
@@ -198,6 +217,13 @@ class Variant:
 
 def is_collective(op: Operation) -> bool:
     return isinstance(op, CollectiveOp)
+
+
+def lower(source: ModuleOp, device: str) -> ModuleOp:
+    """A copy of `source` after `dvm-pipeline` for `device`."""
+    module = source.clone()
+    DvmPipelinePass(device=device).apply(Context(), module)
+    return module
 
 
 def fallback_kernels(launches: Sequence[tile.LaunchOp]) -> set[str]:

@@ -278,11 +278,16 @@ MODULE_MAGIC = b"DVMM"
 
 def encode_module(module: ModuleOp) -> bytes:
     programs = [op for op in module.ops if isinstance(op, bc.ProgramOp)]
+    return encode_programs([(p.sym_name.data, to_program(p)) for p in programs])
+
+
+def encode_programs(programs: Sequence[tuple[str, Program]]) -> bytes:
+    """A module file of named programs."""
     out = [MODULE_MAGIC, struct.pack("<H", len(programs))]
-    for program in programs:
-        name = program.sym_name.data.encode()
-        data = encode(to_program(program))
-        out += [struct.pack("<H", len(name)), name, struct.pack("<I", len(data)), data]
+    for name, program in programs:
+        data = encode(program)
+        name_bytes = name.encode()
+        out += [struct.pack("<H", len(name_bytes)), name_bytes, struct.pack("<I", len(data)), data]
     return b"".join(out)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import importlib
 import importlib.util
+import os
 import sys
 import zlib
 from collections.abc import Callable
@@ -20,6 +21,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+# Every compile runs the pipeline: tests change the compiler's switches, which the
+# compile cache's key does not see, and the suite writes nothing to the user's cache.
+# The cache's own tests turn it on, in a temporary folder (`DVM_CACHE=on` runs the
+# whole suite through the cache).
+os.environ.setdefault("DVM_CACHE", "off")
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
 """`shared/examples`, beside the repository root."""

@@ -10,7 +10,8 @@ arguments take `--index` values. Outputs are printed, or saved with
 `--save PREFIX` as PREFIX0.npy, PREFIX1.npy, ... `--check` compares them
 with the reference interpreter; `--stats` prints each launch's VM
 statistics; `--trace FILE` writes the launches' per-core timelines as
-Chrome trace JSON. Errors are one line on stderr and exit code 1.
+Chrome trace JSON. The compile reads and writes the compile cache unless
+`--no-cache` (or `DVM_CACHE=off`). Errors are one line on stderr and exit code 1.
 
     dvm-run --nproc 2 tp_mlp.mlir --shapes 8x64 64x256 256x64 \
         --shard replicate split:1 split:0 --check
@@ -62,6 +63,11 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--trace", metavar="FILE", help="write per-core timelines (Chrome trace JSON)"
     )
     parser.add_argument("--save", metavar="PREFIX", help="save outputs as PREFIX<i>.npy")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the compile cache (docs/performance.md)",
+    )
     distributed = parser.add_argument_group("across processes (docs/distributed.md)")
     distributed.add_argument(
         "--nproc", type=int, default=1, metavar="N", help="run in N processes (gloo, loopback)"
@@ -237,7 +243,8 @@ def run(options: argparse.Namespace, argv: Sequence[str]) -> int:
     module = dvm.parse(Path(options.file))
     func = find_entry(module, options.entry)
     args = make_inputs(options, func.function_type.inputs.data)
-    program = dvm.compile(module, entry=options.entry, device=options.device)
+    cache = False if options.no_cache else None
+    program = dvm.compile(module, entry=options.entry, device=options.device, cache=cache)
     profile = options.stats or options.trace
     if profile:
         result, stats = program.profile(*args, trace=bool(options.trace))

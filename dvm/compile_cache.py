@@ -1,0 +1,233 @@
+"""The persistent compile cache: what `dvm-pipeline` made of a program, kept on disk.
+
+A compile spends most of its time in the pipeline. The cache keeps the pipeline's
+result in one file per program variant: the lowered host function as `.mlir` text (its
+bytecode programs reduced to their argument declarations), the kernels as a `.dvmb`
+module file, and each op's source location (which error messages quote). A later
+compile of the same program, in this process or another, builds the kernels and host
+steps from them, skipping the passes.
+
+An entry is named by its key: a hash of the program (its text and file name, or the
+printed module), the entry function, the argument dims fixed to 1, the device spec and
+the compiler's version (a hash of the compiler's source files, so an entry of another
+version of dvm is never read). A file is untrusted input: it holds text and bytecode,
+never code, and is read as the compiler reads any program (its header and checksum
+checked, its text parsed and verified, every kernel decoded and validated by the VM's
+loader and checked against the arguments the host function declares). An entry that
+fails any of that (truncated, corrupt, written by another version, a kernel the VM
+refuses) is reported with a `CacheWarning` and rebuilt. Entries are written to a
+temporary file then renamed (`os.replace`), so concurrent processes read whole entries
+only.
+
+Where: `$DVM_CACHE_DIR`, else `$XDG_CACHE_HOME/dvm`, else `~/.cache/dvm`.
+`DVM_CACHE=off` (or `dvm.compile(..., cache=False)`, `dvm-run --no-cache`) turns it off.
+Clearing it is deleting the folder. See docs/performance.md, "The compile cache".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.printer import Printer
+
+from dvm.dialects import bytecode as bc
+from dvm.ir import parse
+from dvm.lowering.bytecode_to_vm import decode_module, encode_programs
+from dvm.vm import Program
+
+MAGIC = b"DVMC 1\n"
+"""The first bytes of an entry: the format and its version."""
+LOWERED_NAME = "<dvm compile cache>"
+"""The file name the lowered text is parsed under (its ops then get the locations the
+entry records for them)."""
+COMPILER_PACKAGES = ("", "dialects", "passes", "lowering", "vm")
+"""The packages of `dvm` whose source decides what a compile makes."""
+
+T = TypeVar("T")
+
+
+class CacheWarning(UserWarning):
+    """A compile cache entry could not be used (it was rebuilt), or not written."""
+
+
+def cache_directory(enabled: bool | None = None) -> Path | None:
+    """The folder of the compile cache, or None when it is off (`enabled` False, or
+    None and `DVM_CACHE=off`)."""
+    if enabled is False or (enabled is None and os.environ.get("DVM_CACHE") == "off"):
+        return None
+    given = os.environ.get("DVM_CACHE_DIR")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "dvm"
+
+
+@cache
+def compiler_version() -> str:
+    """A hash of the compiler's source files (and of the xDSL and sympy versions, which
+    print and simplify the IR): it changes whenever the compiler may lower differently."""
+    import sympy
+    import xdsl
+
+    digest = hashlib.sha256(f"{xdsl.__version__} {sympy.__version__}".encode())
+    for package in COMPILER_PACKAGES:
+        name = f"dvm.{package}" if package else "dvm"
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.submodule_search_locations is not None
+        folder = Path(next(iter(spec.submodule_search_locations)))
+        for path in sorted(folder.glob("*.py")):
+            digest.update(f"{package}/{path.name}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def printed(module: ModuleOp) -> str:
+    """`module` as text, each op with its source location (`loc(...)`)."""
+    stream = io.StringIO()
+    Printer(stream=stream, print_debuginfo=True).print_op(module)
+    return stream.getvalue()
+
+
+class CompileCache:
+    """The cache's entries in one folder."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+
+    @staticmethod
+    def key(program: str, parts: Iterable[object]) -> str:
+        """The name of the entry for `program`'s text and what else decides the result
+        (entry function, dims fixed to 1, device spec)."""
+        digest = hashlib.sha256(compiler_version().encode())
+        digest.update(json.dumps([str(p) for p in parts]).encode())
+        digest.update(program.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def path(self, key: str) -> Path:
+        return self.directory / f"{key}.dvmc"
+
+    def load(self, key: str, build: Callable[[ModuleOp, dict[str, Program]], T]) -> T | None:
+        """`build` applied to the lowered module and the kernels' programs of the entry
+        `key`; None when there is no entry, or it is unusable (a `CacheWarning`)."""
+        path = self.path(key)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            warnings.warn(f"dvm compile cache: cannot read {path}: {e}", CacheWarning, 3)
+            return None
+        try:
+            text, binaries, locations = entry_contents(data, key)
+            return build(lowered_module(text, locations), dict(decode_module(binaries)))
+        except Exception as e:  # untrusted input: whatever fails, rebuild
+            reason = f"{type(e).__name__}: {e}".splitlines()[0]
+            warnings.warn(
+                f"dvm compile cache: rebuilt {path}, which is unusable ({reason})",
+                CacheWarning,
+                3,
+            )
+            return None
+
+    def store(self, key: str, lowered: ModuleOp, kernels: Iterable[tuple[str, Program]]) -> None:
+        """Write the entry `key` atomically: the host function of `lowered` (its
+        programs' declarations only: they are built, and `lowered` is changed so) and the
+        kernels' programs as a module file. A failure (a read-only folder, a full disk) is
+        reported as a `CacheWarning`, and the compile goes on."""
+        declarations_only(lowered)
+        text = str(lowered).encode()
+        body = text + encode_programs(list(kernels))
+        header = {
+            "key": key,
+            "text": len(text),
+            "sha256": hashlib.sha256(body).hexdigest(),
+            "locations": [location_entry(op.location) for op in lowered.walk()],
+        }
+        data = MAGIC + json.dumps(header).encode() + b"\n" + body
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(".tmp", f"{key}.", self.directory)
+            try:
+                with os.fdopen(handle, "wb") as file:
+                    file.write(data)
+                os.replace(temporary, self.path(key))
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except OSError as e:
+            warnings.warn(f"dvm compile cache: cannot write {self.directory}: {e}", CacheWarning, 3)
+
+
+def declarations_only(module: ModuleOp) -> ModuleOp:
+    """`module` with its bytecode programs emptied but for their arguments' declarations
+    (what `launches.Kernel` reads beside the program)."""
+    for program in module.ops:
+        if isinstance(program, bc.ProgramOp):
+            for op in list(program.body.block.ops):
+                if not isinstance(op, bc.ArgOp):
+                    op.detach()
+                    op.erase()
+    return module
+
+
+def entry_contents(data: bytes, key: str) -> tuple[str, bytes, list[Any]]:
+    """The lowered text, the module file and the ops' locations an entry holds, once its
+    header says it is whole and the entry of `key` (a ValueError otherwise)."""
+    if not data.startswith(MAGIC):
+        raise ValueError("not a dvm compile cache entry")
+    header_line, newline, body = data[len(MAGIC) :].partition(b"\n")
+    if not newline:
+        raise ValueError("truncated header")
+    header = json.loads(header_line)
+    if not isinstance(header, dict) or header.get("key") != key:
+        raise ValueError("the entry of another program, device or compiler version")
+    if header.get("sha256") != hashlib.sha256(body).hexdigest():
+        raise ValueError("its contents do not match their checksum (truncated or corrupt)")
+    split = header.get("text")
+    if not isinstance(split, int) or not 0 <= split <= len(body):
+        raise ValueError("no length of its text")
+    locations = header.get("locations")
+    if not isinstance(locations, list):
+        raise ValueError("no locations of its ops")
+    return body[:split].decode(), body[split:], locations
+
+
+def location_entry(location: LocationAttr) -> list[Any] | None:
+    """How an entry records an op's source location: [file, line, column], or None."""
+    if isinstance(location, FileLineColLoc):
+        return [location.filename.data, location.line.data, location.column.data]
+    return None
+
+
+def lowered_module(text: str, locations: list[Any]) -> ModuleOp:
+    """The lowered module of an entry's text, parsed and verified, each op at the source
+    location recorded for it (the locations error messages name)."""
+    module = parse(text, LOWERED_NAME)
+    ops = list(module.walk())
+    if len(ops) != len(locations):
+        raise ValueError(f"{len(locations)} locations for {len(ops)} ops")
+    for op, entry in zip(ops, locations, strict=True):
+        if entry is None:
+            op.location = UnknownLoc()
+        else:
+            filename, line, column = entry
+            op.location = FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(column))
+    return module

@@ -1,0 +1,233 @@
+"""The persistent compile cache (`dvm.compile_cache`): a second compile of a program
+reads the pipeline's result from disk and behaves as the first; an entry that cannot
+be trusted (truncated, random bytes, another compiler's, a kernel the VM refuses) is
+reported with a `CacheWarning` and rebuilt; concurrent processes share the folder.
+
+Every test uses a temporary folder (`cache_dir`), never the user's cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dvm
+import dvm.runtime
+from dvm.compile_cache import MAGIC, CacheWarning, entry_contents
+from dvm.errors import ExecutionError
+from dvm.lowering.bytecode_to_vm import decode_module, encode_programs
+from dvm.tools import dvm_run
+
+GELU_LOOP = """\
+func.func @main(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %n: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %n iter_args(%a = %x) -> (tensor<?x?xf32>) {
+    %g = tensor.tanh %a : tensor<?x?xf32>
+    %b = tensor.add %g, %w : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+    scf.yield %b : tensor<?x?xf32>
+  }
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The compile cache on, in a temporary folder."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("DVM_CACHE_DIR", str(folder))
+    monkeypatch.delenv("DVM_CACHE", raising=False)
+    return folder
+
+
+def inputs(rng: np.random.Generator, rows: int = 3, cols: int = 5) -> tuple[Any, ...]:
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    return x, rng.standard_normal(cols).astype(np.float32), 1
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.dvmc")) if folder.exists() else []
+
+
+def no_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make a compile that runs the pipeline fail (a hit must not)."""
+
+    def refuse(*_: Any) -> Any:
+        raise AssertionError("the pipeline ran on a cache hit")
+
+    monkeypatch.setattr(dvm.runtime, "lower", refuse)
+
+
+def test_second_compile_reads_the_entry(
+    cache_dir: Path, rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = inputs(rng)
+    expected = dvm.compile(GELU_LOOP, cache=False)(*args)
+    assert entries(cache_dir) == []  # cache=False writes nothing
+    dvm.compile(GELU_LOOP)
+    (entry,) = entries(cache_dir)
+    assert entry.read_bytes().startswith(MAGIC)
+    no_pipeline(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        np.testing.assert_array_equal(dvm.compile(GELU_LOOP)(*args), expected)
+
+
+def test_a_hit_reports_errors_at_the_source_location(cache_dir: Path) -> None:
+    """Errors name the program's file, line and column, as without the cache (the
+    entry records each op's location)."""
+    x, w = np.ones((2, 3), np.float32), np.ones(3, np.float32)
+    messages = []
+    for _ in range(2):
+        with pytest.raises(ExecutionError) as error:
+            dvm.compile(GELU_LOOP)(x, w, 0)
+        messages.append(str(error.value))
+    assert len(entries(cache_dir)) == 1
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("<string>:4:3: %r = scf.for: step must be positive")
+
+
+def test_variants_and_devices_have_entries_of_their_own(
+    cache_dir: Path, rng: np.random.Generator, examples_dir: Path
+) -> None:
+    """A unit dim's variant and another device each get an entry; their hits compute
+    what the compiles without the cache do."""
+    program = examples_dir / "layernorm.mlir"
+    x = rng.standard_normal((4, 1)).astype(np.float32)
+    w, b = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    for device in ("host", "ascend910b"):
+        expected = dvm.compile(program, device=device, cache=False)(x, w, b)
+        for _ in range(2):
+            got = dvm.compile(program, device=device)(x, w, b)
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    assert len(entries(cache_dir)) == 4  # per device: the generic variant and x_1 = 1
+
+
+def test_the_key_holds_the_text_and_its_file_name(cache_dir: Path, tmp_path: Path) -> None:
+    first, second = tmp_path / "a.mlir", tmp_path / "b.mlir"
+    first.write_text(GELU_LOOP)
+    second.write_text(GELU_LOOP)
+    dvm.compile(first)
+    dvm.compile(second)
+    dvm.compile(GELU_LOOP.replace("%c4 = arith.constant 4", "%c4 = arith.constant 5"))
+    assert len(entries(cache_dir)) == 3
+
+
+def test_the_environment_turns_it_off_and_cache_true_on(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DVM_CACHE", "off")
+    dvm.compile(GELU_LOOP)
+    assert entries(cache_dir) == []
+    dvm.compile(GELU_LOOP, cache=True)
+    assert len(entries(cache_dir)) == 1
+
+
+def rewrite(entry: Path, **change: Any) -> None:
+    """Rewrite an entry whole (a right checksum) with its text, kernels or header changed."""
+    data = entry.read_bytes()
+    header = json.loads(data[len(MAGIC) :].partition(b"\n")[0])
+    text, kernels, _ = entry_contents(data, header["key"])
+    text = change.get("text", text)
+    body = text.encode() + change.get("kernels", lambda k: k)(kernels)
+    header.update(text=len(text.encode()), sha256=hashlib.sha256(body).hexdigest())
+    header.update(change.get("header", {}))
+    entry.write_bytes(MAGIC + json.dumps(header).encode() + b"\n" + body)
+
+
+def kernel_without_registers(kernels: bytes) -> bytes:
+    """The module file with its first program's registers gone: it decodes, but the
+    VM's validation refuses its instructions."""
+    programs = decode_module(kernels)
+    name, program = programs[0]
+    broken = dataclasses.replace(program, registers=(), offsets=None)
+    return encode_programs([(name, broken), *programs[1:]])
+
+
+def kernel_of_other_arguments(kernels: bytes) -> bytes:
+    """The module file with a program's binary under the name of one that takes other
+    arguments (the binary validates, but is not the kernel the host launches)."""
+    programs = decode_module(kernels)
+    (first, program), *rest = programs
+    other = next(p for _, p in rest if p.args != program.args)
+    return encode_programs([(first, other), *rest])
+
+
+CORRUPTIONS = {
+    "truncated": lambda e: e.write_bytes(e.read_bytes()[:-100]),
+    "random bytes": lambda e: e.write_bytes(np.random.default_rng(7).bytes(2000)),
+    "empty": lambda e: e.write_bytes(b""),
+    "another compiler's": lambda e: rewrite(e, header={"key": "0" * 64}),
+    "text that does not parse": lambda e: rewrite(e, text="func.func @main("),
+    "a kernel the VM refuses": lambda e: rewrite(e, kernels=kernel_without_registers),
+    "a kernel of other arguments": lambda e: rewrite(e, kernels=kernel_of_other_arguments),
+    "locations missing": lambda e: rewrite(e, header={"locations": []}),
+}
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
+def test_an_unusable_entry_is_rebuilt_and_reported(
+    cache_dir: Path, rng: np.random.Generator, corrupt: Any, examples_dir: Path
+) -> None:
+    program = examples_dir / "if_else_add.mlir"  # several kernels
+    compiled = dvm.compile(program)
+    (entry,) = entries(cache_dir)
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes(compiled)]
+    expected = compiled(*args)
+    corrupt(entry)
+    with pytest.warns(CacheWarning, match=f"rebuilt {entry}"):
+        again = dvm.compile(program)
+    np.testing.assert_allclose(again(*args), expected, rtol=1e-6, atol=1e-6)
+    with warnings.catch_warnings():  # rewritten: usable again
+        warnings.simplefilter("error", CacheWarning)
+        dvm.compile(program)
+
+
+def shapes(program: dvm.runtime.CompiledProgram) -> list[tuple[int, ...]]:
+    """Small argument shapes for `program`: each dynamic dim 4."""
+    return [tuple(4 if d < 0 else d for d in shape) for *_, shape in program.checks]
+
+
+CONCURRENT = """\
+import sys
+import numpy as np
+import dvm
+program = dvm.compile(sys.argv[1])
+x = np.ones((2, 3), np.float32)
+print(float(program(x, np.ones(3, np.float32), 1).sum()))
+"""
+
+
+def test_processes_compiling_at_once_share_the_folder(cache_dir: Path, tmp_path: Path) -> None:
+    source = tmp_path / "loop.mlir"
+    source.write_text(GELU_LOOP)
+    env = {**os.environ, "PYTHONWARNINGS": "error::UserWarning"}
+    command = [sys.executable, "-c", CONCURRENT, str(source)]
+    runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE) for _ in range(2)]
+    outputs = [run.communicate(timeout=300)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0]
+    assert len(set(outputs)) == 1
+    assert [p.suffix for p in cache_dir.iterdir()] == [".dvmc"]  # no temporary file left
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, check=True, timeout=300)
+    assert done.stdout == outputs[0]
+
+
+def test_dvm_run_no_cache(cache_dir: Path, tmp_path: Path) -> None:
+    source = tmp_path / "loop.mlir"
+    source.write_text(GELU_LOOP)
+    argv = [str(source), "--shapes", "2x3", "3", "--index", "1"]
+    assert dvm_run.main([*argv, "--no-cache"]) == 0
+    assert entries(cache_dir) == []
+    assert dvm_run.main(argv) == 0
+    assert len(entries(cache_dir)) == 1
