@@ -32,6 +32,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dvm import vm
 from dvm.arguments import is_float, numpy_dtype, to_value
+from dvm.arith_ops import (
+    ARITH_OPS,
+    arith_function,
+    check_step,
+    checked_axis,
+    checked_indices,
+    dense_array,
+)
 from dvm.codegen import python_function
 from dvm.collectives import SINGLE_PROCESS, World, run_collective
 from dvm.dialects import tensor as t
@@ -45,14 +53,6 @@ from dvm.index_checks import checked_takes
 from dvm.interpret_index_ops import scatter_add
 from dvm.interpret_scans import SCAN_FUNCTIONS
 from dvm.interpret_shape_ops import SHAPE_FUNCTIONS
-from dvm.interpreter import (
-    ARITH_OPS,
-    arith_function,
-    check_step,
-    checked_axis,
-    checked_indices,
-    dense_array,
-)
 from dvm.launches import MAX_KERNEL_PLANS, Call, Env, Kernel, launch_inputs
 from dvm.lowering.tensor_to_tile import INDEX_DIMS
 from dvm.passes.errors import located
