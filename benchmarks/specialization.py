@@ -35,7 +35,8 @@ adds, not for the time of numpy's calls.
 
 Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
 (median of repeats of 2000 calls), also in bare-numpy-call units; the
-time of a full `dvm.compile` from text; and a long stream of --stream new
+time of `dvm.compile` from text, full and from the compile cache, and of
+`import dvm` and a cached compile in a fresh process; and a long stream of --stream new
 shapes, one call each, timing Python's full garbage collections, which
 per-shape medians never include, and the calls' p99 and longest times
 (`--no-freeze` for the collector as it was before the first compile froze
@@ -47,15 +48,18 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import timeit
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -321,26 +325,74 @@ def bench_tiny_call(repeat: int) -> None:
             ratios.append(t / unit)
         t, r = statistics.median(times), statistics.median(ratios)
         name = file.removesuffix(".mlir")
+        p50, p99, longest = call_tails(partial(p, *args), 20000)
         print(
             f"  {name:10s} {x.shape}  {t * 1e6:7.1f} us = {r:4.0f} numpy calls"
-            f" (idle: {r * IDLE_NUMPY_CALL_US:.0f} us)"
+            f" (idle: {r * IDLE_NUMPY_CALL_US:.0f} us); one call at a time:"
+            f" p50 {p50 * 1e6:.1f} p99 {p99 * 1e6:.1f} max {longest * 1e6:.0f} us"
         )
     wall, _ = numpy_call()
     print(f"  a bare np.add(out=) on 1 element here: {wall * 1e6:.2f} us")
 
 
+def call_tails(call: Callable[[], Any], n: int) -> tuple[float, float, float]:
+    """The p50, p99 and longest of `n` calls timed one by one (seconds): the tails hold
+    the collector's pauses and the machine's other work, which medians hide."""
+    clock = time.perf_counter
+    times = []
+    for _ in range(n):
+        start = clock()
+        call()
+        times.append(clock() - start)
+    times.sort()
+    return times[n // 2], times[int(0.99 * (n - 1))], times[-1]
+
+
 def bench_compile(repeat: int) -> None:
     """`dvm.compile` from text, in this process after one warm-up compile (sympy's and
-    xDSL's caches filled, as in a server): the median of the repeats."""
-    print(f"Full compile from text (median of {max(repeat, 5)} after a warm-up)")
-    for file, goal in (("layernorm.mlir", 0.1), ("bert_layer.mlir", 1.5)):
-        text = (EXAMPLES / file).read_text()
-        dvm.compile(text)
-        times = [timed(partial(dvm.compile, text))[0] for _ in range(max(repeat, 5))]
-        print(
-            f"  {file.removesuffix('.mlir'):12s} {statistics.median(times) * 1e3:7.1f} ms"
-            f" (goal {goal * 1e3:.0f} ms)"
-        )
+    xDSL's caches filled, as in a server), without and with the compile cache (a hit);
+    then fresh processes: `import dvm` and a compile that hits the cache. Medians."""
+    n = max(repeat, 5)
+    print(f"Compile from text (median of {n} after a warm-up): full | compile cache hit")
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["DVM_CACHE_DIR"] = folder
+        for file, goal in (("layernorm.mlir", 0.1), ("bert_layer.mlir", 1.5)):
+            text = (EXAMPLES / file).read_text()
+            dvm.compile(text, cache=True)
+            full = [timed(partial(dvm.compile, text, cache=False))[0] for _ in range(n)]
+            hit = [timed(partial(dvm.compile, text, cache=True))[0] for _ in range(n)]
+            print(
+                f"  {file.removesuffix('.mlir'):12s} {statistics.median(full) * 1e3:7.1f} ms"
+                f" (goal {goal * 1e3:.0f} ms) | {statistics.median(hit) * 1e3:7.1f} ms"
+            )
+        print(f"A fresh process (median of {n}): import dvm | its first compile, a cache hit")
+        for file in ("gelu.mlir", "layernorm.mlir", "bert_layer.mlir"):
+            runs = [fresh_process_compile(EXAMPLES / file, folder) for _ in range(n + 1)][1:]
+            imports, compiles = zip(*runs, strict=True)
+            print(
+                f"  {file.removesuffix('.mlir'):12s} {statistics.median(imports) * 1e3:7.1f} ms"
+                f" | {statistics.median(compiles) * 1e3:7.1f} ms"
+            )
+
+
+FRESH_COMPILE = """\
+import sys, time
+start = time.perf_counter()
+import dvm
+imported = time.perf_counter()
+dvm.compile(sys.argv[1], cache=True)
+print(imported - start, time.perf_counter() - imported)
+"""
+
+
+def fresh_process_compile(path: Path, cache_dir: str) -> tuple[float, float]:
+    """In a new Python process with the compile cache in `cache_dir`: the seconds
+    `import dvm` takes, and then `dvm.compile(path)`."""
+    env = {**os.environ, "DVM_CACHE_DIR": cache_dir}
+    command = [sys.executable, "-c", FRESH_COMPILE, str(path)]
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    imported, compiled = out.split()
+    return float(imported), float(compiled)
 
 
 LONG_STREAM = ("matmul.mlir", "layernorm.mlir", "addmm_relu.mlir")
