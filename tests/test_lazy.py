@@ -99,15 +99,15 @@ def close(got: Any, want: Any) -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_a_function_matches_numpy_on_a_stream_of_shapes(name: str) -> None:
     function, make = CASES[name]
-    compiled = lazy.stats()["compiled"]
+    before = lazy.stats()  # (other tests of this process may have recorded already)
     for n in SHAPES:
         args = make(n)
         got = function(*map(lazy.asarray, args))
         assert isinstance(got, lazy.LazyArray)
         close(got, function(*args))
     stats = lazy.stats()
-    assert stats["compiled"] - compiled <= 1  # one structure: compiled once, then reused
-    assert not stats["fallbacks"] and not stats["failed"]
+    assert stats["compiled"] - before["compiled"] <= 1  # one structure: compiled once, reused
+    assert stats["fallbacks"] == before["fallbacks"] and stats["failed"] == before["failed"]
 
 
 def test_a_loop_whose_trip_count_depends_on_data() -> None:
