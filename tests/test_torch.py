@@ -192,7 +192,12 @@ def test_inference_over_a_stream_of_shapes(name: str) -> None:
         assert report["ops_on_dvm"] >= share * report["ops_total"], report
 
 
-@pytest.mark.parametrize("name", MODULES)
+TRAINED = [name for name in MODULES if name != "bert_layer"]
+"""The modules trained: bert_layer's backward has gpt_block's parts (attention,
+LayerNorm, GELU) and would be the suite's slowest case."""
+
+
+@pytest.mark.parametrize("name", TRAINED)
 def test_a_training_step_gives_torchs_gradients(name: str) -> None:
     make, data, _ = MODULES[name]
     torch.manual_seed(1)
