@@ -61,7 +61,7 @@ LAYOUT = (
 TAKES = (TakeOp, TakeAlongAxisOp)
 OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp, CumSumOp, CumProdOp)
 """Ops that are kernels of their own (`DomainAnalysis.alone`): data movement ops, and
-scans, whose axis one tile walks in order (`dvm.lowering.data_movement`)."""
+scans, whose axis one tile walks in order (`dvm.lowering.scans`)."""
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT, IotaOp, *TAKES, *OWN_KERNEL)
 """Ops a vector kernel may hold; a cube/mix kernel adds one of `MATMULS`."""
 MATMULS = (t.MatmulOp, GroupedMatmulOp)

@@ -634,9 +634,9 @@ BY_CODE: dict[int, OpDef] = {d.code: d for d in OPCODES}
 BY_NAME: dict[str, OpDef] = {d.name: d for d in OPCODES}
 
 KEEPDIMS = BY_NAME["reduce"].bit("keepdims")
+"""`reduce`'s flag: reduced axes stay, with extent 1."""
 EXCLUSIVE = BY_NAME["scan"].bit("exclusive")
 """`scan`'s flag: each element combines only the elements before it."""
-"""`reduce`'s flag: reduced axes stay, with extent 1."""
 TRANSPOSE_A, TRANSPOSE_B, ACCUMULATE = (BY_NAME["mma"].bit(f) for f in ("ta", "tb", "acc"))
 """`mma`'s flags: op(a) and op(b) transpose the last two axes; dst += instead of dst =."""
 

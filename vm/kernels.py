@@ -88,8 +88,10 @@ def scan_into(
         return
     lead = (slice(None),) * axis
     first, last = (*lead, slice(0, 1)), (*lead, slice(-1, None))
-    running = src.copy() if exclusive else out  # inclusive: accumulated in place
-    if running is not src:
+    if exclusive:
+        running = src.copy()
+    else:  # accumulated in place
+        running = out
         running[...] = src
     with np.errstate(all="ignore"):  # integers wrap, floats overflow to inf, as numpy's
         ufunc(carry, running[first], out=running[first])
