@@ -267,7 +267,8 @@ class OpDef:
     """Names of the bits of this op's FLAGS operand, bit 0 first."""
     doc: str = ""
     kernel: Kernel | None = None
-    """An elementwise op's numpy function: `kernel(x, out=r)` or `kernel(a, b, out=r)`."""
+    """An elementwise op's numpy function: `kernel(x, out=r)` or `kernel(a, b, out=r)`;
+    another kind of instruction may carry the function both executors call."""
     int_kernel: Kernel | None = None
     """The function for integer operands, where it is not `kernel`."""
 
@@ -562,7 +563,12 @@ class Block:
     @property
     def text(self) -> str:
         """`0x10-0x1f, 0x80-0xbf`."""
-        return ", ".join(f"0x{r.start:02x}-0x{r.stop - 1:02x}" for r in self.ranges)
+        return ranges_text(self.ranges)
+
+
+def ranges_text(ranges: Sequence[range]) -> str:
+    """Ranges of codes as text: `0x10-0x1f, 0x80-0xbf`."""
+    return ", ".join(f"0x{r.start:02x}-0x{r.stop - 1:02x}" for r in ranges)
 
 
 _CONTROL = (Cat.NOP, Cat.LOAD, Cat.STORE, Cat.STORE_ACC, Cat.COPY, Cat.CONVERT, Cat.BROADCAST)
@@ -578,9 +584,22 @@ BLOCKS: tuple[Block, ...] = (
     Block("index", frozenset({Cat.IOTA, Cat.TAKE}), (range(0xC8, 0xD0),)),
     Block("scan", frozenset({Cat.SCAN}), (range(0xD0, 0xD8),)),
 )
-"""Where each category's opcodes go; 0xc0-0xc7 and 0xdc-0xff are free for new
-blocks. The unary block's first range filled up, so it continues at 0x80 (codes never
-move)."""
+"""Where each category's opcodes go; the codes no block holds (`codes_outside_blocks`)
+are free for new blocks. The unary block's first range filled up, so it continues at
+0x80 (codes never move)."""
+
+
+def codes_outside_blocks() -> tuple[range, ...]:
+    """The runs of opcodes no block holds, in order."""
+    runs: list[range] = []
+    for code in range(256):
+        if any(code in block for block in BLOCKS):
+            continue
+        if runs and runs[-1].stop == code:
+            runs[-1] = range(runs[-1].start, code + 1)
+        else:
+            runs.append(range(code, code + 1))
+    return tuple(runs)
 
 
 class OpcodeTableError(ValueError):

@@ -59,7 +59,8 @@ def _tensor_row(spec: ElementwiseSpec) -> tuple[str, str, str]:
 
 
 def opcode_blocks() -> str:
-    """Each block of opcodes, how many of its codes are taken and the next free one."""
+    """Each block of opcodes, how many of its codes are taken and the next free one;
+    then the codes no block holds."""
     rows = []
     for block in isa.BLOCKS:
         used = sum(1 for d in isa.OPCODES if d.code in block)
@@ -67,7 +68,10 @@ def opcode_blocks() -> str:
         free = isa.next_free_code(block, isa.OPCODES)
         room = "full" if free is None else f"0x{free:02x}"
         rows.append((block.name, block.text, f"{used} of {size}", room))
-    return markdown_table(("block", "codes", "taken", "next free code"), rows)
+    table = markdown_table(("block", "codes", "taken", "next free code"), rows)
+    return (
+        table + f"\nCodes {isa.ranges_text(isa.codes_outside_blocks())} are free for new blocks.\n"
+    )
 
 
 def opcodes() -> str:
