@@ -51,9 +51,9 @@ test-quick: install
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
-# Benchmarks against the peers (numpy, torch eager, numexpr, TorchInductor);
-# see docs/benchmarks.md. The bench extra pulls torch 2.13.0 (CPU), numexpr,
-# matplotlib and tqdm into .venv.
+# Benchmarks against the peers (numpy, torch eager, numexpr, TorchInductor,
+# ONNX Runtime, IREE); see docs/benchmarks.md. The bench extra pulls torch
+# 2.13.0 (CPU), numexpr, onnx, onnxruntime, IREE, matplotlib and tqdm into .venv.
 .PHONY: bench bench-quick bench-report bench-install
 
 $(VENV)/.bench-installed: $(VENV)/.installed

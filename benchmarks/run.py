@@ -11,7 +11,8 @@ Each workload walks a stream of dynamic shapes (log-uniform, fixed seeds),
 calling every system `--reps` times per shape, interleaved per shape in this
 one process: this project (`dvm.compile` once per workload), numpy eager,
 torch eager, numexpr, TorchInductor in recompile mode (`dynamic=False`) and
-in dynamic mode (`dynamic=True`). The results go to a JSON file; the report
+in dynamic mode (`dynamic=True`), and the ahead-of-time peers ONNX Runtime and
+IREE (exported once to ONNX with dynamic dims). The results go to a JSON file; the report
 (markdown and PNG figures) is generated from it. See docs/benchmarks.md.
 """
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import os
 import shutil
@@ -19,12 +20,16 @@ from suite.systems import INDUCTOR, ORDER, build_systems, dvm_warmup, inductor_w
 from suite.workloads import DEFAULT_EXAMPLES, REPO, make_workloads
 
 
-def _torch_available() -> bool:
+def _available(module: str) -> bool:
     try:
-        import torch  # noqa: F401
+        importlib.import_module(module)
     except ImportError:
         return False
     return True
+
+
+AOT_MODULES = {"onnxruntime": ("onnxruntime", "onnx"), "iree": ("iree.compiler", "iree.runtime")}
+"""What each ahead-of-time peer needs besides torch (its exporter)."""
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
@@ -49,7 +54,7 @@ def run_benchmark(
     from tqdm import tqdm
 
     t_import = time.perf_counter()
-    have_torch = _torch_available()
+    have_torch = _available("torch")
     t_import = time.perf_counter() - t_import
     import numpy  # noqa: F401  (after the thread environment is set)
 
@@ -57,11 +62,15 @@ def run_benchmark(
     unknown = set(systems) - set(ORDER)
     if unknown:
         raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {ORDER}")
-    if not have_torch:
-        dropped = [s for s in systems if s == "torch" or s in INDUCTOR]
-        if dropped:
-            print(f"torch is not installed: skipping {dropped} (pip install -e '.[bench]')")
-        systems = [s for s in systems if s not in dropped]
+    dropped = [
+        s
+        for s in systems
+        if (not have_torch and (s == "torch" or s in INDUCTOR or s in AOT_MODULES))
+        or not all(_available(m) for m in AOT_MODULES.get(s, ()))
+    ]
+    if dropped:
+        print(f"not installed: skipping {dropped} (pip install -e '.[bench]')")
+    systems = [s for s in systems if s not in dropped]
 
     workloads = make_workloads(args.examples or DEFAULT_EXAMPLES)
     names = args.workloads.split(",") if args.workloads else list(workloads)

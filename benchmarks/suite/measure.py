@@ -236,6 +236,9 @@ def run_workload(
         "loadavg_end": loadavg(),
         "dynamo": {k: v for k, v in dynamo.items() if any(sy.name == k for sy in systems)},
     }
+    record["one_time_s"] = {
+        sy.name: sy.compile_s for sy in systems if sy.compile_s is not None and sy.name != "dvm"
+    }
     dvm_system = next((sy for sy in systems if sy.name == "dvm"), None)
     if dvm_system is not None:
         record["dvm_compile_s"] = dvm_system.compile_s

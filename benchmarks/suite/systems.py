@@ -12,6 +12,9 @@
 - `inductor_dynamic`: `torch.compile(fn, dynamic=True)`: one symbolic graph,
   recompiled only where a guard fails (a branch taken for the first time, a
   dim of 1, ...).
+- `onnxruntime`, `iree`: the ahead-of-time peers, the workload exported once to
+  ONNX with dynamic dims (see aot_peers.py); their one-time costs are timed
+  apart from the stream.
 
 Each Inductor mode has its own fresh `TORCHINDUCTOR_CACHE_DIR` (a temp dir
 made by the runner), set in the environment before that mode's calls (outside
@@ -31,9 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from suite import aot_peers
 from suite.workloads import Workload
 
-ORDER = ["dvm", "numpy", "torch", "numexpr", "inductor_recompile", "inductor_dynamic"]
+ORDER = [
+    "dvm", "numpy", "torch", "numexpr", "inductor_recompile", "inductor_dynamic",
+    "onnxruntime", "iree",
+]  # fmt: skip
 """Every system, in the order they run at each shape and appear in the report."""
 
 LABELS = {
@@ -43,6 +50,8 @@ LABELS = {
     "numexpr": "numexpr",
     "inductor_recompile": "Inductor recompile (dynamic=False)",
     "inductor_dynamic": "Inductor dynamic (dynamic=True)",
+    "onnxruntime": "ONNX Runtime (dynamic axes)",
+    "iree": "IREE (llvm-cpu, dynamic dims)",
 }
 SHORT = {
     "dvm": "dvm",
@@ -51,6 +60,8 @@ SHORT = {
     "numexpr": "numexpr",
     "inductor_recompile": "Ind-recompile",
     "inductor_dynamic": "Ind-dynamic",
+    "onnxruntime": "ORT",
+    "iree": "IREE",
 }
 INDUCTOR = {"inductor_recompile": False, "inductor_dynamic": True}
 """Inductor system -> torch.compile's `dynamic` argument."""
@@ -67,7 +78,8 @@ class System:
     cache_dir: str | None = None
     """TORCHINDUCTOR_CACHE_DIR to set before its calls."""
     compile_s: float | None = None
-    """Ahead-of-time compile time (dvm only; Inductor compiles inside calls)."""
+    """Ahead-of-time compile time (dvm, ONNX Runtime, IREE; Inductor compiles inside
+    calls)."""
     program: Any = None
     """dvm's CompiledProgram (for VM statistics)."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -163,6 +175,9 @@ def build_systems(
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dirs[name]
             compiled = torch.compile(fresh_function(workload.torch), dynamic=INDUCTOR[name])
             out.append(System(name, compiled, True, cache_dir=cache_dirs[name]))
+        elif name in aot_peers.BUILDERS:
+            fn, one_time_s = aot_peers.build(name, workload)
+            out.append(System(name, fn, False, compile_s=one_time_s))
     return out
 
 
