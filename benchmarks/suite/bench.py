@@ -16,7 +16,7 @@ from typing import Any
 
 from suite.machine import apply_threads, describe, gemm_probe, loadavg
 from suite.measure import Settings, run_workload
-from suite.systems import INDUCTOR, ORDER, build_systems, dvm_warmup, inductor_warmup
+from suite.systems import INDUCTOR, ORDER, build_systems, dvm_warmup, torch_compile_warmup
 from suite.workloads import DEFAULT_EXAMPLES, REPO, make_workloads
 
 
@@ -65,7 +65,7 @@ def run_benchmark(
     dropped = [
         s
         for s in systems
-        if (not have_torch and (s == "torch" or s in INDUCTOR or s in AOT_MODULES))
+        if (not have_torch and (s in ("torch", "torch_dvm") or s in INDUCTOR or s in AOT_MODULES))
         or not all(_available(m) for m in AOT_MODULES.get(s, ()))
     ]
     if dropped:
@@ -101,6 +101,9 @@ def run_benchmark(
         "workloads": {},
     }
     cache_dirs: dict[str, str] = {}
+    # dvm's compile cache in a folder of the run's own: every compile is cold, as
+    # Inductor's are, and the user's cache is left alone
+    dvm_cache = os.environ["DVM_CACHE_DIR"] = tempfile.mkdtemp(prefix="dvm_bench_cache_")
     if any(s in INDUCTOR for s in systems):
         from suite.systems import configure_dynamo
 
@@ -124,7 +127,9 @@ def run_benchmark(
         for name, dynamic in INDUCTOR.items():
             if name in systems:
                 print(f"Inductor warm-up ({name}) ...", flush=True)
-                results["warmup"][f"{name}_s"] = inductor_warmup(dynamic, cache_dirs[name])
+                results["warmup"][f"{name}_s"] = torch_compile_warmup(dynamic, cache_dirs[name])
+        if "torch_dvm" in systems:
+            results["warmup"]["torch_dvm_s"] = torch_compile_warmup(True, None, backend="dvm")
         results["meta"]["probe_start"] = gemm_probe()
         print(
             "one-time warm-ups: "
@@ -163,6 +168,6 @@ def run_benchmark(
             name: sum(len(files) for _, _, files in os.walk(d)) for name, d in cache_dirs.items()
         }
         write_json(args.out, results)
-        for d in cache_dirs.values():
+        for d in [*cache_dirs.values(), dvm_cache]:
             shutil.rmtree(d, ignore_errors=True)
     return results

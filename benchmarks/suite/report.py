@@ -353,6 +353,7 @@ COLORS = {
     "numexpr": "#8c564b",
     "inductor_recompile": "#2ca02c",
     "inductor_dynamic": "#9467bd",
+    "torch_dvm": "#e377c2",
     "onnxruntime": "#7f7f7f",
     "iree": "#17becf",
 }

@@ -12,6 +12,9 @@
 - `inductor_dynamic`: `torch.compile(fn, dynamic=True)`: one symbolic graph,
   recompiled only where a guard fails (a branch taken for the first time, a
   dim of 1, ...).
+- `torch_dvm`: `torch.compile(fn, backend="dvm", dynamic=True)`: this project
+  as a torch.compile backend (dvm.torch), one graph per structure, each ATen
+  graph compiled once by dvm and specialized per shape.
 - `onnxruntime`, `iree`: the ahead-of-time peers, the workload exported once to
   ONNX with dynamic dims (see aot_peers.py); their one-time costs are timed
   apart from the stream.
@@ -39,7 +42,7 @@ from suite.workloads import Workload
 
 ORDER = [
     "dvm", "numpy", "torch", "numexpr", "inductor_recompile", "inductor_dynamic",
-    "onnxruntime", "iree",
+    "torch_dvm", "onnxruntime", "iree",
 ]  # fmt: skip
 """Every system, in the order they run at each shape and appear in the report."""
 
@@ -50,6 +53,7 @@ LABELS = {
     "numexpr": "numexpr",
     "inductor_recompile": "Inductor recompile (dynamic=False)",
     "inductor_dynamic": "Inductor dynamic (dynamic=True)",
+    "torch_dvm": "torch.compile(backend=dvm, dynamic=True)",
     "onnxruntime": "ONNX Runtime (dynamic axes)",
     "iree": "IREE (llvm-cpu, dynamic dims)",
 }
@@ -60,6 +64,7 @@ SHORT = {
     "numexpr": "numexpr",
     "inductor_recompile": "Ind-recompile",
     "inductor_dynamic": "Ind-dynamic",
+    "torch_dvm": "torch+dvm",
     "onnxruntime": "ORT",
     "iree": "IREE",
 }
@@ -110,17 +115,18 @@ def configure_dynamo() -> dict[str, Any]:
     }
 
 
-def inductor_warmup(dynamic: bool, cache_dir: str) -> float:
-    """Compile and run an unrelated function once: the process's one-time
-    Inductor start-up (imports, compile workers), reported on its own."""
+def torch_compile_warmup(dynamic: bool, cache_dir: str | None, backend: str = "inductor") -> float:
+    """Compile and run an unrelated function once: the process's one-time start-up of
+    a torch.compile backend (imports, compile workers), reported on its own."""
     import torch
 
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    if cache_dir is not None:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
 
     def warm(x: torch.Tensor) -> torch.Tensor:
         return x * 2.0 + 1.0
 
-    compiled = torch.compile(fresh_function(warm), dynamic=dynamic)
+    compiled = torch.compile(fresh_function(warm), dynamic=dynamic, backend=backend)
     t0 = time.perf_counter()
     compiled(torch.randn(7, 9))
     return time.perf_counter() - t0
@@ -175,6 +181,11 @@ def build_systems(
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dirs[name]
             compiled = torch.compile(fresh_function(workload.torch), dynamic=INDUCTOR[name])
             out.append(System(name, compiled, True, cache_dir=cache_dirs[name]))
+        elif name == "torch_dvm":
+            import torch
+
+            compiled = torch.compile(fresh_function(workload.torch), backend="dvm", dynamic=True)
+            out.append(System(name, compiled, True))
         elif name in aot_peers.BUILDERS:
             fn, one_time_s = aot_peers.build(name, workload)
             out.append(System(name, fn, False, compile_s=one_time_s))
