@@ -21,7 +21,6 @@ import math
 import struct
 from collections.abc import Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -32,6 +31,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
+
+from dvm.numerics import bfloat16
 
 BF16 = "bf16"
 """bf16's format name in `FLOAT_FORMATS`."""
@@ -57,7 +58,7 @@ def pack_float(fmt: str, value: float) -> bytes:
     if fmt != BF16:
         return struct.pack(fmt, value)
     with np.errstate(over="ignore"):
-        rounded = np.array(value, np.float64).astype(ml_dtypes.bfloat16)
+        rounded = np.array(value, np.float64).astype(bfloat16())
     if math.isfinite(value) and not np.isfinite(rounded):
         raise OverflowError(f"{value} is out of range for bf16")
     return rounded.tobytes()
@@ -67,7 +68,7 @@ def unpack_float(fmt: str, bits: bytes) -> float:
     """The value of one float element's bytes."""
     if fmt != BF16:
         return struct.unpack(fmt, bits)[0]
-    return float(np.frombuffer(bits, ml_dtypes.bfloat16)[0])
+    return float(np.frombuffer(bits, bfloat16())[0])
 
 
 LONG_CONSTANT = 100

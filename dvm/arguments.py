@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -38,7 +37,6 @@ from dvm.numerics import Array
 
 _FLOAT_DTYPES: dict[type[Attribute], type[Any]] = {
     Float16Type: np.float16,
-    BFloat16Type: ml_dtypes.bfloat16,
     Float32Type: np.float32,
     Float64Type: np.float64,
 }
@@ -72,6 +70,8 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
             return np.dtype(_INT_DTYPES[width])
     if type(t) in _FLOAT_DTYPES:
         return np.dtype(_FLOAT_DTYPES[type(t)])
+    if isinstance(t, BFloat16Type):
+        return numerics.bfloat16()
     raise TypeError(f"the reference interpreter does not support type {t}")
 
 

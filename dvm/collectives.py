@@ -31,7 +31,7 @@ from xdsl.ir import Operation
 
 from dvm.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp
 from dvm.errors import CompileError, ExecutionError
-from dvm.numerics import BFLOAT16
+from dvm.numerics import is_bfloat16
 from dvm.passes.errors import located
 
 Array = np.ndarray[Any, Any]
@@ -125,7 +125,7 @@ def torch_view(x: Array) -> Any:
     """`x` as a torch tensor sharing its memory (bf16 through its bits)."""
     import torch
 
-    if x.dtype == BFLOAT16:
+    if is_bfloat16(x.dtype):
         return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(x)
 

@@ -23,10 +23,11 @@ Semantics chosen here, and why:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any, Literal
 
-import ml_dtypes
 import numpy as np
 from numpy.typing import NDArray
 
@@ -38,19 +39,31 @@ ReduceKind = Literal["sum", "mean", "max", "min", "prod"]
 # --------------------------------------------------------------------------
 
 
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-"""bf16, which numpy lacks: `ml_dtypes`' bfloat16 (its numpy kind is 'V', not 'f')."""
+@cache
+def bfloat16() -> np.dtype[Any]:
+    """bf16, which numpy lacks: `ml_dtypes`' bfloat16 (its numpy kind is 'V', not 'f').
+    Imported at the first use: importing `ml_dtypes` takes most of a second, and only
+    programs on bf16 need it."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_bfloat16(dtype: np.dtype[Any] | type[Any]) -> bool:
+    """Whether `dtype` is bf16, without importing `ml_dtypes` when it is not loaded (then
+    no array can be bf16)."""
+    return "ml_dtypes" in sys.modules and dtype == bfloat16()
 
 
 def is_float_dtype(dtype: np.dtype[Any]) -> bool:
     """Whether `dtype` is a float type: numpy's, or bf16."""
-    return dtype.kind == "f" or dtype == BFLOAT16
+    return dtype.kind == "f" or is_bfloat16(dtype)
 
 
 def working_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     """The dtype to compute in: f16 and bf16 go through f32 so that they are rounded
     only once."""
-    return np.dtype(np.float32) if dtype in (np.float16, BFLOAT16) else dtype
+    return np.dtype(np.float32) if dtype == np.float16 or is_bfloat16(dtype) else dtype
 
 
 # --------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import torch.distributed as dist
 
 import dvm
 from dvm.errors import ExecutionError, ShapeError
-from dvm.numerics import BFLOAT16, is_float_dtype
+from dvm.numerics import bfloat16, is_float_dtype
 from dvm.sharding import parse_sharding, shard
 
 EXAMPLES = Path(dvm.__file__).parent / "examples"
@@ -85,7 +85,7 @@ def run_layernorm(rank: int, world: int) -> int:
 
 TYPES: dict[str, Any] = {
     "f16": np.float16,
-    "bf16": BFLOAT16,
+    "bf16": bfloat16(),
     "f32": np.float32,
     "f64": np.float64,
     **{f"i{w}": np.dtype(f"int{w}") for w in (8, 16, 32, 64)},
@@ -139,7 +139,7 @@ def run_types(rank: int, world: int) -> int:
         for what, g, w in zip(names, got, wanted, strict=True):
             assert g.dtype == w.dtype, f"{name} {what}: {g.dtype} for {w.dtype}"
             if is_float_dtype(g.dtype) and what in ("sum", "prod"):
-                tol = 1e-2 if g.dtype in (np.float16, BFLOAT16) else 1e-6
+                tol = 1e-2 if g.dtype in (np.float16, bfloat16()) else 1e-6
                 assert np.allclose(g.astype(np.float64), w.astype(np.float64), rtol=tol), name
             else:
                 assert np.array_equal(g, w), f"{name} {what}: {g} for {w}"

@@ -19,7 +19,7 @@ import dvm
 from dvm import pipeline
 from dvm.collectives import SINGLE_PROCESS, reducible, torch_view, world_of
 from dvm.errors import CompileError, ShapeError
-from dvm.numerics import BFLOAT16
+from dvm.numerics import bfloat16
 from dvm.sharding import parse_sharding, shard, unshard
 from dvm.tools import dvm_run
 
@@ -249,14 +249,14 @@ def test_dvm_run_runs_a_program_across_two_processes() -> None:
     assert "check result 0: ok" in done.stdout
 
 
-@pytest.mark.parametrize("dtype", [BFLOAT16, np.float16, np.int8, np.bool_, np.uint64])
+@pytest.mark.parametrize("dtype", [bfloat16(), np.float16, np.int8, np.bool_, np.uint64])
 def test_the_collectives_see_the_numpy_buffers_themselves(dtype: Any) -> None:
     import torch
 
     x = np.arange(4).astype(dtype)
     t = torch_view(x)
     assert t.data_ptr() == x.ctypes.data
-    assert t.dtype == (torch.bfloat16 if dtype == BFLOAT16 else torch.from_numpy(x).dtype)
+    assert t.dtype == (torch.bfloat16 if dtype == bfloat16() else torch.from_numpy(x).dtype)
 
 
 def test_the_torch_backend_runs_functional_collectives_on_dvm_or_in_torch() -> None:

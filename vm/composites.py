@@ -9,21 +9,18 @@ off, so none raises.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 
-def _read_only_one(dtype: type) -> np.ndarray:
+@cache
+def _one(dtype: np.dtype) -> np.ndarray:
+    """1 as a 0-d array of a float dtype: a ufunc takes it faster than a Python number."""
     one = np.array(1, dtype)
     one.flags.writeable = False
     return one
-
-
-_FLOATS = (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)
-_ONE = {np.dtype(t): _read_only_one(t) for t in _FLOATS}
-"""1 as a 0-d array per float dtype: a ufunc takes it faster than a Python number."""
 
 
 def rsqrt(x: np.ndarray, out: np.ndarray) -> None:
@@ -37,7 +34,7 @@ def sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     """1/(1+exp(-x)) in four in-place passes (exp overflow gives 0, not an error)."""
     np.negative(x, out=out)
     np.exp(out, out=out)
-    np.add(out, _ONE[out.dtype], out=out)
+    np.add(out, _one(out.dtype), out=out)
     np.reciprocal(out, out=out)
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 from functools import cache
 
-import ml_dtypes
 import numpy as np
 from numpy.polynomial import chebyshev
+
+from dvm.numerics import is_bfloat16
 
 WIDTH = 0.25
 """Each piece's width on |x|."""
@@ -66,8 +67,9 @@ def erf_f64(x: np.ndarray) -> np.ndarray:
     return np.copysign(acc, flat, out=acc).reshape(x.shape)
 
 
-SIXTEEN_BITS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
-"""The float types whose every value a table holds."""
+def sixteen_bits(dtype: np.dtype) -> bool:
+    """Whether `dtype` is a float type whose every value a table holds."""
+    return dtype == np.float16 or is_bfloat16(dtype)
 
 
 @cache
@@ -82,7 +84,7 @@ def _table(dtype: np.dtype) -> np.ndarray:
 
 def erf(x: np.ndarray, out: np.ndarray) -> None:
     """out = erf(x), rounded once to their dtype (the same one)."""
-    if x.dtype in SIXTEEN_BITS:
+    if sixteen_bits(x.dtype):
         np.take(_table(x.dtype), x.view(np.uint16), out=out, mode="wrap")
     elif x.dtype == np.float32:
         np.copyto(out, erf_f64(x), casting="unsafe")

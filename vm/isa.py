@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
+from dvm.numerics import bfloat16, is_bfloat16
 from dvm.vm import composites
 from dvm.vm.erf import erf
 
@@ -75,7 +75,7 @@ class DType(IntEnum):
     @property
     def np(self) -> np.dtype:
         """The numpy dtype of this element type."""
-        return _NP_DTYPES[self]
+        return bfloat16() if self is DType.BF16 else _NP_DTYPES[self]
 
     @property
     def text(self) -> str:
@@ -94,7 +94,13 @@ class DType(IntEnum):
     @staticmethod
     def from_numpy(dtype: np.dtype | type) -> DType:
         """The DType of a numpy dtype; raises KeyError for unsupported ones."""
-        return _FROM_NP[np.dtype(dtype)]
+        dtype = np.dtype(dtype)
+        found = _FROM_NP.get(dtype)
+        if found is None:
+            if not is_bfloat16(dtype):
+                raise KeyError(dtype)
+            return DType.BF16
+        return found
 
 
 _NP_DTYPES: dict[DType, np.dtype] = {
@@ -110,8 +116,8 @@ _NP_DTYPES: dict[DType, np.dtype] = {
     DType.U16: np.dtype(np.uint16),
     DType.U32: np.dtype(np.uint32),
     DType.U64: np.dtype(np.uint64),
-    DType.BF16: np.dtype(ml_dtypes.bfloat16),
 }
+"""The numpy dtypes of the element types but bf16 (`bfloat16()`, imported when used)."""
 _FROM_NP = {v: k for k, v in _NP_DTYPES.items()}
 _DTYPE_TEXT = {
     DType.BOOL: "i1",

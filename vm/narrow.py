@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from dvm.numerics import is_bfloat16
 
 F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)
-BF16 = np.dtype(ml_dtypes.bfloat16)
 
 _F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
 """Every f16 value, by its bits, in f32 (exact): a gather from this 256 KiB table, which
@@ -29,7 +29,7 @@ _F16_TO_F32.flags.writeable = False
 def widened(dtype: np.dtype) -> np.dtype | None:
     """The type a float narrower than f32 accumulates sums and products and computes
     matmuls in (f32), rounding once at the end; None for the others."""
-    return F32 if dtype in (F16, BF16) else None
+    return F32 if dtype == F16 or is_bfloat16(dtype) else None
 
 
 def widen_into(out: np.ndarray, x: np.ndarray) -> None:

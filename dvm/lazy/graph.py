@@ -15,8 +15,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from dvm.numerics import is_bfloat16
 
 Static = tuple[int | None, ...]
 """A type's dims: 1 where the program's structure makes a 1, None for `?`."""
@@ -32,21 +33,26 @@ ELEMENT_TYPES: dict[np.dtype[Any], str] = {
     np.dtype(np.uint32): "ui32",
     np.dtype(np.uint64): "ui64",
     np.dtype(np.float16): "f16",
-    np.dtype(ml_dtypes.bfloat16): "bf16",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
 }
-"""The numpy dtypes a program computes on, and their element types. Any other
-(complex, object, strings, non-native byte order) runs in numpy."""
+"""The numpy dtypes a program computes on but bf16 (`element_type`), and their element
+types. Any other (complex, object, strings, non-native byte order) runs in numpy."""
+
+
+def element_type(dtype: np.dtype[Any]) -> str | None:
+    """The element type of a numpy dtype a program computes on, or None."""
+    found = ELEMENT_TYPES.get(dtype)
+    return "bf16" if found is None and is_bfloat16(dtype) else found
 
 
 def is_supported(dtype: np.dtype[Any]) -> bool:
-    return dtype in ELEMENT_TYPES
+    return element_type(dtype) is not None
 
 
 def type_text(static: Static, dtype: np.dtype[Any]) -> str:
     dims = "".join("?x" if d is None else f"{d}x" for d in static)
-    return f"tensor<{dims}{ELEMENT_TYPES[dtype]}>"
+    return f"tensor<{dims}{element_type(dtype)}>"
 
 
 @dataclass(eq=False, slots=True)

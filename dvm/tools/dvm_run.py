@@ -181,13 +181,14 @@ def show(outputs: tuple[Any, ...], options: argparse.Namespace) -> None:
 def check(module: Any, args: list[Any], outputs: tuple[Any, ...], entry: str | None) -> bool:
     """Compare with the reference interpreter; print the largest differences."""
     import dvm
-    from dvm.numerics import BFLOAT16, is_float_dtype
+    from dvm.numerics import is_bfloat16, is_float_dtype
 
     expected = dvm.interpret(module, *args, entry=entry)
     expected = expected if isinstance(expected, tuple) else (expected,)
     good = True
     for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
-        tol = {np.dtype(np.float16): 2e-3, BFLOAT16: 1.6e-2}.get(got.dtype, 1e-4)
+        half = {np.dtype(np.float16): 2e-3}.get(got.dtype, 1e-4)
+        tol = 1.6e-2 if is_bfloat16(got.dtype) else half
         if is_float_dtype(got.dtype):  # (numpy compares no bf16)
             got, want = got.astype(np.float64), want.astype(np.float64)
         same = got.shape == want.shape and np.allclose(
