@@ -31,13 +31,17 @@ class DvmPipelinePass(ModulePass):
         if self.device not in DEVICES:
             raise ValueError(f"dvm-pipeline: unknown device {self.device!r}; use {sorted(DEVICES)}")
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in (
+    def stages(self) -> list[ModulePass]:
+        """The passes it runs, in order."""
+        return [
             SymbolicShapesPass(),
             FusePass(),
             StackPass(),
             ConvertTensorToTilePass(device=self.device),
             DedupeKernelsPass(),
             ConvertTileToBytecodePass(),
-        ):
+        ]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for stage in self.stages():
             stage.apply(ctx, op)

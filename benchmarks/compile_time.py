@@ -1,0 +1,161 @@
+"""What a program costs before its first result: a fresh process's start, a compile
+pass by pass, a compile cache hit, and a tiny cached call.
+
+Run: .venv/bin/python benchmarks/compile_time.py [--processes 7] [--repeat 7]
+
+Prints, with the load average (on a shared machine the times swing with it):
+
+- cold start: in --processes fresh processes, the cache off, `import dvm` and the
+  first `dvm.compile` of gelu (goal: 1 s in all); median, p90, max;
+- a cache hit in a fresh process: `import dvm`, then `dvm.compile` of bert_layer
+  from an entry another process wrote (goal: 20 ms beyond the import);
+- in this process, after a warm-up compile (sympy's and xDSL's caches filled, as in a
+  server), each step of a compile, median of --repeat: parse, each pass of
+  `dvm-pipeline`, the kernels and host steps (`Variant.from_lowered`), and the whole
+  `dvm.compile` with the cache off and on a hit (goals: 15 ms for programs of at most
+  10 ops, 250 ms for bert_layer);
+- a tiny cached call, `p(x)` for gelu on a 2x3 input: median, p99 and max of 20000
+  (goal: 10 us on a quiet machine).
+
+Python writes no bytecode cache under PYTHONDONTWRITEBYTECODE, and then every fresh
+process compiles dvm's modules again: the fresh processes run without it, as a user's
+would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from xdsl.context import Context
+
+import dvm
+from dvm.ir import parse
+from dvm.lowering.pipeline import DvmPipelinePass
+from dvm.variant import Variant
+
+EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
+PROGRAMS = ("gelu", "layernorm", "softmax", "bert_layer")
+
+FRESH = """\
+import sys, time
+start = time.perf_counter()
+import dvm
+imported = time.perf_counter()
+dvm.compile(open(sys.argv[1]).read(), cache=sys.argv[2] == "on")
+print(imported - start, time.perf_counter() - imported)
+"""
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def summary(times: list[float], unit: float = 1e3, name: str = "ms") -> str:
+    """Median, p90 (or p99 for long runs) and max of `times` (seconds) in `unit`s."""
+    times = sorted(times)
+    q = 0.99 if len(times) >= 1000 else 0.9
+    tail = times[min(len(times) - 1, int(q * len(times)))]
+    return (
+        f"median {statistics.median(times) * unit:8.1f} p{round(q * 100)} {tail * unit:8.1f}"
+        f" max {times[-1] * unit:8.1f} {name}"
+    )
+
+
+def fresh(path: Path, cache: str, folder: str) -> tuple[float, float]:
+    """`import dvm` and one compile of `path`, in a new process (seconds each)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["DVM_CACHE_DIR"] = folder
+    command = [sys.executable, "-c", FRESH, str(path), cache]
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    imported, compiled = out.split()
+    return float(imported), float(compiled)
+
+
+def bench_fresh(processes: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        fresh(EXAMPLES / "gelu.mlir", "off", folder)  # bytecode caches written
+        runs = [fresh(EXAMPLES / "gelu.mlir", "off", folder) for _ in range(processes)]
+        print(f"Cold start, gelu, cache off ({processes} processes; {load()}):")
+        print(f"  import dvm           {summary([i for i, _ in runs])}")
+        print(f"  + first compile      {summary([i + c for i, c in runs])}  (goal 1000 ms)")
+        fresh(EXAMPLES / "bert_layer.mlir", "on", folder)  # the entry written
+        runs = [fresh(EXAMPLES / "bert_layer.mlir", "on", folder) for _ in range(processes)]
+        print(f"Cache hit in a fresh process, bert_layer ({load()}):")
+        print(f"  import dvm           {summary([i for i, _ in runs])}")
+        print(f"  compile (a hit)      {summary([c for _, c in runs])}  (goal 20 ms)")
+
+
+def timed(step: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    step()
+    return time.perf_counter() - start
+
+
+def compile_steps(text: str) -> dict[str, float]:
+    """Seconds per step of one compile of `text`: parse, each pass, the variant."""
+    times: dict[str, float] = {}
+    start = time.perf_counter()
+    module = parse(text)
+    times["parse"] = time.perf_counter() - start
+    for stage in DvmPipelinePass().stages():
+        times[stage.name] = timed(lambda stage=stage: stage.apply(Context(), module))
+    times["kernels and host"] = timed(lambda: Variant.from_lowered(module, None))
+    return times
+
+
+def bench_in_process(repeat: int) -> None:
+    print(f"In-process compile, ms, median of {repeat} after a warm-up ({load()}):")
+    steps = list(compile_steps((EXAMPLES / "gelu.mlir").read_text()))
+    names = [*steps, "dvm.compile", "cache hit"]
+    print("  " + " ".join(f"{n[:11]:>11s}" for n in ["program", *names]))
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["DVM_CACHE_DIR"] = folder
+        for program in PROGRAMS:
+            text = (EXAMPLES / f"{program}.mlir").read_text()
+            dvm.compile(text, cache=True)
+            runs = [compile_steps(text) for _ in range(repeat)]
+            medians = [statistics.median(r[n] for r in runs) for n in steps]
+            full = [timed(partial(dvm.compile, text, cache=False)) for _ in range(repeat)]
+            hit = [timed(partial(dvm.compile, text, cache=True)) for _ in range(repeat)]
+            medians += [statistics.median(full), statistics.median(hit)]
+            print(f"  {program:>11s} " + " ".join(f"{m * 1e3:11.1f}" for m in medians))
+
+
+def bench_tiny_call(calls: int) -> None:
+    p = dvm.compile(EXAMPLES / "gelu.mlir", cache=False)
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    for _ in range(2000):
+        p(x)
+    clock = time.perf_counter
+    times = []
+    for _ in range(calls):
+        start = clock()
+        p(x)
+        times.append(clock() - start)
+    print(f"Tiny cached call, gelu 2x3, {calls} calls ({load()}):")
+    print(f"  p(x)                 {summary(times, 1e6, 'us')}  (goal 10 us)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--processes", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--calls", type=int, default=20000)
+    a = ap.parse_args()
+    bench_fresh(a.processes)
+    bench_in_process(a.repeat)
+    bench_tiny_call(a.calls)
+
+
+if __name__ == "__main__":
+    main()
