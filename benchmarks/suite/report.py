@@ -354,6 +354,7 @@ COLORS = {
     "inductor_recompile": "#2ca02c",
     "inductor_dynamic": "#9467bd",
     "torch_dvm": "#e377c2",
+    "dvm_lazy": "#bcbd22",
     "onnxruntime": "#7f7f7f",
     "iree": "#17becf",
 }

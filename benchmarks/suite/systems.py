@@ -15,6 +15,8 @@
 - `torch_dvm`: `torch.compile(fn, backend="dvm", dynamic=True)`: this project
   as a torch.compile backend (dvm.torch), one graph per structure, each ATen
   graph compiled once by dvm and specialized per shape.
+- `dvm_lazy`: the workload's numpy version run on `dvm.lazy` arrays (recorded,
+  fused and compiled per structure, flushed when the outputs are read).
 - `onnxruntime`, `iree`: the ahead-of-time peers, the workload exported once to
   ONNX with dynamic dims (see aot_peers.py); their one-time costs are timed
   apart from the stream.
@@ -42,7 +44,7 @@ from suite.workloads import Workload
 
 ORDER = [
     "dvm", "numpy", "torch", "numexpr", "inductor_recompile", "inductor_dynamic",
-    "torch_dvm", "onnxruntime", "iree",
+    "torch_dvm", "dvm_lazy", "onnxruntime", "iree",
 ]  # fmt: skip
 """Every system, in the order they run at each shape and appear in the report."""
 
@@ -54,6 +56,7 @@ LABELS = {
     "inductor_recompile": "Inductor recompile (dynamic=False)",
     "inductor_dynamic": "Inductor dynamic (dynamic=True)",
     "torch_dvm": "torch.compile(backend=dvm, dynamic=True)",
+    "dvm_lazy": "dvm.lazy (numpy code, recorded)",
     "onnxruntime": "ONNX Runtime (dynamic axes)",
     "iree": "IREE (llvm-cpu, dynamic dims)",
 }
@@ -65,6 +68,7 @@ SHORT = {
     "inductor_recompile": "Ind-recompile",
     "inductor_dynamic": "Ind-dynamic",
     "torch_dvm": "torch+dvm",
+    "dvm_lazy": "lazy",
     "onnxruntime": "ORT",
     "iree": "IREE",
 }
@@ -186,10 +190,25 @@ def build_systems(
 
             compiled = torch.compile(fresh_function(workload.torch), backend="dvm", dynamic=True)
             out.append(System(name, compiled, True))
+        elif name == "dvm_lazy":
+            out.append(System(name, on_lazy_arrays(workload.numpy), False))
         elif name in aot_peers.BUILDERS:
             fn, one_time_s = aot_peers.build(name, workload)
             out.append(System(name, fn, False, compile_s=one_time_s))
     return out
+
+
+def on_lazy_arrays(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` (numpy code) called on lazy arrays over its inputs; its outputs read back."""
+    from dvm import lazy
+
+    def call(*args: np.ndarray) -> Any:
+        out = fn(*[lazy.asarray(a) for a in args])
+        if isinstance(out, tuple | list):
+            return tuple(np.asarray(o) for o in out)
+        return np.asarray(out)
+
+    return call
 
 
 def to_numpy(result: Any) -> tuple[np.ndarray, ...]:
