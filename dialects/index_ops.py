@@ -15,6 +15,10 @@ an error naming the op and the index when the program runs. Inside a kernel
 both are an indexed load (`tile.take`): the source is read through a view
 whose last dim is the one indexed.
 
+`tensor.scatter_add` is numpy's `add.at` along an axis on a copy of its base. It
+is a kernel of its own: the base is copied into the result, then the updates
+are added in order by an indexed store (`tile.scatter_add`).
+
 They are registered with the dialects' other ops (`dvm.dialects.tensor_dialect`,
 `dvm.dialects.tile_dialect`).
 """
@@ -440,7 +444,65 @@ class TileTakeOp(ViewOp):
         self.verify_view(self.result.type.rank + 1)
 
 
+@irdl_op_definition
+class TileScatterAddOp(ViewOp):
+    """`tile.scatter_add %u[%idx], %out offset .. sizes [..] .. : !tile.tile<..>,
+    !tile.tile<..>, tensor<..>`: an indexed store that adds. The view's last dim is the
+    destination's indexed dim (walked whole); element `e` of `%u` is added to the
+    view's element `(e, idx[e])` (the index tile broadcasts to `%u`'s), in order, so
+    updates naming one element accumulate as numpy's `add.at` adds them; an index
+    outside the dim is an error naming `dvm.op`."""
+
+    name = "tile.scatter_add"
+    value = operand_def(TileType)
+    indices = operand_def(TileType)
+    dest = operand_def(TensorType)
+
+    def __init__(self, value: SSAValue, indices: SSAValue, dest: SSAValue, view: View):
+        super().__init__(operands=[value, indices, dest], properties=view.properties())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string("[")
+        printer.print_operand(self.indices)
+        printer.print_string("], ")
+        printer.print_operand(self.dest)
+        self.print_view(printer)
+        printer.print_op_attributes(self.attributes)
+        types = (self.value.type, self.indices.type, self.dest.type)
+        printer.print_string(" : " + ", ".join(str(t) for t in types))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TileScatterAddOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        indices = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        parser.parse_punctuation(",")
+        dest = parser.parse_unresolved_operand()
+        view = parse_view(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != 3:
+            parser.raise_error("tile.scatter_add takes three types")
+        value_type, indices_type, dest_type = types
+        op = cls(
+            parser.resolve_operand(value, value_type),
+            parser.resolve_operand(indices, indices_type),
+            parser.resolve_operand(dest, dest_type),
+            view,
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        assert isinstance(self.value.type, TileType)
+        self.verify_view(self.value.type.rank + 1)
+
+
 INDEX_OPS = (IotaOp, TakeOp, TakeAlongAxisOp, ScatterAddOp)
 """The index ops of the tensor dialect."""
-INDEX_TILE_OPS = (TileIotaOp, TileTakeOp)
+INDEX_TILE_OPS = (TileIotaOp, TileTakeOp, TileScatterAddOp)
 """Their tile ops."""

@@ -27,10 +27,18 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
 from dvm.dialects.expr import ExprAttr, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp, group_sizes_error
-from dvm.dialects.index_ops import OP_AXIS, OP_LABEL, TileIotaOp, TileTakeOp, index_error
+from dvm.dialects.index_ops import (
+    OP_AXIS,
+    OP_LABEL,
+    TileIotaOp,
+    TileScatterAddOp,
+    TileTakeOp,
+    index_error,
+)
 from dvm.dialects.scans import TileScanOp
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
+from dvm.index_checks import check_takes
 from dvm.interpret_grouped_matmul import grouped_rows
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.grouped_matmul import GROUP_SIZES, read_group_size_checks
@@ -250,6 +258,27 @@ def take(run: KernelRun, op: Operation) -> list[Any]:
     return [source[picked[..., 0]]]
 
 
+def scatter_add(run: KernelRun, op: Operation) -> list[Any]:
+    """Each update added at its element of the view's tile (its last dim the indexed
+    one; a dim the tile spans once takes every update along it), in order, once every
+    index is inside that dim."""
+    assert isinstance(op, TileScatterAddOp)
+    dest = run.values[op.dest].reshape(-1)
+    index = run.flat_indices(op, dest)
+    updates = run.values[op.value]
+    label, axis = op.attributes[OP_LABEL], op.attributes[OP_AXIS]
+    assert isinstance(label, StringAttr) and isinstance(axis, IntegerAttr)
+    indices = np.broadcast_to(run.values[op.indices], updates.shape)
+    error = index_error(label.data, indices, index.shape[-1], axis.value.data)
+    if error is not None:
+        raise ExecutionError(error)
+    picked = np.broadcast_to(index, (*updates.shape, index.shape[-1]))
+    flat = np.take_along_axis(picked, indices[..., None].astype(np.int64), axis=-1)[..., 0]
+    with np.errstate(all="ignore"):
+        np.add.at(dest, flat, updates)
+    return []
+
+
 def scan(run: KernelRun, op: Operation) -> list[Any]:
     """The running sum or product from the carry, and the carry past the tile, as the
     VM's `scan` computes them."""
@@ -273,6 +302,7 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     TileIotaOp: iota,
     TileTakeOp: take,
     TileScanOp: scan,
+    TileScatterAddOp: scatter_add,
 }
 
 
@@ -411,6 +441,7 @@ class TileFunctions(InterpreterFunctions):
         # (np.ascontiguousarray alone would make a rank-0 argument rank 1)
         inputs = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in args]
         check_group_sizes(op, callee, inputs)
+        check_takes(op.attributes, inputs, self.symbols)
         if isinstance(callee, bc.ProgramOp):
             return tuple(launch_program(callee, inputs, self.symbols))
         return tuple(launch(callee, inputs, known=self.symbols))

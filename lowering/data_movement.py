@@ -27,9 +27,11 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from dvm.dialects import tile
 from dvm.dialects.data_movement import ConcatOp, InsertSliceOp, PadOp
 from dvm.dialects.expr import smin
+from dvm.dialects.index_ops import ScatterAddOp
 from dvm.dialects.scans import ScanOp
 from dvm.lowering.kernel_body import scalar_attr
 from dvm.lowering.scans import emit_scan_body, scan_plan
+from dvm.lowering.scatter_add import emit_scatter_body, scatter_plan
 from dvm.lowering.tiling import (
     TilePlan,
     aligned,
@@ -47,7 +49,7 @@ from dvm.vm.device import DeviceSpec
 ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
 
 
-OwnKernel = ConcatOp | InsertSliceOp | PadOp | ScanOp
+OwnKernel = ConcatOp | InsertSliceOp | PadOp | ScanOp | ScatterAddOp
 """The ops that are kernels of their own (a scan's: `dvm.lowering.scans`)."""
 
 
@@ -63,6 +65,8 @@ def own_plan(op: OwnKernel, device: DeviceSpec) -> tuple[Domain, TilePlan, list[
         return *concat_plan(op, device), [0, 1]
     if isinstance(op, ScanOp):
         return *scan_plan(op, device), [0, 1, 2]
+    if isinstance(op, ScatterAddOp):
+        return *scatter_plan(op, device), [0, 1, 2]
     domain, plan = insert_plan(op, device)
     return domain, plan, list(range(len(domain.sizes)))
 
@@ -74,6 +78,8 @@ def emit_own_body(
         emit_concat_body(block, op, plan, args)
     elif isinstance(op, ScanOp):
         emit_scan_body(block, op, plan, args)
+    elif isinstance(op, ScatterAddOp):
+        emit_scatter_body(block, op, plan, args)
     else:
         emit_insert_body(block, op, plan, args)
 

@@ -20,12 +20,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr
-from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeOp, TileIotaOp
+from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp, TileIotaOp
 from dvm.passes.errors import located
 from dvm.passes.symbolic import shape_of
 
 TAKE_CHECKS = "dvm.take_checks"
-"""On a launch: each take its kernel makes, as {op, input (the launch input holding
+"""On a launch: each take (or scatter_add) its kernel makes, as {op, input (the launch input holding
 its indices; -1 for an iota's, with its `length`), size (of the dim they index), axis}."""
 
 ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
@@ -56,11 +56,12 @@ def take_checks(ops: Sequence[Operation], inputs: Sequence[SSAValue]) -> list[Di
     size of the dim they index."""
     found = []
     for op in ops:
-        if not isinstance(op, TakeOp | TakeAlongAxisOp):
+        if not isinstance(op, TakeOp | TakeAlongAxisOp | ScatterAddOp):
             continue
+        source = op.base if isinstance(op, ScatterAddOp) else op.source
         entry: dict[str, Attribute] = {
             "op": StringAttr(located(op)),
-            "size": ExprAttr(shape_of(op.source)[op.dim]),
+            "size": ExprAttr(shape_of(source)[op.dim]),
             "axis": IntegerAttr(op.dim, i64),
         }
         iota = op.indices.owner

@@ -38,7 +38,7 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
-from dvm.dialects.index_ops import TileIotaOp, TileTakeOp
+from dvm.dialects.index_ops import TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp
 from dvm.lowering.index_ops import iota_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
@@ -207,6 +207,8 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(op, self.arg_index(op.rows))
             elif isinstance(op, TileTakeOp):
                 self.view_of[op] = self.view(op, self.arg_index(op.source))
+            elif isinstance(op, TileScatterAddOp):
+                self.view_of[op] = self.view(op, self.arg_index(op.dest))
             elif isinstance(op, TileIotaOp):
                 self.view_of[op] = self.view(iota_view(self.kernel, op), self.first_output())
 
@@ -326,6 +328,9 @@ class ProgramBuilder:
         elif isinstance(op, TileTakeOp):
             indices = self.reg(op.indices)
             self.emit("take", self.allocate(op.result, op), self.view_of[op], indices)
+        elif isinstance(op, TileScatterAddOp):
+            updates, indices = self.reg(op.value), self.reg(op.indices)
+            self.emit("scatter_add", self.view_of[op], updates, indices)
         elif isinstance(op, TileIotaOp):
             self.emit("iota", self.allocate(op.result, op), self.view_of[op], 1 << op.dim)
         else:

@@ -34,7 +34,7 @@ from xdsl.ir import Operation, SSAValue
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
-from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp, TakeOp
+from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS, CumProdOp, CumSumOp
 from dvm.dialects.shape_ops import CastOp
 from dvm.passes.data_movement import reverse_view, slice_view
@@ -59,7 +59,7 @@ LAYOUT = (
     CastOp,
 )
 TAKES = (TakeOp, TakeAlongAxisOp)
-OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp, CumSumOp, CumProdOp)
+OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp, CumSumOp, CumProdOp, ScatterAddOp)
 """Ops that are kernels of their own (`DomainAnalysis.alone`): data movement ops, and
 scans, whose axis one tile walks in order (`dvm.lowering.scans`)."""
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT, IotaOp, *TAKES, *OWN_KERNEL)
@@ -451,8 +451,9 @@ class DomainAnalysis:
     def alone(self, op: Operation) -> None:
         """A concat is a kernel of its own: its inputs differ in size along the axis,
         so no one domain holds them (it copies each into its part of the output).
-        So are an insert_slice and a pad, whose two writes overlap, and a cumsum or
-        cumprod, whose axis no grid may split."""
+        So are an insert_slice and a pad, whose two writes overlap, a cumsum or
+        cumprod, whose axis no grid may split, and a scatter_add, whose updates go
+        where their indices say."""
         if any(other is not op and not isinstance(other, arith.ConstantOp) for other in self.ops):
             raise Illegal(f"{describe(op)} is a kernel of its own")
         self.place_new(op.results[0])

@@ -52,6 +52,7 @@ from dvm.vm.kernels import (
     ones_vector,
     reduce_identity,
     scan_into,
+    scatter_add_into,
     select_into,
     select_overlapping,
     take_into,
@@ -456,6 +457,23 @@ def _bind_take(node: OpNode, core: CoreLike) -> Fn | None:
     return take
 
 
+def _bind_scatter_add(node: OpNode, core: CoreLike) -> Fn | None:
+    """The current tile of the view cut per call (the counters move), then the updates
+    added at the indices (alias registers fetched per call too)."""
+    v = node.ins.operands[0]
+    if node.extents is None or math.prod(node.extents) == 0:
+        return None
+    updates, indices = _src(node, core, 1), _src(node, core, 2)
+    g, cut, alias = core.g, core.slicer(v) or _whole, core.alias
+
+    def scatter_add() -> None:
+        x = alias[updates.r] if isinstance(updates, Dyn) else updates
+        picked = alias[indices.r] if isinstance(indices, Dyn) else indices
+        scatter_add_into(cut(g[v]), x, picked)  # the shape rule checked the tile
+
+    return scatter_add
+
+
 def _bind_scan(node: OpNode, core: CoreLike) -> Fn:
     """scan_into dst, updating the carry register in place."""
     _, _, c, kind, axes, flags = node.ins.operands
@@ -488,6 +506,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.IOTA: _bind_iota,
     Cat.TAKE: _bind_take,
     Cat.SCAN: _bind_scan,
+    Cat.SCATTER_ADD: _bind_scatter_add,
 }
 
 

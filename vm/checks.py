@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dvm.vm.generated import define, program_origin
-from dvm.vm.isa import Cat, ExprOp
+from dvm.vm.isa import WRITES_MEMORY, ExprOp
 from dvm.vm.plan import ViewPlan
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View
 from dvm.vm.slots import (
@@ -230,7 +230,7 @@ def layout_lines(
         emit(f"    if not {chain} and not _disjoint([{pairs}]): {fail}")
     regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
-    stored = {ins.operands[0] for ins in p.code if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)}
+    stored = {ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY}
     for i in range(len(p.views)):
         _view_lines(emit, p, known, i, fail, i in stored)
     views = "".join(f"v{i}, " for i in range(len(p.views)))

@@ -22,10 +22,10 @@ class BytecodeError(ValueError):
 class TakeIndexError(ValueError):
     """A `take` met an index outside the dim it indexes (the data, not the program)."""
 
-    def __init__(self, index: int, size: int) -> None:
+    def __init__(self, index: int, size: int, op: str = "take") -> None:
         self.index = index
         self.size = size
-        super().__init__(f"take: index {index} is out of range for a dim of size {size}")
+        super().__init__(f"{op}: index {index} is out of range for a dim of size {size}")
 
 
 class LaunchError(ValueError):

@@ -242,6 +242,7 @@ class Cat(Enum):
     IOTA = "iota"
     SCAN = "scan"
     TAKE = "take"
+    SCATTER_ADD = "scatter_add"
 
 
 class TypeRule(Enum):
@@ -473,6 +474,23 @@ SCAN_ROWS = (
 """The scan instruction (`tensor.cumsum`, `tensor.cumprod`; its own block: 0xd0-0xd7)."""
 
 
+SCATTER_ROWS = (
+    OpDef(
+        0xDC,
+        "scatter_add",
+        Cat.SCATTER_ADD,
+        (("dst", Kind.VIEW), ("src", _R), ("idx", _R)),
+        doc="element (e, idx[e]) of dst's current tile += src[e] for each e, in order "
+        "(updates naming one element accumulate): dst's last dim is the one indexed (idx "
+        "broadcasts to src); an idx outside it is an error",
+    ),
+)
+"""The indexed store that adds (`tensor.scatter_add`; its own block: 0xdc-0xdf)."""
+
+BLOCK_ROWS = (*GROUPED_MATMUL_ROWS, *INDEX_ROWS, *SCAN_ROWS, *SCATTER_ROWS)
+"""The rows of the blocks that hold one op family each."""
+
+
 def _build_table() -> tuple[OpDef, ...]:
     """All rows: the control rows here, then the elementwise ones of `UNARY_OPS` and
     `BINARY_OPS` (a binary op in its three forms)."""
@@ -540,9 +558,7 @@ def _build_table() -> tuple[OpDef, ...]:
         ),
         OpDef(0x0B, "loop", Cat.LOOP, (("count", Kind.SLOT),), doc="repeat until endloop"),
         OpDef(0x0C, "endloop", Cat.ENDLOOP, (), doc="end of the innermost loop"),
-        *GROUPED_MATMUL_ROWS,
-        *INDEX_ROWS,
-        *SCAN_ROWS,
+        *BLOCK_ROWS,
     ]
     rows += [elementwise_row(op, 0, "", Cat.UNARY, (("dst", _R), ("src", _R))) for op in UNARY_OPS]
     forms = [
@@ -589,6 +605,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("grouped matmul", frozenset({Cat.GROUPED_MMA}), (range(0xD8, 0xDC),)),
     Block("index", frozenset({Cat.IOTA, Cat.TAKE}), (range(0xC8, 0xD0),)),
     Block("scan", frozenset({Cat.SCAN}), (range(0xD0, 0xD8),)),
+    Block("scatter", frozenset({Cat.SCATTER_ADD}), (range(0xDC, 0xE0),)),
 )
 """Where each category's opcodes go; the codes no block holds (`codes_outside_blocks`)
 are free for new blocks. The unary block's first range filled up, so it continues at
@@ -657,6 +674,9 @@ check_opcodes(OPCODES)
 
 BY_CODE: dict[int, OpDef] = {d.code: d for d in OPCODES}
 BY_NAME: dict[str, OpDef] = {d.name: d for d in OPCODES}
+
+WRITES_MEMORY = (Cat.STORE, Cat.STORE_ACC, Cat.SCATTER_ADD)
+"""The categories that write global memory, through the view that is operand 0."""
 
 KEEPDIMS = BY_NAME["reduce"].bit("keepdims")
 """`reduce`'s flag: reduced axes stay, with extent 1."""

@@ -22,6 +22,7 @@ from dvm.vm.isa import ACCUMULATE, AccKind, Cat, DType, ReduceKind
 from dvm.vm.narrow import mma_widened, widened
 from dvm.vm.plan import Shape, ViewPlan
 from dvm.vm.program import Index, Instr
+from dvm.vm.shapes import scatter_mismatch
 
 
 class _QuietNumpy:
@@ -127,6 +128,51 @@ def take_into(out: np.ndarray, tile: np.ndarray, indices: np.ndarray) -> None:
             raise TakeIndexError(low if low < 0 else high, size)
     picked = np.broadcast_to(indices, out.shape)[..., None].astype(np.intp)
     out[...] = np.take_along_axis(tile, picked, axis=-1)[..., 0]
+
+
+def scatter_add_into(
+    tile: np.ndarray, updates: np.ndarray, indices: np.ndarray
+) -> tuple[str, str] | None:
+    """tile[e, indices[e]] += updates[e] for each e in order, as numpy's `add.at` adds
+    (the tile's last dim is the indexed one; along a dim where the tile has one element
+    every update goes to it), once every index is inside it. A tile the updates do
+    not fit is left alone: the reason is returned (`scatter_mismatch`)."""
+    why = scatter_mismatch(updates.shape, indices.shape, tile.shape)
+    if why is not None:
+        return why
+    size = tile.shape[-1]
+    if updates.size == 0:
+        return None
+    low, high = int(indices.min()), int(indices.max())
+    if low < 0 or high >= size:
+        raise TakeIndexError(low if low < 0 else high, size, "scatter_add")
+    with np.errstate(all="ignore"):  # integers wrap, floats overflow to inf, as numpy's
+        if not _scatter_rows(tile, updates, indices):
+            picked = np.broadcast_to(indices, updates.shape).astype(np.intp)
+            where = [
+                np.zeros((1,) * updates.ndim, np.intp) if t == 1 else e
+                for t, e in zip(tile.shape, np.indices(updates.shape, sparse=True), strict=False)
+            ]
+            np.add.at(tile, (*where, picked), updates)
+    return None
+
+
+def _scatter_rows(tile: np.ndarray, updates: np.ndarray, indices: np.ndarray) -> bool:
+    """The common case of `scatter_add_into` as numpy's fast `add.at` of rows, if it is
+    one: the indices vary only along dims where the tile has one element (the
+    updates' own dims, at stride 0). Those dims become one list of rows, in order, so
+    each element receives its updates in the order of the general case."""
+    lists = [d for d, t in enumerate(tile.shape[:-1]) if t == 1]
+    if any(n != 1 and d not in lists for d, n in enumerate(indices.shape)):
+        return False
+    kept = [d for d in range(updates.ndim) if d not in lists]
+    rows = np.broadcast_to(indices, [n if d in lists else 1 for d, n in enumerate(updates.shape)])
+    order = np.transpose(updates, [*lists, *kept])
+    spans = tuple(0 if d in lists else slice(None) for d in range(updates.ndim))
+    target = np.moveaxis(tile[spans], -1, 0)  # a view of the tile (indexing never copies)
+    flat = order.reshape(-1, *order.shape[len(lists) :])
+    np.add.at(target, rows.reshape(-1).astype(np.intp), flat)
+    return True
 
 
 def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:

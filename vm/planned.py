@@ -255,7 +255,7 @@ def _nothing() -> None:
     """An elided store (its producer already wrote the tile); counted in stats mode."""
 
 
-_GLOBAL_MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC)
+_GLOBAL_MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC, Cat.SCATTER_ADD)
 
 
 def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:

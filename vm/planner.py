@@ -148,6 +148,8 @@ class TilePlanner:
                 cat = n.ins.op.cat
                 if cat is Cat.LOAD:
                     nbytes += math.prod(n.extents) * items[n.ins.operands[0]]
+                elif cat is Cat.SCATTER_ADD:  # reads and writes one element per update
+                    nbytes += 2 * math.prod(n.shapes[1] or ()) * items[n.ins.operands[1]]
                 elif cat is Cat.STORE or cat is Cat.STORE_ACC:
                     nbytes += math.prod(n.extents) * items[n.ins.operands[1]]
             if steps > self.max_steps:

@@ -351,6 +351,36 @@ def _scan(k: int, ins: Instr) -> Rule:
     return scan
 
 
+def _scatter_add(k: int, ins: Instr) -> Rule:
+    """The view's tile extents but the last (the indexed dim) are src's, or 1 where the
+    tile spans one element (src's elements along that dim all go there); the indices
+    broadcast to src."""
+    v, r, i = ins.operands
+
+    def scatter_add(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        x, idx = read(sp, k, r, state), read(sp, k, i, state)
+        t = sp.tile(k, ctx, v)
+        why = scatter_mismatch(x, idx, t)
+        if why is not None:
+            raise sp.fail("code", k, *why)
+        return _node((k, ins, (None, x, idx), None, t, None, None))
+
+    return scatter_add
+
+
+def scatter_mismatch(src: Shape, idx: Shape, tile: Shape) -> tuple[str, str] | None:
+    """Why a `scatter_add` of updates of shape `src` at indices of shape `idx` does not
+    fit a view's `tile` (the reason and its detail), or None."""
+    fits = len(tile) == len(src) + 1 and all(
+        t in (s, 1) for s, t in zip(src, tile[:-1], strict=True)
+    )
+    if not fits:
+        return MISMATCH, f"{src} vs {tile}"
+    if broadcast_shapes([tuple(idx), tuple(src)]) != tuple(src):
+        return "shapes do not broadcast", f"{idx} to {src}"
+    return None
+
+
 _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.LOAD: _load,
     Cat.STORE: _store,
@@ -370,4 +400,5 @@ _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.IOTA: _iota,
     Cat.TAKE: _take,
     Cat.SCAN: _scan,
+    Cat.SCATTER_ADD: _scatter_add,
 }

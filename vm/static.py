@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm.isa import ACCUMULATE, Cat, ExprOp, Kind, ReduceKind
+from dvm.vm.isa import ACCUMULATE, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
 from dvm.vm.loader import validated
 from dvm.vm.program import Index, Instr, Program
 from dvm.vm.shapes import Rule, rules
 from dvm.vm.slots import SlotFn
 from dvm.vm.validate import LoopInfo
 
-NO_DESTINATION = (Cat.STORE, Cat.STORE_ACC, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
+NO_DESTINATION = (Cat.STORE, Cat.STORE_ACC, Cat.SCATTER_ADD, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
 """The categories whose operand 0 is not a register they write."""
 
 
@@ -78,9 +78,7 @@ def static_info(program: Program) -> Static:
 
 def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
     tiled, pairs = _tiling(p)
-    stored_views = frozenset(
-        ins.operands[0] for ins in p.code if ins.op.cat in (Cat.STORE, Cat.STORE_ACC)
-    )
+    stored_views = frozenset(ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY)
     stored = frozenset(p.views[v].arg for v in stored_views)
     has_mma = any(ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA) for ins in p.code)
     uses_blas = has_mma or any(
@@ -189,7 +187,7 @@ def in_place_writer(code: Sequence[Instr | None], i: int) -> int | None:
         if ins is None:
             return None
         cat = ins.op.cat
-        if cat in (Cat.STORE, Cat.STORE_ACC, Cat.LOOP) or copied_read(ins) == r:
+        if cat in WRITES_MEMORY or cat is Cat.LOOP or copied_read(ins) == r:
             return None
         if cat not in NO_DESTINATION and ins.operands[0] == r:
             in_place = cat is not Cat.MMA and cat is not Cat.LOAD and r in read_registers(ins)

@@ -61,6 +61,7 @@ from dvm.vm.kernels import (
     ones_vector,
     reduce_identity,
     scan_into,
+    scatter_add_into,
     select_into,
     select_overlapping,
     take_into,
@@ -691,6 +692,13 @@ def _scan(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.emit(pad, f"{fn}({ufunc}, {x}, {carry}, {axis}, {exclusive}, o)", f"r{d} = o")
 
 
+def _scatter_add(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
+    """The updates added at the indices into the view's tile, unless they do not fit it."""
+    x, idx = g.read(k, ops[1], pad), g.read(k, ops[2], pad)
+    fn = g.constant("_scatter_add_into", scatter_add_into)
+    g.emit(pad, f"m = {fn}({g.tile(ops[0])}, {x}, {idx})", f"if m: raise _fail(S, {k}, *m)")
+
+
 def _nothing(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """nop."""
 
@@ -715,6 +723,7 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.IOTA: _iota,
     Cat.TAKE: _take,
     Cat.SCAN: _scan,
+    Cat.SCATTER_ADD: _scatter_add,
 }
 
 

@@ -497,6 +497,18 @@ def _t_take(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     v.need(w, v.dtype(idx).is_int, "dtype mismatch", "indices must be integers")
 
 
+def _t_scatter_add(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """src has the argument's dtype (not i1) and the view's rank but its last dim (the
+    indexed one); idx is an integer register of src's rank."""
+    view_i, src, idx = ins.operands
+    view = v.p.views[view_i]
+    v.need(w, v.dtype(src) == v.p.args[view.arg].dtype, "dtype mismatch", f"r{src} vs a{view.arg}")
+    v.need(w, v.dtype(src) is not DType.BOOL, "dtype mismatch", "scatter_add on i1")
+    v.need(w, v.rank(src) == len(view.dims) - 1, "rank mismatch", f"r{src} vs v{view_i}")
+    v.need(w, v.rank(idx) == v.rank(src), "rank mismatch", f"r{idx} vs r{src}")
+    v.need(w, v.dtype(idx).is_int, "dtype mismatch", "indices must be integers")
+
+
 _TYPERS = {
     Cat.NOP: _t_none,
     Cat.LOOP: _t_none,
@@ -519,4 +531,5 @@ _TYPERS = {
     Cat.IOTA: _t_iota,
     Cat.TAKE: _t_take,
     Cat.SCAN: _t_scan,
+    Cat.SCATTER_ADD: _t_scatter_add,
 }

@@ -1,0 +1,85 @@
+"""`tensor.scatter_add` as a kernel of its own on the VM, at every level.
+
+Each program runs in the reference interpreter, after `fuse`, as tile IR, as
+bytecode and compiled, on both device presets, on shapes with 0, 1, primes
+and large dims, and must match numpy bit for bit: the kernel adds the updates
+in numpy's `add.at` order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_ops_index import NUMPY, numpy_scatter_add, values
+from test_ops_slices import LEVELS, PRESETS, check, levels, lowered
+
+from dvm.errors import ExecutionError
+
+MIDDLE = """
+func.func @f(%base: tensor<?x?x?xT>, %idx: tensor<?x?xi64>, %upd: tensor<?x?x?x?xT>)
+    -> tensor<?x?x?xT> {
+  %a = tensor.scatter_add %base, %idx, %upd dim(1)
+      : (tensor<?x?x?xT>, tensor<?x?xi64>, tensor<?x?x?x?xT>) -> tensor<?x?x?xT>
+  func.return %a : tensor<?x?x?xT>
+}
+"""
+
+ROWS = """
+func.func @f(%base: tensor<?x?xT>, %idx: tensor<?xi32>, %upd: tensor<?x?xT>) -> tensor<?x?xT> {
+  %a = tensor.scatter_add %base, %idx, %upd dim(0)
+      : (tensor<?x?xT>, tensor<?xi32>, tensor<?x?xT>) -> tensor<?x?xT>
+  func.return %a : tensor<?x?xT>
+}
+"""
+
+
+def middle_case(shape: tuple[int, int, int], n: int, m: int, element: str, seed: int) -> tuple:  # type: ignore[type-arg]
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, max(shape[1], 1), (n, m)).astype(np.int64)
+    upd = values((shape[0], n, m, shape[2]), element, seed + 1)
+    return values(shape, element, seed), idx, upd
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("element", ["f32", "f16", "bf16", "i8", "ui32", "f64"])
+def test_scatter_add_along_a_middle_axis_matches_numpy(device: str, element: str) -> None:
+    """Dims before and after the axis are split by the grid; the axis and the updates
+    are walked in chunks; indices repeat."""
+    src = MIDDLE.replace("xT>", f"x{element}>")
+    assert "bytecode.scatter_add" in str(lowered(src, LEVELS[-1].replace("%s", device)))
+    cases = [
+        middle_case((1, 1, 1), 1, 1, element, 1),
+        middle_case((2, 0, 3), 0, 4, element, 2),
+        middle_case((0, 5, 3), 2, 3, element, 3),
+        middle_case((3, 7, 0), 2, 3, element, 4),
+        middle_case((5, 13, 7), 11, 3, element, 5),
+        middle_case((2, 3001, 3), 7, 5, element, 6),
+        middle_case((3, 2, 5), 61, 50, element, 7),
+    ]
+    check(src, device, cases, lambda b, i, u: numpy_scatter_add(b, 1, i, u))
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("element", ["f32", "f16"])
+def test_a_long_list_of_updates_to_few_rows_adds_in_order(device: str, element: str) -> None:
+    """40009 updates into 3 rows: many chunks, each adding into the same rows; the sums
+    have the bits of numpy's sequential `add.at`."""
+    src = ROWS.replace("xT>", f"x{element}>")
+    rng = np.random.default_rng(11)
+    cases = []
+    for rows, cols, n in [(3, 5, 40009), (3001, 2, 3001), (1, 1, 0), (0, 3, 0)]:
+        idx = rng.integers(0, max(rows, 1), n).astype(np.int32)
+        upd = rng.standard_normal((n, cols)).astype(NUMPY[element])
+        cases.append((values((rows, cols), element, n), idx, upd))
+    check(src, device, cases, lambda b, i, u: numpy_scatter_add(b, 0, i, u))
+
+
+@pytest.mark.parametrize("bad", [-1, 7])
+def test_an_index_out_of_range_is_an_error_naming_the_op_at_every_level(bad: int) -> None:
+    src = ROWS.replace("xT>", "xf32>")
+    base, upd = np.zeros((7, 3), np.float32), np.ones((3, 3), np.float32)
+    idx = np.array([0, bad, 1], np.int32)
+    for name, run in levels(src, "host"):
+        with pytest.raises(ExecutionError, match=rf"%a = tensor\.scatter_add: index {bad} is out"):
+            run(base, idx, upd)
+        assert name
