@@ -1,10 +1,12 @@
 """Symbolic shapes of the ops of `dvm.dialects.scans`: argmax and argmin drop (or
-keep as 1) their axis, cumsum and cumprod keep the shape, top_k puts k on its axis;
-and argmax and argmin rewritten as reductions that kernels hold (`fuse` does it)."""
+keep as 1) their axis, cumsum and cumprod keep the shape, top_k puts k on its axis
+(and needs k elements there: a guard); and argmax, argmin and top_k rewritten as
+reductions that kernels hold (`fuse` does it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import sympy
 from xdsl.dialects import arith
@@ -21,8 +23,9 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from dvm.dialects import tensor as t
+from dvm.dialects.data_movement import ConcatOp
 from dvm.dialects.expr import ExprAttr
-from dvm.dialects.index_ops import IotaOp
+from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp
 from dvm.dialects.scans import ArgMaxOp, ArgMinOp, ArgReduceOp, CumProdOp, CumSumOp, ScanOp, TopKOp
 from dvm.passes.symbolic import SHAPE, VALUE, Shape, shape_attr, shape_of
 
@@ -57,18 +60,35 @@ def empty_axis_guard(op: ArgReduceOp, shape: Shape) -> tuple[sympy.Expr, sympy.E
     return None if n.is_positive else (sympy.Min(n, ONE), ONE)
 
 
+def top_k_guard(op: TopKOp, shape: Shape) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """`Min(n, k) == k` for a top_k's axis of size n that may be shorter than k (there
+    are not k elements to pick), None when it is not."""
+    n, k = shape[op.along], sympy.Integer(op.count)
+    return None if (n - k).is_nonnegative else (sympy.Min(n, k), k)
+
+
+TOP_K_ROUNDS = 8
+"""The largest k whose top_k `fuse` rewrites as k rounds of an argmax (its cost grows
+with k); a larger one stays a host step."""
+
+
 def expand_arg_reductions(func: FuncOp) -> None:
     """Rewrite each argmax and argmin of `func` (outside kernels) as reductions that
-    kernels hold, with the shapes `symbolic-shapes` gave it.
+    kernels hold, with the shapes `symbolic-shapes` gave it, and each top_k with k up
+    to `TOP_K_ROUNDS` as k rounds of such reductions (`expand_top_k`).
 
     `argmax(x)` is `reduce_min(select(x == m or isnan(x), iota, MAX))` with
     `m = reduce_max(x)`: the first index of the largest element, or of the first NaN
     (a NaN makes `m` NaN, equal to nothing). Both reductions run over the same axis,
     so the whole is one kernel whose reduced axis may be walked in chunks."""
-    found = [op for op in func.walk() if isinstance(op, ArgReduceOp)]
+    found = [op for op in func.walk() if isinstance(op, ArgReduceOp | TopKOp)]
     for op in found:
-        if not isinstance(op.parent_op(), t.KernelBodyOp):
+        if isinstance(op.parent_op(), t.KernelBodyOp):
+            continue
+        if isinstance(op, ArgReduceOp):
             expand_arg_reduction(op)
+        elif op.count <= TOP_K_ROUNDS:
+            expand_top_k(op)
 
 
 def expand_arg_reduction(op: ArgReduceOp) -> None:
@@ -134,3 +154,81 @@ def dim_value(source: SSAValue, axis: int, new: list[Operation]) -> SSAValue:
     dim.attributes[VALUE] = ExprAttr(size)
     new += [position, dim]
     return dim.result
+
+
+def expand_top_k(op: TopKOp) -> None:
+    """top_k as k rounds of an argmax over the elements no round took yet: round j's
+    largest `m` (the taken ones set to the lowest value), then the first index not
+    taken whose element is `m` (or NaN: a NaN makes `m` NaN). So values come out
+    largest first, equal ones by the lower index, NaN above every number, as the
+    reference's. The rounds' indices are concatenated along the axis and the values
+    gathered by them (`take_along_axis`)."""
+    source, indices_type = t.tensor_type(op.input), t.tensor_type(op.indices)
+    shape, axis, index = shape_of(op.input), op.along, indices_type.element_type
+    kept = [ONE if i == axis else d for i, d in enumerate(shape)]
+    kept_dims = [1 if i == axis else d for i, d in enumerate(source.get_shape())]
+    element = UI8 if t.is_bool(source.element_type) else source.element_type
+    new: list[Operation] = []
+
+    def add(made: Operation, dims: Sequence[sympy.Expr]) -> SSAValue:
+        made.attributes[SHAPE] = shape_attr(dims)
+        new.append(made)
+        return made.results[0]
+
+    def like(element: Attribute) -> TensorType[Attribute]:
+        return TensorType(element, source.get_shape())
+
+    def scalar(element: Attribute, value: float) -> SSAValue:
+        kind: Any = TensorType(element, [])  # an integer or float scalar tensor
+        return add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(kind, [value])), [])
+
+    x: SSAValue = op.input
+    if t.is_bool(source.element_type):  # the VM orders no i1: compare as ui8 (0 or 1)
+        x = add(t.ConvertOp.build(operands=[x], result_types=[like(UI8)]), shape)
+    dynamic = [i for i, d in enumerate(source.get_shape()) if d == t.DYN]
+    sizes = [dim_value(op.input, i, new) for i in dynamic]
+    positions = add(IotaOp(axis, sizes, like(index)), [*shape])
+    assert isinstance(index, IntegerType)
+    largest = (1 << (index.width.data - 1)) - 1  # above every index: never the minimum
+    lowest, past = scalar(element, lowest_value(element)), scalar(index, largest)
+    picked: list[SSAValue] = []
+    taken: SSAValue | None = None
+    for j in range(op.count):
+        rest = x
+        if taken is not None:
+            select = t.SelectOp.build(operands=[taken, lowest, x], result_types=[like(element)])
+            rest = add(select, shape)
+        m = add(t.ReduceMaxOp(rest, [axis], True, TensorType(element, kept_dims)), kept)
+        candidate = add(elementwise("eq", [x, m], like(I1)), shape)
+        if t.is_float(element):
+            nan = add(elementwise("isnan", [x], like(I1)), shape)
+            candidate = add(elementwise("logical_or", [candidate, nan], like(I1)), shape)
+        if taken is not None:
+            free = add(elementwise("logical_not", [taken], like(I1)), shape)
+            candidate = add(elementwise("logical_and", [candidate, free], like(I1)), shape)
+        chosen = add(
+            t.SelectOp.build(operands=[candidate, positions, past], result_types=[like(index)]),
+            shape,
+        )
+        first = add(t.ReduceMinOp(chosen, [axis], True, TensorType(index, kept_dims)), kept)
+        picked.append(first)
+        if j == op.count - 1:  # no later round asks what is taken
+            break
+        hit = add(elementwise("eq", [positions, first], like(I1)), shape)
+        taken = (
+            hit if taken is None else add(elementwise("logical_or", [taken, hit], like(I1)), shape)
+        )
+    indices = picked[0]
+    if len(picked) > 1:
+        indices = add(ConcatOp(picked, axis, indices_type), shape_of(op.indices))
+    values = add(TakeAlongAxisOp(op.input, indices, axis, op.values.type), shape_of(op.values))
+    Rewriter.replace_op(op, new, [values, indices])
+
+
+def lowest_value(element: Attribute) -> float:
+    """The lowest value of a numeric element type (-inf for a float)."""
+    if t.is_float(element):
+        return float("-inf")
+    assert isinstance(element, IntegerType)
+    width = element.width.data
+    return 0 if element.signedness.data == Signedness.UNSIGNED else -(1 << (width - 1))

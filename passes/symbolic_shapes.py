@@ -51,11 +51,11 @@ from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, 
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
-from dvm.dialects.scans import BOOL_REDUCE_OPS, ArgReduceOp
+from dvm.dialects.scans import BOOL_REDUCE_OPS, ArgReduceOp, TopKOp
 from dvm.passes.collectives import ZERO, collective_shape
 from dvm.passes.data_movement import SLICE, pad_shape, slice_shape
 from dvm.passes.errors import ProgramError, describe
-from dvm.passes.scans import SHAPED_OPS, empty_axis_guard, scan_shapes
+from dvm.passes.scans import SHAPED_OPS, empty_axis_guard, scan_shapes, top_k_guard
 from dvm.passes.shape_ops import SHAPE_OPS_WITH_RULES, shape_op_shape
 from dvm.passes.symbolic import (
     ARG_VALUES,
@@ -450,6 +450,8 @@ class ShapeInference:
 
     def scan(self, op: Operation) -> None:
         if isinstance(op, ArgReduceOp) and (guard := empty_axis_guard(op, self.shape(op.input))):
+            self.unifier.require_equal(*guard, GuardKind.EQUAL, op)
+        if isinstance(op, TopKOp) and (guard := top_k_guard(op, self.shape(op.input))):
             self.unifier.require_equal(*guard, GuardKind.EQUAL, op)
         for index, shape in enumerate(scan_shapes(op, self.shape)):
             self.set_result(op, shape, index)

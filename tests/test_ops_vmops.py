@@ -83,3 +83,69 @@ def test_an_index_out_of_range_is_an_error_naming_the_op_at_every_level(bad: int
         with pytest.raises(ExecutionError, match=rf"%a = tensor\.scatter_add: index {bad} is out"):
             run(base, idx, upd)
         assert name
+
+
+TOP = """
+func.func @f(%x: tensor<?x?xT>) -> (tensor<KxPxT>, tensor<KxPxi32>) {
+  %v, %i = tensor.top_k %x {k = K0, axis = A} : tensor<?x?xT> -> tensor<KxPxT>, tensor<KxPxi32>
+  func.return %v, %i : tensor<KxPxT>, tensor<KxPxi32>
+}
+"""
+
+
+def top_program(element: str, k: int, axis: int) -> str:
+    """`TOP` with `k` along `axis` (its result types say where k goes)."""
+    dims = ("K", "?") if axis == 0 else ("?", "K")
+    src = TOP.replace("KxPx", f"{dims[0]}x{dims[1]}x").replace("K0", str(k))
+    return (
+        src.replace("Kx", f"{k}x")
+        .replace("xK", f"x{k}")
+        .replace("A", str(axis))
+        .replace("xT>", f"x{element}>")
+    )
+
+
+def numpy_top_k(x: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """By ranks: NaN first, then larger first, equal ones by the lower index."""
+    rows = np.moveaxis(x, axis, -1).astype(np.float64)
+    number = ~np.isnan(rows)  # False (NaN) sorts first
+    position = np.broadcast_to(np.arange(rows.shape[-1]), rows.shape)
+    order = np.lexsort((position, np.where(number, -rows, 0), number), axis=-1)[..., :k]
+    indices = np.moveaxis(order, -1, axis).astype(np.int32)
+    return np.take_along_axis(x, indices, axis=axis), indices
+
+
+def top_case(shape: tuple[int, int], element: str, seed: int) -> np.ndarray:
+    """Few distinct values (ties), with NaN and infinities in floats, extremes in ints."""
+    rng = np.random.default_rng(seed)
+    if element == "i1":
+        return rng.integers(0, 2, shape).astype(bool)
+    dtype = np.dtype(NUMPY[element])
+    x = rng.integers(-3, 4, shape).astype(np.float64)
+    if element.startswith(("f", "bf")):
+        x[rng.random(shape) < 0.05] = np.nan
+        x[rng.random(shape) < 0.05] = -np.inf
+        x[rng.random(shape) < 0.02] = np.inf
+        return x.astype(dtype)
+    info = np.iinfo(dtype)
+    x = np.clip(x, info.min, info.max).astype(dtype)
+    x[rng.random(shape) < 0.1] = info.min
+    return x
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize(("element", "k", "axis"), [
+    ("f32", 1, 1), ("f32", 2, 1), ("f32", 8, 0), ("f16", 3, 1), ("bf16", 2, 0),
+    ("i8", 4, 1), ("ui8", 2, 1), ("i64", 3, 0), ("i1", 2, 1), ("f64", 9, 1),
+])  # fmt: skip
+def test_top_k_in_kernels_matches_numpy(device: str, element: str, k: int, axis: int) -> None:
+    """Up to `TOP_K_ROUNDS`, k rounds of an argmax in kernels (no host step): largest
+    first, ties by the lower index, NaN first; a larger k is a host step."""
+    src = top_program(element, k, axis)
+    fused = str(lowered(src, "symbolic-shapes,fuse"))
+    assert ("tensor.top_k %x" in fused) == (k > 8)
+    long = (10007, 3) if axis == 0 else (3, 10007)
+    shapes = [(k, k), (k + 1, k + 2), (13, 11), (3001, 17) if axis == 0 else (17, 3001), long]
+    empty = (k, 0) if axis == 0 else (0, k)
+    cases = [(top_case(s, element, i),) for i, s in enumerate([*shapes, empty])]
+    check(src, device, cases, lambda x: numpy_top_k(x, k, axis))
