@@ -18,7 +18,10 @@ expand_shape / collapse_shape (with `tensor.dim` and `arith.muli` for their
 sizes), broadcast_to, convert,
 `scf.if` on a reduced scalar and `scf.for` carrying tensors, `tensor.iota`
 over the shape of a visible value, concat of equal-shaped values and slices
-(halves, or every other element).
+(halves, or every other element), take, take_along_axis and scatter_add along
+an axis of static size (their indices in range: `remainder(abs(i), n)` of an
+i32 argument), and grouped_matmul over rows of static count (each group size
+`remainder(abs(s), rows / groups + 1)`, so they never add up to more).
 
 How programs stay well-typed and verifiable: while generating, every value
 carries its shape as a list of `Dim`s. A dim's *size* is a monomial, an
@@ -216,7 +219,8 @@ class Generator:
         + ["any_all"] * 2
         + ["cumsum", "argmax"]
         + ["iota"]
-        + ["concat", "slice"]
+        + ["concat", "slice", "slice"]
+        + ["take", "take_along_axis", "scatter_add", "grouped_matmul"]
     )
 
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
@@ -944,6 +948,121 @@ class Generator:
             bound=max(v.bound for v in inputs),
             frac=max(v.frac for v in inputs),
             nonfinite=any(v.nonfinite for v in inputs),
+        )
+
+    def in_range(self, dims: Sequence[Dim], n: int) -> Value:
+        """An i32 tensor of these dims whose elements lie in [0, n): an argument's
+        `remainder(abs(i), n)`."""
+        i = self.argument(list(dims), "i32")
+        a = self.unary("abs", i, exact=True, bound=i.bound)
+        return self.binary("remainder", a, self.const_scalar("i32", n), exact=True, bound=n - 1)
+
+    def indexed_axis(self, dtypes: Sequence[str]) -> tuple[Value, int, int] | None:
+        """A value, an axis of static size n >= 1 to index (a symbol may be 0, where no
+        index is in range) and n."""
+        x = self.operand(dtypes, min_rank=1)
+        axes = [a for a, (n, symbols) in enumerate(x.sizes) if not symbols and n >= 1]
+        if not axes:
+            return None
+        axis = self.pick(axes)
+        return x, axis, x.sizes[axis][0]
+
+    def op_take(self) -> Value | None:
+        """`take` along an axis by an index tensor of rank 1 or 2 (an embedding lookup)."""
+        found = self.indexed_axis(["f32", "f32", "i32", "f16", "i1"])
+        if found is None:
+            return None
+        x, axis, n = found
+        rank = self.between(1, 2)
+        if x.rank - 1 + rank > MAX_RANK:
+            return None
+        idx = self.in_range([self.new_dim() for _ in range(rank)], n)
+        sizes = [*x.sizes[:axis], *idx.sizes, *x.sizes[axis + 1 :]]
+        name = self.fresh()
+        types = f"({x.type}, {idx.type})"
+        line = f"{name} = tensor.take {x.name}, {idx.name} dim({axis}) : {types} -> {{r}}"
+        return self.layout(line, name, x, self.result_dims(sizes))
+
+    def op_take_along_axis(self) -> Value | None:
+        """`take_along_axis`: indices of the source's rank, any length along the axis,
+        the other dims equal or 1 (they broadcast)."""
+        found = self.indexed_axis(["f32", "i32", "f64"])
+        if found is None:
+            return None
+        x, axis, n = found
+        dims = [self.new_dim() if a == axis else Dim(ONE, True) if self.chance(30) else d
+                for a, d in enumerate(x.dims)]  # fmt: skip
+        idx = self.in_range(dims, n)
+        sizes = [idx.sizes[a] if a == axis else x.sizes[a] for a in range(x.rank)]
+        name = self.fresh()
+        line = (
+            f"{name} = tensor.take_along_axis {x.name}, {idx.name} dim({axis}) "
+            f": ({x.type}, {idx.type}) -> {{r}}"
+        )
+        return self.layout(line, name, x, self.result_dims(sizes))
+
+    def op_scatter_add(self) -> Value | None:
+        """`scatter_add` of updates (a take's shape) at indices of rank 1 or 2, which
+        repeat: each element gains at most one update per index."""
+        found = self.indexed_axis(["f32", "i32", "f64"])
+        if found is None:
+            return None
+        base, axis, n = found
+        rank = self.between(1, 2)
+        if base.rank - 1 + rank > MAX_RANK:
+            return None
+        idx = self.in_range([self.new_dim() for _ in range(rank)], n)
+        upd = self.argument([*base.dims[:axis], *idx.dims, *base.dims[axis + 1 :]], base.dtype)
+        count = math.prod(s[0] if not s[1] else ELEMENTS_CAP for s in idx.sizes)
+        bound = base.bound + upd.bound * min(count, ELEMENTS_CAP)
+        frac = max(base.frac, upd.frac)
+        if not self.allowed(base.dtype, base.exact, bound) or base.nonfinite:
+            return None
+        name = self.fresh()
+        types = f"{base.type}, {idx.type}, {upd.type}"
+        return self.value(
+            f"{name} = tensor.scatter_add {base.name}, {idx.name}, {upd.name} dim({axis}) "
+            f": ({types}) -> {{r}}",
+            name,
+            list(base.dims),
+            base.dtype,
+            exact=base.exact,
+            bound=bound,
+            frac=frac,
+        )
+
+    def op_grouped_matmul(self) -> Value | None:
+        """`grouped_matmul` of a 2-D value with rows of static count m, in g groups of
+        at most m / g rows each (so they add up to at most m), maybe with a bias."""
+        x = self.operand(["f32", "f32", "f16"], min_rank=2)
+        if x.rank != 2 or x.sizes[0][1] or x.nonfinite:  # rows of a static count
+            rows = Dim((self.pick([1, 2, 3, 5, 8]), ()), True)
+            x = self.argument([rows, self.new_dim()], x.dtype)
+        m, k, g = x.sizes[0][0], x.dims[1], self.between(1, 3)
+        sizes = self.in_range([Dim((g, ()), True)], m // g + 1)
+        n = self.new_dim()
+        w = self.argument([Dim((g, ()), True), Dim(k.size, k.static), n], x.dtype)
+        bias = self.argument([Dim((g, ()), True), n], x.dtype) if self.chance(50) else None
+        count = k.size[0] if not k.size[1] else ELEMENTS_CAP
+        bound = x.bound * w.bound * count + (bias.bound if bias else 0.0)
+        frac = x.frac + w.frac
+        exact = x.exact
+        if not self.allowed(x.dtype, exact, bound) or (
+            x.dtype == "f16" and not exact_float("f16", bound, frac)
+        ):
+            return None
+        operands = [x, sizes, w, *([bias] if bias else [])]
+        names = ", ".join(v.name for v in operands)
+        types = ", ".join(v.type for v in operands)
+        name = self.fresh()
+        return self.value(
+            f"{name} = tensor.grouped_matmul {names} : ({types}) -> {{r}}",
+            name,
+            self.result_dims([x.sizes[0], n.size]),
+            x.dtype,
+            exact=exact,
+            bound=bound,
+            frac=frac,
         )
 
     def op_slice(self) -> Value | None:

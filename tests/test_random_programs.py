@@ -163,6 +163,7 @@ def test_generator_covers_the_op_set() -> None:
         "tensor.matmul", "tensor.transpose", "tensor.expand_shape", "tensor.collapse_shape",
         "tensor.broadcast_to", "tensor.convert", "tensor.extract", "tensor.dim", "scf.if",
         "scf.for", "arith.constant dense", "tensor.iota", "tensor.concat", "tensor.extract_slice",
+        "tensor.take", "tensor.take_along_axis", "tensor.scatter_add", "tensor.grouped_matmul",
     }  # fmt: skip
     assert wanted <= seen, sorted(wanted - seen)
     assert keepdims and dims_in_args and rank0_constants and batched
