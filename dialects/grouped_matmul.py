@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerType, Signedness, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -45,11 +45,11 @@ from dvm.dialects.tensor import DYN, check_element, check_result_shape, tensor_t
 from dvm.dialects.tile import TileType, View, ViewOp, parse_view
 
 SIZE_WIDTHS = (32, 64)
-"""The group sizes are i32 or i64."""
+"""The group sizes are i32, i64 or `index` (i64 on the VM)."""
 
 
 def is_size_type(t: Attribute) -> bool:
-    return (
+    return isinstance(t, IndexType) or (
         isinstance(t, IntegerType)
         and t.width.data in SIZE_WIDTHS
         and t.signedness.data == Signedness.SIGNLESS
@@ -93,7 +93,8 @@ class GroupedMatmulOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' x, w, bias and result differ in type: {shown}")
         if not is_size_type(sizes.element_type):
             raise VerifyException(
-                f"'{self.name}' sizes has element type {sizes.element_type}, expected i32 or i64"
+                f"'{self.name}' sizes has element type {sizes.element_type}, "
+                "expected i32, i64 or index"
             )
         for role, t, rank in (("x", x, 2), ("sizes", sizes, 1), ("w", w, 3), ("bias", bias, 2)):
             if t is not None and len(t.get_shape()) != rank:

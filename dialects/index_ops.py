@@ -370,9 +370,12 @@ class ScatterAddOp(IRDLOperation):
 
 
 def check_index_element(op_name: str, element: Attribute) -> None:
+    """Indices are i32, i64 or `index` (upstream's, which is i64 on the VM)."""
+    if isinstance(element, IndexType):
+        return
     if not (isinstance(element, IntegerType) and element.width.data in INDEX_WIDTHS):
         raise VerifyException(
-            f"'{op_name}' indices have element type {element}, expected i32 or i64"
+            f"'{op_name}' indices have element type {element}, expected i32, i64 or index"
         )
 
 

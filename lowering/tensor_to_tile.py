@@ -23,6 +23,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    IndexType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -91,6 +92,8 @@ that none is negative (the interpreter's ShapeError), since the kernel cannot.""
 
 
 def element_bytes(t_: Attribute) -> int:
+    if isinstance(t_, IndexType):  # i64 on the VM
+        return 8
     width = getattr(t_, "bitwidth", None) or getattr(getattr(t_, "width", None), "data", 8)
     return max(1, int(width) // 8)
 

@@ -26,6 +26,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    IndexType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -57,11 +58,12 @@ IN_PLACE = (tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp)
 
 
 def dtype_text(element: Attribute) -> str:
-    return str(element)
+    """The VM's spelling of an element type (`index` elements are i64 on the VM)."""
+    return "i64" if isinstance(element, IndexType) else str(element)
 
 
 def element_bytes(element: Attribute) -> int:
-    return DTYPE_BY_TEXT[str(element)].np.itemsize
+    return DTYPE_BY_TEXT[dtype_text(element)].np.itemsize
 
 
 @dataclass

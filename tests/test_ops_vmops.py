@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_ops_index import NUMPY, numpy_scatter_add, values
+from test_ops_index import NUMPY, check_outputs, numpy_scatter_add, values
 from test_ops_slices import LEVELS, PRESETS, check, levels, lowered
 
 from dvm.errors import ExecutionError
@@ -149,3 +149,50 @@ def test_top_k_in_kernels_matches_numpy(device: str, element: str, k: int, axis:
     empty = (k, 0) if axis == 0 else (0, k)
     cases = [(top_case(s, element, i),) for i, s in enumerate([*shapes, empty])]
     check(src, device, cases, lambda x: numpy_top_k(x, k, axis))
+
+
+INDEX_TYPED = """
+func.func @f(%x: tensor<?x?xf32>, %rows: tensor<?xindex>, %cols: tensor<?x?xindex>,
+             %upd: tensor<?x?xf32>, %sizes: tensor<?xindex>, %w: tensor<?x?x?xf32>)
+    -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+  %a = tensor.take %x, %rows dim(0) : (tensor<?x?xf32>, tensor<?xindex>) -> tensor<?x?xf32>
+  %b = tensor.take_along_axis %x, %cols dim(1)
+      : (tensor<?x?xf32>, tensor<?x?xindex>) -> tensor<?x?xf32>
+  %c = tensor.scatter_add %x, %rows, %upd dim(0)
+      : (tensor<?x?xf32>, tensor<?xindex>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %d = tensor.grouped_matmul %x, %sizes, %w
+      : (tensor<?x?xf32>, tensor<?xindex>, tensor<?x?x?xf32>) -> tensor<?x?xf32>
+  func.return %a, %b, %c, %d : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
+}
+"""
+
+
+def grouped(x: np.ndarray, sizes: np.ndarray, w: np.ndarray) -> np.ndarray:
+    out = np.zeros((x.shape[0], w.shape[2]), np.float32)
+    start = 0
+    for g, n in enumerate(sizes):
+        out[start : start + n] = x[start : start + n] @ w[g]
+        start += int(n)
+    return out
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_index_typed_indices_and_group_sizes(device: str) -> None:
+    """Upstream's `tensor<?xindex>` index tensors (int64 arrays) as take's,
+    take_along_axis's and scatter_add's indices and grouped_matmul's sizes."""
+    cases = []
+    for i, (m, k, n, groups) in enumerate([(1, 1, 1, 1), (7, 3, 5, 2), (3001, 2, 13, 3)]):
+        rng = np.random.default_rng(i)
+        x = (rng.integers(-8, 9, (m, k)) / 4).astype(np.float32)
+        rows = rng.integers(0, m, n).astype(np.int64)
+        cols = rng.integers(0, k, (m, 4)).astype(np.int64)
+        upd = (rng.integers(-8, 9, (n, k)) / 4).astype(np.float32)
+        sizes = np.diff(np.sort(rng.integers(0, m + 1, groups + 1))).astype(np.int64)
+        w = (rng.integers(-8, 9, (groups, k, 3)) / 4).astype(np.float32)
+        cases.append((x, rows, cols, upd, sizes, w))
+
+    def want(x, rows, cols, upd, sizes, w):  # type: ignore[no-untyped-def]
+        taken = np.take_along_axis(x, cols, axis=1)
+        return x[rows], taken, numpy_scatter_add(x, 0, rows, upd), grouped(x, sizes, w)
+
+    check_outputs(INDEX_TYPED, device, cases, want)
