@@ -13,10 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import sympy
+from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp
 
 from dvm.codegen import python_function
-from dvm.passes.symbolic import Guard, GuardKind
+from dvm.errors import CallError
+from dvm.passes.symbolic import (
+    Guard,
+    GuardKind,
+    arg_symbol_name,
+    function_guards,
+    substitute,
+)
 
 
 def describe_guard(
@@ -82,3 +90,27 @@ def stretchable_symbols(
         & {name for _, _, name in symbols}
     )
     return [(n, frozenset((i, a) for i, a, name in symbols if name == n)) for n in names]
+
+
+def check_call_guards(func: FuncOp, symbols: dict[sympy.Symbol, int]) -> None:
+    """Check `func`'s guards (`dvm.guards`, present once `symbolic-shapes` ran) on the
+    call's symbol values, as a compiled program checks them: a `CallError` naming the
+    op, except for a broadcast guard with a side of 1, where the compiled program
+    takes a variant with that dim fixed to 1. How the reference interpreter runs a
+    lowered module, so that it fails where the compiled program does (an argmax over
+    an empty axis, once rewritten as reductions, would return the fill value). A
+    guard on symbols the call does not bind yet (values a kernel computes) is left
+    to the program."""
+    axes = [
+        (i, a, arg_symbol_name(arg, a))
+        for i, arg in enumerate(func.body.block.args)
+        if isinstance(arg.type, TensorType)
+        for a in range(len(arg.type.get_shape()))
+    ]
+    for guard in function_guards(func):
+        lhs, rhs = (substitute(side, symbols) for side in (guard.lhs, guard.rhs))
+        if not (lhs.is_number and rhs.is_number) or lhs == rhs:
+            continue
+        if guard.kind is GuardKind.BROADCAST and 1 in (lhs, rhs):
+            continue
+        raise CallError(describe_guard(func, axes, guard, int(lhs), int(rhs)))

@@ -76,6 +76,7 @@ from dvm.dialects import tensor
 from dvm.dialects.expr import symbol
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError, ShapeError
+from dvm.guards import check_call_guards
 from dvm.ir import parse
 from dvm.numerics import ReduceKind
 from dvm.passes.errors import located
@@ -420,6 +421,7 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     for arg, value in zip(func.body.block.args, values, strict=True):
         if isinstance(arg.type, IndexType):  # a kernel may take it as a size or offset
             symbols[symbol(index_symbol_name(arg))] = int(value)
+    check_call_guards(func, symbols)
     interpreter = make_interpreter(module, symbols)
     try:
         with np.errstate(all="ignore"):

@@ -13,7 +13,7 @@ import pytest
 from test_ops_index import NUMPY, check_outputs, numpy_scatter_add, values
 from test_ops_slices import LEVELS, PRESETS, check, levels, lowered
 
-from dvm.errors import ExecutionError
+from dvm.errors import CallError, ExecutionError
 
 MIDDLE = """
 func.func @f(%base: tensor<?x?x?xT>, %idx: tensor<?x?xi64>, %upd: tensor<?x?x?x?xT>)
@@ -196,3 +196,23 @@ def test_index_typed_indices_and_group_sizes(device: str) -> None:
         return x[rows], taken, numpy_scatter_add(x, 0, rows, upd), grouped(x, sizes, w)
 
     check_outputs(INDEX_TYPED, device, cases, want)
+
+
+ARGMAX = """
+func.func @f(%x: tensor<?x?xf32>) -> tensor<?xi64> {
+  %i = tensor.argmax %x {axis = 1} : tensor<?x?xf32> -> tensor<?xi64>
+  func.return %i : tensor<?xi64>
+}
+"""
+
+
+def test_a_lowered_module_checks_the_guards_the_compiled_program_checks() -> None:
+    """An argmax over an empty axis, rewritten as reductions by `fuse`, would give the
+    fill value: each lowered level fails as the compiled program does."""
+    empty = np.zeros((3, 0), np.float32)
+    for name, run in levels(ARGMAX, "host")[1:]:
+        with pytest.raises(CallError, match=r"tensor.argmax .*axis 1 of %x .* is 0"):
+            run(empty)
+        assert name
+    ones = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(levels(ARGMAX, "host")[1][1](ones), [0, 0])
