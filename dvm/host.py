@@ -307,8 +307,8 @@ class HostCompiler:
         return step
 
     def op_ScatterAddOp(self, op: ScatterAddOp) -> Step:
-        """On the host, as the reference interpreter runs it: no kernel can order the
-        additions of the updates that name one row."""
+        """On the host, as the reference interpreter runs it: only for a program lowered
+        without `fuse`, which makes every scatter_add a kernel of its own."""
         args, out = [self.index(v) for v in op.operands], self.index(op.result)
         label, axis = located(op), op.dim
 
