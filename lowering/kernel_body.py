@@ -551,7 +551,12 @@ def emit_kernel_body(
 
 
 def emit_body(builder: KernelBuilder, fusion: t.FusionOp, domain: Domain) -> None:
-    for op in body_ops(fusion):
+    emit_ops(builder, body_ops(fusion), domain)
+
+
+def emit_ops(builder: KernelBuilder, ops: Sequence[Operation], domain: Domain) -> None:
+    """The phases of `ops` (reductions, matmuls), then the stores of `domain`."""
+    for op in ops:
         if isinstance(op, t.ReduceOp):
             builder.reduction(op)
         elif isinstance(op, t.MatmulOp):

@@ -39,6 +39,7 @@ from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
+from dvm.lowering.concat_fusion import emit_fused_concat, fused_concat_plan
 from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
 from dvm.lowering.index_ops import TAKE_CHECKS, take_checks
@@ -52,6 +53,7 @@ from dvm.lowering.tiling import (
     whole_k_always_fits,
     whole_k_fits,
 )
+from dvm.passes.concat_fusion import Piece, concat_pieces, fused_concat
 from dvm.passes.data_movement import SLICE_BOUNDS, slice_bounds
 from dvm.passes.domain import (
     ELEMENTWISE,
@@ -324,7 +326,15 @@ def lower_kernel(
     fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts, whole_rows: bool = False
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
     own = own_kernel_op(body_ops(fusion))
-    if own is None:
+    concat = fused_concat(body_ops(fusion))
+    pieces: list[Piece] = []
+    if concat is not None:  # a concat fused with its producers
+        domain, pieces = concat_pieces(body_ops(fusion), yielded(fusion), guards)
+        plan, coords = (
+            fused_concat_plan(pieces, domain, device),
+            list(range(len(domain.sizes))),
+        )
+    elif own is None:
         domain = analyze(fusion, guards)
         plan, coords = kernel_plan(fusion, domain, device, whole_rows)
     else:  # a concat or insert_slice: copies, see dvm.lowering.data_movement
@@ -350,7 +360,9 @@ def lower_kernel(
     args: dict[SSAValue, SSAValue] = dict(zip([*inputs, *outputs], kernel_args, strict=True))
     for value, arg in args.items():
         arg.name_hint = value.name_hint
-    if own is None:
+    if concat is not None:
+        emit_fused_concat(kernel.body.block, concat, pieces, plan, args)
+    elif own is None:
         emit_kernel_body(kernel.body.block, fusion, domain, plan, coords, args)
     else:
         emit_own_body(kernel.body.block, own, plan, args)
@@ -432,6 +444,8 @@ def lower_fusion(
     static K) that is its only kernel. A condition the static sizes decide
     (a static row that always fits, or never does) keeps one kernel. Inside
     a `tensor.stack`, which holds only launches, a kernel has no variant."""
+    if fused_concat(body_ops(fusion)) is not None:  # its axis walked in chunks: no variants
+        return add_kernel(module, *lower_kernel(fusion, name, device, guards))
     domain = analyze(fusion, guards)
     bytes_live, widest = live_bytes(fusion, domain)
     stacked = isinstance(fusion.parent_op(), t.StackOp)

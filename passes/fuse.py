@@ -64,6 +64,8 @@ from xdsl.pattern_rewriter import (
 from dvm.dialects import tensor as t
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
+from dvm.passes.concat_fusion import concat_pieces, fused_concat
+from dvm.passes.concat_sinking import sink_concats
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
     LAYOUT,
@@ -241,6 +243,10 @@ class Fuser:
 
     def analyze(self, group: Group) -> Domain:
         alternative = group.alternative
+        if fused_concat(group.ops) is not None:
+            if alternative is not None:
+                raise Illegal("a fused concat is not part of a guarded choice")
+            return concat_pieces(group.ops, self.outputs(group), self.facts)[0]
         if alternative is None:
             return DomainAnalysis(group.ops, self.outputs(group), known=self.facts).run()
         align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
@@ -719,6 +725,7 @@ class FusePass(ModulePass):
         """Plan every block's kernels (the analysis), then build them (the rewrite)."""
         ensure_shapes(func)
         expand_arg_reductions(func)
+        sink_concats(func)
         facts = known_facts(guard_facts(func))
         kinds = (*self.kinds, "cube")  # a lone matmul is a cube kernel
         blocks = [

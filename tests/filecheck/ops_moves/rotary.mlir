@@ -2,9 +2,11 @@
 
 // A rotary embedding: rotate_half as concat(-x2, x1) of two slices of %x, and
 // the angles duplicated by a concat, their sin and cos computed in the
-// program. A concat is a kernel of its own, and so is each value it reads
-// (a slice read by a concat is copied); the products and their sum fuse with
-// sin and cos into one kernel that reads %x whole and both concats.
+// program. The elementwise ops after each concat move into its inputs (the
+// concat of the angles splits cos and sin; the two concats, of the same parts,
+// split the products and their sum, %x sliced along the way), so one concat
+// ends the program, and it fuses with everything that computes its two
+// halves: one kernel, reading %x through four slices (views).
 
 func.func @rope(%x: tensor<?x?xf32>, %pos: tensor<?x1xf32>, %inv: tensor<1x?xf32>)
     -> tensor<?x?xf32> {
@@ -27,33 +29,16 @@ func.func @rope(%x: tensor<?x?xf32>, %pos: tensor<?x1xf32>, %inv: tensor<1x?xf32
   func.return %out : tensor<?x?xf32>
 }
 
-// CHECK:      %angle = tensor.fusion vector (%pos, %inv)
+// CHECK:      %out = tensor.fusion vector (%pos, %inv, %x, {{.*}}) {dvm.domain = #dvm.shape<x_0, 2*inv_1>, dvm.reduced = [1 : i64]
 // CHECK-NEXT:   ^bb0
-// CHECK-NEXT:   tensor.mul
-// CHECK-NEXT:   tensor.yield
-// CHECK:      %angles = tensor.fusion vector (%angle)
-// CHECK-NEXT:   ^bb0
-// CHECK-NEXT:   tensor.concat dim(1) {{.*}}dvm.shape = #dvm.shape<x_0, 2*inv_1>
-// CHECK-NEXT:   tensor.yield
-// CHECK:      %x1 = tensor.fusion vector (%x, %n, %h)
-// CHECK-NEXT:   ^bb0
-// CHECK-NEXT:   tensor.extract_slice
-// CHECK-NEXT:   tensor.yield
-// CHECK:      %neg = tensor.fusion vector (%x, %h, %n)
-// CHECK-NEXT:   ^bb0
-// CHECK-NEXT:   tensor.extract_slice {{.*}}dvm.slice = [#dvm.shape<0, inv_1>, #dvm.shape<1, 1>]
-// CHECK-NEXT:   tensor.neg
-// CHECK-NEXT:   tensor.yield
-// CHECK:      %rotated = tensor.fusion vector (%neg, %x1)
-// CHECK-NEXT:   ^bb0
-// CHECK-NEXT:   tensor.concat dim(1)
-// CHECK-NEXT:   tensor.yield
-// CHECK:      %out = tensor.fusion vector (%angles, %x, %rotated)
-// CHECK-NEXT:   ^bb0
-// CHECK-NEXT:   tensor.cos
-// CHECK-NEXT:   tensor.sin
-// CHECK-NEXT:   tensor.mul
-// CHECK-NEXT:   tensor.mul
+// CHECK-NEXT:   %angle = tensor.mul
+// CHECK-NEXT:   tensor.cos %angle
+// CHECK-NEXT:   tensor.cos %angle
+// CHECK-NEXT:   tensor.sin %angle
+// CHECK-NEXT:   tensor.sin %angle
+// CHECK:        tensor.neg
+// CHECK:        tensor.add
 // CHECK-NEXT:   tensor.add
+// CHECK-NEXT:   tensor.concat dim(1)
 // CHECK-NEXT:   tensor.yield
 // CHECK-NOT:  tensor.fusion

@@ -1,0 +1,71 @@
+"""The kernel of a concat fused with its producers (`dvm.passes.concat_fusion`).
+
+The kernel is tiled over the concat's result, its axis walked by loops over
+chunks; each piece's body is what the kernel of that input alone would run,
+its store moved into the input's part of the result. The pieces run one after
+the other in every tile (each over its own part of the axis, none when that
+part is empty) and write disjoint parts of the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import sympy
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Block, Operation, SSAValue
+
+from dvm.dialects.data_movement import ConcatOp
+from dvm.lowering.kernel_body import Emission, KernelBuilder, emit_ops
+from dvm.lowering.tiling import TilePlan, plan_vector_tiles
+from dvm.passes.concat_fusion import Piece, piece_store
+from dvm.passes.domain import Domain
+from dvm.passes.symbolic import shape_of
+from dvm.vm.device import DeviceSpec
+
+
+def element_bytes(value: SSAValue) -> int:
+    assert isinstance(value.type, TensorType)
+    return max(1, getattr(value.type.element_type, "bitwidth", 8) // 8)
+
+
+def fused_concat_plan(pieces: Sequence[Piece], domain: Domain, device: DeviceSpec) -> TilePlan:
+    """The tiles of the kernel: sized for the piece that holds the most bytes per
+    element in tiles alive at once (the pieces run one at a time)."""
+    peaks = [peak_bytes(piece.ops, piece.value) for piece in pieces]
+    widest = max(element_bytes(piece.value) for piece in pieces)
+    return plan_vector_tiles(domain, max(peaks) + widest, widest, device)
+
+
+def peak_bytes(ops: Sequence[Operation], output: SSAValue) -> int:
+    """The most bytes per element that the tensor values of `ops` hold at once, each
+    alive from its op to its last use there (`output`: to the end)."""
+    last: dict[SSAValue, int] = {output: len(ops)}
+    for i, op in enumerate(ops):
+        for value in op.operands:
+            last[value] = max(last.get(value, i), i)
+    made = {r: i for i, op in enumerate(ops) for r in op.results if isinstance(r.type, TensorType)}
+    peak = element_bytes(output)
+    for i in range(len(ops) + 1):
+        alive = [v for v, at in made.items() if at < i <= last.get(v, at)]
+        peak = max(peak, sum(map(element_bytes, alive)))
+    return peak
+
+
+def emit_fused_concat(
+    block: Block,
+    concat: ConcatOp,
+    pieces: Sequence[Piece],
+    plan: TilePlan,
+    args: dict[SSAValue, SSAValue],
+) -> None:
+    """Each piece in turn, its store moved to where its input starts along the axis."""
+    coords = list(range(len(shape_of(concat.result))))
+    start: sympy.Expr = sympy.Integer(0)
+    for piece in pieces:
+        domain = replace(piece.domain, stores=[piece_store(piece, concat, start)])
+        builder = KernelBuilder(domain, plan, coords, args, [Emission(block)])
+        with builder.loops(plan.batch_loops, []):
+            emit_ops(builder, piece.ops, domain)
+        start = sympy.expand(start + shape_of(piece.value)[concat.axis])

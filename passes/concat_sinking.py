@@ -1,0 +1,270 @@
+"""Elementwise ops moved below the concats they read, so that a concat ends a kernel.
+
+An elementwise op of a concat is the concat of the op applied to each input:
+`neg(concat(a, b))` is `concat(neg(a), neg(b))`, and `concat(a, b) * y` is
+`concat(a * y[.., :n], b * y[.., n:])`, with `n` the size of `a` along the axis
+and the slices of `y` views of it. The concat then fuses with the ops that
+compute its inputs (`dvm.passes.concat_fusion`): its result's elementwise users
+become part of its kernel. `rotate_half(x) * sin + x * cos` of a rotary
+embedding, whose angles are a concat too, is one kernel.
+
+A concat moves below its users only when every one of them is elementwise (so
+that it is not computed twice) and reads it without broadcasting it along the
+axis; each other operand of a user is sliced along the axis (or read whole
+when it broadcasts there; a concat along the axis with the same parts gives
+its inputs). The slices' offsets and sizes are computed from the function's
+arguments (a dim of a value computed in a kernel would make it an output of its
+kernel): a concat whose sizes need another symbol stays. The new ops carry
+their shapes, so that the next move can be decided; once all have moved the
+function's shapes and guards are computed again.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import sympy
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DictionaryAttr, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from dvm.dialects import tensor as t
+from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
+from dvm.dialects.expr import ShapeAttr
+from dvm.passes.domain import ELEMENTWISE
+from dvm.passes.symbolic import SHAPE, guard_facts, shape_attr, shape_of
+from dvm.passes.symbolic_shapes import ShapeInference, strip
+
+
+def sink_concats(func: FuncOp) -> None:
+    """Move every elementwise op below the concats it reads, where it can."""
+    sizes = Sizes(func)
+    moved = False
+    while concat := next((op for op in func.walk() if movable(op, sizes)), None):
+        assert isinstance(concat, ConcatOp)
+        for user in {use.operation: None for use in concat.result.uses}:
+            split(user, concat, sizes)
+        Rewriter.erase_op(concat)
+        for other in list(func.walk()):  # a concat whose pieces were taken (a user's operand)
+            if isinstance(other, ConcatOp) and not other.result.uses:
+                Rewriter.erase_op(other)
+        moved = True
+    if moved:  # the new ops carry their shapes; the index values and guards need the pass
+        strip(func)
+        ShapeInference(func).run()
+
+
+class Sizes:
+    """What the function knows of sizes: the equalities its guards make true, and
+    index values of size expressions, computed at the function's start from the
+    dims of its tensor arguments and its index arguments."""
+
+    def __init__(self, func: FuncOp):
+        self.facts = guard_facts(func)
+        self.block = func.body.blocks[0]
+        self.made: dict[sympy.Expr, SSAValue] = {}
+        self.last: Operation | None = None
+        self.sources: dict[sympy.Symbol, tuple[SSAValue, int | None]] = {}
+        for arg, attrs in zip(func.args, func.arg_attrs or [], strict=False):
+            shape = attrs.data.get(SHAPE) if isinstance(attrs, DictionaryAttr) else None
+            if isinstance(shape, ShapeAttr):
+                for dim, size in enumerate(shape.data):
+                    if isinstance(size, sympy.Symbol):
+                        self.sources.setdefault(size, (arg, dim))
+        for arg in func.args:
+            if isinstance(arg.type, IndexType) and arg.name_hint:
+                self.sources.setdefault(sympy.Symbol(arg.name_hint, integer=True), (arg, None))
+
+    def equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
+        """Equal by proof, or by the guards: `a - b` is the difference of a guard's
+        sides (`x + y == x + z` makes `y` and `z` equal)."""
+        difference = sympy.expand(a - b)
+        if difference == 0:
+            return True
+        for lhs, rhs in self.facts:
+            guard = sympy.expand(lhs - rhs)
+            if sympy.expand(difference - guard) == 0 or sympy.expand(difference + guard) == 0:
+                return True
+        return False
+
+    def known(self, size: sympy.Expr) -> bool:
+        """Whether `size` is a polynomial of symbols this can compute."""
+        if isinstance(size, sympy.Integer) or size in self.sources:
+            return True
+        if isinstance(size, sympy.Add | sympy.Mul):
+            return all(self.known(a) for a in size.args)
+        return False
+
+    def value(self, size: sympy.Expr) -> SSAValue | int:
+        """`size` as an int, or an index value (`known` holds)."""
+        if isinstance(size, sympy.Integer):
+            return int(size)
+        if size not in self.made:
+            self.made[size] = self.build(size)
+        return self.made[size]
+
+    def build(self, size: sympy.Expr) -> SSAValue:
+        if isinstance(size, sympy.Integer):
+            return self.add(arith.ConstantOp(IntegerAttr(int(size), IndexType())))
+        if size in self.sources:
+            arg, dim = self.sources[size]  # type: ignore[index]
+            if dim is None:
+                return arg
+            return self.add(t.DimOp(arg, self.add(arith.ConstantOp(IntegerAttr(dim, IndexType())))))
+        combine = arith.AddiOp if isinstance(size, sympy.Add) else arith.MuliOp
+        terms = [self.build(cast(sympy.Expr, a)) for a in size.args]
+        result = terms[0]
+        for term in terms[1:]:
+            result = self.add(combine(result, term))
+        return result
+
+    def add(self, op: Operation) -> SSAValue:
+        """Insert `op` after the ones made before it, at the start of the function."""
+        if self.last is None:
+            Rewriter.insert_op(op, InsertPoint.at_start(self.block))
+        else:
+            Rewriter.insert_op(op, InsertPoint.after(self.last))
+        self.last = op
+        return op.results[0]
+
+
+def movable(op: Operation, sizes: Sizes) -> bool:
+    """A concat whose users are all elementwise ops that can each be split."""
+    if not isinstance(op, ConcatOp) or not op.result.uses:
+        return False
+    if not all(sizes.known(size) for size in parts(op)):
+        return False
+    for use in op.result.uses:
+        user = use.operation
+        if not isinstance(user, ELEMENTWISE) or user.parent_block() is not op.parent_block():
+            return False
+        if user_axis(user, op, sizes) is None:
+            return False
+        for value in user.operands:
+            how = part_source(value, user, op, sizes)
+            if how is None:
+                return False
+            dim = operand_dim(value, user, op, sizes)
+            others = [d for i, d in enumerate(shape_of(value)) if i != dim]
+            if how == "slice" and not all(map(sizes.known, others)):
+                return False
+    return True
+
+
+def parts(concat: ConcatOp) -> list[sympy.Expr]:
+    return [shape_of(v)[concat.axis] for v in concat.inputs]
+
+
+def user_axis(user: Operation, concat: ConcatOp, sizes: Sizes) -> int | None:
+    """The concat's axis in the user's result, if the user does not broadcast the
+    concat along it."""
+    result, source = shape_of(user.results[0]), shape_of(concat.result)
+    axis = concat.axis + len(result) - len(source)
+    return axis if sizes.equal(result[axis], source[concat.axis]) else None
+
+
+def operand_dim(value: SSAValue, user: Operation, concat: ConcatOp, sizes: Sizes) -> int:
+    """The dim of `value` along the concat's axis in the user (negative: none)."""
+    axis = user_axis(user, concat, sizes)
+    assert axis is not None
+    return axis - (len(shape_of(user.results[0])) - len(shape_of(value)))
+
+
+def part_source(value: SSAValue, user: Operation, concat: ConcatOp, sizes: Sizes) -> str | None:
+    """How an operand of `user` gives its part: "concat" (a concat along the axis with
+    the same parts), "slice" (along the axis), "whole" (broadcast there), or None."""
+    shape, dim = shape_of(value), operand_dim(value, user, concat, sizes)
+    if dim < 0 or shape[dim] == 1 != shape_of(concat.result)[concat.axis]:
+        return "whole"
+    if same_parts(value.owner, dim, concat, sizes):
+        return "concat"
+    if sizes.equal(shape[dim], shape_of(concat.result)[concat.axis]):
+        return "slice"
+    return None
+
+
+def same_parts(other: object, dim: int, concat: ConcatOp, sizes: Sizes) -> bool:
+    """Whether `other` is a concat along `dim` with parts of the same sizes."""
+    if not isinstance(other, ConcatOp) or other.axis != dim:
+        return False
+    theirs, ours = parts(other), parts(concat)
+    return len(theirs) == len(ours) and all(map(sizes.equal, theirs, ours))
+
+
+def split(user: Operation, concat: ConcatOp, sizes: Sizes) -> None:
+    """Replace `user` by the concat of its pieces."""
+    axis = user_axis(user, concat, sizes)
+    assert axis is not None
+    before = InsertPoint.before(user)
+    result_type = user.results[0].type
+    assert isinstance(result_type, TensorType)
+    pieces: list[SSAValue] = []
+    start: sympy.Expr = sympy.Integer(0)
+    for k, part in enumerate(concat.inputs):
+        size = shape_of(part)[concat.axis]
+        operands = [
+            piece_of(v, user, concat, k, (start, size), sizes, before) for v in user.operands
+        ]
+        shape = list(result_type.get_shape())
+        shape[axis] = tensor_type(part).get_shape()[concat.axis]
+        dims = list(shape_of(user.results[0]))
+        dims[axis] = size
+        piece = type(user).create(
+            operands=operands,
+            result_types=[TensorType(result_type.element_type, shape)],
+            properties=dict(user.properties),
+            attributes={**user.attributes, SHAPE: shape_attr(dims)},
+        )
+        Rewriter.insert_op(piece, before)
+        piece.results[0].name_hint = user.results[0].name_hint
+        pieces.append(piece.results[0])
+        start = sympy.expand(start + size)
+    joined = ConcatOp(pieces, axis, result_type)
+    joined.attributes[SHAPE] = shape_attr(shape_of(user.results[0]))
+    Rewriter.insert_op(joined, before)
+    joined.result.name_hint = user.results[0].name_hint
+    user.results[0].replace_all_uses_with(joined.result)
+    Rewriter.erase_op(user)
+
+
+def piece_of(
+    value: SSAValue,
+    user: Operation,
+    concat: ConcatOp,
+    k: int,
+    extent: tuple[sympy.Expr, sympy.Expr],
+    sizes: Sizes,
+    before: InsertPoint,
+) -> SSAValue:
+    """Operand `value` of `user`, as piece `k` of the split reads it (`extent`: where
+    the piece starts along the axis, and its size)."""
+    if value is concat.result:
+        return concat.inputs[k]
+    how = part_source(value, user, concat, sizes)
+    owner = value.owner
+    if how == "concat" and isinstance(owner, ConcatOp):
+        return owner.inputs[k]
+    if how == "whole":
+        return value
+    dim = operand_dim(value, user, concat, sizes)
+    source = tensor_type(value)
+    offsets: list[SSAValue | int] = [0] * source.get_num_dims()
+    offsets[dim] = sizes.value(extent[0])
+    lengths = [sizes.value(extent[1] if i == dim else d) for i, d in enumerate(shape_of(value))]
+    shape = list(source.get_shape())
+    shape[dim] = tensor_type(concat.inputs[k]).get_shape()[concat.axis]
+    slice_ = ExtractSliceOp(
+        value, offsets, lengths, [1] * len(lengths), TensorType(source.element_type, shape)
+    )
+    dims = list(shape_of(value))
+    dims[dim] = extent[1]
+    slice_.attributes[SHAPE] = shape_attr(dims)
+    Rewriter.insert_op(slice_, before)
+    return slice_.result
+
+
+def tensor_type(value: SSAValue) -> TensorType[Attribute]:
+    assert isinstance(value.type, TensorType)
+    return value.type

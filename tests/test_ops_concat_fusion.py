@@ -1,0 +1,349 @@
+"""A concat fused with the ops that compute its inputs, at every level.
+
+Each input's producers run in the concat's kernel and store into its part of the
+result (several stores into one output). Every program is checked against numpy
+in the interpreter, after each pass level and compiled, on both device presets,
+on shapes with 0, 1, primes and large dims, and its kernel count after `fuse`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_elementwise import NUMPY
+from test_ops_concat import DTYPES, values
+from test_ops_slices import PRESETS, check, levels, lowered
+
+import dvm
+from dvm.errors import ExecutionError
+
+
+def kernels(src: str) -> int:
+    return str(lowered(src, "symbolic-shapes,fuse")).count("tensor.fusion")
+
+
+def seeded(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+PRODUCED = """
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x1xf32>) -> tensor<?x?xf32> {
+  %e = tensor.add %a, %c : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %n = tensor.neg %b : tensor<?x?xf32>
+  %m = tensor.mul %n, %n : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = tensor.concat dim(1) %e, %m, %b : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>)
+      -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_each_input_computed_in_the_concat_kernel(device: str) -> None:
+    """An input with producers, one with a broadcast, one read as it is."""
+    assert kernels(PRODUCED) == 1
+    cases = []
+    for seed, (rows, left, right) in enumerate(
+        [(0, 3, 2), (1, 1, 1), (7, 0, 13), (7, 13, 0), (97, 301, 5), (2, 3001, 1499)]
+    ):
+        a, b, c = seeded((rows, left), seed), seeded((rows, right), seed + 1), seeded((rows, 1), 9)
+        cases.append((a, b, c))
+    check(PRODUCED, device, cases, lambda a, b, c: np.concatenate([a + c, b * b, b], axis=1))
+
+
+def rank_three(axis: int) -> str:
+    t = "tensor<?x?x?xf32>"
+    return f"""
+func.func @f(%a: {t}, %b: {t}) -> {t} {{
+  %x = tensor.abs %a : {t}
+  %y = tensor.sub %b, %x : ({t}, {t}) -> {t}
+  %r = tensor.concat dim({axis}) %y, %b, %x : ({t}, {t}, {t}) -> {t}
+  func.return %r : {t}
+}}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_pieces_along_every_axis_of_rank_three(device: str, axis: int) -> None:
+    """Inputs that share producers, along the outer, middle and inner axis."""
+    src = rank_three(axis)
+    assert kernels(src) == 1
+    cases = [
+        (seeded(shape, 1), seeded(shape, 2))
+        for shape in [(2, 3, 5), (1, 1, 1), (0, 3, 7), (3, 0, 2), (5, 2, 0), (13, 1, 3001)]
+    ]
+    want = lambda a, b: np.concatenate([b - abs(a), b, abs(a)], axis=axis)  # noqa: E731
+    check(src, device, cases, want)
+
+
+@pytest.mark.parametrize("element", DTYPES)
+def test_every_element_type(element: str) -> None:
+    """A max (on booleans: a logical or) computed in the concat's kernel."""
+    t = f"tensor<?x?x{element}>"
+    op = "tensor.logical_or" if element == "i1" else "tensor.max"
+    src = f"""
+func.func @f(%a: {t}, %b: {t}) -> {t} {{
+  %m = {op} %a, %b : ({t}, {t}) -> {t}
+  %r = tensor.concat dim(0) %m, %a : ({t}, {t}) -> {t}
+  func.return %r : {t}
+}}
+"""
+    assert kernels(src) == 1
+    cases = [
+        (values((rows, cols), element, seed), values((rows, cols), element, seed + 5))
+        for seed, (rows, cols) in enumerate([(0, 0), (1, 1), (3, 7), (0, 5), (2, 0)])
+    ]
+
+    def want(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.maximum(a, b), a], axis=0).astype(NUMPY[element])
+
+    check(src, "host", cases, want)
+
+
+SLICES = """
+func.func @f(%x: tensor<?x?xf32>, %h: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %x1 = tensor.extract_slice %x[0, 0] [%n, %h] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %x2 = tensor.extract_slice %x[0, %h] [%n, %h] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %neg = tensor.neg %x2 : tensor<?x?xf32>
+  %r = tensor.concat dim(1) %neg, %x1 : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_rotate_half_is_one_kernel(device: str) -> None:
+    """Slices of an input are views the pieces read through."""
+    assert kernels(SLICES) == 1
+    cases = [(seeded((rows, 2 * h), rows), h) for rows, h in [(0, 2), (1, 1), (3, 0), (7, 13)]]
+    cases.append((seeded((3, 2 * 1499), 3), 1499))
+
+    def want(x: np.ndarray, h: int) -> np.ndarray:
+        return np.concatenate([-x[:, h : 2 * h], x[:, :h]], axis=1)
+
+    check(SLICES, device, cases, want)
+
+
+IOTA = """
+func.func @f(%a: tensor<?x?xi64>) -> tensor<?x?xi64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %a, %c0 : tensor<?x?xi64>
+  %m = tensor.dim %a, %c1 : tensor<?x?xi64>
+  %i = tensor.iota dim(%AXIS) %n, %m : tensor<?x?xi64>
+  %s = tensor.add %a, %i : (tensor<?x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
+  %r = tensor.concat dim(0) %i, %s, %a : (tensor<?x?xi64>, tensor<?x?xi64>, tensor<?x?xi64>)
+      -> tensor<?x?xi64>
+  func.return %r : tensor<?x?xi64>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_an_iota_keeps_the_concat_apart(device: str, axis: int) -> None:
+    """An iota's tiles take their extents from its kernel's axes, a piece's from its
+    input: the iota and its users are a kernel of their own, the concat another."""
+    src = IOTA.replace("%AXIS", str(axis))
+    assert kernels(src) == 2
+    rng = np.random.default_rng(axis)
+    cases = [
+        (rng.integers(0, 50, (n, m)),) for n, m in [(0, 3), (1, 1), (2, 0), (97, 5), (3, 3001)]
+    ]
+
+    def want(a: np.ndarray) -> np.ndarray:
+        i = np.indices(a.shape)[axis]
+        return np.concatenate([i, a + i, a])
+
+    check(src, device, cases, want)
+
+
+def test_a_producer_used_elsewhere_keeps_the_concat_apart() -> None:
+    """A producer whose value is also returned is a kernel output: the concat reads it."""
+    src = """
+func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %e = tensor.neg %a : tensor<?xf32>
+  %r = tensor.concat dim(0) %e, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %r, %e : tensor<?xf32>, tensor<?xf32>
+}
+"""
+    assert kernels(src) == 2
+    a, b = seeded((5,), 0), seeded((3,), 1)
+    for name, run in levels(src, "host"):
+        got = run(a, b)
+        np.testing.assert_array_equal(got[0], np.concatenate([-a, b]), err_msg=name)
+        np.testing.assert_array_equal(got[1], -a, err_msg=name)
+
+
+def test_a_reduced_input_keeps_the_concat_apart() -> None:
+    """A piece holds no reduction: its axis would be walked twice."""
+    src = """
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x1xf32>) -> tensor<?x?xf32> {
+  %s = tensor.reduce_sum %a {axes = [1], keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
+  %r = tensor.concat dim(1) %s, %b : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+"""
+    assert kernels(src) == 2
+    a, b = seeded((4, 6), 0), seeded((4, 1), 1)
+    want = lambda a, b: np.concatenate([a.sum(1, keepdims=True), b], axis=1)  # noqa: E731
+    for name, run in levels(src, "host"):
+        np.testing.assert_allclose(run(a, b), want(a, b), rtol=1e-5, err_msg=name)
+
+
+TAKE = """
+func.func @f(%table: tensor<?x?xf32>, %ids: tensor<?xi64>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %rows = tensor.take %table, %ids dim(0) : (tensor<?x?xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+  %s = tensor.add %rows, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = tensor.concat dim(AXIS) %s, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_gather_in_a_piece(device: str, axis: int) -> None:
+    """An indexed load is read through its piece's view, its indices checked."""
+    src = TAKE.replace("AXIS", str(axis))
+    assert kernels(src) == 1
+    rng = np.random.default_rng(axis)
+    cases = []
+    for vocab, n, d in [(1, 0, 3), (1, 1, 1), (5, 7, 0), (11, 13, 97), (3, 2, 3001)]:
+        ids = rng.integers(0, vocab, n)
+        cases.append((seeded((vocab, d), n), ids, seeded((n, d), d)))
+
+    def want(table: np.ndarray, ids: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.concatenate([table[ids] + b, b], axis=axis)
+
+    check(src, device, cases, want)
+    with pytest.raises(ExecutionError, match=r"tensor\.take: index 5 is out of range"):
+        dvm.compile(src, device=device)(seeded((5, 2), 0), np.array([0, 5]), seeded((2, 2), 1))
+
+
+SPLATS = """
+func.func @f(%a: tensor<2x?xf32>) -> tensor<2x?xf32> {
+  %c = arith.constant dense<2.0> : tensor<2x3xf32>
+  %e = tensor.add %a, %c : (tensor<2x?xf32>, tensor<2x3xf32>) -> tensor<2x?xf32>
+  %r = tensor.concat dim(1) %c, %e, %e, %c
+      : (tensor<2x3xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x3xf32>) -> tensor<2x?xf32>
+  func.return %r : tensor<2x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_splat_constants_and_a_repeated_input(device: str) -> None:
+    """A constant the concat reads is loaded; one a piece computes with is copied in;
+    an input that appears twice is computed in both its pieces."""
+    assert kernels(SPLATS) == 1
+    c = np.full((2, 3), 2, np.float32)
+    cases = [(seeded((2, 3), 0),)]
+    check(SPLATS, device, cases, lambda a: np.concatenate([c, a + c, a + c, c], axis=1))
+
+
+SUNK = """
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %y: tensor<?x?xf32>, %row: tensor<?xf32>,
+             %col: tensor<?x1xf32>) -> tensor<?x?xf32> {
+  %r = tensor.concat dim(1) %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %n = tensor.neg %r : tensor<?x?xf32>
+  %m = tensor.mul %n, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = tensor.add %m, %row : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %t = tensor.sub %s, %col : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  func.return %t : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_elementwise_users_move_into_the_pieces(device: str) -> None:
+    """Each user of the concat is split into pieces: an operand of the concat's shape
+    is sliced along the axis (a view), one that broadcasts there is read whole."""
+    assert kernels(SUNK) == 1
+    cases = []
+    for seed, (rows, left, right) in enumerate(
+        [(0, 3, 2), (1, 1, 1), (7, 0, 13), (7, 13, 0), (5, 1, 1), (3, 3001, 1499)]
+    ):
+        cols = left + right
+        shapes = [(rows, left), (rows, right), (rows, cols), (cols,), (rows, 1)]
+        cases.append(tuple(seeded(shape, seed + i) for i, shape in enumerate(shapes)))
+
+    def want(*xs: np.ndarray) -> np.ndarray:
+        a, b, y, row, col = xs
+        return -np.concatenate([a, b], axis=1) * y + row - col
+
+    check(SUNK, device, cases, want)
+
+
+TWO_CONCATS = """
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>,
+             %d: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %p = tensor.concat dim(0) %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %c1 = tensor.add %c, CA : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %q = tensor.concat dim(0) %c1, %d : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = tensor.max %p, %q : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %z = tensor.convert %s : tensor<?x?xf32> -> tensor<?x?xf64>
+  %o = tensor.exp %z : tensor<?x?xf64>
+  %r = tensor.convert %o : tensor<?x?xf64> -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+@pytest.mark.parametrize(("ca", "count"), [("%a", 1), ("%c", 2)])
+def test_two_concats_with_the_same_parts_or_others(device: str, ca: str, count: int) -> None:
+    """Concats of the same parts (sizes equal by proof: `c + a` makes c's rows a's)
+    give their inputs to the pieces; with other parts (sizes that only the run
+    decides) the second concat is sliced, in memory: a kernel of its own."""
+    src = TWO_CONCATS.replace("CA", ca)
+    assert kernels(src) == count
+    cases = []
+    for seed, (rows, top, bottom) in enumerate([(0, 1, 2), (1, 1, 1), (13, 0, 7), (2, 3001, 3)]):
+        shapes = [(top, rows), (bottom, rows), (top, rows), (bottom, rows)]
+        cases.append(tuple(seeded(shape, seed + i) for i, shape in enumerate(shapes)))
+
+    def want(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+        q = np.concatenate([c + (a if ca == "%a" else c), d])
+        s = np.maximum(np.concatenate([a, b]), q)
+        return np.exp(s.astype(np.float64)).astype(np.float32)
+
+    for name, run in levels(src, device):
+        for args in cases:
+            np.testing.assert_allclose(run(*args), want(*args), rtol=1e-6, err_msg=name)
+
+
+UNIT = """
+func.func @f(%a: tensor<1x?xf32>, %b: tensor<?x1xf32>, %c: tensor<?x?xf32>, %d: tensor<?x?xf32>)
+    -> tensor<?x?xf32> {
+  %n = tensor.neg %a : tensor<1x?xf32>
+  %rows = tensor.concat dim(0) %n, %c, %n : (tensor<1x?xf32>, tensor<?x?xf32>, tensor<1x?xf32>)
+      -> tensor<?x?xf32>
+  %e = tensor.abs %b : tensor<?x1xf32>
+  %cols = tensor.concat dim(1) %e, %d : (tensor<?x1xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = tensor.add %rows, %rows : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %t = tensor.add %cols, %cols : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = tensor.concat dim(0) %s, %t : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_inputs_of_one_element_along_the_axis(device: str) -> None:
+    """A piece whose input has a static 1 along the axis stores one row (or column)
+    without a loop; concats of concats nest."""
+    cases = []
+    for seed, (rows, cols) in enumerate([(0, 1), (1, 1), (2, 0), (7, 13), (3, 3001)]):
+        shapes = [(1, cols + 1), (rows + 2, 1), (rows, cols + 1), (rows + 2, cols)]
+        cases.append(tuple(seeded(shape, seed + i) for i, shape in enumerate(shapes)))
+
+    def want(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+        rows = np.concatenate([-a, c, -a])
+        cols = np.concatenate([abs(b), d], axis=1)
+        return np.concatenate([rows + rows, cols + cols])
+
+    check(UNIT, device, cases, want)
