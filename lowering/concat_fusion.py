@@ -1,10 +1,12 @@
-"""The kernel of a concat fused with its producers (`dvm.passes.concat_fusion`).
+"""The kernel of a concat or a pad fused with its producers (`dvm.passes.concat_fusion`).
 
 The kernel is tiled over the concat's result, its axis walked by loops over
 chunks; each piece's body is what the kernel of that input alone would run,
 its store moved into the input's part of the result. The pieces run one after
 the other in every tile (each over its own part of the axis, none when that
-part is empty) and write disjoint parts of the output.
+part is empty) and write disjoint parts of the output. A pad's kernel, on one
+core, fills its result with the constant and then runs its source's piece,
+stored at the low pads.
 """
 
 from __future__ import annotations
@@ -16,13 +18,30 @@ import sympy
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
-from dvm.dialects.data_movement import ConcatOp
+from dvm.dialects.data_movement import ConcatOp, PadOp
+from dvm.lowering.data_movement import emit_pad_fill
 from dvm.lowering.kernel_body import Emission, KernelBuilder, emit_ops
 from dvm.lowering.tiling import TilePlan, plan_vector_tiles
 from dvm.passes.concat_fusion import Piece, piece_store
-from dvm.passes.domain import Domain
+from dvm.passes.data_movement import slice_view
+from dvm.passes.domain import Domain, StridedView, contiguous_strides
 from dvm.passes.symbolic import shape_of
 from dvm.vm.device import DeviceSpec
+
+
+def emit_fused_pad(
+    block: Block, pad: PadOp, piece: Piece, plan: TilePlan, args: dict[SSAValue, SSAValue]
+) -> None:
+    """Fill the result with the constant, then store the source's piece at the low pads."""
+    emit_pad_fill(block, pad, plan, args)
+    strides = contiguous_strides(shape_of(pad.result))
+    offset, _ = slice_view(pad, sympy.Integer(0), strides)
+    placement = piece.domain.placement[piece.value]
+    store = StridedView(pad.result, tuple(strides), piece.value, placement, offset=offset)
+    domain = replace(piece.domain, stores=[store])
+    coords = list(range(len(strides)))
+    builder = KernelBuilder(domain, plan, coords, args, [Emission(block)])
+    emit_ops(builder, piece.ops, domain)
 
 
 def element_bytes(value: SSAValue) -> int:
@@ -30,7 +49,7 @@ def element_bytes(value: SSAValue) -> int:
     return max(1, getattr(value.type.element_type, "bitwidth", 8) // 8)
 
 
-def fused_concat_plan(pieces: Sequence[Piece], domain: Domain, device: DeviceSpec) -> TilePlan:
+def fused_plan(pieces: Sequence[Piece], domain: Domain, device: DeviceSpec) -> TilePlan:
     """The tiles of the kernel: sized for the piece that holds the most bytes per
     element in tiles alive at once (the pieces run one at a time)."""
     peaks = [peak_bytes(piece.ops, piece.value) for piece in pieces]

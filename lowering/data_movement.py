@@ -160,20 +160,39 @@ def emit_insert_body(
     if isinstance(op, InsertSliceOp):
         load = tile.LoadOp(args[op.dest], tile_type, whole)
         fill: list[Operation] = [load, tile.StoreOp(load.result, target, whole)]
-    else:  # one element of the constant, stretched to the current tile
-        value = scalar_attr(op.padding_value(), result_type.element_type)
-        one = tile.ConstantOp(value, tile.TileType([ONE] * len(shape), result_type.element_type))
-        wide = tile.BroadcastOp(one.result, tile_type)
-        fill = [one, wide, tile.StoreOp(wide.result, target, whole)]
+    else:
+        fill = pad_fill(op, plan, args)
     read = tile.View(ZERO, source_shape, contiguous_strides(source_shape), plan.tiles, plan.index)
     load = tile.LoadOp(args[op.source], tile_type, read)
     into = tile.View(offset, source_shape, source_strides, plan.tiles, plan.index)
-    for body, sizes in (
-        (fill, shape),
-        ([load, tile.StoreOp(load.result, target, into)], source_shape),
-    ):
-        for level in reversed(range(len(sizes))):
-            trips = ceildiv(sizes[level], plan.tiles[level])
-            body = [tile.ForOp(level, trips, [], Region(Block([*body, tile.YieldOp()])))]
-        for each in body:
-            block.add_op(each)
+    add_loop_nest(block, fill, shape, plan)
+    add_loop_nest(block, [load, tile.StoreOp(load.result, target, into)], source_shape, plan)
+
+
+def pad_fill(op: PadOp, plan: TilePlan, args: dict[SSAValue, SSAValue]) -> list[Operation]:
+    """A tile of a pad's result filled with its constant (one element, stretched)."""
+    shape = shape_of(op.result)
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
+    tile_type = tile.TileType(plan.tiles, result_type.element_type)
+    whole = tile.View(ZERO, shape, contiguous_strides(shape), plan.tiles, plan.index)
+    value = scalar_attr(op.padding_value(), result_type.element_type)
+    one = tile.ConstantOp(value, tile.TileType([ONE] * len(shape), result_type.element_type))
+    wide = tile.BroadcastOp(one.result, tile_type)
+    return [one, wide, tile.StoreOp(wide.result, args[op.result], whole)]
+
+
+def emit_pad_fill(block: Block, op: PadOp, plan: TilePlan, args: dict[SSAValue, SSAValue]) -> None:
+    """Fill a pad's whole result with its constant, tile by tile."""
+    add_loop_nest(block, pad_fill(op, plan, args), shape_of(op.result), plan)
+
+
+def add_loop_nest(
+    block: Block, body: list[Operation], sizes: Sequence[sympy.Expr], plan: TilePlan
+) -> None:
+    """`body` in loops over every dim of `sizes` (loop k walks dim k in tiles)."""
+    for level in reversed(range(len(sizes))):
+        trips = ceildiv(sizes[level], plan.tiles[level])
+        body = [tile.ForOp(level, trips, [], Region(Block([*body, tile.YieldOp()])))]
+    for each in body:
+        block.add_op(each)

@@ -39,7 +39,7 @@ from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
-from dvm.lowering.concat_fusion import emit_fused_concat, fused_concat_plan
+from dvm.lowering.concat_fusion import emit_fused_concat, emit_fused_pad, fused_plan
 from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
 from dvm.lowering.index_ops import TAKE_CHECKS, take_checks
@@ -53,7 +53,7 @@ from dvm.lowering.tiling import (
     whole_k_always_fits,
     whole_k_fits,
 )
-from dvm.passes.concat_fusion import Piece, concat_pieces, fused_concat
+from dvm.passes.concat_fusion import Piece, fused_concat, fused_pad, fused_pieces
 from dvm.passes.data_movement import SLICE_BOUNDS, slice_bounds
 from dvm.passes.domain import (
     ELEMENTWISE,
@@ -326,14 +326,12 @@ def lower_kernel(
     fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts, whole_rows: bool = False
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
     own = own_kernel_op(body_ops(fusion))
-    concat = fused_concat(body_ops(fusion))
+    concat, pad = fused_concat(body_ops(fusion)), fused_pad(body_ops(fusion))
+    fused = fused_pieces(body_ops(fusion), yielded(fusion), guards)
     pieces: list[Piece] = []
-    if concat is not None:  # a concat fused with its producers
-        domain, pieces = concat_pieces(body_ops(fusion), yielded(fusion), guards)
-        plan, coords = (
-            fused_concat_plan(pieces, domain, device),
-            list(range(len(domain.sizes))),
-        )
+    if fused is not None:  # a concat or pad fused with its producers
+        domain, pieces = fused
+        plan, coords = fused_plan(pieces, domain, device), list(range(len(domain.sizes)))
     elif own is None:
         domain = analyze(fusion, guards)
         plan, coords = kernel_plan(fusion, domain, device, whole_rows)
@@ -362,6 +360,8 @@ def lower_kernel(
         arg.name_hint = value.name_hint
     if concat is not None:
         emit_fused_concat(kernel.body.block, concat, pieces, plan, args)
+    elif pad is not None:
+        emit_fused_pad(kernel.body.block, pad, pieces[0], plan, args)
     elif own is None:
         emit_kernel_body(kernel.body.block, fusion, domain, plan, coords, args)
     else:
@@ -444,7 +444,8 @@ def lower_fusion(
     static K) that is its only kernel. A condition the static sizes decide
     (a static row that always fits, or never does) keeps one kernel. Inside
     a `tensor.stack`, which holds only launches, a kernel has no variant."""
-    if fused_concat(body_ops(fusion)) is not None:  # its axis walked in chunks: no variants
+    ops = body_ops(fusion)
+    if fused_concat(ops) is not None or fused_pad(ops) is not None:  # loops walk it: no variants
         return add_kernel(module, *lower_kernel(fusion, name, device, guards))
     domain = analyze(fusion, guards)
     bytes_live, widest = live_bytes(fusion, domain)

@@ -1,4 +1,4 @@
-"""A concat fused with the ops that compute its inputs: several stores into one output.
+"""A concat (or pad) fused with the ops that compute its inputs: stores into one output.
 
 No one domain holds a concat's inputs (they differ in size along its axis),
 but each input, with the ops that compute it, is a kernel of its own domain.
@@ -12,9 +12,13 @@ every piece has the same dims but along the axis, which is walked by loops over
 chunks in each piece (as a reduced axis is), so that the grid, over the other
 axes, is one. A piece may hold what a vector kernel without reductions holds
 (elementwise and layout ops, slices of inputs, takes; not an iota, whose tiles
-take their extents from the kernel's axes); a group with
-anything else, or with another output than the concat's result, is not one
-kernel (and the concat keeps its own).
+take their extents from the kernel's axes); a group with anything else, or
+with another output than the concat's result, is not one kernel (and the
+concat keeps its own).
+
+A constant pad fuses the same way with the ops that compute its source: one
+piece, stored at the low pads after the constant fills the result. The two
+writes overlap, so every axis is walked by loops, on one core, in order.
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ import sympy
 from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
-from dvm.dialects.data_movement import ConcatOp
+from dvm.dialects.data_movement import ConcatOp, PadOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.passes.domain import (
+    OWN_KERNEL,
     Domain,
     DomainAnalysis,
     Facts,
@@ -43,12 +48,80 @@ from dvm.passes.symbolic import shape_of
 
 @dataclass
 class Piece:
-    """One input of the concat, the group's ops that compute it (in block order) and
-    its kernel's domain, over the axes of the concat's result (the result's dims)."""
+    """One input of the concat (or a pad's source), the group's ops that compute it
+    (in block order) and its kernel's domain, over the axes of the result (its dims)."""
 
     value: SSAValue
     ops: list[Operation]
     domain: Domain
+
+
+def fused_pieces(
+    ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts = frozenset()
+) -> tuple[Domain, list[Piece]] | None:
+    """The domain and pieces of a concat or pad fused with its producers (None for
+    another group; Illegal when not one kernel)."""
+    if fused_concat(ops) is not None:
+        return concat_pieces(ops, outputs, known)
+    if fused_pad(ops) is not None:
+        domain, piece = pad_piece(ops, outputs, known)
+        return domain, [piece]
+    return None
+
+
+def fused_pad(ops: Sequence[Operation]) -> PadOp | None:
+    """The pad of a group that holds one and the ops that compute its source."""
+    pads = [op for op in ops if isinstance(op, PadOp)]
+    computing = [op for op in ops if not isinstance(op, arith.ConstantOp)]
+    if len(pads) == 1 and len(computing) > 1:
+        return pads[0]
+    return None
+
+
+def pad_piece(
+    ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts = frozenset()
+) -> tuple[Domain, Piece]:
+    """The domain of a pad fused with the ops that compute its source (the padded
+    result's dims, every one walked by loops on one core: the fill and the source's
+    store overlap, and one core makes them in order) and the source's piece."""
+    pad = fused_pad(ops)
+    assert pad is not None
+    if list(outputs) != [pad.result]:
+        raise Illegal(f"{describe(pad)}: a fused pad's result is its kernel's only output")
+    members = [op for op in ops if op is not pad]
+    if any(isinstance(op, OWN_KERNEL) for op in members):
+        raise Illegal(f"{describe(pad)}: one pad per kernel")
+    check_all_used(members, [pad.source], describe(pad))
+    piece = single_piece(pad.source, members, describe(pad), known, None)
+    rank = len(shape_of(pad.result))
+    domain = Domain(
+        sizes=list(shape_of(pad.result)),
+        reduced=frozenset(range(rank)),
+        placement={pad.result: tuple((a,) for a in range(rank))},
+        loads=list(piece.domain.loads),
+    )
+    return domain, piece
+
+
+def single_piece(
+    value: SSAValue, members: Sequence[Operation], what: str, known: Facts, axis: int | None
+) -> Piece:
+    """The piece that computes `value` from the ops of `members` that it needs."""
+    piece_ops = producers(value, members)
+    domain = DomainAnalysis(piece_ops, [value], known=known).run()
+    if domain.reduced or domain.contraction is not None:
+        raise Illegal(f"{what}: what a fused copy stores is not reduced")
+    for op in piece_ops:  # its tiles would take the kernel's extents, not the piece's
+        if isinstance(op, IotaOp):
+            raise Illegal(f"{describe(op)} is not part of a fused concat or pad")
+    return Piece(value, piece_ops, over_result_axes(domain, value, axis))
+
+
+def check_all_used(members: Sequence[Operation], stored: Sequence[SSAValue], what: str) -> None:
+    """Every op of a fused kernel computes what it stores (no dead op rides along)."""
+    used = {op for value in stored for op in producers(value, members)}
+    if any(op not in used and not isinstance(op, arith.ConstantOp) for op in members):
+        raise Illegal(f"{what}: every op of its kernel computes what it stores")
 
 
 def fused_concat(ops: Sequence[Operation]) -> ConcatOp | None:
@@ -74,18 +147,9 @@ def concat_pieces(
         raise Illegal(f"{describe(concat)}: one concat per kernel")
     result = shape_of(concat.result)
     pieces = []
-    computing = {op for value in concat.inputs for op in producers(value, members)}
-    if any(op not in computing and not isinstance(op, arith.ConstantOp) for op in members):
-        raise Illegal(f"{describe(concat)}: every op of its kernel computes one of its inputs")
+    check_all_used(members, concat.inputs, describe(concat))
     for value in concat.inputs:
-        piece_ops = producers(value, members)
-        domain = DomainAnalysis(piece_ops, [value], known=known).run()
-        if domain.reduced or domain.contraction is not None:
-            raise Illegal(f"{describe(concat)}: a fused concat's inputs are not reduced")
-        for op in piece_ops:  # its tiles would take the kernel's extents, not the piece's
-            if isinstance(op, IotaOp):
-                raise Illegal(f"{describe(op)} is not part of a fused concat")
-        pieces.append(Piece(value, piece_ops, over_result_axes(domain, value, concat.axis)))
+        pieces.append(single_piece(value, members, describe(concat), known, concat.axis))
     store = StridedView(
         concat.result,
         tuple(contiguous_strides(result)),
@@ -116,9 +180,10 @@ def producers(value: SSAValue, members: Sequence[Operation]) -> list[Operation]:
     return [op for op in members if op in needed]
 
 
-def over_result_axes(domain: Domain, value: SSAValue, axis: int) -> Domain:
+def over_result_axes(domain: Domain, value: SSAValue, axis: int | None) -> Domain:
     """A piece's domain renumbered so that axis `d` is dim `d` of its input (a unit
-    dim gets an axis of size 1), the concat's axis walked by loops over chunks."""
+    dim gets an axis of size 1), the concat's axis walked by loops over chunks (every
+    axis, for a pad: `axis` None)."""
     placement = domain.placement[value]
     number: dict[int, int] = {}
     for dim, span in enumerate(placement):
@@ -143,7 +208,7 @@ def over_result_axes(domain: Domain, value: SSAValue, axis: int) -> Domain:
 
     return Domain(
         sizes=list(shape_of(value)),
-        reduced=frozenset({axis}),
+        reduced=frozenset(range(rank) if axis is None else {axis}),
         placement={v: spans(p) for v, p in domain.placement.items()},
         loads=[view(v) for v in domain.loads],
         stores=[view(v) for v in domain.stores],

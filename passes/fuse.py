@@ -64,7 +64,7 @@ from xdsl.pattern_rewriter import (
 from dvm.dialects import tensor as t
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
-from dvm.passes.concat_fusion import concat_pieces, fused_concat
+from dvm.passes.concat_fusion import fused_pieces
 from dvm.passes.concat_sinking import sink_concats
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
@@ -243,10 +243,11 @@ class Fuser:
 
     def analyze(self, group: Group) -> Domain:
         alternative = group.alternative
-        if fused_concat(group.ops) is not None:
+        fused = fused_pieces(group.ops, self.outputs(group), self.facts)
+        if fused is not None:
             if alternative is not None:
-                raise Illegal("a fused concat is not part of a guarded choice")
-            return concat_pieces(group.ops, self.outputs(group), self.facts)[0]
+                raise Illegal("a fused concat or pad is not part of a guarded choice")
+            return fused[0]
         if alternative is None:
             return DomainAnalysis(group.ops, self.outputs(group), known=self.facts).run()
         align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
