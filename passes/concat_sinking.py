@@ -12,11 +12,13 @@ A concat moves below its users only when every one of them is elementwise (so
 that it is not computed twice) and reads it without broadcasting it along the
 axis; each other operand of a user is sliced along the axis (or read whole
 when it broadcasts there; a concat along the axis with the same parts gives
-its inputs). The slices' offsets and sizes are computed from the function's
-arguments (a dim of a value computed in a kernel would make it an output of its
-kernel): a concat whose sizes need another symbol stays. The new ops carry
-their shapes, so that the next move can be decided; once all have moved the
-function's shapes and guards are computed again.
+its inputs), and one that an elementwise op computes for that user alone is
+cut with its op (`cut`). The slices' offsets and sizes are computed from the
+function's arguments and the index values it computes on the host (a dim of a
+value computed in a kernel would make it an output of its kernel): a concat
+whose sizes need another symbol stays. The new ops carry their shapes, so that
+the next move can be decided; once all have moved the function's shapes and
+guards are computed again, and the guards the moved ops made are kept.
 """
 
 from __future__ import annotations
@@ -25,16 +27,25 @@ from typing import cast
 
 import sympy
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DictionaryAttr, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
-from dvm.dialects.expr import ShapeAttr
+from dvm.dialects.expr import ExprAttr, ShapeAttr
 from dvm.passes.domain import ELEMENTWISE
-from dvm.passes.symbolic import SHAPE, guard_facts, shape_attr, shape_of
+from dvm.passes.symbolic import (
+    GUARDS,
+    SHAPE,
+    VALUE,
+    Guard,
+    function_guards,
+    guard_facts,
+    shape_attr,
+    shape_of,
+)
 from dvm.passes.symbolic_shapes import ShapeInference, strip
 
 
@@ -52,8 +63,21 @@ def sink_concats(func: FuncOp) -> None:
                 Rewriter.erase_op(other)
         moved = True
     if moved:  # the new ops carry their shapes; the index values and guards need the pass
+        guards = function_guards(func)
         strip(func)
         ShapeInference(func).run()
+        keep_guards(func, guards)
+
+
+def keep_guards(func: FuncOp, guards: list[Guard]) -> None:
+    """Add back the guards of the program as written that the moved ops no longer make:
+    `concat(a, b) * s` broadcast `s` against the concat, but its pieces read slices
+    of `s`, which make no guard. Without it, an `s` of one column would be sliced out
+    of bounds instead of the program being specialized for it, as numpy broadcasts."""
+    found = function_guards(func)
+    missing = [g for g in guards if all((g.lhs, g.rhs) != (f.lhs, f.rhs) for f in found)]
+    if missing:
+        func.attributes[GUARDS] = ArrayAttr([g.to_attr() for g in [*found, *missing]])
 
 
 class Sizes:
@@ -76,6 +100,15 @@ class Sizes:
         for arg in func.args:
             if isinstance(arg.type, IndexType) and arg.name_hint:
                 self.sources.setdefault(sympy.Symbol(arg.name_hint, integer=True), (arg, None))
+        self.computed: set[sympy.Symbol] = set()
+        """Symbols of index values the function computes (`%h = arith.divui %d, %c2`),
+        which a size built from them must follow."""
+        for op in self.block.ops:
+            value = op.attributes.get(VALUE)
+            symbol = value.data if isinstance(value, ExprAttr) else None
+            if isinstance(symbol, sympy.Symbol) and symbol not in self.sources:
+                self.sources[symbol] = (op.results[0], None)
+                self.computed.add(symbol)
 
     def equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
         """Equal by proof, or by the guards: `a - b` is the difference of a guard's
@@ -97,32 +130,40 @@ class Sizes:
             return all(self.known(a) for a in size.args)
         return False
 
-    def value(self, size: sympy.Expr) -> SSAValue | int:
-        """`size` as an int, or an index value (`known` holds)."""
+    def value(self, size: sympy.Expr, before: InsertPoint) -> SSAValue | int:
+        """`size` as an int, or an index value (`known` holds) valid `before`: built at
+        the start of the function (once) from arguments, or at `before` from values the
+        function computes."""
         if isinstance(size, sympy.Integer):
             return int(size)
+        if size.free_symbols & self.computed:
+            return self.build(size, before)
         if size not in self.made:
-            self.made[size] = self.build(size)
+            self.made[size] = self.build(size, None)
         return self.made[size]
 
-    def build(self, size: sympy.Expr) -> SSAValue:
+    def build(self, size: sympy.Expr, at: InsertPoint | None) -> SSAValue:
         if isinstance(size, sympy.Integer):
-            return self.add(arith.ConstantOp(IntegerAttr(int(size), IndexType())))
+            return self.add(arith.ConstantOp(IntegerAttr(int(size), IndexType())), at)
         if size in self.sources:
             arg, dim = self.sources[size]  # type: ignore[index]
             if dim is None:
                 return arg
-            return self.add(t.DimOp(arg, self.add(arith.ConstantOp(IntegerAttr(dim, IndexType())))))
+            axis = self.add(arith.ConstantOp(IntegerAttr(dim, IndexType())), at)
+            return self.add(t.DimOp(arg, axis), at)
         combine = arith.AddiOp if isinstance(size, sympy.Add) else arith.MuliOp
-        terms = [self.build(cast(sympy.Expr, a)) for a in size.args]
+        terms = [self.build(cast(sympy.Expr, a), at) for a in size.args]
         result = terms[0]
         for term in terms[1:]:
-            result = self.add(combine(result, term))
+            result = self.add(combine(result, term), at)
         return result
 
-    def add(self, op: Operation) -> SSAValue:
-        """Insert `op` after the ones made before it, at the start of the function."""
-        if self.last is None:
+    def add(self, op: Operation, at: InsertPoint | None) -> SSAValue:
+        """Insert `op` at `at`, or (None) after the ones made before it at the start of
+        the function."""
+        if at is not None:
+            Rewriter.insert_op(op, at)
+        elif self.last is None:
             Rewriter.insert_op(op, InsertPoint.at_start(self.block))
         else:
             Rewriter.insert_op(op, InsertPoint.after(self.last))
@@ -207,26 +248,25 @@ def split(user: Operation, concat: ConcatOp, sizes: Sizes) -> None:
         operands = [
             piece_of(v, user, concat, k, (start, size), sizes, before) for v in user.operands
         ]
-        shape = list(result_type.get_shape())
-        shape[axis] = tensor_type(part).get_shape()[concat.axis]
-        dims = list(shape_of(user.results[0]))
-        dims[axis] = size
-        piece = type(user).create(
-            operands=operands,
-            result_types=[TensorType(result_type.element_type, shape)],
-            properties=dict(user.properties),
-            attributes={**user.attributes, SHAPE: shape_attr(dims)},
-        )
-        Rewriter.insert_op(piece, before)
-        piece.results[0].name_hint = user.results[0].name_hint
-        pieces.append(piece.results[0])
+        static = tensor_type(part).get_shape()[concat.axis]
+        pieces.append(cut_op(user, operands, axis, size, static, before))
         start = sympy.expand(start + size)
     joined = ConcatOp(pieces, axis, result_type)
     joined.attributes[SHAPE] = shape_attr(shape_of(user.results[0]))
     Rewriter.insert_op(joined, before)
     joined.result.name_hint = user.results[0].name_hint
     user.results[0].replace_all_uses_with(joined.result)
-    Rewriter.erase_op(user)
+    erase_dead(user)
+
+
+def erase_dead(op: Operation) -> None:
+    """Erase `op`, read by nothing now, and the elementwise producers only it read
+    (cut into the pieces instead)."""
+    producers = [v.owner for v in op.operands]
+    Rewriter.erase_op(op)
+    for producer in producers:
+        if isinstance(producer, ELEMENTWISE) and not producer.results[0].uses:
+            erase_dead(producer)
 
 
 def piece_of(
@@ -249,12 +289,45 @@ def piece_of(
     if how == "whole":
         return value
     dim = operand_dim(value, user, concat, sizes)
+    static = tensor_type(concat.inputs[k]).get_shape()[concat.axis]
+    return cut(value, dim, extent, static, sizes, before)
+
+
+def cut(
+    value: SSAValue,
+    dim: int,
+    extent: tuple[sympy.Expr, sympy.Expr],
+    static: int,
+    sizes: Sizes,
+    before: InsertPoint,
+) -> SSAValue:
+    """`value` cut along `dim` to `extent` (`static`: the cut's static size there): its
+    elementwise producer cut too when nothing else reads it (`x * cos` of a rotary
+    embedding), so the producer joins the concat's kernel; else a slice of it."""
+    owner = value.owner
+    if (
+        isinstance(owner, ELEMENTWISE)
+        and value.has_one_use()
+        and owner.parent_block() is before.block
+        and all(how_cut(v, value, dim, sizes) is not None for v in owner.operands)
+    ):
+        operands = [
+            v
+            if how_cut(v, value, dim, sizes) == "whole"
+            else cut(
+                v, dim - (len(shape_of(value)) - len(shape_of(v))), extent, static, sizes, before
+            )
+            for v in owner.operands
+        ]
+        return cut_op(owner, operands, dim, extent[1], static, before)
     source = tensor_type(value)
     offsets: list[SSAValue | int] = [0] * source.get_num_dims()
-    offsets[dim] = sizes.value(extent[0])
-    lengths = [sizes.value(extent[1] if i == dim else d) for i, d in enumerate(shape_of(value))]
+    offsets[dim] = sizes.value(extent[0], before)
+    lengths = [
+        sizes.value(extent[1] if i == dim else d, before) for i, d in enumerate(shape_of(value))
+    ]
     shape = list(source.get_shape())
-    shape[dim] = tensor_type(concat.inputs[k]).get_shape()[concat.axis]
+    shape[dim] = static
     slice_ = ExtractSliceOp(
         value, offsets, lengths, [1] * len(lengths), TensorType(source.element_type, shape)
     )
@@ -263,6 +336,43 @@ def piece_of(
     slice_.attributes[SHAPE] = shape_attr(dims)
     Rewriter.insert_op(slice_, before)
     return slice_.result
+
+
+def how_cut(operand: SSAValue, value: SSAValue, dim: int, sizes: Sizes) -> str | None:
+    """How an operand of `value`'s producer gives its part of a cut along `dim`:
+    "whole" (it broadcasts there), "cut" (it spans the dim), or None."""
+    at = dim - (len(shape_of(value)) - len(shape_of(operand)))
+    full = shape_of(value)[dim]
+    if at < 0 or (shape_of(operand)[at] == 1 and not sizes.equal(full, sympy.Integer(1))):
+        return "whole"
+    return "cut" if sizes.equal(shape_of(operand)[at], full) else None
+
+
+def cut_op(
+    op: Operation,
+    operands: list[SSAValue],
+    dim: int,
+    size: sympy.Expr,
+    static: int,
+    before: InsertPoint,
+) -> SSAValue:
+    """A copy of elementwise `op` on `operands`, its result `size` (static: `static`)
+    along `dim`."""
+    result_type = op.results[0].type
+    assert isinstance(result_type, TensorType)
+    shape = list(result_type.get_shape())
+    shape[dim] = static
+    dims = list(shape_of(op.results[0]))
+    dims[dim] = size
+    piece = type(op).create(
+        operands=operands,
+        result_types=[TensorType(result_type.element_type, shape)],
+        properties=dict(op.properties),
+        attributes={**op.attributes, SHAPE: shape_attr(dims)},
+    )
+    Rewriter.insert_op(piece, before)
+    piece.results[0].name_hint = op.results[0].name_hint
+    return piece.results[0]
 
 
 def tensor_type(value: SSAValue) -> TensorType[Attribute]:

@@ -127,6 +127,73 @@ def test_rotate_half_is_one_kernel(device: str) -> None:
     check(SLICES, device, cases, want)
 
 
+ROTARY_TABLES = """
+func.func @f(%x: tensor<?x?xf32>, %cos: tensor<?x?xf32>, %sin: tensor<?x?xf32>)
+    -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %d = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %h = arith.divui %d, %c2 : index
+  %rest = arith.subi %d, %h : index
+  %lo = tensor.extract_slice %x[0, 0] [%n, %h] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %hi = tensor.extract_slice %x[0, %h] [%n, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %neg = tensor.neg %hi : tensor<?x?xf32>
+  %r = tensor.concat dim(1) %neg, %lo : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %a = tensor.mul %x, %cos : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %b = tensor.mul %r, %sin : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %y = tensor.add %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+"""
+
+
+def rotary(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    h = x.shape[1] // 2
+    return x * cos + np.concatenate([-x[:, h:], x[:, :h]], axis=1) * sin
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_rotary_with_tables_and_a_computed_half_is_one_kernel(device: str) -> None:
+    """The half width computed on the host (`d / 2`) sizes the pieces, and `x * cos`,
+    read by nothing else, is cut into them too."""
+    assert kernels(ROTARY_TABLES) == 1
+    shapes = [(0, 4), (1, 1), (3, 7), (5, 8), (2, 0), (13, 3001)]
+    cases = [tuple(seeded(shape, seed + k) for k in range(3)) for seed, shape in enumerate(shapes)]
+    check(ROTARY_TABLES, device, cases, rotary)
+
+
+BROADCAST_USER = """
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %s: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %e = tensor.exp %a : tensor<?x?xf32>
+  %r = tensor.concat dim(1) %e, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %y = tensor.mul %r, %s : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_user_operand_of_one_column_still_broadcasts(device: str) -> None:
+    """The pieces read slices of `%s`; the program keeps the broadcast guard the `mul`
+    made, so an `%s` of one column (or one row) re-specializes as numpy broadcasts,
+    never a slice out of bounds, and rotary tables of one row do too."""
+    program = dvm.compile(BROADCAST_USER, device=device, cache=False)
+    a, b = seeded((5, 3), 1), seeded((5, 4), 2)
+    for s in (seeded((5, 7), 3), seeded((5, 1), 4), seeded((1, 7), 5), seeded((1, 1), 6)):
+        want = np.concatenate([np.exp(a), b], axis=1) * s
+        np.testing.assert_allclose(program(a, b, s), want, rtol=1e-6)
+        np.testing.assert_allclose(dvm.interpret(dvm.parse(BROADCAST_USER), a, b, s), want)
+    tables = dvm.compile(ROTARY_TABLES, device=device, cache=False)
+    x = seeded((4, 6), 7)
+    for cos, sin in [
+        (seeded((1, 6), 8), seeded((4, 1), 9)),
+        (seeded((4, 6), 8), seeded((1, 1), 9)),
+    ]:
+        np.testing.assert_allclose(tables(x, cos, sin), rotary(x, cos, sin), rtol=1e-6)
+
+
 IOTA = """
 func.func @f(%a: tensor<?x?xi64>) -> tensor<?x?xi64> {
   %c0 = arith.constant 0 : index
