@@ -92,45 +92,72 @@ def expand_arg_reductions(func: FuncOp) -> None:
 
 
 def expand_arg_reduction(op: ArgReduceOp) -> None:
-    source, result = t.tensor_type(op.input), t.tensor_type(op.result)
-    shape = shape_of(op.input)
-    axis, index = op.reduced_axis, result.element_type
-    kept = [ONE if i == axis else d for i, d in enumerate(shape)]
-    kept_dims = [1 if i == axis else d for i, d in enumerate(source.get_shape())]
-    element = UI8 if t.is_bool(source.element_type) else source.element_type
-    new: list[Operation] = []
-
-    def add(made: Operation, dims: Sequence[sympy.Expr]) -> SSAValue:
-        made.attributes[SHAPE] = shape_attr(dims)
-        new.append(made)
-        return made.results[0]
-
-    def like(element: Attribute) -> TensorType[Attribute]:
-        return TensorType(element, source.get_shape())
-
-    x: SSAValue = op.input
-    if t.is_bool(source.element_type):  # the VM orders no i1: compare as ui8 (0 or 1)
-        x = add(t.ConvertOp.build(operands=[x], result_types=[like(UI8)]), shape)
+    b = RowRewrite(op.input, op.reduced_axis)
+    index = t.tensor_type(op.result).element_type
     extreme = t.ReduceMaxOp if isinstance(op, ArgMaxOp) else t.ReduceMinOp
-    m = add(extreme(x, [axis], True, TensorType(element, kept_dims)), kept)
-    candidate = add(elementwise("eq", [x, m], like(I1)), shape)
-    if t.is_float(source.element_type):
-        nan = add(elementwise("isnan", [x], like(I1)), shape)
-        candidate = add(elementwise("logical_or", [candidate, nan], like(I1)), shape)
-    dynamic = [i for i, d in enumerate(source.get_shape()) if d == t.DYN]
-    positions = add(
-        IotaOp(axis, [dim_value(op.input, i, new) for i in dynamic], like(index)), [*shape]
-    )
+    x = b.ordered()
+    m = b.add(extreme(x, [b.axis], True, TensorType(b.element, b.kept_dims)), b.kept)
+    candidate = b.candidates(x, m)
+    positions = b.positions(index)
     assert isinstance(index, IntegerType)
     largest = (1 << (index.width.data - 1)) - 1  # above every index: never the minimum
-    fill = add(
-        arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(index, []), [largest])), []
+    fill = b.scalar(index, largest)
+    chosen = b.add(
+        t.SelectOp.build(operands=[candidate, positions, fill], result_types=[b.like(index)]),
+        b.shape,
     )
-    chosen = add(
-        t.SelectOp.build(operands=[candidate, positions, fill], result_types=[like(index)]), shape
-    )
-    reduced = add(t.ReduceMinOp(chosen, [axis], op.keeps_dims, result), shape_of(op.result))
-    Rewriter.replace_op(op, new, [reduced])
+    result = t.tensor_type(op.result)
+    reduced = b.add(t.ReduceMinOp(chosen, [b.axis], op.keeps_dims, result), shape_of(op.result))
+    Rewriter.replace_op(op, b.new, [reduced])
+
+
+class RowRewrite:
+    """The ops a rewrite of an argmax or a top_k over `axis` of `value` adds (`new`),
+    each with its shape."""
+
+    def __init__(self, value: SSAValue, axis: int):
+        self.value, self.axis = value, axis
+        self.source = t.tensor_type(value)
+        self.shape = shape_of(value)
+        self.kept = [ONE if i == axis else d for i, d in enumerate(self.shape)]
+        self.kept_dims = [1 if i == axis else d for i, d in enumerate(self.source.get_shape())]
+        self.element = UI8 if t.is_bool(self.source.element_type) else self.source.element_type
+        self.new: list[Operation] = []
+
+    def add(self, made: Operation, dims: Sequence[sympy.Expr]) -> SSAValue:
+        made.attributes[SHAPE] = shape_attr(dims)
+        self.new.append(made)
+        return made.results[0]
+
+    def like(self, element: Attribute) -> TensorType[Attribute]:
+        return TensorType(element, self.source.get_shape())
+
+    def scalar(self, element: Attribute, value: float) -> SSAValue:
+        kind: Any = TensorType(element, [])  # an integer or float scalar tensor
+        return self.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(kind, [value])), [])
+
+    def ordered(self) -> SSAValue:
+        """The value, as ui8 if it is i1: the VM orders no i1 (0 or 1)."""
+        if not t.is_bool(self.source.element_type):
+            return self.value
+        convert = t.ConvertOp.build(operands=[self.value], result_types=[self.like(UI8)])
+        return self.add(convert, self.shape)
+
+    def candidates(self, x: SSAValue, m: SSAValue) -> SSAValue:
+        """Where `x` is its row's extreme `m`, or NaN (a NaN makes `m` NaN)."""
+        candidate = self.add(elementwise("eq", [x, m], self.like(I1)), self.shape)
+        if t.is_float(self.source.element_type):
+            nan = self.add(elementwise("isnan", [x], self.like(I1)), self.shape)
+            candidate = self.add(
+                elementwise("logical_or", [candidate, nan], self.like(I1)), self.shape
+            )
+        return candidate
+
+    def positions(self, index: Attribute) -> SSAValue:
+        """The index of each element along the axis (an iota)."""
+        dynamic = [i for i, d in enumerate(self.source.get_shape()) if d == t.DYN]
+        sizes = [dim_value(self.value, i, self.new) for i in dynamic]
+        return self.add(IotaOp(self.axis, sizes, self.like(index)), [*self.shape])
 
 
 def elementwise(name: str, operands: Sequence[SSAValue], result: Attribute) -> Operation:
@@ -163,66 +190,45 @@ def expand_top_k(op: TopKOp) -> None:
     largest first, equal ones by the lower index, NaN above every number, as the
     reference's. The rounds' indices are concatenated along the axis and the values
     gathered by them (`take_along_axis`)."""
-    source, indices_type = t.tensor_type(op.input), t.tensor_type(op.indices)
-    shape, axis, index = shape_of(op.input), op.along, indices_type.element_type
-    kept = [ONE if i == axis else d for i, d in enumerate(shape)]
-    kept_dims = [1 if i == axis else d for i, d in enumerate(source.get_shape())]
-    element = UI8 if t.is_bool(source.element_type) else source.element_type
-    new: list[Operation] = []
-
-    def add(made: Operation, dims: Sequence[sympy.Expr]) -> SSAValue:
-        made.attributes[SHAPE] = shape_attr(dims)
-        new.append(made)
-        return made.results[0]
-
-    def like(element: Attribute) -> TensorType[Attribute]:
-        return TensorType(element, source.get_shape())
-
-    def scalar(element: Attribute, value: float) -> SSAValue:
-        kind: Any = TensorType(element, [])  # an integer or float scalar tensor
-        return add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(kind, [value])), [])
-
-    x: SSAValue = op.input
-    if t.is_bool(source.element_type):  # the VM orders no i1: compare as ui8 (0 or 1)
-        x = add(t.ConvertOp.build(operands=[x], result_types=[like(UI8)]), shape)
-    dynamic = [i for i, d in enumerate(source.get_shape()) if d == t.DYN]
-    sizes = [dim_value(op.input, i, new) for i in dynamic]
-    positions = add(IotaOp(axis, sizes, like(index)), [*shape])
+    b = RowRewrite(op.input, op.along)
+    indices_type = t.tensor_type(op.indices)
+    shape, axis, index, element = b.shape, b.axis, indices_type.element_type, b.element
+    x = b.ordered()
+    positions = b.positions(index)
     assert isinstance(index, IntegerType)
     largest = (1 << (index.width.data - 1)) - 1  # above every index: never the minimum
-    lowest, past = scalar(element, lowest_value(element)), scalar(index, largest)
+    lowest, past = b.scalar(element, lowest_value(element)), b.scalar(index, largest)
     picked: list[SSAValue] = []
     taken: SSAValue | None = None
     for j in range(op.count):
         rest = x
         if taken is not None:
-            select = t.SelectOp.build(operands=[taken, lowest, x], result_types=[like(element)])
-            rest = add(select, shape)
-        m = add(t.ReduceMaxOp(rest, [axis], True, TensorType(element, kept_dims)), kept)
-        candidate = add(elementwise("eq", [x, m], like(I1)), shape)
-        if t.is_float(element):
-            nan = add(elementwise("isnan", [x], like(I1)), shape)
-            candidate = add(elementwise("logical_or", [candidate, nan], like(I1)), shape)
+            select = t.SelectOp.build(operands=[taken, lowest, x], result_types=[b.like(element)])
+            rest = b.add(select, shape)
+        m = b.add(t.ReduceMaxOp(rest, [axis], True, TensorType(element, b.kept_dims)), b.kept)
+        candidate = b.candidates(x, m)
         if taken is not None:
-            free = add(elementwise("logical_not", [taken], like(I1)), shape)
-            candidate = add(elementwise("logical_and", [candidate, free], like(I1)), shape)
-        chosen = add(
-            t.SelectOp.build(operands=[candidate, positions, past], result_types=[like(index)]),
+            free = b.add(elementwise("logical_not", [taken], b.like(I1)), shape)
+            candidate = b.add(elementwise("logical_and", [candidate, free], b.like(I1)), shape)
+        chosen = b.add(
+            t.SelectOp.build(operands=[candidate, positions, past], result_types=[b.like(index)]),
             shape,
         )
-        first = add(t.ReduceMinOp(chosen, [axis], True, TensorType(index, kept_dims)), kept)
+        first = b.add(t.ReduceMinOp(chosen, [axis], True, TensorType(index, b.kept_dims)), b.kept)
         picked.append(first)
         if j == op.count - 1:  # no later round asks what is taken
             break
-        hit = add(elementwise("eq", [positions, first], like(I1)), shape)
+        hit = b.add(elementwise("eq", [positions, first], b.like(I1)), shape)
         taken = (
-            hit if taken is None else add(elementwise("logical_or", [taken, hit], like(I1)), shape)
+            hit
+            if taken is None
+            else b.add(elementwise("logical_or", [taken, hit], b.like(I1)), shape)
         )
     indices = picked[0]
     if len(picked) > 1:
-        indices = add(ConcatOp(picked, axis, indices_type), shape_of(op.indices))
-    values = add(TakeAlongAxisOp(op.input, indices, axis, op.values.type), shape_of(op.values))
-    Rewriter.replace_op(op, new, [values, indices])
+        indices = b.add(ConcatOp(picked, axis, indices_type), shape_of(op.indices))
+    values = b.add(TakeAlongAxisOp(op.input, indices, axis, op.values.type), shape_of(op.values))
+    Rewriter.replace_op(op, b.new, [values, indices])
 
 
 def lowest_value(element: Attribute) -> float:
