@@ -325,9 +325,9 @@ def in_named_sizes(
 def lower_kernel(
     fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts, whole_rows: bool = False
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
-    own = own_kernel_op(body_ops(fusion))
-    concat, pad = fused_concat(body_ops(fusion)), fused_pad(body_ops(fusion))
-    fused = fused_pieces(body_ops(fusion), yielded(fusion), guards)
+    ops = body_ops(fusion)
+    own, concat, pad = own_kernel_op(ops), fused_concat(ops), fused_pad(ops)
+    fused = fused_pieces(ops, yielded(fusion), guards)
     pieces: list[Piece] = []
     if fused is not None:  # a concat or pad fused with its producers
         domain, pieces = fused

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import sympy
 from xdsl.dialects import arith
@@ -61,31 +62,39 @@ def fused_pieces(
 ) -> tuple[Domain, list[Piece]] | None:
     """The domain and pieces of a concat or pad fused with its producers (None for
     another group; Illegal when not one kernel)."""
-    if fused_concat(ops) is not None:
-        return concat_pieces(ops, outputs, known)
-    if fused_pad(ops) is not None:
-        domain, piece = pad_piece(ops, outputs, known)
+    if (concat := fused_concat(ops)) is not None:
+        return concat_pieces(concat, ops, outputs, known)
+    if (pad := fused_pad(ops)) is not None:
+        domain, piece = pad_piece(pad, ops, outputs, known)
         return domain, [piece]
     return None
 
 
-def fused_pad(ops: Sequence[Operation]) -> PadOp | None:
-    """The pad of a group that holds one and the ops that compute its source."""
-    pads = [op for op in ops if isinstance(op, PadOp)]
+FusedOp = TypeVar("FusedOp", ConcatOp, PadOp)
+
+
+def fused_op(ops: Sequence[Operation], kind: type[FusedOp]) -> FusedOp | None:
+    """The op of `kind` of a group that holds one and other ops (constants aside): a
+    concat or a pad fused with the ops that compute its inputs."""
+    found = [op for op in ops if isinstance(op, kind)]
     computing = [op for op in ops if not isinstance(op, arith.ConstantOp)]
-    if len(pads) == 1 and len(computing) > 1:
-        return pads[0]
-    return None
+    return found[0] if len(found) == 1 and len(computing) > 1 else None
+
+
+def fused_pad(ops: Sequence[Operation]) -> PadOp | None:
+    return fused_op(ops, PadOp)
+
+
+def fused_concat(ops: Sequence[Operation]) -> ConcatOp | None:
+    return fused_op(ops, ConcatOp)
 
 
 def pad_piece(
-    ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts = frozenset()
+    pad: PadOp, ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts
 ) -> tuple[Domain, Piece]:
-    """The domain of a pad fused with the ops that compute its source (the padded
+    """The domain of `pad` fused with the ops that compute its source (the padded
     result's dims, every one walked by loops on one core: the fill and the source's
     store overlap, and one core makes them in order) and the source's piece."""
-    pad = fused_pad(ops)
-    assert pad is not None
     if list(outputs) != [pad.result]:
         raise Illegal(f"{describe(pad)}: a fused pad's result is its kernel's only output")
     members = [op for op in ops if op is not pad]
@@ -124,22 +133,11 @@ def check_all_used(members: Sequence[Operation], stored: Sequence[SSAValue], wha
         raise Illegal(f"{what}: every op of its kernel computes what it stores")
 
 
-def fused_concat(ops: Sequence[Operation]) -> ConcatOp | None:
-    """The concat of a group that holds one and other ops (constants aside)."""
-    concats = [op for op in ops if isinstance(op, ConcatOp)]
-    computing = [op for op in ops if not isinstance(op, arith.ConstantOp)]
-    if len(concats) == 1 and len(computing) > 1:
-        return concats[0]
-    return None
-
-
 def concat_pieces(
-    ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts = frozenset()
+    concat: ConcatOp, ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts
 ) -> tuple[Domain, list[Piece]]:
-    """The domain of a concat fused with its producers (the result's dims, the axis
+    """The domain of `concat` fused with its producers (the result's dims, the axis
     walked by loops over chunks) and its pieces; Illegal when not one kernel."""
-    concat = fused_concat(ops)
-    assert concat is not None
     if list(outputs) != [concat.result]:
         raise Illegal(f"{describe(concat)}: a fused concat's result is its kernel's only output")
     members = [op for op in ops if op is not concat]
