@@ -82,14 +82,16 @@ def keep_guards(func: FuncOp, guards: list[Guard]) -> None:
 
 class Sizes:
     """What the function knows of sizes: the equalities its guards make true, and
-    index values of size expressions, computed at the function's start from the
-    dims of its tensor arguments and its index arguments."""
+    index values of size expressions, each built once from the dims of its tensor
+    arguments, its index arguments and the index values it computes, at the start of
+    the function or right after the last of those values it needs."""
 
     def __init__(self, func: FuncOp):
         self.facts = guard_facts(func)
         self.block = func.body.blocks[0]
         self.made: dict[sympy.Expr, SSAValue] = {}
-        self.last: Operation | None = None
+        self.last: dict[Operation | None, Operation] = {}
+        """Per place (an op of the block, or None: its start), the last op built there."""
         self.sources: dict[sympy.Symbol, tuple[SSAValue, int | None]] = {}
         for arg, attrs in zip(func.args, func.arg_attrs or [], strict=False):
             shape = attrs.data.get(SHAPE) if isinstance(attrs, DictionaryAttr) else None
@@ -100,15 +102,15 @@ class Sizes:
         for arg in func.args:
             if isinstance(arg.type, IndexType) and arg.name_hint:
                 self.sources.setdefault(sympy.Symbol(arg.name_hint, integer=True), (arg, None))
-        self.computed: set[sympy.Symbol] = set()
-        """Symbols of index values the function computes (`%h = arith.divui %d, %c2`),
-        which a size built from them must follow."""
-        for op in self.block.ops:
+        self.computed: dict[sympy.Symbol, tuple[int, Operation]] = {}
+        """The index values the function computes (`%h = arith.divui %d, %c2`), by
+        symbol: the op and its place in the block, which a size built from it follows."""
+        for place, op in enumerate(self.block.ops):
             value = op.attributes.get(VALUE)
             symbol = value.data if isinstance(value, ExprAttr) else None
             if isinstance(symbol, sympy.Symbol) and symbol not in self.sources:
                 self.sources[symbol] = (op.results[0], None)
-                self.computed.add(symbol)
+                self.computed[symbol] = (place, op)
 
     def equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
         """Equal by proof, or by the guards: `a - b` is the difference of a guard's
@@ -130,19 +132,17 @@ class Sizes:
             return all(self.known(a) for a in size.args)
         return False
 
-    def value(self, size: sympy.Expr, before: InsertPoint) -> SSAValue | int:
-        """`size` as an int, or an index value (`known` holds) valid `before`: built at
-        the start of the function (once) from arguments, or at `before` from values the
-        function computes."""
+    def value(self, size: sympy.Expr) -> SSAValue | int:
+        """`size` as an int, or an index value (`known` holds), built once."""
         if isinstance(size, sympy.Integer):
             return int(size)
-        if size.free_symbols & self.computed:
-            return self.build(size, before)
         if size not in self.made:
-            self.made[size] = self.build(size, None)
+            symbols = [cast(sympy.Symbol, s) for s in size.free_symbols]
+            needed = [self.computed[s] for s in symbols if s in self.computed]
+            self.made[size] = self.build(size, max(needed)[1] if needed else None)
         return self.made[size]
 
-    def build(self, size: sympy.Expr, at: InsertPoint | None) -> SSAValue:
+    def build(self, size: sympy.Expr, at: Operation | None) -> SSAValue:
         if isinstance(size, sympy.Integer):
             return self.add(arith.ConstantOp(IntegerAttr(int(size), IndexType())), at)
         if size in self.sources:
@@ -158,16 +158,15 @@ class Sizes:
             result = self.add(combine(result, term), at)
         return result
 
-    def add(self, op: Operation, at: InsertPoint | None) -> SSAValue:
-        """Insert `op` at `at`, or (None) after the ones made before it at the start of
-        the function."""
-        if at is not None:
-            Rewriter.insert_op(op, at)
-        elif self.last is None:
-            Rewriter.insert_op(op, InsertPoint.at_start(self.block))
+    def add(self, op: Operation, at: Operation | None) -> SSAValue:
+        """Insert `op` after the ones built before it after `at` (None: at the start of
+        the function)."""
+        last = self.last.get(at, at)
+        if last is not None:
+            Rewriter.insert_op(op, InsertPoint.after(last))
         else:
-            Rewriter.insert_op(op, InsertPoint.after(self.last))
-        self.last = op
+            Rewriter.insert_op(op, InsertPoint.at_start(self.block))
+        self.last[at] = op
         return op.results[0]
 
 
@@ -322,10 +321,8 @@ def cut(
         return cut_op(owner, operands, dim, extent[1], static, before)
     source = tensor_type(value)
     offsets: list[SSAValue | int] = [0] * source.get_num_dims()
-    offsets[dim] = sizes.value(extent[0], before)
-    lengths = [
-        sizes.value(extent[1] if i == dim else d, before) for i, d in enumerate(shape_of(value))
-    ]
+    offsets[dim] = sizes.value(extent[0])
+    lengths = [sizes.value(extent[1] if i == dim else d) for i, d in enumerate(shape_of(value))]
     shape = list(source.get_shape())
     shape[dim] = static
     slice_ = ExtractSliceOp(
