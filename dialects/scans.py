@@ -285,5 +285,57 @@ class TileScanOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' results must have the operands' types")
 
 
+@irdl_op_definition
+class TileTopKOp(IRDLOperation):
+    """`%v2, %i2 = tile.top_k %x, %at, %v, %i {dim = 1 : i64}`: the carry `%v`, `%i` (the
+    k largest so far along tile dim `dim`, and their indices) merged with the tile `%x`,
+    whose elements' indices are `%at`: the k largest of both, largest first, NaN above
+    every number, equal ones by the lower index (as `tensor.top_k` orders them)."""
+
+    name = "tile.top_k"
+    source = operand_def(TileType)
+    positions = operand_def(TileType)
+    values = operand_def(TileType)
+    indices = operand_def(TileType)
+    new_values = result_def(TileType)
+    new_indices = result_def(TileType)
+    dim = prop_def(IntegerAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$source `,` $positions `,` $values `,` $indices attr-dict `:` type($source) `,` "
+        "type($positions) `,` type($values) `,` type($indices) `->` type($new_values) `,` "
+        "type($new_indices)"
+    )
+
+    def __init__(
+        self, source: SSAValue, positions: SSAValue, values: SSAValue, indices: SSAValue, dim: int
+    ):
+        super().__init__(
+            operands=[source, positions, values, indices],
+            result_types=[values.type, indices.type],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
+
+    @property
+    def along(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        types = [v.type for v in (self.source, self.positions, self.values, self.indices)]
+        assert all(isinstance(x, TileType) for x in types)
+        source, positions, values, indices = types
+        assert isinstance(source, TileType) and isinstance(positions, TileType)
+        assert isinstance(values, TileType) and isinstance(indices, TileType)
+        if not 0 <= self.along < source.rank:
+            raise VerifyException(f"'{self.name}' dim {self.along} is out of range")
+        if values.element_type != source.element_type or values.rank != source.rank:
+            raise VerifyException(f"'{self.name}' values {values} do not match {source}")
+        if indices.element_type != positions.element_type or indices.rank != source.rank:
+            raise VerifyException(f"'{self.name}' indices {indices} do not match {positions}")
+        if (self.new_values.type, self.new_indices.type) != (values, indices):
+            raise VerifyException(f"'{self.name}' results must have the carry's types")
+
+
 SCAN_OPS = (*BOOL_REDUCE_OPS, ArgMaxOp, ArgMinOp, CumSumOp, CumProdOp, TopKOp)
-SCAN_TILE_OPS = (TileScanOp,)
+SCAN_TILE_OPS = (TileScanOp, TileTopKOp)

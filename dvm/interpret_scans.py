@@ -1,8 +1,8 @@
 """The reductions and scans of `dvm.dialects.scans` in numpy: the reference
 interpreter's impls, and what `dvm.compile` runs on the host for the one that
-no kernel holds (a top_k with k above 8; `fuse` rewrites argmax, argmin and the
-other top_k as reductions and makes each cumsum and cumprod a kernel, so they
-reach the host only in a program run without it).
+no kernel holds (a top_k whose carry does not fit the local memory; `fuse`
+rewrites argmax and argmin as reductions and makes each cumsum, cumprod and
+top_k a kernel, so they reach the host only in a program run without it).
 
 Each op's meaning is one function of the op and its operand values (`SCAN_FUNCTIONS`),
 which both share. A value the op cannot take (argmax over an empty axis, top_k's k

@@ -35,7 +35,7 @@ from dvm.dialects.index_ops import (
     TileTakeOp,
     index_error,
 )
-from dvm.dialects.scans import TileScanOp
+from dvm.dialects.scans import TileScanOp, TileTopKOp
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError
 from dvm.index_checks import check_takes
@@ -47,6 +47,7 @@ from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import CORES, shape_from_attr, substitute
 from dvm.slice_checks import check_slices
 from dvm.vm.kernels import scan_into
+from dvm.vm.top_k import top_k_into
 
 Array = np.ndarray[Any, Any]
 
@@ -90,14 +91,18 @@ class KernelRun:
 
     def extents(self, type_: tile.TileType) -> tuple[int, ...]:
         """The current extents of a tile of this type: its dims are the
-        kernel's axes; a dim typed 1 stays 1."""
+        kernel's axes; a dim typed 1 stays 1, and one typed other than its axis's
+        tile, or outside the loop that walks its axis (a top_k carry's k), is its own
+        size."""
         axes = self.kernel.attributes["dvm.axes"]
         assert isinstance(axes, ArrayAttr)
         out = []
         for extent, axis in zip(type_.extents, axes.data, strict=True):
             assert isinstance(axis, tile.AxisAttr)
-            if extent == 1:
-                out.append(1)
+            walker = axis.walker.data
+            outside = walker != "whole" and walker not in self.counters  # before its loop
+            if extent == 1 or extent != axis.tile.data or outside:
+                out.append(self.eval(extent))
                 continue
             size, tile_size = self.eval(axis.size.data), self.eval(axis.tile.data)
             out.append(len(self.span(size, tile_size, axis.walker.data)))
@@ -224,6 +229,7 @@ def loop(run: KernelRun, op: Operation) -> list[Any]:
     for i in range(run.eval(op.count.data)):
         run.counters[source] = i
         carried = run.run(op.body.block, carried)
+    run.counters.pop(source, None)  # past the loop, its axis has no current tile
     return carried
 
 
@@ -290,6 +296,15 @@ def scan(run: KernelRun, op: Operation) -> list[Any]:
     return [out, carry]
 
 
+def top_k(run: KernelRun, op: Operation) -> list[Any]:
+    """The carry merged with the tile, as the VM's `top_k` merges them."""
+    assert isinstance(op, TileTopKOp)
+    values, indices = run.values[op.values].copy(), run.values[op.indices].copy()
+    x, positions = run.values[op.source], run.values[op.positions]
+    top_k_into(values, indices, x, positions, op.along)
+    return [values, indices]
+
+
 HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     tile.LoadOp: load,
     tile.StoreOp: store,
@@ -302,6 +317,7 @@ HANDLERS: dict[type[Operation], Callable[[KernelRun, Operation], list[Any]]] = {
     TileIotaOp: iota,
     TileTakeOp: take,
     TileScanOp: scan,
+    TileTopKOp: top_k,
     TileScatterAddOp: scatter_add,
 }
 

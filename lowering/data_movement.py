@@ -28,9 +28,9 @@ from dvm.dialects import tile
 from dvm.dialects.data_movement import ConcatOp, InsertSliceOp, PadOp
 from dvm.dialects.expr import smin
 from dvm.dialects.index_ops import ScatterAddOp
-from dvm.dialects.scans import ScanOp
+from dvm.dialects.scans import ScanOp, TopKOp
 from dvm.lowering.kernel_body import scalar_attr
-from dvm.lowering.scans import emit_scan_body, scan_plan
+from dvm.lowering.scans import emit_scan_body, emit_top_k_body, scan_plan, top_k_plan
 from dvm.lowering.scatter_add import emit_scatter_body, scatter_plan
 from dvm.lowering.tiling import (
     TilePlan,
@@ -49,8 +49,8 @@ from dvm.vm.device import DeviceSpec
 ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
 
 
-OwnKernel = ConcatOp | InsertSliceOp | PadOp | ScanOp | ScatterAddOp
-"""The ops that are kernels of their own (a scan's: `dvm.lowering.scans`)."""
+OwnKernel = ConcatOp | InsertSliceOp | PadOp | ScanOp | ScatterAddOp | TopKOp
+"""The ops that are kernels of their own (a scan's and a top_k's: `dvm.lowering.scans`)."""
 
 
 def own_kernel_op(ops: Sequence[object]) -> OwnKernel | None:
@@ -67,6 +67,8 @@ def own_plan(op: OwnKernel, device: DeviceSpec) -> tuple[Domain, TilePlan, list[
         return *scan_plan(op, device), [0, 1, 2]
     if isinstance(op, ScatterAddOp):
         return *scatter_plan(op, device), [0, 1, 2]
+    if isinstance(op, TopKOp):
+        return *top_k_plan(op, device), [0, 1, 2]
     domain, plan = insert_plan(op, device)
     return domain, plan, list(range(len(domain.sizes)))
 
@@ -80,6 +82,8 @@ def emit_own_body(
         emit_scan_body(block, op, plan, args)
     elif isinstance(op, ScatterAddOp):
         emit_scatter_body(block, op, plan, args)
+    elif isinstance(op, TopKOp):
+        emit_top_k_body(block, op, plan, args)
     else:
         emit_insert_body(block, op, plan, args)
 

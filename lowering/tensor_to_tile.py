@@ -44,6 +44,7 @@ from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
 from dvm.lowering.index_ops import TAKE_CHECKS, take_checks
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
+from dvm.lowering.scans import unwrap_large_top_k
 from dvm.lowering.tiling import (
     TilePlan,
     ceildiv,
@@ -418,6 +419,8 @@ class ConvertTensorToTilePass(ModulePass):
             for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
                 if not fusion.results:  # dead code: nothing it computes is used
                     Rewriter.erase_op(fusion)
+                    continue
+                if unwrap_large_top_k(fusion, device):
                     continue
                 name = f"{func.sym_name.data}_k{count}"
                 count += 1

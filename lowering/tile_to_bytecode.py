@@ -40,7 +40,7 @@ from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import TileIotaOp, TileScatterAddOp, TileTakeOp
-from dvm.dialects.scans import TileScanOp
+from dvm.dialects.scans import TileScanOp, TileTopKOp
 from dvm.lowering.index_ops import iota_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
@@ -130,6 +130,8 @@ class ProgramBuilder:
         self.last_use: dict[SSAValue, int] = {}
         self.position: dict[Operation, int] = {}
         self.extent_views: dict[int, tuple[int, int]] = {}
+        self.depth = 0
+        """How many loops enclose the op being emitted."""
         """Tile dim -> (view, dim) whose current extent it has."""
 
     # -- analysis ----------------------------------------------------------------
@@ -247,13 +249,17 @@ class ProgramBuilder:
         return index
 
     def shape(self, type_: tile.TileType) -> tuple[tuple[object, ...], ...]:
-        """A SHAPE operand: each dim's current tile extent (a view's) or a slot."""
+        """A SHAPE operand: each dim's current tile extent (a view's) or a slot (also
+        for an extent other than its axis's tile, or outside the loop that walks the
+        axis: a top_k carry's k)."""
         axes = self.kernel.attributes.get(AXES)
         assert isinstance(axes, ArrayAttr)
         extents: list[tuple[object, ...]] = []
         for d, (extent, axis) in enumerate(zip(type_.extents, axes.data, strict=True)):
             assert isinstance(axis, tile.AxisAttr)
-            if extent != 1 and d in self.extent_views:
+            walker = axis.walker.data
+            outside = walker.startswith("loop") and int(walker.removeprefix("loop")) >= self.depth
+            if extent != 1 and d in self.extent_views and extent == axis.tile.data and not outside:
                 view, dim = self.extent_views[d]
                 extents.append(("v", view, dim))
             elif extent != 1 and axis.walker.data == "whole":
@@ -327,6 +333,8 @@ class ProgramBuilder:
             self.loop(op)
         elif isinstance(op, TileScanOp):
             self.scan(op)
+        elif isinstance(op, TileTopKOp):
+            self.top_k(op)
         elif isinstance(op, TileTakeOp):
             indices = self.reg(op.indices)
             self.emit("take", self.allocate(op.result, op), self.view_of[op], indices)
@@ -409,7 +417,9 @@ class ProgramBuilder:
             self.regs.of[arg] = r
             carried.append(r)
         self.emit("loop", self.slots.of(op.count.data))
+        self.depth += 1
         self.block(op.body.block)
+        self.depth -= 1
         yielded = op.body.block.last_op
         assert isinstance(yielded, tile.YieldOp)
         for r, value in zip(carried, yielded.values, strict=True):
@@ -430,6 +440,16 @@ class ProgramBuilder:
         self.emit("scan", dst, self.reg(op.source), carry, kind, axis, flags)
         self.regs.holder[carry] = op.carried
         self.regs.of[op.carried] = carry
+
+    def top_k(self, op: TileTopKOp) -> None:
+        """`top_k values, indices, src, positions`: the carry's registers, which the
+        merge updates in place, hold the carry it makes (only the merge reads the old)."""
+        values, indices = self.reg(op.values), self.reg(op.indices)
+        src, positions = self.reg(op.source), self.reg(op.positions)
+        self.emit("top_k", values, indices, src, positions, 1 << op.along)
+        for r, result in ((values, op.new_values), (indices, op.new_indices)):
+            self.regs.holder[r] = result
+            self.regs.of[result] = r
 
     def arg_index(self, value: SSAValue) -> int:
         assert isinstance(value, BlockArgument)

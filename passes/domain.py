@@ -35,7 +35,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
-from dvm.dialects.scans import BOOL_REDUCE_OPS, CumProdOp, CumSumOp
+from dvm.dialects.scans import BOOL_REDUCE_OPS, CumProdOp, CumSumOp, TopKOp
 from dvm.dialects.shape_ops import CastOp
 from dvm.passes.data_movement import reverse_view, slice_view
 from dvm.passes.errors import describe
@@ -59,9 +59,9 @@ LAYOUT = (
     CastOp,
 )
 TAKES = (TakeOp, TakeAlongAxisOp)
-OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp, CumSumOp, CumProdOp, ScatterAddOp)
+OWN_KERNEL = (ConcatOp, InsertSliceOp, PadOp, CumSumOp, CumProdOp, ScatterAddOp, TopKOp)
 """Ops that are kernels of their own (`DomainAnalysis.alone`): data movement ops, and
-scans, whose axis one tile walks in order (`dvm.lowering.scans`)."""
+scans and top_k, whose axis one tile walks in order (`dvm.lowering.scans`)."""
 VECTOR = (*ELEMENTWISE, *t.REDUCE_OPS, *BOOL_REDUCE_OPS, *LAYOUT, IotaOp, *TAKES, *OWN_KERNEL)
 """Ops a vector kernel may hold; a cube/mix kernel adds one of `MATMULS`."""
 MATMULS = (t.MatmulOp, GroupedMatmulOp)
@@ -452,11 +452,13 @@ class DomainAnalysis:
         """A concat is a kernel of its own: its inputs differ in size along the axis,
         so no one domain holds them (it copies each into its part of the output).
         So are an insert_slice and a pad, whose two writes overlap, a cumsum or
-        cumprod, whose axis no grid may split, and a scatter_add, whose updates go
-        where their indices say."""
+        cumprod or top_k, whose axis no grid may split, and a scatter_add, whose
+        updates go where their indices say."""
         if any(other is not op and not isinstance(other, arith.ConstantOp) for other in self.ops):
             raise Illegal(f"{describe(op)} is a kernel of its own")
-        self.place_new(op.results[0])
+        placement = self.place_new(op.results[0])
+        for other in op.results[1:]:  # top_k's indices: the values' shape
+            self.domain.placement[other] = placement
 
     def is_input_view(self, value: SSAValue) -> bool:
         """Not yet placed, and an input or layout ops applied to an input."""

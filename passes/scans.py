@@ -1,6 +1,6 @@
 """Symbolic shapes of the ops of `dvm.dialects.scans`: argmax and argmin drop (or
 keep as 1) their axis, cumsum and cumprod keep the shape, top_k puts k on its axis
-(and needs k elements there: a guard); and argmax, argmin and top_k rewritten as
+(and needs k elements there: a guard); and argmax and argmin rewritten as
 reductions that kernels hold (`fuse` does it)."""
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ConcatOp
 from dvm.dialects.expr import ExprAttr
-from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp
+from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import ArgMaxOp, ArgMinOp, ArgReduceOp, CumProdOp, CumSumOp, ScanOp, TopKOp
 from dvm.passes.symbolic import SHAPE, VALUE, Shape, shape_attr, shape_of
 
@@ -67,28 +66,18 @@ def top_k_guard(op: TopKOp, shape: Shape) -> tuple[sympy.Expr, sympy.Expr] | Non
     return None if (n - k).is_nonnegative else (sympy.Min(n, k), k)
 
 
-TOP_K_ROUNDS = 8
-"""The largest k whose top_k `fuse` rewrites as k rounds of an argmax (its cost grows
-with k); a larger one stays a host step."""
-
-
 def expand_arg_reductions(func: FuncOp) -> None:
     """Rewrite each argmax and argmin of `func` (outside kernels) as reductions that
-    kernels hold, with the shapes `symbolic-shapes` gave it, and each top_k with k up
-    to `TOP_K_ROUNDS` as k rounds of such reductions (`expand_top_k`).
+    kernels hold, with the shapes `symbolic-shapes` gave it.
 
     `argmax(x)` is `reduce_min(select(x == m or isnan(x), iota, MAX))` with
     `m = reduce_max(x)`: the first index of the largest element, or of the first NaN
     (a NaN makes `m` NaN, equal to nothing). Both reductions run over the same axis,
     so the whole is one kernel whose reduced axis may be walked in chunks."""
-    found = [op for op in func.walk() if isinstance(op, ArgReduceOp | TopKOp)]
+    found = [op for op in func.walk() if isinstance(op, ArgReduceOp)]
     for op in found:
-        if isinstance(op.parent_op(), t.KernelBodyOp):
-            continue
-        if isinstance(op, ArgReduceOp):
+        if not isinstance(op.parent_op(), t.KernelBodyOp):
             expand_arg_reduction(op)
-        elif op.count <= TOP_K_ROUNDS:
-            expand_top_k(op)
 
 
 def expand_arg_reduction(op: ArgReduceOp) -> None:
@@ -112,7 +101,7 @@ def expand_arg_reduction(op: ArgReduceOp) -> None:
 
 
 class RowRewrite:
-    """The ops a rewrite of an argmax or a top_k over `axis` of `value` adds (`new`),
+    """The ops a rewrite of an argmax over `axis` of `value` adds (`new`),
     each with its shape."""
 
     def __init__(self, value: SSAValue, axis: int):
@@ -181,60 +170,3 @@ def dim_value(source: SSAValue, axis: int, new: list[Operation]) -> SSAValue:
     dim.attributes[VALUE] = ExprAttr(size)
     new += [position, dim]
     return dim.result
-
-
-def expand_top_k(op: TopKOp) -> None:
-    """top_k as k rounds of an argmax over the elements no round took yet: round j's
-    largest `m` (the taken ones set to the lowest value), then the first index not
-    taken whose element is `m` (or NaN: a NaN makes `m` NaN). So values come out
-    largest first, equal ones by the lower index, NaN above every number, as the
-    reference's. The rounds' indices are concatenated along the axis and the values
-    gathered by them (`take_along_axis`)."""
-    b = RowRewrite(op.input, op.along)
-    indices_type = t.tensor_type(op.indices)
-    shape, axis, index, element = b.shape, b.axis, indices_type.element_type, b.element
-    x = b.ordered()
-    positions = b.positions(index)
-    assert isinstance(index, IntegerType)
-    largest = (1 << (index.width.data - 1)) - 1  # above every index: never the minimum
-    lowest, past = b.scalar(element, lowest_value(element)), b.scalar(index, largest)
-    picked: list[SSAValue] = []
-    taken: SSAValue | None = None
-    for j in range(op.count):
-        rest = x
-        if taken is not None:
-            select = t.SelectOp.build(operands=[taken, lowest, x], result_types=[b.like(element)])
-            rest = b.add(select, shape)
-        m = b.add(t.ReduceMaxOp(rest, [axis], True, TensorType(element, b.kept_dims)), b.kept)
-        candidate = b.candidates(x, m)
-        if taken is not None:
-            free = b.add(elementwise("logical_not", [taken], b.like(I1)), shape)
-            candidate = b.add(elementwise("logical_and", [candidate, free], b.like(I1)), shape)
-        chosen = b.add(
-            t.SelectOp.build(operands=[candidate, positions, past], result_types=[b.like(index)]),
-            shape,
-        )
-        first = b.add(t.ReduceMinOp(chosen, [axis], True, TensorType(index, b.kept_dims)), b.kept)
-        picked.append(first)
-        if j == op.count - 1:  # no later round asks what is taken
-            break
-        hit = b.add(elementwise("eq", [positions, first], b.like(I1)), shape)
-        taken = (
-            hit
-            if taken is None
-            else b.add(elementwise("logical_or", [taken, hit], b.like(I1)), shape)
-        )
-    indices = picked[0]
-    if len(picked) > 1:
-        indices = b.add(ConcatOp(picked, axis, indices_type), shape_of(op.indices))
-    values = b.add(TakeAlongAxisOp(op.input, indices, axis, op.values.type), shape_of(op.values))
-    Rewriter.replace_op(op, b.new, [values, indices])
-
-
-def lowest_value(element: Attribute) -> float:
-    """The lowest value of a numeric element type (-inf for a float)."""
-    if t.is_float(element):
-        return float("-inf")
-    assert isinstance(element, IntegerType)
-    width = element.width.data
-    return 0 if element.signedness.data == Signedness.UNSIGNED else -(1 << (width - 1))

@@ -61,6 +61,7 @@ from dvm.vm.kernels import (
 from dvm.vm.narrow import reduce_widened, widened
 from dvm.vm.plan import OpNode, Shape, ViewPlan
 from dvm.vm.program import Instr
+from dvm.vm.top_k import top_k_into
 
 Fn = Callable[[], Any]
 
@@ -487,6 +488,16 @@ def _bind_scan(node: OpNode, core: CoreLike) -> Fn:
     )
 
 
+def _bind_top_k(node: OpNode, core: CoreLike) -> Fn:
+    """top_k_into the values and indices registers, in place."""
+    values, indices, _, _, axes = node.ins.operands
+    carry, at = node.shapes[0], node.shapes[1]
+    assert carry is not None and at is not None
+    v, i = core.reg(values, carry), core.reg(indices, at)
+    x, positions = _src(node, core, 2), _src(node, core, 3)
+    return call(core, top_k_into, v, i, x, positions, axes.bit_length() - 1)
+
+
 _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.LOAD: _bind_load,
     Cat.STORE: _bind_store,
@@ -507,6 +518,7 @@ _BINDERS: dict[Cat, Callable[[OpNode, CoreLike], Fn | None]] = {
     Cat.TAKE: _bind_take,
     Cat.SCAN: _bind_scan,
     Cat.SCATTER_ADD: _bind_scatter_add,
+    Cat.TOP_K: _bind_top_k,
 }
 
 

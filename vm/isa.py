@@ -243,6 +243,7 @@ class Cat(Enum):
     SCAN = "scan"
     TAKE = "take"
     SCATTER_ADD = "scatter_add"
+    TOP_K = "top_k"
 
 
 class TypeRule(Enum):
@@ -487,7 +488,26 @@ SCATTER_ROWS = (
 )
 """The indexed store that adds (`tensor.scatter_add`; its own block: 0xdc-0xdf)."""
 
-BLOCK_ROWS = (*GROUPED_MATMUL_ROWS, *INDEX_ROWS, *SCAN_ROWS, *SCATTER_ROWS)
+TOP_K_ROWS = (
+    OpDef(
+        0xE0,
+        "top_k",
+        Cat.TOP_K,
+        (
+            ("values", _R),
+            ("indices", _R),
+            ("src", _R),
+            ("positions", _R),
+            ("axis", Kind.AXES),
+        ),
+        doc="values, indices (k along `axis`, one bit) = the k largest of values and src "
+        "along the axis, with their indices (positions: src's, broadcast to it): largest "
+        "first, NaN above every number, equal ones by the lower index; both in place",
+    ),
+)
+"""The merge of a top_k's carry with a chunk (`tensor.top_k`; its own block: 0xe0-0xe7)."""
+
+BLOCK_ROWS = (*GROUPED_MATMUL_ROWS, *INDEX_ROWS, *SCAN_ROWS, *SCATTER_ROWS, *TOP_K_ROWS)
 """The rows of the blocks that hold one op family each."""
 
 
@@ -606,6 +626,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("index", frozenset({Cat.IOTA, Cat.TAKE}), (range(0xC8, 0xD0),)),
     Block("scan", frozenset({Cat.SCAN}), (range(0xD0, 0xD8),)),
     Block("scatter", frozenset({Cat.SCATTER_ADD}), (range(0xDC, 0xE0),)),
+    Block("top_k", frozenset({Cat.TOP_K}), (range(0xE0, 0xE8),)),
 )
 """Where each category's opcodes go; the codes no block holds (`codes_outside_blocks`)
 are free for new blocks. The unary block's first range filled up, so it continues at

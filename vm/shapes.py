@@ -32,6 +32,7 @@ UNWRITTEN = "register read before written"
 MISMATCH = "stored tile shape mismatch"
 ACC_MISMATCH = "mma accumulator shape mismatch"
 SCAN_CARRY_MISMATCH = "scan carry shape mismatch"
+TOP_K_CARRY_MISMATCH = "top_k carry shape mismatch"
 
 
 class Planner(Protocol):
@@ -334,6 +335,35 @@ def _take(k: int, ins: Instr) -> Rule:
     return take
 
 
+def top_k_mismatch(
+    values: Shape, indices: Shape, src: Shape, positions: Shape, axis: int
+) -> tuple[str, str] | None:
+    """(reason, detail) when a top_k's carry is not src's shape but for the axis, or
+    its positions do not broadcast to src; None when they fit."""
+    rest = [d for d in range(len(src)) if d != axis]
+    if values != indices or [values[d] for d in rest] != [src[d] for d in rest]:
+        return TOP_K_CARRY_MISMATCH, f"{values} and {indices} vs {src}"
+    if broadcast_shapes([tuple(src), tuple(positions)]) != tuple(src):
+        return "shapes do not broadcast", f"{positions} to {src}"
+    return None
+
+
+def _top_k(k: int, ins: Instr) -> Rule:
+    """values and indices keep their shape, src's but for the axis; positions
+    broadcast to src."""
+    values, indices, src, positions, axes = ins.operands
+
+    def top_k(sp: Planner, ctx: Ctx, state: State) -> OpNode:
+        v, i = read(sp, k, values, state), read(sp, k, indices, state)
+        x, at = read(sp, k, src, state), read(sp, k, positions, state)
+        mismatch = top_k_mismatch(v, i, x, at, axes.bit_length() - 1)
+        if mismatch is not None:
+            raise sp.fail("code", k, *mismatch)
+        return _node((k, ins, (v, i, x, at, None), None, None, None, None))
+
+    return top_k
+
+
 def _scan(k: int, ins: Instr) -> Rule:
     """dst has src's shape; the carry has it too but 1 along the axis."""
     d, src, c, _, axes, _ = ins.operands
@@ -400,5 +430,6 @@ _MAKERS: dict[Cat, Callable[[int, Instr], Rule]] = {
     Cat.IOTA: _iota,
     Cat.TAKE: _take,
     Cat.SCAN: _scan,
+    Cat.TOP_K: _top_k,
     Cat.SCATTER_ADD: _scatter_add,
 }

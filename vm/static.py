@@ -23,7 +23,8 @@ from dvm.vm.slots import SlotFn
 from dvm.vm.validate import LoopInfo
 
 NO_DESTINATION = (Cat.STORE, Cat.STORE_ACC, Cat.SCATTER_ADD, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
-"""The categories whose operand 0 is not a register they write."""
+NO_DESTINATION += (Cat.TOP_K,)  # updates the registers it reads, in place
+"""The categories whose operand 0 is not a register they write (only)."""
 
 
 @dataclass(frozen=True)

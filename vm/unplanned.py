@@ -80,6 +80,7 @@ from dvm.vm.shapes import (
     grouped_mma_mismatch,
 )
 from dvm.vm.static import NO_DESTINATION, in_place_writer, read_registers, static_info
+from dvm.vm.top_k import write_top_k
 
 # --------------------------------------------------------------------------
 # What depends only on the program: generated once
@@ -724,6 +725,7 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.TAKE: _take,
     Cat.SCAN: _scan,
     Cat.SCATTER_ADD: _scatter_add,
+    Cat.TOP_K: write_top_k,
 }
 
 

@@ -509,6 +509,22 @@ def _t_scatter_add(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     v.need(w, v.dtype(idx).is_int, "dtype mismatch", "indices must be integers")
 
 
+def _t_top_k(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
+    """values has src's dtype, indices and positions one signed integer dtype; all
+    four of one rank; the axis is one of its dims; values and indices are two
+    registers (both are written)."""
+    values, indices, src, positions, axes = ins.operands
+    v.need(w, v.dtype(values) == v.dtype(src), "dtype mismatch", f"r{values} vs r{src}")
+    index = v.dtype(indices)
+    v.need(w, index in (DType.I32, DType.I64), "dtype mismatch", "indices must be i32 or i64")
+    v.need(w, v.dtype(positions) == index, "dtype mismatch", f"r{positions} vs r{indices}")
+    same_rank = v.rank(values) == v.rank(indices) == v.rank(src) == v.rank(positions)
+    v.need(w, same_rank, "rank mismatch")
+    one_axis = axes > 0 and axes & (axes - 1) == 0 and axes >> v.rank(src) == 0
+    v.need(w, one_axis, "axis out of range", f"mask 0x{axes:x}")
+    v.need(w, values != indices, "top_k values overlap its indices")
+
+
 _TYPERS = {
     Cat.NOP: _t_none,
     Cat.LOOP: _t_none,
@@ -532,4 +548,5 @@ _TYPERS = {
     Cat.TAKE: _t_take,
     Cat.SCAN: _t_scan,
     Cat.SCATTER_ADD: _t_scatter_add,
+    Cat.TOP_K: _t_top_k,
 }
