@@ -10,6 +10,7 @@ from xdsl.passes import ModulePass
 
 from dvm.lowering.tensor_to_tile import DEVICES, ConvertTensorToTilePass
 from dvm.lowering.tile_to_bytecode import ConvertTileToBytecodePass
+from dvm.passes.arg_reductions import ExpandArgReductionsPass
 from dvm.passes.dedupe_kernels import DedupeKernelsPass
 from dvm.passes.fuse import FusePass
 from dvm.passes.stack import StackPass
@@ -18,7 +19,7 @@ from dvm.passes.symbolic_shapes import SymbolicShapesPass
 
 @dataclass(frozen=True)
 class DvmPipelinePass(ModulePass):
-    """symbolic-shapes, fuse, stack, convert-tensor-to-tile{device},
+    """symbolic-shapes, expand-arg-reductions, fuse, stack, convert-tensor-to-tile{device},
     dedupe-kernels, convert-tile-to-bytecode: from a tensor program to VM bytecode, with each
     pass's default options. Spell the passes out to change one of them."""
 
@@ -35,6 +36,7 @@ class DvmPipelinePass(ModulePass):
         """The passes it runs, in order."""
         return [
             SymbolicShapesPass(),
+            ExpandArgReductionsPass(),
             FusePass(),
             StackPass(),
             ConvertTensorToTilePass(device=self.device),

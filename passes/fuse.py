@@ -79,7 +79,6 @@ from dvm.passes.domain import (
     known_facts,
 )
 from dvm.passes.errors import ProgramError
-from dvm.passes.scans import expand_arg_reductions
 from dvm.passes.symbolic import SHAPE, SHAPES, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
 from dvm.vm.isa import MAX_RANK
@@ -725,7 +724,6 @@ class FusePass(ModulePass):
     def fuse(self, func: FuncOp) -> None:
         """Plan every block's kernels (the analysis), then build them (the rewrite)."""
         ensure_shapes(func)
-        expand_arg_reductions(func)
         sink_concats(func)
         facts = known_facts(guard_facts(func))
         kinds = (*self.kinds, "cube")  # a lone matmul is a cube kernel

@@ -1,7 +1,8 @@
 """Symbolic shapes of the ops of `dvm.dialects.scans`: argmax and argmin drop (or
 keep as 1) their axis, cumsum and cumprod keep the shape, top_k puts k on its axis
-(and needs k elements there: a guard); and argmax and argmin rewritten as
-reductions that kernels hold (`fuse` does it)."""
+(and needs k elements there: a guard); and argmax and argmin as reductions that
+kernels hold, and a small top_k as rounds of them (`expand_arg_reduction`,
+`expand_top_k`, which `expand-arg-reductions` applies)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
-from xdsl.rewriter import Rewriter
 
 from dvm.dialects import tensor as t
+from dvm.dialects.data_movement import ConcatOp
 from dvm.dialects.expr import ExprAttr
-from dvm.dialects.index_ops import IotaOp
+from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp
 from dvm.dialects.scans import ArgMaxOp, ArgMinOp, ArgReduceOp, CumProdOp, CumSumOp, ScanOp, TopKOp
 from dvm.passes.symbolic import SHAPE, VALUE, Shape, shape_attr, shape_of
 
@@ -66,21 +67,14 @@ def top_k_guard(op: TopKOp, shape: Shape) -> tuple[sympy.Expr, sympy.Expr] | Non
     return None if (n - k).is_nonnegative else (sympy.Min(n, k), k)
 
 
-def expand_arg_reductions(func: FuncOp) -> None:
-    """Rewrite each argmax and argmin of `func` (outside kernels) as reductions that
-    kernels hold, with the shapes `symbolic-shapes` gave it.
+def expand_arg_reduction(op: ArgReduceOp) -> tuple[list[Operation], SSAValue]:
+    """The ops that compute an argmax or argmin (with the shapes `symbolic-shapes` gave
+    it) as reductions that kernels hold, and the value that replaces its result.
 
     `argmax(x)` is `reduce_min(select(x == m or isnan(x), iota, MAX))` with
     `m = reduce_max(x)`: the first index of the largest element, or of the first NaN
     (a NaN makes `m` NaN, equal to nothing). Both reductions run over the same axis,
     so the whole is one kernel whose reduced axis may be walked in chunks."""
-    found = [op for op in func.walk() if isinstance(op, ArgReduceOp)]
-    for op in found:
-        if not isinstance(op.parent_op(), t.KernelBodyOp):
-            expand_arg_reduction(op)
-
-
-def expand_arg_reduction(op: ArgReduceOp) -> None:
     b = RowRewrite(op.input, op.reduced_axis)
     index = t.tensor_type(op.result).element_type
     extreme = t.ReduceMaxOp if isinstance(op, ArgMaxOp) else t.ReduceMinOp
@@ -97,7 +91,7 @@ def expand_arg_reduction(op: ArgReduceOp) -> None:
     )
     result = t.tensor_type(op.result)
     reduced = b.add(t.ReduceMinOp(chosen, [b.axis], op.keeps_dims, result), shape_of(op.result))
-    Rewriter.replace_op(op, b.new, [reduced])
+    return b.new, reduced
 
 
 class RowRewrite:
@@ -170,3 +164,67 @@ def dim_value(source: SSAValue, axis: int, new: list[Operation]) -> SSAValue:
     dim.attributes[VALUE] = ExprAttr(size)
     new += [position, dim]
     return dim.result
+
+
+TOP_K_ROUNDS = 8
+"""The largest k whose top_k `expand-arg-reductions` rewrites as k rounds of an argmax
+(its cost grows with k): on a router's top-2 stream they beat the `top_k` kernel's
+merge; a larger k is that kernel."""
+
+
+def expand_top_k(op: TopKOp) -> tuple[list[Operation], list[SSAValue]]:
+    """top_k as k rounds of an argmax over the elements no round took yet (the ops, and
+    the values that replace its results): round j's
+    largest `m` (the taken ones set to the lowest value), then the first index not
+    taken whose element is `m` (or NaN: a NaN makes `m` NaN). So values come out
+    largest first, equal ones by the lower index, NaN above every number, as the
+    reference's. The rounds' indices are concatenated along the axis and the values
+    gathered by them (`take_along_axis`)."""
+    b = RowRewrite(op.input, op.along)
+    indices_type = t.tensor_type(op.indices)
+    shape, axis, index, element = b.shape, b.axis, indices_type.element_type, b.element
+    x = b.ordered()
+    positions = b.positions(index)
+    assert isinstance(index, IntegerType)
+    largest = (1 << (index.width.data - 1)) - 1  # above every index: never the minimum
+    lowest, past = b.scalar(element, lowest_value(element)), b.scalar(index, largest)
+    picked: list[SSAValue] = []
+    taken: SSAValue | None = None
+    for j in range(op.count):
+        rest = x
+        if taken is not None:
+            select = t.SelectOp.build(operands=[taken, lowest, x], result_types=[b.like(element)])
+            rest = b.add(select, shape)
+        m = b.add(t.ReduceMaxOp(rest, [axis], True, TensorType(element, b.kept_dims)), b.kept)
+        candidate = b.candidates(x, m)
+        if taken is not None:
+            free = b.add(elementwise("logical_not", [taken], b.like(I1)), shape)
+            candidate = b.add(elementwise("logical_and", [candidate, free], b.like(I1)), shape)
+        chosen = b.add(
+            t.SelectOp.build(operands=[candidate, positions, past], result_types=[b.like(index)]),
+            shape,
+        )
+        first = b.add(t.ReduceMinOp(chosen, [axis], True, TensorType(index, b.kept_dims)), b.kept)
+        picked.append(first)
+        if j == op.count - 1:  # no later round asks what is taken
+            break
+        hit = b.add(elementwise("eq", [positions, first], b.like(I1)), shape)
+        taken = (
+            hit
+            if taken is None
+            else b.add(elementwise("logical_or", [taken, hit], b.like(I1)), shape)
+        )
+    indices = picked[0]
+    if len(picked) > 1:
+        indices = b.add(ConcatOp(picked, axis, indices_type), shape_of(op.indices))
+    values = b.add(TakeAlongAxisOp(op.input, indices, axis, op.values.type), shape_of(op.values))
+    return b.new, [values, indices]
+
+
+def lowest_value(element: Attribute) -> float:
+    """The lowest value of a numeric element type (-inf for a float)."""
+    if t.is_float(element):
+        return float("-inf")
+    assert isinstance(element, IntegerType)
+    width = element.width.data
+    return 0 if element.signedness.data == Signedness.UNSIGNED else -(1 << (width - 1))

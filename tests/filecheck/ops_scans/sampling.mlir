@@ -1,12 +1,14 @@
-// RUN: dvm-opt %s -p symbolic-shapes,fuse | filecheck %s
+// RUN: dvm-opt %s -p symbolic-shapes,expand-arg-reductions,fuse | filecheck %s
 // RUN: dvm-opt %s | dvm-opt | filecheck %s --check-prefix=ROUND
 
 // A sampling step: softmax, the greedy token, and a top-p mask over the 8 most
 // probable tokens. The softmax and the argmax are one vector kernel (the argmax
-// as a max, a compare with an iota and a min over the same axis); the top_k is a
-// kernel of its own, which walks its axis in order merging chunks into the 8
-// largest so far (`top_k`), and so is the cumsum (`scan`); the mask and its
-// renormalization are a last vector kernel.
+// as a max, a compare with an iota and a min over the same axis), which holds
+// the first rounds of the top_k too (each round an argmax over the elements not
+// taken yet); its last rounds are the next kernel, its indices are concatenated
+// and its values gathered by them; the cumsum is a kernel of its own, which
+// walks its axis in order (`scan`); the mask and its renormalization are a last
+// vector kernel.
 
 func.func @sample(%logits: tensor<?x?xf32>, %top_p: tensor<f32>)
     -> (tensor<?xi64>, tensor<?x8xf32>, tensor<?x8xi64>) {
@@ -42,19 +44,23 @@ func.func @sample(%logits: tensor<?x?xf32>, %top_p: tensor<f32>)
 // CHECK-NEXT:   tensor.iota dim(1)
 // CHECK-NEXT:   tensor.select
 // CHECK-NEXT:   tensor.reduce_min
+// CHECK-NEXT:   tensor.iota dim(1)
+// CHECK-NEXT:   tensor.reduce_max
 // CHECK:        tensor.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %top, %tokens = tensor.fusion vector (%probs)
+// CHECK-NEXT: %{{.*}} = tensor.fusion vector ({{.*}}dvm.reduced = [1 : i64]
+// CHECK:      %tokens = tensor.fusion vector
 // CHECK-NEXT: ^bb0
-// CHECK-NEXT:   tensor.top_k
-// CHECK-NEXT:   tensor.yield
-// CHECK-NEXT: }
-// CHECK-NEXT: %before = tensor.fusion vector (%top)
+// CHECK-NEXT:   tensor.concat dim(1)
+// CHECK:      %[[TOP:.*]] = tensor.fusion vector (%probs, %tokens)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   tensor.take_along_axis
+// CHECK:      %before = tensor.fusion vector (%[[TOP]])
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT:   tensor.cumsum {{.*}}exclusive = true
 // CHECK-NEXT:   tensor.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %nucleus = tensor.fusion vector (%before, %top_p, %top)
+// CHECK-NEXT: %nucleus = tensor.fusion vector (%before, %top_p, %[[TOP]])
 // CHECK:        tensor.lt
 // CHECK:        tensor.select
 // CHECK-NEXT:   tensor.reduce_sum
