@@ -126,6 +126,12 @@ class IotaOp(IRDLOperation):
             )
 
 
+PIECE_SIZES = "dvm.piece_sizes"
+"""On a `tile.iota` or `tile.broadcast` of a piece of a fused concat or pad: the
+sizes of the piece's dims, which its tiles' extents follow, where the kernel's axes
+are the whole result's."""
+
+
 @irdl_op_definition
 class TileIotaOp(IRDLOperation):
     """`%t = tile.iota dim(1) : !tile.tile<[t0, t1], i64>`: the global index along tile

@@ -25,11 +25,12 @@ from dvm import numerics, vm
 from dvm.arguments import numpy_dtype
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor, tile
-from dvm.dialects.expr import ExprAttr, symbol
+from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp, group_sizes_error
 from dvm.dialects.index_ops import (
     OP_AXIS,
     OP_LABEL,
+    PIECE_SIZES,
     TileIotaOp,
     TileScatterAddOp,
     TileTakeOp,
@@ -194,8 +195,33 @@ def constant(run: KernelRun, op: Operation) -> list[Any]:
 
 
 def broadcast(run: KernelRun, op: Operation) -> list[Any]:
+    """A dim the input spans keeps its extent (a fused concat's piece has its own along
+    the axis), as the VM's `broadcast` does."""
     assert isinstance(op, tile.BroadcastOp) and isinstance(op.result.type, tile.TileType)
-    return [np.broadcast_to(run.values[op.input], run.extents(op.result.type)).copy()]
+    assert isinstance(op.input.type, tile.TileType)
+    x = run.values[op.input]
+    pairs = zip(op.input.type.extents, op.result.type.extents, strict=True)
+    spanned = [a == b != 1 for a, b in pairs]
+    extents = piece_extents(run, op, op.result.type)
+    shape = [n if kept else e for n, kept, e in zip(x.shape, spanned, extents, strict=True)]
+    return [np.broadcast_to(x, shape).copy()]
+
+
+def piece_extents(run: KernelRun, op: Operation, type_: tile.TileType) -> list[int]:
+    """The current extents of a tile of `type_` that `op` makes: in a fused piece
+    (`PIECE_SIZES`), along the piece's own sizes, not the result's."""
+    extents = list(run.extents(type_))
+    piece = op.attributes.get(PIECE_SIZES)
+    if not isinstance(piece, ShapeAttr):
+        return extents
+    axes = run.kernel.attributes["dvm.axes"]
+    assert isinstance(axes, ArrayAttr)
+    for d, (extent, axis) in enumerate(zip(type_.extents, axes.data, strict=True)):
+        assert isinstance(axis, tile.AxisAttr)
+        if extent != 1:
+            tile_size = run.eval(axis.tile.data)
+            extents[d] = len(run.span(run.eval(piece.data[d]), tile_size, axis.walker.data))
+    return extents
 
 
 def reduce(run: KernelRun, op: Operation) -> list[Any]:
@@ -240,8 +266,10 @@ def iota(run: KernelRun, op: Operation) -> list[Any]:
     assert isinstance(axes, ArrayAttr)
     axis = axes.data[op.dim]
     assert isinstance(axis, tile.AxisAttr)
-    span = run.span(run.eval(axis.size.data), run.eval(axis.tile.data), axis.walker.data)
-    shape = run.extents(op.result.type)
+    piece = op.attributes.get(PIECE_SIZES)  # a fused piece's own sizes
+    length = piece.data[op.dim] if isinstance(piece, ShapeAttr) else axis.size.data
+    span = run.span(run.eval(length), run.eval(axis.tile.data), axis.walker.data)
+    shape = piece_extents(run, op, op.result.type)
     along = [len(span) if d == op.dim else 1 for d in range(len(shape))]
     index = np.arange(span.start, span.stop, dtype=np.int64).reshape(along)
     dtype = numpy_dtype(op.result.type.element_type)

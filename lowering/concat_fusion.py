@@ -18,7 +18,10 @@ import sympy
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
+from dvm.dialects import tile
 from dvm.dialects.data_movement import ConcatOp, PadOp
+from dvm.dialects.expr import ShapeAttr
+from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp
 from dvm.lowering.data_movement import emit_pad_fill
 from dvm.lowering.kernel_body import Emission, KernelBuilder, emit_ops
 from dvm.lowering.tiling import TilePlan, plan_vector_tiles
@@ -41,7 +44,18 @@ def emit_fused_pad(
     domain = replace(piece.domain, stores=[store])
     coords = list(range(len(strides)))
     builder = KernelBuilder(domain, plan, coords, args, [Emission(block)])
+    before = set(block.walk())
     emit_ops(builder, piece.ops, domain)
+    measure_piece(block, before, shape_of(piece.value))
+
+
+def measure_piece(block: Block, before: set[Operation], sizes: Sequence[sympy.Expr]) -> None:
+    """Give each iota and broadcast a piece added to `block` (its ops not in `before`)
+    the piece's sizes (`PIECE_SIZES`): its loops walk the piece's part from 0, where
+    the kernel's axes are the whole result's."""
+    for op in block.walk():
+        if isinstance(op, TileIotaOp | tile.BroadcastOp) and op not in before:
+            op.attributes[PIECE_SIZES] = ShapeAttr(sizes)
 
 
 def element_bytes(value: SSAValue) -> int:
@@ -85,6 +99,8 @@ def emit_fused_concat(
     for piece in pieces:
         domain = replace(piece.domain, stores=[piece_store(piece, concat, start)])
         builder = KernelBuilder(domain, plan, coords, args, [Emission(block)])
+        before = set(block.walk())
         with builder.loops(plan.batch_loops, []):
             emit_ops(builder, piece.ops, domain)
+        measure_piece(block, before, shape_of(piece.value))
         start = sympy.expand(start + shape_of(piece.value)[concat.axis])

@@ -19,8 +19,15 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, String
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dvm.dialects import tile
-from dvm.dialects.expr import ExprAttr
-from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp, TileIotaOp
+from dvm.dialects.expr import ExprAttr, ShapeAttr
+from dvm.dialects.index_ops import (
+    PIECE_SIZES,
+    IotaOp,
+    ScatterAddOp,
+    TakeAlongAxisOp,
+    TakeOp,
+    TileIotaOp,
+)
 from dvm.passes.errors import located
 from dvm.passes.symbolic import shape_of
 
@@ -34,17 +41,28 @@ ZERO, ONE = sympy.Integer(0), sympy.Integer(1)
 def iota_view(kernel: tile.KernelOp, op: TileIotaOp) -> tile.View:
     """The view an iota's tile is measured by: the kernel's axes where the tile spans
     them (always along its own dim), one element elsewhere."""
+    assert isinstance(op.result.type, tile.TileType)
+    return measuring_view(kernel, op, op.result.type, op.dim)
+
+
+def measuring_view(
+    kernel: tile.KernelOp, op: Operation, type_: tile.TileType, keep: int | None
+) -> tile.View:
+    """A view (of nothing: strides 0) whose tiles have the extents of a tile of `type_`
+    made by `op`: the kernel's axes where it spans them (and along dim `keep`), or a
+    fused piece's sizes (`PIECE_SIZES`) there; one element elsewhere."""
     axes = kernel.attributes["dvm.axes"]  # (tensor_to_tile.AXES, which imports this module)
-    assert isinstance(axes, ArrayAttr) and isinstance(op.result.type, tile.TileType)
+    piece = op.attributes.get(PIECE_SIZES)
+    assert isinstance(axes, ArrayAttr)
     sizes, tiles, index = [], [], []
-    for d, (extent, axis) in enumerate(zip(op.result.type.extents, axes.data, strict=True)):
+    for d, (extent, axis) in enumerate(zip(type_.extents, axes.data, strict=True)):
         assert isinstance(axis, tile.AxisAttr)
-        if extent == 1 and d != op.dim:
+        if extent == 1 and d != keep:
             sizes.append(ONE)
             tiles.append(ONE)
             index.append("whole")
         else:
-            sizes.append(axis.size.data)
+            sizes.append(piece.data[d] if isinstance(piece, ShapeAttr) else axis.size.data)
             tiles.append(axis.tile.data)
             index.append(axis.walker.data)
     return tile.View(ZERO, sizes, [ZERO] * len(sizes), tiles, index)

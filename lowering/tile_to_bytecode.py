@@ -39,9 +39,9 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
 from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
-from dvm.dialects.index_ops import TileIotaOp, TileScatterAddOp, TileTakeOp
+from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
-from dvm.lowering.index_ops import iota_view
+from dvm.lowering.index_ops import iota_view, measuring_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, shape_from_attr
@@ -215,6 +215,10 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
             elif isinstance(op, TileIotaOp):
                 self.view_of[op] = self.view(iota_view(self.kernel, op), self.first_output())
+            elif isinstance(op, tile.BroadcastOp) and PIECE_SIZES in op.attributes:
+                assert isinstance(op.result.type, tile.TileType)
+                piece = measuring_view(self.kernel, op, op.result.type, None)
+                self.view_of[op] = self.view(piece, self.first_output())
 
     def first_output(self) -> int:
         return len(self.kernel.body.block.args) - self.kernel.num_outputs
@@ -270,6 +274,26 @@ class ProgramBuilder:
                 extents.append(("s", self.slots.of(extent)))
         return tuple(extents)
 
+    def broadcast_shape(self, op: tile.BroadcastOp) -> tuple[tuple[object, ...], ...]:
+        """A broadcast's SHAPE: a dim its input spans keeps the input's extent (its
+        register's) where no view measures the dim, and in a fused concat's or pad's
+        piece, whose extents are its own, not the result's, its view measures them."""
+        source, target = op.input.type, op.result.type
+        assert isinstance(source, tile.TileType) and isinstance(target, tile.TileType)
+        shape = list(self.shape(target))
+        piece = self.view_of.get(op)  # a fused piece's: its own extents
+        axes = self.kernel.attributes.get(AXES)
+        assert isinstance(axes, ArrayAttr)
+        for d, (a, b) in enumerate(zip(source.extents, target.extents, strict=True)):
+            axis = axes.data[d]
+            assert isinstance(axis, tile.AxisAttr)
+            tiled = axis.walker.data != "whole"  # (a whole axis's size is right)
+            if a == b != 1 and tiled and shape[d][0] == "s" and d not in self.extent_views:
+                shape[d] = ("r", self.reg(op.input), d)
+            elif b != 1 and piece is not None:
+                shape[d] = ("v", piece, d)
+        return tuple(shape)
+
     # -- emission -----------------------------------------------------------------------
 
     def emit(self, name: str, *operands: object) -> None:
@@ -321,9 +345,8 @@ class ProgramBuilder:
             src = self.reg(op.input)
             self.emit("reduce", self.allocate(op.result, op), src, kind, mask, 1)
         elif isinstance(op, tile.BroadcastOp):
-            assert isinstance(op.result.type, tile.TileType)
             src = self.reg(op.input)
-            self.emit("broadcast", self.allocate(op.result, op), src, self.shape(op.result.type))
+            self.emit("broadcast", self.allocate(op.result, op), src, self.broadcast_shape(op))
         elif isinstance(op, tile.MmaOp):
             self.mma(op)
         elif isinstance(op, TileGroupedMmaOp):

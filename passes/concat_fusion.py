@@ -11,10 +11,12 @@ The pieces share the kernel's tiling, over the axes of the concat's result:
 every piece has the same dims but along the axis, which is walked by loops over
 chunks in each piece (as a reduced axis is), so that the grid, over the other
 axes, is one. A piece may hold what a vector kernel without reductions holds
-(elementwise and layout ops, slices of inputs, takes; not an iota, whose tiles
-take their extents from the kernel's axes); a group with anything else, or
-with another output than the concat's result, is not one kernel (and the
-concat keeps its own).
+(elementwise and layout ops, slices of inputs, takes, iotas, which count along
+the piece's own part: `PIECE_SIZES`); a group with anything else, or with
+another output than the concat's result, is not one kernel (and the concat
+keeps its own). A concat of a concat along the same axis is one concat
+(`flatten_concats`); along another axis it is not fused: a piece stores at an
+offset along one axis, and the inner concat's pieces would need one along two.
 
 A constant pad fuses the same way with the ops that compute its source: one
 piece, stored at the low pads after the constant fills the result. The two
@@ -32,7 +34,6 @@ from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects.data_movement import ConcatOp, PadOp
-from dvm.dialects.index_ops import IotaOp
 from dvm.passes.domain import (
     OWN_KERNEL,
     Domain,
@@ -120,9 +121,6 @@ def single_piece(
     domain = DomainAnalysis(piece_ops, [value], known=known).run()
     if domain.reduced or domain.contraction is not None:
         raise Illegal(f"{what}: what a fused copy stores is not reduced")
-    for op in piece_ops:  # its tiles would take the kernel's extents, not the piece's
-        if isinstance(op, IotaOp):
-            raise Illegal(f"{describe(op)} is not part of a fused concat or pad")
     return Piece(value, piece_ops, over_result_axes(domain, value, axis))
 
 

@@ -49,6 +49,28 @@ from dvm.passes.symbolic import (
 from dvm.passes.symbolic_shapes import ShapeInference, strip
 
 
+def flatten_concats(func: FuncOp) -> None:
+    """`concat(concat(a, b), c)` along one axis as `concat(a, b, c)` (the inner concat
+    stays only for its other users), so that the pieces fuse into one kernel."""
+    for outer in [op for op in func.walk() if isinstance(op, ConcatOp)]:
+        inputs: list[SSAValue] = []
+        for value in outer.inputs:
+            inner = value.owner
+            nested = isinstance(inner, ConcatOp) and inner.axis == outer.axis
+            inputs.extend(inner.inputs if isinstance(inner, ConcatOp) and nested else [value])
+        if len(inputs) == len(outer.inputs):
+            continue
+        result = outer.result.type
+        assert isinstance(result, TensorType)
+        flat = ConcatOp(inputs, outer.axis, result)
+        flat.attributes.update(outer.attributes)
+        Rewriter.replace_op(outer, flat)
+        flat.result.name_hint = outer.result.name_hint
+    for op in reversed(list(func.walk())):
+        if isinstance(op, ConcatOp) and not op.result.uses:
+            Rewriter.erase_op(op)
+
+
 def sink_concats(func: FuncOp) -> None:
     """Move every elementwise op below the concats it reads, where it can."""
     sizes = Sizes(func)

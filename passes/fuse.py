@@ -65,7 +65,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.concat_fusion import fused_pieces
-from dvm.passes.concat_sinking import sink_concats
+from dvm.passes.concat_sinking import flatten_concats, sink_concats
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
     LAYOUT,
@@ -724,6 +724,7 @@ class FusePass(ModulePass):
     def fuse(self, func: FuncOp) -> None:
         """Plan every block's kernels (the analysis), then build them (the rewrite)."""
         ensure_shapes(func)
+        flatten_concats(func)
         sink_concats(func)
         facts = known_facts(guard_facts(func))
         kinds = (*self.kinds, "cube")  # a lone matmul is a cube kernel
