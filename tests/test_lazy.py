@@ -280,3 +280,14 @@ def test_a_segment_the_compiler_refuses_runs_in_numpy(monkeypatch: pytest.Monkey
     before = lazy.stats()["failed"]
     close(np.cos(lazy.asarray(a)) * 3 - 1, np.cos(a) * 3 - 1)
     assert lazy.stats()["failed"] == before + 1
+
+
+def test_a_reshape_of_one_element_to_unit_dims_compiles() -> None:
+    """A rank-1 array of one element (its type `?`) reshaped to 1s only: the type of
+    the expand keeps a `?`, as the dialect requires of a dynamic source."""
+    lazy.reset()
+    for size in (3, 1):
+        x = np.arange(size, dtype=np.float32)
+        y = lazy.asarray(x)[:1].reshape(1, 1) + 1
+        np.testing.assert_array_equal(np.asarray(y), x[:1].reshape(1, 1) + 1)
+    assert lazy.stats()["failed"] == 0

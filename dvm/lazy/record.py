@@ -134,7 +134,9 @@ def unsqueeze(x: Node, shape: tuple[int, ...]) -> Node:
     """An expand of a rank-1 `x` to `shape`, or of a rank-0 `x` to 1s."""
     groups = (tuple(range(len(shape))),) if x.ndim == 1 else ()
     static = tuple(1 if d == 1 else None for d in shape)
-    indices = tuple(d for d in shape if d != 1)
+    if x.ndim == 1 and x.static[0] is None and all(s == 1 for s in static):
+        static = (None, *static[1:])  # a `?` into 1s only: the type keeps one `?`
+    indices = tuple(d for d, s in zip(shape, static, strict=True) if s is None)
     return record("expand", [x], (groups, static), shape, x.dtype, static, indices)
 
 
