@@ -172,7 +172,9 @@ MODULES: dict[str, tuple[Callable[[], Any], Callable[[int, int], Any], float]] =
 """Per module: how to build it, an input for batch b and length t, and the share of
 its forward graph's ops that must run on dvm."""
 
-STREAM = [(2, 5), (3, 7), (2, 13), (1, 1), (4, 2)]
+STREAM = [(2, 5), (3, 7), (2, 13), (1, 1), (4, 2), (0, 3), (5, 11)]
+"""Batch sizes and lengths: primes, 1 and 0 (dynamo compiles a graph of its own for
+a size of 0 or 1), and sizes met again after another graph ran."""
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -192,6 +194,57 @@ def test_inference_over_a_stream_of_shapes(name: str) -> None:
         assert report["ops_on_dvm"] >= share * report["ops_total"], report
 
 
+@pytest.mark.parametrize("name", MODULES)
+def test_a_new_shape_replays_the_plan_without_recording(name: str) -> None:
+    from dvm import lazy
+
+    make, data, _ = MODULES[name]
+    torch.manual_seed(2)
+    model = make().eval()
+    first = len(dvm.torch.reports())
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for k, (b, t) in enumerate([(2, 5), (3, 7), (7, 3), (2, 5), (5, 13)]):
+            x = data(b, t)
+            recorded = lazy.stats()["ops_recorded"]
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+            if k:
+                assert lazy.stats()["ops_recorded"] == recorded, (b, t)
+    (report,) = dvm.torch.reports()[first:]
+    assert (report["plans"], report["replayed"]) == (1, 4), report
+
+
+def test_a_branch_on_sizes_taken_otherwise_records_again() -> None:
+    """The slice handler clamps the end to the dim: where a call's sizes take the other
+    branch, the plan's guard fails and the call records (and plans) anew."""
+    from dvm.torch.graph import GraphRunner
+
+    aten = torch.ops.aten
+
+    def f(x: Any, end: int) -> Any:
+        return (aten.mul.Tensor(aten.slice.Tensor(x, 1, 0, end), 2),)
+
+    runner = GraphRunner(torch.fx.symbolic_trace(f), "sliced")
+    for columns in (10, 12, 5, 3, 11):
+        x = torch.randn(3, columns)
+        (out,) = runner(x, 8)
+        torch.testing.assert_close(out, x[:, :8] * 2)
+    assert (runner.report.plans, runner.report.replayed) == (2, 3)
+
+
+def test_a_replayed_embedding_checks_its_indices() -> None:
+    model = Embedding().eval()
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for t in (3, 5):
+            ids = torch.randint(0, 50, (2, t))
+            torch.testing.assert_close(compiled(ids), model(ids))
+        ids = torch.randint(0, 50, (2, 7))
+        ids[1, 2] = 50
+        with pytest.raises(IndexError):
+            compiled(ids)
+
+
 TRAINED = [name for name in MODULES if name != "bert_layer"]
 """The modules trained: bert_layer's backward has gpt_block's parts (attention,
 LayerNorm, GELU) and would be the suite's slowest case."""
@@ -205,7 +258,7 @@ def test_a_training_step_gives_torchs_gradients(name: str) -> None:
     reference = make()
     reference.load_state_dict(model.state_dict())
     compiled = torch.compile(model, backend="dvm", dynamic=True)
-    for b, t in [(2, 5), (3, 11)]:
+    for b, t in [(2, 5), (3, 11), (5, 7)]:
         x = data(b, t)
         compiled(x).square().mean().backward()
         reference(x).square().mean().backward()
@@ -248,3 +301,26 @@ def test_tensors_cross_without_copies() -> None:
         array = to_numpy(t)
         assert array.ctypes.data == t.data_ptr()
         assert to_torch(array).data_ptr() == t.data_ptr()
+
+
+def test_a_replayed_torch_op_reads_a_constant_of_the_graph() -> None:
+    """A module's constant (a `get_attr` node) that an op running in torch reads is a
+    tensor again when the plan replays that op."""
+    from dvm.torch.graph import GraphRunner
+
+    aten = torch.ops.aten
+
+    class Masked(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("table", torch.arange(16.0).view(4, 4))
+
+        def forward(self, x: Any) -> Any:
+            return (aten.lerp.Scalar(x, self.table, 0.25),)
+
+    runner = GraphRunner(torch.fx.symbolic_trace(Masked()), "masked")
+    for rows in (3, 5, 2):
+        x = torch.randn(rows, 4, 4)
+        (out,) = runner(x)
+        torch.testing.assert_close(out, torch.lerp(x, torch.arange(16.0).view(4, 4), 0.25))
+    assert (runner.report.plans, runner.report.replayed) == (1, 2)

@@ -13,6 +13,7 @@ in-place writes and a fallback. Shapes are never lazy: `x.shape`, `len(x)` and
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -58,7 +59,7 @@ class LazyArray(NDArrayOperatorsMixin):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._node.shape, dtype=np.int64))
+        return math.prod(self._node.shape)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -278,7 +279,7 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
 
 def viewed(node: Node, base: Node, index: Any) -> LazyArray:
     """`node`, which numpy would make a view of `base` (`index`: how; None if not)."""
-    if index is not None and node is not base:
+    if index is not None and node is not base and TRACE.views:
         node.view = (base, index)
     return LazyArray(node)
 

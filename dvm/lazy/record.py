@@ -30,6 +30,9 @@ class Trace(threading.local):
 
     def __init__(self) -> None:
         self.nodes: list[Node] = []
+        self.views = True
+        """Whether a result numpy would make a view becomes one once known (off where
+        nothing writes in place: every result is then a program's own array)."""
 
 
 TRACE = Trace()

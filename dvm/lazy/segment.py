@@ -13,6 +13,7 @@ them per call, and compiles a variant of itself the first time a dim is 1.
 from __future__ import annotations
 
 import logging
+import operator
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -45,6 +46,9 @@ PROGRAMS: OrderedDict[tuple[Any, ...], Compiled] = OrderedDict()
 WATCHERS: list[Callable[[str], None]] = []
 """Called with each segment's text as it runs (`dvm.torch.export_mlir` collects them)."""
 
+RUNS: list[Callable[[Segment, Compiled], None]] = []
+"""Called with each segment run and its compiled program (`dvm.torch`'s plans)."""
+
 
 @dataclass
 class Segment:
@@ -55,8 +59,15 @@ class Segment:
     outputs: list[Node]
     key: tuple[Any, ...]
 
-    def index_values(self) -> list[int]:
+    def indices(self) -> list[int]:
+        """The run-time sizes and offsets, as the ops recorded them."""
         return [i for n in self.nodes for i in n.indices]
+
+    def index_values(self) -> list[int]:
+        """The same as plain ints (a size may be an `int` subclass that tracks its origin)."""
+        return [
+            int.__index__(i) if isinstance(i, int) else operator.index(i) for i in self.indices()
+        ]
 
     def text(self) -> str:
         return Emitter(self.args, self.nodes).text(self.outputs)
@@ -181,6 +192,8 @@ def run(segment: Segment) -> None:
     entry = compiled(segment)
     for watch in WATCHERS:
         watch(entry.text)
+    for seen in RUNS:
+        seen(segment, entry)
     if entry.program is None:
         from dvm.lazy.eager import evaluate
 

@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from dvm.lazy import LazyArray
+from dvm.lazy import LazyArray, record
 from dvm.lazy.array import dialect_op
 from dvm.lazy.record import collective as record_collective
+from dvm.torch.plan import BUILDING
+from dvm.torch.sizes import Size, plain, specialized
 
 Handler = Callable[..., Any]
 
@@ -40,7 +42,17 @@ def needs(value: Any) -> Any:
 
 
 def dims(sizes: Sequence[int], ndim: int) -> tuple[int, ...]:
-    return tuple(int(d) % ndim if ndim else 0 for d in sizes)
+    return tuple(specialized(d) % ndim if ndim else 0 for d in sizes)
+
+
+def number(x: Any, like: Any) -> Any:
+    """An operand as numpy takes it: a size used as a number becomes a 0-d array of
+    `like`'s dtype, which a replayed call computes from its own sizes."""
+    if not isinstance(x, Size):
+        return x
+    if BUILDING and isinstance(like, LazyArray):
+        return BUILDING[-1].scalar(x, like.dtype)
+    return plain(x)
 
 
 # -- elementwise --------------------------------------------------------------------------
@@ -50,6 +62,7 @@ def binary(function: np.ufunc) -> Handler:
     def handler(a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Any:
         if rounding_mode is not None:
             raise Unsupported("div with a rounding mode")
+        a, b = number(a, b), number(b, a)
         if alpha != 1:
             b = b * alpha
         return needs(function(a, b))
@@ -80,7 +93,7 @@ def gelu(x: Any, approximate: str = "none") -> Any:
 
 
 def clamp(x: Any, low: Any = None, high: Any = None) -> Any:
-    return needs(np.clip(lazy(x), low, high))
+    return needs(np.clip(lazy(x), number(low, x), number(high, x)))
 
 
 def where(condition: Any, a: Any, b: Any) -> Any:
@@ -163,7 +176,15 @@ def matmul(a: Any, b: Any) -> Any:
 
 
 def view(x: Any, sizes: Sequence[int]) -> Any:
-    return lazy(x).reshape(tuple(int(d) for d in sizes))
+    x = lazy(x)
+    target = list(sizes)
+    if any(d == -1 for d in target):
+        known = math.prod(d for d in target if d != -1)
+        target = [x.size // known if d == -1 else d for d in target]
+    node = record.reshape(x._node, tuple(target))
+    if node is None:
+        raise Unsupported("a view to a shape of another size")
+    return LazyArray(node if node is not x._node else record.convert(node, node.dtype))
 
 
 def permute(x: Any, perm: Sequence[int]) -> Any:
@@ -178,7 +199,7 @@ def transpose(x: Any, a: int = 0, b: int = 1) -> Any:
 def expand(x: Any, sizes: Sequence[int], implicit: bool = False) -> Any:
     x = lazy(x)
     lead = len(sizes) - x.ndim
-    target = tuple(x.shape[i - lead] if int(d) == -1 else int(d) for i, d in enumerate(sizes))
+    target = tuple(x.shape[i - lead] if d == -1 else d for i, d in enumerate(sizes))
     return needs(np.broadcast_to(x, target))
 
 
@@ -196,35 +217,49 @@ def squeeze(x: Any, axes: Any = None) -> Any:
 
 
 def slice_(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    """torch's slice (bounds clamped to the dim, as torch does), sizes kept symbolic."""
     x = lazy(x)
-    key: list[Any] = [slice(None)] * x.ndim
-    size = x.shape[int(dim)]
-    start = 0 if start is None else max(-size, min(int(start), size))
-    end = size if end is None else max(-size, min(int(end), size))
-    key[int(dim)] = slice(start, end, int(step))
-    return needs(x[tuple(key)])
+    axis, step = specialized(dim) % x.ndim, specialized(step)
+    size = x.shape[axis]
+    start = 0 if start is None else start + size if start < 0 else start
+    end = size if end is None else end + size if end < 0 else end
+    start, end = min(max(start, 0), size), min(max(end, 0), size)
+    length = (end - start + step - 1) // step if end > start else 0
+    if step < 1:
+        raise Unsupported("a slice with a step below 1")
+    if start == 0 and length == size and step == 1:
+        return LazyArray(record.convert(x._node, x.dtype))
+    specs: list[Any] = [None] * x.ndim
+    specs[axis] = (start, length, step)
+    return LazyArray(record.extract_slice(x._node, specs))
 
 
-def select(x: Any, dim: int, index: int) -> Any:
+def select(x: Any, dim: int, index: Any) -> Any:
     x = lazy(x)
-    key: list[Any] = [slice(None)] * x.ndim
-    key[int(dim)] = int(index)
-    return needs(x[tuple(key)])
+    axis = specialized(dim) % x.ndim
+    size = x.shape[axis]
+    index = index + size if index < 0 else index
+    if not 0 <= index < size:
+        raise Unsupported("an index out of range")
+    specs: list[Any] = [None] * x.ndim
+    specs[axis] = (index, 1, 1)
+    return LazyArray(record.squeeze(record.extract_slice(x._node, specs), (axis,)))
 
 
 def split_with_sizes(x: Any, sizes: Sequence[int], dim: int = 0) -> list[Any]:
     x = lazy(x)
-    axis, start, parts = int(dim) % x.ndim, 0, []
+    axis, start, parts = specialized(dim) % x.ndim, 0, []
     for size in sizes:
-        parts.append(slice_(x, axis, start, start + int(size)))
-        start += int(size)
+        parts.append(slice_(x, axis, start, start + size))
+        start += size
     return parts
 
 
 def split(x: Any, size: int, dim: int = 0) -> list[Any]:
     x = lazy(x)
-    total = x.shape[int(dim)]
-    return split_with_sizes(x, [min(size, total - s) for s in range(0, total, size)], dim)
+    total = x.shape[specialized(dim)]
+    count = specialized((total + size - 1) // size)
+    return split_with_sizes(x, [min(size, total - k * size) for k in range(count)], dim)
 
 
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
@@ -241,7 +276,15 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
 
 
 def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
-    return needs(np.take(lazy(weight), lazy(indices), axis=0))
+    weight, indices = lazy(weight), lazy(indices)
+    ids, rows = indices._node.value, weight.shape[0]
+    if ids is None or ids.dtype.kind not in "iu" or ids.dtype.itemsize < 4:
+        raise Unsupported("indices computed in the graph, or of a small dtype")
+    if ids.size and not (ids.min() >= 0 and ids.max() < plain(rows)):
+        raise Unsupported("an index out of range")
+    if BUILDING:
+        BUILDING[-1].check_indices(indices, rows)
+    return LazyArray(record.take(weight._node, indices._node, 0))
 
 
 def cumsum(x: Any, dim: int, dtype: Any = None) -> Any:
@@ -334,7 +377,8 @@ HANDLERS: dict[str, Handler] = {
     "unsqueeze": unsqueeze, "squeeze": squeeze, "slice": slice_, "select": select,
     "split_with_sizes": split_with_sizes, "split": split, "cat": cat,
     "clone": lambda x, **kw: lazy(x).copy(), "_to_copy": to_copy,
-    "sym_size": lambda x, axis: lazy(x).shape[axis], "sym_numel": lambda x: lazy(x).size,
+    "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
+    "sym_numel": lambda x: lazy(x).size,
     "embedding": embedding, "cumsum": cumsum,
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
     "alias": identity, "detach": identity, "lift_fresh_copy": lambda x: lazy(x).copy(),

@@ -1,21 +1,22 @@
 """Running an ATen FX graph: each op recorded on lazy arrays, or run in torch.
 
-`GraphRunner` walks the graph AOTAutograd gives (forward or backward) on every
-call: placeholders become lazy arrays over the tensors' memory (sizes, `SymInt`s
-at compile time, are ints now), each op goes to its handler (`aten.HANDLERS`),
-which records it, and the outputs are read back as tensors, a sync point that
-runs everything recorded as one program, compiled once per structure and only
-specialized per shape (`dvm.lazy`). An op without a handler, or that its handler
-refuses, runs in torch on the values so far (a flush): the graph is split there
-and stays correct. `reports()` says, per graph, how many ops ran on dvm.
-"""
+`GraphRunner` walks the graph AOTAutograd gives (forward or backward) the first
+time it meets an input signature: placeholders become lazy arrays over the
+tensors' memory (sizes, `SymInt`s at compile time, are ints now), each op goes to
+its handler (`aten.HANDLERS`), which records it, and the outputs are read back as
+tensors, a sync point that runs everything recorded as one program, compiled once
+per structure and only specialized per shape (`dvm.lazy`). An op without a handler,
+or that its handler refuses, runs in torch on the values so far (a flush): the graph
+is split there and stays correct. `reports()` says, per graph, how many ops ran on
+dvm. What the call became is kept as a plan (`plan`): later calls of the signature
+replay it, recording nothing."""
 
 from __future__ import annotations
 
 import logging
 import operator
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,9 +26,13 @@ from torch import fx
 
 from dvm import lazy
 from dvm.lazy import LazyArray
+from dvm.lazy.record import TRACE
+from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
 from dvm.torch.aten import HANDLERS, Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
+from dvm.torch.plan import BUILDING, Builder, Plan
+from dvm.torch.sizes import SIZES, Size, plain
 
 log = logging.getLogger("dvm.torch")
 
@@ -41,6 +46,10 @@ class Report:
     ops_on_dvm: int = 0
     fallbacks: Counter[str] = field(default_factory=Counter)
     """ATen ops that ran in torch, by name."""
+    plans: int = 0
+    """Plans made (one per input signature and branch taken on sizes)."""
+    replayed: int = 0
+    """Calls that replayed a plan (nothing recorded)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +57,8 @@ class Report:
             "ops_total": self.ops_total,
             "ops_on_dvm": self.ops_on_dvm,
             "fallbacks": dict(self.fallbacks),
+            "plans": self.plans,
+            "replayed": self.replayed,
         }
 
 
@@ -66,9 +77,11 @@ def to_lazy(value: Any) -> Any:
 
 
 def to_tensor(value: Any) -> Any:
-    """A runner's value as torch's (a lazy array read: a sync point)."""
+    """A runner's value as torch's (a lazy array read: a sync point; a size plain)."""
     if isinstance(value, LazyArray):
         return to_torch(np.asarray(value))
+    if isinstance(value, Size):
+        return plain(value)
     if isinstance(value, list | tuple):
         return type(value)(to_tensor(v) for v in value)
     return value
@@ -79,6 +92,13 @@ def op_name(target: Any) -> str:
     return packet.__name__ if packet is not None else getattr(target, "__name__", str(target))
 
 
+MAX_PLANS = 8
+"""Plans kept per graph and input signature (least recently made go)."""
+
+PLAN_ATTEMPTS = 4
+"""Recording calls of a graph that made no plan after which it stops trying."""
+
+
 class GraphRunner:
     """Runs one FX graph (see the module docstring); call it with the graph's inputs."""
 
@@ -87,21 +107,65 @@ class GraphRunner:
         self.nodes = list(module.graph.nodes)
         self.report = Report(name)
         self.first = True
+        self.plans: dict[tuple[Any, ...], list[Plan]] = {}
+        self.attempts = PLAN_ATTEMPTS
+        self.builder: Builder | None = None
 
     def __call__(self, *args: Any) -> Any:
+        key = input_signature(args)
+        for plan in self.plans.get(key, ()):
+            outputs = plan.replay(args)
+            if outputs is not None:
+                self.report.replayed += 1
+                return outputs
+        return self.record(args, key)
+
+    def record(self, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
+        """A call recorded op by op; it leaves a plan for its signature if it can."""
+        builder = Builder(len(args)) if self.attempts > 0 else None
+        self.builder = builder
+        if builder is not None:
+            SIZES.start()
+            RUNS.append(builder.segment)
+            BUILDING.append(builder)
+        TRACE.views = False
+        try:
+            outputs, returned, originals = self.walk(args)
+        finally:
+            TRACE.views = True
+            if builder is not None:
+                SIZES.stop()
+                RUNS.remove(builder.segment)
+                BUILDING.remove(builder)
+            self.builder = None
+        if builder is not None:
+            plan = builder.plan(returned, originals)
+            if plan is None:
+                self.attempts -= 1
+            else:
+                plans = self.plans.setdefault(key, [])
+                plans.insert(0, plan)
+                del plans[MAX_PLANS:]
+                self.report.plans += 1
+        return outputs
+
+    def walk(self, args: tuple[Any, ...]) -> tuple[list[Any], list[Any], dict[int, int]]:
+        """The graph's ops on the call's values: the outputs, the values they were
+        made from, and which outputs are inputs (output -> input position)."""
         env: dict[fx.Node, Any] = {}
-        inputs = iter(args)
-        originals: dict[fx.Node, Any] = {}
+        inputs = iter(enumerate(args))
+        places: dict[fx.Node, int] = {}
         for node in self.nodes:
             if node.op == "placeholder":
-                originals[node] = next(inputs)
-                env[node] = to_lazy(originals[node])
+                place, value = next(inputs)
+                places[node] = place
+                env[node] = self.builder.input(value) if self.builder else to_lazy(value)
             elif node.op == "get_attr":
                 env[node] = to_lazy(getattr(self.module, str(node.target)))
             elif node.op == "call_function":
                 env[node] = self.call(node, env)
             elif node.op == "output":
-                return self.finish(node, env, originals)
+                return self.finish(node, env, places, args)
         raise ValueError(f"{self.report.graph}: the graph has no output")
 
     def call(self, node: fx.Node, env: dict[fx.Node, Any]) -> Any:
@@ -124,7 +188,20 @@ class GraphRunner:
             except Unsupported:
                 pass
         self.count(name, False)
-        return run_in_torch(target, args, kwargs)
+        return self.run_in_torch(target, args, kwargs)
+
+    def run_in_torch(self, target: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        """The op in torch eager on the values (a flush), its tensors lazy again. A
+        functional collective is waited for at once: its result leaves torch here, so
+        the graph's `wait_tensor` no longer reaches it."""
+        result = target(*to_tensor(args), **to_tensor(kwargs))
+        if getattr(target, "namespace", None) == "_c10d_functional":
+            result = torch.ops._c10d_functional.wait_tensor(result)
+        if self.builder is None:
+            return to_lazy(result)
+        held = self.builder.result(result)
+        self.builder.torch_op(target, args, kwargs, held)
+        return held
 
     def count(self, name: str, on_dvm: bool) -> None:
         if self.first:
@@ -133,18 +210,33 @@ class GraphRunner:
             if not on_dvm:
                 self.report.fallbacks[name] += 1
 
-    def finish(self, node: fx.Node, env: dict[fx.Node, Any], originals: dict[fx.Node, Any]) -> Any:
-        results = node.args[0]
-        values = [
-            originals[r] if r in originals else env[r] if isinstance(r, fx.Node) else r
-            for r in results  # type: ignore[union-attr]
+    def finish(
+        self, node: fx.Node, env: dict[fx.Node, Any], places: dict[fx.Node, int], args: Any
+    ) -> tuple[list[Any], list[Any], dict[int, int]]:
+        results: Any = node.args[0]
+        values = [env[r] if isinstance(r, fx.Node) else r for r in results]
+        originals = {k: places[r] for k, r in enumerate(results) if r in places}
+        outputs = [
+            args[originals[k]] if k in originals else to_tensor(v) for k, v in enumerate(values)
         ]
-        outputs = [to_tensor(v) for v in values]
         if self.first:
             self.first = False
             REPORTS.append(self.report)
             log.info("%s", summary(self.report))
-        return outputs
+        return outputs, values, originals
+
+
+def input_signature(args: Sequence[Any]) -> tuple[Any, ...]:
+    """What a plan is kept under: tensors by dtype, rank and device, ints by type (a
+    plan's guards say which sizes it serves), any other input by value."""
+    return tuple(
+        (a.dtype, a.dim(), a.device.type)
+        if isinstance(a, torch.Tensor)
+        else int
+        if type(a) is int
+        else (type(a), a)
+        for a in args
+    )
 
 
 def as_declared(node: fx.Node, value: Any) -> Any:
@@ -155,22 +247,12 @@ def as_declared(node: fx.Node, value: Any) -> Any:
         dtype = DTYPES.get(declared.dtype)
         if dtype is None:
             raise Unsupported(f"dtype {declared.dtype}")
-        if tuple(value.shape) != tuple(int(d) for d in declared.shape) and all(
-            isinstance(d, int) for d in declared.shape
+        if all(isinstance(d, int) for d in declared.shape) and tuple(value.shape) != tuple(
+            declared.shape
         ):
             raise Unsupported("a shape that differs from torch's")
         return value if value.dtype == dtype else value.astype(dtype)
     return value
-
-
-def run_in_torch(target: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    """The op in torch eager on the values (a flush), its tensors lazy again. A
-    functional collective is waited for at once: its result leaves torch here, so the
-    graph's `wait_tensor` no longer reaches it."""
-    result = target(*to_tensor(args), **to_tensor(kwargs))
-    if getattr(target, "namespace", None) == "_c10d_functional":
-        result = torch.ops._c10d_functional.wait_tensor(result)
-    return to_lazy(result)
 
 
 def summary(report: Report) -> str:

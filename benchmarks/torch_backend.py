@@ -1,0 +1,172 @@
+"""What `torch.compile(backend="dvm")` adds per new shape over its bare programs.
+
+Run: .venv/bin/python benchmarks/torch_backend.py [--shapes 10 --repeats 5]
+
+Each module (LayerNorm, a GELU chain, a BERT layer, MMoE) is compiled with
+`dynamic=True` and called on a stream of new shapes (sizes of 2 and more: dynamo
+makes a graph of its own for 0 and 1), each --repeats times. Per module:
+
+- `new`: a first call at a new shape minus a repeat at it (median, p90): what a
+  new shape costs the backend (the programs' specializations, plus the backend's
+  own work);
+- `bare`: the same for the backend's programs themselves (the `dvm.compile`
+  programs the plan calls, timed inside those calls): their specializations;
+- `extra`: new minus bare, the backend's cost per new shape (goal: at most 0.1 ms);
+- `rep` and `eager`: a repeat call through the backend and in torch eager
+  (median), and `recorded`: the calls that recorded (the rest replayed a plan).
+
+The machine's load average is printed: on a shared machine, compare within a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from dvm import lazy
+from dvm.torch import plan as plans
+
+
+class GeluChain(nn.Module):
+    def forward(self, x: Any) -> Any:
+        return 0.5 * x * (1 + torch.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+class BertLayer(nn.Module):
+    """A BERT encoder layer: attention, residual LayerNorms, a GELU FFN."""
+
+    def __init__(self, d: int = 128, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ffn = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x: Any) -> Any:
+        b, t, c = x.shape
+
+        def heads(y: Any) -> Any:
+            return y.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+
+        scores = heads(self.q(x)) @ heads(self.k(x)).transpose(-1, -2) / math.sqrt(c // self.heads)
+        context = (torch.softmax(scores, dim=-1) @ heads(self.v(x))).transpose(1, 2)
+        x = self.ln1(x + self.o(context.reshape(b, t, c)))
+        return self.ln2(x + self.ffn(x))
+
+
+class MMoE(nn.Module):
+    def __init__(self, d: int = 64, experts: int = 4, tasks: int = 2) -> None:
+        super().__init__()
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(d, 64), nn.ReLU()) for _ in range(experts)
+        )
+        self.gates = nn.ModuleList(nn.Linear(d, experts) for _ in range(tasks))
+        self.towers = nn.ModuleList(nn.Linear(64, 1) for _ in range(tasks))
+
+    def forward(self, x: Any) -> Any:
+        e = torch.stack([expert(x) for expert in self.experts], dim=1)
+        outs = []
+        for gate, tower in zip(self.gates, self.towers, strict=True):
+            w = torch.softmax(gate(x), dim=-1).unsqueeze(-1)
+            outs.append(torch.sigmoid(tower((w * e).sum(1))))
+        return torch.cat(outs, dim=-1)
+
+
+Shapes = Callable[[np.random.Generator], tuple[int, ...]]
+MODULES: dict[str, tuple[Callable[[], nn.Module], Shapes]] = {
+    "layernorm": (lambda: nn.LayerNorm(1024), lambda r: (int(r.integers(16, 256)), 1024)),
+    "gelu": (GeluChain, lambda r: (int(r.integers(16, 256)), 1024)),
+    "bert": (BertLayer, lambda r: (int(r.integers(2, 8)), int(r.integers(8, 64)), 128)),
+    "mmoe": (MMoE, lambda r: (int(r.integers(64, 1024)), 64)),
+}
+"""Per module: how to build it, and a random input shape of the stream (small enough
+that a call's fixed costs, not its memory traffic, are what differ at a new shape)."""
+
+
+class Programs:
+    """The time the plans' programs take (a call's share of it: `seconds` before and after)."""
+
+    seconds = 0.0
+
+
+def time_programs() -> None:
+    """From now on, time every program a plan replays (into `Programs.seconds`)."""
+    original = plans.Step.run
+
+    def run(step: plans.Step, v: Any) -> bool:
+        if step.program is None:
+            return original(step, v)
+        start = time.perf_counter()
+        try:
+            return original(step, v)
+        finally:
+            Programs.seconds += time.perf_counter() - start
+
+    plans.Step.run = run  # type: ignore[method-assign]
+
+
+def timed(function: Callable[[], Any]) -> tuple[float, float]:
+    """The call's time, and its programs' share of it."""
+    programs = Programs.seconds
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start, Programs.seconds - programs
+
+
+def ms(values: list[float], q: float) -> str:
+    return f"{np.quantile(values, q) * 1e3:7.3f}"
+
+
+def measure(name: str, shapes: int, repeats: int) -> str:
+    make, shape_of = MODULES[name]
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    model = make().eval()
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    inputs = [torch.randn(*shape_of(rng)) for _ in range(shapes + 1)]
+    new, bare, repeat, eager = [], [], [], []
+    recorded = 0
+    with torch.no_grad():
+        compiled(inputs[0])  # the graph's compile and first plan
+        for x in inputs[1:]:
+            ops = lazy.stats()["ops_recorded"]
+            first = timed(lambda x=x: compiled(x))
+            recorded += lazy.stats()["ops_recorded"] != ops
+            again = [timed(lambda x=x: compiled(x)) for _ in range(repeats)]
+            new.append(first[0] - statistics.median(t for t, _ in again))
+            bare.append(first[1] - statistics.median(p for _, p in again))
+            repeat.extend(t for t, _ in again)
+            eager.extend(timed(lambda x=x: model(x))[0] for _ in range(repeats))
+    extra = [n - b for n, b in zip(new, bare, strict=True)]
+    return (
+        f"{name:10} {ms(new, 0.5)} {ms(new, 0.9)} {ms(bare, 0.5)} {ms(extra, 0.5)} "
+        f"{ms(extra, 0.9)} {ms(repeat, 0.5)} {ms(eager, 0.5)} {recorded:8d}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
+    parser.add_argument("--shapes", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--modules", default=",".join(MODULES))
+    options = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f}; {options.shapes} new shapes x "
+          f"{options.repeats} repeats; times in ms")  # fmt: skip
+    time_programs()
+    columns = ["new", "new p90", "bare", "extra", "ext p90", "rep", "eager", "recorded"]
+    print(f"{'module':10} " + " ".join(f"{c:>7}" for c in columns))
+    for name in options.modules.split(","):
+        print(measure(name, options.shapes, options.repeats), flush=True)
+
+
+if __name__ == "__main__":
+    main()

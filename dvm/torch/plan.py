@@ -1,0 +1,318 @@
+"""A graph's call, kept as a plan and replayed on new shapes without recording.
+
+The first call of a graph for an input signature records its ops on lazy arrays
+(`graph.GraphRunner`); a `Builder` watches it: every value the call makes gets a
+*slot* (the inputs, then each program's and each torch op's results), the sizes are
+`sizes.Size`s that say how they are computed from the slots, and the branches taken
+on sizes are guards. What the call became is a `Plan`: the compiled programs
+(`dvm.compile`'s, which specialize per shape), the torch ops between them, where each
+argument comes from (a slot, a constant, a size's formula) and where the outputs are.
+A later call with the same signature checks the guards and replays the steps: no
+recording, no segment key. A guard that fails (the same code would have taken another
+branch) sends the call back to recording, which makes a plan for that case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from dvm.lazy import LazyArray
+from dvm.lazy.graph import Node
+from dvm.lazy.segment import Compiled, Segment, contiguous
+from dvm.lazy.stats import STATS
+from dvm.torch.convert import DTYPES, to_numpy, to_torch
+from dvm.torch.sizes import SIZES, Size, plain, sized
+
+Values = list[Any]
+"""A call's values by slot."""
+
+
+def compiled_function(body: str, constants: Sequence[Any] = ()) -> Callable[..., Any]:
+    """`lambda v: body` (over the slots `v` and the plan's constants `c`)."""
+    scope = {"c": constants, "asarray": np.asarray, "contiguous": contiguous}
+    return eval(f"lambda v: {body}", scope)  # (the source is made here, from sizes)
+
+
+def all_true(guards: Sequence[str]) -> Callable[[Values], bool] | None:
+    return compiled_function(" and ".join(guards)) if guards else None
+
+
+@dataclass
+class Step:
+    """A program or a torch op of the plan, with what it reads and where its results go."""
+
+    program: Any = None
+    """The compiled segment (`dvm.compile`'s program), or None for a torch op."""
+    kernels: int = 0
+    arguments: Callable[[Values], tuple[Any, ...]] | None = None
+    """The program's arguments (arrays, then index values) from the slots."""
+    target: Any = None
+    """The torch op."""
+    template: Any = None
+    """The torch op's (args, kwargs), with `Slot`s and `Formula`s in place of values."""
+    results: Any = None
+    """The slots of the results: a list (a program's), or the torch op's structure."""
+    checks: Callable[[Values], bool] | None = None
+    """Guards that read this step's results (checked after it), or data checks (before)."""
+
+    def run(self, v: Values) -> bool:
+        if self.program is None:
+            return self.run_torch(v)
+        assert self.arguments is not None
+        if self.checks is not None and not self.checks(v):
+            return False
+        outputs = self.program(*self.arguments(v))
+        if len(self.results) == 1:
+            outputs = (outputs,)
+        for slot, value in zip(self.results, outputs, strict=True):
+            v[slot] = value
+        STATS.segments += 1
+        STATS.reused += 1
+        STATS.kernels_launched += self.kernels
+        return True
+
+    def run_torch(self, v: Values) -> bool:
+        args, kwargs = fill(self.template, v, as_tensor=True)
+        result = self.target(*args, **kwargs)
+        if getattr(self.target, "namespace", None) == "_c10d_functional":
+            result = torch.ops._c10d_functional.wait_tensor(result)
+        place(self.results, result, v)
+        return self.checks is None or self.checks(v)
+
+
+@dataclass(frozen=True)
+class Slot:
+    index: int
+
+
+@dataclass(frozen=True)
+class Formula:
+    function: Callable[[Values], Any]
+
+
+@dataclass(frozen=True)
+class Input:
+    """An output that is an input of the call, as it was given."""
+
+    index: int
+
+
+def fill(template: Any, v: Values, as_tensor: bool) -> Any:
+    """The values a template stands for (arrays as tensors when `as_tensor`)."""
+    if isinstance(template, Slot):
+        value = v[template.index]
+        return to_torch(value) if as_tensor and isinstance(value, np.ndarray) else value
+    if isinstance(template, Formula):
+        return template.function(v)
+    if isinstance(template, list | tuple):
+        return type(template)(fill(t, v, as_tensor) for t in template)
+    if isinstance(template, dict):
+        return {k: fill(t, v, as_tensor) for k, t in template.items()}
+    return template
+
+
+def place(slots: Any, result: Any, v: Values) -> None:
+    """A torch op's results into their slots (arrays for the dtypes dvm computes on)."""
+    if isinstance(slots, int):
+        v[slots] = as_value(result)
+    elif isinstance(slots, list | tuple):
+        for s, r in zip(slots, result, strict=True):
+            place(s, r, v)
+
+
+def as_value(x: Any) -> Any:
+    if isinstance(x, torch.Tensor) and x.dtype in DTYPES and x.device.type == "cpu":
+        return to_numpy(x)
+    return x
+
+
+@dataclass
+class Plan:
+    """What one call became (see the module docstring)."""
+
+    slots: int
+    guard: Callable[[Values], bool] | None
+    """The guards that read only the inputs."""
+    steps: list[Step]
+    outputs: Any
+    """The outputs' template (`Slot`s read as tensors, `Input`s, `Formula`s)."""
+
+    def replay(self, args: Sequence[Any]) -> list[Any] | None:
+        """The outputs, or None where a guard fails (the call must be recorded)."""
+        v: Values = [as_value(a) for a in args]
+        if self.guard is not None and not self.guard(v):
+            return None
+        v.extend([None] * (self.slots - len(v)))
+        for step in self.steps:
+            if not step.run(v):
+                return None
+        return [
+            args[o.index] if isinstance(o, Input) else fill(o, v, as_tensor=True)
+            for o in self.outputs
+        ]
+
+
+@dataclass
+class Builder:
+    """Watches a recording call and makes its `Plan` (see the module docstring)."""
+
+    inputs: int
+    kept: list[Any] = field(default_factory=list)
+    """Everything given a slot, alive while building (slots are found by `id`)."""
+    slot_of: dict[int, int] = field(default_factory=dict)
+    scalars: dict[int, tuple[str, np.dtype[Any]]] = field(default_factory=dict)
+    """Scalar nodes made from sizes: their formula and dtype."""
+    steps: list[Step] = field(default_factory=list)
+    stage_of: list[int] = field(default_factory=list)
+    """Per step, the first slot it makes (guards that read it wait for it)."""
+    checks: list[str] = field(default_factory=list)
+    """Data checks for the next program."""
+    refusal: str | None = None
+    """Why this call makes no plan."""
+
+    def new_slot(self, value: Any) -> int:
+        self.kept.append(value)
+        self.slot_of[id(value)] = len(self.kept) - 1
+        return len(self.kept) - 1
+
+    def input(self, value: Any) -> Any:
+        """A placeholder's value as the graph runner holds it."""
+        slot = len(self.kept)
+        if isinstance(value, torch.Tensor) and value.dtype in DTYPES and value.device.type == "cpu":
+            array = to_numpy(value)
+            node = Node.of(array)
+            node.shape = sized(array.shape, slot)
+            self.new_slot(node)
+            return LazyArray(node)
+        self.new_slot(value)
+        if type(value) is int:
+            return Size(value, f"v[{slot}]", slot)
+        if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
+            self.refusal = "a symbolic input"
+        return value
+
+    def result(self, value: Any) -> Any:
+        """A torch op's result as the runner holds it: tensors lazy, their dims sized."""
+        if isinstance(value, list | tuple):
+            return type(value)(self.result(x) for x in value)
+        slot = len(self.kept)
+        converted = as_value(value)
+        if isinstance(converted, np.ndarray):
+            node = Node.of(converted)
+            node.shape = sized(converted.shape, slot)
+            self.new_slot(node)
+            return LazyArray(node)
+        self.new_slot(value)
+        return value
+
+    def result_slots(self, held: Any) -> Any:
+        if isinstance(held, list | tuple):
+            return type(held)(self.result_slots(x) for x in held)
+        return self.slot_of[id(held._node if isinstance(held, LazyArray) else held)]
+
+    def scalar(self, size: Size, like: np.dtype[Any]) -> LazyArray:
+        """A size used as a number in an op: a 0-d array that replay computes anew."""
+        dtype = np.dtype(np.int64) if like == np.dtype(np.bool_) else like
+        node = Node.of(np.asarray(plain(size), dtype))
+        self.kept.append(node)
+        self.scalars[id(node)] = (size.expr, dtype)
+        return LazyArray(node)
+
+    def check_indices(self, indices: LazyArray, bound: Any) -> None:
+        """Replay takes with indices in range only (recording checks them)."""
+        slot = self.slot_of.get(id(indices._node))
+        if slot is None:
+            self.refusal = "indices that are not a value of the call"
+            return
+        upper = bound.expr if isinstance(bound, Size) else repr(bound)
+        self.checks.append(f"(v[{slot}].size == 0 or (v[{slot}].min() >= 0 and "
+                           f"v[{slot}].max() < {upper}))")  # fmt: skip
+
+    def template(self, x: Any) -> Any:
+        if isinstance(x, LazyArray):  # (a constant one: a tensor over its memory)
+            slot = self.slot_of.get(id(x._node))
+            return Slot(slot) if slot is not None else to_torch(x.numpy())
+        if isinstance(x, Size):
+            return Formula(compiled_function(x.expr))
+        if isinstance(x, list | tuple):
+            return type(x)(self.template(y) for y in x)
+        if isinstance(x, dict):
+            return {k: self.template(y) for k, y in x.items()}
+        slot = self.slot_of.get(id(x)) if isinstance(x, torch.Tensor) else None
+        return Slot(slot) if slot is not None else x
+
+    def segment(self, segment: Segment, entry: Compiled) -> None:
+        """A flush ran `segment` (hooked into `dvm.lazy.segment.run`)."""
+        if entry.program is None:
+            self.refusal = "a segment that did not compile"
+            return
+        constants: list[Any] = []
+        parts = []
+        for node in segment.args:
+            slot = self.slot_of.get(id(node))
+            if slot is not None:
+                parts.append(f"contiguous(v[{slot}])")
+            elif id(node) in self.scalars:
+                expr, dtype = self.scalars[id(node)]
+                constants.append(dtype)
+                parts.append(f"asarray({expr}, c[{len(constants) - 1}])")
+            else:  # a constant: a Python scalar, or a module's tensor
+                constants.append(contiguous(node.value))  # type: ignore[arg-type]
+                parts.append(f"c[{len(constants) - 1}]")
+        for index in segment.indices():
+            parts.append(index.expr if isinstance(index, Size) else repr(plain(index)))
+        first = len(self.kept)
+        results = [self.new_slot(node) for node in segment.outputs]
+        checks, self.checks = self.checks, []
+        self.steps.append(
+            Step(
+                program=entry.program,
+                kernels=entry.kernels,
+                arguments=compiled_function(f"({', '.join(parts)},)", constants),
+                results=results,
+                checks=all_true(checks),
+            )
+        )
+        self.stage_of.append(first)
+
+    def torch_op(self, target: Any, args: Any, kwargs: Any, held: Any) -> None:
+        """A torch op ran on `args` (its results, as held, in `held`)."""
+        first = len(self.kept) - count_leaves(held)
+        template = (self.template(args), self.template(kwargs))
+        self.steps.append(Step(target=target, template=template, results=self.result_slots(held)))
+        self.stage_of.append(first)
+
+    def plan(self, outputs: Sequence[Any], originals: dict[int, int]) -> Plan | None:
+        """The plan (None if the call made none); `originals`: the outputs that are
+        inputs, by position."""
+        if self.refusal is not None or SIZES.lost:
+            return None
+        stages: dict[int, list[str]] = {}
+        for guard, newest in SIZES.guards.items():
+            step = -1 if newest < self.inputs else self.step_making(newest)
+            stages.setdefault(step, []).append(guard)
+        for k, step in enumerate(self.steps):
+            if k in stages and step.program is None:
+                step.checks = all_true(stages[k])
+        template = [
+            Input(originals[k]) if k in originals else self.template(o)
+            for k, o in enumerate(outputs)
+        ]
+        return Plan(len(self.kept), all_true(stages.get(-1, [])), self.steps, template)
+
+    def step_making(self, slot: int) -> int:
+        return max(k for k, first in enumerate(self.stage_of) if first <= slot)
+
+
+BUILDING: list[Builder] = []
+"""The builder of the call being recorded, if any (the handlers tell it of sizes used
+as numbers and of indices a take reads)."""
+
+
+def count_leaves(x: Any) -> int:
+    return sum(count_leaves(y) for y in x) if isinstance(x, list | tuple) else 1

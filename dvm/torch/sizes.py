@@ -1,0 +1,159 @@
+"""Sizes that remember where they came from, so that a graph's first call can say how
+every size it used is computed from the inputs (`plan`).
+
+A `Size` is an `int` (code that reads sizes runs unchanged) with `expr`, Python
+source over the call's values `v` (`v[3].shape[1]`, `(v[0] * 4)`): arithmetic on
+sizes keeps it, and every comparison or truth test of a size is noted as a guard
+(the expression and its outcome), since the code that branched on it took that
+branch for these sizes only. A conversion to a plain number (`int()`, numpy reading
+it, `float()`) loses the origin: it is noted too, and a call that lost one is not
+replayed (`Sizes.lost`).
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class Sizes(threading.local):
+    """What the sizes of the call being recorded on this thread have noted."""
+
+    def __init__(self) -> None:
+        self.guards: dict[str, int] = {}
+        """Each guard's source (true for these sizes) -> the newest value it reads."""
+        self.lost = False
+        self.active = False
+
+    def start(self) -> None:
+        self.guards, self.lost, self.active = {}, False, True
+
+    def stop(self) -> None:
+        self.active = False
+
+
+SIZES = Sizes()
+
+
+class Size(int):
+    """An int and the expression it was computed by (see the module docstring)."""
+
+    expr: str
+    newest: int
+    """The newest value of the call it reads (guards that read it wait for it)."""
+
+    def __new__(cls, value: int, expr: str, newest: int) -> Size:
+        made = super().__new__(cls, value)
+        made.expr, made.newest = expr, newest
+        return made
+
+    def __reduce__(self) -> Any:  # (pickled, copied: a plain int)
+        return (int, (int.__index__(self),))
+
+    def _lost(self) -> int:
+        SIZES.lost = True
+        return int.__index__(self)
+
+    def __int__(self) -> int:
+        return self._lost()
+
+    def __index__(self) -> int:
+        return self._lost()
+
+    def __float__(self) -> float:
+        return float(self._lost())
+
+    def __bool__(self) -> bool:
+        outcome = int.__index__(self) != 0
+        note(f"({self.expr} != 0)" if outcome else f"({self.expr} == 0)", self.newest)
+        return outcome
+
+    __hash__ = int.__hash__
+
+
+def plain(x: Any) -> Any:
+    """`x` as a plain int if it is a `Size` (no guard, nothing lost)."""
+    return int.__index__(x) if isinstance(x, Size) else x
+
+
+def expr_of(x: Any) -> tuple[str, int] | None:
+    if isinstance(x, Size):
+        return x.expr, x.newest
+    if type(x) is int:
+        return repr(x), -1
+    return None
+
+
+def note(guard: str, newest: int) -> None:
+    if SIZES.active:
+        SIZES.guards[guard] = max(newest, SIZES.guards.get(guard, -1))
+
+
+def arithmetic(symbol: str, function: Callable[[int, int], int], reflected: bool) -> Any:
+    def method(self: Size, other: Any) -> Any:
+        theirs = expr_of(other)
+        mine = int.__index__(self)
+        if theirs is None:  # a float, a numpy number...: a plain result
+            SIZES.lost = True
+            return function(other, mine) if reflected else function(mine, other)
+        value = function(plain(other), mine) if reflected else function(mine, plain(other))
+        left, right = (theirs[0], self.expr) if reflected else (self.expr, theirs[0])
+        return Size(value, f"({left} {symbol} {right})", max(self.newest, theirs[1]))
+
+    return method
+
+
+def comparison(symbol: str, function: Callable[[int, int], bool]) -> Any:
+    def method(self: Size, other: Any) -> Any:
+        theirs = expr_of(other)
+        if theirs is None:
+            if isinstance(other, float):
+                SIZES.lost = True
+                return function(int.__index__(self), other)  # type: ignore[arg-type]
+            return NotImplemented
+        outcome = function(int.__index__(self), plain(other))
+        text = f"({self.expr} {symbol} {theirs[0]})"
+        note(text if outcome else f"(not {text})", max(self.newest, theirs[1]))
+        return outcome
+
+    return method
+
+
+for _name, _symbol, _function in [
+    ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
+    ("floordiv", "//", operator.floordiv), ("mod", "%", operator.mod),
+]:  # fmt: skip
+    setattr(Size, f"__{_name}__", arithmetic(_symbol, _function, False))
+    setattr(Size, f"__r{_name}__", arithmetic(_symbol, _function, True))
+for _name, _symbol, _function in [
+    ("eq", "==", operator.eq), ("ne", "!=", operator.ne), ("lt", "<", operator.lt),
+    ("le", "<=", operator.le), ("gt", ">", operator.gt), ("ge", ">=", operator.ge),
+]:  # fmt: skip
+    setattr(Size, f"__{_name}__", comparison(_symbol, _function))
+# Any other operation on ints gives a plain int: the origin is lost.
+for _name in ("pow", "rpow", "and", "rand", "or", "ror", "xor", "rxor", "lshift", "rlshift",
+              "rshift", "rrshift", "divmod", "rdivmod", "abs", "invert", "round", "trunc",
+              "floor", "ceil"):  # fmt: skip
+    setattr(
+        Size,
+        f"__{_name}__",
+        lambda self, *rest, _n=_name: getattr(int, f"__{_n}__")(self._lost(), *rest),
+    )
+Size.__neg__ = lambda self: Size(-int.__index__(self), f"(-{self.expr})", self.newest)  # type: ignore[method-assign]
+Size.__pos__ = lambda self: self  # type: ignore[method-assign]
+Size.__truediv__ = lambda self, other: float(self) / other  # type: ignore[method-assign]
+Size.__rtruediv__ = lambda self, other: other / float(self)  # type: ignore[method-assign]
+
+
+def sized(shape: tuple[int, ...], slot: int) -> tuple[int, ...]:
+    """A shape whose dims are read from value `slot` of the call."""
+    return tuple(Size(d, f"v[{slot}].shape[{axis}]", slot) for axis, d in enumerate(shape))
+
+
+def specialized(x: Any) -> int:
+    """`x` as a plain int that the call's structure depends on (noted as a guard)."""
+    if isinstance(x, Size):
+        _ = x == int.__index__(x)
+    return plain(x)
