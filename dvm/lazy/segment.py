@@ -3,7 +3,7 @@
 A flush takes every pending node that a live lazy array still shows, and what those
 need; the rest is dead and dropped. A node that numpy would make a view of a known
 array is not computed: it becomes that view (`Node.view`). The segment's key is its
-structure (ops, attributes, dtypes, ranks, and which operand is which), never its
+structure (ops, attributes, dtypes, ranks and static 1s, which operand is which), never its
 shapes or sizes: those are arguments, so the same code on new shapes reuses the
 compiled program, which only specializes (`dvm.compile`'s per-shape cache). Unit
 dims and equal dims need no place in the key either: the compiled program checks
@@ -101,7 +101,7 @@ def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | No
     for k, node in enumerate(nodes):
         places[id(node)] = len(args) + k
     key = (
-        tuple((a.dtype, a.ndim) for a in args),
+        tuple((a.dtype, a.static) for a in args),
         tuple((n.signature, tuple(places[id(o)] for o in n.operands)) for n in nodes),
         tuple(places[id(o)] for o in outputs),
     )

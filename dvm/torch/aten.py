@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.lazy import LazyArray, record
+from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.array import dialect_op
 from dvm.lazy.record import collective as record_collective
 from dvm.torch.plan import BUILDING
@@ -275,6 +275,16 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
     return x.astype(DTYPES[dtype]) if dtype is not None else x.copy()
 
 
+def scalar_tensor(value: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """A 0-d tensor of a Python number (torch's default dtype: float32)."""
+    from dvm.torch.convert import DTYPES
+
+    target = DTYPES.get(dtype) if dtype is not None else np.dtype(np.float32)
+    if target is None or isinstance(value, Size):
+        raise Unsupported("scalar_tensor of this dtype, or of a size")
+    return asarray(np.asarray(value, target))
+
+
 def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
     weight, indices = lazy(weight), lazy(indices)
     ids, rows = indices._node.value, weight.shape[0]
@@ -377,6 +387,7 @@ HANDLERS: dict[str, Handler] = {
     "unsqueeze": unsqueeze, "squeeze": squeeze, "slice": slice_, "select": select,
     "split_with_sizes": split_with_sizes, "split": split, "cat": cat,
     "clone": lambda x, **kw: lazy(x).copy(), "_to_copy": to_copy,
+    "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
     "embedding": embedding, "cumsum": cumsum,

@@ -159,9 +159,11 @@ class GraphRunner:
             if node.op == "placeholder":
                 place, value = next(inputs)
                 places[node] = place
-                env[node] = self.builder.input(value) if self.builder else to_lazy(value)
+                held = self.builder.input(value) if self.builder else to_lazy(value)
+                env[node] = with_unit_dims(held, node.meta.get("val"))
             elif node.op == "get_attr":
-                env[node] = to_lazy(getattr(self.module, str(node.target)))
+                held = to_lazy(getattr(self.module, str(node.target)))
+                env[node] = with_unit_dims(held, held)
             elif node.op == "call_function":
                 env[node] = self.call(node, env)
             elif node.op == "output":
@@ -188,7 +190,7 @@ class GraphRunner:
             except Unsupported:
                 pass
         self.count(name, False)
-        return self.run_in_torch(target, args, kwargs)
+        return with_unit_dims(self.run_in_torch(target, args, kwargs), node.meta.get("val"))
 
     def run_in_torch(self, target: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         """The op in torch eager on the values (a flush), its tensors lazy again. A
@@ -224,6 +226,22 @@ class GraphRunner:
             REPORTS.append(self.report)
             log.info("%s", summary(self.report))
         return outputs, values, originals
+
+
+def with_unit_dims(held: Any, declared: Any) -> Any:
+    """`held` (a value known now) typed with a static 1 where torch's graph has one
+    (`declared`: the node's tensor, or tensors), so a program that reads it is compiled
+    for that 1 rather than for a `?` that is 1 at every call (a variant per such dim)."""
+    if isinstance(held, list | tuple) and isinstance(declared, list | tuple):
+        for h, d in zip(held, declared, strict=False):
+            with_unit_dims(h, d)
+    elif isinstance(held, LazyArray) and isinstance(declared, torch.Tensor | LazyArray):
+        node = held._node
+        ones = [a for a, d in enumerate(declared.shape) if type(d) is int and d == 1]
+        known = ones and node.value is not None and len(declared.shape) == node.ndim
+        if known and all(node.shape[a] == 1 for a in ones):  # (a size: noted as a guard)
+            node.static = tuple(1 if a in ones else s for a, s in enumerate(node.static))
+    return held
 
 
 def input_signature(args: Sequence[Any]) -> tuple[Any, ...]:
