@@ -181,9 +181,12 @@ def operator_method(function: np.ufunc, reflected: bool = False) -> Any:
     case, a third of an op's cost); anything else goes through numpy's ufunc."""
 
     def method(self: LazyArray, other: Any) -> Any:
-        operands = (other, self) if reflected else (self, other)
-        node = numpy_api.ufunc(function, [unwrap(x) for x in operands])
-        return LazyArray(node) if node is not None else function(*operands)
+        theirs = other._node if type(other) is LazyArray else other
+        nodes = [theirs, self._node] if reflected else [self._node, theirs]
+        node = numpy_api.ufunc(function, nodes)
+        if node is not None:
+            return LazyArray(node)
+        return function(other, self) if reflected else function(self, other)
 
     return method
 
@@ -269,7 +272,10 @@ def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[st
 def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     """numpy's `func(*args, **kwargs)`: recorded by its handler, or run in numpy."""
     handler = FUNCTIONS.get(func)
-    made = None if handler is None else handler(*unwrap(args), **unwrap(kwargs))
+    made = None
+    if handler is not None:
+        nodes = [a._node if type(a) is LazyArray else unwrap(a) for a in args]
+        made = handler(*nodes, **{k: unwrap(v) for k, v in kwargs.items()} if kwargs else {})
     if made is None:
         return fallback(func.__name__, func, args, kwargs)
     if isinstance(made, View):

@@ -12,7 +12,7 @@ code runs on.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -78,11 +78,6 @@ class Node:
     """(base, index) when numpy would make this node a view of `base` (`base[index]`,
     `base.T`...): once both are known it becomes that view, so writes through either
     are seen by the other, as in numpy."""
-    signature: tuple[Any, ...] = field(init=False)
-    """What the segment's key holds of it (with its operands' places)."""
-
-    def __post_init__(self) -> None:
-        self.signature = (self.op, self.params, self.dtype, self.static)
 
     @staticmethod
     def of(array: np.ndarray[Any, Any]) -> Node:
@@ -129,3 +124,28 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
             size = shape[k]
         out.append(size)
     return tuple(out)
+
+
+def broadcast_nodes(nodes: list[Node]) -> tuple[tuple[int, ...], Static] | None:
+    """numpy's broadcast of the nodes' shapes and its type dims (`broadcast_shape`,
+    `broadcast_static`) in one pass; None when they do not broadcast."""
+    rank = max([len(n.shape) for n in nodes])
+    aligned = [((None,) * (rank - len(n.shape)) + n.shape, n.static) for n in nodes]
+    shape: list[int] = []
+    static: list[int | None] = []
+    for axis in range(rank):
+        size, one = 1, True
+        for dims, statics in aligned:
+            d = dims[axis]
+            if d is None:
+                continue
+            if statics[axis - rank + len(statics)] != 1:
+                one = False
+            if d == 1:
+                continue
+            if size != 1 and size != d:
+                return None
+            size = d
+        shape.append(size)
+        static.append(1 if one else None)
+    return tuple(shape), tuple(static)

@@ -129,7 +129,10 @@ def ufunc(function: np.ufunc, inputs: Sequence[Operand]) -> Node | None:
     special = SPECIAL.get(function)
     if special is not None:
         return special(*inputs)
-    plan = ufunc_plan(function, tuple([operand_dtype(x) for x in inputs]))
+    key = (function, *[operand_key(x) for x in inputs])
+    plan = PLANS.get(key, MISSING)
+    if plan is MISSING:
+        plan = PLANS[key] = ufunc_plan(function, tuple([operand_dtype(x) for x in inputs]))
     if plan is None:
         return None
     name, in_dtypes, out_dtype = plan
@@ -141,6 +144,19 @@ def ufunc(function: np.ufunc, inputs: Sequence[Operand]) -> Node | None:
         recorded = recorded or type(x) is Node
         nodes.append(node)
     return record.elementwise(name, nodes, out_dtype) if recorded else None
+
+
+def operand_key(x: Operand) -> Any:
+    kind = type(x)
+    if kind is Node:
+        return x.dtype
+    return kind if kind in (bool, int, float) else (kind, getattr(x, "dtype", None))
+
+
+PLANS: dict[tuple[Any, ...], Any] = {}
+"""`ufunc_plan` by the ufunc and its operands' dtypes (nodes) or types (Python
+scalars): a lookup per recorded op, without checking each operand again."""
+MISSING = object()
 
 
 @cache

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.lazy.graph import Node, Static, broadcast_shape, broadcast_static
+from dvm.lazy.graph import Node, Static, broadcast_nodes, broadcast_shape, broadcast_static
 from dvm.lazy.stats import STATS
 
 MAX_SEGMENT = 128
@@ -63,10 +63,10 @@ def elementwise(name: str, operands: Sequence[Node], dtype: np.dtype[Any]) -> No
     if all(o.shape == first.shape and o.static == first.static for o in shaped):
         shape, static = first.shape, first.static  # the common case: no broadcast
     else:
-        found = broadcast_shape(*(o.shape for o in shaped))
+        found = broadcast_nodes(shaped)
         if found is None:
             return None
-        shape, static = found, broadcast_static(*(o.static for o in shaped))
+        shape, static = found
     return record("nary", operands, (name,), shape, dtype, static)
 
 

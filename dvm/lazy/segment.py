@@ -102,7 +102,10 @@ def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | No
         places[id(node)] = len(args) + k
     key = (
         tuple((a.dtype, a.static) for a in args),
-        tuple((n.signature, tuple(places[id(o)] for o in n.operands)) for n in nodes),
+        tuple(
+            (n.op, n.params, n.dtype, n.static, tuple([places[id(o)] for o in n.operands]))
+            for n in nodes
+        ),
         tuple(places[id(o)] for o in outputs),
     )
     return Segment(args, nodes, outputs, key)
