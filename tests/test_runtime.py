@@ -304,6 +304,41 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
     assert not unlocked_restores
 
 
+TWO_MATMULS = """func.func @two(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %v: tensor<?x?xf32>)
+    -> tensor<?x?xf32> {
+  %y = tensor.matmul %x, %w : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %z = tensor.matmul %y, %v : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %z : tensor<?x?xf32>
+}"""
+
+
+def test_large_gemms_run_on_blas_threads_even_inside_a_held_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each launch's gemms are large (BLAS_THREADS_GEMM): it runs its tiles on the calling
+    thread (one core) with OpenBLAS at the count it had before the call held it at one,
+    and the call's hold comes back after each launch. (Held at one thread, the VM's
+    single-threaded sgemm per core ran at half numpy's speed next to its threads.)"""
+    blas = importlib.import_module("dvm.vm.blas")
+    count = [2]
+    puts: list[int] = []
+
+    def put(n: int) -> None:
+        puts.append(n)
+        count[0] = n
+
+    monkeypatch.setattr(blas, "_THREADS", [(lambda: count[0], put)])
+    rng = np.random.default_rng(6)
+    x, w, v = (rng.standard_normal((400, 400), dtype=np.float32) / 20 for _ in range(3))
+    two = dvm.compile(TWO_MATMULS)
+    for call in ("first", "again"):  # 1.9 MB of arguments: planned at once
+        puts.clear()
+        assert_matches(two(x, w, v), ((x @ w) @ v,), call)
+        assert (puts, count) == ([1, 2, 1, 2, 1, 2], [2]), call
+    _, stats = two.profile(x, w, v)
+    assert [s.cores for _, s in stats] == [1, 1]
+
+
 ONE_MATMUL = """func.func @q(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
   %q = tensor.matmul %x, %w : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
   func.return %q : tensor<?x64xf32>

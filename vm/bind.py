@@ -51,6 +51,7 @@ from dvm.vm.kernels import (
     mma_into,
     ones_vector,
     reduce_identity,
+    scalar_operand,
     scan_into,
     scatter_add_into,
     select_into,
@@ -349,7 +350,18 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     else:
         scratch = None
     if wide is not None or isinstance(a, Dyn) or isinstance(b, Dyn) or isinstance(dst, DynOut):
-        return call(core, mma_into, a, b, out=dst, ta=ta, tb=tb, acc=acc, scratch=scratch)
+        return call(
+            core,
+            mma_into,
+            a,
+            b,
+            out=dst,
+            ta=ta,
+            tb=tb,
+            acc=acc,
+            wide=wide is not None,
+            scratch=scratch,
+        )
     a = a.swapaxes(-1, -2) if ta else a
     b = b.swapaxes(-1, -2) if tb else b
     if not acc:
@@ -408,12 +420,12 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
         x, dst = reg(ops[reg_pos], shapes[reg_pos]), reg(ops[0], node.out)  # type: ignore[arg-type]
         if cat is Cat.BINARY:
             return partial(fn, x, reg(ops[2], shapes[2]), out=dst)  # type: ignore[arg-type]
-        s = typed_scalar(node.scalar, dtype)
+        s = scalar_operand(fn, node.scalar, dtype, shapes[reg_pos])
         return partial(fn, x, s, out=dst) if cat is Cat.BINARY_RS else partial(fn, s, x, out=dst)
     x, dst = _src(node, core, reg_pos), _dst(node, core)
     if cat is Cat.BINARY:
         return call(core, fn, x, _src(node, core, 2), out=dst)
-    s = typed_scalar(node.scalar, dtype)
+    s = scalar_operand(fn, node.scalar, dtype, shapes[reg_pos])
     if cat is Cat.BINARY_RS:
         return call(core, fn, x, s, out=dst)
     return call(core, fn, s, x, out=dst)
@@ -572,15 +584,16 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
 
             return binary
         scalar = o[3 - pos]
-        fixed = typed_scalar(scalar.value, dtype) if scalar.tag is ScalarTag.IMM else None
+        fixed = scalar.value if scalar.tag is ScalarTag.IMM else None
         rs = cat is Cat.BINARY_RS
 
         def with_scalar(node: OpNode, core: CoreLike) -> Fn | None:
             if node.store_to is not None:
                 return generic(node, core)
-            reg = core.reg
-            x, out = reg(a, node.shapes[pos]), reg(d, node.out)  # type: ignore[arg-type]
-            s = fixed if fixed is not None else typed_scalar(node.scalar, dtype)
+            reg, shape = core.reg, node.shapes[pos]
+            x, out = reg(a, shape), reg(d, node.out)  # type: ignore[arg-type]
+            value = fixed if fixed is not None else node.scalar
+            s = scalar_operand(fn, value, dtype, shape)
             return partial(fn, x, s, out=out) if rs else partial(fn, s, x, out=out)
 
         return with_scalar

@@ -66,6 +66,33 @@ def one_thread() -> int | None:
     return before
 
 
+HELD_FROM = [0]
+"""The thread count an enclosing hold (`launch.with_blas_held`) found, while it holds
+(else 0): what a launch that lets BLAS use its threads gives it back for its run."""
+
+
+def all_threads() -> int | None:
+    """Let numpy's OpenBLAS use the threads it had before any hold in progress, for a
+    launch that hands it large gemms; returns what `restore_count` needs (None: it
+    changed nothing)."""
+    found = threads()
+    if found is None or HELD_FROM[0] <= 1:
+        return None
+    get, put = found
+    before = int(get())
+    if before == HELD_FROM[0]:
+        return None
+    put(HELD_FROM[0])
+    return before
+
+
+def restore_count(before: int | None) -> None:
+    """Give OpenBLAS back the count `all_threads` found."""
+    found = threads()
+    if before is not None and found is not None:
+        found[1](before)
+
+
 def restore(before: int) -> None:
     """Give OpenBLAS back the thread count `one_thread` found."""
     found = threads()

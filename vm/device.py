@@ -79,7 +79,7 @@ class DeviceSpec:
         if got is None:
             cores = os.cpu_count() or 1
             local = HOST_LOCAL_IN_L2 * (_per_core_cache(2) or 1 << 19)
-            cube = max(local, _per_core_cache(3) or 0)
+            cube = max(local, _per_core_cache(3, shared=True) or 0)
             got = _preset(DeviceSpec(cores, cores, local, 64, 32, "host", cube))
         return got
 
@@ -104,8 +104,9 @@ def _preset(device: DeviceSpec) -> DeviceSpec:
     return _PRESETS.setdefault(device.name, device)
 
 
-def _per_core_cache(wanted: int) -> int | None:
-    """Size of cpu0's data/unified cache of level `wanted` divided by the CPUs sharing it."""
+def _per_core_cache(wanted: int, shared: bool = False) -> int | None:
+    """Size of cpu0's data/unified cache of level `wanted` divided by the CPUs sharing it
+    (with `shared`: the whole cache)."""
     try:
         for index in sorted(_CACHE_DIR.glob("index*")):
             level = (index / "level").read_text().strip()
@@ -113,7 +114,7 @@ def _per_core_cache(wanted: int) -> int | None:
             if level == str(wanted) and kind in ("Unified", "Data"):
                 size = _parse_size((index / "size").read_text().strip())
                 sharing = _count_cpus((index / "shared_cpu_list").read_text().strip())
-                return size // max(sharing, 1)
+                return size if shared else size // max(sharing, 1)
     except (OSError, ValueError):
         return None
     return None

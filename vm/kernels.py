@@ -19,7 +19,7 @@ import numpy as np
 from dvm.vm.composites import float_to_int
 from dvm.vm.errors import TakeIndexError
 from dvm.vm.isa import ACCUMULATE, AccKind, Cat, DType, ReduceKind
-from dvm.vm.narrow import mma_widened, widened
+from dvm.vm.narrow import mma_widened
 from dvm.vm.plan import Shape, ViewPlan
 from dvm.vm.program import Index, Instr
 from dvm.vm.shapes import scatter_mismatch
@@ -214,6 +214,31 @@ EXACT = 1 << 24
 """Integers of smaller magnitude are exact in float32 and float64."""
 
 
+ROW_SCALAR_UFUNCS = (np.maximum, np.minimum)
+"""numpy 2's maximum and minimum run about twice as slow with a 0-d operand as with a row
+broadcast along a tile (their SIMD loops take only a contiguous or broadcast row)."""
+
+
+def scalar_operand(fn: Any, value: float | int | None, dtype: np.dtype, shape: Any) -> Any:
+    """A SCALAR operand of `fn` on tiles of `shape`: `typed_scalar`, or for the ufuncs of
+    ROW_SCALAR_UFUNCS a read-only row of that value as long as the tile's last dim
+    (the same values, broadcast alike), memoized."""
+    scalar = typed_scalar(value, dtype)
+    if fn not in ROW_SCALAR_UFUNCS or not shape or shape[-1] < 8:
+        return scalar
+    key = (value, dtype, shape[-1])
+    got = _ROWS.get(key)
+    if got is None:
+        got = np.full(shape[-1], scalar, dtype)
+        got.flags.writeable = False
+        if len(_ROWS) < 4096:
+            _ROWS[key] = got
+    return got
+
+
+_ROWS: dict[tuple[float | int | None, np.dtype, int], np.ndarray] = {}
+
+
 def converter(src: DType, dst: DType) -> Any | None:
     """The kernel (`fn(x, out=r)`) of a `convert` from `src` to `dst` where numpy's
     assignment does not compute it: float to integer (truncated, saturated, NaN 0);
@@ -323,14 +348,16 @@ def mma_into(
     ta: bool,
     tb: bool,
     acc: bool,
+    wide: bool,
     scratch: np.ndarray | None,
 ) -> None:
     """out (+)= op(a) @ op(b), the transposes taken per call (for alias registers, which
-    are fetched per call, and a fused store's tile); `scratch` as `mma_widened` or
+    are fetched per call, and a fused store's tile); `wide`: out is a float narrower
+    than f32, multiplied in f32 (decided at bind time); `scratch` as `mma_widened` or
     `mma_acc` need it."""
     a = a.swapaxes(-1, -2) if ta else a
     b = b.swapaxes(-1, -2) if tb else b
-    if widened(out.dtype) is not None:
+    if wide:
         assert scratch is not None
         mma_widened(a, b, out, acc, scratch)
     elif acc and scratch is not None:

@@ -9,7 +9,9 @@ inline on the calling thread when few, else shared among the cores, each
 taking the next chunk of about tiles/(8 cores) until none are left (so a core
 slowed down by other work takes fewer). BLAS is held at one thread while a
 launch that calls it runs (else OpenBLAS's own threads spin against the
-cores). `launch_stack` runs independent launches as one.
+cores), except a launch of large gemms (`BLAS_THREADS_GEMM`), which runs its
+tiles in turn on the calling thread, each on BLAS's own threads.
+`launch_stack` runs independent launches as one.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import LaunchError
 from dvm.vm.kernels import QUIET
 from dvm.vm.memory import DeviceMemory, Job, device_memory, pool
-from dvm.vm.plan import INLINE_BYTES, Specialization
+from dvm.vm.plan import BLAS_THREADS_GEMM, INLINE_BYTES, Specialization
 from dvm.vm.planned import Executable
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Program
 from dvm.vm.specialize import fast_function, specialize
@@ -100,10 +102,21 @@ def launch(
         if cores is None:
             n = spec.default_cores
             if not n:
-                n = spec.default_cores = 1 if spec.plan.inline else _planned_cores([spec], None)
+                n = spec.default_cores = _default_cores(spec)
         else:
             n = 1 if spec.plan.inline else _planned_cores([spec], cores)
-        return _run(_executable(spec, n, stats or trace, alias), args, trace)
+        ex = _executable(spec, n, stats or trace, alias)
+        if cores is None and spec.plan.largest_gemm >= BLAS_THREADS_GEMM:
+            return _blas_threads(_run, ex, args, trace, False)
+        return _run(ex, args, trace, ex.uses_blas)
+
+
+def _default_cores(spec: Specialization) -> int:
+    """The cores a launch uses when the caller does not say: one when it is small, or when
+    its gemms are large enough for BLAS's own threads (BLAS_THREADS_GEMM)."""
+    if spec.plan.inline or spec.plan.largest_gemm >= BLAS_THREADS_GEMM:
+        return 1
+    return _planned_cores([spec], None)
 
 
 def launch_stack(
@@ -323,11 +336,12 @@ def _share_tiles(executables: Sequence[Executable], n: int, in_turn: bool = True
     return [(job(c), 0, 0) for c in range(n)]
 
 
-def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> LaunchStats | None:
-    """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats."""
+def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool, hold: bool) -> LaunchStats | None:
+    """Bind this launch's arrays, run the tiles (inline or on the pool), collect stats;
+    `hold`: with BLAS held at one thread."""
     ex.set_args(args)
     try:
-        return _blas_held(ex.uses_blas, _run_held, ex, args, trace)
+        return _blas_held(hold, _run_held, ex, args, trace)
     finally:
         ex.clear_args()
 
@@ -342,12 +356,25 @@ def with_blas_held(device: DeviceSpec, fn: Callable[..., Any], *args: Any) -> An
     threads = blas.one_thread()
     if threads is None:
         return fn(*args)
+    outer = blas.HELD_FROM[0]
+    blas.HELD_FROM[0] = outer or threads
     try:
         return fn(*args)
     finally:
+        blas.HELD_FROM[0] = outer
         if threads != 1:
             with device_memory(device).lock:
                 blas.restore(threads)
+
+
+def _blas_threads(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args), BLAS free to use the threads the process gave it (given back for the
+    run when an enclosing `with_blas_held` holds it at one)."""
+    before = blas.all_threads()
+    try:
+        return fn(*args)
+    finally:
+        blas.restore_count(before)
 
 
 def _blas_held(uses_blas: bool, fn: Callable[..., Any], *args: Any) -> Any:

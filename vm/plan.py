@@ -25,6 +25,16 @@ DEFAULT_MAX_STEPS = 1 << 34
 INLINE_BYTES = 256 * 1024
 """Launches moving fewer global bytes than this run on the calling thread."""
 
+BLAS_THREADS_GEMM = 1 << 24
+"""A launch whose largest gemm does at least this many multiply-adds (256^3) runs its
+tiles on the calling thread and lets BLAS use its own threads for each: one sgemm
+on all the CPUs, its threads sharing the packed panels, beats one single-threaded
+sgemm per core (by about 20% at 1024^3), and OpenBLAS's threads, which spin for a
+while after each of numpy's own multithreaded calls, then do the work instead of
+taking a core from the VM (which halved a VM matmul run right after numpy's `@`).
+Smaller gemms stay one per core, with BLAS held at one thread: a small gemm on
+several BLAS threads slows down many times when another CPU is busy."""
+
 UNPLANNED_BYTES = 1 << 20
 """A first launch whose arguments hold fewer bytes than this runs unplanned, on the
 calling thread; larger ones are planned at once: their work dwarfs planning, and the
@@ -91,6 +101,9 @@ class GridPlan(NamedTuple):
     tiles: int
     inline: bool
     """Small enough (< INLINE_BYTES of traffic, or one tile) to run on the calling thread."""
+    largest_gemm: int = 0
+    """The most multiply-adds (M*N*K, per matrix of a batch) of an `mma` in a tile; 0
+    without one. At BLAS_THREADS_GEMM or more, BLAS's threads run the gemms."""
 
 
 class Replanner(Protocol):

@@ -17,7 +17,7 @@ from typing import Any
 
 from dvm.vm.binary import layout
 from dvm.vm.errors import BytecodeError
-from dvm.vm.isa import Cat, ExtentKind
+from dvm.vm.isa import TRANSPOSE_A, Cat, ExtentKind
 from dvm.vm.plan import INLINE_BYTES, Body, GridPlan, LoopNode, Node, Shape, Specialization
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Offsets, nominal_bytes
 from dvm.vm.shapes import UNWRITTEN, Ctx, State
@@ -131,7 +131,8 @@ class TilePlanner:
             raise self.fail("grid", 0, "too many steps", f"{steps} > {self.max_steps}")
         inline = ntiles < 2 or nbytes < INLINE_BYTES
         segments = tuple(segs for segs, _, _ in axes)
-        return GridPlan(extents, segments, bodies, steps, nbytes, ntiles, inline)
+        gemm = max(map(largest_gemm, bodies.values()), default=0)
+        return GridPlan(extents, segments, bodies, steps, nbytes, ntiles, inline, gemm)
 
     def cost(self, body: Body) -> tuple[int, int]:
         """(instructions, global bytes) one execution of `body` costs."""
@@ -264,6 +265,19 @@ class TilePlanner:
                     raise self.fail("code", k, UNWRITTEN, f"r{e.index}")
                 out.append(s[e.dim])
         return tuple(out)
+
+
+def largest_gemm(body: Body) -> int:
+    """The most multiply-adds (M*N*K of one matrix) of an `mma` in `body`, 0 if none."""
+    most = 0
+    for n in body:
+        if isinstance(n, LoopNode):
+            most = max([most, *[largest_gemm(sub) for _, _, sub in n.segments]])
+        elif n.ins.op.cat is Cat.MMA and n.out is not None and n.shapes[1] is not None:
+            a = n.shapes[1]
+            inner = a[-2] if n.ins.operands[3] & TRANSPOSE_A else a[-1]
+            most = max(most, math.prod(n.out[-2:]) * inner)
+    return most
 
 
 def view_tile(tiled: tuple[tuple[int, int, int], ...], d: int) -> int:

@@ -127,6 +127,40 @@ def test_matmul_multicore_keeps_blas_single_threaded(rng: np.random.Generator) -
     np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-6, atol=atol)
 
 
+def test_a_plan_knows_its_largest_gemm() -> None:
+    """32 x 32 output tiles, K in chunks of 16; the edge tiles' gemms are smaller."""
+    prog = _program(P.addmm_relu(tm=32, tn=32, tk=16))
+    assert (
+        vm.specialize(prog, [(70, 100), (100, 65), (65,), (70, 65)]).plan.largest_gemm
+        == 32 * 32 * 16
+    )
+    assert vm.specialize(prog, [(5, 3), (3, 4), (4,), (5, 4)]).plan.largest_gemm == 5 * 4 * 3
+    vector = _program(P.elementwise_chain())
+    assert vm.specialize(vector, [(10, 3), (10, 3)]).plan.largest_gemm == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_max_and_min_with_a_scalar_match_numpy_bit_for_bit(dtype: type) -> None:
+    """Planned max/min with an immediate take it as a row (numpy's faster loop): the same
+    results as the 0-d scalar, NaN, signed zeros and infinities included."""
+    kernels = importlib.import_module("dvm.vm.kernels")
+    row = kernels.scalar_operand(np.maximum, 0.0, np.dtype(dtype), (4, 64))
+    assert row.shape == (64,) and not row.flags.writeable
+    assert kernels.scalar_operand(np.add, 0.0, np.dtype(dtype), (4, 64)).shape == ()
+    assert kernels.scalar_operand(np.maximum, 0.0, np.dtype(dtype), (4, 3)).shape == ()
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((64, 96)) * 100).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x.flat[::7] = np.nan
+        x.flat[1::7] = -0.0
+        x.flat[2::7] = -np.inf
+    zero = kernels.typed_scalar(0.0, np.dtype(dtype))
+    for fn in (np.maximum, np.minimum):
+        got = fn(x, kernels.scalar_operand(fn, 0.0, np.dtype(dtype), x.shape))
+        want = fn(x, zero)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
 @pytest.mark.parametrize(("rows", "cols"), [(0, 0), (1, 1), (5, 3), (8, 8), (17, 9), (40, 33)])
 def test_transposed_and_broadcast_views(rows: int, cols: int, rng: np.random.Generator) -> None:
     prog = _program(P.transpose_broadcast(tile=8))
