@@ -10,6 +10,8 @@ as the numpy dtype `numpy_dtype` gives.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -205,6 +207,15 @@ def owned(results: Sequence[Any], args: Sequence[Any]) -> list[Any]:
     """`results` as arrays the caller may write to: each array that shares memory with an
     argument, with the program (a view, or a read-only constant) or with an earlier result
     (a value returned twice) is copied."""
+    if len(results) == 1:  # the common case, without the set
+        value = results[0]
+        if isinstance(value, np.ndarray) and (
+            value.base is not None
+            or not value.flags.writeable
+            or any(map(operator.is_, args, itertools.repeat(value)))
+        ):
+            value = value.copy()
+        return [value]
     taken = set(map(id, args))
     out = []
     for value in results:

@@ -178,7 +178,10 @@ class Kernel:
         outs, spec, made_by = plan
         try:
             if kept is None or call.arena is None:
-                outputs = [np.empty(shape, dtype) for shape, dtype in outs]
+                if len(outs) == 1:  # the common case, without a comprehension's frame
+                    outputs = [np.empty(*outs[0])]
+                else:
+                    outputs = [np.empty(shape, dtype) for shape, dtype in outs]
             else:
                 outputs = [
                     np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
@@ -262,7 +265,7 @@ class Arena:
 
 def launch_inputs(env: Env, inputs: Sequence[int]) -> list[Any]:
     """A launch's input arrays, in C order (which kernels read)."""
-    arrays = [env[i] for i in inputs]
+    arrays = list(map(env.__getitem__, inputs))
     if not all(map(C_CONTIGUOUS, arrays)):
         arrays = [contiguous(a) for a in arrays]
     return arrays

@@ -193,13 +193,14 @@ class CompiledProgram:
 
     def cached(self, key: tuple[Any, ...]) -> BoundVariant | None:
         """The cached bound variant of a signature, if any (now the most recent)."""
-        with self.lock:
-            try:
-                bound = self.cache.get(key)
-            except TypeError:  # an unhashable `shape`: no array, which the checks will say
-                return None
-            if bound is not None:
-                self.cache.move_to_end(key)
+        cache = self.cache
+        try:  # each a C call, atomic under the GIL: no lock (a key evicted between: a miss)
+            bound = cache[key]
+            cache.move_to_end(key)
+        except KeyError:
+            return None
+        except TypeError:  # an unhashable `shape`: no array, which the checks will say
+            return None
         return bound
 
     def check(self, args: Sequence[Any]) -> tuple[Any, ...]:

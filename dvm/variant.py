@@ -212,7 +212,7 @@ class Variant:
         env: Env = [*args, *self.others]
         for step in self.steps:
             step(call, env)
-        return [env[r] for r in self.results]
+        return list(map(env.__getitem__, self.results))
 
 
 def is_collective(op: Operation) -> bool:

@@ -199,6 +199,29 @@ def test_stats_and_chrome_trace() -> None:
     assert vm.launch(prog, [x, w, b, y], params=[16]) is None
 
 
+def test_a_known_shapes_direct_launch_keeps_every_check() -> None:
+    """After its first launches a known shape's launch is one bound closure; it still
+    refuses what does not fit, and runs again after a refusal."""
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain())))
+    spec = vm.specialize(prog, [(4, 4), (4, 4)])
+    x, y = np.ones((4, 4), np.float32), np.empty((4, 4), np.float32)
+    for _ in range(3):
+        vm.launch(spec, [x, y])
+    assert spec.ready[False] is not None or spec.ready[True] is not None
+    want = y.copy()
+    ro = np.ones((4, 4), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(vm.LaunchError, match="read-only"):
+        vm.launch(spec, [x, ro])
+    with pytest.raises(vm.LaunchError, match="C-contiguous"):
+        vm.launch(spec, [x, np.ones((4, 8), np.float32)[:, ::2]])
+    with pytest.raises(vm.LaunchError, match="a1"):
+        vm.launch(spec, [x, np.ones((4, 4), np.float64)])
+    y[...] = 0
+    vm.launch(spec, [x, y])
+    np.testing.assert_array_equal(y, want)
+
+
 def test_launch_errors() -> None:
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain())))
     x = np.ones((4, 4), np.float32)
