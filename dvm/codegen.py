@@ -94,9 +94,58 @@ def python_lines(exprs: Sequence[sympy.Expr]) -> tuple[list[str], list[str]]:
     """Lines computing the subexpressions `exprs` share, and each expression's text."""
     printer = IntegerPrinter()
     exact = [integer_division(e) for e in exprs]
-    shared, reduced = sympy.cse(exact, symbols=sympy.numbered_symbols("_t"))
+    shared, reduced = common_subexpressions(exact)
     lines = [f"    {t} = {printer.doprint(e)}\n" for t, e in shared]
     return lines, [f"int({printer.doprint(e)})" for e in reduced]
+
+
+def common_subexpressions(
+    exprs: Sequence[sympy.Basic],
+) -> tuple[list[tuple[sympy.Symbol, sympy.Basic]], list[sympy.Basic]]:
+    """(temporaries `_t0`, `_t1`, ... each with the subtree it names, in the order they
+    are computed; `exprs` with every subtree met more than once replaced by its
+    temporary). sympy's `cse` does this too, but it rebuilds each Max and Min with
+    evaluation, which compares their arguments pairwise: on tile sizes, most of a
+    compile's code generation. Here nothing is evaluated again."""
+    counts: dict[sympy.Basic, int] = {}
+    for e in exprs:
+        _count_subtrees(e, counts)
+    shared: list[tuple[sympy.Symbol, sympy.Basic]] = []
+    done: dict[sympy.Basic, sympy.Basic] = {}
+    return shared, [_named_subtrees(e, counts, done, shared) for e in exprs]
+
+
+def _count_subtrees(e: sympy.Basic, counts: dict[sympy.Basic, int]) -> None:
+    """How often each subtree that is no atom occurs (those inside a repeated one once)."""
+    if e.is_Atom:
+        return
+    seen = counts.get(e, 0)
+    counts[e] = seen + 1
+    if not seen:
+        for a in e.args:
+            _count_subtrees(a, counts)
+
+
+def _named_subtrees(
+    e: sympy.Basic,
+    counts: dict[sympy.Basic, int],
+    done: dict[sympy.Basic, sympy.Basic],
+    shared: list[tuple[sympy.Symbol, sympy.Basic]],
+) -> sympy.Basic:
+    """`e` rebuilt unevaluated, each repeated subtree a temporary defined in `shared`."""
+    if e.is_Atom:
+        return e
+    got = done.get(e)
+    if got is not None:
+        return got
+    args = tuple(_named_subtrees(a, counts, done, shared) for a in e.args)
+    made: Any = e if args == e.args else e.func(*args, evaluate=False)  # type: ignore[call-arg]
+    if counts[e] > 1:
+        temporary = sympy.Symbol(f"_t{len(shared)}", integer=True)
+        shared.append((temporary, made))
+        made = temporary
+    done[e] = made
+    return made
 
 
 Sizes = Callable[

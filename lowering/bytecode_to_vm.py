@@ -14,6 +14,7 @@ length and the program's binary (see `docs/bytecode-format.md`).
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -61,7 +62,7 @@ def postfix(expr: sympy.Expr, resolve: Resolve) -> list[Tok]:
     if isinstance(expr, sympy.Symbol):
         return [resolve(expr.name)]
     if isinstance(expr, sympy.floor | sympy.ceiling):
-        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        numerator, denominator = quotient(expr.args[0])
         op = ExprOp.FLOORDIV if isinstance(expr, sympy.floor) else ExprOp.CEILDIV
         return [*postfix(numerator, resolve), *postfix(denominator, resolve), Tok.binop(op)]
     if isinstance(expr, sympy.Mod):
@@ -75,6 +76,15 @@ def postfix(expr: sympy.Expr, resolve: Resolve) -> list[Tok]:
     if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
         return fold([expr.base] * int(expr.exp), ExprOp.MUL, resolve)
     raise ValueError(f"slot expression {expr} is not integer arithmetic the VM knows")
+
+
+@functools.lru_cache(maxsize=4096)
+def quotient(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """(numerator, denominator) of `expr` over one denominator. Memoized: sympy's
+    `together` costs a millisecond on a nested tile size, and kernels and programs
+    repeat the same few."""
+    numerator, denominator = sympy.fraction(sympy.together(expr))
+    return numerator, denominator
 
 
 def fold(args: Sequence[sympy.Basic], op: ExprOp, resolve: Resolve) -> list[Tok]:

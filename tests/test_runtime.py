@@ -1238,6 +1238,30 @@ def test_host_expressions_divide_exactly(divisor: int) -> None:
             assert f(a, b) == want, (a, b)
 
 
+def test_host_expressions_compute_a_shared_subexpression_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tile size that several expressions use is one temporary, and naming it never
+    evaluates a Max or Min again (sympy's own `cse` did, comparing their arguments)."""
+    import sympy
+
+    from dvm.codegen import common_subexpressions, python_function
+
+    x, y = sympy.symbols("x y", integer=True, nonnegative=True)
+    tile = sympy.Min(x, sympy.Max(16, y + 1))
+    exprs = [2 * tile + 1, sympy.Max(tile, y) - 3, x]
+    evaluated: list[Any] = []
+    find = sympy.Max._find_localzeros  # type: ignore[attr-defined]
+    monkeypatch.setattr(sympy.Max, "_find_localzeros", lambda *a: evaluated.append(a) or find(*a))
+    shared, reduced = common_subexpressions(exprs)
+    assert [e for _, e in shared] == [tile] and not evaluated
+    assert reduced[2] == x
+    f = python_function(exprs, ["x", "y"])
+    for a, b in [(0, 0), (5, 40), (100, 3), (100, 200)]:
+        t = min(a, max(16, b + 1))
+        assert f(a, b) == (2 * t + 1, max(t, b) - 3, a)
+
+
 def test_a_traceback_through_host_expressions_shows_their_line() -> None:
     """Generated host code is registered for tracebacks under what it is: an error
     raised inside it shows the generated line."""
