@@ -34,7 +34,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
-from dvm.dialects.expr import ExprAttr, ShapeAttr
+from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
 from dvm.passes.domain import ELEMENTWISE
 from dvm.passes.symbolic import (
     GUARDS,
@@ -43,6 +43,7 @@ from dvm.passes.symbolic import (
     Guard,
     function_guards,
     guard_facts,
+    index_symbol_name,
     shape_attr,
     shape_of,
 )
@@ -122,17 +123,17 @@ class Sizes:
                     if isinstance(size, sympy.Symbol):
                         self.sources.setdefault(size, (arg, dim))
         for arg in func.args:
-            if isinstance(arg.type, IndexType) and arg.name_hint:
-                self.sources.setdefault(sympy.Symbol(arg.name_hint, integer=True), (arg, None))
+            if isinstance(arg.type, IndexType):
+                self.sources.setdefault(symbol(index_symbol_name(arg)), (arg, None))
         self.computed: dict[sympy.Symbol, tuple[int, Operation]] = {}
         """The index values the function computes (`%h = arith.divui %d, %c2`), by
         symbol: the op and its place in the block, which a size built from it follows."""
         for place, op in enumerate(self.block.ops):
             value = op.attributes.get(VALUE)
-            symbol = value.data if isinstance(value, ExprAttr) else None
-            if isinstance(symbol, sympy.Symbol) and symbol not in self.sources:
-                self.sources[symbol] = (op.results[0], None)
-                self.computed[symbol] = (place, op)
+            size = value.data if isinstance(value, ExprAttr) else None
+            if isinstance(size, sympy.Symbol) and size not in self.sources:
+                self.sources[size] = (op.results[0], None)
+                self.computed[size] = (place, op)
 
     def equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
         """Equal by proof, or by the guards: `a - b` is the difference of a guard's

@@ -164,6 +164,53 @@ def test_rotary_with_tables_and_a_computed_half_is_one_kernel(device: str) -> No
     check(ROTARY_TABLES, device, cases, rotary)
 
 
+ROTARY_SIZED_BY_ARGUMENTS = """
+func.func @f(%flat: tensor<?xf32>, %angle: tensor<?x?xf32>, %b: index, %t: index, %d: index,
+             %h: index) -> tensor<?x?x?xf32> {
+  %x = tensor.expand_shape %flat [[0, 1, 2]] output_shape [%b, %t, %d]
+      : tensor<?xf32> into tensor<?x?x?xf32>
+  %angles = tensor.concat dim(1) %angle, %angle
+      : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %cos = tensor.cos %angles : tensor<?x?xf32>
+  %a = tensor.mul %x, %cos : (tensor<?x?x?xf32>, tensor<?x?xf32>) -> tensor<?x?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %m = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 0] [%n, %m, %h] [1, 1, 1]
+      : tensor<?x?x?xf32> to tensor<?x?x?xf32>
+  %x2 = tensor.extract_slice %x[0, 0, %h] [%n, %m, %h] [1, 1, 1]
+      : tensor<?x?x?xf32> to tensor<?x?x?xf32>
+  %neg = tensor.neg %x2 : tensor<?x?x?xf32>
+  %rotated = tensor.concat dim(2) %neg, %x1
+      : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %sin = tensor.sin %angles : tensor<?x?xf32>
+  %r = tensor.mul %rotated, %sin : (tensor<?x?x?xf32>, tensor<?x?xf32>) -> tensor<?x?x?xf32>
+  %out = tensor.add %a, %r : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  func.return %out : tensor<?x?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_rotary_sized_by_index_arguments(device: str) -> None:
+    """The sizes of the pieces cut from `%x` are index arguments (as the torch importer
+    writes a view), read before the program's own `tensor.dim`s of `%x`: each slice
+    of `%x` is sized by the arguments, not by a dim defined after it."""
+
+    def want(flat: np.ndarray, angle: np.ndarray, b: int, t: int, d: int, h: int) -> np.ndarray:
+        x = flat.reshape(b, t, d)
+        angles = np.concatenate([angle, angle], axis=1)
+        rotated = np.concatenate([-x[..., h:], x[..., :h]], axis=2)
+        return x * np.cos(angles) + rotated * np.sin(angles)
+
+    cases = [
+        (seeded((b * t * 2 * h,), seed), seeded((t, h), seed + 1), b, t, 2 * h, h)
+        for seed, (b, t, h) in enumerate([(2, 5, 8), (1, 1, 1), (3, 7, 0), (0, 4, 2), (2, 13, 32)])
+    ]
+    check(ROTARY_SIZED_BY_ARGUMENTS, device, cases, want)
+
+
 BROADCAST_USER = """
 func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %s: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %e = tensor.exp %a : tensor<?x?xf32>
