@@ -18,7 +18,9 @@ function's arguments and the index values it computes on the host (a dim of a
 value computed in a kernel would make it an output of its kernel): a concat
 whose sizes need another symbol stays. The new ops carry their shapes, so that
 the next move can be decided; once all have moved the function's shapes and
-guards are computed again, and the guards the moved ops made are kept.
+guards are computed again, starting from the guards of the program as written
+(what they made equal stays equal, though the ops that made them are split),
+and those the moved ops no longer make are kept.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def sink_concats(func: FuncOp) -> None:
     if moved:  # the new ops carry their shapes; the index values and guards need the pass
         guards = function_guards(func)
         strip(func)
-        ShapeInference(func).run()
+        ShapeInference(func, assumed=guards).run()
         keep_guards(func, guards)
 
 
@@ -325,8 +327,13 @@ def cut(
 ) -> SSAValue:
     """`value` cut along `dim` to `extent` (`static`: the cut's static size there): its
     elementwise producer cut too when nothing else reads it (`x * cos` of a rotary
-    embedding), so the producer joins the concat's kernel; else a slice of it."""
+    embedding), so the producer joins the concat's kernel; a concat's input when it
+    is the part cut (`rotate_half(x) * sin`: the rotated halves); else a slice of it."""
     owner = value.owner
+    if isinstance(owner, ConcatOp) and owner.axis == dim:
+        part = concat_part(owner, extent, sizes)
+        if part is not None:
+            return part
     if (
         isinstance(owner, ELEMENTWISE)
         and value.has_one_use()
@@ -356,6 +363,18 @@ def cut(
     slice_.attributes[SHAPE] = shape_attr(dims)
     Rewriter.insert_op(slice_, before)
     return slice_.result
+
+
+def concat_part(
+    concat: ConcatOp, extent: tuple[sympy.Expr, sympy.Expr], sizes: Sizes
+) -> SSAValue | None:
+    """The input of `concat` that spans `extent` along its axis, if one does."""
+    start: sympy.Expr = sympy.Integer(0)
+    for part, size in zip(concat.inputs, parts(concat), strict=True):
+        if sizes.equal(start, extent[0]) and sizes.equal(size, extent[1]):
+            return part
+        start = sympy.expand(start + size)
+    return None
 
 
 def how_cut(operand: SSAValue, value: SSAValue, dim: int, sizes: Sizes) -> str | None:

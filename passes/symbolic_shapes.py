@@ -126,14 +126,28 @@ class Unifier:
             return a
         if a.is_number and b.is_number:
             return self.contradiction(a, b, kind, op)
-        self.add_guard(Guard(a, b, kind, describe(op)), op)
-        target, source = self.pick_replacement(a, b)
-        if source is not None:
-            self.replace(source, target)
-            if kind is GuardKind.BROADCAST:
-                self.stretched[source] = target
-            return target
-        return a
+        return self.hold(Guard(a, b, kind, describe(op)), op)
+
+    def assume(self, guard: Guard, op: Operation) -> None:
+        """Hold `guard`, which an earlier run found, from the start: after a rewrite
+        the ops that made it may be gone (`concat(a, b) * s` split into slices of `s`),
+        but what it unified still names the same sizes. Only a guard over the symbols
+        known so far (the arguments') is taken."""
+        a, b = self.canon(guard.lhs), self.canon(guard.rhs)
+        known = (a.free_symbols | b.free_symbols) <= self.order.keys()
+        if known and not same(a, b) and not (a.is_number and b.is_number):
+            self.hold(Guard(a, b, guard.kind, guard.origin), op)
+
+    def hold(self, guard: Guard, op: Operation) -> sympy.Expr:
+        """Add `guard` (its sides canonical and different) and unify its sides."""
+        self.add_guard(guard, op)
+        target, source = self.pick_replacement(guard.lhs, guard.rhs)
+        if source is None:
+            return guard.lhs
+        self.replace(source, target)
+        if guard.kind is GuardKind.BROADCAST:
+            self.stretched[source] = target
+        return self.canon(guard.lhs)  # (`2*h == 2*w` replaced `h` by `w`: `2*w`)
 
     def contradiction(
         self, a: sympy.Expr, b: sympy.Expr, kind: GuardKind, op: Operation
@@ -178,6 +192,7 @@ class Unifier:
         guard, checked when the program makes i3)."""
         if (a.free_symbols | b.free_symbols) & self.late:
             return a, None
+        a, b = without_common_factor(a, b)
         candidates = [
             (x, y)
             for x, y in ((a, b), (b, a))
@@ -204,11 +219,22 @@ class Unifier:
         self.unexpanded = {source}
 
 
+def without_common_factor(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """`a == b` with both sides divided by the numbers they share (`2*h == 2*w` is
+    `h == w`: sizes are integers), so that a side may become a plain symbol."""
+    factor = sympy.gcd(a.as_content_primitive()[0], b.as_content_primitive()[0])
+    if factor in (0, 1):
+        return a, b
+    return sympy.expand(a / factor), sympy.expand(b / factor)
+
+
 class ShapeInference:
     """Walks one function, computing shapes of tensor values and index values."""
 
-    def __init__(self, func: FuncOp):
+    def __init__(self, func: FuncOp, assumed: Sequence[Guard] = ()):
         self.func = func
+        self.assumed = assumed
+        """Guards an earlier run found, held from the start (`Unifier.assume`)."""
         self.units: list[tuple[list[sympy.Symbol], Operation]] = []
         """Symbols fixed to 1 (and the broadcast that needs it) on a restart."""
         self.reset()
@@ -259,6 +285,8 @@ class ShapeInference:
     def run(self) -> None:
         while True:
             self.bind_arguments()
+            for guard in self.assumed:
+                self.unifier.assume(guard, self.func)
             for symbols, op in self.units:
                 self.unifier.require_unit(symbols, op)
             try:

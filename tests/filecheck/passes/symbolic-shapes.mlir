@@ -141,6 +141,26 @@ func.func @split(%x: tensor<?xf32>, %n: index, %m: index) -> tensor<?x?xf32> {
 
 // -----
 
+// Sizes are integers, so a number both sides of a guard share is divided out:
+// `%s`'s 2*h against `%a`'s 2*w_0 unifies h with w_0, and the sum's dim is
+// 2*w_0 (a rotary embedding's halves, sized by an index argument, against its
+// angles' table).
+
+// CHECK-LABEL: func.func @halves(
+// CHECK-SAME:    attributes {dvm.guards = [{check = #dvm.cond<2*h == 2*w_0>, kind = "broadcast", op = "%y = tensor.add"}],
+// CHECK-SAME:    dvm.unified = {h = #dvm.expr<w_0>}} {
+// CHECK-NEXT:    %h2 = arith.addi %h, %h {dvm.value = #dvm.expr<2*w_0>} : index
+// CHECK:         %y = tensor.add %s, %a {dvm.shape = #dvm.shape<2*w_0>}
+func.func @halves(%x: tensor<?xf32>, %w: tensor<?xf32>, %h: index) -> tensor<?xf32> {
+  %h2 = arith.addi %h, %h : index
+  %s = tensor.extract_slice %x[0] [%h2] [1] : tensor<?xf32> to tensor<?xf32>
+  %a = tensor.concat dim(0) %w, %w : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %y = tensor.add %s, %a : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+
+// -----
+
 // Control flow: the branches of an scf.if yield (x_0, x_1) and (x_1, x_0);
 // where they differ the result gets a fresh symbol, bound when the value is
 // produced at run time.
