@@ -105,6 +105,7 @@ class GraphRunner:
     def __init__(self, module: fx.GraphModule, name: str) -> None:
         self.module = module
         self.nodes = list(module.graph.nodes)
+        self.last_reads = last_reads(self.nodes)
         self.report = Report(name)
         self.first = True
         self.plans: dict[tuple[Any, ...], list[Plan]] = {}
@@ -155,7 +156,9 @@ class GraphRunner:
         env: dict[fx.Node, Any] = {}
         inputs = iter(enumerate(args))
         places: dict[fx.Node, int] = {}
-        for node in self.nodes:
+        for position, node in enumerate(self.nodes):
+            for done in self.last_reads.get(position, ()):
+                del env[done]  # a value nothing reads any more is not a segment's output
             if node.op == "placeholder":
                 place, value = next(inputs)
                 places[node] = place
@@ -226,6 +229,19 @@ class GraphRunner:
             REPORTS.append(self.report)
             log.info("%s", summary(self.report))
         return outputs, values, originals
+
+
+def last_reads(nodes: list[fx.Node]) -> dict[int, list[fx.Node]]:
+    """Per position in the graph, the values no node from there on reads (a value
+    read by no node at all: from the next position)."""
+    last = {node: position + 1 for position, node in enumerate(nodes)}
+    for position, node in enumerate(nodes):
+        for read in node.all_input_nodes:
+            last[read] = position + 1
+    reads: dict[int, list[fx.Node]] = {}
+    for node, position in last.items():
+        reads.setdefault(position, []).append(node)
+    return reads
 
 
 def with_unit_dims(held: Any, declared: Any) -> Any:
