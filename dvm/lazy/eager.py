@@ -47,6 +47,14 @@ def slice_(node: Node, xs: list[Array]) -> Array:
     return xs[0][tuple(key)]
 
 
+def iota(node: Node, xs: list[Array]) -> Array:
+    axis = node.params[0]
+    steps = np.arange(node.shape[axis]).reshape(
+        [-1 if a == axis else 1 for a in range(len(node.shape))]
+    )
+    return np.broadcast_to(steps, node.shape)
+
+
 def collective(node: Node, xs: list[Array]) -> Array:
     """The collective in the default process group (`dvm.collectives.world_of`)."""
     world, params = world_of(None), node.params
@@ -65,6 +73,7 @@ RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "matmul": lambda node, xs: np.matmul(*xs),
     "transpose": lambda node, xs: np.transpose(xs[0], node.params[0]),
     "broadcast_to": lambda node, xs: np.broadcast_to(xs[0], node.shape),
+    "iota": iota,
     "collapse": lambda node, xs: np.reshape(xs[0], node.shape),
     "expand": lambda node, xs: np.reshape(xs[0], node.shape),
     "extract_slice": slice_,

@@ -124,6 +124,12 @@ def emit_broadcast(e: Emitter, node: Node) -> None:
     )
 
 
+def emit_iota(e: Emitter, node: Node) -> None:
+    sizes = [name for name in e.sizes(node.static) if not name.isdigit()]
+    operands = f" {', '.join(sizes)}" if sizes else ""
+    e.put(node, f"tensor.iota dim({node.params[0]}){operands} : {e.type(node)}")
+
+
 def reassociation_text(groups: Sequence[Sequence[int]]) -> str:
     return "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
 
@@ -215,6 +221,7 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "matmul": emit_matmul,
     "transpose": emit_transpose,
     "broadcast_to": emit_broadcast,
+    "iota": emit_iota,
     "collapse": emit_collapse,
     "expand": emit_expand,
     "extract_slice": emit_slice,

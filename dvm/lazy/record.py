@@ -111,6 +111,13 @@ def broadcast_to(x: Node, shape: tuple[int, ...]) -> Node | None:
     return record("broadcast_to", [x], (static,), shape, x.dtype, static, indices)
 
 
+def iota(shape: tuple[int, ...], axis: int, dtype: np.dtype[Any]) -> Node:
+    """numpy's `arange` along `axis`, broadcast to `shape` (`tensor.iota`)."""
+    static = tuple(1 if d == 1 else None for d in shape)
+    indices = tuple(d for d in shape if d != 1)
+    return record("iota", [], (axis,), shape, dtype, static, indices)
+
+
 def reshape(x: Node, shape: tuple[int, ...]) -> Node | None:
     """numpy's reshape to `shape` (-1 already resolved): a collapse to one dim, then an
     expand to the target, each left out where it would do nothing."""

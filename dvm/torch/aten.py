@@ -285,6 +285,62 @@ def scalar_tensor(value: Any, dtype: Any = None, **kwargs: Any) -> Any:
     return asarray(np.asarray(value, target))
 
 
+def numpy_dtype(dtype: Any, value: Any) -> np.dtype[Any]:
+    """torch's dtype for a factory's result: `dtype`, or the one a Python number takes
+    (bool, int64, or the default float32)."""
+    from dvm.torch.convert import DTYPES
+
+    if dtype is not None:
+        if dtype not in DTYPES:
+            raise Unsupported(f"a result of {dtype}")
+        return DTYPES[dtype]
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64 if isinstance(value, int) else np.float32)
+
+
+def full(size: Sequence[Any], value: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """A constant broadcast to `size` (whose dims may be the call's sizes)."""
+    if isinstance(value, Size | LazyArray):
+        raise Unsupported("a fill value computed in the graph")
+    constant = asarray(np.asarray(value, numpy_dtype(dtype, value)))
+    return needs(np.broadcast_to(constant, tuple(size)))
+
+
+def full_like(x: Any, value: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    x = lazy(x)
+    return full(x.shape, value, dtype if dtype is not None else torch_dtype(x.dtype))
+
+
+def torch_dtype(dtype: np.dtype[Any]) -> Any:
+    from dvm.torch.convert import DTYPES
+
+    return next(t for t, d in DTYPES.items() if d == dtype)
+
+
+def arange(*bounds: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """`arange(end)`, `arange(start, end)` or `arange(start, end, step)` of integers
+    (sizes of the call among them): an iota of the count, scaled and shifted."""
+    start, end, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if not all(isinstance(b, int) for b in (start, end, step)) or plain(step) == 0:
+        raise Unsupported("an arange of floats, or of step 0")
+    count = (
+        (end - start + step - 1) // step if plain(step) > 0 else (start - end - step - 1) // -step
+    )
+    if plain(count) < 0:
+        raise Unsupported("an arange whose bounds and step disagree")
+    result = LazyArray(record.iota((count,), 0, numpy_dtype(dtype, 0)))
+    if plain(step) != 1:
+        result = result * plain(step)
+    return result + plain(start) if plain(start) != 0 else result
+
+
+def copy(x: Any, source: Any, non_blocking: bool = False) -> Any:
+    """The functional `copy`: `source` broadcast to `x`'s shape, in `x`'s dtype."""
+    x, source = lazy(x), lazy(source)
+    return needs(np.broadcast_to(source.astype(x.dtype), x.shape))
+
+
 def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
     weight, indices = lazy(weight), lazy(indices)
     ids, rows = indices._node.value, weight.shape[0]
@@ -390,7 +446,9 @@ HANDLERS: dict[str, Handler] = {
     "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
-    "embedding": embedding, "cumsum": cumsum,
+    "embedding": embedding, "cumsum": cumsum, "arange": arange, "full": full,
+    "full_like": full_like, "copy": copy,
+    "any": reduction(np.any), "all": reduction(np.all),
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
     "alias": identity, "detach": identity, "lift_fresh_copy": lambda x: lazy(x).copy(),
     "all_reduce": all_reduce, "all_gather_into_tensor": all_gather,
