@@ -28,6 +28,12 @@ class ExecutionError(DvmError, ValueError):
     range or a loop step that is not positive. The message names the op."""
 
 
+class IndexOutOfRangeError(ExecutionError, IndexError):
+    """An index tensor holds an element outside the dim it indexes (`take`,
+    `take_along_axis`, `scatter_add`): an `IndexError` too, as numpy and torch raise.
+    The message names the op, the index and the dim."""
+
+
 class ShapeError(ExecutionError):
     """Run-time shapes break an op's rules: operands that do not broadcast,
     contraction dims that differ, a result that contradicts its static type."""

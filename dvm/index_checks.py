@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, String
 from dvm.codegen import python_function
 from dvm.dialects.expr import ExprAttr
 from dvm.dialects.index_ops import index_error
-from dvm.errors import ExecutionError
+from dvm.errors import IndexOutOfRangeError
 from dvm.lowering.index_ops import TAKE_CHECKS
 from dvm.passes.symbolic import substitute
 
@@ -60,7 +60,7 @@ def check_takes(
             indices = np.arange(min(int(span), int(dim) + 1))
         error = index_error(label, indices, int(dim), axis)
         if error is not None:
-            raise ExecutionError(error)
+            raise IndexOutOfRangeError(error)
 
 
 def checked_takes(
@@ -87,7 +87,7 @@ def checked_takes(
             indices = env[index] if index is not None else np.arange(min(length, size + 1))
             error = index_error(label, indices, size, axis)
             if error is not None:
-                raise ExecutionError(error)
+                raise IndexOutOfRangeError(error)
         step(call, env)
 
     return checked

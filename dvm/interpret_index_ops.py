@@ -25,7 +25,7 @@ from dvm.dialects.index_ops import (
     index_error,
 )
 from dvm.dialects.tensor import DYN, tensor_type
-from dvm.errors import ExecutionError, ShapeError
+from dvm.errors import IndexOutOfRangeError, ShapeError
 from dvm.passes.errors import located
 
 
@@ -80,7 +80,7 @@ def scatter_add(
     program runs this too."""
     error = index_error(label, indices, base.shape[axis], axis)
     if error is not None:
-        raise ExecutionError(error)
+        raise IndexOutOfRangeError(error)
     expected = (*base.shape[:axis], *indices.shape, *base.shape[axis + 1 :])
     if updates.shape != expected:
         raise ShapeError(f"{label}: updates of shape {updates.shape}, expected {expected}")
@@ -96,5 +96,5 @@ def checked_take(op: TakeBase, args: PythonValues) -> tuple[np.ndarray, np.ndarr
     x, indices = np.asarray(args[0]), np.asarray(args[1])
     error = index_error(located(op), indices, x.shape[op.dim], op.dim)
     if error is not None:
-        raise ExecutionError(error)
+        raise IndexOutOfRangeError(error)
     return x, indices

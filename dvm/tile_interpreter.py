@@ -38,7 +38,7 @@ from dvm.dialects.index_ops import (
 )
 from dvm.dialects.scans import TileScanOp, TileTopKOp
 from dvm.elementwise import ELEMENTWISE
-from dvm.errors import ExecutionError
+from dvm.errors import ExecutionError, IndexOutOfRangeError
 from dvm.index_checks import check_takes
 from dvm.interpret_grouped_matmul import grouped_rows
 from dvm.lowering.bytecode_to_vm import to_program
@@ -287,7 +287,7 @@ def take(run: KernelRun, op: Operation) -> list[Any]:
     indices = np.broadcast_to(run.values[op.indices], index.shape[:-1])
     error = index_error(label.data, indices, index.shape[-1], axis.value.data)
     if error is not None:
-        raise ExecutionError(error)
+        raise IndexOutOfRangeError(error)
     picked = np.take_along_axis(index, indices[..., None].astype(np.int64), axis=-1)
     return [source[picked[..., 0]]]
 
@@ -305,7 +305,7 @@ def scatter_add(run: KernelRun, op: Operation) -> list[Any]:
     indices = np.broadcast_to(run.values[op.indices], updates.shape)
     error = index_error(label.data, indices, index.shape[-1], axis.value.data)
     if error is not None:
-        raise ExecutionError(error)
+        raise IndexOutOfRangeError(error)
     picked = np.broadcast_to(index, (*updates.shape, index.shape[-1]))
     flat = np.take_along_axis(picked, indices[..., None].astype(np.int64), axis=-1)[..., 0]
     with np.errstate(all="ignore"):

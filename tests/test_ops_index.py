@@ -16,7 +16,7 @@ from test_ops_slices import PRESETS, check, levels, lowered
 from xdsl.utils.exceptions import VerifyException
 
 import dvm
-from dvm.errors import DvmError, ExecutionError
+from dvm.errors import DvmError, ExecutionError, IndexOutOfRangeError
 
 NUMERIC = ("i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "f16", "bf16", "f32", "f64")
 NUMPY = {
@@ -310,7 +310,8 @@ def test_embedding_plus_positions_plus_layernorm_is_one_kernel_at_every_level(
 def test_an_index_out_of_range_is_an_error_naming_the_op_and_the_index(
     ids: list[list[int]], positions: int, message: str
 ) -> None:
-    """Never numpy's wrap-around: a negative index does not count from the end."""
+    """Never numpy's wrap-around: a negative index does not count from the end. The
+    error is an `IndexError` too, as numpy's and torch's are."""
     args = (
         np.ones((7, 4), np.float32),
         np.ones((positions, 4), np.float32),
@@ -319,8 +320,9 @@ def test_an_index_out_of_range_is_an_error_naming_the_op_and_the_index(
         np.zeros(4, np.float32),
     )
     for run in (lambda *a: dvm.interpret(EMBEDDING, *a), dvm.compile(EMBEDDING)):
-        with pytest.raises(ExecutionError, match=message):
+        with pytest.raises(IndexOutOfRangeError, match=message) as raised:
             run(*args)
+        assert isinstance(raised.value, ExecutionError) and isinstance(raised.value, IndexError)
 
 
 ALONG = """
@@ -350,7 +352,7 @@ def test_take_along_axis_matches_numpy_with_broadcasting(device: str, shared: bo
 def test_take_along_axis_out_of_range_is_an_error() -> None:
     x, idx = np.ones((2, 3), np.float32), np.array([[0, 1], [3, 0]])
     for run in (lambda *a: dvm.interpret(ALONG, *a), dvm.compile(ALONG)):
-        with pytest.raises(ExecutionError, match="take_along_axis: index 3 is out of range"):
+        with pytest.raises(IndexError, match="take_along_axis: index 3 is out of range"):
             run(x, idx)
 
 

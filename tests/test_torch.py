@@ -165,7 +165,7 @@ MODULES: dict[str, tuple[Callable[[], Any], Callable[[int, int], Any], float]] =
     "gpt_block": (Block, lambda b, t: floats(b, t, 32), 1.0),
     "swiglu": (SwiGLU, lambda b, t: floats(b, t, 32), 1.0),
     "rotary": (Rotary, lambda b, t: floats(b, t, 16), 1.0),
-    "embedding": (Embedding, lambda b, t: torch.randint(0, 50, (b, t)), 0.8),
+    "embedding": (Embedding, lambda b, t: torch.randint(0, 50, (b, t)), 1.0),
     "mmoe": (MMoE, lambda b, t: torch.randn(b * t, 16), 1.0),
     "bert_layer": (BertLayer, lambda b, t: floats(b, t, 32), 0.95),
 }
@@ -295,6 +295,19 @@ def test_factories_and_any_record() -> None:
             torch.testing.assert_close(got, want)
     for report in dvm.torch.reports()[first:]:
         assert report["ops_on_dvm"] == report["ops_total"], report
+
+
+def test_a_computed_index_out_of_range_is_an_index_error() -> None:
+    """Positions past the embedding's rows: an `IndexError`, as in eager."""
+    torch.manual_seed(0)
+    model = Embedding(block=8).eval()
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for t in (3, 8, 5):
+            ids = torch.randint(0, 50, (2, t))
+            torch.testing.assert_close(compiled(ids), model(ids))
+        with pytest.raises(IndexError, match=r"tensor\.take: index 8 is out of range"):
+            compiled(torch.randint(0, 50, (2, 9)))
 
 
 def test_the_backend_is_registered_by_name() -> None:

@@ -344,12 +344,13 @@ def copy(x: Any, source: Any, non_blocking: bool = False) -> Any:
 def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
     weight, indices = lazy(weight), lazy(indices)
     ids, rows = indices._node.value, weight.shape[0]
-    if ids is None or ids.dtype.kind not in "iu" or ids.dtype.itemsize < 4:
-        raise Unsupported("indices computed in the graph, or of a small dtype")
-    if ids.size and not (ids.min() >= 0 and ids.max() < plain(rows)):
-        raise Unsupported("an index out of range")
-    if BUILDING:
-        BUILDING[-1].check_indices(indices, rows)
+    if indices.dtype.kind not in "iu" or indices.dtype.itemsize < 4:
+        raise Unsupported("indices of a small dtype")
+    if ids is not None:  # (computed ones are checked as the program runs)
+        if ids.size and not (ids.min() >= 0 and ids.max() < plain(rows)):
+            raise Unsupported("an index out of range")
+        if BUILDING:
+            BUILDING[-1].check_indices(indices, rows)
     return LazyArray(record.take(weight._node, indices._node, 0))
 
 
