@@ -55,6 +55,24 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+class FusedAttentionBlock(nn.Module):
+    """LayerNorm and attention through `F.scaled_dot_product_attention` (causal)."""
+
+    def __init__(self, d: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads, self.ln = heads, nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+    def forward(self, x: Any) -> Any:
+        b, t, c = x.size()
+        q, k, v = (
+            y.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+            for y in self.qkv(self.ln(x)).split(c, dim=2)
+        )
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+
 class RMSNorm(nn.Module):
     def __init__(self, d: int = 32, eps: float = 1e-6) -> None:
         super().__init__()
@@ -163,6 +181,7 @@ def floats(b: int, t: int, d: int) -> Any:
 
 MODULES: dict[str, tuple[Callable[[], Any], Callable[[int, int], Any], float]] = {
     "gpt_block": (Block, lambda b, t: floats(b, t, 32), 1.0),
+    "sdpa_block": (FusedAttentionBlock, lambda b, t: floats(b, t, 32), 1.0),
     "swiglu": (SwiGLU, lambda b, t: floats(b, t, 32), 1.0),
     "rotary": (Rotary, lambda b, t: floats(b, t, 16), 1.0),
     "embedding": (Embedding, lambda b, t: torch.randint(0, 50, (b, t)), 1.0),

@@ -18,6 +18,7 @@ from functorch.compile import make_boxed_func  # pyright: ignore[reportPrivateIm
 from torch import fx
 from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from dvm.lazy.segment import WATCHERS
 from dvm.torch.graph import REPORTS, GraphRunner
@@ -34,13 +35,37 @@ def compiler(kind: str) -> Any:
     return compile_graph
 
 
-DECOMPOSITIONS = core_aten_decompositions()
+def decompositions() -> dict[Any, Any]:
+    """torch's core ATen table, without its rule for the CPU flash-attention kernel: that
+    rule writes the kernel as math below autograd, and the kernel's backward then reads
+    the attention weights where it expects their log-sum-exp (wrong gradients). The
+    kernel, if a graph has it, runs in torch; `with_math_attention` keeps it out."""
+    table = dict(core_aten_decompositions())
+    table.pop(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default, None)
+    return table
+
+
+def with_math_attention(compile_graph: Any) -> Any:
+    """`compile_graph` tracing `scaled_dot_product_attention` as its math (matmuls, a
+    softmax) rather than a fused kernel, so the attention is recorded like any other ops
+    and a backward graph differentiates that math."""
+
+    def compile_with_math(module: fx.GraphModule, example_inputs: Any) -> Any:
+        with sdpa_kernel(SDPBackend.MATH):
+            return compile_graph(module, example_inputs)
+
+    return compile_with_math
+
+
+DECOMPOSITIONS = decompositions()
 """ATen ops written as core ATen ops (so the handlers cover few ops)."""
 
-backend = aot_autograd(
-    fw_compiler=compiler("forward"),
-    bw_compiler=compiler("backward"),
-    decompositions=DECOMPOSITIONS,
+backend = with_math_attention(
+    aot_autograd(
+        fw_compiler=compiler("forward"),
+        bw_compiler=compiler("backward"),
+        decompositions=DECOMPOSITIONS,
+    )
 )
 """The backend registered as `dvm` (entry point `torch_dynamo_backends`)."""
 
@@ -56,7 +81,9 @@ def export_mlir(model: Any, *example_inputs: Any, dynamic: bool = True) -> str:
     inference), each as `dvm-opt` reads it: one per segment of the graph between
     ops that run in torch (one, when every op records)."""
     texts: list[str] = []
-    exporting = aot_autograd(fw_compiler=compiler("export"), decompositions=DECOMPOSITIONS)
+    exporting = with_math_attention(
+        aot_autograd(fw_compiler=compiler("export"), decompositions=DECOMPOSITIONS)
+    )
     WATCHERS.append(texts.append)
     try:
         with torch.no_grad():
