@@ -34,6 +34,17 @@ def reduce(node: Node, xs: list[Array]) -> Array:
 
 
 def slice_(node: Node, xs: list[Array]) -> Array:
+    return xs[0][slice_key(node)]
+
+
+def insert_slice(node: Node, xs: list[Array]) -> Array:
+    out = xs[0].copy()
+    out[slice_key(node)] = xs[1]
+    return out
+
+
+def slice_key(node: Node) -> tuple[slice, ...]:
+    """The numpy key of a recorded slice (`extract_slice`, `insert_slice`)."""
     values = iter(node.indices)
     key = []
     for spec in node.params[0]:
@@ -44,7 +55,7 @@ def slice_(node: Node, xs: list[Array]) -> Array:
         offset = next(values)
         size = size if size is not None else next(values)
         key.append(slice(offset, offset + size * stride, stride))
-    return xs[0][tuple(key)]
+    return tuple(key)
 
 
 def iota(node: Node, xs: list[Array]) -> Array:
@@ -77,6 +88,7 @@ RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "collapse": lambda node, xs: np.reshape(xs[0], node.shape),
     "expand": lambda node, xs: np.reshape(xs[0], node.shape),
     "extract_slice": slice_,
+    "insert_slice": insert_slice,
     "concat": lambda node, xs: np.concatenate(xs, axis=node.params[0]),
     "argmax": lambda node, xs: np.argmax(xs[0], axis=node.params[0], keepdims=node.params[1]),
     "argmin": lambda node, xs: np.argmin(xs[0], axis=node.params[0], keepdims=node.params[1]),

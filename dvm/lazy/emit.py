@@ -154,25 +154,46 @@ def emit_expand(e: Emitter, node: Node) -> None:
     )
 
 
-def emit_slice(e: Emitter, node: Node) -> None:
-    """`params` per dim: None for the whole dim, else (stride, static size or None);
-    a sliced dim takes its offset, then its size if not static, from the indices."""
-    source = node.operands[0]
+def slice_text(e: Emitter, node: Node, whole: Callable[[int], str]) -> str:
+    """A recorded slice's `[offsets] [sizes] [strides]`. `params` per dim: None for the
+    whole dim (its size `whole(axis)`), else (stride, static size or None); a sliced dim
+    takes its offset, then its size if not static, from the indices."""
     offsets, sizes, strides = [], [], []
     for axis, spec in enumerate(node.params[0]):
         if spec is None:
             offsets.append("0")
-            sizes.append(e.dim(source, axis))
+            sizes.append(whole(axis))
             strides.append("1")
             continue
         stride, size = spec
         offsets.append(e.index())
         sizes.append(str(size) if size is not None else e.index())
         strides.append(str(stride))
+    return f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(strides)}]"
+
+
+def emit_slice(e: Emitter, node: Node) -> None:
+    source = node.operands[0]
+    key = slice_text(e, node, lambda axis: e.dim(source, axis))
     e.put(
         node,
-        f"tensor.extract_slice {e.name(source)}[{', '.join(offsets)}] [{', '.join(sizes)}]"
-        f" [{', '.join(strides)}] : {e.type(source)} to {e.type(node)}",
+        f"tensor.extract_slice {e.name(source)}{key} : {e.type(source)} to {e.type(node)}",
+    )
+
+
+def emit_insert_slice(e: Emitter, node: Node) -> None:
+    """A whole dim's size is the source's: static, or the destination's dim."""
+    dest, source = node.operands
+
+    def whole(axis: int) -> str:
+        fixed = source.static[axis]
+        return str(fixed) if fixed is not None else e.dim(dest, axis)
+
+    key = slice_text(e, node, whole)
+    e.put(
+        node,
+        f"tensor.insert_slice {e.name(source)} into {e.name(dest)}{key}"
+        f" : {e.type(source)} into {e.type(dest)}",
     )
 
 
@@ -225,6 +246,7 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "collapse": emit_collapse,
     "expand": emit_expand,
     "extract_slice": emit_slice,
+    "insert_slice": emit_insert_slice,
     "concat": emit_concat,
     "argmax": emit_arg_reduce,
     "argmin": emit_arg_reduce,

@@ -238,6 +238,25 @@ def extract_slice(x: Node, specs: Sequence[tuple[int, int, int] | None]) -> Node
     )
 
 
+def insert_slice(dest: Node, source: Node, specs: Sequence[tuple[int, int, int] | None]) -> Node:
+    """`dest` with its slice (`specs` as `extract_slice` takes them) replaced by `source`,
+    functional (`tensor.insert_slice`). A size is static where the source's dim is."""
+    params: list[tuple[int, int | None] | None] = []
+    indices: list[int] = []
+    for axis, spec in enumerate(specs):
+        if spec is None:
+            params.append(None)
+            continue
+        offset, size, stride = spec
+        fixed = source.static[axis]
+        params.append((stride, fixed))
+        indices.extend([offset] if fixed is not None else [offset, size])
+    return record(
+        "insert_slice", [dest, source], (tuple(params),), dest.shape, dest.dtype, dest.static,
+        tuple(indices),
+    )  # fmt: skip
+
+
 def concat(operands: Sequence[Node], axis: int) -> Node | None:
     first = operands[0]
     for o in operands:

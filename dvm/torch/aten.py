@@ -216,9 +216,9 @@ def squeeze(x: Any, axes: Any = None) -> Any:
     return needs(np.squeeze(x, tuple(a for a in chosen if x.shape[a] == 1)))
 
 
-def slice_(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
-    """torch's slice (bounds clamped to the dim, as torch does), sizes kept symbolic."""
-    x = lazy(x)
+def slice_specs(x: LazyArray, dim: int, start: Any, end: Any, step: int) -> list[Any] | None:
+    """torch's slice of `x` (bounds clamped to the dim, as torch does) as the specs of
+    `record.extract_slice`, sizes kept symbolic; None for the whole of `x`."""
     axis, step = specialized(dim) % x.ndim, specialized(step)
     size = x.shape[axis]
     start = 0 if start is None else start + size if start < 0 else start
@@ -228,10 +228,31 @@ def slice_(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int =
     if step < 1:
         raise Unsupported("a slice with a step below 1")
     if start == 0 and length == size and step == 1:
-        return LazyArray(record.convert(x._node, x.dtype))
+        return None
     specs: list[Any] = [None] * x.ndim
     specs[axis] = (start, length, step)
+    return specs
+
+
+def slice_(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    x = lazy(x)
+    specs = slice_specs(x, dim, start, end, step)
+    if specs is None:
+        return LazyArray(record.convert(x._node, x.dtype))
     return LazyArray(record.extract_slice(x._node, specs))
+
+
+def slice_scatter(
+    x: Any, source: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Any:
+    """`x` with its slice replaced by `source` (an in-place slice write, made functional)."""
+    x, source = lazy(x), lazy(source)
+    specs = slice_specs(x, dim, start, end, step)
+    if specs is None:
+        return copy(x, source)
+    if source.dtype != x.dtype:
+        raise Unsupported("a slice_scatter of another dtype")
+    return LazyArray(record.insert_slice(x._node, source._node, specs))
 
 
 def select(x: Any, dim: int, index: Any) -> Any:
@@ -442,6 +463,7 @@ HANDLERS: dict[str, Handler] = {
     "view": view, "_unsafe_view": view, "reshape": view, "permute": permute,
     "t": lambda x: lazy(x).T, "transpose": transpose, "expand": expand,
     "unsqueeze": unsqueeze, "squeeze": squeeze, "slice": slice_, "select": select,
+    "slice_scatter": slice_scatter,
     "split_with_sizes": split_with_sizes, "split": split, "cat": cat,
     "clone": lambda x, **kw: lazy(x).copy(), "_to_copy": to_copy,
     "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
