@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any, cast
 
@@ -91,6 +91,36 @@ def sceiling(x: sympy.Expr) -> sympy.Expr:
 
 def smod(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     return cast(sympy.Expr, sympy.Mod(a, b))
+
+
+def replace(expr: sympy.Expr, table: Mapping[Any, sympy.Expr]) -> sympy.Expr:
+    """`expr` with every subexpression that is a key of `table` replaced, as sympy's
+    `xreplace` does, but the Min, Max, floor and ceiling it rebuilds stay unevaluated
+    (`smin`, `smax`, `sfloor`, `sceiling`), as they were made: `xreplace` evaluates
+    them again, and sympy's search for redundant arguments by assumption queries
+    costs tens of milliseconds for a nested tile size."""
+    return _replace(expr, table) if table else expr
+
+
+def _replace(expr: Any, table: Mapping[Any, sympy.Expr]) -> Any:
+    got = table.get(expr)
+    if got is not None:
+        return got
+    if not expr.args:
+        return expr
+    args = [_replace(a, table) for a in expr.args]
+    if all(new is old for new, old in zip(args, expr.args, strict=True)):
+        return expr
+    if isinstance(expr, sympy.Min | sympy.Max):
+        kind = type(expr)
+        # flattened as sympy would: Min(a, Min(b, c)) is Min(a, b, c)
+        flat = [b for a in args for b in (a.args if isinstance(a, kind) else (a,))]
+        return _fold(kind, min if kind is sympy.Min else max, cast(list[sympy.Expr], flat))
+    if isinstance(expr, sympy.floor):
+        return sfloor(args[0])
+    if isinstance(expr, sympy.ceiling):
+        return sceiling(args[0])
+    return expr.func(*args)
 
 
 FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], range]] = {

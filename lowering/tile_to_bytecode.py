@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 import sympy
 from xdsl.context import Context
@@ -37,7 +36,7 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
-from dvm.dialects.expr import ExprAttr, as_expr, expr_text, symbol
+from dvm.dialects.expr import ExprAttr, as_expr, expr_text, replace, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
@@ -93,7 +92,7 @@ class Slots:
 
     def intern(self, expr: sympy.Expr) -> int:
         """The slot of `expr`, renamed, made if new."""
-        value = cast(sympy.Expr, expr.xreplace(self.renames))
+        value = replace(expr, self.renames)
         text = expr_text(value)
         if re.fullmatch(r"s\d+", text):  # a named tile size: its own slot
             return int(text[1:])

@@ -27,6 +27,7 @@ from dvm.dialects.expr import (
     expr_text,
     parse_condition_text,
     parse_expr,
+    replace,
     sceiling,
     sfloor,
     smax,
@@ -84,6 +85,24 @@ def test_random_expressions_print_parse_and_print_the_same() -> None:
         for _ in range(3):  # the same value (symbols are at least 1: no division by 0)
             values = {s: rng.randint(1, 40) for s in SYMBOLS}
             assert substitute(parsed, values) == substitute(expr, values), (text, values)
+
+
+def test_replace_renames_without_evaluating_min_and_max() -> None:
+    """A renaming rebuilds Min, Max, floor and ceiling unevaluated, as they were made
+    (sympy's evaluation of a nested tile size took seconds); nested Min or Max are
+    flattened as sympy flattens them, so the text is what sympy's `xreplace` prints
+    whenever its evaluation finds nothing to simplify."""
+    a, b, c, d = (symbol(n) for n in "abcd")
+    assert expr_text(replace(smax(a, a + b), {b: c})) == "Max(a, a + c)"
+    assert expr_text(replace(sfloor(a / b), {b: sympy.Integer(1)})) == "floor(a)"
+    assert expr_text(replace(smin(a, smin(b, d)), {d: c})) == "Min(a, b, c)"
+    assert replace(smax(a, 3, b), {a: sympy.Integer(5)}) == smax(5, b)
+    renamed = {symbol("t0"): symbol("s9"), symbol("x_1"): symbol("s8")}
+    rng = random.Random(3)
+    for expr in random_exprs(4, 200):
+        values = {s: rng.randint(1, 40) for s in [*SYMBOLS, symbol("s9"), symbol("s8")]}
+        values[symbol("s9")], values[symbol("s8")] = values[symbol("t0")], values[symbol("x_1")]
+        assert substitute(replace(expr, renamed), values) == substitute(expr, values)
 
 
 def test_attributes_round_trip_in_a_module() -> None:
