@@ -7,6 +7,7 @@ then the source line with carets under the spot. `dvm.compile`, `dvm-run` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -265,6 +266,24 @@ class LocatingParser(LiteralParser):
             self.raise_error("Dense literal attribute should have a static shape.", start, end)
         return type
 
+    def parse_optional_type(self) -> Any:
+        """A type; a plain ranked one (`tensor<?x4xf32>`) is read once per text in the
+        process: programs repeat a handful of types at every op, and xDSL's parser reads
+        each token by token (most of the time of parsing a program)."""
+        text = PLAIN_TYPE.match(self.lexer.input.content, self.pos)
+        if text is None:
+            return super().parse_optional_type()
+        known = _plain_types.get(text.group())
+        if known is not None:
+            self._resume_from(text.end())
+            return known
+        parsed = super().parse_optional_type()
+        if parsed is not None and self.pos >= text.end():  # read it whole
+            if len(_plain_types) >= MAX_PLAIN_TYPES:
+                _plain_types.clear()
+            _plain_types[text.group()] = parsed
+        return parsed
+
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
         name = operand.operand_name
         if name not in self.ssa_values and name not in self.first_uses:
@@ -290,6 +309,13 @@ class LocatingParser(LiteralParser):
             )
         return op
 
+
+PLAIN_TYPE = re.compile(r"(?:tensor|vector|memref)<[0-9?x]*[a-z][a-z0-9]*>")
+"""A ranked type without an encoding or a layout, whose element type is a bare word."""
+_plain_types: dict[str, Attribute] = {}
+"""Each plain type parsed so far, by its text (types are immutable values)."""
+MAX_PLAIN_TYPES = 4096
+"""The most types `_plain_types` keeps (it starts again when full)."""
 
 DENSE_TYPE_ERROR = (
     "Expected memref, vector or tensor type of integer, index, float, or complex type"

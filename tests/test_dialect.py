@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import EXAMPLES_DIR
+from xdsl.dialects import func
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -35,6 +36,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+import dvm
 from dvm.dialects import tensor
 from dvm.ir import make_context
 
@@ -92,6 +94,25 @@ def test_example_round_trips(examples_dir: Path, name: str) -> None:
     assert printed(parse(custom)) == custom, "custom print -> parse -> print changed the text"
     generic = printed(module, generic=True)
     assert printed(parse(generic)) == custom, "generic print -> parse -> custom print differs"
+
+
+def test_a_repeated_type_is_read_once() -> None:
+    """The parser reads a plain ranked type's text once per process (xDSL reads it token
+    by token, most of a parse): every op of a program, and of the next one, that writes
+    `tensor<?x3xf32>` gets the same type; types it does not know are read as before."""
+    text = """func.func @f(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>) -> tensor<?x3xf32> {
+      %s = tensor.add %x, %y : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+      %t = tensor.add %s, %y :  (tensor<?x3xf32>,tensor<?x3xf32>) ->tensor<?x3xf32>
+      func.return %t : tensor<?x3xf32>
+    }"""
+    first, second = (dvm.parse(text).body.block.first_op for _ in range(2))
+    assert isinstance(first, func.FuncOp) and isinstance(second, func.FuncOp)
+    types = [
+        v.type for f in (first, second) for op in f.walk() for v in (*op.operands, *op.results)
+    ]
+    assert types[0] == TensorType(Float32Type(), [DYNAMIC_INDEX, 3])
+    assert all(t is types[0] for t in types)
+    assert printed(dvm.parse(text)) == printed(parse(text))
 
 
 # --------------------------------------------------------------------------
