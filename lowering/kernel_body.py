@@ -56,7 +56,7 @@ from dvm.dialects.index_ops import (
 from dvm.dialects.scans import BOOL_REDUCE_KIND
 from dvm.lowering.grouped_matmul import emit_grouped_matmul
 from dvm.lowering.tiling import TilePlan
-from dvm.passes.domain import ELEMENTWISE, LAYOUT, MATMULS, Domain, StridedView
+from dvm.passes.domain import ELEMENTWISE_KINDS, LAYOUT_KINDS, MATMULS, Domain, StridedView
 from dvm.passes.errors import describe, located
 
 REDUCE_KIND = {
@@ -210,10 +210,10 @@ class KernelBuilder:
         assert isinstance(op, Operation), f"no tile for {value}"
         if isinstance(op, arith.ConstantOp):
             return self.constant(value, op)
-        if isinstance(op, LAYOUT):  # in domain coordinates a layout op changes nothing
+        if op in LAYOUT_KINDS:  # in domain coordinates a layout op changes nothing
             source = self.emit(op.operands[0])
             return self.bind(value, source, self.spans[source])
-        if isinstance(op, ELEMENTWISE):
+        if op in ELEMENTWISE_KINDS:
             return self.elementwise(value, op)
         if isinstance(op, IotaOp):
             return self.iota(value, op)

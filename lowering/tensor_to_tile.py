@@ -57,7 +57,7 @@ from dvm.lowering.tiling import (
 from dvm.passes.concat_fusion import Piece, fused_concat, fused_pad, fused_pieces
 from dvm.passes.data_movement import SLICE_BOUNDS, slice_bounds
 from dvm.passes.domain import (
-    ELEMENTWISE,
+    ELEMENTWISE_KINDS,
     MATMULS,
     Domain,
     DomainAnalysis,
@@ -237,7 +237,7 @@ def new_registers(
     """The results of `op`, at position `i`, that take a register of their own:
     an elementwise op writes into an operand of its kind that dies there."""
     dying = {kinds[v] for v in op.operands if v in kinds and last_use[v] == i}
-    in_place = isinstance(op, ELEMENTWISE)
+    in_place = op in ELEMENTWISE_KINDS
     return [r for r in op.results if r in kinds and not (in_place and kinds[r] in dying)]
 
 

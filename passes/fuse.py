@@ -68,7 +68,8 @@ from dvm.passes.concat_fusion import fused_pieces
 from dvm.passes.concat_sinking import flatten_concats, sink_concats
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
-    LAYOUT,
+    LAYOUT_KINDS,
+    MATMUL_KINDS,
     MATMULS,
     OWN_KERNEL,
     VECTOR,
@@ -76,6 +77,7 @@ from dvm.passes.domain import (
     DomainAnalysis,
     Facts,
     Illegal,
+    OpSet,
     known_facts,
 )
 from dvm.passes.errors import ProgramError
@@ -84,6 +86,7 @@ from dvm.passes.symbolic_shapes import ensure_shapes
 from dvm.vm.isa import MAX_RANK
 
 COMPUTE = (*VECTOR, *MATMULS)
+COMPUTE_KINDS = OpSet(*COMPUTE)
 ASSUME = "dvm.assume"
 """On a kernel inside a guarded choice: the size equalities it may assume."""
 BOUNDED = "dvm.bounded"
@@ -142,14 +145,14 @@ class Group:
     has_matmul: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        self.computing = sum(isinstance(op, COMPUTE) for op in self.ops)
-        self.has_matmul = any(isinstance(op, MATMULS) for op in self.ops)
+        self.computing = sum(op in COMPUTE_KINDS for op in self.ops)
+        self.has_matmul = any(op in MATMUL_KINDS for op in self.ops)
 
     @property
     def kind(self) -> str:
         if not self.has_matmul:
             return "vector"
-        epilogue = [op for op in self.ops if isinstance(op, COMPUTE) and not isinstance(op, LAYOUT)]
+        epilogue = [op for op in self.ops if op in COMPUTE_KINDS and op not in LAYOUT_KINDS]
         return "cube" if len(epilogue) == 1 else "mix"
 
 
@@ -188,7 +191,7 @@ class Fuser:
         """Decide the groups, schedule the block so that each group's ops are
         consecutive, and say what replaces each group, in block order."""
         for op in list(self.block.ops):
-            if isinstance(op, COMPUTE):
+            if op in COMPUTE_KINDS:
                 self.group[op] = Group([op])
                 for producer in self.producer_groups(op):
                     self.try_merge(self.group[op], producer)

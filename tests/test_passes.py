@@ -264,3 +264,19 @@ def test_stack_mode_and_limit(examples_dir: Path) -> None:
     assert all(s.mode.data == "sequence" for s in found)
     with pytest.raises(ValueError, match="mode must be one of"):
         lowered(examples_dir / "bert_layer.mlir", "symbolic-shapes,fuse,stack{mode=diagonal}")
+
+
+def test_op_sets_agree_with_isinstance() -> None:
+    """`op in kinds` (the passes' per-class remembered test) says what `isinstance`
+    says, for every op class of every dialect, asked twice."""
+    from dvm.dialects import DIALECTS
+    from dvm.passes.domain import ELEMENTWISE, LAYOUT, MATMULS, OWN_KERNEL, OpSet
+    from dvm.passes.fuse import COMPUTE
+
+    classes = [op for factory in DIALECTS.values() for op in factory().operations]
+    for group in (ELEMENTWISE, LAYOUT, MATMULS, OWN_KERNEL, COMPUTE):
+        kinds = OpSet(*group)
+        for _ in range(2):
+            for cls in classes:
+                op = cls.__new__(cls)
+                assert (op in kinds) == isinstance(op, group), cls.name
