@@ -73,7 +73,27 @@ def _fold(
     rest = [a for a in exprs if not a.is_Integer]
     if numbers:
         rest.append(sympy.Integer(fn(numbers)))
-    return rest[0] if len(rest) == 1 else cast(sympy.Expr, cls(*rest, evaluate=False))
+    argset = frozenset(rest)
+    if len(argset) == 1:
+        return rest[0]
+    # what `cls(*rest, evaluate=False)` makes, its arguments in sympy's `ordered` order
+    # (by node count, then sort key), but with the node counts remembered: `ordered`
+    # counts each argument's whole tree again, at every level of a nested tile size
+    made = cast(sympy.Expr, sympy.Expr.__new__(cls, *sorted(argset, key=_order_key)))
+    made._argset = argset  # type: ignore[attr-defined]
+    return made
+
+
+def _order_key(expr: sympy.Expr) -> tuple[Any, ...]:
+    return (_node_count(expr), expr.sort_key())
+
+
+@lru_cache(maxsize=1 << 16)
+def _node_count(expr: sympy.Basic) -> float:
+    """sympy's `_node_count` (a Float counts a half), remembered."""
+    if expr.is_Float:
+        return 0.5
+    return 1 + sum(map(_node_count, expr.args))
 
 
 def sfloor(x: sympy.Expr) -> sympy.Expr:

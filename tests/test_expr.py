@@ -105,6 +105,24 @@ def test_replace_renames_without_evaluating_min_and_max() -> None:
         assert substitute(replace(expr, renamed), values) == substitute(expr, values)
 
 
+def test_smin_and_smax_build_what_sympy_builds_unevaluated() -> None:
+    """`smin`/`smax` order their arguments as sympy's `ordered` does (with the node
+    counts remembered): the same expression, arguments and text as
+    `Min(..., evaluate=False)` after folding the numbers."""
+    rng = random.Random(5)
+    exprs = random_exprs(6, 300)
+    for _ in range(300):
+        args = rng.sample(exprs, rng.randint(2, 4))
+        for kind, fold, build in ((sympy.Min, min, smin), (sympy.Max, max, smax)):
+            rest = [a for a in args if not a.is_Integer]
+            numbers = [int(a) for a in args if a.is_Integer]
+            rest += [sympy.Integer(fold(numbers))] if numbers else []
+            expected = rest[0] if len(set(rest)) == 1 else kind(*rest, evaluate=False)
+            made = build(*args)
+            assert made == expected and made.args == expected.args
+            assert expr_text(made) == expr_text(expected)
+
+
 def test_attributes_round_trip_in_a_module() -> None:
     exprs = random_exprs(2, 60)
     attrs = {f"dvm.e{i}": ExprAttr(e) for i, e in enumerate(exprs)}
