@@ -166,6 +166,55 @@ def _whole(a: np.ndarray) -> np.ndarray:
     return a
 
 
+SHORT_INNER = 4
+"""A tile whose innermost extent is 2 to this, with many more elements along its other
+axes, runs each numpy call on views of it as one call per innermost index: numpy
+iterates strided operands (views of arguments) in memory order, which for a view of
+every other pair of floats (a rotary embedding's halves) is a loop of 2 elements per
+step of the outer loop, 5-20x slower than loops along the long axes. (`order="C"` on
+transposed views would iterate the long axis innermost in one call, but numpy 2.4 computes
+some unary ufuncs wrongly that way.)"""
+
+
+STRIDED_WRONG = frozenset([np.negative, np.isfinite, np.isinf, np.isnan, np.signbit])
+"""Ufuncs that numpy 2.4 computes wrongly from a strided input into a strided output
+(e.g. `negative` reading every 4th 4-byte element, `isnan` writing every 2nd bool):
+they keep one call over the whole tile, whose innermost strides are one element."""
+
+
+def short_inner(shape: Sequence[int] | None) -> bool:
+    """Whether a tile of `shape` runs as one numpy call per innermost index."""
+    return (
+        shape is not None
+        and len(shape) >= 2
+        and 2 <= shape[-1] <= SHORT_INNER
+        and math.prod(shape[:-1]) >= 16 * shape[-1]
+    )
+
+
+def _at(a: Any, j: int) -> Any:
+    """Operand `a` at innermost index `j` (a scalar, or a dim of 1 that broadcasts, as is)."""
+    if not isinstance(a, np.ndarray) or a.ndim == 0:
+        return a
+    return a[..., 0] if a.shape[-1] == 1 else a[..., j]
+
+
+def per_inner_index(fn: Any, extent: int) -> Any:
+    """`fn(*args, out=out)` as one call per innermost index of `out` (see `SHORT_INNER`)."""
+
+    def run(*args: Any, out: np.ndarray) -> Any:
+        for j in range(extent):
+            fn(*[_at(a, j) for a in args], out=out[..., j])
+        return out
+
+    return run
+
+
+def _copy_per_inner_index(src: np.ndarray, out: np.ndarray) -> None:
+    for j in range(out.shape[-1]):
+        out[..., j] = _at(src, j)
+
+
 def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
     """A function cutting the current tile out of the launch view (None: the whole view)."""
     make = slicer_maker(tuple([(d, src) for d, src, _ in vp.tiled]))
@@ -219,7 +268,11 @@ def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
         return load_alias
     if math.prod(node.extents) == 0:
         return None
-    put = core.reg(dst, node.extents).__setitem__  # out[...] = tile: the fastest numpy copy
+    reg = core.reg(dst, node.extents)
+    if short_inner(node.extents):
+        cut = sl or _whole
+        return lambda: _copy_per_inner_index(cut(g[v]), reg)
+    put = reg.__setitem__  # out[...] = tile: the fastest numpy copy
     if sl is None:
         return lambda: put(Ellipsis, g[v])
     return lambda: put(Ellipsis, sl(g[v]))
@@ -234,9 +287,14 @@ def _bind_store(node: OpNode, core: CoreLike) -> Fn | None:
     g, sl = core.g, core.slicer(v)
     cut = sl or _whole
     if node.ins.op.cat is Cat.STORE:
+        copy = _copy_per_inner_index if short_inner(node.extents) else None
         if isinstance(val, Dyn):
             alias, r = core.alias, val.r
+            if copy is not None:
+                return lambda: copy(alias[r], cut(g[v]))
             return lambda: cut(g[v]).__setitem__(Ellipsis, alias[r])
+        if copy is not None:
+            return lambda: copy(val, cut(g[v]))
         if sl is None:
             return lambda: g[v].__setitem__(Ellipsis, val)
         return lambda: sl(g[v]).__setitem__(Ellipsis, val)
@@ -401,7 +459,16 @@ def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
     if _plain(node, core):
         ops, reg = node.ins.operands, core.reg
         return partial(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
-    return call(core, fn, _src(node, core, 1), out=_dst(node, core))
+    return call(core, _reordered(fn, node.out), _src(node, core, 1), out=_dst(node, core))
+
+
+def _reordered(fn: Any, shape: Sequence[int] | None) -> Any:
+    """`fn`, or for a ufunc on a tile of a short innermost extent, `fn` called per
+    innermost index (see `SHORT_INNER`)."""
+    if isinstance(fn, np.ufunc) and fn not in STRIDED_WRONG and short_inner(shape):
+        assert shape is not None
+        return per_inner_index(fn, shape[-1])
+    return fn
 
 
 def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
@@ -423,6 +490,7 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
         s = scalar_operand(fn, node.scalar, dtype, shapes[reg_pos])
         return partial(fn, x, s, out=dst) if cat is Cat.BINARY_RS else partial(fn, s, x, out=dst)
     x, dst = _src(node, core, reg_pos), _dst(node, core)
+    fn = _reordered(fn, node.out)
     if cat is Cat.BINARY:
         return call(core, fn, x, _src(node, core, 2), out=dst)
     s = scalar_operand(fn, node.scalar, dtype, shapes[reg_pos])
