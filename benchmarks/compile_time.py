@@ -14,8 +14,13 @@ Prints, with the load average (on a shared machine the times swing with it):
   `dvm-pipeline`, the kernels and host steps (`Variant.from_lowered`), and the whole
   `dvm.compile` with the cache off and on a hit (goals: 15 ms for programs of at most
   10 ops, 250 ms for bert_layer);
+- in this process, `dvm.compile` of blocks of real models (`blocks/*.mlir`, exported from
+  torch modules by `blocks/export.py`; each segment of a graph compiled on its own, as the
+  torch backend does), the cache off: median and p90 of --repeat after a warm-up;
 - a tiny cached call, `p(x)` for gelu on a 2x3 input: median, p99 and max of 20000
   (goal: 10 us on a quiet machine).
+
+`--parts` runs some of them: fresh, in-process, blocks, tiny.
 
 Python writes no bytecode cache under PYTHONDONTWRITEBYTECODE, and then every fresh
 process compiles dvm's modules again: the fresh processes run without it, as a user's
@@ -45,6 +50,8 @@ from dvm.variant import Variant
 
 EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
 PROGRAMS = ("gelu", "layernorm", "softmax", "bert_layer")
+BLOCKS = Path(__file__).resolve().parent / "blocks"
+PARTS = ("fresh", "in-process", "blocks", "tiny")
 
 FRESH = """\
 import sys, time
@@ -131,6 +138,27 @@ def bench_in_process(repeat: int) -> None:
             print(f"  {program:>11s} " + " ".join(f"{m * 1e3:11.1f}" for m in medians))
 
 
+def segments(text: str) -> list[str]:
+    """The functions of an exported graph, each a program of its own."""
+    return ["func.func" + part for part in text.split("func.func")[1:]]
+
+
+def bench_blocks(repeat: int) -> None:
+    print(f"In-process compile of model blocks, cache off, {repeat} after a warm-up ({load()}):")
+    for path in sorted(BLOCKS.glob("*.mlir")):
+        programs = segments(path.read_text())
+
+        def whole(programs: list[str] = programs) -> None:
+            for program in programs:
+                dvm.compile(program, cache=False)
+
+        whole()
+        times = [timed(whole) for _ in range(repeat)]
+        ops = sum(p.count(" = tensor.") for p in programs)
+        what = f"{path.stem} ({len(programs)} segments, {ops} ops)"
+        print(f"  {what:30s} {summary(times)}")
+
+
 def bench_tiny_call(calls: int) -> None:
     p = dvm.compile(EXAMPLES / "gelu.mlir", cache=False)
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
@@ -151,10 +179,19 @@ def main() -> None:
     ap.add_argument("--processes", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated parts to run")
     a = ap.parse_args()
-    bench_fresh(a.processes)
-    bench_in_process(a.repeat)
-    bench_tiny_call(a.calls)
+    parts = a.parts.split(",")
+    if unknown := set(parts) - set(PARTS):
+        ap.error(f"unknown parts {sorted(unknown)}; use some of {','.join(PARTS)}")
+    if "fresh" in parts:
+        bench_fresh(a.processes)
+    if "in-process" in parts:
+        bench_in_process(a.repeat)
+    if "blocks" in parts:
+        bench_blocks(a.repeat)
+    if "tiny" in parts:
+        bench_tiny_call(a.calls)
 
 
 if __name__ == "__main__":
