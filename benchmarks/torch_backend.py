@@ -4,18 +4,21 @@ Run: .venv/bin/python benchmarks/torch_backend.py [--shapes 10 --repeats 5]
 
 Each module (LayerNorm, a GELU chain, a BERT layer, MMoE) is compiled with
 `dynamic=True` and called on a stream of new shapes (sizes of 2 and more: dynamo
-makes a graph of its own for 0 and 1), each --repeats times. Per module:
+makes a graph of its own for 0 and 1), each --repeats times in a row. Per module:
 
 - `new`: a first call at a new shape minus a repeat at it (median, p90): what a
-  new shape costs the backend (the programs' specializations, plus the backend's
-  own work);
-- `bare`: the same for the backend's programs themselves (the `dvm.compile`
-  programs the plan calls, timed inside those calls): their specializations;
-- `extra`: new minus bare, the backend's cost per new shape (goal: at most 0.1 ms);
+  new shape costs (the programs' specializations, plus the backend's own work);
+- `bare`: the same for the `dvm.compile` programs the plan calls (their calls
+  alone, timed inside the backend's): their specializations;
+- `extra`: new minus bare, the backend's own cost per new shape (goal: at most
+  0.1 ms);
 - `rep` and `eager`: a repeat call through the backend and in torch eager
   (median), and `recorded`: the calls that recorded (the rest replayed a plan).
 
-The machine's load average is printed: on a shared machine, compare within a run.
+Torch eager runs the same stream after the backend's, not in between: work done
+between two calls evicts the caches the second one then refills, a cost of any
+first call after other work, not of a new shape. The machine's load average is
+printed: on a shared machine, compare within a run.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import torch
 from torch import nn
 
 from dvm import lazy
-from dvm.torch import plan as plans
+from dvm.runtime import CompiledProgram
 
 
 class GeluChain(nn.Module):
@@ -93,25 +96,24 @@ that a call's fixed costs, not its memory traffic, are what differ at a new shap
 
 
 class Programs:
-    """The time the plans' programs take (a call's share of it: `seconds` before and after)."""
+    """The time spent in the programs' calls (a call's share of it: `seconds` before and
+    after)."""
 
     seconds = 0.0
 
 
 def time_programs() -> None:
-    """From now on, time every program a plan replays (into `Programs.seconds`)."""
-    original = plans.Step.run
+    """From now on, time every call of a compiled program (into `Programs.seconds`)."""
+    original = CompiledProgram.__call__
 
-    def run(step: plans.Step, v: Any) -> bool:
-        if step.program is None:
-            return original(step, v)
+    def call(program: CompiledProgram, *args: Any) -> Any:
         start = time.perf_counter()
         try:
-            return original(step, v)
+            return original(program, *args)
         finally:
             Programs.seconds += time.perf_counter() - start
 
-    plans.Step.run = run  # type: ignore[method-assign]
+    CompiledProgram.__call__ = call  # type: ignore[method-assign]
 
 
 def timed(function: Callable[[], Any]) -> tuple[float, float]:
@@ -133,7 +135,7 @@ def measure(name: str, shapes: int, repeats: int) -> str:
     model = make().eval()
     compiled = torch.compile(model, backend="dvm", dynamic=True)
     inputs = [torch.randn(*shape_of(rng)) for _ in range(shapes + 1)]
-    new, bare, repeat, eager = [], [], [], []
+    new, bare, repeat = [], [], []
     recorded = 0
     with torch.no_grad():
         compiled(inputs[0])  # the graph's compile and first plan
@@ -145,7 +147,7 @@ def measure(name: str, shapes: int, repeats: int) -> str:
             new.append(first[0] - statistics.median(t for t, _ in again))
             bare.append(first[1] - statistics.median(p for _, p in again))
             repeat.extend(t for t, _ in again)
-            eager.extend(timed(lambda x=x: model(x))[0] for _ in range(repeats))
+        eager = [timed(lambda x=x: model(x))[0] for x in inputs[1:] for _ in range(repeats)]
     extra = [n - b for n, b in zip(new, bare, strict=True)]
     return (
         f"{name:10} {ms(new, 0.5)} {ms(new, 0.9)} {ms(bare, 0.5)} {ms(extra, 0.5)} "
