@@ -421,3 +421,22 @@ def test_a_replayed_torch_op_reads_a_constant_of_the_graph() -> None:
         (out,) = runner(x)
         torch.testing.assert_close(out, torch.lerp(x, torch.arange(16.0).view(4, 4), 0.25))
     assert (runner.report.plans, runner.report.replayed) == (1, 2)
+
+
+def test_a_variance_replays_its_plan() -> None:
+    """var and std divide by their count of elements, a size that replay computes
+    anew (numpy's var would read it as a plain float: no plan)."""
+
+    def f(x: Any) -> Any:
+        return x.var(dim=-1, keepdim=True) + x.std(0)
+
+    first = len(dvm.torch.reports())
+    compiled = torch.compile(f, backend="dvm", dynamic=True)
+    torch.manual_seed(3)
+    with torch.no_grad():
+        for rows, columns in [(3, 8), (4, 8), (5, 6), (7, 3)]:
+            x = torch.randn(rows, columns)
+            torch.testing.assert_close(compiled(x), f(x))
+    (report,) = dvm.torch.reports()[first:]
+    assert (report["plans"], report["replayed"]) == (1, 3), report
+

@@ -125,11 +125,18 @@ def reduction(function: Callable[..., Any]) -> Handler:
 
 
 def var(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+    """torch's variance: the squared deviations' sum over n - correction, where n, a
+    size, is a number the plan computes anew on each call (numpy's `var` would read
+    it as a plain float, which no replay could recompute)."""
     x = lazy(x)
-    axis = None if axes is None else dims(axes, x.ndim)
-    return needs(
-        np.var(x, axis=axis, ddof=1 if correction is None else int(correction), keepdims=keepdim)
-    )
+    axis = tuple(range(x.ndim)) if axes is None or axes == [] else dims(axes, x.ndim)
+    centred = x - x.mean(axis=axis, keepdims=True)
+    total = (centred * centred).sum(axis=axis, keepdims=keepdim)
+    correction = 1 if correction is None else correction
+    if isinstance(correction, float) and correction.is_integer():
+        correction = int(correction)  # (std's 1.0: a size minus a float is no size)
+    count = math.prod(x.shape[a] for a in axis) - correction
+    return needs(total / number(max(count, 0), total))
 
 
 def softmax(x: Any, dim: int, half_to_float: bool = False) -> Any:
