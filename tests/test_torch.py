@@ -440,3 +440,35 @@ def test_a_variance_replays_its_plan() -> None:
     (report,) = dvm.torch.reports()[first:]
     assert (report["plans"], report["replayed"]) == (1, 3), report
 
+
+@torch.library.custom_op("dvm_test::positive_rows", mutates_args=())
+def positive_rows(x: torch.Tensor) -> torch.Tensor:
+    """The rows whose first element is positive (a size known only from the data),
+    counting its calls."""
+    CALLS.append(x.shape)
+    return x[x[:, 0] > 0].clone()
+
+
+CALLS: list[Any] = []
+
+
+def test_a_guard_failing_after_a_torch_op_does_not_run_it_again() -> None:
+    """A guard on the sizes of a torch op's result fails after the op ran: the call
+    records anew, reading that result rather than running the op a second time (it
+    may draw random numbers, or be a collective)."""
+    from dvm.torch.graph import GraphRunner
+
+    aten = torch.ops.aten
+
+    def f(x: Any) -> Any:
+        rows = torch.ops.dvm_test.positive_rows.default(x)
+        return (aten.mul.Tensor(aten.slice.Tensor(rows, 0, 0, 4), 2),)
+
+    runner = GraphRunner(torch.fx.symbolic_trace(f), "positive rows")
+    CALLS.clear()
+    for signs in ([1, 1, 1, 1, 1, -1], [1, -1, 1, -1, -1], [1, 1, -1, 1, 1, 1, 1], [-1, 1]):
+        x = torch.rand(len(signs), 3) * torch.tensor(signs, dtype=torch.float32)[:, None]
+        (out,) = runner(x)
+        torch.testing.assert_close(out, x[x[:, 0] > 0][:4] * 2)
+    assert len(CALLS) == 4
+    assert (runner.report.plans, runner.report.replayed) == (2, 2)

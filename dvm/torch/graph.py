@@ -31,7 +31,7 @@ from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
 from dvm.torch.aten import HANDLERS, Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
-from dvm.torch.plan import BUILDING, Builder, Plan
+from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op
 from dvm.torch.sizes import SIZES, Size, plain
 
 log = logging.getLogger("dvm.torch")
@@ -111,20 +111,24 @@ class GraphRunner:
         self.plans: dict[tuple[Any, ...], list[Plan]] = {}
         self.attempts = PLAN_ATTEMPTS
         self.builder: Builder | None = None
+        self.done: Done = {}
+        """The torch ops' results the call being recorded reads rather than runs."""
 
     def __call__(self, *args: Any) -> Any:
         key = input_signature(args)
+        done: Done = {}
         for plan in self.plans.get(key, ()):
-            outputs = plan.replay(args)
+            outputs = plan.replay(args, done)
             if outputs is not None:
                 self.report.replayed += 1
                 return outputs
-        return self.record(args, key)
+        return self.record(args, key, done)
 
-    def record(self, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
-        """A call recorded op by op; it leaves a plan for its signature if it can."""
+    def record(self, args: tuple[Any, ...], key: tuple[Any, ...], done: Done) -> Any:
+        """A call recorded op by op (the torch ops in `done` ran already: their results
+        are read there); it leaves a plan for its signature if it can."""
         builder = Builder(len(args)) if self.attempts > 0 else None
-        self.builder = builder
+        self.builder, self.done = builder, done
         if builder is not None:
             SIZES.start()
             RUNS.append(builder.segment)
@@ -138,7 +142,7 @@ class GraphRunner:
                 SIZES.stop()
                 RUNS.remove(builder.segment)
                 BUILDING.remove(builder)
-            self.builder = None
+            self.builder, self.done = None, {}
         if builder is not None:
             plan = builder.plan(returned, originals)
             if plan is None:
@@ -168,12 +172,12 @@ class GraphRunner:
                 held = to_lazy(getattr(self.module, str(node.target)))
                 env[node] = with_unit_dims(held, held)
             elif node.op == "call_function":
-                env[node] = self.call(node, env)
+                env[node] = self.call(node, env, position)
             elif node.op == "output":
                 return self.finish(node, env, places, args)
         raise ValueError(f"{self.report.graph}: the graph has no output")
 
-    def call(self, node: fx.Node, env: dict[fx.Node, Any]) -> Any:
+    def call(self, node: fx.Node, env: dict[fx.Node, Any], position: int) -> Any:
         mapped: Any = fx.map_arg((node.args, node.kwargs), lambda n: env[n])
         args, kwargs = mapped
         target = node.target
@@ -193,19 +197,20 @@ class GraphRunner:
             except Unsupported:
                 pass
         self.count(name, False)
-        return with_unit_dims(self.run_in_torch(target, args, kwargs), node.meta.get("val"))
+        held = self.run_in_torch(target, args, kwargs, position)
+        return with_unit_dims(held, node.meta.get("val"))
 
-    def run_in_torch(self, target: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        """The op in torch eager on the values (a flush), its tensors lazy again. A
-        functional collective is waited for at once: its result leaves torch here, so
-        the graph's `wait_tensor` no longer reaches it."""
-        result = target(*to_tensor(args), **to_tensor(kwargs))
-        if getattr(target, "namespace", None) == "_c10d_functional":
-            result = torch.ops._c10d_functional.wait_tensor(result)
+    def run_in_torch(self, target: Callable[..., Any], args: Any, kwargs: Any, node: int) -> Any:
+        """The op at position `node` in torch eager on the values (a flush), its tensors
+        lazy again; its result as `done` holds it, if it ran already in this call."""
+        tensors, named = to_tensor(args), to_tensor(kwargs)
+        result = self.done.get(node, self.done)
+        if result is self.done:
+            result = run_torch_op(target, tensors, named)
         if self.builder is None:
             return to_lazy(result)
         held = self.builder.result(result)
-        self.builder.torch_op(target, args, kwargs, held)
+        self.builder.torch_op(target, args, kwargs, held, node)
         return held
 
     def count(self, name: str, on_dvm: bool) -> None:

@@ -59,10 +59,12 @@ class Step:
     """The slots of the results: a list (a program's), or the torch op's structure."""
     checks: Callable[[Values], bool] | None = None
     """Guards that read this step's results (checked after it), or data checks (before)."""
+    node: int = -1
+    """The torch op's position in the graph (where its result is kept, `Done`)."""
 
-    def run(self, v: Values) -> bool:
+    def run(self, v: Values, done: Done) -> bool:
         if self.program is None:
-            return self.run_torch(v)
+            return self.run_torch(v, done)
         assert self.arguments is not None
         if self.checks is not None and not self.checks(v):
             return False
@@ -76,13 +78,29 @@ class Step:
         STATS.kernels_launched += self.kernels
         return True
 
-    def run_torch(self, v: Values) -> bool:
-        args, kwargs = fill(self.template, v, as_tensor=True)
-        result = self.target(*args, **kwargs)
-        if getattr(self.target, "namespace", None) == "_c10d_functional":
-            result = torch.ops._c10d_functional.wait_tensor(result)
+    def run_torch(self, v: Values, done: Done) -> bool:
+        result = done.get(self.node, done)
+        if result is done:
+            args, kwargs = fill(self.template, v, as_tensor=True)
+            result = done[self.node] = run_torch_op(self.target, args, kwargs)
         place(self.results, result, v)
         return self.checks is None or self.checks(v)
+
+
+Done = dict[int, Any]
+"""The results of the torch ops a call has run, by their position in the graph: a
+call that a guard sends to another plan, or back to recording, after some ran reads
+their results here rather than running them again (an op may have effects: a random
+draw, a collective)."""
+
+
+def run_torch_op(target: Any, args: Any, kwargs: Any) -> Any:
+    """The op in torch eager. A functional collective is waited for at once: its result
+    leaves torch here, so the graph's `wait_tensor` no longer reaches it."""
+    result = target(*args, **kwargs)
+    if getattr(target, "namespace", None) == "_c10d_functional":
+        result = torch.ops._c10d_functional.wait_tensor(result)
+    return result
 
 
 @dataclass(frozen=True)
@@ -142,14 +160,15 @@ class Plan:
     outputs: Any
     """The outputs' template (`Slot`s read as tensors, `Input`s, `Formula`s)."""
 
-    def replay(self, args: Sequence[Any]) -> list[Any] | None:
-        """The outputs, or None where a guard fails (the call must be recorded)."""
+    def replay(self, args: Sequence[Any], done: Done) -> list[Any] | None:
+        """The outputs, or None where a guard fails (the call must be recorded; `done`
+        then holds the torch ops that ran)."""
         v: Values = [as_value(a) for a in args]
         if self.guard is not None and not self.guard(v):
             return None
         v.extend([None] * (self.slots - len(v)))
         for step in self.steps:
-            if not step.run(v):
+            if not step.run(v, done):
                 return None
         return [
             args[o.index] if isinstance(o, Input) else fill(o, v, as_tensor=True)
@@ -280,11 +299,13 @@ class Builder:
         )
         self.stage_of.append(first)
 
-    def torch_op(self, target: Any, args: Any, kwargs: Any, held: Any) -> None:
-        """A torch op ran on `args` (its results, as held, in `held`)."""
+    def torch_op(self, target: Any, args: Any, kwargs: Any, held: Any, node: int) -> None:
+        """The torch op at position `node` of the graph ran on `args` (its results, as
+        held, in `held`)."""
         first = len(self.kept) - count_leaves(held)
         template = (self.template(args), self.template(kwargs))
-        self.steps.append(Step(target=target, template=template, results=self.result_slots(held)))
+        results = self.result_slots(held)
+        self.steps.append(Step(target=target, template=template, results=results, node=node))
         self.stage_of.append(first)
 
     def plan(self, outputs: Sequence[Any], originals: dict[int, int]) -> Plan | None:
