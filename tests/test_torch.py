@@ -472,3 +472,25 @@ def test_a_guard_failing_after_a_torch_op_does_not_run_it_again() -> None:
         torch.testing.assert_close(out, x[x[:, 0] > 0][:4] * 2)
     assert len(CALLS) == 4
     assert (runner.report.plans, runner.report.replayed) == (2, 2)
+
+
+def test_a_constant_output_is_the_callers_own_at_each_call() -> None:
+    """A constant a graph returns (here a `scalar_tensor`) is kept by the plan: each
+    call, recorded or replayed, returns a copy, so writing to one call's output
+    changes no later call's."""
+    from dvm.torch.graph import GraphRunner
+
+    aten = torch.ops.aten
+
+    def f(x: Any) -> Any:
+        three = aten.scalar_tensor.default(3.0)
+        return (aten.mul.Tensor(x, three), three)
+
+    runner = GraphRunner(torch.fx.symbolic_trace(f), "constant output")
+    for rows in (2, 3, 4):
+        x = torch.randn(rows)
+        scaled, three = runner(x)
+        torch.testing.assert_close(scaled, x * 3)
+        assert three.item() == 3.0
+        three.add_(1)
+    assert (runner.report.plans, runner.report.replayed) == (1, 2)

@@ -226,9 +226,12 @@ class GraphRunner:
         results: Any = node.args[0]
         values = [env[r] if isinstance(r, fx.Node) else r for r in results]
         originals = {k: places[r] for k, r in enumerate(results) if r in places}
+        kept = self.builder.constants(values) if self.builder is not None else []
         outputs = [
             args[originals[k]] if k in originals else to_tensor(v) for k, v in enumerate(values)
         ]
+        for k in kept:  # (the plan keeps these: the caller gets its own copy)
+            outputs[k] = outputs[k].clone()
         if self.first:
             self.first = False
             REPORTS.append(self.report)

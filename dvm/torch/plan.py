@@ -321,10 +321,28 @@ class Builder:
             if k in stages and step.program is None:
                 step.checks = all_true(stages[k])
         template = [
-            Input(originals[k]) if k in originals else self.template(o)
-            for k, o in enumerate(outputs)
+            Input(originals[k]) if k in originals else self.output(o) for k, o in enumerate(outputs)
         ]
         return Plan(len(self.kept), all_true(stages.get(-1, [])), self.steps, template)
+
+    def output(self, value: Any) -> Any:
+        """An output's template: a constant is copied at each call, as eager makes it
+        anew (see `constants`)."""
+        made = self.template(value)
+        if isinstance(made, torch.Tensor):
+            return Formula(lambda v, constant=made: constant.clone())
+        return made
+
+    def constants(self, outputs: Sequence[Any]) -> list[int]:
+        """The outputs that are constants of the plan (lazy arrays known before the
+        call computed them: a `scalar_tensor`, a module's tensor). The plan keeps
+        their memory, so the caller gets a copy, at this call and at each replay: a
+        write to one call's output must not change what later calls read."""
+        return [
+            k
+            for k, o in enumerate(outputs)
+            if isinstance(o, LazyArray) and not o._node.pending and id(o._node) not in self.slot_of
+        ]
 
     def step_making(self, slot: int) -> int:
         return max(k for k, first in enumerate(self.stage_of) if first <= slot)
