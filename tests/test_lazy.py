@@ -197,6 +197,7 @@ def test_unsupported_calls_run_in_numpy_and_recording_resumes() -> None:
         lambda x: x.reshape(7, -1),
         lambda x: x[3, 0],
         lambda x: x.sum(axis=2),
+        lambda x: x.min(-3),
         lambda x: x[:0].max(),
         lambda x: x @ np.ones((5, 2)),
         lambda x: x.astype(np.int32) + 2**40,
@@ -209,6 +210,22 @@ def test_what_numpy_rejects_raises_numpys_error(call: Callable[[Any], Any]) -> N
     with pytest.raises(type(numpy_error.value)) as lazy_error:
         np.asarray(call(lazy.asarray(a)))
     assert str(lazy_error.value) == str(numpy_error.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.sum(0, None, None, True),
+        lambda x: x.max(1, None, True),
+        lambda x: x.mean(axis=(0, 1)),
+        lambda x: x.sum(-1, dtype=np.float64),
+        lambda x: x.prod(keepdims=True),
+        lambda x: x.min(axis=-2, keepdims=False) - x.mean(1, keepdims=True),
+    ],
+)
+def test_a_reduction_method_takes_numpys_arguments(call: Callable[[Any], Any]) -> None:
+    a = normal(3, 4)
+    close(call(lazy.asarray(a)), call(a))
 
 
 def test_the_key_is_structure_not_shape() -> None:

@@ -38,7 +38,7 @@ class LazyArray(NDArrayOperatorsMixin):
 
     def __init__(self, node: Node) -> None:
         self._node = node
-        if node.pending:
+        if node.value is None:  # (pending: not the property, a call per op)
             node.owner = weakref.ref(self)
             if len(TRACE.nodes) > MAX_SEGMENT:
                 settle()
@@ -182,8 +182,10 @@ def operator_method(function: np.ufunc, reflected: bool = False) -> Any:
 
     def method(self: LazyArray, other: Any) -> Any:
         theirs = other._node if type(other) is LazyArray else other
-        nodes = [theirs, self._node] if reflected else [self._node, theirs]
-        node = numpy_api.ufunc(function, nodes)
+        if reflected:
+            node = numpy_api.binary_ufunc(function, theirs, self._node)
+        else:
+            node = numpy_api.binary_ufunc(function, self._node, theirs)
         if node is not None:
             return LazyArray(node)
         return function(other, self) if reflected else function(self, other)
@@ -204,8 +206,23 @@ def numpy_method(function: Any) -> Any:
     return lambda self, *args, **kwargs: dispatch(function, (self, *args), kwargs)
 
 
-for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "argmax", "argmin",
-              "cumsum", "cumprod", "any", "all", "take"):  # fmt: skip
+def reduction_method(kind: str, function: Any) -> Any:
+    """`x.sum(axis, keepdims=...)` (`mean`, `prod`, `max`, `min`) recorded without
+    numpy's dispatch; any other argument goes to `np.sum`'s handler, or to numpy."""
+
+    def method(self: LazyArray, axis: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if not args and (not kwargs or kwargs.keys() == {"keepdims"}):
+            node = numpy_api.reduction(kind, self._node, axis, kwargs.get("keepdims", False))
+            if node is not None:
+                return LazyArray(node)
+        return dispatch(function, (self, axis, *args), kwargs)
+
+    return method
+
+
+for _name in ("sum", "mean", "prod", "max", "min"):
+    setattr(LazyArray, _name, reduction_method(_name, getattr(np, _name)))
+for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "any", "all", "take"):
     setattr(LazyArray, _name, numpy_method(getattr(np, _name)))
 for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
                       "ge": np.greater_equal}.items():  # fmt: skip

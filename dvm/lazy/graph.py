@@ -149,3 +149,21 @@ def broadcast_nodes(nodes: list[Node]) -> tuple[tuple[int, ...], Static] | None:
         shape.append(size)
         static.append(1 if one else None)
     return tuple(shape), tuple(static)
+
+
+def broadcast_pair(a: Node, b: Node) -> tuple[tuple[int, ...], Static] | None:
+    """`broadcast_nodes` of two nodes of one rank (the common case: a row's statistic
+    against its rows), in one walk over their dims (it runs once per such op)."""
+    if len(a.shape) != len(b.shape):
+        return broadcast_nodes([a, b])
+    shape: list[int] = []
+    static: list[int | None] = []
+    for da, db, sa, sb in zip(a.shape, b.shape, a.static, b.static):  # noqa: B905 (one rank)
+        if da == db or db == 1:
+            shape.append(da)
+        elif da == 1:
+            shape.append(db)
+        else:
+            return None
+        static.append(1 if sa == 1 and sb == 1 else None)
+    return tuple(shape), tuple(static)

@@ -94,18 +94,22 @@ def resolved(ufunc: np.ufunc, dtypes: tuple[Any, ...]) -> tuple[np.dtype[Any], .
 
 def as_node(x: Operand, dtype: np.dtype[Any]) -> Node | None:
     """`x` as a node of `dtype`: a node converted if need be, or a known value."""
-    if type(x) is Node:
+    kind = type(x)
+    if kind is Node:
         return x if x.dtype == dtype else record.convert(x, dtype)
-    if type(x) in (bool, int, float):
-        key = (type(x), x if x or type(x) is not float else repr(x), dtype)  # -0.0 is no 0.0
+    if kind is float or kind is int or kind is bool:
+        key = (kind, x if x or kind is not float else repr(x), dtype)  # -0.0 is no 0.0
         array = SCALARS.get(key)
         if array is None:
             array = as_array(x, dtype)
-            if array is not None and len(SCALARS) < 4096:
+            if array is None:
+                return None
+            if len(SCALARS) < 4096:
                 array.flags.writeable = False
                 SCALARS[key] = array
-    else:
-        array = as_array(x, dtype)
+        # a node of its own per use (a segment's key counts its arguments, not their values)
+        return Node("value", (), (), (), (), dtype, (), array)
+    array = as_array(x, dtype)
     return None if array is None else Node.of(array)
 
 
@@ -126,16 +130,24 @@ SCALARS: dict[tuple[Any, ...], np.ndarray[Any, Any]] = {}
 
 def ufunc(function: np.ufunc, inputs: Sequence[Operand]) -> Node | None:
     """A ufunc call without keywords, recorded (see the module docstring)."""
+    if len(inputs) == 2:
+        return binary_ufunc(function, inputs[0], inputs[1])
     special = SPECIAL.get(function)
     if special is not None:
         return special(*inputs)
-    key = (function, *[operand_key(x) for x in inputs])
+    key = (function, *[x.dtype if type(x) is Node else operand_key(x) for x in inputs])
     plan = PLANS.get(key, MISSING)
     if plan is MISSING:
         plan = PLANS[key] = ufunc_plan(function, tuple([operand_dtype(x) for x in inputs]))
     if plan is None:
         return None
     name, in_dtypes, out_dtype = plan
+    if len(inputs) == 1:  # (the common case: without the general loop)
+        a = inputs[0]
+        if type(a) is not Node:
+            return None
+        x = a if a.dtype == in_dtypes[0] else record.convert(a, in_dtypes[0])
+        return record.unary(name, x, out_dtype)
     nodes, recorded = [], False
     for x, dtype in zip(inputs, in_dtypes, strict=True):
         node = as_node(x, dtype)
@@ -144,6 +156,29 @@ def ufunc(function: np.ufunc, inputs: Sequence[Operand]) -> Node | None:
         recorded = recorded or type(x) is Node
         nodes.append(node)
     return record.elementwise(name, nodes, out_dtype) if recorded else None
+
+
+def binary_ufunc(function: np.ufunc, a: Operand, b: Operand) -> Node | None:
+    """`ufunc` of two operands, the case of most ops and of every operator (kept
+    short: it runs once per op recorded)."""
+    special = SPECIAL.get(function)
+    if special is not None:
+        return special(a, b)
+    a_node, b_node = type(a) is Node, type(b) is Node
+    key = (
+        function,
+        a.dtype if a_node else operand_key(a),
+        b.dtype if b_node else operand_key(b),
+    )
+    plan = PLANS.get(key, MISSING)
+    if plan is MISSING:
+        plan = PLANS[key] = ufunc_plan(function, (operand_dtype(a), operand_dtype(b)))
+    if plan is None or not (a_node or b_node):
+        return None
+    name, (a_dtype, b_dtype), out_dtype = plan
+    x = a if a_node and a.dtype == a_dtype else as_node(a, a_dtype)
+    y = b if b_node and b.dtype == b_dtype else as_node(b, b_dtype)
+    return None if x is None or y is None else record.binary(name, x, y, out_dtype)
 
 
 def operand_key(x: Operand) -> Any:
@@ -228,6 +263,8 @@ def normalized_axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
     """numpy's `axis` argument as sorted distinct axes, None where numpy would raise."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int:  # (the common case, checked once per op recorded)
+        return (axis % ndim,) if -ndim <= axis < ndim else None
     axes = axis if isinstance(axis, tuple) else (axis,)
     if not all(isinstance(a, int | np.integer) and -ndim <= a < ndim for a in axes):
         return None
@@ -238,9 +275,9 @@ def normalized_axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
 def reduction(kind: str, x: Operand, axis: Any = None, keepdims: bool = False) -> Node | None:
     """`np.sum`, `mean`, `max`, `min`, `prod` with numpy's result dtypes: sums and
     products of small integers in int64 (uint64 unsigned), means of integers in f64."""
-    if not isinstance(x, Node) or not is_supported(x.dtype):
+    if type(x) is not Node or not is_supported(x.dtype):
         return None
-    axes = normalized_axes(axis, x.ndim)
+    axes = normalized_axes(axis, len(x.shape))
     if axes is None or not isinstance(keepdims, bool):
         return None
     dtype = x.dtype

@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from dvm.lazy.graph import Node, Static, broadcast_nodes, broadcast_shape, broadcast_static
+from dvm.lazy.graph import (
+    Node,
+    Static,
+    broadcast_nodes,
+    broadcast_pair,
+    broadcast_shape,
+    broadcast_static,
+)
 from dvm.lazy.stats import STATS
 
 MAX_SEGMENT = 128
@@ -53,11 +60,37 @@ def record(
     return node
 
 
+def unary(name: str, x: Node, dtype: np.dtype[Any]) -> Node:
+    node = Node("unary", (x,), (name,), (), x.shape, dtype, x.static)
+    TRACE.nodes.append(node)
+    STATS.ops_recorded += 1
+    return node
+
+
+def binary(name: str, a: Node, b: Node, dtype: np.dtype[Any]) -> Node | None:
+    """`elementwise` of two operands, the case of most ops (kept short: it runs once
+    per op recorded)."""
+    if (a.shape == b.shape and a.static == b.static) or not b.shape:
+        shape, static = a.shape, a.static  # no broadcast, or by a 0-d operand
+    elif not a.shape:
+        shape, static = b.shape, b.static
+    else:
+        found = broadcast_pair(a, b)
+        if found is None:
+            return None
+        shape, static = found
+    node = Node("nary", (a, b), (name,), (), shape, dtype, static)
+    TRACE.nodes.append(node)
+    STATS.ops_recorded += 1
+    return node
+
+
 def elementwise(name: str, operands: Sequence[Node], dtype: np.dtype[Any]) -> Node | None:
     """An elementwise op (`unary` for one operand, else broadcast together)."""
     if len(operands) == 1:
-        x = operands[0]
-        return record("unary", operands, (name,), x.shape, dtype, x.static)
+        return unary(name, operands[0], dtype)
+    if len(operands) == 2:
+        return binary(name, operands[0], operands[1], dtype)
     shaped = [o for o in operands if o.shape]  # a 0-d operand changes no dim
     first = shaped[0] if shaped else operands[0]
     if all(o.shape == first.shape and o.static == first.static for o in shaped):
@@ -76,12 +109,12 @@ def convert(x: Node, dtype: np.dtype[Any]) -> Node:
 
 def reduce(kind: str, x: Node, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype[Any]) -> Node:
     """`axes` normalized (0 .. rank-1, sorted, distinct)."""
-    if keepdims:
-        shape = tuple(1 if a in axes else d for a, d in enumerate(x.shape))
-        static: Static = tuple(1 if a in axes else s for a, s in enumerate(x.static))
+    if keepdims:  # (lists, not generators: a reduction is among the commonest ops)
+        shape = tuple([1 if a in axes else d for a, d in enumerate(x.shape)])
+        static: Static = tuple([1 if a in axes else s for a, s in enumerate(x.static)])
     else:
-        shape = tuple(d for a, d in enumerate(x.shape) if a not in axes)
-        static = tuple(s for a, s in enumerate(x.static) if a not in axes)
+        shape = tuple([d for a, d in enumerate(x.shape) if a not in axes])
+        static = tuple([s for a, s in enumerate(x.static) if a not in axes])
     return record("reduce", [x], (kind, axes, keepdims), shape, dtype, static)
 
 
