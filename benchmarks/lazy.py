@@ -10,8 +10,10 @@ whole stream's time each way and their ratio (the lazy stream includes its one
 compile), the median and p90 of a call at a shape already met, and of a first call
 at a new shape (lazy: the specialization), and what recording costs per op (a
 function recorded without being flushed, median over repeats, divided by the ops
-it records). The machine's load average is printed: on a shared machine, compare
-ratios from one run, not times across runs.
+it records). The compiler's start-up (its imports, paid once by the first compile
+of a process) is taken and printed before the streams, so that it does not land
+on the first function's. The machine's load average is printed: on a shared
+machine, compare ratios from one run, not times across runs.
 """
 
 from __future__ import annotations
@@ -94,8 +96,11 @@ def main() -> None:
     rng = np.random.default_rng(0)
     rows = rng.integers(options.rows // 2, options.rows * 3 // 2, options.shapes)
     inputs = [rng.standard_normal((int(r), options.cols)).astype(np.float32) for r in rows]
+    start = time.perf_counter()
+    np.asarray(lazy.asarray(np.ones((2, 2), np.float32)) * 2)  # the compiler's start-up
     print(f"load average {os.getloadavg()[0]:.2f}; {options.shapes} shapes x "
-          f"{options.calls} calls, about {options.rows} x {options.cols} f32")  # fmt: skip
+          f"{options.calls} calls, about {options.rows} x {options.cols} f32; the "
+          f"compiler's start-up: {time.perf_counter() - start:.2f} s")  # fmt: skip
     columns = ["numpy s", "lazy s", "ratio", "np rep", "lz rep", "lz p90", "np new", "lz new"]
     print(f"{'function':10} " + " ".join(f"{c:>8}" for c in columns) + f" {'us/op':>6}")
     for name, function in FUNCTIONS.items():
