@@ -2,6 +2,7 @@
 pass by pass, a compile cache hit, and a tiny cached call.
 
 Run: .venv/bin/python benchmarks/compile_time.py [--processes 7] [--repeat 7]
+     [--parts fresh,in-process,tiny]
 
 Prints, with the load average (on a shared machine the times swing with it):
 
@@ -11,7 +12,7 @@ Prints, with the load average (on a shared machine the times swing with it):
   from an entry another process wrote (goal: 20 ms beyond the import);
 - in this process, after a warm-up compile (sympy's and xDSL's caches filled, as in a
   server), each step of a compile, median of --repeat: parse, each pass of
-  `dvm-pipeline`, the kernels and host steps (`Variant.from_lowered`), and the whole
+  `dvm-pipeline`, the kernels and host steps (`variant_from_lowered`), and the whole
   `dvm.compile` with the cache off and on a hit (goals: 15 ms for programs of at most
   10 ops, 250 ms for bert_layer);
 - in this process, `dvm.compile` of blocks of real models (`blocks/*.mlir`, exported from
@@ -46,7 +47,7 @@ from xdsl.context import Context
 import dvm
 from dvm.ir import parse
 from dvm.lowering.pipeline import DvmPipelinePass
-from dvm.variant import Variant
+from dvm.variant_ir import variant_from_lowered
 
 EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
 PROGRAMS = ("gelu", "layernorm", "softmax", "bert_layer")
@@ -59,7 +60,9 @@ start = time.perf_counter()
 import dvm
 imported = time.perf_counter()
 dvm.compile(open(sys.argv[1]).read(), cache=sys.argv[2] == "on")
-print(imported - start, time.perf_counter() - imported)
+compiled = time.perf_counter()
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"xdsl", "sympy"})
+print(imported - start, compiled - imported, ",".join(heavy) or "-")
 """
 
 
@@ -78,14 +81,15 @@ def summary(times: list[float], unit: float = 1e3, name: str = "ms") -> str:
     )
 
 
-def fresh(path: Path, cache: str, folder: str) -> tuple[float, float]:
-    """`import dvm` and one compile of `path`, in a new process (seconds each)."""
+def fresh(path: Path, cache: str, folder: str) -> tuple[float, float, str]:
+    """`import dvm` and one compile of `path`, in a new process (seconds each), and
+    which of xDSL and sympy the process imported."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["DVM_CACHE_DIR"] = folder
     command = [sys.executable, "-c", FRESH, str(path), cache]
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
-    imported, compiled = out.split()
-    return float(imported), float(compiled)
+    imported, compiled, heavy = out.split()
+    return float(imported), float(compiled), heavy
 
 
 def bench_fresh(processes: int) -> None:
@@ -93,13 +97,15 @@ def bench_fresh(processes: int) -> None:
         fresh(EXAMPLES / "gelu.mlir", "off", folder)  # bytecode caches written
         runs = [fresh(EXAMPLES / "gelu.mlir", "off", folder) for _ in range(processes)]
         print(f"Cold start, gelu, cache off ({processes} processes; {load()}):")
-        print(f"  import dvm           {summary([i for i, _ in runs])}")
-        print(f"  + first compile      {summary([i + c for i, c in runs])}  (goal 1000 ms)")
+        print(f"  import dvm           {summary([i for i, _, _ in runs])}")
+        print(f"  + first compile      {summary([i + c for i, c, _ in runs])}  (goal 1000 ms)")
         fresh(EXAMPLES / "bert_layer.mlir", "on", folder)  # the entry written
         runs = [fresh(EXAMPLES / "bert_layer.mlir", "on", folder) for _ in range(processes)]
         print(f"Cache hit in a fresh process, bert_layer ({load()}):")
-        print(f"  import dvm           {summary([i for i, _ in runs])}")
-        print(f"  compile (a hit)      {summary([c for _, c in runs])}  (goal 20 ms)")
+        print(f"  import dvm           {summary([i for i, _, _ in runs])}")
+        print(f"  compile (a hit)      {summary([c for _, c, _ in runs])}  (goal 20 ms)")
+        print(f"  both                 {summary([i + c for i, c, _ in runs])}")
+        print(f"  imported of xDSL and sympy: {sorted({h for _, _, h in runs})}")
 
 
 def timed(step: Callable[[], object]) -> float:
@@ -116,7 +122,7 @@ def compile_steps(text: str) -> dict[str, float]:
     times["parse"] = time.perf_counter() - start
     for stage in DvmPipelinePass().stages():
         times[stage.name] = timed(lambda stage=stage: stage.apply(Context(), module))
-    times["kernels and host"] = timed(lambda: Variant.from_lowered(module, None))
+    times["kernels and host"] = timed(lambda: variant_from_lowered(module, None))
     return times
 
 

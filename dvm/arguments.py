@@ -10,8 +10,6 @@ as the numpy dtype `numpy_dtype` gives.
 
 from __future__ import annotations
 
-import itertools
-import operator
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -34,8 +32,9 @@ from xdsl.interpreter import PythonValues
 from xdsl.ir import Attribute, Operation
 
 from dvm import numerics
+from dvm.declared import ArgumentType, Declared
+from dvm.declared import check_argument as check_declared_argument
 from dvm.errors import CallError, ShapeError
-from dvm.numerics import Array
 
 _FLOAT_DTYPES: dict[type[Attribute], type[Any]] = {
     Float16Type: np.float16,
@@ -129,99 +128,26 @@ def find_entry(module: ModuleOp, entry: str | None) -> FuncOp:
 
 def check_arguments(func: FuncOp, args: Sequence[Any]) -> tuple[Any, ...]:
     """The arguments as run-time values, or a CallError saying which one is wrong and how."""
-    types = func.function_type.inputs.data
-    labels = [argument_label(func, i) for i in range(len(types))]
-    if len(args) != len(types):
-        names = ", ".join(labels) or "none"
-        raise CallError(
-            f"@{func.sym_name.data} takes {len(types)} arguments ({names}), got {len(args)}"
-        )
-    where = [f"@{func.sym_name.data} argument {label}" for label in labels]
-    return tuple(check_argument(w, a, t) for w, a, t in zip(where, args, types, strict=True))
+    return declared(func).check(args)
 
 
-def argument_label(func: FuncOp, position: int) -> str:
-    """`0 (%x)`, or just `0` when the argument has no name."""
-    name = func.body.block.args[position].name_hint
-    return f"{position} (%{name})" if name else str(position)
+def declared(func: FuncOp) -> Declared:
+    """What `func` declares, as plain data: its name, its arguments' names and types."""
+    names = tuple(arg.name_hint for arg in func.body.block.args)
+    types = tuple(argument_type(t) for t in func.function_type.inputs.data)
+    return Declared(func.sym_name.data, names, types)
 
 
-SCALAR_KINDS = {
-    "b": (bool, np.bool_),
-    "i": (int, np.integer),
-    "f": (int, float, np.integer, np.floating),
-}
-"""The Python and numpy scalars a scalar argument of each kind of dtype may be given as."""
+@cache  # types are immutable and few
+def argument_type(t: Attribute) -> ArgumentType:
+    """An argument's xDSL type as plain data (what its checks need)."""
+    if isinstance(t, TensorType):
+        shape = tuple(-1 if d == DYNAMIC_INDEX else d for d in t.get_shape())
+        return ArgumentType(str(t), numpy_dtype(t), shape, str(t.element_type))
+    return ArgumentType(str(t), numpy_dtype(t), index=isinstance(t, IndexType))
 
 
 def check_argument(where: str, value: Any, t: Attribute) -> Any:
     """An argument as its run-time value (an array, a Python int for `index`, a numpy
     scalar of its type), or a CallError saying what is wrong with it."""
-    if isinstance(t, TensorType):
-        return check_tensor_argument(where, value, t)
-    dtype = numpy_dtype(t)
-    kind = "f" if numerics.is_float_dtype(dtype) else "i" if dtype.kind == "u" else dtype.kind
-    wanted = "an int for index" if isinstance(t, IndexType) else f"a {t} scalar"
-    if not isinstance(value, SCALAR_KINDS[kind]) or (
-        kind != "b" and isinstance(value, bool | np.bool_)
-    ):
-        raise CallError(f"{where}: expected {wanted}, got {type(value).__name__}")
-    if kind == "i":  # never wrapped: an index beyond int64 bounding a loop never ends
-        info, number = np.iinfo(dtype), int(value)
-        if not info.min <= number <= info.max:
-            raise CallError(f"{where}: {number} is outside {t} ({info.min} .. {info.max})")
-        return number if isinstance(t, IndexType) else dtype.type(number)
-    try:
-        with np.errstate(over="ignore"):  # beyond the largest float: inf, as a cast rounds
-            return dtype.type(value)
-    except OverflowError:  # an int too large for any float
-        raise CallError(f"{where}: {value} is too large for {t}") from None
-
-
-def check_tensor_argument(where: str, value: Any, t: TensorType[Attribute]) -> Array:
-    if isinstance(value, np.generic):
-        value = np.asarray(value)
-    if not isinstance(value, np.ndarray):
-        raise CallError(f"{where}: expected a numpy array for {t}, got {type(value).__name__}")
-    dtype = numpy_dtype(t)
-    if value.dtype != dtype:
-        raise CallError(
-            f"{where}: expected element type {t.element_type} (numpy {dtype}) for {t}, "
-            f"got {value.dtype}"
-        )
-    declared = t.get_shape()
-    if value.ndim != len(declared):
-        raise CallError(
-            f"{where}: expected rank {len(declared)} for {t}, "
-            f"got rank {value.ndim} (shape {value.shape})"
-        )
-    for axis, (d, actual) in enumerate(zip(declared, value.shape, strict=True)):
-        if d not in (DYNAMIC_INDEX, actual):
-            raise CallError(
-                f"{where}: axis {axis} must be {d} for {t}, got {actual} (shape {value.shape})"
-            )
-    return value
-
-
-def owned(results: Sequence[Any], args: Sequence[Any]) -> list[Any]:
-    """`results` as arrays the caller may write to: each array that shares memory with an
-    argument, with the program (a view, or a read-only constant) or with an earlier result
-    (a value returned twice) is copied."""
-    if len(results) == 1:  # the common case, without the set
-        value = results[0]
-        if isinstance(value, np.ndarray) and (
-            value.base is not None
-            or not value.flags.writeable
-            or any(map(operator.is_, args, itertools.repeat(value)))
-        ):
-            value = value.copy()
-        return [value]
-    taken = set(map(id, args))
-    out = []
-    for value in results:
-        if isinstance(value, np.ndarray):
-            if id(value) in taken or value.base is not None or not value.flags.writeable:
-                value = value.copy()
-            taken.add(id(value))
-        out.append(value)
-    return out
+    return check_declared_argument(where, value, argument_type(t))

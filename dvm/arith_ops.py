@@ -7,7 +7,7 @@ compile does not load them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -20,35 +20,6 @@ from dvm import numerics
 from dvm.arguments import is_float, numpy_dtype
 from dvm.errors import ExecutionError
 from dvm.numerics import Array
-
-
-def checked_indices(label: str, indices: Sequence[int], shape: tuple[int, ...]) -> tuple[int, ...]:
-    """`tensor.extract`'s indices, or an ExecutionError naming the op (`label`, see
-    `located`), the index out of range and its axis' size. The compiled program checks
-    with this too, so both say the same."""
-    for axis, (index, size) in enumerate(zip(indices, shape, strict=True)):
-        if not 0 <= index < size:
-            raise ExecutionError(
-                f"{label}: index {index} is out of range for axis {axis} of size {size} "
-                f"(shape {shape})"
-            )
-    return tuple(indices)
-
-
-def checked_axis(label: str, index: int, shape: tuple[int, ...]) -> int:
-    """`tensor.dim`'s index, or an ExecutionError naming the op, the index and the rank."""
-    if not 0 <= index < len(shape):
-        raise ExecutionError(
-            f"{label}: index {index} is out of range for rank {len(shape)} (shape {shape})"
-        )
-    return index
-
-
-def check_step(label: str, step: int) -> None:
-    """`scf.for`'s step is positive, or an ExecutionError naming the loop."""
-    if step <= 0:
-        raise ExecutionError(f"{label}: step must be positive, got {step}")
-
 
 _SIGNED = {
     arith.AddiOp: np.add,

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import numpy as np
-from xdsl.dialects.func import FuncOp
 
+from dvm.declared import Declared
 from dvm.errors import CallError, DvmError, ShapeError
 from dvm.vm import BytecodeError, LaunchError
 from dvm.vm.program import MAX_ARRAY_BYTES
@@ -38,10 +38,10 @@ FAILURES = (Unrunnable, BytecodeError, LaunchError, MemoryError)
 """What a call's run may raise that `fail` turns into a DvmError."""
 
 
-def fail(func: FuncOp, args: Sequence[Any], error: BaseException) -> NoReturn:
+def fail(declared: Declared, args: Sequence[Any], error: BaseException) -> NoReturn:
     """Raise the error a call raises for `error` (one of FAILURES), naming its
     arguments; its cause is what the VM or numpy raised."""
-    call = describe_call(func, args)
+    call = declared.describe_call(args)
     if isinstance(error, Unrunnable):
         raise error.kind(f"{call}: {error}") from error.__cause__
     what = refused(error) if isinstance(error, ValueError) else Unrunnable("out of memory")
@@ -57,20 +57,6 @@ def refused(error: ValueError) -> Unrunnable:
     if error.reason.startswith("negative"):
         return Unrunnable(f"a size is negative: {error.reason}{detail}", ShapeError)
     return Unrunnable(f"the VM cannot run it at these sizes: {error.reason}{detail}")
-
-
-def describe_call(func: FuncOp, args: Sequence[Any]) -> str:
-    """`@f(%x: (4, 0) float32, %n = 3)`: the function and each argument's shape and
-    dtype, or its value."""
-    parts = []
-    for i, arg in enumerate(args):
-        hint = func.body.block.args[i].name_hint
-        name = f"%{hint}" if hint else f"argument {i}"
-        if isinstance(arg, np.ndarray):
-            parts.append(f"{name}: {arg.shape} {arg.dtype}")
-        else:
-            parts.append(f"{name} = {arg!r}")
-    return f"@{func.sym_name.data}({', '.join(parts)})"
 
 
 def check_outputs(outputs: Outputs) -> None:

@@ -4,24 +4,22 @@ At compile time shapes, guards, tile sizes and choices are sympy expressions of 
 shape symbols; evaluating them with sympy at every call would cost far more than the
 call. So each set of expressions becomes one plain Python function, generated once:
 `python_function` (any expressions), `sizes_function` (a kernel's output shapes and
-params) and `binder_source` (a program's fast path from arguments to symbol values).
+params); `expression_code` is their text, which `dvm.expr_code` turns into functions
+(the compile cache keeps it).
 A floor or ceiling of a quotient is printed as integer division (`IntegerPrinter`),
 exact at any size.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
-from xdsl.dialects.builtin import DYNAMIC_INDEX
-from xdsl.ir import Attribute
 
-from dvm.vm.generated import define
+from dvm.expr_code import Code, Sizes, function_of_code, sizes_of_code
 
 
 def python_function(
@@ -32,11 +30,7 @@ def python_function(
     Subexpressions the expressions share are computed once (a tile size
     appears many times in a choice's condition). `origin` names it in tracebacks
     (`vm.generated.define`)."""
-    lines, values = python_lines(exprs)
-    body = "".join(f"{v}, " for v in values)
-    source = f"def f({', '.join(names)}):\n{''.join(lines)}    return ({body})\n"
-    namespace: dict[str, Any] = {"math": math}
-    return define(source, "f", namespace, origin)
+    return function_of_code(expression_code(exprs), names, origin)
 
 
 class FloorDiv(sympy.Function):
@@ -90,13 +84,14 @@ class IntegerPrinter(PythonCodePrinter):
         return f"(-(-({self._print(num)}) // ({self._print(den)})))"
 
 
-def python_lines(exprs: Sequence[sympy.Expr]) -> tuple[list[str], list[str]]:
-    """Lines computing the subexpressions `exprs` share, and each expression's text."""
+def expression_code(exprs: Sequence[sympy.Expr]) -> Code:
+    """`exprs` as Python text: the subexpressions they share as temporaries, then each
+    expression (plain data, which `dvm.expr_code` turns into functions)."""
     printer = IntegerPrinter()
     exact = [integer_division(e) for e in exprs]
     shared, reduced = common_subexpressions(exact)
-    lines = [f"    {t} = {printer.doprint(e)}\n" for t, e in shared]
-    return lines, [f"int({printer.doprint(e)})" for e in reduced]
+    temps = [(str(t), str(printer.doprint(e))) for t, e in shared]
+    return temps, [f"int({printer.doprint(e)})" for e in reduced]
 
 
 def common_subexpressions(
@@ -148,14 +143,6 @@ def _named_subtrees(
     return made
 
 
-Sizes = Callable[
-    [Sequence[np.ndarray[Any, Any]], dict[str, int]],
-    tuple[list[tuple[tuple[int, ...], Any]], list[tuple[int, ...]], list[int]],
-]
-"""(inputs, the call's symbol values) -> the outputs' (shape, dtype), every argument's
-shape (inputs, then outputs) and the params' values."""
-
-
 def sizes_function(
     ranks: Sequence[int],
     names: Sequence[str],
@@ -165,57 +152,6 @@ def sizes_function(
 ) -> Sizes:
     """A kernel's `Sizes`, generated once: the input dims as locals `di_a`, `names`
     (params and other symbols) read from the call, then the output dims."""
-    lines = ["def sizes(_I, _Y):\n"]
-    for i, rank in enumerate(ranks):
-        dims = "".join(f"d{i}_{a}, " for a in range(rank))
-        lines.append(f"    ({dims}) = _S{i} = _I[{i}].shape\n")
-    lines += [f"    {name} = _Y[{name!r}]\n" for name in names]
-    computed, values = python_lines([e for dims, _ in outputs for e in dims])
-    lines += computed
-    shapes, k = [f"_S{i}" for i in range(len(ranks))], 0
-    for j, (dims, _) in enumerate(outputs):
-        lines.append(f"    _O{j} = ({''.join(f'{v}, ' for v in values[k : k + len(dims)])})\n")
-        shapes.append(f"_O{j}")
-        k += len(dims)
-    outs = ", ".join(f"(_O{j}, _dt{j})" for j in range(len(outputs)))
-    lines.append(f"    return [{outs}], [{', '.join(shapes)}], [{', '.join(params)}]\n")
-    namespace: dict[str, Any] = {"math": math}
-    namespace |= {f"_dt{j}": dtype for j, (_, dtype) in enumerate(outputs)}
-    return define("".join(lines), "sizes", namespace, origin)
-
-
-def binder_source(
-    checks: Sequence[tuple[str, Attribute, np.dtype[Any] | None, tuple[int, ...]]],
-    symbols: Sequence[tuple[int, int, str]],
-    guard_names: Sequence[str],
-    guards: int,
-) -> str:
-    """Python source of a program's binder: `bind(args)` returns the symbol values of the
-    generic variant, or None when anything is not as the fast path expects (a wrong
-    array, a guard that fails), for the full checks to say what and where, or to fix
-    dims to 1. Made only from argument positions, axes and static dims."""
-    lines = ["def bind(args):", f"    if len(args) != {len(checks)}: return None"]
-    names = [f"a{i}" for i in range(len(checks))]
-    lines.append(f"    [{', '.join(names)}] = args")
-    for i, (_, _, dtype, declared) in enumerate(checks):
-        if dtype is None:  # index or scalar: converted by the full check, which names a bad one
-            lines.append(f"    _check({i}, a{i})")
-            continue
-        # numpy's built-in dtypes are singletons: any other equal one takes the full check
-        wrong = f"type(a{i}) is not _ndarray or a{i}.dtype is not _dt{i}"
-        if DYNAMIC_INDEX not in declared:  # a static shape: one tuple comparison
-            lines.append(f"    if {wrong} or a{i}.shape != {declared!r}: return None")
-            continue
-        lines.append(f"    if {wrong}: return None")
-        lines.append(f"    d{i} = a{i}.shape")
-        tests = [f"len(d{i}) != {len(declared)}"]
-        tests += [f"d{i}[{k}] != {n}" for k, n in enumerate(declared) if n != DYNAMIC_INDEX]
-        lines.append(f"    if {' or '.join(tests)}: return None")
-    values = {name: f"d{i}[{a}]" for i, a, name in symbols}  # the last occurrence, as `bind`
-    if guards:  # each guard's two sides, from the symbols in `guard_names`' order
-        lines.append(f"    g = _guards({', '.join(values[n] for n in guard_names)})")
-        unequal = " or ".join(f"g[{2 * k}] != g[{2 * k + 1}]" for k in range(guards))
-        lines.append(f"    if {unequal}: return None")
-    found = ", ".join(f"{name!r}: {v}" for name, v in values.items())
-    lines.append(f"    return {{{found}}}")
-    return "\n".join(lines) + "\n"
+    code = expression_code([e for dims, _ in outputs for e in dims])
+    ranked = [(len(dims), dtype) for dims, dtype in outputs]
+    return sizes_of_code(ranks, names, code, ranked, params, origin)

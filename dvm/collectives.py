@@ -24,15 +24,15 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.ir import Operation
 
-from dvm.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp
 from dvm.errors import CompileError, ExecutionError
 from dvm.numerics import is_bfloat16
-from dvm.passes.errors import located
+
+if TYPE_CHECKING:
+    from xdsl.ir import Operation
 
 Array = np.ndarray[Any, Any]
 
@@ -161,6 +161,9 @@ def world_of(group: Any = None) -> World:
 
 def run_collective(world: World, op: Operation, x: Array) -> Array:
     """One collective of `world` on this process's operand `x`."""
+    from dvm.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp
+    from dvm.passes.errors import located
+
     try:
         if isinstance(op, AllReduceOp):
             return world.all_reduce(x, op.reduction)

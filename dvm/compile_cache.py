@@ -1,23 +1,26 @@
 """The persistent compile cache: what `dvm-pipeline` made of a program, kept on disk.
 
 A compile spends most of its time in the pipeline. The cache keeps the pipeline's
-result in one file per program variant: the lowered host function as `.mlir` text (its
-bytecode programs reduced to their argument declarations), the kernels as a `.dvmb`
-module file, and each op's source location (which error messages quote). A later
-compile of the same program, in this process or another, builds the kernels and host
-steps from them, skipping the passes.
+result in one file per program variant: the variant as plain data (`dvm.host_export`:
+its arguments, symbols, guards, kernels' declarations and host steps, expressions as
+generated integer arithmetic) and the kernels as a `.dvmb` module file. A later compile
+of the same program, in this process or another, builds the program from them with
+numpy alone: no parse, no pass, no import of xDSL or sympy. A variant whose host
+function has no plain form is kept as its lowered `.mlir` text instead (its bytecode
+programs reduced to their argument declarations, each op's source location beside it),
+which a hit parses.
 
 An entry is named by its key: a hash of the program (its text and file name, or the
 printed module), the entry function, the argument dims fixed to 1, the device spec and
 the compiler's version (a hash of the compiler's source files, so an entry of another
-version of dvm is never read). A file is untrusted input: it holds text and bytecode,
+version of dvm is never read). A file is untrusted input: it holds data and bytecode,
 never code, and is read as the compiler reads any program (its header and checksum
-checked, its text parsed and verified, every kernel decoded and validated by the VM's
-loader and checked against the arguments the host function declares). An entry that
-fails any of that (truncated, corrupt, written by another version, a kernel the VM
-refuses) is reported with a `CacheWarning` and rebuilt. Entries are written to a
-temporary file then renamed (`os.replace`), so concurrent processes read whole entries
-only.
+checked, every expression checked to be integer arithmetic, every step and slot checked,
+every kernel decoded and validated by the VM's loader and checked against the arguments
+declared for it). An entry that fails any of that (truncated, corrupt, of an older
+format, a kernel the VM refuses) is reported with a `CacheWarning` and rebuilt. Entries
+are written to a temporary file then renamed (`os.replace`), so concurrent processes
+read whole entries only.
 
 Where: `$DVM_CACHE_DIR`, else `$XDG_CACHE_HOME/dvm`, else `~/.cache/dvm`.
 `DVM_CACHE=off` (or `dvm.compile(..., cache=False)`, `dvm-run --no-cache`) turns it off.
@@ -36,24 +39,15 @@ import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from xdsl.dialects.builtin import (
-    FileLineColLoc,
-    IntAttr,
-    LocationAttr,
-    ModuleOp,
-    StringAttr,
-    UnknownLoc,
-)
-from xdsl.printer import Printer
-
-from dvm.dialects import bytecode as bc
-from dvm.ir import parse
-from dvm.lowering.bytecode_to_vm import decode_module, encode_programs
 from dvm.vm import Program
+from dvm.vm.binary import decode_module, encode_programs
 
-MAGIC = b"DVMC 1\n"
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import LocationAttr, ModuleOp
+
+MAGIC = b"DVMC 2\n"
 """The first bytes of an entry: the format and its version."""
 LOWERED_NAME = "<dvm compile cache>"
 """The file name the lowered text is parsed under (its ops then get the locations the
@@ -84,10 +78,8 @@ def cache_directory(enabled: bool | None = None) -> Path | None:
 def compiler_version() -> str:
     """A hash of the compiler's source files (and of the xDSL and sympy versions, which
     print and simplify the IR): it changes whenever the compiler may lower differently."""
-    import sympy
-    import xdsl
-
-    digest = hashlib.sha256(f"{xdsl.__version__} {sympy.__version__}".encode())
+    versions = [installed_version(name) for name in ("xdsl", "sympy")]
+    digest = hashlib.sha256(" ".join(versions).encode())
     for package in COMPILER_PACKAGES:
         name = f"dvm.{package}" if package else "dvm"
         spec = importlib.util.find_spec(name)
@@ -99,8 +91,37 @@ def compiler_version() -> str:
     return digest.hexdigest()
 
 
+def source_key(source: str | Path) -> str | None:
+    """How the cache keys a program given as text or a file: its text and the file name
+    error messages quote (`dvm.ir.read_source`'s); None when the file cannot be read
+    as UTF-8 text (its parse says why and where)."""
+    if isinstance(source, Path) or ("\n" not in source and source.endswith(".mlir")):
+        try:
+            return f"{Path(source).read_bytes().decode()}\0{source}"
+        except (OSError, UnicodeDecodeError):
+            return None
+    return f"{source}\0<string>"
+
+
+def installed_version(package: str) -> str:
+    """The installed version of `package`, without importing it (nor the slow
+    `importlib.metadata`): the name of its `.dist-info` folder beside it; else the
+    modification time of its `__init__.py`, which changes as it is installed again."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return "none"
+    origin = Path(spec.origin)
+    prefix = f"{package}-"
+    for entry in sorted(os.listdir(origin.parent.parent)):
+        if entry.startswith(prefix) and entry.endswith(".dist-info"):
+            return entry[len(prefix) : -len(".dist-info")]
+    return str(origin.stat().st_mtime_ns)
+
+
 def printed(module: ModuleOp) -> str:
     """`module` as text, each op with its source location (`loc(...)`)."""
+    from xdsl.printer import Printer
+
     stream = io.StringIO()
     Printer(stream=stream, print_debuginfo=True).print_op(module)
     return stream.getvalue()
@@ -124,9 +145,16 @@ class CompileCache:
     def path(self, key: str) -> Path:
         return self.directory / f"{key}.dvmc"
 
-    def load(self, key: str, build: Callable[[ModuleOp, dict[str, Program]], T]) -> T | None:
-        """`build` applied to the lowered module and the kernels' programs of the entry
-        `key`; None when there is no entry, or it is unusable (a `CacheWarning`)."""
+    def load(
+        self,
+        key: str,
+        plain: Callable[[dict[str, Any], dict[str, Program]], T],
+        lowered: Callable[[ModuleOp, dict[str, Program]], T],
+    ) -> T | None:
+        """What the entry `key` holds, built: `plain` applied to its plain form
+        (`dvm.host_export`) and its kernels' programs, or for an entry of a program
+        with no plain form, `lowered` applied to its lowered module and programs; None
+        when there is no entry, or it is unusable (a `CacheWarning`)."""
         path = self.path(key)
         try:
             data = path.read_bytes()
@@ -136,8 +164,14 @@ class CompileCache:
             warnings.warn(f"dvm compile cache: cannot read {path}: {e}", CacheWarning, 3)
             return None
         try:
-            text, binaries, locations = entry_contents(data, key)
-            return build(lowered_module(text, locations), dict(decode_module(binaries)))
+            header, text, binaries = entry_contents(data, key)
+            programs = dict(decode_module(binaries))
+            if header.get("plain"):
+                form = json.loads(text)
+                if not isinstance(form, dict):
+                    raise ValueError("its plain form is no object")
+                return plain(form, programs)
+            return lowered(lowered_module(text, header.get("locations")), programs)
         except Exception as e:  # untrusted input: whatever fails, rebuild
             reason = f"{type(e).__name__}: {e}".splitlines()[0]
             warnings.warn(
@@ -147,20 +181,27 @@ class CompileCache:
             )
             return None
 
-    def store(self, key: str, lowered: ModuleOp, kernels: Iterable[tuple[str, Program]]) -> None:
-        """Write the entry `key` atomically: the host function of `lowered` (its
-        programs' declarations only: they are built, and `lowered` is changed so) and the
-        kernels' programs as a module file. A failure (a read-only folder, a full disk) is
-        reported as a `CacheWarning`, and the compile goes on."""
-        declarations_only(lowered)
-        text = str(lowered).encode()
+    def store(
+        self,
+        key: str,
+        plain: dict[str, Any] | None,
+        lowered: ModuleOp,
+        kernels: Iterable[tuple[str, Program]],
+    ) -> None:
+        """Write the entry `key` atomically: the variant's plain form, or when it has
+        none the host function of `lowered` (its programs' declarations only: they are
+        built, and `lowered` is changed so), then the kernels' programs as a module file.
+        A failure (a read-only folder, a full disk) is reported as a `CacheWarning`, and
+        the compile goes on."""
+        header: dict[str, Any] = {"key": key, "plain": plain is not None}
+        if plain is None:
+            declarations_only(lowered)
+            header["locations"] = [location_entry(op.location) for op in lowered.walk()]
+            text = str(lowered).encode()
+        else:
+            text = json.dumps(plain, separators=(",", ":")).encode()
         body = text + encode_programs(list(kernels))
-        header = {
-            "key": key,
-            "text": len(text),
-            "sha256": hashlib.sha256(body).hexdigest(),
-            "locations": [location_entry(op.location) for op in lowered.walk()],
-        }
+        header.update(text=len(text), sha256=hashlib.sha256(body).hexdigest())
         data = MAGIC + json.dumps(header).encode() + b"\n" + body
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -179,6 +220,8 @@ class CompileCache:
 def declarations_only(module: ModuleOp) -> ModuleOp:
     """`module` with its bytecode programs emptied but for their arguments' declarations
     (what `launches.Kernel` reads beside the program)."""
+    from dvm.dialects import bytecode as bc
+
     for program in module.ops:
         if isinstance(program, bc.ProgramOp):
             for op in list(program.body.block.ops):
@@ -188,11 +231,12 @@ def declarations_only(module: ModuleOp) -> ModuleOp:
     return module
 
 
-def entry_contents(data: bytes, key: str) -> tuple[str, bytes, list[Any]]:
-    """The lowered text, the module file and the ops' locations an entry holds, once its
-    header says it is whole and the entry of `key` (a ValueError otherwise)."""
+def entry_contents(data: bytes, key: str) -> tuple[dict[str, Any], str, bytes]:
+    """The header, the text (plain form or lowered module) and the module file an entry
+    holds, once its header says it is whole and the entry of `key` (a ValueError
+    otherwise)."""
     if not data.startswith(MAGIC):
-        raise ValueError("not a dvm compile cache entry")
+        raise ValueError("not a dvm compile cache entry of this format")
     header_line, newline, body = data[len(MAGIC) :].partition(b"\n")
     if not newline:
         raise ValueError("truncated header")
@@ -204,22 +248,27 @@ def entry_contents(data: bytes, key: str) -> tuple[str, bytes, list[Any]]:
     split = header.get("text")
     if not isinstance(split, int) or not 0 <= split <= len(body):
         raise ValueError("no length of its text")
-    locations = header.get("locations")
-    if not isinstance(locations, list):
-        raise ValueError("no locations of its ops")
-    return body[:split].decode(), body[split:], locations
+    return header, body[:split].decode(), body[split:]
 
 
 def location_entry(location: LocationAttr) -> list[Any] | None:
     """How an entry records an op's source location: [file, line, column], or None."""
+    from xdsl.dialects.builtin import FileLineColLoc
+
     if isinstance(location, FileLineColLoc):
         return [location.filename.data, location.line.data, location.column.data]
     return None
 
 
-def lowered_module(text: str, locations: list[Any]) -> ModuleOp:
+def lowered_module(text: str, locations: Any) -> ModuleOp:
     """The lowered module of an entry's text, parsed and verified, each op at the source
     location recorded for it (the locations error messages name)."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, UnknownLoc
+
+    from dvm.ir import parse
+
+    if not isinstance(locations, list):
+        raise ValueError("no locations of its ops")
     module = parse(text, LOWERED_NAME)
     ops = list(module.walk())
     if len(ops) != len(locations):

@@ -16,8 +16,9 @@ import sympy
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp
 
-from dvm.codegen import python_function
+from dvm.codegen import expression_code, python_function
 from dvm.errors import CallError
+from dvm.guard_notes import GuardCheck, GuardNote, GuardSet, sides_checker
 from dvm.passes.symbolic import (
     Guard,
     GuardKind,
@@ -32,23 +33,40 @@ def describe_guard(
 ) -> str:
     """A failed guard's message: the op, the guard, each side's value and
     which argument axes (or values made on the way) it comes from."""
+    return guard_note(func, symbols, guard).message(lhs, rhs)
 
-    def where(expr: sympy.Expr, value: int) -> str:
+
+def guard_note(func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Guard) -> GuardNote:
+    """What a call needs of `guard` (`symbols`: the argument axes each symbol names)."""
+
+    def where(expr: sympy.Expr) -> str | None:
         if expr.is_number:
-            return f"it must be {value}"
+            return None
         names = {str(s) for s in expr.free_symbols}
         axes = []
         for i, a, n in symbols:
             if n in names:
                 hint = func.body.block.args[i].name_hint
                 axes.append(f"axis {a} of {f'%{hint}' if hint else f'argument {i}'}")
-        return f"{' / '.join(axes) or expr} ({expr}) is {value}"
+        return f"{' / '.join(axes) or expr} ({expr})"
 
     rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
-    return (
-        f"@{func.sym_name.data}: {guard.origin} needs {guard} ({rule}), "
-        f"but {where(guard.lhs, lhs)} and {where(guard.rhs, rhs)}"
+    sides = [str(e) if isinstance(e, sympy.Symbol) else None for e in (guard.lhs, guard.rhs)]
+    return GuardNote(
+        guard.kind is GuardKind.BROADCAST,
+        (sides[0], sides[1]),
+        f"@{func.sym_name.data}: {guard.origin} needs {guard} ({rule}), but ",
+        (where(guard.lhs), where(guard.rhs)),
     )
+
+
+def guard_set(
+    func: FuncOp, symbols: Sequence[tuple[int, int, str]], guards: Sequence[Guard]
+) -> GuardSet:
+    """`guards` as plain data: their symbols, their sides as code, their notes."""
+    names = sorted({str(s) for g in guards for s in guard_symbols(g)})
+    code = expression_code([e for g in guards for e in (g.lhs, g.rhs)])
+    return GuardSet(names, code, [guard_note(func, symbols, g) for g in guards])
 
 
 def guard_symbols(guard: Guard) -> set[sympy.Basic]:
@@ -57,21 +75,14 @@ def guard_symbols(guard: Guard) -> set[sympy.Basic]:
 
 def guard_check(
     guards: Sequence[Guard], failed: Callable[[Guard, int, int], Exception], origin: str
-) -> Callable[[dict[str, int]], None]:
+) -> GuardCheck:
     """A function that checks `guards` on symbol values, raising `failed(...)`; `origin`
     names its generated code."""
     if not guards:
         return lambda symbols: None
     names = sorted({str(s) for g in guards for s in guard_symbols(g)})
     sides = python_function([e for g in guards for e in (g.lhs, g.rhs)], names, origin)
-
-    def check(symbols: dict[str, int]) -> None:
-        values = sides(*(symbols[n] for n in names))
-        for k, guard in enumerate(guards):
-            if values[2 * k] != values[2 * k + 1]:
-                raise failed(guard, values[2 * k], values[2 * k + 1])
-
-    return check
+    return sides_checker(sides, names, guards, failed)
 
 
 def stretchable_symbols(

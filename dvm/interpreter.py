@@ -60,23 +60,21 @@ from dvm.arguments import (
     check_arguments,
     find_entry,
     numpy_dtype,
-    owned,
     result,
     to_value,
 )
 from dvm.arith_ops import (
     ARITH_OPS,
     arith_function,
-    check_step,
-    checked_axis,
-    checked_indices,
     dense_array,
 )
+from dvm.declared import owned
 from dvm.dialects import tensor
 from dvm.dialects.expr import symbol
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError, ShapeError
 from dvm.guards import check_call_guards
+from dvm.host_steps import check_step, checked_axis, checked_indices
 from dvm.ir import parse
 from dvm.numerics import ReduceKind
 from dvm.passes.errors import located

@@ -13,21 +13,18 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy
-from xdsl.dialects.builtin import StringAttr
 
 from dvm import vm
 from dvm.call_errors import check_outputs, not_allocated, refused
-from dvm.codegen import Sizes, sizes_function
-from dvm.dialects import bytecode as bc
-from dvm.lowering.bytecode_to_vm import to_program
-from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
-from dvm.lowering.tile_to_bytecode import dtype_name
-from dvm.passes.symbolic import substitute
+from dvm.expr_code import Sizes, checked_code, sizes_of_code
+from dvm.vm.device import PRESETS
 from dvm.vm.program import ARRAY_SHAPE, C_CONTIGUOUS
+
+if TYPE_CHECKING:
+    from dvm.dialects import bytecode as bc
 
 Env = list[Any]
 """A call's values: one slot per SSA value of the host function, the arguments first."""
@@ -65,6 +62,8 @@ class Kernel:
     """The outputs' shapes and dtypes, and the launch's shapes and params."""
     params: list[str]
     """Symbols the program needs that no input dim gives (from the call)."""
+    inputs: int = 0
+    """How many of its program's arguments are inputs (the others are outputs)."""
     shape_symbols: list[str] = field(default_factory=list)
     """Symbols only the outputs' dims name (e.g. a `broadcast_to` target
     taken from an argument that is no input of the kernel): the VM reads
@@ -90,33 +89,28 @@ class Kernel:
         every shape shares is made now (`vm.prepare`); otherwise at its first launch.
         `binary` is its program as decoded from a binary, whose arguments must be those
         `program_op` declares (then `program_op` needs to hold its declarations only)."""
-        args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
-        params = program_op.param_names
-        ranks = [len(arg.dims.data) for arg in args[:inputs]]
+        from dvm.lowering.bytecode_to_vm import to_program
+
+        plain = kernel_plain(program_op, inputs, prepare)
+        return Kernel.from_plain(plain, to_program(program_op) if binary is None else binary)
+
+    @staticmethod
+    def from_plain(plain: dict[str, Any], binary: vm.Program) -> Kernel:
+        """The kernel `kernel_plain` describes, running `binary` (validated here by the
+        VM's loader, and refused unless it takes the arguments `plain` declares)."""
+        inputs, args, params = plain["inputs"], plain["args"], plain["params"]
+        if type(inputs) is not int or not 0 <= inputs <= len(args):
+            raise ValueError(f"{inputs!r} inputs of {len(args)} arguments")
+        ranks = [rank for _, rank in args[:inputs]]
         names = [f"d{i}_{a}" for i, rank in enumerate(ranks) for a in range(rank)]
-        rename: dict[sympy.Symbol, sympy.Expr] = {}
-        for i, arg in enumerate(args[:inputs]):
-            for a, expr in enumerate(arg.dims.data):
-                if isinstance(expr, sympy.Symbol) and expr not in rename:
-                    rename[expr] = sympy.Symbol(f"d{i}_{a}")
-        outputs = [
-            (
-                [substitute(d, rename) for d in arg.dims.data],
-                vm.DType[dtype_name(arg.dtype.data)].np,
-            )
-            for arg in args[inputs:]
-        ]
-        exprs = [e for dims, _ in outputs for e in dims]
-        known = {*names, *params}
-        shape_symbols = sorted({str(s) for e in exprs for s in e.free_symbols} - known)
-        device = program_op.attributes.get(DEVICE)
-        preset = device.data if isinstance(device, StringAttr) else "host"
-        device_spec = DEVICES[preset]()
-        if binary is None:
-            program = vm.check(to_program(program_op))
-        else:
-            program = vm.check(matching(binary, program_op, args))
-        if prepare:
+        shape_symbols = plain["shape_symbols"]
+        if not all(isinstance(n, str) and n.isidentifier() for n in [*params, *shape_symbols]):
+            raise ValueError("a kernel's symbols are no names")
+        sizes_code = checked_code(plain["sizes"], [*names, *params, *shape_symbols])
+        outputs = [(rank, vm.DType[dtype].np) for dtype, rank in args[inputs:]]
+        device_spec = PRESETS[plain["device"]]()
+        program = vm.check(matching(binary, plain["name"], args, len(params)))
+        if plain["prepare"]:
             vm.prepare(program, device_spec)
         origin = f"output sizes: {program.name}"
         return Kernel(
@@ -124,9 +118,12 @@ class Kernel:
             program=program,
             specializer=vm.Specializer(program, device_spec),
             device=device_spec,
-            sizes=sizes_function(ranks, [*params, *shape_symbols], outputs, params, origin),
-            params=params,
-            shape_symbols=shape_symbols,
+            sizes=sizes_of_code(
+                ranks, [*params, *shape_symbols], sizes_code, outputs, params, origin
+            ),
+            params=list(params),
+            inputs=inputs,
+            shape_symbols=list(shape_symbols),
         )
 
     plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(
@@ -213,13 +210,48 @@ class Kernel:
             raise refused(e) from e
 
 
-def matching(binary: vm.Program, program_op: bc.ProgramOp, args: list[bc.ArgOp]) -> vm.Program:
-    """`binary`, once its name, arguments and parameter count are those `program_op`
-    declares (a BytecodeError otherwise)."""
-    declared = [(vm.DType[dtype_name(a.dtype.data)], len(a.dims.data)) for a in args]
-    name = program_op.sym_name.data
+def kernel_plain(program_op: bc.ProgramOp, inputs: int, prepare: bool) -> dict[str, Any]:
+    """What `Kernel.from_plain` needs of a bytecode program taking `inputs` inputs, as
+    plain data: its name, its arguments' element types and ranks, its params, its
+    outputs' dims as code of the input dims (`d0_1`) and the symbols, its device."""
+    import sympy
+    from xdsl.dialects.builtin import StringAttr
+
+    from dvm.codegen import expression_code
+    from dvm.dialects import bytecode as bc
+    from dvm.lowering.tensor_to_tile import DEVICE
+    from dvm.lowering.tile_to_bytecode import dtype_name
+    from dvm.passes.symbolic import substitute
+
+    args = [op for op in program_op.body.block.ops if isinstance(op, bc.ArgOp)]
+    params = program_op.param_names
+    rename: dict[sympy.Symbol, sympy.Expr] = {}
+    for i, arg in enumerate(args[:inputs]):
+        for a, expr in enumerate(arg.dims.data):
+            if isinstance(expr, sympy.Symbol) and expr not in rename:
+                rename[expr] = sympy.Symbol(f"d{i}_{a}")
+    exprs = [substitute(d, rename) for arg in args[inputs:] for d in arg.dims.data]
+    names = {f"d{i}_{a}" for i, arg in enumerate(args[:inputs]) for a in range(len(arg.dims.data))}
+    shape_symbols = sorted({str(s) for e in exprs for s in e.free_symbols} - names - {*params})
+    device = program_op.attributes.get(DEVICE)
+    return {
+        "name": program_op.sym_name.data,
+        "inputs": inputs,
+        "args": [[dtype_name(a.dtype.data), len(a.dims.data)] for a in args],
+        "params": list(params),
+        "shape_symbols": shape_symbols,
+        "sizes": expression_code(exprs),
+        "device": device.data if isinstance(device, StringAttr) else "host",
+        "prepare": prepare,
+    }
+
+
+def matching(binary: vm.Program, name: str, args: list[Any], n_params: int) -> vm.Program:
+    """`binary`, once its name, arguments ([element type's name, rank] each) and
+    parameter count are those declared (a BytecodeError otherwise)."""
+    declared = [(vm.DType[dtype], rank) for dtype, rank in args]
     got = [(a.dtype, a.rank) for a in binary.args]
-    if binary.name != name or got != declared or binary.n_params != len(program_op.params):
+    if binary.name != name or got != declared or binary.n_params != n_params:
         raise vm.BytecodeError(-1, "not the program declared", name)
     return binary
 

@@ -33,38 +33,26 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute
-from xdsl.rewriter import Rewriter
 
 from dvm import vm
-from dvm.arguments import (
-    argument_label,
-    check_argument,
-    check_arguments,
-    find_entry,
-    numpy_dtype,
-    owned,
-)
 from dvm.call_errors import FAILURES, fail
-from dvm.codegen import binder_source
 from dvm.collectives import SINGLE_PROCESS, World, world_of
-from dvm.compile_cache import CompileCache, cache_directory, printed
-from dvm.dialects import tensor as t
+from dvm.compile_cache import CompileCache, cache_directory, source_key
+from dvm.declared import check_argument, owned
 from dvm.errors import CallError, CompileError
-from dvm.guards import describe_guard
-from dvm.ir import parse, read_source
+from dvm.expr_code import binder_source
+from dvm.guard_notes import GuardNote
 from dvm.launches import Call
-from dvm.lowering.tensor_to_tile import DEVICES
-from dvm.passes.symbolic import Guard, GuardKind
-from dvm.variant import Variant, lower
+from dvm.variant import Variant
+from dvm.vm.device import PRESETS
 from dvm.vm.generated import define
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 FREEZE_AFTER_FIRST_COMPILE = True
 """Whether the first `compile` of the process ends by freezing what is alive (see
@@ -86,7 +74,9 @@ class BoundVariant:
 class CompiledProgram:
     """A compiled program: call it with numpy arrays (and ints for `index`)."""
 
-    source: ModuleOp
+    source: ModuleOp | None
+    """The program (None: not parsed yet; `module` parses `text` when a variant needs
+    the pipeline)."""
     entry: str | None
     device: str
     cache_size: int = 256
@@ -100,23 +90,37 @@ class CompiledProgram:
     """The compile cache its variants are looked up in and stored to (None: off)."""
     text: str = ""
     """The program's text as the compile cache keys it (with its file name)."""
+    origin: str | Path = ""
+    """What `compile` was given, parsed when `source` is None."""
 
     def __post_init__(self) -> None:
-        self.variants[frozenset()] = self.build_variant(frozenset())
-        self.func = find_entry(self.source, self.entry)
-        self.arity = len(self.func.args)
-        self.tensors = {
-            i
-            for i, t_ in enumerate(self.func.function_type.inputs.data)
-            if isinstance(t_, TensorType)
-        }
-        self.checks = argument_checks(self.func)
+        generic = self.variants[frozenset()] = self.build_variant(frozenset())
+        self.declared = generic.declared
+        """The entry function's name and arguments."""
+        types = self.declared.types
+        self.arity = len(types)
+        self.tensors = {i for i, t_ in enumerate(types) if t_.shape is not None}
+        self.checks = [
+            (self.declared.where(i), t_, None if t_.shape is None else t_.dtype, t_.shape or ())
+            for i, t_ in enumerate(types)
+        ]
+        """Per argument: where it is (for errors), its type, and for a tensor the numpy
+        dtype and declared shape an array must have."""
         self.scalars = [i for i in range(self.arity) if i not in self.tensors]
         """The positions of the `index` and other scalar arguments."""
         self.signature = signature if len(self.tensors) == self.arity else mixed_signature
         """How a call's cache key is made (index arguments: per argument, no exception)."""
-        self.fast_bind = self.binder(self.variants[frozenset()])
+        self.fast_bind = self.binder(generic)
         """A new signature's symbols in one generated function (None: the full checks)."""
+
+    @property
+    def module(self) -> ModuleOp:
+        """The program as IR, parsed at first need (a variant the cache does not hold)."""
+        if self.source is None:
+            from dvm.ir import parse
+
+            self.source = parse(self.origin)
+        return self.source
 
     def arrays(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """Numpy scalars given for tensors as 0-d arrays, as `check_arguments`
@@ -135,7 +139,7 @@ class CompiledProgram:
         try:
             outputs = variant.run_in(args, call)
         except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
-            fail(self.func, args, e)
+            fail(self.declared, args, e)
         return self.finish(args, outputs)
 
     def profile(
@@ -149,7 +153,7 @@ class CompiledProgram:
         try:
             outputs = self.finish(args, variant.run_in(args, call))
         except FAILURES as e:
-            fail(self.func, args, e)
+            fail(self.declared, args, e)
         assert call.stats is not None
         return outputs, call.stats
 
@@ -206,7 +210,7 @@ class CompiledProgram:
     def check(self, args: Sequence[Any]) -> tuple[Any, ...]:
         """The arguments as run-time values, or a CallError naming what is wrong (the full
         checks, for a signature the generated binder declined)."""
-        return check_arguments(self.func, args)
+        return self.declared.check(args)
 
     def binder(self, variant: Variant) -> Callable[[Sequence[Any]], Any]:
         """The generated fast path of `specialize` for the generic variant."""
@@ -216,10 +220,10 @@ class CompiledProgram:
             "_guards": variant.check_guards,
             "_check": lambda i, a: check_argument(self.checks[i][0], a, self.checks[i][1]),
         }
-        source = binder_source(
-            self.checks, variant.symbols, variant.guard_names, len(variant.guards)
-        )
-        return define(source, "bind", namespace, f"argument binder: @{self.func.sym_name.data}")
+        arguments = [(dtype, shape) for _, _, dtype, shape in self.checks]
+        source = binder_source(arguments, variant.symbols, variant.guard_names, len(variant.guards))
+        origin = f"argument binder: @{self.declared.function}"
+        return define(source, "bind", namespace, origin)
 
     def specialize(self, args: Sequence[Any]) -> BoundVariant:
         """Check the arguments and the guards for a new signature."""
@@ -243,28 +247,22 @@ class CompiledProgram:
     def respecialize(
         self,
         variant: Variant,
-        failed: tuple[Guard, int, int],
+        failed: tuple[GuardNote, int, int],
         symbols: dict[str, int],
         ones: frozenset[tuple[int, int]],
     ) -> frozenset[tuple[int, int]]:
         """The dims to fix to 1 for a broadcast that a guard assumed away, or
         a CallError naming the arguments, axes and values that disagree."""
         guard, lhs, rhs = failed
-        sides = [(guard.lhs, lhs), (guard.rhs, rhs)]
-        unit = [e for e, v in sides if v == 1 and isinstance(e, sympy.Symbol)]
-        if guard.kind is GuardKind.BROADCAST and unit:
-            where = {(i, a) for i, a, name in variant.symbols if name == str(unit[0])}
+        unit = [s for s, v in zip(guard.sides, (lhs, rhs), strict=True) if v == 1 and s]
+        if guard.broadcast and unit:
+            where = {(i, a) for i, a, name in variant.symbols if name == unit[0]}
             if not where <= ones:
                 return ones | where
-        raise CallError(self.describe_failure(variant, guard, lhs, rhs))
-
-    def describe_failure(self, variant: Variant, guard: Guard, lhs: int, rhs: int) -> str:
-        """Which op needs which dims equal, and which argument axes disagree."""
-        return describe_guard(self.func, variant.symbols, guard, lhs, rhs)
+        raise CallError(guard.message(lhs, rhs))
 
     def argument_name(self, i: int) -> str:
-        name = self.func.body.block.args[i].name_hint
-        return f"%{name}" if name else f"argument {i}"
+        return self.declared.argument_name(i)
 
     def variant(self, ones: frozenset[tuple[int, int]]) -> Variant:
         with self.lock:
@@ -276,37 +274,43 @@ class CompiledProgram:
         return found
 
     def build_variant(self, ones: frozenset[tuple[int, int]]) -> Variant:
-        """The variant with the argument dims `ones` fixed to 1: lowered from the compile
+        """The variant with the argument dims `ones` fixed to 1: built from the compile
         cache's entry when it has a usable one, else by the pipeline (then stored)."""
         if self.disk is None:
-            return Variant.build(self.unit_dims(ones), self.entry, self.device, self.world)
-        parts = [self.entry, sorted(ones), self.device, DEVICES[self.device]()]
+            return self.lowered(ones)[0]
+        parts = [self.entry, sorted(ones), self.device, PRESETS[self.device]()]
         key = self.disk.key(self.text, parts)
-        found = self.disk.load(key, lambda m, b: Variant.from_lowered(m, self.entry, b, self.world))
+        found = self.disk.load(key, Variant.from_plain, self.from_ir_entry)
         if found is not None:
             return found
-        module = lower(self.unit_dims(ones), self.device)
-        variant = Variant.from_lowered(module, self.entry, world=self.world)
-        self.disk.store(key, module, [(n, k.program) for n, k in variant.kernels.items()])
+        variant, plain, module = self.lowered(ones)
+        kernels = [(n, k.program) for n, k in variant.kernels.items()]
+        self.disk.store(key, plain, module, kernels)
         return variant
 
+    def lowered(
+        self, ones: frozenset[tuple[int, int]]
+    ) -> tuple[Variant, dict[str, Any] | None, ModuleOp]:
+        """The variant with the dims `ones` fixed to 1 by the pipeline, its plain form
+        (None: it has none) and the lowered module."""
+        from dvm import variant_ir
+
+        module = variant_ir.lower(self.unit_dims(ones), self.device)
+        variant, plain = variant_ir.variant_from_lowered(module, self.entry, world=self.world)
+        return variant, plain, module
+
+    def from_ir_entry(self, module: ModuleOp, binaries: dict[str, vm.Program]) -> Variant:
+        """The variant of a cache entry that holds the lowered IR (no plain form)."""
+        from dvm.variant_ir import variant_from_lowered
+
+        return variant_from_lowered(module, self.entry, binaries, self.world)[0]
+
     def unit_dims(self, ones: frozenset[tuple[int, int]]) -> ModuleOp:
-        return with_unit_dims(self.source, self.entry, ones) if ones else self.source
+        if not ones:
+            return self.module
+        from dvm.variant_ir import with_unit_dims
 
-
-def argument_checks(
-    func: FuncOp,
-) -> list[tuple[str, Attribute, np.dtype[Any] | None, tuple[int, ...]]]:
-    """Per argument of `func`: where it is (for errors), its type, and for a tensor
-    the numpy dtype and declared shape an array must have."""
-    checks: list[tuple[str, Attribute, np.dtype[Any] | None, tuple[int, ...]]] = []
-    for i, type_ in enumerate(func.function_type.inputs.data):
-        where = f"@{func.sym_name.data} argument {argument_label(func, i)}"
-        if isinstance(type_, TensorType):
-            checks.append((where, type_, numpy_dtype(type_), tuple(type_.get_shape())))
-        else:
-            checks.append((where, type_, None, ()))
-    return checks
+        return with_unit_dims(self.module, self.entry, ones)
 
 
 def signature(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -327,37 +331,6 @@ def mixed_signature(args: Sequence[Any]) -> tuple[Any, ...]:
 
 ARRAYS = (np.ndarray, np.generic)
 """What has a shape and a dtype in a call's signature."""
-
-
-def with_unit_dims(
-    source: ModuleOp, entry: str | None, ones: frozenset[tuple[int, int]]
-) -> ModuleOp:
-    """A copy of the program whose entry has the given argument dims fixed to 1.
-
-    Such an argument gets the narrower type, and its uses see it through a
-    `tensor.convert` back to the declared type (the same element type, so
-    no conversion; it fuses into the kernels that use it). Every op thus
-    keeps the types it was written with, which ops whose result type must
-    be their operand's (unary ops), `scf.yield` and `func.return` require.
-    """
-    module = source.clone()
-    func = find_entry(module, entry)
-    block = func.body.block
-    types = list(func.function_type.inputs.data)
-    for i in sorted({i for i, _ in ones}):
-        old = types[i]
-        assert isinstance(old, TensorType)
-        shape = [1 if (i, axis) in ones else d for axis, d in enumerate(old.get_shape())]
-        types[i] = TensorType(old.element_type, shape)
-        arg = Rewriter.replace_value_with_new_type(block.args[i], types[i])
-        view = t.ConvertOp.create(operands=[arg], result_types=[old])
-        first = block.first_op
-        assert first is not None
-        block.insert_op_before(view, first)
-        arg.replace_uses_with_if(view.result, lambda use, view=view: use.operation is not view)
-    func.function_type = FunctionType.from_lists(types, func.function_type.outputs.data)
-    module.verify()
-    return module
 
 
 def compile(
@@ -381,17 +354,33 @@ def compile(
     (`freeze_once`; `FREEZE_AFTER_FIRST_COMPILE` turns it off).
     """
     preset = device or "host"
-    if preset not in DEVICES:
-        raise CompileError(f"unknown device {preset!r}; use one of {sorted(DEVICES)}")
-    module = src if isinstance(src, ModuleOp) else parse(src)
+    if preset not in PRESETS:
+        raise CompileError(f"unknown device {preset!r}; use one of {sorted(PRESETS)}")
     directory = cache_directory(cache)
-    disk = text = None
-    if directory is not None:
-        disk = CompileCache(directory)
-        # the text and file name, which error messages quote (a module: as printed)
-        text = printed(module) if isinstance(src, ModuleOp) else "\0".join(read_source(src))
+    module: ModuleOp | None = None
+    key_text: str | None = None
+    if isinstance(src, str | Path):
+        if directory is not None:  # the text and file name, which error messages quote
+            key_text = source_key(src)
+        if key_text is None:  # no cache, or a file that is no UTF-8 text (the parse says where)
+            from dvm.ir import parse
+
+            module = parse(src)
+    else:
+        module = src
+        if directory is not None:
+            from dvm.compile_cache import printed
+
+            key_text = printed(src)  # a module: as printed, with locations
     program = CompiledProgram(
-        module, entry, preset, cache_size, world_of(group), disk=disk, text=text or ""
+        module,
+        entry,
+        preset,
+        cache_size,
+        world_of(group),
+        disk=None if key_text is None or directory is None else CompileCache(directory),
+        text=key_text or "",
+        origin=src if isinstance(src, str | Path) else "",
     )
     freeze_once()
     return program

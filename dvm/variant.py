@@ -1,12 +1,13 @@
 """One compiled variant of a program: the pipeline's result for one pattern of
 argument dims fixed to 1.
 
-`Variant.build` runs `dvm-pipeline` on a copy of the program (`lower`; the compile
-cache may hold its result instead, `dvm.compile_cache`), builds its kernels
-(`launches.Kernel`) and its host steps (`host.HostCompiler`), and sorts its guards:
+`Variant.from_plain` builds a variant from its plain form (`dvm.host_export`, made by
+`dvm.variant_ir` from the lowered program, or read from the compile cache): its kernels
+(`launches.Kernel`), its host steps (`host_steps.StepBuilder`) and its guards, sorted:
 those over argument dims are checked once per signature, those over index arguments
 at every call, those over values made on the way when they are made. A call runs the
-variant's steps (`Variant.run_in`), in an `Arena` of its own.
+variant's steps (`Variant.run_in`), in an `Arena` of its own. Nothing here needs xDSL
+or sympy.
 """
 
 from __future__ import annotations
@@ -16,43 +17,30 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import sympy
-from xdsl.context import Context
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import IndexType, ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation
-
 from dvm import vm
-from dvm.arguments import find_entry
-from dvm.codegen import python_function
-from dvm.collectives import SINGLE_PROCESS, World
-from dvm.dialects import bytecode as bc
-from dvm.dialects import tensor as t
-from dvm.dialects import tile
-from dvm.dialects.collectives import CollectiveOp
+from dvm.declared import Declared
 from dvm.errors import CallError, ShapeError
-from dvm.guards import describe_guard, guard_check, guard_symbols, stretchable_symbols
-from dvm.host import HostCompiler, Step
+from dvm.guard_notes import GuardNote, GuardSet, failed_guard
+from dvm.host_steps import Step, StepBuilder, blas_launches
 from dvm.launches import Arena, Call, Env, Kernel
-from dvm.lowering.pipeline import DvmPipelinePass
-from dvm.passes.symbolic import Guard, argument_shapes, function_guards, index_symbol_name
 
 
 @dataclass
 class Variant:
     """The program compiled for one pattern of dims fixed to 1."""
 
-    func: FuncOp
+    declared: Declared
+    """Its entry function's name and arguments (their types with the dims fixed to 1)."""
     steps: list[Step]
     results: list[int]
     others: tuple[None, ...]
     """The empty slots after the arguments' (which are the first ones)."""
     symbols: list[tuple[int, int, str]]
     """(argument, axis, symbol) for every symbol an argument's dim names."""
-    guards: list[Guard]
+    guards: list[GuardNote]
+    """The guards over argument dims, checked once per signature."""
     check_guards: Callable[..., tuple[int, ...]]
-    guard_names: list[str]
+    guard_names: list[str] = field(default_factory=list)
     indices: list[tuple[int, str]] = field(default_factory=list)
     """(argument, symbol) of each `index` argument: bound per call."""
     check_indices: Callable[[dict[str, int]], None] = lambda symbols: None
@@ -68,6 +56,8 @@ class Variant:
     """Arenas free for its calls (as many as ever ran at once)."""
     kernels: dict[str, Kernel] = field(default_factory=dict)
     """Its kernels by name."""
+    launches: int = 0
+    """The launches its host function holds."""
     late: bool = False
     """Whether a call binds symbols (index arguments, values made on the way),
     so that it needs its own copy of the signature's symbols (`runtime.BoundVariant`)."""
@@ -95,87 +85,43 @@ class Variant:
             self.arenas.append(call.arena)
 
     @staticmethod
-    def build(
-        source: ModuleOp, entry: str | None, device: str, world: World = SINGLE_PROCESS
-    ) -> Variant:
-        return Variant.from_lowered(lower(source, device), entry, world=world)
-
-    @staticmethod
-    def from_lowered(
-        module: ModuleOp,
-        entry: str | None,
-        binaries: dict[str, vm.Program] | None = None,
-        world: World = SINGLE_PROCESS,
-    ) -> Variant:
-        """The variant of a module `lower` made, its kernels validated by the VM;
-        `binaries` are their programs decoded from binaries (the module's programs then
-        need to declare their arguments only); `world` is what its collectives span."""
-        func = find_entry(module, entry)
-        calls = [op for op in func.walk() if isinstance(op, tile.LaunchOp)]
-        programs = {p.sym_name.data: p for p in module.ops if isinstance(p, bc.ProgramOp)}
-        fallbacks = fallback_kernels(calls)
-        kernels = {
-            name: Kernel.build(
-                programs[name],
-                len(c.inputs),
-                prepare=name not in fallbacks,
-                binary=None if binaries is None else binaries[name],
-            )
-            for c in calls
-            for name in [c.callee.root_reference.data]
-        }
-        symbols = [
-            (i, a, str(d))
-            for i, shape in enumerate(argument_shapes(func))
-            if shape is not None
-            for a, d in enumerate(shape)
-            if isinstance(d, sympy.Symbol)
+    def from_plain(data: dict[str, Any], binaries: dict[str, vm.Program]) -> Variant:
+        """The variant `host_export.export_variant` describes, running `binaries` (each
+        validated by the VM's loader, and checked against the kernel's declarations)."""
+        declared = Declared.from_json(data["declared"])
+        function = f"@{declared.function}"
+        symbols = [(*checked_axis(declared, i, a), checked_name(n)) for i, a, n in data["symbols"]]
+        guards, index_guards = (GuardSet.from_json(data[k]) for k in ("guards", "index_guards"))
+        kernels: dict[str, Kernel] = {}
+        for name, plain in data["kernels"].items():
+            if plain["name"] != name:
+                raise ValueError(f"the kernel {name!r} is declared as {plain['name']!r}")
+            kernels[name] = Kernel.from_plain(plain, binaries[name])
+        slots = int(data["slots"])
+        if slots < len(declared.types):
+            raise ValueError("fewer slots than arguments")
+        builder = StepBuilder(kernels, slots, lambda n, a, b: ShapeError(n.message(a, b)), function)
+        steps = builder.steps(data["steps"])
+        results = builder.slot_list(data["results"])
+        check = guards.sides(f"guards: {function}") if guards.notes else (lambda *_: ())
+        others = (None,) * (slots - len(declared.types))
+        variant = Variant(declared, steps, results, others, symbols, guards.notes, check)
+        variant.guard_names = guards.names
+        variant.indices = [
+            (checked_index(declared, i), checked_name(n)) for i, n in data["indices"]
         ]
-        names = sorted({name for _, _, name in symbols})
-        indices = [
-            (i, index_symbol_name(a))
-            for i, a in enumerate(func.body.block.args)
-            if isinstance(a.type, IndexType)
-        ]
-        # Guards over argument dims are checked once per signature; those over
-        # index arguments per call; those over symbols made on the way when made.
-        guards, per_call, late = [], [], []
-        for g in function_guards(func):
-            used = {str(s) for s in guard_symbols(g)}
-            if used <= set(names):
-                guards.append(g)
-            elif used <= {*names, *(n for _, n in indices)}:
-                per_call.append(g)
-            else:
-                late.append(g)
-        known = {*names, *(n for _, n in indices)}
-        compiler = HostCompiler(module, kernels, known, late)
-        compiler.argument_dims = set(names)
-        compiler.function = function = f"@{func.sym_name.data}"
-        # (a guard over values the call made fails with what it made: an ExecutionError)
-        compiler.guard_failed = lambda g, a, b: ShapeError(describe_guard(func, symbols, g, a, b))
-        arg_slots = [compiler.index(a) for a in func.body.block.args]
-        assert arg_slots == list(range(len(arg_slots)))  # the first slots (see `run`)
-        compiler.world = world
-        first = [compiler.world_binding()] if any(map(is_collective, func.walk())) else []
-        steps, results = compiler.block(func.body.block)
-        steps = first + steps
-        sides = [e for g in guards for e in (g.lhs, g.rhs)]
-        origin = f"guards: {function}"
-        check = python_function(sides, names, origin) if sides else (lambda *_: ())
-        others = (None,) * (len(compiler.slot) - len(arg_slots))
-        variant = Variant(func, steps, results, others, symbols, guards, check, names)
-        variant.indices = indices
         variant.kernels = kernels
-        variant.places = compiler.places
-        variant.late = bool(indices) or compiler.known != known
-        variant.check_indices = guard_check(
-            per_call,
-            lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b)),
-            f"index guards: {function}",
+        variant.places = int(data["places"])
+        variant.launches = int(data["launches"])
+        variant.late = bool(data["late"])
+        variant.check_indices = index_guards.checker(
+            lambda n, a, b: CallError(n.message(a, b)), f"index guards: {function}"
         )
-        variant.stretchable = stretchable_symbols([*per_call, *late], symbols)
-        if blas_launches(func.body.block, kernels) > 1:
+        variant.stretchable = [
+            (checked_name(name), frozenset(checked_axis(declared, i, a) for i, a in where))
+            for name, where in data["stretchable"]
+        ]
+        if blas_launches(data["steps"], kernels) > 1:
             device = next(k.device for k in kernels.values() if k.uses_blas)
             variant.runs = partial(vm.with_blas_held, device, variant.run)
         return variant
@@ -201,12 +147,8 @@ class Variant:
                 ones |= where
         return ones
 
-    def failed_guard(self, symbols: dict[str, int]) -> tuple[Guard, int, int] | None:
-        values = self.check_guards(*(symbols[n] for n in self.guard_names))
-        for k, guard in enumerate(self.guards):
-            if values[2 * k] != values[2 * k + 1]:
-                return guard, values[2 * k], values[2 * k + 1]
-        return None
+    def failed_guard(self, symbols: dict[str, int]) -> tuple[GuardNote, int, int] | None:
+        return failed_guard(self.guards, self.check_guards(*(symbols[n] for n in self.guard_names)))
 
     def run(self, args: Sequence[Any], call: Call) -> list[Any]:
         env: Env = [*args, *self.others]
@@ -215,56 +157,27 @@ class Variant:
         return list(map(env.__getitem__, self.results))
 
 
-def is_collective(op: Operation) -> bool:
-    return isinstance(op, CollectiveOp)
+def checked_name(name: Any) -> str:
+    """`name`, once it is a symbol's name (a ValueError otherwise)."""
+    if not (isinstance(name, str) and name.isidentifier()):
+        raise ValueError(f"{name!r} is no symbol's name")
+    return name
 
 
-def lower(source: ModuleOp, device: str) -> ModuleOp:
-    """A copy of `source` after `dvm-pipeline` for `device`."""
-    module = source.clone()
-    DvmPipelinePass(device=device).apply(Context(), module)
-    return module
+def checked_axis(declared: Declared, argument: Any, axis: Any) -> tuple[int, int]:
+    """(argument, axis), once it names an axis of a tensor argument."""
+    if type(argument) is not int or not 0 <= argument < len(declared.types):
+        raise ValueError(f"{argument!r} is no argument")
+    shape = declared.types[argument].shape
+    if shape is None or type(axis) is not int or not 0 <= axis < len(shape):
+        raise ValueError(f"{axis!r} is no axis of argument {argument}")
+    return argument, axis
 
 
-def fallback_kernels(launches: Sequence[tile.LaunchOp]) -> set[str]:
-    """The kernels launched only in `else` regions of `tensor.choice`s: those for the
-    shapes beyond a guarded kernel's bound (rows too long for local memory, more
-    columns than an epilogue reduces), which many programs never meet. They are
-    prepared at their first launch, not in the compile."""
-    guarded: set[str] = set()
-    unguarded: set[str] = set()
-    for launch in launches:
-        name = launch.callee.root_reference.data
-        (guarded if in_else_region(launch) else unguarded).add(name)
-    return guarded - unguarded
-
-
-def in_else_region(op: Operation) -> bool:
-    """Whether `op` is inside the `else` region of some `tensor.choice`."""
-    region = op.parent_region()
-    while region is not None:
-        parent = region.parent_op()
-        if parent is None:
-            return False
-        if isinstance(parent, t.ChoiceOp) and region is parent.else_body:
-            return True
-        region = parent.parent_region()
-    return False
-
-
-def blas_launches(block: Block, kernels: dict[str, Kernel]) -> int:
-    """How many launches that call BLAS one run of `block` may make, at most (2 for
-    any in a loop: "several")."""
-    count = 0
-    for op in block.ops:
-        if isinstance(op, tile.LaunchOp):
-            count += kernels[op.callee.root_reference.data].uses_blas
-            continue
-        regions = [blas_launches(r.block, kernels) for r in op.regions if r.blocks]
-        if isinstance(op, t.ChoiceOp | scf.IfOp):  # one branch runs
-            count += max(regions, default=0)
-        elif isinstance(op, scf.ForOp | scf.WhileOp):
-            count += 2 * sum(regions)
-        else:
-            count += sum(regions)
-    return count
+def checked_index(declared: Declared, argument: Any) -> int:
+    """`argument`, once it is an `index` argument's position."""
+    if type(argument) is not int or not 0 <= argument < len(declared.types):
+        raise ValueError(f"{argument!r} is no argument")
+    if not declared.types[argument].index:
+        raise ValueError(f"argument {argument} is no index")
+    return argument

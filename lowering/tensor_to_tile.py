@@ -74,9 +74,9 @@ from dvm.passes.symbolic import (
     shape_of,
     static_truth,
 )
-from dvm.vm.device import DeviceSpec
+from dvm.vm.device import PRESETS, DeviceSpec
 
-DEVICES = {"host": DeviceSpec.host, "ascend910b": DeviceSpec.ascend910b}
+DEVICES = PRESETS
 
 TILE_SIZES = "dvm.tile_sizes"
 """On a kernel: each named tile size (`t0`) and its expression."""

@@ -23,8 +23,10 @@ import pytest
 
 import dvm
 import dvm.runtime
+import dvm.variant_ir
 from dvm.compile_cache import MAGIC, CacheWarning, entry_contents
 from dvm.errors import ExecutionError
+from dvm.expr_code import CodeError, checked_code, function_of_code
 from dvm.lowering.bytecode_to_vm import decode_module, encode_programs
 from dvm.tools import dvm_run
 
@@ -66,7 +68,7 @@ def no_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: Any) -> Any:
         raise AssertionError("the pipeline ran on a cache hit")
 
-    monkeypatch.setattr(dvm.runtime, "lower", refuse)
+    monkeypatch.setattr(dvm.variant_ir, "lower", refuse)
 
 
 def test_second_compile_reads_the_entry(
@@ -138,12 +140,36 @@ def rewrite(entry: Path, **change: Any) -> None:
     """Rewrite an entry whole (a right checksum) with its text, kernels or header changed."""
     data = entry.read_bytes()
     header = json.loads(data[len(MAGIC) :].partition(b"\n")[0])
-    text, kernels, _ = entry_contents(data, header["key"])
+    _, text, kernels = entry_contents(data, header["key"])
     text = change.get("text", text)
     body = text.encode() + change.get("kernels", lambda k: k)(kernels)
     header.update(text=len(text.encode()), sha256=hashlib.sha256(body).hexdigest())
     header.update(change.get("header", {}))
     entry.write_bytes(MAGIC + json.dumps(header).encode() + b"\n" + body)
+
+
+def plain_changed(entry: Path, change: Any) -> str:
+    """The entry's plain form (JSON text) after `change` edited it in place."""
+    data = entry.read_bytes()
+    header = json.loads(data[len(MAGIC) :].partition(b"\n")[0])
+    assert header["plain"]
+    form = json.loads(entry_contents(data, header["key"])[1])
+    change(form)
+    return json.dumps(form)
+
+
+def foreign_code(form: dict[str, Any]) -> None:
+    """A kernel's output size that would run other code than arithmetic."""
+    kernel = next(k for k in form["kernels"].values() if k["sizes"][1])
+    kernel["sizes"][1][0] = "__import__('os').getpid()"
+
+
+def unknown_step(form: dict[str, Any]) -> None:
+    form["steps"][0][0] = "exec"
+
+
+def slot_out_of_range(form: dict[str, Any]) -> None:
+    form["results"] = [form["slots"]]
 
 
 def kernel_without_registers(kernels: bytes) -> bytes:
@@ -172,7 +198,10 @@ CORRUPTIONS = {
     "text that does not parse": lambda e: rewrite(e, text="func.func @main("),
     "a kernel the VM refuses": lambda e: rewrite(e, kernels=kernel_without_registers),
     "a kernel of other arguments": lambda e: rewrite(e, kernels=kernel_of_other_arguments),
-    "locations missing": lambda e: rewrite(e, header={"locations": []}),
+    "code that is no arithmetic": lambda e: rewrite(e, text=plain_changed(e, foreign_code)),
+    "a step of no kind": lambda e: rewrite(e, text=plain_changed(e, unknown_step)),
+    "a slot out of range": lambda e: rewrite(e, text=plain_changed(e, slot_out_of_range)),
+    "the format before": lambda e: e.write_bytes(b"DVMC 1\n" + e.read_bytes()[len(MAGIC) :]),
 }
 
 
@@ -231,3 +260,87 @@ def test_dvm_run_no_cache(cache_dir: Path, tmp_path: Path) -> None:
     assert entries(cache_dir) == []
     assert dvm_run.main(argv) == 0
     assert len(entries(cache_dir)) == 1
+
+
+HIT_WITHOUT_COMPILER = """\
+import sys
+import numpy as np
+import dvm
+programs, arguments = sys.argv[1].split(","), np.load(sys.argv[2])
+results = {}
+for k, name in enumerate(programs):
+    path, device = name.split("@")
+    program = dvm.compile(path, device=device)
+    for j in range(2):
+        args = [arguments[f"{k}_{j}_{i}"] for i in range(len(program.checks))]
+        args = [a.item() if a.dtype == np.int64 else a for a in args]  # index values
+        results[f"{k}_{j}"] = program(*args)
+loaded = sorted({m.split(".")[0] for m in sys.modules} & {"xdsl", "sympy"})
+assert not loaded, f"a cache hit imported {loaded}"
+np.savez(sys.argv[3], **results)
+"""
+
+
+def test_a_hit_in_a_fresh_process_needs_neither_xdsl_nor_sympy(
+    cache_dir: Path, tmp_path: Path, examples_dir: Path
+) -> None:
+    """Hits of programs with stacks, choices, `scf.if` and `scf.for`, on both presets,
+    and of a variant with a dim fixed to 1, compute what compiles without the cache do,
+    in a process that never imports xDSL or sympy."""
+    rng = np.random.default_rng(33)
+    names = [
+        f"{examples_dir / program}.mlir@{device}"
+        for program in ("bert_layer", "if_else_add", "residual_loop", "layernorm", "mmoe")
+        for device in ("host", "ascend910b")
+    ]
+    arguments, expected = {}, {}
+    for k, name in enumerate(names):
+        path, device = name.split("@")
+        dvm.compile(path, device=device)  # writes the entry
+        reference = dvm.compile(path, device=device, cache=False)
+        for j, fill in enumerate((3, 1)):  # the generic variant, then dims of 1
+            shape = [tuple(fill if d < 0 else d for d in s) for *_, s in reference.checks]
+            if "mmoe" in path or "bert" in path:
+                shape = [tuple(2 if d < 0 else d for d in s) for *_, s in reference.checks]
+            args = [
+                rng.standard_normal(s).astype(np.float32) if dtype is not None else 2
+                for s, (_, _, dtype, _) in zip(shape, reference.checks, strict=True)
+            ]
+            for i, a in enumerate(args):
+                arguments[f"{k}_{j}_{i}"] = np.asarray(a)
+            dvm.compile(path, device=device)(*args)  # writes a variant's entry
+            expected[f"{k}_{j}"] = reference(*args)
+    np.savez(tmp_path / "arguments.npz", **arguments)
+    command = [sys.executable, "-c", HIT_WITHOUT_COMPILER, ",".join(names)]
+    command += [str(tmp_path / "arguments.npz"), str(tmp_path / "results.npz")]
+    env = {**os.environ, "PYTHONWARNINGS": "error::UserWarning"}
+    subprocess.run(command, env=env, check=True, timeout=600)
+    got = np.load(tmp_path / "results.npz")
+    for key, value in expected.items():
+        np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').getpid()",
+        "x.__class__",
+        "open('f')",
+        "(lambda: 1)()",
+        "[x for x in ()]",
+        "'text'",
+        "y + 1",  # a name nobody defined
+        "math.pi.__class__",
+        "int(x, base=2)",
+    ],
+)
+def test_cached_code_is_integer_arithmetic_only(text: str) -> None:
+    """An entry's expressions run as Python: anything but arithmetic on known names is
+    refused before it is compiled."""
+    with pytest.raises(CodeError):
+        checked_code([[], [text]], ["x"])
+
+
+def test_cached_code_accepts_what_codegen_prints() -> None:
+    code = [[["_t0", "max(x, 4)"]], ["int(((x + _t0) // (-_t0)))", "int(min(_t0, math.floor(x)))"]]
+    assert function_of_code(checked_code(code, ["x"]), ["x"])(7) == (-2, 7)

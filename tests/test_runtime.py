@@ -1089,7 +1089,7 @@ def test_a_fallback_kernel_is_prepared_at_its_first_launch(
     chunked kernel, for rows too long, is not prepared by the compile (no fast path
     or unplanned launch code yet), and its first launch prepares it and is right."""
     built: dict[str, Kernel] = {}
-    real = Kernel.build
+    real = Kernel.from_plain
 
     def spy(*args: Any, **kwargs: Any) -> Kernel:
         kernel = real(*args, **kwargs)
@@ -1097,7 +1097,7 @@ def test_a_fallback_kernel_is_prepared_at_its_first_launch(
         return kernel
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Kernel, "build", spy)
+        patch.setattr(Kernel, "from_plain", spy)
         program = dvm.compile(examples_dir / "layernorm.mlir")
 
     def ready(kernel: Kernel) -> bool:

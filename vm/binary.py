@@ -20,7 +20,7 @@ between decoding and validation.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import TypeVar
 
@@ -381,3 +381,45 @@ def layout(program: Program) -> Offsets:
 
 
 _NO_OFFSETS = Offsets((), 0, (), (), (), 0)
+
+
+# --------------------------------------------------------------------------
+# Module files: several named programs
+# --------------------------------------------------------------------------
+
+MODULE_MAGIC = b"DVMM"
+
+
+def encode_programs(programs: Sequence[tuple[str, Program]]) -> bytes:
+    """A module file of named programs."""
+    out = [MODULE_MAGIC, struct.pack("<H", len(programs))]
+    for name, program in programs:
+        data = encode(program)
+        name_bytes = name.encode()
+        out += [struct.pack("<H", len(name_bytes)), name_bytes, struct.pack("<I", len(data)), data]
+    return b"".join(out)
+
+
+def decode_module(data: bytes) -> list[tuple[str, Program]]:
+    """The named programs of a module file; BytecodeError on malformed data."""
+    if data[:4] != MODULE_MAGIC:
+        raise BytecodeError(
+            0, f"not a dvm module file (magic {data[:4]!r}, expected {MODULE_MAGIC!r})"
+        )
+    pos, found = 6, []
+    (count,) = struct.unpack_from("<H", data, 4) if len(data) >= 6 else (0,)
+    for _ in range(count):
+        try:
+            (n,) = struct.unpack_from("<H", data, pos)
+            name = data[pos + 2 : pos + 2 + n].decode()
+            (size,) = struct.unpack_from("<I", data, pos + 2 + n)
+        except (struct.error, UnicodeDecodeError) as e:
+            raise BytecodeError(pos, f"truncated or corrupt program entry: {e}") from None
+        start = pos + 6 + n
+        if start + size > len(data):
+            raise BytecodeError(start, f"program {name!r} runs past the end of the file")
+        found.append((name, decode(data[start : start + size], name)))
+        pos = start + size
+    if pos != len(data):
+        raise BytecodeError(pos, f"{len(data) - pos} bytes after the last program")
+    return found

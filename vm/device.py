@@ -98,6 +98,10 @@ class DeviceSpec:
 _PRESETS: dict[str, DeviceSpec] = {}
 
 
+PRESETS = {"host": DeviceSpec.host, "ascend910b": DeviceSpec.ascend910b}
+"""The device presets by name (`dvm.compile(..., device=...)`)."""
+
+
 def _preset(device: DeviceSpec) -> DeviceSpec:
     """Keep one object per preset: the dicts keyed by device (local memories,
     specializations) then find it by identity, without comparing its fields."""

@@ -165,14 +165,13 @@ def compiled(segment: Segment) -> Compiled:
         STATS.reused += 1
         return found
     import dvm
-    from dvm.dialects import tile
 
     text = segment.text()
     start = time.perf_counter()
     try:
         program = dvm.compile(text)
         variant = program.variants[frozenset()]
-        kernels = sum(1 for op in variant.func.walk() if isinstance(op, tile.LaunchOp))
+        kernels = variant.launches
     except Exception as e:  # any refusal (a parse, verifier or pass error): numpy runs it
         log.warning("dvm.lazy: a segment did not compile, running it in numpy: %s", e)
         program, kernels = None, 0
