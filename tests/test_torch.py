@@ -316,6 +316,26 @@ def test_factories_and_any_record() -> None:
         assert report["ops_on_dvm"] == report["ops_total"], report
 
 
+def test_max_and_min_record() -> None:
+    """`max`/`min` of a whole tensor, and along a dim as values and indices (the first
+    index on ties, as torch's)."""
+
+    def f(x: Any) -> Any:
+        values, indices = x.max(dim=1)
+        low, where = torch.min(x, -1, keepdim=True)
+        return x.max() + x.min(), values, indices, low, where
+
+    compiled = torch.compile(f, backend="dvm", dynamic=True)
+    first = len(dvm.torch.reports())
+    for shape in [(3, 5), (4, 7), (1, 3), (6, 1), (2, 13)]:
+        generator = torch.Generator().manual_seed(shape[1])
+        x = torch.randint(-3, 4, shape, generator=generator).float()  # (ties)
+        for got, want in zip(compiled(x), f(x), strict=True):
+            torch.testing.assert_close(got, want)
+    for report in dvm.torch.reports()[first:]:
+        assert report["ops_on_dvm"] == report["ops_total"], report
+
+
 def test_slice_writes_record() -> None:
     """In-place writes to slices (a KV cache's update, a strided fill), which
     functionalization makes `slice_scatter`s: each an insert_slice."""

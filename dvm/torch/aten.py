@@ -395,6 +395,22 @@ def arg_reduction(function: Callable[..., Any]) -> Handler:
     return handler
 
 
+def extremum(value: Callable[..., Any], index: Callable[..., Any]) -> Handler:
+    """torch's `max`/`min`: of the whole tensor, or along `dim` as (values, indices)."""
+
+    def handler(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        x = lazy(x)
+        if dim is None:
+            return needs(value(x))
+        axis = specialized(dim) % max(x.ndim, 1)
+        return (
+            needs(value(x, axis=axis, keepdims=keepdim)),
+            needs(index(x, axis=axis, keepdims=keepdim)),
+        )
+
+    return handler
+
+
 def identity(x: Any, *args: Any, **kwargs: Any) -> Any:
     return lazy(x)
 
@@ -480,6 +496,7 @@ HANDLERS: dict[str, Handler] = {
     "full_like": full_like, "copy": copy,
     "any": reduction(np.any), "all": reduction(np.all),
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
+    "max": extremum(np.max, np.argmax), "min": extremum(np.min, np.argmin),
     "alias": identity, "detach": identity, "lift_fresh_copy": lambda x: lazy(x).copy(),
     "all_reduce": all_reduce, "all_gather_into_tensor": all_gather,
     "reduce_scatter_tensor": reduce_scatter,
