@@ -59,11 +59,9 @@ def slice_key(node: Node) -> tuple[slice, ...]:
 
 
 def iota(node: Node, xs: list[Array]) -> Array:
-    axis = node.params[0]
-    steps = np.arange(node.shape[axis]).reshape(
-        [-1 if a == axis else 1 for a in range(len(node.shape))]
-    )
-    return np.broadcast_to(steps, node.shape)
+    from dvm.interpret_index_ops import iota_values  # (the interpreter's: xDSL, when run)
+
+    return iota_values(node.shape, node.params[0], node.dtype)
 
 
 def collective(node: Node, xs: list[Array]) -> Array:

@@ -304,13 +304,11 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
 
 
 def scalar_tensor(value: Any, dtype: Any = None, **kwargs: Any) -> Any:
-    """A 0-d tensor of a Python number (torch's default dtype: float32)."""
-    from dvm.torch.convert import DTYPES
-
-    target = DTYPES.get(dtype) if dtype is not None else np.dtype(np.float32)
-    if target is None or isinstance(value, Size):
-        raise Unsupported("scalar_tensor of this dtype, or of a size")
-    return asarray(np.asarray(value, target))
+    """A 0-d tensor of a Python number (torch's default dtype: float32, whatever the
+    number)."""
+    if isinstance(value, Size):
+        raise Unsupported("scalar_tensor of a size")
+    return asarray(np.asarray(value, numpy_dtype(dtype, 0.0)))
 
 
 def numpy_dtype(dtype: Any, value: Any) -> np.dtype[Any]:
@@ -329,21 +327,18 @@ def numpy_dtype(dtype: Any, value: Any) -> np.dtype[Any]:
 
 def full(size: Sequence[Any], value: Any, dtype: Any = None, **kwargs: Any) -> Any:
     """A constant broadcast to `size` (whose dims may be the call's sizes)."""
-    if isinstance(value, Size | LazyArray):
-        raise Unsupported("a fill value computed in the graph")
-    constant = asarray(np.asarray(value, numpy_dtype(dtype, value)))
-    return needs(np.broadcast_to(constant, tuple(size)))
+    return filled(size, value, numpy_dtype(dtype, value))
 
 
 def full_like(x: Any, value: Any, dtype: Any = None, **kwargs: Any) -> Any:
     x = lazy(x)
-    return full(x.shape, value, dtype if dtype is not None else torch_dtype(x.dtype))
+    return filled(x.shape, value, numpy_dtype(dtype, value) if dtype is not None else x.dtype)
 
 
-def torch_dtype(dtype: np.dtype[Any]) -> Any:
-    from dvm.torch.convert import DTYPES
-
-    return next(t for t, d in DTYPES.items() if d == dtype)
+def filled(size: Sequence[Any], value: Any, dtype: np.dtype[Any]) -> Any:
+    if isinstance(value, Size | LazyArray):
+        raise Unsupported("a fill value computed in the graph")
+    return needs(np.broadcast_to(asarray(np.asarray(value, dtype)), tuple(size)))
 
 
 def arange(*bounds: Any, dtype: Any = None, **kwargs: Any) -> Any:
