@@ -4,16 +4,25 @@ Run: .venv/bin/python benchmarks/lazy.py [--shapes 12 --calls 3 --rows 1024 --co
 
 Each function (LayerNorm, a GELU chain, softmax) runs, in one process, on a stream
 of --shapes new shapes (rows varying around --rows, so each holds about
-rows x cols elements), --calls times per shape, once in plain numpy and once on lazy
-arrays (each call ends with `np.asarray`, a sync point). Reported per function: the
-whole stream's time each way and their ratio (the lazy stream includes its one
-compile), the median and p90 of a call at a shape already met, and of a first call
-at a new shape (lazy: the specialization), and what recording costs per op (a
-function recorded without being flushed, median over repeats, divided by the ops
-it records). The compiler's start-up (its imports, paid once by the first compile
-of a process) is taken and printed before the streams, so that it does not land
-on the first function's. The machine's load average is printed: on a shared
-machine, compare ratios from one run, not times across runs.
+rows x cols elements), --calls times per shape (each call ends with `np.asarray`, a
+sync point), in plain numpy and on lazy arrays. The two streams run in turn, shape
+by shape (numpy's calls at a shape, then lazy's), so that both meet the same load
+on a shared machine; each stream's time is the sum of its calls'. This runs twice:
+first with an empty compile cache (a temporary folder: the lazy stream's one compile
+goes through the whole pipeline), then, after `lazy.reset()`, with the entry the
+first wrote (the compile is a cache hit). Reported per function: each stream's time
+and numpy's over lazy's (the lazy streams include their compile, also given alone),
+the medians of a call at a shape already met (lazy: and its p90) and of a first call
+at a new shape (lazy: its specialization), and what recording costs per op (a
+function recorded without being flushed, median over repeats, divided by the ops it
+records).
+
+Costs paid once per process are taken before the streams, for both sides alike: the
+compiler's start-up (its imports, paid by the first compile of a process) is taken
+and printed, and every function runs once in numpy on the stream's largest shape, so
+that numpy's first stream does not pay for growing the heap its temporaries come
+from (tens of milliseconds of page faults, once). The machine's load average is
+printed: on a shared machine, compare ratios from one run, not times across runs.
 """
 
 from __future__ import annotations
@@ -21,8 +30,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,17 +64,33 @@ FUNCTIONS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def stream(function: Callable[[Any], Any], inputs: list[np.ndarray[Any, Any]], calls: int,
-           wrap: Callable[[Any], Any]) -> tuple[float, list[float], list[float]]:  # fmt: skip
-    """The stream's total time, and each first and repeat call's time."""
-    firsts, repeats = [], []
-    start = time.perf_counter()
+@dataclass
+class Stream:
+    """One side's calls of a stream: their times, at a new shape or at a known one."""
+
+    firsts: list[float] = field(default_factory=list)
+    repeats: list[float] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return sum(self.firsts) + sum(self.repeats)
+
+
+def streams(
+    function: Callable[[Any], Any], inputs: list[np.ndarray[Any, Any]], calls: int
+) -> tuple[Stream, Stream, float]:
+    """The function's stream in numpy and on lazy arrays (from no compiled segment),
+    shape by shape in turn, so that both meet the same load; and the lazy side's
+    compile seconds."""
+    lazy.reset()
+    sides = Stream(), Stream()
     for x in inputs:
-        for k in range(calls):
-            t0 = time.perf_counter()
-            np.asarray(function(wrap(x)))
-            (firsts if k == 0 else repeats).append(time.perf_counter() - t0)
-    return time.perf_counter() - start, firsts, repeats
+        for side, wrap in zip(sides, (np.asarray, lazy.asarray), strict=True):
+            for k in range(calls):
+                start = time.perf_counter()
+                np.asarray(function(wrap(x)))
+                (side.firsts if k == 0 else side.repeats).append(time.perf_counter() - start)
+    return sides[0], sides[1], lazy.stats()["compile_seconds"]
 
 
 def recording_cost(function: Callable[[Any], Any], x: np.ndarray[Any, Any]) -> float:
@@ -83,7 +110,7 @@ def recording_cost(function: Callable[[Any], Any], x: np.ndarray[Any, Any]) -> f
 
 
 def ms(values: list[float], q: float) -> str:
-    return f"{np.quantile(values, q) * 1e3:8.2f}"
+    return f"{np.quantile(values, q) * 1e3:7.2f}"
 
 
 def main() -> None:
@@ -96,30 +123,50 @@ def main() -> None:
     rng = np.random.default_rng(0)
     rows = rng.integers(options.rows // 2, options.rows * 3 // 2, options.shapes)
     inputs = [rng.standard_normal((int(r), options.cols)).astype(np.float32) for r in rows]
-    start = time.perf_counter()
-    np.asarray(lazy.asarray(np.ones((2, 2), np.float32)) * 2)  # the compiler's start-up
-    print(f"load average {os.getloadavg()[0]:.2f}; {options.shapes} shapes x "
-          f"{options.calls} calls, about {options.rows} x {options.cols} f32; the "
-          f"compiler's start-up: {time.perf_counter() - start:.2f} s")  # fmt: skip
-    columns = ["numpy s", "lazy s", "ratio", "np rep", "lz rep", "lz p90", "np new", "lz new"]
-    print(f"{'function':10} " + " ".join(f"{c:>8}" for c in columns) + f" {'us/op':>6}")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["DVM_CACHE_DIR"] = cache  # empty: the first lazy stream compiles cold
+        os.environ.pop("DVM_CACHE", None)
+        start = time.perf_counter()
+        np.asarray(lazy.asarray(np.ones((2, 2), np.float32)) * 2)  # the compiler's start-up
+        startup = time.perf_counter() - start
+        for function in FUNCTIONS.values():  # numpy's heap grown, as a process does once
+            function(max(inputs, key=len))
+        print(f"load average {os.getloadavg()[0]:.2f}; {options.shapes} shapes x "
+              f"{options.calls} calls, about {options.rows} x {options.cols} f32; the "
+              f"compiler's start-up: {startup:.2f} s")  # fmt: skip
+        measure(inputs, options.calls)
+    print(
+        "np s, cold s: the streams in turn with an empty compile cache; np s, warm s: "
+        "again, its entry written; ratio: numpy's over lazy's (above 1: lazy is faster); "
+        "compile: the lazy stream's compile, cold/warm; rep: a call at a known shape "
+        "(lazy: the warm stream's, and its p90); new: a first call at a new shape; ms"
+    )
+
+
+def measure(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
+    """One row per function: numpy and lazy in turn with a cold compile cache, then
+    again with the entry written."""
+    columns = ["np s", "cold s", "ratio", "np s", "warm s", "ratio", "compile", "np rep"]
+    columns += ["lz rep", "lz p90", "np new", "lz new"]
+    print(f"{'function':10} " + " ".join(f"{c:>7}" for c in columns) + f" {'us/op':>6}")
     for name, function in FUNCTIONS.items():
-        lazy.reset()
-        numpy_total, numpy_first, numpy_repeat = stream(
-            function, inputs, options.calls, lambda x: x
-        )
-        lazy_total, lazy_first, lazy_repeat = stream(function, inputs, options.calls, lazy.asarray)
+        numpy_cold, cold, cold_compile = streams(function, inputs, calls)
+        numpy_warm, warm, warm_compile = streams(function, inputs, calls)
         for x in inputs:  # the results agree
             np.testing.assert_allclose(
                 np.asarray(function(lazy.asarray(x))), function(x), rtol=1e-4, atol=1e-4
             )
         per_op = recording_cost(function, inputs[0])
+        numpy_repeats = numpy_cold.repeats + numpy_warm.repeats
+        numpy_firsts = numpy_cold.firsts[1:] + numpy_warm.firsts[1:]
         print(
-            f"{name:10} {numpy_total:8.3f} {lazy_total:8.3f} {numpy_total / lazy_total:8.2f} "
-            f"{ms(numpy_repeat, 0.5)} {ms(lazy_repeat, 0.5)} {ms(lazy_repeat, 0.9)} "
-            f"{ms(numpy_first[1:], 0.5)} {ms(lazy_first[1:], 0.5)} {per_op:6.1f}"
+            f"{name:10} {numpy_cold.total:7.3f} {cold.total:7.3f} "
+            f"{numpy_cold.total / cold.total:7.2f} {numpy_warm.total:7.3f} {warm.total:7.3f} "
+            f"{numpy_warm.total / warm.total:7.2f} "
+            f"{f'{cold_compile * 1e3:.0f}/{warm_compile * 1e3:.0f}':>7} "
+            f"{ms(numpy_repeats, 0.5)} {ms(warm.repeats, 0.5)} {ms(warm.repeats, 0.9)} "
+            f"{ms(numpy_firsts, 0.5)} {ms(warm.firsts[1:], 0.5)} {per_op:6.1f}"
         )
-    print("ratio: numpy's stream time over lazy's (above 1: lazy is faster); times in ms")
 
 
 if __name__ == "__main__":
