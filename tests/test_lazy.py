@@ -240,6 +240,20 @@ def test_the_key_is_structure_not_shape() -> None:
     assert lazy.stats()["compiled"] == before + 2  # a new dtype is a new program
 
 
+def test_the_key_tells_which_operand_is_which() -> None:
+    lazy.reset()  # no program compiled by another test
+    a, b = normal(3, 4), normal(3, 4, seed=1)
+    x, y = lazy.asarray(a), lazy.asarray(b)
+    close(x - y, a - b)
+    close(y - x, b - a)  # the same structure on the arguments the other way round
+    assert lazy.stats()["compiled"] == 1
+    close(x * x, a * a)  # one argument twice
+    close(x * y, a * b)  # two arguments
+    close((x - y) * x, (a - b) * a)
+    close((x - y) * y, (a - b) * b)  # the product's other operand
+    assert lazy.stats()["compiled"] == 5
+
+
 def test_explain_shows_each_level_and_runs_nothing() -> None:
     x = lazy.asarray(normal(4, 8))
     y = softmax(x)

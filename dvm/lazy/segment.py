@@ -91,22 +91,24 @@ def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | No
     if not needed:
         return None
     nodes = [n for n in pending if id(n) in needed]
+    # One pass: a node is its position, a known array its argument's number as -1, -2...
+    # (in order of first use), so the key is the structure whatever the arrays are.
+    places = {id(n): k for k, n in enumerate(nodes)}
     args: list[Node] = []
-    places: dict[int, int] = {}
+    structure = []
     for node in nodes:
+        operands = []
         for o in node.operands:
-            if o.value is not None and id(o) not in places:
-                places[id(o)] = len(args)
+            place = places.get(id(o))
+            if place is None:
                 args.append(o)
-    for k, node in enumerate(nodes):
-        places[id(node)] = len(args) + k
+                place = places[id(o)] = -len(args)
+            operands.append(place)
+        structure.append((node.op, node.params, node.dtype, node.static, tuple(operands)))
     key = (
-        tuple((a.dtype, a.static) for a in args),
-        tuple(
-            (n.op, n.params, n.dtype, n.static, tuple([places[id(o)] for o in n.operands]))
-            for n in nodes
-        ),
-        tuple(places[id(o)] for o in outputs),
+        tuple([(a.dtype, a.static) for a in args]),
+        tuple(structure),
+        tuple([places[id(o)] for o in outputs]),
     )
     return Segment(args, nodes, outputs, key)
 
