@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 from enum import IntEnum
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import (
@@ -197,12 +197,17 @@ def _write_operand(w: _Writer, kind: Kind, v: Operand) -> None:
 
 
 class _Reader:
-    """Reads fields, raising BytecodeError('truncated') past the end."""
+    """Reads fields, raising BytecodeError('truncated') past the end. A kernel's binary
+    has thousands of fields, most of them slot tokens: bytes are read by indexing,
+    enum values through a table, and a token once per binary (`tokens`)."""
 
     def __init__(self, data: bytes, pos: int = 0, end: int | None = None) -> None:
         self.data = data
         self.pos = pos
         self.end = len(data) if end is None else end
+        self.tokens: dict[bytes, Tok] = {}
+        """The slot tokens read so far, by their bytes (a token is a frozen value, and
+        the slots repeat a few of them)."""
 
     def _take(self, st: struct.Struct) -> tuple:
         """Unpack `st` at the cursor, or fail with 'truncated' there."""
@@ -213,10 +218,18 @@ class _Reader:
         return out
 
     def u8(self) -> int:
-        return self._take(_U8)[0]
+        pos = self.pos
+        if pos >= self.end:
+            raise BytecodeError(pos, "truncated", "need 1 bytes")
+        self.pos = pos + 1
+        return self.data[pos]
 
     def u16(self) -> int:
-        return self._take(_U16)[0]
+        pos = self.pos
+        if pos + 2 > self.end:
+            raise BytecodeError(pos, "truncated", "need 2 bytes")
+        self.pos = pos + 2
+        return self.data[pos] | self.data[pos + 1] << 8
 
     def i64(self) -> int:
         return self._take(_I64)[0]
@@ -228,10 +241,10 @@ class _Reader:
         """A u8 that must be a member of the IntEnum `cls`."""
         at = self.pos
         v = self.u8()
-        try:
-            return cls(v)
-        except ValueError:
-            raise BytecodeError(at, f"unknown {what}", f"value {v}") from None
+        member = _BY_VALUE[cls].get(v)
+        if member is None:
+            raise BytecodeError(at, f"unknown {what}", f"value {v}")
+        return cast(_E, member)
 
     def rank(self) -> int:
         """A rank byte, at most MAX_RANK."""
@@ -240,6 +253,13 @@ class _Reader:
         if r > MAX_RANK:
             raise BytecodeError(at, "rank too large", f"{r} > {MAX_RANK}")
         return r
+
+
+_BY_VALUE: dict[type[IntEnum], dict[int, IntEnum]] = {
+    cls: {int(m): m for m in cls}
+    for cls in (AccKind, DType, ExprOp, ExtentKind, ReduceKind, ScalarTag)
+}
+"""The members of each enum a binary holds, by value."""
 
 
 def decode(data: bytes, name: str = "") -> Program:
@@ -290,9 +310,27 @@ def _read_slots(r: _Reader, n: int) -> tuple[tuple[int, ...], tuple[Slot, ...]]:
 
 
 def _read_slot(r: _Reader) -> Slot:
-    """One slot: u16 token count, then the postfix tokens."""
+    """One slot: u16 token count, then the postfix tokens. A token whose bytes were read
+    before is the token they made; only new ones are read field by field."""
     n = r.u16()
-    return Slot(tuple(_read_tok(r) for _ in range(n)))
+    data, end, known = r.data, r.end, r.tokens
+    tokens: list[Tok] = []
+    for _ in range(n):
+        start = r.pos
+        if start < end:
+            stop = start + _TOKEN_BYTES.get(data[start], 1)
+            tok = known.get(data[start:stop]) if stop <= end else None
+            if tok is not None:
+                r.pos = stop
+                tokens.append(tok)
+                continue
+        tok = known[data[start : r.pos]] = _read_tok(r)
+        tokens.append(tok)
+    return Slot(tuple(tokens))
+
+
+_TOKEN_BYTES: dict[int, int] = {ExprOp.DIM: 4, ExprOp.CONST: 9, ExprOp.PARAM: 3, ExprOp.SLOT: 3}
+"""A token's length by its op byte, for the ops with operands (the others: 1)."""
 
 
 def _read_tok(r: _Reader) -> Tok:

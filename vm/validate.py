@@ -77,6 +77,8 @@ class _Validator:
     def __init__(self, p: Program) -> None:
         self.p = p
         self._offsets: Offsets | None = p.offsets
+        self.checked_tokens: dict[int, Tok] = {}
+        """The slot tokens found well formed, by identity (kept alive here)."""
 
     # -- error locations ---------------------------------------------------
 
@@ -147,28 +149,38 @@ class _Validator:
     def slot_expr(self, i: int, expr: tuple) -> None:
         """A postfix expression must leave exactly one value and refer only backwards."""
         depth, where = 0, ("slots", i)
+        checked = self.checked_tokens
         for t in expr:
-            if not (isinstance(t, Tok) and isinstance(t.op, ExprOp)):
-                raise self.fail(where, "bad expression token", repr(t))
-            if t.op is ExprOp.DIM:
-                if not _index(t.a, len(self.p.args)):
-                    raise self.fail(where, "arg index out of range", f"dim(a{t.a},{t.b})")
-                if not _index(t.b, self.p.args[t.a].rank):
-                    raise self.fail(where, "bad DIM axis", f"dim(a{t.a},{t.b})")
-            elif t.op is ExprOp.CONST and not (type(t.a) is int and I64_MIN <= t.a <= I64_MAX):
-                raise self.fail(where, "constant out of int64 range", repr(t.a))
-            elif t.op is ExprOp.PARAM and not _index(t.a, self.p.n_params):
-                raise self.fail(where, "param index out of range", f"p{t.a}")
-            elif t.op is ExprOp.SLOT and not _index(t.a, i):
-                raise self.fail(where, "slot refers to itself or a later slot", f"s{t.a}")
-            unused = (t.a, t.b)[_TOKEN_OPERANDS.get(t.op, 0) :]
-            if any(not (type(x) is int and x == 0) for x in unused):
-                raise self.fail(where, "bad expression token", f"{t.op.name} has no {unused}")
-            depth += 1 if t.op in EXPR_LEAVES else -1
+            # A decoded program shares its equal tokens: each is checked once, except
+            # that a slot token must refer back from every slot that holds it.
+            if id(t) not in checked or (t.op is ExprOp.SLOT and t.a >= i):
+                self.token(where, t, i)
+                checked[id(t)] = t
+            depth += 1 if t.op in _LEAVES else -1
             if depth < 1:
                 raise self.fail(where, "expression stack underflow")
         if depth != 1:
             raise self.fail(where, "expression must leave one value", f"leaves {depth}")
+
+    def token(self, where: tuple[str, int], t: object, i: int) -> None:
+        """One token of slot `i`: a known op whose operands are in range, the operands
+        the binary does not hold 0."""
+        if not (isinstance(t, Tok) and isinstance(t.op, ExprOp)):
+            raise self.fail(where, "bad expression token", repr(t))
+        if t.op is ExprOp.DIM:
+            if not _index(t.a, len(self.p.args)):
+                raise self.fail(where, "arg index out of range", f"dim(a{t.a},{t.b})")
+            if not _index(t.b, self.p.args[t.a].rank):
+                raise self.fail(where, "bad DIM axis", f"dim(a{t.a},{t.b})")
+        elif t.op is ExprOp.CONST and not (type(t.a) is int and I64_MIN <= t.a <= I64_MAX):
+            raise self.fail(where, "constant out of int64 range", repr(t.a))
+        elif t.op is ExprOp.PARAM and not _index(t.a, self.p.n_params):
+            raise self.fail(where, "param index out of range", f"p{t.a}")
+        elif t.op is ExprOp.SLOT and not _index(t.a, i):
+            raise self.fail(where, "slot refers to itself or a later slot", f"s{t.a}")
+        unused = (t.a, t.b)[_TOKEN_OPERANDS.get(t.op, 0) :]
+        if any(not (type(x) is int and x == 0) for x in unused):
+            raise self.fail(where, "bad expression token", f"{t.op.name} has no {unused}")
 
     def register(self, i: int, r: Register) -> None:
         """dtype, and rank and slots of its shape and offset."""
@@ -337,6 +349,7 @@ def _index(v: object, n: int) -> bool:
     return type(v) is int and 0 <= v < n
 
 
+_LEAVES = frozenset(EXPR_LEAVES)
 _TOKEN_OPERANDS = {ExprOp.DIM: 2, ExprOp.CONST: 1, ExprOp.PARAM: 1, ExprOp.SLOT: 1}
 """How many of a token's operands (`a`, `b`) the binary holds; the others are 0."""
 

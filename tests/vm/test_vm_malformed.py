@@ -415,3 +415,21 @@ def test_at_least_25_reasons() -> None:
 def test_error_message_names_offset_and_reason() -> None:
     with pytest.raises(vm.BytecodeError, match=r"at byte 0: bad magic"):
         vm.load(b"XXXX" + BASE_BIN[4:])
+
+
+def test_repeated_tokens_are_shared_and_checked() -> None:
+    """The decoder makes equal slot tokens once per binary; a repeated token cut short is
+    still refused where its first missing field starts, and the validator still checks
+    a shared token against the arguments of every slot that holds it."""
+    text = _edit("slot s2 = 4\n", "slot s2 = dim(a0,1)\n")
+    prog = vm.decode(_bin(text))
+    assert prog == vm.assemble(text)
+    assert prog.slots[2].expr[0] is prog.slots[1].expr[0]
+    token_at = _layout(text).slots[2] + 2  # the slot's u16 token count, then the token
+    with pytest.raises(vm.BytecodeError) as e:
+        vm.decode(_bin(text)[: token_at + 2])
+    assert (e.value.reason, e.value.offset) == ("truncated", token_at + 1)
+    narrower = _edit("arg a0 f32 2\n", "arg a0 f32 1\n", text)
+    with pytest.raises(vm.BytecodeError) as e:
+        vm.load(_bin(narrower))
+    assert (e.value.reason, e.value.offset) == ("bad DIM axis", _offset(narrower, ("slots", 1)))
