@@ -2,14 +2,16 @@
 pass by pass, a compile cache hit, and a tiny cached call.
 
 Run: .venv/bin/python benchmarks/compile_time.py [--processes 7] [--repeat 7]
-     [--parts fresh,in-process,tiny]
+     [--parts fresh,in-process,tiny] [--examples FOLDER]
 
 Prints, with the load average (on a shared machine the times swing with it):
 
 - cold start: in --processes fresh processes, the cache off, `import dvm` and the
   first `dvm.compile` of gelu (goal: 1 s in all); median, p90, max;
-- a cache hit in a fresh process: `import dvm`, then `dvm.compile` of bert_layer
-  from an entry another process wrote (goal: 20 ms beyond the import);
+- a cache hit in a fresh process: `import dvm`, `import numpy`, then `dvm.compile` of
+  bert_layer from an entry another process wrote (goal: 20 ms beyond the imports; it
+  includes importing dvm's runtime and VM) and its first call (all dims 2 to 9): what
+  the compile leaves to the first call shows there;
 - in this process, after a warm-up compile (sympy's and xDSL's caches filled, as in a
   server), each step of a compile, median of --repeat: parse, each pass of
   `dvm-pipeline`, the kernels and host steps (`variant_from_lowered`), and the whole
@@ -40,6 +42,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.context import Context
@@ -59,10 +62,21 @@ import sys, time
 start = time.perf_counter()
 import dvm
 imported = time.perf_counter()
-dvm.compile(open(sys.argv[1]).read(), cache=sys.argv[2] == "on")
+import numpy as np
+numpy_imported = time.perf_counter()
+program = dvm.compile(open(sys.argv[1]).read(), cache=sys.argv[2] == "on")
 compiled = time.perf_counter()
+sys.path.insert(0, sys.argv[3])
+from reference import EXAMPLES, make_inputs
+_, spec, _ = EXAMPLES[sys.argv[1].rsplit("/", 1)[-1]]
+dims = {s: 2 + i for i, s in enumerate("RCMKNBSE")}
+inputs = make_inputs(spec, dims, np.random.default_rng(0))
+called = time.perf_counter()
+program(*inputs)
+first_call = time.perf_counter() - called
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"xdsl", "sympy"})
-print(imported - start, compiled - imported, ",".join(heavy) or "-")
+print(imported - start, numpy_imported - imported, compiled - numpy_imported, first_call,
+      ",".join(heavy) or "-")
 """
 
 
@@ -81,15 +95,25 @@ def summary(times: list[float], unit: float = 1e3, name: str = "ms") -> str:
     )
 
 
-def fresh(path: Path, cache: str, folder: str) -> tuple[float, float, str]:
-    """`import dvm` and one compile of `path`, in a new process (seconds each), and
-    which of xDSL and sympy the process imported."""
+class Fresh(NamedTuple):
+    """Seconds of one new process's steps, and which of xDSL and sympy it imported."""
+
+    import_dvm: float
+    import_numpy: float
+    compile: float
+    first_call: float
+    heavy: str
+
+
+def fresh(path: Path, cache: str, folder: str) -> Fresh:
+    """`import dvm`, `import numpy`, one compile of `path` and its first call (inputs
+    from the examples' `reference.py`, every dim 2 to 9), in a new process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["DVM_CACHE_DIR"] = folder
-    command = [sys.executable, "-c", FRESH, str(path), cache]
+    command = [sys.executable, "-c", FRESH, str(path), cache, str(EXAMPLES)]
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
-    imported, compiled, heavy = out.split()
-    return float(imported), float(compiled), heavy
+    *times, heavy = out.split()
+    return Fresh(*map(float, times), heavy)
 
 
 def bench_fresh(processes: int) -> None:
@@ -97,15 +121,20 @@ def bench_fresh(processes: int) -> None:
         fresh(EXAMPLES / "gelu.mlir", "off", folder)  # bytecode caches written
         runs = [fresh(EXAMPLES / "gelu.mlir", "off", folder) for _ in range(processes)]
         print(f"Cold start, gelu, cache off ({processes} processes; {load()}):")
-        print(f"  import dvm           {summary([i for i, _, _ in runs])}")
-        print(f"  + first compile      {summary([i + c for i, c, _ in runs])}  (goal 1000 ms)")
+        print(f"  import dvm           {summary([r.import_dvm for r in runs])}")
+        whole = [r.import_dvm + r.import_numpy + r.compile for r in runs]
+        print(f"  + first compile      {summary(whole)}  (goal 1000 ms)")
         fresh(EXAMPLES / "bert_layer.mlir", "on", folder)  # the entry written
         runs = [fresh(EXAMPLES / "bert_layer.mlir", "on", folder) for _ in range(processes)]
         print(f"Cache hit in a fresh process, bert_layer ({load()}):")
-        print(f"  import dvm           {summary([i for i, _, _ in runs])}")
-        print(f"  compile (a hit)      {summary([c for _, c, _ in runs])}  (goal 20 ms)")
-        print(f"  both                 {summary([i + c for i, c, _ in runs])}")
-        print(f"  imported of xDSL and sympy: {sorted({h for _, _, h in runs})}")
+        print(f"  import dvm           {summary([r.import_dvm for r in runs])}")
+        print(f"  import numpy         {summary([r.import_numpy for r in runs])}")
+        print(f"  compile (a hit)      {summary([r.compile for r in runs])}  (goal 20 ms)")
+        print(f"  first call           {summary([r.first_call for r in runs])}")
+        print(f"  hit + first call     {summary([r.compile + r.first_call for r in runs])}")
+        all_steps = [r.import_dvm + r.import_numpy + r.compile + r.first_call for r in runs]
+        print(f"  all four             {summary(all_steps)}")
+        print(f"  imported of xDSL and sympy: {sorted({r.heavy for r in runs})}")
 
 
 def timed(step: Callable[[], object]) -> float:
@@ -181,12 +210,16 @@ def bench_tiny_call(calls: int) -> None:
 
 
 def main() -> None:
+    global EXAMPLES
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--processes", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated parts to run")
+    ap.add_argument("--examples", type=Path, help=f"the shared examples folder ({EXAMPLES})")
     a = ap.parse_args()
+    if a.examples:
+        EXAMPLES = a.examples
     parts = a.parts.split(",")
     if unknown := set(parts) - set(PARTS):
         ap.error(f"unknown parts {sorted(unknown)}; use some of {','.join(PARTS)}")
