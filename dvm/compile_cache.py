@@ -12,8 +12,9 @@ which a hit parses.
 
 An entry is named by its key: a hash of the program (its text and file name, or the
 printed module), the entry function, the argument dims fixed to 1, the device spec and
-the compiler's version (a hash of the compiler's source files, so an entry of another
-version of dvm is never read). A file is untrusted input: it holds data and bytecode,
+the compiler's version (a hash of the names, sizes and modification times of the
+compiler's source files, as Python's bytecode cache tells a changed source, so an entry
+of another version of dvm is not read). A file is untrusted input: it holds data and bytecode,
 never code, and is read as the compiler reads any program (its header and checksum
 checked, every expression checked to be integer arithmetic, every step and slot checked,
 every kernel decoded and validated by the VM's loader and checked against the arguments
@@ -76,19 +77,27 @@ def cache_directory(enabled: bool | None = None) -> Path | None:
 
 @cache
 def compiler_version() -> str:
-    """A hash of the compiler's source files (and of the xDSL and sympy versions, which
-    print and simplify the IR): it changes whenever the compiler may lower differently."""
+    """A hash of the xDSL and sympy versions (which print and simplify the IR) and of
+    the compiler's source files: it changes whenever the compiler may lower differently."""
     versions = [installed_version(name) for name in ("xdsl", "sympy")]
     digest = hashlib.sha256(" ".join(versions).encode())
     for package in COMPILER_PACKAGES:
         name = f"dvm.{package}" if package else "dvm"
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.submodule_search_locations is not None
-        folder = Path(next(iter(spec.submodule_search_locations)))
-        for path in sorted(folder.glob("*.py")):
-            digest.update(f"{package}/{path.name}\0".encode())
-            digest.update(path.read_bytes())
+        digest.update(source_stamps(Path(next(iter(spec.submodule_search_locations)))))
     return digest.hexdigest()
+
+
+def source_stamps(folder: Path) -> bytes:
+    """The name, size and modification time of each Python file in `folder`: how
+    Python's bytecode cache tells a changed source file, without reading the files
+    (reading the compiler's hundred files costs a fresh process's hit milliseconds)."""
+    stamps = []
+    for path in sorted(folder.glob("*.py")):
+        stat = path.stat()
+        stamps.append(f"{folder.name}/{path.name} {stat.st_size} {stat.st_mtime_ns}\0")
+    return "".join(stamps).encode()
 
 
 def source_key(source: str | Path) -> str | None:

@@ -24,7 +24,7 @@ import pytest
 import dvm
 import dvm.runtime
 import dvm.variant_ir
-from dvm.compile_cache import MAGIC, CacheWarning, entry_contents
+from dvm.compile_cache import MAGIC, CacheWarning, entry_contents, source_stamps
 from dvm.errors import ExecutionError
 from dvm.expr_code import CodeError, checked_code, function_of_code
 from dvm.lowering.bytecode_to_vm import decode_module, encode_programs
@@ -124,6 +124,26 @@ def test_the_key_holds_the_text_and_its_file_name(cache_dir: Path, tmp_path: Pat
     dvm.compile(second)
     dvm.compile(GELU_LOOP.replace("%c4 = arith.constant 4", "%c4 = arith.constant 5"))
     assert len(entries(cache_dir)) == 3
+
+
+def test_the_compiler_version_sees_each_source_file_change(tmp_path: Path) -> None:
+    """An edit changes a source file's size or modification time (which is all the
+    compiler's version reads of it), and a new or removed file its list."""
+    source = tmp_path / "fuse.py"
+    source.write_text("X = 1\n")
+    (tmp_path / "notes.txt").write_text("not a source file")
+    stamps = [source_stamps(tmp_path)]
+    source.write_text("X = 12\n")
+    stamps.append(source_stamps(tmp_path))
+    later = source.stat().st_mtime_ns + 1_000_000
+    source.write_text("X = 13\n")  # the same size
+    os.utime(source, ns=(later, later))
+    stamps.append(source_stamps(tmp_path))
+    (tmp_path / "tile.py").write_text("")
+    stamps.append(source_stamps(tmp_path))
+    (tmp_path / "notes.txt").write_text("still not one")
+    assert len(set(stamps)) == 4
+    assert source_stamps(tmp_path) == stamps[-1]
 
 
 def test_the_environment_turns_it_off_and_cache_true_on(
