@@ -63,3 +63,24 @@ def test_generated_code_is_named_after_its_program() -> None:
         "<dvm unplanned launch: layernorm",
         "<dvm work bound: layernorm",
     ]
+
+
+def test_a_source_compiled_again_is_reused_under_its_own_name() -> None:
+    """The code of a source generated before is reused, each function (and the
+    functions it defines) under its own filename, whose lines its traceback shows."""
+    source = "def outer(x):\n    def inner(y):\n        return 1 // y\n    return inner(x)\n"
+    first = define(source, "outer", {}, "outer: example")
+    second = define(source, "outer", {}, "outer: example")
+    assert second.__code__.co_code == first.__code__.co_code
+    assert second.__code__.co_filename != first.__code__.co_filename
+    inner = next(c for c in second.__code__.co_consts if hasattr(c, "co_filename"))
+    assert inner.co_filename == second.__code__.co_filename
+    del first
+    gc.collect()  # the first's filename is free: a third function may take it
+    third = define(RATIO, "ratio", {}, "ratio: example")
+    with pytest.raises(ZeroDivisionError) as e:
+        second(0)
+    shown = "".join(traceback.format_exception(e.value))
+    assert second.__code__.co_filename in shown
+    assert "return 1 // y" in shown
+    assert third(1) == 1
