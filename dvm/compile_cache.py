@@ -35,7 +35,6 @@ import importlib.util
 import io
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -212,6 +211,8 @@ class CompileCache:
         body = text + encode_programs(list(kernels))
         header.update(text=len(text), sha256=hashlib.sha256(body).hexdigest())
         data = MAGIC + json.dumps(header).encode() + b"\n" + body
+        import tempfile  # (only a store needs it: a hit spares its import, shutil's, random's)
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(".tmp", f"{key}.", self.directory)
