@@ -157,22 +157,31 @@ def sizes_of_code(
     return define("".join(lines), "sizes", namespace, origin)
 
 
+INDEX_MIN, INDEX_MAX = -(1 << 63), (1 << 63) - 1
+"""The values an `index` argument may take (int64's)."""
+
+
 def binder_source(
-    arguments: Sequence[tuple[np.dtype[Any] | None, tuple[int, ...]]],
+    arguments: Sequence[tuple[np.dtype[Any] | None, tuple[int, ...], bool]],
     symbols: Sequence[tuple[int, int, str]],
     guard_names: Sequence[str],
     guards: int,
 ) -> str:
     """Python source of a program's binder: `bind(args)` returns the symbol values of the
     generic variant, or None when anything is not as the fast path expects (a wrong
-    array, a guard that fails), for the full checks to say what and where, or to fix
-    dims to 1. Made only from argument positions, axes and static dims (`arguments`:
-    each one's dtype, None for a scalar, and declared shape)."""
+    array, a guard that fails, an index that is no int in range), for the full checks to
+    say what and where, or to fix dims to 1. Made only from argument positions, axes and
+    static dims (`arguments`: each one's dtype, None for a scalar, declared shape and
+    whether it is an `index`)."""
     lines = ["def bind(args):", f"    if len(args) != {len(arguments)}: return None"]
     names = [f"a{i}" for i in range(len(arguments))]
     lines.append(f"    [{', '.join(names)}] = args")
-    for i, (dtype, declared) in enumerate(arguments):
-        if dtype is None:  # index or scalar: converted by the full check, which names a bad one
+    for i, (dtype, declared, index) in enumerate(arguments):
+        if index:  # a plain int in range, in plain-int comparisons (a bool is no int here)
+            in_range = f"{INDEX_MIN} <= a{i} <= {INDEX_MAX}"
+            lines.append(f"    if type(a{i}) is not int or not {in_range}: return None")
+            continue
+        if dtype is None:  # another scalar: converted by the full check, which names a bad one
             lines.append(f"    _check({i}, a{i})")
             continue
         # numpy's built-in dtypes are singletons: any other equal one takes the full check

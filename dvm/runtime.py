@@ -43,7 +43,7 @@ from dvm.collectives import SINGLE_PROCESS, World, world_of
 from dvm.compile_cache import CompileCache, cache_directory, source_key
 from dvm.declared import check_argument, owned
 from dvm.errors import CallError, CompileError
-from dvm.expr_code import binder_source
+from dvm.expr_code import INDEX_MAX, INDEX_MIN, binder_source
 from dvm.guard_notes import GuardNote
 from dvm.launches import Call
 from dvm.variant import Variant
@@ -108,6 +108,8 @@ class CompiledProgram:
         dtype and declared shape an array must have."""
         self.scalars = [i for i in range(self.arity) if i not in self.tensors]
         """The positions of the `index` and other scalar arguments."""
+        self.only_index = all(types[i].index for i in self.scalars)
+        """Whether every scalar argument is an `index` (a Python int is its value)."""
         self.signature = signature if len(self.tensors) == self.arity else mixed_signature
         """How a call's cache key is made (index arguments: per argument, no exception)."""
         self.fast_bind = self.binder(generic)
@@ -188,7 +190,17 @@ class CompiledProgram:
     def scalar_values(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The arguments with each scalar one as its run-time value (a Python int for an
         `index`, a numpy scalar of its type), checked at every call: a cached signature
-        knows only its type (a CallError for an index beyond int64, an i8 beyond i8)."""
+        knows only its type (a CallError for an index beyond int64, an i8 beyond i8).
+        Index arguments that are all ints in range, as callers pass them, take a few
+        C-level calls (a graph from the torch backend passes dozens)."""
+        if self.only_index:
+            indices = list(map(args.__getitem__, self.scalars))
+            if (
+                set(map(type, indices)) == {int}
+                and min(indices) >= INDEX_MIN
+                and max(indices) <= INDEX_MAX
+            ):
+                return args
         values = list(args)
         for i in self.scalars:
             where, type_, _, _ = self.checks[i]
@@ -220,7 +232,7 @@ class CompiledProgram:
             "_guards": variant.check_guards,
             "_check": lambda i, a: check_argument(self.checks[i][0], a, self.checks[i][1]),
         }
-        arguments = [(dtype, shape) for _, _, dtype, shape in self.checks]
+        arguments = [(dtype, shape, t_.index) for _, t_, dtype, shape in self.checks]
         source = binder_source(arguments, variant.symbols, variant.guard_names, len(variant.guards))
         origin = f"argument binder: @{self.declared.function}"
         return define(source, "bind", namespace, origin)

@@ -416,6 +416,18 @@ BAD_CALLS: list[tuple[str, str, Callable[[], tuple[Any, ...]], list[str]]] = [
         ["%n", "int", "bool"],
     ),
     (
+        "index-beyond-int64",
+        "residual_loop",
+        lambda: (_x(2, 3), _x(3, 3), 1 << 63),
+        ["%n", "outside index"],
+    ),
+    (
+        "index-below-int64",
+        "residual_loop",
+        lambda: (_x(2, 3), _x(3, 3), -(1 << 63) - 1),
+        ["%n", "outside index"],
+    ),
+    (
         "index-array",
         "residual_loop",
         lambda: (_x(2, 3), _x(3, 3), np.array([2])),
@@ -506,6 +518,23 @@ def test_loop_carried_shape_must_stay_the_same() -> None:
         CallError, match=r"%r = scf\.for needs x_0 == x_1 .* is 3 and axis 1 of %x \(x_1\) is 4"
     ):
         program(_x(3, 4), 1)
+
+
+def test_index_arguments_are_checked_at_every_call(examples_dir: Path) -> None:
+    """A cached signature knows only an index argument's type: its value is checked at
+    every call (beyond int64: a clear error), and numpy ints and int64's bounds pass."""
+    program = compiled(examples_dir / "residual_loop.mlir")
+    x, w = _x(2, 3), _x(3, 3)
+    expected = program(x, w, 2)
+    np.testing.assert_array_equal(program(x, w, np.int64(2)), expected)
+    for bad in (1 << 63, -(1 << 63) - 1):
+        with pytest.raises(CallError, match=r"%n.*outside index"):
+            program(x, w, bad)
+    with pytest.raises(CallError, match=r"%n.*int.*bool"):
+        program(x, w, True)
+    np.testing.assert_array_equal(program(x, w, 2), expected)
+    assert program.fast_bind((x, w, (1 << 63) - 1)) is not None
+    assert program.fast_bind((x, w, 1 << 63)) is None  # for the full checks to name it
 
 
 def test_generated_binder_agrees_with_the_full_checks(layernorm: CompiledProgram) -> None:
