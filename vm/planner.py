@@ -131,7 +131,7 @@ class TilePlanner:
             raise self.fail("grid", 0, "too many steps", f"{steps} > {self.max_steps}")
         inline = ntiles < 2 or nbytes < INLINE_BYTES
         segments = tuple(segs for segs, _, _ in axes)
-        gemm = max(map(largest_gemm, bodies.values()), default=0)
+        gemm = max(map(largest_gemm, bodies.values()), default=0) if self.static.has_mma else 0
         return GridPlan(extents, segments, bodies, steps, nbytes, ntiles, inline, gemm)
 
     def cost(self, body: Body) -> tuple[int, int]:
