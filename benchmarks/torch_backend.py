@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python benchmarks/torch_backend.py [--shapes 10 --repeats 5]
 
-Each module (LayerNorm, a GELU chain, a BERT layer, MMoE) is compiled with
+Each module (LayerNorm, a GELU chain, a BERT layer, MMoE, a GPT-2 block) is compiled with
 `dynamic=True` and called on a stream of new shapes (sizes of 2 and more: dynamo
 makes a graph of its own for 0 and 1), each --repeats times in a row. Per module:
 
@@ -27,8 +27,10 @@ import argparse
 import math
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,9 @@ from torch import nn
 
 from dvm import lazy
 from dvm.runtime import CompiledProgram
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_torch import Block  # the GPT-2 block the tests run
 
 
 class GeluChain(nn.Module):
@@ -90,6 +95,7 @@ MODULES: dict[str, tuple[Callable[[], nn.Module], Shapes]] = {
     "gelu": (GeluChain, lambda r: (int(r.integers(16, 256)), 1024)),
     "bert": (BertLayer, lambda r: (int(r.integers(2, 8)), int(r.integers(8, 64)), 128)),
     "mmoe": (MMoE, lambda r: (int(r.integers(64, 1024)), 64)),
+    "gpt2_block": (Block, lambda r: (int(r.integers(2, 8)), int(r.integers(8, 64)), 32)),
 }
 """Per module: how to build it, and a random input shape of the stream (small enough
 that a call's fixed costs, not its memory traffic, are what differ at a new shape)."""
