@@ -110,8 +110,9 @@ class CompiledProgram:
         """The positions of the `index` and other scalar arguments."""
         self.only_index = all(types[i].index for i in self.scalars)
         """Whether every scalar argument is an `index` (a Python int is its value)."""
-        self.signature = signature if len(self.tensors) == self.arity else mixed_signature
-        """How a call's cache key is made (index arguments: per argument, no exception)."""
+        everything = len(self.tensors) == self.arity
+        self.signature = signature if everything else tensors_signature(sorted(self.tensors))
+        """How a call's cache key is made."""
         self.fast_bind = self.binder(generic)
         """A new signature's symbols in one generated function (None: the full checks)."""
 
@@ -333,6 +334,22 @@ def signature(args: Sequence[Any]) -> tuple[Any, ...]:
         return (*map(type, args), *map(ARRAY_SHAPE, args), *map(ARRAY_DTYPE, args))
     except AttributeError:
         return mixed_signature(args)
+
+
+def tensors_signature(tensors: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """The cache key of a call with index or other scalar arguments: every argument's
+    type, and the shape and dtype of those at the positions `tensors`, by C-level maps
+    (a graph from the torch backend passes dozens of index arguments);
+    `mixed_signature` when one of those is no array."""
+
+    def key(args: Sequence[Any]) -> tuple[Any, ...]:
+        try:
+            arrays = list(map(args.__getitem__, tensors))
+            return (*map(type, args), *map(ARRAY_SHAPE, arrays), *map(ARRAY_DTYPE, arrays))
+        except (AttributeError, IndexError):
+            return mixed_signature(args)
+
+    return key
 
 
 def mixed_signature(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -131,8 +131,7 @@ class Variant:
         if not self.late:
             return symbols
         symbols = dict(symbols)
-        for i, name in self.indices:
-            symbols[name] = int(args[i])
+        symbols.update([(name, args[i]) for i, name in self.indices])  # ints: `scalar_values`
         self.check_indices(symbols)
         return symbols
 
