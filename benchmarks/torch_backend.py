@@ -19,6 +19,10 @@ Torch eager runs the same stream after the backend's, not in between: work done
 between two calls evicts the caches the second one then refills, a cost of any
 first call after other work, not of a new shape. The machine's load average is
 printed: on a shared machine, compare within a run.
+
+With --bytecodes, it counts instead what the load does not swing: the Python
+bytecodes (`sys.settrace` opcode events, torch's frames included) a first call at a
+new shape and a repeat interpret, medians over the shapes.
 """
 
 from __future__ import annotations
@@ -161,12 +165,62 @@ def measure(name: str, shapes: int, repeats: int) -> str:
     )
 
 
+def interpreted(function: Callable[[], Any]) -> int:
+    """The Python bytecodes `function()` interprets."""
+    count = 0
+
+    def opcodes(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += event == "opcode"
+        return opcodes
+
+    def calls(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        return opcodes
+
+    sys.settrace(calls)
+    try:
+        function()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def count_bytecodes(name: str, shapes: int) -> str:
+    """A first call's bytecodes beyond a repeat's, and a repeat's, on a stream of new
+    shapes (medians)."""
+    make, shape_of = MODULES[name]
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    compiled = torch.compile(make().eval(), backend="dvm", dynamic=True)
+    inputs = {shape_of(rng): None for _ in range(4 * shapes)}  # distinct shapes, in order
+    first, repeat = [], []
+    with torch.no_grad():
+        for shape in list(inputs)[: shapes + 1]:
+            x = torch.randn(*shape)
+            first.append(interpreted(lambda x=x: compiled(x)))
+            for _ in range(3):  # planned, bound, and bound for the cores
+                compiled(x)
+            # the fewest of three: a launch on the cores, whose tiles this thread takes
+            # its share of as the workers allow, counts a varying number
+            repeat.append(min(interpreted(lambda x=x: compiled(x)) for _ in range(3)))
+    first, repeat = first[1:], repeat[1:]  # the first shape compiles the graph
+    new = [f - r for f, r in zip(first, repeat, strict=True)]
+    return f"{name:10} {statistics.median(new):9.0f} {statistics.median(repeat):9.0f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--shapes", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--modules", default=",".join(MODULES))
+    parser.add_argument("--bytecodes", action="store_true", help="count bytecodes instead")
     options = parser.parse_args()
+    if options.bytecodes:
+        print(f"{'module':10} {'new':>9} {'repeat':>9}  (bytecodes, medians of {options.shapes})")
+        for name in options.modules.split(","):
+            print(count_bytecodes(name, options.shapes), flush=True)
+        return
     print(f"load average {os.getloadavg()[0]:.2f}; {options.shapes} new shapes x "
           f"{options.repeats} repeats; times in ms")  # fmt: skip
     time_programs()
