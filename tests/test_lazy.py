@@ -13,6 +13,7 @@ import pytest
 
 import dvm
 from dvm import lazy
+from dvm.lazy.numpy_api import UFUNCS
 
 SHAPES = [4, 1, 7, 13]
 """Sizes of the dim each stream varies (1: a broadcast dim; primes)."""
@@ -322,3 +323,22 @@ def test_a_reshape_of_one_element_to_unit_dims_compiles() -> None:
         y = lazy.asarray(x)[:1].reshape(1, 1) + 1
         np.testing.assert_array_equal(np.asarray(y), x[:1].reshape(1, 1) + 1)
     assert lazy.stats()["failed"] == 0
+
+
+@pytest.mark.parametrize("name", sorted({n for f, n in UFUNCS.items() if f.nin == 1}))
+def test_every_unary_ufunc_compiles(name: str) -> None:
+    """Each one-operand ufunc of the table becomes a compiled kernel (none fails to
+    parse and runs in numpy instead), tests such as `isnan` included, whose result
+    type is not their operand's."""
+    ufunc = next(f for f, n in UFUNCS.items() if n == name)
+    dtype = np.bool_ if name == "logical_not" else np.float32
+    x = np.random.default_rng(0).uniform(-0.9, 0.9, (5, 3)).astype(dtype)
+    if dtype == np.float32:
+        x[0, :] = [np.inf, np.nan, -np.inf]
+    lazy.reset()
+    with np.errstate(all="ignore"):
+        expected = ufunc(x)
+        got = np.asarray(ufunc(lazy.asarray(x)))
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6, equal_nan=True)
+    assert got.dtype == expected.dtype
+    assert lazy.stats()["failed"] == 0 and lazy.stats()["compiled"] == 1

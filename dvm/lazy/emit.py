@@ -82,7 +82,10 @@ def operand_names(e: Emitter, node: Node) -> str:
 
 
 def emit_unary(e: Emitter, node: Node) -> None:
-    e.put(node, f"tensor.{node.params[0]} {e.name(node.operands[0])} : {e.type(node)}")
+    """`: T`, or `: T -> i1-type` for a test such as `isnan` whose result type differs."""
+    source = node.operands[0]
+    types = e.type(node) if node.dtype == source.dtype else f"{e.type(source)} -> {e.type(node)}"
+    e.put(node, f"tensor.{node.params[0]} {e.name(source)} : {types}")
 
 
 def emit_nary(e: Emitter, node: Node) -> None:
