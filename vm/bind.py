@@ -40,9 +40,11 @@ from dvm.vm.isa import (
 from dvm.vm.kernels import (
     ACC_UFUNCS,
     REDUCE_UFUNCS,
+    STRIDED_WRONG,
     blas_row_sum,
     converter,
     counter_pos,
+    for_store,
     iota_base,
     iota_start,
     matmul_sum_axis,
@@ -174,12 +176,6 @@ every other pair of floats (a rotary embedding's halves) is a loop of 2 elements
 step of the outer loop, 5-20x slower than loops along the long axes. (`order="C"` on
 transposed views would iterate the long axis innermost in one call, but numpy 2.4 computes
 some unary ufuncs wrongly that way.)"""
-
-
-STRIDED_WRONG = frozenset([np.negative, np.isfinite, np.isinf, np.isnan, np.signbit])
-"""Ufuncs that numpy 2.4 computes wrongly from a strided input into a strided output
-(e.g. `negative` reading every 4th 4-byte element, `isnan` writing every 2nd bool):
-they keep one call over the whole tile, whose innermost strides are one element."""
 
 
 def short_inner(shape: Sequence[int] | None) -> bool:
@@ -459,6 +455,7 @@ def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
     if _plain(node, core):
         ops, reg = node.ins.operands, core.reg
         return partial(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
+    fn = for_store(fn, node.store_to is not None)
     return call(core, _reordered(fn, node.out), _src(node, core, 1), out=_dst(node, core))
 
 

@@ -368,6 +368,42 @@ def mma_into(
         np.matmul(a, b, out=out)
 
 
+STRIDED_WRONG = frozenset([np.negative, np.isfinite, np.isinf, np.isnan, np.signbit])
+"""Ufuncs that numpy 2.4 computes wrongly into an output with no axis of unit stride
+(e.g. `negative` from every 4th 4-byte element into every other one reads the input as
+if contiguous; `isfinite` writing every other bool): see `into_strided`."""
+
+
+def unit_stride(out: np.ndarray) -> bool:
+    """Whether `out` has an axis of more than one element laid out contiguously (numpy
+    iterates it innermost), or holds at most one element."""
+    item = out.itemsize
+    return out.size <= 1 or any(
+        n > 1 and s == item for n, s in zip(out.shape, out.strides, strict=True)
+    )
+
+
+def for_store(fn: Any, fused: bool) -> Any:
+    """A unary op's function, where it writes the tile of the store after it (`fused`)
+    or a register: `into_strided` for the ufuncs of `STRIDED_WRONG` in the first case."""
+    return into_strided(fn) if fused and fn in STRIDED_WRONG else fn
+
+
+def into_strided(fn: Any) -> Any:
+    """`fn(x, out=o)` for a ufunc of `STRIDED_WRONG` that writes the tile of a store, a
+    view of global memory whose layout is the program's: an `o` with no axis of unit
+    stride gets the result through a contiguous temporary (numpy computes that one
+    right); registers and tiles of contiguous rows take the direct call."""
+
+    def run(x: Any, out: np.ndarray) -> None:
+        if unit_stride(out):
+            fn(x, out=out)
+        else:
+            out[...] = fn(x)
+
+    return run
+
+
 _ELEMENTWISE = (Cat.UNARY, Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR)
 
 

@@ -52,6 +52,7 @@ from dvm.vm.kernels import (
     blas_row_sum,
     converter,
     counter_pos,
+    for_store,
     fusable,
     global_view,
     iota_base,
@@ -614,7 +615,8 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r = ops
     x = g.read(k, r, pad)
-    g.elementwise(k, d, r, g.constant(f"F{k}", g.p.code[k].op.kernel), x, pad)
+    fn = for_store(g.p.code[k].op.kernel, k in g.fused)
+    g.elementwise(k, d, r, g.constant(f"F{k}", fn), x, pad)
 
 
 def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:

@@ -18,6 +18,7 @@ import pytest
 import dvm
 import dvm.pipeline as pipeline
 from dvm.vm.isa import BY_NAME, Cat
+from dvm.vm.kernels import STRIDED_WRONG
 
 bind = importlib.import_module("dvm.vm.bind")
 
@@ -101,7 +102,7 @@ def test_one_call_per_inner_index_computes_what_one_call_does(op: object) -> Non
         except TypeError:  # no loop for this dtype
             continue
         out = np.zeros((*shape[:-1], 2 * shape[-1]), want.dtype)[..., shape[-1] :]
-        run = bind.per_inner_index(fn, shape[-1]) if fn not in bind.STRIDED_WRONG else fn
+        run = bind.per_inner_index(fn, shape[-1]) if fn not in STRIDED_WRONG else fn
         with np.errstate(all="ignore"):
             run(*args, out=out)
         np.testing.assert_array_equal(out, want, err_msg=f"{op.name} on {dtype}")  # type: ignore[attr-defined]
