@@ -331,7 +331,7 @@ def test_every_unary_ufunc_compiles(name: str) -> None:
     parse and runs in numpy instead), tests such as `isnan` included, whose result
     type is not their operand's."""
     ufunc = next(f for f, n in UFUNCS.items() if n == name)
-    dtype = np.bool_ if name == "logical_not" else np.float32
+    dtype = {"logical_not": np.bool_, "bitwise_not": np.int32}.get(name, np.float32)
     x = np.random.default_rng(0).uniform(-0.9, 0.9, (5, 3)).astype(dtype)
     if dtype == np.float32:
         x[0, :] = [np.inf, np.nan, -np.inf]

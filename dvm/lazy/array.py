@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from dvm.lazy import numpy_api, record
-from dvm.lazy.functions import FUNCTIONS, View
+from dvm.lazy import arrange, functions, numpy_api, record
+from dvm.lazy.functions import View
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.record import MAX_SEGMENT, TRACE
 from dvm.lazy.segment import flush, settle
@@ -123,6 +123,10 @@ class LazyArray(NDArrayOperatorsMixin):
         if method == "__call__" and not kwargs:
             operands = [x._node if isinstance(x, LazyArray) else x for x in inputs]
             node = numpy_api.ufunc(ufunc, operands)
+            if node is not None:
+                return LazyArray(node)
+        elif method == "reduce" and len(inputs) == 1 and isinstance(inputs[0], LazyArray):
+            node = numpy_api.ufunc_reduce(ufunc, inputs[0]._node, **unwrap_values(kwargs))
             if node is not None:
                 return LazyArray(node)
         return fallback(ufunc.__name__, getattr(ufunc, method), inputs, kwargs)
@@ -284,6 +288,10 @@ def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[st
         if all(isinstance(o, LazyArray) for o in outs):
             return out if isinstance(out, tuple) and len(out) > 1 else outs[0]
     return wrap(result)
+
+
+FUNCTIONS = {**functions.FUNCTIONS, **arrange.FUNCTIONS}
+"""numpy's functions that record, and their handlers."""
 
 
 def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:

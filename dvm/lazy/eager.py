@@ -93,6 +93,8 @@ RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "cumsum": lambda node, xs: np.cumsum(xs[0], axis=node.params[0]),
     "cumprod": lambda node, xs: np.cumprod(xs[0], axis=node.params[0]),
     "take": lambda node, xs: np.take(xs[0], xs[1], axis=node.params[0]),
+    "take_along_axis": lambda node, xs: np.take_along_axis(xs[0], xs[1], axis=node.params[0]),
+    "reverse": lambda node, xs: np.flip(xs[0], node.params[0]),
     "all_reduce": collective,
     "all_gather": collective,
     "reduce_scatter": collective,

@@ -227,6 +227,19 @@ def emit_take(e: Emitter, node: Node) -> None:
     )
 
 
+def emit_reverse(e: Emitter, node: Node) -> None:
+    axes = ", ".join(map(str, node.params[0]))
+    e.put(node, f"tensor.reverse {e.name(node.operands[0])} {{axes = [{axes}]}} : {e.type(node)}")
+
+
+def emit_take_along_axis(e: Emitter, node: Node) -> None:
+    e.put(
+        node,
+        f"tensor.take_along_axis {operand_names(e, node)} dim({node.params[0]})"
+        f" : {operand_types(e, node)}",
+    )
+
+
 def emit_collective(e: Emitter, node: Node) -> None:
     source, params = node.operands[0], node.params
     attrs = {
@@ -256,6 +269,8 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "cumsum": emit_scan,
     "cumprod": emit_scan,
     "take": emit_take,
+    "take_along_axis": emit_take_along_axis,
+    "reverse": emit_reverse,
     "all_reduce": emit_collective,
     "all_gather": emit_collective,
     "reduce_scatter": emit_collective,

@@ -37,7 +37,8 @@ UFUNCS: dict[np.ufunc, str] = {
     np.cosh: "cosh", np.arcsinh: "asinh", np.arccosh: "acosh", np.arctanh: "atanh",
     np.expm1: "expm1", np.log1p: "log1p", np.sign: "sign", np.isnan: "isnan",
     np.isinf: "isinf", np.isfinite: "isfinite", np.reciprocal: "reciprocal",
-    np.logical_not: "logical_not",
+    np.logical_not: "logical_not", np.invert: "bitwise_not",
+    np.left_shift: "shl", np.right_shift: "shr",
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.maximum: "max", np.minimum: "min", np.remainder: "remainder", np.fmod: "fmod",
     np.logical_and: "logical_and", np.logical_or: "logical_or",
@@ -50,7 +51,10 @@ UFUNCS: dict[np.ufunc, str] = {
 LOGICAL = {np.logical_and, np.logical_or, np.logical_not}
 """ufuncs numpy computes on any dtype by reading each operand as a bool."""
 
-BOOL_FORMS = {np.bitwise_and: "logical_and", np.bitwise_or: "logical_or", np.bitwise_xor: "ne"}
+BOOL_FORMS = {
+    np.bitwise_and: "logical_and", np.bitwise_or: "logical_or", np.bitwise_xor: "ne",
+    np.invert: "logical_not",
+}  # fmt: skip
 """Bitwise ufuncs on bools: the logical ops they are."""
 
 BOOL = np.dtype(np.bool_)
@@ -345,8 +349,9 @@ def swapaxes(ndim: int, a: int, b: int) -> tuple[int, ...] | None:
 
 
 def basic_index(x: Node, key: Any) -> Node | None:
-    """`x[key]` for numpy's basic indexing: ints, slices with a step > 0, `...` and
-    None (a new axis); None for anything else (advanced indexing runs in numpy)."""
+    """`x[key]` for numpy's basic indexing: ints, slices (a negative step reverses the
+    axis first), `...` and None (a new axis); None for anything else (advanced
+    indexing runs in numpy)."""
     entries = list(key) if isinstance(key, tuple) else [key]
     if sum(e is Ellipsis for e in entries) > 1:
         return None
@@ -356,7 +361,7 @@ def basic_index(x: Node, key: Any) -> Node | None:
     at = next((i for i, e in enumerate(entries) if e is Ellipsis), len(entries))
     entries[at : at + 1] = [slice(None)] * (x.ndim - used)
     specs: list[tuple[int, int, int] | None] = []
-    drop, new = [], []
+    drop, new, flipped = [], [], []
     axis = rank = 0  # the source's axis, the result's rank so far
     for entry in entries:
         if entry is None:
@@ -375,17 +380,18 @@ def basic_index(x: Node, key: Any) -> Node | None:
             for s in (entry.start, entry.stop, entry.step)
         ):
             start, stop, step = entry.indices(size)
-            if step < 1:
-                return None
             length = len(range(start, stop, step))
+            if step < 0:  # a slice of the axis reversed
+                flipped.append(axis)
+                start, step = (size - 1 - start if length else 0), -step
             specs.append(None if (start, length, step) == (0, size, 1) else (start, length, step))
             rank += 1
         else:
             return None
         axis += 1
-    result = x
+    result = record.reverse(x, tuple(flipped)) if flipped else x
     if any(s is not None for s in specs):
-        result = record.extract_slice(x, specs)
+        result = record.extract_slice(result, specs)
     if drop:
         result = record.squeeze(result, tuple(drop))
     if new:
@@ -397,8 +403,33 @@ SPECIAL: dict[np.ufunc, Any] = {
     np.matmul: matmul,
     np.power: power,
     np.square: lambda x: ufunc(np.multiply, [x, x]),
+    np.positive: lambda x: record.convert(x, x.dtype) if numeric_node(x) else None,
+    np.fabs: lambda x: ufunc(np.absolute, [x]) if numeric_node(x, "f") else None,
 }
 """ufuncs recorded as more than one op, or with rules of their own."""
+
+
+def numeric_node(x: Operand, kinds: str = "iuf") -> bool:
+    """Whether `x` is a node whose dtype is of `kinds` (numpy's `positive` rejects
+    bools; `fabs` on integers computes in f64)."""
+    return type(x) is Node and x.dtype.kind in kinds
+
+
+REDUCE_KINDS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min"}
+"""The ufuncs whose `reduce` is a reduction of the dialect (`np.sum`'s dtypes)."""
+
+
+def ufunc_reduce(function: np.ufunc, x: Operand, axis: Any = 0, dtype: Any = None,
+                 out: Any = None, keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
+    """`ufunc.reduce` of add, multiply, maximum, minimum, logical_and and logical_or
+    (numpy's default axis is 0)."""
+    if dtype is not None or out is not None or rest:
+        return None
+    if function is np.logical_and or function is np.logical_or:
+        kind = "all" if function is np.logical_and else "any"
+        return logical_reduction(kind, x, axis, keepdims)
+    kind = REDUCE_KINDS.get(function)
+    return None if kind is None else reduction(kind, x, axis, keepdims)
 
 
 def dialect_op(name: str, inputs: Sequence[Node]) -> Node | None:

@@ -323,6 +323,16 @@ def take(x: Node, indices: Node, axis: int) -> Node:
     return record("take", [x, indices], (axis,), shape, x.dtype, static)
 
 
+def reverse(x: Node, axes: tuple[int, ...]) -> Node:
+    """numpy's `flip` along `axes`."""
+    return record("reverse", [x], (axes,), x.shape, x.dtype, x.static)
+
+
+def take_along_axis(x: Node, indices: Node, axis: int) -> Node:
+    """numpy's `take_along_axis`: indices of `x`'s rank, the other dims as `x`'s."""
+    return record("take_along_axis", [x, indices], (axis,), indices.shape, x.dtype, indices.static)
+
+
 def collective(op: str, x: Node, params: tuple[Any, ...], world: int) -> Node:
     """A collective of the default process group of `world` processes: `all_reduce`
     (params `(kind,)`), or `all_gather` (`(axis,)`) or `reduce_scatter` (`(axis, kind)`),

@@ -1,0 +1,232 @@
+"""numpy's functions that rearrange elements (`flip`, `roll`, `tile`, `repeat`, `pad`,
+`take_along_axis`, `diff`, `tril`/`triu`) and small reductions built of others (`ptp`,
+`count_nonzero`, `average`), recorded as the dialect's ops.
+
+Each handler takes numpy's arguments as `functions` handlers do (lazy arrays as their
+nodes) and returns a `Node`, a `View`, or None where it does not record the call (numpy
+then runs it, and raises numpy's own error for bad arguments). Most are compositions:
+a roll is two slices and a concat, a tile a broadcast between unit dims and a reshape,
+a constant pad a concat with broadcast fills; `flip` is `tensor.reverse` and
+`take_along_axis` is the dialect's own op.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy import numpy_api, record
+from dvm.lazy.functions import View, where
+from dvm.lazy.graph import Node, is_supported
+
+INT64 = np.dtype(np.int64)
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def cut(x: Node, axis: int, start: int, size: int) -> Node:
+    """`x[..., start:start + size, ...]` along `axis`."""
+    specs: list[tuple[int, int, int] | None] = [None] * x.ndim
+    specs[axis] = (start, size, 1)
+    return record.extract_slice(x, specs)
+
+
+def flip(m: Any, axis: Any = None) -> View | None:
+    if not isinstance(m, Node):
+        return None
+    axes = numpy_api.normalized_axes(axis, m.ndim)
+    if axes is None:
+        return None
+    node = record.reverse(m, axes) if axes else record.convert(m, m.dtype)
+    return View(node, m, lambda v: np.flip(v, axis))
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Node | None:
+    """One int shift along one axis, or along the flattened array (`axis=None`)."""
+    if not isinstance(a, Node) or not is_int(shift) or not (axis is None or is_int(axis)):
+        return None
+    found = numpy_api.flattened(a, axis)
+    if found is None:
+        return None
+    x, along = found
+    n = x.shape[along]
+    s = int(shift) % n if n else 0
+    rolled = (
+        record.concat([cut(x, along, n - s, s), cut(x, along, 0, n - s)], along)
+        if s
+        else record.convert(x, x.dtype)
+    )
+    return rolled if axis is not None or rolled is None else record.reshape(rolled, a.shape)
+
+
+def spread(x: Node, counts: Sequence[int], before: bool) -> Node | None:
+    """Each dim d of `x` repeated `counts[d]` times: as whole copies of the array along
+    it (`tile`: a unit dim before each dim), or element by element (`repeat`: after)."""
+    positions = tuple(2 * d + (0 if before else 1) for d in range(x.ndim))
+    grown = record.insert_unit_dims(x, positions)
+    target = []
+    for d, n in enumerate(x.shape):
+        target += [counts[d], n] if before else [n, counts[d]]
+    wide = record.broadcast_to(grown, tuple(target))
+    shape = tuple(n * c for n, c in zip(x.shape, counts, strict=True))
+    return None if wide is None else record.reshape(wide, shape)
+
+
+def tile(A: Any, reps: Any) -> Node | None:
+    counts = (reps,) if is_int(reps) else reps
+    if not isinstance(A, Node) or not isinstance(counts, tuple | list):
+        return None
+    if not counts or not all(is_int(c) and c > 0 for c in counts):
+        return None
+    counts = [int(c) for c in counts]
+    x = A
+    if len(counts) > x.ndim:  # numpy prepends unit dims to the array, or 1s to reps
+        x = record.insert_unit_dims(x, tuple(range(len(counts) - x.ndim)))
+    counts = [1] * (x.ndim - len(counts)) + counts
+    return spread(x, counts, before=True)
+
+
+def repeat(a: Any, repeats: Any, axis: Any = None) -> Node | None:
+    """One int count for every element (an array of counts runs in numpy)."""
+    if not isinstance(a, Node) or not is_int(repeats) or repeats <= 0:
+        return None
+    found = numpy_api.flattened(a, axis)
+    if found is None:
+        return None
+    x, along = found
+    counts = [int(repeats) if d == along else 1 for d in range(x.ndim)]
+    return spread(x, counts, before=False)
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Node | None:
+    """The constant mode: the array between fills of `constant_values` (one number)."""
+    value = kwargs.pop("constant_values", 0)
+    if not isinstance(array, Node) or mode != "constant" or kwargs or array.ndim == 0:
+        return None
+    if not isinstance(value, int | float | np.number) or isinstance(value, bool):
+        return None
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width), (array.ndim, 2))
+    except ValueError:
+        return None
+    if widths.dtype.kind not in "iu" or (widths < 0).any():
+        return None
+    fill = numpy_api.as_node(np.asarray(value).astype(array.dtype), array.dtype)
+    x = array
+    for axis, (low, high) in enumerate(widths.tolist()):
+        parts = []
+        for width in (low, high):
+            shape = tuple(width if a == axis else d for a, d in enumerate(x.shape))
+            parts.append(record.broadcast_to(fill, shape) if width and fill else None)
+        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+        joined = record.concat(pieces, axis) if len(pieces) > 1 else x
+        if joined is None:
+            return None
+        x = joined
+    return x if x is not array else record.convert(array, array.dtype)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Node | None:
+    """Indices of the array's rank, the other dims as the array's: known now and in
+    `[0, n)`, or an `argmax`/`argmin` along an axis of the same size (in range by
+    construction). numpy's negative indices and its errors run in numpy."""
+    if isinstance(indices, np.ndarray):
+        indices = Node.of(indices)
+    if not isinstance(arr, Node) or not isinstance(indices, Node) or not is_int(axis):
+        return None
+    axes = numpy_api.normalized_axes(axis, arr.ndim) if arr.ndim else None
+    if axes is None or indices.ndim != arr.ndim or indices.dtype.kind not in "iu":
+        return None
+    if indices.dtype.itemsize < 4:  # (as `take`: the dialect indexes with i32 or i64)
+        return None
+    along = axes[0]
+    if any(
+        i != n for a, (i, n) in enumerate(zip(indices.shape, arr.shape, strict=True)) if a != along
+    ):
+        return None
+    n = arr.shape[along]
+    if indices.value is not None:
+        ids = indices.value
+        if ids.size and not (ids.min() >= 0 and ids.max() < n):
+            return None
+    elif (
+        indices.op not in ("argmax", "argmin") or indices.operands[0].shape[indices.params[0]] != n
+    ):
+        return None
+    return record.take_along_axis(arr, indices, along)
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, **rest: Any) -> Node | None:
+    """`a[1:] - a[:-1]` along `axis`, `n` times (no `prepend`/`append`)."""
+    if not isinstance(a, Node) or rest or not is_int(n) or n < 0 or a.dtype == np.bool_:
+        return None
+    axes = numpy_api.normalized_axes(axis, a.ndim) if a.ndim else None
+    if axes is None:
+        return None
+    x: Node | None = a
+    for _ in range(n):
+        size = x.shape[axes[0]]
+        if size == 0:
+            return None
+        x = numpy_api.ufunc(
+            np.subtract, [cut(x, axes[0], 1, size - 1), cut(x, axes[0], 0, size - 1)]
+        )
+        if x is None:
+            return None
+    return x if x is not a else record.convert(a, a.dtype)
+
+
+def triangle(lower: bool) -> Any:
+    """`tril` (`lower`) or `triu`: the last two dims' elements on the kept side of
+    diagonal `k`, zeros elsewhere."""
+
+    def handler(m: Any, k: Any = 0) -> Node | None:
+        if not isinstance(m, Node) or m.ndim < 2 or not is_int(k) or not is_supported(m.dtype):
+            return None
+        rows, cols = m.shape[-2:]
+        row = record.iota((rows, cols), 0, INT64)
+        col = record.iota((rows, cols), 1, INT64)
+        offset = numpy_api.ufunc(np.subtract, [col, row])
+        test = np.less_equal if lower else np.greater_equal
+        keep = None if offset is None else numpy_api.ufunc(test, [offset, int(k)])
+        return None if keep is None else where(keep, m, m.dtype.type(0))
+
+    return handler
+
+
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: Any = False) -> Node | None:
+    if out is not None or not isinstance(a, Node) or a.dtype == np.bool_:
+        return None
+    high = numpy_api.reduction("max", a, axis, keepdims)
+    low = numpy_api.reduction("min", a, axis, keepdims)
+    return None if high is None or low is None else numpy_api.ufunc(np.subtract, [high, low])
+
+
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Node | None:
+    """Along axes only: numpy counts the whole array as a Python int (a value now)."""
+    if axis is None or not isinstance(a, Node) or not is_supported(a.dtype):
+        return None
+    nonzero = a if a.dtype == np.bool_ else record.convert(a, np.dtype(np.bool_))
+    return numpy_api.reduction("sum", nonzero, axis, keepdims)
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
+            *, keepdims: Any = False) -> Node | None:  # fmt: skip
+    """Without weights: the mean."""
+    if weights is not None or returned or not isinstance(keepdims, bool):
+        return None
+    return numpy_api.reduction("mean", a, axis, keepdims)
+
+
+FUNCTIONS: dict[Any, Any] = {
+    np.flip: flip, np.roll: roll, np.tile: tile, np.repeat: repeat, np.pad: pad,
+    np.take_along_axis: take_along_axis, np.diff: diff,
+    np.tril: triangle(lower=True), np.triu: triangle(lower=False),
+    np.ptp: ptp, np.count_nonzero: count_nonzero, np.average: average,
+}  # fmt: skip
+"""This module's handlers (`functions.FUNCTIONS` takes them in)."""

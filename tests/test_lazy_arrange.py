@@ -1,0 +1,109 @@
+"""`dvm.lazy` on numpy's functions that rearrange elements (`flip` and negative-step
+slices, `roll`, `tile`, `repeat`, `pad`, `take_along_axis`, `diff`, `tril`/`triu`), the
+small reductions built of others (`ptp`, `count_nonzero`, `average`), bitwise ufuncs and
+`ufunc.reduce`: numpy's results on a stream of shapes (1 and primes among them), each
+recorded and compiled, none run in numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dvm import lazy
+
+ROWS = [4, 1, 7, 13]
+"""Sizes of the dim the stream varies."""
+
+CASES: dict[str, Callable[[Any], Any]] = {
+    "flip last": lambda x: np.flip(x, -1) * 2,
+    "flip all": lambda x: np.flip(x) + 1,
+    "negative step": lambda x: x[::-1, 5:0:-2] * 2,
+    "negative step to the start": lambda x: x[:, ::-3] + 1,
+    "roll": lambda x: np.roll(x, 3, axis=1) + 0,
+    "roll negative": lambda x: np.roll(x, -2, axis=0) * 1,
+    "roll flat": lambda x: np.roll(x, 5) - 1,
+    "tile": lambda x: np.tile(x, (2, 3)) + 1,
+    "tile more dims": lambda x: np.tile(x, (2, 1, 2)) * 2,
+    "tile int": lambda x: np.tile(x, 2) + 0,
+    "repeat axis": lambda x: np.repeat(x, 3, axis=0) + 0,
+    "repeat flat": lambda x: np.repeat(x, 2) + 0,
+    "pad": lambda x: np.pad(x, ((1, 2), (0, 3))) + 0,
+    "pad value": lambda x: np.pad(x, 2, constant_values=-1.5) * 1,
+    "take_along_axis argmax": lambda x: np.take_along_axis(x, np.argmax(x, -1, keepdims=True), -1),
+    "take_along_axis argmin": lambda x: np.take_along_axis(x, np.argmin(x, 0, keepdims=True), 0),
+    "diff": lambda x: np.diff(x, axis=1),
+    "diff twice": lambda x: np.diff(x, n=2, axis=-1),
+    "tril": lambda x: np.tril(x),
+    "triu": lambda x: np.triu(x, 1) + 0,
+    "tril k": lambda x: np.tril(x, -1) * 2,
+    "ptp": lambda x: np.ptp(x, axis=1),
+    "count_nonzero": lambda x: np.count_nonzero(x > 0, axis=0),
+    "average": lambda x: np.average(x, axis=1),
+    "add.reduce": lambda x: np.add.reduce(x),
+    "maximum.reduce": lambda x: np.maximum.reduce(x, axis=1, keepdims=True),
+    "multiply.reduce": lambda x: np.multiply.reduce(x, axis=-1),
+    "logical_or.reduce": lambda x: np.logical_or.reduce(x > 1, axis=1),
+    "invert": lambda x: ~(x * 10).astype(np.int32),
+    "invert bools": lambda x: ~(x > 0) & np.invert(x < 1),
+    "shifts": lambda x: ((x * 10).astype(np.int32) << 2) + ((x * 10).astype(np.int64) >> 1),
+    "fabs positive": lambda x: np.fabs(x) + np.positive(x),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_rearrangement_is_numpys_and_compiles(name: str) -> None:
+    function = CASES[name]
+    rng = np.random.default_rng(len(name))
+    lazy.reset()
+    for rows in ROWS:
+        x = rng.standard_normal((rows, 11)).astype(np.float32)
+        want = function(x)
+        got = np.asarray(function(lazy.asarray(x)))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    stats = lazy.stats()
+    assert stats["fallbacks"] == {} and stats["failed"] == 0
+    assert stats["compiled"] >= 1
+
+
+def test_a_view_made_by_a_negative_step_writes_through() -> None:
+    """numpy's `x[::-1]` is a view: a write into it lands in `x`, as in numpy."""
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = lazy.asarray(base.copy())
+    y = (x * 1)[::-1, ::-2]
+    y[0, 0] = 100.0
+    want = base * 1
+    want[::-1, ::-2][0, 0] = 100.0
+    np.testing.assert_array_equal(np.asarray(y), want[::-1, ::-2])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.take_along_axis(m.ones((3, 4)), m.array([[5], [0], [1]]), 1),  # out of range
+        lambda m: m.take_along_axis(m.ones((3, 4)), m.array([[-1], [0], [1]]), 1),  # negative
+        lambda m: m.pad(m.ones((2, 2)), -1),
+        lambda m: m.roll(m.ones((2, 2)), 1, axis=2),
+        lambda m: m.tile(m.ones((2, 2)), -1),
+        lambda m: m.diff(m.ones((2, 0)), axis=1),
+    ],
+)
+def test_what_these_functions_reject_is_numpys_to_say(call: Callable[[Any], Any]) -> None:
+    """Arguments the handlers do not record run in numpy: numpy's result or its error."""
+
+    class Lazy:
+        def __getattr__(self, name: str) -> Any:
+            if name in ("ones", "array"):
+                return lambda *a: lazy.asarray(getattr(np, name)(*a))
+            return getattr(np, name)
+
+    try:
+        want: Any = call(np)
+    except Exception as error:  # numpy's error, raised by the lazy call too
+        with pytest.raises(type(error)):
+            np.asarray(call(Lazy()))
+        return
+    np.testing.assert_array_equal(np.asarray(call(Lazy())), want)
