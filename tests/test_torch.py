@@ -514,3 +514,47 @@ def test_a_constant_output_is_the_callers_own_at_each_call() -> None:
         assert three.item() == 3.0
         three.add_(1)
     assert (runner.report.plans, runner.report.replayed) == (1, 2)
+
+
+def test_gathers_flips_repeats_norms_and_shifts_record() -> None:
+    """`gather` (cross entropy's), `index_select`, `flip`, `repeat`, vector norms and
+    integer shifts and xor record; an index of the call is checked on each replay."""
+
+    def f(x: Any, target: Any, rows: Any) -> Any:
+        loss = F.cross_entropy(x, target, reduction="none")
+        picked = x.index_select(0, rows).flip(-1).repeat(1, 2)
+        norms = torch.stack(
+            [torch.linalg.vector_norm(x, p, dim=-1) for p in (1, 2, 3.5, math.inf, -math.inf)]
+        )
+        bits = (target << 2) ^ (target >> 1)
+        return loss, picked, norms, bits
+
+    compiled = torch.compile(f, backend="dvm", dynamic=True)
+    first = len(dvm.torch.reports())
+    for n, classes in [(4, 5), (7, 3), (1, 6), (13, 5)]:
+        generator = torch.Generator().manual_seed(n)
+        x = torch.randn(n, classes, generator=generator)
+        target = torch.randint(0, classes, (n,), generator=generator)
+        rows = torch.randint(0, n, (3,), generator=generator)
+        for got, want in zip(compiled(x, target, rows), f(x, target, rows), strict=True):
+            torch.testing.assert_close(got, want)
+    for report in dvm.torch.reports()[first:]:
+        assert report["ops_on_dvm"] == report["ops_total"], report
+    x, target = torch.randn(5, 4), torch.randint(0, 4, (5,))
+    with pytest.raises(IndexError):
+        compiled(x, target, torch.tensor([0, 5, 1]))
+
+
+def test_a_gather_of_a_smaller_index_runs_in_torch() -> None:
+    """torch's `gather` takes an index smaller than the input in the other dims:
+    `take_along_axis` does not, so such a gather runs in torch, on a replay too."""
+
+    def f(x: Any, index: Any) -> Any:
+        return torch.gather(x * 2, 1, index) + 1
+
+    compiled = torch.compile(f, backend="dvm", dynamic=True)
+    for n, k in [(4, 4), (6, 6), (6, 3), (5, 1), (7, 7)]:
+        generator = torch.Generator().manual_seed(n + k)
+        x = torch.randn(n, 5, generator=generator)
+        index = torch.randint(0, 5, (k, 2), generator=generator)
+        torch.testing.assert_close(compiled(x, index), f(x, index))

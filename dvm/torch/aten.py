@@ -364,17 +364,75 @@ def copy(x: Any, source: Any, non_blocking: bool = False) -> Any:
     return needs(np.broadcast_to(source.astype(x.dtype), x.shape))
 
 
-def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
-    weight, indices = lazy(weight), lazy(indices)
-    ids, rows = indices._node.value, weight.shape[0]
+def checked(indices: Any, bound: Any) -> LazyArray:
+    """Indices into a dim of `bound` elements: of the call, checked now and on each
+    replay; computed, checked as the program runs (`IndexOutOfRangeError`)."""
+    indices = lazy(indices)
+    ids = indices._node.value
     if indices.dtype.kind not in "iu" or indices.dtype.itemsize < 4:
         raise Unsupported("indices of a small dtype")
-    if ids is not None:  # (computed ones are checked as the program runs)
-        if ids.size and not (ids.min() >= 0 and ids.max() < plain(rows)):
+    if ids is not None:
+        if ids.size and not (ids.min() >= 0 and ids.max() < plain(bound)):
             raise Unsupported("an index out of range")
         if BUILDING:
-            BUILDING[-1].check_indices(indices, rows)
-    return LazyArray(record.take(weight._node, indices._node, 0))
+            BUILDING[-1].check_indices(indices, bound)
+    return indices
+
+
+def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
+    weight = lazy(weight)
+    return LazyArray(record.take(weight._node, checked(indices, weight.shape[0])._node, 0))
+
+
+def index_select(x: Any, dim: int, index: Any) -> Any:
+    x = lazy(x)
+    axis = specialized(dim) % max(x.ndim, 1)
+    if lazy(index).ndim != 1:
+        raise Unsupported("index_select of a 0-d index")
+    return LazyArray(record.take(x._node, checked(index, x.shape[axis])._node, axis))
+
+
+def gather(x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
+    """`take_along_axis`: an index of the input's sizes but along `dim` (torch also
+    takes smaller ones: those run in torch)."""
+    x, index = lazy(x), lazy(index)
+    axis = specialized(dim) % max(x.ndim, 1)
+    if index.ndim != x.ndim or any(
+        plain(i) != plain(n) for a, (i, n) in enumerate(zip(index.shape, x.shape, strict=True))
+        if a != axis
+    ):  # fmt: skip
+        raise Unsupported("gather of an index smaller than the input")
+    index = checked(index, x.shape[axis])
+    return LazyArray(record.take_along_axis(x._node, index._node, axis))
+
+
+def flip(x: Any, dims: Sequence[Any]) -> Any:
+    return needs(np.flip(lazy(x), tuple(specialized(d) for d in dims)))
+
+
+def repeat(x: Any, sizes: Sequence[Any]) -> Any:
+    """torch's `repeat` is numpy's `tile` (sizes for every dim, and more in front)."""
+    return needs(np.tile(lazy(x), tuple(specialized(n) for n in sizes)))
+
+
+def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
+                dtype: Any = None) -> Any:  # fmt: skip
+    """`linalg_vector_norm` of a float tensor: `ord` 1, 2, inf, -inf or another p > 0."""
+    x = lazy(x)
+    p = ord if isinstance(ord, int | float) and not isinstance(ord, bool) else 0
+    if dtype is not None or x.dtype.kind != "f" or not (p > 0 or p == -math.inf):
+        raise Unsupported("this vector norm")
+    axes = None if dim is None or dim == [] else tuple(specialized(d) for d in dim)
+    size = np.abs(x)
+    if p in (math.inf, -math.inf):
+        reduce = np.max if p > 0 else np.min
+        return needs(reduce(size, axis=axes, keepdims=keepdim))
+    if p == 1:
+        return needs(np.sum(size, axis=axes, keepdims=keepdim))
+    if p == 2:
+        return needs(np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim)))
+    total = np.sum(size**p, axis=axes, keepdims=keepdim)
+    return needs(total ** x.dtype.type(1 / p))
 
 
 def cumsum(x: Any, dim: int, dtype: Any = None) -> Any:
@@ -487,7 +545,12 @@ HANDLERS: dict[str, Handler] = {
     "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
-    "embedding": embedding, "cumsum": cumsum, "arange": arange, "full": full,
+    "embedding": embedding, "index_select": index_select, "gather": gather,
+    "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat,
+    "bitwise_xor": binary(np.bitwise_xor), "__lshift__": binary(np.left_shift),
+    "__rshift__": binary(np.right_shift), "bitwise_left_shift": binary(np.left_shift),
+    "bitwise_right_shift": binary(np.right_shift),
+    "cumsum": cumsum, "arange": arange, "full": full,
     "full_like": full_like, "copy": copy,
     "any": reduction(np.any), "all": reduction(np.all),
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
