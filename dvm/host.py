@@ -452,7 +452,7 @@ class HostCompiler(HostWalker[Step]):
 
     def op_ChoiceOp(self, op: t.ChoiceOp) -> Step:
         conditions = [c.split() for c in op.conditions.data]
-        names = sorted({str(s) for lhs, _, rhs in conditions for s in (lhs - rhs).free_symbols})
+        names = sorted({str(s) for c in conditions for e in (c[0], c[2]) for s in e.free_symbols})
         sides = python_function(
             [e for lhs, _, rhs in conditions for e in (lhs, rhs)],
             names,

@@ -214,7 +214,7 @@ class HostExporter(HostWalker[list[Any]]):
 
     def op_ChoiceOp(self, op: t.ChoiceOp) -> list[Any]:
         conditions = [c.split() for c in op.conditions.data]
-        names = sorted({str(s) for lhs, _, rhs in conditions for s in (lhs - rhs).free_symbols})
+        names = sorted({str(s) for c in conditions for e in (c[0], c[2]) for s in e.free_symbols})
         code = expression_code([e for lhs, _, rhs in conditions for e in (lhs, rhs)])
         names_of = {test: name for name, test in RELATIONS.items()}
         relations = [names_of[relation] for _, relation, _ in conditions]
