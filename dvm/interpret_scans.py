@@ -80,9 +80,15 @@ def top_k(op: Operation, args: Sequence[Any]) -> Raw:
     n = x.shape[axis]
     if k > n:
         raise ExecutionError(f"{located(op)}: k = {k} exceeds dim {n} at axis {axis} of {x.shape}")
+    return top_k_values(x, axis, k)
+
+
+def top_k_values(x: np.ndarray, axis: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """`top_k`'s values and int64 indices, for `k` at most the axis's size."""
+    n = x.shape[axis]
     ascending = np.argsort(np.flip(sortable(x), axis), axis=axis, kind="stable")
     order = n - 1 - np.flip(ascending, axis)
-    indices = np.take(order, np.arange(k), axis=axis)
+    indices = np.take(order, np.arange(k), axis=axis).astype(np.int64)
     return np.take_along_axis(x, indices, axis=axis), indices
 
 

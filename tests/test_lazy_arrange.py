@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import dvm
 from dvm import lazy
 
 ROWS = [4, 1, 7, 13]
@@ -107,3 +108,25 @@ def test_what_these_functions_reject_is_numpys_to_say(call: Callable[[Any], Any]
             np.asarray(call(Lazy()))
         return
     np.testing.assert_array_equal(np.asarray(call(Lazy())), want)
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_top_k_values_and_indices(monkeypatch: pytest.MonkeyPatch, refused: bool) -> None:
+    """`record.top_k` (what the torch backend records for `topk`): the k largest,
+    descending, equal ones by the lower index first, and their indices; compiled, or
+    run in numpy when the compiler refuses the segment."""
+    from dvm.lazy.array import LazyArray
+    from dvm.lazy.record import top_k
+
+    if refused:
+
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise dvm.errors.CompileError("refused")
+
+        monkeypatch.setattr(dvm, "compile", refuse)
+    lazy.reset()
+    x = np.array([[3, 1, 3, 2], [0, 5, -1, 5], [2, 2, 2, 2]], np.float32)
+    values, indices = map(LazyArray, top_k(lazy.asarray(x * 1)._node, 3, 1))
+    np.testing.assert_array_equal(np.asarray(values), [[3, 3, 2], [5, 5, 0], [2, 2, 2]])
+    np.testing.assert_array_equal(np.asarray(indices), [[0, 2, 3], [1, 3, 0], [0, 1, 2]])
+    assert lazy.stats()["failed"] == (1 if refused else 0)

@@ -558,3 +558,22 @@ def test_a_gather_of_a_smaller_index_runs_in_torch() -> None:
         x = torch.randn(n, 5, generator=generator)
         index = torch.randint(0, 5, (k, 2), generator=generator)
         torch.testing.assert_close(compiled(x, index), f(x, index))
+
+
+def test_a_top_k_router_records() -> None:
+    """A mixture-of-experts router: softmax, the top 2 experts and their weights
+    renormalized; `topk`'s values and indices both come from `tensor.top_k`."""
+
+    def route(logits: Any) -> Any:
+        weights, experts = torch.topk(logits.softmax(-1), 2, dim=-1)
+        return weights / weights.sum(-1, keepdim=True), experts
+
+    compiled = torch.compile(route, backend="dvm", dynamic=True)
+    first = len(dvm.torch.reports())
+    for tokens, n in [(5, 8), (1, 4), (13, 8), (7, 2)]:
+        generator = torch.Generator().manual_seed(tokens)
+        logits = torch.randperm(tokens * n, generator=generator).float().view(tokens, n) / 7
+        for got, want in zip(compiled(logits), route(logits), strict=True):
+            torch.testing.assert_close(got, want)
+    for report in dvm.torch.reports()[first:]:
+        assert report["ops_on_dvm"] == report["ops_total"], report

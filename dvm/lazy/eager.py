@@ -64,6 +64,13 @@ def iota(node: Node, xs: list[Array]) -> Array:
     return iota_values(node.shape, node.params[0], node.dtype)
 
 
+def top_k(node: Node, xs: list[Array]) -> Array:
+    from dvm.interpret_scans import top_k_values  # (the interpreter's: xDSL, when run)
+
+    k, axis = node.params
+    return top_k_values(xs[0], axis, k)[1]
+
+
 def collective(node: Node, xs: list[Array]) -> Array:
     """The collective in the default process group (`dvm.collectives.world_of`)."""
     world, params = world_of(None), node.params
@@ -95,6 +102,7 @@ RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "take": lambda node, xs: np.take(xs[0], xs[1], axis=node.params[0]),
     "take_along_axis": lambda node, xs: np.take_along_axis(xs[0], xs[1], axis=node.params[0]),
     "reverse": lambda node, xs: np.flip(xs[0], node.params[0]),
+    "top_k": top_k,
     "all_reduce": collective,
     "all_gather": collective,
     "reduce_scatter": collective,

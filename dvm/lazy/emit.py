@@ -240,6 +240,16 @@ def emit_take_along_axis(e: Emitter, node: Node) -> None:
     )
 
 
+def emit_top_k(e: Emitter, node: Node) -> None:
+    """The indices, `tensor.top_k`'s second result (`record.top_k`)."""
+    source, (k, axis) = node.operands[0], node.params
+    values = type_text(node.static, source.dtype)
+    e.lines.append(
+        f"{e.name(node)}_values, {e.name(node)} = tensor.top_k {e.name(source)}"
+        f" {{k = {k}, axis = {axis}}} : {e.type(source)} -> {values}, {e.type(node)}"
+    )
+
+
 def emit_collective(e: Emitter, node: Node) -> None:
     source, params = node.operands[0], node.params
     attrs = {
@@ -271,6 +281,7 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "take": emit_take,
     "take_along_axis": emit_take_along_axis,
     "reverse": emit_reverse,
+    "top_k": emit_top_k,
     "all_reduce": emit_collective,
     "all_gather": emit_collective,
     "reduce_scatter": emit_collective,

@@ -333,6 +333,16 @@ def take_along_axis(x: Node, indices: Node, axis: int) -> Node:
     return record("take_along_axis", [x, indices], (axis,), indices.shape, x.dtype, indices.static)
 
 
+def top_k(x: Node, k: int, axis: int) -> tuple[Node, Node]:
+    """The k largest along `axis`, descending, and their int64 indices: a `top_k` node
+    of the indices (`tensor.top_k`'s second result), and the values taken along the
+    axis at them, which is how the compiler computes them too."""
+    shape = tuple(k if a == axis else d for a, d in enumerate(x.shape))
+    static = tuple(k if a == axis else s for a, s in enumerate(x.static))
+    indices = record("top_k", [x], (k, axis), shape, np.dtype(np.int64), static)
+    return take_along_axis(x, indices, axis), indices
+
+
 def collective(op: str, x: Node, params: tuple[Any, ...], world: int) -> Node:
     """A collective of the default process group of `world` processes: `all_reduce`
     (params `(kind,)`), or `all_gather` (`(axis,)`) or `reduce_scatter` (`(axis, kind)`),

@@ -464,6 +464,16 @@ def extremum(value: Callable[..., Any], index: Callable[..., Any]) -> Handler:
     return handler
 
 
+def topk(x: Any, k: Any, dim: Any = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """The k largest, descending (`tensor.top_k`); the k smallest and unsorted orders
+    run in torch."""
+    x, k, axis = lazy(x), specialized(k), specialized(dim)
+    if not (largest and sorted) or not -x.ndim <= axis < x.ndim or not 0 <= k <= x.shape[axis]:
+        raise Unsupported("topk of the smallest, unsorted, or out of range")
+    values, indices = record.top_k(x._node, k, axis % x.ndim)
+    return LazyArray(values), LazyArray(indices)
+
+
 def identity(x: Any, *args: Any, **kwargs: Any) -> Any:
     return lazy(x)
 
@@ -546,7 +556,7 @@ HANDLERS: dict[str, Handler] = {
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
     "embedding": embedding, "index_select": index_select, "gather": gather,
-    "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat,
+    "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat, "topk": topk,
     "bitwise_xor": binary(np.bitwise_xor), "__lshift__": binary(np.left_shift),
     "__rshift__": binary(np.right_shift), "bitwise_left_shift": binary(np.left_shift),
     "bitwise_right_shift": binary(np.right_shift),
