@@ -130,3 +130,32 @@ def test_top_k_values_and_indices(monkeypatch: pytest.MonkeyPatch, refused: bool
     np.testing.assert_array_equal(np.asarray(values), [[3, 3, 2], [5, 5, 0], [2, 2, 2]])
     np.testing.assert_array_equal(np.asarray(indices), [[0, 2, 3], [1, 3, 0], [0, 1, 2]])
     assert lazy.stats()["failed"] == (1 if refused else 0)
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i4", "i8", "u1"])
+def test_floor_divide_is_numpys_bit_for_bit(dtype: str) -> None:
+    """`//` as numpy computes it: floats by its own algorithm (`1 // 0.1` is 9, not 10;
+    signed zeros, infinities, NaN and a zero divisor as numpy gives them), integers
+    exactly (a zero divisor gives 0)."""
+    rng = np.random.default_rng(7)
+    if dtype.startswith("f"):
+        a = rng.standard_normal(500) * 5
+        b = rng.standard_normal(500) * 2
+        a[:10] = [1, -1, 0, -0.0, np.inf, -np.inf, np.nan, 1, 3, -3]
+        b[:10] = [0.1, 0.1, 3, 3, 2, 2, 1, 0, np.inf, np.inf]
+        pairs = [(a, b), (a, 0.3), (a, -0.7)]
+    else:
+        a = rng.integers(0 if dtype == "u1" else -50, 50, 500)
+        b = rng.integers(0 if dtype == "u1" else -5, 6, 500)
+        pairs = [(a, b), (a, 3)]
+    lazy.reset()
+    for x, y in pairs:
+        x = x.astype(dtype)
+        y = y.astype(dtype) if isinstance(y, np.ndarray) else y
+        with np.errstate(all="ignore"):
+            want = np.floor_divide(x, y)
+            got = np.asarray(lazy.asarray(x) // y)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert lazy.stats()["fallbacks"] == {} and lazy.stats()["failed"] == 0
