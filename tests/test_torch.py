@@ -577,3 +577,36 @@ def test_a_top_k_router_records() -> None:
             torch.testing.assert_close(got, want)
     for report in dvm.torch.reports()[first:]:
         assert report["ops_on_dvm"] == report["ops_total"], report
+
+
+def test_activations_divisions_scans_and_indexing_record() -> None:
+    """leaky_relu, elu, hardtanh; `//` and `div` with each rounding mode (floats as
+    torch rounds them, integers by a nonzero number); cumprod; a size used as a number
+    (`math.sqrt(d)`: scalar_tensor, computed anew on a replay); `x[:, ids]`, whose
+    computed negative ids count from the end as torch's do."""
+
+    def f(x: Any, ids: Any) -> Any:
+        d = x.shape[1]
+        acts = F.leaky_relu(x, 0.2) + F.elu(x) + F.hardtanh(x, -0.5, 0.5)
+        floor = torch.div(x, 0.3, rounding_mode="floor") + x // -0.7
+        trunc = torch.div(x, 0.7, rounding_mode="trunc")
+        q = ids * 7 - 20
+        ints = (
+            q // 3
+            + torch.div(q, -4, rounding_mode="trunc")
+            + torch.div(q, 5, rounding_mode="floor")
+        )
+        scaled = x / math.sqrt(d)
+        rolled = x[:, torch.arange(d) - 1]
+        return acts + floor + trunc + scaled + rolled, ints, torch.cumprod(x * 0.5, 1), x[:, ids]
+
+    compiled = torch.compile(f, backend="dvm", dynamic=True)
+    first = len(dvm.torch.reports())
+    for n, d in [(4, 5), (7, 3), (1, 6), (13, 2)]:
+        generator = torch.Generator().manual_seed(n)
+        x = torch.randn(n, d, generator=generator) * 3
+        ids = torch.randint(0, d, (4,), generator=generator)
+        for got, want in zip(compiled(x, ids), f(x, ids), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    for report in dvm.torch.reports()[first:]:
+        assert report["ops_on_dvm"] == report["ops_total"], report

@@ -61,13 +61,29 @@ def number(x: Any, like: Any) -> Any:
 def binary(function: np.ufunc) -> Handler:
     def handler(a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Any:
         if rounding_mode is not None:
-            raise Unsupported("div with a rounding mode")
+            return rounded_divide(a, b, rounding_mode)
         a, b = number(a, b), number(b, a)
         if alpha != 1:
             b = b * alpha
         return needs(function(a, b))
 
     return handler
+
+
+def rounded_divide(a: Any, b: Any, mode: str) -> Any:
+    """`div` with `rounding_mode` floor (numpy's `floor_divide`, whose floats round as
+    torch's do) or trunc. Integers by a nonzero number only: torch raises for a zero."""
+    a, b = number(a, b), number(b, a)
+    integers = lazy(a).dtype.kind in "iu"
+    if integers and (not isinstance(b, int) or isinstance(b, bool) or b == 0):
+        raise Unsupported("an integer division by a tensor or by zero")
+    if mode == "floor":
+        return needs(np.floor_divide(a, b))
+    if mode != "trunc":
+        raise Unsupported(f"rounding mode {mode}")
+    if integers:  # (a - fmod(a, b) divides exactly)
+        return needs(np.floor_divide(a - np.fmod(a, b), b))
+    return needs(np.trunc(np.true_divide(a, b)))
 
 
 def unary(function: Callable[[Any], Any]) -> Handler:
@@ -306,8 +322,13 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
 def scalar_tensor(value: Any, dtype: Any = None, **kwargs: Any) -> Any:
     """A 0-d tensor of a Python number (torch's default dtype: float32, whatever the
     number)."""
-    if isinstance(value, Size):
-        raise Unsupported("scalar_tensor of a size")
+    if isinstance(value, Size):  # (a size as a number: replay computes it anew)
+        dtype = numpy_dtype(dtype, 0.0)
+        return (
+            BUILDING[-1].scalar(value, dtype)
+            if BUILDING
+            else asarray(np.asarray(plain(value), dtype))
+        )
     return asarray(np.asarray(value, numpy_dtype(dtype, 0.0)))
 
 
@@ -392,6 +413,21 @@ def index_select(x: Any, dim: int, index: Any) -> Any:
     return LazyArray(record.take(x._node, checked(index, x.shape[axis])._node, axis))
 
 
+def index(x: Any, indices: Sequence[Any]) -> Any:
+    """Advanced indexing by one integer tensor (`x[:, ids]`): `take` along its dim.
+    Computed indices wrap as torch's do (-1 is the last); a boolean mask, or several
+    index tensors, run in torch."""
+    x = lazy(x)
+    given = [(axis, ids) for axis, ids in enumerate(indices) if ids is not None]
+    if len(given) != 1 or lazy(given[0][1]).dtype.kind not in "iu":
+        raise Unsupported("indexing by a mask or by several tensors")
+    axis, ids = given[0]
+    bound = x.shape[axis]
+    if ids._node.value is None:  # (known ones: in [0, n), checked on each replay)
+        ids = needs(np.where(ids < 0, ids + number(bound, ids), ids))
+    return LazyArray(record.take(x._node, checked(ids, bound)._node, axis))
+
+
 def gather(x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
     """`take_along_axis`: an index of the input's sizes but along `dim` (torch also
     takes smaller ones: those run in torch)."""
@@ -435,10 +471,20 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     return needs(total ** x.dtype.type(1 / p))
 
 
-def cumsum(x: Any, dim: int, dtype: Any = None) -> Any:
-    if dtype is not None:
-        raise Unsupported("cumsum with a dtype")
-    return needs(np.cumsum(lazy(x), axis=int(dim)))
+def scan(function: Callable[..., Any]) -> Handler:
+    """`cumsum`, `cumprod` (integers in int64, as numpy's and torch's)."""
+
+    def handler(x: Any, dim: int, dtype: Any = None) -> Any:
+        if dtype is not None:
+            raise Unsupported("a scan with a dtype")
+        return needs(function(lazy(x), axis=int(dim)))
+
+    return handler
+
+
+def elu(x: Any, alpha: Any = 1.0, scale: Any = 1.0, input_scale: Any = 1.0) -> Any:
+    x = lazy(x)
+    return needs(np.where(x > 0, x * scale, np.expm1(x * input_scale) * (alpha * scale)))
 
 
 def arg_reduction(function: Callable[..., Any]) -> Handler:
@@ -536,7 +582,9 @@ HANDLERS: dict[str, Handler] = {
     "round": unary(np.rint), "trunc": unary(np.trunc), "sign": unary(np.sign),
     "isnan": unary(np.isnan), "isinf": unary(np.isinf), "reciprocal": unary(np.reciprocal),
     "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
-    "relu": unary(lambda x: np.maximum(x, 0)),
+    "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,
+    "leaky_relu": lambda x, slope=0.01: needs(np.where(lazy(x) > 0, x, lazy(x) * slope)),
+    "hardtanh": lambda x, low=-1.0, high=1.0: clamp(x, low, high),
     "rsqrt": named("rsqrt"), "sigmoid": named("sigmoid"), "erf": named("erf"),
     "silu": lambda x: lazy(x) * named("sigmoid")(x),
     "gelu": gelu, "clamp": clamp, "clamp_min": lambda x, low: clamp(x, low, None),
@@ -555,12 +603,12 @@ HANDLERS: dict[str, Handler] = {
     "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
-    "embedding": embedding, "index_select": index_select, "gather": gather,
+    "embedding": embedding, "index_select": index_select, "gather": gather, "index": index,
     "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat, "topk": topk,
     "bitwise_xor": binary(np.bitwise_xor), "__lshift__": binary(np.left_shift),
     "__rshift__": binary(np.right_shift), "bitwise_left_shift": binary(np.left_shift),
     "bitwise_right_shift": binary(np.right_shift),
-    "cumsum": cumsum, "arange": arange, "full": full,
+    "cumsum": scan(np.cumsum), "cumprod": scan(np.cumprod), "arange": arange, "full": full,
     "full_like": full_like, "copy": copy,
     "any": reduction(np.any), "all": reduction(np.all),
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
