@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import numpy_api, record
-from dvm.lazy.functions import View, where
+from dvm.lazy.functions import View, concatenate, where
 from dvm.lazy.graph import Node, is_supported
 
 INT64 = np.dtype(np.int64)
@@ -223,10 +223,74 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return numpy_api.reduction("mean", a, axis, keepdims)
 
 
+def stack_nodes(tup: Any, dtype: Any) -> list[Node] | None:
+    """The arrays of `vstack`/`hstack`, as nodes of rank 1 at least."""
+    if dtype is not None or not isinstance(tup, list | tuple) or not tup:
+        return None
+    if not all(isinstance(a, Node | np.ndarray) for a in tup):
+        return None
+    nodes = [numpy_api.as_node(a, a.dtype) for a in tup]
+    if any(n is None for n in nodes):
+        return None
+    return [record.reshape(n, (1,)) if n.ndim == 0 else n for n in nodes]  # type: ignore[misc]
+
+
+def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Node | None:
+    """Rows: 1-d arrays become rows of one."""
+    nodes = stack_nodes(tup, dtype)
+    if nodes is None:
+        return None
+    rows = [record.insert_unit_dims(n, (0,)) if n.ndim == 1 else n for n in nodes]
+    return concatenate(rows, 0)
+
+
+def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Node | None:
+    """Along the second axis, or the first for 1-d arrays."""
+    nodes = stack_nodes(tup, dtype)
+    return None if nodes is None else concatenate(nodes, 0 if nodes[0].ndim == 1 else 1)
+
+
+def outer(a: Any, b: Any, out: Any = None) -> Node | None:
+    """`a.ravel()[:, None] * b.ravel()[None, :]`."""
+    if out is not None or not all(isinstance(v, Node | np.ndarray) for v in (a, b)):
+        return None
+    x, y = (numpy_api.as_node(v, v.dtype) for v in (a, b))
+    if x is None or y is None:
+        return None
+    column = record.reshape(x, (math.prod(x.shape), 1))
+    row = record.reshape(y, (1, math.prod(y.shape)))
+    return None if column is None or row is None else numpy_api.ufunc(np.multiply, [column, row])
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Node | None:  # fmt: skip
+    """NaN to `nan`, infinities to `posinf`/`neginf` (default: the dtype's largest and
+    smallest finite values); integers and bools unchanged."""
+    if not isinstance(x, Node) or not copy or not is_supported(x.dtype):
+        return None
+    if x.dtype.kind != "f":
+        return record.convert(x, x.dtype)
+    info = np.finfo(x.dtype)
+    high = info.max if posinf is None else posinf
+    low = info.min if neginf is None else neginf
+    result: Node | None = x
+    value = x.dtype.type
+    for test, replacement in (
+        (numpy_api.ufunc(np.isnan, [x]), nan),
+        (numpy_api.ufunc(np.equal, [x, math.inf]), high),
+        (numpy_api.ufunc(np.equal, [x, -math.inf]), low),
+    ):
+        if test is None or result is None:
+            return None
+        result = where(test, value(replacement), result)
+    return result
+
+
 FUNCTIONS: dict[Any, Any] = {
     np.flip: flip, np.roll: roll, np.tile: tile, np.repeat: repeat, np.pad: pad,
     np.take_along_axis: take_along_axis, np.diff: diff,
     np.tril: triangle(lower=True), np.triu: triangle(lower=False),
     np.ptp: ptp, np.count_nonzero: count_nonzero, np.average: average,
+    np.vstack: vstack, np.hstack: hstack, np.outer: outer, np.nan_to_num: nan_to_num,
 }  # fmt: skip
 """This module's handlers (`functions.FUNCTIONS` takes them in)."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from dvm.dialects.elementwise import ELEMENTWISE as SPECS
 from dvm.lazy import record
-from dvm.lazy.graph import Node, is_supported
+from dvm.lazy.graph import Node, broadcast_pair, is_supported
 from dvm.numerics import is_float_dtype
 
 Operand = Any
@@ -59,6 +59,7 @@ BOOL_FORMS = {
 
 BOOL = np.dtype(np.bool_)
 INT64, UINT64, FLOAT64 = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64)
+FLOAT32 = np.dtype(np.float32)
 
 
 def missing(values: Sequence[Any]) -> bool:
@@ -436,8 +437,8 @@ def float_floor_divide(x: Node, y: Node, dtype: np.dtype[Any]) -> Node | None:
         assert made is not None
         return made
 
-    if record.binary("div", x, y, dtype) is None:
-        return None  # (shapes that do not broadcast: numpy raises)
+    if not broadcasts(x, y):
+        return None  # (numpy raises)
     quotient = op("div", x, y)
     zero = constant(0.0)
     mod = op("fmod", x, y)
@@ -460,8 +461,62 @@ SPECIAL: dict[np.ufunc, Any] = {
     np.positive: lambda x: record.convert(x, x.dtype) if numeric_node(x) else None,
     np.fabs: lambda x: ufunc(np.absolute, [x]) if numeric_node(x, "f") else None,
     np.floor_divide: lambda a, b: floor_divide(a, b),
+    np.log2: lambda x: scaled(np.log2, np.log, x, after=1 / math.log(2)),
+    np.log10: lambda x: scaled(np.log10, np.log, x, after=1 / math.log(10)),
+    np.exp2: lambda x: scaled(np.exp2, np.exp, x, before=math.log(2)),
+    np.deg2rad: lambda x: scaled(np.deg2rad, None, x, after=math.pi / 180),
+    np.radians: lambda x: scaled(np.radians, None, x, after=math.pi / 180),
+    np.rad2deg: lambda x: scaled(np.rad2deg, None, x, after=180 / math.pi),
+    np.degrees: lambda x: scaled(np.degrees, None, x, after=180 / math.pi),
+    np.logaddexp: lambda a, b: logaddexp(a, b),
 }
 """ufuncs recorded as more than one op, or with rules of their own."""
+
+
+def scaled(numpy_ufunc: np.ufunc, function: np.ufunc | None, x: Operand, before: float = 1.0,
+           after: float = 1.0) -> Node | None:  # fmt: skip
+    """`function(x * before) * after` for numpy's `numpy_ufunc`, in the dtype numpy's
+    loop gives (int8 in f16, int32 in f64; halves computed in f32): `log2` is
+    `log(x) / ln 2`, `exp2` is `exp(x ln 2)`, within an ulp or two of numpy's own."""
+    loop = resolved(numpy_ufunc, (x.dtype,)) if type(x) is Node and x.dtype != BOOL else None
+    if loop is None or not is_float_dtype(loop[1]) or not is_supported(loop[1]):
+        return None
+    work = FLOAT32 if loop[1].itemsize < 4 else loop[1]  # (halves in f32, as numpy's)
+    y: Node | None = x if x.dtype == work else record.convert(x, work)
+    if before != 1.0:
+        y = ufunc(np.multiply, [y, before])
+    if function is not None and y is not None:
+        y = ufunc(function, [y])
+    y = None if y is None else ufunc(np.multiply, [y, after])
+    return y if y is None or y.dtype == loop[1] else record.convert(y, loop[1])
+
+
+def logaddexp(a: Operand, b: Operand) -> Node | None:
+    """numpy's `log(exp(a) + exp(b))` without overflow: the larger plus
+    `log1p(exp(-|a - b|))`, and `a + ln 2` where they are equal (infinities too)."""
+    if not any(type(v) is Node for v in (a, b)) or missing([operand_dtype(a), operand_dtype(b)]):
+        return None
+    loop = resolved(np.logaddexp, (operand_dtype(a), operand_dtype(b)))
+    if loop is None or not is_float_dtype(loop[2]):
+        return None
+    work = FLOAT32 if loop[2].itemsize < 4 else loop[2]  # (halves in f32, as numpy's)
+    x, y = as_node(a, work), as_node(b, work)
+    if x is None or y is None or not broadcasts(x, y):
+        return None
+    gap = ufunc(np.negative, [ufunc(np.absolute, [ufunc(np.subtract, [x, y])])])
+    spread = ufunc(np.log1p, [ufunc(np.exp, [gap])])
+    apart = ufunc(np.add, [ufunc(np.maximum, [x, y]), spread])
+    same = ufunc(np.add, [x, math.log(2)])
+    equal = ufunc(np.equal, [x, y])
+    if missing([apart, same, equal]):
+        return None
+    result = record.elementwise("select", [equal, same, apart], work)  # type: ignore[list-item]
+    return result if result is None or work == loop[2] else record.convert(result, loop[2])
+
+
+def broadcasts(a: Node, b: Node) -> bool:
+    """Whether numpy broadcasts `a` with `b` (checked before a composite records)."""
+    return a.shape == b.shape or not a.shape or not b.shape or broadcast_pair(a, b) is not None
 
 
 def numeric_node(x: Operand, kinds: str = "iuf") -> bool:
