@@ -61,6 +61,15 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "hstack 1-d": lambda x: np.hstack([x[0], x[:, 0]]) * 1,
     "outer": lambda x: np.outer(x[0], x[:, 1]),
     "nan_to_num": lambda x: np.nan_to_num(np.log(x) / (x - x[:, :1])),
+    "split": lambda x: np.split(x[:, :10], 2, axis=1)[1] * 2,
+    "split at": lambda x: np.split(x, [2, 5], axis=1)[2] - 1,
+    "array_split": lambda x: np.hstack([p * k for k, p in enumerate(np.array_split(x, 3, 1))]),
+    "norm": lambda x: np.linalg.norm(x, axis=1) + np.linalg.norm(x),
+    "norm ords": lambda x: np.stack(
+        [np.linalg.norm(x, p, axis=1) for p in (1, 2, 3.5, np.inf, -np.inf)]
+    ),
+    "norm fro": lambda x: np.linalg.norm(x, "fro", axis=(0, 1), keepdims=True) * x,
+    "norm ints": lambda x: np.linalg.norm((x * 10).astype(np.int32), axis=0),
 }
 
 
@@ -92,6 +101,18 @@ def test_a_view_made_by_a_negative_step_writes_through() -> None:
     np.testing.assert_array_equal(np.asarray(y), want[::-1, ::-2])
 
 
+def test_split_pieces_are_views() -> None:
+    """numpy's `split` gives views: a write into a piece lands in the array."""
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = lazy.asarray(base.copy()) * 1
+    left, right = np.split(x, 2, axis=1)
+    right[1, 0] = -7.0
+    want = base * 1
+    np.split(want, 2, axis=1)[1][1, 0] = -7.0
+    np.testing.assert_array_equal(np.asarray(x), want)
+    np.testing.assert_array_equal(np.asarray(left), want[:, :2])
+
+
 @pytest.mark.parametrize(
     "call",
     [
@@ -101,6 +122,8 @@ def test_a_view_made_by_a_negative_step_writes_through() -> None:
         lambda m: m.roll(m.ones((2, 2)), 1, axis=2),
         lambda m: m.tile(m.ones((2, 2)), -1),
         lambda m: m.diff(m.ones((2, 0)), axis=1),
+        lambda m: m.split(m.ones((2, 5)), 2, axis=1),  # sections that do not divide
+        lambda m: m.linalg.norm(m.ones((2, 3, 4)), "fro"),
     ],
 )
 def test_what_these_functions_reject_is_numpys_to_say(call: Callable[[Any], Any]) -> None:

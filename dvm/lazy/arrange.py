@@ -12,6 +12,7 @@ a constant pad a concat with broadcast fills; `flip` is `tensor.reverse` and
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -286,11 +287,81 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     return result
 
 
+def pieces(a: Any, indices_or_sections: Any, axis: Any, equal: bool) -> list[View] | None:
+    """`split` (`equal`: sections must divide the axis) and `array_split`: views of
+    `a` along `axis`, each a basic slice."""
+    if not isinstance(a, Node) or not is_int(axis):
+        return None
+    axes = numpy_api.normalized_axes(axis, a.ndim) if a.ndim else None
+    if axes is None:
+        return None
+    n = a.shape[axes[0]]
+    if is_int(indices_or_sections):
+        sections = int(indices_or_sections)
+        if sections <= 0 or (equal and n % sections):
+            return None
+        size, extra = divmod(n, sections)
+        ends = np.cumsum([size + 1] * extra + [size] * (sections - extra)).tolist()
+        cuts = [0, *ends]
+    elif isinstance(indices_or_sections, list | tuple) and all(map(is_int, indices_or_sections)):
+        cuts = [0, *map(int, indices_or_sections), n]
+    else:
+        return None
+    made = []
+    for start, stop in itertools.pairwise(cuts):
+        key = (slice(None),) * axes[0] + (slice(start, stop),)
+        node = numpy_api.basic_index(a, key)
+        if node is None:
+            return None
+        made.append(View(node, a, key))
+    return made
+
+
+def linalg_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Node | None:
+    """Vector norms (one axis, or a 1-d array: `ord` None or 2, 1, inf, -inf or another
+    p > 0) and the Frobenius norm (`ord` None, or "fro" over two axes); integers in f64,
+    as numpy's. Matrix norms of other orders run in numpy."""
+    if not isinstance(x, Node) or x.dtype.kind not in "fiu" or not isinstance(keepdims, bool):
+        return None
+    axes = numpy_api.normalized_axes(axis, x.ndim)
+    vector = len(axes or ()) == 1 and (axis is not None or ord is not None)
+    if vector:
+        p = 2 if ord is None else ord
+        if not isinstance(p, int | float) or isinstance(p, bool) or not (p > 0 or p == -math.inf):
+            return None
+    elif axes is None or ord not in (None, "fro") or (ord == "fro" and len(axes) != 2):
+        return None
+    else:
+        p = 2
+    y = x if x.dtype.kind == "f" else record.convert(x, np.dtype(np.float64))
+    size = numpy_api.ufunc(np.absolute, [y])
+    if p in (math.inf, -math.inf):
+        return numpy_api.reduction("max" if p > 0 else "min", size, axes, keepdims)
+    powered = numpy_api.ufunc(np.multiply, [y, y]) if p == 2 else size
+    if p not in (1, 2):
+        powered = numpy_api.ufunc(np.power, [size, float(p)])
+    total = numpy_api.reduction("sum", powered, axes, keepdims)
+    if p == 1 or total is None:
+        return total
+    return (
+        numpy_api.ufunc(np.sqrt, [total]) if p == 2 else numpy_api.ufunc(np.power, [total, 1 / p])
+    )
+
+
+def split(a: Any, indices_or_sections: Any, axis: Any = 0) -> list[View] | None:
+    return pieces(a, indices_or_sections, axis, equal=True)
+
+
+def array_split(a: Any, indices_or_sections: Any, axis: Any = 0) -> list[View] | None:
+    return pieces(a, indices_or_sections, axis, equal=False)
+
+
 FUNCTIONS: dict[Any, Any] = {
     np.flip: flip, np.roll: roll, np.tile: tile, np.repeat: repeat, np.pad: pad,
     np.take_along_axis: take_along_axis, np.diff: diff,
     np.tril: triangle(lower=True), np.triu: triangle(lower=False),
     np.ptp: ptp, np.count_nonzero: count_nonzero, np.average: average,
     np.vstack: vstack, np.hstack: hstack, np.outer: outer, np.nan_to_num: nan_to_num,
+    np.split: split, np.array_split: array_split, np.linalg.norm: linalg_norm,
 }  # fmt: skip
 """This module's handlers (`functions.FUNCTIONS` takes them in)."""

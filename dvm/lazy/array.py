@@ -305,6 +305,8 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         return fallback(func.__name__, func, args, kwargs)
     if isinstance(made, View):
         return viewed(*made)
+    if isinstance(made, list) and made and all(isinstance(m, View) for m in made):
+        return [viewed(*m) for m in made]  # (`split`: views of the one array)
     return LazyArray(made) if isinstance(made, Node) else made
 
 
