@@ -214,3 +214,33 @@ def test_composed_ufuncs_take_numpys_dtypes(dtype: str) -> None:
         tolerance = 2e-3 if want.dtype == np.float16 else 1e-6
         np.testing.assert_allclose(got, want, rtol=tolerance)
     assert lazy.stats()["fallbacks"] == {} and lazy.stats()["failed"] == 0
+
+
+@pytest.mark.parametrize(
+    "key, records",
+    [
+        ([1, 3], True),
+        ((slice(None), [0, -1, 2]), True),
+        (np.array([[0, 1], [3, 3]]), True),
+        ((Ellipsis, np.array([5, 0])), True),
+        ((slice(None), [6]), False),  # out of range: numpy's IndexError
+        (([True, False, True, False],), False),  # a mask
+        ((0, [1, 2]), False),  # an int and an array index together
+        ((np.array([1]), np.array([2])), False),  # two arrays
+    ],
+    ids=lambda value: repr(value).replace("\n", "")[:40],
+)
+def test_indexing_by_one_integer_array(key: Any, records: bool) -> None:
+    """`x[ids]`, `x[:, ids]` (a copy, as numpy's advanced indexing makes) record as a
+    take, negative ids counting from the end; masks and several arrays run in numpy,
+    and so does an index numpy rejects, which raises numpy's error."""
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    lazy.reset()
+    try:
+        want: Any = x[key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            lazy.asarray(x)[key]
+        return
+    np.testing.assert_array_equal(np.asarray(lazy.asarray(x)[key]), want)
+    assert (lazy.stats()["fallbacks"] == {}) == records

@@ -139,6 +139,9 @@ class LazyArray(NDArrayOperatorsMixin):
     def __getitem__(self, key: Any) -> Any:
         node = numpy_api.basic_index(self._node, key)
         if node is None:
+            copied = numpy_api.advanced_index(self._node, unwrap_values(key))
+            if copied is not None:  # (advanced indexing copies: no view)
+                return LazyArray(copied)
             return fallback("ndarray.__getitem__", lambda a, k: a[k], (self, key), {})
         is_scalar = node.ndim == 0 and not isinstance(key, type(Ellipsis))
         return viewed(node, self._node, None if is_scalar else key)

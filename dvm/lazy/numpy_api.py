@@ -454,6 +454,33 @@ def float_floor_divide(x: Node, y: Node, dtype: np.dtype[Any]) -> Node | None:
     return op("select", op("eq", y, zero, result=BOOL), quotient, rounded)
 
 
+def advanced_index(x: Node, key: Any) -> Node | None:
+    """`x[key]` for one integer array (or list) known now among full slices and `...`
+    (`x[ids]`, `x[:, ids]`): a `take` along its axis, negative indices counting from
+    the end as numpy's do; anything else (masks, several arrays) runs in numpy."""
+    entries = list(key) if isinstance(key, tuple) else [key]
+    if sum(e is Ellipsis for e in entries) > 1 or len(entries) > x.ndim + 1:
+        return None
+    at = next((k for k, e in enumerate(entries) if e is Ellipsis), None)
+    if at is not None:
+        entries[at : at + 1] = [slice(None)] * (x.ndim - len(entries) + 1)
+    arrays = [k for k, e in enumerate(entries) if isinstance(e, list | np.ndarray)]
+    full = all(
+        isinstance(e, slice) and e == slice(None) for k, e in enumerate(entries) if k not in arrays
+    )
+    if len(arrays) != 1 or not full or len(entries) > x.ndim:
+        return None
+    axis = arrays[0]
+    ids = np.asarray(entries[axis])
+    if ids.dtype.kind not in "iu" or (ids.size == 0 and isinstance(entries[axis], list)):
+        return None
+    n = x.shape[axis]
+    if ids.size and not (ids.min() >= -n and ids.max() < n):
+        return None  # (numpy raises its IndexError)
+    wrapped = np.where(ids < 0, ids + n, ids).astype(np.int64)
+    return take(x, Node.of(wrapped), axis)
+
+
 SPECIAL: dict[np.ufunc, Any] = {
     np.matmul: matmul,
     np.power: power,
