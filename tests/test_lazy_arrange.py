@@ -244,3 +244,31 @@ def test_indexing_by_one_integer_array(key: Any, records: bool) -> None:
         return
     np.testing.assert_array_equal(np.asarray(lazy.asarray(x)[key]), want)
     assert (lazy.stats()["fallbacks"] == {}) == records
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, i: x.sum(dtype=np.float64),
+        lambda x, i: np.mean(x, axis=1, dtype=np.float64),
+        lambda x, i: i.sum(axis=0, dtype=np.int8),  # wraps in int8, as numpy's
+        lambda x, i: np.prod(i[:, :3], 1, dtype=np.int16),
+        lambda x, i: np.mean(i, dtype=np.float32),
+        lambda x, i: np.var(x, 0, dtype=np.float64),
+        lambda x, i: np.std(i, dtype=np.float32),
+        lambda x, i: np.cumsum(i, 1, dtype=np.int8),
+        lambda x, i: np.cumprod(x, dtype=np.float64),
+    ],
+)
+def test_a_dtype_to_accumulate_in_records(call: Callable[..., Any]) -> None:
+    """`dtype=` of the sums, means, products, variances and scans: the operand in that
+    dtype, the result too (numpy's wrapping of small integers included)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    i = rng.integers(-100, 100, (5, 7)).astype(np.int32)
+    lazy.reset()
+    want = call(x, i)
+    got = np.asarray(call(lazy.asarray(x), lazy.asarray(i)))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert lazy.stats()["fallbacks"] == {}

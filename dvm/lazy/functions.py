@@ -31,9 +31,10 @@ def reduction(kind: str) -> Callable[..., Node | None]:
 
     def handler(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
                 keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
-        if dtype is not None or out is not None or rest:
+        if out is not None or rest:
             return None
-        return numpy_api.reduction(kind, a, axis, keepdims)
+        x = accumulated(a, dtype, "iuf" if kind in ("sum", "prod") else "f")
+        return typed(numpy_api.reduction(kind, x, axis, keepdims), dtype)
 
     def extremum(a: Operand, axis: Any = None, out: Any = None, keepdims: Any = False,
                  **rest: Any) -> Node | None:  # fmt: skip
@@ -42,11 +43,32 @@ def reduction(kind: str) -> Callable[..., Node | None]:
     return extremum if kind in ("max", "min") else handler
 
 
+def accumulated(a: Operand, dtype: Any, kinds: str) -> Any:
+    """`a`, or for a `dtype=` (of `kinds`) that numpy accumulates in, `a` converted to
+    it; None where numpy's call is not recorded."""
+    if dtype is None:
+        return a
+    try:
+        wanted = np.dtype(dtype)
+    except TypeError:
+        return None
+    if not isinstance(a, Node) or wanted.kind not in kinds or not is_supported(wanted):
+        return None
+    return a if a.dtype == wanted else record.convert(a, wanted)
+
+
+def typed(result: Node | None, dtype: Any) -> Node | None:
+    """A result in the `dtype=` asked for (a sum of int8s is int8, wrapping as numpy's)."""
+    if result is None or dtype is None or result.dtype == np.dtype(dtype):
+        return result
+    return record.convert(result, np.dtype(dtype))
+
+
 def var(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
         keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
-    if dtype is not None or out is not None or rest:
+    if out is not None or rest:
         return None
-    return numpy_api.variance(a, axis, keepdims, ddof)
+    return numpy_api.variance(accumulated(a, dtype, "f"), axis, keepdims, ddof)
 
 
 def std(*args: Any, **kwargs: Any) -> Node | None:
@@ -228,10 +250,10 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     else numpy_api.arg_reduction("argmax", a, axis, keepdims),
     np.argmin: lambda a, axis=None, out=None, keepdims=False: None if out is not None
     else numpy_api.arg_reduction("argmin", a, axis, keepdims),
-    np.cumsum: lambda a, axis=None, dtype=None, out=None: None if dtype or out is not None
-    else numpy_api.cumulative("cumsum", a, axis),
-    np.cumprod: lambda a, axis=None, dtype=None, out=None: None if dtype or out is not None
-    else numpy_api.cumulative("cumprod", a, axis),
+    np.cumsum: lambda a, axis=None, dtype=None, out=None: None if out is not None
+    else typed(numpy_api.cumulative("cumsum", accumulated(a, dtype, "iuf"), axis), dtype),
+    np.cumprod: lambda a, axis=None, dtype=None, out=None: None if out is not None
+    else typed(numpy_api.cumulative("cumprod", accumulated(a, dtype, "iuf"), axis), dtype),
     np.any: lambda a, axis=None, out=None, keepdims=False, **rest: None if out is not None or rest
     else numpy_api.logical_reduction("any", a, axis, keepdims),
     np.all: lambda a, axis=None, out=None, keepdims=False, **rest: None if out is not None or rest
