@@ -272,3 +272,39 @@ def test_a_dtype_to_accumulate_in_records(call: Callable[..., Any]) -> None:
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5)
     assert lazy.stats()["fallbacks"] == {}
+
+
+EINSUMS = [
+    ("bhqd,bhkd->bhqk", [(2, 3, "n", 4), (2, 3, 5, 4)]),  # attention's scores
+    ("bhqk,bhkd->bhqd", [(2, 3, "n", 5), (2, 3, 5, 4)]),
+    ("ij,jk->ik", [("n", 4), (4, 7)]),
+    ("ij,jk", [("n", 4), (4, 7)]),  # implicit output
+    ("ij,kj->ikj", [("n", 4), (3, 4)]),
+    ("ij->ji", [("n", 4)]),
+    ("ij->i", [("n", 4)]),
+    ("ij,ij->", [("n", 4), ("n", 4)]),
+    ("i,j->ij", [("n",), (5,)]),
+    ("ij,ab->", [("n", 4), (2, 3)]),
+    ("bqhd,bkhd->bhqk", [(2, "n", 3, 4), (2, 5, 3, 4)]),
+]
+
+
+@pytest.mark.parametrize("subscripts, shapes", EINSUMS, ids=[e[0] for e in EINSUMS])
+def test_einsum_of_one_or_two_operands(subscripts: str, shapes: list[tuple[Any, ...]]) -> None:
+    """Transposes, sums and a batched matmul give numpy's `einsum` on a stream of
+    sizes; diagonals, `...` and three operands run in numpy."""
+    rng = np.random.default_rng(len(subscripts))
+    lazy.reset()
+    for n in ROWS:
+        arrays = [
+            rng.standard_normal([n if d == "n" else d for d in shape]).astype(np.float32)
+            for shape in shapes
+        ]
+        want = np.einsum(subscripts, *arrays)
+        got = np.asarray(np.einsum(subscripts, *map(lazy.asarray, arrays)))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert lazy.stats()["fallbacks"] == {} and lazy.stats()["failed"] == 0
+    x = np.ones((3, 3), np.float32)
+    np.testing.assert_array_equal(np.asarray(np.einsum("ii->i", lazy.asarray(x))), np.ones(3))
+    assert lazy.stats()["fallbacks"] == {"einsum": 1}

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from dvm.lazy import arrange, functions, numpy_api, record
+from dvm.lazy import arrange, einsum, functions, numpy_api, record
 from dvm.lazy.functions import View
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.record import MAX_SEGMENT, TRACE
@@ -293,7 +293,7 @@ def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[st
     return wrap(result)
 
 
-FUNCTIONS = {**functions.FUNCTIONS, **arrange.FUNCTIONS}
+FUNCTIONS = {**functions.FUNCTIONS, **arrange.FUNCTIONS, np.einsum: einsum.einsum}
 """numpy's functions that record, and their handlers."""
 
 
