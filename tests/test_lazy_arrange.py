@@ -308,3 +308,29 @@ def test_einsum_of_one_or_two_operands(subscripts: str, shapes: list[tuple[Any, 
     x = np.ones((3, 3), np.float32)
     np.testing.assert_array_equal(np.asarray(np.einsum("ii->i", lazy.asarray(x))), np.ones(3))
     assert lazy.stats()["fallbacks"] == {"einsum": 1}
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_scatter_add_accumulates_equal_ids(monkeypatch: pytest.MonkeyPatch, refused: bool) -> None:
+    """`record.scatter_add` (what the torch backend records for an embedding's gradient
+    and `index_add`): numpy's `add.at` on a copy, along an axis, with ids of two dims;
+    compiled, or run in numpy when the compiler refuses the segment."""
+    from dvm.lazy.array import LazyArray
+    from dvm.lazy.record import scatter_add
+
+    if refused:
+
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise dvm.errors.CompileError("refused")
+
+        monkeypatch.setattr(dvm, "compile", refuse)
+    lazy.reset()
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    ids = np.array([[0, 2], [2, 2]])
+    updates = np.ones((3, 2, 2), np.float32)
+    x = lazy.asarray(base) * 1
+    got = LazyArray(scatter_add(x._node, lazy.asarray(ids)._node, lazy.asarray(updates)._node, 1))
+    want = base.copy()
+    np.add.at(want, (slice(None), ids), updates)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert lazy.stats()["failed"] == (1 if refused else 0)

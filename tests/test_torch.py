@@ -610,3 +610,35 @@ def test_activations_divisions_scans_and_indexing_record() -> None:
             torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
     for report in dvm.torch.reports()[first:]:
         assert report["ops_on_dvm"] == report["ops_total"], report
+
+
+def test_index_put_and_index_add_record_as_scatter_add() -> None:
+    """An embedding's gradient (`index_put` with accumulate, equal ids adding up) and
+    `index_add` record as `tensor.scatter_add`; an id out of range is an IndexError."""
+    torch.manual_seed(0)
+    model = nn.Embedding(11, 6)
+    reference = nn.Embedding(11, 6)
+    reference.load_state_dict(model.state_dict())
+    compiled = torch.compile(lambda ids: model(ids).square().sum(), backend="dvm", dynamic=True)
+    first = len(dvm.torch.reports())
+    for b, t in [(2, 5), (3, 7), (1, 13)]:
+        ids = torch.randint(0, 11, (b, t), generator=torch.Generator().manual_seed(t))
+        model.zero_grad()
+        reference.zero_grad()
+        compiled(ids).backward()
+        reference(ids).square().sum().backward()
+        torch.testing.assert_close(model.weight.grad, reference.weight.grad)
+
+    def add(x: Any, ids: Any, rows: Any) -> Any:
+        return x.index_add(0, ids, rows * 2) + x.index_add(1, ids % x.shape[1], rows.T, alpha=3)
+
+    added = torch.compile(add, backend="dvm", dynamic=True)
+    for n in (5, 9, 13):
+        generator = torch.Generator().manual_seed(n)
+        x, rows = torch.randn(n, n, generator=generator), torch.randn(4, n, generator=generator)
+        ids = torch.randint(0, n, (4,), generator=generator)
+        torch.testing.assert_close(added(x, ids, rows), add(x, ids, rows))
+    for report in dvm.torch.reports()[first:]:
+        assert report["ops_on_dvm"] == report["ops_total"], report
+    with pytest.raises(IndexError):
+        added(torch.randn(5, 5), torch.tensor([0, 5, 1, 2]), torch.randn(4, 5))

@@ -71,6 +71,15 @@ def top_k(node: Node, xs: list[Array]) -> Array:
     return top_k_values(xs[0], axis, k)[1]
 
 
+def scatter_add(node: Node, xs: list[Array]) -> Array:
+    base, indices, updates = xs
+    axis, depth = node.params[0], np.ndim(indices)
+    result = np.array(base, copy=True)
+    ends = list(range(axis, axis + depth))  # (the dims of `updates` that `indices` names)
+    np.add.at(np.moveaxis(result, axis, 0), indices, np.moveaxis(updates, ends, range(depth)))
+    return result
+
+
 def collective(node: Node, xs: list[Array]) -> Array:
     """The collective in the default process group (`dvm.collectives.world_of`)."""
     world, params = world_of(None), node.params
@@ -103,6 +112,7 @@ RUNNERS: dict[str, Callable[[Node, list[Array]], Any]] = {
     "take_along_axis": lambda node, xs: np.take_along_axis(xs[0], xs[1], axis=node.params[0]),
     "reverse": lambda node, xs: np.flip(xs[0], node.params[0]),
     "top_k": top_k,
+    "scatter_add": scatter_add,
     "all_reduce": collective,
     "all_gather": collective,
     "reduce_scatter": collective,

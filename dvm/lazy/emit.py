@@ -240,6 +240,14 @@ def emit_take_along_axis(e: Emitter, node: Node) -> None:
     )
 
 
+def emit_scatter_add(e: Emitter, node: Node) -> None:
+    e.put(
+        node,
+        f"tensor.scatter_add {operand_names(e, node)} dim({node.params[0]})"
+        f" : {operand_types(e, node)}",
+    )
+
+
 def emit_top_k(e: Emitter, node: Node) -> None:
     """The indices, `tensor.top_k`'s second result (`record.top_k`)."""
     source, (k, axis) = node.operands[0], node.params
@@ -282,6 +290,7 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "take_along_axis": emit_take_along_axis,
     "reverse": emit_reverse,
     "top_k": emit_top_k,
+    "scatter_add": emit_scatter_add,
     "all_reduce": emit_collective,
     "all_gather": emit_collective,
     "reduce_scatter": emit_collective,

@@ -333,6 +333,12 @@ def take_along_axis(x: Node, indices: Node, axis: int) -> Node:
     return record("take_along_axis", [x, indices], (axis,), indices.shape, x.dtype, indices.static)
 
 
+def scatter_add(x: Node, indices: Node, updates: Node, axis: int) -> Node:
+    """`x` with `updates` (of `take(x, indices, axis)`'s shape) added at `indices` along
+    `axis`, equal indices accumulating (numpy's `add.at` on a copy)."""
+    return record("scatter_add", [x, indices, updates], (axis,), x.shape, x.dtype, x.static)
+
+
 def top_k(x: Node, k: int, axis: int) -> tuple[Node, Node]:
     """The k largest along `axis`, descending, and their int64 indices: a `top_k` node
     of the indices (`tensor.top_k`'s second result), and the values taken along the

@@ -414,10 +414,16 @@ def index_select(x: Any, dim: int, index: Any) -> Any:
 
 
 def index(x: Any, indices: Sequence[Any]) -> Any:
-    """Advanced indexing by one integer tensor (`x[:, ids]`): `take` along its dim.
-    Computed indices wrap as torch's do (-1 is the last); a boolean mask, or several
-    index tensors, run in torch."""
+    """Advanced indexing by one integer tensor (`x[:, ids]`): `take` along its dim."""
     x = lazy(x)
+    axis, ids = one_index(x, indices)
+    return LazyArray(record.take(x._node, ids._node, axis))
+
+
+def one_index(x: LazyArray, indices: Sequence[Any]) -> tuple[int, LazyArray]:
+    """The dim and the ids of an `index`/`index_put` by one integer tensor, checked.
+    Computed ids wrap as torch's do (-1 is the last); a boolean mask, or several index
+    tensors, run in torch."""
     given = [(axis, ids) for axis, ids in enumerate(indices) if ids is not None]
     if len(given) != 1 or lazy(given[0][1]).dtype.kind not in "iu":
         raise Unsupported("indexing by a mask or by several tensors")
@@ -425,7 +431,33 @@ def index(x: Any, indices: Sequence[Any]) -> Any:
     bound = x.shape[axis]
     if ids._node.value is None:  # (known ones: in [0, n), checked on each replay)
         ids = needs(np.where(ids < 0, ids + number(bound, ids), ids))
-    return LazyArray(record.take(x._node, checked(ids, bound)._node, axis))
+    return axis, checked(ids, bound)
+
+
+def index_put(x: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Any:
+    """`x[ids] += values` made functional (an embedding's gradient): `scatter_add`
+    along the dim of the one index tensor. Without `accumulate`, the last of equal ids
+    would win: that runs in torch."""
+    x = lazy(x)
+    if not accumulate:
+        raise Unsupported("index_put without accumulate")
+    axis, ids = one_index(x, indices)
+    shape = (*x.shape[:axis], *ids.shape, *x.shape[axis + 1 :])
+    updates = np.broadcast_to(number(values, x), tuple(map(plain, shape)))
+    return LazyArray(record.scatter_add(x._node, ids._node, lazy(updates)._node, axis))
+
+
+def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
+    """`x` with the rows of `source` added at `index` along `dim` (duplicates too)."""
+    x = lazy(x)
+    axis = specialized(dim) % max(x.ndim, 1)
+    if lazy(index).ndim != 1:
+        raise Unsupported("index_add of a 0-d index")
+    ids = checked(index, x.shape[axis])
+    updates = lazy(source) if alpha == 1 else lazy(source) * number(alpha, x)
+    if tuple(updates.shape) != (*x.shape[:axis], *ids.shape, *x.shape[axis + 1 :]):
+        raise Unsupported("index_add of a source of other sizes")
+    return LazyArray(record.scatter_add(x._node, ids._node, updates._node, axis))
 
 
 def gather(x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
@@ -604,6 +636,7 @@ HANDLERS: dict[str, Handler] = {
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
     "embedding": embedding, "index_select": index_select, "gather": gather, "index": index,
+    "index_put": index_put, "index_add": index_add,
     "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat, "topk": topk,
     "bitwise_xor": binary(np.bitwise_xor), "__lshift__": binary(np.left_shift),
     "__rshift__": binary(np.right_shift), "bitwise_left_shift": binary(np.left_shift),
