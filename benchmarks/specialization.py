@@ -34,7 +34,8 @@ see `bench_bytecodes`). It is a proxy for the Python overhead a new shape
 adds, not for the time of numpy's calls.
 
 Then a tiny cached call: `p(x)` for a one-kernel program on a 2x3 input
-(median of repeats of 2000 calls), also in bare-numpy-call units; the
+(median of repeats of 2000 calls), also in bare-numpy-call units, and the
+bytecodes one such call interprets; the
 time of `dvm.compile` from text, full and from the compile cache, and of
 `import dvm` and a cached compile in a fresh process; and a long stream of --stream new
 shapes, one call each, timing Python's full garbage collections, which
@@ -329,7 +330,8 @@ def bench_tiny_call(repeat: int) -> None:
         print(
             f"  {name:10s} {x.shape}  {t * 1e6:7.1f} us = {r:4.0f} numpy calls"
             f" (idle: {r * IDLE_NUMPY_CALL_US:.0f} us); one call at a time:"
-            f" p50 {p50 * 1e6:.1f} p99 {p99 * 1e6:.1f} max {longest * 1e6:.0f} us"
+            f" p50 {p50 * 1e6:.1f} p99 {p99 * 1e6:.1f} max {longest * 1e6:.0f} us;"
+            f" {bytecodes(partial(p, *args))} Python bytecodes"
         )
     wall, _ = numpy_call()
     print(f"  a bare np.add(out=) on 1 element here: {wall * 1e6:.2f} us")
