@@ -256,10 +256,15 @@ def _bind_load(node: OpNode, core: CoreLike) -> Fn | None:
     g, sl = core.g, core.slicer(v)
     if dst in core.alias_regs:
         alias = core.alias
-        cut = sl or _whole
+        if sl is None:  # the whole view, without a slicer's frame
+
+            def load_whole() -> None:
+                alias[dst] = g[v]
+
+            return load_whole
 
         def load_alias() -> None:
-            alias[dst] = cut(g[v])
+            alias[dst] = sl(g[v])
 
         return load_alias
     if math.prod(node.extents) == 0:

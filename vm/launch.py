@@ -86,7 +86,7 @@ def launch(
     if isinstance(target, Program):
         spec = _specialization(target, args, params, device)
     assert isinstance(spec, Specialization)
-    _check_args(spec, args)
+    _check_args(spec, args, fresh)
     if spec.idle:
         return LaunchStats.collect([], 0, 0, 0, 1) if stats or trace else None
     alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
@@ -266,9 +266,10 @@ def _specialization(
     return spec
 
 
-def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
+def _check_args(spec: Specialization, args: Sequence[np.ndarray], fresh: bool = False) -> None:
     """Arrays must be exactly what the specialization was checked for (tested in C:
-    launches of small tiles cannot afford a Python loop per argument)."""
+    launches of small tiles cannot afford a Python loop per argument); those it writes
+    writeable, unless `fresh` promises they were just allocated."""
     try:
         fits = (
             tuple(map(ARRAY_SHAPE, args)) == spec.shapes
@@ -278,6 +279,8 @@ def _check_args(spec: Specialization, args: Sequence[np.ndarray]) -> None:
     except AttributeError:  # something that is no array
         fits = False
     if fits:
+        if fresh:
+            return
         for i in spec.stored_args:
             if not args[i].flags.writeable:
                 raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
