@@ -138,6 +138,13 @@ def extract_step(label: str, src: int, indices: list[int], out: int) -> Step:
 
 def launch_step(parts: Launch) -> Step:
     kernel, inputs, outputs, kept = parts
+    if len(outputs) == 1:  # the common case, without a zip
+        (output,) = outputs
+
+        def step_one(call: Call, env: Env) -> None:
+            (env[output],) = kernel.run(launch_inputs(env, inputs), call, kept)
+
+        return step_one
 
     def step(call: Call, env: Env) -> None:
         arrays = launch_inputs(env, inputs)

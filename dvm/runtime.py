@@ -143,7 +143,8 @@ class CompiledProgram:
             outputs = variant.run_in(args, call)
         except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
             fail(self.declared, args, e)
-        return self.finish(args, outputs)
+        outputs = owned(outputs, args)  # `finish`, without its frame
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def profile(
         self, *args: Any, trace: bool = False
@@ -172,7 +173,11 @@ class CompiledProgram:
         """The arguments as the kernels take them, and the cached bound variant of their
         signature, or a new one."""
         key = self.signature(args)
-        bound = self.cached(key)
+        try:  # `cached`, without its frame: a cached call's whole lookup
+            bound = self.cache[key]
+            self.cache.move_to_end(key)
+        except (KeyError, TypeError):
+            bound = None
         if bound is None:
             converted = self.arrays(args)
             if converted is not args:  # numpy scalars given for tensors: their 0-d arrays'
