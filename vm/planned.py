@@ -69,6 +69,7 @@ class Core:
         self.alias: list[Any] = [None] * len(spec.registers)
         static = static_info(spec.program)
         self.alias_operands = static.alias_operands
+        self.facts = static.body_facts
         self.binders = binders_for(static, alias_regs)
         self._slicers: dict[int, Callable[[np.ndarray], np.ndarray] | None] = {}
         self._scratch = scratch
@@ -142,7 +143,7 @@ class Core:
         per executable, shared by the cores)."""
         fused = self.fused.get(key)
         if fused is None:
-            fused = self.fused[key] = fused_stores(body)
+            fused = self.fused[key] = fused_stores(body, self.facts)
         return self.bind(body, fused)
 
     def bind(self, body: Body, fused: dict[int, int] | None = None) -> list[Fn]:
@@ -151,7 +152,7 @@ class Core:
         whose register is next overwritten in place is forwarded (see `forwarded_loads`)."""
         out: list[Fn] = []
         binders = self.binders
-        forward = forwarded_loads(body, self.alias_regs) if self.forwarding else {}
+        forward = forwarded_loads(body, self.alias_regs, self.facts) if self.forwarding else {}
         if not fused and not forward and self.stats is None:
             for node in body:
                 if type(node) is LoopNode:
@@ -258,19 +259,30 @@ def _nothing() -> None:
 _GLOBAL_MEMORY = (Cat.LOAD, Cat.STORE, Cat.STORE_ACC, Cat.SCATTER_ADD)
 
 
-def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
+def forwarded_loads(
+    body: Body, alias_regs: frozenset[int], facts: dict[Any, Any] | None = None
+) -> dict[int, int]:
     """Loads of this straight-line body that need not copy, each with the instruction
     that then writes its register in place ({load: writer}; see
     `specialize.in_place_writer`). Only bound when no argument the program reads shares
-    memory with one it writes."""
+    memory with one it writes. `facts` (`Static.body_facts`) keeps what the
+    instructions alone decide, for the next body with the same ones."""
+    key = (alias_regs, tuple([node.k for node in body]))
+    found = facts.get(key) if facts is not None else None
+    if found is None:
+        found = _forwardable(body, alias_regs)
+        if facts is not None:
+            facts[key] = found
+    # ... and a tile with no element copies nothing: nothing to forward.
+    return {i: w for i, w in found.items() if _has_elements(body[i])}
+
+
+def _forwardable(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
+    """`forwarded_loads` by the instructions alone, whatever the tiles' extents."""
     code = [None if isinstance(node, LoopNode) else node.ins for node in body]
     out: dict[int, int] = {}
-    for i, node in enumerate(body):
-        ins = code[i]
+    for i, ins in enumerate(code):
         if ins is None or ins.op.cat is not Cat.LOAD or ins.operands[0] in alias_regs:
-            continue
-        assert isinstance(node, OpNode)
-        if not node.extents or 0 in node.extents:
             continue
         w = in_place_writer(code, i)
         if w is not None:
@@ -278,7 +290,12 @@ def forwarded_loads(body: Body, alias_regs: frozenset[int]) -> dict[int, int]:
     return out
 
 
-def fused_stores(body: Body) -> dict[int, int]:
+def _has_elements(node: OpNode | LoopNode) -> bool:
+    extents = node.extents if isinstance(node, OpNode) else None
+    return extents is not None and len(extents) > 0 and 0 not in extents
+
+
+def fused_stores(body: Body, facts: dict[Any, Any] | None = None) -> dict[int, int]:
     """Pairs (producer, store) in a straight-line tile body that can fuse: the producer
     then writes the stored view's tile itself, saving a copy of the tile.
 
@@ -286,7 +303,25 @@ def fused_stores(body: Body) -> dict[int, int]:
     shape; between it and the store nothing touches r and nothing touches global
     memory (so no load sees the early write and no store is reordered past it); and
     after the store nothing reads r (the value exists only in global memory then).
+    All but the shape follow from the instructions, which `facts` (`Static.body_facts`)
+    keeps per instruction sequence; not for a body with a loop, whose segments (and so
+    the registers it reads) depend on the shape.
     """
+    key = (None, tuple([node.k for node in body]))
+    if facts is not None and key in facts:
+        pairs = facts[key]
+    else:
+        loops = any(isinstance(node, LoopNode) for node in body)
+        pairs = None if loops else _fusable_pairs(body)
+        if facts is not None:
+            facts[key] = pairs
+    if pairs is None:  # a body with a loop: found again for each
+        pairs = _fusable_pairs(body)
+    return {i: j for i, j in pairs.items() if _same_tile(body, i, j)}
+
+
+def _fusable_pairs(body: Body) -> dict[int, int]:
+    """`fused_stores` by the instructions alone, whatever the shapes."""
     pairs: dict[int, int] = {}
     for j, node in enumerate(body):
         if isinstance(node, LoopNode) or node.ins.op.cat is not Cat.STORE:
@@ -298,17 +333,22 @@ def fused_stores(body: Body) -> dict[int, int]:
     return pairs
 
 
+def _same_tile(body: Body, i: int, j: int) -> bool:
+    """Whether producer i writes exactly store j's tile (and is not fused already)."""
+    producer, store = body[i], body[j]
+    assert isinstance(producer, OpNode) and isinstance(store, OpNode)
+    return producer.out == store.extents and producer.store_to is None
+
+
 def _producer(body: Body, j: int, r: int) -> int | None:
-    """The instruction before store `j` that computes register r, if fusable."""
-    store = body[j]
-    assert isinstance(store, OpNode)
+    """The instruction before store `j` that computes register r, if fusable (whatever
+    its shape: see `_same_tile`)."""
     for i in range(j - 1, -1, -1):
         n = body[i]
         if isinstance(n, LoopNode) or n.ins.op.cat in _GLOBAL_MEMORY:
             return None
         if n.ins.operands[0] == r:
-            ok = fusable(n.ins) and n.out == store.extents and n.store_to is None
-            return i if ok else None
+            return i if fusable(n.ins) else None
         if _reads(n, r):
             return None
     return None

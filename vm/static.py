@@ -64,6 +64,10 @@ class Static:
     (`specialize.fast_function`)."""
     binders: dict[frozenset[int], list[Any]] = field(default_factory=dict)
     """Per set of alias registers: each instruction's binder (`planned.binders_for`)."""
+    body_facts: dict[Any, dict[int, int]] = field(default_factory=dict)
+    """What binding a tile body learns from its instructions alone, per instruction
+    sequence (`planned.fused_stores`, `planned.forwarded_loads`): every shape's tile
+    classes share it."""
     unplanned: list[Any] = field(default_factory=list)
     """The unplanned executor's generated functions, once made (`unplanned.generated`)."""
 

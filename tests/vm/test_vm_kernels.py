@@ -374,6 +374,23 @@ def test_forwarded_load_reads_the_global_tile_until_its_register_is_overwritten(
     np.testing.assert_array_equal(z, want)
 
 
+@pytest.mark.parametrize("text", [FUSION, FORWARD])
+def test_what_a_body_learns_from_its_instructions_holds_at_every_shape(text: str) -> None:
+    """Fused stores and forwarded loads found through the program's kept facts (found at
+    the first shape, its shape checked at each) are those found from each body alone:
+    at tiles of every size, and with no element."""
+    prog = _program(text)
+    facts = static.static_info(prog).body_facts
+    for n in (21, 8, 3, 0, 40):
+        spec = vm.specialize(prog, [(n,)] * len(prog.args))
+        for body in spec.plan.bodies.values():
+            assert planned.fused_stores(body, facts) == planned.fused_stores(body)
+            got = planned.forwarded_loads(body, frozenset(), facts)
+            assert got == planned.forwarded_loads(body, frozenset())
+            assert got == ({} if text is FUSION or n == 0 else {0: 2})
+    assert facts  # kept
+
+
 ROW_SHIFT = FUSION.split("load")[0] + (  # FUSION's declarations; a2 goes unused
     "load r0, v0\nreduce r1, r0, {kind}, {{0}}, [keepdims]\nsub {dst}, r0, r1\nstore v1, {dst}\n"
 )
