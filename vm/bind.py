@@ -121,16 +121,19 @@ def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
     are fetched per call, through a closure made from a template per pattern of
     fetched and fixed operands (so a call costs one Python frame, not one per fetch)."""
     out = kwargs.get("out")
-    dyn_out = isinstance(out, DynOut)
+    dyn_out = type(out) is DynOut
     kinds = tuple([type(a) is Dyn for a in args])
     if not dyn_out and True not in kinds:
         return partial(fn, *args, **kwargs)
-    rest = {k: v for k, v in kwargs.items() if k != "out"}
-    pattern = (kinds, "d" if dyn_out else "c" if "out" in kwargs else "", bool(rest))
+    has_out = "out" in kwargs
+    if has_out:  # (kwargs is this call's own dict)
+        del kwargs["out"]
+    pattern = (kinds, "d" if dyn_out else "c" if has_out else "", bool(kwargs))
     make = _TEMPLATES.get(pattern)
     if make is None:
         make = _TEMPLATES[pattern] = _template(*pattern)
-    regs = [a.r if isinstance(a, Dyn) else None for a in args]
+    regs = [a.r if dyn else None for a, dyn in zip(args, kinds, strict=True)]
+    rest = kwargs
     if dyn_out:
         assert isinstance(out, DynOut)
         return make(fn, args, regs, core.alias, None, out.cut, out.g, out.v, rest)
@@ -209,12 +212,6 @@ def per_inner_index(fn: Any, extent: int) -> Any:
 def _copy_per_inner_index(src: np.ndarray, out: np.ndarray) -> None:
     for j in range(out.shape[-1]):
         out[..., j] = _at(src, j)
-
-
-def make_slicer(vp: ViewPlan, idx: list[int]) -> Callable[[np.ndarray], np.ndarray] | None:
-    """A function cutting the current tile out of the launch view (None: the whole view)."""
-    make = slicer_maker(tuple([(d, src) for d, src, _ in vp.tiled]))
-    return None if make is None else make(idx, vp.tiled)
 
 
 def slicer_maker(tiled: tuple[tuple[int, int], ...]) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm.bind import Binder, Fn, bind_op, binders, make_slicer
+from dvm.vm.bind import Binder, Fn, bind_op, binders, slicer_maker
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import fusable, global_view
 from dvm.vm.memory import device_memory
@@ -70,14 +70,15 @@ class Core:
         static = static_info(spec.program)
         self.alias_operands = static.alias_operands
         self.facts = static.body_facts
+        if not static.slicer_makers:
+            static.slicer_makers[:] = [
+                slicer_maker(tuple([(d, src) for d, src, _ in tiled])) for tiled in static.tiled
+            ]
+        self._makers = static.slicer_makers
         self.binders = binders_for(static, alias_regs)
         self._slicers: dict[int, Callable[[np.ndarray], np.ndarray] | None] = {}
         self._scratch = scratch
         self._dtypes = static.reg_dtypes
-        self._starts = [
-            off // item if off % item == 0 else -1
-            for (off, _), item in zip(spec.registers, static.itemsizes, strict=True)
-        ]
         self._typed: dict[np.dtype, np.ndarray] = {}
         self._regs: dict[tuple[int, Shape], np.ndarray] = {}
         self.stats: CoreStats | None = None
@@ -92,15 +93,16 @@ class Core:
         key = (r, shape)
         got = self._regs.get(key)
         if got is None:
-            dtype, start = self._dtypes[r], self._starts[r]
-            if start < 0:  # a byte offset that is no multiple of the element size
-                off, n = self.registers[r][0], math.prod(shape) * dtype.itemsize
+            dtype, off = self._dtypes[r], self.registers[r][0]
+            item = dtype.itemsize
+            if off % item:  # a byte offset that is no multiple of the element size
+                n = math.prod(shape) * item
                 got = self._regs[key] = self.mem[off : off + n].view(dtype).reshape(shape)
                 return got
             base = self._typed.get(dtype)
             if base is None:
-                usable = len(self.mem) // dtype.itemsize * dtype.itemsize
-                base = self._typed[dtype] = self.mem[:usable].view(dtype)
+                base = self._typed[dtype] = self.mem[: len(self.mem) // item * item].view(dtype)
+            start = off // item
             got = self._regs[key] = base[start : start + math.prod(shape)].reshape(shape)
         return got
 
@@ -114,18 +116,18 @@ class Core:
         if v in self._slicers:
             return self._slicers[v]
         vp = self.views[v]
-        got = self._slicers[v] = None if self._one_tile(vp) else make_slicer(vp, self.idx)
+        got = self._slicers[v] = None if self._one_tile(vp) else self._makers[v](self.idx, vp.tiled)
         return got
 
     def _one_tile(self, vp: ViewPlan) -> bool:
         """Whether each tiled dim of `vp` is tiled by a grid axis of one tile as large as
         the dim: the tile is the whole view, whatever the launch (a tiny launch's case,
         which then slices nothing per call)."""
-        extents = self.extents
-        return all(
-            Index.is_grid(src) and extents[src - Index.GRID0] == 1 and tile >= vp.sizes[d]
-            for d, src, tile in vp.tiled
-        )
+        extents, sizes = self.extents, vp.sizes
+        for d, src, tile in vp.tiled:
+            if not (Index.is_grid(src) and extents[src - Index.GRID0] == 1 and tile >= sizes[d]):
+                return False
+        return True
 
     def scratch(self, shape: Shape, dtype: np.dtype) -> np.ndarray:
         """A temporary of `shape` that only one instruction uses at a time (this core's,
@@ -164,11 +166,17 @@ class Core:
             return out
         fused = fused or {}
         elided = set(fused.values())
+        special = elided.union(fused, forward)
         stats = self.stats is not None
         base, windows = self.alias_regs, {}  # forwarded register -> index of its last reader
         for i, node in enumerate(body):
             if type(node) is LoopNode:
                 out.append(self._bind_loop(node))
+                continue
+            if not windows and i not in special:  # bound as in the loop above
+                fn = binders[node.k](node, self)  # type: ignore[union-attr, arg-type]
+                if fn is not None:
+                    out.append(self._instrument(node, fn) if stats else fn)  # type: ignore[arg-type]
                 continue
             assert isinstance(node, OpNode)
             if i in elided:

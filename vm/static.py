@@ -68,6 +68,9 @@ class Static:
     """What binding a tile body learns from its instructions alone, per instruction
     sequence (`planned.fused_stores`, `planned.forwarded_loads`): every shape's tile
     classes share it."""
+    slicer_makers: list[Any] = field(default_factory=list)
+    """Per view, once made: what makes its slicer (`bind.slicer_maker`; the tiled dims and
+    their index sources are the program's)."""
     unplanned: list[Any] = field(default_factory=list)
     """The unplanned executor's generated functions, once made (`unplanned.generated`)."""
 
