@@ -347,3 +347,22 @@ def test_every_unary_ufunc_compiles(name: str) -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6, equal_nan=True)
     assert got.dtype == expected.dtype
     assert lazy.stats()["failed"] == 0 and lazy.stats()["compiled"] == 1
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int32, np.float32])
+@pytest.mark.parametrize("exponent", [2, 3, 4, 3.0])
+def test_a_small_integer_power_is_multiplies_of_numpys_dtype(dtype: type, exponent: float) -> None:
+    """`x ** 3` records multiplies, not `pow` (numpy's per-element `pow` call is many
+    times slower), in numpy's result dtype: `x ** 2` and `np.square` square a bool to
+    int8 as numpy's operator does, `np.power(x, 2)` to int64."""
+    x = np.random.default_rng(1).integers(-3, 4, (6, 5)).astype(dtype)
+    with np.errstate(all="ignore"):
+        calls: list[Callable[[Any], Any]] = [lambda a: a**exponent, lambda a: np.power(a, exponent)]
+        if exponent == 2:
+            calls.append(np.square)
+        for call in calls:
+            y = call(lazy.asarray(x))
+            assert "tensor.pow" not in lazy.explain(y)
+            expected, got = call(x), np.asarray(y)
+            assert got.dtype == expected.dtype
+            np.testing.assert_allclose(got, expected, rtol=2e-7)

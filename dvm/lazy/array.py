@@ -208,6 +208,22 @@ for _name, _ufunc in {
     setattr(LazyArray, f"__r{_name}__", operator_method(_ufunc, reflected=True))
 
 
+_power_operator = LazyArray.__pow__
+
+
+def _pow(self: LazyArray, other: Any) -> Any:
+    """`x ** 2` is `np.square(x)`, as numpy's operator makes it (a bool squares to int8,
+    where `np.power` gives int64)."""
+    if type(other) is int and other == 2:
+        node = numpy_api.square(self._node)
+        if node is not None:
+            return LazyArray(node)
+    return _power_operator(self, other)
+
+
+LazyArray.__pow__ = _pow
+
+
 def numpy_method(function: Any) -> Any:
     """`x.name(...)` as numpy's `np.name(x, ...)`: recorded by its handler, or run."""
     return lambda self, *args, **kwargs: dispatch(function, (self, *args), kwargs)

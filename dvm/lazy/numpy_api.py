@@ -219,6 +219,13 @@ def ufunc_plan(
     return name, in_dtypes, out_dtype
 
 
+SMALL_POWERS = range(2, 5)
+"""Integer exponents taken as multiplications: numpy's `power` calls the C library's
+`pow` for each element, many times slower than a multiply, and `x ** 3` is common
+(GELU's tanh form). Each multiply rounds, so a float result may differ from numpy's
+in its last bit or two, as Inductor's does."""
+
+
 def power(base: Operand, exponent: Operand) -> Node | None:
     """`base ** exponent`: floats as `pow`; integers only to a Python int >= 0 (numpy
     raises for a negative integer power, a check per element the program skips)."""
@@ -226,14 +233,36 @@ def power(base: Operand, exponent: Operand) -> Node | None:
     loop = None if missing(dtypes) else resolved(np.power, dtypes)
     if loop is None or not isinstance(base, Node):
         return None
-    if type(exponent) is int and exponent == 2:
-        return ufunc(np.multiply, [base, base])
+    if type(exponent) in (int, float) and exponent in SMALL_POWERS:
+        return repeated_product(base, int(exponent), loop[0])
     if not is_float_dtype(loop[0]) and not (type(exponent) is int and exponent >= 0):
         return None
     nodes = [as_node(base, loop[0]), as_node(exponent, loop[1])]
     if missing(nodes) or not accepts(KINDS["pow"], loop[0]):
         return None
     return record.elementwise("pow", nodes, loop[2])  # type: ignore[arg-type]
+
+
+def repeated_product(base: Node, n: int, dtype: np.dtype[Any]) -> Node | None:
+    """`base ** n` (n >= 1) in `dtype` by squaring: at most 2·log2(n) multiplies."""
+    square = as_node(base, dtype)
+    product = None
+    while square is not None:
+        if n & 1:
+            product = square if product is None else ufunc(np.multiply, [product, square])
+        n >>= 1
+        if not n:
+            return product
+        square = ufunc(np.multiply, [square, square])
+    return None
+
+
+def square(x: Operand) -> Node | None:
+    """`np.square`: `x * x` in its loop's dtype (a bool squares to int8)."""
+    loop = resolved(np.square, (operand_dtype(x),))
+    if loop is None or not isinstance(x, Node):
+        return None
+    return repeated_product(x, 2, loop[0])
 
 
 def matmul(a: Operand, b: Operand) -> Node | None:
@@ -484,7 +513,7 @@ def advanced_index(x: Node, key: Any) -> Node | None:
 SPECIAL: dict[np.ufunc, Any] = {
     np.matmul: matmul,
     np.power: power,
-    np.square: lambda x: ufunc(np.multiply, [x, x]),
+    np.square: square,
     np.positive: lambda x: record.convert(x, x.dtype) if numeric_node(x) else None,
     np.fabs: lambda x: ufunc(np.absolute, [x]) if numeric_node(x, "f") else None,
     np.floor_divide: lambda a, b: floor_divide(a, b),
