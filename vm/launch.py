@@ -45,12 +45,11 @@ back; they bind when the shape does."""
 
 def prepare(program: Program, device: DeviceSpec) -> Program:
     """Do at once what every shape of `program` shares and its first launch would do
-    otherwise: validation, the fast path (for `device`), the unplanned executor's code and
-    mapping the device's local memory, so that a first call pays only for its shape.
-    Returns the program."""
+    otherwise: validation, the fast path (for `device`) and the unplanned executor's code,
+    so that a first call pays only for its shape. Returns the program. (The device's
+    local memory is mapped as launches reach it: see `DeviceMemory.reach`.)"""
     fast_function(program, device)
     generated(program)
-    device_memory(device).touch(device.memory_bytes(static_info(program).has_mma))
     return program
 
 
@@ -236,7 +235,14 @@ def _unplanned_launch(
     after whatever came before it. Sharing even an mma's grid, whose tiles run in BLAS
     without the GIL, costs more on streams of new shapes than it saves (see
     docs/performance.md)."""
+    memory.reach(registers_end(spec))
     _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, memory.unplanned, alias)
+
+
+def registers_end(spec: Specialization) -> int:
+    """The local-memory byte just past the specialization's highest register."""
+    ends = zip(spec.registers, static_info(spec.program).itemsizes, strict=True)
+    return max([offset + n * item for (offset, n), item in ends], default=0)
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:
@@ -336,6 +342,8 @@ def _executable(
     key = (n, stats, alias, copy)
     ex = spec.executables.get(key)
     if ex is None:
+        spec.plan  # noqa: B018 (planning may tile anew: then the registers are final)
+        device_memory(spec.device).reach(registers_end(spec))  # before binding views
         ex = spec.executables[key] = Executable(spec, n, stats, alias)
     return ex
 

@@ -67,18 +67,18 @@ class DeviceMemory:
         """What unplanned launches, which run on the calling thread, keep beside core 0's
         memory."""
         self.touched = 0
-        """Bytes at the start of each buffer whose pages are mapped (see `touch`)."""
+        """Bytes at the start of each buffer whose pages are mapped (see `reach`)."""
 
-    def touch(self, nbytes: int) -> None:
-        """Map the pages of each core's first `nbytes` now, as a device's memory exists
-        before its first kernel: the buffers are zeroed lazily, so a launch that reached
-        a page first would pay its fault (one per page: a first call at a larger shape
-        than any before would pay for every page it reaches first)."""
+    def reach(self, nbytes: int) -> None:
+        """Map the pages of each core's first `nbytes` before a launch's tiles use them
+        (the caller holds `lock`): the buffers are zeroed lazily, so a tile that reached
+        a page first would pay its fault inside the tile. A launch maps what its
+        registers reach, when it first runs: a program compiled but never called at a
+        large shape never maps the whole memory (64 MiB on a host with a large L3)."""
         if nbytes > self.touched:
-            with self.lock:
-                for buffer in self.buffers:
-                    buffer[self.touched : nbytes].fill(0)
-                self.touched = max(self.touched, nbytes)
+            for buffer in self.buffers:
+                buffer[self.touched : nbytes].fill(0)
+            self.touched = nbytes
 
 
 _MEMORIES: dict[DeviceSpec, DeviceMemory] = {}

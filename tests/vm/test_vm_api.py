@@ -85,20 +85,31 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     assert not spec.planned  # the launch ran unplanned, its launcher built by `prepare`
 
 
-def test_prepare_maps_the_memory_a_program_uses_once() -> None:
-    """`prepare` maps the device's local memory before any launch (a first launch
-    would otherwise pay its page faults): the vector memory for a vector program, then
-    the larger cube memory for a program with an mma; never again, never less."""
+def test_launches_map_the_memory_their_registers_reach() -> None:
+    """A launch maps the local memory its registers reach before its tiles run (a tile
+    would otherwise pay the page faults), unplanned or planned; `prepare` maps none of
+    it. The mapped part only grows, and every result is right."""
     memory_module = importlib.import_module("dvm.vm.memory")
-    device = vm.DeviceSpec(2, 2, 256 << 10, 64, name="mapped-once", cube_memory_bytes=1 << 20)
+    registers_end = importlib.import_module("dvm.vm.launch").registers_end
+    device = vm.DeviceSpec(2, 2, 256 << 10, 64, name="mapped-as-reached", cube_memory_bytes=1 << 20)
     memory = memory_module.device_memory(device)
+    program = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), device)
     assert memory.touched == 0
-    vector = vm.load(vm.encode(vm.assemble(P.layernorm(False))))
-    cube = vm.load(vm.encode(vm.assemble(P.addmm_relu(8, 8, 4))))
-    for program, mapped in [(vector, 256 << 10), (cube, 1 << 20), (vector, 1 << 20)]:
-        vm.prepare(program, device)
-        assert memory.touched == mapped
-    assert all(not buffer.any() for buffer in memory.buffers)  # zeros, as before
+    rng = np.random.default_rng(0)
+    mapped = []
+    for rows, cols, planned in [(5, 16, False), (40, 64, False), (5, 8, False), (40, 256, True)]:
+        x = rng.standard_normal((rows, cols), dtype=np.float32)
+        w, b = np.ones(cols, np.float32), np.zeros(cols, np.float32)
+        out = np.empty_like(x)
+        shapes = [x.shape, w.shape, b.shape, out.shape]
+        spec = vm.specialize(program, shapes, device=device, lazy=True)
+        vm.launch(spec, [x, w, b, out], cores=1 if planned else None)
+        assert spec.planned == planned
+        mean, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+        np.testing.assert_allclose(out, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-4)
+        mapped.append(memory.touched)
+        assert memory.touched == max([registers_end(spec), *mapped[:-1]])
+    assert 0 < mapped[0] < mapped[1] == mapped[2] < mapped[3] < 256 << 10
 
 
 def test_unplanned_launches_until_one_is_not() -> None:
