@@ -323,7 +323,7 @@ def generated_sources() -> list[str]:
 
 def test_a_dropped_program_takes_its_generated_sources_along() -> None:
     """What a compile generates (guards, output sizes, the argument binder; the VM's
-    slots, fast path and unplanned launch) is named after its function or kernel, and
+    fast path and unplanned launch) is named after its function or kernel, and
     its source, kept for tracebacks, goes when the program is dropped: compiling many
     programs does not grow `linecache`."""
     x = np.random.default_rng(6).standard_normal((6, 5), dtype=np.float32)
@@ -335,7 +335,7 @@ def test_a_dropped_program_takes_its_generated_sources_along() -> None:
         for _ in range(2):  # the second call plans the launch and binds it
             program(x)
         made = {name.rsplit(" #", 1)[0] for name in set(generated_sources()) - before}
-        assert {"<dvm argument binder: @f", "<dvm slots: f_k0"} <= made, made
+        assert {"<dvm argument binder: @f", "<dvm fast path: f_k0_rows"} <= made, made
         del program
         gc.collect()  # (generated functions and their namespaces hold each other)
         assert set(generated_sources()) <= before

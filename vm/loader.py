@@ -5,7 +5,7 @@ from __future__ import annotations
 from dvm.vm.binary import decode
 from dvm.vm.generated import program_origin
 from dvm.vm.program import Program
-from dvm.vm.slots import SlotFn, compile_slots
+from dvm.vm.slots import SlotTable
 from dvm.vm.validate import LoopInfo, validate
 
 
@@ -26,12 +26,12 @@ def check(program: Program) -> Program:
     return program
 
 
-def validated(program: Program) -> tuple[LoopInfo, SlotFn]:
-    """The program's loop structure and compiled slot function, validating it the first
-    time (remembered in the program)."""
+def validated(program: Program) -> tuple[LoopInfo, SlotTable]:
+    """The program's loop structure and slot function (compiled when first called),
+    validating it the first time (remembered in the program)."""
     got = program.cache.validated
     if got is None:
         loops = validate(program)  # first: the slots are compiled only once valid
-        slot_fn = compile_slots(program.slots, program_origin("slots", program.name))
-        got = program.cache.validated = (loops, slot_fn)
+        slot_table = SlotTable(program.slots, program_origin("slots", program.name))
+        got = program.cache.validated = (loops, slot_table)
     return got

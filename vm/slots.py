@@ -22,6 +22,7 @@ that cannot be 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import NamedTuple
 
 from dvm.vm.generated import define
@@ -237,6 +238,27 @@ def compile_slots(slots: Sequence[Slot], origin: str = "slots") -> SlotFn:
     names it in tracebacks: `generated.define`)."""
     namespace: dict[str, object] = {"__builtins__": {}}
     return define(slots_source(slots), "slots", namespace, origin)
+
+
+class SlotTable:
+    """A validated program's slot function, compiled at its first call. Specializing
+    evaluates the slots in the fast path (`checks.py`), which computes them itself; only
+    a caller that wants the slots alone calls this (the table walk's tests), so a
+    program compiled and run never generates it."""
+
+    def __init__(self, slots: Sequence[Slot], origin: str = "slots") -> None:
+        self.slots = slots
+        self.origin = origin
+
+    def __call__(
+        self, shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int
+    ) -> tuple[int, ...] | int:
+        return self.function(shapes, params, cores)
+
+    @cached_property
+    def function(self) -> SlotFn:
+        """The compiled function (`compile_slots`)."""
+        return compile_slots(self.slots, self.origin)
 
 
 def argument_lines(ranks: Sequence[int], n_params: int) -> list[str]:

@@ -19,7 +19,7 @@ from dvm.vm.isa import ACCUMULATE, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
 from dvm.vm.loader import validated
 from dvm.vm.program import Index, Instr, Program
 from dvm.vm.shapes import Rule, rules
-from dvm.vm.slots import SlotFn
+from dvm.vm.slots import SlotTable
 from dvm.vm.validate import LoopInfo
 
 NO_DESTINATION = (Cat.STORE, Cat.STORE_ACC, Cat.SCATTER_ADD, Cat.LOOP, Cat.ENDLOOP, Cat.NOP)
@@ -34,7 +34,9 @@ class Static:
 
     program: Program
     loops: LoopInfo
-    slot_fn: SlotFn
+    slot_fn: SlotTable
+    """The slots alone (compiled when first called: specializing computes them in the
+    fast path)."""
     rules: tuple[Rule | None, ...]
     """Per instruction: its shape rule (`shapes.rules`)."""
     tiled: tuple[tuple[tuple[int, int, int], ...], ...]
@@ -84,7 +86,7 @@ def static_info(program: Program) -> Static:
     return got
 
 
-def _static(p: Program, loops: LoopInfo, slot_fn: SlotFn) -> Static:
+def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
     tiled, pairs = _tiling(p)
     stored_views = frozenset(ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY)
     stored = frozenset(p.views[v].arg for v in stored_views)

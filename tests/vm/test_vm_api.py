@@ -13,6 +13,7 @@ import vm_programs as P
 import dvm.vm as vm
 from dvm.vm import DType, Extent, Index, Instr, Register, Scalar, Slot, Tok, View, ViewDim
 from dvm.vm.isa import ExprOp
+from dvm.vm.static import static_info
 
 
 def scale_program() -> vm.Program:
@@ -71,7 +72,7 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     prog = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), vm.DeviceSpec.host())
     built: list[str] = []
     for module, name in [
-        ("dvm.vm.loader", "compile_slots"),
+        ("dvm.vm.slots", "compile_slots"),
         ("dvm.vm.specialize", "compile_fast"),
         ("dvm.vm.unplanned", "Launcher"),
     ]:
@@ -83,6 +84,31 @@ def test_prepare_leaves_a_first_launch_no_code_to_build(monkeypatch: pytest.Monk
     vm.launch(spec, [x, x[0], x[0], out])
     assert built == []
     assert not spec.planned  # the launch ran unplanned, its launcher built by `prepare`
+
+
+def test_the_slot_table_alone_is_compiled_only_when_called(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Specializing computes the slots in the fast path: a program prepared and
+    launched never compiles its slot table alone, which a caller of `slot_fn` gets
+    compiled then, giving the slots the launch used."""
+    slots_module = importlib.import_module("dvm.vm.slots")
+    compile_slots = slots_module.compile_slots
+    compiled: list[str] = []
+
+    def counted(*args: object) -> object:
+        compiled.append("slots")
+        return compile_slots(*args)
+
+    monkeypatch.setattr(slots_module, "compile_slots", counted)
+    prog = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), vm.DeviceSpec.host())
+    x = np.ones((5, 16), np.float32)
+    shapes = [x.shape, (16,), (16,), x.shape]
+    spec = vm.specialize(prog, shapes, lazy=True)
+    vm.launch(spec, [x, x[0], x[0], np.empty_like(x)])
+    assert compiled == []
+    assert static_info(prog).slot_fn(shapes, (), spec.cores) == spec.slots
+    assert compiled == ["slots"]
 
 
 def test_launches_map_the_memory_their_registers_reach() -> None:

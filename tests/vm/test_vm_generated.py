@@ -55,7 +55,7 @@ def test_generated_code_is_named_after_its_program() -> None:
     vm.prepare(program, vm.DeviceSpec.host())
     static = static_info(program)
     made = generated(program)
-    functions = [static.slot_fn, *static.fast_paths.values(), made.launch, made.bound]
+    functions = [static.slot_fn.function, *static.fast_paths.values(), made.launch, made.bound]
     origins = [f.__code__.co_filename.rsplit(" #", 1)[0] for f in functions]
     assert origins == [
         "<dvm slots: layernorm",
