@@ -96,7 +96,7 @@ def device_memory(device: DeviceSpec) -> DeviceMemory:
     with _MEMORIES_LOCK:
         mem = _MEMORIES.get(device)
         if mem is None:
-            cores = min(max(device.vector_cores, device.cube_cores), len(pool().queues) + 1)
+            cores = min(max(device.vector_cores, device.cube_cores), workers() + 1)
             mem = _MEMORIES[device] = DeviceMemory(device, max(cores, 1))
         return mem
 
@@ -145,8 +145,16 @@ class Pool:
 _POOL: list[Pool] = []
 
 
+def workers() -> int:
+    """How many worker threads the pool has (or will have): one per CPU but the calling
+    one. The local memories are counted by it without starting them: a first call
+    whose launches all run on the calling thread starts no thread (starting one waits
+    for it to run, milliseconds on a busy machine)."""
+    return max((os.cpu_count() or 1) - 1, 0)
+
+
 def pool() -> Pool:
-    """The process-wide worker pool (os.cpu_count() - 1 threads), made on first use."""
+    """The process-wide worker pool (`workers()` threads), made on first use."""
     if not _POOL:
-        _POOL.append(Pool(max((os.cpu_count() or 1) - 1, 0)))
+        _POOL.append(Pool(workers()))
     return _POOL[0]

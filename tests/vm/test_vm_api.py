@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
 import sys
 
 import numpy as np
@@ -136,6 +137,25 @@ def test_launches_map_the_memory_their_registers_reach() -> None:
         mapped.append(memory.touched)
         assert memory.touched == max([registers_end(spec), *mapped[:-1]])
     assert 0 < mapped[0] < mapped[1] == mapped[2] < mapped[3] < 256 << 10
+
+
+SMALL_LAUNCHES = """\
+import sys, threading
+import numpy as np
+import dvm.vm as vm
+program = vm.prepare(vm.load(vm.encode(vm.assemble(sys.argv[1]))), vm.DeviceSpec.host())
+x = np.ones((5, 16), np.float32)
+for cores in (None, 1):  # unplanned, then planned on the calling thread
+    vm.launch(program, [x, x[0], x[0], np.empty_like(x)], cores=cores)
+assert threading.active_count() == 1, threading.enumerate()
+"""
+
+
+def test_launches_on_the_calling_thread_start_no_worker() -> None:
+    """A process whose launches all run on the calling thread starts none of the
+    pool's threads (starting one waits for it to run)."""
+    command = [sys.executable, "-c", SMALL_LAUNCHES, P.layernorm(False)]
+    subprocess.run(command, check=True, timeout=300)
 
 
 def test_unplanned_launches_until_one_is_not() -> None:
