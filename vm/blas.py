@@ -5,8 +5,9 @@ the thread that calls it. With OpenBLAS at its default of one thread per CPU,
 a small gemm wakes the other BLAS threads, and when the other CPU is busy (a
 VM core, or another process) it can take many times longer than on one
 thread. threadpoolctl can hold it at one thread, but its context costs more
-than a small launch; the OpenBLAS that numpy links (found through threadpoolctl once)
-exports `openblas_get_num_threads`/`openblas_set_num_threads`, two C calls.
+than a small launch; the OpenBLAS that numpy links (found once, in the process's
+memory map, else through threadpoolctl) exports
+`openblas_get_num_threads`/`openblas_set_num_threads`, two C calls.
 When that library or those symbols are not there (another BLAS, a numpy
 without OpenBLAS), `one_thread` returns None and the VM uses threadpoolctl.
 """
@@ -20,18 +21,11 @@ from typing import Any
 
 def _find() -> tuple[Any, Any] | None:
     """(get, set) number-of-threads functions of numpy's OpenBLAS, or None."""
-    try:
-        import numpy  # noqa: F401  (threadpoolctl finds only loaded libraries)
-        from threadpoolctl import ThreadpoolController
+    import numpy  # noqa: F401  (only a loaded library is found)
 
-        infos = [c.info() for c in ThreadpoolController().lib_controllers]
-    except Exception:
-        return None
-    for info in infos:
-        if info.get("internal_api") != "openblas":
-            continue
+    for path in _mapped_openblas() or _threadpoolctl_openblas():
         try:
-            lib = ctypes.CDLL(info["filepath"])
+            lib = ctypes.CDLL(path)
         except OSError:
             continue
         for prefix, suffix in itertools.product(("", "scipy_"), ("", "64_", "_64")):
@@ -41,6 +35,29 @@ def _find() -> tuple[Any, Any] | None:
                 get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
                 return get, put
     return None
+
+
+def _mapped_openblas() -> list[str]:
+    """The OpenBLAS libraries the process has loaded, read from its memory map (Linux;
+    elsewhere none): a fraction of a millisecond, where importing threadpoolctl and
+    listing the libraries with it cost a fresh process's first call 10-30 ms."""
+    try:
+        with open("/proc/self/maps") as maps:
+            fields = [line.split(None, 5) for line in maps if "openblas" in line]
+    except OSError:
+        return []
+    return sorted({f[5].strip() for f in fields if len(f) == 6 and ".so" in f[5]})
+
+
+def _threadpoolctl_openblas() -> list[str]:
+    """The OpenBLAS libraries threadpoolctl finds loaded."""
+    try:
+        from threadpoolctl import ThreadpoolController
+
+        infos = [c.info() for c in ThreadpoolController().lib_controllers]
+    except Exception:
+        return []
+    return [info["filepath"] for info in infos if info.get("internal_api") == "openblas"]
 
 
 _THREADS: list[tuple[Any, Any] | None] = []

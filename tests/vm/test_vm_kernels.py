@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -324,6 +325,15 @@ def test_blas_is_held_at_one_thread_during_a_launch_and_restored() -> None:
     assert held == before and get() == 1
     blas.restore(held)
     assert get() == before
+
+
+def test_the_memory_map_names_the_openblas_threadpoolctl_finds() -> None:
+    """The VM finds numpy's OpenBLAS in the process's memory map (threadpoolctl, which
+    finds the same libraries, costs a fresh process's first call tens of ms)."""
+    blas = importlib.import_module("dvm.vm.blas")
+    if not Path("/proc/self/maps").exists():
+        pytest.skip("no memory map to read: threadpoolctl finds the library")
+    assert sorted(blas._mapped_openblas()) == sorted(blas._threadpoolctl_openblas())
 
 
 FORWARD = """\
