@@ -11,7 +11,7 @@ Prints, with the load average (on a shared machine the times swing with it):
 - a cache hit in a fresh process: `import dvm`, `import numpy`, then `dvm.compile` of
   bert_layer from an entry another process wrote (goal: 20 ms beyond the imports; it
   includes importing dvm's runtime and VM) and its first call (all dims 2 to 9): what
-  the compile leaves to the first call shows there;
+  the compile leaves to the first call shows there; and the two's CPU time;
 - in this process, after a warm-up compile (sympy's and xDSL's caches filled, as in a
   server), each step of a compile, median of --repeat: parse, each pass of
   `dvm-pipeline`, the kernels and host steps (`variant_from_lowered`), and the whole
@@ -64,19 +64,23 @@ import dvm
 imported = time.perf_counter()
 import numpy as np
 numpy_imported = time.perf_counter()
+cpu_start = time.process_time()
 program = dvm.compile(open(sys.argv[1]).read(), cache=sys.argv[2] == "on")
 compiled = time.perf_counter()
+compile_cpu = time.process_time() - cpu_start
 sys.path.insert(0, sys.argv[3])
 from reference import EXAMPLES, make_inputs
 _, spec, _ = EXAMPLES[sys.argv[1].rsplit("/", 1)[-1]]
 dims = {s: 2 + i for i, s in enumerate("RCMKNBSE")}
 inputs = make_inputs(spec, dims, np.random.default_rng(0))
 called = time.perf_counter()
+cpu_start = time.process_time()
 program(*inputs)
 first_call = time.perf_counter() - called
+first_call_cpu = time.process_time() - cpu_start
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"xdsl", "sympy"})
 print(imported - start, numpy_imported - imported, compiled - numpy_imported, first_call,
-      ",".join(heavy) or "-")
+      compile_cpu, first_call_cpu, ",".join(heavy) or "-")
 """
 
 
@@ -102,6 +106,9 @@ class Fresh(NamedTuple):
     import_numpy: float
     compile: float
     first_call: float
+    compile_cpu: float
+    """CPU seconds of the compile (steadier than its time on a busy machine)."""
+    first_call_cpu: float
     heavy: str
 
 
@@ -132,6 +139,8 @@ def bench_fresh(processes: int) -> None:
         print(f"  compile (a hit)      {summary([r.compile for r in runs])}  (goal 20 ms)")
         print(f"  first call           {summary([r.first_call for r in runs])}")
         print(f"  hit + first call     {summary([r.compile + r.first_call for r in runs])}")
+        cpu = [r.compile_cpu + r.first_call_cpu for r in runs]
+        print(f"  ... its CPU time     {summary(cpu)}")
         all_steps = [r.import_dvm + r.import_numpy + r.compile + r.first_call for r in runs]
         print(f"  all four             {summary(all_steps)}")
         print(f"  imported of xDSL and sympy: {sorted({r.heavy for r in runs})}")
