@@ -21,7 +21,7 @@ from dvm import vm
 from dvm.call_errors import check_outputs, not_allocated, refused
 from dvm.expr_code import Sizes, checked_code, sizes_of_code
 from dvm.vm.device import PRESETS
-from dvm.vm.program import ARRAY_SHAPE, C_CONTIGUOUS
+from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS
 
 if TYPE_CHECKING:
     from dvm.dialects import bytecode as bc
@@ -129,9 +129,11 @@ class Kernel:
     plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(
         default_factory=dict, repr=False
     )
-    """Per (input shapes, symbol values): the outputs' shapes and dtypes, the VM's
-    specialization and the serial number of the call that made them, so a call at
-    a known shape only allocates and launches."""
+    """Per (input shapes and dtypes, symbol values): the outputs' shapes and dtypes, the
+    VM's specialization and the serial number of the call that made them, so a call at
+    a known shape only allocates and launches. A plan's inputs are checked against the
+    program once, as it is made (`vm.check_inputs`: their layout `launch_inputs` makes
+    C order), and its outputs are allocated as planned, so its launches check no array."""
 
     def run(
         self,
@@ -146,7 +148,7 @@ class Kernel:
             if call.stats is not None:
                 call.stats.append((self.name, vm.LaunchStats.collect([], 0, 0, 0, 1)))
         elif call.stats is None:
-            vm.launch(spec, [*inputs, *outputs], fresh=True, unplanned=unplanned)
+            vm.launch(spec, [*inputs, *outputs], fresh=True, unplanned=unplanned, checked=True)
         else:
             self.profile(spec, [*inputs, *outputs], call)
         return outputs
@@ -162,7 +164,7 @@ class Kernel:
         outputs (allocated as `run` says) and whether the launch runs unplanned: a shape
         met in this call runs unplanned at each launch of the kernel (`dedupe-kernels`
         shares one among launches)."""
-        key: Any = tuple(map(ARRAY_SHAPE, inputs))
+        key: Any = (*map(ARRAY_SHAPE, inputs), *map(ARRAY_DTYPE, inputs))
         symbols = call.symbols
         if self.key_symbols:
             key = (key, *[symbols[p] for p in self.key_symbols])
@@ -205,9 +207,11 @@ class Kernel:
         if all(0 in shape for shape, _ in outs):
             return outs, None
         try:
-            return outs, self.specializer(shapes, params)
+            spec = self.specializer(shapes, params)
         except ValueError as e:  # the VM's BytecodeError is one
             raise refused(e) from e
+        vm.check_inputs(spec, inputs)  # once per plan: its launches check nothing
+        return outs, spec
 
 
 def kernel_plain(program_op: bc.ProgramOp, inputs: int, prepare: bool) -> dict[str, Any]:

@@ -37,6 +37,7 @@ import pytest
 from test_conformance import as_tuple
 
 import dvm
+import dvm.vm as vm
 from dvm import launches
 from dvm.errors import CallError, DvmError, ExecutionError, ShapeError
 
@@ -339,3 +340,31 @@ def test_a_dropped_program_takes_its_generated_sources_along() -> None:
         del program
         gc.collect()  # (generated functions and their namespaces hold each other)
         assert set(generated_sources()) <= before
+
+
+def test_a_kernel_checks_its_inputs_once_per_plan() -> None:
+    """A kernel's plans are keyed by its inputs' shapes and dtypes, and a new plan's
+    inputs are checked against its program (`vm.check_inputs`, the launch's own
+    messages): an input of another dtype is a LaunchError naming it and leaves no plan,
+    so a plan's launches, which check no array, only ever meet the arrays it was made
+    for."""
+    program = dvm.compile(EXP)
+    x = np.random.default_rng(9).standard_normal((4, 6), dtype=np.float32)
+    program(x)
+    (kernel,) = program.variants[frozenset()].kernels.values()
+    plans = dict(kernel.plans)
+    for wrong, message in [
+        (x.astype(np.float64), r"a0: expected f32\[4, 6\], got float64\[4, 6\]"),
+        (x.astype(x.dtype.newbyteorder()), r"a0: expected f32\[4, 6\], got >f4\[4, 6\]"),
+    ]:
+        with pytest.raises(vm.LaunchError, match=message):
+            kernel.run([wrong], launches.Call({}))
+        assert kernel.plans == plans
+    (e,) = kernel.run([x], launches.Call({}))
+    np.testing.assert_allclose(e, np.exp(x), rtol=1e-6)
+
+
+EXP = """func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %e = tensor.exp %x : tensor<?x?xf32>
+  func.return %e : tensor<?x?xf32>
+}"""

@@ -51,7 +51,7 @@ from dvm.vm.isa import (
     ReduceKind,
     ScalarTag,
 )
-from dvm.vm.launch import launch, launch_stack, prepare, with_blas_held
+from dvm.vm.launch import check_inputs, launch, launch_stack, prepare, with_blas_held
 from dvm.vm.loader import check, load
 from dvm.vm.plan import Specialization
 from dvm.vm.program import (
@@ -104,6 +104,7 @@ __all__ = [
     "ViewDim",
     "assemble",
     "check",
+    "check_inputs",
     "decode",
     "disassemble",
     "encode",

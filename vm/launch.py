@@ -64,6 +64,7 @@ def launch(
     trace: bool = False,
     fresh: bool = False,
     unplanned: bool = False,
+    checked: bool = False,
 ) -> LaunchStats | None:
     """Run a program (specialized for the args' shapes) or a specialization on `args`.
 
@@ -73,6 +74,10 @@ def launch(
     returns a LaunchStats; otherwise None. `fresh` promises that the arrays the
     program writes were just allocated (no argument read shares memory with them),
     which skips the overlap test that decides whether loads may read in place.
+    `checked` promises more, for a specialization: the arrays have its shapes and
+    dtypes, in C order (the runtime keys its plans by its inputs' shapes and dtypes,
+    checks a new plan's inputs with `check_inputs` and allocates the outputs), so the
+    launch checks none of them.
 
     A launch that can write nothing (no argument the program stores to has an element)
     runs no tile: it costs the same whatever its empty grid's extents. A
@@ -81,11 +86,13 @@ def launch(
     planned: a caller that launches one specialization several times for one request
     (a kernel shared by identical launches) pays planning only when the shape comes back.
     """
-    spec = target
     if isinstance(target, Program):
         spec = _specialization(target, args, params, device)
-    assert isinstance(spec, Specialization)
-    _check_args(spec, args, fresh)
+        _check_args(spec, args, fresh)
+    else:
+        spec = target
+        if not checked:
+            _check_args(spec, args, fresh)
     if spec.idle:
         return LaunchStats.collect([], 0, 0, 0, 1) if stats or trace else None
     alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
@@ -299,17 +306,42 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
     p = spec.program
     if len(args) != len(p.args):
         raise LaunchError(f"program takes {len(p.args)} arguments, got {len(args)}")
-    for i, (a, decl, shape) in enumerate(zip(args, p.args, spec.shapes, strict=True)):
-        if not isinstance(a, np.ndarray):
-            raise LaunchError(f"a{i}: expected a numpy array, got {type(a).__name__}")
-        if a.dtype != decl.dtype.np or a.shape != shape:
-            raise LaunchError(
-                f"a{i}: expected {decl.dtype.text}{list(shape)}, got {a.dtype}{list(a.shape)}"
-            )
-        if not a.flags.c_contiguous:
-            raise LaunchError(f"a{i}: array must be C-contiguous")
+    for i, a in enumerate(args):
+        _check_array(spec, i, a)
         if i in spec.stored_args and not a.flags.writeable:
             raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
+
+
+def check_inputs(spec: Specialization, inputs: Sequence[np.ndarray]) -> None:
+    """The first arrays of a launch, `inputs`, must be numpy arrays of the shapes,
+    dtypes and order the specialization expects: what a caller that passes `checked` to
+    `launch` checks once per specialization (a LaunchError names the first that does
+    not fit, as a launch's own check would)."""
+    n = len(inputs)
+    try:
+        if (
+            tuple(map(ARRAY_SHAPE, inputs)) == spec.shapes[:n]
+            and tuple(map(ARRAY_DTYPE, inputs)) == spec.arg_dtypes[:n]
+            and all(map(C_CONTIGUOUS, inputs))
+        ):
+            return
+    except AttributeError:  # something that is no array
+        pass
+    for i, a in enumerate(inputs):
+        _check_array(spec, i, a)
+
+
+def _check_array(spec: Specialization, i: int, a: np.ndarray) -> None:
+    """Argument i must be a C-contiguous numpy array of its dtype and shape."""
+    decl, shape = spec.program.args[i], spec.shapes[i]
+    if not isinstance(a, np.ndarray):
+        raise LaunchError(f"a{i}: expected a numpy array, got {type(a).__name__}")
+    if a.dtype != decl.dtype.np or a.shape != shape:
+        raise LaunchError(
+            f"a{i}: expected {decl.dtype.text}{list(shape)}, got {a.dtype}{list(a.shape)}"
+        )
+    if not a.flags.c_contiguous:
+        raise LaunchError(f"a{i}: array must be C-contiguous")
 
 
 def _planned_cores(specs: Sequence[Specialization], cores: int | None) -> int:
