@@ -41,7 +41,9 @@ time of `dvm.compile` from text, full and from the compile cache, and of
 shapes, one call each, timing Python's full garbage collections, which
 per-shape medians never include, and the calls' p99 and longest times
 (`--no-freeze` for the collector as it was before the first compile froze
-the libraries).
+the libraries). Last ("patience"), streams of new shapes each called R times,
+timed for each plan patience of the runtime (`launches.PLAN_PATIENCE`: how long
+a shape's launches run unplanned before they are planned).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ import numpy as np
 from suite.workloads import DEFAULT_EXAMPLES, load_reference
 
 import dvm
-from dvm import host, runtime
+from dvm import host, launches, runtime
 
 specializer = importlib.import_module("dvm.vm.specialize")  # (dvm.vm.specialize: a function)
 
@@ -289,26 +291,41 @@ def bytecodes(fn: Callable[[], object]) -> int:
 
 def bench_bytecodes(files: list[str], shapes: int) -> None:
     """Per program, the bytecodes of a first call beyond a repeat call, median over
-    `shapes` new shapes of the stream: deterministic, unlike the times."""
+    `shapes` new shapes of the stream: deterministic, unlike the times. Then what the
+    call that plans costs, whenever the plan patience lets it come: a second program,
+    planning at the second call (patience 0), counted there beyond a planned repeat."""
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
     print(f"Interpreted bytecodes per new shape: first call minus a repeat ({shapes} shapes)")
     for file in files:
         _, spec, _ = ref.EXAMPLES[file]
         p = dvm.compile(EXAMPLES / file)
-        p(*ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng))
-        extra, planning, repeat = [], [], []
+        saved, launches.PLAN_PATIENCE = launches.PLAN_PATIENCE, 0
+        try:
+            eager = dvm.compile(EXAMPLES / file)
+        finally:
+            launches.PLAN_PATIENCE = saved
+        warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
+        p(*warm)
+        eager(*warm)
+        extra, second, repeat, planning, planned = [], [], [], [], []
         for dims in shape_stream(file, shapes, rng):
             args = ref.make_inputs(spec, dims, rng)
             first = bytecodes(partial(p, *args))
-            second = bytecodes(partial(p, *args))  # plans and binds; the third is a repeat
+            again = bytecodes(partial(p, *args))
             repeat.append(bytecodes(partial(p, *args)))
             extra.append(first - repeat[-1])
-            planning.append(second - repeat[-1])
+            second.append(again - repeat[-1])
+            eager(*args)
+            plans = bytecodes(partial(eager, *args))
+            planned.append(bytecodes(partial(eager, *args)))
+            planning.append(plans - planned[-1])
         print(
             f"  {file.removesuffix('.mlir'):12s} {statistics.median(extra):8.0f} more"
             f" (a repeat: {statistics.median(repeat):.0f};"
-            f" the second call: {statistics.median(planning):.0f} more)"
+            f" the second call: {statistics.median(second):.0f} more;"
+            f" the call that plans: {statistics.median(planning):.0f} more than a planned"
+            f" repeat, {statistics.median(planned):.0f})"
         )
 
 
@@ -446,6 +463,51 @@ def bench_long_stream(files: list[str], n: int) -> None:
         gc.callbacks.remove(on_gc)
 
 
+PATIENCES = (0, 4, 8, 16, 32)
+"""The plan patiences compared (`launches.PLAN_PATIENCE`; 0: the second call plans)."""
+CALLS_PER_SHAPE = (1, 2, 3, 5, 10, 30)
+
+
+def bench_patience(files: list[str], shapes: int) -> None:
+    """Streams of new shapes, each called R times in a row, by the runtime's plan patience
+    (when a shape's launches stop running unplanned and are planned): the wall time of a
+    shape's R calls, median over `shapes` shapes, in ms, and its ratio to planning at the
+    second call (patience 0). Each shape's R calls run on every patience's program in
+    turn, starting with another program at each shape, so the load and the caches
+    swing them alike."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(2)
+    print(f"A shape called R times: ms for its R calls, by plan patience ({shapes} shapes)")
+    print(f"  {'program':12s} {'R':>3s} | " + " ".join(f"{p:>14d}" for p in PATIENCES))
+    for file in files:
+        _, spec, _ = ref.EXAMPLES[file]
+        programs = []
+        saved = launches.PLAN_PATIENCE
+        try:
+            for patience in PATIENCES:
+                launches.PLAN_PATIENCE = patience
+                programs.append(dvm.compile(EXAMPLES / file))
+        finally:
+            launches.PLAN_PATIENCE = saved
+        warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
+        for p in programs:
+            for _ in range(100):
+                p(*warm)
+        for calls in CALLS_PER_SHAPE:
+            costs: list[list[float]] = [[] for _ in programs]
+            for turn, dims in enumerate(shape_stream(file, shapes, rng)):
+                args = ref.make_inputs(spec, dims, rng)
+                for j in range(len(programs)):
+                    j = (j + turn) % len(programs)
+                    p, start = programs[j], time.perf_counter()
+                    for _ in range(calls):
+                        p(*args)
+                    costs[j].append(time.perf_counter() - start)
+            medians = [statistics.median(c) * 1e3 for c in costs]
+            cells = " ".join(f"{m:7.3f} ({m / medians[0]:4.2f})" for m in medians)
+            print(f"  {file.removesuffix('.mlir'):12s} {calls:3d} | {cells}")
+
+
 def warm_up(seconds: float = 1.0) -> None:
     """Spin on tiny numpy calls first: right after start-up they read ~2x slow."""
     x, o = np.ones(1, np.float32), np.empty(1, np.float32)
@@ -475,6 +537,12 @@ def main() -> None:
         help="comma-separated parts to run, in this order (a part run alone meets a fresh"
         " process: no earlier part has grown its heap)",
     )
+    ap.add_argument(
+        "--patience",
+        type=int,
+        default=launches.PLAN_PATIENCE,
+        help="the runtime's plan patience in the other parts (0: the second call plans)",
+    )
     ap.add_argument("--kept-memory-run", help=argparse.SUPPRESS)  # FILE:KEEP, one process's part
     a = ap.parse_args()
     if a.kept_memory_run:
@@ -482,6 +550,7 @@ def main() -> None:
         print(*kept_memory_costs(file, keep == "1", a.shapes, a.repeat))
         return
     runtime.FREEZE_AFTER_FIRST_COMPILE = not a.no_freeze
+    launches.PLAN_PATIENCE = a.patience
     files = [f"{n}.mlir" for n in a.programs.split(",") if n]
     parts = a.parts.split(",")
     if unknown := set(parts) - set(PARTS):
@@ -499,9 +568,11 @@ def main() -> None:
         bench_compile(a.repeat)
     if "stream" in parts and a.stream:
         bench_long_stream(files, a.stream)
+    if "patience" in parts:
+        bench_patience(files, a.shapes)
 
 
-PARTS = ("new-shapes", "kept-memory", "bytecodes", "tiny", "compile", "stream")
+PARTS = ("new-shapes", "kept-memory", "bytecodes", "tiny", "compile", "stream", "patience")
 
 
 if __name__ == "__main__":

@@ -74,8 +74,9 @@ def run_shapes(path: Path) -> bool:
     print(f"start-up (the first launch in this process): {startup:.1f} ms")
     print(
         "A first call at a new shape runs unplanned when its arrays (inputs and outputs)\n"
-        "hold under 1 MiB, and the second call plans and binds the tiles. Larger calls plan\n"
-        "at once; the first also pays for touching fresh memory, as numpy's first call does."
+        "hold under 1 MiB, and a later call plans and binds the tiles once the shape has\n"
+        "come back often enough. Larger calls plan at once; the first also pays for\n"
+        "touching fresh memory, as numpy's first call does."
     )
     good = True
     for rows, cols in ((33, 128), (2048, 1024)):

@@ -33,6 +33,10 @@ MAX_KERNEL_PLANS = 512
 """Launch plans a kernel keeps (all are dropped when full; the VM keeps as many)."""
 MAX_KEPT_BYTES = 16 << 20
 """The largest launch result kept for the next call (see `Arena`)."""
+PLAN_PATIENCE = 16
+"""A kernel's launches at a shape run unplanned until they have run this many times its
+program's instructions; the next plans and binds it (`vm.Specializer`'s patience:
+planning costs about what that many instructions cost unplanned beyond planned)."""
 
 
 @dataclass
@@ -116,7 +120,7 @@ class Kernel:
         return Kernel(
             name=program.name,
             program=program,
-            specializer=vm.Specializer(program, device_spec),
+            specializer=vm.Specializer(program, device_spec, patience=PLAN_PATIENCE),
             device=device_spec,
             sizes=sizes_of_code(
                 ranks, [*params, *shape_symbols], sizes_code, outputs, params, origin

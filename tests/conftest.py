@@ -22,11 +22,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dvm import launches
+
 # Every compile runs the pipeline: tests change the compiler's switches, which the
 # compile cache's key does not see, and the suite writes nothing to the user's cache.
 # The cache's own tests turn it on, in a temporary folder (`DVM_CACHE=on` runs the
 # whole suite through the cache).
 os.environ.setdefault("DVM_CACHE", "off")
+
+# Kernels plan a shape at its second call (a plan patience of 0): the many tests that
+# call a program twice then run both executors, unplanned and planned.
+# `tests/test_runtime_calls.py` tests the runtime's patience.
+launches.PLAN_PATIENCE = 0
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
 """`shared/examples`, beside the repository root."""

@@ -18,6 +18,9 @@ What is promised and checked here:
   an `index` beyond int64, an i8 beyond i8 is a `CallError`, a scalar result has
   its declared type; an out-of-range `tensor.dim` index and a loop step below 1
   are `ExecutionError`s, as in `dvm.interpret`;
+- a kernel's launches at a small shape run unplanned until they have run the plan
+  patience's worth of instructions, and only then plan (a shape met at a few calls
+  never pays for planning); a plan's inputs are checked once, as it is made;
 - calls leave no garbage for the cyclic collector, even when a kernel's cache of
   launch plans drops its specializations, and the process's first compile froze
   what was alive then (the collector's full collections skip the libraries).
@@ -340,6 +343,28 @@ def test_a_dropped_program_takes_its_generated_sources_along() -> None:
         del program
         gc.collect()  # (generated functions and their namespaces hold each other)
         assert set(generated_sources()) <= before
+
+
+def test_a_shape_called_a_few_times_is_never_planned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime's plan patience: a kernel's launches at a small shape run unplanned
+    until they have run PLAN_PATIENCE times its program's instructions, then the next
+    call plans them (a shape met at a few calls never pays for planning); the results
+    are right at every call. (The suite otherwise plans at the second call: conftest.)"""
+    monkeypatch.setattr(launches, "PLAN_PATIENCE", 4)
+    program = dvm.compile(ROW_STATS)
+    x = np.random.default_rng(8).standard_normal((5, 7), dtype=np.float32)
+    planned = []
+    for _ in range(8):
+        e, s = program(x)
+        np.testing.assert_allclose(e, np.exp(x), rtol=1e-6)
+        np.testing.assert_allclose(s, np.exp(x).sum(axis=1), rtol=1e-5)
+        kernels = program.variants[frozenset()].kernels.values()
+        specs = [spec for k in kernels for _, spec, _ in k.plans.values()]
+        assert specs and all(spec.plan_after == 4 * len(spec.program.code) for spec in specs)
+        planned.append([spec.planned for spec in specs])
+        # planned only once its unplanned launches have run the price
+        assert all(spec.walked >= spec.plan_after for spec in specs if spec.planned)
+    assert not any(planned[1]) and all(planned[-1]), planned
 
 
 def test_a_kernel_checks_its_inputs_once_per_plan() -> None:

@@ -81,10 +81,12 @@ def launch(
 
     A launch that can write nothing (no argument the program stores to has an element)
     runs no tile: it costs the same whatever its empty grid's extents. A
-    specialization's first launch runs unplanned when its arguments are small;
-    later launches plan it. `unplanned` asks for an unplanned launch again while it is not
-    planned: a caller that launches one specialization several times for one request
-    (a kernel shared by identical launches) pays planning only when the shape comes back.
+    specialization's first launch runs unplanned when its arguments are small, and so
+    do later ones until they have run its `plan_after` instructions (`Specializer`'s
+    patience); the next plans it. `unplanned` asks for an unplanned launch again while
+    it is not planned: a caller that launches one specialization several times for one
+    request (a kernel shared by identical launches) pays planning only when the shape
+    comes back.
     """
     if isinstance(target, Program):
         spec = _specialization(target, args, params, device)
@@ -107,7 +109,7 @@ def launch(
     # One launch at a time per device. Planning may evaluate the slots again for more
     # cores (`Specialization.retile`): under the lock, no unplanned launch reads them.
     with memory.lock:
-        if not spec.launched or unplanned:
+        if not spec.launched or unplanned or spec.walked < spec.plan_after:
             spec.launched = True
             if spec.small and not spec.planned and cores is None and not (stats or trace):
                 return _unplanned_launch(spec, args, alias, memory)
@@ -181,7 +183,9 @@ def launch_stack(
         if spec.idle:
             _check_args(spec, args)
         elif spec.device is not device or (
-            (unplanned or not spec.launched) and spec.small and not spec.planned
+            (unplanned or not spec.launched or spec.walked < spec.plan_after)
+            and spec.small
+            and not spec.planned
         ):
             launch(spec, args, fresh=fresh, unplanned=unplanned)
         else:
@@ -243,7 +247,8 @@ def _unplanned_launch(
     without the GIL, costs more on streams of new shapes than it saves (see
     docs/performance.md)."""
     memory.reach(registers_end(spec))
-    _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, memory.unplanned, alias)
+    kept = memory.unplanned
+    spec.walked += _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias)
 
 
 def registers_end(spec: Specialization) -> int:

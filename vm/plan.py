@@ -167,6 +167,11 @@ class Specialization:
     its executable is bound (`launch._inline_runner`); None until then."""
     launched: bool = field(default=False, repr=False)
     """Whether a launch ran: the first may run unplanned."""
+    walked: int = field(default=0, repr=False)
+    """Instructions its unplanned launches have run."""
+    plan_after: int = 0
+    """Its launches run unplanned (when small) until they have run this many
+    instructions (0: only the first; see `Specializer`)."""
     _plan: GridPlan | None = field(default=None, repr=False)
 
     @property

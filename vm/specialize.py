@@ -82,18 +82,31 @@ class Specializer:
     leaf of a slot). A first launch of a small shape runs unplanned on one core, so its
     slots are evaluated for one: every tile it walks costs a pass of Python dispatch.
     Planning evaluates them again for the device's cores when the planned launches will
-    share the work (see `Specialization.retile`)."""
+    share the work (see `Specialization.retile`).
+
+    With `patience`, a small specialization's launches keep running unplanned until they
+    have run `patience` times the program's instructions: planning a shape costs about
+    as much as that many instructions run unplanned beyond their planned cost, so a
+    shape called a few times is never planned, and one called often pays at most about
+    twice what planning at once would have cost (rent until renting has cost the price,
+    then buy). A launch that walks many tiles reaches it at its first and is planned at
+    its second; one of a few tiles, later. One whose planned launches would share the
+    work among the cores (INLINE_BYTES) is planned at its second launch whatever its
+    patience: unplanned, it runs on one core. Without patience, the second launch plans."""
 
     def __init__(
         self,
         program: Program,
         device: DeviceSpec | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
+        patience: int = 0,
     ) -> None:
         self.program = program
         self.static = static_info(program)  # validates the program
         self.device = device or DeviceSpec.host()
         self.max_steps = max_steps
+        self.plan_after = patience * len(program.code)
+        """Instructions a specialization's unplanned launches run before one is planned."""
 
     @cached_property
     def fast(self) -> FastFn:
@@ -161,6 +174,8 @@ class Specializer:
             idle=all(0 in dims[i] for i in st.stored),
             shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores
             max_steps=self.max_steps,
+            # a launch the cores would share pays more than its Python unplanned: one core
+            plan_after=0 if nbytes >= INLINE_BYTES else self.plan_after,
         )
 
 

@@ -10,8 +10,8 @@ trip count, the registers are locals, and each instruction is a few lines
 that take its operands' shapes from the registers' current arrays (a tile's
 from numpy slicing, which clips tails exactly as the planner's tile classes
 do), check what the shape rules check (`shapes.py`), and call the numpy
-function the bound closure calls (`kernels.py`). A second launch at the
-shape is planned and bound, as a JIT compiles a function once it is hot.
+function the bound closure calls (`kernels.py`). A later launch at the shape
+is planned and bound (`launch`), as a JIT compiles a function once it is hot.
 
 What stays safe: the layout checks (registers inside local memory, views
 inside their arguments) and the work bound run before any instruction, as
@@ -735,12 +735,10 @@ _WRITERS: dict[Cat, Writer] = {
 # Per launch
 
 
-def run_unplanned(
-    spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool
-) -> None:
+def run_unplanned(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> int:
     """Run a launch of `spec` on `args` unplanned with the local memory of `kept`, once
-    it is known to stay within the work bound. `alias`: whether loads may keep views of
-    global memory (no argument read shares memory with one written)."""
+    it is known to stay within the work bound; returns the instructions it ran. `alias`:
+    whether loads may keep views of global memory (none read shares one written)."""
     s = spec.slots
     dec = generated(spec.program)
     got = dec.bound(s)
@@ -751,11 +749,12 @@ def run_unplanned(
     if steps > spec.max_steps:
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
     if not steps:  # an extent of 0: no tile, however many the other extents would walk
-        return
+        return 0
     if len(kept.views) > 4096 or len(kept.scratch) > 64:
         kept.views.clear()
         kept.scratch.clear()
     dec.launch(spec, args, kept, extents, alias)
+    return steps
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:

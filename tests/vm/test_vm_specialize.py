@@ -389,3 +389,23 @@ def test_a_store_view_that_overlaps_itself_is_refused(lazy: bool) -> None:
 def test_overlaps_itself(sizes: tuple[int, ...], strides: tuple[int, ...], overlaps: bool) -> None:
     checks = importlib.import_module("dvm.vm.checks")
     assert checks.overlaps_itself(sizes, strides) is overlaps
+
+
+@pytest.mark.parametrize(("rows", "planned_at"), [(8, 4), (64, 2)])
+def test_patience_plans_once_the_unplanned_launches_ran_its_price(
+    rows: int, planned_at: int
+) -> None:
+    """A Specializer's patience keeps a small specialization's launches unplanned until
+    they have run `patience` times the program's instructions: with tiles of 8 rows, a
+    launch over 8 rows runs the program once, so with a patience of 3 the fourth launch
+    plans; one over 64 rows runs it 8 times and the second launch plans. Every launch
+    computes the same as numpy."""
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=8))))
+    x = np.random.default_rng(7).standard_normal((rows, 16)).astype(np.float32)
+    spec = vm.Specializer(prog, patience=3)([x.shape, x.shape])
+    assert spec.small and spec.plan_after == 3 * len(prog.code)
+    for launch in range(1, 6):
+        out = np.full_like(x, np.nan)
+        vm.launch(spec, [x, out])
+        assert spec.planned == (launch >= planned_at), launch
+        np.testing.assert_allclose(out, np.tanh(np.exp(-np.abs(x)) * 2.5 + x), rtol=1e-5)
