@@ -27,7 +27,6 @@ from dvm.vm.isa import Cat
 from dvm.vm.kernels import fusable, global_view
 from dvm.vm.memory import device_memory
 from dvm.vm.plan import Body, LoopNode, OpNode, Shape, Specialization, ViewPlan
-from dvm.vm.program import Index
 from dvm.vm.static import Static, in_place_writer, read_registers, static_info
 from dvm.vm.stats import CoreStats
 
@@ -75,6 +74,7 @@ class Core:
                 slicer_maker(tuple([(d, src) for d, src, _ in tiled])) for tiled in static.tiled
             ]
         self._makers = static.slicer_makers
+        self._grid_axes = static.grid_axes
         self.binders = binders_for(static, alias_regs)
         self._slicers: dict[int, Callable[[np.ndarray], np.ndarray] | None] = {}
         self._scratch = scratch
@@ -116,16 +116,20 @@ class Core:
         if v in self._slicers:
             return self._slicers[v]
         vp = self.views[v]
-        got = self._slicers[v] = None if self._one_tile(vp) else self._makers[v](self.idx, vp.tiled)
+        one = self._one_tile(self._grid_axes[v], vp)
+        got = self._slicers[v] = None if one else self._makers[v](self.idx, vp.tiled)
         return got
 
-    def _one_tile(self, vp: ViewPlan) -> bool:
-        """Whether each tiled dim of `vp` is tiled by a grid axis of one tile as large as
-        the dim: the tile is the whole view, whatever the launch (a tiny launch's case,
-        which then slices nothing per call)."""
+    def _one_tile(self, axes: tuple[int, ...] | None, vp: ViewPlan) -> bool:
+        """Whether each tiled dim of `vp` is tiled by a grid axis (`axes`: which, or None
+        when a loop tiles one) of one tile as large as the dim: the tile is the whole
+        view, whatever the launch (a tiny launch's case, which then slices nothing per
+        call)."""
+        if axes is None:
+            return False
         extents, sizes = self.extents, vp.sizes
-        for d, src, tile in vp.tiled:
-            if not (Index.is_grid(src) and extents[src - Index.GRID0] == 1 and tile >= sizes[d]):
+        for axis, (d, _, tile) in zip(axes, vp.tiled, strict=True):
+            if extents[axis] != 1 or tile < sizes[d]:
                 return False
         return True
 

@@ -48,8 +48,8 @@ class TilePlanner:
         self.sizes = tuple([vp.sizes for vp in views])
         """Each view's sizes."""
         self.keys = {
-            src: tuple([(views[v].sizes[d], view_tile(views[v].tiled, d)) for v, d in group])
-            for src, group in static.pairs.items()
+            src: tuple([(views[v].sizes[d], views[v].tiled[j][2]) for v, d, j in group])
+            for src, group in static.pair_places.items()
         }
         """Per index source: (size, tile) of each (view, dim) pair it tiles."""
 
@@ -278,14 +278,6 @@ def largest_gemm(body: Body) -> int:
             inner = a[-2] if n.ins.operands[3] & TRANSPOSE_A else a[-1]
             most = max(most, math.prod(n.out[-2:]) * inner)
     return most
-
-
-def view_tile(tiled: tuple[tuple[int, int, int], ...], d: int) -> int:
-    """The tile size of tiled dim `d` of a view (`ViewPlan.tiled`)."""
-    for dim, _, t in tiled:
-        if dim == d:
-            return t
-    raise AssertionError(d)
 
 
 def _only_initialized(entry: State, after: State) -> bool:

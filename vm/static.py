@@ -43,6 +43,13 @@ class Static:
     """Per view: (dim, index source, position in that source's class key) of each tiled dim."""
     pairs: dict[int, tuple[tuple[int, int], ...]]
     """Per index source: the (view, dim) pairs it tiles, in class-key order."""
+    grid_axes: tuple[tuple[int, ...] | None, ...]
+    """Per view: the grid axis tiling each of its tiled dims (None when a loop tiles
+    one): what tells a view cut into one tile at a shape (`planned.Core.slicer`)."""
+    pair_places: dict[int, tuple[tuple[int, int, int], ...]]
+    """Per index source: (view, dim, place) of each pair it tiles, in class-key order,
+    `place` the dim's among its view's tiled dims (where a `ViewPlan.tiled` holds its
+    tile size at a shape)."""
     stored: frozenset[int]
     """The arguments stores write."""
     stored_views: frozenset[int]
@@ -102,6 +109,16 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
         rules=rules(p.code),
         tiled=tiled,
         pairs=pairs,
+        grid_axes=tuple(
+            tuple([src - Index.GRID0 for _, src, _ in t])
+            if all(Index.is_grid(src) for _, src, _ in t)
+            else None
+            for t in tiled
+        ),
+        pair_places={
+            src: tuple([(v, d, [t[0] for t in tiled[v]].index(d)) for v, d in group])
+            for src, group in pairs.items()
+        },
         stored=stored,
         stored_views=stored_views,
         has_mma=has_mma,

@@ -20,7 +20,7 @@ import pytest
 import vm_programs as P
 
 import dvm.vm as vm
-from dvm.vm.planner import TilePlanner, view_tile
+from dvm.vm.planner import TilePlanner
 
 S = importlib.import_module("dvm.vm.specialize")
 static_module = importlib.import_module("dvm.vm.static")
@@ -63,10 +63,16 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     assert planner.caps == tuple(cap for _, cap in regs)
     assert planner.sizes == tuple(vp.sizes for vp in views)
     walked = {
-        src: tuple((views[v].sizes[d], view_tile(views[v].tiled, d)) for v, d in group)
+        src: tuple((views[v].sizes[d], tile_of(views[v].tiled, d)) for v, d in group)
         for src, group in static.pairs.items()
     }
     assert planner.keys == walked
+
+
+def tile_of(tiled: tuple[tuple[int, int, int], ...], d: int) -> int:
+    """The tile size of tiled dim `d` of a view (`ViewPlan.tiled`), found by its dim (the
+    planner reads it at the place `Static.pair_places` gives)."""
+    return next(t for dim, _, t in tiled if dim == d)
 
 
 def test_what_the_slots_decide_of_a_view_is_not_tested() -> None:
