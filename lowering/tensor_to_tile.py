@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import sympy
@@ -127,11 +127,21 @@ def assumed(fusion: t.FusionOp, key: str) -> list[tuple[sympy.Expr, Any, sympy.E
     return [c.split() for c in attr.data if isinstance(c, ConditionAttr)]
 
 
-def last_uses(
-    fusion: t.FusionOp,
-) -> tuple[list[Operation], dict[Operation, int], dict[SSAValue, int]]:
-    """The fusion's ops, each op's position and the position of each value's last
-    use (an output's: past the last op)."""
+@dataclass
+class Lifetimes:
+    """A fusion's ops in order, and where each value they use is made (-1: an input)
+    and last used (an output: past the last op), as positions among them."""
+
+    ops: list[Operation]
+    made: dict[SSAValue, int]
+    last_use: dict[SSAValue, int]
+
+    def alive(self, value: SSAValue, i: int) -> bool:
+        """Whether `value` is alive as op `i` runs (made before it, used by it or later)."""
+        return self.made[value] < i <= self.last_use[value]
+
+
+def lifetimes(fusion: t.FusionOp) -> Lifetimes:
     ops = body_ops(fusion)
     position = {op: i for i, op in enumerate(ops)}
     last_use: dict[SSAValue, int] = {}
@@ -140,7 +150,8 @@ def last_uses(
             last_use[v] = i
     for v in yielded(fusion):
         last_use[v] = len(ops)
-    return ops, position, last_use
+    made = {v: position.get(v.owner, -1) for v in last_use}  # type: ignore[arg-type]
+    return Lifetimes(ops, made, last_use)
 
 
 def value_bytes(value: SSAValue) -> int:
@@ -159,20 +170,19 @@ def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
     """Bytes per domain element of the largest set of full-size tiles alive
     at once (smaller tiles, e.g. a row's mean, are negligible while the axes
     they skip are long; see `skipping_bytes`), and the widest element size."""
-    ops, position, last_use = last_uses(fusion)
+    life = lifetimes(fusion)
     full = set(domain.parallel) | set(domain.reduced)
     widest = 1
     sizes: dict[SSAValue, int] = {}
-    for v in last_use:
+    for v in life.last_use:
         if isinstance(v.type, TensorType):
             size = value_bytes(v)
             widest = max(widest, size)
             if spanned(domain, v) >= full:
                 sizes[v] = size
     peak = 0
-    for i in range(len(ops) + 1):
-        live = [v for v in sizes if last_use[v] >= i and position.get(v.owner, -1) < i]  # type: ignore[arg-type]
-        peak = max(peak, sum(sizes[v] for v in live))
+    for i in range(len(life.ops) + 1):
+        peak = max(peak, sum(size for v, size in sizes.items() if life.alive(v, i)))
     # registers are reused only by tiles of their kind: a kernel mixing element
     # types (an argmax's i64 indices beside its i32 values) may hold more than that
     by_kind = kind_peaks(fusion, domain, lambda spans: spans >= full)
@@ -211,21 +221,24 @@ def kind_peaks(
 ) -> int:
     """The sum over register kinds of the most bytes per domain element that tiles of
     that kind hold at once, over the tiles whose spans are `counted`."""
-    ops, position, last_use = last_uses(fusion)
+    life = lifetimes(fusion)
+    ops, last_use = life.ops, life.last_use
     kinds: dict[SSAValue, Kind] = {}
+    sizes: dict[SSAValue, int] = {}
     for v in last_use:
         spans = spanned(domain, v)
         if isinstance(v.type, TensorType) and spans and counted(spans):
             kinds[v] = (tile_spans(domain, v), v.type.element_type)
+            sizes[v] = value_bytes(v)
     peaks: dict[Kind, int] = {}
     for i in range(len(ops) + 1):
-        alive = [v for v in kinds if position.get(v.owner, -1) < i <= last_use[v]]  # type: ignore[arg-type]
+        alive = [v for v in kinds if life.alive(v, i)]
         if i < len(ops):
             made = new_registers(ops[i], kinds, last_use, i)
             alive += made * 2 if chunks and isinstance(ops[i], t.ReduceOp) else made
         held: dict[Kind, int] = {}
         for v in alive:
-            held[kinds[v]] = held.get(kinds[v], 0) + value_bytes(v)
+            held[kinds[v]] = held.get(kinds[v], 0) + sizes[v]
         for kind, size in held.items():
             peaks[kind] = max(peaks.get(kind, 0), size)
     return sum(peaks.values())
@@ -241,21 +254,47 @@ def new_registers(
     return [r for r in op.results if r in kinds and not (in_place and kinds[r] in dying)]
 
 
+@dataclass
+class FusionTiling:
+    """What tiling a fusion's kernels reads from its ops: its domain and the bytes its
+    live tiles hold per domain element. Found once for all its variants (a reduction's
+    chunked and whole-rows kernels): each count walks every op and value."""
+
+    fusion: t.FusionOp
+    domain: Domain
+    live_bytes: int
+    """The most bytes per domain element its full-size tiles hold at once (`live_bytes`)."""
+    widest: int
+    """The widest element size, in bytes."""
+    skipping: dict[bool, int] = field(default_factory=dict)
+    """`skipping_bytes`, by its `chunks`, as asked."""
+
+    @staticmethod
+    def of(fusion: t.FusionOp, guards: Facts) -> FusionTiling:
+        domain = analyze(fusion, guards)
+        return FusionTiling(fusion, domain, *live_bytes(fusion, domain))
+
+    def skipping_bytes(self, chunks: bool = False) -> int:
+        if chunks not in self.skipping:
+            self.skipping[chunks] = skipping_bytes(self.fusion, self.domain, chunks)
+        return self.skipping[chunks]
+
+
 def kernel_plan(
-    fusion: t.FusionOp, domain: Domain, device: DeviceSpec, whole_rows: bool = False
+    tiling: FusionTiling, device: DeviceSpec, whole_rows: bool = False
 ) -> tuple[TilePlan, list[int]]:
     """The tiling of a kernel and the domain axes its tile dims stand for.
     With `whole_rows` the reduced axes (or a matmul's K) are whole in a tile."""
-    bytes_live, widest = live_bytes(fusion, domain)
+    fusion, domain, widest = tiling.fusion, tiling.domain, tiling.widest
     if domain.contraction is None:
         # a chunked kernel the rows variant stands beside runs only when a row
         # is too long for one tile, so its accumulators are negligible; in a
         # stack it runs for every shape
         stacked = isinstance(fusion.parent_op(), t.StackOp)
-        skipping = skipping_bytes(fusion, domain, chunks=stacked and not whole_rows)
-        plan = plan_vector_tiles(domain, bytes_live, widest, device, whole_rows, skipping)
+        skipping = tiling.skipping_bytes(chunks=stacked and not whole_rows)
+        plan = plan_vector_tiles(domain, tiling.live_bytes, widest, device, whole_rows, skipping)
         return plan, list(range(len(domain.sizes)))
-    m, n, out_tiles = matmul_shape(fusion, domain)
+    m, n, out_tiles = matmul_shape(tiling)
     groups = weight_groups(fusion)
     plan = plan_matmul_tiles(domain, m, n, out_tiles, widest, device, whole_rows, groups)
     # `tile.mma` makes (batch..., rows, cols): the tile dims follow the matmul result's
@@ -278,16 +317,17 @@ def weight_groups(fusion: t.FusionOp) -> sympy.Expr:
     return shape_of(op.w)[0] if isinstance(op, GroupedMatmulOp) else sympy.Integer(1)
 
 
-def matmul_shape(fusion: t.FusionOp, domain: Domain) -> tuple[int, int, int]:
+def matmul_shape(tiling: FusionTiling) -> tuple[int, int, int]:
     """A cube or mix kernel's output axes (rows, cols) and how many output-sized
     tiles it holds at once: the accumulator coming into and going out of an
     mma (2), or the epilogue's peak if higher (the matmul's result is one of
     its full-size values). The operand tiles are counted by the plan itself."""
-    m_span, n_span = domain.placement[matmul_of(fusion).result][-2:]
-    bytes_live, widest = live_bytes(fusion, domain)
+    matmul = matmul_of(tiling.fusion)
+    m_span, n_span = tiling.domain.placement[matmul.result][-2:]
     # a grouped matmul's product is a tile beside the accumulator's
-    product = 1 if isinstance(matmul_of(fusion), GroupedMatmulOp) else 0
-    return m_span[0], n_span[0], max(2, -(-bytes_live // widest)) + product
+    product = 1 if isinstance(matmul, GroupedMatmulOp) else 0
+    outputs = max(2, -(-tiling.live_bytes // tiling.widest)) + product
+    return m_span[0], n_span[0], outputs
 
 
 def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
@@ -324,8 +364,15 @@ def in_named_sizes(
 
 
 def lower_kernel(
-    fusion: t.FusionOp, name: str, device: DeviceSpec, guards: Facts, whole_rows: bool = False
+    fusion: t.FusionOp,
+    name: str,
+    device: DeviceSpec,
+    guards: Facts,
+    whole_rows: bool = False,
+    tiling: FusionTiling | None = None,
 ) -> tuple[tile.KernelOp, tile.LaunchOp]:
+    """A kernel of `fusion` and its launch; `tiling`, when given, is the fusion's
+    (`FusionTiling.of`), found by the caller."""
     ops = body_ops(fusion)
     own, concat, pad = own_kernel_op(ops), fused_concat(ops), fused_pad(ops)
     fused = fused_pieces(ops, yielded(fusion), guards)
@@ -334,8 +381,9 @@ def lower_kernel(
         domain, pieces = fused
         plan, coords = fused_plan(pieces, domain, device), list(range(len(domain.sizes)))
     elif own is None:
-        domain = analyze(fusion, guards)
-        plan, coords = kernel_plan(fusion, domain, device, whole_rows)
+        tiling = tiling or FusionTiling.of(fusion, guards)
+        domain = tiling.domain
+        plan, coords = kernel_plan(tiling, device, whole_rows)
     else:  # a concat or insert_slice: copies, see dvm.lowering.data_movement
         domain, plan, coords = own_plan(own, device)
     sizes = name_tile_sizes(plan, domain)
@@ -450,29 +498,30 @@ def lower_fusion(
     ops = body_ops(fusion)
     if fused_concat(ops) is not None or fused_pad(ops) is not None:  # loops walk it: no variants
         return add_kernel(module, *lower_kernel(fusion, name, device, guards))
-    domain = analyze(fusion, guards)
-    bytes_live, widest = live_bytes(fusion, domain)
+    tiling = FusionTiling.of(fusion, guards)
+    domain, widest = tiling.domain, tiling.widest
     stacked = isinstance(fusion.parent_op(), t.StackOp)
     if domain.contraction is None and not domain.reduced:  # elementwise: no variants
-        return add_kernel(module, *lower_kernel(fusion, name, device, guards))
+        return add_kernel(module, *lower_kernel(fusion, name, device, guards, tiling=tiling))
     if domain.contraction is not None:
         suffix = "_whole_k"
-        m, n, out_tiles = matmul_shape(fusion, domain)
+        m, n, out_tiles = matmul_shape(tiling)
         groups = weight_groups(fusion)
         if groups == 1 and whole_k_always_fits(domain, out_tiles, widest, device):
-            return add_kernel(module, *lower_kernel(fusion, name, device, guards, True))
+            return add_kernel(module, *lower_kernel(fusion, name, device, guards, True, tiling))
         condition = whole_k_fits(domain, m, n, out_tiles, widest, device, groups)
     else:
         suffix = "_rows"
-        condition = rows_fit(domain, bytes_live, device, widest, skipping_bytes(fusion, domain))
+        live, skipping = tiling.live_bytes, tiling.skipping_bytes()
+        condition = rows_fit(domain, live, device, widest, skipping)
     decided = static_truth(condition)  # static sizes: one variant whatever the symbols
     if decided is not None:
-        return add_kernel(module, *lower_kernel(fusion, name, device, guards, decided))
+        return add_kernel(module, *lower_kernel(fusion, name, device, guards, decided, tiling))
     if stacked:
-        return add_kernel(module, *lower_kernel(fusion, name, device, guards))
-    chunked, launch = lower_kernel(fusion, name, device, guards)
+        return add_kernel(module, *lower_kernel(fusion, name, device, guards, tiling=tiling))
+    chunked, launch = lower_kernel(fusion, name, device, guards, tiling=tiling)
     module.body.block.add_op(chunked)
-    rows, rows_launch = lower_kernel(fusion, f"{name}{suffix}", device, guards, True)
+    rows, rows_launch = lower_kernel(fusion, f"{name}{suffix}", device, guards, True, tiling)
     module.body.block.add_op(rows)
     choice = t.ChoiceOp(
         [condition],
