@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import sympy
@@ -64,6 +65,26 @@ from dvm.dialects.expr import (
     print_expressions,
 )
 from dvm.vm.isa import DTYPE_BY_TEXT, OPCODES, AccKind, Kind, OpDef, ReduceKind
+
+
+@lru_cache(maxsize=1 << 12)
+def i64_attr(value: int) -> IntegerAttr:
+    """`IntegerAttr(value, i64)`, made once per value (attributes are immutable, so ops
+    share them): xDSL checks the value's range and verifies each one it makes, and a
+    program writes the same few numbers (register, view and slot indices) over and over."""
+    return IntegerAttr(value, i64)
+
+
+@lru_cache(maxsize=1 << 12)
+def text_attr(text: str) -> StringAttr:
+    """`StringAttr(text)`, made once per text, as `i64_attr`."""
+    return StringAttr(text)
+
+
+# The instructions and declarations below are made with xDSL's `create`, which takes
+# the properties as given: they give all of theirs, and `build` (which would also
+# match them against the op's definition) costs twice as much as the op itself.
+
 
 # --------------------------------------------------------------------------
 # Operand syntax, one reader and one writer per operand kind of the ISA
@@ -192,14 +213,14 @@ def encode_operand(kind: Kind, value: Operand) -> Attribute:
     """An operand as a property: ints for references and masks, a float for
     an immediate scalar, text for element types, kinds and shapes."""
     if kind is Kind.SCALAR:
-        return IntegerAttr(value[1], i64) if isinstance(value, tuple) else FloatAttr(value, f64)
+        return i64_attr(value[1]) if isinstance(value, tuple) else FloatAttr(value, f64)
     if kind in (Kind.DTYPE,):
-        return StringAttr(str(value))
+        return text_attr(str(value))
     if kind in (Kind.REDUCE_KIND, Kind.ACC_KIND):
-        return StringAttr(value.name.lower())
+        return text_attr(value.name.lower())
     if kind is Kind.SHAPE:
-        return ArrayAttr([StringAttr(extent_text(e)) for e in value])
-    return IntegerAttr(int(value), i64)
+        return ArrayAttr([text_attr(extent_text(e)) for e in value])
+    return i64_attr(int(value))
 
 
 EXTENT = re.compile(r"([svr])(\d+)(?:\[(\d+)\])?")
@@ -242,7 +263,7 @@ class InstructionOp(IRDLOperation):
         if len(operands) != len(kinds):
             raise ValueError(f"{cls.OPDEF.name} takes {len(kinds)} operands, got {len(operands)}")
         attrs = [encode_operand(k, v) for k, v in zip(kinds, operands, strict=True)]
-        return cls.build(properties={"operand_values": ArrayAttr(attrs)})
+        return cls.create(properties={"operand_values": ArrayAttr(attrs)})
 
     @property
     def values(self) -> list[Operand]:
@@ -298,11 +319,11 @@ class ArgOp(IRDLOperation):
     @classmethod
     def make(cls, index: int, dtype: str, dims: Sequence[sympy.Expr | int]) -> ArgOp:
         props = {
-            "index": IntegerAttr(index, i64),
-            "dtype": StringAttr(dtype),
+            "index": i64_attr(index),
+            "dtype": text_attr(dtype),
             "dims": ShapeAttr(dims),
         }
-        return cls.build(properties=props)
+        return cls.create(properties=props)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" a{self.index.value.data} {self.dtype.data} ")
@@ -325,7 +346,7 @@ class SlotOp(IRDLOperation):
 
     @classmethod
     def make(cls, index: int, expr: sympy.Expr | int) -> SlotOp:
-        return cls.build(properties={"index": IntegerAttr(index, i64), "expr": ExprAttr(expr)})
+        return cls.create(properties={"index": i64_attr(index), "expr": ExprAttr(expr)})
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" s{self.index.value.data} = {expr_text(self.expr.data)}")
@@ -346,7 +367,7 @@ class GridOp(IRDLOperation):
 
     @classmethod
     def make(cls, slots: Sequence[int]) -> GridOp:
-        return cls.build(properties={"extents": ArrayAttr([IntegerAttr(s, i64) for s in slots])})
+        return cls.create(properties={"extents": ArrayAttr([i64_attr(s) for s in slots])})
 
     @property
     def slots(self) -> list[int]:
@@ -377,12 +398,12 @@ class RegOp(IRDLOperation):
 
     @classmethod
     def make(cls, index: int, dtype: str, shape: Sequence[int], offset: int) -> RegOp:
-        return cls.build(
+        return cls.create(
             properties={
-                "index": IntegerAttr(index, i64),
-                "dtype": StringAttr(dtype),
-                "shape": ArrayAttr([IntegerAttr(s, i64) for s in shape]),
-                "offset": IntegerAttr(offset, i64),
+                "index": i64_attr(index),
+                "dtype": text_attr(dtype),
+                "shape": ArrayAttr([i64_attr(s) for s in shape]),
+                "offset": i64_attr(offset),
             }
         )
 
@@ -423,12 +444,12 @@ class ViewOp(IRDLOperation):
 
     @classmethod
     def make(cls, index: int, arg: int, offset: int, dims: Sequence[str]) -> ViewOp:
-        return cls.build(
+        return cls.create(
             properties={
-                "index": IntegerAttr(index, i64),
-                "arg": IntegerAttr(arg, i64),
-                "offset": IntegerAttr(offset, i64),
-                "dims": ArrayAttr([StringAttr(d) for d in dims]),
+                "index": i64_attr(index),
+                "arg": i64_attr(arg),
+                "offset": i64_attr(offset),
+                "dims": ArrayAttr([text_attr(d) for d in dims]),
             }
         )
 
