@@ -36,6 +36,7 @@ from dvm.dialects.expr import (
     ConditionAttr,
     ExprAttr,
     ShapeAttr,
+    expr_text,
     symbol,
 )
 from dvm.dialects.tensor import FusionOp
@@ -181,11 +182,11 @@ def unified_dim(func: FuncOp, dim: sympy.Expr) -> sympy.Expr:
     """An argument's dim with the symbols guards replaced (`unified`) replaced: only its
     own symbols are looked up, not the whole table."""
     attr = func.attributes.get(UNIFIED)
-    if not isinstance(attr, DictionaryAttr) or dim.is_Integer:
+    if not isinstance(attr, DictionaryAttr) or not attr.data or dim.is_Integer:
         return dim
     table: dict[sympy.Basic, sympy.Basic] = {}
     for s in dim.free_symbols:
-        target = attr.data.get(str(s))
+        target = attr.data.get(expr_text(s))  # (remembered: sympy prints a name slowly)
         if isinstance(target, ExprAttr):
             table[s] = target.data
     return cast(sympy.Expr, dim.xreplace(table)) if table else dim
