@@ -203,13 +203,16 @@ class DomainAnalysis:
         align: bool = False,
         bounds: Iterable[tuple[sympy.Expr, int]] = (),
         known: Facts = frozenset(),
+        shapes: dict[SSAValue, Shape] | None = None,
     ):
         """`assume` and `known`: size equalities known to hold where the kernel runs
         (`known` as made by `known_facts`, shared), and `bounds`: sizes known not to
         exceed a number there (a guarded choice checked them). `align`: the ops form
         two independent parts whose domains are to be laid on top of each other,
-        axis by axis."""
+        axis by axis. `shapes`: the values' shapes (`shape_of`) as found so far,
+        shared by the analyses of one block's candidate groups."""
         self.ops = list(ops)
+        self.shapes = {} if shapes is None else shapes
         self.known = known
         self.facts = known_facts(assume)
         self.bounds = dict(bounds)
@@ -355,6 +358,14 @@ class DomainAnalysis:
 
     # -- helpers ----------------------------------------------------------------
 
+    def shape(self, value: SSAValue) -> Shape:
+        """`shape_of(value)`, remembered: an argument's is read from its function's
+        attributes, each candidate group asks again, and a value may be asked often."""
+        shape = self.shapes.get(value)
+        if shape is None:
+            shape = self.shapes[value] = shape_of(value)
+        return shape
+
     def is_internal(self, value: SSAValue) -> bool:
         return isinstance(value.owner, Operation) and value.owner in self.members
 
@@ -383,7 +394,7 @@ class DomainAnalysis:
 
     def place_new(self, value: SSAValue) -> Placement:
         """A value whose dims get fresh domain axes (unit dims get none)."""
-        placement = tuple(() if d == 1 else (self.new_axis(d),) for d in shape_of(value))
+        placement = tuple(() if d == 1 else (self.new_axis(d),) for d in self.shape(value))
         self.assign(value, placement)
         return placement
 
@@ -445,9 +456,9 @@ class DomainAnalysis:
         if self.is_internal(op.source) and op.source not in self.chains:
             raise Illegal(f"{describe(op)}: its source must come from outside the kernel")
         placement = self.place_new(op.result)
-        result, a = shape_of(op.result), op.dim
+        result, a = self.shape(op.result), op.dim
         if isinstance(op, TakeOp):
-            rank = len(shape_of(op.indices))
+            rank = len(self.shape(op.indices))
             self.assign(op.indices, placement[a : a + rank])
             self.takes.append((op, (*placement[:a], *placement[a + rank :])))
             return
@@ -459,8 +470,8 @@ class DomainAnalysis:
                 if i != skip
             )
 
-        self.assign(op.indices, spans(shape_of(op.indices), None))
-        self.takes.append((op, spans(shape_of(op.source), a)))
+        self.assign(op.indices, spans(self.shape(op.indices), None))
+        self.takes.append((op, spans(self.shape(op.source), a)))
 
     def slice(self, op: ExtractSliceOp | ReverseOp) -> None:
         """A slice is a view of its source: of an input (or layout ops applied to one),
@@ -495,7 +506,7 @@ class DomainAnalysis:
 
     def elementwise(self, op: Operation) -> None:
         result = op.results[0]
-        result_shape = shape_of(result)
+        result_shape = self.shape(result)
         rank = len(result_shape)
         tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
         axes: list[Axes | None] = [None] * rank
@@ -503,7 +514,7 @@ class DomainAnalysis:
             placement = self.placed(v)
             if placement is None:
                 continue
-            shape = shape_of(v)
+            shape = self.shape(v)
             offset = rank - len(placement)
             for i, span in enumerate(placement):
                 # a dim of 1 that broadcasts does not fix the result's axis
@@ -515,7 +526,7 @@ class DomainAnalysis:
                 axes[j] = (self.new_axis(d),)
         for v in tensors:  # now place the operands that come from outside
             if self.placed(v) is None:
-                shape = shape_of(v)
+                shape = self.shape(v)
                 offset = rank - len(shape)
                 spans = [() if d == 1 else axes[offset + i] or () for i, d in enumerate(shape)]
                 for d, span in zip(shape, spans, strict=True):
@@ -559,7 +570,7 @@ class DomainAnalysis:
 
     def expand(self, op: t.ExpandShapeOp) -> None:
         source = self.operand_placement(op.src)
-        target = shape_of(op.result)
+        target = self.shape(op.result)
         if not op.groups:  # from rank 0: every result dim is a static 1
             self.domain.placement[op.result] = tuple(() for _ in target)
             return
@@ -586,8 +597,8 @@ class DomainAnalysis:
         for v in (op.lhs, op.rhs):
             if self.is_internal(v) and v not in self.chains:
                 raise Illegal(f"{describe(op)}: matmul operands must come from outside the kernel")
-        result = shape_of(op.result)
-        a, b = shape_of(op.lhs), shape_of(op.rhs)
+        result = self.shape(op.result)
+        a, b = self.shape(op.lhs), self.shape(op.rhs)
         transpose_a, transpose_b = op.flags
         batch = [() if d == 1 else (self.new_axis(d),) for d in result[:-2]]
         m, n = self.new_axis(result[-2]), self.new_axis(result[-1])
@@ -610,8 +621,8 @@ class DomainAnalysis:
         for v in (op.sizes, op.w, op.bias):
             if v is not None and self.is_internal(v):
                 raise Illegal(f"{describe(op)} reads its sizes, weights and bias as inputs")
-        m, n = (self.new_axis(d) for d in shape_of(op.result))
-        k = self.new_axis(shape_of(op.x)[1])
+        m, n = (self.new_axis(d) for d in self.shape(op.result))
+        k = self.new_axis(self.shape(op.x)[1])
         self.domain.contraction = k
         self.operand_loads.append((op.x, ((m,), (k,))))
         self.operand_loads.append((op.w, ((), (k,), (n,))))
@@ -640,14 +651,14 @@ class DomainAnalysis:
         """The input buffer behind `value`, and where `value` starts in it and the
         strides of its dims."""
         if value not in self.chains:
-            return value, sympy.Integer(0), contiguous_strides(shape_of(value))
+            return value, sympy.Integer(0), contiguous_strides(self.shape(value))
         op, operand = self.chains[value]
         source, offset, strides = self.view_through_chain(operand)
         if isinstance(op, ExtractSliceOp):
             return source, *slice_view(op, offset, strides)
         if isinstance(op, ReverseOp):
-            return source, *reverse_view(op, shape_of(operand), offset, strides)
-        return source, offset, self.apply_layout(op, shape_of(operand), strides)
+            return source, *reverse_view(op, self.shape(operand), offset, strides)
+        return source, offset, self.apply_layout(op, self.shape(operand), strides)
 
     def apply_layout(
         self, op: Operation, shape: Shape, strides: list[sympy.Expr]
@@ -657,7 +668,7 @@ class DomainAnalysis:
         if isinstance(op, CastOp):
             return strides
         if isinstance(op, t.ExpandShapeOp):
-            target = shape_of(op.result)
+            target = self.shape(op.result)
             if not op.groups:  # from rank 0: every dim is a static 1, one element
                 return [sympy.Integer(0)] * len(target)
             out: list[sympy.Expr] = []
@@ -673,7 +684,7 @@ class DomainAnalysis:
                 for g in op.groups
             ]
         assert isinstance(op, t.BroadcastToOp)
-        target = shape_of(op.result)
+        target = self.shape(op.result)
         offset = len(target) - len(shape)
         return [
             sympy.Integer(0)
@@ -712,7 +723,7 @@ class DomainAnalysis:
         strides = self.axis_strides(placement, [*dims[:a], *dims[a + 1 :]])
         result = self.domain.placement[op.result]
         view = StridedView(source, strides, op.result, result, offset=offset)
-        self.domain.takes[op.result] = TakeView(view, dims[a], shape_of(op.source)[a])
+        self.domain.takes[op.result] = TakeView(view, dims[a], self.shape(op.source)[a])
 
     def add_store(self, value: SSAValue) -> None:
         """An output: written through the layout ops that produced it from the
@@ -722,5 +733,5 @@ class DomainAnalysis:
         missing = [a for a in self.domain.parallel if a not in spanned]
         if missing:
             raise Illegal(f"output {value.name_hint or ''} does not span domain axes {missing}")
-        strides = self.axis_strides(placement, contiguous_strides(shape_of(value)))
+        strides = self.axis_strides(placement, contiguous_strides(self.shape(value)))
         self.domain.stores.append(StridedView(value, strides, value, placement))

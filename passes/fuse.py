@@ -81,7 +81,7 @@ from dvm.passes.domain import (
     known_facts,
 )
 from dvm.passes.errors import ProgramError
-from dvm.passes.symbolic import SHAPE, SHAPES, guard_facts, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPE, SHAPES, Shape, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
 from dvm.vm.isa import MAX_RANK
 
@@ -143,6 +143,8 @@ class Group:
     computing: int = field(init=False)
     """How many compute ops it holds."""
     has_matmul: bool = field(init=False)
+    domain: Domain | None = field(default=None, init=False)
+    """Its domain, once an analysis found it legal (its kernel's, if it is kept)."""
 
     def __post_init__(self) -> None:
         self.computing = sum(op in COMPUTE_KINDS for op in self.ops)
@@ -171,6 +173,9 @@ class Fuser:
         self.group: dict[Operation, Group] = {}
         self.graph = MergeableDag(len(self.order), self.edges())
         """The block's ops, each group merged into one node: what depends on what."""
+        self.shapes: dict[SSAValue, Shape] = {}
+        """The values' shapes, as the analyses of candidate groups found them (the
+        block's shapes do not change while its groups are planned)."""
 
     def edges(self) -> Iterable[tuple[int, int]]:
         """(producer, user) for each value one op of the block uses from another (a use
@@ -226,6 +231,7 @@ class Fuser:
             return False
         if tile_rank(domain) > MAX_RANK:  # the VM could not hold its tiles: keep apart
             return False
+        merged.domain = domain
         self.replace(merged, a, b)
         return True
 
@@ -251,7 +257,9 @@ class Fuser:
                 raise Illegal("a fused concat or pad is not part of a guarded choice")
             return fused[0]
         if alternative is None:
-            return DomainAnalysis(group.ops, self.outputs(group), known=self.facts).run()
+            return DomainAnalysis(
+                group.ops, self.outputs(group), known=self.facts, shapes=self.shapes
+            ).run()
         align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
         return DomainAnalysis(
             group.ops,
@@ -260,6 +268,7 @@ class Fuser:
             align,
             alternative.bounds,
             known=self.facts,
+            shapes=self.shapes,
         ).run()
 
     def outputs(self, group: Group) -> list[SSAValue]:
@@ -345,12 +354,14 @@ class Fuser:
             return []
         outputs = self.outputs(merged)
         try:
-            DomainAnalysis(ops, outputs, known=self.facts).run()
+            DomainAnalysis(ops, outputs, known=self.facts, shapes=self.shapes).run()
         except Illegal as e:
             if not e.bounds or e.conditions:
                 return []
             try:
-                domain = DomainAnalysis(ops, outputs, bounds=e.bounds, known=self.facts).run()
+                domain = DomainAnalysis(
+                    ops, outputs, bounds=e.bounds, known=self.facts, shapes=self.shapes
+                ).run()
             except Illegal:
                 return []
             return e.bounds if tile_rank(domain) <= MAX_RANK else []
@@ -363,7 +374,9 @@ class Fuser:
         if not self.allowed(Group(ops)):
             return []
         try:
-            DomainAnalysis(ops, self.outputs(Group(ops)), align=True, known=self.facts).run()
+            DomainAnalysis(
+                ops, self.outputs(Group(ops)), align=True, known=self.facts, shapes=self.shapes
+            ).run()
         except Illegal as e:
             return e.conditions
         return []
@@ -396,7 +409,7 @@ class Fuser:
 
     def plan_kernel(self, group: Group) -> KernelPlan:
         """The kernel of `group`, refused here if the VM could not hold it."""
-        domain = self.analyze(group)
+        domain = group.domain or self.analyze(group)
         inputs, outputs = self.inputs(group), self.outputs(group)
         check_rank(group.ops, domain, [*inputs, *outputs])
         return KernelPlan(group.ops, group.kind, domain, inputs, outputs)
