@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
-from dvm.dialects.expr import sceiling, sfloor, smax, smin, symbol
+from dvm.dialects.expr import expr_text, sceiling, sfloor, smax, smin, symbol
 from dvm.passes.symbolic import CORES
 from dvm.vm import (
     BY_NAME,
@@ -142,21 +142,23 @@ def from_postfix(tokens: Sequence[Tok]) -> sympy.Expr:
 
 
 def to_program(program: bc.ProgramOp) -> Program:
+    # (the declarations by `type(op) is`: `isinstance` on xDSL's op classes, which are
+    # ABCs, runs Python code for every op it is asked about)
     ops = list(program.body.block.ops)
-    args = [op for op in ops if isinstance(op, bc.ArgOp)]
+    args = [op for op in ops if type(op) is bc.ArgOp]
     params = program.param_names
     resolve = resolver(args, params)
     slots = tuple(
-        Slot(tuple(postfix(op.expr.data, resolve))) for op in ops if isinstance(op, bc.SlotOp)
+        Slot(tuple(postfix(op.expr.data, resolve))) for op in ops if type(op) is bc.SlotOp
     )
-    grid = next((tuple(op.slots) for op in ops if isinstance(op, bc.GridOp)), ())
+    grid = next((tuple(op.slots) for op in ops if type(op) is bc.GridOp), ())
     return Program(
         args=tuple(Arg(DTYPE_BY_TEXT[a.dtype.data], len(a.dims.data)) for a in args),
         n_params=len(params),
         slots=slots,
         grid=grid,
-        registers=tuple(register(op) for op in ops if isinstance(op, bc.RegOp)),
-        views=tuple(view(op) for op in ops if isinstance(op, bc.ViewOp)),
+        registers=tuple(register(op) for op in ops if type(op) is bc.RegOp),
+        views=tuple(view(op) for op in ops if type(op) is bc.ViewOp),
         code=tuple(instruction(op) for op in ops if isinstance(op, bc.InstructionOp)),
         name=program.sym_name.data,
     )
@@ -168,7 +170,7 @@ def resolver(args: Sequence[bc.ArgOp], params: Sequence[str]) -> Resolve:
     dims: dict[str, Tok] = {}
     for i, arg in enumerate(args):
         for axis, d in enumerate(arg.dims.data):
-            dims.setdefault(str(d), Tok.dim(i, axis))
+            dims.setdefault(expr_text(d), Tok.dim(i, axis))
 
     def resolve(name: str) -> Tok:
         if name in dims:

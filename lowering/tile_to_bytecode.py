@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy
 from xdsl.context import Context
@@ -56,8 +57,11 @@ IN_PLACE = (tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp)
 """Ops whose destination may be one of their operands (numpy `out=` allows it)."""
 
 
+@lru_cache(maxsize=64)
 def dtype_text(element: Attribute) -> str:
-    """The VM's spelling of an element type (`index` elements are i64 on the VM)."""
+    """The VM's spelling of an element type (`index` elements are i64 on the VM).
+    Remembered: xDSL prints a type through a new Printer, and register allocation
+    asks at every op."""
     return "i64" if isinstance(element, IndexType) else str(element)
 
 
