@@ -21,9 +21,13 @@ Prints, with the load average (on a shared machine the times swing with it):
   torch modules by `blocks/export.py`; each segment of a graph compiled on its own, as the
   torch backend does), the cache off: median and p90 of --repeat after a warm-up;
 - a tiny cached call, `p(x)` for gelu on a 2x3 input: median, p99 and max of 20000
-  (goal: 10 us on a quiet machine).
+  (goal: 10 us on a quiet machine);
+- the Python bytecodes each step of one compile interprets (after a warm-up), in
+  thousands: the load does not swing them, so they compare two versions of the compiler
+  where times on a shared machine cannot (`--parts bytecodes`, not run by default: the
+  tracing is slow).
 
-`--parts` runs some of them: fresh, in-process, blocks, tiny.
+`--parts` runs some of them: fresh, in-process, blocks, tiny, bytecodes.
 
 Python writes no bytecode cache under PYTHONDONTWRITEBYTECODE, and then every fresh
 process compiles dvm's modules again: the fresh processes run without it, as a user's
@@ -45,7 +49,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from specialization import bytecodes  # this folder's: the scripts share the counter
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 
 import dvm
 from dvm.ir import parse
@@ -55,7 +61,8 @@ from dvm.variant_ir import variant_from_lowered
 EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
 PROGRAMS = ("gelu", "layernorm", "softmax", "bert_layer")
 BLOCKS = Path(__file__).resolve().parent / "blocks"
-PARTS = ("fresh", "in-process", "blocks", "tiny")
+PARTS = ("fresh", "in-process", "blocks", "tiny", "bytecodes")
+DEFAULT_PARTS = ("fresh", "in-process", "blocks", "tiny")
 
 FRESH = """\
 import sys, time
@@ -152,16 +159,19 @@ def timed(step: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def compile_steps(text: str) -> dict[str, float]:
-    """Seconds per step of one compile of `text`: parse, each pass, the variant."""
-    times: dict[str, float] = {}
-    start = time.perf_counter()
-    module = parse(text)
-    times["parse"] = time.perf_counter() - start
+def compile_steps(
+    text: str, measure: Callable[[Callable[[], object]], float] = timed
+) -> dict[str, float]:
+    """Seconds (or what `measure` counts) per step of one compile of `text`: parse, each
+    pass, the variant."""
+    found: dict[str, float] = {}
+    parsed: list[ModuleOp] = []
+    found["parse"] = measure(lambda: parsed.append(parse(text)))
+    module = parsed[0]
     for stage in DvmPipelinePass().stages():
-        times[stage.name] = timed(lambda stage=stage: stage.apply(Context(), module))
-    times["kernels and host"] = timed(lambda: variant_from_lowered(module, None))
-    return times
+        found[stage.name] = measure(lambda stage=stage: stage.apply(Context(), module))
+    found["kernels and host"] = measure(lambda: variant_from_lowered(module, None))
+    return found
 
 
 def bench_in_process(repeat: int) -> None:
@@ -180,6 +190,19 @@ def bench_in_process(repeat: int) -> None:
             hit = [timed(partial(dvm.compile, text, cache=True)) for _ in range(repeat)]
             medians += [statistics.median(full), statistics.median(hit)]
             print(f"  {program:>11s} " + " ".join(f"{m * 1e3:11.1f}" for m in medians))
+
+
+def bench_bytecodes() -> None:
+    print("Interpreted bytecodes per step of a compile, thousands, after a warm-up:")
+    steps = list(compile_steps((EXAMPLES / "gelu.mlir").read_text()))
+    names = [*steps, "dvm.compile"]
+    print("  " + " ".join(f"{n[:11]:>11s}" for n in ["program", *names]))
+    for program in PROGRAMS:
+        text = (EXAMPLES / f"{program}.mlir").read_text()
+        dvm.compile(text, cache=False)
+        counts = compile_steps(text, bytecodes)
+        counts["dvm.compile"] = bytecodes(partial(dvm.compile, text, cache=False))
+        print(f"  {program:>11s} " + " ".join(f"{counts[n] / 1e3:11.0f}" for n in names))
 
 
 def segments(text: str) -> list[str]:
@@ -224,7 +247,9 @@ def main() -> None:
     ap.add_argument("--processes", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--calls", type=int, default=20000)
-    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated parts to run")
+    ap.add_argument(
+        "--parts", default=",".join(DEFAULT_PARTS), help=f"comma-separated, of {','.join(PARTS)}"
+    )
     ap.add_argument("--examples", type=Path, help=f"the shared examples folder ({EXAMPLES})")
     a = ap.parse_args()
     if a.examples:
@@ -240,6 +265,8 @@ def main() -> None:
         bench_blocks(a.repeat)
     if "tiny" in parts:
         bench_tiny_call(a.calls)
+    if "bytecodes" in parts:
+        bench_bytecodes()
 
 
 if __name__ == "__main__":
