@@ -90,6 +90,22 @@ from dvm.dialects.expr import (
     print_expressions,
 )
 
+
+def init_flat(
+    op: IRDLOperation,
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute] | None = None,
+) -> None:
+    """Make `op` of its operands, result types and properties, one per definition, as
+    given (as xDSL's `Operation.create` does). IRDL's builder would first match each
+    against the op's definition, which costs as much as making the op; the kernels'
+    bodies make many."""
+    Operation.__init__(
+        op, operands=operands, result_types=result_types, properties=properties or {}
+    )
+
+
 # --------------------------------------------------------------------------
 # The tile type, and the axes of a kernel's tiles
 # --------------------------------------------------------------------------
@@ -394,9 +410,7 @@ class LoadOp(ViewOp):
     result = result_def(TileType)
 
     def __init__(self, source: SSAValue, result_type: TileType, view: View):
-        super().__init__(
-            operands=[source], result_types=[result_type], properties=view.properties()
-        )
+        init_flat(self, [source], [result_type], view.properties())
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -444,7 +458,7 @@ class StoreOp(ViewOp):
         props = view.properties()
         if accumulate != "none":
             props["accumulate"] = StringAttr(accumulate)
-        super().__init__(operands=[value, dest], properties=props)
+        init_flat(self, [value, dest], [], props)
 
     @property
     def accumulation(self) -> str:
@@ -504,7 +518,7 @@ class TileUnaryOp(IRDLOperation, ABC):
     assembly_format = "$input attr-dict `:` type($input)"
 
     def __init__(self, input: SSAValue):
-        super().__init__(operands=[input], result_types=[input.type])
+        init_flat(self, [input], [input.type])
 
 
 class TileElementwiseOp(IRDLOperation, ABC):
@@ -525,7 +539,7 @@ class TileCastOp(TileElementwiseOp, ABC):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, result_type: Attribute):
-        super().__init__(operands=[input], result_types=[result_type])
+        init_flat(self, [input], [result_type])
 
 
 class TileBinaryOp(TileElementwiseOp, ABC):
@@ -534,7 +548,7 @@ class TileBinaryOp(TileElementwiseOp, ABC):
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
-        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+        init_flat(self, [lhs, rhs], [result_type])
 
 
 def mirror(source: type[IRDLOperation], base: type[IRDLOperation]) -> type[IRDLOperation]:
@@ -573,7 +587,7 @@ class SelectOp(TileElementwiseOp):
     )
 
     def __init__(self, c: SSAValue, a: SSAValue, b: SSAValue, result_type: Attribute):
-        super().__init__(operands=[c, a, b], result_types=[result_type])
+        init_flat(self, [c, a, b], [result_type])
 
 
 MIRRORED[tensor_dialect.SelectOp] = SelectOp
@@ -592,7 +606,7 @@ class ConstantOp(IRDLOperation):
     assembly_format = "$value attr-dict `:` type($result)"
 
     def __init__(self, value: FloatAttr | IntegerAttr | ExprAttr, result_type: TileType):
-        super().__init__(properties={"value": value}, result_types=[result_type])
+        init_flat(self, [], [result_type], {"value": value})
 
 
 @irdl_op_definition
@@ -608,7 +622,7 @@ class BroadcastOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, result_type: TileType):
-        super().__init__(operands=[input], result_types=[result_type])
+        init_flat(self, [input], [result_type])
 
 
 class TileReduceOp(IRDLOperation, ABC):

@@ -239,9 +239,9 @@ class KernelBuilder:
             return self.bind(value, self.clamp(operands, value.type.element_type), spans)
         cls = tile.MIRRORED[type(op)]
         if issubclass(cls, tile.TileUnaryOp):
-            new = cls.build(operands=operands, result_types=[operands[0].type])
+            new = cls.create(operands=operands, result_types=[operands[0].type])
         else:
-            new = cls.build(
+            new = cls.create(
                 operands=operands, result_types=[self.tile_type(spans, value.type.element_type)]
             )
         return self.bind(value, self.add(new), spans)
@@ -287,7 +287,7 @@ class KernelBuilder:
         x, low, high = operands
         for bound, op in ((low, t.MaxOp), (high, t.MinOp)):
             spans = self.spans[x] | self.spans[bound]
-            new = tile.MIRRORED[op].build(
+            new = tile.MIRRORED[op].create(
                 operands=[x, bound], result_types=[self.tile_type(spans, element)]
             )
             x = self.add(new)
@@ -383,7 +383,7 @@ class KernelBuilder:
                     part = self.reduce(kind, source, reduced, acc_type)
                     combine = tile.MIRRORED[COMBINE[kind]]
                     inner[0] = self.add(
-                        combine.build(operands=[inner[0], part], result_types=[acc_type])
+                        combine.create(operands=[inner[0], part], result_types=[acc_type])
                     )
                 result = carried[0]
             if uniform:
@@ -403,7 +403,7 @@ class KernelBuilder:
         if value.type.element_type == element:
             return value
         converted = tile.TileType(value.type.extents, element)
-        new = self.add(tile.ConvertOp.build(operands=[value], result_types=[converted]))
+        new = self.add(tile.ConvertOp.create(operands=[value], result_types=[converted]))
         self.spans[new] = self.spans.get(value, spans)
         return new
 
@@ -421,7 +421,9 @@ class KernelBuilder:
         count = self.count(axes, result.element_type)
         zero = self.add(tile.ConstantOp(scalar_attr(0, result.element_type), scalar))
         boolean = self.tile_type(frozenset(), IntegerType(1))
-        some = self.add(tile.MIRRORED[t.GtOp].build(operands=[count, zero], result_types=[boolean]))
+        some = self.add(
+            tile.MIRRORED[t.GtOp].create(operands=[count, zero], result_types=[boolean])
+        )
         empty = self.add(tile.ConstantOp(identity(kind, result.element_type), scalar))
         return self.add(tile.SelectOp(some, value, empty, result))
 
@@ -430,7 +432,7 @@ class KernelBuilder:
     ) -> SSAValue:
         """`value op n`, n the number of elements along `axes`."""
         n = self.count(axes, result.element_type)
-        return self.add(tile.MIRRORED[op].build(operands=[value, n], result_types=[result]))
+        return self.add(tile.MIRRORED[op].create(operands=[value, n], result_types=[result]))
 
     def count(self, axes: Sequence[int], element: Attribute) -> SSAValue:
         """A one-element tile of the number of elements along `axes` (a slot expression)."""
@@ -474,7 +476,7 @@ class KernelBuilder:
         dims = [self.coords.index(a) for a in axes if a in self.spans[source]]
         reduction = tile.REDUCES[kind]
         return self.add(
-            reduction.build(
+            reduction.create(
                 operands=[source], result_types=[result], properties={"axes": axes_attr(dims)}
             )
         )
