@@ -56,24 +56,36 @@ Resolve = Callable[[str], Tok]
 
 def postfix(expr: sympy.Expr, resolve: Resolve) -> list[Tok]:
     """`expr` as postfix tokens; integer arithmetic, min, max, floor/ceil division."""
+    return [resolve(t) if isinstance(t, str) else t for t in named_postfix(expr)]
+
+
+@functools.lru_cache(maxsize=4096)
+def named_postfix(expr: sympy.Expr) -> tuple[Tok | str, ...]:
+    """`expr` as postfix tokens, each symbol as its name (its token depends on the
+    program). Remembered: the kernels of a model share their slots' expressions, and
+    walking a nested tile size visits hundreds of nodes."""
+    return tuple(_postfix(expr))
+
+
+def _postfix(expr: sympy.Expr) -> list[Tok | str]:
     if expr.is_Integer:
         return [Tok.const(int(expr))]
     if isinstance(expr, sympy.Symbol):
-        return [resolve(expr.name)]
+        return [expr.name]
     if isinstance(expr, sympy.floor | sympy.ceiling):
         numerator, denominator = quotient(expr.args[0])
         op = ExprOp.FLOORDIV if isinstance(expr, sympy.floor) else ExprOp.CEILDIV
-        return [*postfix(numerator, resolve), *postfix(denominator, resolve), Tok.binop(op)]
+        return [*named_postfix(numerator), *named_postfix(denominator), Tok.binop(op)]
     if isinstance(expr, sympy.Mod):
-        return fold(expr.args, ExprOp.MOD, resolve)
+        return fold(expr.args, ExprOp.MOD)
     if isinstance(expr, sympy.Min | sympy.Max):
-        return fold(expr.args, ExprOp.MIN if isinstance(expr, sympy.Min) else ExprOp.MAX, resolve)
+        return fold(expr.args, ExprOp.MIN if isinstance(expr, sympy.Min) else ExprOp.MAX)
     if isinstance(expr, sympy.Add):
-        return add_terms(expr.args, resolve)
+        return add_terms(expr.args)
     if isinstance(expr, sympy.Mul):
-        return fold(expr.args, ExprOp.MUL, resolve)
+        return fold(expr.args, ExprOp.MUL)
     if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
-        return fold([expr.base] * int(expr.exp), ExprOp.MUL, resolve)
+        return fold([expr.base] * int(expr.exp), ExprOp.MUL)
     raise ValueError(f"slot expression {expr} is not integer arithmetic the VM knows")
 
 
@@ -86,21 +98,21 @@ def quotient(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
     return numerator, denominator
 
 
-def fold(args: Sequence[sympy.Basic], op: ExprOp, resolve: Resolve) -> list[Tok]:
-    tokens = postfix(args[0], resolve)  # type: ignore[arg-type]
+def fold(args: Sequence[sympy.Basic], op: ExprOp) -> list[Tok | str]:
+    tokens = list(named_postfix(args[0]))  # type: ignore[arg-type]
     for arg in args[1:]:
-        tokens += [*postfix(arg, resolve), Tok.binop(op)]  # type: ignore[arg-type]
+        tokens += [*named_postfix(arg), Tok.binop(op)]  # type: ignore[arg-type]
     return tokens
 
 
-def add_terms(terms: Sequence[sympy.Basic], resolve: Resolve) -> list[Tok]:
+def add_terms(terms: Sequence[sympy.Basic]) -> list[Tok | str]:
     """A sum, with negated terms subtracted (the VM has no negation)."""
     exprs = [cast(sympy.Expr, t) for t in terms]
     positive = [t for t in exprs if not t.could_extract_minus_sign()]
     negative = [-t for t in exprs if t.could_extract_minus_sign()]
-    tokens = fold(positive, ExprOp.ADD, resolve) if positive else [Tok.const(0)]
+    tokens: list[Tok | str] = fold(positive, ExprOp.ADD) if positive else [Tok.const(0)]
     for term in negative:
-        tokens += [*postfix(term, resolve), Tok.binop(ExprOp.SUB)]  # type: ignore[arg-type]
+        tokens += [*named_postfix(term), Tok.binop(ExprOp.SUB)]
     return tokens
 
 
