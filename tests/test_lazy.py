@@ -366,3 +366,19 @@ def test_a_small_integer_power_is_multiplies_of_numpys_dtype(dtype: type, expone
             expected, got = call(x), np.asarray(y)
             assert got.dtype == expected.dtype
             np.testing.assert_allclose(got, expected, rtol=2e-7)
+
+
+def test_a_copy_to_the_same_dtype_is_the_value_itself() -> None:
+    """`astype` to the dtype a value has (GELU code often casts) and `copy` cost no
+    `tensor.convert` when the program makes the value; a copy of an input or of a
+    result stays an array of its own."""
+    x = np.random.default_rng(2).standard_normal((6, 5)).astype(np.float32)
+    a = lazy.asarray(x)
+    y = (a * 2).astype(np.float32).copy() + 1
+    assert "tensor.convert" not in lazy.explain(y)
+    np.testing.assert_allclose(np.asarray(y), (x * 2).astype(np.float32) + 1, rtol=1e-6)
+    kept = lazy.asarray(x).copy()
+    made = a * 3
+    same = made.astype(np.float32, copy=True)
+    assert np.asarray(kept) is not x and np.shares_memory(np.asarray(kept), x) is False
+    assert not np.shares_memory(np.asarray(same), np.asarray(made))

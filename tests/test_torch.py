@@ -409,6 +409,22 @@ def test_a_cube_is_multiplies() -> None:
     torch.testing.assert_close(torch.compile(gelu, backend="dvm", dynamic=True)(x), gelu(x))
 
 
+def test_views_and_copies_cost_no_kernel() -> None:
+    """torch's whole-tensor views, slices and clones of a value the program makes are
+    that value: no `tensor.convert` between ops that fuse (each one cost a kernel)."""
+    import dvm
+
+    def gates(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        p = torch.softmax(x @ g, dim=1).t()[:, :].clone()
+        return (p[:, :, None] * 2.0).sum(dim=0)
+
+    rng = torch.Generator().manual_seed(0)
+    x, g = torch.randn(9, 4, generator=rng), torch.randn(4, 3, generator=rng)
+    text = dvm.torch.export_mlir(gates, x, g)
+    assert "tensor.convert" not in text
+    torch.testing.assert_close(torch.compile(gates, backend="dvm", dynamic=True)(x, g), gates(x, g))
+
+
 @pytest.mark.parametrize("name", ["gpt_block", "rotary", "mmoe"])
 def test_a_program_returns_only_what_the_graph_reads_later(name: str) -> None:
     """An intermediate no later op reads is not an output of its program: an output

@@ -22,8 +22,11 @@ class Emitter:
         self.lines: list[str] = []
         self.index_args: list[str] = []
         self.constants: dict[int, str] = {}
+        self.distinct: set[int] = set()
+        """The arguments and results: an array of its own each (never renamed)."""
 
     def text(self, outputs: Sequence[Node]) -> str:
+        self.distinct = {id(n) for n in (*self.args, *outputs)}
         for k, node in enumerate(self.nodes):
             self.names[id(node)] = f"%v{k}"
             EMITTERS[node.op](self, node)
@@ -95,6 +98,11 @@ def emit_nary(e: Emitter, node: Node) -> None:
 
 def emit_convert(e: Emitter, node: Node) -> None:
     source = node.operands[0]
+    if e.type(source) == e.type(node) and id(source) not in e.distinct:
+        # A copy of a value the program makes (a torch view or clone, numpy's `astype`
+        # to the same dtype) is that value: a `tensor.convert` would cost a kernel.
+        e.names[id(node)] = e.name(source)
+        return
     e.put(node, f"tensor.convert {e.name(source)} : {e.type(source)} -> {e.type(node)}")
 
 
