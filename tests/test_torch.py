@@ -425,6 +425,24 @@ def test_views_and_copies_cost_no_kernel() -> None:
     torch.testing.assert_close(torch.compile(gates, backend="dvm", dynamic=True)(x, g), gates(x, g))
 
 
+def test_sizes_the_graph_fixes_are_static_in_the_program() -> None:
+    """A module's weights and the hidden size are fixed ints in dynamo's graph: the
+    program's types say them (the compiler fuses and tiles with them), while the batch
+    and the length stay `?`; another length replays the same program."""
+    import dvm
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(approximate="tanh")).eval()
+    text = dvm.torch.export_mlir(model, torch.randn(3, 5, 8))
+    assert "tensor<16x8xf32>" in text and "tensor<16xf32>" in text
+    assert "x8xf32>" in text.split("->")[0]
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for length in (5, 7, 2):
+            x = torch.randn(3, length, 8)
+            torch.testing.assert_close(compiled(x), model(x))
+
+
 @pytest.mark.parametrize("name", ["gpt_block", "rotary", "mmoe"])
 def test_a_program_returns_only_what_the_graph_reads_later(name: str) -> None:
     """An intermediate no later op reads is not an output of its program: an output

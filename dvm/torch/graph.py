@@ -167,10 +167,10 @@ class GraphRunner:
                 place, value = next(inputs)
                 places[node] = place
                 held = self.builder.input(value) if self.builder else to_lazy(value)
-                env[node] = with_unit_dims(held, node.meta.get("val"))
+                env[node] = with_static_dims(held, node.meta.get("val"))
             elif node.op == "get_attr":
                 held = to_lazy(getattr(self.module, str(node.target)))
-                env[node] = with_unit_dims(held, held)
+                env[node] = with_static_dims(held, held)
             elif node.op == "call_function":
                 env[node] = self.call(node, env, position)
             elif node.op == "output":
@@ -198,7 +198,7 @@ class GraphRunner:
                 pass
         self.count(name, False)
         held = self.run_in_torch(target, args, kwargs, position)
-        return with_unit_dims(held, node.meta.get("val"))
+        return with_static_dims(held, node.meta.get("val"))
 
     def run_in_torch(self, target: Callable[..., Any], args: Any, kwargs: Any, node: int) -> Any:
         """The op at position `node` in torch eager on the values (a flush), its tensors
@@ -252,19 +252,21 @@ def last_reads(nodes: list[fx.Node]) -> dict[int, list[fx.Node]]:
     return reads
 
 
-def with_unit_dims(held: Any, declared: Any) -> Any:
-    """`held` (a value known now) typed with a static 1 where torch's graph has one
-    (`declared`: the node's tensor, or tensors), so a program that reads it is compiled
-    for that 1 rather than for a `?` that is 1 at every call (a variant per such dim)."""
+def with_static_dims(held: Any, declared: Any) -> Any:
+    """`held` (a value known now) typed with the sizes torch's graph declares as fixed
+    ints (`declared`: the node's tensor, or tensors): a weight's `64 x 256`, the static
+    1s of a `keepdim` mean or a mask buffer. The program that reads it is compiled for
+    those sizes (its shapes fuse and tile as a hand-written program's do) rather than
+    for `?`s that take the same value at every call; dynamo guards the sizes."""
     if isinstance(held, list | tuple) and isinstance(declared, list | tuple):
         for h, d in zip(held, declared, strict=False):
-            with_unit_dims(h, d)
+            with_static_dims(h, d)
     elif isinstance(held, LazyArray) and isinstance(declared, torch.Tensor | LazyArray):
         node = held._node
-        ones = [a for a, d in enumerate(declared.shape) if type(d) is int and d == 1]
-        known = ones and node.value is not None and len(declared.shape) == node.ndim
-        if known and all(node.shape[a] == 1 for a in ones):  # (a size: noted as a guard)
-            node.static = tuple(1 if a in ones else s for a, s in enumerate(node.static))
+        fixed = {a: d for a, d in enumerate(declared.shape) if type(d) is int}
+        known = fixed and node.value is not None and len(declared.shape) == node.ndim
+        if known and all(node.shape[a] == d for a, d in fixed.items()):  # (noted as guards)
+            node.static = tuple(fixed.get(a, s) for a, s in enumerate(node.static))
     return held
 
 
