@@ -28,7 +28,8 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 
 def to_numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
     """The tensor's memory as an array (detached: numpy sees no autograd)."""
-    tensor = tensor.detach()
+    if tensor.requires_grad:  # (`detach` costs a new tensor object: only where needed)
+        tensor = tensor.detach()
     if tensor.dtype == torch.bfloat16:
         return tensor.view(torch.int16).numpy().view(BF16)
     return tensor.numpy()

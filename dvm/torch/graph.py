@@ -274,7 +274,7 @@ def input_signature(args: Sequence[Any]) -> tuple[Any, ...]:
     """What a plan is kept under: tensors by dtype, rank and device, ints by type (a
     plan's guards say which sizes it serves), any other input by value."""
     return tuple(
-        (a.dtype, a.dim(), a.device.type)
+        (a.dtype, a.dim(), a.is_cpu or a.device.type)  # (`is_cpu` is the cheaper read)
         if isinstance(a, torch.Tensor)
         else int
         if type(a) is int

@@ -144,7 +144,7 @@ def place(slots: Any, result: Any, v: Values) -> None:
 
 
 def as_value(x: Any) -> Any:
-    if isinstance(x, torch.Tensor) and x.dtype in DTYPES and x.device.type == "cpu":
+    if isinstance(x, torch.Tensor) and x.is_cpu and x.dtype in DTYPES:
         return to_numpy(x)
     return x
 
@@ -202,7 +202,7 @@ class Builder:
     def input(self, value: Any) -> Any:
         """A placeholder's value as the graph runner holds it."""
         slot = len(self.kept)
-        if isinstance(value, torch.Tensor) and value.dtype in DTYPES and value.device.type == "cpu":
+        if isinstance(value, torch.Tensor) and value.is_cpu and value.dtype in DTYPES:
             array = to_numpy(value)
             node = Node.of(array)
             node.shape = sized(array.shape, slot)
