@@ -109,7 +109,7 @@ def launch(
     # One launch at a time per device. Planning may evaluate the slots again for more
     # cores (`Specialization.retile`): under the lock, no unplanned launch reads them.
     with memory.lock:
-        if not spec.launched or unplanned or spec.walked < spec.plan_after:
+        if spec.may_run_unplanned(unplanned):
             spec.launched = True
             if spec.small and not spec.planned and cores is None and not (stats or trace):
                 return _unplanned_launch(spec, args, alias, memory)
@@ -183,9 +183,7 @@ def launch_stack(
         if spec.idle:
             _check_args(spec, args)
         elif spec.device is not device or (
-            (unplanned or not spec.launched or spec.walked < spec.plan_after)
-            and spec.small
-            and not spec.planned
+            spec.may_run_unplanned(unplanned) and spec.small and not spec.planned
         ):
             launch(spec, args, fresh=fresh, unplanned=unplanned)
         else:
@@ -246,7 +244,8 @@ def _unplanned_launch(
     after whatever came before it. Sharing even an mma's grid, whose tiles run in BLAS
     without the GIL, costs more on streams of new shapes than it saves (see
     docs/performance.md)."""
-    memory.reach(registers_end(spec))
+    if not spec.walked:  # its registers stay where they are until it is planned
+        memory.reach(registers_end(spec))
     kept = memory.unplanned
     spec.walked += _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias)
 
@@ -285,18 +284,9 @@ def _specialization(
 
 
 def _check_args(spec: Specialization, args: Sequence[np.ndarray], fresh: bool = False) -> None:
-    """Arrays must be exactly what the specialization was checked for (tested in C:
-    launches of small tiles cannot afford a Python loop per argument); those it writes
-    writeable, unless `fresh` promises they were just allocated."""
-    try:
-        fits = (
-            tuple(map(ARRAY_SHAPE, args)) == spec.shapes
-            and tuple(map(ARRAY_DTYPE, args)) == spec.arg_dtypes
-            and all(map(C_CONTIGUOUS, args))
-        )
-    except AttributeError:  # something that is no array
-        fits = False
-    if fits:
+    """Arrays must be exactly what the specialization was checked for (`_fit`); those it
+    writes writeable, unless `fresh` promises they were just allocated."""
+    if len(args) == len(spec.shapes) and _fit(spec, args):
         if fresh:
             return
         for i in spec.stored_args:
@@ -322,18 +312,24 @@ def check_inputs(spec: Specialization, inputs: Sequence[np.ndarray]) -> None:
     dtypes and order the specialization expects: what a caller that passes `checked` to
     `launch` checks once per specialization (a LaunchError names the first that does
     not fit, as a launch's own check would)."""
-    n = len(inputs)
+    if not _fit(spec, inputs):
+        for i, a in enumerate(inputs):
+            _check_array(spec, i, a)
+
+
+def _fit(spec: Specialization, arrays: Sequence[np.ndarray]) -> bool:
+    """Whether `arrays` are C-contiguous numpy arrays of the shapes and dtypes of the
+    specialization's first arguments, tested in C: launches of small tiles cannot afford
+    a Python loop per argument (a full slice of a tuple is the tuple itself)."""
+    n = len(arrays)
     try:
-        if (
-            tuple(map(ARRAY_SHAPE, inputs)) == spec.shapes[:n]
-            and tuple(map(ARRAY_DTYPE, inputs)) == spec.arg_dtypes[:n]
-            and all(map(C_CONTIGUOUS, inputs))
-        ):
-            return
+        return (
+            tuple(map(ARRAY_SHAPE, arrays)) == spec.shapes[:n]
+            and tuple(map(ARRAY_DTYPE, arrays)) == spec.arg_dtypes[:n]
+            and all(map(C_CONTIGUOUS, arrays))
+        )
     except AttributeError:  # something that is no array
-        pass
-    for i, a in enumerate(inputs):
-        _check_array(spec, i, a)
+        return False
 
 
 def _check_array(spec: Specialization, i: int, a: np.ndarray) -> None:

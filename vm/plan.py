@@ -174,6 +174,11 @@ class Specialization:
     instructions (0: only the first; see `Specializer`)."""
     _plan: GridPlan | None = field(default=None, repr=False)
 
+    def may_run_unplanned(self, unplanned: bool) -> bool:
+        """Whether a launch may still run unplanned (when small and not planned): the
+        first, one asked to (`unplanned`), and those before `plan_after` instructions."""
+        return unplanned or not self.launched or self.walked < self.plan_after
+
     @property
     def plan(self) -> GridPlan:
         """The tile classes and work bound (planned on first use; may raise BytecodeError)."""

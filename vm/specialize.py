@@ -154,6 +154,7 @@ class Specializer:
         else:
             regs, views = got
         st = self.static
+        shared = nbytes >= INLINE_BYTES  # planned launches then use several cores
         return Specialization(
             st.program,
             self.device,
@@ -172,10 +173,10 @@ class Specializer:
             cores=used,
             small=nbytes < UNPLANNED_BYTES,
             idle=all(0 in dims[i] for i in st.stored),
-            shared=nbytes >= INLINE_BYTES,  # planned launches then use several cores
+            shared=shared,
             max_steps=self.max_steps,
             # a launch the cores would share pays more than its Python unplanned: one core
-            plan_after=0 if nbytes >= INLINE_BYTES else self.plan_after,
+            plan_after=0 if shared else self.plan_after,
         )
 
 
