@@ -166,11 +166,10 @@ def spanned(domain: Domain, value: SSAValue) -> frozenset[int]:
     return frozenset(a for span in domain.placement.get(value, ()) for a in span)
 
 
-def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
+def live_bytes(life: Lifetimes, domain: Domain) -> tuple[int, int]:
     """Bytes per domain element of the largest set of full-size tiles alive
     at once (smaller tiles, e.g. a row's mean, are negligible while the axes
     they skip are long; see `skipping_bytes`), and the widest element size."""
-    life = lifetimes(fusion)
     full = set(domain.parallel) | set(domain.reduced)
     widest = 1
     sizes: dict[SSAValue, int] = {}
@@ -185,7 +184,7 @@ def live_bytes(fusion: t.FusionOp, domain: Domain) -> tuple[int, int]:
         peak = max(peak, sum(size for v, size in sizes.items() if life.alive(v, i)))
     # registers are reused only by tiles of their kind: a kernel mixing element
     # types (an argmax's i64 indices beside its i32 values) may hold more than that
-    by_kind = kind_peaks(fusion, domain, lambda spans: spans >= full)
+    by_kind = kind_peaks(life, domain, lambda spans: spans >= full)
     return max(peak + widest, by_kind), widest
 
 
@@ -202,7 +201,7 @@ Kind = tuple[frozenset[int], Attribute]
 """A register's kind: the domain axes its tile spans and its element type."""
 
 
-def skipping_bytes(fusion: t.FusionOp, domain: Domain, chunks: bool = False) -> int:
+def skipping_bytes(life: Lifetimes, domain: Domain, chunks: bool = False) -> int:
     """Bytes per domain element of a vector kernel's registers when the tiles
     that skip reduced axes are as large as full ones, as they are when those
     axes' tiles are 1. The bytecode reuses a register only for a tile of its
@@ -210,18 +209,17 @@ def skipping_bytes(fusion: t.FusionOp, domain: Domain, chunks: bool = False) -> 
     that span every parallel axis (the others are negligible, as in
     `live_bytes`). With `chunks`, a reduction walks loops over chunks and
     holds an accumulator beside each chunk's partial result."""
-    return kind_peaks(fusion, domain, lambda spans: spans >= set(domain.parallel), chunks)
+    return kind_peaks(life, domain, lambda spans: spans >= set(domain.parallel), chunks)
 
 
 def kind_peaks(
-    fusion: t.FusionOp,
+    life: Lifetimes,
     domain: Domain,
     counted: Callable[[frozenset[int]], bool],
     chunks: bool = False,
 ) -> int:
     """The sum over register kinds of the most bytes per domain element that tiles of
     that kind hold at once, over the tiles whose spans are `counted`."""
-    life = lifetimes(fusion)
     ops, last_use = life.ops, life.last_use
     kinds: dict[SSAValue, Kind] = {}
     sizes: dict[SSAValue, int] = {}
@@ -262,6 +260,8 @@ class FusionTiling:
 
     fusion: t.FusionOp
     domain: Domain
+    life: Lifetimes
+    """When each of its values is made and last used, which every count reads."""
     live_bytes: int
     """The most bytes per domain element its full-size tiles hold at once (`live_bytes`)."""
     widest: int
@@ -271,12 +271,12 @@ class FusionTiling:
 
     @staticmethod
     def of(fusion: t.FusionOp, guards: Facts) -> FusionTiling:
-        domain = analyze(fusion, guards)
-        return FusionTiling(fusion, domain, *live_bytes(fusion, domain))
+        domain, life = analyze(fusion, guards), lifetimes(fusion)
+        return FusionTiling(fusion, domain, life, *live_bytes(life, domain))
 
     def skipping_bytes(self, chunks: bool = False) -> int:
         if chunks not in self.skipping:
-            self.skipping[chunks] = skipping_bytes(self.fusion, self.domain, chunks)
+            self.skipping[chunks] = skipping_bytes(self.life, self.domain, chunks)
         return self.skipping[chunks]
 
 
