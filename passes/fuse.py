@@ -37,6 +37,7 @@ import heapq
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy
 from xdsl.context import Context
@@ -257,19 +258,18 @@ class Fuser:
                 raise Illegal("a fused concat or pad is not part of a guarded choice")
             return fused[0]
         if alternative is None:
-            return DomainAnalysis(
-                group.ops, self.outputs(group), known=self.facts, shapes=self.shapes
-            ).run()
+            return self.domain(group.ops, self.outputs(group))
         align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
-        return DomainAnalysis(
-            group.ops,
-            self.outputs(group),
-            alternative.equalities,
-            align,
-            alternative.bounds,
-            known=self.facts,
-            shapes=self.shapes,
-        ).run()
+        return self.domain(
+            group.ops, self.outputs(group), alternative.equalities, align, alternative.bounds
+        )
+
+    def domain(
+        self, ops: list[Operation], outputs: list[SSAValue], *args: Any, **kw: Any
+    ) -> Domain:
+        """`DomainAnalysis` of `ops` with the block's facts and shapes (an `Illegal`
+        when they cannot be one kernel)."""
+        return DomainAnalysis(ops, outputs, *args, known=self.facts, shapes=self.shapes, **kw).run()
 
     def outputs(self, group: Group) -> list[SSAValue]:
         members = set(group.ops)
@@ -354,14 +354,12 @@ class Fuser:
             return []
         outputs = self.outputs(merged)
         try:
-            DomainAnalysis(ops, outputs, known=self.facts, shapes=self.shapes).run()
+            self.domain(ops, outputs)
         except Illegal as e:
             if not e.bounds or e.conditions:
                 return []
             try:
-                domain = DomainAnalysis(
-                    ops, outputs, bounds=e.bounds, known=self.facts, shapes=self.shapes
-                ).run()
+                domain = self.domain(ops, outputs, bounds=e.bounds)
             except Illegal:
                 return []
             return e.bounds if tile_rank(domain) <= MAX_RANK else []
@@ -374,9 +372,7 @@ class Fuser:
         if not self.allowed(Group(ops)):
             return []
         try:
-            DomainAnalysis(
-                ops, self.outputs(Group(ops)), align=True, known=self.facts, shapes=self.shapes
-            ).run()
+            self.domain(ops, self.outputs(Group(ops)), align=True)
         except Illegal as e:
             return e.conditions
         return []
@@ -409,7 +405,7 @@ class Fuser:
 
     def plan_kernel(self, group: Group) -> KernelPlan:
         """The kernel of `group`, refused here if the VM could not hold it."""
-        domain = group.domain or self.analyze(group)
+        domain = group.domain if group.domain is not None else self.analyze(group)
         inputs, outputs = self.inputs(group), self.outputs(group)
         check_rank(group.ops, domain, [*inputs, *outputs])
         return KernelPlan(group.ops, group.kind, domain, inputs, outputs)
