@@ -118,12 +118,14 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> No
     if widths.dtype.kind not in "iu" or (widths < 0).any():
         return None
     fill = numpy_api.as_node(np.asarray(value).astype(array.dtype), array.dtype)
+    if fill is None:
+        return None
     x = array
     for axis, (low, high) in enumerate(widths.tolist()):
         parts = []
         for width in (low, high):
             shape = tuple(width if a == axis else d for a, d in enumerate(x.shape))
-            parts.append(record.broadcast_to(fill, shape) if width and fill else None)
+            parts.append(record.broadcast_to(fill, shape) if width else None)
         pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
         joined = record.concat(pieces, axis) if len(pieces) > 1 else x
         if joined is None:

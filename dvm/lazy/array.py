@@ -208,7 +208,7 @@ for _name, _ufunc in {
     setattr(LazyArray, f"__r{_name}__", operator_method(_ufunc, reflected=True))
 
 
-_power_operator = LazyArray.__pow__
+_power_operator = operator_method(np.power)
 
 
 def _pow(self: LazyArray, other: Any) -> Any:

@@ -228,32 +228,18 @@ def emit_scan(e: Emitter, node: Node) -> None:
     e.put(node, f"tensor.{node.op} {e.name(source)} {attrs} : {e.type(source)} -> {e.type(node)}")
 
 
-def emit_take(e: Emitter, node: Node) -> None:
+def emit_along_dim(e: Emitter, node: Node) -> None:
+    """`tensor.take`, `tensor.take_along_axis` or `tensor.scatter_add` along a dim."""
     e.put(
         node,
-        f"tensor.take {operand_names(e, node)} dim({node.params[0]}) : {operand_types(e, node)}",
+        f"tensor.{node.op} {operand_names(e, node)} dim({node.params[0]})"
+        f" : {operand_types(e, node)}",
     )
 
 
 def emit_reverse(e: Emitter, node: Node) -> None:
     axes = ", ".join(map(str, node.params[0]))
     e.put(node, f"tensor.reverse {e.name(node.operands[0])} {{axes = [{axes}]}} : {e.type(node)}")
-
-
-def emit_take_along_axis(e: Emitter, node: Node) -> None:
-    e.put(
-        node,
-        f"tensor.take_along_axis {operand_names(e, node)} dim({node.params[0]})"
-        f" : {operand_types(e, node)}",
-    )
-
-
-def emit_scatter_add(e: Emitter, node: Node) -> None:
-    e.put(
-        node,
-        f"tensor.scatter_add {operand_names(e, node)} dim({node.params[0]})"
-        f" : {operand_types(e, node)}",
-    )
 
 
 def emit_top_k(e: Emitter, node: Node) -> None:
@@ -294,11 +280,11 @@ EMITTERS: dict[str, Callable[[Emitter, Node], None]] = {
     "argmin": emit_arg_reduce,
     "cumsum": emit_scan,
     "cumprod": emit_scan,
-    "take": emit_take,
-    "take_along_axis": emit_take_along_axis,
+    "take": emit_along_dim,
+    "take_along_axis": emit_along_dim,
     "reverse": emit_reverse,
     "top_k": emit_top_k,
-    "scatter_add": emit_scatter_add,
+    "scatter_add": emit_along_dim,
     "all_reduce": emit_collective,
     "all_gather": emit_collective,
     "reduce_scatter": emit_collective,

@@ -516,7 +516,7 @@ SPECIAL: dict[np.ufunc, Any] = {
     np.square: square,
     np.positive: lambda x: record.convert(x, x.dtype) if numeric_node(x) else None,
     np.fabs: lambda x: ufunc(np.absolute, [x]) if numeric_node(x, "f") else None,
-    np.floor_divide: lambda a, b: floor_divide(a, b),
+    np.floor_divide: floor_divide,
     np.log2: lambda x: scaled(np.log2, np.log, x, after=1 / math.log(2)),
     np.log10: lambda x: scaled(np.log10, np.log, x, after=1 / math.log(10)),
     np.exp2: lambda x: scaled(np.exp2, np.exp, x, before=math.log(2)),
@@ -529,6 +529,12 @@ SPECIAL: dict[np.ufunc, Any] = {
 """ufuncs recorded as more than one op, or with rules of their own."""
 
 
+def working(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The float dtype a composite computes a `dtype` result in: halves in f32, as
+    numpy's own loops do."""
+    return FLOAT32 if dtype.itemsize < 4 else dtype
+
+
 def scaled(numpy_ufunc: np.ufunc, function: np.ufunc | None, x: Operand, before: float = 1.0,
            after: float = 1.0) -> Node | None:  # fmt: skip
     """`function(x * before) * after` for numpy's `numpy_ufunc`, in the dtype numpy's
@@ -537,7 +543,7 @@ def scaled(numpy_ufunc: np.ufunc, function: np.ufunc | None, x: Operand, before:
     loop = resolved(numpy_ufunc, (x.dtype,)) if type(x) is Node and x.dtype != BOOL else None
     if loop is None or not is_float_dtype(loop[1]) or not is_supported(loop[1]):
         return None
-    work = FLOAT32 if loop[1].itemsize < 4 else loop[1]  # (halves in f32, as numpy's)
+    work = working(loop[1])
     y: Node | None = x if x.dtype == work else record.convert(x, work)
     if before != 1.0:
         y = ufunc(np.multiply, [y, before])
@@ -555,7 +561,7 @@ def logaddexp(a: Operand, b: Operand) -> Node | None:
     loop = resolved(np.logaddexp, (operand_dtype(a), operand_dtype(b)))
     if loop is None or not is_float_dtype(loop[2]):
         return None
-    work = FLOAT32 if loop[2].itemsize < 4 else loop[2]  # (halves in f32, as numpy's)
+    work = working(loop[2])
     x, y = as_node(a, work), as_node(b, work)
     if x is None or y is None or not broadcasts(x, y):
         return None
