@@ -336,13 +336,20 @@ def linalg_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = Fals
     else:
         p = 2
     y = x if x.dtype.kind == "f" else record.convert(x, np.dtype(np.float64))
+    return vector_norm(y, p, axes, keepdims)
+
+
+def vector_norm(y: Node, p: float, axis: Any, keepdims: bool) -> Node | None:
+    """The p-norm of the float `y` along numpy's `axis`: the largest (inf) or smallest
+    (-inf) magnitude, the sum of magnitudes (1), the square root of the sum of squares
+    (2), else the sum of magnitudes to the p to the 1/p."""
     size = numpy_api.ufunc(np.absolute, [y])
     if p in (math.inf, -math.inf):
-        return numpy_api.reduction("max" if p > 0 else "min", size, axes, keepdims)
+        return numpy_api.reduction("max" if p > 0 else "min", size, axis, keepdims)
     powered = numpy_api.ufunc(np.multiply, [y, y]) if p == 2 else size
     if p not in (1, 2):
         powered = numpy_api.ufunc(np.power, [size, float(p)])
-    total = numpy_api.reduction("sum", powered, axes, keepdims)
+    total = numpy_api.reduction("sum", powered, axis, keepdims)
     if p == 1 or total is None:
         return total
     return (

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
+from dvm.lazy.arrange import vector_norm as vector_norm_of
 from dvm.lazy.array import dialect_op
 from dvm.lazy.record import collective as record_collective
 from dvm.torch.plan import BUILDING
@@ -491,16 +492,8 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if dtype is not None or x.dtype.kind != "f" or not (p > 0 or p == -math.inf):
         raise Unsupported("this vector norm")
     axes = None if dim is None or dim == [] else tuple(specialized(d) for d in dim)
-    size = np.abs(x)
-    if p in (math.inf, -math.inf):
-        reduce = np.max if p > 0 else np.min
-        return needs(reduce(size, axis=axes, keepdims=keepdim))
-    if p == 1:
-        return needs(np.sum(size, axis=axes, keepdims=keepdim))
-    if p == 2:
-        return needs(np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim)))
-    total = np.sum(size**p, axis=axes, keepdims=keepdim)
-    return needs(total ** x.dtype.type(1 / p))
+    node = vector_norm_of(x._node, p, axes, keepdim)
+    return needs(None if node is None else LazyArray(node))
 
 
 def scan(function: Callable[..., Any]) -> Handler:
