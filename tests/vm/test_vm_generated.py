@@ -84,3 +84,15 @@ def test_a_source_compiled_again_is_reused_under_its_own_name() -> None:
     assert second.__code__.co_filename in shown
     assert "return 1 // y" in shown
     assert third(1) == 1
+
+
+def test_kept_code_serves_only_its_own_source() -> None:
+    """Kept code is found by the whole source: sources differing in one constant, as two
+    kernels' fast paths differ in a tile size, each run their own."""
+    functions = [
+        define(f"def scaled(x):\n    return x * {k}\n", "scaled", {}, "scaled: example")
+        for k in (3, 4, 3)
+    ]
+    assert [f(2) for f in functions] == [6, 8, 6]
+    assert functions[0].__code__.co_code == functions[2].__code__.co_code
+    assert functions[0].__code__.co_consts != functions[1].__code__.co_consts
