@@ -89,13 +89,14 @@ def compiler_version() -> str:
 
 
 def source_stamps(folder: Path) -> bytes:
-    """The name, size and modification time of each Python file in `folder`: how
-    Python's bytecode cache tells a changed source file, without reading the files
-    (reading the compiler's hundred files costs a fresh process's hit milliseconds)."""
-    stamps = []
-    for path in sorted(folder.glob("*.py")):
-        stat = path.stat()
-        stamps.append(f"{folder.name}/{path.name} {stat.st_size} {stat.st_mtime_ns}\0")
+    """The name, size and modification time of each Python file in `folder` (as
+    `glob("*.py")` finds them: hidden files are none): how Python's bytecode cache tells
+    a changed source file, without reading the files (reading the compiler's hundred
+    files costs a fresh process's hit milliseconds; `os.scandir`, a third of what
+    `glob` and its `Path` objects cost)."""
+    with os.scandir(folder) as entries:
+        found = [(e.name, e.stat()) for e in entries if e.name.endswith(".py") and e.name[0] != "."]
+    stamps = [f"{folder.name}/{n} {st.st_size} {st.st_mtime_ns}\0" for n, st in sorted(found)]
     return "".join(stamps).encode()
 
 
