@@ -11,7 +11,8 @@ Prints, with the load average (on a shared machine the times swing with it):
 - a cache hit in a fresh process: `import dvm`, `import numpy`, then `dvm.compile` of
   bert_layer from an entry another process wrote (goal: 20 ms beyond the imports; it
   includes importing dvm's runtime and VM) and its first call (all dims 2 to 9): what
-  the compile leaves to the first call shows there; and the two's CPU time;
+  the compile leaves to the first call shows there; and the two's CPU time; then a call
+  at a second shape (each dim one more): what a new shape costs a fresh process;
 - in this process, after a warm-up compile (sympy's and xDSL's caches filled, as in a
   server), each step of a compile, median of --repeat: parse, each pass of
   `dvm-pipeline`, the kernels and host steps (`variant_from_lowered`), and the whole
@@ -85,9 +86,13 @@ cpu_start = time.process_time()
 program(*inputs)
 first_call = time.perf_counter() - called
 first_call_cpu = time.process_time() - cpu_start
+inputs = make_inputs(spec, {s: d + 1 for s, d in dims.items()}, np.random.default_rng(1))
+called = time.perf_counter()
+program(*inputs)
+second_shape = time.perf_counter() - called
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"xdsl", "sympy"})
 print(imported - start, numpy_imported - imported, compiled - numpy_imported, first_call,
-      compile_cpu, first_call_cpu, ",".join(heavy) or "-")
+      compile_cpu, first_call_cpu, second_shape, ",".join(heavy) or "-")
 """
 
 
@@ -116,18 +121,21 @@ class Fresh(NamedTuple):
     compile_cpu: float
     """CPU seconds of the compile (steadier than its time on a busy machine)."""
     first_call_cpu: float
+    second_shape: float
+    """A call at a second shape (each dim one more): a fresh process's new shape."""
     heavy: str
 
 
 def fresh(path: Path, cache: str, folder: str) -> Fresh:
-    """`import dvm`, `import numpy`, one compile of `path` and its first call (inputs
-    from the examples' `reference.py`, every dim 2 to 9), in a new process."""
+    """`import dvm`, `import numpy`, one compile of `path`, its first call (inputs from
+    the examples' `reference.py`, every dim 2 to 9) and a call at a second shape, in a
+    new process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["DVM_CACHE_DIR"] = folder
     command = [sys.executable, "-c", FRESH, str(path), cache, str(EXAMPLES)]
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     *times, heavy = out.split()
-    return Fresh(*map(float, times), heavy)
+    return Fresh._make([*map(float, times), heavy])
 
 
 def bench_fresh(processes: int) -> None:
@@ -146,6 +154,7 @@ def bench_fresh(processes: int) -> None:
         print(f"  compile (a hit)      {summary([r.compile for r in runs])}  (goal 20 ms)")
         print(f"  first call           {summary([r.first_call for r in runs])}")
         print(f"  hit + first call     {summary([r.compile + r.first_call for r in runs])}")
+        print(f"  a second shape       {summary([r.second_shape for r in runs])}")
         cpu = [r.compile_cpu + r.first_call_cpu for r in runs]
         print(f"  ... its CPU time     {summary(cpu)}")
         all_steps = [r.import_dvm + r.import_numpy + r.compile + r.first_call for r in runs]
