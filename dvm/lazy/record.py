@@ -195,8 +195,15 @@ def squeeze(x: Node, axes: tuple[int, ...]) -> Node:
         if a in keep:
             k += 1
     shape = tuple(x.shape[a] for a in keep)
-    static = tuple(1 if all(x.static[a] == 1 for a in g) else None for g in groups)
+    static = tuple(group_static(x.static, g) for g in groups)
     return record("collapse", [x], (tuple(map(tuple, groups)),), shape, x.dtype, static)
+
+
+def group_static(static: Static, group: Sequence[int]) -> int | None:
+    """The type dim of `group`'s dims collapsed: their product if all are static (the
+    collapse's verifier wants it: a squeezed `tensor<?x32x1x?xf32>` is `?x32x?`)."""
+    sizes = [static[a] for a in group]
+    return None if None in sizes else math.prod(sizes)  # type: ignore[arg-type]
 
 
 def to_rank_0(x: Node) -> Node:
