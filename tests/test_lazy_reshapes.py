@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from dvm import lazy
+from dvm.lazy.record import reshape_groups
 
 
 def normal(*shape: int, seed: int = 0) -> np.ndarray[Any, Any]:
@@ -27,3 +29,56 @@ def test_a_squeezed_dim_keeps_a_static_size() -> None:
     regrown = np.asarray(x.reshape(3, 32, 5)[:, None] * 2)
     np.testing.assert_array_equal(regrown, a.reshape(3, 1, 32, 5) * 2)
     assert lazy.stats()["failed"] == failed
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "groups"),
+    [
+        ((2, 3, 4), (6, 4), ([(0, 1), (2,)], [(0,), (1,)])),
+        ((6, 4), (2, 3, 4), ([(0,), (1,)], [(0, 1), (2,)])),
+        ((2, 3, 4), (2, 3, 2, 2), ([(0,), (1,), (2,)], [(0,), (1,), (2, 3)])),
+        ((2, 3), (3, 2), ([(0, 1)], [(0, 1)])),  # no finer grouping
+        ((5, 1, 7), (5, 7), ([(0,), (1, 2)], [(0,), (1,)])),
+        ((5, 7), (5, 7, 1, 1), ([(0,), (1,)], [(0,), (1, 2, 3)])),
+        ((0, 4), (4, 0), None),
+    ],
+)
+def test_a_reshape_pairs_the_dims_it_merges_and_splits(
+    source: tuple[int, ...], target: tuple[int, ...], groups: Any
+) -> None:
+    assert reshape_groups(source, target) == groups
+
+
+RESHAPES = [
+    ((3, 7, 16), (21, 16)),
+    ((21, 16), (3, 7, 4, 4)),
+    ((3, 7, 16), (3, 7, 2, 8)),
+    ((3, 7, 16), (7, 3, 16)),
+    ((6, 1, 5), (2, 3, 5, 1)),
+    ((4, 6), (6, 4)),
+    ((1, 5, 1), (5,)),
+    ((0, 4), (2, 0, 2)),
+]
+
+
+@pytest.mark.parametrize(("source", "target"), RESHAPES)
+def test_reshapes_match_numpy(source: tuple[int, ...], target: tuple[int, ...]) -> None:
+    a = normal(*source)
+    got = np.asarray(lazy.asarray(a).reshape(target) * 2 + 1)
+    np.testing.assert_array_equal(got, a.reshape(target) * 2 + 1)
+
+
+def test_a_flatten_keeps_the_dims_it_does_not_merge() -> None:
+    x = lazy.asarray(normal(3, 7, 16))
+    text = lazy.explain((x.reshape(21, 16) @ lazy.asarray(normal(16, 16))).reshape(3, 7, 16))
+    assert "tensor.collapse_shape %a0 [[0, 1], [2]]" in text
+    assert "tensor.expand_shape %v1 [[0, 1], [2]]" in text
+
+
+def test_a_split_of_a_static_dim_is_static() -> None:
+    a = normal(3, 32)
+    x = lazy.asarray(a)
+    x._node.static = (None, 32)
+    split = x.reshape(3, 4, 8) * 2
+    assert "into tensor<?x4x8xf32>" in lazy.explain(split)
+    np.testing.assert_array_equal(np.asarray(split), a.reshape(3, 4, 8) * 2)

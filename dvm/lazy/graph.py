@@ -105,8 +105,17 @@ def broadcast_static(*statics: Static) -> Static:
     out: list[int | None] = []
     for axis in range(rank):
         dims = [s[axis - rank + len(s)] for s in statics if axis - rank + len(s) >= 0]
-        out.append(1 if all(d == 1 for d in dims) else None)
+        out.append(broadcast_dim(dims))
     return tuple(out)
+
+
+def broadcast_dim(dims: list[int | None]) -> int | None:
+    """The type dim of type dims broadcast together: 1 if all are 1, a static size if one
+    has it (a `?` broadcast with `128` is 128), else `?`."""
+    sizes = [d for d in dims if d != 1]
+    if not sizes:
+        return 1
+    return next((d for d in sizes if d is not None), None)
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -134,20 +143,19 @@ def broadcast_nodes(nodes: list[Node]) -> tuple[tuple[int, ...], Static] | None:
     shape: list[int] = []
     static: list[int | None] = []
     for axis in range(rank):
-        size, one = 1, True
+        size, types = 1, []
         for dims, statics in aligned:
             d = dims[axis]
             if d is None:
                 continue
-            if statics[axis - rank + len(statics)] != 1:
-                one = False
+            types.append(statics[axis - rank + len(statics)])
             if d == 1:
                 continue
             if size != 1 and size != d:
                 return None
             size = d
         shape.append(size)
-        static.append(1 if one else None)
+        static.append(broadcast_dim(types))
     return tuple(shape), tuple(static)
 
 
@@ -165,5 +173,5 @@ def broadcast_pair(a: Node, b: Node) -> tuple[tuple[int, ...], Static] | None:
             shape.append(db)
         else:
             return None
-        static.append(1 if sa == 1 and sb == 1 else None)
+        static.append(sa if sa == sb else broadcast_dim([sa, sb]))
     return tuple(shape), tuple(static)

@@ -139,8 +139,13 @@ def transpose(x: Node, perm: tuple[int, ...]) -> Node:
 def broadcast_to(x: Node, shape: tuple[int, ...]) -> Node | None:
     if broadcast_shape(x.shape, shape) != shape or len(shape) < x.ndim:
         return None
-    static = tuple(1 if d == 1 else None for d in shape)
-    indices = tuple(d for d in shape if d != 1)
+    # A static size of `x` stays (the target equals it there); else 1s are static
+    offset = len(shape) - x.ndim
+    kept = [None] * offset + [s if s != 1 else None for s in x.static]
+    static = tuple(
+        s if s is not None else 1 if d == 1 else None for d, s in zip(shape, kept, strict=True)
+    )
+    indices = tuple(d for d, s in zip(shape, static, strict=True) if s is None)
     return record("broadcast_to", [x], (static,), shape, x.dtype, static, indices)
 
 
@@ -152,25 +157,98 @@ def iota(shape: tuple[int, ...], axis: int, dtype: np.dtype[Any]) -> Node:
 
 
 def reshape(x: Node, shape: tuple[int, ...]) -> Node | None:
-    """numpy's reshape to `shape` (-1 already resolved): a collapse to one dim, then an
-    expand to the target, each left out where it would do nothing."""
+    """numpy's reshape to `shape` (-1 already resolved): a collapse of each group of
+    dims that merge, then an expand of each group that splits (`reshape_groups`), each
+    left out where it would do nothing. Dims a reshape keeps stay dims of their own, so
+    `[B, S, H] -> [B * S, H]` keeps `H`'s axis: the compiler sees which axes a reshape
+    merges (to fuse across it) rather than a flattening to one dim and back."""
     if math.prod(shape) != math.prod(x.shape):
         return None
     if shape == x.shape:
         return x
     if not shape:  # to rank 0: every dim is 1
         return squeeze(x, tuple(range(x.ndim)))
-    flat = x
-    if x.ndim != 1:
-        if x.ndim == 0:
-            return unsqueeze(x, shape)
-        static: Static = (1,) if all(s == 1 for s in x.static) else (None,)
-        flat = record(
-            "collapse", [x], (((tuple(range(x.ndim))),),), (math.prod(x.shape),), x.dtype, static
-        )
-    if len(shape) == 1:
-        return flat
-    return unsqueeze(flat, shape)
+    if x.ndim == 0:
+        return unsqueeze(x, shape)
+    found = reshape_groups(x.shape, shape)
+    if found is None:  # (a 0 size: any grouping is one)
+        found = [tuple(range(x.ndim))], [tuple(range(len(shape)))]
+    sources, targets = found
+    merged = x
+    if any(len(g) > 1 for g in sources):
+        sizes = tuple(math.prod(x.shape[a] for a in g) for g in sources)
+        static = tuple(group_static(x.static, g) for g in sources)
+        merged = record("collapse", [x], (tuple(sources),), sizes, x.dtype, static)
+    if all(len(g) == 1 for g in targets):
+        return merged
+    return split(merged, targets, shape)
+
+
+def reshape_groups(
+    source: tuple[int, ...], target: tuple[int, ...]
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]] | None:
+    """The finest pairing of consecutive source dims with consecutive target dims of
+    equal products (a reshape is a collapse of each source group to one dim, then an
+    expand of it to its target group), or None for a 0 size. Trailing 1s join the
+    last group."""
+    if 0 in source or 0 in target:
+        return None
+    sources: list[tuple[int, ...]] = []
+    targets: list[tuple[int, ...]] = []
+    i = j = 0
+    while i < len(source) and j < len(target):
+        group_i, group_j = [i], [j]
+        merged, split_size = source[i], target[j]
+        while merged != split_size:
+            if merged < split_size:
+                i += 1
+                group_i.append(i)
+                merged *= source[i]
+            else:
+                j += 1
+                group_j.append(j)
+                split_size *= target[j]
+        sources.append(tuple(group_i))
+        targets.append(tuple(group_j))
+        i, j = i + 1, j + 1
+    sources[-1] += tuple(range(i, len(source)))  # (1s: the products are equal)
+    targets[-1] += tuple(range(j, len(target)))
+    return sources, targets
+
+
+def group_static(static: Static, group: Sequence[int]) -> int | None:
+    """The type dim of `group`'s dims collapsed: their product if all are static (the
+    collapse's verifier wants it: a squeezed `tensor<?x32x1x?xf32>` is `?x32x?`)."""
+    sizes = [static[a] for a in group]
+    return None if None in sizes else math.prod(sizes)  # type: ignore[arg-type]
+
+
+def pinned(size: int) -> int:
+    """`size` as a plain int that a type fixes. Compared with its value first: a size
+    that tracks its origin (`dvm.torch`'s) then notes that a replay needs that value."""
+    value = int.__index__(size)
+    _ = size == value
+    return value
+
+
+def split(x: Node, groups: list[tuple[int, ...]], shape: tuple[int, ...]) -> Node:
+    """An expand of each dim of `x` into its group of `shape`'s dims. A dim split from a
+    static one is static (the type fixes the numbers); else 1s are static 1s, the rest
+    `?`, but a `?` into 1s only keeps one `?`."""
+    static: list[int | None] = []
+    for axis, group in enumerate(groups):
+        if len(group) == 1:
+            static.append(x.static[axis])
+        elif x.static[axis] is not None:
+            static.extend(pinned(shape[a]) for a in group)
+        else:
+            ones = [1 if shape[a] == 1 else None for a in group]
+            if all(s == 1 for s in ones):
+                ones[0] = None
+            static.extend(ones)
+    indices = tuple(d for d, s in zip(shape, static, strict=True) if s is None)
+    fixed = tuple(static)
+    return record("expand", [x], (tuple(groups), fixed), shape, x.dtype, fixed, indices)
 
 
 def unsqueeze(x: Node, shape: tuple[int, ...]) -> Node:
@@ -197,13 +275,6 @@ def squeeze(x: Node, axes: tuple[int, ...]) -> Node:
     shape = tuple(x.shape[a] for a in keep)
     static = tuple(group_static(x.static, g) for g in groups)
     return record("collapse", [x], (tuple(map(tuple, groups)),), shape, x.dtype, static)
-
-
-def group_static(static: Static, group: Sequence[int]) -> int | None:
-    """The type dim of `group`'s dims collapsed: their product if all are static (the
-    collapse's verifier wants it: a squeezed `tensor<?x32x1x?xf32>` is `?x32x?`)."""
-    sizes = [static[a] for a in group]
-    return None if None in sizes else math.prod(sizes)  # type: ignore[arg-type]
 
 
 def to_rank_0(x: Node) -> Node:
