@@ -82,3 +82,30 @@ def test_a_split_of_a_static_dim_is_static() -> None:
     split = x.reshape(3, 4, 8) * 2
     assert "into tensor<?x4x8xf32>" in lazy.explain(split)
     np.testing.assert_array_equal(np.asarray(split), a.reshape(3, 4, 8) * 2)
+
+
+def test_an_unflatten_reads_its_sizes_from_the_argument() -> None:
+    """The sizes of `.reshape(x.shape)` are the argument's dims (so the compiler knows
+    the result has the argument's shape), not index arguments of their own."""
+    x = lazy.asarray(normal(3, 7, 16))
+    y = (x.reshape(-1, 16) @ lazy.asarray(normal(16, 16))).reshape(x.shape) + x
+    text = lazy.explain(y)
+    assert "output_shape [%d2, %d4, %d6]" in text and "%d2 = tensor.dim %a0, %c0" in text
+    assert ": index" not in text.splitlines()[0]
+
+
+def test_sizes_equal_by_chance_compile_a_program_of_their_own() -> None:
+    """Which sizes equal which dims is part of the structure: a stream whose heads
+    split by chance equals another dim compiles once more, with right results."""
+
+    def heads(x: Any) -> Any:
+        b, s, d = x.shape
+        return x.reshape(b, s, 2, d // 2).sum(-1)
+
+    lazy.reset()
+    for b, s, d in [(3, 5, 8), (5, 7, 8), (3, 4, 8), (7, 3, 8)]:
+        a = normal(b, s, d)
+        np.testing.assert_allclose(np.asarray(heads(lazy.asarray(a))), heads(a), rtol=1e-5)
+    stats = lazy.stats()
+    assert stats["compiled"] == 2 and stats["reused"] == 2  # (3, 4, 8): d // 2 == s
+    assert stats["failed"] == 0

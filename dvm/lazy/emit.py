@@ -4,6 +4,13 @@ The program takes the segment's known arrays (its inputs, and the Python scalars
 used, as 0-d tensors), then one `index` per run-time size or offset the ops
 recorded (a reshape's target dims, a slice's offsets), and returns the nodes the
 flush computes. One text per structure: the sizes themselves are arguments.
+
+A size of a reshape, broadcast or iota that equals a `?` dim of an argument is
+written as that dim (`tensor.dim`), and one that equals an earlier such size as
+that size (`name_sizes`): the compiler then knows the sizes equal, as a
+hand-written program says, and fuses across the reshapes (numpy's shapes carry no
+names, so equal values are the only evidence). Which sizes are named so is part of
+the segment's structure.
 """
 
 from __future__ import annotations
@@ -12,14 +19,52 @@ from collections.abc import Callable, Sequence
 
 from dvm.lazy.graph import Node, type_text
 
+SizeName = tuple[int, int] | int | None
+"""How the program names one run-time index: None, an `index` argument of its own;
+`(k, axis)`, the dim `axis` of argument `k`; an int `j`, the same as index `j`."""
+
+NAMED_OPS = frozenset({"expand", "broadcast_to", "iota"})
+"""The ops whose indices are all sizes (a slice's offsets may equal a dim by chance)."""
+
+
+def name_sizes(args: Sequence[Node], nodes: Sequence[Node]) -> tuple[SizeName, ...]:
+    """How the program names each of the nodes' indices, in order (see `SizeName`):
+    a size found among the arguments' `?` dims, or among the sizes before it, is named
+    by it (the values are compared: a size that tracks its origin notes
+    that a replay needs the equality)."""
+    dims: dict[int, SizeName] = {}
+    for k, arg in enumerate(args):
+        for axis, (size, fixed) in enumerate(zip(arg.shape, arg.static, strict=True)):
+            if fixed is None:
+                dims.setdefault(size, (k, axis))
+    names: list[SizeName] = []
+    for node in nodes:
+        if node.op not in NAMED_OPS:
+            names.extend([None] * len(node.indices))
+            continue
+        for size in node.indices:
+            found = dims.get(size)
+            if found is None:
+                dims[size] = len(names)
+            names.append(found)
+    return tuple(names)
+
 
 class Emitter:
     """Writes one segment's function, an op per recorded node."""
 
-    def __init__(self, args: Sequence[Node], nodes: Sequence[Node]) -> None:
+    def __init__(
+        self, args: Sequence[Node], nodes: Sequence[Node], sizes: Sequence[SizeName] = ()
+    ) -> None:
         self.names: dict[int, str] = {id(a): f"%a{i}" for i, a in enumerate(args)}
         self.args, self.nodes = args, nodes
         self.lines: list[str] = []
+        self.size_names = sizes
+        """`name_sizes` of the nodes (none: every index an argument)."""
+        self.index_names: list[str] = []
+        """The name of each index used so far."""
+        self.arg_dims: dict[tuple[int, int], str] = {}
+        """The `tensor.dim`s of arguments written so far, by (argument, axis)."""
         self.index_args: list[str] = []
         self.constants: dict[int, str] = {}
         self.distinct: set[int] = set()
@@ -50,9 +95,19 @@ class Emitter:
         return self.names[id(node)]
 
     def index(self) -> str:
-        """A new `index` argument (the next of the node's run-time values)."""
-        name = f"%i{len(self.index_args)}"
-        self.index_args.append(name)
+        """The next of the nodes' run-time values: a new `index` argument, or the size
+        that `name_sizes` found it equal to."""
+        k = len(self.index_names)
+        how = self.size_names[k] if k < len(self.size_names) else None
+        if isinstance(how, tuple):
+            name = self.arg_dims.get(how) or self.dim(self.args[how[0]], how[1])
+            self.arg_dims[how] = name
+        elif isinstance(how, int):
+            name = self.index_names[how]
+        else:
+            name = f"%i{len(self.index_args)}"
+            self.index_args.append(name)
+        self.index_names.append(name)
         return name
 
     def constant(self, value: int) -> str:

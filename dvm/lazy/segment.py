@@ -3,11 +3,12 @@
 A flush takes every pending node that a live lazy array still shows, and what those
 need; the rest is dead and dropped. A node that numpy would make a view of a known
 array is not computed: it becomes that view (`Node.view`). The segment's key is its
-structure (ops, attributes, dtypes, ranks and static 1s, which operand is which), never its
-shapes or sizes: those are arguments, so the same code on new shapes reuses the
-compiled program, which only specializes (`dvm.compile`'s per-shape cache). Unit
-dims and equal dims need no place in the key either: the compiled program checks
-them per call, and compiles a variant of itself the first time a dim is 1.
+structure (ops, attributes, dtypes, ranks and static 1s, which operand is which, which
+sizes equal which dims: `emit.name_sizes`), never its shapes or sizes: those are
+arguments, so the same code on new shapes reuses the compiled program, which only
+specializes (`dvm.compile`'s per-shape cache). Unit dims and equal dims of the arrays
+read need no place in the key either: the compiled program checks them per call, and
+compiles a variant of itself the first time a dim is 1.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.lazy.emit import Emitter
+from dvm.lazy.emit import Emitter, SizeName, name_sizes
 from dvm.lazy.graph import Node
 from dvm.lazy.record import MAX_SEGMENT, TRACE
 from dvm.lazy.stats import STATS
@@ -58,10 +59,14 @@ class Segment:
     nodes: list[Node]
     outputs: list[Node]
     key: tuple[Any, ...]
+    sizes: tuple[SizeName, ...]
+    """How the program names each of the nodes' indices (`emit.name_sizes`)."""
 
     def indices(self) -> list[int]:
-        """The run-time sizes and offsets, as the ops recorded them."""
-        return [i for n in self.nodes for i in n.indices]
+        """The run-time sizes and offsets the program takes, as the ops recorded them
+        (those it reads as a dim of an argument or an earlier size left out)."""
+        recorded = [i for n in self.nodes for i in n.indices]
+        return [i for i, how in zip(recorded, self.sizes, strict=True) if how is None]
 
     def index_values(self) -> list[int]:
         """The same as plain ints (a size may be an `int` subclass that tracks its origin)."""
@@ -70,7 +75,7 @@ class Segment:
         ]
 
     def text(self) -> str:
-        return Emitter(self.args, self.nodes).text(self.outputs)
+        return Emitter(self.args, self.nodes, self.sizes).text(self.outputs)
 
 
 def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | None:
@@ -105,12 +110,14 @@ def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | No
                 place = places[id(o)] = -len(args)
             operands.append(place)
         structure.append((node.op, node.params, node.dtype, node.static, tuple(operands)))
+    sizes = name_sizes(args, nodes)
     key = (
         tuple([(a.dtype, a.static) for a in args]),
         tuple(structure),
         tuple([places[id(o)] for o in outputs]),
+        sizes,
     )
-    return Segment(args, nodes, outputs, key)
+    return Segment(args, nodes, outputs, key, sizes)
 
 
 def live_nodes(outputs: Sequence[Node]) -> set[int]:
