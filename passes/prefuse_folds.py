@@ -1,0 +1,98 @@
+"""Copies and sizes of computed values taken out before fusion.
+
+- A `tensor.convert` to its own type is a copy: its users read its source instead.
+  Left in, it is an op of its own between its producer and its users, and a matmul
+  reading it would read a value computed in its kernel, which a kernel cannot
+  (the copy became a kernel of its own). A copy the function returns stays when its
+  source is an argument or is returned too: each output is an array of its own.
+- A `tensor.dim` of a value an op computes is a size the symbolic shapes know in
+  terms of the arguments' dims (`symbolic-shapes`): it is read from those instead.
+  Left in, the value is needed outside any kernel that computes it, so the kernel
+  must write it out and the ops after the size cannot join it.
+
+Where one of these changed the function, its shapes and guards are computed again,
+starting from the guards found before (the new `tensor.dim`s need their values).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from dvm.dialects import tensor as t
+from dvm.passes.concat_sinking import Sizes
+from dvm.passes.symbolic import function_guards, shape_of
+from dvm.passes.symbolic_shapes import ShapeInference, strip
+
+
+def fold_copies(function: func.FuncOp) -> bool:
+    """Drop every `tensor.convert` to its own type that no output needs (see the module
+    docstring); whether any went."""
+    folded = False
+    for op in list(function.walk()):
+        if not isinstance(op, t.ConvertOp) or op.input.type != op.result.type:
+            continue
+        if returned(op.result) and (isinstance(op.input, BlockArgument) or returned(op.input)):
+            continue
+        op.result.replace_all_uses_with(op.input)
+        Rewriter.erase_op(op)
+        folded = True
+    return folded
+
+
+def returned(value: SSAValue) -> bool:
+    return any(isinstance(use.operation, func.ReturnOp) for use in value.uses)
+
+
+def resolve_dims(function: func.FuncOp) -> bool:
+    """Replace each `tensor.dim` of a computed value (constant axis) by its size built
+    from the arguments' dims, where the symbolic shapes know it; whether any was."""
+    sizes = Sizes(function)
+    resolved = False
+    for op in list(function.walk()):
+        if not isinstance(op, t.DimOp) or isinstance(op.source, BlockArgument):
+            continue
+        axis = op.index.owner
+        if not isinstance(axis, arith.ConstantOp) or not isinstance(axis.value, IntegerAttr):
+            continue
+        if op.parent_block() is not sizes.block:
+            continue
+        size = shape_of(op.source)[axis.value.value.data]
+        if not sizes.known(size):
+            continue
+        value = sizes.value(size)
+        if isinstance(value, int):
+            constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            Rewriter.insert_op(constant, InsertPoint.before(op))
+            value = constant.result
+        if not dominates(value, op):
+            continue
+        op.result.replace_all_uses_with(value)
+        Rewriter.erase_op(op)
+        resolved = True
+    return resolved
+
+
+def dominates(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined before `op` in its block (or is an argument)."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return True
+    block = op.parent_block()
+    return (
+        owner.parent_block() is block
+        and block is not None
+        and (block.get_operation_index(owner) < block.get_operation_index(op))
+    )
+
+
+def fold_before_fusion(function: func.FuncOp) -> None:
+    """`fold_copies` and `resolve_dims`, then the shapes again if either changed."""
+    changed = fold_copies(function)
+    changed = resolve_dims(function) or changed
+    if changed:
+        guards = function_guards(function)
+        strip(function)
+        ShapeInference(function, assumed=guards).run()
