@@ -83,6 +83,7 @@ from dvm.passes.domain import (
 )
 from dvm.passes.errors import ProgramError
 from dvm.passes.prefuse_folds import fold_before_fusion
+from dvm.passes.reshape_sinking import sink_reshapes
 from dvm.passes.symbolic import SHAPE, SHAPES, Shape, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ensure_shapes
 from dvm.vm.isa import MAX_RANK
@@ -738,6 +739,7 @@ class FusePass(ModulePass):
         """Plan every block's kernels (the analysis), then build them (the rewrite)."""
         ensure_shapes(func)
         fold_before_fusion(func)
+        sink_reshapes(func)
         flatten_concats(func)
         sink_concats(func)
         facts = known_facts(guard_facts(func))

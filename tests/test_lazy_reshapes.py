@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from dvm import lazy
+from dvm.dialects import tensor as t
 from dvm.lazy.record import reshape_groups
+from dvm.pipeline import run
 
 
 def normal(*shape: int, seed: int = 0) -> np.ndarray[Any, Any]:
@@ -109,3 +111,33 @@ def test_sizes_equal_by_chance_compile_a_program_of_their_own() -> None:
     stats = lazy.stats()
     assert stats["compiled"] == 2 and stats["reused"] == 2  # (3, 4, 8): d // 2 == s
     assert stats["failed"] == 0
+
+
+def linear_layernorm(x: Any, w: Any, b: Any) -> Any:
+    """A linear layer as torch writes one (flatten, matmul, unflatten), a residual
+    add and a LayerNorm."""
+    y = (x.reshape(-1, x.shape[-1]) @ w + b).reshape(x.shape)
+    z = x + y
+    return (z - z.mean(-1, keepdims=True)) / np.sqrt(z.var(-1, keepdims=True) + 1e-5)
+
+
+def test_a_linear_layer_fuses_with_its_residual_and_layernorm() -> None:
+    arrays = [normal(3, 7, 16), normal(16, 16, seed=1), normal(16, seed=2)]
+    y = linear_layernorm(*map(lazy.asarray, arrays))
+    module = run(lazy.explain(y), "symbolic-shapes,fuse")
+    kernels = [op for op in module.walk() if isinstance(op, t.FusionOp)]
+    assert any(
+        any(isinstance(o, t.MatmulOp) for o in k.walk())
+        and any(isinstance(o, t.ReduceOp) for o in k.walk())
+        for k in kernels
+    )
+    np.testing.assert_allclose(np.asarray(y), linear_layernorm(*arrays), rtol=1e-4, atol=1e-4)
+
+
+def test_a_flatten_that_merges_the_contracted_dims_matches_numpy() -> None:
+    """`[B, S, 4, 4] -> [B * S, 16]` merges the matmul's contraction dims too: its
+    collapse stays above the matmul (below, the matmul would be another product)."""
+    x, w = normal(3, 7, 4, 4), normal(16, 5, seed=1)
+    got = (lazy.asarray(x).reshape(21, 16) @ lazy.asarray(w)).reshape(3, 7, 5) + 1
+    np.testing.assert_allclose(np.asarray(got), (x.reshape(21, 16) @ w).reshape(3, 7, 5) + 1,
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
