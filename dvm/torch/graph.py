@@ -29,12 +29,17 @@ from dvm.lazy import LazyArray
 from dvm.lazy.record import TRACE
 from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
-from dvm.torch.aten import HANDLERS, Unsupported
+from dvm.torch import aten, aten_index
+from dvm.torch.aten import Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
 from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op
 from dvm.torch.sizes import SIZES, Size, plain
 
 log = logging.getLogger("dvm.torch")
+
+HANDLERS = aten.HANDLERS | aten_index.HANDLERS
+"""The ATen ops that record, by name: `aten`'s, and the writes at indices and sorts
+of `aten_index`."""
 
 
 @dataclass

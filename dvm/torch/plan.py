@@ -32,9 +32,15 @@ Values = list[Any]
 """A call's values by slot."""
 
 
+def distinct(ids: np.ndarray[Any, Any], axis: int) -> bool:
+    """Whether no two of `ids` in a row along `axis` are equal (a scatter's index)."""
+    ordered = np.sort(ids, axis=axis)
+    return bool(np.all(np.diff(ordered, axis=axis) != 0))
+
+
 def compiled_function(body: str, constants: Sequence[Any] = ()) -> Callable[..., Any]:
     """`lambda v: body` (over the slots `v` and the plan's constants `c`)."""
-    scope = {"c": constants, "asarray": np.asarray, "contiguous": contiguous}
+    scope = {"c": constants, "asarray": np.asarray, "contiguous": contiguous, "distinct": distinct}
     return eval(f"lambda v: {body}", scope)  # (the source is made here, from sizes)
 
 
@@ -251,6 +257,15 @@ class Builder:
         upper = bound.expr if isinstance(bound, Size) else repr(bound)
         self.checks.append(f"(v[{slot}].size == 0 or (v[{slot}].min() >= 0 and "
                            f"v[{slot}].max() < {upper}))")  # fmt: skip
+
+    def check_distinct(self, indices: LazyArray, axis: int) -> None:
+        """Replay scatters by indices that repeat in no row along `axis` only
+        (recording refuses the others)."""
+        slot = self.slot_of.get(id(indices._node))
+        if slot is None:
+            self.refusal = "indices that are not a value of the call"
+            return
+        self.checks.append(f"distinct(v[{slot}], {axis})")
 
     def template(self, x: Any) -> Any:
         if isinstance(x, LazyArray):  # (a constant one: a tensor over its memory)

@@ -1,0 +1,255 @@
+"""ATen's writes at indices, as ops the dialect has (see `aten`).
+
+`scatter` and its relatives write values at positions an index tensor names along a
+dim, each position of the index in a place of its own (`x[i][index[i][j]] = src[i][j]`
+along dim 1). The dialect's `tensor.scatter_add` adds rows at one index per row
+(numpy's `add.at`), so these handlers flatten the target and number every element
+of the index with its flat position. Where the index is one wide along the dim (a
+one-hot, cross-entropy's gradient) the write is an elementwise `where` against an
+iota, which fuses with its neighbours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy import LazyArray, asarray, record
+from dvm.lazy.graph import Node
+from dvm.torch.aten import Handler, Unsupported, checked, lazy, needs, number
+from dvm.torch.plan import BUILDING, distinct
+from dvm.torch.sizes import specialized
+
+INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
+
+
+# -- scatter ---------------------------------------------------------------------------------
+
+
+def in_range(index: LazyArray, bound: Any) -> LazyArray:
+    """`index`, whose values must lie in `[0, bound)` (torch raises otherwise): one of
+    the call's is checked now and on each replay (`checked`); a computed one is taken
+    from `arange(bound)`, a `tensor.take` the program checks as it runs (the identity
+    on indices in range)."""
+    index = checked(index, bound)
+    if index._node.value is not None:
+        return index
+    positions = record.iota((bound,), 0, index.dtype)
+    return LazyArray(record.take(positions, index._node, 0))
+
+
+def target_block(x: LazyArray, index: LazyArray, axis: int) -> list[Any] | None:
+    """The slice of `x` that `index` writes in (torch's index may be shorter than `x`
+    in the other dims: it then writes in their first elements), as the specs of
+    `record.extract_slice`; None when it spans `x`."""
+    if index.ndim != x.ndim:
+        raise Unsupported("a scatter whose index has another rank")
+    specs: list[Any] = [None] * x.ndim
+    for d, (i, n) in enumerate(zip(index.shape, x.shape, strict=True)):
+        if d != axis and i != n:
+            if i > n:
+                raise Unsupported("a scatter index longer than its target")
+            specs[d] = (0, i, 1)
+    return specs if any(s is not None for s in specs) else None
+
+
+def scattered(x: Any, dim: Any, index: Any, write: Any) -> LazyArray:
+    """`x` with the block `index` addresses replaced by `write(block, axis, index)`."""
+    x, index = lazy(x), lazy(index)
+    if x.ndim == 0:
+        raise Unsupported("a scatter into a 0-d tensor")
+    axis = specialized(dim) % x.ndim
+    specs = target_block(x, index, axis)
+    block = x if specs is None else LazyArray(record.extract_slice(x._node, specs))
+    index = in_range(index, x.shape[axis])
+    result = write(block, axis, index)
+    if specs is None:
+        return result
+    return LazyArray(record.insert_slice(x._node, result._node, specs))
+
+
+def one_wide(index: LazyArray, axis: int) -> bool:
+    """Whether `index` names one position per row along `axis` (a size noted as a
+    guard): the write is then elementwise."""
+    return index.shape[axis] == 1
+
+
+def hits(block: LazyArray, axis: int, index: LazyArray) -> LazyArray:
+    """Where an index one wide along `axis` points, in `block`'s shape."""
+    return needs(index == LazyArray(record.iota(block.shape, axis, index.dtype)))
+
+
+def flat_positions(index: LazyArray, shape: Sequence[Any], axis: int) -> LazyArray:
+    """Each element of `index` as the position it names in `shape` flattened: the
+    index along `axis`, its own position along every other dim."""
+    total: Any = None
+    stride: Any = 1
+    for d in reversed(range(len(shape))):
+        along = index if d == axis else LazyArray(record.iota(index.shape, d, INT64))
+        along = along.astype(INT64, copy=False)
+        if type(stride) is not int or stride != 1:
+            along = along * number(stride, along)
+        total = along if total is None else total + along
+        stride = stride * shape[d]
+    return needs(total)
+
+
+def flat_add(block: LazyArray, positions: LazyArray, updates: LazyArray) -> LazyArray:
+    """`block` with `updates` added at the flat `positions` (`tensor.scatter_add`)."""
+    flat = record.reshape(block._node, (block.size,))
+    assert flat is not None
+    added = record.scatter_add(flat, positions._node, updates._node, 0)
+    shaped = record.reshape(added, block.shape)
+    assert shaped is not None
+    return LazyArray(shaped)
+
+
+def written(block: LazyArray, positions: LazyArray) -> LazyArray:
+    """Where the flat `positions` write in `block` (a count of writes above 0)."""
+    zeros = np.broadcast_to(asarray(np.zeros((), INT32)), block.shape)
+    ones = np.broadcast_to(asarray(np.ones((), INT32)), positions.shape)
+    return needs(flat_add(needs(zeros), positions, needs(ones)) > 0)
+
+
+def value_written(block: LazyArray, value: Any) -> Any:
+    """A scalar to write (a size as a number, or a Python number) in `block`'s dtype."""
+    value = number(value, block)
+    if isinstance(value, LazyArray):
+        return value.astype(block.dtype, copy=False)
+    return asarray(np.asarray(value, block.dtype))
+
+
+def scatter_value(x: Any, dim: Any, index: Any, value: Any) -> Any:
+    """`scatter.value`: one number written at every position the index names (equal
+    indices write the same value, so their order does not matter)."""
+
+    def write(block: LazyArray, axis: int, index: LazyArray) -> LazyArray:
+        fill = value_written(block, value)
+        if one_wide(index, axis):
+            return needs(np.where(hits(block, axis, index), fill, block))
+        positions = flat_positions(index, block.shape, axis)
+        return needs(np.where(written(block, positions), fill, block))
+
+    return scattered(x, dim, index, write)
+
+
+def source_block(source: Any, index: LazyArray, like: LazyArray) -> LazyArray:
+    """The first elements of `source` (torch's may be longer than the index in every
+    dim), in `like`'s dtype as torch requires."""
+    source = lazy(source)
+    if source.dtype != like.dtype or source.ndim != index.ndim:
+        raise Unsupported("a scatter source of another dtype or rank")
+    specs: list[Any] = [None] * source.ndim
+    for d, (i, n) in enumerate(zip(index.shape, source.shape, strict=True)):
+        if i != n:
+            if i > n:
+                raise Unsupported("a scatter source shorter than its index")
+            specs[d] = (0, i, 1)
+    if all(s is None for s in specs):
+        return source
+    return LazyArray(record.extract_slice(source._node, specs))
+
+
+def scatter_src(x: Any, dim: Any, index: Any, src: Any) -> Any:
+    """`scatter.src`: `src`'s elements written where the index names. torch leaves
+    the result of equal indices (in a row along `dim`) undefined; here they never
+    reach the program: an index one wide along the dim has none, and a wider one must
+    have none by construction or be checked (`distinct_along`)."""
+    given = lazy(index)
+
+    def write(block: LazyArray, axis: int, index: LazyArray) -> LazyArray:
+        source = source_block(src, index, block)
+        if one_wide(index, axis):
+            return needs(np.where(hits(block, axis, index), source, block))
+        distinct_along(given, axis)
+        positions = flat_positions(index, block.shape, axis)
+        work = INT32 if block.dtype == np.dtype(np.bool_) else block.dtype
+        base = np.broadcast_to(asarray(np.asarray(-0.0).astype(work)), block.shape)
+        # (-0.0 + v is v for every float v, -0.0 included; ints and bools start at 0)
+        values = flat_add(needs(base), positions, source.astype(work, copy=False))
+        return needs(np.where(written(block, positions), values.astype(block.dtype), block))
+
+    return scattered(x, dim, index, write)
+
+
+def distinct_along(index: LazyArray, axis: int) -> None:
+    """Refuses an index that may have equal values in a row along `axis`. A sort's or
+    a top-k's indices have none by construction (`ordering`); one of the call's is
+    checked now, and each replay checks it again (`Builder.check_distinct`); any
+    other computed index runs in torch."""
+    if ordering(index._node, axis):
+        return
+    ids = index._node.value
+    if ids is None:
+        raise Unsupported("a scatter of a computed index, which may repeat")
+    if not distinct(ids, axis):
+        raise Unsupported("a scatter whose index repeats")
+    if BUILDING:
+        BUILDING[-1].check_distinct(index, axis)
+
+
+def ordering(node: Node, axis: int) -> bool:
+    """Whether `node` holds distinct values in every row along `axis` by construction:
+    a `top_k`'s indices along it, reversed, copied, or subtracted from a number (a
+    sort's and a top-k's indices)."""
+    if node.op == "top_k":
+        return node.params[1] == axis
+    if node.op == "reverse" or (node.op == "convert" and node.dtype == node.operands[0].dtype):
+        return ordering(node.operands[0], axis)
+    if node.op == "nary" and node.params == ("sub",) and not node.operands[0].shape:
+        return ordering(node.operands[1], axis)
+    return False
+
+
+def scatter_add(x: Any, dim: Any, index: Any, src: Any) -> Any:
+    """`scatter_add`: `src`'s elements added where the index names, equal ones too."""
+
+    def write(block: LazyArray, axis: int, index: LazyArray) -> LazyArray:
+        source = source_block(src, index, block)
+        if block.dtype == np.dtype(np.bool_):
+            raise Unsupported("a scatter_add of bools")
+        return flat_add(block, flat_positions(index, block.shape, axis), source)
+
+    return scattered(x, dim, index, write)
+
+
+def scatter_reduce(x: Any, dim: Any, index: Any, src: Any, reduce: str,
+                   include_self: bool = True) -> Any:  # fmt: skip
+    """`scatter_reduce` by `sum` or by `mean` (of floats: the sum over the count of
+    values, `x`'s own among them with `include_self`, where any was written). The
+    other reductions run in torch."""
+    kind = lazy(x).dtype.kind
+    if reduce not in ("sum", "mean") or kind == "b" or (reduce == "mean" and kind != "f"):
+        raise Unsupported(f"scatter_reduce by {reduce}")
+
+    def write(block: LazyArray, axis: int, index: LazyArray) -> LazyArray:
+        source = source_block(src, index, block)
+        positions = flat_positions(index, block.shape, axis)
+        start = block if include_self else np.where(written(block, positions), 0, block)
+        total = flat_add(needs(start).astype(block.dtype, copy=False), positions, source)
+        if reduce == "sum":
+            return total
+        ones = np.broadcast_to(asarray(np.ones((), block.dtype)), positions.shape)
+        base = np.broadcast_to(asarray(np.asarray(1 if include_self else 0, block.dtype)),
+                               block.shape)  # fmt: skip
+        counts = flat_add(needs(base), positions, needs(ones))
+        return needs(np.where(counts > 0, total / np.maximum(counts, 1), block))
+
+    return scattered(x, dim, index, write)
+
+
+def scatter(x: Any, dim: Any, index: Any, value: Any, reduce: Any = None) -> Any:
+    """`scatter.value` or `scatter.src` (by what `value` is); a `reduce` runs in torch."""
+    if reduce is not None:
+        raise Unsupported("a scatter with a reduce")
+    if isinstance(value, LazyArray):
+        return scatter_src(x, dim, index, value)
+    return scatter_value(x, dim, index, value)
+
+
+HANDLERS: dict[str, Handler] = {
+    "scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
+}  # fmt: skip
+"""The ATen ops of this module, by name."""

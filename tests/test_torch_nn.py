@@ -1,0 +1,168 @@
+"""`torch.compile(..., backend="dvm")` on the ATen ops of `dvm/torch/aten_index.py`
+(scatters, sorts): modules written the way people write them, over a stream of
+shapes and one training step, against eager, with the share of ops on dvm."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+import dvm.torch  # noqa: E402  (after torch: the extra is optional)
+
+
+def compiled_reports(run: Callable[[], None]) -> list[dict[str, Any]]:
+    """The reports of the graphs `run` compiles (dynamo's cache reset first, so each
+    test's graphs are its own)."""
+    torch._dynamo.reset()
+    first = len(dvm.torch.reports())
+    run()
+    reports = dvm.torch.reports()[first:]
+    assert reports
+    return reports
+
+
+def assert_on_dvm(
+    reports: Sequence[dict[str, Any]], ops: Sequence[str], share: float = 0.9
+) -> None:
+    """Every graph ran at least `share` of its ops on dvm, and none of `ops` in torch."""
+    for report in reports:
+        assert report["ops_on_dvm"] >= share * report["ops_total"], report
+        assert not set(ops) & set(report["fallbacks"]), report
+
+
+# -- scatter ---------------------------------------------------------------------------------
+
+
+class OneHotEncoder(nn.Module):
+    """Class ids to one-hot rows (a scatter of 1.0), then a linear layer."""
+
+    def __init__(self, classes: int = 10, d: int = 16) -> None:
+        super().__init__()
+        self.classes, self.linear = classes, nn.Linear(classes, d)
+
+    def forward(self, ids: Any) -> Any:
+        one_hot = torch.zeros(ids.shape[0], self.classes).scatter(1, ids.unsqueeze(1), 1.0)
+        return self.linear(one_hot)
+
+
+class Classifier(nn.Module):
+    def __init__(self, d: int = 12, classes: int = 7) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(d, 32), nn.ReLU(), nn.Linear(32, classes))
+
+    def forward(self, x: Any) -> Any:
+        return self.net(x)
+
+
+def test_a_one_hot_by_scatter_records_over_a_stream_of_batches() -> None:
+    torch.manual_seed(0)
+    model = OneHotEncoder().eval()
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        with torch.no_grad():
+            for batch in (3, 7, 1, 2, 13):
+                ids = torch.randint(0, 10, (batch,))
+                torch.testing.assert_close(compiled(ids), model(ids))
+
+    assert_on_dvm(compiled_reports(run), ["scatter"], share=1.0)
+
+
+def test_a_cross_entropy_training_step_runs_on_dvm() -> None:
+    """cross_entropy's backward is a scatter of -1 at the targets (`scatter.value`)."""
+    torch.manual_seed(1)
+    model, reference = Classifier(), Classifier()
+    reference.load_state_dict(model.state_dict())
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        for batch in (5, 3, 11):
+            x, target = torch.randn(batch, 12), torch.randint(0, 7, (batch,))
+            loss = F.cross_entropy(compiled(x), target)
+            expected = F.cross_entropy(reference(x), target)
+            torch.testing.assert_close(loss, expected)
+            loss.backward()
+            expected.backward()
+
+    reports = compiled_reports(run)
+    assert_on_dvm(reports, ["scatter", "gather"], share=1.0)
+    assert any("backward" in r["graph"] for r in reports)
+    for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-6)
+
+
+def distinct_rows(rows: int, n: int, k: int) -> Any:
+    return torch.stack([torch.randperm(n)[:k] for _ in range(rows)])
+
+
+def scatters(x: Any, ids: Any, source: Any) -> Any:
+    """Each scatter form: a value and a source, by an index shorter than the target
+    and a source longer than the index, along each dim; adds and reductions."""
+    along_rows = ids[:2] % x.shape[0]
+    return (
+        x.scatter(1, ids, -1.5),
+        x.scatter(1, ids, source),
+        x.scatter(0, along_rows[:1], source),
+        x.scatter_add(1, ids, source),
+        x.scatter_add(0, along_rows, source),
+        x.scatter_reduce(1, ids, source, "sum"),
+        x.scatter_reduce(0, along_rows, source, "mean", include_self=False),
+        x.scatter(1, (ids * 2) % x.shape[1], 0.5),
+    )
+
+
+def test_the_scatter_forms_record_over_a_stream_of_shapes() -> None:
+    torch.manual_seed(2)
+
+    def run() -> None:
+        compiled = torch.compile(scatters, backend="dvm", dynamic=True)
+        for rows, n in [(4, 9), (6, 5), (3, 11), (6, 5)]:
+            x, ids = torch.randn(rows, n), distinct_rows(rows - 1, n, 3)
+            source = torch.randn(rows + 1, 4)
+            for got, expected in zip(
+                compiled(x, ids, source), scatters(x, ids, source), strict=True
+            ):
+                torch.testing.assert_close(got, expected)
+
+    reports = compiled_reports(run)
+    assert_on_dvm(reports, ["scatter", "scatter_add", "scatter_reduce"], share=1.0)
+    assert sum(r["replayed"] for r in reports) >= 1, reports
+
+
+def test_a_scatter_whose_index_repeats_runs_in_torch() -> None:
+    """torch leaves which of equal indices' sources is written undefined: such a call
+    runs in torch (and gives its answer), one without repeats replays the plan."""
+    torch.manual_seed(3)
+
+    def write(x: Any, ids: Any, source: Any) -> Any:
+        return x.scatter(1, ids, source) * 2
+
+    def run() -> None:
+        compiled = torch.compile(write, backend="dvm", dynamic=True)
+        x, source = torch.randn(4, 6), torch.randn(4, 3)
+        ids = distinct_rows(4, 6, 3)
+        torch.testing.assert_close(compiled(x, ids, source), write(x, ids, source))
+        ids[2, 1] = ids[2, 0]
+        torch.testing.assert_close(compiled(x, ids, source), write(x, ids, source))
+        ids = distinct_rows(5, 6, 3)
+        x, source = torch.randn(5, 6), torch.randn(5, 3)
+        torch.testing.assert_close(compiled(x, ids, source), write(x, ids, source))
+
+    (report,) = compiled_reports(run)
+    assert report["fallbacks"] == {} and report["plans"] == 2, report
+
+
+def test_a_scatter_index_out_of_range_is_an_index_error() -> None:
+    compiled = torch.compile(lambda x, ids: x.scatter(1, ids * 3, 1.0), backend="dvm", dynamic=True)
+    x = torch.zeros(3, 5)
+    torch.testing.assert_close(
+        compiled(x, torch.ones(3, 1, dtype=torch.int64)), x.scatter(1, torch.full((3, 1), 3), 1.0)
+    )
+    with pytest.raises(IndexError):
+        compiled(x, torch.full((3, 1), 2))
