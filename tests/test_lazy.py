@@ -330,6 +330,20 @@ def test_a_reshape_of_one_element_to_unit_dims_compiles() -> None:
     assert lazy.stats()["failed"] == 0
 
 
+def test_a_collapse_of_static_dims_is_typed_static() -> None:
+    """Dims a caller typed static (`dvm.torch` types the sizes torch's graph fixes)
+    collapse, by a reshape or a squeeze, to their product, and expand to static dims:
+    the types that `tensor.collapse_shape` and `tensor.expand_shape` verify."""
+    lazy.reset()
+    x = lazy.asarray(np.ones((3, 7), np.float32))
+    x._node.static = (None, 7)
+    total = (x * 2).sum(axis=0, keepdims=True)
+    views = [(total.reshape(7), (7,)), (np.squeeze(total, 0), (7,)), (total.reshape(7, 1), (7, 1))]
+    for y, shape in views:
+        np.testing.assert_array_equal(np.asarray(y), np.full(shape, 6, np.float32))
+    assert lazy.stats()["failed"] == 0
+
+
 @pytest.mark.parametrize("name", sorted({n for f, n in UFUNCS.items() if f.nin == 1}))
 def test_every_unary_ufunc_compiles(name: str) -> None:
     """Each one-operand ufunc of the table becomes a compiled kernel (none fails to
