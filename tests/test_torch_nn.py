@@ -18,12 +18,14 @@ import dvm.torch  # noqa: E402  (after torch: the extra is optional)
 
 def compiled_reports(run: Callable[[], None]) -> list[dict[str, Any]]:
     """The reports of the graphs `run` compiles (dynamo's cache reset first, so each
-    test's graphs are its own)."""
+    test's graphs are its own), whose programs all compiled (none ran in numpy)."""
+    from dvm import lazy
+
     torch._dynamo.reset()
-    first = len(dvm.torch.reports())
+    first, failed = len(dvm.torch.reports()), lazy.stats()["failed"]
     run()
     reports = dvm.torch.reports()[first:]
-    assert reports
+    assert reports and lazy.stats()["failed"] == failed
     return reports
 
 
@@ -166,3 +168,88 @@ def test_a_scatter_index_out_of_range_is_an_index_error() -> None:
     )
     with pytest.raises(IndexError):
         compiled(x, torch.full((3, 1), 2))
+
+
+# -- sort ------------------------------------------------------------------------------------
+
+
+def top_p_filter(logits: Any, p: float = 0.8, stable: bool = False) -> Any:
+    """Nucleus sampling's filter, as samplers write it: the logits outside the
+    smallest set of largest ones whose probabilities reach `p` become -inf."""
+    sorted_logits, order = torch.sort(logits, descending=True, stable=stable)
+    cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
+    remove = cumulative > p
+    remove[..., 1:] = remove[..., :-1].clone()
+    remove[..., 0] = False
+    return logits.masked_fill(remove.scatter(1, order, remove), float("-inf"))
+
+
+def test_a_top_p_sampler_records_over_a_stream_of_batches() -> None:
+    torch.manual_seed(4)
+
+    def run() -> None:
+        compiled = torch.compile(top_p_filter, backend="dvm", dynamic=True)
+        for batch in (3, 5, 1, 2, 8):
+            logits = torch.randn(batch, 50)
+            logits[:, ::5] = logits[:, 1:2]  # equal logits: ties, in the stable order
+            assert torch.equal(compiled(logits), top_p_filter(logits, stable=True))
+
+    assert_on_dvm(compiled_reports(run), ["sort", "scatter", "cumsum"], share=1.0)
+
+
+def sorts(x: Any) -> tuple[Any, ...]:
+    return (
+        *torch.sort(x, dim=-1, stable=True),
+        *torch.sort(x, dim=0, descending=True, stable=True),
+        torch.argsort(x, dim=1, stable=True),
+        torch.argsort(x, dim=-1, descending=True, stable=True),
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_sorts_give_torchs_stable_order_ties_and_nans_included(dtype: Any) -> None:
+    torch.manual_seed(5)
+    compiled = torch.compile(sorts, backend="dvm", dynamic=True)
+    for rows, n in [(3, 7), (5, 300), (4, 1)]:
+        x = torch.randint(-3, 3, (rows, n)).to(dtype)
+        if dtype == torch.float32:
+            x[0, ::3], x[1, 0] = float("nan"), -0.0
+        for got, expected in zip(compiled(x), sorts(x), strict=True):
+            assert torch.equal(got, expected) or torch.equal(got.isnan(), expected.isnan())
+            assert torch.equal(got.nan_to_num(), expected.nan_to_num())
+    extremes = torch.tensor([[torch.iinfo(torch.int64).min, 5, torch.iinfo(torch.int64).max, 5]])
+    if dtype == torch.int64:
+        for got, expected in zip(compiled(extremes), sorts(extremes), strict=True):
+            assert torch.equal(got, expected)
+
+
+def test_an_unstable_sort_gives_a_sorted_order() -> None:
+    """torch's unstable sort promises no order of equal values: dvm's is the stable
+    one, whose values are torch's and whose indices take them from the input."""
+    torch.manual_seed(6)
+    compiled = torch.compile(lambda x: torch.sort(x, dim=-1), backend="dvm", dynamic=True)
+    x = torch.randint(0, 20, (4, 400)).float()
+    values, indices = compiled(x)
+    assert torch.equal(values, torch.sort(x, dim=-1).values)
+    assert torch.equal(indices, torch.sort(x, dim=-1, stable=True).indices)
+
+
+def test_a_sort_trains_through_its_indices() -> None:
+    """A sort's backward is a scatter of the gradient through the saved indices (an
+    input of the backward graph, checked for repeats at each call)."""
+    torch.manual_seed(7)
+    weights = torch.linspace(1.0, 2.0, 9)
+
+    def sorted_loss(x: Any) -> Any:
+        return (torch.sort(x * 2, dim=-1, descending=True).values * weights).sum()
+
+    def run() -> None:
+        compiled = torch.compile(sorted_loss, backend="dvm", dynamic=True)
+        for rows in (3, 5, 2):
+            x = torch.randn(rows, 9, requires_grad=True)
+            y = x.detach().clone().requires_grad_(True)
+            compiled(x).backward()
+            sorted_loss(y).backward()
+            torch.testing.assert_close(x.grad, y.grad)
+
+    assert_on_dvm(compiled_reports(run), ["sort", "scatter"], share=1.0)

@@ -1,4 +1,4 @@
-"""ATen's writes at indices, as ops the dialect has (see `aten`).
+"""ATen's writes at indices and sorts, as ops the dialect has (see `aten`).
 
 `scatter` and its relatives write values at positions an index tensor names along a
 dim, each position of the index in a place of its own (`x[i][index[i][j]] = src[i][j]`
@@ -7,6 +7,10 @@ along dim 1). The dialect's `tensor.scatter_add` adds rows at one index per row
 of the index with its flat position. Where the index is one wide along the dim (a
 one-hot, cross-entropy's gradient) the write is an elementwise `where` against an
 iota, which fuses with its neighbours.
+
+`sort` is a `tensor.top_k` whose k is the dim's size: the largest first, equal ones
+by the lower index and NaN above every number, which is torch's stable descending
+sort; the ascending one is the same on the reversed dim, reversed back.
 """
 
 from __future__ import annotations
@@ -249,7 +253,36 @@ def scatter(x: Any, dim: Any, index: Any, value: Any, reduce: Any = None) -> Any
     return scatter_value(x, dim, index, value)
 
 
+# -- sort ---------------------------------------------------------------------------------------
+
+
+def sort(x: Any, dim: Any = -1, descending: bool = False, stable: Any = None) -> Any:
+    """Values and int64 indices along `dim`, equal ones in the order of their index,
+    NaN above every number, as torch's stable sort (its unstable one promises no
+    order of equal values: this one is as good). A `tensor.top_k` of all the dim:
+    descending as it is, ascending on the reversed dim, with the order reversed back
+    (no negation, which integers' minimum and unsigned types would not survive)."""
+    x = lazy(x)
+    if x.ndim == 0:
+        return x.copy(), asarray(np.zeros((), INT64))
+    axis = specialized(dim) % x.ndim
+    count = specialized(x.shape[axis])
+    if descending:
+        values, indices = record.top_k(x._node, count, axis)
+        return LazyArray(values), LazyArray(indices)
+    reversed_x = record.reverse(x._node, (axis,))
+    values, indices = record.top_k(reversed_x, count, axis)
+    order = (count - 1) - LazyArray(record.reverse(indices, (axis,)))
+    return LazyArray(record.reverse(values, (axis,))), needs(order)
+
+
+def argsort(x: Any, dim: Any = -1, descending: bool = False, stable: bool = False) -> Any:
+    return sort(x, dim, descending)[1]
+
+
 HANDLERS: dict[str, Handler] = {
     "scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
+    "sort": sort, "argsort": argsort,
 }  # fmt: skip
-"""The ATen ops of this module, by name."""
+"""The ATen ops of this module, by name (`sort` and `sort.stable` alike: the second's
+arguments are keywords)."""
