@@ -253,3 +253,73 @@ def test_a_sort_trains_through_its_indices() -> None:
             torch.testing.assert_close(x.grad, y.grad)
 
     assert_on_dvm(compiled_reports(run), ["sort", "scatter"], share=1.0)
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+POOLINGS: dict[str, Callable[[Any], Any]] = {
+    "max": lambda x: F.max_pool2d(x, 2),
+    "max_padded_ceil": lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True),
+    "max_dilated": lambda x: F.max_pool2d(x, (3, 2), (1, 2), (1, 0), dilation=(2, 1)),
+    "avg_padded_ceil": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+    "avg_without_padding_counted": lambda x: F.avg_pool2d(
+        x, 3, 2, 1, ceil_mode=True, count_include_pad=False
+    ),
+    "avg_divisor": lambda x: F.avg_pool2d(x, 2, divisor_override=3),
+    "adaptive_global": lambda x: F.adaptive_avg_pool2d(x, 1),
+    "max_1d": lambda x: F.max_pool1d(x.flatten(1, 2), 3, 2, 1),
+    "avg_1d": lambda x: F.avg_pool1d(x.flatten(1, 2), 2),
+    "max_3d": lambda x: F.max_pool3d(x, 2, padding=1),
+    "avg_3d": lambda x: F.avg_pool3d(x, (1, 2, 2)),
+}
+"""Pooling forms as modules call them (the 1-d ones reach ATen as 2-d ones)."""
+
+POOLING_OPS = [
+    f"{op}{d}d{part}"
+    for op in ("max_pool", "avg_pool", "_adaptive_avg_pool")
+    for d in (2, 3)
+    for part in ("", "_with_indices", "_backward", "_with_indices_backward")
+]
+
+
+def first(y: Any) -> Any:
+    """A pooling's output (without its indices)."""
+    return y if torch.is_tensor(y) else y[0]
+
+
+SPATIAL = [(2, 3, 8, 9), (1, 3, 13, 5), (2, 3, 8, 9)]
+"""Batch, channels, height, width: primes, a batch of 1, a shape met again."""
+
+
+@pytest.mark.parametrize("name", POOLINGS)
+def test_poolings_match_eager_with_their_gradients(name: str) -> None:
+    pool = POOLINGS[name]
+    torch.manual_seed(8)
+
+    def run() -> None:
+        compiled = torch.compile(pool, backend="dvm", dynamic=True)
+        for shape in SPATIAL:
+            x = torch.randn(*shape)
+            x[0, 0, 1, :2] = 5.0  # equal maxima: the first one is chosen
+            x = x.requires_grad_(True)
+            y = x.detach().clone().requires_grad_(True)
+            got, expected = compiled(x), pool(y)
+            torch.testing.assert_close(got, expected)
+            weights = torch.randn(first(expected).shape)
+            (first(got) * weights).sum().backward()
+            (first(expected) * weights).sum().backward()
+            torch.testing.assert_close(x.grad, y.grad)
+
+    assert_on_dvm(compiled_reports(run), POOLING_OPS, share=1.0)
+
+
+def test_a_max_pooling_propagates_nan_and_never_chooses_padding() -> None:
+    compiled = torch.compile(
+        lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), backend="dvm", dynamic=True
+    )
+    x = torch.full((1, 1, 5, 5), -float("inf"))
+    x[0, 0, 4, 4], x[0, 0, 0, 1] = 1.0, float("nan")
+    for got, expected in zip(
+        compiled(x), F.max_pool2d(x, 3, 2, 1, return_indices=True), strict=True
+    ):
+        assert torch.equal(got.nan_to_num(), expected.nan_to_num())

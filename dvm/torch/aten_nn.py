@@ -1,0 +1,363 @@
+"""ATen's pooling and convolution ops, as slices, elementwise ops and matmuls of the
+dialect (see `aten`).
+
+A pooling window of K positions along a spatial dim, at stride s and dilation d, reads
+for output position o the input at `o*s - p + k*d` for each offset k < K: for each
+offset, one strided slice of the input padded by p (and by what a `ceil_mode` window
+reaches past its end) holds that element of every window. A pooling is then a
+maximum (or a sum) over the K1*K2 slices, elementwise ops that fuse into one kernel;
+its backward adds the gradient back at the slices (a strided insert per offset) or at
+the indices a max pooling chose (`tensor.scatter_add`). The spatial dims are the last
+ones: the 1-d forms reach ATen as 2-d ones of height 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy import LazyArray, asarray, record
+from dvm.torch.aten import Handler, Unsupported, lazy, needs, number
+from dvm.torch.aten_index import flat_add, flat_positions
+from dvm.torch.sizes import specialized
+
+INT64 = np.dtype(np.int64)
+
+
+# -- windows ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    """A pooling window along one spatial dim of `length` elements (a size of the
+    call): `kernel` offsets at `stride` and `dilation`, after `padding`, `out`
+    positions."""
+
+    length: Any
+    kernel: int
+    stride: int
+    padding: int
+    dilation: int
+    out: Any
+
+    @property
+    def span(self) -> Any:
+        """The padded length the windows read: up to the last window's last offset."""
+        return (self.out - 1) * self.stride + self.dilation * (self.kernel - 1) + 1
+
+    @property
+    def after(self) -> Any:
+        """The padding the windows read after the input (its right padding, and what a
+        `ceil_mode` window reaches past it)."""
+        reach = self.span - self.length - self.padding
+        return reach if reach > 0 else 0
+
+    def reads_padding(self) -> bool:
+        """Whether any window reads outside the input (a size noted as a guard)."""
+        return self.padding > 0 or self.span > self.length
+
+
+def window(length: Any, kernel: int, stride: int, padding: int, dilation: int,
+           ceil_mode: bool) -> Window:  # fmt: skip
+    """torch's pooling output size: windows that start in the input or its left
+    padding (with `ceil_mode`, a last partial window too, if it starts before the
+    end of the input and its left padding)."""
+    if kernel < 1 or stride < 1 or dilation < 1 or padding < 0 or 2 * padding > kernel:
+        raise Unsupported("a pooling window torch would refuse")
+    reach = length + 2 * padding - dilation * (kernel - 1) - 1
+    out = (reach + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= length + padding:
+        out = out - 1
+    if out < 1:
+        raise Unsupported("a pooling window larger than its input")
+    return Window(length, kernel, stride, padding, dilation, out)
+
+
+def per_dim(values: Any, count: int, default: Sequence[int] | None = None) -> list[int]:
+    """A pooling argument for `count` spatial dims (torch gives one for all, or none
+    for the default)."""
+    values = [values] if isinstance(values, int) else values
+    given = [specialized(v) for v in values] if values else list(default or [])
+    if len(given) == 1:
+        given = given * count
+    if len(given) != count:
+        raise Unsupported("a pooling argument of another length")
+    return given
+
+
+def windows(x: LazyArray, count: int, kernel: Sequence[Any], stride: Sequence[Any],
+            padding: Any, dilation: Any, ceil_mode: bool) -> list[Window]:  # fmt: skip
+    """The windows along the last `count` dims of `x` (with a batch dim or without)."""
+    if x.ndim not in (count + 1, count + 2):
+        raise Unsupported("a pooling input of another rank")
+    kernels = per_dim(kernel, count)
+    strides = per_dim(stride, count, kernels)
+    paddings = per_dim(padding, count, [0])
+    dilations = per_dim(dilation, count, [1])
+    lengths = x.shape[x.ndim - count :]
+    return [
+        window(*args, ceil_mode)
+        for args in zip(lengths, kernels, strides, paddings, dilations, strict=True)
+    ]
+
+
+def padded(x: LazyArray, axis: int, low: Any, high: Any, fill: float) -> LazyArray:
+    """`x` between `low` and `high` elements of `fill` along `axis` (sizes of the call
+    kept: numpy's `pad` would read them as plain numbers)."""
+    pieces = []
+    for width in (low, high):
+        shape = tuple(width if a == axis else d for a, d in enumerate(x.shape))
+        constant = asarray(np.asarray(fill, x.dtype))._node
+        pieces.append(record.broadcast_to(constant, shape) if width else None)
+    parts = [p for p in (pieces[0], x._node, pieces[1]) if p is not None]
+    if len(parts) == 1:
+        return x
+    joined = record.concat(parts, axis)
+    assert joined is not None
+    return LazyArray(joined)
+
+
+def offset_slices(
+    x: LazyArray, spans: list[Window], fill: float
+) -> Iterator[tuple[Any, LazyArray]]:
+    """Per kernel offset (k1, k2...), the strided slice of `x` padded with `fill` that
+    holds that element of every window (made one at a time: a long recording flushes
+    what is alive, and only the running results should be)."""
+    first = x.ndim - len(spans)
+    for axis, w in enumerate(spans, first):
+        x = padded(x, axis, w.padding, w.after, fill)
+    for offsets in np.ndindex(*(w.kernel for w in spans)):
+        specs: list[Any] = [None] * first
+        specs += [(k * w.dilation, w.out, w.stride) for k, w in zip(offsets, spans, strict=True)]
+        yield offsets, LazyArray(record.extract_slice(x._node, specs))
+
+
+def starts(shape: Sequence[Any], axis: int, w: Window) -> LazyArray:
+    """Each output position's window start along `axis` (`o*s - p`), int64, in `shape`."""
+    position = LazyArray(record.iota(tuple(shape), axis, INT64))
+    start = position * w.stride if w.stride != 1 else position
+    return needs(start - w.padding) if w.padding else start
+
+
+# -- max pooling ---------------------------------------------------------------------------------
+
+
+def max_pool(x: Any, kernel: Sequence[Any], stride: Sequence[Any] = (), padding: Any = 0,
+             dilation: Any = 1, ceil_mode: bool = False, count: int = 2) -> Any:  # fmt: skip
+    """`max_pool2d_with_indices` (`count` 2) or `max_pool3d_with_indices`: the maximum
+    of each window and its flat position in the input's plane, as torch's kernel
+    finds them: from the window's first element in the input (and -inf), on to each
+    larger one or NaN (the first of equal maxima, the last NaN), padding never."""
+    x = lazy(x)
+    if x.dtype.kind != "f":
+        raise Unsupported("a max pooling of integers")
+    spans = windows(x, count, kernel, stride, padding, dilation, ceil_mode)
+    first = x.ndim - count
+    out_shape = (*x.shape[:first], *(w.out for w in spans))
+    begins = [starts(out_shape, axis, w) for axis, w in enumerate(spans, first)]
+    strides = plane_strides(spans)
+    base = flat_sum([b * number(s, b) for b, s in zip(begins, strides, strict=True)])
+    inside = [
+        [inside_mask(b, w, k) for k in range(w.kernel)] for b, w in zip(begins, spans, strict=True)
+    ]
+    chosen = flat_sum(
+        [first_inside(b, w) * number(s, b) for b, w, s in zip(begins, spans, strides, strict=True)]
+    )
+    best: Any = None
+    for offsets, values in offset_slices(x, spans, -math.inf):
+        # the maximum alone (NaN wins; padding is -inf), which inference reads without
+        # the indices' chain
+        take = values != -np.inf if best is None else (values > best) | np.isnan(values)
+        masks = [m[k] for m, k in zip(inside, offsets, strict=True) if m[k] is not None]
+        for mask in masks:
+            take = take & mask
+        shift = sum(k * w.dilation * s for k, w, s in zip(offsets, spans, strides, strict=True))
+        position = base + number(shift, base) if type(shift) is not int or shift else base
+        chosen = np.where(take, position, chosen)
+        best = values if best is None else np.maximum(best, values)
+    return needs(best), needs(chosen)
+
+
+def plane_strides(spans: list[Window]) -> list[Any]:
+    """Per spatial dim, how far apart its elements are in the input's plane."""
+    strides: list[Any] = []
+    step: Any = 1
+    for w in reversed(spans):
+        strides.insert(0, step)
+        step = step * w.length
+    return strides
+
+
+def flat_sum(terms: list[Any]) -> LazyArray:
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return needs(total)
+
+
+def inside_mask(begin: LazyArray, w: Window, k: int) -> Any:
+    """Where offset `k` of each window lies in the input (None: everywhere; which
+    offsets can reach the padding is known from the sizes, noted as guards)."""
+    at = begin + k * w.dilation if k else begin
+    low = k * w.dilation < w.padding
+    high = (w.out - 1) * w.stride - w.padding + k * w.dilation >= w.length
+    if low and high:
+        return (at >= 0) & (at < number(w.length, at))
+    if low:
+        return at >= 0
+    return at < number(w.length, at) if high else None
+
+
+def first_inside(begin: LazyArray, w: Window) -> Any:
+    """The first offset of each window that lies in the input (past its left
+    padding)."""
+    if not w.padding:
+        return begin
+    skipped = (np.maximum(-begin, 0) + (w.dilation - 1)) // w.dilation
+    return begin + skipped * w.dilation if w.dilation != 1 else begin + skipped
+
+
+def max_pool_backward(grad: Any, x: Any, kernel: Sequence[Any], stride: Sequence[Any],
+                      padding: Any, dilation: Any, ceil_mode: bool, indices: Any,
+                      count: int = 2) -> Any:  # fmt: skip
+    """The gradient of a max pooling: each output's gradient added at the position
+    its window chose (`tensor.scatter_add` within each plane, equal ones adding up)."""
+    grad, x, indices = lazy(grad), lazy(x), lazy(indices)
+    first = x.ndim - count
+    planes, plane = math.prod(x.shape[:first]), math.prod(x.shape[first:])
+    outputs = math.prod(grad.shape[first:])
+    flat_grad = record.reshape(grad._node, (planes, outputs))
+    flat_indices = record.reshape(indices._node, (planes, outputs))
+    assert flat_grad is not None and flat_indices is not None
+    # (each node a lazy array shows at once: only those outlive a flush)
+    rows, at = LazyArray(flat_grad), LazyArray(flat_indices)
+    zeros = needs(np.broadcast_to(asarray(np.zeros((), grad.dtype)), (planes, plane)))
+    summed = flat_add(zeros, flat_positions(at, (planes, plane), 1), rows)
+    shaped = record.reshape(summed._node, x.shape)
+    assert shaped is not None
+    return LazyArray(shaped)
+
+
+# -- average pooling -------------------------------------------------------------------------------
+
+
+def avg_pool(x: Any, kernel: Sequence[Any], stride: Sequence[Any] = (), padding: Any = 0,
+             ceil_mode: bool = False, count_include_pad: bool = True,
+             divisor_override: Any = None, count: int = 2) -> Any:  # fmt: skip
+    """`avg_pool2d` (`count` 2) or `avg_pool3d`: each window's sum over its divisor."""
+    x = lazy(x)
+    if x.dtype.kind != "f":
+        raise Unsupported("an average pooling of integers")
+    spans = windows(x, count, kernel, stride, padding, 1, ceil_mode)
+    total: Any = None
+    for _, values in offset_slices(x, spans, 0.0):
+        total = values if total is None else total + values
+    return needs(total / divisor(total, spans, count_include_pad, divisor_override))
+
+
+def divisor(like: LazyArray, spans: list[Window], count_include_pad: bool,
+            override: Any) -> Any:  # fmt: skip
+    """What torch divides each window's sum by: `override`; else the window's size,
+    cut at the end of the padding (with `count_include_pad`) or to the input."""
+    if override is not None:
+        return number(override, like)
+    if not any(w.reads_padding() for w in spans):
+        return math.prod(w.kernel for w in spans)
+    first = like.ndim - len(spans)
+    size: Any = None
+    for axis, w in enumerate(spans, first):
+        start = starts(like.shape, axis, w)
+        end = np.minimum(start + w.kernel, number(w.length + w.padding, start))
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, number(w.length, start))
+        extent = needs(end - start)
+        size = extent if size is None else size * extent
+    return needs(size).astype(like.dtype)
+
+
+def avg_pool_backward(grad: Any, x: Any, kernel: Sequence[Any], stride: Sequence[Any],
+                      padding: Any, ceil_mode: bool, count_include_pad: bool,
+                      divisor_override: Any, count: int = 2) -> Any:  # fmt: skip
+    """The gradient of an average pooling: each window's gradient over its divisor,
+    added at every position it read (a strided insert per kernel offset into the
+    padded input, whose padding is then cut off)."""
+    grad, x = lazy(grad), lazy(x)
+    spans = windows(x, count, kernel, stride, padding, 1, ceil_mode)
+    share = needs(grad / divisor(grad, spans, count_include_pad, divisor_override))
+    first = x.ndim - count
+    shape = (*x.shape[:first], *(w.padding + w.length + w.after for w in spans))
+    total = needs(np.broadcast_to(asarray(np.zeros((), share.dtype)), shape))
+    for offsets in np.ndindex(*(w.kernel for w in spans)):
+        specs: list[Any] = [None] * first
+        specs += [(k, w.out, w.stride) for k, w in zip(offsets, spans, strict=True)]
+        added = LazyArray(record.extract_slice(total._node, specs)) + share
+        total = LazyArray(record.insert_slice(total._node, needs(added)._node, specs))
+    inner: list[Any] = [None] * first + [(w.padding, w.length, 1) for w in spans]
+    if all(w.padding == 0 and w.after == 0 for w in spans):
+        return total
+    return LazyArray(record.extract_slice(total._node, inner))
+
+
+# -- adaptive average pooling ----------------------------------------------------------------------
+
+
+def adaptive_blocks(x: LazyArray, output_size: Sequence[Any]) -> list[tuple[Any, Any]]:
+    """Per spatial dim, (output size, block size) where the output divides the input
+    evenly (each window is then a block of its own); other sizes run in torch."""
+    count = len(output_size)
+    if x.ndim not in (count + 1, count + 2):
+        raise Unsupported("an adaptive pooling input of another rank")
+    blocks = []
+    for length, out in zip(x.shape[x.ndim - count :], output_size, strict=True):
+        if out < 1 or length % out != 0:
+            raise Unsupported("an adaptive pooling whose output does not divide its input")
+        blocks.append((out, length // out))
+    return blocks
+
+
+def adaptive_avg_pool(x: Any, output_size: Sequence[Any]) -> Any:
+    """`_adaptive_avg_pool2d` (or 3d) of an output dividing the input: each spatial dim
+    split into (output, block), and the mean over the blocks."""
+    x = lazy(x)
+    blocks = adaptive_blocks(x, output_size)
+    first = x.ndim - len(blocks)
+    split = (*x.shape[:first], *(d for pair in blocks for d in pair))
+    node = record.reshape(x._node, split)
+    assert node is not None
+    axes = tuple(first + 2 * k + 1 for k in range(len(blocks)))
+    return needs(LazyArray(node).mean(axis=axes))
+
+
+def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
+    """Each output's gradient over its block's size, spread over the block."""
+    grad, x = lazy(grad), lazy(x)
+    blocks = adaptive_blocks(x, grad.shape[grad.ndim - count :])
+    first = x.ndim - len(blocks)
+    split = (*x.shape[:first], *(d for pair in blocks for d in pair))
+    units = (*x.shape[:first], *(d for out, _ in blocks for d in (out, 1)))
+    node = record.reshape(grad._node, units)
+    assert node is not None
+    size = math.prod(block for _, block in blocks)
+    share = LazyArray(node) / number(size, grad)
+    spread = record.reshape(needs(np.broadcast_to(share, split))._node, x.shape)
+    assert spread is not None
+    return LazyArray(spread)
+
+
+HANDLERS: dict[str, Handler] = {
+    "max_pool2d_with_indices": max_pool,
+    "max_pool2d_with_indices_backward": max_pool_backward,
+    "max_pool3d_with_indices": lambda *a, **k: max_pool(*a, **k, count=3),
+    "max_pool3d_with_indices_backward": lambda *a, **k: max_pool_backward(*a, **k, count=3),
+    "avg_pool2d": avg_pool, "avg_pool2d_backward": avg_pool_backward,
+    "avg_pool3d": lambda *a, **k: avg_pool(*a, **k, count=3),
+    "avg_pool3d_backward": lambda *a, **k: avg_pool_backward(*a, **k, count=3),
+    "_adaptive_avg_pool2d": adaptive_avg_pool, "_adaptive_avg_pool3d": adaptive_avg_pool,
+    "_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward,
+    "_adaptive_avg_pool3d_backward": lambda *a: adaptive_avg_pool_backward(*a, count=3),
+}  # fmt: skip
+"""The ATen ops of this module, by name."""
