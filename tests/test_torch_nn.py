@@ -323,3 +323,139 @@ def test_a_max_pooling_propagates_nan_and_never_chooses_padding() -> None:
         compiled(x), F.max_pool2d(x, 3, 2, 1, return_indices=True), strict=True
     ):
         assert torch.equal(got.nan_to_num(), expected.nan_to_num())
+
+
+# -- convolution -----------------------------------------------------------------------------
+
+
+CONVOLUTIONS: dict[str, tuple[Callable[[], Any], int]] = {
+    "3x3_padded": (lambda: nn.Conv2d(4, 6, 3, padding=1), 2),
+    "strided_dilated_grouped": (
+        lambda: nn.Conv2d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2),
+        2,
+    ),
+    "pointwise_without_bias": (lambda: nn.Conv2d(4, 8, 1, bias=False), 2),
+    "depthwise": (lambda: nn.Conv2d(4, 4, (3, 2), padding=(1, 0), groups=4), 2),
+    "1d_strided_dilated": (lambda: nn.Conv1d(4, 6, 3, stride=3, dilation=2), 1),
+    "3d": (lambda: nn.Conv3d(4, 3, 2, padding=1), 3),
+}
+"""Convolution modules, and how many spatial dims their input has."""
+
+
+@pytest.mark.parametrize("name", CONVOLUTIONS)
+def test_convolutions_match_eager_with_their_gradients(name: str) -> None:
+    make, spatial = CONVOLUTIONS[name]
+    torch.manual_seed(11)
+    model, reference = make(), make()
+    reference.load_state_dict(model.state_dict())
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        for b, n in [(2, 9), (1, 7)]:
+            x = torch.randn(b, 4, *[n + k for k in range(spatial)], requires_grad=True)
+            y = x.detach().clone().requires_grad_(True)
+            got, expected = compiled(x), reference(y)
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+            weights = torch.randn(expected.shape)
+            (got * weights).sum().backward()
+            (expected * weights).sum().backward()
+            torch.testing.assert_close(x.grad, y.grad, rtol=1e-4, atol=1e-5)
+        for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+
+    assert_on_dvm(compiled_reports(run), ["convolution", "convolution_backward"], share=1.0)
+
+
+class SmallCNN(nn.Module):
+    """An image classifier as tutorials write one."""
+
+    def __init__(self, classes: int = 5) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(2, ceil_mode=True),
+            nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False),
+            nn.ReLU(),
+            nn.Conv2d(16, 16, 3, padding=2, dilation=2, groups=4),
+            nn.AdaptiveAvgPool2d(1),
+        )
+        self.head = nn.Linear(16, classes)
+
+    def forward(self, x: Any) -> Any:
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+class TextCNN(nn.Module):
+    """A 1-d convolution text classifier: embeddings, convolutions over the length,
+    a max over time."""
+
+    def __init__(self, vocabulary: int = 40, d: int = 16, classes: int = 3) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocabulary, d)
+        self.conv = nn.Conv1d(d, 24, 3, padding=1)
+        self.pool = nn.AvgPool1d(2, ceil_mode=True)
+        self.wide = nn.Conv1d(24, 24, 5, padding=2, groups=2)
+        self.head = nn.Linear(24, classes)
+
+    def forward(self, ids: Any) -> Any:
+        h = F.relu(self.conv(self.embedding(ids).transpose(1, 2)))
+        h = F.relu(self.wide(self.pool(h)))
+        return self.head(h.amax(dim=2))
+
+
+NETWORKS: dict[str, tuple[Callable[[], Any], Callable[[int, int], Any]]] = {
+    "small_cnn": (SmallCNN, lambda b, n: torch.randn(b, 3, n, n + 2)),
+    "text_cnn": (TextCNN, lambda b, n: torch.randint(0, 40, (b, 2 * n))),
+}
+"""Per network: how to build it, and an input of batch b and spatial size n."""
+
+CONV_OPS = [
+    "convolution",
+    "convolution_backward",
+    "_native_batch_norm_legit_no_training",
+    *POOLING_OPS,
+]
+
+
+@pytest.mark.parametrize("name", NETWORKS)
+def test_networks_match_eager_over_a_stream_of_shapes(name: str) -> None:
+    make, data = NETWORKS[name]
+    torch.manual_seed(9)
+    model = make().eval()
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        with torch.no_grad():
+            for b, n in [(2, 8), (3, 11), (1, 7), (3, 11)]:
+                x = data(b, n)
+                torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+    assert_on_dvm(compiled_reports(run), CONV_OPS)
+
+
+@pytest.mark.parametrize("name", NETWORKS)
+def test_a_network_trains_one_step_with_torchs_gradients(name: str) -> None:
+    """A cross-entropy step (batch norm in eval mode: its statistics fixed)."""
+    make, data = NETWORKS[name]
+    torch.manual_seed(10)
+    model, reference = make().eval(), make().eval()
+    reference.load_state_dict(model.state_dict())
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        for b, n in [(3, 9)]:
+            x = data(b, n)
+            target = torch.randint(0, 3, (b,))
+            loss = F.cross_entropy(compiled(x), target)
+            expected = F.cross_entropy(reference(x), target)
+            torch.testing.assert_close(loss, expected, rtol=1e-4, atol=1e-5)
+            loss.backward()
+            expected.backward()
+
+    reports = compiled_reports(run)
+    assert_on_dvm(reports, CONV_OPS)
+    assert any("backward" in r["graph"] for r in reports)
+    for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=key)

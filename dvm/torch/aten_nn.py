@@ -63,11 +63,11 @@ class Window:
 
 def window(length: Any, kernel: int, stride: int, padding: int, dilation: int,
            ceil_mode: bool) -> Window:  # fmt: skip
-    """torch's pooling output size: windows that start in the input or its left
-    padding (with `ceil_mode`, a last partial window too, if it starts before the
-    end of the input and its left padding)."""
-    if kernel < 1 or stride < 1 or dilation < 1 or padding < 0 or 2 * padding > kernel:
-        raise Unsupported("a pooling window torch would refuse")
+    """torch's output size of a pooling or a convolution: windows that start in the
+    input or its left padding (with `ceil_mode`, a last partial window too, if it
+    starts before the end of the input and its left padding)."""
+    if kernel < 1 or stride < 1 or dilation < 1 or padding < 0:
+        raise Unsupported("a window torch would refuse")
     reach = length + 2 * padding - dilation * (kernel - 1) - 1
     out = (reach + (stride - 1 if ceil_mode else 0)) // stride + 1
     if ceil_mode and (out - 1) * stride >= length + padding:
@@ -81,6 +81,8 @@ def per_dim(values: Any, count: int, default: Sequence[int] | None = None) -> li
     """A pooling argument for `count` spatial dims (torch gives one for all, or none
     for the default)."""
     values = [values] if isinstance(values, int) else values
+    if not all(isinstance(v, int) for v in values):
+        raise Unsupported("a window argument that is not a number")
     given = [specialized(v) for v in values] if values else list(default or [])
     if len(given) == 1:
         given = given * count
@@ -99,6 +101,8 @@ def windows(x: LazyArray, count: int, kernel: Sequence[Any], stride: Sequence[An
     paddings = per_dim(padding, count, [0])
     dilations = per_dim(dilation, count, [1])
     lengths = x.shape[x.ndim - count :]
+    if any(2 * p > k for p, k in zip(paddings, kernels, strict=True)):
+        raise Unsupported("a pooling padded by more than half its window")
     return [
         window(*args, ceil_mode)
         for args in zip(lengths, kernels, strides, paddings, dilations, strict=True)

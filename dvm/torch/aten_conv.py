@@ -1,0 +1,171 @@
+"""ATen's convolution and its backward, as strided slices and matmuls (see `aten`).
+
+A convolution reads, for each kernel offset, the input at `o*s - p + k*d` along each
+spatial dim: one strided slice of the padded input per offset (`aten_nn`'s windows).
+The slices side by side along a new dim are the im2col matrix, channels by offsets
+(the weight's own order), and the convolution is one batched matmul of the weight,
+per group, by it. Its backward: the weight's gradient is the output gradient times
+the im2col matrix (summed over the batch); the input's, the weight's transpose times
+the output gradient, added back at each offset's slice (a strided insert) and cut to
+the input; the bias's, a sum. Transposed convolutions run in torch. A batch norm in
+eval mode, which follows convolutions, is here too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy import LazyArray, asarray, record
+from dvm.torch.aten import Handler, Unsupported, lazy, needs
+from dvm.torch.aten_nn import Window, offset_slices, per_dim, window
+from dvm.torch.sizes import specialized
+
+
+def conv_windows(x: LazyArray, weight: LazyArray, stride: Any, padding: Any, dilation: Any,
+                 transposed: bool, groups: Any) -> tuple[list[Window], int]:  # fmt: skip
+    """The windows along each spatial dim of a convolution, and its groups."""
+    count = weight.ndim - 2
+    groups = specialized(groups)
+    if transposed or count < 1 or x.ndim != weight.ndim or x.dtype != weight.dtype:
+        raise Unsupported("a transposed convolution, or one of unbatched or mixed inputs")
+    if x.dtype.kind != "f" or groups < 1 or x.shape[1] != weight.shape[1] * groups:
+        raise Unsupported("a convolution of integers, or whose channels do not match")
+    if weight.shape[0] % groups != 0:
+        raise Unsupported("a convolution whose output channels do not split in groups")
+    kernels = [specialized(k) for k in weight.shape[2:]]
+    strides, paddings = per_dim(stride, count), per_dim(padding, count)
+    dilations = per_dim(dilation, count)
+    spans = [
+        window(*args, False)
+        for args in zip(x.shape[2:], kernels, strides, paddings, dilations, strict=True)
+    ]
+    return spans, groups
+
+
+def im2col(x: LazyArray, spans: list[Window], groups: int) -> LazyArray:
+    """The slices of the padded input per kernel offset, as (batch, groups, channels
+    of a group x offsets, output positions)."""
+    columns = [
+        LazyArray(record.insert_unit_dims(values._node, (2,)))
+        for _, values in offset_slices(x, spans, 0.0)
+    ]
+    stacked = (
+        columns[0]._node if len(columns) == 1 else record.concat([c._node for c in columns], 2)
+    )
+    assert stacked is not None
+    batch, channels = x.shape[0], x.shape[1]
+    rows = channels // groups * math.prod(w.kernel for w in spans)
+    shaped = record.reshape(stacked, (batch, groups, rows, math.prod(w.out for w in spans)))
+    assert shaped is not None
+    return LazyArray(shaped)
+
+
+def grouped_weight(weight: LazyArray, groups: int) -> LazyArray:
+    """The weight as (groups, output channels of a group, channels x offsets)."""
+    out = weight.shape[0]
+    rows = math.prod(weight.shape[1:])
+    node = record.reshape(weight._node, (groups, out // groups, rows))
+    assert node is not None
+    return LazyArray(node)
+
+
+def convolution(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+                transposed: bool, output_padding: Any, groups: Any) -> Any:  # fmt: skip
+    """`convolution` (1-, 2- or 3-d; stride, padding, dilation, groups; a bias)."""
+    x, weight = lazy(x), lazy(weight)
+    spans, groups = conv_windows(x, weight, stride, padding, dilation, transposed, groups)
+    product = needs(grouped_weight(weight, groups) @ im2col(x, spans, groups))
+    shape = (x.shape[0], weight.shape[0], *(w.out for w in spans))
+    out = record.reshape(product._node, shape)
+    assert out is not None
+    result = LazyArray(out)
+    if bias is None:
+        return result
+    along_channels = record.reshape(lazy(bias)._node, (weight.shape[0], *([1] * len(spans))))
+    assert along_channels is not None
+    return needs(result + LazyArray(along_channels))
+
+
+def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride: Any,
+                         padding: Any, dilation: Any, transposed: bool, output_padding: Any,
+                         groups: Any, output_mask: Sequence[bool]) -> Any:  # fmt: skip
+    """The gradients of the input, the weight and the bias (those `output_mask` asks
+    for; None for the others)."""
+    grad, x, weight = lazy(grad), lazy(x), lazy(weight)
+    spans, groups = conv_windows(x, weight, stride, padding, dilation, transposed, groups)
+    batch, outputs = x.shape[0], weight.shape[0]
+    flat = record.reshape(grad._node, (batch, groups, outputs // groups, math.prod(grad.shape[2:])))
+    assert flat is not None
+    per_group = LazyArray(flat)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
+        grad_input = col2im(needs(columns), x, spans)
+    if output_mask[1]:
+        product = per_group @ np.swapaxes(im2col(x, spans, groups), -1, -2)
+        node = record.reshape(needs(product).sum(axis=0)._node, weight.shape)
+        assert node is not None
+        grad_weight = LazyArray(node)
+    if output_mask[2]:
+        grad_bias = needs(grad.sum(axis=(0, *range(2, grad.ndim))))
+    return grad_input, grad_weight, grad_bias
+
+
+def col2im(columns: LazyArray, x: LazyArray, spans: list[Window]) -> LazyArray:
+    """The input's gradient from the im2col matrix's: each offset's rows added at its
+    strided slice of the padded input, the padding then cut off."""
+    batch, channels = x.shape[0], x.shape[1]
+    outs = [w.out for w in spans]
+    offsets = list(np.ndindex(*(w.kernel for w in spans)))
+    split = record.reshape(columns._node, (batch, channels, len(offsets), *outs))
+    assert split is not None
+    rows = LazyArray(split)  # (held: a node only a lazy array shows outlives a flush)
+    shape = (batch, channels, *(w.padding + w.length + w.after for w in spans))
+    total = needs(np.broadcast_to(asarray(np.zeros((), columns.dtype)), shape))
+    for index, offset in enumerate(offsets):
+        pick: list[Any] = [None, None, (index, 1, 1)] + [None] * len(spans)
+        part = LazyArray(record.squeeze(record.extract_slice(rows._node, pick), (2,)))
+        specs: list[Any] = [None, None]
+        specs += [(k * w.dilation, w.out, w.stride) for k, w in zip(offset, spans, strict=True)]
+        added = LazyArray(record.extract_slice(total._node, specs)) + part
+        total = LazyArray(record.insert_slice(total._node, needs(added)._node, specs))
+    if all(w.padding == 0 and w.after == 0 for w in spans):
+        return total
+    inner: list[Any] = [None, None] + [(w.padding, w.length, 1) for w in spans]
+    return LazyArray(record.extract_slice(total._node, inner))
+
+
+def batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
+                         running_var: Any, momentum: Any, eps: float) -> Any:  # fmt: skip
+    """`_native_batch_norm_legit_no_training` (a batch norm in eval mode, which follows a
+    convolution): the channels (dim 1) normalized by the running statistics, and the
+    two empty statistics torch returns beside them."""
+    x = lazy(x)
+    if x.ndim < 2 or x.dtype.kind != "f":
+        raise Unsupported("a batch norm without channels, or of integers")
+    per_channel = (x.shape[1], *([1] * (x.ndim - 2)))
+
+    def along(v: Any) -> Any:
+        node = record.reshape(lazy(v)._node, per_channel)
+        assert node is not None
+        return LazyArray(node)
+
+    scale = 1 / np.sqrt(along(running_var) + eps)
+    if weight is not None:
+        scale = scale * along(weight)
+    out = (x - along(running_mean)) * scale
+    if bias is not None:
+        out = out + along(bias)
+    empty = asarray(np.zeros((0,), x.dtype))
+    return needs(out), empty, empty
+
+
+HANDLERS: dict[str, Handler] = {
+    "convolution": convolution, "convolution_backward": convolution_backward,
+    "_native_batch_norm_legit_no_training": batch_norm_inference,
+}  # fmt: skip
+"""The ATen ops of this module, by name."""
