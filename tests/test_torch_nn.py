@@ -459,3 +459,35 @@ def test_a_network_trains_one_step_with_torchs_gradients(name: str) -> None:
     assert any("backward" in r["graph"] for r in reports)
     for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=key)
+
+
+def test_a_batch_norm_trains_with_torchs_statistics() -> None:
+    """Batch norm in training mode: the batch's statistics normalize, and the running
+    ones move towards them (the variance unbiased), as torch's do."""
+    torch.manual_seed(12)
+
+    def make() -> Any:
+        return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()).train()
+
+    model, reference = make(), make()
+    reference.load_state_dict(model.state_dict())
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        for b, n in [(3, 7), (5, 6)]:
+            x = torch.randn(b, 3, n, n + 1)
+            got, expected = compiled(x), reference(x)
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+            weights = torch.randn(expected.shape)
+            (got * weights).sum().backward()
+            (expected * weights).sum().backward()
+
+    reports = compiled_reports(run)
+    assert_on_dvm(reports, ["_native_batch_norm_legit_functional"], share=1.0)
+    # its sizes kept, a forward call leaves a plan (the backward's graph divides sizes
+    # as floats: it records at each call)
+    assert all(r["plans"] >= 1 for r in reports if "forward" in r["graph"]), reports
+    for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4, msg=key)
+    for key in ("running_mean", "running_var", "num_batches_tracked"):
+        torch.testing.assert_close(getattr(model[1], key), getattr(reference[1], key), msg=key)

@@ -7,8 +7,8 @@ The slices side by side along a new dim are the im2col matrix, channels by offse
 per group, by it. Its backward: the weight's gradient is the output gradient times
 the im2col matrix (summed over the batch); the input's, the weight's transpose times
 the output gradient, added back at each offset's slice (a strided insert) and cut to
-the input; the bias's, a sum. Transposed convolutions run in torch. A batch norm in
-eval mode, which follows convolutions, is here too.
+the input; the bias's, a sum. Transposed convolutions run in torch. Batch norms,
+which follow convolutions, are here too.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
-from dvm.torch.aten import Handler, Unsupported, lazy, needs
+from dvm.torch.aten import Handler, Unsupported, lazy, needs, number
 from dvm.torch.aten_nn import Window, offset_slices, per_dim, window
 from dvm.torch.sizes import specialized
 
@@ -149,10 +149,8 @@ def batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
         raise Unsupported("a batch norm without channels, or of integers")
     per_channel = (x.shape[1], *([1] * (x.ndim - 2)))
 
-    def along(v: Any) -> Any:
-        node = record.reshape(lazy(v)._node, per_channel)
-        assert node is not None
-        return LazyArray(node)
+    def along(v: Any) -> LazyArray:
+        return channels_of(v, per_channel)
 
     scale = 1 / np.sqrt(along(running_var) + eps)
     if weight is not None:
@@ -164,8 +162,48 @@ def batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
     return needs(out), empty, empty
 
 
+def batch_norm_training(x: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+                        training: bool, momentum: float, eps: float) -> Any:  # fmt: skip
+    """`_native_batch_norm_legit_functional` in training mode: the channels normalized by
+    the batch's mean and (biased) variance, which it returns as the mean and the
+    inverse deviation, and the running statistics moved by `momentum` towards the
+    batch's (the variance unbiased: over n - 1)."""
+    x = lazy(x)
+    if not training or x.ndim < 2 or x.dtype.kind != "f":
+        raise Unsupported("a functional batch norm of eval mode, or without channels")
+    axes = (0, *range(2, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = x - mean
+    variance = (centred * centred).mean(axis=axes, keepdims=True)
+    inverse = 1 / np.sqrt(variance + eps)
+    out = centred * inverse
+    per_channel = (x.shape[1], *([1] * (x.ndim - 2)))
+    if weight is not None:
+        out = out * channels_of(weight, per_channel)
+    if bias is not None:
+        out = out + channels_of(bias, per_channel)
+    channels = (x.shape[1],)
+    flat_mean, flat_variance = channels_of(mean, channels), channels_of(variance, channels)
+    count = x.size // x.shape[1]
+    unbiased = flat_variance * number(count, flat_variance) / number(count - 1, flat_variance)
+    moved_mean = lazy(running_mean) * (1 - momentum) + flat_mean * momentum
+    moved_variance = lazy(running_var) * (1 - momentum) + unbiased * momentum
+    return tuple(
+        map(needs, (out, flat_mean, channels_of(inverse, channels), moved_mean, moved_variance))
+    )
+
+
+def channels_of(v: Any, shape: tuple[Any, ...]) -> LazyArray:
+    """A per-channel vector shaped to `shape` (to broadcast along dim 1, or back to a
+    vector), its sizes kept (a lazy array's `reshape` would read them as numbers)."""
+    node = record.reshape(lazy(v)._node, shape)
+    assert node is not None
+    return LazyArray(node)
+
+
 HANDLERS: dict[str, Handler] = {
     "convolution": convolution, "convolution_backward": convolution_backward,
     "_native_batch_norm_legit_no_training": batch_norm_inference,
+    "_native_batch_norm_legit_functional": batch_norm_training,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
