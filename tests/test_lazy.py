@@ -344,6 +344,27 @@ def test_a_collapse_of_static_dims_is_typed_static() -> None:
     assert lazy.stats()["failed"] == 0
 
 
+def test_a_concat_of_static_sizes_is_typed_static() -> None:
+    """A stack's size along the new dim is the number of arrays stacked (each brings a
+    static 1), and a concat of static sizes their sum: what follows is compiled for
+    that size. A `?` among them keeps the result's `?`."""
+    lazy.reset()
+    rows = [normal(5, 3, seed=k) for k in range(4)]
+    stacked = np.stack([lazy.asarray(r) * 2 for r in rows], axis=1)
+    assert stacked._node.static == (None, 4, None)
+    a, b = normal(5, 3, seed=1), normal(5, 2, seed=2)
+    pair = lazy.asarray(a)
+    pair._node.static = (None, 3)  # (as `dvm.torch` types the sizes its graph fixes)
+    joined = np.concatenate([pair, pair + 1], axis=1)
+    assert joined._node.static == (None, 6)
+    mixed = np.concatenate([pair, lazy.asarray(b)], axis=1)
+    assert mixed._node.static == (None, None)
+    close(stacked.sum(axis=1), np.stack(rows, axis=1).sum(axis=1) * 2)
+    close(joined * 2, np.concatenate([a, a + 1], axis=1) * 2)
+    close(mixed - 1, np.concatenate([a, b], axis=1) - 1)
+    assert lazy.stats()["failed"] == 0
+
+
 @pytest.mark.parametrize("name", sorted({n for f, n in UFUNCS.items() if f.nin == 1}))
 def test_every_unary_ufunc_compiles(name: str) -> None:
     """Each one-operand ufunc of the table becomes a compiled kernel (none fails to

@@ -369,6 +369,9 @@ def insert_slice(dest: Node, source: Node, specs: Sequence[tuple[int, int, int] 
 
 
 def concat(operands: Sequence[Node], axis: int) -> Node | None:
+    """numpy's concatenate along `axis`. The result's size there is static when every
+    operand's is (the sum: a stack of unit dims has as many rows as it has operands),
+    so what follows knows it, as a program written by hand would."""
     first = operands[0]
     for o in operands:
         if o.ndim != first.ndim or any(
@@ -378,7 +381,8 @@ def concat(operands: Sequence[Node], axis: int) -> Node | None:
     shape = list(first.shape)
     shape[axis] = sum(o.shape[axis] for o in operands)
     static = list(broadcast_static(*(o.static for o in operands)))
-    static[axis] = None
+    along = [o.static[axis] for o in operands]
+    static[axis] = None if None in along else sum(along)  # type: ignore[arg-type]
     return record("concat", operands, (axis,), tuple(shape), first.dtype, tuple(static))
 
 
