@@ -690,3 +690,28 @@ def test_index_put_and_index_add_record_as_scatter_add() -> None:
         assert report["ops_on_dvm"] == report["ops_total"], report
     with pytest.raises(IndexError):
         added(torch.randn(5, 5), torch.tensor([0, 5, 1, 2]), torch.randn(4, 5))
+
+
+def test_one_hot_records_its_range_checks() -> None:
+    """`F.one_hot` checks its classes are in range (`_assert_async`): on dvm, on each
+    call, with eager's error for a class out of range, a replayed call's too."""
+
+    def encode(labels: Any, scale: Any) -> Any:
+        return F.one_hot(labels * 1, 6).float() * scale
+
+    compiled = torch.compile(encode, backend="dvm", dynamic=True)
+    first = len(dvm.torch.reports())
+    for n in (4, 9, 5, 13):
+        generator = torch.Generator().manual_seed(n)
+        labels = torch.randint(0, 6, (n, 3), generator=generator)
+        scale = torch.randn(n, 3, 1, generator=generator)
+        torch.testing.assert_close(compiled(labels, scale), encode(labels, scale))
+    reports = dvm.torch.reports()[first:]
+    assert reports and all(r["ops_on_dvm"] == r["ops_total"] for r in reports), reports
+    for bad, message in [(6, "smaller than num_classes"), (-1, "non-negative")]:
+        labels = torch.randint(0, 6, (5, 3), generator=torch.Generator().manual_seed(bad))
+        labels[3, 1] = bad
+        with pytest.raises(RuntimeError, match=message):
+            encode(labels, torch.ones(5, 3, 1))  # (eager's error, as the backend's)
+        with pytest.raises(RuntimeError, match=message):
+            compiled(labels, torch.ones(5, 3, 1))

@@ -401,6 +401,25 @@ def checked(indices: Any, bound: Any) -> LazyArray:
     return indices
 
 
+ASSERTION_FAILED = "Expected Tensor with single nonzero value, but got zero"
+"""torch's error for a false `_assert_async` without a message."""
+
+
+def assert_async(condition: Any, message: str = "") -> None:
+    """torch's `_assert_async` (one_hot's checks that its classes are in range): the
+    condition read now (a sync point: what it needs runs), torch's `RuntimeError` if it
+    is false, and read again on each replay, before the program after it runs (a false
+    one sends the call back to recording, which raises)."""
+    condition = lazy(condition)
+    if condition.size != 1:
+        raise Unsupported("an assertion on several values")
+    holds = bool(condition)
+    if BUILDING:
+        BUILDING[-1].check_condition(condition)
+    if not holds:
+        raise RuntimeError(message or ASSERTION_FAILED)
+
+
 def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
     weight = lazy(weight)
     return LazyArray(record.take(weight._node, checked(indices, weight.shape[0])._node, 0))
@@ -639,6 +658,7 @@ HANDLERS: dict[str, Handler] = {
     "any": reduction(np.any), "all": reduction(np.all),
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
     "max": extremum(np.max, np.argmax), "min": extremum(np.min, np.argmin),
+    "_assert_async": assert_async,
     "alias": identity, "detach": identity, "lift_fresh_copy": lambda x: lazy(x).copy(),
     "all_reduce": all_reduce, "all_gather_into_tensor": all_gather,
     "reduce_scatter_tensor": reduce_scatter,

@@ -258,6 +258,14 @@ class Builder:
         self.checks.append(f"(v[{slot}].size == 0 or (v[{slot}].min() >= 0 and "
                            f"v[{slot}].max() < {upper}))")  # fmt: skip
 
+    def check_condition(self, condition: LazyArray) -> None:
+        """Replay runs on while an assertion's condition (read by recording) holds."""
+        slot = self.slot_of.get(id(condition._node))
+        if slot is None:
+            self.refusal = "an assertion on a constant"
+            return
+        self.checks.append(f"bool(v[{slot}])")
+
     def check_distinct(self, indices: LazyArray, axis: int) -> None:
         """Replay scatters by indices that repeat in no row along `axis` only
         (recording refuses the others)."""
@@ -326,8 +334,8 @@ class Builder:
     def plan(self, outputs: Sequence[Any], originals: dict[int, int]) -> Plan | None:
         """The plan (None if the call made none); `originals`: the outputs that are
         inputs, by position."""
-        if self.refusal is not None or SIZES.lost:
-            return None
+        if self.refusal is not None or SIZES.lost or self.checks:
+            return None  # (data checks with no program after them: none to run them)
         stages: dict[int, list[str]] = {}
         for guard, newest in SIZES.guards.items():
             step = -1 if newest < self.inputs else self.step_making(newest)
