@@ -301,6 +301,33 @@ def test_a_loop_keeps_no_history_alive() -> None:
     assert first() is None  # only the last value is held, as in numpy
 
 
+def test_a_node_held_across_a_flush_of_its_own_is_still_computed() -> None:
+    """A handler may hold a node it recorded (no lazy array shows it) while it records
+    more: past `MAX_SEGMENT` pending ops recording flushes on its own, and the node,
+    left pending, is computed by the segment that needs it later."""
+    from dvm.lazy.array import LazyArray
+    from dvm.lazy.record import MAX_SEGMENT, binary
+
+    a = normal(4, 3)
+    x = lazy.asarray(a)
+    held = binary("mul", x._node, x._node, x.dtype)  # (a raw node: no owner)
+    assert held is not None
+    before = lazy.stats()["segments"]
+    y, n = x, a
+    for _ in range(MAX_SEGMENT):
+        y = y * 0.5 + 1
+        n = n * 0.5 + 1
+    assert lazy.stats()["segments"] > before  # (the flush the node was held across)
+    close(LazyArray(held) + y, a * a + n)
+    again = binary("mul", x._node, x._node, x.dtype)
+    assert again is not None
+    for _ in range(MAX_SEGMENT):
+        y = y * 0.5 + 1
+        n = n * 0.5 + 1
+    close(y, n)  # (a sync: the trace is empty, the node still pending)
+    close(LazyArray(again), a * a)
+
+
 @pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value")
 def test_empty_arrays() -> None:
     for shape in [(0, 4), (3, 0)]:

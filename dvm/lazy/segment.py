@@ -78,7 +78,7 @@ class Segment:
         return Emitter(self.args, self.nodes, self.sizes).text(self.outputs)
 
 
-def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | None:
+def select(pending: Sequence[Node], wanted: Sequence[Node] = ()) -> Segment | None:
     """The segment that computes the pending nodes shown (and `wanted`): None if none."""
     will_know: set[int] = set()
     outputs: list[Node] = []
@@ -92,10 +92,13 @@ def select(pending: Sequence[Node], wanted: Iterable[Node] = ()) -> Segment | No
         if id(node) in wanted_ids or node.shown():
             outputs.append(node)
             will_know.add(id(node))
+    outputs += [n for n in wanted if n.pending and id(n) not in will_know]  # (left: `flush`)
     needed = live_nodes(outputs)
     if not needed:
         return None
     nodes = [n for n in pending if id(n) in needed]
+    if len(nodes) < len(needed):  # nodes an earlier flush left pending, needed again
+        nodes = operands_first(outputs, needed)
     # One pass: a node is its position, a known array its argument's number as -1, -2...
     # (in order of first use), so the key is the structure whatever the arrays are.
     places = {id(n): k for k, n in enumerate(nodes)}
@@ -133,6 +136,25 @@ def live_nodes(outputs: Sequence[Node]) -> set[int]:
     return needed
 
 
+def operands_first(outputs: Sequence[Node], needed: set[int]) -> list[Node]:
+    """The `needed` nodes (ids), each after its operands: the order of a segment some
+    of whose nodes were recorded before an earlier flush (`flush`)."""
+    order: list[Node] = []
+    placed: set[int] = set()
+    stack = [(node, False) for node in reversed(outputs)]
+    while stack:
+        node, operands_placed = stack.pop()
+        if id(node) in placed:
+            continue
+        if operands_placed:
+            placed.add(id(node))
+            order.append(node)
+            continue
+        stack.append((node, True))
+        stack += [(o, False) for o in reversed(node.operands) if id(o) in needed]
+    return order
+
+
 def settle() -> None:
     """With many ops pending: forget the dead ones, or flush when the live ones are
     still too many (a loop that never syncs still runs programs of a bounded size)."""
@@ -146,9 +168,14 @@ def settle() -> None:
 
 def flush(wanted: Iterable[Node] = ()) -> None:
     """Run every pending op that matters (see the module docstring), then forget the
-    trace. Nodes that become views are views afterwards."""
-    pending = TRACE.nodes
-    if not pending:
+    trace. Nodes that become views are views afterwards.
+
+    A node no lazy array shows is left pending, but keeps its operands: a caller may
+    hold it (a handler between the ops it records, when recording flushes on its own:
+    `settle`), and a later segment that needs it computes it then (`select`). One
+    nothing holds is freed with the trace."""
+    pending, wanted = TRACE.nodes, list(wanted)
+    if not pending and not any(n.pending for n in wanted):
         return
     TRACE.nodes = []
     segment = select(pending, wanted)
@@ -158,8 +185,9 @@ def flush(wanted: Iterable[Node] = ()) -> None:
         base, index = node.view or (node, None)
         if node.value is None and base.value is not None:
             node.value = view_of(base.value, index)
-    for node in pending:  # known now, or dead: hold on to no other node (a loop's history)
-        node.operands, node.view = (), None
+    for node in pending:  # known now: hold on to no other node (a loop's history)
+        if node.value is not None:
+            node.operands, node.view = (), None
 
 
 def view_of(array: np.ndarray[Any, Any], index: Any) -> np.ndarray[Any, Any]:

@@ -237,7 +237,6 @@ def max_pool_backward(grad: Any, x: Any, kernel: Sequence[Any], stride: Sequence
     flat_grad = record.reshape(grad._node, (planes, outputs))
     flat_indices = record.reshape(indices._node, (planes, outputs))
     assert flat_grad is not None and flat_indices is not None
-    # (each node a lazy array shows at once: only those outlive a flush)
     rows, at = LazyArray(flat_grad), LazyArray(flat_indices)
     zeros = needs(np.broadcast_to(asarray(np.zeros((), grad.dtype)), (planes, plane)))
     summed = flat_add(zeros, flat_positions(at, (planes, plane), 1), rows)
