@@ -533,7 +533,7 @@ def axes_attr(axes: Sequence[int]) -> ArrayAttr[IntegerAttr]:
 
 
 def body_ops(fusion: t.FusionOp) -> list[Operation]:
-    return [op for op in fusion.body.block.ops if not isinstance(op, t.YieldOp)]
+    return [op for op in fusion.body.block.ops if type(op) is not t.YieldOp]
 
 
 def emit_kernel_body(

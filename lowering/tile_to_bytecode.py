@@ -43,6 +43,7 @@ from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, Ti
 from dvm.dialects.scans import TileScanOp, TileTopKOp
 from dvm.lowering.index_ops import iota_view, measuring_view
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
+from dvm.passes.domain import OpSet
 from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, shape_from_attr
 from dvm.vm.isa import DTYPE_BY_TEXT, MAX_RANK, ReduceKind
@@ -53,7 +54,7 @@ COMBINING = {
     "min": ReduceKind.MIN,
     "prod": ReduceKind.PROD,
 }
-IN_PLACE = (tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp)
+IN_PLACE = OpSet(tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp)
 """Ops whose destination may be one of their operands (numpy `out=` allows it)."""
 
 
@@ -143,7 +144,7 @@ class ProgramBuilder:
         """Program-order positions of every op (a loop's body follows it)."""
         for op in block.ops:
             self.position[op] = len(self.position)
-            if isinstance(op, tile.ForOp):
+            if type(op) is tile.ForOp:
                 self.number(op.body.block)
 
     def live_ranges(self) -> None:
@@ -178,7 +179,7 @@ class ProgramBuilder:
         candidates = [
             r for r, h in enumerate(self.regs.holder) if h is None and self.regs.kinds[r] == kind
         ]
-        if op is not None and isinstance(op, IN_PLACE):
+        if op is not None and op in IN_PLACE:
             for operand in reversed(op.operands):  # the first operand's register wins
                 r = self.regs.of.get(operand)
                 if (
@@ -206,19 +207,20 @@ class ProgramBuilder:
         """Every load's and store's view, declared before any code so that
         shapes can name a view's current extent (identical views are one)."""
         for op in self.kernel.body.walk():
-            if isinstance(op, tile.LoadOp):
+            # (exact classes: xDSL's ABC `isinstance` is slow, asked per op)
+            if type(op) is tile.LoadOp:
                 self.view_of[op] = self.view(op, self.arg_index(op.source))
-            elif isinstance(op, tile.StoreOp):
+            elif type(op) is tile.StoreOp:
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
-            elif isinstance(op, TileGroupedMmaOp):  # where its rows start
+            elif type(op) is TileGroupedMmaOp:  # where its rows start
                 self.view_of[op] = self.view(op, self.arg_index(op.rows))
-            elif isinstance(op, TileTakeOp):
+            elif type(op) is TileTakeOp:
                 self.view_of[op] = self.view(op, self.arg_index(op.source))
-            elif isinstance(op, TileScatterAddOp):
+            elif type(op) is TileScatterAddOp:
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
-            elif isinstance(op, TileIotaOp):
+            elif type(op) is TileIotaOp:
                 self.view_of[op] = self.view(iota_view(self.kernel, op), self.first_output())
-            elif isinstance(op, tile.BroadcastOp) and PIECE_SIZES in op.attributes:
+            elif type(op) is tile.BroadcastOp and PIECE_SIZES in op.attributes:
                 assert isinstance(op.result.type, tile.TileType)
                 piece = measuring_view(self.kernel, op, op.result.type, None)
                 self.view_of[op] = self.view(piece, self.first_output())
@@ -579,7 +581,7 @@ def enclosing_loops(op: Operation) -> list[tile.ForOp]:
     loops: list[tile.ForOp] = []
     parent = op.parent_op()
     while parent is not None:
-        if isinstance(parent, tile.ForOp):
+        if type(parent) is tile.ForOp:
             loops.insert(0, parent)
         parent = parent.parent_op()
     return loops

@@ -77,8 +77,8 @@ FusedOp = TypeVar("FusedOp", ConcatOp, PadOp)
 def fused_op(ops: Sequence[Operation], kind: type[FusedOp]) -> FusedOp | None:
     """The op of `kind` of a group that holds one and other ops (constants aside): a
     concat or a pad fused with the ops that compute its inputs."""
-    found = [op for op in ops if isinstance(op, kind)]
-    computing = [op for op in ops if not isinstance(op, arith.ConstantOp)]
+    found = [op for op in ops if type(op) is kind]  # (no subclasses; a cheap test)
+    computing = [op for op in ops if type(op) is not arith.ConstantOp]
     return found[0] if len(found) == 1 and len(computing) > 1 else None
 
 

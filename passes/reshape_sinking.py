@@ -30,7 +30,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.passes.concat_sinking import keep_guards
-from dvm.passes.domain import ELEMENTWISE, known_facts, provably_equal
+from dvm.passes.domain import ELEMENTWISE_KINDS, known_facts, provably_equal
 from dvm.passes.symbolic import SHAPE, function_guards, guard_facts, shape_attr, shape_of
 from dvm.passes.symbolic_shapes import ShapeInference, strip
 
@@ -62,12 +62,14 @@ class ReshapeSinking:
 
     def step(self) -> bool:
         """One move anywhere in the function (False: none is left)."""
+        # (exact classes and `ELEMENTWISE_KINDS`: xDSL's ABC `isinstance` is slow
+        # at every op of every walk)
         for op in self.func.walk():
-            if isinstance(op, t.ExpandShapeOp) and self.cancel(op):
+            if type(op) is t.ExpandShapeOp and self.cancel(op):
                 return True
-            if isinstance(op, t.MatmulOp) and self.sink_into_matmul(op):
+            if type(op) is t.MatmulOp and self.sink_into_matmul(op):
                 return True
-            if isinstance(op, ELEMENTWISE) and self.sink_into_elementwise(op):
+            if op in ELEMENTWISE_KINDS and self.sink_into_elementwise(op):
                 return True
         return False
 
