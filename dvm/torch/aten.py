@@ -357,6 +357,14 @@ def full_like(x: Any, value: Any, dtype: Any = None, **kwargs: Any) -> Any:
     return filled(x.shape, value, numpy_dtype(dtype, value) if dtype is not None else x.dtype)
 
 
+def reshaped(x: LazyArray, shape: Sequence[Any]) -> LazyArray:
+    """`x` in `shape`, of as many elements, keeping the call's sizes among the dims (a
+    lazy array's `reshape` would read them as plain numbers)."""
+    node = record.reshape(x._node, tuple(shape))
+    assert node is not None
+    return LazyArray(node)
+
+
 def filled(size: Sequence[Any], value: Any, dtype: np.dtype[Any]) -> Any:
     if isinstance(value, Size | LazyArray):
         raise Unsupported("a fill value computed in the graph")

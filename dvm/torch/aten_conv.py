@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
-from dvm.torch.aten import Handler, Unsupported, lazy, needs, number
-from dvm.torch.aten_nn import Window, offset_slices, per_dim, window
+from dvm.torch.aten import Handler, Unsupported, lazy, needs, number, reshaped
+from dvm.torch.aten_nn import Window, added_at_windows, offset_slices, per_dim, window
 from dvm.torch.sizes import specialized
 
 
@@ -59,18 +59,14 @@ def im2col(x: LazyArray, spans: list[Window], groups: int) -> LazyArray:
     assert stacked is not None
     batch, channels = x.shape[0], x.shape[1]
     rows = channels // groups * math.prod(w.kernel for w in spans)
-    shaped = record.reshape(stacked, (batch, groups, rows, math.prod(w.out for w in spans)))
-    assert shaped is not None
-    return LazyArray(shaped)
+    return reshaped(LazyArray(stacked), (batch, groups, rows, math.prod(w.out for w in spans)))
 
 
 def grouped_weight(weight: LazyArray, groups: int) -> LazyArray:
     """The weight as (groups, output channels of a group, channels x offsets)."""
     out = weight.shape[0]
     rows = math.prod(weight.shape[1:])
-    node = record.reshape(weight._node, (groups, out // groups, rows))
-    assert node is not None
-    return LazyArray(node)
+    return reshaped(weight, (groups, out // groups, rows))
 
 
 def convolution(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
@@ -80,14 +76,10 @@ def convolution(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilat
     spans, groups = conv_windows(x, weight, stride, padding, dilation, transposed, groups)
     product = needs(grouped_weight(weight, groups) @ im2col(x, spans, groups))
     shape = (x.shape[0], weight.shape[0], *(w.out for w in spans))
-    out = record.reshape(product._node, shape)
-    assert out is not None
-    result = LazyArray(out)
+    result = reshaped(product, shape)
     if bias is None:
         return result
-    along_channels = record.reshape(lazy(bias)._node, (weight.shape[0], *([1] * len(spans))))
-    assert along_channels is not None
-    return needs(result + LazyArray(along_channels))
+    return needs(result + reshaped(lazy(bias), (weight.shape[0], *([1] * len(spans)))))
 
 
 def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride: Any,
@@ -98,18 +90,14 @@ def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride
     grad, x, weight = lazy(grad), lazy(x), lazy(weight)
     spans, groups = conv_windows(x, weight, stride, padding, dilation, transposed, groups)
     batch, outputs = x.shape[0], weight.shape[0]
-    flat = record.reshape(grad._node, (batch, groups, outputs // groups, math.prod(grad.shape[2:])))
-    assert flat is not None
-    per_group = LazyArray(flat)
+    per_group = reshaped(grad, (batch, groups, outputs // groups, math.prod(grad.shape[2:])))
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
         grad_input = col2im(needs(columns), x, spans)
     if output_mask[1]:
         product = per_group @ np.swapaxes(im2col(x, spans, groups), -1, -2)
-        node = record.reshape(needs(product).sum(axis=0)._node, weight.shape)
-        assert node is not None
-        grad_weight = LazyArray(node)
+        grad_weight = reshaped(needs(product).sum(axis=0), weight.shape)
     if output_mask[2]:
         grad_bias = needs(grad.sum(axis=(0, *range(2, grad.ndim))))
     return grad_input, grad_weight, grad_bias
@@ -119,24 +107,15 @@ def col2im(columns: LazyArray, x: LazyArray, spans: list[Window]) -> LazyArray:
     """The input's gradient from the im2col matrix's: each offset's rows added at its
     strided slice of the padded input, the padding then cut off."""
     batch, channels = x.shape[0], x.shape[1]
-    outs = [w.out for w in spans]
     offsets = list(np.ndindex(*(w.kernel for w in spans)))
-    split = record.reshape(columns._node, (batch, channels, len(offsets), *outs))
-    assert split is not None
-    rows = LazyArray(split)  # (held: a node only a lazy array shows outlives a flush)
-    shape = (batch, channels, *(w.padding + w.length + w.after for w in spans))
-    total = needs(np.broadcast_to(asarray(np.zeros((), columns.dtype)), shape))
-    for index, offset in enumerate(offsets):
+    rows = reshaped(columns, (batch, channels, len(offsets), *(w.out for w in spans)))
+
+    def part(index: int) -> LazyArray:
         pick: list[Any] = [None, None, (index, 1, 1)] + [None] * len(spans)
-        part = LazyArray(record.squeeze(record.extract_slice(rows._node, pick), (2,)))
-        specs: list[Any] = [None, None]
-        specs += [(k * w.dilation, w.out, w.stride) for k, w in zip(offset, spans, strict=True)]
-        added = LazyArray(record.extract_slice(total._node, specs)) + part
-        total = LazyArray(record.insert_slice(total._node, needs(added)._node, specs))
-    if all(w.padding == 0 and w.after == 0 for w in spans):
-        return total
-    inner: list[Any] = [None, None] + [(w.padding, w.length, 1) for w in spans]
-    return LazyArray(record.extract_slice(total._node, inner))
+        return LazyArray(record.squeeze(record.extract_slice(rows._node, pick), (2,)))
+
+    parts = ((offset, part(index)) for index, offset in enumerate(offsets))
+    return added_at_windows(parts, spans, (batch, channels), columns.dtype)
 
 
 def batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
@@ -195,10 +174,8 @@ def batch_norm_training(x: Any, weight: Any, bias: Any, running_mean: Any, runni
 
 def channels_of(v: Any, shape: tuple[Any, ...]) -> LazyArray:
     """A per-channel vector shaped to `shape` (to broadcast along dim 1, or back to a
-    vector), its sizes kept (a lazy array's `reshape` would read them as numbers)."""
-    node = record.reshape(lazy(v)._node, shape)
-    assert node is not None
-    return LazyArray(node)
+    vector)."""
+    return reshaped(lazy(v), shape)
 
 
 HANDLERS: dict[str, Handler] = {

@@ -22,7 +22,7 @@ import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.graph import Node
-from dvm.torch.aten import Handler, Unsupported, checked, lazy, needs, number
+from dvm.torch.aten import Handler, Unsupported, checked, filled, lazy, needs, number, reshaped
 from dvm.torch.plan import BUILDING, distinct
 from dvm.torch.sizes import specialized
 
@@ -102,19 +102,19 @@ def flat_positions(index: LazyArray, shape: Sequence[Any], axis: int) -> LazyArr
 
 def flat_add(block: LazyArray, positions: LazyArray, updates: LazyArray) -> LazyArray:
     """`block` with `updates` added at the flat `positions` (`tensor.scatter_add`)."""
-    flat = record.reshape(block._node, (block.size,))
-    assert flat is not None
-    added = record.scatter_add(flat, positions._node, updates._node, 0)
-    shaped = record.reshape(added, block.shape)
-    assert shaped is not None
-    return LazyArray(shaped)
+    flat = reshaped(block, (block.size,))
+    added = record.scatter_add(flat._node, positions._node, updates._node, 0)
+    return reshaped(LazyArray(added), block.shape)
+
+
+def write_counts(block: LazyArray, positions: LazyArray, start: int, dtype: Any) -> LazyArray:
+    """How many of the flat `positions` write at each element of `block`, from `start`."""
+    return flat_add(filled(block.shape, start, dtype), positions, filled(positions.shape, 1, dtype))
 
 
 def written(block: LazyArray, positions: LazyArray) -> LazyArray:
-    """Where the flat `positions` write in `block` (a count of writes above 0)."""
-    zeros = np.broadcast_to(asarray(np.zeros((), INT32)), block.shape)
-    ones = np.broadcast_to(asarray(np.ones((), INT32)), positions.shape)
-    return needs(flat_add(needs(zeros), positions, needs(ones)) > 0)
+    """Where the flat `positions` write in `block`."""
+    return needs(write_counts(block, positions, 0, INT32) > 0)
 
 
 def value_written(block: LazyArray, value: Any) -> Any:
@@ -170,9 +170,9 @@ def scatter_src(x: Any, dim: Any, index: Any, src: Any) -> Any:
         distinct_along(given, axis)
         positions = flat_positions(index, block.shape, axis)
         work = INT32 if block.dtype == np.dtype(np.bool_) else block.dtype
-        base = np.broadcast_to(asarray(np.asarray(-0.0).astype(work)), block.shape)
+        base = filled(block.shape, -0.0, work)
         # (-0.0 + v is v for every float v, -0.0 included; ints and bools start at 0)
-        values = flat_add(needs(base), positions, source.astype(work, copy=False))
+        values = flat_add(base, positions, source.astype(work, copy=False))
         return needs(np.where(written(block, positions), values.astype(block.dtype), block))
 
     return scattered(x, dim, index, write)
@@ -235,10 +235,7 @@ def scatter_reduce(x: Any, dim: Any, index: Any, src: Any, reduce: str,
         total = flat_add(needs(start).astype(block.dtype, copy=False), positions, source)
         if reduce == "sum":
             return total
-        ones = np.broadcast_to(asarray(np.ones((), block.dtype)), positions.shape)
-        base = np.broadcast_to(asarray(np.asarray(1 if include_self else 0, block.dtype)),
-                               block.shape)  # fmt: skip
-        counts = flat_add(needs(base), positions, needs(ones))
+        counts = write_counts(block, positions, 1 if include_self else 0, block.dtype)
         return needs(np.where(counts > 0, total / np.maximum(counts, 1), block))
 
     return scattered(x, dim, index, write)

@@ -14,14 +14,14 @@ ones: the 1-d forms reach ATen as 2-d ones of height 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
-from dvm.torch.aten import Handler, Unsupported, lazy, needs, number
+from dvm.torch.aten import Handler, Unsupported, filled, lazy, needs, number, reshaped
 from dvm.torch.aten_index import flat_add, flat_positions
 from dvm.torch.sizes import specialized
 
@@ -135,9 +135,31 @@ def offset_slices(
     for axis, w in enumerate(spans, first):
         x = padded(x, axis, w.padding, w.after, fill)
     for offsets in np.ndindex(*(w.kernel for w in spans)):
-        specs: list[Any] = [None] * first
-        specs += [(k * w.dilation, w.out, w.stride) for k, w in zip(offsets, spans, strict=True)]
-        yield offsets, LazyArray(record.extract_slice(x._node, specs))
+        yield offsets, LazyArray(record.extract_slice(x._node, window_specs(offsets, spans, first)))
+
+
+def window_specs(offsets: Sequence[int], spans: list[Window], first: int) -> list[Any]:
+    """The strided slice of the padded input that holds element `offsets` of every
+    window, as the specs of `record.extract_slice` (the dims before `first` whole)."""
+    specs: list[Any] = [None] * first
+    return specs + [(k * w.dilation, w.out, w.stride) for k, w in zip(offsets, spans, strict=True)]
+
+
+def added_at_windows(parts: Iterable[tuple[Sequence[int], LazyArray]], spans: list[Window],
+                     front: tuple[Any, ...], dtype: Any) -> LazyArray:  # fmt: skip
+    """An input's gradient from its windows' (a backward): each kernel offset's part
+    added at that offset's slice of the padded input (a strided insert), the padding
+    then cut off; `front` the dims before the spatial ones."""
+    first = len(front)
+    total = filled((*front, *(w.padding + w.length + w.after for w in spans)), 0, dtype)
+    for offsets, part in parts:
+        specs = window_specs(offsets, spans, first)
+        added = LazyArray(record.extract_slice(total._node, specs)) + part
+        total = LazyArray(record.insert_slice(total._node, needs(added)._node, specs))
+    if all(w.padding == 0 and w.after == 0 for w in spans):
+        return total
+    inner: list[Any] = [None] * first + [(w.padding, w.length, 1) for w in spans]
+    return LazyArray(record.extract_slice(total._node, inner))
 
 
 def starts(shape: Sequence[Any], axis: int, w: Window) -> LazyArray:
@@ -234,15 +256,9 @@ def max_pool_backward(grad: Any, x: Any, kernel: Sequence[Any], stride: Sequence
     first = x.ndim - count
     planes, plane = math.prod(x.shape[:first]), math.prod(x.shape[first:])
     outputs = math.prod(grad.shape[first:])
-    flat_grad = record.reshape(grad._node, (planes, outputs))
-    flat_indices = record.reshape(indices._node, (planes, outputs))
-    assert flat_grad is not None and flat_indices is not None
-    rows, at = LazyArray(flat_grad), LazyArray(flat_indices)
-    zeros = needs(np.broadcast_to(asarray(np.zeros((), grad.dtype)), (planes, plane)))
-    summed = flat_add(zeros, flat_positions(at, (planes, plane), 1), rows)
-    shaped = record.reshape(summed._node, x.shape)
-    assert shaped is not None
-    return LazyArray(shaped)
+    rows, at = reshaped(grad, (planes, outputs)), reshaped(indices, (planes, outputs))
+    zeros = filled((planes, plane), 0, grad.dtype)
+    return reshaped(flat_add(zeros, flat_positions(at, (planes, plane), 1), rows), x.shape)
 
 
 # -- average pooling -------------------------------------------------------------------------------
@@ -291,18 +307,8 @@ def avg_pool_backward(grad: Any, x: Any, kernel: Sequence[Any], stride: Sequence
     grad, x = lazy(grad), lazy(x)
     spans = windows(x, count, kernel, stride, padding, 1, ceil_mode)
     share = needs(grad / divisor(grad, spans, count_include_pad, divisor_override))
-    first = x.ndim - count
-    shape = (*x.shape[:first], *(w.padding + w.length + w.after for w in spans))
-    total = needs(np.broadcast_to(asarray(np.zeros((), share.dtype)), shape))
-    for offsets in np.ndindex(*(w.kernel for w in spans)):
-        specs: list[Any] = [None] * first
-        specs += [(k, w.out, w.stride) for k, w in zip(offsets, spans, strict=True)]
-        added = LazyArray(record.extract_slice(total._node, specs)) + share
-        total = LazyArray(record.insert_slice(total._node, needs(added)._node, specs))
-    inner: list[Any] = [None] * first + [(w.padding, w.length, 1) for w in spans]
-    if all(w.padding == 0 and w.after == 0 for w in spans):
-        return total
-    return LazyArray(record.extract_slice(total._node, inner))
+    parts = ((offsets, share) for offsets in np.ndindex(*(w.kernel for w in spans)))
+    return added_at_windows(parts, spans, x.shape[: x.ndim - count], share.dtype)
 
 
 # -- adaptive average pooling ----------------------------------------------------------------------
@@ -329,10 +335,8 @@ def adaptive_avg_pool(x: Any, output_size: Sequence[Any]) -> Any:
     blocks = adaptive_blocks(x, output_size)
     first = x.ndim - len(blocks)
     split = (*x.shape[:first], *(d for pair in blocks for d in pair))
-    node = record.reshape(x._node, split)
-    assert node is not None
     axes = tuple(first + 2 * k + 1 for k in range(len(blocks)))
-    return needs(LazyArray(node).mean(axis=axes))
+    return needs(reshaped(x, split).mean(axis=axes))
 
 
 def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
@@ -342,13 +346,9 @@ def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
     first = x.ndim - len(blocks)
     split = (*x.shape[:first], *(d for pair in blocks for d in pair))
     units = (*x.shape[:first], *(d for out, _ in blocks for d in (out, 1)))
-    node = record.reshape(grad._node, units)
-    assert node is not None
     size = math.prod(block for _, block in blocks)
-    share = LazyArray(node) / number(size, grad)
-    spread = record.reshape(needs(np.broadcast_to(share, split))._node, x.shape)
-    assert spread is not None
-    return LazyArray(spread)
+    share = reshaped(grad, units) / number(size, grad)
+    return reshaped(needs(np.broadcast_to(share, split)), x.shape)
 
 
 HANDLERS: dict[str, Handler] = {
