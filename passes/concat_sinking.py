@@ -87,11 +87,18 @@ def sink_concats(func: FuncOp) -> None:
             if isinstance(other, ConcatOp) and not other.result.uses:
                 Rewriter.erase_op(other)
         moved = True
-    if moved:  # the new ops carry their shapes; the index values and guards need the pass
-        guards = function_guards(func)
-        strip(func)
-        ShapeInference(func, assumed=guards).run()
-        keep_guards(func, guards)
+    if moved:
+        infer_shapes_again(func)
+
+
+def infer_shapes_again(func: FuncOp) -> None:
+    """The shapes, index values and guards of a function whose ops a pass moved or
+    took out (new ops carry their shapes, but not the rest), starting from the
+    guards found before, and keeping them (`keep_guards`)."""
+    guards = function_guards(func)
+    strip(func)
+    ShapeInference(func, assumed=guards).run()
+    keep_guards(func, guards)
 
 
 def keep_guards(func: FuncOp, guards: list[Guard]) -> None:

@@ -22,9 +22,8 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
-from dvm.passes.concat_sinking import Sizes
-from dvm.passes.symbolic import function_guards, shape_of
-from dvm.passes.symbolic_shapes import ShapeInference, strip
+from dvm.passes.concat_sinking import Sizes, infer_shapes_again
+from dvm.passes.symbolic import shape_of
 
 
 def fold_copies(function: func.FuncOp) -> bool:
@@ -93,6 +92,4 @@ def fold_before_fusion(function: func.FuncOp) -> None:
     changed = fold_copies(function)
     changed = resolve_dims(function) or changed
     if changed:
-        guards = function_guards(function)
-        strip(function)
-        ShapeInference(function, assumed=guards).run()
+        infer_shapes_again(function)

@@ -29,10 +29,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
-from dvm.passes.concat_sinking import keep_guards
+from dvm.passes.concat_sinking import infer_shapes_again
 from dvm.passes.domain import ELEMENTWISE_KINDS, known_facts, provably_equal
-from dvm.passes.symbolic import SHAPE, function_guards, guard_facts, shape_attr, shape_of
-from dvm.passes.symbolic_shapes import ShapeInference, strip
+from dvm.passes.symbolic import SHAPE, guard_facts, shape_attr, shape_of
 
 Groups = list[list[int]]
 
@@ -54,11 +53,8 @@ class ReshapeSinking:
         moved = False
         while self.step():
             moved = True
-        if moved:  # the new ops carry their shapes; the index values and guards need the pass
-            guards = function_guards(self.func)
-            strip(self.func)
-            ShapeInference(self.func, assumed=guards).run()
-            keep_guards(self.func, guards)
+        if moved:
+            infer_shapes_again(self.func)
 
     def step(self) -> bool:
         """One move anywhere in the function (False: none is left)."""
