@@ -248,32 +248,34 @@ class Builder:
         self.scalars[id(node)] = (size.expr, dtype)
         return LazyArray(node)
 
+    def slot_to_check(self, value: LazyArray, refusal: str) -> int | None:
+        """The slot of a value that replay checks; None (and no plan: `refusal`) for
+        one that is not a value of the call."""
+        slot = self.slot_of.get(id(value._node))
+        if slot is None:
+            self.refusal = refusal
+        return slot
+
     def check_indices(self, indices: LazyArray, bound: Any) -> None:
         """Replay takes with indices in range only (recording checks them)."""
-        slot = self.slot_of.get(id(indices._node))
-        if slot is None:
-            self.refusal = "indices that are not a value of the call"
-            return
-        upper = bound.expr if isinstance(bound, Size) else repr(bound)
-        self.checks.append(f"(v[{slot}].size == 0 or (v[{slot}].min() >= 0 and "
-                           f"v[{slot}].max() < {upper}))")  # fmt: skip
+        slot = self.slot_to_check(indices, "indices that are not a value of the call")
+        if slot is not None:
+            upper = bound.expr if isinstance(bound, Size) else repr(bound)
+            self.checks.append(f"(v[{slot}].size == 0 or (v[{slot}].min() >= 0 and "
+                               f"v[{slot}].max() < {upper}))")  # fmt: skip
 
     def check_condition(self, condition: LazyArray) -> None:
         """Replay runs on while an assertion's condition (read by recording) holds."""
-        slot = self.slot_of.get(id(condition._node))
-        if slot is None:
-            self.refusal = "an assertion on a constant"
-            return
-        self.checks.append(f"bool(v[{slot}])")
+        slot = self.slot_to_check(condition, "an assertion on a constant")
+        if slot is not None:
+            self.checks.append(f"bool(v[{slot}])")
 
     def check_distinct(self, indices: LazyArray, axis: int) -> None:
         """Replay scatters by indices that repeat in no row along `axis` only
         (recording refuses the others)."""
-        slot = self.slot_of.get(id(indices._node))
-        if slot is None:
-            self.refusal = "indices that are not a value of the call"
-            return
-        self.checks.append(f"distinct(v[{slot}], {axis})")
+        slot = self.slot_to_check(indices, "indices that are not a value of the call")
+        if slot is not None:
+            self.checks.append(f"distinct(v[{slot}], {axis})")
 
     def template(self, x: Any) -> Any:
         if isinstance(x, LazyArray):  # (a constant one: a tensor over its memory)
