@@ -105,7 +105,10 @@ def arithmetic(symbol: str, function: Callable[[int, int], int], reflected: bool
     return method
 
 
-def comparison(symbol: str, function: Callable[[int, int], bool]) -> Any:
+def comparison(symbol: str, function: Callable[[int, int], bool], negated: str) -> Any:
+    """The comparison `symbol`; a guard notes the one that holds (`negated` where it
+    fails: `a != b` rather than `not (a == b)`, so that both spellings are one guard)."""
+
     def method(self: Size, other: Any) -> Any:
         theirs = expr_of(other)
         if theirs is None:
@@ -114,8 +117,9 @@ def comparison(symbol: str, function: Callable[[int, int], bool]) -> Any:
                 return function(int.__index__(self), other)  # type: ignore[arg-type]
             return NotImplemented
         outcome = function(int.__index__(self), plain(other))
-        text = f"({self.expr} {symbol} {theirs[0]})"
-        note(text if outcome else f"(not {text})", max(self.newest, theirs[1]))
+        if theirs[0] != self.expr:  # (a size against itself: the same at every call)
+            held = symbol if outcome else negated
+            note(f"({self.expr} {held} {theirs[0]})", max(self.newest, theirs[1]))
         return outcome
 
     return method
@@ -127,11 +131,12 @@ for _name, _symbol, _function in [
 ]:  # fmt: skip
     setattr(Size, f"__{_name}__", arithmetic(_symbol, _function, False))
     setattr(Size, f"__r{_name}__", arithmetic(_symbol, _function, True))
-for _name, _symbol, _function in [
-    ("eq", "==", operator.eq), ("ne", "!=", operator.ne), ("lt", "<", operator.lt),
-    ("le", "<=", operator.le), ("gt", ">", operator.gt), ("ge", ">=", operator.ge),
+for _name, _symbol, _function, _negated in [
+    ("eq", "==", operator.eq, "!="), ("ne", "!=", operator.ne, "=="),
+    ("lt", "<", operator.lt, ">="), ("le", "<=", operator.le, ">"),
+    ("gt", ">", operator.gt, "<="), ("ge", ">=", operator.ge, "<"),
 ]:  # fmt: skip
-    setattr(Size, f"__{_name}__", comparison(_symbol, _function))
+    setattr(Size, f"__{_name}__", comparison(_symbol, _function, _negated))
 # Any other operation on ints gives a plain int: the origin is lost.
 for _name in ("pow", "rpow", "and", "rand", "or", "ror", "xor", "rxor", "lshift", "rlshift",
               "rshift", "rrshift", "divmod", "rdivmod", "abs", "invert", "round", "trunc",
