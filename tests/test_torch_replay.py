@@ -3,11 +3,107 @@ one, the inputs' memory given to it without a copy, each size comparison one gua
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import EXAMPLES_DIR  # noqa: E402
+
+import dvm  # noqa: E402
+import dvm.torch  # noqa: E402
+from dvm.runtime import CompiledProgram  # noqa: E402
+from dvm.torch.graph import GraphRunner  # noqa: E402
 from dvm.torch.sizes import SIZES, Size  # noqa: E402
+
+
+class LayerNorm(torch.nn.Module):
+    """LayerNorm written out as mean, sub, mul, sqrt and div (as the benchmark's)."""
+
+    def forward(self, x: Any, w: Any, b: Any) -> Any:
+        mean = x.mean(dim=-1, keepdim=True)
+        d = x - mean
+        var = (d * d).mean(dim=-1, keepdim=True)
+        return d * (1.0 / torch.sqrt(var + 1e-5)) * w + b
+
+
+def launches(text: str) -> int:
+    return dvm.compile(text).variants[frozenset()].launches
+
+
+def test_a_layernorm_module_runs_as_many_kernels_as_the_hand_written_program() -> None:
+    x, w, b = torch.randn(36, 307), torch.randn(307), torch.randn(307)
+    recorded = dvm.torch.export_mlir(LayerNorm(), x, w, b)
+    hand_written = (EXAMPLES_DIR / "layernorm.mlir").read_text()
+    assert launches(recorded) == launches(hand_written)
+
+
+class Arguments:
+    """The addresses of the arrays each compiled program's call is given."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seen: list[set[int]] = []
+        original = CompiledProgram.__call__
+
+        def call(program: CompiledProgram, *args: Any) -> Any:
+            self.seen.append({a.ctypes.data for a in args if isinstance(a, np.ndarray)})
+            return original(program, *args)
+
+        monkeypatch.setattr(CompiledProgram, "__call__", call)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_replay_gives_the_program_its_inputs_memory(
+    monkeypatch: pytest.MonkeyPatch, dtype: Any
+) -> None:
+    compiled = torch.compile(LayerNorm(), backend="dvm", dynamic=True)
+    arguments = Arguments(monkeypatch)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for rows, cols in [(3, 7), (5, 11), (13, 2)]:
+            x, w, b = (torch.randn(rows, cols), torch.randn(cols), torch.randn(cols))
+            x, w, b = x.to(dtype), w.to(dtype), b.to(dtype)
+            arguments.seen.clear()
+            y = compiled(x, w, b)
+            tolerance = 1e-4 if dtype == torch.float32 else 5e-2
+            torch.testing.assert_close(y, LayerNorm()(x, w, b), rtol=tolerance, atol=tolerance)
+            assert {x.data_ptr(), w.data_ptr(), b.data_ptr()} <= arguments.seen[-1]
+
+
+def test_an_input_that_requires_grad_crosses_without_a_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A training call's inputs require grad: the replay detaches them (a new tensor
+    object over the same memory) and the program reads that memory."""
+    torch.manual_seed(1)
+    model = torch.nn.LayerNorm(16)
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    arguments = Arguments(monkeypatch)
+    for rows in (3, 5, 7):
+        x = torch.randn(rows, 16, requires_grad=True)
+        arguments.seen.clear()
+        compiled(x).sum().backward()
+        assert x.data_ptr() in set().union(*arguments.seen)
+        assert model.weight.data_ptr() in set().union(*arguments.seen)
+
+
+def test_a_replay_returns_an_input_as_given_and_converts_the_rest() -> None:
+    """A graph whose outputs are an input, a program's result and a size: each comes
+    back as eager gives it, at the recording call and at the replays."""
+
+    def f(x: Any, n: int) -> Any:
+        return (x, torch.ops.aten.mul.Tensor(x, 2), n + 1)
+
+    runner = GraphRunner(torch.fx.symbolic_trace(f), "outputs")
+    for rows in (3, 5, 4):
+        x = torch.randn(rows, 2)
+        given, doubled, size = runner(x, rows)
+        assert given is x and size == rows + 1 and type(size) is int
+        assert isinstance(doubled, torch.Tensor)
+        torch.testing.assert_close(doubled, x * 2)
+    assert (runner.report.plans, runner.report.replayed) == (1, 2)
 
 
 def test_a_comparison_is_noted_as_the_guard_that_holds() -> None:

@@ -132,7 +132,7 @@ class GraphRunner:
     def record(self, args: tuple[Any, ...], key: tuple[Any, ...], done: Done) -> Any:
         """A call recorded op by op (the torch ops in `done` ran already: their results
         are read there); it leaves a plan for its signature if it can."""
-        builder = Builder(len(args)) if self.attempts > 0 else None
+        builder = Builder(key) if self.attempts > 0 else None
         self.builder, self.done = builder, done
         if builder is not None:
             SIZES.start()

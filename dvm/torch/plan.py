@@ -38,10 +38,12 @@ def distinct(ids: np.ndarray[Any, Any], axis: int) -> bool:
     return bool(np.all(np.diff(ordered, axis=axis) != 0))
 
 
-def compiled_function(body: str, constants: Sequence[Any] = ()) -> Callable[..., Any]:
+def compiled_function(
+    body: str, constants: Sequence[Any] = (), argument: str = "v"
+) -> Callable[..., Any]:
     """`lambda v: body` (over the slots `v` and the plan's constants `c`)."""
     scope = {"c": constants, "asarray": np.asarray, "contiguous": contiguous, "distinct": distinct}
-    return eval(f"lambda v: {body}", scope)  # (the source is made here, from sizes)
+    return eval(f"lambda {argument}: {body}", scope)  # (the source is made here, from sizes)
 
 
 def all_true(guards: Sequence[str]) -> Callable[[Values], bool] | None:
@@ -165,28 +167,82 @@ class Plan:
     steps: list[Step]
     outputs: Any
     """The outputs' template (`Slot`s read as tensors, `Input`s, `Formula`s)."""
+    signature: Sequence[Any]
+    """The input signature the plan serves (`graph.input_signature`)."""
+    kinds: Sequence[str]
+    """Per slot, what the recording call held there (`slot_kind`)."""
+    read: Callable[[Sequence[Any]], Values] = field(init=False)
+    write: Callable[[Values, Sequence[Any]], list[Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # A call's slots and its outputs, each read by one function made for this
+        # plan: the conversions its signature implies, without a test per value.
+        self.read = compiled_function(inputs_source(self.signature, self.slots), (to_numpy,))
+        self.write = compiled_function(
+            outputs_source(self.outputs, self.kinds),
+            (self.outputs, fill, to_torch),
+            argument="v, args",
+        )
 
     def replay(self, args: Sequence[Any], done: Done) -> list[Any] | None:
         """The outputs, or None where a guard fails (the call must be recorded; `done`
         then holds the torch ops that ran)."""
-        v: Values = [as_value(a) for a in args]
+        v: Values = self.read(args)
         if self.guard is not None and not self.guard(v):
             return None
-        v.extend([None] * (self.slots - len(v)))
         for step in self.steps:
             if not step.run(v, done):
                 return None
-        return [
-            args[o.index] if isinstance(o, Input) else fill(o, v, as_tensor=True)
-            for o in self.outputs
-        ]
+        return self.write(v, args)
+
+
+def inputs_source(signature: Sequence[Any], slots: int) -> str:
+    """The slots' list from the call's arguments `v` (as `Plan.read` makes it): a CPU
+    tensor of a dtype dvm computes on as an array over its memory (as `as_value`),
+    anything else as it is, then a free slot for each value the call makes."""
+    reads = []
+    for position, kind in enumerate(signature):
+        argument = f"v[{position}]"
+        if type(kind) is tuple and kind[0] in DTYPES and kind[2] is True:
+            if kind[0] == torch.bfloat16:
+                reads.append(f"c[0]({argument})")
+            else:  # (`detach` costs a new tensor object: only where needed)
+                reads.append(f"({argument}.detach() if {argument}.requires_grad "
+                             f"else {argument}).numpy()")  # fmt: skip
+        else:
+            reads.append(argument)
+    return f"[{', '.join(reads)}] + [None] * {slots - len(signature)}"
+
+
+def outputs_source(outputs: Sequence[Any], kinds: Sequence[str]) -> str:
+    """The outputs from the slots `v` and the arguments (as `Plan.write` makes them):
+    an array slot as a tensor over its memory, an input as given, the rest filled in
+    from the template (`c[0]`)."""
+    parts = []
+    for k, output in enumerate(outputs):
+        if isinstance(output, Input):
+            parts.append(f"args[{output.index}]")
+        elif isinstance(output, Slot) and kinds[output.index] == "array":
+            parts.append(f"c[2](v[{output.index}])")
+        else:
+            parts.append(f"c[1](c[0][{k}], v, True)")
+    return f"[{', '.join(parts)}]"
+
+
+def slot_kind(value: Any) -> str:
+    """What a slot holds at every replay: an "array" (a program's result, or a tensor
+    input or torch result `as_value` converts), or a "value" of any other kind."""
+    if isinstance(value, Node):
+        return "array"
+    return "value"
 
 
 @dataclass
 class Builder:
     """Watches a recording call and makes its `Plan` (see the module docstring)."""
 
-    inputs: int
+    signature: tuple[Any, ...]
+    """The call's input signature (`graph.input_signature`)."""
     kept: list[Any] = field(default_factory=list)
     """Everything given a slot, alive while building (slots are found by `id`)."""
     slot_of: dict[int, int] = field(default_factory=dict)
@@ -340,7 +396,7 @@ class Builder:
             return None  # (data checks with no program after them: none to run them)
         stages: dict[int, list[str]] = {}
         for guard, newest in SIZES.guards.items():
-            step = -1 if newest < self.inputs else self.step_making(newest)
+            step = -1 if newest < len(self.signature) else self.step_making(newest)
             stages.setdefault(step, []).append(guard)
         for k, step in enumerate(self.steps):
             if k in stages and step.program is None:
@@ -348,7 +404,9 @@ class Builder:
         template = [
             Input(originals[k]) if k in originals else self.output(o) for k, o in enumerate(outputs)
         ]
-        return Plan(len(self.kept), all_true(stages.get(-1, [])), self.steps, template)
+        kinds = [slot_kind(value) for value in self.kept]
+        guard = all_true(stages.get(-1, []))
+        return Plan(len(self.kept), guard, self.steps, template, self.signature, kinds)
 
     def output(self, value: Any) -> Any:
         """An output's template: a constant is copied at each call, as eager makes it
