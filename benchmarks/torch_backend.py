@@ -23,6 +23,14 @@ printed: on a shared machine, compare within a run.
 With --bytecodes, it counts instead what the load does not swing: the Python
 bytecodes (`sys.settrace` opcode events, torch's frames included) a first call at a
 new shape and a repeat interpret, medians over the shapes.
+
+With --per-call (needs the bench extra: `make bench-install`), it times a repeat call
+of the benchmark suite's workloads (benchmarks/suite) at a few shapes each, in four
+ways: through the backend (`dvm`), the workload's hand-written program through
+`dvm.compile` (`bare`), torch eager (`eager`), and `torch.compile` with a backend that
+runs the graph as it is (`ident`: dynamo's own cost per call over eager, the floor a
+backend cannot go below). Each runs --calls calls in a row, round after round, the
+first of each row left out (the caches other work evicted); medians and p90 in us.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from dvm import lazy
 from dvm.runtime import CompiledProgram
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (`suite`, for --per-call)
 from test_torch import Block  # the GPT-2 block the tests run
 
 
@@ -209,13 +218,76 @@ def count_bytecodes(name: str, shapes: int) -> str:
     return f"{name:10} {statistics.median(new):9.0f} {statistics.median(repeat):9.0f}"
 
 
+PER_CALL_SHAPES = {
+    "layernorm": [(8, 64), (36, 3081), (256, 1024), (1024, 1024)],
+    "softmax": [(2, 16), (4, 500), (8, 1024)],
+    "gelu": [(8, 64), (36, 3081), (256, 1024), (1024, 1024)],
+    "if_else_add": [(8, 64), (36, 3081), (256, 1024), (1024, 1024)],
+    "bert_layer": [(2, 16), (4, 64), (8, 128)],
+    "mmoe": [(16, 4), (1024, 8), (8192, 16)],
+}
+"""Per workload of the suite, the shapes --per-call times (in its shape names)."""
+
+
+def per_call(name: str, rounds: int, calls: int) -> list[str]:
+    """A line per shape: each way's median and p90 per call (see the docstring)."""
+    from suite.systems import fresh_function
+    from suite.workloads import make_workloads
+
+    import dvm
+
+    workload = make_workloads()[name]
+    bare = dvm.compile(workload.program.read_text())
+    backend = torch.compile(fresh_function(workload.torch), backend="dvm", dynamic=True)
+    ident = torch.compile(
+        fresh_function(workload.torch), backend=lambda gm, _: gm.forward, dynamic=True
+    )
+    lines = []
+    for shape in PER_CALL_SHAPES[name]:
+        arrays = workload.make_inputs(shape, np.random.default_rng(0))
+        tensors = [torch.from_numpy(a) for a in arrays]
+        ways: dict[str, Callable[[], Any]] = {
+            "dvm": lambda t=tensors: backend(*t),
+            "bare": lambda a=arrays: bare(*a),
+            "eager": lambda t=tensors: workload.torch(*t),
+            "ident": lambda t=tensors: ident(*t),
+        }
+        times: dict[str, list[float]] = {way: [] for way in ways}
+        with torch.no_grad():
+            for _ in range(rounds):
+                for way, call in ways.items():
+                    row = [timed(call)[0] for _ in range(calls)]
+                    times[way].extend(row[1:])
+        cells = " ".join(f"{us(t, 0.5)} {us(t, 0.9)}" for t in times.values())
+        lines.append(f"{name:11} {shape!s:13} {cells}")
+    return lines
+
+
+def us(values: list[float], q: float) -> str:
+    return f"{np.quantile(values, q) * 1e6:7.0f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--shapes", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--modules", default=",".join(MODULES))
     parser.add_argument("--bytecodes", action="store_true", help="count bytecodes instead")
+    parser.add_argument("--per-call", action="store_true", help="time repeat calls instead")
+    parser.add_argument("--workloads", default=",".join(PER_CALL_SHAPES))
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--calls", type=int, default=20)
     options = parser.parse_args()
+    if options.per_call:
+        print(f"load average {os.getloadavg()[0]:.2f}; {options.rounds} rounds of "
+              f"{options.calls} calls; median and p90 per call in us")  # fmt: skip
+        print(f"{'workload':11} {'shape':13} " + " ".join(
+            f"{w:>7} {'p90':>7}" for w in ("dvm", "bare", "eager", "ident")))  # fmt: skip
+        for name in options.workloads.split(","):
+            for line in per_call(name, options.rounds, options.calls):
+                print(line, flush=True)
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        return
     if options.bytecodes:
         print(f"{'module':10} {'new':>9} {'repeat':>9}  (bytecodes, medians of {options.shapes})")
         for name in options.modules.split(","):
