@@ -2,9 +2,11 @@
 
 A launch checks its arrays against the specialization (`LaunchError`), then
 runs it on the device's cores, one launch at a time per device. A
-specialization's first launch, when small, runs unplanned (`unplanned.py`: no
-tile plan, one generated function per program, on the calling thread); the
-others run planned (`planned.py`): the tile classes bound per core, the tiles
+specialization's first launches run unplanned (`unplanned.py`: no tile plan, one
+generated function per program): on the calling thread when small, else, when its
+tiles write disjoint memory and call no mma, on the cores, each running chunks of
+the grid's first axis. Later ones run planned (`planned.py`): the tile classes bound
+per core, the tiles
 inline on the calling thread when few, else shared among the cores, each
 taking the next chunk of about tiles/(8 cores) until none are left (so a core
 slowed down by other work takes fewer). BLAS is held at one thread while a
@@ -81,7 +83,8 @@ def launch(
 
     A launch that can write nothing (no argument the program stores to has an element)
     runs no tile: it costs the same whatever its empty grid's extents. A
-    specialization's first launch runs unplanned when its arguments are small, and so
+    specialization's first launch runs unplanned when its arguments are small (on the
+    calling thread) or its tiles independent (`shares_unplanned`: on the cores), and so
     do later ones until they have run its `plan_after` instructions (`Specializer`'s
     patience); the next plans it. `unplanned` asks for an unplanned launch again while
     it is not planned: a caller that launches one specialization several times for one
@@ -111,8 +114,11 @@ def launch(
     with memory.lock:
         if spec.may_run_unplanned(unplanned):
             spec.launched = True
-            if spec.small and not spec.planned and cores is None and not (stats or trace):
-                return _unplanned_launch(spec, args, alias, memory)
+            if not spec.planned and cores is None and not (stats or trace):
+                if spec.small:
+                    return _unplanned_launch(spec, args, alias, memory)
+                if spec.shares_unplanned:
+                    return _shared_unplanned_launch(spec, args, alias, memory)
         if cores is None:
             n = spec.default_cores
             if not n:
@@ -247,7 +253,45 @@ def _unplanned_launch(
     if not spec.walked:  # its registers stay where they are until it is planned
         memory.reach(registers_end(spec))
     kept = memory.unplanned
-    spec.walked += _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias)
+    ran = _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias, None)
+    spec.walked += ran
+
+
+def _shared_unplanned_launch(
+    spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
+) -> None:
+    """A large launch without planning or binding, its tiles shared among the cores:
+    each core runs the next chunk of the grid's first axis (about tiles/(8 cores) of
+    it, from a shared counter) with the unplanned function, in its own local memory.
+    Planning and binding, about ten times the Python of this launch, wait until the
+    shape comes back (`plan_after`). A launch with fewer than two tiles along that
+    axis, or on one core, runs as `_unplanned_launch`, which also raises what is wrong
+    with its grid."""
+    work = generated(spec.program).bound(spec.slots)
+    n = min(len(memory.kept), len(pool().queues) + 1, spec.device.vector_cores)
+    if work is None or not 0 < work[1] <= spec.max_steps or work[0][0] < 2 or n < 2:
+        return _unplanned_launch(spec, args, alias, memory)
+    if not spec.walked:
+        memory.reach(registers_end(spec))
+    rows = work[0][0]
+    step = max(1, rows // (8 * n))
+    chunks = [range(lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+    counter = itertools.count()  # next() is atomic under the GIL
+
+    def job(core: int) -> Callable[[int, int], None]:
+        kept = memory.kept[core]
+
+        def drain(_lo: int, _hi: int) -> None:
+            while (i := next(counter)) < len(chunks):
+                run_unplanned(spec, args, kept, alias, chunks[i])
+
+        return drain
+
+    jobs: list[Job] = [(job(core), 0, 0) for core in range(n)]
+    _blas_held(spec.uses_blas, _run_quietly, pool().run, jobs)
+    spec.walked += work[1]
+    spec.shared_launches += 1
+    return None
 
 
 def registers_end(spec: Specialization) -> int:

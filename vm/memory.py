@@ -63,9 +63,10 @@ class DeviceMemory:
             raw = np.zeros(size + align, np.uint8)
             start = -raw.ctypes.data % align
             self.buffers.append(raw[start : start + size])
-        self.unplanned = kept_for(self.buffers[0])
-        """What unplanned launches, which run on the calling thread, keep beside core 0's
-        memory."""
+        self.kept = [kept_for(buffer) for buffer in self.buffers]
+        """Per core, what unplanned launches keep beside its memory."""
+        self.unplanned = self.kept[0]
+        """What unplanned launches on the calling thread keep beside core 0's memory."""
         self.touched = 0
         """Bytes at the start of each buffer whose pages are mapped (see `reach`)."""
 
@@ -117,11 +118,13 @@ class Pool:
         np.seterr(all="ignore")  # this thread's numpy context: no warnings, never raise
         while True:
             fn, lo, hi, done = q.get()
+            outcome: BaseException | None = None
             try:
                 fn(lo, hi)
-                done.put(None)
             except BaseException as e:  # report to the launching thread
-                done.put(e)
+                outcome = e
+            fn = None  # a job may hold its launch's arrays: let go before reporting
+            done.put(outcome)
 
     def run(self, jobs: list[Job]) -> None:
         """Run job 0 on the calling thread and the rest on workers; wait for all."""

@@ -152,6 +152,10 @@ class Specialization:
     shared: bool = False
     """Whether its launches share the work among the cores once planned: `plan` then
     evaluates the slots again for the device's cores if they were for fewer."""
+    shares_unplanned: bool = False
+    """Whether its unplanned launches share the tiles among the cores: it is not small
+    (its slots are for the device's cores), shared, calls no mma and its tiles are
+    independent (`Static.independent_tiles`)."""
     executables: dict[tuple[int, bool, bool, int], Any] = field(default_factory=dict, repr=False)
     """Per-core bound closures by (cores, stats, alias, copy), built by the planned
     executor on first launch and reused (a stack the cores drain takes a copy per
@@ -169,6 +173,8 @@ class Specialization:
     """Whether a launch ran: the first may run unplanned."""
     walked: int = field(default=0, repr=False)
     """Instructions its unplanned launches have run."""
+    shared_launches: int = field(default=0, repr=False)
+    """Its unplanned launches whose tiles the cores shared (`shares_unplanned`)."""
     plan_after: int = 0
     """Its launches run unplanned (when small) until they have run this many
     instructions (0: only the first; see `Specializer`)."""

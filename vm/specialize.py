@@ -92,7 +92,10 @@ class Specializer:
     then buy). A launch that walks many tiles reaches it at its first and is planned at
     its second; one of a few tiles, later. One whose planned launches would share the
     work among the cores (INLINE_BYTES) is planned at its second launch whatever its
-    patience: unplanned, it runs on one core. Without patience, the second launch plans."""
+    patience, since unplanned it runs on one core; unless it is large (its slots for the
+    device's cores) with independent tiles and no mma: its unplanned launches then share
+    the tiles among the cores too (`shares_unplanned`), and it waits its patience.
+    Without patience, the second launch plans."""
 
     def __init__(
         self,
@@ -155,6 +158,10 @@ class Specializer:
             regs, views = got
         st = self.static
         shared = nbytes >= INLINE_BYTES  # planned launches then use several cores
+        small = nbytes < UNPLANNED_BYTES
+        # unplanned, a large launch shares its tiles among the cores when they are
+        # independent: its shape then pays for planning only if it comes back often
+        spread = shared and not small and not st.has_mma and st.independent_tiles
         return Specialization(
             st.program,
             self.device,
@@ -171,12 +178,13 @@ class Specializer:
             st.alias_args,
             st.arg_dtypes,
             cores=used,
-            small=nbytes < UNPLANNED_BYTES,
+            small=small,
             idle=all(0 in dims[i] for i in st.stored),
             shared=shared,
+            shares_unplanned=spread,
             max_steps=self.max_steps,
-            # a launch the cores would share pays more than its Python unplanned: one core
-            plan_after=0 if shared else self.plan_after,
+            # a launch the cores would share pays more than its Python unplanned on one core
+            plan_after=0 if shared and not spread else self.plan_after,
         )
 
 

@@ -56,6 +56,10 @@ class Static:
     """The views stores and store_accs write through."""
     has_mma: bool
     uses_blas: bool
+    independent_tiles: bool
+    """Whether no two tiles write the same global memory (no store_acc or scatter_add,
+    which planned launches run under a lock): an unplanned launch's tiles may then
+    run on several cores at once."""
     alias_regs: frozenset[int]
     alias_args: frozenset[int]
     itemsizes: tuple[int, ...]
@@ -123,6 +127,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
         stored_views=stored_views,
         has_mma=has_mma,
         uses_blas=uses_blas,
+        independent_tiles=not any(ins.op.cat in (Cat.STORE_ACC, Cat.SCATTER_ADD) for ins in p.code),
         alias_regs=alias_regs,
         alias_args=alias_args,
         itemsizes=tuple(r.dtype.np.itemsize for r in p.registers),

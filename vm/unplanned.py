@@ -87,8 +87,8 @@ from dvm.vm.top_k import write_top_k
 # What depends only on the program: generated once
 
 
-LaunchFn = Callable[[Specialization, Sequence[np.ndarray], Kept, list[int], bool], None]
-"""launch(spec, args, kept, grid extents, alias): runs every tile (see `Launcher`)."""
+LaunchFn = Callable[[Specialization, Sequence[np.ndarray], Kept, list[int], bool, range], None]
+"""launch(spec, args, kept, grid extents, alias, first axis's tiles) (see `Launcher`)."""
 
 
 class Generated(NamedTuple):
@@ -155,9 +155,9 @@ def _acts(p: Program, k: int) -> str:
 
 
 class Launcher:
-    """Writes and compiles a program's unplanned launch function,
-    `launch(S, X, kept, e, fw)`: the specialization, the arguments, what is kept beside
-    the local memory, the grid's extents and whether loads may read in place.
+    """Writes and compiles a program's unplanned launch function, `launch(S, X, kept, e,
+    fw, first)`: the specialization, the arguments, what is kept beside the local memory,
+    the grid's extents, whether loads may read in place and the first axis's tiles to run.
 
     In the function, register r is the local `r<r>` (None: unwritten in this tile),
     a view's whole array of global memory is `G<v>` (made before the grid runs), a
@@ -210,7 +210,7 @@ class Launcher:
         p = self.p
         pad = "    "
         for axis in range(len(p.grid)):
-            self.emit(pad, f"for g{axis} in range(e[{axis}]):")
+            self.emit(pad, f"for g{axis} in {'first' if axis == 0 else f'range(e[{axis}])'}:")
             pad += "    "
         if p.registers:
             self.emit(pad, " = ".join([*(f"r{r}" for r in range(len(p.registers))), "None"]))
@@ -218,7 +218,7 @@ class Launcher:
         tiles = sorted({d.tile for v in p.views for d in v.dims if d.index and d.tile is not None})
         return "\n".join(
             [
-                "def launch(S, X, kept, e, fw):",
+                "def launch(S, X, kept, e, fw, first):",
                 "    s, V, K, W = S.slots, kept.views, S.registers, S.views",
                 *self.whole_lines(),
                 *[f"    T{i} = s[{i}]" for i in tiles],
@@ -735,10 +735,13 @@ _WRITERS: dict[Cat, Writer] = {
 # Per launch
 
 
-def run_unplanned(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> int:
+def run_unplanned(
+    spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool, first: range | None
+) -> int:
     """Run a launch of `spec` on `args` unplanned with the local memory of `kept`, once
     it is known to stay within the work bound; returns the instructions it ran. `alias`:
-    whether loads may keep views of global memory (none read shares one written)."""
+    whether loads may keep views of global memory (none read shares one written);
+    `first`: the tiles of the grid's first axis to run (a range; None: all)."""
     s = spec.slots
     dec = generated(spec.program)
     got = dec.bound(s)
@@ -753,13 +756,12 @@ def run_unplanned(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, 
     if len(kept.views) > 4096 or len(kept.scratch) > 64:
         kept.views.clear()
         kept.scratch.clear()
-    dec.launch(spec, args, kept, extents, alias)
+    dec.launch(spec, args, kept, extents, alias, range(extents[0]) if first is None else first)
     return steps
 
 
 def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:
-    """The BytecodeError the planner raises for the same problem, at instruction k
-    (-1: at the grid)."""
+    """The BytecodeError the planner raises for the same problem at instruction k (-1: grid)."""
     offsets = spec.program.offsets or layout(spec.program)
     return BytecodeError(offsets.grid if k < 0 else offsets.code[k], reason, detail)
 
@@ -770,8 +772,7 @@ def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
 
 
 _BROADCASTS: dict[tuple[Shape, Shape], Shape] = {}
-"""Pairs of shapes of one rank broadcast (by the generated code's inline rule): tiles
-repeat them."""
+"""Pairs of shapes of one rank broadcast by the generated code's inline rule (tiles repeat them)."""
 MAX_KEPT_BROADCASTS = 4096
 """Beyond this many, new pairs are broadcast each time, not kept."""
 

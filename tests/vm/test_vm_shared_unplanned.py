@@ -1,0 +1,78 @@
+"""A large first launch runs unplanned, its tiles shared among the cores.
+
+A specialization whose arguments are too large to run on one core
+(`UNPLANNED_BYTES`) and whose tiles write disjoint memory runs its launches
+unplanned, each core taking chunks of the grid's first axis with its own local
+memory, until its patience is spent (`plan_after`); then it is planned and
+bound as before. Both executors must give the same results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import vm_programs as P
+
+import dvm.vm as vm
+from dvm.vm.memory import workers
+
+CHAIN = P.elementwise_chain(tile=64)
+
+
+def chain_reference(x: np.ndarray) -> np.ndarray:
+    return np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x)
+
+
+needs_a_worker = pytest.mark.skipif(workers() == 0, reason="one CPU: no core to share with")
+
+
+@needs_a_worker
+@pytest.mark.parametrize("rows", [2500, 3001, 4097])
+def test_a_large_first_launch_shares_its_tiles(rows: int, pool_rounds: list[int]) -> None:
+    """The first launch runs unplanned on the cores (a pool round of several), the
+    second is planned: both equal numpy's result, and each other's exactly."""
+    program = vm.load(vm.encode(vm.assemble(CHAIN)))
+    x = np.random.default_rng(rows).standard_normal((rows, 64)).astype(np.float32)
+    spec = vm.specialize(program, [x.shape, x.shape], lazy=True)
+    assert spec.shares_unplanned and not spec.small
+    first = np.full_like(x, np.nan)
+    vm.launch(spec, [x, first])
+    assert not spec.planned and spec.shared_launches == 1
+    assert pool_rounds and pool_rounds[-1] >= 2
+    again = np.full_like(x, np.nan)
+    vm.launch(spec, [x, again])
+    assert spec.planned and spec.shared_launches == 1
+    np.testing.assert_allclose(first, chain_reference(x), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(first, again)
+
+
+@needs_a_worker
+def test_shared_launches_wait_for_their_patience() -> None:
+    """With a patience, a large shape's launches stay unplanned (and shared) until they
+    have walked `plan_after` instructions; the next is planned."""
+    program = vm.load(vm.encode(vm.assemble(CHAIN)))
+    x = np.random.default_rng(1).standard_normal((4000, 64)).astype(np.float32)
+    spec = vm.Specializer(program, patience=100)([x.shape, x.shape])
+    per_launch = 0
+    while not spec.planned:
+        out = np.full_like(x, np.nan)
+        walked = spec.walked
+        vm.launch(spec, [x, out])
+        per_launch = per_launch or spec.walked - walked
+        np.testing.assert_allclose(out, chain_reference(x), rtol=1e-6, atol=1e-6)
+    assert spec.plan_after == 100 * len(program.code)
+    assert spec.shared_launches == -(-spec.plan_after // per_launch) > 1
+
+
+def test_accumulating_tiles_are_not_shared_unplanned() -> None:
+    """Tiles that accumulate into the same output (store_acc) run planned, under its
+    locks: a large launch of them is planned at once, as before."""
+    program = vm.load(vm.encode(vm.assemble(P.column_stats())))
+    x = np.random.default_rng(2).standard_normal((4000, 96)).astype(np.float32)
+    spec = vm.specialize(program, [x.shape, (96,), (96,)], lazy=True)
+    assert not spec.small and not spec.shares_unplanned
+    sums, maxima = np.zeros(96, np.float32), np.full(96, -np.inf, np.float32)
+    vm.launch(spec, [x, sums, maxima])
+    assert spec.planned and spec.shared_launches == 0
+    np.testing.assert_allclose(sums, np.maximum(x, 0).sum(0), rtol=1e-4)
+    np.testing.assert_array_equal(maxima, x.max(0))
