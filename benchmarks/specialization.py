@@ -43,7 +43,9 @@ per-shape medians never include, and the calls' p99 and longest times
 (`--no-freeze` for the collector as it was before the first compile froze
 the libraries). Last ("patience"), streams of new shapes each called R times,
 timed for each plan patience of the runtime (`launches.PLAN_PATIENCE`: how long
-a shape's launches run unplanned before they are planned).
+a shape's launches run unplanned before they are planned). Then ("large"), GELU,
+LayerNorm and softmax at new shapes of about --rows x 1024 float32: a first launch
+unplanned on the cores against one planned at once (`bench_large_shapes`).
 """
 
 from __future__ import annotations
@@ -135,12 +137,64 @@ def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, 
 @contextmanager
 def never_unplanned() -> Iterator[None]:
     """First calls planned at once, as later calls are."""
-    saved = specializer.UNPLANNED_BYTES
-    specializer.UNPLANNED_BYTES = 0
+    saved = specializer.UNPLANNED_BYTES, specializer.SHARE_UNPLANNED
+    specializer.UNPLANNED_BYTES, specializer.SHARE_UNPLANNED = 0, False
     try:
         yield
     finally:
-        specializer.UNPLANNED_BYTES = saved
+        specializer.UNPLANNED_BYTES, specializer.SHARE_UNPLANNED = saved
+
+
+LARGE_DIMS: dict[str, Callable[[int], dict[str, int]]] = {
+    "gelu.mlir": lambda rows: {"R": rows, "C": 1024},
+    "layernorm.mlir": lambda rows: {"R": rows, "C": 1024},
+    "softmax.mlir": lambda rows: {"B": 4, "S": 2 * rows},
+}
+"""Shapes of about rows x 1024 float32 for the `large` part."""
+
+
+def bench_large_shapes(shapes: int, repeat: int, rows: int) -> None:
+    """One-kernel programs at new shapes of about `rows` x 1024 float32 (rows drawn
+    within a quarter of `rows`): the first call minus the best of `repeat` repeats,
+    median over the shapes, with a large first launch run unplanned on the cores (the
+    default) and planned at once (`never_unplanned`), each on a program of its own, both
+    at every shape in turn; then, at one more shape, the bytecodes the first call
+    interprets on the calling thread, each way, and a planned repeat's."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(0)
+    print(f"First call at a new shape of about {rows} x 1024 float32, minus a repeat (ms)")
+    print(f"  {'program':10s} wall: {'shared':>7s} {'planned':>7s} | cpu: {'shared':>7s} "
+          f"{'planned':>7s} | {'repeat':>7s} | bytecodes: {'shared':>6s} {'planned':>7s} "
+          f"{'repeat':>6s}")  # fmt: skip
+    for file, dims in LARGE_DIMS.items():
+        _, spec, _ = ref.EXAMPLES[file]
+        shared, planned = dvm.compile(EXAMPLES / file), dvm.compile(EXAMPLES / file)
+        drawn = rng.choice(np.arange(rows * 3 // 4, rows * 5 // 4), shapes + 1, replace=False)
+        warm = ref.make_inputs(spec, dims(rows), rng)
+        shared(*warm)
+        with never_unplanned():
+            planned(*warm)
+        costs: dict[bool, list[tuple[float, ...]]] = {True: [], False: []}
+        for i, r in enumerate(drawn[:-1]):
+            args = ref.make_inputs(spec, dims(int(r)), rng)
+            for share in (True, False) if i % 2 else (False, True):
+                if share:
+                    costs[True].append(new_shape_cost(shared, [a.copy() for a in args], repeat))
+                else:
+                    with never_unplanned():
+                        costs[False].append(new_shape_cost(planned, args, repeat))
+        args = ref.make_inputs(spec, dims(int(drawn[-1])), rng)
+        counts = [bytecodes(partial(shared, *args))]
+        with never_unplanned():
+            counts += [bytecodes(partial(planned, *args)), bytecodes(partial(planned, *args))]
+        wall = [statistics.median(c[0] for c in costs[s]) * 1e3 for s in (True, False)]
+        cpu = [statistics.median(c[1] for c in costs[s]) * 1e3 for s in (True, False)]
+        again = statistics.median(c[3] for c in costs[True] + costs[False]) * 1e3
+        print(
+            f"  {file.removesuffix('.mlir'):10s}       {wall[0]:7.3f} {wall[1]:7.3f} |"
+            f"      {cpu[0]:7.3f} {cpu[1]:7.3f} | {again:7.3f} |"
+            f"            {counts[0]:6d} {counts[1]:7d} {counts[2]:6d}"
+        )
 
 
 def bench_new_shapes(files: list[str], shapes: int, repeat: int) -> None:
@@ -543,6 +597,7 @@ def main() -> None:
         default=launches.PLAN_PATIENCE,
         help="the runtime's plan patience in the other parts (0: the second call plans)",
     )
+    ap.add_argument("--rows", type=int, default=1024, help="the `large` part's rows")
     ap.add_argument("--kept-memory-run", help=argparse.SUPPRESS)  # FILE:KEEP, one process's part
     a = ap.parse_args()
     if a.kept_memory_run:
@@ -570,9 +625,11 @@ def main() -> None:
         bench_long_stream(files, a.stream)
     if "patience" in parts:
         bench_patience(files, a.shapes)
+    if "large" in parts:
+        bench_large_shapes(a.shapes, a.repeat, a.rows)
 
 
-PARTS = ("new-shapes", "kept-memory", "bytecodes", "tiny", "compile", "stream", "patience")
+PARTS = ("new-shapes", "kept-memory", "bytecodes", "tiny", "compile", "stream", "patience", "large")
 
 
 if __name__ == "__main__":

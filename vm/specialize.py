@@ -43,6 +43,11 @@ from dvm.vm.static import Static, static_info
 MAX_CACHED = 512
 """Specializations a program keeps (the oldest is dropped first)."""
 
+SHARE_UNPLANNED = True
+"""Whether large launches with independent tiles run unplanned on the cores
+(`Specialization.shares_unplanned`); off, they are planned at their first launch (a
+switch for benchmarks)."""
+
 
 def specialize(
     program: Program,
@@ -161,7 +166,8 @@ class Specializer:
         small = nbytes < UNPLANNED_BYTES
         # unplanned, a large launch shares its tiles among the cores when they are
         # independent: its shape then pays for planning only if it comes back often
-        spread = shared and not small and not st.has_mma and st.independent_tiles
+        spread = SHARE_UNPLANNED and shared and not small and st.independent_tiles
+        spread = spread and not st.has_mma
         return Specialization(
             st.program,
             self.device,
