@@ -118,7 +118,9 @@ def replace(expr: sympy.Expr, table: Mapping[Any, sympy.Expr]) -> sympy.Expr:
     `xreplace` does, but the Min, Max, floor and ceiling it rebuilds stay unevaluated
     (`smin`, `smax`, `sfloor`, `sceiling`), as they were made: `xreplace` evaluates
     them again, and sympy's search for redundant arguments by assumption queries
-    costs tens of milliseconds for a nested tile size."""
+    costs tens of milliseconds for a nested tile size (hundreds in a process that has
+    not asked them yet). A rebuilt Min or Max drops only the arguments whose structure
+    shows they cannot decide it (`_absorbed`)."""
     return _replace(expr, table) if table else expr
 
 
@@ -135,12 +137,33 @@ def _replace(expr: Any, table: Mapping[Any, sympy.Expr]) -> Any:
         kind = type(expr)
         # flattened as sympy would: Min(a, Min(b, c)) is Min(a, b, c)
         flat = [b for a in args for b in (a.args if isinstance(a, kind) else (a,))]
-        return _fold(kind, min if kind is sympy.Min else max, cast(list[sympy.Expr], flat))
+        return _fold(kind, min if kind is sympy.Min else max, _absorbed(kind, flat))
     if isinstance(expr, sympy.floor):
         return sfloor(args[0])
     if isinstance(expr, sympy.ceiling):
         return sceiling(args[0])
     return expr.func(*args)
+
+
+def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[sympy.Expr]:
+    """`args` of a Min without the Max that cannot decide it, as sympy's evaluation drops
+    them, but by their structure alone (no assumption queries): a Max that holds
+    another argument, or a number at least the Min's least number, is at least that
+    (Min(16, Max(16, x)) is 16). And the mirror image for a Max (Max(a, Min(a, b)) is a)."""
+    is_min = kind is sympy.Min
+    other = sympy.Max if is_min else sympy.Min
+    numbers = [int(a) for a in args if a.is_Integer]
+    bound = (min if is_min else max)(numbers) if numbers else None
+    kept = set(args)
+
+    def decides(inner: Any) -> bool:
+        if inner in kept:
+            return True
+        if bound is None or not inner.is_Integer:
+            return False
+        return int(inner) >= bound if is_min else int(inner) <= bound
+
+    return [a for a in args if not (isinstance(a, other) and any(map(decides, a.args)))]
 
 
 FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], range]] = {

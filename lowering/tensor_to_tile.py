@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import sympy
 from xdsl.context import Context
@@ -35,7 +35,7 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
-from dvm.dialects.expr import ConditionAttr, ExprAttr, symbol
+from dvm.dialects.expr import ConditionAttr, ExprAttr, replace, symbol
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
@@ -357,10 +357,12 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
 def in_named_sizes(
     size: sympy.Expr, named: tuple[tuple[sympy.Expr, sympy.Expr], ...]
 ) -> sympy.Expr:
-    """`size` with the earlier tile sizes in it replaced by their names (`named`).
-    Remembered: rebuilding the Min and Max in it costs sympy tens of milliseconds,
-    and kernels of repeated structure (a model's layers) ask the same."""
-    return cast(sympy.Expr, size.xreplace(dict(named)))
+    """`size` with the earlier tile sizes in it replaced by their names (`named`),
+    its Min and Max rebuilt unevaluated (`replace`): sympy's `xreplace` would search
+    them for redundant arguments, hundreds of milliseconds of assumption queries in a
+    process that has not asked them before. Remembered: kernels of repeated structure
+    (a model's layers) ask the same."""
+    return replace(size, dict(named))
 
 
 def lower_kernel(

@@ -105,6 +105,31 @@ def test_replace_renames_without_evaluating_min_and_max() -> None:
         assert substitute(replace(expr, renamed), values) == substitute(expr, values)
 
 
+def test_replace_drops_the_arguments_that_cannot_decide_a_min_or_max() -> None:
+    """Rebuilt, a Min drops a Max that holds another of its arguments or a number at
+    least its least number (and a Max the Min that is its mirror image), as sympy's
+    evaluation would, by structure alone; the value stays."""
+    a, b, c = (symbol(n) for n in "abc")
+    assert replace(smin(16, smax(16, a + b)), {b: c}) == 16
+    assert replace(smax(1, smin(16, smax(16, a + b))), {b: c}) == 16
+    assert replace(smin(8, smax(16, b)), {b: c}) == 8
+    assert expr_text(replace(smin(16, smax(8, b)), {b: c})) == "Min(16, Max(8, c))"
+    assert replace(smax(a, smin(a, b)), {b: c}) == a
+    assert replace(smin(a, smax(a, b)), {b: c}) == a
+    assert expr_text(replace(smin(a, smax(b, 3)), {b: c})) == "Min(a, Max(3, c))"
+    rng = random.Random(7)
+    exprs = random_exprs(8, 60)
+    renamed = {symbol("t0"): symbol("s9")}
+    for _ in range(300):
+        x, y, z = rng.sample(exprs, 3)
+        n, m = sympy.Integer(rng.randint(0, 20)), sympy.Integer(rng.randint(0, 20))
+        inner = rng.choice([smax(x, y), smax(m, y), smin(x, y), smin(m, y)])
+        expr = rng.choice([smin, smax])(rng.choice([x, n]), inner, z)
+        values = {s: rng.randint(1, 40) for s in SYMBOLS}
+        values[symbol("s9")] = values[symbol("t0")]
+        assert substitute(replace(expr, renamed), values) == substitute(expr, values), expr
+
+
 def test_smin_and_smax_build_what_sympy_builds_unevaluated() -> None:
     """`smin`/`smax` order their arguments as sympy's `ordered` does (with the node
     counts remembered): the same expression, arguments and text as

@@ -366,7 +366,7 @@ func.func @beside(%q: tensor<?xf32>, %x: tensor<?xf32>) -> (tensor<?xf32>, tenso
 // CHECK-LABEL: func.func @skipping(
 // CHECK-NEXT:    %y, %m = tensor.choice [z_0*Min(8, x_1) <= Max(1, floor(167116*Max(1, z_0)/(8*Max(1, z_0) + 4)))]
 // CHECK:       tile.kernel @skipping_k0_rows vector
-// CHECK-SAME:    t1 = #dvm.expr<Max(1, Min(x_0, floor(Max(1, Min(floor(Max(1, floor(167116*t0/(8*t0 + 4)))/t0),
+// CHECK-SAME:    t1 = #dvm.expr<Max(1, Min(x_0, Max(1, floor(Max(1, Min(Max(1, floor(Max(1, floor(167116*t0/(8*t0 + 4)))/t0)),
 
 // HOST-LABEL: func.func @skipping(
 // HOST-NEXT:    %y, %m = tensor.choice [z_0*Min({{[0-9]+}}, x_1) <= Max(1, floor({{[0-9]+}}*Max(1, z_0)/(8*Max(1, z_0) + 4)))]

@@ -1,0 +1,76 @@
+"""A program's first compile in a process: the lowering builds its symbolic sizes without
+asking sympy to simplify them (sympy's Min and Max search their arguments by assumption
+queries, hundreds of milliseconds before its caches fill), and what it builds instead has
+the values sympy's evaluation gives, at any shape.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sympy
+
+import dvm
+import dvm.lowering.tensor_to_tile as tensor_to_tile
+from dvm.dialects.expr import expr_text, symbol
+from dvm.passes.symbolic import substitute
+
+CORES = symbol("cores")
+
+
+@pytest.fixture
+def evaluated_min_max(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The Min and Max sympy is asked to evaluate while the test runs."""
+    made: list[str] = []
+    for kind in (sympy.Min, sympy.Max):
+
+        def counting(cls: Any, *args: Any, original: Any = kind.__new__, **options: Any) -> Any:
+            if options.get("evaluate", True):
+                made.append(f"{cls.__name__}{args}")
+            return original(cls, *args, **options)
+
+        monkeypatch.setattr(kind, "__new__", staticmethod(counting))
+    yield made
+
+
+@pytest.mark.parametrize("program", ["matmul", "bert_layer", "layernorm", "softmax"])
+def test_a_compile_evaluates_no_min_or_max(
+    examples_dir: Path, program: str, evaluated_min_max: list[str]
+) -> None:
+    dvm.compile((examples_dir / f"{program}.mlir").read_text(), cache=False)
+    assert evaluated_min_max == []
+
+
+def shapes(symbols: set[sympy.Symbol], rng: random.Random) -> Iterator[dict[sympy.Symbol, int]]:
+    """Values of `symbols`: empty, short and long axes, and every core count up to 40."""
+    lengths = [0, 1, 2, 3, 7, 16, 17, 100, 4096, 5000, 300_000]
+    for _ in range(12):
+        yield {s: rng.randint(1, 40) if s == CORES else rng.choice(lengths) for s in symbols}
+
+
+@pytest.mark.parametrize("program", ["matmul", "mmoe", "column_stats", "bert_layer"])
+def test_named_tile_sizes_have_the_values_sympy_gives(
+    examples_dir: Path, program: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each tile size with the earlier ones named in it (rebuilt unevaluated) has the
+    value of the size itself, whose earlier sizes sympy's `xreplace` would fold in."""
+    named: list[tuple[sympy.Expr, tuple[tuple[sympy.Expr, sympy.Expr], ...], sympy.Expr]] = []
+    original = tensor_to_tile.in_named_sizes
+
+    def recording(size: sympy.Expr, earlier: Any) -> sympy.Expr:
+        named.append((size, earlier, original(size, earlier)))
+        return named[-1][2]
+
+    monkeypatch.setattr(tensor_to_tile, "in_named_sizes", recording)
+    dvm.compile((examples_dir / f"{program}.mlir").read_text(), cache=False)
+    assert any(earlier for _, earlier, _ in named)
+    rng = random.Random(program)
+    for size, earlier, renamed in named:
+        for values in shapes(size.free_symbols, rng):
+            named_values = {name: substitute(e, values) for e, name in earlier}
+            expected = substitute(size, values)
+            assert substitute(renamed, {**values, **named_values}) == expected, expr_text(size)
