@@ -29,8 +29,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import sympy
+from sympy.core.mul import _mulsort
 
 from dvm.dialects.expr import ConditionAttr, sceiling, sfloor, smax, smin
 from dvm.passes.domain import Domain
@@ -51,11 +53,22 @@ inline threshold and it runs on the calling thread, where more tiles only cost d
 
 
 def ceildiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    return sceiling(a / b)
+    return sceiling(quotient(a, b))
 
 
 def floor_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    return sfloor(a / b)
+    return sfloor(quotient(a, b))
+
+
+def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """a/b as sympy makes it. A sum or a number over a sum is put together directly:
+    sympy would make 1/b again and again, each time searching b for an infinite term
+    by assumption queries (milliseconds, in a process that has not asked them)."""
+    if not b.is_Add or not (a.is_Add or a.is_Integer) or a in (0, 1, b):
+        return a / b
+    factors = [a, sympy.Pow(b, -1, evaluate=False)]
+    _mulsort(factors)  # in sympy's order of a product's factors
+    return cast(sympy.Expr, sympy.Mul(*factors, evaluate=False))
 
 
 @dataclass

@@ -16,10 +16,11 @@ import sympy
 
 import dvm
 import dvm.lowering.tensor_to_tile as tensor_to_tile
-from dvm.dialects.expr import expr_text, symbol
+from dvm.dialects.expr import expr_text, sceiling, smax, smin, symbol
+from dvm.lowering.tiling import quotient
 from dvm.passes.symbolic import substitute
 
-CORES = symbol("cores")
+X0, X1, T0, CORES = (symbol(n) for n in ("x_0", "x_1", "t0", "cores"))
 
 
 @pytest.fixture
@@ -74,3 +75,16 @@ def test_named_tile_sizes_have_the_values_sympy_gives(
             named_values = {name: substitute(e, values) for e, name in earlier}
             expected = substitute(size, values)
             assert substitute(renamed, {**values, **named_values}) == expected, expr_text(size)
+
+
+def test_quotients_over_sums_are_what_sympy_makes() -> None:
+    """`quotient` skips sympy's evaluation of 1/b for a sum b; it makes the same
+    expression, arguments and text."""
+    tile = smax(1, smin(X1, smax(16, sceiling(X1 / smax(1, sceiling(X1 / 4352))))))
+    sums = [X0 + X1, 7130316 - 192 * tile, 832 * tile + 16384, tile + 64, T0 + 2 * X0 - 1]
+    others = [*sums, sympy.Integer(0), sympy.Integer(1), sympy.Integer(-3), sympy.Integer(96)]
+    for b in sums:
+        for a in [*others, X0, tile, 4 * X0 * T0]:
+            made, expected = quotient(a, b), a / b
+            assert made == expected and made.args == expected.args, (a, b)
+            assert expr_text(made) == str(expected)
