@@ -31,6 +31,7 @@ from functools import cache, lru_cache
 from typing import Any, cast
 
 import sympy
+from sympy.printing.str import StrPrinter
 from xdsl.context import Context
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Data, Dialect, ParametrizedAttribute
@@ -181,9 +182,25 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 @lru_cache(maxsize=1 << 14)
 def expr_text(expr: sympy.Expr) -> str:
-    """An expression as the IR writes it: as sympy prints it (remembered: printing
-    costs sympy tens of microseconds, and kernels repeat their sizes)."""
-    return str(expr)
+    """An expression as the IR writes it: as sympy prints it (`str`). Remembered, and
+    so is each subexpression's text: printing costs sympy tens of microseconds a node,
+    kernels repeat their sizes, and a nested tile size repeats its parts."""
+    return _SharingPrinter(expr).doprint(expr)
+
+
+class _SharingPrinter(StrPrinter):
+    """sympy's printer for `top`, its subexpressions' texts taken from `expr_text`:
+    the printer writes a node from its children's texts alone (parenthesized by
+    their kind), so the texts are those `str` gives."""
+
+    def __init__(self, top: sympy.Basic) -> None:
+        super().__init__()
+        self.top = top
+
+    def _print(self, expr: Any, **kwargs: Any) -> str:
+        if expr is self.top or kwargs or not isinstance(expr, sympy.Basic) or not expr.args:
+            return super()._print(expr, **kwargs)
+        return expr_text(expr)
 
 
 # --------------------------------------------------------------------------

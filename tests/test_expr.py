@@ -87,6 +87,17 @@ def test_random_expressions_print_parse_and_print_the_same() -> None:
             assert substitute(parsed, values) == substitute(expr, values), (text, values)
 
 
+def test_texts_are_what_sympy_prints() -> None:
+    """`expr_text` prints each subexpression once (it remembers their texts), and
+    writes what `str` writes, at the top and inside sums, products, powers and calls."""
+    exprs = random_exprs(9, 300)
+    nested = [smax(1, smin(e, sfloor(e / 7) - 2) ** 2) * (e + 1) for e in exprs[:100]]
+    for expr in [*exprs, *nested]:
+        assert expr_text(expr) == str(expr)
+        for sub in expr.args:
+            assert expr_text(sub) == str(sub)
+
+
 def test_replace_renames_without_evaluating_min_and_max() -> None:
     """A renaming rebuilds Min, Max, floor and ceiling unevaluated, as they were made
     (sympy's evaluation of a nested tile size took seconds); nested Min or Max are
