@@ -37,7 +37,7 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
-from dvm.dialects.expr import ExprAttr, as_expr, expr_text, replace, symbol
+from dvm.dialects.expr import ExprAttr, as_expr, expr_text, replace, sceiling, symbol
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
@@ -552,8 +552,21 @@ class ProgramBuilder:
             dims = [self.slots.of(d) for d in shape]
             decls.append(bc.RegOp.make(r, dtype, dims, self.slots.of(offset)))
             size = sympy.Mul(*shape) * DTYPE_BY_TEXT[dtype].np.itemsize
-            offset = offset + sympy.ceiling(size / self.alignment) * self.alignment
+            offset = offset + whole_units(size, self.alignment) * self.alignment
         return decls
+
+
+def whole_units(size: sympy.Expr, unit: int) -> sympy.Expr:
+    """ceiling(size / unit) as sympy's `ceiling` makes it, for a size that is a product of
+    named sizes: the quotient itself when its coefficient is whole. Without asking sympy,
+    whose `ceiling` answers by assumption queries (a millisecond each, in a process that
+    has not asked them)."""
+    quotient = size / unit
+    coefficient, rest = quotient.as_coeff_Mul()
+    factors = sympy.Mul.make_args(rest)
+    if not all(isinstance(f, sympy.Symbol) and f.is_integer for f in factors):
+        return sympy.ceiling(quotient)
+    return quotient if coefficient.is_Integer else sceiling(quotient)
 
 
 def dtype_name(text: str) -> str:

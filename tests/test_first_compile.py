@@ -17,6 +17,7 @@ import sympy
 import dvm
 import dvm.lowering.tensor_to_tile as tensor_to_tile
 from dvm.dialects.expr import expr_text, sceiling, smax, smin, symbol
+from dvm.lowering.tile_to_bytecode import whole_units
 from dvm.lowering.tiling import quotient
 from dvm.passes.symbolic import substitute
 
@@ -88,3 +89,20 @@ def test_quotients_over_sums_are_what_sympy_makes() -> None:
             made, expected = quotient(a, b), a / b
             assert made == expected and made.args == expected.args, (a, b)
             assert expr_text(made) == str(expected)
+
+
+@pytest.mark.parametrize(
+    "size",
+    [
+        4 * T0 * X0,
+        T0 * X0 * X1,
+        sympy.Integer(48),
+        sympy.Integer(64) * T0,
+        smax(1, X0) * 4,
+        T0 * (X0 + 1) * 2,
+    ],
+)
+def test_whole_units_is_sympy_ceiling(size: sympy.Expr) -> None:
+    for unit in (1, 16, 32, 64):
+        made, expected = whole_units(size, unit), sympy.ceiling(size / unit)
+        assert made == expected and str(made) == str(expected)
