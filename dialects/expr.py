@@ -167,6 +167,35 @@ def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[
     return [a for a in args if not (isinstance(a, other) and any(map(decides, a.args)))]
 
 
+@lru_cache(maxsize=4096)
+def integer_fraction(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """(numerator, denominator) of `expr` over one denominator, both integer
+    arithmetic (sums and products of integers, symbols and calls), as integer
+    division wants them: a floor or ceiling's argument. A product of such is split
+    as it stands; anything else is put over one denominator by sympy's `together`,
+    which factors the sums it meets by assumption queries (a millisecond a nested
+    tile size, in a process that has not asked them yet). Remembered: kernels and
+    programs repeat the same few."""
+    if expr.is_Mul or expr.is_Symbol:
+        numerator, denominator = sympy.fraction(expr)
+        if _integral(numerator) and _integral(denominator):
+            return numerator, denominator
+    return cast(tuple[sympy.Expr, sympy.Expr], sympy.fraction(sympy.together(expr)))
+
+
+def _integral(expr: sympy.Basic) -> bool:
+    """Whether `expr` is integer arithmetic outside its calls (whose arguments the
+    VM and the host evaluate on their own)."""
+    if expr.is_Integer or expr.is_Symbol or expr.is_Function:
+        return True
+    if expr.is_Add or expr.is_Mul:
+        return all(map(_integral, expr.args))
+    if expr.is_Pow:
+        exponent = cast(sympy.Expr, expr.args[1])
+        return bool(exponent.is_Integer and exponent > 0 and _integral(expr.args[0]))
+    return False
+
+
 FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], range]] = {
     "Max": (smax, range(1, 1 << 16)),
     "Min": (smin, range(1, 1 << 16)),

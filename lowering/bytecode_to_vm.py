@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
-from dvm.dialects.expr import expr_text, sceiling, sfloor, smax, smin, symbol
+from dvm.dialects.expr import expr_text, integer_fraction, sceiling, sfloor, smax, smin, symbol
 from dvm.passes.symbolic import CORES
 from dvm.vm import (
     BY_NAME,
@@ -73,7 +73,7 @@ def _postfix(expr: sympy.Expr) -> list[Tok | str]:
     if isinstance(expr, sympy.Symbol):
         return [expr.name]
     if isinstance(expr, sympy.floor | sympy.ceiling):
-        numerator, denominator = quotient(expr.args[0])
+        numerator, denominator = integer_fraction(expr.args[0])
         op = ExprOp.FLOORDIV if isinstance(expr, sympy.floor) else ExprOp.CEILDIV
         return [*named_postfix(numerator), *named_postfix(denominator), Tok.binop(op)]
     if isinstance(expr, sympy.Mod):
@@ -87,15 +87,6 @@ def _postfix(expr: sympy.Expr) -> list[Tok | str]:
     if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
         return fold([expr.base] * int(expr.exp), ExprOp.MUL)
     raise ValueError(f"slot expression {expr} is not integer arithmetic the VM knows")
-
-
-@functools.lru_cache(maxsize=4096)
-def quotient(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
-    """(numerator, denominator) of `expr` over one denominator. Memoized: sympy's
-    `together` costs a millisecond on a nested tile size, and kernels and programs
-    repeat the same few."""
-    numerator, denominator = sympy.fraction(sympy.together(expr))
-    return numerator, denominator
 
 
 def fold(args: Sequence[sympy.Basic], op: ExprOp) -> list[Tok | str]:

@@ -25,6 +25,7 @@ from dvm.dialects.expr import (
     ExprAttr,
     ShapeAttr,
     expr_text,
+    integer_fraction,
     parse_condition_text,
     parse_expr,
     replace,
@@ -139,6 +140,24 @@ def test_replace_drops_the_arguments_that_cannot_decide_a_min_or_max() -> None:
         values = {s: rng.randint(1, 40) for s in SYMBOLS}
         values[symbol("s9")] = values[symbol("t0")]
         assert substitute(replace(expr, renamed), values) == substitute(expr, values), expr
+
+
+def test_integer_fractions_divide_integers_to_the_same_value() -> None:
+    """A floor's or ceiling's argument over one denominator: a product of integer
+    arithmetic as it stands (no `together`), anything else by `together`; both sides
+    integers, the quotient the argument's value."""
+    x, m = symbol("x"), smax(1, smin(symbol("y"), 16))
+    assert integer_fraction(7130316 / (832 * m + 16384)) == (7130316, 832 * m + 16384)
+    assert integer_fraction(x * (m - 3) / (2 * m)) == (x * (m - 3), 2 * m)
+    assert integer_fraction(x / 2 + 1) == (x + 2, 2)
+    assert integer_fraction(x / (m + x / 3)) == (3 * x, 3 * m + x)
+    rng = random.Random(11)
+    for expr in random_exprs(12, 300):
+        numerator, denominator = integer_fraction(expr)
+        values = {s: rng.randint(1, 40) for s in SYMBOLS}
+        top, bottom = substitute(numerator, values), substitute(denominator, values)
+        if top.is_Integer and bottom.is_Integer:  # (not when expr has x**-2 or a Mod's fraction)
+            assert top / bottom == substitute(expr, values), expr
 
 
 def test_smin_and_smax_build_what_sympy_builds_unevaluated() -> None:
