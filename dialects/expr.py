@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any, cast
@@ -78,15 +79,19 @@ def _fold(
     if len(argset) == 1:
         return rest[0]
     # what `cls(*rest, evaluate=False)` makes, its arguments in sympy's `ordered` order
-    # (by node count, then sort key), but with the node counts remembered: `ordered`
-    # counts each argument's whole tree again, at every level of a nested tile size
-    made = cast(sympy.Expr, sympy.Expr.__new__(cls, *sorted(argset, key=_order_key)))
+    made = cast(sympy.Expr, sympy.Expr.__new__(cls, *_ordered(argset)))
     made._argset = argset  # type: ignore[attr-defined]
     return made
 
 
-def _order_key(expr: sympy.Expr) -> tuple[Any, ...]:
-    return (_node_count(expr), expr.sort_key())
+def _ordered(args: frozenset[sympy.Expr]) -> list[sympy.Expr]:
+    """`args` as sympy's `ordered` sorts them: by node count, then those of equal counts
+    by sort key. With the node counts remembered (`ordered` counts each argument's
+    whole tree again, at every level of a nested tile size), and the sort keys made
+    only for ties, as `ordered` does: a sort key walks its whole tree the first time."""
+    counts = {a: _node_count(a) for a in args}
+    alike = Counter(counts.values())
+    return sorted(args, key=lambda a: (counts[a], a.sort_key() if alike[counts[a]] > 1 else ()))
 
 
 @lru_cache(maxsize=1 << 16)
