@@ -2,7 +2,7 @@
 pass by pass, a compile cache hit, and a tiny cached call.
 
 Run: .venv/bin/python benchmarks/compile_time.py [--processes 7] [--repeat 7]
-     [--parts fresh,in-process,tiny] [--examples FOLDER]
+     [--parts fresh,first,in-process,tiny] [--examples FOLDER]
 
 Prints, with the load average (on a shared machine the times swing with it):
 
@@ -13,6 +13,12 @@ Prints, with the load average (on a shared machine the times swing with it):
   includes importing dvm's runtime and VM) and its first call (all dims 2 to 9): what
   the compile leaves to the first call shows there; and the two's CPU time; then a call
   at a second shape (each dim one more): what a new shape costs a fresh process;
+- a program's first compile in a warm process, what a user pays: for each of
+  FIRST_PROGRAMS, --processes new processes that import dvm and compile gelu (or,
+  for gelu, softmax), then compile the program --repeat + 1 times, cache off; the
+  first compile's time (median, p90) and CPU time (median) beside the repeats'
+  (median): the repeat finds sympy's caches filled by the first (the answers of
+  its assumption queries, its sort keys) and dvm's own (texts, tile sizes);
 - in this process, after a warm-up compile (sympy's and xDSL's caches filled, as in a
   server), each step of a compile, median of --repeat: parse, each pass of
   `dvm-pipeline`, the kernels and host steps (`variant_from_lowered`), and the whole
@@ -28,7 +34,7 @@ Prints, with the load average (on a shared machine the times swing with it):
   where times on a shared machine cannot (`--parts bytecodes`, not run by default: the
   tracing is slow).
 
-`--parts` runs some of them: fresh, in-process, blocks, tiny, bytecodes.
+`--parts` runs some of them: fresh, first, in-process, blocks, tiny, bytecodes.
 
 Python writes no bytecode cache under PYTHONDONTWRITEBYTECODE, and then every fresh
 process compiles dvm's modules again: the fresh processes run without it, as a user's
@@ -62,8 +68,18 @@ from dvm.variant_ir import variant_from_lowered
 EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
 PROGRAMS = ("gelu", "layernorm", "softmax", "bert_layer")
 BLOCKS = Path(__file__).resolve().parent / "blocks"
-PARTS = ("fresh", "in-process", "blocks", "tiny", "bytecodes")
-DEFAULT_PARTS = ("fresh", "in-process", "blocks", "tiny")
+FIRST_PROGRAMS = (
+    "gelu",
+    "layernorm",
+    "softmax",
+    "if_else_add",
+    "matmul",
+    "addmm_relu",
+    "mmoe",
+    "bert_layer",
+)
+PARTS = ("fresh", "first", "in-process", "blocks", "tiny", "bytecodes")
+DEFAULT_PARTS = ("fresh", "first", "in-process", "blocks", "tiny")
 
 FRESH = """\
 import sys, time
@@ -93,6 +109,18 @@ second_shape = time.perf_counter() - called
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"xdsl", "sympy"})
 print(imported - start, numpy_imported - imported, compiled - numpy_imported, first_call,
       compile_cpu, first_call_cpu, second_shape, ",".join(heavy) or "-")
+"""
+
+
+FIRST = """\
+import sys, time
+import dvm
+dvm.compile(open(sys.argv[1]).read(), cache=False)
+text = open(sys.argv[2]).read()
+for _ in range(1 + int(sys.argv[3])):
+    start, cpu_start = time.perf_counter(), time.process_time()
+    dvm.compile(text, cache=False)
+    print(time.perf_counter() - start, time.process_time() - cpu_start)
 """
 
 
@@ -160,6 +188,33 @@ def bench_fresh(processes: int) -> None:
         all_steps = [r.import_dvm + r.import_numpy + r.compile + r.first_call for r in runs]
         print(f"  all four             {summary(all_steps)}")
         print(f"  imported of xDSL and sympy: {sorted({r.heavy for r in runs})}")
+
+
+def first_compiles(program: str, repeat: int) -> list[tuple[float, float]]:
+    """(seconds, CPU seconds) of `program`'s compiles in a new process that compiled
+    another program first: the first, then `repeat` more."""
+    warm = "softmax" if program == "gelu" else "gelu"
+    paths = [str(EXAMPLES / f"{name}.mlir") for name in (warm, program)]
+    command = [sys.executable, "-c", FIRST, *paths, str(repeat)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return [(float(a), float(b)) for a, b in (line.split() for line in out.splitlines())]
+
+
+def bench_first(processes: int, repeat: int) -> None:
+    print(f"A program's first compile in a warm process, ms, {processes} processes ({load()}):")
+    print(f"  {'program':>11s} {'first':>7s} {'p90':>7s} {'CPU':>7s} {'repeat':>7s}  first/repeat")
+    for program in FIRST_PROGRAMS:
+        runs = [first_compiles(program, repeat) for _ in range(processes)]
+        first = sorted(run[0][0] for run in runs)
+        cpu = statistics.median(run[0][1] for run in runs)
+        again = statistics.median(t for run in runs for t, _ in run[1:])
+        tail = first[min(len(first) - 1, int(0.9 * len(first)))]
+        median = statistics.median(first)
+        print(
+            f"  {program:>11s} {median * 1e3:7.1f} {tail * 1e3:7.1f} {cpu * 1e3:7.1f}"
+            f" {again * 1e3:7.1f}  {median / again:5.1f}"
+        )
+    print(f"  ({load()})")
 
 
 def timed(step: Callable[[], object]) -> float:
@@ -268,6 +323,8 @@ def main() -> None:
         ap.error(f"unknown parts {sorted(unknown)}; use some of {','.join(PARTS)}")
     if "fresh" in parts:
         bench_fresh(a.processes)
+    if "first" in parts:
+        bench_first(a.processes, a.repeat)
     if "in-process" in parts:
         bench_in_process(a.repeat)
     if "blocks" in parts:
