@@ -172,6 +172,16 @@ def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[
     return [a for a in args if not (isinstance(a, other) and any(map(decides, a.args)))]
 
 
+@lru_cache(maxsize=1 << 14)
+def symbols_in(expr: sympy.Basic) -> frozenset[sympy.Symbol]:
+    """The symbols of `expr` (sympy's `free_symbols`), remembered for it and each of its
+    subexpressions: sympy walks the whole tree at every ask, and a kernel's slot
+    expressions share their nested parts."""
+    if isinstance(expr, sympy.Symbol):
+        return frozenset((expr,))
+    return frozenset().union(*map(symbols_in, expr.args))
+
+
 @lru_cache(maxsize=4096)
 def integer_fraction(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
     """(numerator, denominator) of `expr` over one denominator, both integer

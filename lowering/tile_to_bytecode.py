@@ -37,7 +37,15 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
-from dvm.dialects.expr import ExprAttr, as_expr, expr_text, replace, sceiling, symbol
+from dvm.dialects.expr import (
+    ExprAttr,
+    as_expr,
+    expr_text,
+    replace,
+    sceiling,
+    symbol,
+    symbols_in,
+)
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
@@ -522,7 +530,7 @@ class ProgramBuilder:
         """Symbols that no argument dim gives: the caller supplies them."""
         bound = {s for shape in self.arg_shapes() for s in shape if isinstance(s, sympy.Symbol)}
         slot_names = {f"s{i}" for i in range(len(self.slots.exprs))}
-        free = {s for e in self.slots.exprs for s in e.free_symbols} - {CORES}
+        free = {s for e in self.slots.exprs for s in symbols_in(e)} - {CORES}
         return sorted((s for s in free if s not in bound and str(s) not in slot_names), key=str)  # type: ignore[misc]
 
     def arg_shapes(self) -> list[tuple[sympy.Expr, ...]]:

@@ -34,6 +34,7 @@ from dvm.dialects.expr import (
     smax,
     smin,
     symbol,
+    symbols_in,
 )
 from dvm.passes.symbolic import substitute
 
@@ -158,6 +159,12 @@ def test_integer_fractions_divide_integers_to_the_same_value() -> None:
         top, bottom = substitute(numerator, values), substitute(denominator, values)
         if top.is_Integer and bottom.is_Integer:  # (not when expr has x**-2 or a Mod's fraction)
             assert top / bottom == substitute(expr, values), expr
+
+
+def test_symbols_in_are_sympys_free_symbols() -> None:
+    for expr in random_exprs(13, 300):
+        assert symbols_in(expr) == expr.free_symbols
+        assert symbols_in(smax(expr, symbol("y") + 1)) == {*expr.free_symbols, symbol("y")}
 
 
 def test_smin_and_smax_build_what_sympy_builds_unevaluated() -> None:
