@@ -122,3 +122,18 @@ def test_a_comparison_is_noted_as_the_guard_that_holds() -> None:
         "(v[0].shape[0] != v[0].shape[1])",
         "(v[0].shape[0] < v[0].shape[1])",
     ]
+
+
+def test_a_square_input_replays_the_plan_of_an_oblong_one() -> None:
+    """Shapes of different ranks are not compared size by size (Python compares a
+    tuple's items before its length): a LayerNorm's (rows, cols) against its weight's
+    (cols,) would tie the plan to rows != cols, and a square input would record again."""
+    torch.manual_seed(2)
+    torch._dynamo.reset()  # a graph of its own (dynamo reuses one across instances)
+    compiled = torch.compile(LayerNorm(), backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for rows, cols in [(8, 64), (9, 65), (64, 64), (10, 70), (70, 70)]:
+            x, w, b = torch.randn(rows, cols), torch.randn(cols), torch.randn(cols)
+            torch.testing.assert_close(compiled(x, w, b), LayerNorm()(x, w, b))
+    report = dvm.torch.reports()[-1]
+    assert (report["plans"], report["replayed"]) == (1, 4)

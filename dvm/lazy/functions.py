@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.lazy import numpy_api, record
-from dvm.lazy.graph import Node, is_supported
+from dvm.lazy.graph import Node, is_supported, same_shape
 from dvm.lazy.numpy_api import Operand, missing
 
 
@@ -203,7 +203,7 @@ def stack(arrays: Sequence[Operand], axis: int = 0, out: Any = None, **rest: Any
         return None
     rank = arrays[0].ndim + 1
     position = numpy_api.normalized_axes(axis, rank)
-    if position is None or any(a.shape != arrays[0].shape for a in arrays):
+    if position is None or not all(same_shape(a.shape, arrays[0].shape) for a in arrays):
         return None
     nodes = [numpy_api.as_node(a, a.dtype) for a in arrays]
     grown = [record.insert_unit_dims(n, position) for n in nodes if n is not None]

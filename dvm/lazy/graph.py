@@ -12,6 +12,7 @@ code runs on.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,6 +158,14 @@ def broadcast_nodes(nodes: list[Node]) -> tuple[tuple[int, ...], Static] | None:
         shape.append(size)
         static.append(broadcast_dim(types))
     return tuple(shape), tuple(static)
+
+
+def same_shape(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether two shapes are equal, their sizes compared only at one rank: Python
+    compares a tuple's items before its length, and a size that tracks its origin
+    (`dvm.torch.sizes`) notes each comparison as a guard of the call, so comparing a
+    matrix's (rows, cols) with a row's (cols,) would tie the call to rows != cols."""
+    return len(a) == len(b) and a == b
 
 
 def broadcast_pair(a: Node, b: Node) -> tuple[tuple[int, ...], Static] | None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from dvm.dialects.elementwise import ELEMENTWISE as SPECS
 from dvm.lazy import record
-from dvm.lazy.graph import Node, broadcast_pair, is_supported
+from dvm.lazy.graph import Node, broadcast_pair, is_supported, same_shape
 from dvm.numerics import is_float_dtype
 
 Operand = Any
@@ -578,7 +578,9 @@ def logaddexp(a: Operand, b: Operand) -> Node | None:
 
 def broadcasts(a: Node, b: Node) -> bool:
     """Whether numpy broadcasts `a` with `b` (checked before a composite records)."""
-    return a.shape == b.shape or not a.shape or not b.shape or broadcast_pair(a, b) is not None
+    if same_shape(a.shape, b.shape) or not a.shape or not b.shape:
+        return True
+    return broadcast_pair(a, b) is not None
 
 
 def numeric_node(x: Operand, kinds: str = "iuf") -> bool:

@@ -22,6 +22,7 @@ from dvm.lazy.graph import (
     broadcast_pair,
     broadcast_shape,
     broadcast_static,
+    same_shape,
 )
 from dvm.lazy.stats import STATS
 
@@ -70,7 +71,7 @@ def unary(name: str, x: Node, dtype: np.dtype[Any]) -> Node:
 def binary(name: str, a: Node, b: Node, dtype: np.dtype[Any]) -> Node | None:
     """`elementwise` of two operands, the case of most ops (kept short: it runs once
     per op recorded)."""
-    if (a.shape == b.shape and a.static == b.static) or not b.shape:
+    if (same_shape(a.shape, b.shape) and a.static == b.static) or not b.shape:
         shape, static = a.shape, a.static  # no broadcast, or by a 0-d operand
     elif not a.shape:
         shape, static = b.shape, b.static
@@ -93,7 +94,7 @@ def elementwise(name: str, operands: Sequence[Node], dtype: np.dtype[Any]) -> No
         return binary(name, operands[0], operands[1], dtype)
     shaped = [o for o in operands if o.shape]  # a 0-d operand changes no dim
     first = shaped[0] if shaped else operands[0]
-    if all(o.shape == first.shape and o.static == first.static for o in shaped):
+    if all(same_shape(o.shape, first.shape) and o.static == first.static for o in shaped):
         shape, static = first.shape, first.static  # the common case: no broadcast
     else:
         found = broadcast_nodes(shaped)
@@ -164,7 +165,7 @@ def reshape(x: Node, shape: tuple[int, ...]) -> Node | None:
     merges (to fuse across it) rather than a flattening to one dim and back."""
     if math.prod(shape) != math.prod(x.shape):
         return None
-    if shape == x.shape:
+    if same_shape(shape, x.shape):
         return x
     if not shape:  # to rank 0: every dim is 1
         return squeeze(x, tuple(range(x.ndim)))
