@@ -30,7 +30,7 @@ from dvm.vm import blas
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import LaunchError
 from dvm.vm.kernels import QUIET
-from dvm.vm.memory import DeviceMemory, Job, device_memory, pool
+from dvm.vm.memory import DeviceMemory, Job, device_memory, pool, trim
 from dvm.vm.plan import BLAS_THREADS_GEMM, INLINE_BYTES, Specialization
 from dvm.vm.planned import Executable
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Program
@@ -253,8 +253,7 @@ def _unplanned_launch(
     if not spec.walked:  # its registers stay where they are until it is planned
         memory.reach(registers_end(spec))
     kept = memory.unplanned
-    ran = _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias, None)
-    spec.walked += ran
+    spec.walked += _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias)
 
 
 def _shared_unplanned_launch(
@@ -267,29 +266,23 @@ def _shared_unplanned_launch(
     shape comes back (`plan_after`). A launch with fewer than two tiles along that
     axis, or on one core, runs as `_unplanned_launch`, which also raises what is wrong
     with its grid."""
-    work = generated(spec.program).bound(spec.slots)
+    dec = generated(spec.program)
+    work = dec.bound(spec.slots)
     n = min(len(memory.kept), len(pool().queues) + 1, spec.device.vector_cores)
     if work is None or not 0 < work[1] <= spec.max_steps or work[0][0] < 2 or n < 2:
         return _unplanned_launch(spec, args, alias, memory)
+    extents, steps = work
     if not spec.walked:
         memory.reach(registers_end(spec))
-    rows = work[0][0]
-    step = max(1, rows // (8 * n))
-    chunks = [range(lo, min(lo + step, rows)) for lo in range(0, rows, step)]
-    counter = itertools.count()  # next() is atomic under the GIL
 
-    def job(core: int) -> Callable[[int, int], None]:
+    def runners(core: int) -> list[Callable[[int, int], None]]:
         kept = memory.kept[core]
+        trim(kept)
+        return [lambda lo, hi: dec.launch(spec, args, kept, extents, alias, range(lo, hi))]
 
-        def drain(_lo: int, _hi: int) -> None:
-            while (i := next(counter)) < len(chunks):
-                run_unplanned(spec, args, kept, alias, chunks[i])
-
-        return drain
-
-    jobs: list[Job] = [(job(core), 0, 0) for core in range(n)]
+    jobs = _draining_jobs(n, _chunks(0, extents[0], n), runners)
     _blas_held(spec.uses_blas, _run_quietly, pool().run, jobs)
-    spec.walked += work[1]
+    spec.walked += steps
     spec.shared_launches += 1
     return None
 
@@ -431,28 +424,43 @@ def _share_tiles(executables: Sequence[Executable], n: int, in_turn: bool = True
     from a shared counter until none are left, so a core slowed down (by other
     processes, or slower tiles) takes fewer. With `in_turn`, the members' chunks
     alternate (chunk i of each, then chunk i + 1); else each member's come first."""
-    chunked = []
-    for m, ex in enumerate(executables):
-        tiles = ex.plan.tiles
-        step = max(1, tiles // (8 * n))
-        chunked.append([(m, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)])
+    chunked = [_chunks(m, ex.plan.tiles, n) for m, ex in enumerate(executables)]
     if in_turn:
         chunks = [c for row in itertools.zip_longest(*chunked) for c in row if c is not None]
     else:
         chunks = [c for member in chunked for c in member]
+    return _draining_jobs(n, chunks, lambda core: [ex.runners[core] for ex in executables])
+
+
+Chunk = tuple[int, int, int]
+"""(member, first tile, end tile): tiles lo..hi of one member of a launch."""
+
+
+def _chunks(member: int, tiles: int, n: int) -> list[Chunk]:
+    """`member`'s tiles cut into chunks of about tiles/(8n): small enough that cores
+    finish together, large enough that taking one costs little."""
+    step = max(1, tiles // (8 * n))
+    return [(member, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)]
+
+
+def _draining_jobs(
+    n: int, chunks: Sequence[Chunk], runners: Callable[[int], Sequence[Callable[[int, int], None]]]
+) -> list[Job]:
+    """One job per core: each takes the next chunk from a shared counter until none are
+    left and runs it with its own runner of the chunk's member (`runners(core)`)."""
     counter = itertools.count()  # next() is atomic under the GIL
 
     def job(core: int) -> Callable[[int, int], None]:
-        runners = [ex.runners[core] for ex in executables]
+        mine = runners(core)
 
         def drain(_lo: int, _hi: int) -> None:
             while (i := next(counter)) < len(chunks):
                 m, lo, hi = chunks[i]
-                runners[m](lo, hi)
+                mine[m](lo, hi)
 
         return drain
 
-    return [(job(c), 0, 0) for c in range(n)]
+    return [(job(core), 0, 0) for core in range(n)]
 
 
 def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool, hold: bool) -> LaunchStats | None:

@@ -31,6 +31,18 @@ class Kept(NamedTuple):
     scratch: dict[Any, Any]
 
 
+MAX_KEPT_VIEWS, MAX_KEPT_SCRATCH = 4096, 64
+"""Beyond these, what a `Kept` holds is dropped before a launch (a stream of shapes
+keeps adding views)."""
+
+
+def trim(kept: Kept) -> None:
+    """Drop what `kept` holds once it has grown past its bounds."""
+    if len(kept.views) > MAX_KEPT_VIEWS or len(kept.scratch) > MAX_KEPT_SCRATCH:
+        kept.views.clear()
+        kept.scratch.clear()
+
+
 def kept_for(mem: np.ndarray) -> Kept:
     """What unplanned launches keep beside local memory `mem`, empty."""
     return Kept(mem, mem if mem.base is None else mem.base, {}, {})

@@ -68,7 +68,7 @@ from dvm.vm.kernels import (
     take_into,
     typed_scalar,
 )
-from dvm.vm.memory import Kept
+from dvm.vm.memory import Kept, trim
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.plan import Shape, Specialization, ViewPlan
 from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar, nominal_bytes
@@ -735,13 +735,10 @@ _WRITERS: dict[Cat, Writer] = {
 # Per launch
 
 
-def run_unplanned(
-    spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool, first: range | None
-) -> int:
+def run_unplanned(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> int:
     """Run a launch of `spec` on `args` unplanned with the local memory of `kept`, once
     it is known to stay within the work bound; returns the instructions it ran. `alias`:
-    whether loads may keep views of global memory (none read shares one written);
-    `first`: the tiles of the grid's first axis to run (a range; None: all)."""
+    whether loads may keep views of global memory (none read shares one written)."""
     s = spec.slots
     dec = generated(spec.program)
     got = dec.bound(s)
@@ -753,10 +750,8 @@ def run_unplanned(
         raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
     if not steps:  # an extent of 0: no tile, however many the other extents would walk
         return 0
-    if len(kept.views) > 4096 or len(kept.scratch) > 64:
-        kept.views.clear()
-        kept.scratch.clear()
-    dec.launch(spec, args, kept, extents, alias, range(extents[0]) if first is None else first)
+    trim(kept)
+    dec.launch(spec, args, kept, extents, alias, range(extents[0]))
     return steps
 
 
