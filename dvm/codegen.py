@@ -19,6 +19,7 @@ import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
+from dvm.dialects.expr import integer_fraction
 from dvm.expr_code import Code, Sizes, function_of_code, sizes_of_code
 
 
@@ -61,7 +62,7 @@ def _with_integer_division(e: sympy.Basic, done: dict[sympy.Basic, sympy.Basic])
     args = tuple(_with_integer_division(a, done) for a in e.args)
     made: Any = e  # (sympy's constructors are untyped)
     if isinstance(e, sympy.floor | sympy.ceiling):
-        num, den = sympy.fraction(sympy.together(args[0]))
+        num, den = integer_fraction(args[0])
         kind = FloorDiv if isinstance(e, sympy.floor) else CeilDiv
         made = e.func(args[0]) if den == 1 else kind(num, den)
     elif args != e.args:
