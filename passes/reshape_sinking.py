@@ -51,23 +51,28 @@ class ReshapeSinking:
 
     def run(self) -> None:
         moved = False
-        while self.step():
+        while self.sweep():
             moved = True
         if moved:
             infer_shapes_again(self.func)
 
-    def step(self) -> bool:
-        """One move anywhere in the function (False: none is left)."""
+    def sweep(self) -> bool:
+        """Every move one walk in program order finds (False: none is left). A moved
+        collapse lands where its op was, before the ops that read it, so the same walk
+        moves it on: a chain of moves costs one walk, not one per move."""
+        moved = False
         # (exact classes and `ELEMENTWISE_KINDS`: xDSL's ABC `isinstance` is slow
         # at every op of every walk)
-        for op in self.func.walk():
-            if type(op) is t.ExpandShapeOp and self.cancel(op):
-                return True
-            if type(op) is t.MatmulOp and self.sink_into_matmul(op):
-                return True
-            if op in ELEMENTWISE_KINDS and self.sink_into_elementwise(op):
-                return True
-        return False
+        for op in list(self.func.walk()):
+            if op.parent is None:  # erased by a move
+                continue
+            if type(op) is t.ExpandShapeOp:
+                moved = self.cancel(op) or moved
+            elif type(op) is t.MatmulOp:
+                moved = self.sink_into_matmul(op) or moved
+            elif op in ELEMENTWISE_KINDS:
+                moved = self.sink_into_elementwise(op) or moved
+        return moved
 
     # -- the moves ---------------------------------------------------------------
 
