@@ -27,6 +27,11 @@ program called in a loop. Beside them:
 - torch's own kernel where it has one (F.layer_norm, F.softmax, F.gelu),
   when torch is installed (`make bench-install`), at its default threads.
 
+With `--steady`, the steady state on the benchmark suite's streams of shapes
+instead (`bench_steady`): per shape, runs of 10 calls taking turns with numpy's and
+with the program compiled under a switch (`plan.SHARE_WORK = 0`: launches share
+their tiles among the cores from INLINE_BYTES of traffic, whatever their work).
+
 With `--processes`, a second table times numpy and dvm each in its own
 process, taking turns call by call (see `bench_processes`). Then each of
 F16_CASES in f16 against f32 on both device presets (`bench_f16`), and the
@@ -65,10 +70,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from suite.workloads import DEFAULT_EXAMPLES, load_reference
+from suite.workloads import (
+    DEFAULT_EXAMPLES,
+    load_reference,
+    sample_2d,
+    sample_mmoe,
+    sample_softmax,
+)
 
 import dvm
 import dvm.vm as vm
+import dvm.vm.plan as plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
 import vm_programs
@@ -364,6 +376,67 @@ def bench_f16(only: set[str] | None, repeat: int) -> None:
             print(f"  {name:12s} {shape:28s} {device:10s} {times} {t16 / t32:7.1f}x")
 
 
+STEADY: dict[str, tuple[Callable[[int], list[tuple[int, ...]]], int]] = {
+    "if_else_add": (sample_2d, 30),
+    "softmax": (sample_softmax, 15),
+    "mmoe": (sample_mmoe, 10),
+}
+"""The workloads of `--steady`: the suite's shape sampler and stream length."""
+
+
+def steady_inputs(name: str, shape: tuple[int, ...], rng: np.random.Generator) -> list[Any]:
+    """The suite's inputs of a workload at a shape (`suite.workloads.make_workloads`)."""
+
+    def normal(dims: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
+        return rng.standard_normal(dims, dtype=np.float32) * np.float32(scale)
+
+    if name == "if_else_add":
+        return [normal(shape)]
+    if name == "softmax":
+        return [normal((*shape, 128))]
+    b, e = shape
+    return [normal((b, 32)), normal((e, 32, 16), 0.2), normal((e, 1, 16), 0.1)] + [
+        normal((32, e), 0.2) for _ in range(2)
+    ]
+
+
+def bench_steady(only: set[str] | None, turns: int) -> None:
+    """Per workload and shape, the median (p90) of calls 2..10 of runs of 10, dvm
+    against dvm under the switch and numpy taking turns; then, over the shapes, the
+    median of each one's ratio to numpy (as the suite's steady-state table)."""
+    ref = load_reference(EXAMPLES)
+    print(f"\nsteady state, runs of 10 ({turns} turns); load {os.getloadavg()[0]:.2f}")
+    for name, (sampler, n) in STEADY.items():
+        if only and name not in only:
+            continue
+        rng, ratios = np.random.default_rng(0), []
+        for shape in sampler(n):
+            args = steady_inputs(name, shape, rng)
+            programs = []
+            for share_work in (0, plan.SHARE_WORK):
+                saved, plan.SHARE_WORK = plan.SHARE_WORK, share_work  # read as it compiles
+                try:
+                    programs.append(dvm.compile(EXAMPLES / f"{name}.mlir", cache=False))
+                finally:
+                    plan.SHARE_WORK = saved
+            fns = [partial(f, *args) for f in (*programs, getattr(ref, name))]
+            for f in fns[:2]:
+                for _ in range(40):  # past the plan patience
+                    f()
+            times = [[t for i, t in enumerate(ts) if i % 10] for ts in alternate(fns, turns, 10)]
+            meds = [statistics.median(ts) for ts in times]
+            ratios.append((meds[0] / meds[2], meds[1] / meds[2]))
+            cells = [
+                f"{m * 1e6:7.0f} ({np.percentile(ts, 90) * 1e6:5.0f})"
+                for m, ts in zip(meds, times, strict=True)
+            ]
+            row = f"bytes-only {cells[0]}  dvm {cells[1]}  numpy {cells[2]} us"
+            print(f"  {name:12s} {shape!s:12s} {row}")
+        old, new = (statistics.median(r) for r in zip(*ratios, strict=True))
+        print(f"  {name}: median over shapes of dvm/numpy: bytes-only {old:.2f}, dvm {new:.2f}")
+    print(f"load {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
@@ -372,8 +445,11 @@ def main() -> None:
     ap.add_argument(
         "--processes", action="store_true", help="also time each side in its own process"
     )
+    ap.add_argument("--steady", action="store_true", help="the suite's shape streams instead")
     a = ap.parse_args()
     only = set(a.only.split(",")) - {""} or None
+    if a.steady:
+        return bench_steady(only, a.repeat)
     print(f"host device: {vm.DeviceSpec.host()}")
     print(f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
     copy_bytes_per_s = bench_copy(a.repeat)

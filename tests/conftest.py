@@ -71,6 +71,14 @@ def rng(request: pytest.FixtureRequest) -> np.random.Generator:
 
 
 @pytest.fixture
+def share_from_inline_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs loaded while the test runs share their launches among the cores from
+    INLINE_BYTES of traffic, whatever their work per byte (`plan.share_bytes`): for
+    tests of the sharing itself at small sizes."""
+    monkeypatch.setattr(importlib.import_module("dvm.vm.plan"), "SHARE_WORK", 0)
+
+
+@pytest.fixture
 def pool_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The cores of each pool round trip the VM makes while the test runs (a launch
     inline on the calling thread makes none)."""

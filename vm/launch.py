@@ -31,7 +31,7 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import LaunchError
 from dvm.vm.kernels import QUIET
 from dvm.vm.memory import DeviceMemory, Job, device_memory, pool, trim
-from dvm.vm.plan import BLAS_THREADS_GEMM, INLINE_BYTES, Specialization
+from dvm.vm.plan import BLAS_THREADS_GEMM, Specialization
 from dvm.vm.planned import Executable
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Program
 from dvm.vm.specialize import fast_function, specialize
@@ -386,8 +386,9 @@ def _planned_cores(specs: Sequence[Specialization], cores: int | None) -> int:
     """Cores for a planned launch of `specs` (one, or a stack's members): one if it is
     small, else the device's, capped by tiles, CPUs and `cores`."""
     tiles = sum(spec.plan.tiles for spec in specs)
-    if tiles < 2 or sum(spec.plan.global_bytes for spec in specs) < INLINE_BYTES:
-        return 1
+    work = sum(spec.plan.global_bytes / static_info(spec.program).share_bytes for spec in specs)
+    if tiles < 2 or work < 1:
+        return 1  # too little work together for the cores (`Static.share_bytes`)
     dev = specs[0].device
     n = dev.cube_cores if any(spec.has_mma for spec in specs) else dev.vector_cores
     n = min(n, len(pool().queues) + 1, tiles)

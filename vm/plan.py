@@ -11,12 +11,14 @@ launch without it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from dvm.vm.device import DeviceSpec
+from dvm.vm.isa import Cat
 from dvm.vm.program import Instr, Program
 
 DEFAULT_MAX_STEPS = 1 << 34
@@ -35,12 +37,54 @@ taking a core from the VM (which halved a VM matmul run right after numpy's `@`)
 Smaller gemms stay one per core, with BLAS held at one thread: a small gemm on
 several BLAS threads slows down many times when another CPU is busy."""
 
+SHARE_WORK = 2_000_000
+"""Estimated work (in passes of a plain elementwise op over one element, about 0.1 ns
+each on one core: see `instruction_work`) below which a launch gains nothing from
+sharing its tiles among the cores: waking a worker and handing the interpreter lock
+back and forth at every numpy call cost tens of microseconds, and a second core
+speeds a memory-bound launch up by about a third, not a half."""
+
+CHEAP_UNARY = frozenset(
+    {"neg", "abs", "floor", "ceil", "round", "trunc", "logical_not", "isfinite", "isinf"}
+    | {"isnan", "sign", "bitwise_not"}
+)
+"""Unary ops as cheap per element as an add; the others (exp, tanh, erf, sqrt, ...)
+cost several times more."""
+
 UNPLANNED_BYTES = 1 << 20
 """A first launch whose arguments hold fewer bytes than this runs unplanned, on the
 calling thread; larger ones are planned at once: their work dwarfs planning, and the
 planned executor spreads it over the cores."""
 
 Shape = tuple[int, ...]
+
+
+def share_bytes(program: Program, has_mma: bool) -> int:
+    """The global bytes from which a launch of the program shares its tiles among the
+    cores: INLINE_BYTES, or more for a program doing less work per byte than SHARE_WORK
+    over INLINE_BYTES (an add of two arrays reaches SHARE_WORK at about 6 MB, softmax
+    at about 1 MB). A program with an mma keeps INLINE_BYTES: its work grows with the
+    inner dim, which its bytes do not tell."""
+    if has_mma:
+        return INLINE_BYTES
+    work = sum(map(instruction_work, program.code))  # per element of a tile
+    per_element = sum(a.dtype.np.itemsize for a in program.args)
+    return max(INLINE_BYTES, math.ceil(SHARE_WORK * per_element / max(work, 1)))
+
+
+def instruction_work(ins: Instr) -> int:
+    """An instruction's work per element of its tile, in passes of a plain elementwise op
+    (an estimate: a loop's body counts once, as for one pass)."""
+    cat, name = ins.op.cat, ins.op.name.split(".")[0]
+    if cat in (Cat.LOOP, Cat.ENDLOOP, Cat.NOP):
+        return 0
+    if cat is Cat.UNARY:
+        return 1 if name in CHEAP_UNARY else 5
+    if cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
+        return {"pow": 5, "div": 2}.get(name, 1)
+    if cat is Cat.REDUCE:
+        return 2
+    return 1
 
 
 class ViewPlan(NamedTuple):
@@ -100,7 +144,8 @@ class GridPlan(NamedTuple):
     """Bytes moved by loads and stores in one launch (to decide inline vs pool)."""
     tiles: int
     inline: bool
-    """Small enough (< INLINE_BYTES of traffic, or one tile) to run on the calling thread."""
+    """Small enough (less traffic than its program's `Static.share_bytes`, or one tile) to
+    run on the calling thread."""
     largest_gemm: int = 0
     """The most multiply-adds (M*N*K, per matrix of a batch) of an `mma` in a tile; 0
     without one. At BLAS_THREADS_GEMM or more, BLAS's threads run the gemms."""

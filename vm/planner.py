@@ -18,7 +18,7 @@ from typing import Any
 from dvm.vm.binary import layout
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import TRANSPOSE_A, Cat, ExtentKind
-from dvm.vm.plan import INLINE_BYTES, Body, GridPlan, LoopNode, Node, Shape, Specialization
+from dvm.vm.plan import Body, GridPlan, LoopNode, Node, Shape, Specialization
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Offsets, nominal_bytes
 from dvm.vm.shapes import UNWRITTEN, Ctx, State
 from dvm.vm.static import Static
@@ -129,7 +129,7 @@ class TilePlanner:
             nbytes += count * body_bytes
         if steps > self.max_steps:
             raise self.fail("grid", 0, "too many steps", f"{steps} > {self.max_steps}")
-        inline = ntiles < 2 or nbytes < INLINE_BYTES
+        inline = ntiles < 2 or nbytes < self.static.share_bytes
         segments = tuple(segs for segs, _, _ in axes)
         gemm = max(map(largest_gemm, bodies.values()), default=0) if self.static.has_mma else 0
         return GridPlan(extents, segments, bodies, steps, nbytes, ntiles, inline, gemm)

@@ -28,7 +28,6 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import BytecodeError
 from dvm.vm.plan import (
     DEFAULT_MAX_STEPS,
-    INLINE_BYTES,
     UNPLANNED_BYTES,
     GridPlan,
     Shape,
@@ -96,7 +95,7 @@ class Specializer:
     twice what planning at once would have cost (rent until renting has cost the price,
     then buy). A launch that walks many tiles reaches it at its first and is planned at
     its second; one of a few tiles, later. One whose planned launches would share the
-    work among the cores (INLINE_BYTES) is planned at its second launch whatever its
+    work among the cores (`Static.share_bytes`) is planned at its second launch whatever its
     patience, since unplanned it runs on one core; unless it is large (its slots for the
     device's cores) with independent tiles and no mma: its unplanned launches then share
     the tiles among the cores too (`shares_unplanned`), and it waits its patience.
@@ -162,7 +161,7 @@ class Specializer:
         else:
             regs, views = got
         st = self.static
-        shared = nbytes >= INLINE_BYTES  # planned launches then use several cores
+        shared = nbytes >= st.share_bytes  # planned launches then use several cores
         small = nbytes < UNPLANNED_BYTES
         # unplanned, a large launch shares its tiles among the cores when they are
         # independent: its shape then pays for planning only if it comes back often

@@ -17,6 +17,7 @@ import numpy as np
 
 from dvm.vm.isa import ACCUMULATE, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
 from dvm.vm.loader import validated
+from dvm.vm.plan import share_bytes
 from dvm.vm.program import Index, Instr, Program
 from dvm.vm.shapes import Rule, rules
 from dvm.vm.slots import SlotTable
@@ -70,6 +71,9 @@ class Static:
     """Per instruction: whether a REG operand is an alias register."""
     reads_cores: bool
     """Whether some slot reads the cores a launch is tiled for."""
+    share_bytes: int
+    """The global bytes from which its launches share their tiles among the cores
+    (`plan.share_bytes`: the less work per byte, the more bytes)."""
     nests: dict[int, int] = field(default_factory=dict)
     """Per loop whose body is one inner loop and nothing else, that loop (`perfect_nests`)."""
     fast_paths: dict[tuple[int, int, int], Callable[..., Any]] = field(default_factory=dict)
@@ -137,6 +141,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
             any(r in alias_regs for _, r, _ in register_operands(ins)) for ins in p.code
         ),
         reads_cores=any(t.op is ExprOp.CORES for slot in p.slots for t in slot.expr),
+        share_bytes=share_bytes(p, has_mma),
         nests=perfect_nests(p.code, loops.end_of),
     )
 

@@ -167,6 +167,7 @@ def test_shapes_that_do_not_fit_the_header_are_named(
         vm.Specializer(prog)(shapes, params)
 
 
+@pytest.mark.usefixtures("share_from_inline_bytes")
 def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> None:
     """A slot that reads `cores` is evaluated for one core when the first launch may
     run unplanned (on one core), and again for the device's cores when a
@@ -197,6 +198,7 @@ def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> No
     assert (eager.cores, eager.slots[grid]) == (4, 4)  # planned now: for all the cores
 
 
+@pytest.mark.usefixtures("share_from_inline_bytes")
 def test_concurrent_launches_meet_the_retiling_safely() -> None:
     """Threads launching one lazy specialization at once: one runs unplanned with
     the one-core tiles while others plan, which evaluates the slots again for four cores.
@@ -222,6 +224,7 @@ def test_concurrent_launches_meet_the_retiling_safely() -> None:
         np.testing.assert_allclose(outs[0], want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.usefixtures("share_from_inline_bytes")
 def test_a_first_launch_runs_on_the_calling_thread_even_with_an_mma(
     pool_rounds: list[int],
 ) -> None:
@@ -415,3 +418,36 @@ def test_patience_plans_once_the_unplanned_launches_ran_its_price(
         vm.launch(spec, [x, out])
         assert spec.planned == (launch >= planned_at), launch
         np.testing.assert_allclose(out, np.tanh(np.exp(-np.abs(x)) * 2.5 + x), rtol=1e-5)
+
+
+def test_the_cores_share_a_launch_by_its_work_not_its_bytes_alone(pool_rounds: list[int]) -> None:
+    """A planned launch shares its tiles among the cores from `share_bytes` of traffic:
+    INLINE_BYTES for a program with an mma, more for one doing less work per byte. At
+    768 KiB an add of two arrays runs on the calling thread, while tanh(exp(...)) on
+    1.25 MiB is shared; both compute what numpy does."""
+    static_info = importlib.import_module("dvm.vm.static").static_info
+    inline_bytes = importlib.import_module("dvm.vm.plan").INLINE_BYTES
+    add = vm.load(vm.encode(vm.assemble(P.single_op("add", "f32", "f32"))))
+    chain = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    addmm = vm.load(vm.encode(vm.assemble(P.addmm_relu(32, 32, 16))))
+    # work per element: add 4 passes over 12 bytes; the chain 16 (exp and tanh 5 each) over 8
+    assert static_info(add).share_bytes == 6_000_000
+    assert static_info(chain).share_bytes == 1_000_000
+    assert static_info(addmm).share_bytes == inline_bytes
+    cores = min(2, len(importlib.import_module("dvm.vm.memory").pool().queues) + 1)
+
+    rng = np.random.default_rng(5)
+    x, y = (rng.standard_normal(1 << 16).astype(np.float32) for _ in range(2))
+    spec = vm.specialize(add, [x.shape, y.shape, x.shape])  # planned now: 768 KiB moved
+    assert spec.plan.inline and spec.plan.global_bytes >= inline_bytes
+    out = np.empty_like(x)
+    vm.launch(spec, [x, y, out])
+    assert pool_rounds == []
+    np.testing.assert_array_equal(out, x + y)
+
+    x = rng.standard_normal((1024, 160)).astype(np.float32)
+    spec = vm.specialize(chain, [x.shape, x.shape])
+    out = np.empty_like(x)
+    vm.launch(spec, [x, out])
+    assert pool_rounds == ([cores] if cores > 1 else [])
+    np.testing.assert_allclose(out, np.tanh(np.exp(-np.abs(x)) * np.float32(2.5) + x), rtol=1e-6)
