@@ -128,6 +128,52 @@ def test_matmul_multicore_keeps_blas_single_threaded(rng: np.random.Generator) -
     np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-6, atol=atol)
 
 
+WHOLE_SUM = """\
+arg a0 f32 2
+arg a1 f32 2
+params 0
+slot s0 = dim(a0,0)
+slot s1 = dim(a0,1)
+slot s2 = 0
+slot s3 = 1
+slot s4 = 64 s0 s1 mul 16 ceildiv mul
+grid s3
+reg r0 f32 (s0, s1) at s2
+reg r1 f32 (s3, s3) at s4
+view v0 a0 offset s2 (s0 s1) (s1 s3)
+view v1 a1 offset s2 (s3 s2) (s3 s2)
+load r0, v0
+reduce r1, r0, sum, {0,1}, [keepdims]
+store v1, r1
+"""
+"""The sum of a whole 2-D array, as one tile (a reduction over two axes)."""
+
+
+def test_only_float_sums_over_one_axis_hold_blas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A launch holds BLAS at one thread only when its program may call it: an mma, or a
+    float sum over one axis of a 2-D or larger tile (a product with a ones vector);
+    a sum over two axes, a max or an integer sum runs `add.reduce` and holds nothing."""
+    static_info = importlib.import_module("dvm.vm.static").static_info
+    blas = importlib.import_module("dvm.vm.blas")
+    holds: list[int] = []
+    one_thread = blas.one_thread
+    monkeypatch.setattr(blas, "one_thread", lambda: holds.append(1) or one_thread())
+    assert static_info(_program(P.reduce_op("sum", "f32", "{1}", True))).uses_blas
+    assert static_info(_program(P.reduce_op("sum", "f64", "{0}", True))).uses_blas
+    assert not static_info(_program(P.reduce_op("max", "f32", "{1}", True))).uses_blas
+    assert not static_info(_program(P.reduce_op("sum", "i32", "{1}", True))).uses_blas
+    whole = _program(WHOLE_SUM)
+    assert not static_info(whole).uses_blas
+    x = np.random.default_rng(2).standard_normal((40, 30)).astype(np.float32)
+    out = np.empty((1, 1), np.float32)
+    for _ in range(2):  # unplanned, then planned
+        vm.launch(whole, [x, out])
+        np.testing.assert_allclose(out, x.sum(keepdims=True), rtol=1e-5)
+    assert holds == []
+    vm.launch(_program(P.reduce_op("sum", "f32", "{1}", True)), [x, np.empty((40, 1), np.float32)])
+    assert holds  # the row sum held it
+
+
 def test_a_plan_knows_its_largest_gemm() -> None:
     """32 x 32 output tiles, K in chunks of 16; the edge tiles' gemms are smaller."""
     prog = _program(P.addmm_relu(tm=32, tn=32, tk=16))
