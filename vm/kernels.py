@@ -182,7 +182,7 @@ def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     maximum) and wraps a slot's value around. A ufunc takes a 0-d array faster
     than a numpy scalar, which it converts to one on every call, and promotes both
     alike. Memoized (NaN, which equals nothing, is simply converted each time)."""
-    key = (value, dtype)
+    key = (value, signed_zero(value), dtype)
     got = _SCALARS.get(key)
     if got is None:
         if (
@@ -207,7 +207,13 @@ def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     return got
 
 
-_SCALARS: dict[tuple[float | int | None, np.dtype], Any] = {}
+_SCALARS: dict[tuple[float | int | None, bool, np.dtype], Any] = {}
+
+
+def signed_zero(value: float | int | None) -> bool:
+    """Whether `value` is the float -0.0, which equals 0.0 (and hashes alike) but
+    is a value of its own: memo keys hold this beside it."""
+    return type(value) is float and value == 0 and math.copysign(1.0, value) < 0
 
 
 EXACT = 1 << 24
@@ -226,7 +232,7 @@ def scalar_operand(fn: Any, value: float | int | None, dtype: np.dtype, shape: A
     scalar = typed_scalar(value, dtype)
     if fn not in ROW_SCALAR_UFUNCS or not shape or shape[-1] < 8:
         return scalar
-    key = (value, dtype, shape[-1])
+    key = (value, signed_zero(value), dtype, shape[-1])
     got = _ROWS.get(key)
     if got is None:
         got = np.full(shape[-1], scalar, dtype)
@@ -236,7 +242,7 @@ def scalar_operand(fn: Any, value: float | int | None, dtype: np.dtype, shape: A
     return got
 
 
-_ROWS: dict[tuple[float | int | None, np.dtype, int], np.ndarray] = {}
+_ROWS: dict[tuple[float | int | None, bool, np.dtype, int], np.ndarray] = {}
 
 
 def converter(src: DType, dst: DType) -> Any | None:

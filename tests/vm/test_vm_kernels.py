@@ -208,6 +208,22 @@ def test_max_and_min_with_a_scalar_match_numpy_bit_for_bit(dtype: type) -> None:
         np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
+def test_an_immediate_minus_zero_is_not_the_zero_met_before() -> None:
+    """-0.0 equals 0.0 and hashes alike, but `mul.rs r, r, #-0.0` gives -0.0 times a
+    positive element: the scalars kept for binding tell them apart."""
+    prog = _program(P.single_op("mul", "f32", "f32", form="rs", scalar="#0.0"))
+    negative = _program(P.single_op("mul", "f32", "f32", form="rs", scalar="#-0.0"))
+    x = np.arange(1, 33, dtype=np.float32)
+    for p in (prog, negative):  # the 0.0 first, as a program met before
+        out = np.empty_like(x)
+        vm.launch(p, [x, x, out])
+    assert np.signbit(out).all()  # the last: -0.0 * x
+    kernels = importlib.import_module("dvm.vm.kernels")
+    f32 = np.dtype(np.float32)
+    kernels.scalar_operand(np.maximum, 0.0, f32, (4, 64))
+    assert np.signbit(kernels.scalar_operand(np.maximum, -0.0, f32, (4, 64))).all()
+
+
 @pytest.mark.parametrize(("rows", "cols"), [(0, 0), (1, 1), (5, 3), (8, 8), (17, 9), (40, 33)])
 def test_transposed_and_broadcast_views(rows: int, cols: int, rng: np.random.Generator) -> None:
     prog = _program(P.transpose_broadcast(tile=8))
