@@ -188,24 +188,33 @@ def test_a_plan_knows_its_largest_gemm() -> None:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 def test_max_and_min_with_a_scalar_match_numpy_bit_for_bit(dtype: type) -> None:
-    """Planned max/min with an immediate take it as a row (numpy's faster loop): the same
-    results as the 0-d scalar, NaN, signed zeros and infinities included."""
+    """Planned max/min with an immediate take it as a tile of that value, or a row for a
+    tile beyond FULL_SCALAR_ELEMENTS (numpy's faster loops): the same results as the 0-d
+    scalar, NaN, signed zeros and infinities included."""
     kernels = importlib.import_module("dvm.vm.kernels")
-    row = kernels.scalar_operand(np.maximum, 0.0, np.dtype(dtype), (4, 64))
+    dt = np.dtype(dtype)
+    tile = kernels.scalar_operand(np.maximum, 0.0, dt, (4, 3))
+    assert tile.shape == (4, 3) and not tile.flags.writeable and not tile.any()
+    big = (kernels.FULL_SCALAR_ELEMENTS // 64 + 1, 64)
+    row = kernels.scalar_operand(np.maximum, 0.0, dt, big)
     assert row.shape == (64,) and not row.flags.writeable
-    assert kernels.scalar_operand(np.add, 0.0, np.dtype(dtype), (4, 64)).shape == ()
-    assert kernels.scalar_operand(np.maximum, 0.0, np.dtype(dtype), (4, 3)).shape == ()
+    assert kernels.scalar_operand(np.add, 0.0, dt, (4, 64)).shape == ()
+    narrow = (kernels.FULL_SCALAR_ELEMENTS, 3)  # too large for a tile, too narrow for a row
+    assert kernels.scalar_operand(np.maximum, 0.0, dt, narrow).shape == ()
+    if dt.kind == "f":  # -0.0 is a value of its own
+        assert np.signbit(kernels.scalar_operand(np.minimum, -0.0, dt, (5, 7))).all()
+        assert np.isnan(kernels.scalar_operand(np.minimum, np.nan, dt, (5, 7))).all()
     rng = np.random.default_rng(8)
-    x = (rng.standard_normal((64, 96)) * 100).astype(dtype)
-    if np.dtype(dtype).kind == "f":
+    x = (rng.standard_normal((96, 64)) * 100).astype(dtype)
+    if dt.kind == "f":
         x.flat[::7] = np.nan
         x.flat[1::7] = -0.0
         x.flat[2::7] = -np.inf
-    zero = kernels.typed_scalar(0.0, np.dtype(dtype))
+    zero = kernels.typed_scalar(0.0, dt)
     for fn in (np.maximum, np.minimum):
-        got = fn(x, kernels.scalar_operand(fn, 0.0, np.dtype(dtype), x.shape))
-        want = fn(x, zero)
-        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        for shape in (x.shape, big):  # a tile, then a row
+            got = fn(x, kernels.scalar_operand(fn, 0.0, dt, shape))
+            np.testing.assert_array_equal(got.view(np.uint8), fn(x, zero).view(np.uint8))
 
 
 def test_an_immediate_minus_zero_is_not_the_zero_met_before() -> None:
