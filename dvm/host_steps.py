@@ -205,7 +205,7 @@ def stack_step(
                 bound.append((spec, [*arrays, *made], unplanned))
             for i, value in zip(outputs, made, strict=True):
                 env[i] = value
-        vm.launch_stack(bound, fresh=True, in_turn=parallel)
+        vm.launch_stack(bound, fresh=True, in_turn=parallel, checked=True)  # as `Kernel.run`
         store(env, results, [env[y] for y in yielded])
 
     return stacked

@@ -239,6 +239,25 @@ def test_identical_kernels_share_one_specialization(monkeypatch: pytest.MonkeyPa
     ]
 
 
+def test_a_stacked_launch_checks_no_array_the_runtime_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The runtime's stacked launches pass `checked`, as its single launches do: their
+    inputs were checked when their plan was made and their outputs allocated as
+    planned, so the VM checks none of their arrays again."""
+    launch = importlib.import_module("dvm.vm.launch")
+    checks: list[int] = []
+    check_args = launch._check_args
+    monkeypatch.setattr(launch, "_check_args", lambda *a: checks.append(1) or check_args(*a))
+    program = dvm.compile(QKV)
+    rng = np.random.default_rng(4)
+    weights = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3)]
+    for call in range(3):  # unplanned, planned, a repeat
+        x = rng.standard_normal((37, 64), dtype=np.float32)
+        assert_matches(program(x, *weights), tuple(x @ w for w in weights), f"call {call}")
+    assert checks == []
+
+
 def test_a_stack_is_one_launch_once_planned(pool_rounds: list[int]) -> None:
     """q, k and v, stacked: once the shape is planned, one pool round trip runs all three
     members' tiles (here each member alone is too small to share the cores), and every

@@ -169,6 +169,7 @@ def launch_stack(
     *,
     fresh: bool = False,
     in_turn: bool = True,
+    checked: bool = False,
 ) -> None:
     """Run independent launches as one (a `tensor.stack`): one hold of the device's
     launch lock and of BLAS, and the cores drain all the members' tiles from one
@@ -178,8 +179,8 @@ def launch_stack(
     projections of one input does, read them while they are in cache; else each
     member's tiles come before the next one's.
 
-    Members are (specialization, args, unplanned), `unplanned` and `fresh` as for
-    `launch`. A member whose launch runs unplanned (on the calling thread)
+    Members are (specialization, args, unplanned), `unplanned`, `fresh` and `checked`
+    as for `launch`. A member whose launch runs unplanned (on the calling thread)
     runs by itself first, and so does one for another device than the first's."""
     if not members:
         return
@@ -187,13 +188,15 @@ def launch_stack(
     stacked: list[tuple[Specialization, Sequence[np.ndarray], bool]] = []
     for spec, args, unplanned in members:
         if spec.idle:
-            _check_args(spec, args)
+            if not checked:
+                _check_args(spec, args)
         elif spec.device is not device or (
             spec.may_run_unplanned(unplanned) and spec.small and not spec.planned
         ):
-            launch(spec, args, fresh=fresh, unplanned=unplanned)
+            launch(spec, args, fresh=fresh, unplanned=unplanned, checked=checked)
         else:
-            _check_args(spec, args)
+            if not checked:
+                _check_args(spec, args)
             alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
             stacked.append((spec, args, alias))
     if not stacked:
@@ -386,8 +389,10 @@ def _planned_cores(specs: Sequence[Specialization], cores: int | None) -> int:
     """Cores for a planned launch of `specs` (one, or a stack's members): one if it is
     small, else the device's, capped by tiles, CPUs and `cores`."""
     tiles = sum(spec.plan.tiles for spec in specs)
+    if tiles < 2:
+        return 1
     work = sum(spec.plan.global_bytes / static_info(spec.program).share_bytes for spec in specs)
-    if tiles < 2 or work < 1:
+    if work < 1:
         return 1  # too little work together for the cores (`Static.share_bytes`)
     dev = specs[0].device
     n = dev.cube_cores if any(spec.has_mma for spec in specs) else dev.vector_cores
