@@ -99,9 +99,11 @@ class Kernel:
         return Kernel.from_plain(plain, to_program(program_op) if binary is None else binary)
 
     @staticmethod
-    def from_plain(plain: dict[str, Any], binary: vm.Program) -> Kernel:
+    def from_plain(plain: dict[str, Any], binary: vm.Program, ahead: bool = True) -> Kernel:
         """The kernel `kernel_plain` describes, running `binary` (validated here by the
-        VM's loader, and refused unless it takes the arguments `plain` declares)."""
+        VM's loader, and refused unless it takes the arguments `plain` declares). Unless
+        `ahead`, its generated code is made at its first launch even when `plain` says
+        to prepare it now (a compile cache hit: see `Variant.from_plain`)."""
         inputs, args, params = plain["inputs"], plain["args"], plain["params"]
         if type(inputs) is not int or not 0 <= inputs <= len(args):
             raise ValueError(f"{inputs!r} inputs of {len(args)} arguments")
@@ -114,7 +116,7 @@ class Kernel:
         outputs = [(rank, vm.DType[dtype].np) for dtype, rank in args[inputs:]]
         device_spec = PRESETS[plain["device"]]()
         program = vm.check(matching(binary, plain["name"], args, len(params)))
-        if plain["prepare"]:
+        if ahead and plain["prepare"]:
             vm.prepare(program, device_spec)
         origin = f"output sizes: {program.name}"
         return Kernel(

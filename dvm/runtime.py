@@ -32,6 +32,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -298,7 +299,9 @@ class CompiledProgram:
             return self.lowered(ones)[0]
         parts = [self.entry, sorted(ones), self.device, PRESETS[self.device]()]
         key = self.disk.key(self.text, parts)
-        found = self.disk.load(key, Variant.from_plain, self.from_ir_entry)
+        # (kernels prepared at their first launch: see `Variant.from_plain`)
+        from_plain = partial(Variant.from_plain, ahead=False)
+        found = self.disk.load(key, from_plain, self.from_ir_entry)
         if found is not None:
             return found
         variant, plain, module = self.lowered(ones)

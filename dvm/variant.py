@@ -85,9 +85,15 @@ class Variant:
             self.arenas.append(call.arena)
 
     @staticmethod
-    def from_plain(data: dict[str, Any], binaries: dict[str, vm.Program]) -> Variant:
+    def from_plain(
+        data: dict[str, Any], binaries: dict[str, vm.Program], ahead: bool = True
+    ) -> Variant:
         """The variant `host_export.export_variant` describes, running `binaries` (each
-        validated by the VM's loader, and checked against the kernel's declarations)."""
+        validated by the VM's loader, and checked against the kernel's declarations).
+        `ahead` prepares the kernels the compile would (their generated Python, see
+        `vm.prepare`) now; otherwise each is prepared at its first launch, as a variant
+        read from the compile cache is: generating and compiling that Python is most of
+        what a hit would otherwise cost, and a kernel never launched never pays it."""
         declared = Declared.from_json(data["declared"])
         function = f"@{declared.function}"
         symbols = [(*checked_axis(declared, i, a), checked_name(n)) for i, a, n in data["symbols"]]
@@ -96,7 +102,7 @@ class Variant:
         for name, plain in data["kernels"].items():
             if plain["name"] != name:
                 raise ValueError(f"the kernel {name!r} is declared as {plain['name']!r}")
-            kernels[name] = Kernel.from_plain(plain, binaries[name])
+            kernels[name] = Kernel.from_plain(plain, binaries[name], ahead)
         slots = int(data["slots"])
         if slots < len(declared.types):
             raise ValueError("fewer slots than arguments")

@@ -243,6 +243,27 @@ def test_an_unusable_entry_is_rebuilt_and_reported(
         dvm.compile(program)
 
 
+def test_a_hit_prepares_each_kernel_at_its_first_launch(
+    cache_dir: Path, rng: np.random.Generator, examples_dir: Path
+) -> None:
+    """A hit generates no kernel's Python (its fast path, its unplanned launch): a
+    kernel's first launch does, and computes what the compile's kernels, prepared
+    ahead, compute. The kernels of the branch not taken stay unprepared."""
+
+    def prepared(program: dvm.runtime.CompiledProgram) -> set[str]:
+        kernels = program.variants[frozenset()].kernels.items()
+        return {n for n, k in kernels if k.specializer.static.fast_paths}
+
+    path = examples_dir / "if_else_add.mlir"  # an `scf.if`: kernels per branch
+    compiled = dvm.compile(path)
+    hit = dvm.compile(path)
+    ahead = prepared(compiled)  # (all but a fallback, prepared at its first launch)
+    assert ahead and prepared(hit) == set()
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes(hit)]
+    np.testing.assert_allclose(hit(*args), compiled(*args), rtol=1e-6, atol=1e-6)
+    assert set() < prepared(hit) < ahead
+
+
 def shapes(program: dvm.runtime.CompiledProgram) -> list[tuple[int, ...]]:
     """Small argument shapes for `program`: each dynamic dim 4."""
     return [tuple(4 if d < 0 else d for d in shape) for *_, shape in program.checks]
