@@ -32,8 +32,15 @@ Terms:
 `Specializer` specializes without the cache `specialize` keeps; `prepare` builds
 ahead what every shape shares; `launch_stack` runs several launches as one. This
 package imports nothing else of dvm but the bf16 dtype of `dvm.numerics`, which
-itself imports nothing of the project.
+itself imports nothing of the project. Importing it loads the stages up to the
+validator; the later ones load at the first use of one of their names here (a
+compile cache hit, which only decodes and validates, loads none of them).
 """
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from dvm.vm.binary import decode, encode
 from dvm.vm.device import DeviceSpec
@@ -51,9 +58,7 @@ from dvm.vm.isa import (
     ReduceKind,
     ScalarTag,
 )
-from dvm.vm.launch import check_inputs, launch, launch_stack, prepare, with_blas_held
 from dvm.vm.loader import check, load
-from dvm.vm.plan import Specialization
 from dvm.vm.program import (
     Arg,
     Extent,
@@ -67,9 +72,50 @@ from dvm.vm.program import (
     View,
     ViewDim,
 )
-from dvm.vm.specialize import Specializer, specialize
-from dvm.vm.stats import LaunchStats
-from dvm.vm.text import AsmError, assemble, disassemble
+
+if TYPE_CHECKING:
+    from dvm.vm.launch import check_inputs, launch, launch_stack, prepare, with_blas_held
+    from dvm.vm.plan import Specialization
+    from dvm.vm.specialize import Specializer, specialize
+    from dvm.vm.stats import LaunchStats
+    from dvm.vm.text import AsmError, assemble, disassemble
+
+_LATER = {
+    **dict.fromkeys(["check_inputs", "launch", "launch_stack", "prepare"], "launch"),
+    "with_blas_held": "launch",
+    "Specialization": "plan",
+    **dict.fromkeys(["Specializer", "specialize"], "specialize"),
+    "LaunchStats": "stats",
+    **dict.fromkeys(["AsmError", "assemble", "disassemble"], "text"),
+}
+"""The names imported at their first use, by module: what decodes and validates a
+program is imported with the package; what specializes and launches it (half of the
+package's import time), when a program first runs. A compile cache hit imports none
+of it."""
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `_LATER`, imported at its first use (then kept in the package)."""
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dvm.vm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"dvm.vm.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """The package, which keeps `launch` and `specialize` the functions: importing a
+    submodule sets the package's attribute of its name to the module, and these two
+    functions are named as their modules (`dvm.vm.launch.launch`)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("launch", "specialize") and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "BY_CODE",

@@ -158,6 +158,28 @@ def test_launches_on_the_calling_thread_start_no_worker() -> None:
     subprocess.run(command, check=True, timeout=300)
 
 
+LATER_IMPORTS = """\
+import importlib, sys
+import dvm.vm as vm
+program = vm.check(vm.load(vm.encode(vm.assemble(sys.argv[1]))))  # decoded, validated
+later = {"dvm.vm.launch", "dvm.vm.specialize", "dvm.vm.planned", "dvm.vm.unplanned"}
+assert not later & set(sys.modules), later & set(sys.modules)
+importlib.import_module("dvm.vm.specialize")  # a module named as its function, first
+from dvm.vm import launch
+assert [vm.specialize.__module__, launch.__module__] == ["dvm.vm.specialize", "dvm.vm.launch"]
+assert [vm.specialize.__name__, launch.__name__] == ["specialize", "launch"]
+assert vm.launch is launch and vm.Specializer is sys.modules["dvm.vm.specialize"].Specializer
+"""
+
+
+def test_the_package_imports_the_launcher_at_first_use() -> None:
+    """`import dvm.vm` loads what decodes and validates programs, not what specializes
+    and launches them (the modules a compile cache hit needs not); `vm.launch` and
+    `vm.specialize` are the functions whichever module was imported first."""
+    command = [sys.executable, "-c", LATER_IMPORTS, P.layernorm(False)]
+    subprocess.run(command, check=True, timeout=300)
+
+
 def test_unplanned_launches_until_one_is_not() -> None:
     """Only a specialization's first launch runs unplanned unless the caller asks again
     with `unplanned` (more launches for the request that met the shape); each launch
