@@ -37,6 +37,10 @@ PLAN_PATIENCE = 16
 """A kernel's launches at a shape run unplanned until they have run this many times its
 program's instructions; the next plans and binds it (`vm.Specializer`'s patience:
 planning costs about what that many instructions cost unplanned beyond planned)."""
+FAST_PATH_WALKS = 10
+"""A kernel without a fast path (one read from the compile cache, a fallback) binds its
+first new launch shapes by the VM's table walk, and the next makes the fast path
+(`vm.Specializer`'s walks: this many walks cost about what making it costs)."""
 
 
 @dataclass
@@ -122,7 +126,9 @@ class Kernel:
         return Kernel(
             name=program.name,
             program=program,
-            specializer=vm.Specializer(program, device_spec, patience=PLAN_PATIENCE),
+            specializer=vm.Specializer(
+                program, device_spec, patience=PLAN_PATIENCE, walks=FAST_PATH_WALKS
+            ),
             device=device_spec,
             sizes=sizes_of_code(
                 ranks, [*params, *shape_symbols], sizes_code, outputs, params, origin

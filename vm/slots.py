@@ -233,6 +233,51 @@ def slot_lines(
     return lines, [ranges[f"s{i}"] for i in range(len(slots))]
 
 
+def evaluate_slots(
+    slots: Sequence[Slot], shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int
+) -> tuple[int, ...] | int:
+    """What the slot function computes (all slot values, or the index of the first slot
+    outside int64), by interpreting each slot's tokens: for a program specialized at a
+    few shapes, where generating and compiling the function would cost tens of times
+    more than evaluating them."""
+    values: list[int] = []
+    for i, slot in enumerate(slots):
+        stack: list[int] = []
+        for t in slot.expr:
+            op = t.op
+            if op is ExprOp.CONST:
+                stack.append(t.a)
+            elif op is ExprOp.DIM:
+                stack.append(shapes[t.a][t.b])
+            elif op is ExprOp.SLOT:
+                stack.append(values[t.a])
+            elif op is ExprOp.PARAM:
+                stack.append(params[t.a])
+            elif op is ExprOp.CORES:
+                stack.append(cores)
+            else:
+                b = stack.pop()
+                stack.append(_APPLY[op](stack.pop(), b))
+        value = stack.pop()
+        if not I64_MIN <= value <= I64_MAX:
+            return i
+        values.append(value)
+    return tuple(values)
+
+
+_APPLY: dict[ExprOp, Callable[[int, int], int]] = {
+    ExprOp.ADD: int.__add__,
+    ExprOp.SUB: int.__sub__,
+    ExprOp.MUL: int.__mul__,
+    ExprOp.FLOORDIV: lambda a, b: a // b if b else 0,
+    ExprOp.CEILDIV: lambda a, b: -(-a // b) if b else 0,
+    ExprOp.MOD: lambda a, b: a % b if b else 0,
+    ExprOp.MIN: min,
+    ExprOp.MAX: max,
+}
+"""The operators as `evaluate_slots` applies them (x / 0 and x % 0 are 0, as generated)."""
+
+
 def compile_slots(slots: Sequence[Slot], origin: str = "slots") -> SlotFn:
     """Compile the slot table of a validated program into one fast function (`origin`
     names it in tracebacks: `generated.define`)."""

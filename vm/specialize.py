@@ -36,7 +36,7 @@ from dvm.vm.plan import (
 )
 from dvm.vm.planner import TilePlanner
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Offsets, Program, nominal_bytes
-from dvm.vm.slots import I64_MAX
+from dvm.vm.slots import I64_MAX, evaluate_slots
 from dvm.vm.static import Static, static_info
 
 MAX_CACHED = 512
@@ -107,6 +107,7 @@ class Specializer:
         device: DeviceSpec | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         patience: int = 0,
+        walks: int = 0,
     ) -> None:
         self.program = program
         self.static = static_info(program)  # validates the program
@@ -114,11 +115,47 @@ class Specializer:
         self.max_steps = max_steps
         self.plan_after = patience * len(program.code)
         """Instructions a specialization's unplanned launches run before one is planned."""
+        self.walks = walks
+        """New shapes to bind without the fast path (`walked`) while the program has none
+        for the device; the next makes it. Generating and compiling it costs what 10 to 30
+        walks cost (BERT's kernels: 1.9-3.5 ms, a walk 80-280 us, the fast path 6-8 us),
+        so a caller that keeps this specializer (a runtime kernel) and meets a few shapes
+        never pays for it, and one that meets many pays about twice at most (rent or buy,
+        as `patience` for plans)."""
 
     @cached_property
     def fast(self) -> FastFn:
-        """The generated fast path: `vm.prepare` makes it ahead, else the first call."""
+        """The generated fast path: `vm.prepare` makes it ahead, else the first call (or
+        the first after `walks`)."""
         return fast_function(self.program, self.device)
+
+    def fast_or_walked(self) -> FastFn:
+        """`fast`, or `walked` while there are `walks` left and no fast path."""
+        if self.walks and fast_key(self.static, self.device) not in self.static.fast_paths:
+            self.walks -= 1
+            return self.walked
+        return self.fast
+
+    def walked(
+        self,
+        shapes: Sequence[Sequence[int]],
+        params: Sequence[int],
+        cores: int | None,
+        unplanned_bytes: int,
+    ) -> tuple[Any, ...]:
+        """What the fast path gives, made without it: the header checked, the slots
+        interpreted (`slots.evaluate_slots`), and no layout, which `bind` then walks
+        the tables for."""
+        st = self.static
+        TableWalk(st, self.device).check_call(shapes, params)
+        dims = tuple(tuple(map(int, shape)) for shape in shapes)
+        values = tuple(map(int, params))
+        nbytes = sum(math.prod(d) * t.itemsize for d, t in zip(dims, st.arg_dtypes, strict=True))
+        if cores is None:  # as the fast path chooses (`checks.fast_source`)
+            small = st.reads_cores and nbytes < unplanned_bytes
+            cores = 1 if small else self.device.cores_for(st.has_mma)
+        slots = evaluate_slots(self.program.slots, dims, values, cores)
+        return dims, values, nbytes, cores, slots, None
 
     def __call__(
         self,
@@ -152,7 +189,8 @@ class Specializer:
         run unplanned (below UNPLANNED_BYTES), else for the device's."""
         s: Any  # the slot values, or the index of one outside int64
         try:
-            dims, values, nbytes, used, s, got = self.fast(shapes, params, cores, UNPLANNED_BYTES)
+            fast = self.fast_or_walked()
+            dims, values, nbytes, used, s, got = fast(shapes, params, cores, UNPLANNED_BYTES)
         except (TypeError, ValueError):
             TableWalk(self.static, self.device).check_call(shapes, params)  # names the argument
             raise
@@ -196,12 +234,18 @@ class Specializer:
 def fast_function(program: Program, device: DeviceSpec) -> FastFn:
     """The program's generated fast path (`checks.py`) for the device (compiled once)."""
     st = static_info(program)
-    memory = device.memory_bytes(st.has_mma)  # a cube program's registers: cube memory
-    key = (memory, device.alignment, device.cores_for(st.has_mma))
+    key = fast_key(st, device)
     fast = st.fast_paths.get(key)
     if fast is None:
         fast = st.fast_paths[key] = compile_fast(program, *key, st.reads_cores)
     return fast
+
+
+def fast_key(static: Static, device: DeviceSpec) -> tuple[int, int, int]:
+    """What a program's fast path depends on of a device: the bytes of the memory its
+    registers live in (cube memory for a program with an mma), the alignment, the cores."""
+    cube = static.has_mma
+    return device.memory_bytes(cube), device.alignment, device.cores_for(cube)
 
 
 class TableWalk:

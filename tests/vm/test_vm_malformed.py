@@ -384,6 +384,19 @@ def test_specialization(name: str, text: str, reason: str, where: tuple[str, int
 @pytest.mark.parametrize(
     ("name", "text", "reason", "where"), SPECIALIZE, ids=[c[0] for c in SPECIALIZE]
 )
+def test_specialization_walked(name: str, text: str, reason: str, where: tuple[str, int]) -> None:
+    """A shape bound without the fast path (a runtime kernel's first: `walks`) is refused
+    for the same reason at the same offset."""
+    prog = vm.load(_bin(text))
+    with pytest.raises(vm.BytecodeError) as e:
+        spec = vm.Specializer(prog, max_steps=1000, walks=1)(SHAPES, [5], lazy=False)
+        spec.plan  # noqa: B018 (planning raises what is wrong with the shapes)
+    assert (e.value.reason, e.value.offset) == (reason, _offset(text, where))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason", "where"), SPECIALIZE, ids=[c[0] for c in SPECIALIZE]
+)
 def test_first_launch_unplanned(name: str, text: str, reason: str, where: tuple[str, int]) -> None:
     """A lazy specialization's first launch runs unplanned (`unplanned.py`): it
     refuses the same programs with the same reason and offset, before or while running."""

@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from dvm.vm import ExprOp
 from dvm.vm.program import Slot, Tok
-from dvm.vm.slots import I64_MAX, I64_MIN, LOCAL_LEAVES, compile_slots, slot_lines, slots_source
+from dvm.vm.slots import (
+    I64_MAX,
+    I64_MIN,
+    LOCAL_LEAVES,
+    compile_slots,
+    evaluate_slots,
+    slot_lines,
+    slots_source,
+)
 
 DIM = Tok.dim(0, 0)
 
@@ -125,8 +133,9 @@ def test_every_slot_value_lies_in_its_range(
     table: list[Slot], dims: tuple[int, int], param: int, cores: int
 ) -> None:
     """Each slot's value (by a plain evaluator) lies in the range the generator gave it,
-    and the compiled function, with the ranges' simplifications, computes it; a value
-    outside int64 is reported as the first such slot."""
+    and the compiled function, with the ranges' simplifications, computes it, as the
+    interpreter (`evaluate_slots`) does; a value outside int64 is reported as the first
+    such slot."""
     _, ranges = slot_lines(table, LOCAL_LEAVES)
     values: list[int] = []
     first_outside = None
@@ -155,6 +164,7 @@ def test_every_slot_value_lies_in_its_range(
         values.append(value)
     got = compile_slots(table)([dims], [param], cores)
     assert got == (first_outside if first_outside is not None else tuple(values))
+    assert evaluate_slots(table, [dims], [param], cores) == got  # the interpreter's too
 
 
 ALIGNED = """\

@@ -137,6 +137,43 @@ def test_a_specializer_binds_like_specialize_without_caching() -> None:
     assert len(prog.cache.specializations) == 1
 
 
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize(("rows", "cols"), SHAPES)
+@pytest.mark.parametrize("lazy", [True, False])
+def test_a_shape_walked_binds_as_the_fast_path_binds(
+    name: str, rows: int, cols: int, lazy: bool
+) -> None:
+    """A specializer's first shapes bound without the fast path (`walks`: the slots
+    interpreted, the tables walked) get what the fast path gives them, and no fast path
+    is made for them."""
+    text, shapes_of, params = PROGRAMS[name]
+
+    def bound(walks: int) -> tuple[object, ...]:
+        prog = vm.load(vm.encode(vm.assemble(text)))
+        spec = vm.Specializer(prog, walks=walks)(shapes_of(rows, cols), params, lazy=lazy)
+        made = static_module.static_info(prog).fast_paths
+        fields = (spec.shapes, spec.params, spec.slots, spec.registers, spec.views)
+        return (*fields, spec.cores, spec.small, spec.shared, spec.plan_after, bool(made))
+
+    assert bound(1) == (*bound(0)[:-1], False)
+
+
+def test_the_fast_path_is_made_after_the_walks() -> None:
+    """A specializer with walks makes the fast path at the first new shape after them,
+    and walks none once the program has one (`vm.prepare` makes it ahead)."""
+    text, shapes_of, params = PROGRAMS["layernorm"]
+    prog = vm.load(vm.encode(vm.assemble(text)))
+    made = static_module.static_info(prog).fast_paths
+    make = vm.Specializer(prog, walks=2)
+    for rows, fast_paths in [(3, 0), (4, 0), (5, 1), (6, 1)]:
+        make(shapes_of(rows, 7), params)
+        assert len(made) == fast_paths
+    prepared = vm.prepare(vm.load(vm.encode(vm.assemble(text))), vm.DeviceSpec.host())
+    again = vm.Specializer(prepared, walks=2)
+    again(shapes_of(3, 7), params)
+    assert again.walks == 2
+
+
 @pytest.mark.parametrize(
     ("shapes", "params", "message"),
     [
@@ -159,12 +196,13 @@ def test_a_specializer_binds_like_specialize_without_caching() -> None:
         ([(4, 16), (16,), (16,), (4, 16)], [], "program takes 1 params, got 0"),
     ],
 )
+@pytest.mark.parametrize("walks", [0, 1])
 def test_shapes_that_do_not_fit_the_header_are_named(
-    shapes: list[tuple[int, ...]], params: list[int], message: str
+    shapes: list[tuple[int, ...]], params: list[int], message: str, walks: int
 ) -> None:
     prog = vm.load(vm.encode(vm.assemble(PROGRAMS["layernorm"][0])))
     with pytest.raises(ValueError, match=message):
-        vm.Specializer(prog)(shapes, params)
+        vm.Specializer(prog, walks=walks)(shapes, params)
 
 
 @pytest.mark.usefixtures("share_from_inline_bytes")
