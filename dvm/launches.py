@@ -13,6 +13,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from dvm import vm
 from dvm.call_errors import check_outputs, not_allocated, refused
 from dvm.expr_code import Sizes, checked_code, sizes_of_code
 from dvm.vm.device import PRESETS
-from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS
+from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, calls_blas
 
 if TYPE_CHECKING:
     from dvm.dialects import bytecode as bc
@@ -63,8 +64,6 @@ class Kernel:
 
     name: str
     program: vm.Program
-    specializer: vm.Specializer
-    """Binds the program to each new launch shape (`plans` keeps the results)."""
     device: vm.DeviceSpec
     sizes: Sizes
     """The outputs' shapes and dtypes, and the launch's shapes and params."""
@@ -76,15 +75,22 @@ class Kernel:
     """Symbols only the outputs' dims name (e.g. a `broadcast_to` target
     taken from an argument that is no input of the kernel): the VM reads
     them from the output arrays, so they are no params; the call gives them."""
+    patience: int = 0
+    walks: int = 0
+    """Its specializer's (`PLAN_PATIENCE` and `FAST_PATH_WALKS` when it was built)."""
 
     def __post_init__(self) -> None:
         self.key_symbols = [*self.params, *self.shape_symbols]
         """What a plan depends on besides the inputs' shapes."""
-
-    @property
-    def uses_blas(self) -> bool:
+        self.uses_blas = calls_blas(self.program)
         """Whether its launches call BLAS (mma, or row sums as matrix-vector products)."""
-        return self.specializer.static.uses_blas
+
+    @cached_property
+    def specializer(self) -> vm.Specializer:
+        """Binds the program to each new launch shape (`plans` keeps the results): made at
+        the first launch, so that a compile cache hit imports none of the VM's stages
+        beyond its validator, and a kernel never launched costs nothing more."""
+        return vm.Specializer(self.program, self.device, patience=self.patience, walks=self.walks)
 
     @staticmethod
     def build(
@@ -126,9 +132,6 @@ class Kernel:
         return Kernel(
             name=program.name,
             program=program,
-            specializer=vm.Specializer(
-                program, device_spec, patience=PLAN_PATIENCE, walks=FAST_PATH_WALKS
-            ),
             device=device_spec,
             sizes=sizes_of_code(
                 ranks, [*params, *shape_symbols], sizes_code, outputs, params, origin
@@ -136,6 +139,8 @@ class Kernel:
             params=list(params),
             inputs=inputs,
             shape_symbols=list(shape_symbols),
+            patience=PLAN_PATIENCE,
+            walks=FAST_PATH_WALKS,
         )
 
     plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(

@@ -29,6 +29,7 @@ from typing import Any
 from dvm.vm.isa import (
     BY_NAME,
     AccKind,
+    Cat,
     DType,
     ExprOp,
     ExtentKind,
@@ -295,3 +296,24 @@ class Offsets:
     views: tuple[int, ...]
     code: tuple[int, ...]
     end: int
+
+
+def calls_blas(program: Program) -> bool:
+    """Whether some instruction of `program` calls BLAS: an mma, or a float sum over one
+    axis of a tile of rank 2 or more (`blas_sum`)."""
+    return any(
+        ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA) or blas_sum(program, ins) for ins in program.code
+    )
+
+
+def blas_sum(p: Program, ins: Instr) -> bool:
+    """Whether an instruction is a float sum over one axis of a tile of rank 2 or more,
+    which both executors run as a BLAS matrix product with a ones vector
+    (`kernels.blas_row_sum`, `kernels.matmul_sum_axis`); other reductions never call BLAS,
+    so a launch need not hold it for them."""
+    if ins.op.cat is not Cat.REDUCE or ins.operands[2] is not ReduceKind.SUM:
+        return False
+    dst, src, axes = ins.operands[0], ins.operands[1], ins.operands[3]
+    floats = p.registers[dst].dtype in (DType.F32, DType.F64)
+    one_axis = axes != 0 and axes & (axes - 1) == 0
+    return floats and one_axis and len(p.registers[src].shape) >= 2

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy as np
 from dvm.vm.isa import ACCUMULATE, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
 from dvm.vm.loader import validated
 from dvm.vm.plan import share_bytes
-from dvm.vm.program import Index, Instr, Program
+from dvm.vm.program import Index, Instr, Program, calls_blas
 from dvm.vm.shapes import Rule, rules
 from dvm.vm.slots import SlotTable
 from dvm.vm.validate import LoopInfo
@@ -107,7 +106,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
     stored_views = frozenset(ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY)
     stored = frozenset(p.views[v].arg for v in stored_views)
     has_mma = any(ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA) for ins in p.code)
-    uses_blas = has_mma or any(map(partial(blas_sum, p), p.code))
+    uses_blas = calls_blas(p)
     alias_regs, alias_args = _aliases(p, stored)
     return Static(
         program=p,
@@ -143,19 +142,6 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
         share_bytes=share_bytes(p, has_mma),
         nests=perfect_nests(p.code, loops.end_of),
     )
-
-
-def blas_sum(p: Program, ins: Instr) -> bool:
-    """Whether an instruction is a float sum over one axis of a tile of rank 2 or more,
-    which both executors run as a BLAS matrix product with a ones vector
-    (`kernels.blas_row_sum`, `kernels.matmul_sum_axis`); other reductions never call BLAS,
-    so a launch need not hold it for them."""
-    if ins.op.cat is not Cat.REDUCE or ins.operands[2] is not ReduceKind.SUM:
-        return False
-    dst, src, axes = ins.operands[0], ins.operands[1], ins.operands[3]
-    floats = p.registers[dst].dtype.np in (np.dtype(np.float32), np.dtype(np.float64))
-    one_axis = axes != 0 and axes & (axes - 1) == 0
-    return floats and one_axis and len(p.registers[src].shape) >= 2
 
 
 def perfect_nests(code: Sequence[Instr], end_of: dict[int, int]) -> dict[int, int]:
