@@ -10,14 +10,15 @@ Public entry points:
 - `dvm.lazy` runs numpy code on lazy arrays, recorded and compiled (docs/lazy.md).
 """
 
-from pathlib import Path
+import os.path
 
 # In a source checkout the subpackages (dialects/, passes/, lowering/, vm/)
 # stand beside this folder; an install maps them into `dvm`. Do the same
 # mapping when `dvm` is imported straight from a checkout (e.g. `python -m`
-# run from the repository root).
-if not (Path(__file__).parent / "dialects").exists():
-    __path__.append(str(Path(__file__).resolve().parent.parent))
+# run from the repository root). (By `os.path`: importing `pathlib` costs
+# more than the rest of the package.)
+if not os.path.exists(os.path.join(os.path.dirname(__file__), "dialects")):
+    __path__.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
 from typing import TYPE_CHECKING, Any
 

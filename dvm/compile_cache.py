@@ -38,7 +38,6 @@ import os
 import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dvm.vm import Program
@@ -62,16 +61,17 @@ class CacheWarning(UserWarning):
     """A compile cache entry could not be used (it was rebuilt), or not written."""
 
 
-def cache_directory(enabled: bool | None = None) -> Path | None:
+def cache_directory(enabled: bool | None = None) -> str | None:
     """The folder of the compile cache, or None when it is off (`enabled` False, or
-    None and `DVM_CACHE=off`)."""
+    None and `DVM_CACHE=off`). (Paths here are `os.path` strings: a hit imports no
+    `pathlib`, which would cost it 3 ms.)"""
     if enabled is False or (enabled is None and os.environ.get("DVM_CACHE") == "off"):
         return None
     given = os.environ.get("DVM_CACHE_DIR")
     if given:
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dvm"
+        return given
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dvm")
 
 
 @cache
@@ -84,11 +84,11 @@ def compiler_version() -> str:
         name = f"dvm.{package}" if package else "dvm"
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.submodule_search_locations is not None
-        digest.update(source_stamps(Path(next(iter(spec.submodule_search_locations)))))
+        digest.update(source_stamps(next(iter(spec.submodule_search_locations))))
     return digest.hexdigest()
 
 
-def source_stamps(folder: Path) -> bytes:
+def source_stamps(folder: str | os.PathLike[str]) -> bytes:
     """The name, size and modification time of each Python file in `folder` (as
     `glob("*.py")` finds them: hidden files are none): how Python's bytecode cache tells
     a changed source file, without reading the files (reading the compiler's hundred
@@ -96,17 +96,19 @@ def source_stamps(folder: Path) -> bytes:
     `glob` and its `Path` objects cost)."""
     with os.scandir(folder) as entries:
         found = [(e.name, e.stat()) for e in entries if e.name.endswith(".py") and e.name[0] != "."]
-    stamps = [f"{folder.name}/{n} {st.st_size} {st.st_mtime_ns}\0" for n, st in sorted(found)]
+    name = os.path.basename(folder)
+    stamps = [f"{name}/{n} {st.st_size} {st.st_mtime_ns}\0" for n, st in sorted(found)]
     return "".join(stamps).encode()
 
 
-def source_key(source: str | Path) -> str | None:
+def source_key(source: str | os.PathLike[str]) -> str | None:
     """How the cache keys a program given as text or a file: its text and the file name
     error messages quote (`dvm.ir.read_source`'s); None when the file cannot be read
     as UTF-8 text (its parse says why and where)."""
-    if isinstance(source, Path) or ("\n" not in source and source.endswith(".mlir")):
+    if not isinstance(source, str) or ("\n" not in source and source.endswith(".mlir")):
         try:
-            return f"{Path(source).read_bytes().decode()}\0{source}"
+            with open(source, "rb") as file:
+                return f"{file.read().decode()}\0{source}"
         except (OSError, UnicodeDecodeError):
             return None
     return f"{source}\0<string>"
@@ -119,12 +121,11 @@ def installed_version(package: str) -> str:
     spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
         return "none"
-    origin = Path(spec.origin)
     prefix = f"{package}-"
-    for entry in sorted(os.listdir(origin.parent.parent)):
+    for entry in sorted(os.listdir(os.path.dirname(os.path.dirname(spec.origin)))):
         if entry.startswith(prefix) and entry.endswith(".dist-info"):
             return entry[len(prefix) : -len(".dist-info")]
-    return str(origin.stat().st_mtime_ns)
+    return str(os.stat(spec.origin).st_mtime_ns)
 
 
 def printed(module: ModuleOp) -> str:
@@ -139,7 +140,7 @@ def printed(module: ModuleOp) -> str:
 class CompileCache:
     """The cache's entries in one folder."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: str):
         self.directory = directory
 
     @staticmethod
@@ -151,8 +152,8 @@ class CompileCache:
         digest.update(program.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 
-    def path(self, key: str) -> Path:
-        return self.directory / f"{key}.dvmc"
+    def path(self, key: str) -> str:
+        return os.path.join(self.directory, f"{key}.dvmc")
 
     def load(
         self,
@@ -166,7 +167,8 @@ class CompileCache:
         when there is no entry, or it is unusable (a `CacheWarning`)."""
         path = self.path(key)
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as file:
+                data = file.read()
         except FileNotFoundError:
             return None
         except OSError as e:
@@ -215,7 +217,7 @@ class CompileCache:
         import tempfile  # (only a store needs it: a hit spares its import, shutil's, random's)
 
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            os.makedirs(self.directory, exist_ok=True)
             handle, temporary = tempfile.mkstemp(".tmp", f"{key}.", self.directory)
             try:
                 with os.fdopen(handle, "wb") as file:

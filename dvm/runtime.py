@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import gc
 import itertools
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -53,6 +53,8 @@ from dvm.vm.generated import define
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from xdsl.dialects.builtin import ModuleOp
 
 FREEZE_AFTER_FIRST_COMPILE = True
@@ -396,7 +398,7 @@ def compile(
     directory = cache_directory(cache)
     module: ModuleOp | None = None
     key_text: str | None = None
-    if isinstance(src, str | Path):
+    if isinstance(src, str | os.PathLike):
         if directory is not None:  # the text and file name, which error messages quote
             key_text = source_key(src)
         if key_text is None:  # no cache, or a file that is no UTF-8 text (the parse says where)
@@ -417,7 +419,7 @@ def compile(
         world_of(group),
         disk=None if key_text is None or directory is None else CompileCache(directory),
         text=key_text or "",
-        origin=src if isinstance(src, str | Path) else "",
+        origin=src if isinstance(src, str | os.PathLike) else "",
     )
     freeze_once()
     return program

@@ -304,6 +304,24 @@ def test_dvm_run_no_cache(cache_dir: Path, tmp_path: Path) -> None:
     assert len(entries(cache_dir)) == 1
 
 
+HIT_IMPORTS = """\
+import sys
+import numpy
+import dvm
+dvm.compile(sys.argv[1])
+assert "tempfile" not in sys.modules, "not a hit: the entry was written"
+assert "pathlib" not in sys.modules, "a cache hit imported pathlib"
+"""
+
+
+def test_a_hit_imports_no_pathlib(cache_dir: Path, examples_dir: Path) -> None:
+    """A fresh process's hit never imports `pathlib` (3 ms of its own imports): the
+    cache and the package use `os.path`."""
+    path = str(examples_dir / "gelu.mlir")
+    dvm.compile(path)  # writes the entry
+    subprocess.run([sys.executable, "-c", HIT_IMPORTS, path], check=True, timeout=300)
+
+
 HIT_WITHOUT_COMPILER = """\
 import sys
 import numpy as np

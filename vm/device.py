@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
-_CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
+_CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
 
 HOST_LOCAL_IN_L2 = 4
 """The host's local memory per core, in per-core L2 caches. Tiles that only fill L2
@@ -112,16 +111,23 @@ def _per_core_cache(wanted: int, shared: bool = False) -> int | None:
     """Size of cpu0's data/unified cache of level `wanted` divided by the CPUs sharing it
     (with `shared`: the whole cache)."""
     try:
-        for index in sorted(_CACHE_DIR.glob("index*")):
-            level = (index / "level").read_text().strip()
-            kind = (index / "type").read_text().strip()
+        for index in sorted(n for n in os.listdir(_CACHE_DIR) if n.startswith("index")):
+            folder = os.path.join(_CACHE_DIR, index)
+            level, kind = _read(folder, "level"), _read(folder, "type")
             if level == str(wanted) and kind in ("Unified", "Data"):
-                size = _parse_size((index / "size").read_text().strip())
-                sharing = _count_cpus((index / "shared_cpu_list").read_text().strip())
+                size = _parse_size(_read(folder, "size"))
+                sharing = _count_cpus(_read(folder, "shared_cpu_list"))
                 return size if shared else size // max(sharing, 1)
     except (OSError, ValueError):
         return None
     return None
+
+
+def _read(folder: str, name: str) -> str:
+    """The text of a file of `folder`, stripped (by `os.path`: a compile cache hit
+    imports no `pathlib`)."""
+    with open(os.path.join(folder, name)) as file:
+        return file.read().strip()
 
 
 def _parse_size(text: str) -> int:
