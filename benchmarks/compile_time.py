@@ -10,9 +10,11 @@ Prints, with the load average (on a shared machine the times swing with it):
   first `dvm.compile` of gelu (goal: 1 s in all); median, p90, max;
 - a cache hit in a fresh process: `import dvm`, `import numpy`, then `dvm.compile` of
   bert_layer from an entry another process wrote (goal: 20 ms beyond the imports; it
-  includes importing dvm's runtime and VM) and its first call (all dims 2 to 9): what
-  the compile leaves to the first call shows there; and the two's CPU time; then a call
-  at a second shape (each dim one more): what a new shape costs a fresh process;
+  includes importing dvm's runtime and VM) and its first call (all dims 2 to 9), which
+  imports the rest of the VM and makes each launched kernel's unplanned launcher (a hit
+  leaves them to it): the two together are the honest figure; and their CPU time; then
+  a call at a second shape (each dim one more): what a new shape costs a fresh process
+  (its kernels walk the VM's tables: their fast paths come at the 11th shape);
 - a program's first compile in a warm process, what a user pays: for each of
   FIRST_PROGRAMS, --processes new processes that import dvm and compile gelu (or,
   for gelu, softmax), then compile the program --repeat + 1 times, cache off; the
