@@ -40,7 +40,6 @@ from dvm.dialects import tile
 from dvm.dialects.expr import (
     ExprAttr,
     as_expr,
-    expr_text,
     replace,
     sceiling,
     symbol,
@@ -78,18 +77,24 @@ def element_bytes(element: Attribute) -> int:
     return DTYPE_BY_TEXT[dtype_text(element)].np.itemsize
 
 
+SLOT_NAME = re.compile(r"s\d+")
+"""A slot's symbol (`s3`): a tile size named in the kernel."""
+
+
 @dataclass
 class Slots:
     """The program's parameter slots, interned by expression."""
 
     exprs: list[sympy.Expr] = field(default_factory=list)
-    index: dict[str, int] = field(default_factory=dict)
-    """Each slot by its expression's text."""
+    index: dict[sympy.Expr, int] = field(default_factory=dict)
+    """Each slot by its expression (sympy's structural equality: every symbol is made
+    by `symbol`, so two expressions that print alike are equal; printing them to
+    compare costs sympy's printer tens of microseconds a node the first time)."""
     renames: dict[sympy.Symbol, sympy.Symbol] = field(default_factory=dict)
     """Named tile sizes (`t0`) -> the slot symbol (`s3`) that holds them."""
     known: dict[tuple[type, object], int] = field(default_factory=dict)
-    """`of` by its argument (and its type: 1 and 1.0 print apart) while `renames` stays:
-    sympy's printing is most of lowering's time otherwise."""
+    """`of` by its argument (and its type: 1 and 1.0 hash alike) while `renames` stays:
+    renaming walks the expression's whole tree."""
 
     def of(self, expr: sympy.Expr | int) -> int:
         key = (type(expr), expr)
@@ -106,13 +111,13 @@ class Slots:
     def intern(self, expr: sympy.Expr) -> int:
         """The slot of `expr`, renamed, made if new."""
         value = replace(expr, self.renames)
-        text = expr_text(value)
-        if re.fullmatch(r"s\d+", text):  # a named tile size: its own slot
-            return int(text[1:])
-        if text not in self.index:
-            self.index[text] = len(self.exprs)
+        if isinstance(value, sympy.Symbol) and SLOT_NAME.fullmatch(value.name):  # a named size
+            return int(value.name[1:])
+        found = self.index.get(value)
+        if found is None:
+            found = self.index[value] = len(self.exprs)
             self.exprs.append(value)
-        return self.index[text]
+        return found
 
     def name(self, expr: sympy.Expr) -> str:
         return f"s{self.of(expr)}"
