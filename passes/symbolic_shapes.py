@@ -79,8 +79,13 @@ ONE = sympy.Integer(1)
 
 def same(a: sympy.Expr, b: sympy.Expr) -> bool:
     """Provably equal. Shapes are polynomials in the symbols, so expanding
-    the difference decides it exactly."""
-    return a == b or sympy.expand(a - b) == 0
+    the difference decides it exactly; two symbols or numbers are equal only when
+    they are the same (most dims are: no difference to build and expand)."""
+    if a == b:
+        return True
+    if (a.is_Symbol or a.is_Integer) and (b.is_Symbol or b.is_Integer):
+        return False
+    return sympy.expand(a - b) == 0
 
 
 @dataclass
