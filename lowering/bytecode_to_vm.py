@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import cast
 
 import sympy
 from xdsl.dialects.builtin import ModuleOp
@@ -98,13 +97,28 @@ def fold(args: Sequence[sympy.Basic], op: ExprOp) -> list[Tok | str]:
 
 def add_terms(terms: Sequence[sympy.Basic]) -> list[Tok | str]:
     """A sum, with negated terms subtracted (the VM has no negation)."""
-    exprs = [cast(sympy.Expr, t) for t in terms]
-    positive = [t for t in exprs if not t.could_extract_minus_sign()]
-    negative = [-t for t in exprs if t.could_extract_minus_sign()]
+    positive = [t for t in terms if negated(t) is None]
     tokens: list[Tok | str] = fold(positive, ExprOp.ADD) if positive else [Tok.const(0)]
-    for term in negative:
-        tokens += [*named_postfix(term), Tok.binop(ExprOp.SUB)]
+    for term in terms:
+        factors = negated(term)
+        if factors is not None:
+            tokens += [*fold(factors, ExprOp.MUL), Tok.binop(ExprOp.SUB)]
     return tokens
+
+
+def negated(term: sympy.Basic) -> list[sympy.Basic] | None:
+    """The factors of -`term` when it is a negative number or a product with a negative
+    coefficient (sympy's `could_extract_minus_sign`), else None. Read off its
+    coefficient: sympy would build -`term`, a new product (by assumption queries, in a
+    process that has not built it yet), whose postfix is these factors'."""
+    if isinstance(term, sympy.Integer):
+        return [sympy.Integer(-int(term))] if term < 0 else None
+    if not term.is_Mul:
+        return None
+    coefficient, *rest = term.args
+    if not (isinstance(coefficient, sympy.Integer) and coefficient < 0):
+        return None
+    return rest if coefficient == -1 else [sympy.Integer(-int(coefficient)), *rest]
 
 
 BINOP_SYMPY: dict[ExprOp, Callable[[sympy.Expr, sympy.Expr], sympy.Expr]] = {
