@@ -6,8 +6,8 @@ call. So each set of expressions becomes one plain Python function, generated on
 `python_function` (any expressions), `sizes_function` (a kernel's output shapes and
 params); `expression_code` is their text, which `dvm.expr_code` turns into functions
 (the compile cache keeps it).
-A floor or ceiling of a quotient is printed as integer division (`IntegerPrinter`),
-exact at any size.
+A floor or ceiling of a quotient is printed as integer division (`python_text`, and
+`IntegerPrinter` for what it leaves to sympy), exact at any size.
 """
 
 from __future__ import annotations
@@ -88,11 +88,100 @@ class IntegerPrinter(PythonCodePrinter):
 def expression_code(exprs: Sequence[sympy.Expr]) -> Code:
     """`exprs` as Python text: the subexpressions they share as temporaries, then each
     expression (plain data, which `dvm.expr_code` turns into functions)."""
-    printer = IntegerPrinter()
     exact = [integer_division(e) for e in exprs]
     shared, reduced = common_subexpressions(exact)
-    temps = [(str(t), str(printer.doprint(e))) for t, e in shared]
-    return temps, [f"int({printer.doprint(e)})" for e in reduced]
+    temps = [(t.name, python_text(e)) for t, e in shared]
+    return temps, [f"int({python_text(e)})" for e in reduced]
+
+
+def python_text(expr: sympy.Basic) -> str:
+    """Python for an integer expression (after `integer_division`), its terms and
+    factors in the order sympy holds them. Written here for the integer arithmetic
+    shapes and tile sizes are made of: sympy's printer orders a sum's terms by sort
+    keys and weighs each node's precedence, tens of microseconds a node the first
+    time it meets one. Anything else (a rational coefficient, a negative power) is
+    left to sympy's printer (`IntegerPrinter`), in parentheses."""
+    if expr.is_Integer or expr.is_Symbol:
+        return str(expr)
+    if expr.is_Add:
+        return _sum_text(expr.args)
+    if expr.is_Mul:
+        coefficient, factors = _signed_term(expr)
+        if coefficient is not None:
+            return _product_text(coefficient, factors)
+    elif expr.is_Pow:
+        if _plain_factor(expr):
+            return f"{_operand(expr.args[0])}**{expr.args[1]}"
+    elif isinstance(expr, sympy.Min | sympy.Max):
+        name = "min" if isinstance(expr, sympy.Min) else "max"
+        return f"{name}({', '.join(map(python_text, expr.args))})"
+    elif isinstance(expr, FloorDiv | CeilDiv):
+        num, den = (python_text(a) for a in expr.args)
+        if isinstance(expr, FloorDiv):
+            return f"(({num}) // ({den}))"
+        return f"(-(-({num}) // ({den})))"
+    elif isinstance(expr, sympy.floor | sympy.ceiling):
+        name = "math.floor" if isinstance(expr, sympy.floor) else "math.ceil"
+        return f"{name}({python_text(expr.args[0])})"
+    elif isinstance(expr, sympy.Mod):
+        return f"{_operand(expr.args[0])} % {_operand(expr.args[1])}"
+    return f"({IntegerPrinter().doprint(expr)})"
+
+
+def _plain_factor(expr: sympy.Basic) -> bool:
+    """Whether a factor of a product is no power, or a power with a positive integer
+    exponent (a quotient's 1/y is left to sympy's printer)."""
+    if not expr.is_Pow:
+        return True
+    exponent = expr.args[1]
+    return isinstance(exponent, sympy.Integer) and int(exponent) > 0
+
+
+def _sum_text(terms: Sequence[sympy.Basic]) -> str:
+    """`a + b - 2*c`: a term with a negative coefficient is subtracted."""
+    text = python_text(terms[0])
+    for term in terms[1:]:
+        coefficient, factors = _signed_term(term)
+        if coefficient is not None and coefficient < 0:
+            text += f" - {_product_text(-coefficient, factors)}"
+        else:
+            text += f" + {python_text(term)}"
+    return text
+
+
+def _signed_term(term: sympy.Basic) -> tuple[int | None, list[sympy.Basic]]:
+    """(the integer coefficient, the other factors) of a product of plain factors or a
+    number; (None, []) for any other term."""
+    if isinstance(term, sympy.Integer):
+        return int(term), []
+    if term.is_Mul:
+        first, *factors = term.args
+        if not first.is_Number:
+            first, factors = sympy.Integer(1), list(term.args)
+        if isinstance(first, sympy.Integer) and all(map(_plain_factor, factors)):
+            return int(first), factors
+    return None, []
+
+
+def _product_text(coefficient: int, factors: Sequence[sympy.Basic]) -> str:
+    parts = [_operand(f) for f in factors]
+    if not parts:
+        return str(coefficient)
+    if coefficient == 1:
+        return "*".join(parts)
+    if coefficient == -1:
+        return "-" + "*".join(parts)
+    return "*".join([str(coefficient), *parts])
+
+
+def _operand(expr: sympy.Basic) -> str:
+    """`python_text` of `expr` as an operand of `*`, `%` or `**`."""
+    text = python_text(expr)
+    if expr.is_Symbol or (isinstance(expr, sympy.Integer) and int(expr) >= 0):
+        return text
+    if isinstance(expr, sympy.Min | sympy.Max | sympy.floor | sympy.ceiling | FloorDiv | CeilDiv):
+        return text  # a call, or parenthesized
+    return f"({text})"
 
 
 def common_subexpressions(
