@@ -61,14 +61,30 @@ def floor_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 
 
 def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    """a/b as sympy makes it. A sum or a number over a sum is put together directly:
-    sympy would make 1/b again and again, each time searching b for an infinite term
-    by assumption queries (milliseconds, in a process that has not asked them)."""
-    if not b.is_Add or not (a.is_Add or a.is_Integer) or a in (0, 1, b):
+    """a/b as sympy makes it. Over a sum or a call (Max, Min, floor, ceiling), a number,
+    a name, a sum or a call is put together directly: sympy would make 1/b again and
+    again, each time searching b for an infinite term or asking whether it is zero,
+    by assumption queries that walk a nested tile size (milliseconds, in a process
+    that has not asked them). The product is what sympy's would be: its factors in
+    sympy's order, none of which can cancel or combine with 1/b. A name or a call
+    over a whole number is that with the coefficient 1/b, as sympy puts it first."""
+    if isinstance(b, sympy.Integer) and b > 1 and (a.is_Symbol or isinstance(a, OVER[1:])):
+        return cast(sympy.Expr, sympy.Mul(sympy.Rational(1, int(b)), a, evaluate=False))
+    if not isinstance(b, OVER) or a in (0, 1, b) or not _plain_numerator(a):
         return a / b
     factors = [a, sympy.Pow(b, -1, evaluate=False)]
     _mulsort(factors)  # in sympy's order of a product's factors
     return cast(sympy.Expr, sympy.Mul(*factors, evaluate=False))
+
+
+OVER = (sympy.Add, sympy.Min, sympy.Max, sympy.floor, sympy.ceiling)
+"""The denominators `quotient` divides by itself."""
+
+
+def _plain_numerator(a: sympy.Expr) -> bool:
+    """A numerator that stays one factor of the quotient: an integer (not 0 or 1,
+    which sympy drops), a name, a sum or a call."""
+    return bool(a.is_Integer or a.is_Symbol or a.is_Add or a.is_Function)
 
 
 @dataclass

@@ -115,6 +115,21 @@ def is_integer_arithmetic(expr: sympy.Basic) -> bool:
     return all(map(is_integer_arithmetic, expr.args))
 
 
+def test_quotients_are_what_sympy_makes() -> None:
+    """`tiling.quotient` puts a number, a name, a sum or a call over a sum or a call
+    together itself: the product sympy's division makes, in sympy's order."""
+    from dvm.lowering.tiling import OVER, quotient
+
+    exprs = random_exprs(4, 400)
+    denominators = [e for e in exprs if isinstance(e, OVER)]
+    rng = random.Random(5)
+    assert len(denominators) > 50
+    for b in [*denominators, *map(sympy.Integer, (2, 16, 297088))]:
+        for a in [*rng.sample(exprs, 5), *SYMBOLS, sympy.Integer(-3), sympy.Integer(1), b]:
+            made = quotient(a, b)
+            assert made == a / b and sympy.srepr(made) == sympy.srepr(a / b), (a, b)
+
+
 def test_texts_are_what_sympy_prints() -> None:
     """`expr_text` prints each subexpression once (it remembers their texts), and
     writes what `str` writes, at the top and inside sums, products, powers and calls."""
