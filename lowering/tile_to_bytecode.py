@@ -558,14 +558,20 @@ class ProgramBuilder:
         return decls
 
     def register_decls(self) -> list[Operation]:
-        """Each register's shape slots and its aligned byte offset (a slot)."""
+        """Each register's shape slots and its aligned byte offset (a slot). The offsets
+        are sums over the tile sizes' slot names (`s3`), as the slots write them: made of
+        the named sizes (`t0`), each sum would be made twice, the second time renamed,
+        and sympy's arithmetic on a product it has not met costs assumption queries."""
         decls: list[Operation] = []
         offset: sympy.Expr = sympy.Integer(0)
+        last = len(self.regs.kinds) - 1
         for r, (dtype, shape) in enumerate(self.regs.kinds):
             dims = [self.slots.of(d) for d in shape]
             decls.append(bc.RegOp.make(r, dtype, dims, self.slots.of(offset)))
-            size = sympy.Mul(*shape) * DTYPE_BY_TEXT[dtype].np.itemsize
-            offset = offset + whole_units(size, self.alignment) * self.alignment
+            if r < last:
+                named = [replace(as_expr(d), self.slots.renames) for d in shape]
+                size = sympy.Mul(*named) * DTYPE_BY_TEXT[dtype].np.itemsize
+                offset = offset + whole_units(size, self.alignment) * self.alignment
         return decls
 
 
