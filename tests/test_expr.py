@@ -226,6 +226,19 @@ def test_smin_and_smax_build_what_sympy_builds_unevaluated() -> None:
             assert expr_text(made) == expr_text(expected)
 
 
+def test_sfloor_and_sceiling_build_what_sympy_builds_unevaluated() -> None:
+    """`sfloor`/`sceiling` make their call without sympy's constructor: the same
+    expression (equal, same hash and srepr), with the same argument counts."""
+    for expr in random_exprs(7, 200):
+        for kind, build in ((sympy.floor, sfloor), (sympy.ceiling, sceiling)):
+            if expr.is_number:
+                continue
+            made, expected = build(expr), kind(expr, evaluate=False)
+            assert made == expected and hash(made) == hash(expected)
+            assert sympy.srepr(made) == sympy.srepr(expected)
+            assert made.nargs == expected.nargs and made.is_integer == expected.is_integer
+
+
 def test_attributes_round_trip_in_a_module() -> None:
     exprs = random_exprs(2, 60)
     attrs = {f"dvm.e{i}": ExprAttr(e) for i, e in enumerate(exprs)}
