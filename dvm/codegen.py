@@ -20,7 +20,7 @@ import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 from dvm.dialects.expr import integer_fraction
-from dvm.expr_code import Code, Sizes, function_of_code, sizes_of_code
+from dvm.expr_code import Code, Sizes, function_of_code, generated, sizes_of_code
 
 
 def python_function(
@@ -91,7 +91,9 @@ def expression_code(exprs: Sequence[sympy.Expr]) -> Code:
     exact = [integer_division(e) for e in exprs]
     shared, reduced = common_subexpressions(exact)
     temps = [(t.name, python_text(e)) for t, e in shared]
-    return temps, [f"int({python_text(e)})" for e in reduced]
+    values = [f"int({python_text(e)})" for e in reduced]
+    generated([*(text for _, text in temps), *values])
+    return temps, values
 
 
 def python_text(expr: sympy.Basic) -> str:

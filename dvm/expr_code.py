@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,6 +47,8 @@ _NODES = (
 """The Python syntax an expression's text may use: arithmetic, comparisons, calls."""
 _CALLS = {"int", "max", "min", "abs"}
 _MATH = {"floor", "ceil"}
+_KNOWN_NAMES = _CALLS | _MATH | {"math"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 class CodeError(ValueError):
@@ -73,10 +76,27 @@ def checked_code(code: Any, names: Sequence[str]) -> Code:
     return checked_temps, [checked_expression(text, known) for text in values]
 
 
+GENERATED_KEPT = 1 << 14
+"""The most texts `generated` remembers (it starts again when full)."""
+_generated: set[str] = set()
+
+
+def generated(texts: Sequence[str]) -> None:
+    """Remember `texts` as this process's own, written by `dvm.codegen`: a compile
+    checks the code it has just generated as it would code read from the cache, and
+    parsing each text again costs Python's parser tens of microseconds."""
+    if len(_generated) + len(texts) > GENERATED_KEPT:
+        _generated.clear()
+    _generated.update(texts)
+
+
 def checked_expression(text: Any, names: set[str]) -> str:
-    """`text`, once it is an expression of `names` made of `_NODES` only."""
+    """`text`, once it is an expression of `names` made of `_NODES` only. A text this
+    process generated is such an expression: only its names are checked."""
     if not isinstance(text, str):
         raise CodeError("an expression is no text")
+    if text in _generated and set(_NAME.findall(text)) <= names | _KNOWN_NAMES:
+        return text
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:

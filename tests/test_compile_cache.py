@@ -403,6 +403,30 @@ def test_cached_code_is_integer_arithmetic_only(text: str) -> None:
         checked_code([[], [text]], ["x"])
 
 
+def test_code_this_process_generated_is_checked_for_its_names_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What `codegen` generated is not parsed again when a compile checks it, but a
+    name the caller does not know is refused all the same."""
+    import ast
+
+    import sympy
+
+    from dvm.codegen import expression_code
+
+    x, y = sympy.symbols("x y", integer=True, nonnegative=True)
+    code = expression_code([sympy.Max(x, y) + 2 * sympy.floor(x / 7)])
+    parsed: list[str] = []
+    parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, **k: parsed.append(text) or parse(text, **k))
+    assert checked_code(code, ["x", "y"]) == code and not parsed
+    with pytest.raises(CodeError):
+        checked_code(code, ["x"])
+    with pytest.raises(CodeError):  # no generated text: parsed and checked whole
+        checked_code([[], ["max(x, y).__class__"]], ["x", "y"])
+    assert parsed
+
+
 def test_cached_code_accepts_what_codegen_prints() -> None:
     code = [[["_t0", "max(x, 4)"]], ["int(((x + _t0) // (-_t0)))", "int(min(_t0, math.floor(x)))"]]
     assert function_of_code(checked_code(code, ["x"]), ["x"])(7) == (-2, 7)
