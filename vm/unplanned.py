@@ -24,14 +24,11 @@ passed in by name, never printed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from dvm.vm.binary import layout
-from dvm.vm.errors import BytecodeError
 from dvm.vm.generated import define, program_origin
 from dvm.vm.grouped_matmul import grouped_mma
 from dvm.vm.isa import (
@@ -54,7 +51,6 @@ from dvm.vm.kernels import (
     counter_pos,
     for_store,
     fusable,
-    global_view,
     iota_base,
     matmul_sum_axis,
     middle_sum_operands,
@@ -70,8 +66,8 @@ from dvm.vm.kernels import (
 )
 from dvm.vm.memory import Kept, trim
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
-from dvm.vm.plan import Shape, Specialization, ViewPlan
-from dvm.vm.program import MAX_ARRAY_BYTES, Extent, Instr, Program, Scalar, nominal_bytes
+from dvm.vm.plan import Specialization
+from dvm.vm.program import Extent, Instr, Program, Scalar
 from dvm.vm.shapes import (
     ACC_MISMATCH,
     MISMATCH,
@@ -82,6 +78,15 @@ from dvm.vm.shapes import (
 )
 from dvm.vm.static import NO_DESTINATION, in_place_writer, read_registers, static_info
 from dvm.vm.top_k import write_top_k
+from dvm.vm.unplanned_calls import (
+    BROADCASTS,
+    broadcast_pair,
+    copied,
+    fail,
+    new_view,
+    scratch,
+    whole_array,
+)
 
 # --------------------------------------------------------------------------
 # What depends only on the program: generated once
@@ -163,8 +168,9 @@ class Launcher:
     a view's whole array of global memory is `G<v>` (made before the grid runs), a
     grid axis's counter `g<a>` and a loop level's `j<level>`, a tile-size slot `T<i>`.
     A tile of a view is a slice of its `G` by those counters and tile sizes. The slow
-    paths are calls: `_new`, a register's view for a shape not met before, and
-    `_fail`, every error, which names the instruction's byte offset.
+    paths are calls: `_new`, a register's view for a shape not met before, `_pair`, two
+    shapes broadcast for the first time, and `_fail`, every error, which names the
+    instruction's byte offset; so is a load's copy, `_copied` (`unplanned_calls.py`).
 
     The validator fixed each register's dtype and rank, so those are constants here;
     a register read where it is certainly written (earlier in the tile, outside any
@@ -185,11 +191,13 @@ class Launcher:
         global memory, as an alias load or a fused store leaves it)."""
         self.names: dict[str, Any] = {
             "__builtins__": {"range": range, "str": str, "min": min, "max": max, "len": len},
-            "_whole": _whole,
-            "_fail": _fail,
-            "_new": _new,
-            "_scratch": _scratch,
-            "_bcast": _BROADCASTS,
+            "_whole": whole_array,
+            "_fail": fail,
+            "_new": new_view,
+            "_copied": copied,
+            "_scratch": scratch,
+            "_bcast": BROADCASTS,
+            "_pair": broadcast_pair,
             "_broadcast_shapes": broadcast_shapes,
             "_matmul": np.matmul,
             "_ones": ones_vector,
@@ -229,14 +237,8 @@ class Launcher:
         )
 
     def whole_lines(self) -> list[str]:
-        """The preamble lines making each view's whole array `G<v>`: a natural view is its
-        argument (reshaped), inline; `_whole` makes the others."""
-        lines = []
-        for v, view in enumerate(self.p.views):
-            natural = "(a if a.shape == w.sizes else a.reshape(w.sizes))"
-            lines.append(f"    w, a = W[{v}], X[{view.arg}]")
-            lines.append(f"    G{v} = {natural} if w.natural else _whole(w, a)")
-        return lines
+        """The preamble lines making each view's whole array `G<v>` (`_whole`)."""
+        return [f"    G{v} = _whole(W[{v}], X[{view.arg}])" for v, view in enumerate(self.p.views)]
 
     def emit(self, pad: str, *lines: str) -> None:
         self.lines.extend(pad + line for line in lines)
@@ -324,39 +326,24 @@ class Launcher:
         self, k: int, shapes: Sequence[str], ranks: Sequence[int], into: str, pad: str
     ) -> None:
         """`into` = the shapes `shapes` (of these ranks) broadcast, or op k's error. Two of
-        one rank, the common case, are memoized (tiles repeat their shapes) and broadcast
-        inline, dim by dim, when new (-1: they do not): a first launch meets new shapes,
-        and calling the rule would cost more than it."""
-        fail = f"raise _fail(S, {k}, 'shapes do not broadcast', str({_tuple(shapes)}))"
+        one rank, the common case, are memoized (tiles repeat their shapes): the memo is
+        read inline, and only a pair not met before calls `_pair`."""
         if len(shapes) != 2 or ranks[0] != ranks[1]:
-            self.emit(pad, f"c = _broadcast_shapes([{', '.join(shapes)}])", f"if c is None: {fail}")
-        else:
-            m, n = [f"m{i}" for i in range(ranks[0])], [f"n{i}" for i in range(ranks[0])]
-            dims = [
-                f"{a} if {b} == {a} or {b} == 1 else {b} if {a} == 1 else -1"
-                for a, b in zip(m, n, strict=True)
-            ]
-            self.emit(
-                pad,
-                f"c = _bcast.get(({shapes[0]}, {shapes[1]}))",
-                "if c is None:",
-                f"    {_tuple(m)}, {_tuple(n)} = key = {shapes[0]}, {shapes[1]}",
-                f"    c = {_tuple(dims)}",
-                f"    if -1 in c: {fail}",
-                f"    if len(_bcast) < {MAX_KEPT_BROADCASTS}: _bcast[key] = c",
-            )
-        if into != "c":
-            self.emit(pad, f"{into} = c")
+            no = f"raise _fail(S, {k}, 'shapes do not broadcast', str({_tuple(shapes)}))"
+            self.emit(pad, f"c = _broadcast_shapes([{', '.join(shapes)}])", f"if c is None: {no}")
+            if into != "c":
+                self.emit(pad, f"{into} = c")
+        else:  # (a rank-0 pair's () is false: `_pair` answers it too)
+            pair = f"({shapes[0]}, {shapes[1]})"
+            self.emit(pad, f"{into} = _bcast.get(key := {pair}) or _pair(S, {k}, key)")
 
     def register(self, k: int, d: int, pad: str) -> None:
         """`o` = register d viewed with shape `sh` (its checks when new)."""
-        self.emit(pad, *self.register_lines(k, d))
-
-    def register_lines(self, k: int, d: int) -> list[str]:
-        return [
+        self.emit(
+            pad,
             f"o = V.get((K[{d}], {self.p.registers[d].dtype.np.num}, sh))",
             f"if o is None: o = _new(S, kept, {k}, {d}, sh, {self.dtype(d)})",
-        ]
+        )
 
     def in_place(self, k: int, d: int, r: int) -> bool:
         """Whether elementwise op k may write register d's current view in place of a
@@ -443,13 +430,11 @@ Writer = Callable[[Launcher, int, tuple[Any, ...], str], None]
 
 def _load(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, v = ops
-    g.emit(pad, f"x = {g.tile(v)}")
-    copy = ["sh = x.shape", *g.register_lines(k, d), "o[...] = x", f"r{d} = o"]
+    copied = f"_copied(S, kept, {k}, {d}, x, {g.dtype(d)})"
     if d in g.alias_regs or k in g.forwarded:  # read in place until overwritten
-        g.emit(pad, f"if fw: r{d} = x", "else:")
-        g.emit(pad + "    ", *copy)
+        g.emit(pad, f"x = {g.tile(v)}", f"r{d} = x if fw else {copied}")
     else:
-        g.emit(pad, *copy)
+        g.emit(pad, f"x = {g.tile(v)}", f"r{d} = {copied}")
 
 
 def _store(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
@@ -603,8 +588,8 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         g.register(k, d, pad)
     wide = widened(g.p.registers[d].dtype.np)
     if wide is not None:  # a float narrower than f32 is multiplied in f32
-        scratch = f"_scratch(kept, ({x}.size + {y}.size + o.size, ), {g.constant('WIDE', wide)})"
-        g.emit(pad, f"_mma_wide({x}, {y}, o, {acc is not None}, {scratch})")
+        temporary = f"_scratch(kept, ({x}.size + {y}.size + o.size, ), {g.constant('WIDE', wide)})"
+        g.emit(pad, f"_mma_wide({x}, {y}, o, {acc is not None}, {temporary})")
     elif acc is None:
         g.emit(pad, f"_matmul({x}, {y}, out=o)")
     else:
@@ -744,52 +729,12 @@ def run_unplanned(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, 
     got = dec.bound(s)
     if got is None:
         g = next(g for g in spec.program.grid if s[g] < 0)
-        raise _fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
+        raise fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
     extents, steps = got
     if steps > spec.max_steps:
-        raise _fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
+        raise fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
     if not steps:  # an extent of 0: no tile, however many the other extents would walk
         return 0
     trim(kept)
     dec.launch(spec, args, kept, extents, alias, range(extents[0]))
     return steps
-
-
-def _fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:
-    """The BytecodeError the planner raises for the same problem at instruction k (-1: grid)."""
-    offsets = spec.program.offsets or layout(spec.program)
-    return BytecodeError(offsets.grid if k < 0 else offsets.code[k], reason, detail)
-
-
-def _whole(vp: ViewPlan, a: np.ndarray) -> np.ndarray:
-    """A launch's view `vp` over its whole argument `a`."""
-    return np.empty(vp.sizes, a.dtype) if vp.empty else global_view(vp, a, None)
-
-
-_BROADCASTS: dict[tuple[Shape, Shape], Shape] = {}
-"""Pairs of shapes of one rank broadcast by the generated code's inline rule (tiles repeat them)."""
-MAX_KEPT_BROADCASTS = 4096
-"""Beyond this many, new pairs are broadcast each time, not kept."""
-
-
-def _new(
-    spec: Specialization, kept: Kept, k: int, r: int, shape: Shape, dtype: np.dtype
-) -> np.ndarray:
-    """Register r (of `dtype`) viewed with `shape` the first time (at this place and
-    capacity), for instruction k: the planner's checks, then the view, kept."""
-    off, cap = key = spec.registers[r]
-    n = math.prod(shape)
-    if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
-        raise _fail(spec, k, "tile too large", f"{shape}")
-    if n > cap:
-        raise _fail(spec, k, "tile does not fit register", f"r{r}: {shape} > {cap}")
-    view = kept.views[(key, dtype.num, shape)] = np.ndarray(shape, dtype, kept.mem, off)
-    return view  # (inside the memory: the layout checks)
-
-
-def _scratch(kept: Kept, shape: Shape, dtype: np.dtype) -> np.ndarray:
-    """A temporary for one instruction (kept beside the local memory)."""
-    got = kept.scratch.get((shape, dtype))
-    if got is None:
-        got = kept.scratch[(shape, dtype)] = np.empty(shape, dtype)
-    return got

@@ -14,6 +14,8 @@ from tolerances import elementwise_tolerance, sum_atol
 import dvm.vm as vm
 from dvm import numerics
 from dvm.dialects.elementwise import ELEMENTWISE
+from dvm.vm import unplanned_calls
+from dvm.vm.binary import layout
 
 SIZES = [0, 1, 16, 37]
 
@@ -375,7 +377,7 @@ def test_binary_broadcasting_alike_planned_or_not(
     rng: np.random.Generator,
 ) -> None:
     """Two registers broadcast by numpy's rule, dims of 0 and 1 included, in a first
-    launch (which broadcasts inline) and planned: the same sums, or the same error at
+    launch (which keeps the pairs it broadcasts) and planned: the same sums, or the same error at
     the same instruction (`shapes do not broadcast`; in place, a sum larger than its
     register does not fit it)."""
     prog = vm.load(vm.encode(vm.assemble(P.broadcast_add(in_place))))
@@ -403,6 +405,30 @@ def test_binary_broadcasting_alike_planned_or_not(
         assert want is not None
         np.testing.assert_array_equal(results[0], want)
         np.testing.assert_array_equal(results[1], want)
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_first_launch_broadcasts_new_pairs_kept_or_not(
+    kept: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pair of shapes an unplanned launch has not met is broadcast by `broadcast_pair`
+    and kept (unless the memo is full), or fails with the instruction's offset and both
+    shapes."""
+    memo: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+    monkeypatch.setattr(unplanned_calls, "BROADCASTS", memo)
+    if not kept:
+        monkeypatch.setattr(unplanned_calls, "MAX_KEPT_BROADCASTS", 0)
+    prog = vm.load(vm.encode(vm.assemble(P.broadcast_add())))
+    spec = vm.specialize(prog, [(3, 1), (1, 4), (3, 4)], lazy=True)
+    assert unplanned_calls.broadcast_pair(spec, 2, ((3, 1), (1, 4))) == (3, 4)
+    assert unplanned_calls.broadcast_pair(spec, 2, ((0, 1), (1, 4))) == (0, 4)
+    assert unplanned_calls.broadcast_pair(spec, 2, ((), ())) == ()
+    pairs = {((3, 1), (1, 4)): (3, 4), ((0, 1), (1, 4)): (0, 4), ((), ()): ()}
+    assert memo == (pairs if kept else {})
+    with pytest.raises(vm.BytecodeError) as e:
+        unplanned_calls.broadcast_pair(spec, 2, ((3, 4), (2, 4)))
+    assert (e.value.reason, e.value.detail) == ("shapes do not broadcast", "((3, 4), (2, 4))")
+    assert e.value.offset == layout(prog).code[2]
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
