@@ -17,10 +17,14 @@ blow up memory); which may is decided by interval arithmetic over the
 leaves' ranges (a dim is in 0..2**63-1), which also drops a minimum or
 maximum that the ranges decide and a division's test for a zero divisor
 that cannot be 0.
+
+A program met at only a few shapes is not worth the function: its slots are
+interpreted (`SlotSteps`), from steps made once without generating code.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import NamedTuple
@@ -237,45 +241,104 @@ def evaluate_slots(
     slots: Sequence[Slot], shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int
 ) -> tuple[int, ...] | int:
     """What the slot function computes (all slot values, or the index of the first slot
-    outside int64), by interpreting each slot's tokens: for a program specialized at a
-    few shapes, where generating and compiling the function would cost tens of times
-    more than evaluating them."""
-    values: list[int] = []
-    for i, slot in enumerate(slots):
-        stack: list[int] = []
-        for t in slot.expr:
-            op = t.op
-            if op is ExprOp.CONST:
-                stack.append(t.a)
-            elif op is ExprOp.DIM:
-                stack.append(shapes[t.a][t.b])
-            elif op is ExprOp.SLOT:
-                stack.append(values[t.a])
-            elif op is ExprOp.PARAM:
-                stack.append(params[t.a])
-            elif op is ExprOp.CORES:
-                stack.append(cores)
-            else:
-                b = stack.pop()
-                stack.append(_APPLY[op](stack.pop(), b))
-        value = stack.pop()
-        if not I64_MIN <= value <= I64_MAX:
-            return i
-        values.append(value)
-    return tuple(values)
+    outside int64), by interpreting the slots (`SlotSteps`, made each time: a caller that
+    evaluates a table again keeps its steps)."""
+    return SlotSteps(slots)(shapes, params, cores)
 
 
+Step = tuple[Callable[[int, int], int], int, int]
+"""An operation of `SlotSteps`: (operator, the positions of its two operands' values)."""
+
+
+class SlotSteps:
+    """A slot table made into straight-line steps, to interpret for a program specialized
+    at a few shapes, where generating and compiling the slot function would cost tens of
+    times more than evaluating the slots. The values are one list: the constants, the
+    dims and params the table reads, the cores, then each step's result. Each distinct
+    operation is one step, however many times the slots repeat it (a tile size inside
+    every later size: BERT's kernels read 125 to 684 tokens and take 32 to 61 steps)."""
+
+    def __init__(self, slots: Sequence[Slot]) -> None:
+        leaves: dict[tuple[int, int, int], int] = {}
+        """Each leaf read (op, a, b) -> its number."""
+        operations: dict[tuple[int, int, int], int] = {}
+        """Each distinct operation (op, operands' positions) -> its number."""
+        steps: list[Step] = []
+        ends: list[tuple[int, int]] = []
+        """Per slot, how many steps reach it, and its value's position."""
+        # positions while tokens are read: -1 - n for leaf n, n for operation n (the
+        # leaves come first in the values: made absolute once all are known)
+        for slot in slots:
+            stack: list[int] = []
+            for t in slot.expr:
+                op = t.op
+                if op in _APPLY:
+                    y, x = stack.pop(), stack.pop()
+                    key = (op, y, x) if op in _COMMUTATIVE and y < x else (op, x, y)
+                    n = operations.get(key)
+                    if n is None:
+                        n = operations[key] = len(steps)
+                        steps.append((_APPLY[op], x, y))
+                    stack.append(n)
+                elif op is ExprOp.SLOT:
+                    stack.append(ends[t.a][1])
+                else:
+                    n = leaves.setdefault((op, t.a, t.b), len(leaves))
+                    stack.append(-1 - n)
+            ends.append((len(steps), stack.pop()))
+        # the values start with the constants, the dims, the params, then the cores
+        order = sorted(leaves, key=lambda leaf: _LEAF_ORDER.index(leaf[0]))
+        order = [leaf for leaf in order if leaf[0] is not ExprOp.CORES]
+        start = {leaf: n for n, leaf in enumerate(order)}
+        start[(ExprOp.CORES, 0, 0)] = len(order)
+        at = [start[leaf] for leaf in leaves]  # leaf number -> its position
+
+        def absolute(n: int) -> int:
+            return at[-1 - n] if n < 0 else len(order) + 1 + n
+
+        self.constants = [a for op, a, _ in order if op is ExprOp.CONST]
+        self.dims = [(a, b) for op, a, b in order if op is ExprOp.DIM]
+        self.params = [a for op, a, _ in order if op is ExprOp.PARAM]
+        steps = [(fn, absolute(x), absolute(y)) for fn, x, y in steps]
+        self.slots: list[tuple[list[Step], int]] = []
+        """Per slot, the steps it adds and its value's position."""
+        before = 0
+        for reached, n in ends:
+            self.slots.append((steps[before:reached], absolute(n)))
+            before = reached
+
+    def __call__(
+        self, shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int
+    ) -> tuple[int, ...] | int:
+        """All slot values, or the index of the first slot outside int64 (checked as
+        each slot is computed, so that no value grows past a slot beyond it)."""
+        v = [*self.constants, *[shapes[a][b] for a, b in self.dims]]
+        v += [params[k] for k in self.params]
+        v.append(cores)
+        values = []
+        for i, (steps, position) in enumerate(self.slots):
+            for fn, x, y in steps:
+                v.append(fn(v[x], v[y]))
+            value = v[position]
+            if not I64_MIN <= value <= I64_MAX:
+                return i
+            values.append(value)
+        return tuple(values)
+
+
+_LEAF_ORDER = (ExprOp.CONST, ExprOp.DIM, ExprOp.PARAM, ExprOp.CORES)
+_COMMUTATIVE = {ExprOp.ADD, ExprOp.MUL, ExprOp.MIN, ExprOp.MAX}
 _APPLY: dict[ExprOp, Callable[[int, int], int]] = {
-    ExprOp.ADD: int.__add__,
-    ExprOp.SUB: int.__sub__,
-    ExprOp.MUL: int.__mul__,
+    ExprOp.ADD: operator.add,
+    ExprOp.SUB: operator.sub,
+    ExprOp.MUL: operator.mul,
     ExprOp.FLOORDIV: lambda a, b: a // b if b else 0,
     ExprOp.CEILDIV: lambda a, b: -(-a // b) if b else 0,
     ExprOp.MOD: lambda a, b: a % b if b else 0,
-    ExprOp.MIN: min,
-    ExprOp.MAX: max,
+    ExprOp.MIN: lambda a, b: a if a <= b else b,
+    ExprOp.MAX: lambda a, b: a if a >= b else b,
 }
-"""The operators as `evaluate_slots` applies them (x / 0 and x % 0 are 0, as generated)."""
+"""The operators as `SlotSteps` applies them (x / 0 and x % 0 are 0, as generated)."""
 
 
 def compile_slots(slots: Sequence[Slot], origin: str = "slots") -> SlotFn:

@@ -36,7 +36,7 @@ from dvm.vm.plan import (
 )
 from dvm.vm.planner import TilePlanner
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Offsets, Program, nominal_bytes
-from dvm.vm.slots import I64_MAX, evaluate_slots
+from dvm.vm.slots import I64_MAX, SlotSteps
 from dvm.vm.static import Static, static_info
 
 MAX_CACHED = 512
@@ -117,17 +117,22 @@ class Specializer:
         """Instructions a specialization's unplanned launches run before one is planned."""
         self.walks = walks
         """New shapes to bind without the fast path (`walked`) while the program has none
-        for the device; the next makes it. Generating and compiling it costs what 10 to 30
-        walks cost (BERT's kernels: 1.9-3.5 ms, a walk 80-280 us, the fast path 6-8 us),
-        so a caller that keeps this specializer (a runtime kernel) and meets a few shapes
-        never pays for it, and one that meets many pays about twice at most (rent or buy,
-        as `patience` for plans)."""
+        for the device; the next makes it. Generating and compiling it costs what 20 to 70
+        walks cost (BERT's kernels: 1.9-3.5 ms, a walk 45-120 us, its first, which makes
+        `slot_steps`, 140-350 us, the fast path 6-8 us), so a caller that keeps this
+        specializer (a runtime kernel) and meets a few shapes never pays for it, and one
+        that meets many pays less than twice (rent or buy, as `patience` for plans)."""
 
     @cached_property
     def fast(self) -> FastFn:
         """The generated fast path: `vm.prepare` makes it ahead, else the first call (or
         the first after `walks`)."""
         return fast_function(self.program, self.device)
+
+    @cached_property
+    def slot_steps(self) -> SlotSteps:
+        """The slot table made into steps to interpret (`walked`), made at the first walk."""
+        return SlotSteps(self.program.slots)
 
     def fast_or_walked(self) -> FastFn:
         """`fast`, or `walked` while there are `walks` left and no fast path."""
@@ -144,7 +149,7 @@ class Specializer:
         unplanned_bytes: int,
     ) -> tuple[Any, ...]:
         """What the fast path gives, made without it: the header checked, the slots
-        interpreted (`slots.evaluate_slots`), and no layout, which `bind` then walks
+        interpreted (`slot_steps`), and no layout, which `bind` then walks
         the tables for."""
         st = self.static
         TableWalk(st, self.device).check_call(shapes, params)
@@ -154,7 +159,7 @@ class Specializer:
         if cores is None:  # as the fast path chooses (`checks.fast_source`)
             small = st.reads_cores and nbytes < unplanned_bytes
             cores = 1 if small else self.device.cores_for(st.has_mma)
-        slots = evaluate_slots(self.program.slots, dims, values, cores)
+        slots = self.slot_steps(dims, values, cores)
         return dims, values, nbytes, cores, slots, None
 
     def __call__(

@@ -18,6 +18,7 @@ from dvm.vm.slots import (
     I64_MAX,
     I64_MIN,
     LOCAL_LEAVES,
+    SlotSteps,
     compile_slots,
     evaluate_slots,
     slot_lines,
@@ -58,6 +59,26 @@ def test_a_slot_read_by_a_later_one_shares_its_subexpressions() -> None:
     temporaries = [line for line in lines if line.lstrip().startswith("t")]
     assert len(temporaries) == 3, lines  # the max, the product, the sum
     assert compile_slots(table)([(4,)], [], 1) == (5, 19, 19)
+
+
+def test_the_interpreter_takes_each_distinct_operation_once() -> None:
+    """`SlotSteps` makes the same table one step per distinct operation: s2 repeats s0's
+    and s1's operations (a sum written the other way round is the same), and its own
+    is the only new one; the values are those of the compiled function."""
+    d_or_5 = [DIM, Tok.const(5), Tok.binop(ExprOp.MAX)]
+    tripled_plus_d = [Tok.const(3), Tok.binop(ExprOp.MUL), DIM, Tok.binop(ExprOp.ADD)]
+    d_plus_tripled = [DIM, Tok.const(3), *d_or_5, Tok.binop(ExprOp.MUL), Tok.binop(ExprOp.ADD)]
+    table = [
+        slot(*d_or_5),
+        slot(Tok.slot(0), *tripled_plus_d),
+        slot(*d_plus_tripled, Tok.param(0), Tok.binop(ExprOp.SUB)),
+    ]
+    steps = SlotSteps(table)
+    assert [len(added) for added, _ in steps.slots] == [1, 2, 1]
+    for dims, param in [((4,), 0), ((9,), -2), ((0,), I64_MIN)]:
+        want = compile_slots(table)([dims], [param], 1)
+        assert steps([dims], [param], 1) == want == evaluate_slots(table, [dims], [param], 1)
+    assert steps([(I64_MAX,)], [0], 1) == 1  # 3 * max(d, 5) + d leaves int64 first in s1
 
 
 @pytest.mark.parametrize(
