@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/specialization.py [--shapes 20 --repeat 3 --parts ...]
 
-For each example program, `p = dvm.compile(example)` once; then for each of
+For each example program, `p = dvm.compile(example)` once (the compile cache off, so
+that each program is compiled, whatever the cache holds); then for each of
 --shapes new shapes, time the first call at that shape and a repeat call at
 the same shape (the best of --repeat): their difference is what a new shape
 costs (argument checks, symbol binding and guards on the host, then per
@@ -600,6 +601,10 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1024, help="the `large` part's rows")
     ap.add_argument("--kept-memory-run", help=argparse.SUPPRESS)  # FILE:KEEP, one process's part
     a = ap.parse_args()
+    # every program measured is compiled: one read from the compile cache binds its
+    # first new shapes by walking tables (`launches.FAST_PATH_WALKS`), which would make
+    # the parts' figures depend on the cache's state ("compile" times hits itself)
+    os.environ["DVM_CACHE"] = "off"
     if a.kept_memory_run:
         file, keep = a.kept_memory_run.split(":")
         print(*kept_memory_costs(file, keep == "1", a.shapes, a.repeat))
