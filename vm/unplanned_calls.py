@@ -16,6 +16,7 @@ from dvm.vm.kernels import global_view
 from dvm.vm.memory import Kept
 from dvm.vm.plan import Shape, Specialization, ViewPlan
 from dvm.vm.program import MAX_ARRAY_BYTES, nominal_bytes
+from dvm.vm.shapes import broadcast_shapes
 
 
 def fail(spec: Specialization, k: int, reason: str, detail: str = "") -> BytecodeError:
@@ -42,8 +43,8 @@ MAX_KEPT_BROADCASTS = 4096
 def broadcast_pair(spec: Specialization, k: int, pair: tuple[Shape, Shape]) -> Shape:
     """Two shapes of one rank broadcast dim by dim, kept in `BROADCASTS`, or op k's error
     when they do not broadcast (the generated code read the memo first)."""
-    got = tuple(m if n in (m, 1) else n if m == 1 else -1 for m, n in zip(*pair, strict=True))
-    if -1 in got:
+    got = broadcast_shapes(list(pair))
+    if got is None:
         raise fail(spec, k, "shapes do not broadcast", str(pair))
     if len(BROADCASTS) < MAX_KEPT_BROADCASTS:
         BROADCASTS[pair] = got
