@@ -237,15 +237,6 @@ def slot_lines(
     return lines, [ranges[f"s{i}"] for i in range(len(slots))]
 
 
-def evaluate_slots(
-    slots: Sequence[Slot], shapes: Sequence[Sequence[int]], params: Sequence[int], cores: int
-) -> tuple[int, ...] | int:
-    """What the slot function computes (all slot values, or the index of the first slot
-    outside int64), by interpreting the slots (`SlotSteps`, made each time: a caller that
-    evaluates a table again keeps its steps)."""
-    return SlotSteps(slots)(shapes, params, cores)
-
-
 Step = tuple[Callable[[int, int], int], int, int]
 """An operation of `SlotSteps`: (operator, the positions of its two operands' values)."""
 

@@ -20,7 +20,6 @@ from dvm.vm.slots import (
     LOCAL_LEAVES,
     SlotSteps,
     compile_slots,
-    evaluate_slots,
     slot_lines,
     slots_source,
 )
@@ -77,7 +76,7 @@ def test_the_interpreter_takes_each_distinct_operation_once() -> None:
     assert [len(added) for added, _ in steps.slots] == [1, 2, 1]
     for dims, param in [((4,), 0), ((9,), -2), ((0,), I64_MIN)]:
         want = compile_slots(table)([dims], [param], 1)
-        assert steps([dims], [param], 1) == want == evaluate_slots(table, [dims], [param], 1)
+        assert steps([dims], [param], 1) == want == SlotSteps(table)([dims], [param], 1)
     assert steps([(I64_MAX,)], [0], 1) == 1  # 3 * max(d, 5) + d leaves int64 first in s1
 
 
@@ -155,7 +154,7 @@ def test_every_slot_value_lies_in_its_range(
 ) -> None:
     """Each slot's value (by a plain evaluator) lies in the range the generator gave it,
     and the compiled function, with the ranges' simplifications, computes it, as the
-    interpreter (`evaluate_slots`) does; a value outside int64 is reported as the first
+    interpreter (`SlotSteps`) does; a value outside int64 is reported as the first
     such slot."""
     _, ranges = slot_lines(table, LOCAL_LEAVES)
     values: list[int] = []
@@ -185,7 +184,7 @@ def test_every_slot_value_lies_in_its_range(
         values.append(value)
     got = compile_slots(table)([dims], [param], cores)
     assert got == (first_outside if first_outside is not None else tuple(values))
-    assert evaluate_slots(table, [dims], [param], cores) == got  # the interpreter's too
+    assert SlotSteps(table)([dims], [param], cores) == got  # the interpreter's too
 
 
 ALIGNED = """\
