@@ -63,6 +63,7 @@ from dvm.vm.kernels import (
 )
 from dvm.vm.narrow import reduce_widened, widened
 from dvm.vm.plan import OpNode, Shape, ViewPlan
+from dvm.vm.product_sums import Plan, product_sum_into
 from dvm.vm.program import Instr
 from dvm.vm.top_k import top_k_into
 
@@ -382,6 +383,22 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
 def _contiguous(x: Any) -> bool:
     """A register's array (not an alias fetched per call), C-contiguous: reshapes are views."""
     return isinstance(x, np.ndarray) and x.flags.c_contiguous
+
+
+def bind_product_sum(mul: OpNode, reduce: OpNode, plan: Plan, core: CoreLike) -> Fn:
+    """A `mul` and the `reduce sum` of its product after it as one matmul into the
+    reduce's destination (`product_sums`): on views reshaped now for registers, per
+    call for an alias register (fetched per call)."""
+    a, b, out = _src(mul, core, 1), _src(mul, core, 2), _dst(reduce, core)
+    if not (_contiguous(a) and _contiguous(b) and _contiguous(out)):
+        return call(core, product_sum_into, plan, a, b, out)
+    first, second = (b, a) if plan.swap else (a, b)
+    return partial(
+        np.matmul,
+        first.reshape(plan.first_shape),
+        second.reshape(plan.second_shape),
+        out=out.reshape(plan.out_shape),
+    )
 
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:

@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm.bind import Binder, Fn, bind_op, binders, slicer_maker
+from dvm.vm.bind import Binder, Fn, bind_op, bind_product_sum, binders, slicer_maker
 from dvm.vm.isa import Cat
 from dvm.vm.kernels import fusable, global_view
 from dvm.vm.memory import device_memory
 from dvm.vm.plan import Body, LoopNode, OpNode, Shape, Specialization, ViewPlan
+from dvm.vm.product_sums import Plan, plan_for, product_sums
 from dvm.vm.static import Static, in_place_writer, read_registers, static_info
 from dvm.vm.stats import CoreStats
 
@@ -87,6 +88,8 @@ class Core:
         """Whether loads may be forwarded (no argument read shares memory with one written)."""
         self.dynamic = False
         """While binding forwarded readers: every alias register is fetched per call."""
+        self.products = _program_products(static)
+        """The program's `mul` instructions that may run with their reduce as one matmul."""
 
     def reg(self, r: int, shape: Shape) -> np.ndarray:
         """Register `r` viewed with `shape` (its first prod(shape) elements, row-major)."""
@@ -159,7 +162,8 @@ class Core:
         out: list[Fn] = []
         binders = self.binders
         forward = forwarded_loads(body, self.alias_regs, self.facts) if self.forwarding else {}
-        if not fused and not forward and self.stats is None:
+        products = self._product_sums(body) if self.products else {}
+        if not fused and not forward and not products and self.stats is None:
             for node in body:
                 if type(node) is LoopNode:
                     out.append(self._bind_loop(node))
@@ -169,8 +173,8 @@ class Core:
                     out.append(fn)
             return out
         fused = fused or {}
-        elided = set(fused.values())
-        special = elided.union(fused, forward)
+        elided = set(fused.values()).union([i + 1 for i in products])
+        special = elided.union(fused, forward, products)
         stats = self.stats is not None
         base, windows = self.alias_regs, {}  # forwarded register -> index of its last reader
         for i, node in enumerate(body):
@@ -196,18 +200,43 @@ class Core:
             end = forward.get(i)
             if end is not None:
                 windows[node.ins.operands[0]] = end
+            plan = products.get(i)
             if windows:
                 self.alias_regs, self.dynamic = base | frozenset(windows), True
                 try:
-                    fn = bind_op(node, self)
+                    fn = bind_op(node, self) if plan is None else self._bind_sum(body, i, plan)
                 finally:
                     self.alias_regs, self.dynamic = base, False
                 windows = {r: e for r, e in windows.items() if e > i}
+            elif plan is not None:
+                fn = self._bind_sum(body, i, plan)
             else:
                 fn = binders[node.k](node, self)
             if fn is not None:
                 out.append(self._instrument(node, fn) if stats else fn)
         return out
+
+    def _product_sums(self, body: Body) -> dict[int, Plan]:
+        """The positions in `body` of the `mul`s that run with the reduce after them as
+        one matmul at this tile class's shapes (see `product_sums`), with how."""
+        found: dict[int, Plan] = {}
+        for i in range(len(body) - 1):
+            mul, reduce = body[i], body[i + 1]
+            if type(mul) is not OpNode or mul.k not in self.products:
+                continue
+            if type(reduce) is not OpNode or reduce.k != mul.k + 1:
+                continue  # (the tile class left the reduce out)
+            a, b = mul.shapes[1], mul.shapes[2]
+            assert a is not None and b is not None
+            plan = plan_for(a, b, reduce.ins.operands[3].bit_length() - 1)
+            if plan is not None:
+                found[i] = plan
+        return found
+
+    def _bind_sum(self, body: Body, i: int, plan: Plan) -> Fn:
+        mul, reduce = body[i], body[i + 1]
+        assert isinstance(mul, OpNode) and isinstance(reduce, OpNode)
+        return bind_product_sum(mul, reduce, plan, self)
 
     def _bind_loop(self, node: LoopNode) -> Fn:
         """A loop runs each segment's body for its iterations, setting the loop counter."""
@@ -262,6 +291,16 @@ class Core:
         off, _ = self.registers[r]
         item = self.program.registers[r].dtype.np.itemsize
         return off + math.prod(shape or ()) * item
+
+
+def _program_products(static: Static) -> dict[int, int]:
+    """`product_sums` of the program, found once (kept in its `body_facts`)."""
+    key = ("product sums", None)
+    got = static.body_facts.get(key)
+    if got is None:
+        p = static.program
+        got = static.body_facts[key] = product_sums(p.code, static.loops, p.registers)
+    return got
 
 
 def _nothing() -> None:

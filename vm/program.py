@@ -299,11 +299,25 @@ class Offsets:
 
 
 def calls_blas(program: Program) -> bool:
-    """Whether some instruction of `program` calls BLAS: an mma, or a float sum over one
-    axis of a tile of rank 2 or more (`blas_sum`)."""
+    """Whether some instruction of `program` calls BLAS: an mma, a float sum over one
+    axis of a tile of rank 2 or more (`blas_sum`), or one of any rank that a `mul`
+    right before it feeds (which may run as one matmul with it: `product_sums`)."""
+    code = program.code
     return any(
-        ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA) or blas_sum(program, ins) for ins in program.code
+        ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA)
+        or blas_sum(program, ins)
+        or (k > 0 and _summed_product(program, code[k - 1], ins))
+        for k, ins in enumerate(code)
     )
+
+
+def _summed_product(p: Program, mul: Instr, ins: Instr) -> bool:
+    """Whether `ins` is a float sum over one axis of what `mul`, a `mul`, writes."""
+    if mul.op.name != "mul" or ins.op.cat is not Cat.REDUCE or ins.operands[1] != mul.operands[0]:
+        return False
+    axes = ins.operands[3]
+    floats = p.registers[ins.operands[0]].dtype in (DType.F32, DType.F64)
+    return ins.operands[2] is ReduceKind.SUM and floats and axes != 0 and axes & (axes - 1) == 0
 
 
 def blas_sum(p: Program, ins: Instr) -> bool:

@@ -67,6 +67,7 @@ from dvm.vm.kernels import (
 from dvm.vm.memory import Kept, trim
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.plan import Specialization
+from dvm.vm.product_sums import plan_for, product_sum_into, product_sums
 from dvm.vm.program import Extent, Instr, Program, Scalar
 from dvm.vm.shapes import (
     ACC_MISMATCH,
@@ -182,6 +183,7 @@ class Launcher:
         self.alias_regs = static.alias_regs
         self.end_of, self.depth = static.loops.end_of, static.loops.depth_at
         self.fused, self.forwarded = _fusions(p.code, self.depth)
+        self.products = product_sums(p.code, static.loops, p.registers)
         self.lines: list[str] = []
         self.pre: list[str] = []
         """Preamble lines (once per launch) that instructions ask for."""
@@ -208,6 +210,8 @@ class Launcher:
             "_reduce_wide": reduce_widened,
             "_gmma": grouped_mma,
             "_gmma_mismatch": grouped_mma_mismatch,
+            "_plan": plan_for,
+            "_product_sum": product_sum_into,
         }
 
     def compile(self) -> LaunchFn:
@@ -249,6 +253,10 @@ class Launcher:
         while k < end:
             ins = self.p.code[k]
             cat = ins.op.cat
+            if k in self.products:
+                _product_sum(self, k, pad)
+                k += 2
+                continue
             if cat is Cat.LOOP:
                 n, level = ins.operands[0], 3 + self.depth[k]
                 self.nonneg(k, n, "negative loop count", pad)
@@ -510,8 +518,7 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     rank, keep = len(g.p.registers[r].shape), bool(flags & KEEPDIMS)
     reduced = tuple([i for i in range(rank) if axes >> i & 1])
     x = g.read(k, r, pad)
-    dims = [("1" if keep else "") if i in reduced else f"q[{i}]" for i in range(rank)]
-    g.emit(pad, f"q = {x}.shape", f"sh = {_tuple([n for n in dims if n])}")
+    g.emit(pad, f"q = {x}.shape", f"sh = {_reduced_shape(rank, axes, flags)}")
     if d == r:
         g.emit(pad, f"x = {x}.copy()")
         x = "x"
@@ -535,6 +542,38 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     else:
         g.emit(pad, ufunc)
     g.emit(pad, f"r{d} = o")
+
+
+def _reduced_shape(rank: int, axes: int, flags: int) -> str:
+    """Python text: the shape a reduce over `axes` leaves of a source of shape `q`."""
+    keep = bool(flags & KEEPDIMS)
+    dims = [("1" if keep else "") if axes >> i & 1 else f"q[{i}]" for i in range(rank)]
+    return _tuple([n for n in dims if n])
+
+
+def _product_sum(g: Launcher, k: int, pad: str) -> None:
+    """mul k and the reduce sum after it (`product_sums`): the mul's checks and its
+    register's, then one matmul into the reduce's destination where the tile's shapes
+    allow it (`plan_for`), else the two instructions."""
+    d, a, b = g.p.code[k].operands
+    s, _, _, axes, flags = g.p.code[k + 1].operands
+    x, y = g.read(k, a, pad), g.read(k, b, pad)
+    g.emit(pad, f"sh = {x}.shape")
+    if y != x:
+        g.emit(pad, f"if sh != {y}.shape:")
+        g.broadcast(k, ["sh", f"{y}.shape"], [g.rank(a), g.rank(b)], "sh", pad + "    ")
+    g.register(k, d, pad)
+    axis = axes.bit_length() - 1
+    g.emit(pad, "p = o", f"m = _plan({x}.shape, {y}.shape, {axis})", "if m is None:")
+    g.emit(pad + "    ", f"{g.constant(f'F{k}', np.multiply)}({x}, {y}, out=p)", f"r{d} = p")
+    g.written.add(d)
+    _reduce(g, k + 1, g.p.code[k + 1].operands, pad + "    ")
+    g.emit(pad, "else:", "    q = sh", f"    sh = {_reduced_shape(g.rank(d), axes, flags)}")
+    g.register(k + 1, s, pad + "    ")
+    g.emit(pad, f"    _product_sum(m, {x}, {y}, o)", f"    r{s} = o")
+    g.written.add(s)
+    g.owned.discard(d)  # (unchanged where the matmul ran)
+    g.owned.add(s)
 
 
 def _grouped_mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:

@@ -1,0 +1,220 @@
+"""A float `mul` whose product only the `reduce sum` after it reads, run as one matmul.
+
+`mul p, a, b` then `reduce s, p, sum, {axis}` makes two passes over the product
+(and for an operand broadcast along the later axes, numpy's slow inner loop of a
+few elements), where one BLAS call computes sum_k a[..k..] * b[..k..] directly:
+
+- a sum over the last axis is a batch of row-times-column products,
+  `a[..., None, :] @ b[..., :, None]`, or one matrix-vector product when an operand
+  is a single row (a weighted row sum, a vector's squared norm);
+- a sum over an axis before the last, when one operand `w` has extent 1 on every later
+  axis, is `w^T @ x` per batch: `w` as (..., 1, K) times `x` as (..., K, rest).
+
+Both executors run the pair so (`planned.Core.bind`, `unplanned.Launcher`) where the
+instructions allow it (`product_sums`: f32 or f64, the product dead after the
+reduce, on every path) and each tile's shapes do (`plan_for`: the reduced extent
+the same in both operands, which must be of the product's rank for a middle axis);
+anything else stays two instructions. The instructions and bytecode are unchanged:
+this is how they run, as fused stores are. Only the order of the additions
+differs from the two instructions', as it does for any sum BLAS computes
+(`kernels.blas_row_sum`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from dvm.vm.isa import Cat, DType, ExtentKind, ReduceKind
+from dvm.vm.program import Extent, Instr, Register
+from dvm.vm.static import NO_DESTINATION, read_registers
+from dvm.vm.validate import LoopInfo
+
+ENABLED = True
+"""Whether executors bound or generated from now on recognize the pattern (benchmarks
+turn it off to measure the two instructions against one matmul)."""
+
+_FLOATS = (DType.F32, DType.F64)
+
+
+def product_sums(
+    code: Sequence[Instr], loops: LoopInfo, registers: Sequence[Register]
+) -> dict[int, int]:
+    """{k: k + 1} for each `mul` instruction k of the program that may run with the
+    reduce after it as one matmul (each tile's shapes decide whether they do:
+    `plan_for`)."""
+    if not ENABLED:
+        return {}
+    starts = {end: start for start, end in loops.end_of.items()}
+    found: dict[int, int] = {}
+    for k in range(len(code) - 1):
+        if not _pair(code[k], code[k + 1], registers):
+            continue
+        if _dead_after(code, k + 1, code[k].operands[0], loops, starts):
+            found[k] = k + 1
+    return found
+
+
+def _pair(mul: Instr, reduce: Instr, registers: Sequence[Register]) -> bool:
+    """Whether a float `mul` of two registers feeds a float `reduce sum` over one axis,
+    whose destination is neither operand (a matmul's output must not overlap them)."""
+    if mul.op.cat is not Cat.BINARY or mul.op.name != "mul" or reduce.op.cat is not Cat.REDUCE:
+        return False
+    p, a, b = mul.operands
+    s, src, kind, axes, _ = reduce.operands
+    if src != p or kind is not ReduceKind.SUM or not axes or axes & (axes - 1) or s in (a, b):
+        return False
+    dtype = registers[p].dtype
+    return dtype in _FLOATS and all(registers[r].dtype is dtype for r in (a, b, s))
+
+
+def _dead_after(
+    code: Sequence[Instr], k: int, r: int, loops: LoopInfo, starts: dict[int, int]
+) -> bool:
+    """Whether register r is written before it is read on every path from after
+    instruction k: through the rest of k's loop body and its next iteration, and after
+    each enclosing loop. A loop on the way may run no iteration: a read inside it
+    counts, a write does not."""
+    if code[k].operands[0] == r:
+        return True  # the reduce itself overwrites the product
+    j = k + 1
+    while j < len(code):
+        ins = code[j]
+        cat = ins.op.cat
+        if cat is Cat.LOOP:
+            end = loops.end_of[j]
+            if any(_reads(x, r) for x in code[j + 1 : end]):
+                return False
+            j = end + 1
+            continue
+        if cat is Cat.ENDLOOP:  # the next iteration runs the body from its start
+            if _read_first(code, starts[j] + 1, j, r, loops):
+                return False
+            j += 1
+            continue
+        if _reads(ins, r):
+            return False
+        if cat not in NO_DESTINATION and ins.operands[0] == r:
+            return True
+        j += 1
+    return True
+
+
+def _reads(ins: Instr, r: int) -> bool:
+    """Whether `ins` reads register r: as an operand, or a dim of it in a SHAPE operand
+    (whose extents the unplanned executor takes from the register's current array)."""
+    if r in read_registers(ins):
+        return True
+    return any(
+        type(e) is Extent and e.kind is ExtentKind.REG_DIM and e.index == r
+        for operand in ins.operands
+        if type(operand) is tuple
+        for e in operand
+    )
+
+
+def _read_first(code: Sequence[Instr], lo: int, hi: int, r: int, loops: LoopInfo) -> bool:
+    """Whether code[lo:hi], a loop's body from its start, may read r before writing it."""
+    j = lo
+    while j < hi:
+        ins = code[j]
+        if ins.op.cat is Cat.LOOP:
+            end = loops.end_of[j]
+            if any(_reads(x, r) for x in code[j + 1 : end]):
+                return True
+            j = end + 1
+            continue
+        if _reads(ins, r):
+            return True
+        if ins.op.cat not in NO_DESTINATION and ins.operands[0] == r:
+            return False
+        j += 1
+    return False
+
+
+class Plan(NamedTuple):
+    """`np.matmul(first.reshape(first_shape), second.reshape(second_shape),
+    out=out.reshape(out_shape))`, `swap` telling whether `first` is the mul's second
+    operand."""
+
+    swap: bool
+    first_shape: tuple[int, ...]
+    second_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+
+
+def plan_for(a: tuple[int, ...], b: tuple[int, ...], axis: int) -> Plan | None:
+    """How one matmul computes sum over `axis` of the product of operands of shapes
+    `a` and `b` (numpy broadcasting), or None when none does. Memoized: a launch asks
+    per tile."""
+    key = (a, b, axis)
+    if key in _PLANS:
+        return _PLANS[key]
+    got = _last_axis(a, b) if axis == max(len(a), len(b)) - 1 else _middle_axis(a, b, axis)
+    if len(_PLANS) < 4096:
+        _PLANS[key] = got
+    return got
+
+
+_PLANS: dict[tuple[tuple[int, ...], tuple[int, ...], int], Plan | None] = {}
+
+
+def _last_axis(a: tuple[int, ...], b: tuple[int, ...]) -> Plan | None:
+    """A sum over the last axis: a matrix-vector product when one operand is one row
+    (the other holding every row of the result), else a batch of row-times-column
+    products."""
+    k = a[-1]
+    if b[-1] != k:
+        return None  # an operand broadcast along the summed axis
+    batch = _broadcast(a[:-1], b[:-1])
+    if batch is None:
+        return None
+    rows = tuple(batch)
+    for swap, (x, w) in ((False, (a, b)), (True, (b, a))):
+        if math.prod(w) == k and x[:-1] == rows:
+            return Plan(swap, x, (k,), rows)
+    return Plan(False, (*a[:-1], 1, k), (*b[:-1], k, 1), (*rows, 1, 1))
+
+
+def _middle_axis(a: tuple[int, ...], b: tuple[int, ...], axis: int) -> Plan | None:
+    """A sum over an axis before the last, where an operand has extent 1 on every
+    later axis: that one, a row per batch, times the other."""
+    if len(a) != len(b) or a[axis] != b[axis]:
+        return None
+    k = a[axis]
+    batch = _broadcast(a[:axis], b[:axis])
+    if batch is None:
+        return None
+    for swap, (x, w) in ((False, (a, b)), (True, (b, a))):
+        if all(n == 1 for n in w[axis + 1 :]):
+            rest = math.prod(x[axis + 1 :])
+            first = (*w[:axis], 1, k)
+            return Plan(not swap, first, (*x[:axis], k, rest), (*batch, 1, rest))
+    return None
+
+
+def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> list[int] | None:
+    """numpy's broadcast of two shapes, or None."""
+    n = max(len(x), len(y))
+    x, y = (1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y
+    out = []
+    for i, j in zip(x, y, strict=True):
+        if i != j and i != 1 and j != 1:
+            return None
+        out.append(j if i == 1 else i)
+    return out
+
+
+def product_sum_into(plan: Plan, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out = the sum of a * b the plan describes. The operands' reshapes copy where
+    they are not contiguous; `out`, a register, is C-contiguous (its reshape a view),
+    or else written through a temporary."""
+    first, second = (b, a) if plan.swap else (a, b)
+    first, second = first.reshape(plan.first_shape), second.reshape(plan.second_shape)
+    if out.flags.c_contiguous:
+        np.matmul(first, second, out=out.reshape(plan.out_shape))
+    else:
+        out[...] = np.matmul(first, second).reshape(out.shape)
