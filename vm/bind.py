@@ -41,6 +41,7 @@ from dvm.vm.kernels import (
     ACC_UFUNCS,
     REDUCE_UFUNCS,
     STRIDED_WRONG,
+    along,
     blas_row_sum,
     converter,
     counter_pos,
@@ -53,11 +54,14 @@ from dvm.vm.kernels import (
     mma_into,
     ones_vector,
     reduce_identity,
+    reduce_pairwise,
+    reduce_short_axis,
     scalar_operand,
     scan_into,
     scatter_add_into,
     select_into,
     select_overlapping,
+    short_axis,
     take_into,
     typed_scalar,
 )
@@ -376,6 +380,11 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     middle = matmul_sum_axis(kind, axes, src_shape, dst.dtype)
     if middle is not None and _contiguous(src) and _contiguous(dst):
         return partial(np.matmul, *middle_sum_operands(src, dst, middle))  # views, bound once
+    short = short_axis(kind, axes, src_shape)
+    if short is not None and isinstance(src, Dyn):  # (a view of global memory)
+        return call(core, reduce_short_axis, uf, src, short, keep, dst)
+    if short is not None and not np.may_share_memory(src, dst):
+        return partial(reduce_pairwise, uf, *along(src, short, keep, dst))  # views, bound once
     init = reduce_identity(kind, dst.dtype)
     return call(core, uf.reduce, src, axis=axis, out=dst, keepdims=keep, initial=init)
 

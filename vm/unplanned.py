@@ -57,6 +57,7 @@ from dvm.vm.kernels import (
     mma_acc,
     ones_vector,
     reduce_identity,
+    reduce_short_axis,
     scan_into,
     scatter_add_into,
     select_into,
@@ -211,6 +212,7 @@ class Launcher:
             "_gmma": grouped_mma,
             "_gmma_mismatch": grouped_mma_mismatch,
             "_plan": plan_for,
+            "_short": reduce_short_axis,
             "_product_sum": product_sum_into,
         }
 
@@ -539,6 +541,8 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         if "    L = kept.local" not in g.pre:
             g.pre.append("    L = kept.local")
         g.emit(pad, f"if {x}.base is L: _matmul(*_middle({x}, o, {middle}))", f"else: {ufunc}")
+    elif kind in (ReduceKind.MAX, ReduceKind.MIN) and len(reduced) == 1:  # (`short_axis`)
+        g.emit(pad, f"if not _short({fn}, {x}, {reduced[0]}, {keep}, o): {ufunc}")
     else:
         g.emit(pad, ufunc)
     g.emit(pad, f"r{d} = o")
