@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm import blas
+from dvm.vm import blas, plan
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import LaunchError
 from dvm.vm.kernels import QUIET
@@ -392,12 +392,22 @@ def _planned_cores(specs: Sequence[Specialization], cores: int | None) -> int:
     if tiles < 2:
         return 1
     work = sum(spec.plan.global_bytes / static_info(spec.program).share_bytes for spec in specs)
-    if work < 1:
+    if work < 1 or _small_gemms(specs):
         return 1  # too little work together for the cores (`Static.share_bytes`)
     dev = specs[0].device
     n = dev.cube_cores if any(spec.has_mma for spec in specs) else dev.vector_cores
     n = min(n, len(pool().queues) + 1, tiles)
     return max(1, min(n, cores) if cores else n)
+
+
+def _small_gemms(specs: Sequence[Specialization]) -> bool:
+    """Whether a stack of launches that all have an mma does too few multiply-adds and
+    moves too few bytes to share the cores (`plan.SHARE_GEMM`)."""
+    if len(specs) < 2 or not all(spec.has_mma for spec in specs):
+        return False
+    gemms = sum(spec.plan.gemms for spec in specs)
+    moved = sum(spec.plan.global_bytes for spec in specs)
+    return gemms < plan.SHARE_GEMM and moved < plan.SHARE_GEMM_BYTES
 
 
 def _may_alias(spec: Specialization, args: Sequence[np.ndarray]) -> bool:

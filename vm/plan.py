@@ -44,6 +44,17 @@ sharing its tiles among the cores: waking a worker and handing the interpreter l
 back and forth at every numpy call cost tens of microseconds, and a second core
 speeds a memory-bound launch up by about a third, not a half."""
 
+SHARE_GEMM = 4_000_000
+"""Multiply-adds below which a stack of launches that all have an mma, moving fewer
+than SHARE_GEMM_BYTES in all, runs on one core: its gemms are numpy calls of a few
+microseconds, between which the cores take turns at the interpreter lock, so a
+second core adds its wake-up and the lock's hand-offs more than it saves (MMoE's
+three projections at 569 rows and 4 experts, 1.3M multiply-adds: 81 us on one
+core, 124 us on two)."""
+
+SHARE_GEMM_BYTES = 2 << 20
+"""(See SHARE_GEMM.)"""
+
 CHEAP_UNARY = frozenset(
     {"neg", "abs", "floor", "ceil", "round", "trunc", "logical_not", "isfinite", "isinf"}
     | {"isnan", "sign", "bitwise_not"}
@@ -149,6 +160,8 @@ class GridPlan(NamedTuple):
     largest_gemm: int = 0
     """The most multiply-adds (M*N*K, per matrix of a batch) of an `mma` in a tile; 0
     without one. At BLAS_THREADS_GEMM or more, BLAS's threads run the gemms."""
+    gemms: int = 0
+    """The multiply-adds of every `mma` of one launch (see `SHARE_GEMM`)."""
 
 
 class Replanner(Protocol):

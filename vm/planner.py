@@ -117,6 +117,7 @@ class TilePlanner:
         ntiles = math.prod(extents)
         axes = [self.axis_classes(a, n) for a, n in enumerate(extents)]
         bodies: dict[tuple[int, ...], Body] = {}
+        counts: list[tuple[tuple[int, ...], int]] = []  # (class, its tiles)
         steps, nbytes = ntiles, 0
         n_regs, n_code = len(self.p.registers), len(self.p.code)
         for combo in itertools.product(*[range(len(keys)) for _, keys, _ in axes]):
@@ -124,6 +125,7 @@ class TilePlanner:
             body, _ = self.body(0, n_code, ctx, [None] * n_regs)
             bodies[combo] = body
             count = math.prod(axes[a][2][c] for a, c in enumerate(combo))
+            counts.append((combo, count))
             body_steps, body_bytes = self.cost(body)
             steps += count * body_steps
             nbytes += count * body_bytes
@@ -132,7 +134,8 @@ class TilePlanner:
         inline = ntiles < 2 or nbytes < self.static.share_bytes
         segments = tuple(segs for segs, _, _ in axes)
         gemm = max(map(largest_gemm, bodies.values()), default=0) if self.static.has_mma else 0
-        return GridPlan(extents, segments, bodies, steps, nbytes, ntiles, inline, gemm)
+        gemms = sum(count * gemm_work(bodies[key]) for key, count in counts) if gemm else 0
+        return GridPlan(extents, segments, bodies, steps, nbytes, ntiles, inline, gemm, gemms)
 
     def cost(self, body: Body) -> tuple[int, int]:
         """(instructions, global bytes) one execution of `body` costs."""
@@ -278,6 +281,18 @@ def largest_gemm(body: Body) -> int:
             inner = a[-2] if n.ins.operands[3] & TRANSPOSE_A else a[-1]
             most = max(most, math.prod(n.out[-2:]) * inner)
     return most
+
+
+def gemm_work(body: Body) -> int:
+    """The multiply-adds of the `mma`s in `body`, each loop's as many times as it runs."""
+    total = 0
+    for n in body:
+        if isinstance(n, LoopNode):
+            total += sum((hi - lo) * gemm_work(sub) for lo, hi, sub in n.segments)
+        elif n.ins.op.cat is Cat.MMA and n.out is not None and n.shapes[1] is not None:
+            a = n.shapes[1]
+            total += math.prod(n.out) * (a[-2] if n.ins.operands[3] & TRANSPOSE_A else a[-1])
+    return total
 
 
 def _only_initialized(entry: State, after: State) -> bool:
