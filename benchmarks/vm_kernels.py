@@ -29,8 +29,12 @@ program called in a loop. Beside them:
 
 With `--steady`, the steady state on the benchmark suite's streams of shapes
 instead (`bench_steady`): per shape, runs of 10 calls taking turns with numpy's and
-with the program compiled under a switch (`plan.SHARE_WORK = 0`: launches share
-their tiles among the cores from INLINE_BYTES of traffic, whatever their work).
+with the program compiled under a switch: `--baseline bytes-only` (the default,
+`plan.SHARE_WORK = 0`: launches share their tiles among the cores from INLINE_BYTES
+of traffic, whatever their work) or `--baseline strategies-off` (three execution
+strategies off: a `mul` feeding a `reduce sum` as one matmul, `product_sums.ENABLED`;
+a max or min over a short axis as pairwise calls, `kernels.SHORT_AXIS`; a stack of
+small gemms on one core, `plan.SHARE_GEMM`).
 
 With `--processes`, a second table times numpy and dvm each in its own
 process, taking turns call by call (see `bench_processes`). Then each of
@@ -80,7 +84,9 @@ from suite.workloads import (
 
 import dvm
 import dvm.vm as vm
+import dvm.vm.kernels as kernels
 import dvm.vm.plan as plan
+import dvm.vm.product_sums as product_sums
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
 import vm_programs
@@ -378,6 +384,7 @@ def bench_f16(only: set[str] | None, repeat: int) -> None:
 
 STEADY: dict[str, tuple[Callable[[int], list[tuple[int, ...]]], int]] = {
     "if_else_add": (sample_2d, 30),
+    "layernorm": (sample_2d, 15),
     "softmax": (sample_softmax, 15),
     "mmoe": (sample_mmoe, 10),
 }
@@ -394,13 +401,43 @@ def steady_inputs(name: str, shape: tuple[int, ...], rng: np.random.Generator) -
         return [normal(shape)]
     if name == "softmax":
         return [normal((*shape, 128))]
+    if name == "layernorm":
+        return [normal(shape), normal(shape[1:]), normal(shape[1:])]
     b, e = shape
     return [normal((b, 32)), normal((e, 32, 16), 0.2), normal((e, 1, 16), 0.1)] + [
         normal((32, e), 0.2) for _ in range(2)
     ]
 
 
-def bench_steady(only: set[str] | None, turns: int) -> None:
+def strategies_off(f: Callable[[], Any]) -> Any:
+    """f() with the switches of `--baseline strategies-off` off (read as launches bind
+    and generate their code, and as a stack picks its cores: a program only ever
+    called this way runs without those strategies)."""
+    saved = product_sums.ENABLED, kernels.SHORT_AXIS, plan.SHARE_GEMM
+    product_sums.ENABLED, kernels.SHORT_AXIS, plan.SHARE_GEMM = False, 1, 0
+    try:
+        return f()
+    finally:
+        product_sums.ENABLED, kernels.SHORT_AXIS, plan.SHARE_GEMM = saved
+
+
+def steady_programs(name: str, baseline: str) -> list[Callable[..., Any]]:
+    """The program compiled under the baseline's switch, and as it is."""
+    if baseline == "strategies-off":
+        source = EXAMPLES / f"{name}.mlir"
+        off = dvm.compile(source, cache=False)
+        return [lambda *a: strategies_off(partial(off, *a)), dvm.compile(source, cache=False)]
+    programs = []
+    for share_work in (0, plan.SHARE_WORK):
+        saved, plan.SHARE_WORK = plan.SHARE_WORK, share_work  # read as it compiles
+        try:
+            programs.append(dvm.compile(EXAMPLES / f"{name}.mlir", cache=False))
+        finally:
+            plan.SHARE_WORK = saved
+    return programs
+
+
+def bench_steady(only: set[str] | None, turns: int, baseline: str) -> None:
     """Per workload and shape, the median (p90) of calls 2..10 of runs of 10, dvm
     against dvm under the switch and numpy taking turns; then, over the shapes, the
     median of each one's ratio to numpy (as the suite's steady-state table)."""
@@ -412,13 +449,7 @@ def bench_steady(only: set[str] | None, turns: int) -> None:
         rng, ratios = np.random.default_rng(0), []
         for shape in sampler(n):
             args = steady_inputs(name, shape, rng)
-            programs = []
-            for share_work in (0, plan.SHARE_WORK):
-                saved, plan.SHARE_WORK = plan.SHARE_WORK, share_work  # read as it compiles
-                try:
-                    programs.append(dvm.compile(EXAMPLES / f"{name}.mlir", cache=False))
-                finally:
-                    plan.SHARE_WORK = saved
+            programs = steady_programs(name, baseline)
             fns = [partial(f, *args) for f in (*programs, getattr(ref, name))]
             for f in fns[:2]:
                 for _ in range(40):  # past the plan patience
@@ -430,10 +461,10 @@ def bench_steady(only: set[str] | None, turns: int) -> None:
                 f"{m * 1e6:7.0f} ({np.percentile(ts, 90) * 1e6:5.0f})"
                 for m, ts in zip(meds, times, strict=True)
             ]
-            row = f"bytes-only {cells[0]}  dvm {cells[1]}  numpy {cells[2]} us"
+            row = f"{baseline} {cells[0]}  dvm {cells[1]}  numpy {cells[2]} us"
             print(f"  {name:12s} {shape!s:12s} {row}")
         old, new = (statistics.median(r) for r in zip(*ratios, strict=True))
-        print(f"  {name}: median over shapes of dvm/numpy: bytes-only {old:.2f}, dvm {new:.2f}")
+        print(f"  {name}: median over shapes of dvm/numpy: {baseline} {old:.2f}, dvm {new:.2f}")
     print(f"load {os.getloadavg()[0]:.2f}")
 
 
@@ -446,10 +477,16 @@ def main() -> None:
         "--processes", action="store_true", help="also time each side in its own process"
     )
     ap.add_argument("--steady", action="store_true", help="the suite's shape streams instead")
+    ap.add_argument(
+        "--baseline",
+        choices=("bytes-only", "strategies-off"),
+        default="bytes-only",
+        help="--steady: the switch the first column's program runs under",
+    )
     a = ap.parse_args()
     only = set(a.only.split(",")) - {""} or None
     if a.steady:
-        return bench_steady(only, a.repeat)
+        return bench_steady(only, a.repeat, a.baseline)
     print(f"host device: {vm.DeviceSpec.host()}")
     print(f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
     copy_bytes_per_s = bench_copy(a.repeat)
