@@ -75,10 +75,16 @@ def _fold(
     rest = [a for a in exprs if not a.is_Integer]
     if numbers:
         rest.append(sympy.Integer(fn(numbers)))
-    argset = frozenset(rest)
+    return unevaluated(cls, rest)
+
+
+def unevaluated(cls: type[sympy.Min] | type[sympy.Max], args: Sequence[sympy.Expr]) -> sympy.Expr:
+    """What `cls(*args, evaluate=False)` makes (the first argument, when they are all
+    alike), its arguments in sympy's `ordered` order, without sorting by sort keys
+    the arguments that their node counts already order (`_ordered`)."""
+    argset = frozenset(args)
     if len(argset) == 1:
-        return rest[0]
-    # what `cls(*rest, evaluate=False)` makes, its arguments in sympy's `ordered` order
+        return args[0]
     made = cast(sympy.Expr, sympy.Expr.__new__(cls, *_ordered(argset)))
     made._argset = argset  # type: ignore[attr-defined]
     return made

@@ -13,13 +13,14 @@ A floor or ceiling of a quotient is printed as integer division (`python_text`, 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import lru_cache
+from typing import Any, cast
 
 import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from dvm.dialects.expr import integer_fraction
+from dvm.dialects.expr import integer_fraction, unevaluated
 from dvm.expr_code import Code, Sizes, function_of_code, generated, sizes_of_code
 
 
@@ -42,32 +43,40 @@ class CeilDiv(sympy.Function):
     """ceiling(p / q) of integers p and q."""
 
 
-def integer_division(expr: sympy.Expr) -> sympy.Basic:
+@lru_cache(maxsize=1 << 14)
+def integer_division(expr: sympy.Basic) -> sympy.Basic:
     """`expr` with each floor and ceiling of a quotient as FloorDiv or CeilDiv.
 
     The tree is rebuilt without evaluating its nodes again: `expr.replace` would
     re-evaluate every Max and Min above a replaced node (sympy compares their
     arguments pairwise each time): on the nested Max and Min of tile sizes, far more
-    work than the rewrite itself."""
-    return _with_integer_division(expr, {})
-
-
-def _with_integer_division(e: sympy.Basic, done: dict[sympy.Basic, sympy.Basic]) -> sympy.Basic:
-    """`integer_division` of `e`, each subtree rebuilt once (`done`). (A function of its
-    own, not a closure that calls itself: that would be a cycle, garbage for the
-    collector after each compile.)"""
-    got = done.get(e)
-    if got is not None:
-        return got
-    args = tuple(_with_integer_division(a, done) for a in e.args)
-    made: Any = e  # (sympy's constructors are untyped)
-    if isinstance(e, sympy.floor | sympy.ceiling):
+    work than the rewrite itself. Remembered for each subtree: a program's choices,
+    guards and output sizes repeat its tile sizes, and a compile again repeats them all."""
+    if not expr.args:
+        return expr
+    args = tuple(map(integer_division, expr.args))
+    if isinstance(expr, sympy.floor | sympy.ceiling):
         num, den = integer_fraction(args[0])
-        kind = FloorDiv if isinstance(e, sympy.floor) else CeilDiv
-        made = e.func(args[0]) if den == 1 else kind(num, den)
-    elif args != e.args:
-        made = e.func(*args, evaluate=False)  # type: ignore[call-arg]
-    done[e] = made
+        if den == 1:
+            return expr.func(args[0])
+        return _division(FloorDiv if isinstance(expr, sympy.floor) else CeilDiv, num, den)
+    return expr if args == expr.args else rebuilt(expr, args)
+
+
+def rebuilt(expr: sympy.Basic, args: tuple[sympy.Basic, ...]) -> sympy.Basic:
+    """`expr.func(*args, evaluate=False)`; a Min or Max without sympy's sort keys for
+    arguments their node counts order (`expr.unevaluated`): sympy's `ordered` counts
+    each argument's whole tree again, at every level of a nested tile size."""
+    if isinstance(expr, sympy.Min | sympy.Max):
+        return unevaluated(type(expr), cast(tuple[sympy.Expr, ...], args))
+    return expr.func(*args, evaluate=False)  # type: ignore[call-arg]
+
+
+def _division(kind: type[FloorDiv] | type[CeilDiv], num: sympy.Basic, den: sympy.Basic) -> Any:
+    """What `kind(num, den)` makes (neither evaluates), without sympy's set-up of a call,
+    which makes a new set of argument counts each time (`expr.sfloor` does the same)."""
+    made: Any = sympy.Expr.__new__(kind, num, den)
+    made.nargs = sympy.Naturals0  # (what sympy gives a function that declares no count)
     return made
 
 
@@ -226,7 +235,7 @@ def _named_subtrees(
     if got is not None:
         return got
     args = tuple(_named_subtrees(a, counts, done, shared) for a in e.args)
-    made: Any = e if args == e.args else e.func(*args, evaluate=False)  # type: ignore[call-arg]
+    made: Any = e if args == e.args else rebuilt(e, args)
     if counts[e] > 1:
         temporary = sympy.Symbol(f"_t{len(shared)}", integer=True)
         shared.append((temporary, made))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sympy
@@ -104,6 +105,29 @@ def test_generated_python_computes_integer_expressions_exactly() -> None:
         values = {s: rng.randint(1, 60) for s in SYMBOLS}
         got = function(*(values[s] for s in SYMBOLS))
         assert list(got) == [substitute(e, values) for e in exact], values
+
+
+def test_integer_division_builds_what_sympy_builds_unevaluated() -> None:
+    """`integer_division` rebuilds a tree without sympy's constructors (a Min or Max
+    ordered by `unevaluated`, a FloorDiv or CeilDiv made bare) and remembers it: the
+    same tree, argument order and argument counts as sympy's unevaluated rebuild."""
+    from dvm.codegen import CeilDiv, FloorDiv, integer_division
+
+    def by_sympy(e: sympy.Basic) -> Any:
+        args = tuple(map(by_sympy, e.args))
+        if isinstance(e, sympy.floor | sympy.ceiling):
+            num, den = integer_fraction(args[0])
+            kind = FloorDiv if isinstance(e, sympy.floor) else CeilDiv
+            return e.func(args[0]) if den == 1 else kind(num, den)
+        return e.func(*args, evaluate=False) if args != e.args else e  # type: ignore[call-arg]
+
+    exprs = random_exprs(8, 300)
+    for expr in exprs + exprs:  # (the second time, from what it remembers)
+        made, expected = integer_division(expr), by_sympy(expr)
+        assert sympy.srepr(made) == sympy.srepr(expected), expr
+        pairs = zip(sympy.preorder_traversal(made), sympy.preorder_traversal(expected), strict=True)
+        for a, b in pairs:
+            assert getattr(a, "nargs", None) == getattr(b, "nargs", None), (a, b)
 
 
 def is_integer_arithmetic(expr: sympy.Basic) -> bool:
