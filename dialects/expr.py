@@ -96,6 +96,8 @@ def _ordered(args: frozenset[sympy.Expr]) -> list[sympy.Expr]:
     whole tree again, at every level of a nested tile size), and the sort keys made
     only for ties, as `ordered` does: a sort key walks its whole tree the first time."""
     counts = {a: _node_count(a) for a in args}
+    if len(set(counts.values())) == len(counts):  # no ties (most Min and Max of tile sizes)
+        return sorted(args, key=counts.__getitem__)
     alike = Counter(counts.values())
     return sorted(args, key=lambda a: (counts[a], a.sort_key() if alike[counts[a]] > 1 else ()))
 

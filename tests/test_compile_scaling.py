@@ -29,6 +29,7 @@ from xdsl.passes import PassPipeline
 import dvm
 import dvm.pipeline as pipeline
 from dvm.dialects import expr
+from dvm.lowering import tensor_to_tile
 from dvm.passes.dag import MergeableDag
 
 LINEAR = 2.3
@@ -56,6 +57,9 @@ def calls(stage: PassPipeline, module: ModuleOp) -> int:
         expr.parse_expr,
         expr.parse_condition_text,
         expr._node_count,
+        expr.symbols_in,
+        expr.integer_fraction,
+        tensor_to_tile.in_named_sizes,
     ):
         cached.cache_clear()
     profile = cProfile.Profile()
