@@ -25,12 +25,16 @@ bytecodes (`sys.settrace` opcode events, torch's frames included) a first call a
 new shape and a repeat interpret, medians over the shapes.
 
 With --per-call (needs the bench extra: `make bench-install`), it times a repeat call
-of the benchmark suite's workloads (benchmarks/suite) at a few shapes each, in four
-ways: through the backend (`dvm`), the workload's hand-written program through
-`dvm.compile` (`bare`), torch eager (`eager`), and `torch.compile` with a backend that
-runs the graph as it is (`ident`: dynamo's own cost per call over eager, the floor a
-backend cannot go below). Each runs --calls calls in a row, round after round, the
-first of each row left out (the caches other work evicted); medians and p90 in us.
+of the benchmark suite's workloads (benchmarks/suite) at a few shapes each, in six
+ways: through the backend (`dvm`); the backend's graph runners alone, called on the
+arguments dynamo gave them (`runner`: `dvm` less dynamo's and AOTAutograd's part);
+the `dvm.compile` programs those runners call, alone, on the arrays they were given
+(`plan`: `runner` less the replay's own work); the workload's hand-written program
+through `dvm.compile` (`bare`: `plan` less what the importer's programs cost more);
+torch eager (`eager`); and `torch.compile` with a backend that runs the graph as it is
+(`ident`: dynamo's own cost per call over eager, the floor a backend cannot go below).
+Each runs --calls calls in a row, round after round, the first of each row left out
+(the caches other work evicted); medians and p90 in us.
 """
 
 from __future__ import annotations
@@ -246,8 +250,13 @@ def per_call(name: str, rounds: int, calls: int) -> list[str]:
     for shape in PER_CALL_SHAPES[name]:
         arrays = workload.make_inputs(shape, np.random.default_rng(0))
         tensors = [torch.from_numpy(a) for a in arrays]
+        with torch.no_grad():
+            backend(*tensors)  # (the shape's first call: it may record)
+            runners, programs = calls_inside(lambda t=tensors: backend(*t))
         ways: dict[str, Callable[[], Any]] = {
             "dvm": lambda t=tensors: backend(*t),
+            "runner": lambda r=runners: [runner(*a) for runner, a in r],
+            "plan": lambda p=programs: [program(*a) for program, a in p],
             "bare": lambda a=arrays: bare(*a),
             "eager": lambda t=tensors: workload.torch(*t),
             "ident": lambda t=tensors: ident(*t),
@@ -261,6 +270,37 @@ def per_call(name: str, rounds: int, calls: int) -> list[str]:
         cells = " ".join(f"{us(t, 0.5)} {us(t, 0.9)}" for t in times.values())
         lines.append(f"{name:11} {shape!s:13} {cells}")
     return lines
+
+
+WAYS = ("dvm", "runner", "plan", "bare", "eager", "ident")
+"""The ways --per-call times each workload (see the docstring), in its columns' order."""
+
+Calls = list[tuple[Callable[..., Any], tuple[Any, ...]]]
+
+
+def calls_inside(call: Callable[[], Any]) -> tuple[Calls, Calls]:
+    """The graph runners `call()` calls, and the compiled programs, each with the
+    arguments it was given (the backend's layers, to time alone)."""
+    from dvm.torch.graph import GraphRunner
+
+    runners: Calls = []
+    programs: Calls = []
+    run_graph, run_program = GraphRunner.__call__, CompiledProgram.__call__
+
+    def graph(runner: GraphRunner, *args: Any) -> Any:
+        runners.append((runner, args))
+        return run_graph(runner, *args)
+
+    def program(compiled: CompiledProgram, *args: Any) -> Any:
+        programs.append((compiled, args))
+        return run_program(compiled, *args)
+
+    GraphRunner.__call__, CompiledProgram.__call__ = graph, program  # type: ignore[method-assign]
+    try:
+        call()
+    finally:
+        GraphRunner.__call__, CompiledProgram.__call__ = run_graph, run_program  # type: ignore[method-assign]
+    return runners, programs
 
 
 def us(values: list[float], q: float) -> str:
@@ -282,7 +322,7 @@ def main() -> None:
         print(f"load average {os.getloadavg()[0]:.2f}; {options.rounds} rounds of "
               f"{options.calls} calls; median and p90 per call in us")  # fmt: skip
         print(f"{'workload':11} {'shape':13} " + " ".join(
-            f"{w:>7} {'p90':>7}" for w in ("dvm", "bare", "eager", "ident")))  # fmt: skip
+            f"{w:>7} {'p90':>7}" for w in WAYS))  # fmt: skip
         for name in options.workloads.split(","):
             for line in per_call(name, options.rounds, options.calls):
                 print(line, flush=True)
