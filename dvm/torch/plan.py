@@ -57,34 +57,22 @@ class Step:
     program: Any = None
     """The compiled segment (`dvm.compile`'s program), or None for a torch op."""
     kernels: int = 0
-    arguments: Callable[[Values], tuple[Any, ...]] | None = None
-    """The program's arguments (arrays, then index values) from the slots."""
+    arguments: str = ""
+    """The program's arguments (arrays, then index values) from the slots `v` and the
+    step's `constants` `c`, as a tuple expression."""
+    constants: Sequence[Any] = ()
     target: Any = None
     """The torch op."""
     template: Any = None
     """The torch op's (args, kwargs), with `Slot`s and `Formula`s in place of values."""
     results: Any = None
     """The slots of the results: a list (a program's), or the torch op's structure."""
-    checks: Callable[[Values], bool] | None = None
+    checks: list[str] = field(default_factory=list)
     """Guards that read this step's results (checked after it), or data checks (before)."""
     node: int = -1
     """The torch op's position in the graph (where its result is kept, `Done`)."""
-
-    def run(self, v: Values, done: Done) -> bool:
-        if self.program is None:
-            return self.run_torch(v, done)
-        assert self.arguments is not None
-        if self.checks is not None and not self.checks(v):
-            return False
-        outputs = self.program(*self.arguments(v))
-        if len(self.results) == 1:
-            outputs = (outputs,)
-        for slot, value in zip(self.results, outputs, strict=True):
-            v[slot] = value
-        STATS.segments += 1
-        STATS.reused += 1
-        STATS.kernels_launched += self.kernels
-        return True
+    after: Callable[[Values], bool] | None = None
+    """A torch op's `checks`, as one function (made with the plan)."""
 
     def run_torch(self, v: Values, done: Done) -> bool:
         result = done.get(self.node, done)
@@ -92,7 +80,7 @@ class Step:
             args, kwargs = fill(self.template, v, as_tensor=True)
             result = done[self.node] = run_torch_op(self.target, args, kwargs)
         place(self.results, result, v)
-        return self.checks is None or self.checks(v)
+        return self.after is None or self.after(v)
 
 
 Done = dict[int, Any]
@@ -162,7 +150,7 @@ class Plan:
     """What one call became (see the module docstring)."""
 
     slots: int
-    guard: Callable[[Values], bool] | None
+    guards: list[str]
     """The guards that read only the inputs."""
     steps: list[Step]
     outputs: Any
@@ -171,61 +159,80 @@ class Plan:
     """The input signature the plan serves (`graph.input_signature`)."""
     kinds: Sequence[str]
     """Per slot, what the recording call held there (`slot_kind`)."""
-    read: Callable[[Sequence[Any]], Values] = field(init=False)
-    write: Callable[[Values, Sequence[Any]], list[Any]] = field(init=False)
+    replay: Callable[[Sequence[Any], Done], list[Any] | None] = field(init=False)
+    """The outputs of a call with these arguments, or None where a guard fails (the
+    call must be recorded; `done` then holds the torch ops that ran)."""
 
     def __post_init__(self) -> None:
-        # A call's slots and its outputs, each read by one function made for this
-        # plan: the conversions its signature implies, without a test per value.
-        self.read = compiled_function(inputs_source(self.signature, self.slots), (to_numpy,))
-        self.write = compiled_function(
-            outputs_source(self.outputs, self.kinds),
-            (self.outputs, fill, to_torch),
-            argument="v, args",
-        )
+        # The whole replay is one function made for this plan: the conversions its
+        # signature implies, its guards and each step's arguments written out, with
+        # no test per value and no call per step (what a call costs beyond its
+        # programs is the backend's own cost).
+        names: dict[str, Any] = {
+            "STATS": STATS, "outputs": self.outputs, "fill": fill, "to_numpy": to_numpy,
+            "to_torch": to_torch, "contiguous": contiguous, "asarray": np.asarray,
+            "distinct": distinct,
+        }  # fmt: skip
+        lines = [f"v = {inputs_source(self.signature, self.slots)}"]
+        lines += returning_none_unless(self.guards)
+        for k, step in enumerate(self.steps):
+            names[f"step{k}"] = step
+            lines += step_source(step, f"step{k}")
+        lines.append(f"return {outputs_source(self.outputs, self.kinds)}")
+        body = "".join(f"\n    {line}" for line in lines)
+        exec(f"def replay(args, done):{body}", names)  # (the source is made here, from sizes)
+        self.replay = names["replay"]
 
-    def replay(self, args: Sequence[Any], done: Done) -> list[Any] | None:
-        """The outputs, or None where a guard fails (the call must be recorded; `done`
-        then holds the torch ops that ran)."""
-        v: Values = self.read(args)
-        if self.guard is not None and not self.guard(v):
-            return None
-        for step in self.steps:
-            if not step.run(v, done):
-                return None
-        return self.write(v, args)
+
+def step_source(step: Step, name: str) -> list[str]:
+    """The lines of a replay that run `step` (named `name` in it)."""
+    if step.program is None:
+        step.after = all_true(step.checks)
+        return [f"if not {name}.run_torch(v, done): return None"]
+    results = ", ".join(f"v[{slot}]" for slot in step.results)
+    if len(step.results) > 1:
+        results += ","  # (a program of several results returns a tuple)
+    return [
+        *returning_none_unless(step.checks),
+        f"c = {name}.constants",
+        f"{results} = {name}.program(*{step.arguments})",
+        f"STATS.segments += 1; STATS.reused += 1; STATS.kernels_launched += {step.kernels}",
+    ]
+
+
+def returning_none_unless(guards: Sequence[str]) -> list[str]:
+    return [f"if not ({' and '.join(guards)}): return None"] if guards else []
 
 
 def inputs_source(signature: Sequence[Any], slots: int) -> str:
-    """The slots' list from the call's arguments `v` (as `Plan.read` makes it): a CPU
-    tensor of a dtype dvm computes on as an array over its memory (as `as_value`),
-    anything else as it is, then a free slot for each value the call makes."""
+    """The slots' list from the call's arguments `args`: a CPU tensor of a dtype dvm
+    computes on as an array over its memory (as `as_value`), anything else as it is,
+    then a free slot for each value the call makes."""
     reads = []
     for position, kind in enumerate(signature):
-        argument = f"v[{position}]"
+        argument = f"args[{position}]"
         if type(kind) is tuple and kind[0] in DTYPES and kind[2] is True:
             if kind[0] == torch.bfloat16:
-                reads.append(f"c[0]({argument})")
+                reads.append(f"to_numpy({argument})")
             else:  # (`detach` costs a new tensor object: only where needed)
                 reads.append(f"({argument}.detach() if {argument}.requires_grad "
                              f"else {argument}).numpy()")  # fmt: skip
         else:
             reads.append(argument)
-    return f"[{', '.join(reads)}] + [None] * {slots - len(signature)}"
+    return f"[{', '.join(reads + ['None'] * (slots - len(signature)))}]"
 
 
 def outputs_source(outputs: Sequence[Any], kinds: Sequence[str]) -> str:
-    """The outputs from the slots `v` and the arguments (as `Plan.write` makes them):
-    an array slot as a tensor over its memory, an input as given, the rest filled in
-    from the template (`c[0]`)."""
+    """The outputs from the slots `v` and the arguments `args`: an array slot as a
+    tensor over its memory, an input as given, the rest filled in from the template."""
     parts = []
     for k, output in enumerate(outputs):
         if isinstance(output, Input):
             parts.append(f"args[{output.index}]")
         elif isinstance(output, Slot) and kinds[output.index] == "array":
-            parts.append(f"c[2](v[{output.index}])")
+            parts.append(f"to_torch(v[{output.index}])")
         else:
-            parts.append(f"c[1](c[0][{k}], v, True)")
+            parts.append(f"fill(outputs[{k}], v, True)")
     return f"[{', '.join(parts)}]"
 
 
@@ -373,9 +380,10 @@ class Builder:
             Step(
                 program=entry.program,
                 kernels=entry.kernels,
-                arguments=compiled_function(f"({', '.join(parts)},)", constants),
+                arguments=f"({', '.join(parts)},)",
+                constants=constants,
                 results=results,
-                checks=all_true(checks),
+                checks=checks,
             )
         )
         self.stage_of.append(first)
@@ -400,13 +408,13 @@ class Builder:
             stages.setdefault(step, []).append(guard)
         for k, step in enumerate(self.steps):
             if k in stages and step.program is None:
-                step.checks = all_true(stages[k])
+                step.checks = stages[k]
         template = [
             Input(originals[k]) if k in originals else self.output(o) for k, o in enumerate(outputs)
         ]
         kinds = [slot_kind(value) for value in self.kept]
-        guard = all_true(stages.get(-1, []))
-        return Plan(len(self.kept), guard, self.steps, template, self.signature, kinds)
+        guards = stages.get(-1, [])
+        return Plan(len(self.kept), guards, self.steps, template, self.signature, kinds)
 
     def output(self, value: Any) -> Any:
         """An output's template: a constant is copied at each call, as eager makes it
