@@ -111,6 +111,8 @@ class GraphRunner:
         self.module = module
         self.nodes = list(module.graph.nodes)
         self.last_reads = last_reads(self.nodes)
+        self.declared = [n.meta.get("val") for n in self.nodes if n.op == "placeholder"]
+        """The inputs as the graph declares them (symbolic: `plan.unproved`)."""
         self.report = Report(name)
         self.first = True
         self.plans: dict[tuple[Any, ...], list[Plan]] = {}
@@ -149,7 +151,7 @@ class GraphRunner:
                 BUILDING.remove(builder)
             self.builder, self.done = None, {}
         if builder is not None:
-            plan = builder.plan(returned, originals)
+            plan = builder.plan(returned, originals, self.declared)
             if plan is None:
                 self.attempts -= 1
             else:

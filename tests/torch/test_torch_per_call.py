@@ -1,6 +1,6 @@
 """What a repeat call of the torch backend does beyond its programs: the hand-written
 programs' kernels, no copy of an input or an output, one program call and no
-recording per replay, eager's results on a stream of shapes."""
+recording per replay, and no guard that dynamo's own guards already prove."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import dvm  # noqa: E402
 import dvm.torch  # noqa: E402
 from dvm import lazy  # noqa: E402
 from dvm.runtime import CompiledProgram  # noqa: E402
+from dvm.torch.graph import GraphRunner  # noqa: E402
 
 
 def layernorm(x: Any, w: Any, b: Any) -> Any:
@@ -129,6 +130,67 @@ def test_a_replay_records_nothing_and_calls_each_program_once(
     assert len(calls.given) == 4
     report = dvm.torch.reports()[-1]
     assert (report["plans"], report["replayed"]) == (1, 4)
+
+
+class Runners:
+    """The graph runners the backend makes."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.made: list[GraphRunner] = []
+        original = GraphRunner.__init__
+
+        def init(runner: GraphRunner, *args: Any) -> None:
+            original(runner, *args)
+            self.made.append(runner)
+
+        monkeypatch.setattr(GraphRunner, "__init__", init)
+
+    def guards(self) -> list[list[str]]:
+        return [plan.guards for r in self.made for plans in r.plans.values() for plan in plans]
+
+
+def test_a_plan_checks_no_guard_that_dynamo_proves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dynamo's graph declares the sizes as symbols it guards (not 0 or 1, the weight's
+    size the same as the input's last dim): the plan checks none of them again."""
+    torch.manual_seed(2)
+    torch._dynamo.reset()
+    runners = Runners(monkeypatch)
+    compiled = torch.compile(layernorm, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for rows, cols in [(4, 9), (7, 13)]:
+            x, w, b = torch.randn(rows, cols), torch.randn(cols), torch.randn(cols)
+            torch.testing.assert_close(compiled(x, w, b), layernorm(x, w, b))
+    assert runners.guards() == [[]]
+
+
+def test_a_graph_run_by_itself_keeps_its_guards() -> None:
+    """Without dynamo (a graph with no declared sizes), the plan checks what the
+    recording assumed: a 1 where it broadcast nothing records again."""
+
+    def add(x: Any, y: Any) -> Any:
+        return (torch.ops.aten.add.Tensor(x, y),)
+
+    runner = GraphRunner(torch.fx.symbolic_trace(add), "add")
+    for rows in (3, 5, 1, 7):
+        x, y = torch.randn(rows, 4), torch.randn(3 if rows == 1 else rows, 4)
+        (z,) = runner(x, y)
+        torch.testing.assert_close(z, x + y)
+    assert runner.plans and all(plan.guards for plans in runner.plans.values() for plan in plans)
+    assert runner.report.plans == 2
+
+
+def test_a_size_of_one_in_a_size_oblivious_graph_replays_correctly() -> None:
+    """With torch's `backed_size_oblivious`, a size of 1 runs the graph made for other
+    sizes: dynamo proves nothing about 1s there, so the plan keeps the guards the
+    recording took on them."""
+    torch.manual_seed(3)
+    torch._dynamo.reset()
+    with torch.fx.experimental._config.patch(backed_size_oblivious=True):
+        compiled = torch.compile(layernorm, backend="dvm", dynamic=True)
+        with torch.no_grad():
+            for rows, cols in [(3, 5), (1, 5), (4, 1), (6, 7), (1, 1), (2, 9)]:
+                x, w, b = torch.randn(rows, cols), torch.randn(cols), torch.randn(cols)
+                torch.testing.assert_close(compiled(x, w, b), layernorm(x, w, b))
 
 
 PRIMES_AND_ONES = [(1, 7), (13, 1), (2, 3), (17, 31), (1, 1), (5, 11), (29, 2), (17, 31)]
