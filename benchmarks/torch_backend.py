@@ -35,6 +35,12 @@ torch eager (`eager`); and `torch.compile` with a backend that runs the graph as
 (`ident`: dynamo's own cost per call over eager, the floor a backend cannot go below).
 Each runs --calls calls in a row, round after round, the first of each row left out
 (the caches other work evicted); medians and p90 in us.
+
+With --entry, it times what dynamo and AOTAutograd cost before a backend's function
+runs (a function that returns a tensor made once), right after different work on
+the calling thread: nothing, a `dvm.compile` LayerNorm launch at a small shape (run
+on the calling thread) and at 1024 x 1024 (run on the cores, the calling thread
+waiting for the others), numpy streaming as much memory, and a 0.5 ms sleep.
 """
 
 from __future__ import annotations
@@ -303,6 +309,50 @@ def calls_inside(call: Callable[[], Any]) -> tuple[Calls, Calls]:
     return runners, programs
 
 
+def entry_after_work() -> list[str]:
+    """Per kind of work before the call, the median time from the call to the backend's
+    function (see the docstring)."""
+    from functorch.compile import make_boxed_func  # pyright: ignore[reportPrivateImportUsage]
+    from suite.workloads import make_workloads
+    from torch._dynamo.backends.common import aot_autograd
+
+    import dvm
+
+    workload = make_workloads()["layernorm"]
+    program = dvm.compile(workload.program.read_text())
+    reached = [0.0]
+
+    def returning(made: torch.Tensor) -> Any:
+        def run(*_: Any) -> list[torch.Tensor]:
+            reached[0] = time.perf_counter()
+            return [made]
+
+        return aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(run))
+
+    small = workload.make_inputs((8, 64), np.random.default_rng(0))
+    large = workload.make_inputs((1024, 1024), np.random.default_rng(0))
+    scratch = np.empty_like(large[0])
+    works: dict[str, Callable[[], Any]] = {
+        "nothing": lambda: None,
+        "launch 8x64": lambda: program(*small),
+        "launch 1024x1024": lambda: program(*large),
+        "numpy 1024x1024": lambda: np.add(np.multiply(large[0], 2, out=scratch), 1, out=scratch),
+        "sleep 0.5 ms": lambda: time.sleep(0.0005),
+    }
+    x = [torch.from_numpy(a) for a in small]
+    compiled = torch.compile(workload.torch, backend=returning(torch.zeros(8, 64)), dynamic=True)
+    times: dict[str, list[float]] = {work: [] for work in works}
+    with torch.no_grad():
+        compiled(*x)
+        for _ in range(200):
+            for work, run in works.items():
+                run()
+                start = time.perf_counter()
+                compiled(*x)
+                times[work].append(reached[0] - start)
+    return [f"{work:18} {us(t, 0.5)} {us(t, 0.9)}" for work, t in times.items()]
+
+
 def us(values: list[float], q: float) -> str:
     return f"{np.quantile(values, q) * 1e6:7.0f}"
 
@@ -317,7 +367,13 @@ def main() -> None:
     parser.add_argument("--workloads", default=",".join(PER_CALL_SHAPES))
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--entry", action="store_true", help="time dynamo's entry instead")
     options = parser.parse_args()
+    if options.entry:
+        print(f"load average {os.getloadavg()[0]:.2f}; dynamo and AOTAutograd before the "
+              "backend's function, after: median and p90 in us")  # fmt: skip
+        print("\n".join(entry_after_work()))
+        return
     if options.per_call:
         print(f"load average {os.getloadavg()[0]:.2f}; {options.rounds} rounds of "
               f"{options.calls} calls; median and p90 per call in us")  # fmt: skip
