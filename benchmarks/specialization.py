@@ -46,7 +46,9 @@ the libraries). Last ("patience"), streams of new shapes each called R times,
 timed for each plan patience of the runtime (`launches.PLAN_PATIENCE`: how long
 a shape's launches run unplanned before they are planned). Then ("large"), GELU,
 LayerNorm and softmax at new shapes of about --rows x 1024 float32: a first launch
-unplanned on the cores against one planned at once (`bench_large_shapes`).
+unplanned on the cores against one planned at once (`bench_large_shapes`). Last
+("growing"), LayerNorm at shapes each larger than any before, with the allocator's
+thresholds `vm/heap.py` sets and with glibc's defaults (`bench_growing_shapes`).
 """
 
 from __future__ import annotations
@@ -563,6 +565,54 @@ def bench_patience(files: list[str], shapes: int) -> None:
             print(f"  {file.removesuffix('.mlir'):12s} {calls:3d} | {cells}")
 
 
+GROWING_ROUNDS = 3
+"""Processes per setting in `bench_growing_shapes`."""
+
+
+def bench_growing_shapes(shapes: int, rows: int) -> None:
+    """LayerNorm at `shapes` new shapes of `rows` + 4i rows of 1024 float32, each larger
+    than any before (after 30 calls at 7/8 of `rows`), three calls each: the medians of
+    each call's wall time and page faults, with the allocator's thresholds kept where
+    glibc's rise ends (`vm.heap`, the default) and left at glibc's defaults
+    (`heap.KEEP_FREED` off), each in processes of its own, taking turns."""
+    print(f"LayerNorm at growing shapes of about {rows} x 1024 float32: calls 1, 2, 3 (ms)")
+    for turn in range(GROWING_ROUNDS):
+        for keep in (True, False) if turn % 2 else (False, True):
+            run = [sys.executable, __file__, "--growing-run", "1" if keep else "0"]
+            run += ["--shapes", str(shapes), "--rows", str(rows)]
+            got = subprocess.run(run, capture_output=True, text=True, check=True).stdout.split()
+            times, faults = " ".join(got[:3]), " ".join(got[3:])
+            label = "thresholds kept" if keep else "glibc defaults"
+            print(f"  {label:16s} {times}   page faults: {faults}")
+
+
+def growing_shape_calls(keep: bool, shapes: int, rows: int) -> list[str]:
+    """One process's `bench_growing_shapes`: the medians of calls 1, 2 and 3 in ms, then
+    of their page faults. The inputs are drawn as float32 (no float64 temporaries),
+    so no large block freed before the first call has raised glibc's thresholds."""
+    heap = importlib.import_module("dvm.vm.heap")
+    heap.KEEP_FREED = keep
+    rng = np.random.default_rng(0)
+    program = dvm.compile(EXAMPLES / "layernorm.mlir")
+    scale = rng.standard_normal(1024, dtype=np.float32)
+
+    def inputs(r: int) -> list[np.ndarray]:
+        return [rng.standard_normal((r, 1024), dtype=np.float32), scale, scale]
+
+    warm = inputs(rows * 7 // 8)
+    for _ in range(30):
+        program(*warm)
+    calls: list[list[tuple[float, int]]] = [[], [], []]
+    for i in range(shapes):
+        args = inputs(rows + 4 * i)
+        for k in range(3):
+            faults = page_faults()
+            wall, _ = timed(partial(program, *args))
+            calls[k].append((wall, page_faults() - faults))
+    times = [f"{statistics.median(w for w, _ in c) * 1e3:.3f}" for c in calls]
+    return times + [str(int(statistics.median(f for _, f in c))) for c in calls]
+
+
 def warm_up(seconds: float = 1.0) -> None:
     """Spin on tiny numpy calls first: right after start-up they read ~2x slow."""
     x, o = np.ones(1, np.float32), np.empty(1, np.float32)
@@ -600,6 +650,7 @@ def main() -> None:
     )
     ap.add_argument("--rows", type=int, default=1024, help="the `large` part's rows")
     ap.add_argument("--kept-memory-run", help=argparse.SUPPRESS)  # FILE:KEEP, one process's part
+    ap.add_argument("--growing-run", help=argparse.SUPPRESS)  # KEEP, one process's part
     a = ap.parse_args()
     # every program measured is compiled: one read from the compile cache binds its
     # first new shapes by walking tables (`launches.FAST_PATH_WALKS`), which would make
@@ -608,6 +659,9 @@ def main() -> None:
     if a.kept_memory_run:
         file, keep = a.kept_memory_run.split(":")
         print(*kept_memory_costs(file, keep == "1", a.shapes, a.repeat))
+        return
+    if a.growing_run:
+        print(*growing_shape_calls(a.growing_run == "1", a.shapes, a.rows))
         return
     runtime.FREEZE_AFTER_FIRST_COMPILE = not a.no_freeze
     launches.PLAN_PATIENCE = a.patience
@@ -632,9 +686,21 @@ def main() -> None:
         bench_patience(files, a.shapes)
     if "large" in parts:
         bench_large_shapes(a.shapes, a.repeat, a.rows)
+    if "growing" in parts:
+        bench_growing_shapes(a.shapes, a.rows)
 
 
-PARTS = ("new-shapes", "kept-memory", "bytecodes", "tiny", "compile", "stream", "patience", "large")
+PARTS = (
+    "new-shapes",
+    "kept-memory",
+    "bytecodes",
+    "tiny",
+    "compile",
+    "stream",
+    "patience",
+    "large",
+    "growing",
+)
 
 
 if __name__ == "__main__":

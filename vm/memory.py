@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.vm.device import DeviceSpec
+from dvm.vm.heap import keep_freed_memory
 
 
 class Kept(NamedTuple):
@@ -109,6 +110,7 @@ def device_memory(device: DeviceSpec) -> DeviceMemory:
     with _MEMORIES_LOCK:
         mem = _MEMORIES.get(device)
         if mem is None:
+            keep_freed_memory()  # new shapes' outputs in mapped pages (see `heap.py`)
             cores = min(max(device.vector_cores, device.cube_cores), workers() + 1)
             mem = _MEMORIES[device] = DeviceMemory(device, max(cores, 1))
         return mem
