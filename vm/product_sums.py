@@ -28,8 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dvm.vm.isa import Cat, DType, ExtentKind, ReduceKind
-from dvm.vm.program import Extent, Instr, Register
+from dvm.vm.isa import Cat, ExtentKind
+from dvm.vm.program import Extent, Instr, Register, summed_product
 from dvm.vm.static import NO_DESTINATION, read_registers
 from dvm.vm.validate import LoopInfo
 
@@ -37,70 +37,25 @@ ENABLED = True
 """Whether executors bound or generated from now on recognize the pattern (benchmarks
 turn it off to measure the two instructions against one matmul)."""
 
-_FLOATS = (DType.F32, DType.F64)
-
 
 def product_sums(
     code: Sequence[Instr], loops: LoopInfo, registers: Sequence[Register]
 ) -> dict[int, int]:
     """{k: k + 1} for each `mul` instruction k of the program that may run with the
     reduce after it as one matmul (each tile's shapes decide whether they do:
-    `plan_for`)."""
+    `plan_for`): the pair is a `summed_product` and the product is dead after it."""
     if not ENABLED:
         return {}
     starts = {end: start for start, end in loops.end_of.items()}
     found: dict[int, int] = {}
     for k in range(len(code) - 1):
-        if not _pair(code[k], code[k + 1], registers):
+        mul, reduce = code[k], code[k + 1]
+        if not summed_product(mul, reduce, registers):
             continue
-        if _dead_after(code, k + 1, code[k].operands[0], loops, starts):
-            found[k] = k + 1
+        p = mul.operands[0]
+        if reduce.operands[0] == p or not _read_first(code, k + 2, len(code), p, loops, starts):
+            found[k] = k + 1  # (the reduce itself overwrites the product, or it is dead)
     return found
-
-
-def _pair(mul: Instr, reduce: Instr, registers: Sequence[Register]) -> bool:
-    """Whether a float `mul` of two registers feeds a float `reduce sum` over one axis,
-    whose destination is neither operand (a matmul's output must not overlap them)."""
-    if mul.op.cat is not Cat.BINARY or mul.op.name != "mul" or reduce.op.cat is not Cat.REDUCE:
-        return False
-    p, a, b = mul.operands
-    s, src, kind, axes, _ = reduce.operands
-    if src != p or kind is not ReduceKind.SUM or not axes or axes & (axes - 1) or s in (a, b):
-        return False
-    dtype = registers[p].dtype
-    return dtype in _FLOATS and all(registers[r].dtype is dtype for r in (a, b, s))
-
-
-def _dead_after(
-    code: Sequence[Instr], k: int, r: int, loops: LoopInfo, starts: dict[int, int]
-) -> bool:
-    """Whether register r is written before it is read on every path from after
-    instruction k: through the rest of k's loop body and its next iteration, and after
-    each enclosing loop. A loop on the way may run no iteration: a read inside it
-    counts, a write does not."""
-    if code[k].operands[0] == r:
-        return True  # the reduce itself overwrites the product
-    j = k + 1
-    while j < len(code):
-        ins = code[j]
-        cat = ins.op.cat
-        if cat is Cat.LOOP:
-            end = loops.end_of[j]
-            if any(_reads(x, r) for x in code[j + 1 : end]):
-                return False
-            j = end + 1
-            continue
-        if cat is Cat.ENDLOOP:  # the next iteration runs the body from its start
-            if _read_first(code, starts[j] + 1, j, r, loops):
-                return False
-            j += 1
-            continue
-        if _reads(ins, r):
-            return False
-        if cat not in NO_DESTINATION and ins.operands[0] == r:
-            return True
-        j += 1
-    return True
 
 
 def _reads(ins: Instr, r: int) -> bool:
@@ -116,20 +71,30 @@ def _reads(ins: Instr, r: int) -> bool:
     )
 
 
-def _read_first(code: Sequence[Instr], lo: int, hi: int, r: int, loops: LoopInfo) -> bool:
-    """Whether code[lo:hi], a loop's body from its start, may read r before writing it."""
+def _read_first(
+    code: Sequence[Instr], lo: int, hi: int, r: int, loops: LoopInfo, starts: dict[int, int]
+) -> bool:
+    """Whether code[lo:hi] may read register r before writing it, on some path: a loop
+    on the way may run no iteration (a read inside it counts, a write does not), and
+    at the end of an enclosing loop the next iteration runs its body from the start."""
     j = lo
     while j < hi:
         ins = code[j]
-        if ins.op.cat is Cat.LOOP:
+        cat = ins.op.cat
+        if cat is Cat.LOOP:
             end = loops.end_of[j]
             if any(_reads(x, r) for x in code[j + 1 : end]):
                 return True
             j = end + 1
             continue
+        if cat is Cat.ENDLOOP:  # (only past the end of the body we started in)
+            if _read_first(code, starts[j] + 1, j, r, loops, starts):
+                return True
+            j += 1
+            continue
         if _reads(ins, r):
             return True
-        if ins.op.cat not in NO_DESTINATION and ins.operands[0] == r:
+        if cat not in NO_DESTINATION and ins.operands[0] == r:
             return False
         j += 1
     return False

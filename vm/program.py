@@ -301,23 +301,28 @@ class Offsets:
 def calls_blas(program: Program) -> bool:
     """Whether some instruction of `program` calls BLAS: an mma, a float sum over one
     axis of a tile of rank 2 or more (`blas_sum`), or one of any rank that a `mul`
-    right before it feeds (which may run as one matmul with it: `product_sums`)."""
-    code = program.code
+    right before it feeds (which may run as one matmul with it: `summed_product`)."""
+    code, registers = program.code, program.registers
     return any(
         ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA)
         or blas_sum(program, ins)
-        or (k > 0 and _summed_product(program, code[k - 1], ins))
+        or (k > 0 and summed_product(code[k - 1], ins, registers))
         for k, ins in enumerate(code)
     )
 
 
-def _summed_product(p: Program, mul: Instr, ins: Instr) -> bool:
-    """Whether `ins` is a float sum over one axis of what `mul`, a `mul`, writes."""
-    if mul.op.name != "mul" or ins.op.cat is not Cat.REDUCE or ins.operands[1] != mul.operands[0]:
+def summed_product(mul: Instr, reduce: Instr, registers: Sequence[Register]) -> bool:
+    """Whether a float `mul` of two registers feeds a float `reduce sum` over one axis,
+    whose destination is neither operand (a matmul's output must not overlap them):
+    the pair `product_sums` may run as one matmul, whose product is dead after it."""
+    if mul.op.cat is not Cat.BINARY or mul.op.name != "mul" or reduce.op.cat is not Cat.REDUCE:
         return False
-    axes = ins.operands[3]
-    floats = p.registers[ins.operands[0]].dtype in (DType.F32, DType.F64)
-    return ins.operands[2] is ReduceKind.SUM and floats and axes != 0 and axes & (axes - 1) == 0
+    p, a, b = mul.operands
+    s, src, kind, axes, _ = reduce.operands
+    if src != p or kind is not ReduceKind.SUM or not axes or axes & (axes - 1) or s in (a, b):
+        return False
+    dtype = registers[p].dtype
+    return dtype in (DType.F32, DType.F64) and all(registers[r].dtype is dtype for r in (a, b, s))
 
 
 def blas_sum(p: Program, ins: Instr) -> bool:
