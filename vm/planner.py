@@ -18,7 +18,7 @@ from typing import Any
 from dvm.vm.binary import layout
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import TRANSPOSE_A, Cat, ExtentKind
-from dvm.vm.plan import Body, GridPlan, LoopNode, Node, Shape, Specialization
+from dvm.vm.plan import Body, GridPlan, LoopNode, Node, OpNode, Shape, Specialization
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Offsets, nominal_bytes
 from dvm.vm.shapes import UNWRITTEN, Ctx, State
 from dvm.vm.static import Static
@@ -117,24 +117,23 @@ class TilePlanner:
         ntiles = math.prod(extents)
         axes = [self.axis_classes(a, n) for a, n in enumerate(extents)]
         bodies: dict[tuple[int, ...], Body] = {}
-        counts: list[tuple[tuple[int, ...], int]] = []  # (class, its tiles)
-        steps, nbytes = ntiles, 0
+        steps, nbytes, gemms = ntiles, 0, 0
         n_regs, n_code = len(self.p.registers), len(self.p.code)
         for combo in itertools.product(*[range(len(keys)) for _, keys, _ in axes]):
             ctx: Ctx = {Index.grid(a): axes[a][1][c] for a, c in enumerate(combo)}
             body, _ = self.body(0, n_code, ctx, [None] * n_regs)
             bodies[combo] = body
             count = math.prod(axes[a][2][c] for a, c in enumerate(combo))
-            counts.append((combo, count))
             body_steps, body_bytes = self.cost(body)
             steps += count * body_steps
             nbytes += count * body_bytes
+            if self.static.has_mma:
+                gemms += count * gemm_work(body)
         if steps > self.max_steps:
             raise self.fail("grid", 0, "too many steps", f"{steps} > {self.max_steps}")
         inline = ntiles < 2 or nbytes < self.static.share_bytes
         segments = tuple(segs for segs, _, _ in axes)
         gemm = max(map(largest_gemm, bodies.values()), default=0) if self.static.has_mma else 0
-        gemms = sum(count * gemm_work(bodies[key]) for key, count in counts) if gemm else 0
         return GridPlan(extents, segments, bodies, steps, nbytes, ntiles, inline, gemm, gemms)
 
     def cost(self, body: Body) -> tuple[int, int]:
@@ -276,9 +275,8 @@ def largest_gemm(body: Body) -> int:
     for n in body:
         if isinstance(n, LoopNode):
             most = max([most, *[largest_gemm(sub) for _, _, sub in n.segments]])
-        elif n.ins.op.cat is Cat.MMA and n.out is not None and n.shapes[1] is not None:
-            a = n.shapes[1]
-            inner = a[-2] if n.ins.operands[3] & TRANSPOSE_A else a[-1]
+        elif (inner := _mma_inner(n)) is not None:
+            assert n.out is not None
             most = max(most, math.prod(n.out[-2:]) * inner)
     return most
 
@@ -289,10 +287,19 @@ def gemm_work(body: Body) -> int:
     for n in body:
         if isinstance(n, LoopNode):
             total += sum((hi - lo) * gemm_work(sub) for lo, hi, sub in n.segments)
-        elif n.ins.op.cat is Cat.MMA and n.out is not None and n.shapes[1] is not None:
-            a = n.shapes[1]
-            total += math.prod(n.out) * (a[-2] if n.ins.operands[3] & TRANSPOSE_A else a[-1])
+        elif (inner := _mma_inner(n)) is not None:
+            assert n.out is not None
+            total += math.prod(n.out) * inner
     return total
+
+
+def _mma_inner(n: OpNode) -> int | None:
+    """The extent an `mma` sums over (K), or None for another instruction or an mma
+    whose shapes the plan does not know."""
+    if n.ins.op.cat is not Cat.MMA or n.out is None or n.shapes[1] is None:
+        return None
+    a = n.shapes[1]
+    return a[-2] if n.ins.operands[3] & TRANSPOSE_A else a[-1]
 
 
 def _only_initialized(entry: State, after: State) -> bool:
