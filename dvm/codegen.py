@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from dvm.dialects.expr import integer_fraction, unevaluated
+from dvm.dialects.expr import integer_fraction, unevaluated, unevaluated_call
 from dvm.expr_code import Code, Sizes, function_of_code, generated, sizes_of_code
 
 
@@ -59,7 +59,9 @@ def integer_division(expr: sympy.Basic) -> sympy.Basic:
         num, den = integer_fraction(args[0])
         if den == 1:
             return expr.func(args[0])
-        return _division(FloorDiv if isinstance(expr, sympy.floor) else CeilDiv, num, den)
+        kind = FloorDiv if isinstance(expr, sympy.floor) else CeilDiv
+        # (sympy gives a function that declares no argument count the naturals)
+        return unevaluated_call(kind, (num, den), sympy.Naturals0)
     return expr if args == expr.args else rebuilt(expr, args)
 
 
@@ -70,14 +72,6 @@ def rebuilt(expr: sympy.Basic, args: tuple[sympy.Basic, ...]) -> sympy.Basic:
     if isinstance(expr, sympy.Min | sympy.Max):
         return unevaluated(type(expr), cast(tuple[sympy.Expr, ...], args))
     return expr.func(*args, evaluate=False)  # type: ignore[call-arg]
-
-
-def _division(kind: type[FloorDiv] | type[CeilDiv], num: sympy.Basic, den: sympy.Basic) -> Any:
-    """What `kind(num, den)` makes (neither evaluates), without sympy's set-up of a call,
-    which makes a new set of argument counts each time (`expr.sfloor` does the same)."""
-    made: Any = sympy.Expr.__new__(kind, num, den)
-    made.nargs = sympy.Naturals0  # (what sympy gives a function that declares no count)
-    return made
 
 
 class IntegerPrinter(PythonCodePrinter):
