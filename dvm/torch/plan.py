@@ -38,12 +38,13 @@ def distinct(ids: np.ndarray[Any, Any], axis: int) -> bool:
     return bool(np.all(np.diff(ordered, axis=axis) != 0))
 
 
-def compiled_function(
-    body: str, constants: Sequence[Any] = (), argument: str = "v"
-) -> Callable[..., Any]:
-    """`lambda v: body` (over the slots `v` and the plan's constants `c`)."""
-    scope = {"c": constants, "asarray": np.asarray, "contiguous": contiguous, "distinct": distinct}
-    return eval(f"lambda {argument}: {body}", scope)  # (the source is made here, from sizes)
+SOURCE_NAMES = {"asarray": np.asarray, "contiguous": contiguous, "distinct": distinct}
+"""What the plans' generated sources may call, besides the names each adds."""
+
+
+def compiled_function(body: str) -> Callable[..., Any]:
+    """`lambda v: body` (over the slots `v`)."""
+    return eval(f"lambda v: {body}", dict(SOURCE_NAMES))  # (the source is made here, from sizes)
 
 
 def all_true(guards: Sequence[str]) -> Callable[[Values], bool] | None:
@@ -169,9 +170,8 @@ class Plan:
         # no test per value and no call per step (what a call costs beyond its
         # programs is the backend's own cost).
         names: dict[str, Any] = {
-            "STATS": STATS, "outputs": self.outputs, "fill": fill, "to_numpy": to_numpy,
-            "to_torch": to_torch, "contiguous": contiguous, "asarray": np.asarray,
-            "distinct": distinct,
+            **SOURCE_NAMES, "STATS": STATS, "outputs": self.outputs, "fill": fill,
+            "to_numpy": to_numpy, "to_torch": to_torch,
         }  # fmt: skip
         lines = [f"v = {inputs_source(self.signature, self.slots)}"]
         lines += returning_none_unless(self.guards)
