@@ -401,13 +401,7 @@ def bind_product_sum(mul: OpNode, reduce: OpNode, plan: Plan, core: CoreLike) ->
     a, b, out = _src(mul, core, 1), _src(mul, core, 2), _dst(reduce, core)
     if not (_contiguous(a) and _contiguous(b) and _contiguous(out)):
         return call(core, product_sum_into, plan, a, b, out)
-    first, second = (b, a) if plan.swap else (a, b)
-    return partial(
-        np.matmul,
-        first.reshape(plan.first_shape),
-        second.reshape(plan.second_shape),
-        out=out.reshape(plan.out_shape),
-    )
+    return partial(np.matmul, *plan.factors(a, b), out=out.reshape(plan.out_shape))
 
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:

@@ -110,6 +110,12 @@ class Plan(NamedTuple):
     second_shape: tuple[int, ...]
     out_shape: tuple[int, ...]
 
+    def factors(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The matmul's two operands from the mul's (views of contiguous arrays, else
+        copies)."""
+        first, second = (b, a) if self.swap else (a, b)
+        return first.reshape(self.first_shape), second.reshape(self.second_shape)
+
 
 def plan_for(a: tuple[int, ...], b: tuple[int, ...], axis: int) -> Plan | None:
     """How one matmul computes sum over `axis` of the product of operands of shapes
@@ -177,8 +183,7 @@ def product_sum_into(plan: Plan, a: np.ndarray, b: np.ndarray, out: np.ndarray) 
     """out = the sum of a * b the plan describes. The operands' reshapes copy where
     they are not contiguous; `out`, a register, is C-contiguous (its reshape a view),
     or else written through a temporary."""
-    first, second = (b, a) if plan.swap else (a, b)
-    first, second = first.reshape(plan.first_shape), second.reshape(plan.second_shape)
+    first, second = plan.factors(a, b)
     if out.flags.c_contiguous:
         np.matmul(first, second, out=out.reshape(plan.out_shape))
     else:
