@@ -32,8 +32,10 @@ MEMORY_BOUND = ("layernorm", "gelu", "softmax", "if_else_add")
 
 PAPER = ["matmul", "layernorm", "addmm_relu", "if_else_add", "bert_layer", "mmoe"]
 """The six workloads of the DVM paper's evaluation (addmm is addmm_relu here)."""
+BEHIND_DVM = ("torch_dvm", "dvm_lazy")
+"""The systems that reach the compiler from torch and numpy code."""
 SPEC_GOAL_S = 1e-4
-"""DVM's reported per-shape specialization cost: about 0.1 ms."""
+"""DVM's reported per-shape specialization cost: about 0.1 ms a kernel."""
 BENCH_DIR = Path(__file__).resolve().parents[1]
 ANALYSIS = BENCH_DIR / "analysis.md"
 
@@ -58,6 +60,9 @@ class SysSummary:
     """Sum of all stream calls (None if any shape failed)."""
     steady_ms: list[float]
     first_s: list[float]
+    after_pause_s: list[float | None]
+    """Per shape, a call at the shape already met, after the pauses the first call
+    followed (None where not measured: suite.measure.PAUSE_CONTROL)."""
     steady_ratio_median: float | None = None
     steady_ratio_geomean: float | None = None
     max_rel_err: float = 0.0
@@ -71,6 +76,25 @@ class SysSummary:
     def compile_per_shape_s(self) -> list[float]:
         """First call minus a steady call, per shape (compile or specialization)."""
         return [f - s / 1e3 for f, s in zip(self.first_s, self.steady_ms, strict=True)]
+
+    @property
+    def new_shape_s(self) -> list[float] | None:
+        """First call minus the call after a pause, per shape: what the new shape
+        itself cost (None if the run did not time calls after a pause)."""
+        if not self.first_s or any(a is None for a in self.after_pause_s):
+            return None
+        return [
+            f - a for f, a in zip(self.first_s, self.after_pause_s, strict=True) if a is not None
+        ]
+
+    @property
+    def pause_s(self) -> list[float] | None:
+        """The call after a pause minus a steady call, per shape: what any first
+        call pays for waking up with cold caches."""
+        if not self.first_s or any(a is None for a in self.after_pause_s):
+            return None
+        pairs = zip(self.after_pause_s, self.steady_ms, strict=True)
+        return [a - st / 1e3 for a, st in pairs if a is not None]
 
 
 @dataclass
@@ -142,6 +166,7 @@ def summarize(results: dict[str, Any]) -> dict[str, WorkloadSummary]:
                 stream_total_s=total,
                 steady_ms=[x["steady_med"] * 1e3 for x in good],
                 first_s=[x["calls"][0] for x in good],
+                after_pause_s=[x.get("after_pause") for x in good],
                 max_rel_err=max(
                     (x.get("check", {}).get("max_rel_err", 0.0) for x in good), default=0
                 ),
@@ -230,33 +255,58 @@ def _limit(w: WorkloadSummary, peer: str) -> str:
     return "; ".join(parts)
 
 
-def goals(ws: dict[str, WorkloadSummary]) -> list[Goal]:
-    """Issue 7's goals, checked against the measured numbers."""
-    out: list[Goal] = []
+def kernels_per_call(w: WorkloadSummary) -> int:
+    """The launches of one dvm call at the stream's median shape (1 if not measured)."""
+    kernels = (w.vm_stats or {}).get("kernels")
+    return len(kernels) if kernels else 1
 
-    # 1. per-new-shape cost
+
+def new_shape_goal(ws: dict[str, WorkloadSummary]) -> Goal:
+    """DVM's figure: a new shape costs about 0.1 ms a kernel over a call at a known shape."""
     rows = []
     for w in ws.values():
         d = w.systems.get("dvm")
         if d is None or not d.first_s:
             continue
-        spec = statistics.median(d.compile_per_shape_s)
-        ind = w.systems.get("inductor_recompile")
-        ind_c = statistics.median(ind.compile_per_shape_s) if ind and ind.first_s else None
-        note = f"max {max(d.compile_per_shape_s) * 1e3:.2f} ms"
-        if ind_c is not None:
-            note += f"; Inductor recompile {ind_c:.2f} s per shape ({_x(ind_c / max(spec, 1e-9))})"
-        rows.append(GoalRow(w.name, spec, "<= 0.1 ms", spec <= SPEC_GOAL_S, note))
-    met = [r for r in rows if r.met]
-    out.append(
-        Goal(
-            "Per-new-shape cost <= 0.1 ms (DVM's figure) vs Inductor's seconds",
-            "dvm: first call at a new shape minus a repeated call at that shape (median over "
-            "the stream); Inductor recompile: the same difference (its compile).",
-            rows,
-            f"{len(met)} of {len(rows)} workloads meet 0.1 ms.",
+        kernels = kernels_per_call(w)
+        premium = d.new_shape_s or d.compile_per_shape_s
+        per_kernel = statistics.median(premium) / kernels
+        note = (
+            f"{kernels} kernel{'s' if kernels > 1 else ''} a call; max {max(premium) * 1e3:.2f} ms"
         )
+        if d.new_shape_s is None:
+            note += "; no call after a pause in this run: the first call minus a repeat"
+        if d.new_shape_s is not None and d.pause_s is not None:
+            note += (
+                f"; first call minus a repeat {statistics.median(d.compile_per_shape_s) * 1e3:.3f}"
+                f" ms, of which the pause {statistics.median(d.pause_s) * 1e3:.3f} ms"
+            )
+        n = w.systems.get("numpy")
+        if n is not None and n.new_shape_s:
+            numpy_ms = statistics.median(n.new_shape_s) * 1e3
+            note += f"; numpy's first call minus its call after a pause {numpy_ms:.3f} ms"
+        ind = w.systems.get("inductor_recompile")
+        if ind and ind.first_s:
+            ind_c = statistics.median(ind.compile_per_shape_s)
+            note += f"; Inductor recompile {ind_c:.2f} s per shape"
+        rows.append(GoalRow(w.name, per_kernel, "<= 0.1 ms", per_kernel <= SPEC_GOAL_S, note))
+    met = [r for r in rows if r.met]
+    return Goal(
+        "Per-new-shape cost <= 0.1 ms a kernel (DVM's figure) vs Inductor's seconds",
+        "dvm: the first call at a new shape minus a call at that shape made after the same "
+        "collection and pauses (the stream's median, divided by the kernels a call launches). "
+        "A first call follows other systems' work and a pause, which any call pays: "
+        "*the pause* is that call's cost over a repeated call.",
+        rows,
+        f"{len(met)} of {len(rows)} workloads meet 0.1 ms a kernel.",
     )
+
+
+def goals(ws: dict[str, WorkloadSummary]) -> list[Goal]:
+    """Issue 7's goals, checked against the measured numbers."""
+    out: list[Goal] = []
+
+    out.append(new_shape_goal(ws))
 
     def stream_goal(title: str, peer: str, factor_for: dict[str, float], rule: str) -> Goal:
         rows = []
@@ -483,15 +533,17 @@ def figures(ws: dict[str, WorkloadSummary], folder: Path) -> dict[str, str]:
         d = ws[n].systems.get("dvm")
         if d is None or not d.first_s:
             continue
-        ys = [max(c * 1e3, 1e-3) for c in d.compile_per_shape_s]
+        ys = [max(c * 1e3, 1e-3) for c in d.new_shape_s or d.compile_per_shape_s]
         ax.scatter([i] * len(ys), ys, s=12, color=COLORS["dvm"], alpha=0.6)
         ax.scatter([i], [statistics.median(ys)], marker="_", s=400, color="black")
-    ax.axhline(SPEC_GOAL_S * 1e3, color="gray", ls="--", label="0.1 ms (DVM's figure)")
+    ax.axhline(
+        SPEC_GOAL_S * 1e3, color="gray", ls="--", label="0.1 ms (DVM's figure for one kernel)"
+    )
     ax.set_yscale("log")
     ax.set_xticks(range(len(names)), names, rotation=20)
     ax.set_ylabel("ms (log)")
     ax.set_title(
-        "dvm: specialization per new shape (first call - repeated call); bar = median, "
+        "dvm: cost of a new shape (first call - call after a pause); bar = median, "
         "values <= 0 drawn at 0.001 ms"
     )
     ax.legend(fontsize=8)
@@ -520,6 +572,10 @@ def _ms(v: float | None) -> str:
     if v is None:
         return NA
     return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 100 else f"{v:.0f}"
+
+
+def _median_ms(seconds: list[float] | None) -> str:
+    return _ms(statistics.median(seconds) * 1e3) if seconds else NA
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -763,7 +819,10 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
         "evaluation, the VM's plan for the shape) and the kernels; *specialization* is "
         "that first call minus a repeated call at the same shape. The same difference "
         "for numpy (no compiler at all) shows what a first call costs anyway (cold "
-        "caches, first-touch allocation). Inductor recompile compiles at every new "
+        "caches, first-touch allocation). *New shape* is the first call minus a call at "
+        "the same shape made after the same collection and pauses as the first: what the "
+        "shape's being new cost, without the wake-up from the pause that every system's "
+        "first call pays. Inductor recompile compiles at every new "
         "shape; Inductor dynamic compiles at the first shape and where a guard fails."
     )
     add("")
@@ -771,7 +830,11 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
         "workload",
         "dvm spec. median (ms)",
         "dvm spec. max (ms)",
+        "dvm new shape median (ms)",
         "numpy 1st-repeat (ms)",
+        "numpy new shape median (ms)",
+        "torch+dvm new shape median (ms)",
+        "lazy new shape median (ms)",
         "dvm 1st call median (ms)",
         "Ind-recompile 1st call median (s)",
         "Ind-dynamic 1st shape (s)",
@@ -786,7 +849,10 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
                 w.name,
                 _ms(statistics.median(d.compile_per_shape_s) * 1e3) if d and d.first_s else NA,
                 _ms(max(d.compile_per_shape_s) * 1e3) if d and d.first_s else NA,
+                _median_ms(d.new_shape_s if d else None),
                 _ms(statistics.median(n.compile_per_shape_s) * 1e3) if n and n.first_s else NA,
+                _median_ms(n.new_shape_s if n else None),
+                *(_median_ms(getattr(w.systems.get(x), "new_shape_s", None)) for x in BEHIND_DVM),
                 _ms(statistics.median(d.first_s) * 1e3) if d and d.first_s else NA,
                 _t(statistics.median(a.first_s)) if a and a.first_s else NA,
                 _t(b.first_s[0]) if b and b.first_s else NA,
