@@ -96,21 +96,59 @@ def test_an_unflatten_reads_its_sizes_from_the_argument() -> None:
     assert ": index" not in text.splitlines()[0]
 
 
-def test_sizes_equal_by_chance_compile_a_program_of_their_own() -> None:
-    """Which sizes equal which dims is part of the structure: a stream whose heads
-    split by chance equals another dim compiles once more, with right results."""
+def test_a_split_named_by_chance_only_when_all_its_sizes_are() -> None:
+    """The sizes a dim splits into are named by equal dims only all together: a head
+    size that equals another dim by chance reuses the program; when every size of the
+    split equals a dim, that equality is part of the structure (a program of its own,
+    with right results)."""
 
     def heads(x: Any) -> Any:
         b, s, d = x.shape
         return x.reshape(b, s, 2, d // 2).sum(-1)
 
     lazy.reset()
-    for b, s, d in [(3, 5, 8), (5, 7, 8), (3, 4, 8), (7, 3, 8)]:
+    for b, s, d in [(3, 5, 8), (5, 7, 8), (3, 4, 8), (2, 4, 8)]:
         a = normal(b, s, d)
         np.testing.assert_allclose(np.asarray(heads(lazy.asarray(a))), heads(a), rtol=1e-5)
     stats = lazy.stats()
-    assert stats["compiled"] == 2 and stats["reused"] == 2  # (3, 4, 8): d // 2 == s
+    assert stats["compiled"] == 2 and stats["reused"] == 2  # (2, 4, 8): 2 == b, 4 == s
     assert stats["failed"] == 0
+
+
+def test_a_second_split_into_the_same_sizes_is_named_as_the_first() -> None:
+    """Attention splits each projection into the same heads: a batch equal to the head
+    size by chance must not make the later splits differ from the first (one program)."""
+
+    def two_heads(x: Any, w: Any) -> Any:
+        b, s, _ = x.shape
+        q = (x @ w).reshape(b, s, 2, 4)
+        k = (x @ w * 2).reshape(b, s, 2, 4)
+        return (q * k).sum(-1)
+
+    lazy.reset()
+    w = normal(8, 8, seed=1)
+    for b, s in [(3, 5), (4, 5), (2, 5)]:
+        a = normal(b, s, 8)
+        got = np.asarray(two_heads(lazy.asarray(a), lazy.asarray(w)))
+        np.testing.assert_allclose(got, two_heads(a, w), rtol=1e-5, atol=1e-5)
+    stats = lazy.stats()
+    assert stats["compiled"] == 1 and stats["reused"] == 2 and stats["failed"] == 0
+
+
+def test_a_kept_dim_is_its_operands_even_when_two_dims_are_equal() -> None:
+    """A reshape's kept dims are written as its operand's dims, not looked up by value:
+    a batch equal to the length by chance is the same program."""
+
+    def heads(x: Any) -> Any:
+        b, s, d = x.shape
+        return (x * 2).reshape(b, s, 2, d // 2).sum(-1)
+
+    lazy.reset()
+    for b, s in [(3, 5), (4, 4), (6, 6)]:
+        a = normal(b, s, 16)
+        np.testing.assert_allclose(np.asarray(heads(lazy.asarray(a))), heads(a), rtol=1e-5)
+    stats = lazy.stats()
+    assert stats["compiled"] == 1 and stats["reused"] == 2 and stats["failed"] == 0
 
 
 def linear_layernorm(x: Any, w: Any, b: Any) -> Any:

@@ -137,3 +137,29 @@ def test_a_square_input_replays_the_plan_of_an_oblong_one() -> None:
             torch.testing.assert_close(compiled(x, w, b), LayerNorm()(x, w, b))
     report = dvm.torch.reports()[-1]
     assert (report["plans"], report["replayed"]) == (1, 4)
+
+
+class Heads(torch.nn.Module):
+    """Attention scores over 2 heads, computed as torch's `bmm` path computes them: the
+    batch and the heads merged, then split again."""
+
+    def forward(self, x: Any) -> Any:
+        b, s, h = x.shape
+        q = x.view(b, s, 2, h // 2).transpose(1, 2).reshape(b * 2, s, h // 2)
+        scores = torch.bmm(q, q.transpose(1, 2))
+        return scores.view(b, 2, s, s).softmax(-1)
+
+
+def test_a_batch_equal_to_the_head_count_replays_the_plan() -> None:
+    """A plain number in a reshape is a constant of the module (here the head count):
+    a batch that equals it by chance is not tied to it, so the plan recorded at batch 2
+    serves the other batches (the view of `b * 2` into `(b, 2)` names neither)."""
+    torch.manual_seed(3)
+    torch._dynamo.reset()
+    compiled = torch.compile(Heads(), backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for b, s in [(2, 5), (3, 5), (4, 7), (2, 6)]:
+            x = torch.randn(b, s, 8)
+            torch.testing.assert_close(compiled(x), Heads()(x))
+    report = dvm.torch.reports()[-1]
+    assert (report["plans"], report["replayed"]) == (1, 3)

@@ -10,18 +10,36 @@ written as that dim (`tensor.dim`), and one that equals an earlier such size as
 that size (`name_sizes`): the compiler then knows the sizes equal, as a
 hand-written program says, and fuses across the reshapes (numpy's shapes carry no
 names, so equal values are the only evidence). Which sizes are named so is part of
-the segment's structure.
+the segment's structure. A reshape's own structure is better evidence than
+values, so it comes first: a dim the reshape keeps is its operand's dim, and the
+dims a reshape splits one dim into are named only when every one of them is found
+(`B * S -> B, S` undoes a flatten; splitting `H` into 4 heads of 16 while the
+batch happens to be 4 or 16 does not make the heads the batch).
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from dvm.lazy.graph import Node, type_text
 
-SizeName = tuple[int, int] | int | None
+
+class OperandDim(NamedTuple):
+    """The dim `axis` of node `node`'s operand: a size a reshape keeps."""
+
+    node: int
+    axis: int
+
+
+SizeName = OperandDim | tuple[int, int] | int | None
 """How the program names one run-time index: None, an `index` argument of its own;
-`(k, axis)`, the dim `axis` of argument `k`; an int `j`, the same as index `j`."""
+`(k, axis)`, the dim `axis` of argument `k`; an int `j`, the same as index `j`;
+an `OperandDim`, a dim of the node's operand."""
+
+Found = dict[int, tuple[SizeName, int]]
+"""The sizes met so far by value: how the program names each, and the size itself."""
 
 NAMED_OPS = frozenset({"expand", "broadcast_to", "iota"})
 """The ops whose indices are all sizes (a slice's offsets may equal a dim by chance)."""
@@ -32,22 +50,88 @@ def name_sizes(args: Sequence[Node], nodes: Sequence[Node]) -> tuple[SizeName, .
     a size found among the arguments' `?` dims, or among the sizes before it, is named
     by it (the values are compared: a size that tracks its origin notes
     that a replay needs the equality)."""
-    dims: dict[int, SizeName] = {}
+    dims: Found = {}
     for k, arg in enumerate(args):
         for axis, (size, fixed) in enumerate(zip(arg.shape, arg.static, strict=True)):
             if fixed is None:
-                dims.setdefault(size, (k, axis))
+                dims.setdefault(value_of(size), ((k, axis), size))
     names: list[SizeName] = []
-    for node in nodes:
+    splits: dict[tuple[int, ...], list[SizeName]] = {}
+    for place, node in enumerate(nodes):
         if node.op not in NAMED_OPS:
             names.extend([None] * len(node.indices))
-            continue
-        for size in node.indices:
-            found = dims.get(size)
-            if found is None:
-                dims[size] = len(names)
-            names.append(found)
+        elif node.op == "expand":
+            names.extend(expand_names(node, place, dims, splits, len(names)))
+        else:
+            names.extend(found_names(node.indices, dims, len(names), every=False))
     return tuple(names)
+
+
+def expand_names(
+    node: Node,
+    place: int,
+    dims: Found,
+    splits: dict[tuple[int, ...], list[SizeName]],
+    first: int,
+) -> list[SizeName]:
+    """An expand's sizes, group by group: a group with one `?` keeps the operand's dim
+    (the rest are 1s); the `?`s a dim splits into are named as an earlier split into
+    the same sizes was (the same heads), else all or none by value (`found_names`)."""
+    groups, fixed = node.params
+    names: list[SizeName] = []
+    sizes = iter(node.indices)
+    for axis, group in enumerate(groups):
+        split = [next(sizes) for a in group if fixed[a] is None]
+        if len(split) == 1:
+            names.append(OperandDim(place, axis))
+            continue
+        values = tuple(value_of(size) for size in split)
+        if values in splits and not any(tracked(size) for size in split):
+            names.extend(splits[values])
+            continue
+        found = found_names(split, dims, first + len(names), every=True)
+        own: list[SizeName] = [
+            first + len(names) + k if how is None else how for k, how in enumerate(found)
+        ]
+        splits.setdefault(values, own)
+        names.extend(found)
+    return names
+
+
+def found_names(sizes: Sequence[int], dims: Found, first: int, every: bool) -> list[SizeName]:
+    """How each of `sizes` (index `first` onwards) is named by the sizes before it
+    (None: not found, an index of its own, which later sizes may be named by); with
+    `every`, none is named unless all are. Looked up by plain value. A size that tracks
+    its origin (`dvm.torch`'s) is named only by another such size, and compared with it
+    only then, so that a replay needs only the equalities the program uses: a plain
+    number there is a constant of the program (a head count), equal to a size by chance."""
+    found: list[tuple[SizeName, int] | None] = []
+    for size in sizes:
+        hit = dims.get(value_of(size))
+        found.append(hit if hit is not None and tracked(hit[1]) == tracked(size) else None)
+    if every and None in found:
+        found = [None] * len(found)
+    names: list[SizeName] = []
+    for k, (size, hit) in enumerate(zip(sizes, found, strict=True)):
+        if hit is None:
+            dims.setdefault(value_of(size), (first + k, size))
+            names.append(None)
+        else:
+            name, by = hit
+            if size is not by:
+                _ = size == by  # (notes the equality: `dvm.torch.sizes`)
+            names.append(name)
+    return names
+
+
+def value_of(size: int) -> int:
+    """`size`'s plain value (without noting anything, for a size that tracks its origin)."""
+    return int.__index__(size) if isinstance(size, int) else operator.index(size)
+
+
+def tracked(size: int) -> bool:
+    """Whether `size` tracks its origin: an int subclass (`dvm.torch.sizes.Size`)."""
+    return type(size) is not int and isinstance(size, int) and not isinstance(size, bool)
 
 
 class Emitter:
@@ -99,7 +183,9 @@ class Emitter:
         that `name_sizes` found it equal to."""
         k = len(self.index_names)
         how = self.size_names[k] if k < len(self.size_names) else None
-        if isinstance(how, tuple):
+        if isinstance(how, OperandDim):
+            name = self.dim(self.nodes[how.node].operands[0], how.axis)
+        elif isinstance(how, tuple):
             name = self.arg_dims.get(how) or self.dim(self.args[how[0]], how[1])
             self.arg_dims[how] = name
         elif isinstance(how, int):
