@@ -34,7 +34,8 @@ with the program compiled under a switch: `--baseline bytes-only` (the default,
 of traffic, whatever their work) or `--baseline strategies-off` (three execution
 strategies off: a `mul` feeding a `reduce sum` as one matmul, `product_sums.ENABLED`;
 a max or min over a short axis as pairwise calls, `kernels.SHORT_AXIS`; a stack of
-small gemms on one core, `plan.SHARE_GEMM`).
+small gemms on one core, `plan.SHARE_GEMM`) or `--baseline no-branch-sinking` (compiled
+without the `sink-into-branches` pass).
 
 With `--processes`, a second table times numpy and dvm each in its own
 process, taking turns call by call (see `bench_processes`). Then each of
@@ -72,6 +73,7 @@ from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 from suite.workloads import (
@@ -87,6 +89,7 @@ import dvm.vm as vm
 import dvm.vm.kernels as kernels
 import dvm.vm.plan as plan
 import dvm.vm.product_sums as product_sums
+from dvm.passes.branch_sinking import SinkIntoBranchesPass
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
 import vm_programs
@@ -427,6 +430,11 @@ def steady_programs(name: str, baseline: str) -> list[Callable[..., Any]]:
         source = EXAMPLES / f"{name}.mlir"
         off = dvm.compile(source, cache=False)
         return [lambda *a: strategies_off(partial(off, *a)), dvm.compile(source, cache=False)]
+    if baseline == "no-branch-sinking":
+        source = EXAMPLES / f"{name}.mlir"
+        with mock.patch.object(SinkIntoBranchesPass, "apply", lambda *_: None):
+            unsunk = dvm.compile(source, cache=False)
+        return [unsunk, dvm.compile(source, cache=False)]
     programs = []
     for share_work in (0, plan.SHARE_WORK):
         saved, plan.SHARE_WORK = plan.SHARE_WORK, share_work  # read as it compiles
@@ -479,7 +487,7 @@ def main() -> None:
     ap.add_argument("--steady", action="store_true", help="the suite's shape streams instead")
     ap.add_argument(
         "--baseline",
-        choices=("bytes-only", "strategies-off"),
+        choices=("bytes-only", "strategies-off", "no-branch-sinking"),
         default="bytes-only",
         help="--steady: the switch the first column's program runs under",
     )

@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 from dvm.lowering.tensor_to_tile import DEVICES, ConvertTensorToTilePass
 from dvm.lowering.tile_to_bytecode import ConvertTileToBytecodePass
 from dvm.passes.arg_reductions import ExpandArgReductionsPass
+from dvm.passes.branch_sinking import SinkIntoBranchesPass
 from dvm.passes.dedupe_kernels import DedupeKernelsPass
 from dvm.passes.fuse import FusePass
 from dvm.passes.stack import StackPass
@@ -19,9 +20,10 @@ from dvm.passes.symbolic_shapes import SymbolicShapesPass
 
 @dataclass(frozen=True)
 class DvmPipelinePass(ModulePass):
-    """symbolic-shapes, expand-arg-reductions, fuse, stack, convert-tensor-to-tile{device},
-    dedupe-kernels, convert-tile-to-bytecode: from a tensor program to VM bytecode, with each
-    pass's default options. Spell the passes out to change one of them."""
+    """symbolic-shapes, expand-arg-reductions, sink-into-branches, fuse, stack,
+    convert-tensor-to-tile{device}, dedupe-kernels, convert-tile-to-bytecode: from a
+    tensor program to VM bytecode, with each pass's default options. Spell the passes out
+    to change one of them."""
 
     name = "dvm-pipeline"
 
@@ -37,6 +39,7 @@ class DvmPipelinePass(ModulePass):
         return [
             SymbolicShapesPass(),
             ExpandArgReductionsPass(),
+            SinkIntoBranchesPass(),
             FusePass(),
             StackPass(),
             ConvertTensorToTilePass(device=self.device),

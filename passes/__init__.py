@@ -24,6 +24,7 @@ def lazy_pass(module: str, name: str) -> Callable[[], type[ModulePass]]:
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "symbolic-shapes": lazy_pass("dvm.passes.symbolic_shapes", "SymbolicShapesPass"),
     "expand-arg-reductions": lazy_pass("dvm.passes.arg_reductions", "ExpandArgReductionsPass"),
+    "sink-into-branches": lazy_pass("dvm.passes.branch_sinking", "SinkIntoBranchesPass"),
     "fuse": lazy_pass("dvm.passes.fuse", "FusePass"),
     "stack": lazy_pass("dvm.passes.stack", "StackPass"),
     "dedupe-kernels": lazy_pass("dvm.passes.dedupe_kernels", "DedupeKernelsPass"),

@@ -1,0 +1,176 @@
+"""`sink-into-branches`: an elementwise consumer of an `scf.if` result moved into
+every branch, so that each branch fuses it with the op that made the result.
+
+    %y = scf.if %c { %t = add %x, 1; yield %t } else { %t = sub %x, 1; yield %t }
+    %r = add %y, %x
+
+becomes
+
+    %r = scf.if %c { %t = add %x, 1; %r = add %t, %x; yield %r }
+         else      { %t = sub %x, 1; %r = add %t, %x; yield %r }
+
+and `fuse` makes each branch one kernel: one launch and one pass over memory
+where there were two (the branch's kernel, then the consumer's).
+
+The rule. An op `c` sinks into an `scf.if` `i` when
+
+- `c` is elementwise (`ELEMENTWISE_KINDS`: unary, binary, convert, select,
+  clamp) and sits in the block of `i`;
+- every other operand of `c` is defined before `i` (so it is visible inside
+  the branches); an operand defined between `i` and `c` keeps `c` where it is;
+- in every branch, each result of `i` that `c` reads is yielded by an op the
+  consumer can fuse with: a vector or matmul op of that branch (not one that is
+  a kernel of its own, such as a concat), or an inner `scf.if` whose branches
+  all yield such an op (the consumer then sinks into it too). A branch that
+  yields a value defined outside it (an argument passed through) keeps `c`
+  out: sinking would give that branch a kernel for `c` alone and could break
+  `c`'s fusion with its own consumers after the `if`.
+
+What is duplicated is `c` alone, one copy per branch; its operands are not.
+The `if` yields `c`'s result in its place; a result of `i` that `c` read stays
+yielded while other ops still read it (a branch's kernel then writes both), and
+is dropped when `c` was its last reader. Sinking repeats, so a chain of
+elementwise ops after an `if` moves in whole. `scf.for` and `scf.while` are
+left alone: their bodies run many times, and what they carry is not a branch.
+
+It runs after `symbolic-shapes` (the shapes are inferred again when anything
+moved) and before `fuse`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from dvm.passes.concat_sinking import infer_shapes_again
+from dvm.passes.domain import ELEMENTWISE_KINDS, MATMULS, OWN_KERNEL_KINDS, VECTOR, OpSet
+from dvm.passes.symbolic import GUARDS, SHAPE, SHAPES
+
+FUSIBLE_KINDS = OpSet(*VECTOR, *MATMULS)
+"""Ops a sunk consumer may fuse with (but for `OWN_KERNEL_KINDS`)."""
+
+
+def branches(op: scf.IfOp) -> list[Block]:
+    return [region.block for region in op.regions if region.blocks]
+
+
+def yielded(block: Block) -> list[SSAValue]:
+    terminator = block.last_op
+    assert isinstance(terminator, scf.YieldOp)
+    return list(terminator.operands)
+
+
+def fusible_yield(value: SSAValue, block: Block) -> bool:
+    """Whether `value`, yielded by `block`, comes from an op of `block` that an
+    elementwise consumer fuses with (through inner `if`s)."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner.parent_block() is not block:
+        return False
+    if isinstance(owner, scf.IfOp):
+        assert isinstance(value, OpResult)
+        inner = branches(owner)
+        return len(inner) == 2 and all(fusible_yield(yielded(b)[value.index], b) for b in inner)
+    return owner in FUSIBLE_KINDS and owner not in OWN_KERNEL_KINDS
+
+
+def defined_before(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is visible at `op` (a value of `op`'s block defined before it,
+    or one of an enclosing block); `value` is visible somewhere in `op`'s block."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner.parent_block() is not op.parent_block():
+        return True
+    return owner.is_before_in_block(op)
+
+
+def sinks_into(consumer: Operation, op: scf.IfOp) -> bool:
+    """Whether the rule (see the module's doc) moves `consumer` into `op`'s branches."""
+    if consumer not in ELEMENTWISE_KINDS or consumer.parent_block() is not op.parent_block():
+        return False
+    inner = branches(op)
+    if len(inner) != 2 or len(consumer.results) != 1:
+        return False
+    for v in consumer.operands:
+        if isinstance(v, OpResult) and v.op is op:
+            if not all(fusible_yield(yielded(b)[v.index], b) for b in inner):
+                return False
+        elif not defined_before(v, op):
+            return False
+    return True
+
+
+class SinkIntoBranches(RewritePattern):
+    """The first consumer of an `if`'s results that the rule allows, moved into its
+    branches; the `if` rebuilt with that consumer's result."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+        block = op.parent_block()
+        if block is None:
+            return
+        users = {use.operation for r in op.results for use in r.uses}
+        candidates = sorted(
+            (u for u in users if u.parent_block() is block), key=block.get_operation_index
+        )
+        consumer = next((u for u in candidates if sinks_into(u, op)), None)
+        if consumer is not None:
+            sink(consumer, op, rewriter)
+
+
+def sink(consumer: Operation, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+    """Clone `consumer` into each branch, reading what the branch yields for `op`'s
+    results, and replace `op` by an `if` that also yields it (and no longer yields
+    the results only `consumer` read)."""
+    kept = [r for r in op.results if any(use.operation is not consumer for use in r.uses)]
+    for block in branches(op):
+        terminator = block.last_op
+        assert isinstance(terminator, scf.YieldOp)
+        values = yielded(block)
+        clone = consumer.clone({r: values[r.index] for r in op.results})
+        rewriter.insert(clone, InsertPoint.before(terminator))
+        outputs = [values[r.index] for r in kept] + [clone.results[0]]
+        rewriter.replace(terminator, scf.YieldOp(*outputs))
+    attributes = {k: v for k, v in op.attributes.items() if k not in (SHAPE, SHAPES)}
+    regions = [op.detach_region(r) for r in list(op.regions)]
+    new = scf.IfOp(
+        op.cond,
+        [r.type for r in kept] + [consumer.results[0].type],
+        regions[0],
+        regions[1],
+        attr_dict=attributes,
+    )
+    rewriter.insert(new, InsertPoint.before(op))
+    for old, value in zip(kept, new.results, strict=False):
+        old.replace_all_uses_with(value)
+    consumer.results[0].replace_all_uses_with(new.results[-1])
+    rewriter.erase(consumer)
+    rewriter.erase(op)
+
+
+@dataclass(frozen=True)
+class SinkIntoBranchesPass(ModulePass):
+    """Move elementwise consumers of `scf.if` results into the branches that make
+    them (the rule is in the module's doc), for `fuse` to fuse them there."""
+
+    name = "sink-into-branches"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in op.walk():
+            # (a quick test first: the rewrite walker costs more than a walk)
+            if not isinstance(func, FuncOp) or not any(type(o) is scf.IfOp for o in func.walk()):
+                continue
+            walker = PatternRewriteWalker(SinkIntoBranches(), apply_recursively=True)
+            if walker.rewrite_region(func.body) and GUARDS in func.attributes:
+                infer_shapes_again(func)
