@@ -46,9 +46,11 @@ the libraries). Last ("patience"), streams of new shapes each called R times,
 timed for each plan patience of the runtime (`launches.PLAN_PATIENCE`: how long
 a shape's launches run unplanned before they are planned). Then ("large"), GELU,
 LayerNorm and softmax at new shapes of about --rows x 1024 float32: a first launch
-unplanned on the cores against one planned at once (`bench_large_shapes`). Last
-("growing"), LayerNorm at shapes each larger than any before, with the allocator's
-thresholds `vm/heap.py` sets and with glibc's defaults (`bench_growing_shapes`).
+unplanned on the cores against one planned at once (`bench_large_shapes`), and
+("large-state") the same first calls against a call at a known shape in the state a
+first call meets, and numpy's own (`bench_large_state`). Last ("growing"), LayerNorm
+at shapes each larger than any before, with the allocator's thresholds `vm/heap.py`
+sets and with glibc's defaults (`bench_growing_shapes`).
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ from suite.workloads import DEFAULT_EXAMPLES, load_reference
 import dvm
 from dvm import host, launches, runtime
 
-specializer = importlib.import_module("dvm.vm.specialize")  # (dvm.vm.specialize: a function)
+specializer = importlib.import_module("dvm.vm.specialize")
+vm_memory = importlib.import_module("dvm.vm.memory")  # (dvm.vm.specialize: a function)
 
 EXAMPLES = DEFAULT_EXAMPLES
 IDLE_NUMPY_CALL_US = 0.5
@@ -197,6 +200,79 @@ def bench_large_shapes(shapes: int, repeat: int, rows: int) -> None:
             f"  {file.removesuffix('.mlir'):10s}       {wall[0]:7.3f} {wall[1]:7.3f} |"
             f"      {cpu[0]:7.3f} {cpu[1]:7.3f} | {again:7.3f} |"
             f"            {counts[0]:6d} {counts[1]:7d} {counts[2]:6d}"
+        )
+
+
+IDLE_S = 0.005
+"""How long the `large-state` part sleeps before a known shape's call."""
+NEVER_PLANS = 1 << 40
+"""A plan patience no benchmark's launches reach."""
+IDLE_CASE = f"known, after {IDLE_S * 1e3:g} ms asleep"
+LARGE_STATE_CASES = [
+    f"{kind}, {case}"
+    for kind in ("dvm", "numpy")
+    for case in ("new shape", "known, after inputs made", IDLE_CASE)
+]
+
+
+@contextmanager
+def calling_thread_only() -> Iterator[None]:
+    """Launches with no worker thread: every tile on the calling thread, so that the
+    bytecodes a call interprets there are all of its bytecodes."""
+    saved = list(vm_memory._POOL)
+    vm_memory._POOL[:] = [vm_memory.Pool(0)]
+    try:
+        yield
+    finally:
+        vm_memory._POOL[:] = saved
+
+
+def bench_large_state(shapes: int, repeat: int, rows: int) -> None:
+    """Where a first call's surcharge at a new large shape goes: the first call minus the
+    best of `repeat` repeats, medians over `shapes` new shapes of about `rows` x 1024
+    float32 (a first launch unplanned on the cores, as in `large`), against the same
+    difference for a call at a shape already known, made in the state a first call
+    meets: right after fresh inputs were made (the same work as before the first call)
+    or after the process slept `IDLE_S`; and numpy's own function the same ways. The
+    program never plans here (its patience is endless), so every call runs the executor
+    a first call runs. A new shape's own cost is its row minus the known shape's after
+    inputs were made; what is left is the state's, paid at a known shape too. Last, the
+    bytecodes a call at one more new shape interprets beyond a call at it once known,
+    with every tile on the calling thread (the new shape's own Python, exactly)."""
+    ref = load_reference(EXAMPLES)
+    rng = np.random.default_rng(1)
+    print(f"First call minus a repeat at about {rows} x 1024 float32 (ms, medians)")
+    print(f"  {'program':10s} {'call':34s} {'wall':>6s} {'cpu':>6s} {'repeat':>7s}")
+    for file, dims in LARGE_DIMS.items():
+        _, spec, numpy_fn = ref.EXAMPLES[file]
+        saved, launches.PLAN_PATIENCE = launches.PLAN_PATIENCE, NEVER_PLANS
+        try:
+            program = dvm.compile(EXAMPLES / file)
+        finally:
+            launches.PLAN_PATIENCE = saved
+        drawn = rng.choice(np.arange(rows * 3 // 4, rows * 5 // 4), shapes, replace=False)
+        program(*ref.make_inputs(spec, dims(rows), rng))
+        costs: dict[str, list[tuple[float, ...]]] = {case: [] for case in LARGE_STATE_CASES}
+        for r in drawn:
+            fresh = partial(ref.make_inputs, spec, dims(int(r)), rng)
+            for fn, kind in ((program, "dvm"), (numpy_fn, "numpy")):
+                args = fresh()
+                costs[f"{kind}, new shape"].append(new_shape_cost(fn, args, repeat))
+                args = fresh()
+                costs[f"{kind}, known, after inputs made"].append(new_shape_cost(fn, args, repeat))
+                time.sleep(IDLE_S)
+                costs[f"{kind}, {IDLE_CASE}"].append(new_shape_cost(fn, args, repeat))
+        name = file.removesuffix(".mlir")
+        for case, measured in costs.items():
+            columns = zip(*measured, strict=True)
+            wall, cpu, _, again, _ = (statistics.median(c) * 1e3 for c in columns)
+            print(f"  {name:10s} {case:34s} {wall:6.3f} {cpu:6.3f} {again:7.3f}")
+            name = ""
+        args = ref.make_inputs(spec, dims(rows * 5 // 4), rng)
+        with calling_thread_only():
+            new, known = (bytecodes(partial(program, *args)) for _ in range(2))
+        print(
+            f"  {'':10s} bytecodes: new shape {new}, known {known}, new minus known {new - known}"
         )
 
 
@@ -686,6 +762,8 @@ def main() -> None:
         bench_patience(files, a.shapes)
     if "large" in parts:
         bench_large_shapes(a.shapes, a.repeat, a.rows)
+    if "large-state" in parts:
+        bench_large_state(a.shapes, a.repeat, a.rows)
     if "growing" in parts:
         bench_growing_shapes(a.shapes, a.rows)
 
@@ -699,6 +777,7 @@ PARTS = (
     "stream",
     "patience",
     "large",
+    "large-state",
     "growing",
 )
 
