@@ -9,6 +9,8 @@ bound as before. Both executors must give the same results.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 import vm_programs as P
@@ -62,6 +64,36 @@ def test_shared_launches_wait_for_their_patience() -> None:
         np.testing.assert_allclose(out, chain_reference(x), rtol=1e-6, atol=1e-6)
     assert spec.plan_after == 100 * len(program.code)
     assert spec.shared_launches == -(-spec.plan_after // per_launch) > 1
+
+
+def layernorm_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = x - x.mean(1, keepdims=True)
+    return d / np.sqrt((d * d).mean(1, keepdims=True) + np.float32(1e-5)) * w + b
+
+
+@needs_a_worker
+def test_a_large_first_launch_allocates_nothing_per_tile() -> None:
+    """A first launch at a new large shape runs its registers in the cores' local
+    memories: no instruction allocates a temporary (each would be a tile, 512 KiB
+    here), so while it runs the process allocates only a few Python objects."""
+    program = vm.load(vm.encode(vm.assemble(P.layernorm(False))))  # tiles of 16 rows
+    rng = np.random.default_rng(3)
+    w, b = rng.standard_normal((2, 8192)).astype(np.float32)
+    peaks = []
+    for rows in (199, 200):  # the first maps the local memories; the second is measured
+        x = rng.standard_normal((rows, 8192)).astype(np.float32)
+        spec = vm.specialize(program, [x.shape, w.shape, b.shape, x.shape], lazy=True)
+        out = np.full_like(x, np.nan)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            vm.launch(spec, [x, w, b, out])
+            peaks.append(tracemalloc.get_traced_memory()[1] - before)
+        finally:
+            tracemalloc.stop()
+        assert spec.shares_unplanned and spec.shared_launches == 1 and not spec.planned
+        np.testing.assert_allclose(out, layernorm_reference(x, w, b), rtol=1e-4, atol=1e-4)
+    assert peaks[-1] < 128 << 10
 
 
 def test_accumulating_tiles_are_not_shared_unplanned() -> None:
