@@ -34,9 +34,15 @@ Prints, with the load average (on a shared machine the times swing with it):
 - the Python bytecodes each step of one compile interprets (after a warm-up), in
   thousands: the load does not swing them, so they compare two versions of the compiler
   where times on a shared machine cannot (`--parts bytecodes`, not run by default: the
-  tracing is slow).
+  tracing is slow);
+- where a first compile's extra work is (`--parts gap`, not run by default): for each
+  of the small FIRST_PROGRAMS, in a new process that compiled WARM_PROGRAM, the
+  bytecodes of the first compile and of a repeat, and the project's functions whose
+  work (their own bytecodes and those of the library code they call: sympy, xDSL)
+  grows most in the first, in thousands. It counts interpreted work only: Python's
+  `compile()` of generated sources and other C code do not show.
 
-`--parts` runs some of them: fresh, first, in-process, blocks, tiny, bytecodes.
+`--parts` runs some of them: fresh, first, in-process, blocks, tiny, bytecodes, gap.
 
 Python writes no bytecode cache under PYTHONDONTWRITEBYTECODE, and then every fresh
 process compiles dvm's modules again: the fresh processes run without it, as a user's
@@ -55,10 +61,11 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from types import FrameType
 from typing import NamedTuple
 
 import numpy as np
-from specialization import bytecodes  # this folder's: the scripts share the counter
+from specialization import bytecodes, bytecodes_by  # this folder's: the scripts share the counter
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
@@ -85,7 +92,9 @@ WARM_PROGRAM = "column_stats"
 which pays the process's one-time costs, the imports that sympy makes the first time
 it needs them among them (the first sum it flattens in full imports sympy.tensor and
 sympy.combinatorics, about 80 ms)."""
-PARTS = ("fresh", "first", "in-process", "blocks", "tiny", "bytecodes")
+PARTS = ("fresh", "first", "in-process", "blocks", "tiny", "bytecodes", "gap")
+GAP_PROGRAMS = FIRST_PROGRAMS[:6]
+"""The programs `--parts gap` looks into: those of at most ten ops."""
 DEFAULT_PARTS = ("fresh", "first", "in-process", "blocks", "tiny")
 
 FRESH = """\
@@ -223,6 +232,45 @@ def bench_first(processes: int, repeat: int) -> None:
     print(f"  ({load()})")
 
 
+GAP = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+from compile_time import first_gap
+first_gap(*sys.argv[2:])
+"""
+
+
+def project_site(frame: FrameType | None) -> str:
+    """The innermost function of dvm on the stack from `frame` (`module:function`)."""
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("dvm."):
+            return f"{module.removeprefix('dvm.')}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "(outside dvm)"
+
+
+def first_gap(warm: str, path: str, top: str) -> None:
+    """Print, for `path` compiled after `warm`, its first compile's bytecodes and a
+    repeat's, then the `top` sites whose count grows most in the first (thousands)."""
+    dvm.compile(Path(warm).read_text(), cache=False)
+    text = Path(path).read_text()
+    compile_once = partial(dvm.compile, text, cache=False)
+    first, again = (bytecodes_by(compile_once, project_site) for _ in "ab")
+    print(f"{Path(path).stem}: first {first.total() / 1e3:.0f}, a repeat {again.total() / 1e3:.0f}")
+    for site in sorted(first, key=lambda s: again[s] - first[s])[: int(top)]:
+        print(f"  {(first[site] - again[site]) / 1e3:6.1f} {site}")
+
+
+def bench_gap(top: int = 8) -> None:
+    print("A first compile's extra bytecodes over a repeat's, by site, thousands:")
+    folder = str(Path(__file__).resolve().parent)
+    for program in GAP_PROGRAMS:
+        paths = [str(EXAMPLES / f"{name}.mlir") for name in (WARM_PROGRAM, program)]
+        command = [sys.executable, "-c", GAP, folder, *paths, str(top)]
+        print(subprocess.run(command, capture_output=True, text=True, check=True).stdout, end="")
+
+
 def timed(step: Callable[[], object]) -> float:
     start = time.perf_counter()
     step()
@@ -339,6 +387,8 @@ def main() -> None:
         bench_tiny_call(a.calls)
     if "bytecodes" in parts:
         bench_bytecodes()
+    if "gap" in parts:
+        bench_gap()
 
 
 if __name__ == "__main__":

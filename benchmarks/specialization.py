@@ -66,6 +66,7 @@ import sys
 import tempfile
 import time
 import timeit
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -406,12 +407,17 @@ def kept_memory_costs(file: str, keep: bool, shapes: int, repeat: int) -> tuple[
 
 def bytecodes(fn: Callable[[], object]) -> int:
     """Python bytecodes interpreted while `fn()` runs (this thread only)."""
-    count = [0]
+    return sum(bytecodes_by(fn, lambda frame: "").values())
+
+
+def bytecodes_by(fn: Callable[[], object], site: Callable[[Any], str]) -> Counter[str]:
+    """The bytecodes `fn()` interprets (this thread only), counted by `site(frame)`."""
+    count: Counter[str] = Counter()
 
     def tracer(frame: Any, event: str, arg: object) -> Any:
         frame.f_trace_opcodes = True
         if event == "opcode":
-            count[0] += 1
+            count[site(frame)] += 1
         return tracer
 
     sys.settrace(tracer)
@@ -419,7 +425,7 @@ def bytecodes(fn: Callable[[], object]) -> int:
         fn()
     finally:
         sys.settrace(None)
-    return count[0]
+    return count
 
 
 def bench_bytecodes(files: list[str], shapes: int) -> None:
