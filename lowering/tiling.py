@@ -26,6 +26,7 @@ plans.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -359,9 +360,29 @@ def matmul_tiles(
 
     A grouped matmul's tile holds a tk x tn chunk of each of its `groups` matrices
     (and a row of tn of each group's bias, and the sizes): its columns are cut so
-    that the chunks of one alignment unit of K take at most a quarter of the memory."""
+    that the chunks of one alignment unit of K take at most a quarter of the memory.
+
+    Remembered (`sized_matmul_tiles`): a fusion asks three times, for the condition
+    that K fits and for each of its two kernels."""
+    sizes, k, reduced_n = tuple(domain.sizes), domain.contraction or 0, n in domain.reduced
+    return sized_matmul_tiles(sizes, k, m, n, reduced_n, out_tiles, element_bytes, device, groups)
+
+
+@functools.lru_cache(maxsize=256)
+def sized_matmul_tiles(
+    sizes: tuple[sympy.Expr, ...],
+    k: int,
+    m: int,
+    n: int,
+    reduced_n: bool,
+    out_tiles: int,
+    element_bytes: int,
+    device: DeviceSpec,
+    groups: sympy.Expr,
+) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
+    """`matmul_tiles` of a domain of `sizes` with K at axis `k` (`reduced_n`: the
+    columns are reduced)."""
     align, budget, side = matmul_budget(out_tiles, element_bytes, device)
-    sizes = domain.sizes
     cores = sympy.Integer(device.cube_cores)
     cols_cap: sympy.Expr = sympy.Integer(side)
     if groups != 1:
@@ -369,10 +390,10 @@ def matmul_tiles(
         cols_cap = smax(align, smin(side, floor_div(quarter, smax(1, groups))))
     # an epilogue that reduces the columns needs whole rows in a tile (the domain
     # analysis allows it only for at most MAX_REDUCED_COLUMNS of them, or under that bound)
-    tn = at_least_one(sizes[n]) if n in domain.reduced else balanced(sizes[n], cols_cap, align)
+    tn = at_least_one(sizes[n]) if reduced_n else balanced(sizes[n], cols_cap, align)
     rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
     shared = cores * ceildiv(sizes[m], cores * rows_cap)
-    least = least_rows(sizes[domain.contraction or 0], tn, element_bytes)
+    least = least_rows(sizes[k], tn, element_bytes)
     row_tiles = smax(1, ceildiv(sizes[m], rows_cap), smin(shared, ceildiv(sizes[m], least)))
     tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
     # what the output tiles leave, for the two operand tiles (tm + tn) x tk

@@ -45,6 +45,7 @@ from dvm.lowering.tensor_to_tile import DEVICES, element_bytes
 from dvm.lowering.tiling import (
     SMALL_WORK_BYTES,
     TilePlan,
+    matmul_tiles,
     plan_matmul_tiles,
     plan_vector_tiles,
     rows_fit,
@@ -548,6 +549,25 @@ def check_matmul_tiles(
     # A's and the output's rows)
     least = SMALL_WORK_BYTES // 4 // max(1, sizes[k] + tn)
     assert tm <= max(align, -(-sizes[m] // spec.cube_cores), least, 1), where
+
+
+def test_remembered_matmul_tiles_follow_the_domain() -> None:
+    """`matmul_tiles` is remembered by every part of the domain it reads: asked again it
+    gives what it gave, and a domain whose columns are reduced (whole rows in a tile),
+    or whose K is another axis, gets tiles of its own."""
+    spec = DEVICES["host"]()
+    plain = Domain([R, C, D], contraction=2)
+    first = matmul_tiles(plain, 0, 1, 2, 4, spec)
+    assert matmul_tiles(Domain([R, C, D], contraction=2), 0, 1, 2, 4, spec) == first
+    reduced = matmul_tiles(
+        Domain([R, C, D], reduced=frozenset({1}), contraction=2), 0, 1, 2, 4, spec
+    )
+    assert reduced[1] == sympy.Max(1, C) and first[1] != reduced[1]
+    e = symbol("e")
+    k_at_2 = matmul_tiles(Domain([R, C, D, e], contraction=2), 0, 1, 2, 4, spec)
+    k_at_3 = matmul_tiles(Domain([R, C, D, e], contraction=3), 0, 1, 2, 4, spec)
+    assert k_at_2 == first  # the row tile reads K's size (a row of A is K long)
+    assert D in first[0].free_symbols and k_at_3[0].free_symbols == {R, C, e}
 
 
 @pytest.mark.parametrize("device", PRESETS)
