@@ -71,6 +71,14 @@ def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     over a whole number is that with the coefficient 1/b, as sympy puts it first."""
     if isinstance(b, sympy.Integer) and b > 1 and (a.is_Symbol or isinstance(a, OVER[1:])):
         return cast(sympy.Expr, sympy.Mul(sympy.Rational(1, int(b)), a, evaluate=False))
+    if _whole_times_call(b) and (a.is_Symbol or isinstance(a, OVER[1:])) and a != b.args[1]:
+        # a name or a call over a whole number times a call (`2*Min(...)`, the cores
+        # times a row cap): 1/that number first, then the two factors in sympy's order
+        number, call = cast(tuple[sympy.Integer, sympy.Expr], b.args)
+        factors = [a, sympy.Pow(call, -1, evaluate=False)]
+        _mulsort(factors)
+        coefficient = sympy.Rational(1, int(number))
+        return cast(sympy.Expr, sympy.Mul(coefficient, *factors, evaluate=False))
     if not isinstance(b, OVER) or a in (0, 1, b) or not _plain_numerator(a):
         return a / b
     factors = [a, sympy.Pow(b, -1, evaluate=False)]
@@ -80,6 +88,14 @@ def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 
 OVER = (sympy.Add, sympy.Min, sympy.Max, sympy.floor, sympy.ceiling)
 """The denominators `quotient` divides by itself."""
+
+
+def _whole_times_call(b: sympy.Expr) -> bool:
+    """Whether `b` is a whole number above 1 times a Max, Min, floor or ceiling."""
+    if not (b.is_Mul and len(b.args) == 2 and isinstance(b.args[1], OVER[1:])):
+        return False
+    number = b.args[0]
+    return isinstance(number, sympy.Integer) and number > 1
 
 
 def _plain_numerator(a: sympy.Expr) -> bool:

@@ -140,15 +140,20 @@ def is_integer_arithmetic(expr: sympy.Basic) -> bool:
 
 
 def test_quotients_are_what_sympy_makes() -> None:
-    """`tiling.quotient` puts a number, a name, a sum or a call over a sum or a call
-    together itself: the product sympy's division makes, in sympy's order."""
+    """`tiling.quotient` puts a number, a name, a sum or a call over a sum, a call or a
+    whole number times a call together itself: the product sympy's division makes, in
+    sympy's order."""
     from dvm.lowering.tiling import OVER, quotient
 
     exprs = random_exprs(4, 400)
     denominators = [e for e in exprs if isinstance(e, OVER)]
     rng = random.Random(5)
     assert len(denominators) > 50
-    for b in [*denominators, *map(sympy.Integer, (2, 16, 297088))]:
+    # and a whole number times a call (the cores times a tile size's cap)
+    calls = [e for e in denominators if isinstance(e, OVER[1:])]
+    times_calls = [sympy.Integer(n) * e for n, e in zip((2, 3, 16) * 20, calls, strict=False)]
+    assert sum(e.is_Mul for e in times_calls) > 20
+    for b in [*denominators, *times_calls, *map(sympy.Integer, (2, 16, 297088))]:
         for a in [*rng.sample(exprs, 5), *SYMBOLS, sympy.Integer(-3), sympy.Integer(1), b]:
             made = quotient(a, b)
             assert made == a / b and sympy.srepr(made) == sympy.srepr(a / b), (a, b)
