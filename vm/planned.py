@@ -27,7 +27,7 @@ from dvm.vm.isa import Cat
 from dvm.vm.kernels import fusable, global_view
 from dvm.vm.memory import device_memory
 from dvm.vm.plan import Body, LoopNode, OpNode, Shape, Specialization, ViewPlan
-from dvm.vm.product_sums import Plan, plan_for, product_sums
+from dvm.vm.product_sums import Plan, plan_for, program_products
 from dvm.vm.static import Static, in_place_writer, read_registers, static_info
 from dvm.vm.stats import CoreStats
 
@@ -88,7 +88,7 @@ class Core:
         """Whether loads may be forwarded (no argument read shares memory with one written)."""
         self.dynamic = False
         """While binding forwarded readers: every alias register is fetched per call."""
-        self.products = _program_products(static)
+        self.products = program_products(static)
         """The program's `mul` instructions that may run with their reduce as one matmul."""
 
     def reg(self, r: int, shape: Shape) -> np.ndarray:
@@ -291,16 +291,6 @@ class Core:
         off, _ = self.registers[r]
         item = self.program.registers[r].dtype.np.itemsize
         return off + math.prod(shape or ()) * item
-
-
-def _program_products(static: Static) -> dict[int, int]:
-    """`product_sums` of the program, found once (kept in its `body_facts`)."""
-    key = ("product sums", None)
-    got = static.body_facts.get(key)
-    if got is None:
-        p = static.program
-        got = static.body_facts[key] = product_sums(p.code, static.loops, p.registers)
-    return got
 
 
 def _nothing() -> None:

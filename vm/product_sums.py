@@ -30,12 +30,23 @@ import numpy as np
 
 from dvm.vm.isa import Cat, ExtentKind
 from dvm.vm.program import Extent, Instr, Register, summed_product
-from dvm.vm.static import NO_DESTINATION, read_registers
+from dvm.vm.static import NO_DESTINATION, Static, read_registers
 from dvm.vm.validate import LoopInfo
 
 ENABLED = True
 """Whether executors bound or generated from now on recognize the pattern (benchmarks
 turn it off to measure the two instructions against one matmul)."""
+
+
+def program_products(static: Static) -> dict[int, int]:
+    """`product_sums` of the program, found once for both executors (kept in its
+    `body_facts`)."""
+    key = ("product sums", None)
+    got = static.body_facts.get(key)
+    if got is None:
+        p = static.program
+        got = static.body_facts[key] = product_sums(p.code, static.loops, p.registers)
+    return got
 
 
 def product_sums(

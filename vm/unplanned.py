@@ -68,7 +68,7 @@ from dvm.vm.kernels import (
 from dvm.vm.memory import Kept, trim
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.plan import Specialization
-from dvm.vm.product_sums import plan_for, product_sum_into, product_sums
+from dvm.vm.product_sums import plan_for, product_sum_into, program_products
 from dvm.vm.program import Extent, Instr, Program, Scalar
 from dvm.vm.shapes import (
     ACC_MISMATCH,
@@ -184,7 +184,7 @@ class Launcher:
         self.alias_regs = static.alias_regs
         self.end_of, self.depth = static.loops.end_of, static.loops.depth_at
         self.fused, self.forwarded = _fusions(p.code, self.depth)
-        self.products = product_sums(p.code, static.loops, p.registers)
+        self.products = program_products(static)
         self.lines: list[str] = []
         self.pre: list[str] = []
         """Preamble lines (once per launch) that instructions ask for."""
