@@ -75,15 +75,18 @@ def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
         # a name or a call over a whole number times a call (`2*Min(...)`, the cores
         # times a row cap): 1/that number first, then the two factors in sympy's order
         number, call = cast(tuple[sympy.Integer, sympy.Expr], b.args)
-        factors = [a, sympy.Pow(call, -1, evaluate=False)]
-        _mulsort(factors)
-        coefficient = sympy.Rational(1, int(number))
-        return cast(sympy.Expr, sympy.Mul(coefficient, *factors, evaluate=False))
+        return _over(a, call, sympy.Rational(1, int(number)))
     if not isinstance(b, OVER) or a in (0, 1, b) or not _plain_numerator(a):
         return a / b
+    return _over(a, b)
+
+
+def _over(a: sympy.Expr, b: sympy.Expr, *coefficient: sympy.Expr) -> sympy.Expr:
+    """The product of `coefficient` (first, as sympy puts a number), `a` and 1/`b`,
+    these two in sympy's order of a product's factors, unevaluated."""
     factors = [a, sympy.Pow(b, -1, evaluate=False)]
-    _mulsort(factors)  # in sympy's order of a product's factors
-    return cast(sympy.Expr, sympy.Mul(*factors, evaluate=False))
+    _mulsort(factors)
+    return cast(sympy.Expr, sympy.Mul(*coefficient, *factors, evaluate=False))
 
 
 OVER = (sympy.Add, sympy.Min, sympy.Max, sympy.floor, sympy.ceiling)
