@@ -58,19 +58,10 @@ from xdsl.rewriter import InsertPoint
 from dvm.passes.concat_sinking import infer_shapes_again
 from dvm.passes.domain import ELEMENTWISE_KINDS, MATMULS, OWN_KERNEL_KINDS, VECTOR, OpSet
 from dvm.passes.symbolic import GUARDS, SHAPE, SHAPES
+from dvm.passes.symbolic_shapes import branches, yielded
 
 FUSIBLE_KINDS = OpSet(*VECTOR, *MATMULS)
 """Ops a sunk consumer may fuse with (but for `OWN_KERNEL_KINDS`)."""
-
-
-def branches(op: scf.IfOp) -> list[Block]:
-    return [region.block for region in op.regions if region.blocks]
-
-
-def yielded(block: Block) -> list[SSAValue]:
-    terminator = block.last_op
-    assert isinstance(terminator, scf.YieldOp)
-    return list(terminator.operands)
 
 
 def fusible_yield(value: SSAValue, block: Block) -> bool:

@@ -233,6 +233,18 @@ def without_common_factor(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr, sym
     return sympy.expand(a / factor), sympy.expand(b / factor)
 
 
+def branches(op: scf.IfOp) -> list[Block]:
+    """The blocks of an `scf.if` (an `if` without `else` has one)."""
+    return [region.block for region in op.regions if region.blocks]
+
+
+def yielded(block: Block) -> list[SSAValue]:
+    """What `block`'s terminator yields."""
+    terminator = block.last_op
+    assert terminator is not None
+    return list(terminator.operands)
+
+
 class ShapeInference:
     """Walks one function, computing shapes of tensor values and index values."""
 
@@ -600,19 +612,14 @@ class ShapeInference:
             for axis, d in enumerate(first)
         )
 
-    def yielded(self, block: Block) -> list[SSAValue]:
-        terminator = block.last_op
-        assert terminator is not None
-        return list(terminator.operands)
-
     def if_op(self, op: Operation) -> None:
         assert isinstance(op, scf.IfOp)
-        branches = [r.block for r in op.regions if r.blocks]
-        for block in branches:
+        blocks = branches(op)
+        for block in blocks:
             self.walk(block)
         for i, result in enumerate(op.results):
             if isinstance(result.type, TensorType):
-                shapes = [self.shape(self.yielded(b)[i]) for b in branches]
+                shapes = [self.shape(yielded(b)[i]) for b in blocks]
                 self.shapes[result] = self.join(op, i, shapes)
 
     # -- kernels: the pass run again after fuse and stack ----------------------
@@ -634,7 +641,7 @@ class ShapeInference:
         for block in blocks:
             self.walk(block)
         for i, result in enumerate(op.results):
-            shapes = [self.shape(self.yielded(b)[i]) for b in blocks]
+            shapes = [self.shape(yielded(b)[i]) for b in blocks]
             self.shapes[result] = self.join(op, i, shapes)
 
     def for_op(self, op: Operation) -> None:
@@ -653,16 +660,14 @@ class ShapeInference:
         self.walk(after)
         for i, (init, *_) in enumerate(carried):
             if isinstance(init.type, TensorType):
-                self.check_loop_invariant(
-                    op, i, self.shape(init), self.shape(self.yielded(after)[i])
-                )
+                self.check_loop_invariant(op, i, self.shape(init), self.shape(yielded(after)[i]))
 
     def loop(self, op: Operation, inits: list[SSAValue], args: list[SSAValue], body: Block) -> None:
         for init, arg, result in zip(inits, args, op.results, strict=True):
             if isinstance(init.type, TensorType):  # (a carried index: as in `while_op`)
                 self.shapes[arg] = self.shapes[result] = self.shape(init)
         self.walk(body)
-        for i, (init, out) in enumerate(zip(inits, self.yielded(body), strict=True)):
+        for i, (init, out) in enumerate(zip(inits, yielded(body), strict=True)):
             if isinstance(init.type, TensorType):
                 self.check_loop_invariant(op, i, self.shape(init), self.shape(out))
 
