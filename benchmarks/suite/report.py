@@ -16,7 +16,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from suite import baseline
 from suite.machine import QUIET_GEMM_GFLOPS
@@ -81,20 +81,23 @@ class SysSummary:
     def new_shape_s(self) -> list[float] | None:
         """First call minus the call after a pause, per shape: what the new shape
         itself cost (None if the run did not time calls after a pause)."""
-        if not self.first_s or any(a is None for a in self.after_pause_s):
-            return None
-        return [
-            f - a for f, a in zip(self.first_s, self.after_pause_s, strict=True) if a is not None
-        ]
+        after = self._after_pause()
+        return None if after is None else [f - a for f, a in zip(self.first_s, after, strict=True)]
 
     @property
     def pause_s(self) -> list[float] | None:
         """The call after a pause minus a steady call, per shape: what any first
         call pays for waking up with cold caches."""
-        if not self.first_s or any(a is None for a in self.after_pause_s):
+        after = self._after_pause()
+        steady = self.steady_ms
+        return None if after is None else [a - m / 1e3 for a, m in zip(after, steady, strict=True)]
+
+    def _after_pause(self) -> list[float] | None:
+        """The calls after a pause, if the run timed one at every shape."""
+        after = self.after_pause_s
+        if not self.first_s or any(a is None for a in after):
             return None
-        pairs = zip(self.after_pause_s, self.steady_ms, strict=True)
-        return [a - st / 1e3 for a, st in pairs if a is not None]
+        return cast(list[float], after)
 
 
 @dataclass
@@ -274,9 +277,9 @@ def new_shape_goal(ws: dict[str, WorkloadSummary]) -> Goal:
         note = (
             f"{kernels} kernel{'s' if kernels > 1 else ''} a call; max {max(premium) * 1e3:.2f} ms"
         )
-        if d.new_shape_s is None:
+        if d.new_shape_s is None or d.pause_s is None:
             note += "; no call after a pause in this run: the first call minus a repeat"
-        if d.new_shape_s is not None and d.pause_s is not None:
+        else:
             note += (
                 f"; first call minus a repeat {statistics.median(d.compile_per_shape_s) * 1e3:.3f}"
                 f" ms, of which the pause {statistics.median(d.pause_s) * 1e3:.3f} ms"
@@ -847,10 +850,10 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
         rows.append(
             [
                 w.name,
-                _ms(statistics.median(d.compile_per_shape_s) * 1e3) if d and d.first_s else NA,
+                _median_ms(d.compile_per_shape_s if d else None),
                 _ms(max(d.compile_per_shape_s) * 1e3) if d and d.first_s else NA,
                 _median_ms(d.new_shape_s if d else None),
-                _ms(statistics.median(n.compile_per_shape_s) * 1e3) if n and n.first_s else NA,
+                _median_ms(n.compile_per_shape_s if n else None),
                 _median_ms(n.new_shape_s if n else None),
                 *(_median_ms(getattr(w.systems.get(x), "new_shape_s", None)) for x in BEHIND_DVM),
                 _ms(statistics.median(d.first_s) * 1e3) if d and d.first_s else NA,
