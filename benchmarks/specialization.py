@@ -78,9 +78,9 @@ from suite.workloads import DEFAULT_EXAMPLES, load_reference
 
 import dvm
 from dvm import host, launches, runtime
+from dvm.vm import memory as vm_memory
 
-specializer = importlib.import_module("dvm.vm.specialize")
-vm_memory = importlib.import_module("dvm.vm.memory")  # (dvm.vm.specialize: a function)
+specializer = importlib.import_module("dvm.vm.specialize")  # (dvm.vm.specialize: a function)
 
 EXAMPLES = DEFAULT_EXAMPLES
 IDLE_NUMPY_CALL_US = 0.5
@@ -139,6 +139,16 @@ def new_shape_cost(p: Any, args: list[Any], repeat: int) -> tuple[float, float, 
     again = [timed(partial(p, *args)) for _ in range(repeat)]
     best_wall, best_cpu = min(w for w, _ in again), min(c for _, c in again)
     return first[0] - best_wall, first[1] - best_cpu, first[0], best_wall, faults
+
+
+def compiled_with_patience(file: str, patience: int) -> Any:
+    """The example `file` compiled while `launches.PLAN_PATIENCE` is `patience` (read at
+    compile time: the program keeps it)."""
+    saved, launches.PLAN_PATIENCE = launches.PLAN_PATIENCE, patience
+    try:
+        return dvm.compile(EXAMPLES / file)
+    finally:
+        launches.PLAN_PATIENCE = saved
 
 
 @contextmanager
@@ -246,11 +256,7 @@ def bench_large_state(shapes: int, repeat: int, rows: int) -> None:
     print(f"  {'program':10s} {'call':34s} {'wall':>6s} {'cpu':>6s} {'repeat':>7s}")
     for file, dims in LARGE_DIMS.items():
         _, spec, numpy_fn = ref.EXAMPLES[file]
-        saved, launches.PLAN_PATIENCE = launches.PLAN_PATIENCE, NEVER_PLANS
-        try:
-            program = dvm.compile(EXAMPLES / file)
-        finally:
-            launches.PLAN_PATIENCE = saved
+        program = compiled_with_patience(file, NEVER_PLANS)
         drawn = rng.choice(np.arange(rows * 3 // 4, rows * 5 // 4), shapes, replace=False)
         program(*ref.make_inputs(spec, dims(rows), rng))
         costs: dict[str, list[tuple[float, ...]]] = {case: [] for case in LARGE_STATE_CASES}
@@ -439,11 +445,7 @@ def bench_bytecodes(files: list[str], shapes: int) -> None:
     for file in files:
         _, spec, _ = ref.EXAMPLES[file]
         p = dvm.compile(EXAMPLES / file)
-        saved, launches.PLAN_PATIENCE = launches.PLAN_PATIENCE, 0
-        try:
-            eager = dvm.compile(EXAMPLES / file)
-        finally:
-            launches.PLAN_PATIENCE = saved
+        eager = compiled_with_patience(file, 0)
         warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
         p(*warm)
         eager(*warm)
@@ -620,14 +622,7 @@ def bench_patience(files: list[str], shapes: int) -> None:
     print(f"  {'program':12s} {'R':>3s} | " + " ".join(f"{p:>14d}" for p in PATIENCES))
     for file in files:
         _, spec, _ = ref.EXAMPLES[file]
-        programs = []
-        saved = launches.PLAN_PATIENCE
-        try:
-            for patience in PATIENCES:
-                launches.PLAN_PATIENCE = patience
-                programs.append(dvm.compile(EXAMPLES / file))
-        finally:
-            launches.PLAN_PATIENCE = saved
+        programs = [compiled_with_patience(file, patience) for patience in PATIENCES]
         warm = ref.make_inputs(spec, shape_stream(file, 1, rng)[0], rng)
         for p in programs:
             for _ in range(100):
