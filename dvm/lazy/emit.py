@@ -50,6 +50,8 @@ def name_sizes(args: Sequence[Node], nodes: Sequence[Node]) -> tuple[SizeName, .
     a size found among the arguments' `?` dims, or among the sizes before it, is named
     by it (the values are compared: a size that tracks its origin notes
     that a replay needs the equality)."""
+    if not any([node.indices for node in nodes]):  # (the common case: no size at all)
+        return ()
     dims: Found = {}
     for k, arg in enumerate(args):
         for axis, (size, fixed) in enumerate(zip(arg.shape, arg.static, strict=True)):

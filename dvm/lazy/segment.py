@@ -70,6 +70,8 @@ class Segment:
 
     def index_values(self) -> list[int]:
         """The same as plain ints (a size may be an `int` subclass that tracks its origin)."""
+        if not self.sizes:  # (the common case: no op took a size or an offset)
+            return []
         return [
             int.__index__(i) if isinstance(i, int) else operator.index(i) for i in self.indices()
         ]
@@ -79,79 +81,80 @@ class Segment:
 
 
 def select(pending: Sequence[Node], wanted: Sequence[Node] = ()) -> Segment | None:
-    """The segment that computes the pending nodes shown (and `wanted`): None if none."""
-    will_know: set[int] = set()
+    """The segment that computes the pending nodes shown (and `wanted`): None if none.
+    (It runs at every flush: nodes are kept in sets and dicts by identity, `Node`'s
+    hash.)"""
+    will_know: set[Node] = set()
     outputs: list[Node] = []
-    wanted_ids = {id(n) for n in wanted}
+    wanted_set = set(wanted)
     for node in pending:
-        if node.view is not None:
-            base = node.view[0]
-            if base.value is not None or id(base) in will_know:
-                will_know.add(id(node))
-                continue
-        if id(node) in wanted_ids or node.shown():
+        view = node.view
+        if view is not None and (view[0].value is not None or view[0] in will_know):
+            will_know.add(node)
+            continue
+        if node in wanted_set or node.shown():
             outputs.append(node)
-            will_know.add(id(node))
-    outputs += [n for n in wanted if n.pending and id(n) not in will_know]  # (left: `flush`)
+            will_know.add(node)
+    outputs += [n for n in wanted if n.pending and n not in will_know]  # (left: `flush`)
     needed = live_nodes(outputs)
     if not needed:
         return None
-    nodes = [n for n in pending if id(n) in needed]
+    nodes = [n for n in pending if n in needed]
     if len(nodes) < len(needed):  # nodes an earlier flush left pending, needed again
         nodes = operands_first(outputs, needed)
     # One pass: a node is its position, a known array its argument's number as -1, -2...
     # (in order of first use), so the key is the structure whatever the arrays are.
-    places = {id(n): k for k, n in enumerate(nodes)}
+    places = {n: k for k, n in enumerate(nodes)}
     args: list[Node] = []
     structure = []
     for node in nodes:
         operands = []
         for o in node.operands:
-            place = places.get(id(o))
+            place = places.get(o)
             if place is None:
                 args.append(o)
-                place = places[id(o)] = -len(args)
+                place = places[o] = -len(args)
             operands.append(place)
         structure.append((node.op, node.params, node.dtype, node.static, tuple(operands)))
     sizes = name_sizes(args, nodes)
     key = (
         tuple([(a.dtype, a.static) for a in args]),
         tuple(structure),
-        tuple([places[id(o)] for o in outputs]),
+        tuple([places[o] for o in outputs]),
         sizes,
     )
     return Segment(args, nodes, outputs, key, sizes)
 
 
-def live_nodes(outputs: Sequence[Node]) -> set[int]:
-    """The pending nodes the outputs need (ids), outputs included."""
-    needed: set[int] = set()
+def live_nodes(outputs: Sequence[Node]) -> set[Node]:
+    """The pending nodes the outputs need, outputs included."""
+    needed: set[Node] = set()
     stack = list(outputs)
     while stack:
         node = stack.pop()
-        if id(node) in needed or node.value is not None:
+        if node in needed or node.value is not None:
             continue
-        needed.add(id(node))
+        needed.add(node)
         stack.extend(node.operands)
     return needed
 
 
-def operands_first(outputs: Sequence[Node], needed: set[int]) -> list[Node]:
-    """The `needed` nodes (ids), each after its operands: the order of a segment some
-    of whose nodes were recorded before an earlier flush (`flush`)."""
+def operands_first(outputs: Sequence[Node], needed: set[Node]) -> list[Node]:
+    """The `needed` nodes, each after its operands: the order of a segment some of whose
+    nodes were recorded before an earlier flush (`flush`)."""
     order: list[Node] = []
-    placed: set[int] = set()
+    placed: set[Node] = set()
     stack = [(node, False) for node in reversed(outputs)]
     while stack:
         node, operands_placed = stack.pop()
-        if id(node) in placed:
+        if node in placed:
             continue
         if operands_placed:
-            placed.add(id(node))
+            placed.add(node)
             order.append(node)
             continue
         stack.append((node, True))
-        stack += [(o, False) for o in reversed(node.operands) if id(o) in needed]
+        stack += [(o, False) for o in reversed(node.operands) if o in needed]
     return order
 
 
@@ -163,7 +166,7 @@ def settle() -> None:
     if len(needed) > MAX_SEGMENT:
         flush()
     else:
-        TRACE.nodes = [n for n in TRACE.nodes if id(n) in needed]
+        TRACE.nodes = [n for n in TRACE.nodes if n in needed]
 
 
 def flush(wanted: Iterable[Node] = ()) -> None:
@@ -181,13 +184,13 @@ def flush(wanted: Iterable[Node] = ()) -> None:
     segment = select(pending, wanted)
     if segment is not None:
         run(segment)
-    for node in pending:  # views of what is now known, in recording order
-        base, index = node.view or (node, None)
-        if node.value is None and base.value is not None:
-            node.value = view_of(base.value, index)
-    for node in pending:  # known now: hold on to no other node (a loop's history)
-        if node.value is not None:
-            node.operands, node.view = (), None
+    for node in pending:  # in recording order: a view of a view finds its base known
+        if node.value is None:
+            view = node.view
+            if view is None or view[0].value is None:
+                continue
+            node.value = view_of(view[0].value, view[1])  # a view of what is now known
+        node.operands, node.view = (), None  # known: hold on to no other node (a loop's history)
 
 
 def view_of(array: np.ndarray[Any, Any], index: Any) -> np.ndarray[Any, Any]:
