@@ -1,6 +1,7 @@
 """Plain numpy against `dvm.lazy` on streams of new shapes, compiles included.
 
 Run: .venv/bin/python benchmarks/lazy.py [--shapes 12 --calls 3 --rows 1024 --cols 1024]
+     .venv/bin/python benchmarks/lazy.py --profile   (where a warm lazy call's time goes)
 
 Each function (LayerNorm, a GELU chain, softmax) runs, in one process, on a stream
 of --shapes new shapes (rows varying around --rows, so each holds about
@@ -19,15 +20,29 @@ records).
 
 Costs paid once per process are taken before the streams, for both sides alike: the
 compiler's start-up (its imports and sympy's, paid by the first compile of a process)
-is taken and printed, and every function runs once in numpy on the stream's largest
-shape, so that numpy's first stream does not pay for growing the heap its temporaries
-come from (tens of milliseconds of page faults, once). The machine's load average is
+is taken and printed, so is the VM's (the first launch at a large shape maps the cores'
+local memories and starts the worker threads: a millisecond or two, once), and every
+function runs once in numpy on the stream's largest shape, so that numpy's first stream
+does not pay for growing the heap its temporaries come from (tens of milliseconds of
+page faults, once). What a compile pays the first time it meets a kind of op (xDSL's
+parser for it, the passes' tables) stays in the cold streams. The machine's load average is
 printed: on a shared machine, compare ratios from one run, not times across runs.
+
+With --profile, the same stream runs with the segment compiled before it (warm), and
+each lazy call is split into its parts: recording (the function on lazy arrays), the
+segment's key (`select`), finding its program, the program's host checks of a new
+signature, its kernels' launch plans (the VM's specialization), the launches, the rest
+of the program's call (output allocation, host steps, the results' check) and the rest
+of the flush (arguments, giving the results to their nodes). Beside it, per call, the
+bare program (a second `dvm.compile` of the segment's text, meeting each shape anew as
+the lazy one does) and numpy, in turn, in every order. Medians in microseconds, of the
+first call at a shape and of the others.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import tempfile
@@ -38,7 +53,10 @@ from typing import Any
 
 import numpy as np
 
-from dvm import lazy
+import dvm
+from dvm import launches, lazy, runtime
+from dvm.lazy import segment
+from dvm.lazy.record import TRACE
 
 
 def layernorm(x: Any) -> Any:
@@ -119,6 +137,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--cols", type=int, default=1024)
+    parser.add_argument("--profile", action="store_true", help="split a warm lazy call")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
     rows = rng.integers(options.rows // 2, options.rows * 3 // 2, options.shapes)
@@ -131,11 +150,18 @@ def main() -> None:
         # sums of symbolic terms in the process (sympy imports its tensor module then)
         np.asarray((lazy.asarray(np.ones((2, 2), np.float32)) * 2).sum(axis=-1))
         startup = time.perf_counter() - start
+        largest = max(inputs, key=len)
+        start = time.perf_counter()  # the VM's start-up: the same segment at a large shape
+        np.asarray((lazy.asarray(largest) * 2).sum(axis=-1))
+        vm_startup = time.perf_counter() - start
         for function in FUNCTIONS.values():  # numpy's heap grown, as a process does once
-            function(max(inputs, key=len))
+            function(largest)
         print(f"load average {os.getloadavg()[0]:.2f}; {options.shapes} shapes x "
-              f"{options.calls} calls, about {options.rows} x {options.cols} f32; the "
-              f"compiler's start-up: {startup:.2f} s")  # fmt: skip
+              f"{options.calls} calls, about {options.rows} x {options.cols} f32; start-up: "
+              f"the compiler's {startup:.2f} s, the VM's {vm_startup * 1e3:.1f} ms")  # fmt: skip
+        if options.profile:
+            profile(inputs, options.calls)
+            return
         measure(inputs, options.calls)
     print(
         "np s, cold s: the streams in turn with an empty compile cache; np s, warm s: "
@@ -169,6 +195,106 @@ def measure(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
             f"{ms(numpy_repeats, 0.5)} {ms(warm.repeats, 0.5)} {ms(warm.repeats, 0.9)} "
             f"{ms(numpy_firsts, 0.5)} {ms(warm.firsts[1:], 0.5)} {per_op:6.1f}"
         )
+
+
+PARTS = ["record", "key", "find", "host", "plans", "launch", "call", "flush", "total"]
+"""A lazy call's parts (`--profile`); `call` and `flush`: what the others leave of the
+program's call and of the flush."""
+
+
+class Timed:
+    """Times the calls of some functions of the compiler (by patching them), per part."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        self.patched: list[tuple[Any, str, Any]] = []
+
+    def patch(self, owner: Any, name: str, part: str) -> None:
+        original = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.spent[part] = self.spent.get(part, 0.0) + time.perf_counter() - start
+
+        self.patched.append((owner, name, original))
+        setattr(owner, name, timed)
+
+    def restore(self) -> None:
+        for owner, name, original in reversed(self.patched):
+            setattr(owner, name, original)
+
+
+ORDERS = list(itertools.permutations(["lazy", "bare", "numpy"]))
+"""The orders the three sides of a profiled call take, in turn: each follows each other
+as often (a call right after numpy's finds its input evicted by numpy's temporaries)."""
+
+
+def profile(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
+    """Per function, the median of each part of a warm lazy call (`PARTS`), of the
+    bare program's call and of numpy's, at a new shape and at a known one, in us."""
+    print(f"{'function':10} {'call':6} " + " ".join(f"{p:>6}" for p in PARTS) + "   bare  numpy")
+    for name, function in FUNCTIONS.items():
+        lazy.reset()
+        np.asarray(function(lazy.asarray(inputs[0][:2])))  # compiled: the stream is warm
+        (entry,) = segment.PROGRAMS.values()
+        bare = dvm.compile(entry.text)
+        rows: dict[str, list[list[float]]] = {"new": [], "known": []}
+        for i, x in enumerate(inputs):
+            for k in range(calls):
+                arguments = bare_arguments(function, x)
+                times = {}
+                for side in ORDERS[(i * calls + k) % len(ORDERS)]:
+                    start = time.perf_counter()
+                    if side == "lazy":
+                        times[side] = split_call(function, x)
+                    elif side == "bare":
+                        bare(*arguments)
+                    else:
+                        np.asarray(function(x))
+                    times.setdefault(side, [time.perf_counter() - start])
+                rows["known" if k else "new"].append(
+                    [*times["lazy"], times["bare"][0]] + times["numpy"]
+                )
+        for kind, values in rows.items():
+            medians = np.median(np.array(values), axis=0) * 1e6
+            print(f"{name:10} {kind:6} " + " ".join(f"{v:6.0f}" for v in medians))
+
+
+def bare_arguments(function: Callable[[Any], Any], x: np.ndarray[Any, Any]) -> list[Any]:
+    """What the lazy call's program is called with on `x` (recorded, not run)."""
+    y = function(lazy.asarray(x))
+    found = segment.select(TRACE.nodes, [y._node])
+    TRACE.nodes = []
+    assert found is not None
+    return [a.value for a in found.args] + found.index_values()
+
+
+def split_call(function: Callable[[Any], Any], x: np.ndarray[Any, Any]) -> list[float]:
+    """One lazy call of `function` on `x`, timed by part (`PARTS`, in seconds)."""
+    timed = Timed()
+    timed.patch(segment, "select", "key")
+    timed.patch(segment, "compiled", "find")
+    timed.patch(runtime.CompiledProgram, "__call__", "program")
+    timed.patch(runtime.CompiledProgram, "specialize", "host")
+    timed.patch(launches.Kernel, "plan", "plans")
+    timed.patch(dvm.vm, "launch", "launch")
+    try:
+        start = time.perf_counter()
+        y = function(lazy.asarray(x))
+        recorded = time.perf_counter()
+        np.asarray(y)
+        end = time.perf_counter()
+    finally:
+        timed.restore()
+    spent = timed.spent
+    inner = sum(spent.get(p, 0.0) for p in ("host", "plans", "launch"))
+    call = spent.get("program", 0.0) - inner
+    flush = end - recorded - spent.get("key", 0.0) - spent.get("find", 0.0) - spent["program"]
+    own = [spent.get(p, 0.0) for p in ("key", "find", "host", "plans", "launch")]
+    return [recorded - start, *own, call, flush, end - start]
 
 
 if __name__ == "__main__":
