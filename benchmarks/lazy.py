@@ -7,8 +7,12 @@ Each function (LayerNorm, a GELU chain, softmax) runs, in one process, on a stre
 of --shapes new shapes (rows varying around --rows, so each holds about
 rows x cols elements), --calls times per shape (each call ends with `np.asarray`, a
 sync point), in plain numpy and on lazy arrays. The two streams run in turn, shape
-by shape (numpy's calls at a shape, then lazy's), so that both meet the same load
-on a shared machine; each stream's time is the sum of its calls'. This runs twice:
+by shape (numpy's calls at a shape, then lazy's, and the other way round at the next
+shape), so that both meet the same load on a shared machine and each side's first
+call at a shape follows the other side's calls as often: a call right after numpy's
+finds its input evicted from the caches by numpy's temporaries (20-25 MB of them at
+1M elements), which costs the next call 0.2-0.45 ms. Each stream's time is the sum of
+its calls'. This runs twice:
 first with an empty compile cache (a temporary folder: the lazy stream's one compile
 goes through the whole pipeline), then, after `lazy.reset()`, with the entry the
 first wrote (the compile is a cache hit). Reported per function: each stream's time
@@ -102,8 +106,9 @@ def streams(
     compile seconds."""
     lazy.reset()
     sides = Stream(), Stream()
-    for x in inputs:
-        for side, wrap in zip(sides, (np.asarray, lazy.asarray), strict=True):
+    turns = [(sides[0], np.asarray), (sides[1], lazy.asarray)]
+    for i, x in enumerate(inputs):
+        for side, wrap in turns if i % 2 == 0 else turns[::-1]:  # each side first in turn
             for k in range(calls):
                 start = time.perf_counter()
                 np.asarray(function(wrap(x)))
