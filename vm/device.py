@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
 
@@ -14,8 +14,7 @@ over too few elements; at four times L2 that cost is spread thin, and larger til
 gain no more (`benchmarks/vm_kernels.py` times it)."""
 
 
-@dataclass(frozen=True)
-class DeviceSpec:
+class DeviceSpec(NamedTuple):
     """What tiling and validation need to know about a device.
 
     vector_cores / cube_cores: cores that run vector / matmul kernels (a
@@ -49,24 +48,6 @@ class DeviceSpec:
         """The cores that run a program: the cube cores for one with an `mma` (cube),
         otherwise the vector cores."""
         return self.cube_cores if cube else self.vector_cores
-
-    def __hash__(self) -> int:
-        """Hashed on every launch (specializations are cached per device): computed once."""
-        got = self.__dict__.get("_hash")
-        if got is None:
-            got = hash(
-                (
-                    self.vector_cores,
-                    self.cube_cores,
-                    self.local_memory_bytes,
-                    self.alignment,
-                    self.vector_width,
-                    self.name,
-                    self.cube_memory_bytes,
-                )
-            )
-            object.__setattr__(self, "_hash", got)
-        return got
 
     @staticmethod
     def host() -> DeviceSpec:

@@ -30,9 +30,8 @@ Operand kinds and their encodings (little-endian):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -262,8 +261,7 @@ Kernel = Callable[..., Any]
 """A numpy function an elementwise instruction runs (see `composites.py`)."""
 
 
-@dataclass(frozen=True)
-class OpDef:
+class OpDef(NamedTuple):
     """One row of the ISA table."""
 
     code: int
@@ -294,8 +292,7 @@ class OpDef:
 _R = Kind.REG
 
 
-@dataclass(frozen=True)
-class ElementwiseDef:
+class ElementwiseDef(NamedTuple):
     """One elementwise instruction: a unary op, or a binary op in its three forms.
 
     `code` is the opcode of a unary op, or of a binary op's register-register
@@ -591,15 +588,15 @@ def _build_table() -> tuple[OpDef, ...]:
     return tuple(rows)
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """The opcodes kept for one kind of instruction: one or more ranges of codes."""
 
     name: str
     cats: frozenset[Cat]
     ranges: tuple[range, ...]
 
-    def __contains__(self, code: int) -> bool:
+    def __contains__(self, code: object) -> bool:
+        """Whether `code` is one of the block's opcodes (not one of its fields)."""
         return any(code in r for r in self.ranges)
 
     @property

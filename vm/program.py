@@ -1,4 +1,4 @@
-"""The program model: what a bytecode binary holds, as plain frozen dataclasses.
+"""The program model: what a bytecode binary holds, as plain immutable records.
 
 This is the contract a compiler targets: build a `Program` from these
 constructors, `encode` it, and the VM `load`s the bytes. All references
@@ -24,7 +24,7 @@ import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from dvm.vm.isa import (
     BY_NAME,
@@ -55,16 +55,14 @@ C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
 """An array's shape, dtype and C order, for checks of many arrays by C-level `map`s."""
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(NamedTuple):
     """A global argument: a C-contiguous numpy array of this dtype and rank."""
 
     dtype: DType
     rank: int
 
 
-@dataclass(frozen=True)
-class Tok:
+class Tok(NamedTuple):
     """One token of a slot expression (postfix). `a`, `b` are the leaf's operands."""
 
     op: ExprOp
@@ -96,8 +94,7 @@ class Tok:
         return Tok(op)
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(NamedTuple):
     """A parameter slot: an int64 computed by a postfix expression over dims/params."""
 
     expr: tuple[Tok, ...]
@@ -132,8 +129,7 @@ class Index:
         return Index.LOOP0 <= code < Index.LOOP0 + 8
 
 
-@dataclass(frozen=True)
-class ViewDim:
+class ViewDim(NamedTuple):
     """One dim of a view: `size` and `stride` (elements) and its tiling.
 
     The tile with counter value i covers [i*tile, min((i+1)*tile, size)), so
@@ -142,12 +138,12 @@ class ViewDim:
 
     size: int
     stride: int
-    index: int = Index.NONE
+    index: int = Index.NONE  # pyright: ignore[reportIncompatibleMethodOverride]
+    """(A record's `index` field hides the tuple method of its name, which nothing calls.)"""
     tile: int | None = None
 
 
-@dataclass(frozen=True)
-class View:
+class View(NamedTuple):
     """How `load`/`store` address argument `arg` (viewed as a flat array).
 
     Element (i0, i1, ...) of the view is flat element
@@ -159,8 +155,7 @@ class View:
     dims: tuple[ViewDim, ...]
 
 
-@dataclass(frozen=True)
-class Register:
+class Register(NamedTuple):
     """A tile buffer: `shape` slots give its largest shape, `offset` slot its byte offset."""
 
     dtype: DType
@@ -168,8 +163,7 @@ class Register:
     offset: int
 
 
-@dataclass(frozen=True)
-class Scalar:
+class Scalar(NamedTuple):
     """A SCALAR operand: an f64 immediate (tag IMM) or the value of a slot."""
 
     tag: ScalarTag
@@ -184,12 +178,11 @@ class Scalar:
         return Scalar(ScalarTag.SLOT, index)
 
 
-@dataclass(frozen=True)
-class Extent:
+class Extent(NamedTuple):
     """One entry of a SHAPE operand; see `ExtentKind`."""
 
     kind: ExtentKind
-    index: int
+    index: int  # pyright: ignore[reportIncompatibleMethodOverride] (as `ViewDim.index`)
     dim: int = 0
 
     @staticmethod
@@ -209,8 +202,7 @@ Operand = Any
 """int for REG/VIEW/SLOT/AXES/FLAGS, DType, ReduceKind, AccKind, Scalar, tuple[Extent]."""
 
 
-@dataclass(frozen=True)
-class Instr:
+class Instr(NamedTuple):
     """One instruction: an opcode (a row of the ISA table) and its operands."""
 
     op: OpDef
@@ -246,23 +238,26 @@ def _coerce(kind: Kind, v: Operand) -> Operand:
     return v
 
 
-@dataclass(eq=False)
 class ProgramCache:
     """What the VM derives from a program once and keeps with it, each field filled on
     first use by one module. (The fields' types come from later stages, which this
     module may not import; each module's accessor is typed.)"""
 
-    validated: Any = None
-    """(`validate.LoopInfo`, `slots.SlotFn`): its loop structure and compiled slot table,
-    made once it is found valid (`loader.validated`)."""
-    static: Any = None
-    """Its `static.Static` facts, which every specialization shares (`static.static_info`)."""
-    specializations: dict[Any, Any] = field(default_factory=dict)
-    """(shapes and params, device, step bound) -> `plan.Specialization`: the cache of
-    `specialize.specialize` (at most `specialize.MAX_CACHED`)."""
-    by_launch: dict[Any, Any] = field(default_factory=dict)
-    """(shapes, params, device) -> `plan.Specialization`: what `launch.launch` looks up
-    first, emptied whenever `specializations` drops one."""
+    __slots__ = ("by_launch", "specializations", "static", "validated")
+
+    def __init__(self) -> None:
+        self.validated: Any = None
+        """(`validate.LoopInfo`, `slots.SlotFn`): its loop structure and compiled slot
+        table, made once it is found valid (`loader.validated`)."""
+        self.static: Any = None
+        """Its `static.Static` facts, which every specialization shares
+        (`static.static_info`)."""
+        self.specializations: dict[Any, Any] = {}
+        """(shapes and params, device, step bound) -> `plan.Specialization`: the cache of
+        `specialize.specialize` (at most `specialize.MAX_CACHED`)."""
+        self.by_launch: dict[Any, Any] = {}
+        """(shapes, params, device) -> `plan.Specialization`: what `launch.launch` looks
+        up first, emptied whenever `specializations` drops one."""
 
 
 @dataclass(frozen=True)
@@ -286,8 +281,7 @@ class Program:
     `dataclasses.replace` starts with an empty one)."""
 
 
-@dataclass(frozen=True)
-class Offsets:
+class Offsets(NamedTuple):
     """Where each part of a program starts in its binary (for error messages)."""
 
     slots: tuple[int, ...]

@@ -11,8 +11,7 @@ once per specialization in `specialize.py`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dvm.vm.binary import HEADER, layout
 from dvm.vm.errors import BytecodeError
@@ -54,8 +53,7 @@ U16_MAX = 0xFFFF
 """The largest table index, count or param count the binary holds (a u16)."""
 
 
-@dataclass(frozen=True)
-class LoopInfo:
+class LoopInfo(NamedTuple):
     """Loop structure found by validation: matching loop/endloop positions."""
 
     end_of: dict[int, int]

@@ -43,18 +43,32 @@ OTHERS = [0.797, 1.0, True, None, "0", np.int64(1), math.inf, [0]]
 Path = tuple[Any, ...]
 
 
+def record_fields(obj: Any) -> tuple[str, ...] | None:
+    """The field names of a record of the program model (the `Program` a dataclass, the
+    entries of its tables named tuples); None for another value (an opcode's row, which
+    counts as one field, is none)."""
+    if isinstance(obj, OpDef | type):
+        return None
+    if dataclasses.is_dataclass(obj):
+        return tuple(f.name for f in dataclasses.fields(obj))
+    return getattr(type(obj), "_fields", None)
+
+
 def leaves(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     """Every field of a program that its binary holds, nested: tables, their entries and
     the entries' fields (an opcode's row counts as one field)."""
-    if isinstance(obj, tuple):
+    names = record_fields(obj)
+    if isinstance(obj, OpDef):
+        yield path, obj
+    elif names is not None:
+        yield path, obj
+        for name in names:
+            if name not in ("offsets", "name", "cache"):
+                yield from leaves(getattr(obj, name), (*path, name))
+    elif isinstance(obj, tuple):
         yield path, obj
         for i, x in enumerate(obj):
             yield from leaves(x, (*path, i))
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, OpDef | type):
-        yield path, obj
-        for f in dataclasses.fields(obj):
-            if f.name not in ("offsets", "name", "cache"):
-                yield from leaves(getattr(obj, f.name), (*path, f.name))
     else:
         yield path, obj
 
@@ -64,12 +78,12 @@ def replaced(obj: Any, path: Path, value: Any) -> Any:
     if not path:
         return value
     head, rest = path[0], path[1:]
-    if isinstance(obj, tuple):
+    if record_fields(obj) is None:  # a table
         return (*obj[:head], replaced(obj[head], rest, value), *obj[head + 1 :])
     new = replaced(getattr(obj, head), rest, value)
     if isinstance(obj, vm.Program):
         return dataclasses.replace(obj, offsets=None, **{head: new})
-    return dataclasses.replace(obj, **{head: new})
+    return obj._replace(**{head: new})
 
 
 def candidates(old: Any) -> tuple[list[Any], list[Any]]:
@@ -81,14 +95,14 @@ def candidates(old: Any) -> tuple[list[Any], list[Any]]:
         return INTS, [x for x in OTHERS if type(x) is not int]
     if type(old) is float:
         return FLOATS, [1, True, None, "1.0"]
-    if isinstance(old, tuple):
+    if isinstance(old, OpDef):
+        return list(OPCODES), [None, old._replace(code=0xFF)]
+    if isinstance(old, tuple) and record_fields(old) is None:
         shorter, longer = old[:-1], (*old, old[-1]) if old else (0,)
         return [shorter, longer, ()], [list(old)]
     if old is None:  # an untiled view dim's tile
         return [0, 1], [0.5]
-    if isinstance(old, OpDef):
-        return list(OPCODES), [None, dataclasses.replace(old, code=0xFF)]
-    return [], [None, 0, (old,)]  # a table entry: a dataclass
+    return [], [None, 0, (old,)]  # a table entry: a record
 
 
 def outcome(fn: Any, *args: Any) -> str:

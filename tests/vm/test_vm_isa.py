@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from dvm.vm import isa
@@ -11,7 +9,7 @@ from dvm.vm import isa
 
 def unary(name: str, code: int) -> isa.OpDef:
     """A unary row like `neg`'s, with another name and code."""
-    return dataclasses.replace(isa.BY_NAME["neg"], name=name, code=code)
+    return isa.BY_NAME["neg"]._replace(name=name, code=code)
 
 
 def rejection(rows: list[isa.OpDef], blocks: tuple[isa.Block, ...] = isa.BLOCKS) -> str:
