@@ -9,8 +9,7 @@ so that a cache hit checks calls without xDSL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,8 +41,7 @@ def dtype_named(name: Any) -> np.dtype[Any]:
     return numerics.bfloat16() if name == "bfloat16" else np.dtype(name)
 
 
-@dataclass(frozen=True)
-class ArgumentType:
+class ArgumentType(NamedTuple):
     """An argument's type: a tensor's (its declared shape, -1 for `?`) or a scalar's."""
 
     text: str
@@ -54,7 +52,9 @@ class ArgumentType:
     """A tensor's declared shape; None for a scalar."""
     element: str = ""
     """A tensor's element type's text."""
-    index: bool = False
+    index: bool = False  # pyright: ignore[reportIncompatibleMethodOverride]
+    """Whether it is an `index` scalar. (A record's `index` field hides the tuple method
+    of its name, which nothing calls.)"""
 
     def to_json(self) -> list[Any]:
         return [self.text, self.dtype.name, self.shape, self.element, self.index]
@@ -126,8 +126,7 @@ def check_tensor_argument(
     return value
 
 
-@dataclass(frozen=True)
-class Declared:
+class Declared(NamedTuple):
     """An entry function's name, and its arguments' names (None: unnamed) and types."""
 
     function: str

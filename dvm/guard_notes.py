@@ -7,8 +7,7 @@ guards `symbolic-shapes` put on a function; the compile cache keeps them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from dvm.expr_code import Code, checked_code, function_of_code
 
@@ -18,8 +17,7 @@ GuardCheck = Callable[[dict[str, int]], None]
 """A check of some guards on the symbols' values."""
 
 
-@dataclass(frozen=True)
-class GuardNote:
+class GuardNote(NamedTuple):
     """What a call needs of a guard `lhs == rhs`."""
 
     broadcast: bool
@@ -54,8 +52,7 @@ class GuardNote:
         return GuardNote(broadcast, (sides[0], sides[1]), head, (wheres[0], wheres[1]))
 
 
-@dataclass(frozen=True)
-class GuardSet:
+class GuardSet(NamedTuple):
     """Guards to check together: their symbols, their sides as generated code (two
     values per guard) and their notes."""
 

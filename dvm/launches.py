@@ -45,21 +45,31 @@ first new launch shapes by the VM's table walk, and the next makes the fast path
 beyond its own launches, so that many walks at most, the rent-or-buy rule)."""
 
 
-@dataclass
+_serials = itertools.count()
+
+
 class Call:
     """What one call's steps share: the symbol values of its shapes, and
     where to collect each launch's VM statistics when profiling."""
 
-    symbols: dict[str, int]
-    stats: list[tuple[str, vm.LaunchStats]] | None = None
-    trace: bool = False
-    serial: int = field(default_factory=itertools.count().__next__)  # atomic under the GIL
-    """Tells this call apart from every other (`Kernel.plans` records who planned)."""
-    arena: Arena | None = None
-    """Where its intermediates go (None: in new memory)."""
+    __slots__ = ("arena", "serial", "stats", "symbols", "trace")
+
+    def __init__(
+        self,
+        symbols: dict[str, int],
+        stats: list[tuple[str, vm.LaunchStats]] | None = None,
+        trace: bool = False,
+    ) -> None:
+        self.symbols = symbols
+        self.stats = stats
+        self.trace = trace
+        self.serial = next(_serials)  # atomic under the GIL
+        """Tells this call apart from every other (`Kernel.plans` records who planned)."""
+        self.arena: Arena | None = None
+        """Where its intermediates go (None: in new memory)."""
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Kernel:
     """A kernel's validated bytecode, and how to size its outputs."""
 

@@ -29,9 +29,10 @@ from functools import cache
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
-Array = NDArray[Any]
+Array = np.ndarray[Any, np.dtype[Any]]
+"""What `numpy.typing.NDArray[Any]` names, without importing `numpy.typing` (a compile
+cache hit imports this module, and no other of numpy's typing)."""
 ReduceKind = Literal["sum", "mean", "max", "min", "prod"]
 
 # --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -63,8 +63,7 @@ FREEZE_AFTER_FIRST_COMPILE = True
 _frozen: list[bool] = []
 
 
-@dataclass
-class BoundVariant:
+class BoundVariant(NamedTuple):
     """What a call signature (argument types, shapes, dtypes) resolved to: the variant
     to run and the values of its symbols. (The VM's `vm.Specialization` is a kernel's
     bytecode bound to launch shapes.)"""
@@ -73,7 +72,7 @@ class BoundVariant:
     symbols: dict[str, int]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CompiledProgram:
     """A compiled program: call it with numpy arrays (and ints for `index`)."""
 

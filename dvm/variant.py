@@ -25,7 +25,7 @@ from dvm.host_steps import Step, StepBuilder, blas_launches
 from dvm.launches import Arena, Call, Env, Kernel
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Variant:
     """The program compiled for one pattern of dims fixed to 1."""
 
