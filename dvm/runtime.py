@@ -29,6 +29,7 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -58,8 +59,9 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
 FREEZE_AFTER_FIRST_COMPILE = True
-"""Whether the first `compile` of the process ends by freezing what is alive (see
-`freeze_once`); set it False before compiling to leave the collector alone."""
+"""Whether the process's first `compile` that loads the compiler's libraries ends by
+freezing what is alive (see `freeze_once`); set it False before compiling to leave the
+collector alone."""
 _frozen: list[bool] = []
 
 
@@ -388,8 +390,9 @@ def compile(
     docs/distributed.md).
     `cache` says whether to use the compile cache on disk (`dvm.compile_cache`;
     None: unless the environment's `DVM_CACHE` is `off`).
-    The process's first compile ends with a collection and `gc.freeze()`
-    (`freeze_once`; `FREEZE_AFTER_FIRST_COMPILE` turns it off).
+    The process's first compile that loaded the compiler's libraries (any but a compile
+    cache hit) ends with a collection and `gc.freeze()` (`freeze_once`;
+    `FREEZE_AFTER_FIRST_COMPILE` turns it off).
     """
     preset = device or "host"
     if preset not in PRESETS:
@@ -434,8 +437,11 @@ def freeze_once() -> None:
     stays, so do the caller's objects alive then that later become unreachable cycles,
     and so does the old generation's garbage, which only a full collection finds (a
     first compile leaves 60 KiB to 1 MiB of it; the full collection would traverse
-    every object of the libraries, 40-150 ms, a tenth of a fresh process's start)."""
-    if FREEZE_AFTER_FIRST_COMPILE and not _frozen:
+    every object of the libraries, 40-150 ms, a tenth of a fresh process's start).
+    A compile cache hit of a program with a plain form loads neither library: it
+    leaves the collector alone (the collection would cost it a millisecond), and the
+    first compile that loads them freezes."""
+    if FREEZE_AFTER_FIRST_COMPILE and not _frozen and "xdsl" in sys.modules:
         _frozen.append(True)
         gc.collect(1)
         gc.freeze()
