@@ -22,7 +22,7 @@ import itertools
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,12 +32,14 @@ from dvm.vm.errors import LaunchError
 from dvm.vm.kernels import QUIET
 from dvm.vm.memory import DeviceMemory, Job, device_memory, pool, trim
 from dvm.vm.plan import BLAS_THREADS_GEMM, Specialization
-from dvm.vm.planned import Executable
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Program
 from dvm.vm.specialize import fast_function, specialize
 from dvm.vm.static import static_info
-from dvm.vm.stats import LaunchStats
 from dvm.vm.unplanned import generated, run_unplanned
+
+if TYPE_CHECKING:
+    from dvm.vm.planned import Executable
+    from dvm.vm.stats import CoreStats, LaunchStats
 
 FIRST_INLINE_BYTES = 1 << 20
 """A multi-core executable's first launch runs on one core when it moves less than this:
@@ -99,7 +101,7 @@ def launch(
         if not checked:
             _check_args(spec, args, fresh)
     if spec.idle:
-        return LaunchStats.collect([], 0, 0, 0, 1) if stats or trace else None
+        return _stats([], 0, 0, 0, 1) if stats or trace else None
     alias = bool(spec.alias_args) if fresh else _may_alias(spec, args)
     memory = spec.memory
     if memory is None:
@@ -428,6 +430,8 @@ def _executable(
     key = (n, stats, alias, copy)
     ex = spec.executables.get(key)
     if ex is None:
+        from dvm.vm.planned import Executable  # (unplanned launches never import it)
+
         spec.plan  # noqa: B018 (planning may tile anew: then the registers are final)
         device_memory(spec.device).reach(registers_end(spec))  # before binding views
         ex = spec.executables[key] = Executable(spec, n, stats, alias)
@@ -563,6 +567,12 @@ def _run_held(ex: Executable, args: Sequence[np.ndarray], trace: bool) -> Launch
     t1 = time.perf_counter_ns()
     if not ex.stats:
         return None
-    return LaunchStats.collect(
-        [c.stats for c in ex.cores if c.stats is not None], t0, t1, ntiles, ex.n
-    )
+    return _stats([c.stats for c in ex.cores if c.stats is not None], t0, t1, ntiles, ex.n)
+
+
+def _stats(cores: list[CoreStats], t0: int, t1: int, tiles: int, n: int) -> LaunchStats:
+    """`LaunchStats.collect`, its module imported by the first instrumented launch: the
+    others never need it."""
+    from dvm.vm.stats import LaunchStats
+
+    return LaunchStats.collect(cores, t0, t1, tiles, n)

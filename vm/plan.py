@@ -172,7 +172,7 @@ class Replanner(Protocol):
     def again(self, shapes: tuple[Shape, ...], params: tuple[int, ...], cores: int) -> Any: ...
 
 
-@dataclass
+@dataclass(eq=False)
 class Specialization:
     """A program bound to concrete shapes: slot values, checked layout and the tile plan."""
 

@@ -18,7 +18,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,7 +29,9 @@ from dvm.vm.memory import device_memory
 from dvm.vm.plan import Body, LoopNode, OpNode, Shape, Specialization, ViewPlan
 from dvm.vm.product_sums import Plan, plan_for, program_products
 from dvm.vm.static import Static, in_place_writer, read_registers, static_info
-from dvm.vm.stats import CoreStats
+
+if TYPE_CHECKING:
+    from dvm.vm.stats import CoreStats
 
 
 def binders_for(static: Static, alias: frozenset[int]) -> list[Binder]:
@@ -443,7 +445,9 @@ class Executable:
         self._alias_tiles = [core.alias for core in self.cores] if regs else []
         fused: dict[tuple[int, ...], dict[int, int]] = {}
         for core in self.cores:
-            if stats:
+            if stats:  # (only an instrumented launch imports the statistics)
+                from dvm.vm.stats import CoreStats
+
                 core.stats = CoreStats()
             core.fused = fused
             self.runners.append(self._runner(core))

@@ -34,7 +34,6 @@ from dvm.vm.plan import (
     Specialization,
     ViewPlan,
 )
-from dvm.vm.planner import TilePlanner
 from dvm.vm.program import MAX_ARRAY_BYTES, Index, Offsets, Program, nominal_bytes
 from dvm.vm.slots import I64_MAX, SlotSteps
 from dvm.vm.static import Static, static_info
@@ -182,7 +181,10 @@ class Specializer:
         return self.bind(shapes, params, cores)
 
     def plan(self, spec: Specialization) -> GridPlan:
-        """The tile classes of one of its specializations."""
+        """The tile classes of one of its specializations (the planner imported by the
+        first plan: a specialization's first launches run unplanned)."""
+        from dvm.vm.planner import TilePlanner
+
         return TilePlanner(self.static, spec, self.max_steps).plan_grid()
 
     def bind(

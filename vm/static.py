@@ -28,7 +28,7 @@ NO_DESTINATION += (Cat.TOP_K,)  # updates the registers it reads, in place
 """The categories whose operand 0 is not a register they write (only)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Static:
     """The shape-independent facts about a validated program that every
     specialization uses."""
