@@ -305,18 +305,30 @@ def test_dvm_run_no_cache(cache_dir: Path, tmp_path: Path) -> None:
 
 
 HIT_IMPORTS = """\
+import gc
 import sys
-import numpy
+import numpy as np
 import dvm
-dvm.compile(sys.argv[1])
+program = dvm.compile(sys.argv[1])
 assert "tempfile" not in sys.modules, "not a hit: the entry was written"
 assert "pathlib" not in sys.modules, "a cache hit imported pathlib"
+if sys.version_info < (3, 12):  # (where CPython's own SHA-256 is `_sha256`)
+    assert "_hashlib" not in sys.modules, "a cache hit loaded OpenSSL"
+assert gc.get_freeze_count() == 0, "a cache hit froze what was alive"
+args = [np.ones([3 if d < 0 else d for d in shape], dtype) for *_, dtype, shape in program.checks]
+np.testing.assert_allclose(program(*args), dvm.compile(sys.argv[1], cache=False)(*args))
+later = {"dvm.vm.planner", "dvm.vm.planned", "dvm.vm.stats"} & set(sys.modules)
+assert not later, f"an unplanned first call imported {later}"
 """
 
 
-def test_a_hit_imports_no_pathlib(cache_dir: Path, examples_dir: Path) -> None:
-    """A fresh process's hit never imports `pathlib` (3 ms of its own imports): the
-    cache and the package use `os.path`."""
+def test_a_hit_and_its_first_call_import_only_what_they_need(
+    cache_dir: Path, examples_dir: Path
+) -> None:
+    """A fresh process's hit never imports `pathlib` (3 ms of its own imports: the cache
+    and the package use `os.path`) nor OpenSSL (`hashlib`'s, 3 ms), and leaves the
+    collector alone; its first call, whose launch runs unplanned, imports neither the
+    planner, the planned executor nor the launch statistics."""
     path = str(examples_dir / "gelu.mlir")
     dvm.compile(path)  # writes the entry
     subprocess.run([sys.executable, "-c", HIT_IMPORTS, path], check=True, timeout=300)
