@@ -15,6 +15,7 @@ beat its own kernel's merge on a router's top-2; a larger k stays that kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -25,6 +26,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from dvm.dialects import tensor as t
 from dvm.dialects.scans import ArgReduceOp, TopKOp
+from dvm.passes.domain import OpSet
 from dvm.passes.scans import TOP_K_ROUNDS, expand_arg_reduction, expand_top_k
 from dvm.passes.symbolic_shapes import ensure_shapes
 
@@ -51,8 +53,19 @@ class ExpandArgReductionsPass(ModulePass):
     name = "expand-arg-reductions"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in op.walk():
-            if isinstance(func, FuncOp) and func.body.blocks:
-                ensure_shapes(func)
-        walker = PatternRewriteWalker(ExpandArgReduction(), apply_recursively=False)
-        walker.rewrite_module(op)
+        expandable = False
+        for inner in op.walk():
+            if inner in FUNCS:
+                func = cast(FuncOp, inner)
+                if func.body.blocks:
+                    ensure_shapes(func)
+            elif inner in EXPANDED:
+                expandable = True
+        if expandable:  # (the rewrite walker costs more than the walk: most programs have none)
+            walker = PatternRewriteWalker(ExpandArgReduction(), apply_recursively=False)
+            walker.rewrite_module(op)
+
+
+FUNCS = OpSet(FuncOp)
+EXPANDED = OpSet(ArgReduceOp, TopKOp)
+"""What `ExpandArgReduction` may rewrite."""
