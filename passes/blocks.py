@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from functools import cache
 
 from xdsl.ir import Block, Operation
+from xdsl.traits import IsolatedFromAbove
 
 
 def top_level(op: Operation, block: Block) -> Operation | None:
@@ -22,15 +24,23 @@ def top_level(op: Operation, block: Block) -> Operation | None:
 
 
 def dependencies(op: Operation, block: Block) -> set[Operation]:
-    """The ops of `block` whose results `op` (or an op inside it) uses."""
+    """The ops of `block` whose results `op` (or an op inside it) uses. The ops inside
+    an op isolated from above (a kernel) use only values made inside it: only its own
+    operands are looked at, not its body (most of a program's ops)."""
     found: set[Operation] = set()
-    for inner in op.walk():
+    for inner in (op,) if not op.regions or isolated(type(op)) else op.walk():
         for v in inner.operands:
             owner = v.owner
             top = top_level(owner, block) if isinstance(owner, Operation) else None
             if top is not None and top is not op:
                 found.add(top)
     return found
+
+
+@cache
+def isolated(kind: type[Operation]) -> bool:
+    """Whether ops of `kind` are isolated from above (their bodies use no outer value)."""
+    return kind.has_trait(IsolatedFromAbove)
 
 
 Node = Operation | Sequence[Operation]

@@ -16,9 +16,8 @@ Why: with dynamic shapes many kernels are small, and launching each costs
 more than running it.
 
 How: an analysis of each block picks the sets (`independent_sets`) and
-schedules the block so that each set's kernels are consecutive; then one
-walk of the module applies the rewrite pattern `StackKernels`, which wraps
-each set, at its first kernel, into a stack.
+schedules the block so that each set's kernels are consecutive; then
+`stack_kernels` wraps each set, at its first kernel, into a stack.
 """
 
 from __future__ import annotations
@@ -31,13 +30,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.passes.blocks import dependencies, schedule
@@ -68,35 +61,22 @@ def independent_sets(block: Block, limit: int) -> list[list[t.FusionOp]]:
     return [s for s in sets if len(s) > 1]
 
 
-@dataclass(eq=False)
-class StackKernels(RewritePattern):
-    """Wrap the first kernel of a planned set, and the ones that follow it (the block
-    is scheduled so that they do), into one `tensor.stack`; its results replace the
-    kernels' results outside it."""
-
-    sets: dict[t.FusionOp, Sequence[t.FusionOp]]
-    """Each set of independent kernels, by its first kernel."""
-    mode: str
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, first: t.FusionOp, rewriter: PatternRewriter) -> None:
-        kernels = self.sets.get(first)
-        if kernels is None:
-            return
-        results = [r for k in kernels for r in k.results]
-        stack = t.StackOp(self.mode, [r.type for r in results], Region(Block()))
-        stack.attributes[SHAPES] = ArrayAttr([shape_attr(shape_of(r)) for r in results])
-        rewriter.insert(stack, InsertPoint.before(first))
-        body = stack.body.block
-        for kernel in kernels:
-            kernel.detach()
-            rewriter.insert(kernel, InsertPoint.at_end(body))
-        rewriter.insert(t.YieldOp(*results), InsertPoint.at_end(body))
-        for old, new in zip(results, stack.results, strict=True):
-            rewriter.replace_uses_with_if(
-                old, new, lambda use: use.operation.parent_op() is not stack
-            )
-            new.name_hint = old.name_hint
+def stack_kernels(kernels: Sequence[t.FusionOp], mode: str) -> None:
+    """Wrap `kernels`, a planned set (consecutive: the block is scheduled so), into one
+    `tensor.stack` at the place of the first; its results replace the kernels' results
+    outside it."""
+    results = [r for k in kernels for r in k.results]
+    stack = t.StackOp(mode, [r.type for r in results], Region(Block()))
+    stack.attributes[SHAPES] = ArrayAttr([shape_attr(shape_of(r)) for r in results])
+    Rewriter.insert_op(stack, InsertPoint.before(kernels[0]))
+    body = stack.body.block
+    for kernel in kernels:
+        kernel.detach()
+        body.add_op(kernel)
+    body.add_op(t.YieldOp(*results))
+    for old, new in zip(results, stack.results, strict=True):
+        old.replace_uses_with_if(new, lambda use: use.operation.parent_op() is not stack)
+        new.name_hint = old.name_hint
 
 
 @dataclass(frozen=True)
@@ -117,15 +97,14 @@ class StackPass(ModulePass):
             raise ValueError(f"stack: max-kernels must be at least 2, got {self.max_kernels}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        sets: dict[t.FusionOp, Sequence[t.FusionOp]] = {}
+        sets: list[list[t.FusionOp]] = []
         for block in blocks_to_stack(op):
             found = independent_sets(block, self.max_kernels)
             if found:
                 schedule(block, found)
-            sets.update((kernels[0], kernels) for kernels in found)
-        if sets:
-            stack = StackKernels(sets, self.mode)
-            PatternRewriteWalker(stack, apply_recursively=False).rewrite_module(op)
+            sets += found
+        for kernels in sets:  # (where they are: a rewrite walk would visit every op)
+            stack_kernels(kernels, self.mode)
 
 
 def blocks_to_stack(module: ModuleOp) -> list[Block]:
