@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
@@ -56,16 +57,13 @@ def identical_but_name(a: Operation, b: Operation) -> bool:
     )
 
 
-def fingerprint(kernel: Operation) -> Hashable:
+def fingerprint(kernel: Operation, head: Hashable = None) -> Hashable:
     """What identical kernels have in common, to sort them into buckets compared in
     full only among themselves: each op's name, operand count, attributes and
     properties, in order (not the symbol name, nor the values' names). Kernels of one
-    size that differ in a constant or a tile size then cost no comparison."""
-
-    def items(attrs: Mapping[str, Attribute]) -> tuple[tuple[str, Attribute], ...]:
-        return tuple(sorted((k, v) for k, v in attrs.items() if k != "sym_name"))
-
-    parts: list[Hashable] = [kernel.name, items(kernel.attributes), items(kernel.properties)]
+    size that differ in a constant or a tile size then cost no comparison. `head` is
+    the kernel's `heading`, when known."""
+    parts: list[Hashable] = [heading(kernel) if head is None else head]
     for op in kernel.walk():
         if op is kernel:
             continue
@@ -73,15 +71,36 @@ def fingerprint(kernel: Operation) -> Hashable:
     return tuple(parts)
 
 
+def heading(kernel: Operation) -> Hashable:
+    """The kernel op's own name, attributes and properties (but its symbol name): what
+    `fingerprint` starts with, found without walking the body."""
+    return (kernel.name, items(kernel.attributes), items(kernel.properties))
+
+
+def items(attrs: Mapping[str, Attribute]) -> tuple[tuple[str, Attribute], ...]:
+    return tuple(sorted((k, v) for k, v in attrs.items() if k != "sym_name"))
+
+
 def twins(module: ModuleOp) -> dict[Kernel, Kernel]:
     """Each kernel of `module` identical but for its name to one before it, with the
-    first of them."""
-    kept: dict[Hashable, list[Kernel]] = {}  # by fingerprint, then compared in full
+    first of them. Kernels are sorted by their `heading` first: a body is walked for
+    its `fingerprint` only when another kernel has the same heading (the variants of
+    one fusion differ in their tile sizes, and most kernels have no twin)."""
+    groups: dict[Hashable, list[Any]] = {}
+    """By heading: its first kernel, then (once it has two) the kernels without a twin
+    before them by fingerprint, compared in full only among themselves."""
     found: dict[Kernel, Kernel] = {}
     for kernel in module.ops:
         if not isinstance(kernel, KERNEL_OPS):
             continue
-        bucket = kept.setdefault(fingerprint(kernel), [])
+        head = heading(kernel)
+        group = groups.get(head)
+        if group is None:
+            groups[head] = [kernel, None]
+            continue
+        if group[1] is None:
+            group[1] = {fingerprint(group[0], head): [group[0]]}
+        bucket = group[1].setdefault(fingerprint(kernel, head), [])
         twin = next((k for k in bucket if identical_but_name(kernel, k)), None)
         if twin is None:
             bucket.append(kernel)
