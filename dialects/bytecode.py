@@ -262,8 +262,11 @@ class InstructionOp(IRDLOperation):
         kinds = [k for _, k in cls.OPDEF.operands]
         if len(operands) != len(kinds):
             raise ValueError(f"{cls.OPDEF.name} takes {len(kinds)} operands, got {len(operands)}")
-        attrs = [encode_operand(k, v) for k, v in zip(kinds, operands, strict=True)]
-        return cls.create(properties={"operand_values": ArrayAttr(attrs)})
+        try:
+            values = operand_values(cls.OPDEF, tuple(operands))
+        except TypeError:  # an operand that is no key (a list): encoded afresh
+            values = ArrayAttr([encode_operand(k, v) for k, v in zip(kinds, operands, strict=True)])
+        return cls.create(properties={"operand_values": values})
 
     @property
     def values(self) -> list[Operand]:
@@ -284,6 +287,15 @@ class InstructionOp(IRDLOperation):
                 parser.parse_punctuation(",")
             operands.append(OPERAND_PARSERS[kind](parser, cls.OPDEF))
         return cls.make(operands)
+
+
+@lru_cache(maxsize=1 << 12)
+def operand_values(opdef: OpDef, operands: tuple[Operand, ...]) -> ArrayAttr:
+    """An instruction's operands encoded (`encode_operand`), made once per operand list
+    (attributes are immutable): kernels repeat their loads, stores and arithmetic on the
+    same few registers and views, and xDSL verifies each attribute as it is made."""
+    kinds = [k for _, k in opdef.operands]
+    return ArrayAttr([encode_operand(k, v) for k, v in zip(kinds, operands, strict=True)])
 
 
 def instruction_class(opdef: OpDef) -> type[InstructionOp]:
