@@ -96,13 +96,21 @@ def init_flat(
     operands: Sequence[SSAValue],
     result_types: Sequence[Attribute],
     properties: dict[str, Attribute] | None = None,
+    attributes: dict[str, Attribute] | None = None,
+    regions: Sequence[Region] = (),
 ) -> None:
-    """Make `op` of its operands, result types and properties, one per definition, as
-    given (as xDSL's `Operation.create` does). IRDL's builder would first match each
-    against the op's definition, which costs as much as making the op; the kernels'
-    bodies make many."""
+    """Make `op` of its operands, result types, properties, attributes and regions, as
+    given (as xDSL's `Operation.create` does; for an op of at most one variadic operand
+    or result definition, which needs no segment sizes). IRDL's builder would first
+    match each against the op's definition, which costs as much as making the op; the
+    kernels' bodies make many."""
     Operation.__init__(
-        op, operands=operands, result_types=result_types, properties=properties or {}
+        op,
+        operands=operands,
+        result_types=result_types,
+        properties=properties or {},
+        attributes=attributes or {},
+        regions=regions,
     )
 
 
@@ -222,16 +230,14 @@ class KernelOp(IRDLOperation):
         attributes: dict[str, Attribute] | None = None,
         body: Region | None = None,
     ):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "kind": tensor_dialect.KernelKindAttr.of(kind),
-                "grid": ShapeAttr(grid),
-                "outputs": IntegerAttr(outputs, i64),
-            },
-            regions=[body or Region(Block(arg_types=arg_types))],
-            attributes=attributes,
-        )
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "kind": tensor_dialect.KernelKindAttr.of(kind),
+            "grid": ShapeAttr(grid),
+            "outputs": IntegerAttr(outputs, i64),
+        }
+        body = body or Region(Block(arg_types=arg_types))
+        init_flat(self, (), (), properties, attributes, [body])
 
     @property
     def num_outputs(self) -> int:
@@ -302,12 +308,8 @@ class LaunchOp(IRDLOperation):
         output_types: Sequence[Attribute],
         attributes: dict[str, Attribute] | None = None,
     ):
-        super().__init__(
-            operands=[inputs],
-            result_types=[output_types],
-            properties={"callee": SymbolRefAttr(callee)},
-            attributes=attributes,
-        )
+        properties: dict[str, Attribute] = {"callee": SymbolRefAttr(callee)}
+        init_flat(self, inputs, output_types, properties, attributes)
 
 
 # --------------------------------------------------------------------------
@@ -709,12 +711,11 @@ class ForOp(IRDLOperation):
     def __init__(
         self, level: int, count: sympy.Expr | int, inits: Sequence[SSAValue], body: Region
     ):
-        super().__init__(
-            operands=[inits],
-            result_types=[[v.type for v in inits]],
-            properties={"level": IntegerAttr(level, i64), "count": ExprAttr(count)},
-            regions=[body],
-        )
+        properties: dict[str, Attribute] = {
+            "level": IntegerAttr(level, i64),
+            "count": ExprAttr(count),
+        }
+        init_flat(self, inits, [v.type for v in inits], properties, None, [body])
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" loop{self.level.value.data} to {expr_text(self.count.data)} (")
@@ -763,7 +764,7 @@ class YieldOp(IRDLOperation):
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
+        init_flat(self, values, [])
 
 
 Tile = Dialect(
