@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
@@ -86,21 +85,22 @@ def twins(module: ModuleOp) -> dict[Kernel, Kernel]:
     first of them. Kernels are sorted by their `heading` first: a body is walked for
     its `fingerprint` only when another kernel has the same heading (the variants of
     one fusion differ in their tile sizes, and most kernels have no twin)."""
-    groups: dict[Hashable, list[Any]] = {}
-    """By heading: its first kernel, then (once it has two) the kernels without a twin
-    before them by fingerprint, compared in full only among themselves."""
+    only: dict[Hashable, Kernel | None] = {}
+    """By heading: its one kernel so far (None once a second came: both fingerprinted)."""
+    buckets: dict[Hashable, list[Kernel]] = {}  # by fingerprint, then compared in full
     found: dict[Kernel, Kernel] = {}
     for kernel in module.ops:
         if not isinstance(kernel, KERNEL_OPS):
             continue
         head = heading(kernel)
-        group = groups.get(head)
-        if group is None:
-            groups[head] = [kernel, None]
+        if head not in only:
+            only[head] = kernel
             continue
-        if group[1] is None:
-            group[1] = {fingerprint(group[0], head): [group[0]]}
-        bucket = group[1].setdefault(fingerprint(kernel, head), [])
+        first = only[head]
+        if first is not None:
+            buckets[fingerprint(first, head)] = [first]
+            only[head] = None
+        bucket = buckets.setdefault(fingerprint(kernel, head), [])
         twin = next((k for k in bucket if identical_but_name(kernel, k)), None)
         if twin is None:
             bucket.append(kernel)
