@@ -265,7 +265,7 @@ class InstructionOp(IRDLOperation):
         try:
             values = operand_values(cls.OPDEF, tuple(operands))
         except TypeError:  # an operand that is no key (a list): encoded afresh
-            values = ArrayAttr([encode_operand(k, v) for k, v in zip(kinds, operands, strict=True)])
+            values = operand_values.__wrapped__(cls.OPDEF, operands)
         return cls.create(properties={"operand_values": values})
 
     @property
