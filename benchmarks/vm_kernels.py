@@ -35,7 +35,8 @@ of traffic, whatever their work) or `--baseline strategies-off` (three execution
 strategies off: a `mul` feeding a `reduce sum` as one matmul, `product_sums.ENABLED`;
 a max or min over a short axis as pairwise calls, `kernels.SHORT_AXIS`; a stack of
 small gemms on one core, `plan.SHARE_GEMM`) or `--baseline no-branch-sinking` (compiled
-without the `sink-into-branches` pass).
+without the `sink-into-branches` pass) or `--baseline local-x4` (compiled for the host
+with four times its local memory per core: vector tiles four times larger).
 
 With `--processes`, a second table times numpy and dvm each in its own
 process, taking turns call by call (see `bench_processes`). Then each of
@@ -90,6 +91,7 @@ import dvm.vm.kernels as kernels
 import dvm.vm.plan as plan
 import dvm.vm.product_sums as product_sums
 from dvm.passes.branch_sinking import SinkIntoBranchesPass
+from dvm.vm.device import PRESETS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vm"))
 import vm_programs
@@ -390,6 +392,7 @@ STEADY: dict[str, tuple[Callable[[int], list[tuple[int, ...]]], int]] = {
     "layernorm": (sample_2d, 15),
     "softmax": (sample_softmax, 15),
     "mmoe": (sample_mmoe, 10),
+    "gelu": (sample_2d, 15),
 }
 """The workloads of `--steady`: the suite's shape sampler and stream length."""
 
@@ -400,7 +403,7 @@ def steady_inputs(name: str, shape: tuple[int, ...], rng: np.random.Generator) -
     def normal(dims: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
         return rng.standard_normal(dims, dtype=np.float32) * np.float32(scale)
 
-    if name == "if_else_add":
+    if name in ("if_else_add", "gelu"):
         return [normal(shape)]
     if name == "softmax":
         return [normal((*shape, 128))]
@@ -430,6 +433,12 @@ def steady_programs(name: str, baseline: str) -> list[Callable[..., Any]]:
         source = EXAMPLES / f"{name}.mlir"
         off = dvm.compile(source, cache=False)
         return [lambda *a: strategies_off(partial(off, *a)), dvm.compile(source, cache=False)]
+    if baseline == "local-x4":
+        source = EXAMPLES / f"{name}.mlir"
+        return [
+            dvm.compile(source, device=larger_local(4), cache=False),
+            dvm.compile(source, cache=False),
+        ]
     if baseline == "no-branch-sinking":
         source = EXAMPLES / f"{name}.mlir"
         with mock.patch.object(SinkIntoBranchesPass, "apply", lambda *_: None):
@@ -445,16 +454,28 @@ def steady_programs(name: str, baseline: str) -> list[Callable[..., Any]]:
     return programs
 
 
+def larger_local(factor: int) -> str:
+    """The name of a device preset made here: the host's, with `factor` times its local
+    memory per core (vector tiles that much larger)."""
+    name = f"host-local-x{factor}"
+    if name not in PRESETS:
+        host = vm.DeviceSpec.host()
+        device = host._replace(name=name, local_memory_bytes=factor * host.local_memory_bytes)
+        PRESETS[name] = lambda: device  # one object, as every preset
+    return name
+
+
 def bench_steady(only: set[str] | None, turns: int, baseline: str) -> None:
     """Per workload and shape, the median (p90) of calls 2..10 of runs of 10, dvm
     against dvm under the switch and numpy taking turns; then, over the shapes, the
-    median of each one's ratio to numpy (as the suite's steady-state table)."""
+    median of each one's ratio to numpy (as the suite's steady-state table), and the sum
+    of each one's medians (where the large shapes weigh, as in a stream's total)."""
     ref = load_reference(EXAMPLES)
     print(f"\nsteady state, runs of 10 ({turns} turns); load {os.getloadavg()[0]:.2f}")
     for name, (sampler, n) in STEADY.items():
         if only and name not in only:
             continue
-        rng, ratios = np.random.default_rng(0), []
+        rng, ratios, sums = np.random.default_rng(0), [], [0.0, 0.0, 0.0]
         for shape in sampler(n):
             args = steady_inputs(name, shape, rng)
             programs = steady_programs(name, baseline)
@@ -465,6 +486,7 @@ def bench_steady(only: set[str] | None, turns: int, baseline: str) -> None:
             times = [[t for i, t in enumerate(ts) if i % 10] for ts in alternate(fns, turns, 10)]
             meds = [statistics.median(ts) for ts in times]
             ratios.append((meds[0] / meds[2], meds[1] / meds[2]))
+            sums = [total + m for total, m in zip(sums, meds, strict=True)]
             cells = [
                 f"{m * 1e6:7.0f} ({np.percentile(ts, 90) * 1e6:5.0f})"
                 for m, ts in zip(meds, times, strict=True)
@@ -473,6 +495,11 @@ def bench_steady(only: set[str] | None, turns: int, baseline: str) -> None:
             print(f"  {name:12s} {shape!s:12s} {row}")
         old, new = (statistics.median(r) for r in zip(*ratios, strict=True))
         print(f"  {name}: median over shapes of dvm/numpy: {baseline} {old:.2f}, dvm {new:.2f}")
+        ms = "  ".join(
+            f"{side} {total * 1e3:.2f}"
+            for side, total in zip((baseline, "dvm", "numpy"), sums, strict=True)
+        )
+        print(f"  {name}: sum over shapes of the medians, ms: {ms}")
     print(f"load {os.getloadavg()[0]:.2f}")
 
 
@@ -487,7 +514,7 @@ def main() -> None:
     ap.add_argument("--steady", action="store_true", help="the suite's shape streams instead")
     ap.add_argument(
         "--baseline",
-        choices=("bytes-only", "strategies-off", "no-branch-sinking"),
+        choices=("bytes-only", "strategies-off", "no-branch-sinking", "local-x4"),
         default="bytes-only",
         help="--steady: the switch the first column's program runs under",
     )
