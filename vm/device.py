@@ -7,11 +7,14 @@ from typing import NamedTuple
 
 _CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
 
-HOST_LOCAL_IN_L2 = 4
-"""The host's local memory per core, in per-core L2 caches. Tiles that only fill L2
-spread numpy's fixed cost per call (and a GIL hand-off per call when two cores run)
-over too few elements; at four times L2 that cost is spread thin, and larger tiles
-gain no more (`benchmarks/vm_kernels.py` times it)."""
+HOST_LOCAL_LEAST = 2 << 20
+"""The host's local memory per core is its L2 cache, but at least this. A kernel passes
+over its tiles once per instruction, so tiles that stay in L2 between the passes run
+faster than larger ones (on 2 MiB of L2, the GELU, softmax and if-else-add streams of
+`benchmarks/run.py` run 1.2-1.6 times faster than with 8 MiB tiles); but each numpy
+call costs a microsecond or two whatever its size (and a GIL hand-off when two cores
+run), which the tiles of a small L2 spread over too few elements (on 512 KiB of L2, a
+LayerNorm 8192x1024 runs 1.5 times faster with 2 MiB tiles than with L2-sized ones)."""
 
 
 class DeviceSpec(NamedTuple):
@@ -51,14 +54,14 @@ class DeviceSpec(NamedTuple):
 
     @staticmethod
     def host() -> DeviceSpec:
-        """This machine: one core per CPU, local memory = HOST_LOCAL_IN_L2 per-core
-        L2 caches, cube memory = the core's share of the last-level (L3) cache,
+        """This machine: one core per CPU, local memory = the per-core L2 cache but at
+        least HOST_LOCAL_LEAST, cube memory = the core's share of the last-level (L3) cache,
         which a large sgemm blocks for (at least the local memory). Read once: every
         call returns the same object (see `_preset`)."""
         got = _PRESETS.get("host")
         if got is None:
             cores = os.cpu_count() or 1
-            local = HOST_LOCAL_IN_L2 * (_per_core_cache(2) or 1 << 19)
+            local = max(_per_core_cache(2) or 0, HOST_LOCAL_LEAST)
             cube = max(local, _per_core_cache(3, shared=True) or 0)
             got = _preset(DeviceSpec(cores, cores, local, 64, 32, "host", cube))
         return got
