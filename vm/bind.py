@@ -41,8 +41,10 @@ from dvm.vm.kernels import (
     ACC_UFUNCS,
     REDUCE_UFUNCS,
     STRIDED_WRONG,
+    WHOLE_SUM_BLAS,
     along,
     blas_row_sum,
+    blas_whole_sum,
     converter,
     counter_pos,
     for_store,
@@ -62,6 +64,7 @@ from dvm.vm.kernels import (
     select_into,
     select_overlapping,
     short_axis,
+    sum_of_row_sums,
     take_into,
     typed_scalar,
 )
@@ -377,6 +380,10 @@ def _bind_reduce(node: OpNode, core: CoreLike) -> Fn:
     if blas_row_sum(kind, axes, len(src_shape), dst.dtype):
         # sum over the last axis = src @ ones: BLAS gemv runs faster than add.reduce
         return call(core, np.matmul, src, ones_vector(src_shape[-1], keep, dst.dtype), out=dst)
+    whole = blas_whole_sum(kind, axes, len(src_shape), dst.dtype)
+    if whole and math.prod(src_shape) >= WHOLE_SUM_BLAS:
+        rows = core.scratch(src_shape[:-1], dst.dtype)
+        return call(core, sum_of_row_sums, src, rows, out=dst)
     middle = matmul_sum_axis(kind, axes, src_shape, dst.dtype)
     if middle is not None and _contiguous(src) and _contiguous(dst):
         return partial(np.matmul, *middle_sum_operands(src, dst, middle))  # views, bound once

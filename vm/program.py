@@ -320,13 +320,14 @@ def summed_product(mul: Instr, reduce: Instr, registers: Sequence[Register]) -> 
 
 
 def blas_sum(p: Program, ins: Instr) -> bool:
-    """Whether an instruction is a float sum over one axis of a tile of rank 2 or more,
-    which both executors run as a BLAS matrix product with a ones vector
-    (`kernels.blas_row_sum`, `kernels.matmul_sum_axis`); other reductions never call BLAS,
-    so a launch need not hold it for them."""
+    """Whether an instruction is a float sum over one axis or every axis of a tile of rank
+    2 or more, which both executors run as a BLAS matrix product with a ones vector
+    (`kernels.blas_row_sum`, `kernels.matmul_sum_axis`, `kernels.blas_whole_sum`); other
+    reductions never call BLAS, so a launch need not hold it for them."""
     if ins.op.cat is not Cat.REDUCE or ins.operands[2] is not ReduceKind.SUM:
         return False
     dst, src, axes = ins.operands[0], ins.operands[1], ins.operands[3]
     floats = p.registers[dst].dtype in (DType.F32, DType.F64)
+    rank = len(p.registers[src].shape)
     one_axis = axes != 0 and axes & (axes - 1) == 0
-    return floats and one_axis and len(p.registers[src].shape) >= 2
+    return floats and (one_axis or axes == (1 << rank) - 1) and rank >= 2

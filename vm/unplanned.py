@@ -46,7 +46,9 @@ from dvm.vm.isa import (
 from dvm.vm.kernels import (
     ACC_UFUNCS,
     REDUCE_UFUNCS,
+    WHOLE_SUM_BLAS,
     blas_row_sum,
+    blas_whole_sum,
     converter,
     counter_pos,
     for_store,
@@ -62,6 +64,7 @@ from dvm.vm.kernels import (
     scatter_add_into,
     select_into,
     select_overlapping,
+    sum_of_row_sums,
     take_into,
     typed_scalar,
 )
@@ -205,6 +208,7 @@ class Launcher:
             "_matmul": np.matmul,
             "_ones": ones_vector,
             "_middle": middle_sum_operands,
+            "_row_sums": sum_of_row_sums,
             "_typed": typed_scalar,
             "_mma_acc": mma_acc,
             "_mma_wide": mma_widened,
@@ -513,9 +517,9 @@ def _select(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 
 def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """As a planned launch binds a reduce: a float sum over the last axis is a matrix-vector
-    product with ones; one over a middle axis is a batched one on a register (a view
-    of global memory, from an alias or forwarded load, reduces with the ufunc: the
-    same bits as a planned launch)."""
+    product with ones, one over every axis of a large tile the sum of such a product, one
+    over a middle axis a batched one on a register (a view of global memory, from an
+    alias or forwarded load, reduces with the ufunc: the same bits as a planned launch)."""
     d, r, kind, axes, flags = ops
     rank, keep = len(g.p.registers[r].shape), bool(flags & KEEPDIMS)
     reduced = tuple([i for i in range(rank) if axes >> i & 1])
@@ -537,6 +541,9 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         g.emit(pad, f"_reduce_wide({fn}, {x}, {reduced}, {keep}, {init}, o, {acc})")
     elif blas_row_sum(kind, axes, rank, dtype):
         g.emit(pad, f"_matmul({x}, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
+    elif blas_whole_sum(kind, axes, rank, dtype):
+        rows = f"_scratch(kept, q[:-1], {g.dtype(d)})"
+        g.emit(pad, f"if {x}.size >= {WHOLE_SUM_BLAS}: _row_sums({x}, {rows}, o)", f"else: {ufunc}")
     elif middle is not None:
         if "    L = kept.local" not in g.pre:
             g.pre.append("    L = kept.local")

@@ -14,6 +14,7 @@ from tolerances import matmul_atol, sum_atol
 
 import dvm.vm as vm
 from dvm import numerics
+from dvm.vm.kernels import WHOLE_SUM_BLAS
 
 F32 = np.float32
 
@@ -149,10 +150,10 @@ store v1, r1
 """The sum of a whole 2-D array, as one tile (a reduction over two axes)."""
 
 
-def test_only_float_sums_over_one_axis_hold_blas(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_float_sums_hold_blas(monkeypatch: pytest.MonkeyPatch) -> None:
     """A launch holds BLAS at one thread only when its program may call it: an mma, or a
-    float sum over one axis of a 2-D or larger tile (a product with a ones vector);
-    a sum over two axes, a max or an integer sum runs `add.reduce` and holds nothing."""
+    float sum over one axis or every axis of a 2-D or larger tile (a product with a
+    ones vector); a max or an integer sum runs `add.reduce` and holds nothing."""
     static_info = importlib.import_module("dvm.vm.static").static_info
     blas = importlib.import_module("dvm.vm.blas")
     holds: list[int] = []
@@ -160,18 +161,39 @@ def test_only_float_sums_over_one_axis_hold_blas(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(blas, "one_thread", lambda: holds.append(1) or one_thread())
     assert static_info(_program(P.reduce_op("sum", "f32", "{1}", True))).uses_blas
     assert static_info(_program(P.reduce_op("sum", "f64", "{0}", True))).uses_blas
+    assert static_info(_program(WHOLE_SUM)).uses_blas
     assert not static_info(_program(P.reduce_op("max", "f32", "{1}", True))).uses_blas
     assert not static_info(_program(P.reduce_op("sum", "i32", "{1}", True))).uses_blas
-    whole = _program(WHOLE_SUM)
-    assert not static_info(whole).uses_blas
     x = np.random.default_rng(2).standard_normal((40, 30)).astype(np.float32)
-    out = np.empty((1, 1), np.float32)
-    for _ in range(2):  # unplanned, then planned
-        vm.launch(whole, [x, out])
-        np.testing.assert_allclose(out, x.sum(keepdims=True), rtol=1e-5)
+    vm.launch(_program(P.reduce_op("max", "f32", "{1}", True)), [x, np.empty((40, 1), np.float32)])
     assert holds == []
     vm.launch(_program(P.reduce_op("sum", "f32", "{1}", True)), [x, np.empty((40, 1), np.float32)])
     assert holds  # the row sum held it
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32"])
+@pytest.mark.parametrize("shape", [(100, 90), (40, 30), (1, 7), (9, 1), (0, 5), (5, 0)])
+def test_a_whole_sum_is_the_same_planned_or_not(dtype: str, shape: tuple[int, int]) -> None:
+    """A float sum over every axis of a tile of WHOLE_SUM_BLAS elements or more runs as the
+    sum of BLAS row sums (`kernels.sum_of_row_sums`), of a smaller one as `add.reduce`, in
+    both executors: the same bits unplanned and planned, those of numpy's sum of `x @
+    ones` or of its `add.reduce`, 0 over no elements; an integer sum stays exact."""
+    np_dtype = vm.isa.DTYPE_BY_TEXT[dtype].np
+    prog = _program(WHOLE_SUM.replace("f32", dtype).replace("16 ceildiv", "8 ceildiv"))
+    x = (np.random.default_rng(3).standard_normal(shape) * 8).astype(np_dtype)
+    spec = vm.specialize(prog, [x.shape, (1, 1)], lazy=True)
+    outs = []
+    for _ in range(2):  # unplanned, then planned
+        out = np.full((1, 1), 99, np_dtype)
+        vm.launch(spec, [x, out])
+        outs.append(out)
+    assert spec.planned
+    np.testing.assert_array_equal(outs[0], outs[1])
+    if dtype == "i32" or x.size < WHOLE_SUM_BLAS:
+        want = np.add.reduce(x, axis=(0, 1), keepdims=True, initial=0)
+    else:
+        want = (x @ np.ones(shape[1], np_dtype)).sum(keepdims=True).reshape(1, 1)
+    np.testing.assert_array_equal(outs[0], want)
 
 
 def test_a_plan_knows_its_largest_gemm() -> None:
