@@ -256,7 +256,7 @@ def _unplanned_launch(
     without the GIL, costs more on streams of new shapes than it saves (see
     docs/performance.md)."""
     if not spec.walked:  # its registers stay where they are until it is planned
-        memory.reach(registers_end(spec))
+        memory.reach(registers_end(spec), core=0)
     kept = memory.unplanned
     spec.walked += _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias)
 
@@ -433,7 +433,6 @@ def _executable(
         from dvm.vm.planned import Executable  # (unplanned launches never import it)
 
         spec.plan  # noqa: B018 (planning may tile anew: then the registers are final)
-        device_memory(spec.device).reach(registers_end(spec))  # before binding views
         ex = spec.executables[key] = Executable(spec, n, stats, alias)
     return ex
 

@@ -80,19 +80,25 @@ class DeviceMemory:
         """Per core, what unplanned launches keep beside its memory."""
         self.unplanned = self.kept[0]
         """What unplanned launches on the calling thread keep beside core 0's memory."""
-        self.touched = 0
-        """Bytes at the start of each buffer whose pages are mapped (see `reach`)."""
+        self.touched = [0] * cores
+        """Per core: bytes at the start of its buffer whose pages are mapped (see `reach`)."""
 
-    def reach(self, nbytes: int) -> None:
-        """Map the pages of each core's first `nbytes` before a launch's tiles use them
-        (the caller holds `lock`): the buffers are zeroed lazily, so a tile that reached
-        a page first would pay its fault inside the tile. A launch maps what its
-        registers reach, when it first runs: a program compiled but never called at a
-        large shape never maps the whole memory (64 MiB on a host with a large L3)."""
-        if nbytes > self.touched:
-            for buffer in self.buffers:
-                buffer[self.touched : nbytes].fill(0)
-            self.touched = nbytes
+    def reach(self, nbytes: int, core: int | None = None) -> None:
+        """Map the pages of the first `nbytes` of `core`'s buffer (of every core's when
+        None) before a launch's tiles use them (the caller holds `lock`, or is that
+        core binding its registers): the buffers are zeroed lazily, so a tile that
+        reached a page first would pay its fault inside the tile. Memory is mapped as
+        launches reach it: an unplanned launch maps what its registers reach, a planned
+        one each register view a core binds (`planned.Core.reg`). So a program compiled
+        but never called at a large shape never maps the whole memory (64 MiB on a host
+        with a large L3), and a matmul that reads its operands in place and writes its
+        output tiles directly maps none of the memory its registers span (at 536x3419x706,
+        13 MiB per core, whose faults would cost its first call more than its gemm)."""
+        for c in range(len(self.buffers)) if core is None else (core,):
+            start = self.touched[c]
+            if nbytes > start:
+                self.buffers[c][start:nbytes].fill(0)
+                self.touched[c] = nbytes
 
 
 _MEMORIES: dict[DeviceSpec, DeviceMemory] = {}

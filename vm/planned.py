@@ -18,6 +18,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,6 +57,7 @@ class Core:
         mem: np.ndarray,
         scratch: dict[np.dtype, np.ndarray] | None = None,
         forwarding: bool = False,
+        reach: Callable[[int], None] | None = None,
     ) -> None:
         # No reference to `spec`: it keeps its executables and their cores, and a cycle
         # would leave each specialization dropped from a cache to the cyclic collector.
@@ -63,6 +65,9 @@ class Core:
         self.program = spec.program
         self.extents = spec.plan.extents
         self.mem = mem
+        self.reach = reach
+        """Maps the first bytes of `mem` up to a register view's end before it is bound
+        (`DeviceMemory.reach`): a core maps only the registers its tiles use."""
         self.idx = [0] * 11
         self.g = g
         self.views: Sequence[ViewPlan] = spec.views
@@ -100,6 +105,8 @@ class Core:
         if got is None:
             dtype, off = self._dtypes[r], self.registers[r][0]
             item = dtype.itemsize
+            if self.reach is not None:
+                self.reach(off + math.prod(shape) * item)
             if off % item:  # a byte offset that is no multiple of the element size
                 n = math.prod(shape) * item
                 got = self._regs[key] = self.mem[off : off + n].view(dtype).reshape(shape)
@@ -419,10 +426,12 @@ class Executable:
         locks = [threading.Lock() for _ in spec.program.args]
         regs = spec.alias_regs if alias else frozenset()
         self.memory = device_memory(spec.device)
-        self.cores = [
-            Core(spec, self.g, locks, regs, self.memory.buffers[c], self.memory.scratch[c], alias)
-            for c in range(n)
-        ]
+        memory = self.memory
+        self.cores = []
+        for c in range(n):
+            reach = partial(memory.reach, core=c)
+            mem, scratch = memory.buffers[c], memory.scratch[c]
+            self.cores.append(Core(spec, self.g, locks, regs, mem, scratch, alias, reach))
         self.launches = 0
         self.single: list[Fn] | None = None
         """A one-tile plan's functions, once bound (see `run_all`)."""
