@@ -375,7 +375,9 @@ def matmul_tiles(
     at most side^2 / tn rows, and no more than 4 x side: narrow outputs
     (mmoe's 16 columns) get taller tiles, so fewer calls. Small work is not
     shared: a row tile holds at least SMALL_WORK_BYTES of A's and the output's
-    rows together (as for vector kernels). K gets the rest.
+    rows together (as for vector kernels). On a device whose cube cores share
+    each gemm (`shared_gemm`: the host's BLAS threads), the rows are cut only
+    into as many equal tiles as the memory needs. K gets the rest.
 
     A grouped matmul's tile holds a tk x tn chunk of each of its `groups` matrices
     (and a row of tn of each group's bias, and the sizes): its columns are cut so
@@ -402,7 +404,6 @@ def sized_matmul_tiles(
     """`matmul_tiles` of a domain of `sizes` with K at axis `k` (`reduced_n`: the
     columns are reduced)."""
     align, budget, side = matmul_budget(out_tiles, element_bytes, device)
-    cores = sympy.Integer(device.cube_cores)
     cols_cap: sympy.Expr = sympy.Integer(side)
     if groups != 1:
         quarter = sympy.Integer(budget // (4 * align))
@@ -411,9 +412,13 @@ def sized_matmul_tiles(
     # analysis allows it only for at most MAX_REDUCED_COLUMNS of them, or under that bound)
     tn = at_least_one(sizes[n]) if reduced_n else balanced(sizes[n], cols_cap, align)
     rows_cap = smin(4 * side, floor_div(sympy.Integer(side * side), tn))
-    shared = cores * ceildiv(sizes[m], cores * rows_cap)
-    least = least_rows(sizes[k], tn, element_bytes)
-    row_tiles = smax(1, ceildiv(sizes[m], rows_cap), smin(shared, ceildiv(sizes[m], least)))
+    if device.shared_gemm:  # BLAS's threads share each gemm: no share per core
+        row_tiles = smax(1, ceildiv(sizes[m], rows_cap))
+    else:
+        cores = sympy.Integer(device.cube_cores)
+        shared = cores * ceildiv(sizes[m], cores * rows_cap)
+        least = least_rows(sizes[k], tn, element_bytes)
+        row_tiles = smax(1, ceildiv(sizes[m], rows_cap), smin(shared, ceildiv(sizes[m], least)))
     tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
     # what the output tiles leave, for the two operand tiles (tm + tn) x tk
     # (a grouped matmul's: tm x tk and groups x tk x tn, beside its bias and sizes)

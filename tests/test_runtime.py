@@ -279,8 +279,9 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
 ) -> None:
     """q, k and v are three matmul launches (one stack): the call sets OpenBLAS to one
     thread once, before them, and gives its count back once, after them, under the device's
-    launch lock (so never inside another thread's launch). A program of one launch holds
-    it in the launch, as before."""
+    launch lock (so never inside another thread's launch). A program of one launch
+    leaves it alone in its first launch, unplanned: its gemm runs on the calling thread
+    alone (OpenBLAS keeps so small a gemm on one thread itself)."""
     blas = importlib.import_module("dvm.vm.blas")
     memory = importlib.import_module("dvm.vm.memory")
     count = [2]  # OpenBLAS's threads, as on a machine with several CPUs
@@ -319,7 +320,7 @@ def test_a_call_of_several_blas_launches_holds_blas_once(
     puts.clear()
     at_launch.clear()
     assert_matches(one(x, w[0]), (x @ w[0],), "one launch")
-    assert (puts, at_launch, count) == ([1, 2], [2], [2])
+    assert (puts, at_launch, count) == ([], [2], [2])
     assert not unlocked_restores
 
 
@@ -356,6 +357,38 @@ def test_large_gemms_run_on_blas_threads_even_inside_a_held_call(
         assert (puts, count) == ([1, 2, 1, 2, 1, 2], [2]), call
     _, stats = two.profile(x, w, v)
     assert [s.cores for _, s in stats] == [1, 1]
+
+
+def test_a_host_matmul_is_one_tile_on_blas_threads(
+    monkeypatch: pytest.MonkeyPatch, examples_dir: Path
+) -> None:
+    """The host's BLAS shares a gemm among its threads, so a matmul's rows are not cut
+    into a tile per core: at 613x362x37 a planned launch is one tile on the calling
+    thread, whose gemm (above BLAS_SHARED_GEMM) runs with OpenBLAS at its own count,
+    untouched, and so does a first, unplanned launch of any gemm (OpenBLAS keeps a
+    small one on one thread); a planned launch of a smaller gemm holds it at one."""
+    blas = importlib.import_module("dvm.vm.blas")
+    count = [2]
+    puts: list[int] = []
+
+    def put(n: int) -> None:
+        puts.append(n)
+        count[0] = n
+
+    monkeypatch.setattr(blas, "_THREADS", [(lambda: count[0], put)])
+    matmul = dvm.compile(examples_dir / "matmul.mlir")
+    rng = np.random.default_rng(7)
+    for m, k, n, shared in [(613, 362, 37, True), (40, 30, 20, False)]:
+        a = rng.standard_normal((m, k), dtype=np.float32)
+        b = rng.standard_normal((k, n), dtype=np.float32)
+        held = []
+        for call in ("first", "planned", "known shape"):
+            puts.clear()
+            assert_matches(matmul(a, b), (a @ b,), f"{m}x{k}x{n} {call}")
+            held.append(puts == [1, 2] and count == [2])
+        assert held == [False, not shared, not shared], (m, k, n)
+        _, stats = matmul.profile(a, b)
+        assert [(s.tiles, s.cores) for _, s in stats] == [(1, 1)], (m, k, n)
 
 
 ONE_MATMUL = """func.func @q(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {

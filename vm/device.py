@@ -30,6 +30,10 @@ class DeviceSpec(NamedTuple):
     A cube unit keeps its own buffers for matmul operands and accumulators,
     larger than the vector unit's, so matmul tiles can be much larger than
     vector tiles.
+    shared_gemm: whether the cube cores multiply one matrix together, as the
+    host's BLAS does on its threads: a matmul's rows are then cut into tiles
+    only where the cube memory needs it, not into a share per cube core (the
+    cores still share a batch of matrices).
     """
 
     vector_cores: int
@@ -39,6 +43,7 @@ class DeviceSpec(NamedTuple):
     vector_width: int = 32
     name: str = "custom"
     cube_memory_bytes: int | None = None
+    shared_gemm: bool = False
 
     def memory_bytes(self, cube: bool) -> int:
         """The memory a program's registers live in: the cube memory for a
@@ -56,14 +61,15 @@ class DeviceSpec(NamedTuple):
     def host() -> DeviceSpec:
         """This machine: one core per CPU, local memory = the per-core L2 cache but at
         least HOST_LOCAL_LEAST, cube memory = the core's share of the last-level (L3) cache,
-        which a large sgemm blocks for (at least the local memory). Read once: every
+        which a large sgemm blocks for (at least the local memory); its BLAS shares a
+        gemm among its threads (`shared_gemm`). Read once: every
         call returns the same object (see `_preset`)."""
         got = _PRESETS.get("host")
         if got is None:
             cores = os.cpu_count() or 1
             local = max(_per_core_cache(2) or 0, HOST_LOCAL_LEAST)
             cube = max(local, _per_core_cache(3, shared=True) or 0)
-            got = _preset(DeviceSpec(cores, cores, local, 64, 32, "host", cube))
+            got = _preset(DeviceSpec(cores, cores, local, 64, 32, "host", cube, True))
         return got
 
     @staticmethod

@@ -11,8 +11,11 @@ inline on the calling thread when few, else shared among the cores, each
 taking the next chunk of about tiles/(8 cores) until none are left (so a core
 slowed down by other work takes fewer). BLAS is held at one thread while a
 launch that calls it runs (else OpenBLAS's own threads spin against the
-cores), except a launch of large gemms (`BLAS_THREADS_GEMM`), which runs its
-tiles in turn on the calling thread, each on BLAS's own threads.
+cores), except a planned launch on the calling thread alone whose gemms BLAS
+would share among its threads (`BLAS_SHARED_GEMM`): a matmul of one tile, as
+the host's matmuls are, or of large gemms (`BLAS_THREADS_GEMM`), whose tiles
+then run in turn; BLAS's own threads then share each gemm, as in numpy's `@`.
+So do an unplanned launch's gemms, outside a call that holds BLAS.
 `launch_stack` runs independent launches as one.
 """
 
@@ -31,7 +34,7 @@ from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import LaunchError
 from dvm.vm.kernels import QUIET
 from dvm.vm.memory import DeviceMemory, Job, device_memory, pool, trim
-from dvm.vm.plan import BLAS_THREADS_GEMM, Specialization
+from dvm.vm.plan import BLAS_SHARED_GEMM, BLAS_THREADS_GEMM, Specialization
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Program
 from dvm.vm.specialize import fast_function, specialize
 from dvm.vm.static import static_info
@@ -128,17 +131,18 @@ def launch(
         else:
             n = 1 if spec.plan.inline else _planned_cores([spec], cores)
         ex = _executable(spec, n, stats or trace, alias)
-        if cores is None and spec.plan.largest_gemm >= BLAS_THREADS_GEMM:
-            return _blas_threads(_run, ex, args, trace, False)
+        threads = cores is None and n == 1 and spec.plan.largest_gemm >= BLAS_SHARED_GEMM
         if cores is None and n == 1 and not (stats or trace):
-            spec.ready[alias] = _inline_runner(ex)
+            spec.ready[alias] = _inline_runner(ex, threads)
+        if threads:
+            return _blas_threads(_run, ex, args, trace, False)
         return _run(ex, args, trace, ex.uses_blas)
 
 
-def _inline_runner(ex: Executable) -> Callable[[Sequence[np.ndarray]], None]:
+def _inline_runner(ex: Executable, threads: bool) -> Callable[[Sequence[np.ndarray]], None]:
     """A launch of `ex`, bound to one core, as one closure: what `_run` does for it, which
     a known shape's launches then call directly (a tiny launch's overhead is mostly
-    Python frames)."""
+    Python frames); `threads`: its gemms run on BLAS's threads (BLAS_SHARED_GEMM)."""
     set_args, run_all, clear_args = ex.set_args, ex.run_all, ex.clear_args
     var, ignore = QUIET.var, QUIET.ignore
     if var is None or ignore is None:  # numpy's private names are gone: its errstate
@@ -155,6 +159,8 @@ def _inline_runner(ex: Executable) -> Callable[[Sequence[np.ndarray]], None]:
             leave(quiet)
             clear_args()
 
+    if threads:
+        return partial(_blas_threads, run)
     return partial(_blas_held, True, run) if ex.uses_blas else run
 
 
@@ -208,6 +214,9 @@ def launch_stack(
         n = _planned_cores([spec for spec, _, _ in stacked], None)
         for spec, _, _ in stacked:
             spec.launched = True
+        if n == 1 and max(spec.plan.largest_gemm for spec, _, _ in stacked) >= BLAS_SHARED_GEMM:
+            _blas_threads(_run_quietly, _run_stack, stacked, n, in_turn)
+            return
         uses_blas = any(spec.uses_blas for spec, _, _ in stacked)
         _blas_held(uses_blas, _run_quietly, _run_stack, stacked, n, in_turn)
 
@@ -254,11 +263,14 @@ def _unplanned_launch(
     last call wakes late (the longer it slept, the later), which a first call meets
     after whatever came before it. Sharing even an mma's grid, whose tiles run in BLAS
     without the GIL, costs more on streams of new shapes than it saves (see
-    docs/performance.md)."""
+    docs/performance.md). Its gemms, on the calling thread alone, run on BLAS's own
+    threads (as a planned launch's from BLAS_SHARED_GEMM: OpenBLAS keeps smaller ones
+    on one), unless the call holds BLAS for several launches (`with_blas_held`)."""
     if not spec.walked:  # its registers stay where they are until it is planned
         memory.reach(registers_end(spec), core=0)
     kept = memory.unplanned
-    spec.walked += _blas_held(spec.uses_blas, _run_quietly, run_unplanned, spec, args, kept, alias)
+    hold = spec.uses_blas and not (spec.has_mma and not blas.HELD_FROM[0])
+    spec.walked += _blas_held(hold, _run_quietly, run_unplanned, spec, args, kept, alias)
 
 
 def _shared_unplanned_launch(

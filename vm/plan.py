@@ -34,8 +34,20 @@ on all the CPUs, its threads sharing the packed panels, beats one single-threade
 sgemm per core (by about 20% at 1024^3), and OpenBLAS's threads, which spin for a
 while after each of numpy's own multithreaded calls, then do the work instead of
 taking a core from the VM (which halved a VM matmul run right after numpy's `@`).
-Smaller gemms stay one per core, with BLAS held at one thread: a small gemm on
-several BLAS threads slows down many times when another CPU is busy."""
+Below it, a launch whose tiles the cores share (a batch of smaller gemms) holds BLAS at
+one thread: a small gemm on several BLAS threads slows down many times when another
+CPU is busy; one on the calling thread alone still lets BLAS's threads share each gemm
+from BLAS_SHARED_GEMM on."""
+
+BLAS_SHARED_GEMM = 1 << 18
+"""Multiply-adds from which a planned launch on the calling thread alone lets BLAS's
+threads share each of its gemms, as numpy's `@` does: OpenBLAS's own threshold (64^3),
+below which it runs a gemm on one thread whatever its count, so a launch of smaller ones
+keeps it held (two C calls fewer). At 27x446x909: 0.17 ms on BLAS's two threads, 0.21 on
+one, 0.39 as the VM's two cores of one thread each (a worker wakes tens of microseconds
+late and each core packs all of B). With another process busy on a CPU, BLAS's threads
+wait for it, numpy's alike: a scheduler tick (4-16 ms) per call where one thread per
+core, which takes the other's tiles, would not (see docs/performance.md, "BLAS")."""
 
 SHARE_WORK = 2_000_000
 """Estimated work (in passes of a plain elementwise op over one element, about 0.1 ns
