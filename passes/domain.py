@@ -23,8 +23,10 @@ groups; `convert-tensor-to-tile` reads the domain of each kernel from it.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy
 from xdsl.dialects import arith
@@ -192,6 +194,28 @@ def contiguous_strides(shape: Shape) -> list[sympy.Expr]:
     return list(reversed(strides))
 
 
+@dataclass(frozen=True)
+class Visited:
+    """What an analysis found visiting `ops`, before it finished the domain (copies of
+    its state then). An analysis of a group that begins with these ops takes it up
+    instead of visiting them again (`fuse` grows a group an op at a time): visiting an
+    op depends only on the ops before it in block order, so both end the same."""
+
+    ops: tuple[Operation, ...]
+    domain: Domain
+    """Its sizes, placements and contraction axis."""
+    lists: tuple[list[Any], ...]
+    """The union-find, reductions, unproved equalities, loads (matmul operands') and takes."""
+    chains: dict[SSAValue, tuple[Operation, SSAValue]]
+
+
+def visited_part(domain: Domain) -> Domain:
+    """A copy of what the visits make of `domain` (the rest is made as it is finished)."""
+    return Domain(
+        list(domain.sizes), placement=dict(domain.placement), contraction=domain.contraction
+    )
+
+
 class DomainAnalysis:
     """Places the values of one candidate group of ops into a common domain."""
 
@@ -204,13 +228,16 @@ class DomainAnalysis:
         bounds: Iterable[tuple[sympy.Expr, int]] = (),
         known: Facts = frozenset(),
         shapes: dict[SSAValue, Shape] | None = None,
+        resume: Visited | None = None,
     ):
         """`assume` and `known`: size equalities known to hold where the kernel runs
         (`known` as made by `known_facts`, shared), and `bounds`: sizes known not to
         exceed a number there (a guarded choice checked them). `align`: the ops form
         two independent parts whose domains are to be laid on top of each other,
         axis by axis. `shapes`: the values' shapes (`shape_of`) as found so far,
-        shared by the analyses of one block's candidate groups."""
+        shared by the analyses of one block's candidate groups. `resume`: what an analysis
+        with these `known` and `shapes` (no `assume`, `align`, `bounds`) found visiting
+        the first of `ops`, which are not visited again."""
         self.ops = list(ops)
         self.shapes = {} if shapes is None else shapes
         self.known = known
@@ -232,12 +259,20 @@ class DomainAnalysis:
         self.operand_loads: list[tuple[SSAValue, Placement]] = []
         self.takes: list[tuple[TakeOp | TakeAlongAxisOp, Placement]] = []
         """Each take and the axes its source's dims (all but the indexed one) span."""
+        self.resume = resume
+        self.resumable = True
+        """Not when an op is a kernel of its own (`alone` asks about every op)."""
+        self.visited: Visited | None = None
+        """After `run`, if resumable: what visiting the ops found."""
 
     # -- entry point ------------------------------------------------------------
 
     def run(self) -> Domain:
-        for op in self.ops:
+        start = self.restore(self.resume) if self.resume is not None else 0
+        for op in self.ops[start:]:
             self.visit(op)
+        if self.resumable:
+            self.visited = self.saved()
         if self.align:
             self.align_parts()
         for value in self.outputs:
@@ -257,6 +292,22 @@ class DomainAnalysis:
         if self.conditions:
             raise Illegal("sizes are not provably equal", self.conditions)
         return self.domain
+
+    def saved(self) -> Visited:
+        """A copy of what the visits found (finishing the domain changes it)."""
+        lists = (self.parent, self.reductions, self.conditions, self.loaded)
+        copies = tuple(map(list, (*lists, self.operand_loads, self.takes)))
+        return Visited(tuple(self.ops), visited_part(self.domain), copies, dict(self.chains))
+
+    def restore(self, visited: Visited) -> int:
+        """Take up what `visited` found (its ops begin this analysis's); how many it had."""
+        done = len(visited.ops)
+        assert all(map(operator.is_, visited.ops, self.ops[:done]))
+        self.domain = visited_part(visited.domain)
+        self.parent, self.reductions, self.conditions, self.loaded, *rest = map(list, visited.lists)
+        self.operand_loads, self.takes = rest
+        self.chains = dict(visited.chains)
+        return done
 
     def find(self, axis: int) -> int:
         while self.parent[axis] != axis:
@@ -491,6 +542,7 @@ class DomainAnalysis:
         updates go where their indices say."""
         if any(other is not op and not isinstance(other, arith.ConstantOp) for other in self.ops):
             raise Illegal(f"{describe(op)} is a kernel of its own")
+        self.resumable = False
         placement = self.place_new(op.results[0])
         for other in op.results[1:]:  # top_k's indices: the values' shape
             self.domain.placement[other] = placement

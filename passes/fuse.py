@@ -79,6 +79,7 @@ from dvm.passes.domain import (
     Facts,
     Illegal,
     OpSet,
+    Visited,
     known_facts,
 )
 from dvm.passes.errors import ProgramError
@@ -148,6 +149,9 @@ class Group:
     has_matmul: bool = field(init=False)
     domain: Domain | None = field(default=None, init=False)
     """Its domain, once an analysis found it legal (its kernel's, if it is kept)."""
+    visited: Visited | None = field(default=None, init=False, repr=False)
+    """What that analysis found visiting its ops, for the analysis of a group that
+    begins with them to take up."""
 
     def __post_init__(self) -> None:
         self.computing = sum(op in COMPUTE_KINDS for op in self.ops)
@@ -229,7 +233,7 @@ class Fuser:
         if not self.allowed(merged) or self.creates_cycle(a, b):
             return False
         try:
-            domain = self.analyze(merged)
+            domain = self.analyze(merged, resume=begun(ops, a, b))
         except Illegal:
             return False
         if tile_rank(domain) > MAX_RANK:  # the VM could not hold its tiles: keep apart
@@ -252,7 +256,9 @@ class Fuser:
     def allowed(self, group: Group) -> bool:
         return group.computing <= self.max_ops and group.kind in self.kinds
 
-    def analyze(self, group: Group) -> Domain:
+    def analyze(self, group: Group, resume: Visited | None = None) -> Domain:
+        """The domain of `group` (an `Illegal` when it cannot be one kernel); `resume`:
+        what the analysis of a group its ops begin with found visiting them."""
         alternative = group.alternative
         fused = fused_pieces(group.ops, self.outputs(group), self.facts)
         if fused is not None:
@@ -260,7 +266,12 @@ class Fuser:
                 raise Illegal("a fused concat or pad is not part of a guarded choice")
             return fused[0]
         if alternative is None:
-            return self.domain(group.ops, self.outputs(group))
+            analysis = DomainAnalysis(
+                group.ops, self.outputs(group), known=self.facts, shapes=self.shapes, resume=resume
+            )
+            domain = analysis.run()
+            group.visited = analysis.visited
+            return domain
         align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
         return self.domain(
             group.ops, self.outputs(group), alternative.equalities, align, alternative.bounds
@@ -418,6 +429,18 @@ class Fuser:
         fused = self.plan_kernel(group)
         first, second = (self.plan_kernel(g) for g in (alternative.first, alternative.second))
         return ChoicePlan(fused, first, second, alternative.assumed, alternative.bounded)
+
+
+def begun(ops: list[Operation], a: Group, b: Group) -> Visited | None:
+    """What the analysis of `a` or `b` found visiting its ops, if they are the first of
+    `ops` (the two groups' ops in block order): the larger such."""
+    found: Visited | None = None
+    for group in (a, b):
+        visited = group.visited
+        n = len(group.ops)
+        if visited is not None and (found is None or n > len(found.ops)) and ops[:n] == group.ops:
+            found = visited
+    return found
 
 
 @dataclass

@@ -8,6 +8,7 @@ LayerNorm, a mix kernel for addmm + relu, ...), guards, options, choices.
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -280,3 +281,66 @@ def test_op_sets_agree_with_isinstance() -> None:
             for cls in classes:
                 op = cls.__new__(cls)
                 assert (op in kinds) == isinstance(op, group), cls.name
+
+
+def leaving(ops: list[Any]) -> list[Any]:
+    """The results of the computing ops of `ops` that an op after them (or the function's
+    return) reads."""
+    members = set(ops)
+    computing = [op for op in ops if op.name != "arith.constant"]
+    return [
+        r for op in computing for r in op.results if any(u.operation not in members for u in r.uses)
+    ]
+
+
+@pytest.mark.parametrize("file", ["layernorm.mlir", "gelu.mlir", "bert_layer.mlir"])
+def test_an_analysis_resumed_from_a_prefix_finds_the_whole_analysis_domain(
+    file: str, examples_dir: Path
+) -> None:
+    """`fuse` grows a group an op at a time, each analysis taking up the visits of the
+    group before: every prefix of a function's ops, analyzed so, has the domain (or the
+    refusal) of its analysis from scratch."""
+    from dvm.passes.domain import DomainAnalysis, Illegal
+
+    module = lowered(examples_dir / file, "symbolic-shapes")
+    func = next(op for op in module.walk() if isinstance(op, FuncOp))
+    ops = [op for op in func.body.block.ops if op.name != "func.return"]
+    before = None
+    resumed = 0
+    for n in range(1, len(ops) + 1):
+        prefix = ops[:n]
+        whole = DomainAnalysis(prefix, leaving(prefix))
+        taken_up = DomainAnalysis(prefix, leaving(prefix), resume=before)
+        try:
+            domain = whole.run()
+        except Illegal as e:
+            with pytest.raises(Illegal, match=re.escape(str(e))):
+                taken_up.run()
+            before = None
+            continue
+        assert taken_up.run() == domain
+        assert taken_up.visited == whole.visited
+        resumed += before is not None
+        before = whole.visited
+    assert resumed > 0
+
+
+def test_an_analysis_with_a_kernel_of_its_own_is_not_taken_up() -> None:
+    """A concat is a kernel alone, which an analysis asks about the whole group."""
+    from dvm.passes.domain import DomainAnalysis, Illegal
+
+    module = lowered(
+        """func.func @f(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+          %c = tensor.concat dim(0) %x, %y : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+          %e = tensor.exp %c : tensor<?xf32>
+          func.return %e : tensor<?xf32>
+        }""",
+        "symbolic-shapes",
+    )
+    func = next(op for op in module.walk() if isinstance(op, FuncOp))
+    concat, exp = [op for op in func.body.block.ops if op.name != "func.return"]
+    alone = DomainAnalysis([concat], [concat.results[0]])
+    alone.run()
+    assert alone.visited is None
+    with pytest.raises(Illegal, match="kernel of its own"):
+        DomainAnalysis([concat, exp], [exp.results[0]], resume=alone.visited).run()
