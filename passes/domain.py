@@ -26,6 +26,7 @@ import itertools
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import sympy
@@ -186,12 +187,18 @@ class Domain:
 
 
 def contiguous_strides(shape: Shape) -> list[sympy.Expr]:
+    return list(_contiguous_strides(tuple(shape)))
+
+
+@lru_cache(maxsize=1024)
+def _contiguous_strides(shape: Shape) -> Shape:
+    """Remembered: each analysis asks for its inputs' and outputs' (products of sizes)."""
     strides: list[sympy.Expr] = []
     running: sympy.Expr = sympy.Integer(1)
     for d in reversed(shape):
         strides.append(running)
         running = running * d
-    return list(reversed(strides))
+    return tuple(reversed(strides))
 
 
 @dataclass(frozen=True)
@@ -383,9 +390,10 @@ class DomainAnalysis:
         """Renumber the axes that survived unification densely, in order."""
         roots = sorted({self.find(a) for a in range(len(self.parent))})
         number = {r: i for i, r in enumerate(roots)}
+        numbered = [number[self.find(a)] for a in range(len(self.parent))]
 
         def renumber(axes: Axes) -> Axes:
-            return tuple(number[self.find(a)] for a in axes)
+            return tuple(map(numbered.__getitem__, axes))
 
         self.renumbered = renumber
 
@@ -764,9 +772,12 @@ class DomainAnalysis:
         strides: list[sympy.Expr] = [sympy.Integer(0)] * len(self.domain.sizes)
         for span, stride in zip(placement, dim_strides, strict=True):
             running = stride
+            inner = None  # (the product past the outermost axis is not needed)
             for axis in reversed(span):
+                if inner is not None:
+                    running = running * self.domain.sizes[inner]
                 strides[axis] = running
-                running = running * self.domain.sizes[axis]
+                inner = axis
         return tuple(strides)
 
     def add_take(self, op: TakeOp | TakeAlongAxisOp, placement: Placement) -> None:

@@ -30,6 +30,7 @@ import dvm
 import dvm.pipeline as pipeline
 from dvm.dialects import expr
 from dvm.lowering import tensor_to_tile
+from dvm.passes import domain
 from dvm.passes.dag import MergeableDag
 
 LINEAR = 2.3
@@ -60,6 +61,7 @@ def calls(stage: PassPipeline, module: ModuleOp) -> int:
         expr.symbols_in,
         expr.integer_fraction,
         tensor_to_tile.in_named_sizes,
+        domain._contiguous_strides,
     ):
         cached.cache_clear()
     profile = cProfile.Profile()
