@@ -66,15 +66,26 @@ def named_postfix(expr: sympy.Expr) -> tuple[Tok | str, ...]:
     return tuple(_postfix(expr))
 
 
+BINOPS = {op: Tok.binop(op) for op in ExprOp}
+"""One token per operator, shared: the VM's validator checks a token once however many
+times its program holds it (as a decoded binary shares its equal tokens)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def constant(value: int) -> Tok:
+    """The token of the constant `value`, shared (see `BINOPS`)."""
+    return Tok.const(value)
+
+
 def _postfix(expr: sympy.Expr) -> list[Tok | str]:
     if expr.is_Integer:
-        return [Tok.const(int(expr))]
+        return [constant(int(expr))]
     if isinstance(expr, sympy.Symbol):
         return [expr.name]
     if isinstance(expr, sympy.floor | sympy.ceiling):
         numerator, denominator = integer_fraction(expr.args[0])
         op = ExprOp.FLOORDIV if isinstance(expr, sympy.floor) else ExprOp.CEILDIV
-        return [*named_postfix(numerator), *named_postfix(denominator), Tok.binop(op)]
+        return [*named_postfix(numerator), *named_postfix(denominator), BINOPS[op]]
     if isinstance(expr, sympy.Mod):
         return fold(expr.args, ExprOp.MOD)
     if isinstance(expr, sympy.Min | sympy.Max):
@@ -91,18 +102,18 @@ def _postfix(expr: sympy.Expr) -> list[Tok | str]:
 def fold(args: Sequence[sympy.Basic], op: ExprOp) -> list[Tok | str]:
     tokens = list(named_postfix(args[0]))  # type: ignore[arg-type]
     for arg in args[1:]:
-        tokens += [*named_postfix(arg), Tok.binop(op)]  # type: ignore[arg-type]
+        tokens += [*named_postfix(arg), BINOPS[op]]  # type: ignore[arg-type]
     return tokens
 
 
 def add_terms(terms: Sequence[sympy.Basic]) -> list[Tok | str]:
     """A sum, with negated terms subtracted (the VM has no negation)."""
     positive = [t for t in terms if negated(t) is None]
-    tokens: list[Tok | str] = fold(positive, ExprOp.ADD) if positive else [Tok.const(0)]
+    tokens: list[Tok | str] = fold(positive, ExprOp.ADD) if positive else [constant(0)]
     for term in terms:
         factors = negated(term)
         if factors is not None:
-            tokens += [*fold(factors, ExprOp.MUL), Tok.binop(ExprOp.SUB)]
+            tokens += [*fold(factors, ExprOp.MUL), BINOPS[ExprOp.SUB]]
     return tokens
 
 
@@ -193,12 +204,15 @@ def resolver(args: Sequence[bc.ArgOp], params: Sequence[str]) -> Resolve:
         if name in dims:
             return dims[name]
         if name == CORES.name:
-            return Tok.cores()
-        if name in params:
-            return Tok.param(params.index(name))
-        if name.startswith("s") and name[1:].isdigit():
-            return Tok.slot(int(name[1:]))
-        raise ValueError(f"symbol {name} is neither an argument's dim, a slot nor a parameter")
+            found = Tok.cores()
+        elif name in params:
+            found = Tok.param(params.index(name))
+        elif name.startswith("s") and name[1:].isdigit():
+            found = Tok.slot(int(name[1:]))
+        else:
+            raise ValueError(f"symbol {name} is neither an argument's dim, a slot nor a parameter")
+        dims[name] = found  # (one token per name, shared: see `BINOPS`)
+        return found
 
     return resolve
 
