@@ -156,6 +156,8 @@ the atoms sorted: equal monomials are equal values."""
 def _monomial(expr: Sequence[Tok], monos: Sequence[Monomial]) -> Monomial | None:
     """Postfix `expr` as a monomial over dims and the earlier slots' `monos`, or None
     when it is not a product."""
+    if expr[-1].op in _NOT_PRODUCTS:  # (a tile size is a Max: its tokens need no walk)
+        return None
     stack: list[Monomial | None] = []
     for t in expr:
         if t.op is ExprOp.CONST:
@@ -171,6 +173,13 @@ def _monomial(expr: Sequence[Tok], monos: Sequence[Monomial]) -> Monomial | None
             product = None if a is None or b is None else _times(a, b)
             stack.append(product if t.op is ExprOp.MUL else None)
     return stack[-1]
+
+
+_NOT_PRODUCTS = frozenset(
+    (ExprOp.ADD, ExprOp.SUB, ExprOp.FLOORDIV, ExprOp.CEILDIV, ExprOp.MOD, ExprOp.MIN, ExprOp.MAX)
+)
+"""The operators whose result `_monomial` never takes for a monomial (nor `PARAM`'s or
+`CORES`' leaves, which are rare alone)."""
 
 
 def _times(a: Monomial, b: Monomial) -> Monomial:
