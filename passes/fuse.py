@@ -178,6 +178,13 @@ class Fuser:
         self.max_ops = max_ops
         self.order = {op: i for i, op in enumerate(block.ops)}
         self.group: dict[Operation, Group] = {}
+        self.users = {
+            r: [top_level(use.operation, block) for use in r.uses]
+            for op in self.order
+            for r in op.results
+        }
+        """Each result's users, as the ops of the block they are in (None: outside it),
+        which every candidate group asks about (planning moves no use)."""
         self.graph = MergeableDag(len(self.order), self.edges())
         """The block's ops, each group merged into one node: what depends on what."""
         self.shapes: dict[SSAValue, Shape] = {}
@@ -189,8 +196,7 @@ class Fuser:
         inside an op's regions is the op's)."""
         for op, i in self.order.items():
             for r in op.results:
-                for use in r.uses:
-                    user = top_level(use.operation, self.block)
+                for user in self.users[r]:
                     if user is not None:
                         yield i, self.order[user]
 
@@ -260,22 +266,21 @@ class Fuser:
         """The domain of `group` (an `Illegal` when it cannot be one kernel); `resume`:
         what the analysis of a group its ops begin with found visiting them."""
         alternative = group.alternative
-        fused = fused_pieces(group.ops, self.outputs(group), self.facts)
+        outputs = self.outputs(group)
+        fused = fused_pieces(group.ops, outputs, self.facts)
         if fused is not None:
             if alternative is not None:
                 raise Illegal("a fused concat or pad is not part of a guarded choice")
             return fused[0]
         if alternative is None:
             analysis = DomainAnalysis(
-                group.ops, self.outputs(group), known=self.facts, shapes=self.shapes, resume=resume
+                group.ops, outputs, known=self.facts, shapes=self.shapes, resume=resume
             )
             domain = analysis.run()
             group.visited = analysis.visited
             return domain
         align = bool(alternative.equalities)  # (bounds: a producer and its consumer)
-        return self.domain(
-            group.ops, self.outputs(group), alternative.equalities, align, alternative.bounds
-        )
+        return self.domain(group.ops, outputs, alternative.equalities, align, alternative.bounds)
 
     def domain(
         self, ops: list[Operation], outputs: list[SSAValue], *args: Any, **kw: Any
@@ -286,12 +291,12 @@ class Fuser:
 
     def outputs(self, group: Group) -> list[SSAValue]:
         members = set(group.ops)
-        found: list[SSAValue] = []
-        for op in group.ops:
-            for r in op.results:
-                if any(top_level(use.operation, self.block) not in members for use in r.uses):
-                    found.append(r)
-        return found
+        return [
+            r
+            for op in group.ops
+            for r in op.results
+            if any(user not in members for user in self.users[r])
+        ]
 
     def creates_cycle(self, a: Group, b: Group) -> bool:
         """Merging is illegal when a path leaves one group and re-enters the
