@@ -163,14 +163,31 @@ class ProgramBuilder:
     def live_ranges(self) -> None:
         """Each value's last use. A use inside a loop of a value from outside
         the loop lasts until the loop's end, since the loop runs again."""
-        for op in self.kernel.body.walk():
-            loops = enclosing_loops(op)
+        self.block_live_ranges(self.kernel.body.block, [], {})
+
+    def block_live_ranges(
+        self, block: Block, loops: list[tile.ForOp], depth: dict[SSAValue, int]
+    ) -> None:
+        """`live_ranges` of the ops in `block`, inside `loops` (outermost first);
+        `depth` holds how many loops enclose each value's definition: a value is
+        visible only inside them, so the loops around a use that do not hold the
+        value are those past its depth."""
+        for arg in block.args:
+            depth[arg] = len(loops)
+        for op in block.ops:
+            end = self.position[op]
             for v in op.operands:
-                end = self.position[op]
-                outside = [loop for loop in loops if not inside(v, loop)]
-                if outside:
-                    end = max(end, self.position[outside[0].body.block.last_op])  # type: ignore[index]
-                self.last_use[v] = max(self.last_use.get(v, -1), end)
+                outside = depth.get(v, 0)
+                last = end
+                if outside < len(loops):  # (the outermost loop that does not hold it)
+                    last = max(end, self.position[loops[outside].body.block.last_op])  # type: ignore[index]
+                self.last_use[v] = max(self.last_use.get(v, -1), last)
+            for r in op.results:
+                depth[r] = len(loops)
+            inner = [*loops, op] if type(op) is tile.ForOp else loops
+            for region in op.regions:
+                for nested in region.blocks:
+                    self.block_live_ranges(nested, inner, depth)
 
     # -- registers ----------------------------------------------------------------
 
@@ -606,25 +623,3 @@ class ConvertTileToBytecodePass(ModulePass):
             program = ProgramBuilder(kernel, DEVICES[preset]().alignment).build()
             program.attributes[DEVICE] = StringAttr(preset)
             Rewriter.replace_op(kernel, program)
-
-
-def enclosing_loops(op: Operation) -> list[tile.ForOp]:
-    """The `tile.for` ops around `op`, outermost first."""
-    loops: list[tile.ForOp] = []
-    parent = op.parent_op()
-    while parent is not None:
-        if type(parent) is tile.ForOp:
-            loops.insert(0, parent)
-        parent = parent.parent_op()
-    return loops
-
-
-def inside(value: SSAValue, loop: tile.ForOp) -> bool:
-    """Whether `value` is defined in `loop`'s body (at any depth)."""
-    owner = value.owner
-    op = owner.parent_op() if isinstance(owner, Block) else owner
-    while op is not None:
-        if op is loop:
-            return True
-        op = op.parent_op()
-    return False
