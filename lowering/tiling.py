@@ -299,6 +299,9 @@ def batch_tiles(
     share of the batch (`cores`, as for vector kernels) unless that share is small
     work: one mma then multiplies a stack of matrices, where a tile per matrix costs
     a pass of instruction dispatch (BERT's attention has batch x heads of them)."""
+    batch = [a for a in reversed(domain.parallel[-MAX_GRID_AXES:]) if a not in (m, n)]
+    if not batch:  # (a plain matmul has none: no sympy work on its nested tile sizes)
+        return
     budget = sympy.Integer(elements_in(device, element_bytes, cube=True))
     tm, tn, tk = tiles[m], tiles[n], tiles[domain.contraction or 0]
     # per matrix of the stack: its A and B tiles (when batched) and the output tiles
@@ -306,9 +309,7 @@ def batch_tiles(
     room = smax(1, floor_div(budget, per_matrix))
     # the matrices that make a share worth having: rows of SMALL_WORK_BYTES, as for tm
     work = smax(1, floor_div(least_rows(tk, tn, element_bytes), tm))
-    for axis in reversed(domain.parallel[-MAX_GRID_AXES:]):
-        if axis in (m, n):
-            continue
+    for axis in batch:
         size = domain.sizes[axis]
         share = smax(floor_div(size, CORES), smin(size, work))
         tiles[axis] = at_least_one(smin(size, room, share))
