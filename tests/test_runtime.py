@@ -332,13 +332,10 @@ TWO_MATMULS = """func.func @two(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %v: te
 }"""
 
 
-def test_large_gemms_run_on_blas_threads_even_inside_a_held_call(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Each launch's gemms are large (BLAS_THREADS_GEMM): it runs its tiles on the calling
-    thread (one core) with OpenBLAS at the count it had before the call held it at one,
-    and the call's hold comes back after each launch. (Held at one thread, the VM's
-    single-threaded sgemm per core ran at half numpy's speed next to its threads.)"""
+@pytest.fixture
+def blas_threads(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """OpenBLAS's thread count, faked at 2 (as on a machine with several CPUs): the count
+    (a one-item list) and each count set, in order."""
     blas = importlib.import_module("dvm.vm.blas")
     count = [2]
     puts: list[int] = []
@@ -348,6 +345,17 @@ def test_large_gemms_run_on_blas_threads_even_inside_a_held_call(
         count[0] = n
 
     monkeypatch.setattr(blas, "_THREADS", [(lambda: count[0], put)])
+    return count, puts
+
+
+def test_large_gemms_run_on_blas_threads_even_inside_a_held_call(
+    blas_threads: tuple[list[int], list[int]],
+) -> None:
+    """Each launch's gemms are large (BLAS_THREADS_GEMM): it runs its tiles on the calling
+    thread (one core) with OpenBLAS at the count it had before the call held it at one,
+    and the call's hold comes back after each launch. (Held at one thread, the VM's
+    single-threaded sgemm per core ran at half numpy's speed next to its threads.)"""
+    count, puts = blas_threads
     rng = np.random.default_rng(6)
     x, w, v = (rng.standard_normal((400, 400), dtype=np.float32) / 20 for _ in range(3))
     two = dvm.compile(TWO_MATMULS)
@@ -360,22 +368,14 @@ def test_large_gemms_run_on_blas_threads_even_inside_a_held_call(
 
 
 def test_a_host_matmul_is_one_tile_on_blas_threads(
-    monkeypatch: pytest.MonkeyPatch, examples_dir: Path
+    blas_threads: tuple[list[int], list[int]], examples_dir: Path
 ) -> None:
     """The host's BLAS shares a gemm among its threads, so a matmul's rows are not cut
     into a tile per core: at 613x362x37 a planned launch is one tile on the calling
     thread, whose gemm (above BLAS_SHARED_GEMM) runs with OpenBLAS at its own count,
     untouched, and so does a first, unplanned launch of any gemm (OpenBLAS keeps a
     small one on one thread); a planned launch of a smaller gemm holds it at one."""
-    blas = importlib.import_module("dvm.vm.blas")
-    count = [2]
-    puts: list[int] = []
-
-    def put(n: int) -> None:
-        puts.append(n)
-        count[0] = n
-
-    monkeypatch.setattr(blas, "_THREADS", [(lambda: count[0], put)])
+    count, puts = blas_threads
     matmul = dvm.compile(examples_dir / "matmul.mlir")
     rng = np.random.default_rng(7)
     for m, k, n, shared in [(613, 362, 37, True), (40, 30, 20, False)]:
