@@ -80,25 +80,49 @@ class DeviceMemory:
         """Per core, what unplanned launches keep beside its memory."""
         self.unplanned = self.kept[0]
         """What unplanned launches on the calling thread keep beside core 0's memory."""
+        self.mapped: list[list[tuple[int, int]]] = [[] for _ in range(cores)]
+        """Per core: the byte ranges [start, end) of its buffer that are mapped, sorted,
+        apart (see `reach`)."""
         self.touched = [0] * cores
-        """Per core: bytes at the start of its buffer whose pages are mapped (see `reach`)."""
+        """Per core: bytes at the start of its buffer that are all mapped (the common
+        check: most reaches end below it)."""
 
-    def reach(self, nbytes: int, core: int | None = None) -> None:
-        """Map the pages of the first `nbytes` of `core`'s buffer (of every core's when
-        None) before a launch's tiles use them (the caller holds `lock`, or is that
+    def reach(self, nbytes: int, core: int | None = None, start: int = 0) -> None:
+        """Map the pages of bytes `start` to `nbytes` of `core`'s buffer (of every core's
+        when None) before a launch's tiles use them (the caller holds `lock`, or is that
         core binding its registers): the buffers are zeroed lazily, so a tile that
         reached a page first would pay its fault inside the tile. Memory is mapped as
         launches reach it: an unplanned launch maps what its registers reach, a planned
-        one each register view a core binds (`planned.Core.reg`). So a program compiled
-        but never called at a large shape never maps the whole memory (64 MiB on a host
-        with a large L3), and a matmul that reads its operands in place and writes its
-        output tiles directly maps none of the memory its registers span (at 536x3419x706,
-        13 MiB per core, whose faults would cost its first call more than its gemm)."""
+        one each register view a core binds (`planned.Core.reg`), that view's bytes
+        only. So a program compiled but never called at a large shape never maps the
+        whole memory (64 MiB on a host with a large L3), and a matmul that reads its
+        operands in place maps none of the memory their registers span, only its result
+        register's (at 536x3419x706, 13 MiB per core below it, whose faults would cost
+        its first call more than its gemm)."""
         for c in range(len(self.buffers)) if core is None else (core,):
-            start = self.touched[c]
-            if nbytes > start:
-                self.buffers[c][start:nbytes].fill(0)
-                self.touched[c] = nbytes
+            if nbytes > self.touched[c]:
+                self._map(c, max(start, self.touched[c]), nbytes)
+
+    def _map(self, core: int, start: int, end: int) -> None:
+        """Map bytes `start` to `end` of `core`'s buffer where no reach has mapped them
+        (mapped bytes may hold a register's data: never refilled)."""
+        if start >= end:
+            return
+        buffer, spans = self.buffers[core], []
+        gap, lo, hi = start, start, end
+        for s, e in self.mapped[core]:
+            if e < start or s > end:  # apart from [start, end)
+                spans.append((s, e))
+                continue
+            if s > gap:
+                buffer[gap:s].fill(0)
+            gap, lo, hi = max(gap, e), min(lo, s), max(hi, e)
+        if gap < end:
+            buffer[gap:end].fill(0)
+        spans.append((lo, hi))
+        spans.sort()
+        self.mapped[core] = spans
+        self.touched[core] = spans[0][1] if spans[0][0] == 0 else 0
 
 
 _MEMORIES: dict[DeviceSpec, DeviceMemory] = {}

@@ -57,7 +57,7 @@ class Core:
         mem: np.ndarray,
         scratch: dict[np.dtype, np.ndarray] | None = None,
         forwarding: bool = False,
-        reach: Callable[[int], None] | None = None,
+        reach: Callable[..., None] | None = None,
     ) -> None:
         # No reference to `spec`: it keeps its executables and their cores, and a cycle
         # would leave each specialization dropped from a cache to the cyclic collector.
@@ -66,8 +66,8 @@ class Core:
         self.extents = spec.plan.extents
         self.mem = mem
         self.reach = reach
-        """Maps the first bytes of `mem` up to a register view's end before it is bound
-        (`DeviceMemory.reach`): a core maps only the registers its tiles use."""
+        """Maps a register view's bytes of `mem` before it is bound (`DeviceMemory.reach`,
+        given the view's end and `start`): a core maps only the registers its tiles use."""
         self.idx = [0] * 11
         self.g = g
         self.views: Sequence[ViewPlan] = spec.views
@@ -106,7 +106,7 @@ class Core:
             dtype, off = self._dtypes[r], self.registers[r][0]
             item = dtype.itemsize
             if self.reach is not None:
-                self.reach(off + math.prod(shape) * item)
+                self.reach(off + math.prod(shape) * item, start=off)
             if off % item:  # a byte offset that is no multiple of the element size
                 n = math.prod(shape) * item
                 got = self._regs[key] = self.mem[off : off + n].view(dtype).reshape(shape)

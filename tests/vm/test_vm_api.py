@@ -173,6 +173,51 @@ store v2, r2
 """
 
 
+def test_reach_maps_the_bytes_asked_for_and_never_refills() -> None:
+    """`reach` from a start maps those bytes only; a later reach over them and the gaps
+    around maps the gaps and leaves what is mapped (a register's data) as it is."""
+    memory_module = importlib.import_module("dvm.vm.memory")
+    device = vm.DeviceSpec(1, 1, 64 << 10, 64, name="reach-ranges", cube_memory_bytes=64 << 10)
+    memory = memory_module.DeviceMemory(device, 1)
+    buffer = memory.buffers[0]
+    memory.reach(3000, core=0, start=2000)
+    memory.reach(9000, core=0, start=8000)
+    assert memory.mapped[0] == [(2000, 3000), (8000, 9000)] and memory.touched[0] == 0
+    buffer[2000:3000] = 7  # data in the mapped registers
+    buffer[8000:9000] = 9
+    memory.reach(8500, core=0)
+    assert memory.mapped[0] == [(0, 9000)] and memory.touched[0] == 9000
+    assert (buffer[2000:3000] == 7).all() and (buffer[8000:9000] == 9).all()
+    memory.reach(100, core=0, start=50)  # inside the mapped prefix: nothing to do
+    assert memory.mapped[0] == [(0, 9000)]
+
+
+ADDMM = IN_PLACE_MATMUL.replace(
+    "mma r2, r0, r1, []\nstore v2, r2", "mma r2, r0, r1, []\nadd r2, r2, r2\nstore v2, r2"
+)
+
+
+def test_a_register_past_in_place_operands_maps_its_own_bytes() -> None:
+    """A planned matmul whose operands are read in place but whose product is a register
+    (an op follows the mma) maps that register's bytes only, not the operand registers'
+    span below it (at 536x3419x706, 13 MiB per core whose faults cost a first call
+    several times its gemm)."""
+    memory_module = importlib.import_module("dvm.vm.memory")
+    device = vm.DeviceSpec(
+        2, 2, 64 << 10, 64, name="register-past-operands", cube_memory_bytes=1 << 20
+    )
+    memory = memory_module.device_memory(device)
+    program = vm.load(vm.encode(vm.assemble(ADDMM)))
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(2))
+    out = np.empty((64, 64), np.float32)
+    spec = vm.specialize(program, [a.shape, b.shape, out.shape], device=device)
+    vm.launch(spec, [a, b, out], cores=1)
+    np.testing.assert_allclose(out, 2 * (a @ b), rtol=1e-5, atol=1e-4)
+    r2 = 20 << 10  # slot s8: r0 (16x64 f32) and r1 (64x64 f32) below it
+    assert memory.mapped[0] == [(r2, r2 + 16 * 64 * 4)] and memory.touched == [0, 0]
+
+
 def test_a_matmul_reading_in_place_maps_no_local_memory() -> None:
     """A planned matmul whose loads read its operands in place and whose mma writes the
     output tile directly binds no register, so it maps none of the cube memory its
