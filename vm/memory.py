@@ -8,6 +8,7 @@ process-wide set of worker threads, one per CPU but the calling one.
 
 from __future__ import annotations
 
+import mmap
 import os
 import queue
 import threading
@@ -73,7 +74,7 @@ class DeviceMemory:
         # local_memory_bytes (specialization checks which). Untouched pages cost nothing.
         size = max(device.memory_bytes(False), device.memory_bytes(True))
         for _ in range(cores):
-            raw = np.zeros(size + align, np.uint8)
+            raw = zeroed_without_huge_pages(size + align)
             start = -raw.ctypes.data % align
             self.buffers.append(raw[start : start + size])
         self.kept = [kept_for(buffer) for buffer in self.buffers]
@@ -123,6 +124,20 @@ class DeviceMemory:
         spans.sort()
         self.mapped[core] = spans
         self.touched[core] = spans[0][1] if spans[0][0] == 0 else 0
+
+
+def zeroed_without_huge_pages(nbytes: int) -> np.ndarray:
+    """`nbytes` zero bytes that the kernel maps in base pages, not transparent huge pages
+    (where the system has madvise). numpy advises its large allocations for huge pages,
+    and then the first touch of a register faults in, and zeroes, a whole 2 MiB page:
+    a register mapped high in a local memory cost a first call its size several times
+    over. Base pages cost their faults where a launch reaches; the steady state, whose
+    registers stay within a few MiB, does not miss the huge pages' TLB reach."""
+    if not hasattr(mmap, "MADV_NOHUGEPAGE"):
+        return np.zeros(nbytes, np.uint8)
+    anonymous = mmap.mmap(-1, nbytes)  # zeroed by the kernel, mapped as touched
+    anonymous.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(anonymous, np.uint8)
 
 
 _MEMORIES: dict[DeviceSpec, DeviceMemory] = {}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import mmap
+import os
 import subprocess
 import sys
 
@@ -190,6 +192,33 @@ def test_reach_maps_the_bytes_asked_for_and_never_refills() -> None:
     assert (buffer[2000:3000] == 7).all() and (buffer[8000:9000] == 9).all()
     memory.reach(100, core=0, start=50)  # inside the mapped prefix: nothing to do
     assert memory.mapped[0] == [(0, 9000)]
+
+
+def anon_huge_kib(start: int, end: int) -> int:
+    """AnonHugePages (KiB) of this process's mappings that overlap [start, end)."""
+    inside, huge = False, 0
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):  # a mapping's address range
+                lo, hi = (int(bound, 16) for bound in head.split("-"))
+                inside = lo < end and start < hi
+            elif inside and head == "AnonHugePages:":
+                huge += int(line.split()[1])
+    return huge
+
+
+def test_local_memory_is_zero_and_mapped_in_base_pages() -> None:
+    """A local memory buffer starts zeroed, and where the system has madvise, touching
+    all of it maps no transparent huge page (each first touch of a register would
+    zero a whole 2 MiB page)."""
+    memory_module = importlib.import_module("dvm.vm.memory")
+    buffer = memory_module.zeroed_without_huge_pages(8 << 20)
+    assert buffer.dtype == np.uint8 and buffer.size == 8 << 20 and not buffer.any()
+    buffer.fill(1)
+    if not hasattr(mmap, "MADV_NOHUGEPAGE") or not os.path.exists("/proc/self/smaps"):
+        pytest.skip("no madvise or no /proc/self/smaps")
+    assert anon_huge_kib(buffer.ctypes.data, buffer.ctypes.data + buffer.size) == 0
 
 
 ADDMM = IN_PLACE_MATMUL.replace(
