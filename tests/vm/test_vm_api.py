@@ -8,6 +8,7 @@ import mmap
 import os
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -226,21 +227,27 @@ ADDMM = IN_PLACE_MATMUL.replace(
 )
 
 
+def matmul_on_a_fresh_device(
+    text: str, name: str
+) -> tuple[Any, Any, np.ndarray, np.ndarray, np.ndarray]:
+    """A 2-core device of its own (`name`: its memory is fresh), the program `text`
+    specialized there for a 64x64 by 64x64 product, seeded operands and an output."""
+    device = vm.DeviceSpec(2, 2, 64 << 10, 64, name=name, cube_memory_bytes=1 << 20)
+    memory = importlib.import_module("dvm.vm.memory").device_memory(device)
+    program = vm.load(vm.encode(vm.assemble(text)))
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(2))
+    out = np.empty((64, 64), np.float32)
+    spec = vm.specialize(program, [a.shape, b.shape, out.shape], device=device)
+    return memory, spec, a, b, out
+
+
 def test_a_register_past_in_place_operands_maps_its_own_bytes() -> None:
     """A planned matmul whose operands are read in place but whose product is a register
     (an op follows the mma) maps that register's bytes only, not the operand registers'
     span below it (at 536x3419x706, 13 MiB per core whose faults cost a first call
     several times its gemm)."""
-    memory_module = importlib.import_module("dvm.vm.memory")
-    device = vm.DeviceSpec(
-        2, 2, 64 << 10, 64, name="register-past-operands", cube_memory_bytes=1 << 20
-    )
-    memory = memory_module.device_memory(device)
-    program = vm.load(vm.encode(vm.assemble(ADDMM)))
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(2))
-    out = np.empty((64, 64), np.float32)
-    spec = vm.specialize(program, [a.shape, b.shape, out.shape], device=device)
+    memory, spec, a, b, out = matmul_on_a_fresh_device(ADDMM, "register-past-operands")
     vm.launch(spec, [a, b, out], cores=1)
     np.testing.assert_allclose(out, 2 * (a @ b), rtol=1e-5, atol=1e-4)
     r2 = 20 << 10  # slot s8: r0 (16x64 f32) and r1 (64x64 f32) below it
@@ -253,15 +260,8 @@ def test_a_matmul_reading_in_place_maps_no_local_memory() -> None:
     registers' offsets span (at a large shape, that part's page faults cost a first
     call more than the gemm); one whose output is also an operand copies the operands
     into its registers, which it maps first."""
-    memory_module = importlib.import_module("dvm.vm.memory")
     registers_end = importlib.import_module("dvm.vm.launch").registers_end
-    device = vm.DeviceSpec(2, 2, 64 << 10, 64, name="in-place-matmul", cube_memory_bytes=1 << 20)
-    memory = memory_module.device_memory(device)
-    program = vm.load(vm.encode(vm.assemble(IN_PLACE_MATMUL)))
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(2))
-    out = np.empty((64, 64), np.float32)
-    spec = vm.specialize(program, [a.shape, b.shape, out.shape], device=device)
+    memory, spec, a, b, out = matmul_on_a_fresh_device(IN_PLACE_MATMUL, "in-place-matmul")
     for cores in (1, 2):
         vm.launch(spec, [a, b, out], cores=cores)
         np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
