@@ -413,10 +413,15 @@ def reduce_short_axis(
     return True
 
 
+def _float_sum_of(kind: ReduceKind, rank: int, dtype: np.dtype) -> bool:
+    """Whether a reduce is a float sum over a tile of rank >= 2 (BLAS can compute it)."""
+    float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
+    return kind is ReduceKind.SUM and float_ok and rank >= 2
+
+
 def blas_row_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> bool:
     """Whether a reduce is a float sum over exactly the last axis of a rank >= 2 tile."""
-    float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
-    return kind is ReduceKind.SUM and float_ok and rank >= 2 and axes == 1 << (rank - 1)
+    return _float_sum_of(kind, rank, dtype) and axes == 1 << (rank - 1)
 
 
 WHOLE_SUM_BLAS = 8192
@@ -428,8 +433,7 @@ on fewer, its two numpy calls cost more than one `add.reduce` (1.3 against 0.8 u
 def blas_whole_sum(kind: ReduceKind, axes: int, rank: int, dtype: np.dtype) -> bool:
     """Whether a reduce is a float sum over every axis of a rank >= 2 tile (which runs
     as `sum_of_row_sums` on tiles of at least WHOLE_SUM_BLAS elements)."""
-    float_ok = dtype in (np.dtype(np.float32), np.dtype(np.float64))
-    return kind is ReduceKind.SUM and float_ok and rank >= 2 and axes == (1 << rank) - 1
+    return _float_sum_of(kind, rank, dtype) and axes == (1 << rank) - 1
 
 
 def sum_of_row_sums(src: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:

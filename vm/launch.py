@@ -131,12 +131,18 @@ def launch(
         else:
             n = 1 if spec.plan.inline else _planned_cores([spec], cores)
         ex = _executable(spec, n, stats or trace, alias)
-        threads = cores is None and n == 1 and spec.plan.largest_gemm >= BLAS_SHARED_GEMM
+        threads = cores is None and _on_blas_threads([spec], n)
         if cores is None and n == 1 and not (stats or trace):
             spec.ready[alias] = _inline_runner(ex, threads)
         if threads:
             return _blas_threads(_run, ex, args, trace, False)
         return _run(ex, args, trace, ex.uses_blas)
+
+
+def _on_blas_threads(specs: Sequence[Specialization], n: int) -> bool:
+    """Whether launches run on `n` cores leave BLAS its own threads: on the calling thread
+    alone, with a gemm BLAS would share among them (BLAS_SHARED_GEMM)."""
+    return n == 1 and max(spec.plan.largest_gemm for spec in specs) >= BLAS_SHARED_GEMM
 
 
 def _inline_runner(ex: Executable, threads: bool) -> Callable[[Sequence[np.ndarray]], None]:
@@ -214,7 +220,7 @@ def launch_stack(
         n = _planned_cores([spec for spec, _, _ in stacked], None)
         for spec, _, _ in stacked:
             spec.launched = True
-        if n == 1 and max(spec.plan.largest_gemm for spec, _, _ in stacked) >= BLAS_SHARED_GEMM:
+        if _on_blas_threads([spec for spec, _, _ in stacked], n):
             _blas_threads(_run_quietly, _run_stack, stacked, n, in_turn)
             return
         uses_blas = any(spec.uses_blas for spec, _, _ in stacked)
