@@ -340,7 +340,9 @@ def with_syntax_in_errors(op: type[IRDLOperation], syntax: str) -> type[IRDLOper
                 raise
             raise ParseError(error.span, f"{error.msg}: the syntax is `{syntax}`") from None
         arrow = parser.pos
-        if issubclass(cls, UnaryOp) and parser.parse_optional_punctuation("->") is not None:
+        # (its bases, not `issubclass`: an ABC's first test of a class that is not its
+        # subclass asks each of its subclasses, Python calls for every unary op)
+        if UnaryOp in cls.__mro__ and parser.parse_optional_punctuation("->") is not None:
             parser.raise_error(
                 f"'{cls.name}' names no result type: the syntax is `{syntax}`", arrow, parser.pos
             )

@@ -243,7 +243,7 @@ class KernelBuilder:
         if isinstance(op, t.ClampOp):
             return self.bind(value, self.clamp(operands, value.type.element_type), spans)
         cls = tile.MIRRORED[type(op)]
-        if issubclass(cls, tile.TileUnaryOp):
+        if tile.TileUnaryOp in cls.__mro__:  # (not `issubclass`: see `OpSet`)
             new = cls.create(operands=operands, result_types=[operands[0].type])
         else:
             new = cls.create(

@@ -52,19 +52,19 @@ Axes = tuple[int, ...]
 
 
 class OpSet:
-    """Op classes asked about at every op of every analysis: `op in kinds` is
-    `isinstance(op, kinds.classes)`, remembered per class. xDSL's op classes are ABCs,
-    whose `isinstance` test against a tuple runs a Python call for each class the op is
-    not (tens of microseconds for the elementwise ops, at every op of every group)."""
+    """Op classes asked about at every op of every analysis: `op in OpSet(*classes)` is
+    `isinstance(op, classes)`, remembered per class, and found among the bases of
+    the op's class (`__mro__`; no op class is an ABC's virtual subclass): xDSL's op classes
+    are ABCs, whose first test of a class runs Python calls for each of their subclasses."""
 
     def __init__(self, *classes: type[Operation]):
-        self.classes = classes
+        self.classes = frozenset(classes)
         self.known: dict[type, bool] = {}
 
     def __contains__(self, op: object) -> bool:
         known = self.known.get(type(op))
         if known is None:
-            known = self.known[type(op)] = issubclass(type(op), self.classes)
+            known = self.known[type(op)] = not self.classes.isdisjoint(type(op).__mro__)
         return known
 
 

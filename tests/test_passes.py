@@ -270,12 +270,13 @@ def test_stack_mode_and_limit(examples_dir: Path) -> None:
 def test_op_sets_agree_with_isinstance() -> None:
     """`op in kinds` (the passes' per-class remembered test) says what `isinstance`
     says, for every op class of every dialect, asked twice."""
-    from dvm.dialects import DIALECTS
+    from dvm.dialects import DIALECTS, tile
     from dvm.passes.domain import ELEMENTWISE, LAYOUT, MATMULS, OWN_KERNEL, OpSet
     from dvm.passes.fuse import COMPUTE
 
     classes = [op for factory in DIALECTS.values() for op in factory().operations]
-    for group in (ELEMENTWISE, LAYOUT, MATMULS, OWN_KERNEL, COMPUTE):
+    abstract = (tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp)  # bases of many
+    for group in (ELEMENTWISE, LAYOUT, MATMULS, OWN_KERNEL, COMPUTE, abstract):
         kinds = OpSet(*group)
         for _ in range(2):
             for cls in classes:
