@@ -79,8 +79,8 @@ class CompiledProgram:
     """A compiled program: call it with numpy arrays (and ints for `index`)."""
 
     source: ModuleOp | None
-    """The program (None: not parsed yet; `module` parses `text` when a variant needs
-    the pipeline)."""
+    """The program (None: not parsed yet, or lowered in place by the generic variant;
+    `module` parses `origin` when a variant needs the pipeline)."""
     entry: str | None
     device: str
     cache_size: int = 256
@@ -95,7 +95,10 @@ class CompiledProgram:
     text: str = ""
     """The program's text as the compile cache keys it (with its file name)."""
     origin: str | Path = ""
-    """What `compile` was given, parsed when `source` is None."""
+    """What `compile` was given (a path, or the text read from it when `compile` parsed
+    it), parsed when `source` is None."""
+    filename: str | None = None
+    """The name `origin` is parsed under when it is text read from a file."""
 
     def __post_init__(self) -> None:
         generic = self.variants[frozenset()] = self.build_variant(frozenset())
@@ -126,7 +129,7 @@ class CompiledProgram:
         if self.source is None:
             from dvm.ir import parse
 
-            self.source = parse(self.origin)
+            self.source = parse(self.origin, self.filename)
         return self.source
 
     def arrays(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -319,7 +322,7 @@ class CompiledProgram:
         (None: it has none) and the lowered module."""
         from dvm import variant_ir
 
-        module = variant_ir.lower(self.unit_dims(ones), self.device)
+        module = variant_ir.lower(self.to_lower(ones), self.device, copy=False)
         variant, plain = variant_ir.variant_from_lowered(module, self.entry, world=self.world)
         return variant, plain, module
 
@@ -329,12 +332,19 @@ class CompiledProgram:
 
         return variant_from_lowered(module, self.entry, binaries, self.world)[0]
 
-    def unit_dims(self, ones: frozenset[tuple[int, int]]) -> ModuleOp:
-        if not ones:
-            return self.module
+    def to_lower(self, ones: frozenset[tuple[int, int]]) -> ModuleOp:
+        """A module of the program with the dims `ones` fixed to 1 that the pipeline may
+        rewrite. For the generic variant, the parsed program itself when it can be parsed
+        again (`origin`, if a later variant needs it): a copy costs more than a parse
+        that only variants with unit dims need."""
         from dvm.variant_ir import with_unit_dims
 
-        return with_unit_dims(self.module, self.entry, ones)
+        if ones:
+            return with_unit_dims(self.module, self.entry, ones)  # (a copy)
+        if self.origin:
+            module, self.source = self.module, None
+            return module
+        return self.module.clone()
 
 
 def signature(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -400,13 +410,17 @@ def compile(
     directory = cache_directory(cache)
     module: ModuleOp | None = None
     key_text: str | None = None
+    origin: str | Path = src if isinstance(src, str | os.PathLike) else ""
+    filename: str | None = None
     if isinstance(src, str | os.PathLike):
         if directory is not None:  # the text and file name, which error messages quote
             key_text = source_key(src)
         if key_text is None:  # no cache, or a file that is no UTF-8 text (the parse says where)
-            from dvm.ir import parse
+            from dvm.ir import parse, read_source
 
-            module = parse(src)
+            # (a later variant parses the text read again, not the file)
+            origin, filename = read_source(src)
+            module = parse(origin, filename)
     else:
         module = src
         if directory is not None:
@@ -421,7 +435,8 @@ def compile(
         world_of(group),
         disk=None if key_text is None or directory is None else CompileCache(directory),
         text=key_text or "",
-        origin=src if isinstance(src, str | os.PathLike) else "",
+        origin=origin,
+        filename=filename,
     )
     freeze_once()
     return program

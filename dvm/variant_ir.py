@@ -35,9 +35,10 @@ from dvm.lowering.pipeline import DvmPipelinePass
 from dvm.variant import Variant
 
 
-def lower(source: ModuleOp, device: str) -> ModuleOp:
-    """A copy of `source` after `dvm-pipeline` for `device`."""
-    module = source.clone()
+def lower(source: ModuleOp, device: str, copy: bool = True) -> ModuleOp:
+    """`source` after `dvm-pipeline` for `device`: a copy of it, or itself, rewritten,
+    when not `copy`."""
+    module = source.clone() if copy else source
     DvmPipelinePass(device=device).apply(Context(), module)
     return module
 

@@ -65,7 +65,7 @@ def entries(folder: Path) -> list[Path]:
 def no_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make a compile that runs the pipeline fail (a hit must not)."""
 
-    def refuse(*_: Any) -> Any:
+    def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("the pipeline ran on a cache hit")
 
     monkeypatch.setattr(dvm.variant_ir, "lower", refuse)

@@ -662,6 +662,20 @@ def test_unit_dims_on_several_arguments(reference: Any) -> None:
     assert len(program.variants) >= 3
 
 
+def test_unit_dim_variant_of_a_file_compiles_the_text_read(tmp_path: Path, reference: Any) -> None:
+    """The generic variant is lowered from the parsed program itself; a variant with a
+    unit dim parses the program again, from the text `compile` read, not from the file
+    (which may have changed since), and under the file's name."""
+    path = tmp_path / "layernorm.mlir"
+    path.write_text((EXAMPLES_DIR / "layernorm.mlir").read_text())
+    program = dvm.compile(path, cache=False)
+    path.write_text("this is no program")
+    x, w1, b = _x(5, 7), np.array([1.5], F32), _x(7)
+    assert_matches(program(x, w1, b), (reference.layernorm(x, w1, b),), "w of shape (1,)")
+    assert len(program.variants) == 2
+    assert str(path) in str(program.module.body.block.first_op.location)  # type: ignore[union-attr]
+
+
 def test_addmm_bias_of_length_one(examples_dir: Path, reference: Any) -> None:
     program = dvm.compile(examples_dir / "addmm_relu.mlir")
     x, w, bias = _x(5, 4), _x(4, 6), np.array([0.25], F32)
