@@ -81,10 +81,22 @@ def _fold(
 def unevaluated(cls: type[sympy.Min] | type[sympy.Max], args: Sequence[sympy.Expr]) -> sympy.Expr:
     """What `cls(*args, evaluate=False)` makes (the first argument, when they are all
     alike), its arguments in sympy's `ordered` order, without sorting by sort keys
-    the arguments that their node counts already order (`_ordered`)."""
+    the arguments that their node counts already order (`_ordered`). Made once per set
+    of arguments (`_unevaluated`)."""
     argset = frozenset(args)
     if len(argset) == 1:
         return args[0]
+    return _unevaluated(cls, argset)
+
+
+@lru_cache(maxsize=1 << 14)
+def _unevaluated(
+    cls: type[sympy.Min] | type[sympy.Max], argset: frozenset[sympy.Expr]
+) -> sympy.Expr:
+    """The Min or Max of `argset`, remembered (sympy's expressions are immutable, as its
+    own cache of made expressions assumes): equal tile sizes are then one object, which
+    the caches keyed by expressions (`_node_count`, `expr_text`, `symbols_in`...) find by
+    identity, where an equal copy is compared with the cached one node by node."""
     made = cast(sympy.Expr, sympy.Expr.__new__(cls, *_ordered(argset)))
     made._argset = argset  # type: ignore[attr-defined]
     return made
@@ -130,7 +142,12 @@ def unevaluated_call(cls: type[sympy.Function], args: Sequence[Any], nargs: symp
     """What `cls(*args, evaluate=False)` makes (its arguments, and `nargs`, the argument
     counts sympy gives `cls`), without sympy's set-up of a call, which makes a new set
     of its argument counts each time: a tenth of a millisecond per floor or ceiling
-    it has not made."""
+    it has not made. Made once per call (remembered, as `_unevaluated` says why)."""
+    return _unevaluated_call(cls, tuple(args), nargs)
+
+
+@lru_cache(maxsize=1 << 14)
+def _unevaluated_call(cls: type[sympy.Function], args: tuple[Any, ...], nargs: sympy.Set) -> Any:
     made: Any = sympy.Expr.__new__(cls, *args)
     made.nargs = nargs
     return made

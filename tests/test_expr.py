@@ -170,6 +170,24 @@ def test_texts_are_what_sympy_prints() -> None:
             assert expr_text(sub) == str(sub)
 
 
+def test_equal_min_max_and_calls_are_made_once() -> None:
+    """A Min or Max of the same arguments (in any order), and a floor or ceiling of the
+    same argument, is the object made before: the caches keyed by expressions then
+    find it by identity, without comparing its whole tree with an equal copy. It is
+    the same expression, in the same order, as sympy's unevaluated constructor makes."""
+    exprs = [e for e in random_exprs(6, 200) if not e.is_number]
+    assert len(exprs) > 100
+    for a in exprs:
+        b = a + 1
+        assert smin(a, b, 7) is smin(7, b, a)
+        assert sympy.srepr(smin(a, b, 7)) == sympy.srepr(sympy.Min(a, b, 7, evaluate=False))
+        assert smax(b, a) is smax(a, b)
+        assert sympy.srepr(smax(b, a)) == sympy.srepr(sympy.Max(b, a, evaluate=False))
+        assert sfloor(a / 3) is sfloor(a / 3)
+        assert sceiling(a / 3) is sceiling(a / 3)
+        assert sympy.srepr(sceiling(a / 3)) == sympy.srepr(sympy.ceiling(a / 3, evaluate=False))
+
+
 def test_replace_renames_without_evaluating_min_and_max() -> None:
     """A renaming rebuilds Min, Max, floor and ceiling unevaluated, as they were made
     (sympy's evaluation of a nested tile size took seconds); nested Min or Max are
