@@ -26,6 +26,7 @@ decided on these symbolic shapes, once per program, not once per shape.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -227,7 +228,11 @@ class Unifier:
 def without_common_factor(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
     """`a == b` with both sides divided by the numbers they share (`2*h == 2*w` is
     `h == w`: sizes are integers), so that a side may become a plain symbol."""
-    factor = sympy.gcd(a.as_content_primitive()[0], b.as_content_primitive()[0])
+    content_a, content_b = a.as_content_primitive()[0], b.as_content_primitive()[0]
+    if content_a.is_Integer and content_b.is_Integer:  # (sympy's gcd goes through polys)
+        factor = sympy.Integer(math.gcd(int(content_a), int(content_b)))
+    else:
+        factor = sympy.gcd(content_a, content_b)
     if factor in (0, 1):
         return a, b
     return sympy.expand(a / factor), sympy.expand(b / factor)

@@ -188,6 +188,20 @@ def test_equal_min_max_and_calls_are_made_once() -> None:
         assert sympy.srepr(sceiling(a / 3)) == sympy.srepr(sympy.ceiling(a / 3, evaluate=False))
 
 
+def test_an_equality_loses_the_numbers_its_sides_share() -> None:
+    """`without_common_factor` divides both sides by the gcd of their contents, an
+    integer or a rational one, as sympy's gcd gives it."""
+    from dvm.passes.symbolic_shapes import without_common_factor
+
+    x, y = symbol("x_0"), symbol("x_1")
+    assert without_common_factor(2 * x, 4 * y) == (x, 2 * y)
+    assert without_common_factor(6 * x + 12, 9 * y) == (2 * x + 4, 3 * y)
+    assert without_common_factor(-4 * x, 6 * y) == (-2 * x, 3 * y)
+    assert without_common_factor(x / 2, y / 3) == (3 * x, 2 * y)
+    assert without_common_factor(x, 2 * y) == (x, 2 * y)
+    assert without_common_factor(sympy.Integer(0), 0 * y) == (0, 0)
+
+
 def test_replace_renames_without_evaluating_min_and_max() -> None:
     """A renaming rebuilds Min, Max, floor and ceiling unevaluated, as they were made
     (sympy's evaluation of a nested tile size took seconds); nested Min or Max are
