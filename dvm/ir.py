@@ -62,13 +62,22 @@ def parse(source: str | Path, filename: str | None = None) -> ModuleOp:
     culprit, on bad input.
     """
     text, name = read_source(source, filename)
-    parser = LocatingParser(make_context(), text, name)
+    context = _parsing_context[0].clone()
+    parser = LocatingParser(context, text, name)
     try:
         module = parser.parse_module()
     except LocatedDiagnostic as e:
         raise VerifyException(str(e)) from None
+    _parsing_context[0] = context  # (no other thread changes it: each parses a clone)
     verify(module, parser.spans)
     return module
+
+
+_parsing_context = [make_context()]
+"""A context that holds the dialects the programs parsed so far have loaded: `parse`
+parses with a copy of it, then keeps that copy, so that a dialect is loaded (its ops
+listed and registered one by one, 5k interpreted bytecodes a program) once per process,
+not once per program."""
 
 
 def verify(module: ModuleOp, spans: dict[Operation, Span[str]]) -> None:
