@@ -78,8 +78,10 @@ def fused_op(ops: Sequence[Operation], kind: type[FusedOp]) -> FusedOp | None:
     """The op of `kind` of a group that holds one and other ops (constants aside): a
     concat or a pad fused with the ops that compute its inputs."""
     found = [op for op in ops if type(op) is kind]  # (no subclasses; a cheap test)
-    computing = [op for op in ops if type(op) is not arith.ConstantOp]
-    return found[0] if len(found) == 1 and len(computing) > 1 else None
+    if len(found) != 1:  # (most groups: counted no further)
+        return None
+    computing = sum(type(op) is not arith.ConstantOp for op in ops)
+    return found[0] if computing > 1 else None
 
 
 def fused_pad(ops: Sequence[Operation]) -> PadOp | None:
