@@ -38,7 +38,7 @@ from suite.workloads import DEFAULT_EXAMPLES, make_workloads  # noqa: E402
 
 import dvm  # noqa: E402
 import dvm.pipeline  # noqa: E402
-import dvm.variant  # noqa: E402
+import dvm.variant_ir  # noqa: E402
 
 WAYS = {
     "parallel": "stack{mode=parallel},",
@@ -53,22 +53,22 @@ PROGRAMS = ("bert_layer", "mmoe")
 def lowered_with(stack: str, stacks: list[int]) -> Iterator[None]:
     """`dvm.compile` lowering through the pipeline with `stack` in place of the stack
     pass; appends to `stacks` how many `tensor.stack`s each lowered variant holds."""
-    original = dvm.variant.lower
+    original = dvm.variant_ir.lower
 
-    def lower(source: Any, device: str) -> Any:
+    def lower(source: Any, device: str, copy: bool = True) -> Any:
         spec = (
             f"symbolic-shapes,fuse,{stack}convert-tensor-to-tile{{device={device}}},"
             "dedupe-kernels,convert-tile-to-bytecode"
         )
-        module = dvm.pipeline.run(source.clone(), spec)
+        module = dvm.pipeline.run(source.clone() if copy else source, spec)
         stacks.append(sum(1 for op in module.walk() if op.name == "tensor.stack"))
         return module
 
-    dvm.variant.lower = lower
+    dvm.variant_ir.lower = lower
     try:
         yield
     finally:
-        dvm.variant.lower = original
+        dvm.variant_ir.lower = original
 
 
 def steady(fn: Callable[[], Any], calls: int) -> float:
