@@ -29,7 +29,7 @@ from dvm.lazy import LazyArray
 from dvm.lazy.record import TRACE
 from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
-from dvm.torch import aten, aten_conv, aten_index, aten_nn
+from dvm.torch import aten, aten_attention, aten_conv, aten_index, aten_nn
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
 from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op
@@ -37,9 +37,13 @@ from dvm.torch.sizes import SIZES, Size, plain
 
 log = logging.getLogger("dvm.torch")
 
-HANDLERS = aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
+HANDLERS = (
+    aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
+    | aten_attention.HANDLERS
+)  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
-`aten_index`, the poolings of `aten_nn` and the convolutions of `aten_conv`."""
+`aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv` and the
+fused transformer kernels of `aten_attention`."""
 
 
 @dataclass

@@ -1,0 +1,90 @@
+"""`torch.compile(..., backend="dvm", dynamic=True)` on torch.nn's built-ins as people
+write them, against eager: outputs, the gradients of parameters and inputs, buffers,
+the share of ATen ops on dvm, and the graphs dynamo compiles (one per size class, not
+one per size)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+import dvm.torch  # noqa: E402  (after torch: the extra is optional)
+
+
+def assert_same(got: Any, expected: Any, tolerance: tuple[float, float] | None) -> None:
+    """Outputs alike, nested (tuples, lists, dicts, None, numbers)."""
+    if isinstance(expected, torch.Tensor):
+        rtol, atol = tolerance if tolerance is not None else (None, None)
+        torch.testing.assert_close(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    elif isinstance(expected, dict):
+        assert got.keys() == expected.keys()
+        for key in expected:
+            assert_same(got[key], expected[key], tolerance)
+    elif isinstance(expected, list | tuple):
+        assert type(got) is type(expected) and len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            assert_same(g, e, tolerance)
+    else:
+        assert got == expected
+
+
+def loss_of(output: Any) -> Any:
+    """A scalar from every float tensor of `output`."""
+    if isinstance(output, torch.Tensor):
+        return output.float().square().mean() if output.is_floating_point() else 0
+    if isinstance(output, dict):
+        return sum(loss_of(v) for v in output.values())
+    if isinstance(output, list | tuple):
+        return sum(loss_of(v) for v in output)
+    return 0
+
+
+def graphs_of(run: Callable[[], None]) -> list[dict[str, Any]]:
+    """The reports of the graphs `run` compiles (dynamo's cache reset first, so the
+    graphs are its own), whose programs all compiled."""
+    from dvm import lazy
+
+    torch._dynamo.reset()
+    first, failed = len(dvm.torch.reports()), lazy.stats()["failed"]
+    run()
+    assert lazy.stats()["failed"] == failed
+    return dvm.torch.reports()[first:]
+
+
+def assert_share(reports: list[dict[str, Any]], share: float) -> None:
+    for report in reports:
+        assert report["ops_on_dvm"] >= share * report["ops_total"], report
+
+
+# -- torch's fused transformer kernels --------------------------------------------------------
+
+
+def test_the_fused_encoder_kernel_records_with_its_mask_conventions() -> None:
+    """In eval mode under no_grad, the layer is one `_transformer_encoder_layer_fwd`,
+    which reads a mask as booleans (a nonzero float masks its key, where the layer's own
+    path would add it) and gives NaN for a row of masked keys: as eager does."""
+    torch.manual_seed(4)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True).eval()
+    compiled = torch.compile(layer, backend="dvm", dynamic=True)
+
+    def run() -> None:
+        with torch.no_grad():
+            for b, t in [(2, 5), (3, 7)]:
+                x, padding = torch.randn(b, t, 16), torch.zeros(b, t)
+                padding[0, 1], padding[-1, :] = 0.5, float("-inf")  # a whole row masked
+                causal = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+                for masks in [{}, {"src_key_padding_mask": padding}, {"src_mask": causal},
+                              {"src_mask": causal, "src_key_padding_mask": padding}]:  # fmt: skip
+                    expected = layer(x, **masks)
+                    assert expected[-1].isnan().all() or "src_key_padding_mask" not in masks
+                    assert_same(compiled(x, **masks), expected, (1e-4, 1e-5))
+
+    reports = graphs_of(run)
+    assert_share(reports, 1.0)
+    assert min(report["ops_total"] for report in reports) == 1  # the kernel alone
