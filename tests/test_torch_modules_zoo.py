@@ -88,3 +88,41 @@ def test_the_fused_encoder_kernel_records_with_its_mask_conventions() -> None:
     reports = graphs_of(run)
     assert_share(reports, 1.0)
     assert min(report["ops_total"] for report in reports) == 1  # the kernel alone
+
+
+# -- half precision ---------------------------------------------------------------------------
+
+
+class HalfPrecisionNorms(nn.Module):
+    def __init__(self, dtype: Any) -> None:
+        super().__init__()
+        self.dtype = dtype
+        self.ln, self.gn = nn.LayerNorm(16).to(dtype), nn.GroupNorm(4, 16).to(dtype)
+
+    def forward(self, x: Any) -> Any:
+        y = x.to(self.dtype)
+        return (F.softmax(y, -1), F.softmax(y, -1, dtype=torch.float32), F.log_softmax(y, -1),
+                self.ln(y), self.gn(y.transpose(1, 2)))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("dtype", "tolerance"), [(torch.float16, (1e-3, 1e-3)), (torch.bfloat16, (1.6e-2, 8e-3))]
+)
+def test_half_precision_softmax_and_norms_round_once_as_torchs(
+    dtype: Any, tolerance: tuple[float, float]
+) -> None:
+    """torch's CPU kernels compute a float16 or bfloat16 softmax or norm in float32 and
+    round once: so do the programs. (The absolute tolerance is for torch's own
+    `log_softmax` of half floats, up to 2% off float64's near 0 where the programs'
+    round to the nearest.)"""
+    torch.manual_seed(8)
+    model = HalfPrecisionNorms(dtype).eval()
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+
+    def run() -> None:
+        with torch.no_grad():
+            for b, t in [(2, 5), (3, 7)]:
+                x = torch.randn(b, t, 16) * 3
+                assert_same(compiled(x), model(x), tolerance)
+
+    assert_share(graphs_of(run), 1.0)

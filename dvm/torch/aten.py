@@ -19,6 +19,7 @@ from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.arrange import vector_norm as vector_norm_of
 from dvm.lazy.array import dialect_op
 from dvm.lazy.record import collective as record_collective
+from dvm.numerics import working_dtype
 from dvm.torch.plan import BUILDING
 from dvm.torch.sizes import Size, plain, specialized
 
@@ -156,30 +157,46 @@ def var(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False)
     return needs(total / number(max(count, 0), total))
 
 
+def widened(x: LazyArray) -> LazyArray:
+    """A half-precision float tensor in float32, as torch's CPU kernels of softmax and
+    the norms compute it (rounding once, at the end); any other tensor as it is."""
+    return narrowed(x, working_dtype(x.dtype))
+
+
+def narrowed(x: LazyArray, dtype: np.dtype[Any]) -> LazyArray:
+    """`x` in `dtype` (back after `widened`; no op where it is in it already)."""
+    return x if x.dtype == dtype else needs(x.astype(dtype))
+
+
 def softmax(x: Any, dim: int, half_to_float: bool = False) -> Any:
     x = lazy(x)
-    e = np.exp(x - x.max(axis=dim, keepdims=True))
-    return e / e.sum(axis=dim, keepdims=True)
+    wide = widened(x)
+    e = np.exp(wide - wide.max(axis=dim, keepdims=True))
+    result = needs(e / e.sum(axis=dim, keepdims=True))
+    return result if half_to_float else narrowed(result, x.dtype)
 
 
 def log_softmax(x: Any, dim: int, half_to_float: bool = False) -> Any:
     x = lazy(x)
-    shifted = x - x.max(axis=dim, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+    wide = widened(x)
+    shifted = wide - wide.max(axis=dim, keepdims=True)
+    result = needs(shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True)))
+    return result if half_to_float else narrowed(result, x.dtype)
 
 
 def native_layer_norm(x: Any, shape: Sequence[int], weight: Any, bias: Any, eps: float) -> Any:
     x = lazy(x)
+    wide = widened(x)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
-    mean = x.mean(axis=axes, keepdims=True)
-    centred = x - mean
+    mean = wide.mean(axis=axes, keepdims=True)
+    centred = wide - mean
     rstd = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + eps)
     out = centred * rstd
     if weight is not None:
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out, mean, rstd
+    return tuple(narrowed(needs(v), x.dtype) for v in (out, mean, rstd))
 
 
 # -- matmul ---------------------------------------------------------------------------------

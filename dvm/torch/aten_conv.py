@@ -7,8 +7,8 @@ The slices side by side along a new dim are the im2col matrix, channels by offse
 per group, by it. Its backward: the weight's gradient is the output gradient times
 the im2col matrix (summed over the batch); the input's, the weight's transpose times
 the output gradient, added back at each offset's slice (a strided insert) and cut to
-the input; the bias's, a sum. Transposed convolutions run in torch. Batch norms,
-which follow convolutions, are here too.
+the input; the bias's, a sum. Transposed convolutions run in torch. Batch and group
+norms, which follow convolutions, are here too.
 """
 
 from __future__ import annotations
@@ -20,7 +20,17 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
-from dvm.torch.aten import Handler, Unsupported, lazy, needs, number, reshaped
+from dvm.numerics import is_float_dtype
+from dvm.torch.aten import (
+    Handler,
+    Unsupported,
+    lazy,
+    narrowed,
+    needs,
+    number,
+    reshaped,
+    widened,
+)
 from dvm.torch.aten_nn import Window, added_at_windows, offset_slices, per_dim, window
 from dvm.torch.sizes import specialized
 
@@ -172,6 +182,31 @@ def batch_norm_training(x: Any, weight: Any, bias: Any, running_mean: Any, runni
     )
 
 
+def group_norm(x: Any, weight: Any, bias: Any, batch: Any, channels: Any, inner: Any,
+               groups: int, eps: float) -> Any:  # fmt: skip
+    """`native_group_norm`: the channels (dim 1) in `groups` groups, each normalized over
+    its channels and positions by its mean and (biased) variance, then scaled and
+    shifted per channel; with the mean and the inverse deviation per (batch, group).
+    Half-precision inputs are normalized in float32, as torch's kernel does."""
+    x = lazy(x)
+    groups = specialized(groups)
+    if x.ndim < 2 or not is_float_dtype(x.dtype) or channels % groups:
+        raise Unsupported("a group norm without channels, or of integers")
+    wide = widened(x)
+    rows = reshaped(wide, (batch, groups, channels // groups * inner))
+    mean = rows.mean(axis=2, keepdims=True)
+    centred = rows - mean
+    inverse = 1 / np.sqrt((centred * centred).mean(axis=2, keepdims=True) + eps)
+    out = reshaped(needs(centred * inverse), x.shape)
+    per_channel = (channels, *([1] * (x.ndim - 2)))
+    if weight is not None:
+        out = out * channels_of(weight, per_channel)
+    if bias is not None:
+        out = out + channels_of(bias, per_channel)
+    statistics = [reshaped(needs(s), (batch, groups)) for s in (mean, inverse)]
+    return tuple(narrowed(needs(v), x.dtype) for v in (out, *statistics))
+
+
 def channels_of(v: Any, shape: tuple[Any, ...]) -> LazyArray:
     """A per-channel vector shaped to `shape` (to broadcast along dim 1, or back to a
     vector)."""
@@ -182,5 +217,6 @@ HANDLERS: dict[str, Handler] = {
     "convolution": convolution, "convolution_backward": convolution_backward,
     "_native_batch_norm_legit_no_training": batch_norm_inference,
     "_native_batch_norm_legit_functional": batch_norm_training,
+    "native_group_norm": group_norm,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
