@@ -5,6 +5,7 @@ one per size)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -124,5 +125,41 @@ def test_half_precision_softmax_and_norms_round_once_as_torchs(
             for b, t in [(2, 5), (3, 7)]:
                 x = torch.randn(b, t, 16) * 3
                 assert_same(compiled(x), model(x), tolerance)
+
+    assert_share(graphs_of(run), 1.0)
+
+
+# -- sizes and numbers in elementwise ops -----------------------------------------------------
+
+
+class MaskedRegression(nn.Module):
+    """A mean squared error (its backward divides by the count as a float tensor,
+    `true_divide`) over positions masked with a size test (`mask & (t > 1)`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 4)
+
+    def forward(self, x: Any, wanted: Any) -> Any:
+        t = x.shape[1]
+        keep = (torch.arange(t) < t - 1) & (t > 1)
+        return F.mse_loss(self.linear(x) * keep[:, None], wanted)
+
+
+def test_a_size_test_and_a_mean_squared_error_record() -> None:
+    torch.manual_seed(9)
+    model = MaskedRegression()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+
+    def run() -> None:
+        for b, t in [(2, 5), (3, 7)]:
+            x, wanted = torch.randn(b, t, 8), torch.randn(b, t, 4)
+            loss, expected = compiled(x, wanted), reference(x, wanted)
+            assert_same(loss, expected, (1e-5, 1e-6))
+            loss.backward()
+            expected.backward()
+        for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+            assert_same(p.grad, q.grad, (1e-4, 1e-6))
 
     assert_share(graphs_of(run), 1.0)

@@ -65,6 +65,7 @@ def binary(function: np.ufunc) -> Handler:
         if rounding_mode is not None:
             return rounded_divide(a, b, rounding_mode)
         a, b = number(a, b), number(b, a)
+        a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
             b = b * alpha
         return needs(function(a, b))
@@ -637,7 +638,8 @@ def reduce_scatter(x: Any, reduce_op: str, group_size: int, group_name: str) -> 
 
 HANDLERS: dict[str, Handler] = {
     "add": binary(np.add), "sub": binary(np.subtract), "mul": binary(np.multiply),
-    "div": binary(np.true_divide), "pow": binary(np.power),
+    "div": binary(np.true_divide), "true_divide": binary(np.true_divide),
+    "pow": binary(np.power),
     "maximum": binary(np.maximum), "minimum": binary(np.minimum),
     "eq": binary(np.equal), "ne": binary(np.not_equal), "lt": binary(np.less),
     "le": binary(np.less_equal), "gt": binary(np.greater), "ge": binary(np.greater_equal),
