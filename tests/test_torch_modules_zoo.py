@@ -129,6 +129,62 @@ def test_half_precision_softmax_and_norms_round_once_as_torchs(
     assert_share(graphs_of(run), 1.0)
 
 
+# -- group norms, paddings, adaptive max poolings ---------------------------------------------
+
+
+class NormAndPad(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 4)
+
+    def forward(self, x: Any) -> Any:
+        return F.pad(self.norm(x), (1, -1, 2, 0), value=0.5), F.pad(x, (0, 0))
+
+
+def test_a_group_norm_and_a_padding_record_with_their_gradients() -> None:
+    torch.manual_seed(7)
+    model = NormAndPad()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+
+    def run() -> None:
+        for b, h, w in [(2, 5, 7), (3, 6, 3)]:
+            x = torch.randn(b, 4, h, w, requires_grad=True)
+            given = x.detach().clone().requires_grad_()
+            got, expected = compiled(x), reference(given)
+            assert_same(got, expected, (1e-4, 1e-5))
+            loss_of(got).backward()
+            loss_of(expected).backward()
+            assert_same(x.grad, given.grad, (1e-4, 1e-5))
+        for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+            assert_same(p.grad, q.grad, (1e-4, 1e-5))
+
+    assert_share(graphs_of(run), 1.0)
+
+
+class AdaptiveMax(nn.Module):
+    def forward(self, x: Any) -> Any:
+        values, indices = F.adaptive_max_pool2d(x, (2, 3), return_indices=True)
+        return values * 2, indices
+
+
+def test_an_adaptive_max_pooling_gives_torchs_maxima_and_indices() -> None:
+    torch.manual_seed(6)
+    compiled = torch.compile(AdaptiveMax(), backend="dvm", dynamic=True)
+
+    def run() -> None:
+        for b, h, w in [(2, 4, 6), (3, 6, 9), (1, 2, 3)]:
+            x = torch.randn(b, 3, h, w, requires_grad=True)
+            reference = x.detach().clone().requires_grad_()
+            got, expected = compiled(x), AdaptiveMax()(reference)
+            assert_same(got, expected, (1e-6, 1e-6))
+            loss_of(got).backward()
+            loss_of(expected).backward()
+            assert_same(x.grad, reference.grad, (1e-5, 1e-6))
+
+    assert_share(graphs_of(run), 1.0)
+
+
 # -- sizes and numbers in elementwise ops -----------------------------------------------------
 
 

@@ -21,9 +21,18 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
-from dvm.torch.aten import Handler, Unsupported, filled, lazy, needs, number, reshaped
+from dvm.torch.aten import (
+    Handler,
+    Unsupported,
+    filled,
+    lazy,
+    needs,
+    number,
+    reshaped,
+    slice_,
+)
 from dvm.torch.aten_index import flat_add, flat_positions
-from dvm.torch.sizes import specialized
+from dvm.torch.sizes import Size, specialized
 
 INT64 = np.dtype(np.int64)
 
@@ -109,7 +118,7 @@ def windows(x: LazyArray, count: int, kernel: Sequence[Any], stride: Sequence[An
     ]
 
 
-def padded(x: LazyArray, axis: int, low: Any, high: Any, fill: float) -> LazyArray:
+def padded(x: LazyArray, axis: int, low: Any, high: Any, fill: Any) -> LazyArray:
     """`x` between `low` and `high` elements of `fill` along `axis` (sizes of the call
     kept: numpy's `pad` would read them as plain numbers)."""
     pieces = []
@@ -123,6 +132,21 @@ def padded(x: LazyArray, axis: int, low: Any, high: Any, fill: float) -> LazyArr
     joined = record.concat(parts, axis)
     assert joined is not None
     return LazyArray(joined)
+
+
+def constant_pad(x: Any, pad: Sequence[Any], value: Any = 0) -> Any:
+    """`constant_pad_nd`: `pad` holds (before, after) pairs from the last dim back; a
+    positive width pads with `value`, a negative one cuts that many elements off."""
+    x = given = lazy(x)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim or isinstance(value, Size | LazyArray):
+        raise Unsupported("a padding of more dims than the input, or by a computed value")
+    for k in range(len(pad) // 2):
+        axis, low, high = x.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+        if low < 0 or high < 0:
+            start, end = (-low if low < 0 else 0), (x.shape[axis] + high if high < 0 else None)
+            x = slice_(x, axis, start, end)
+        x = padded(x, axis, low if low > 0 else 0, high if high > 0 else 0, value)
+    return x if x is not given else LazyArray(record.convert(x._node, x.dtype))  # (a copy)
 
 
 def offset_slices(
@@ -252,7 +276,12 @@ def max_pool_backward(grad: Any, x: Any, kernel: Sequence[Any], stride: Sequence
                       count: int = 2) -> Any:  # fmt: skip
     """The gradient of a max pooling: each output's gradient added at the position
     its window chose (`tensor.scatter_add` within each plane, equal ones adding up)."""
-    grad, x, indices = lazy(grad), lazy(x), lazy(indices)
+    return added_at_indices(lazy(grad), lazy(x), lazy(indices), count)
+
+
+def added_at_indices(grad: LazyArray, x: LazyArray, indices: LazyArray, count: int) -> LazyArray:
+    """Each output's gradient added at the flat position `indices` names in its plane of
+    `x` (the last `count` dims)."""
     first = x.ndim - count
     planes, plane = math.prod(x.shape[:first]), math.prod(x.shape[first:])
     outputs = math.prod(grad.shape[first:])
@@ -339,6 +368,28 @@ def adaptive_avg_pool(x: Any, output_size: Sequence[Any]) -> Any:
     return needs(reshaped(x, split).mean(axis=axes))
 
 
+def adaptive_max_pool(x: Any, output_size: Sequence[Any]) -> Any:
+    """`adaptive_max_pool2d` of an output dividing the input: the maximum of each block
+    and its flat position in the input's plane (the block's elements in a row of their
+    own, the first maximum's offset in it turned into a row and a column)."""
+    x = lazy(x)
+    if x.dtype.kind != "f" or len(output_size) != 2:
+        raise Unsupported("an adaptive max pooling of integers, or not 2-d")
+    (rows, row_block), (cols, col_block) = adaptive_blocks(x, output_size)
+    first = x.ndim - 2
+    front, width = x.shape[:first], x.shape[-1]
+    split = reshaped(x, (*front, rows, row_block, cols, col_block))
+    order = (*range(first), first, first + 2, first + 1, first + 3)
+    blocks = reshaped(needs(split.transpose(order)), (*front, rows, cols, row_block * col_block))
+    offset = needs(np.argmax(blocks, axis=-1))
+    out_shape = (*front, rows, cols)
+    rows_at, cols_at = (LazyArray(record.iota(out_shape, a, INT64)) for a in (first, first + 1))
+    across = number(col_block, offset)
+    row = rows_at * number(row_block, offset) + offset // across
+    col = cols_at * across + offset % across
+    return needs(np.max(blocks, axis=-1)), needs(row * number(width, offset) + col)
+
+
 def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
     """Each output's gradient over its block's size, spread over the block."""
     grad, x = lazy(grad), lazy(x)
@@ -359,6 +410,11 @@ HANDLERS: dict[str, Handler] = {
     "avg_pool2d": avg_pool, "avg_pool2d_backward": avg_pool_backward,
     "avg_pool3d": lambda *a, **k: avg_pool(*a, **k, count=3),
     "avg_pool3d_backward": lambda *a, **k: avg_pool_backward(*a, **k, count=3),
+    "constant_pad_nd": constant_pad,
+    "adaptive_max_pool2d": adaptive_max_pool,
+    "adaptive_max_pool2d_backward": lambda grad, x, indices: added_at_indices(
+        lazy(grad), lazy(x), lazy(indices), 2
+    ),
     "_adaptive_avg_pool2d": adaptive_avg_pool, "_adaptive_avg_pool3d": adaptive_avg_pool,
     "_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward,
     "_adaptive_avg_pool3d_backward": lambda *a: adaptive_avg_pool_backward(*a, count=3),
