@@ -185,6 +185,51 @@ def test_an_adaptive_max_pooling_gives_torchs_maxima_and_indices() -> None:
     assert_share(graphs_of(run), 1.0)
 
 
+# -- indexing ---------------------------------------------------------------------------------
+
+
+class Pick(nn.Module):
+    """Advanced indexing by two index tensors (rows broadcast against columns)."""
+
+    def forward(self, x: Any, rows: Any, cols: Any) -> Any:
+        return x[:, rows[:, None], cols] * 2, x[:, :, -1 - rows] + 1
+
+
+def test_indexing_by_several_tensors_records_and_checks_its_indices() -> None:
+    torch.manual_seed(5)
+    compiled = torch.compile(Pick(), backend="dvm", dynamic=True)
+
+    def run() -> None:
+        for h, w in [(5, 7), (6, 3)]:
+            x = torch.randn(2, h, w, requires_grad=True)
+            rows, cols = torch.randint(0, min(h, w), (4,)), torch.randint(0, w, (3,))
+            reference = x.detach().clone().requires_grad_()
+            got, expected = compiled(x, rows, cols), Pick()(reference, rows, cols)
+            assert_same(got, expected, (1e-6, 1e-6))
+            loss_of(got).backward()
+            loss_of(expected).backward()
+            assert_same(x.grad, reference.grad, (1e-5, 1e-6))
+        with torch.no_grad(), pytest.raises(IndexError):
+            compiled(torch.randn(2, 5, 7), torch.tensor([0, 5]), torch.tensor([1]))
+
+    reports = graphs_of(run)
+    assert_share(reports, 1.0)
+
+
+def test_a_padded_embeddings_backward_replays_its_plan() -> None:
+    """The gradient's `index_put` keeps the call's sizes (plain ones would tie the
+    plan to one batch and length by a guard, and every call would record anew)."""
+    model = nn.Sequential(nn.Embedding(20, 16, padding_idx=0), nn.Linear(16, 4))
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        for b, t in [(2, 5), (3, 7), (4, 3), (2, 6)]:
+            compiled(torch.randint(0, 20, (b, t))).square().mean().backward()
+
+    backward = [r for r in graphs_of(run) if "backward" in r["graph"]]
+    assert [(r["plans"], r["replayed"]) for r in backward] == [(1, 3)], backward
+
+
 # -- sizes and numbers in elementwise ops -----------------------------------------------------
 
 

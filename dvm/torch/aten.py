@@ -459,38 +459,25 @@ def index_select(x: Any, dim: int, index: Any) -> Any:
     return LazyArray(record.take(x._node, checked(index, x.shape[axis])._node, axis))
 
 
-def index(x: Any, indices: Sequence[Any]) -> Any:
-    """Advanced indexing by one integer tensor (`x[:, ids]`): `take` along its dim."""
-    x = lazy(x)
-    axis, ids = one_index(x, indices)
-    return LazyArray(record.take(x._node, ids._node, axis))
-
-
 def one_index(x: LazyArray, indices: Sequence[Any]) -> tuple[int, LazyArray]:
-    """The dim and the ids of an `index`/`index_put` by one integer tensor, checked.
-    Computed ids wrap as torch's do (-1 is the last); a boolean mask, or several index
-    tensors, run in torch."""
+    """The dim and the ids of an `index`/`index_put` by one integer tensor, wrapped and
+    checked (a boolean mask, or several index tensors: Unsupported)."""
     given = [(axis, ids) for axis, ids in enumerate(indices) if ids is not None]
     if len(given) != 1 or lazy(given[0][1]).dtype.kind not in "iu":
         raise Unsupported("indexing by a mask or by several tensors")
     axis, ids = given[0]
-    bound = x.shape[axis]
-    if ids._node.value is None:  # (known ones: in [0, n), checked on each replay)
-        ids = needs(np.where(ids < 0, ids + number(bound, ids), ids))
-    return axis, checked(ids, bound)
+    return axis, checked(wrapped(ids, x.shape[axis]), x.shape[axis])
 
 
-def index_put(x: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Any:
-    """`x[ids] += values` made functional (an embedding's gradient): `scatter_add`
-    along the dim of the one index tensor. Without `accumulate`, the last of equal ids
-    would win: that runs in torch."""
-    x = lazy(x)
-    if not accumulate:
-        raise Unsupported("index_put without accumulate")
-    axis, ids = one_index(x, indices)
-    shape = (*x.shape[:axis], *ids.shape, *x.shape[axis + 1 :])
-    updates = np.broadcast_to(number(values, x), tuple(map(plain, shape)))
-    return LazyArray(record.scatter_add(x._node, ids._node, lazy(updates)._node, axis))
+def wrapped(ids: LazyArray, bound: Any) -> LazyArray:
+    """Ids that count from the end when negative, as torch's (-1 is the last): computed
+    ones, and known ones with a negative id, become `where(ids < 0, ids + bound, ids)`
+    (a computed index, checked as the program runs); known ones in [0, n) stay as
+    they are (checked on each replay, where a negative one records anew)."""
+    known = ids._node.value
+    if known is not None and not (known.size and known.min() < 0):
+        return ids
+    return needs(np.where(ids < 0, ids + number(bound, ids), ids))
 
 
 def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
@@ -674,8 +661,8 @@ HANDLERS: dict[str, Handler] = {
     "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
-    "embedding": embedding, "index_select": index_select, "gather": gather, "index": index,
-    "index_put": index_put, "index_add": index_add,
+    "embedding": embedding, "index_select": index_select, "gather": gather,
+    "index_add": index_add,
     "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat, "topk": topk,
     "bitwise_xor": binary(np.bitwise_xor), "__lshift__": binary(np.left_shift),
     "__rshift__": binary(np.right_shift), "bitwise_left_shift": binary(np.left_shift),

@@ -1,4 +1,5 @@
-"""ATen's writes at indices and sorts, as ops the dialect has (see `aten`).
+"""ATen's writes at indices, indexing by several tensors and sorts, as ops the dialect
+has (see `aten`).
 
 `scatter` and its relatives write values at positions an index tensor names along a
 dim, each position of the index in a place of its own (`x[i][index[i][j]] = src[i][j]`
@@ -15,6 +16,7 @@ sort; the ascending one is the same on the reversed dim, reversed back.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +24,18 @@ import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.graph import Node
-from dvm.torch.aten import Handler, Unsupported, checked, filled, lazy, needs, number, reshaped
+from dvm.torch.aten import (
+    Handler,
+    Unsupported,
+    checked,
+    filled,
+    lazy,
+    needs,
+    number,
+    one_index,
+    reshaped,
+    wrapped,
+)
 from dvm.torch.plan import BUILDING, distinct
 from dvm.torch.sizes import specialized
 
@@ -42,6 +55,59 @@ def in_range(index: LazyArray, bound: Any) -> LazyArray:
         return index
     positions = record.iota((bound,), 0, index.dtype)
     return LazyArray(record.take(positions, index._node, 0))
+
+
+# -- indexing by several tensors --------------------------------------------------------------
+
+
+def index(x: Any, indices: Sequence[Any]) -> Any:
+    """Advanced indexing (`x[:, ids]`, `x[..., rows[:, None], cols]`): a `take` along
+    the dim of the index tensor (or of the dims it names, merged)."""
+    merged, axis, ids = flat_index(lazy(x), indices)
+    return LazyArray(record.take(merged._node, ids._node, axis))
+
+
+def index_put(x: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Any:
+    """`x[ids] += values` made functional (an embedding's or an upsampling's gradient):
+    a `scatter_add` along the indexed dim (or dims, merged). Without `accumulate`, the
+    last of equal ids would win: that runs in torch."""
+    x = lazy(x)
+    if not accumulate:
+        raise Unsupported("index_put without accumulate")
+    merged, axis, ids = flat_index(x, indices)
+    shape = (*merged.shape[:axis], *ids.shape, *merged.shape[axis + 1 :])
+    values = number(values, x)
+    if not isinstance(values, LazyArray):  # (a number: a constant of x's dtype)
+        values = asarray(np.asarray(values, x.dtype))
+    # (the sizes kept: plain ones would tie the plan to this call's by a guard)
+    updates = lazy(np.broadcast_to(values, tuple(shape)))
+    added = LazyArray(record.scatter_add(merged._node, ids._node, updates._node, axis))
+    return added if merged is x else reshaped(added, x.shape)
+
+
+def flat_index(x: LazyArray, indices: Sequence[Any]) -> tuple[LazyArray, int, LazyArray]:
+    """`x` as an `index` by integer tensors reads it, the dim it reads along, and the
+    ids along it: by one tensor, its dim and ids (`one_index`); by several on adjacent
+    dims, those dims merged into one and the flat position the tensors name in it
+    (each one's ids checked against its own dim). Boolean masks, and tensors on dims
+    apart (whose result torch puts first), run in torch."""
+    given = [(axis, ids) for axis, ids in enumerate(indices) if ids is not None]
+    if len(given) == 1:
+        axis, ids = one_index(x, indices)
+        return x, axis, ids
+    axes = [axis for axis, _ in given]
+    if not given or axes != list(range(axes[0], axes[0] + len(axes))):
+        raise Unsupported("indexing by tensors on dims apart")
+    if any(lazy(ids).dtype.kind not in "iu" for _, ids in given):
+        raise Unsupported("indexing by a mask")
+    first, last = axes[0], axes[-1] + 1
+    flat: Any = None
+    for axis, ids in given:
+        bound = x.shape[axis]
+        ids = in_range(wrapped(ids, bound), bound)
+        flat = ids if flat is None else needs(flat * number(bound, flat) + ids)
+    merged = reshaped(x, (*x.shape[:first], math.prod(x.shape[first:last]), *x.shape[last:]))
+    return merged, first, flat
 
 
 def target_block(x: LazyArray, index: LazyArray, axis: int) -> list[Any] | None:
@@ -279,7 +345,8 @@ def argsort(x: Any, dim: Any = -1, descending: bool = False, stable: bool = Fals
 
 HANDLERS: dict[str, Handler] = {
     "scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
-    "sort": sort, "argsort": argsort,
+    "sort": sort, "argsort": argsort, "index": index,
+    "index_put": index_put,
 }  # fmt: skip
 """The ATen ops of this module, by name (`sort` and `sort.stable` alike: the second's
 arguments are keywords)."""
