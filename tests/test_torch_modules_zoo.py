@@ -6,6 +6,7 @@ one per size)."""
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -264,3 +265,54 @@ def test_a_size_test_and_a_mean_squared_error_record() -> None:
             assert_same(p.grad, q.grad, (1e-4, 1e-6))
 
     assert_share(graphs_of(run), 1.0)
+
+
+# -- what runs in torch, and why --------------------------------------------------------------
+
+
+class ComplexScale(nn.Module):
+    def forward(self, z: Any, x: Any) -> Any:
+        return (z * 2).abs() + x.sum()
+
+
+def test_an_unsupported_dtype_runs_in_torch_with_the_reason_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ComplexScale()
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+
+    def run() -> None:
+        for n in (3, 5):
+            z, x = torch.randn(n, 4, dtype=torch.complex64), torch.randn(n, 4)
+            assert_same(compiled(z, x), model(z, x), None)
+
+    with caplog.at_level(logging.INFO, logger="dvm.torch"):
+        (report,) = graphs_of(run)
+    assert report["fallbacks"] == {"mul": 1, "abs": 1}, report
+    assert "torch.complex64" in report["reasons"]["mul"]
+    assert any("mul x1 (a tensor of torch.complex64" in r.getMessage() for r in caplog.records)
+
+
+def test_a_handler_that_fails_leaves_its_op_to_torch_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in a handler is no crash of the model: torch runs the op."""
+    from dvm.torch import graph
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a bug")
+
+    monkeypatch.setitem(graph.HANDLERS, "tanh", broken)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+
+    def run() -> None:
+        with torch.no_grad():
+            x = torch.randn(3, 8)
+            assert_same(compiled(x), model(x), (1e-5, 1e-6))
+
+    with caplog.at_level(logging.WARNING, logger="dvm.torch"):
+        (report,) = graphs_of(run)
+    assert report["fallbacks"] == {"tanh": 1}
+    assert "TypeError: a bug" in report["reasons"]["tanh"]
+    assert any("tanh ran in torch" in r.getMessage() for r in caplog.records)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
 from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.arrange import vector_norm as vector_norm_of
@@ -32,7 +33,22 @@ class Unsupported(Exception):
 
 def lazy(x: Any) -> LazyArray:
     if not isinstance(x, LazyArray):
-        raise Unsupported("an operand that is not a tensor")
+        raise Unsupported(kept_in_torch(x) or "an operand that is not a tensor")
+    return x
+
+
+def kept_in_torch(x: Any) -> str | None:
+    """Why `x` is a torch tensor still (a dtype or a device dvm does not compute on:
+    `graph.to_lazy` leaves those in torch); None for anything else."""
+    return f"a tensor of {x.dtype} on {x.device}" if isinstance(x, torch.Tensor) else None
+
+
+def operand(x: Any) -> Any:
+    """An elementwise operand: a lazy array or a number (a tensor left in torch is
+    Unsupported, with the reason)."""
+    reason = kept_in_torch(x)
+    if reason is not None:
+        raise Unsupported(reason)
     return x
 
 
@@ -64,7 +80,7 @@ def binary(function: np.ufunc) -> Handler:
     def handler(a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Any:
         if rounding_mode is not None:
             return rounded_divide(a, b, rounding_mode)
-        a, b = number(a, b), number(b, a)
+        a, b = number(operand(a), b), number(operand(b), a)
         a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
             b = b * alpha
@@ -335,6 +351,8 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
     x = lazy(x)
     if any(v is not None for k, v in kwargs.items() if k not in ("layout", "device", "pin_memory")):
         raise Unsupported("_to_copy with a memory format")
+    if dtype is not None and dtype not in DTYPES:
+        raise Unsupported(f"a cast to {dtype}")
     return x.astype(DTYPES[dtype]) if dtype is not None else x.copy()
 
 

@@ -55,6 +55,8 @@ class Report:
     ops_on_dvm: int = 0
     fallbacks: Counter[str] = field(default_factory=Counter)
     """ATen ops that ran in torch, by name."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Why each op of `fallbacks` ran in torch (the first reason met)."""
     plans: int = 0
     """Plans made (one per input signature and branch taken on sizes)."""
     replayed: int = 0
@@ -66,6 +68,7 @@ class Report:
             "ops_total": self.ops_total,
             "ops_on_dvm": self.ops_on_dvm,
             "fallbacks": dict(self.fallbacks),
+            "reasons": dict(self.reasons),
             "plans": self.plans,
             "replayed": self.replayed,
         }
@@ -100,6 +103,16 @@ def op_name(target: Any) -> str:
     packet = getattr(target, "overloadpacket", None)
     return packet.__name__ if packet is not None else getattr(target, "__name__", str(target))
 
+
+HANDLER_FAILURES = (
+    ArithmeticError, AssertionError, AttributeError, KeyError, NotImplementedError,
+    TypeError, ValueError,
+)  # fmt: skip
+"""What a handler raises only by a bug of its own (never torch's errors for the
+user's values: an `IndexError` of an index out of range, a `RuntimeError` of a false
+assertion, which are the model's). The op then runs in torch, which gives its result
+or its own error, and a warning says why: a model never fails inside the backend for
+what torch runs."""
 
 MAX_PLANS = 8
 """Plans kept per graph and input signature (least recently made go)."""
@@ -199,15 +212,22 @@ class GraphRunner:
         name = op_name(target)
         handler = HANDLERS.get(name)
         fell_back = STATS.fallbacks.total()  # (not `lazy.stats()`: a copy per op)
+        reason = "no handler"
         if handler is not None:
             try:
                 value = as_declared(node, handler(*args, **kwargs))
                 if STATS.fallbacks.total() == fell_back:
                     self.count(name, True)
                     return value
-            except Unsupported:
-                pass
-        self.count(name, False)
+                reason = "not recorded by dvm.lazy"
+            except Unsupported as refusal:
+                reason = str(refusal)
+            except HANDLER_FAILURES as failure:  # (a bug of the handler: torch runs the op)
+                reason = f"the handler failed: {type(failure).__name__}: {failure}"
+                log.warning(
+                    "dvm.torch: %s: %s ran in torch, as %s", self.report.graph, name, reason
+                )
+        self.count(name, False, reason)
         held = self.run_in_torch(target, args, kwargs, position)
         return with_static_dims(held, node.meta.get("val"))
 
@@ -224,12 +244,13 @@ class GraphRunner:
         self.builder.torch_op(target, args, kwargs, held, node)
         return held
 
-    def count(self, name: str, on_dvm: bool) -> None:
+    def count(self, name: str, on_dvm: bool, reason: str = "") -> None:
         if self.first:
             self.report.ops_total += 1
             self.report.ops_on_dvm += on_dvm
             if not on_dvm:
                 self.report.fallbacks[name] += 1
+                self.report.reasons.setdefault(name, reason)
 
     def finish(
         self, node: fx.Node, env: dict[fx.Node, Any], places: dict[fx.Node, int], args: Any
@@ -311,7 +332,9 @@ def as_declared(node: fx.Node, value: Any) -> Any:
 
 
 def summary(report: Report) -> str:
-    fell = ", ".join(f"{name} x{n}" for name, n in report.fallbacks.most_common())
+    fell = ", ".join(
+        f"{name} x{n} ({report.reasons[name]})" for name, n in report.fallbacks.most_common()
+    )
     return f"dvm.torch: {report.graph}: {report.ops_on_dvm} of {report.ops_total} ops on dvm" + (
         f"; in torch: {fell}" if fell else ""
     )
