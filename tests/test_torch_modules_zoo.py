@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -316,3 +317,490 @@ def test_a_handler_that_fails_leaves_its_op_to_torch_with_a_warning(
     assert report["fallbacks"] == {"tanh": 1}
     assert "TypeError: a bug" in report["reasons"]["tanh"]
     assert any("tanh ran in torch" in r.getMessage() for r in caplog.records)
+
+
+# -- modules as people write them --------------------------------------------------------------
+#
+# Each over a stream of shapes (a prime, 1s, a square) and one training step.
+
+
+class Encoder(nn.Module):
+    """A post-norm ReLU encoder layer; in eval mode under no_grad torch runs it as one
+    fused kernel (`_transformer_encoder_layer_fwd`)."""
+
+    def __init__(self, norm_first: bool = False, activation: str = "relu") -> None:
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(
+            32, 4, 64, dropout=0.0, batch_first=True, norm_first=norm_first, activation=activation
+        )
+
+    def forward(self, x: Any) -> Any:
+        return self.layer(x)
+
+
+class PaddedEncoder(Encoder):
+    """A pre-norm GELU encoder layer under a key padding mask (the last token)."""
+
+    def __init__(self) -> None:
+        super().__init__(norm_first=True, activation="gelu")
+
+    def forward(self, x: Any) -> Any:
+        b, t, _ = x.shape
+        padding = torch.arange(t).expand(b, t) == t - 1
+        return self.layer(x, src_key_padding_mask=padding & (t > 1))
+
+
+class CausalAttention(nn.Module):
+    """nn.MultiheadAttention under a boolean causal mask, returning its weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x: Any) -> Any:
+        t = x.shape[1]
+        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        return self.attn(x, x, x, attn_mask=causal)
+
+
+class PaddedAttention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x: Any, padding: Any) -> Any:
+        return self.attn(x, x, x, key_padding_mask=padding, need_weights=False)[0]
+
+
+class CausalSDPA(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(32, 96)
+
+    def forward(self, x: Any) -> Any:
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, 4, 8).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(b, t, c)
+
+
+class GroupNormConv(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.norm = nn.Conv2d(3, 8, 3, padding=1), nn.GroupNorm(4, 8)
+
+    def forward(self, x: Any) -> Any:
+        return F.silu(self.norm(self.conv(x)))
+
+
+class BatchNormMLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear, self.bn = nn.Linear(16, 24), nn.BatchNorm1d(24)
+
+    def forward(self, x: Any) -> Any:
+        return F.relu(self.bn(self.linear(x)))
+
+
+class ResNetBlock(nn.Module):
+    """A ResNet basic block with a strided 1x1 shortcut, and batch norms."""
+
+    def __init__(self, cin: int = 4, cout: int = 8) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, 2, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, 2, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x: Any) -> Any:
+        out = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+
+
+class DropoutMLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Dropout(0.3), nn.Linear(32, 16))
+
+    def forward(self, x: Any) -> Any:
+        return self.net(x)
+
+
+class PaddedEmbedding(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding, self.out = nn.Embedding(20, 16, padding_idx=0), nn.Linear(16, 4)
+
+    def forward(self, ids: Any) -> Any:
+        return self.out(self.embedding(ids).mean(1))
+
+
+class TextCNN(nn.Module):
+    """A 1-d convolution and a global max pooling over time (`AdaptiveMaxPool1d`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.pool = nn.Conv1d(8, 16, 3, padding=1), nn.AdaptiveMaxPool1d(1)
+
+    def forward(self, x: Any) -> Any:
+        return self.pool(F.relu(self.conv(x))).squeeze(-1)
+
+
+class Upsampler(nn.Module):
+    def __init__(self, mode: str) -> None:
+        super().__init__()
+        self.mode, self.conv = mode, nn.Conv2d(4, 4, 1)
+
+    def forward(self, x: Any) -> Any:
+        if self.mode == "module":
+            return self.conv(nn.Upsample(scale_factor=2)(x))
+        corners = False if self.mode == "bilinear" else None
+        return self.conv(F.interpolate(x, scale_factor=2, mode=self.mode, align_corners=corners))
+
+
+class Recurrent(nn.Module):
+    """A GRU or an LSTM and a linear head (dynamo runs RNN modules in eager)."""
+
+    def __init__(self, kind: type[Any]) -> None:
+        super().__init__()
+        self.rnn, self.head = kind(8, 16, batch_first=True), nn.Linear(16, 3)
+
+    def forward(self, x: Any) -> Any:
+        return self.head(self.rnn(x)[0][:, -1])
+
+
+class Activations(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear, self.prelu = nn.Linear(16, 16), nn.PReLU()
+        self.activations = nn.ModuleList(
+            [nn.Hardswish(), nn.Mish(), nn.Softplus(), nn.ELU(), nn.LeakyReLU(0.2),
+             nn.Hardsigmoid(), nn.SELU(), nn.ReLU6(), nn.GELU(approximate="tanh")]
+        )  # fmt: skip
+
+    def forward(self, x: Any) -> Any:
+        y = self.prelu(self.linear(x))
+        return sum(activation(y) for activation in self.activations)
+
+
+class Losses(nn.Module):
+    """Cross entropy with ignored targets and label smoothing, and a mean squared error."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(16, 7)
+        self.cross_entropy = nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=0.1)
+
+    def forward(self, x: Any, target: Any, wanted: Any) -> Any:
+        logits = self.linear(x)
+        return self.cross_entropy(logits, target) + nn.MSELoss()(logits, wanted)
+
+
+class PatchEmbedding(nn.Module):
+    """A ViT patch embedding: patches by `unfold`, a class token, LayerNorm."""
+
+    def __init__(self, patch: int = 4, d: int = 16) -> None:
+        super().__init__()
+        self.patch, self.proj = patch, nn.Linear(3 * patch * patch, d)
+        self.cls, self.norm = nn.Parameter(torch.randn(1, 1, d)), nn.LayerNorm(d)
+
+    def forward(self, x: Any) -> Any:
+        patches = F.unfold(x, kernel_size=self.patch, stride=self.patch).transpose(1, 2)
+        tokens = torch.cat([self.cls.expand(x.shape[0], -1, -1), self.proj(patches)], dim=1)
+        return self.norm(tokens)
+
+
+class PatchesByView(nn.Module):
+    """The same patches by `view`, `permute` and `flatten`."""
+
+    def __init__(self, patch: int = 4, d: int = 16) -> None:
+        super().__init__()
+        self.patch, self.proj = patch, nn.Linear(3 * patch * patch, d)
+
+    def forward(self, x: Any) -> Any:
+        b, c, h, w = x.shape
+        p = self.patch
+        x = x.view(b, c, h // p, p, w // p, p).permute(0, 2, 4, 1, 3, 5)
+        return self.proj(x.flatten(3).flatten(1, 2))
+
+
+class MixerBlock(nn.Module):
+    def __init__(self, tokens: int = 8, d: int = 16) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.token_mlp = nn.Sequential(nn.Linear(tokens, 16), nn.GELU(), nn.Linear(16, tokens))
+        self.channel_mlp = nn.Sequential(nn.Linear(d, 32), nn.GELU(), nn.Linear(32, d))
+
+    def forward(self, x: Any) -> Any:
+        x = x + self.token_mlp(self.norm1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channel_mlp(self.norm2(x))
+
+
+class T5LayerNorm(nn.Module):
+    """T5's RMSNorm: the variance in float32, the result in the weight's dtype."""
+
+    def __init__(self, d: int = 32, dtype: Any = torch.float32) -> None:
+        super().__init__()
+        self.weight = nn.Parameter((torch.ones(d) + 0.1 * torch.randn(d)).to(dtype))
+
+    def forward(self, h: Any) -> Any:
+        variance = h.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        h = h * torch.rsqrt(variance + 1e-6)
+        if self.weight.dtype in (torch.float16, torch.bfloat16):
+            h = h.to(self.weight.dtype)
+        return self.weight * h
+
+
+class SamplingHead(nn.Module):
+    """Greedy and top-k picks from the last position's logits (int64 index math)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lm = nn.Linear(16, 30)
+
+    def forward(self, h: Any) -> Any:
+        logits = self.lm(h[:, -1, :])
+        greedy = logits.argmax(-1)
+        values, ids = logits.topk(5, dim=-1)
+        picked = torch.gather(ids, -1, F.softmax(values, -1).argmax(-1, keepdim=True)).squeeze(-1)
+        chosen = F.log_softmax(logits, -1).gather(-1, greedy.unsqueeze(-1))
+        return greedy, picked, chosen, (greedy == picked).long().sum()
+
+
+class Masking(nn.Module):
+    """`torch.where` with scalars, `cumsum`, `masked_fill` with -inf before a softmax."""
+
+    def forward(self, x: Any) -> Any:
+        positive = torch.where(x > 0, x, 0.0)
+        masked = x.masked_fill(x < -0.5, float("-inf")).softmax(-1)
+        return positive + torch.where(x < -1, -1.0, 2.0), torch.cumsum(positive, dim=1), masked
+
+
+class IntegersAndBools(nn.Module):
+    def forward(self, ids: Any, flags: Any) -> Any:
+        chosen = (ids % 4 == 0) & flags
+        mixed = torch.where(chosen, ids * 3 + 1, -ids)
+        return mixed, chosen.sum(-1), chosen.any(-1), ids // 2, mixed.max(-1).values
+
+
+class Buffers(nn.Module):
+    """In-place ops on a copy of the input, on buffers (a step count, an average) and
+    on an activation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("steps", torch.zeros(()))
+        self.register_buffer("average", torch.zeros(16))
+        self.linear = nn.Linear(16, 16)
+
+    def forward(self, x: Any) -> Any:
+        x = x.clone()
+        x.add_(1.0).mul_(2)
+        self.steps.add_(1)
+        self.average.mul_(0.9).add_(0.1 * x.mean(0).detach())
+        return self.linear(x).relu_()
+
+
+class Structured(nn.Module):
+    """Returns a dict holding a tuple and Nones."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(16, 8)
+
+    def forward(self, x: Any) -> Any:
+        y = self.linear(x)
+        return {"out": y, "aux": (y.sum(-1), None), "none": None}
+
+
+class Padding(nn.Module):
+    def forward(self, x: Any) -> Any:
+        grown, cut = F.pad(x, (1, 2, 0, 3), value=0.5), F.pad(x, (-1, 1, 2, -2))
+        return grown.sum() + cut.mean(), F.pad(x, (0, 0, 0, 0))
+
+
+class SquareScores(nn.Module):
+    """Scores (b, t, t) by values (b, t, 16): a square input beside an oblong one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(16, 16)
+
+    def forward(self, x: Any, scores: Any) -> Any:
+        return torch.softmax(scores, -1) @ self.linear(x)
+
+
+# -- the cases -------------------------------------------------------------------------------
+
+
+def seq(b: int, t: int, d: int = 32) -> tuple[Any, ...]:
+    return (torch.randn(b, t, d),)
+
+
+def image(b: int, t: int, channels: int = 3) -> tuple[Any, ...]:
+    return (torch.randn(b, channels, t + 3, t + 5),)
+
+
+def padding_mask(b: int, t: int) -> Any:
+    return torch.arange(t).expand(b, t) == t - 1 if t > 1 else torch.zeros(b, t, dtype=torch.bool)
+
+
+def targets(b: int, t: int) -> tuple[Any, ...]:
+    n = b * t
+    ignored = torch.rand(n) < 0.2
+    return (
+        torch.randn(n, 16),
+        torch.where(ignored, -100, torch.randint(0, 7, (n,))),
+        torch.randn(n, 7),
+    )
+
+
+@dataclass
+class Case:
+    make: Callable[[], Any]
+    data: Callable[[int, int], tuple[Any, ...]]
+    train: bool = True
+    share: float = 1.0
+    """The share of each graph's ATen ops that must run on dvm."""
+    tolerance: tuple[float, float] | None = (1e-4, 1e-5)
+    """rtol and atol (None: torch's defaults for the dtype)."""
+
+
+CASES: dict[str, Case] = {
+    "encoder_layer": Case(Encoder, seq, train=False),
+    "padded_encoder_layer": Case(PaddedEncoder, seq),
+    "causal_multihead_attention": Case(CausalAttention, seq, train=False),
+    "padded_multihead_attention": Case(
+        PaddedAttention, lambda b, t: (*seq(b, t), padding_mask(b, t))
+    ),
+    "causal_sdpa": Case(CausalSDPA, seq, train=False),
+    "group_norm": Case(GroupNormConv, image),
+    "batch_norm_1d": Case(BatchNormMLP, lambda b, t: (torch.randn(b + 1, 16),)),
+    "resnet_block": Case(ResNetBlock, lambda b, t: image(b, t, 4)),
+    "dropout": Case(DropoutMLP, lambda b, t: (torch.randn(b, t, 16),), train=False),
+    "padded_embedding": Case(PaddedEmbedding, lambda b, t: (torch.randint(0, 20, (b, t)),)),
+    "text_cnn": Case(TextCNN, lambda b, t: (torch.randn(b, 8, t + 2),)),
+    "upsample_nearest": Case(lambda: Upsampler("nearest"), lambda b, t: image(b, t, 4)),
+    "upsample_bilinear": Case(lambda: Upsampler("bilinear"), lambda b, t: image(b, t, 4)),
+    "upsample_module": Case(lambda: Upsampler("module"), lambda b, t: image(b, t, 4)),
+    "gru": Case(lambda: Recurrent(nn.GRU), lambda b, t: (torch.randn(b, t, 8),), share=0),
+    "lstm": Case(lambda: Recurrent(nn.LSTM), lambda b, t: (torch.randn(b, t, 8),), share=0),
+    "activations": Case(Activations, lambda b, t: (torch.randn(b, t, 16),)),
+    "losses": Case(Losses, targets),
+    "vit_patches_unfold": Case(PatchEmbedding, lambda b, t: (torch.randn(b, 3, 4 * t, 8),)),
+    "vit_patches_view": Case(
+        PatchesByView, lambda b, t: (torch.randn(b, 3, 4 * t, 8),), train=False
+    ),
+    "mixer_block": Case(MixerBlock, lambda b, t: (torch.randn(b, 8, 16),), train=False),
+    "t5_layer_norm": Case(T5LayerNorm, seq),
+    "t5_layer_norm_bf16": Case(lambda: T5LayerNorm(dtype=torch.bfloat16), seq, tolerance=None),
+    "sampling_head": Case(SamplingHead, lambda b, t: (torch.randn(b, t, 16),), train=False),
+    "masking": Case(Masking, lambda b, t: (torch.randn(b, t + 1),)),
+    "integers_and_bools": Case(
+        IntegersAndBools,
+        lambda b, t: (torch.randint(-50, 50, (b, t)), torch.rand(b, t) < 0.5),
+        train=False,
+    ),
+    "buffers": Case(Buffers, lambda b, t: (torch.randn(b, 16),)),
+    "structured_outputs": Case(Structured, lambda b, t: (torch.randn(b, t, 16),)),
+    "padding": Case(Padding, lambda b, t: image(b, t, 4)),
+    "square_scores": Case(
+        SquareScores, lambda b, t: (torch.randn(b, t, 16), torch.randn(b, t, t)), train=False
+    ),
+}
+"""Per module: how to build it, its inputs at batch b and length t, and what to check."""
+
+STREAM = [(2, 5), (1, 1), (3, 7), (4, 4)]
+"""Inference shapes: a prime, 1s (a graph of their own), others, a square last."""
+
+TRAINING = [(2, 5), (3, 3)]
+
+
+def twins(make: Callable[[], Any], mode: str) -> tuple[Any, Any]:
+    torch.manual_seed(0)
+    model = make()
+    reference = copy.deepcopy(model)
+    return model.train(mode == "train"), reference.train(mode == "train")
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_inference_matches_eager_over_a_stream_of_shapes(name: str) -> None:
+    case = CASES[name]
+    model, reference = twins(case.make, "eval")
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        with torch.no_grad():
+            for k, (b, t) in enumerate(STREAM):
+                torch.manual_seed(k)
+                inputs = case.data(b, t)
+                expected = reference(*(x.clone() for x in inputs))
+                assert_same(compiled(*inputs), expected, case.tolerance)
+
+    reports = graphs_of(run)
+    assert_share(reports, case.share)
+    # one graph for the sizes above 1 and one for the 1s: no recompile per size
+    assert len(reports) <= 2, reports
+
+
+@pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.train])
+def test_a_training_step_gives_eagers_gradients_and_buffers(name: str) -> None:
+    case = CASES[name]
+    model, reference = twins(case.make, "train")
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        for k, (b, t) in enumerate(TRAINING):
+            torch.manual_seed(k)
+            inputs = case.data(b, t)
+            given = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+            mine = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+            expected, got = reference(*given), compiled(*mine)
+            assert_same(got, expected, case.tolerance)
+            loss_of(expected).backward()
+            loss_of(got).backward()
+            for x, y in zip(mine, given, strict=True):
+                assert_same(x.grad, y.grad, (1e-3, 1e-5))
+        for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-3, atol=1e-5, msg=key)
+        for (key, p), q in zip(model.named_buffers(), reference.buffers(), strict=True):
+            torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5, msg=key)
+
+    assert_share(graphs_of(run), case.share)
+
+
+def test_a_square_first_call_costs_one_more_graph_not_one_per_size() -> None:
+    """dynamo's duck sizing gives equal sizes of a first call one symbol; a call where
+    they differ compiles one more graph, general, which every later size replays."""
+    model = SquareScores().eval()
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        with torch.no_grad():
+            for b, t in [(3, 3), (2, 5), (4, 7), (5, 5), (2, 3)]:
+                x, scores = torch.randn(b, t, 16), torch.randn(b, t, t)
+                assert_same(compiled(x, scores), model(x, scores), (1e-4, 1e-5))
+
+    _, general = graphs_of(run)
+    assert (general["plans"], general["replayed"]) == (1, 3), general
+
+
+class InPlaceOnInput(nn.Module):
+    def forward(self, x: Any) -> Any:
+        x.add_(1.0)
+        return x * 2
+
+
+def test_an_in_place_op_on_an_input_writes_the_callers_tensor() -> None:
+    compiled = torch.compile(InPlaceOnInput(), backend="dvm", dynamic=True)
+
+    def run() -> None:
+        with torch.no_grad():
+            for b, t in [(2, 5), (3, 7)]:
+                x = torch.randn(b, t)
+                given, expected = x.clone(), InPlaceOnInput()(x.clone())
+                assert_same(compiled(given), expected, (0, 0))
+                assert_same(given, x + 1.0, (0, 0))
+
+    assert_share(graphs_of(run), 1.0)
