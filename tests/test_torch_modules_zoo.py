@@ -93,6 +93,48 @@ def test_the_fused_encoder_kernel_records_with_its_mask_conventions() -> None:
     assert min(report["ops_total"] for report in reports) == 1  # the kernel alone
 
 
+def attention_kernel(need_weights: bool, average: bool, mask_type: Any) -> Callable[..., Any]:
+    """A graph of `_native_multi_head_attention` alone (as the fast path of a
+    self-attention `nn.MultiheadAttention` calls it)."""
+    torch.manual_seed(10)
+    attention = nn.MultiheadAttention(16, 2, batch_first=True)
+    inputs, outputs = attention, attention.out_proj
+    weights = [
+        p.detach()
+        for p in (inputs.in_proj_weight, inputs.in_proj_bias, outputs.weight, outputs.bias)
+    ]
+
+    def kernel(q: Any, k: Any, v: Any, mask: Any) -> Any:
+        out, attended = torch.ops.aten._native_multi_head_attention.default(
+            q, k, v, 16, 2, *weights, mask, need_weights, average, mask_type
+        )
+        return (out, attended) if need_weights else (out,)
+
+    return kernel
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("average", [True, False])
+@pytest.mark.parametrize("mask_type", [None, 0, 1])
+def test_the_fused_attention_kernel_records_each_mask_and_weights_form(
+    need_weights: bool, average: bool, mask_type: Any
+) -> None:
+    """Queries, keys and values apart; a (queries, keys) mask (type 0) or a (batch,
+    keys) one (type 1); the weights averaged over the heads, or per head, or none."""
+    from dvm.torch.graph import GraphRunner
+
+    kernel = attention_kernel(need_weights, average, mask_type)
+    runner = GraphRunner(torch.fx.symbolic_trace(kernel), "attention")
+    for b, t in [(2, 3), (3, 5)]:
+        q, k, v = (torch.randn(b, t, 16) for _ in range(3))
+        masks = {0: torch.triu(torch.ones(t, t, dtype=torch.bool), 1),
+                 1: torch.arange(t).expand(b, t) >= t - 1}  # fmt: skip
+        mask = masks.get(mask_type)
+        with torch.no_grad():
+            assert_same(tuple(runner(q, k, v, mask)), kernel(q, k, v, mask), (1e-5, 1e-6))
+    assert (runner.report.ops_on_dvm, runner.report.ops_total) == (1, 1)
+
+
 # -- half precision ---------------------------------------------------------------------------
 
 
