@@ -22,12 +22,9 @@ import numpy as np
 from dvm.lazy import numpy_api, record
 from dvm.lazy.functions import View, concatenate, where
 from dvm.lazy.graph import Node, is_supported
+from dvm.lazy.numpy_api import is_int
 
 INT64 = np.dtype(np.int64)
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def cut(x: Node, axis: int, start: int, size: int) -> Node:
@@ -109,7 +106,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> No
     value = kwargs.pop("constant_values", 0)
     if not isinstance(array, Node) or mode != "constant" or kwargs or array.ndim == 0:
         return None
-    if not isinstance(value, int | float | np.number) or isinstance(value, bool):
+    if not isinstance(value, int | float | np.number) or isinstance(value, bool | np.bool_):
         return None
     try:
         widths = np.broadcast_to(np.asarray(pad_width), (array.ndim, 2))
@@ -117,7 +114,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> No
         return None
     if widths.dtype.kind not in "iu" or (widths < 0).any():
         return None
-    fill = numpy_api.as_node(np.asarray(value).astype(array.dtype), array.dtype)
+    fill = numpy_api.as_node(value, array.dtype)  # (None for an int numpy will not fit)
     if fill is None:
         return None
     x = array
@@ -168,7 +165,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, **rest: Any) -> Node | None:
     """`a[1:] - a[:-1]` along `axis`, `n` times (no `prepend`/`append`)."""
     if not isinstance(a, Node) or rest or not is_int(n) or n < 0 or a.dtype == np.bool_:
         return None
-    axes = numpy_api.normalized_axes(axis, a.ndim) if a.ndim else None
+    axes = numpy_api.normalized_axes(axis, a.ndim) if a.ndim and is_int(axis) else None
     if axes is None:
         return None
     x: Node | None = a
@@ -220,15 +217,21 @@ def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Node |
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
             *, keepdims: Any = False) -> Node | None:  # fmt: skip
-    """Without weights: the mean."""
+    """Without weights: the mean (numpy raises `ZeroDivisionError` for no elements)."""
     if weights is not None or returned or not isinstance(keepdims, bool):
         return None
+    axes = numpy_api.normalized_axes(axis, a.ndim) if isinstance(a, Node) else None
+    if axes is None:
+        return None
+    if 0 in a.shape and 0 in [d for k, d in enumerate(a.shape) if k not in axes]:
+        return None  # (numpy divides the sizes: 0 / 0 raises)
     return numpy_api.reduction("mean", a, axis, keepdims)
 
 
-def stack_nodes(tup: Any, dtype: Any) -> list[Node] | None:
-    """The arrays of `vstack`/`hstack`, as nodes of rank 1 at least."""
-    if dtype is not None or not isinstance(tup, list | tuple) or not tup:
+def stack_nodes(tup: Any, dtype: Any, casting: str) -> list[Node] | None:
+    """The arrays of `vstack`/`hstack`, as nodes of rank 1 at least (numpy's default
+    `dtype` and `casting` only)."""
+    if dtype is not None or casting != "same_kind" or not isinstance(tup, list | tuple) or not tup:
         return None
     if not all(isinstance(a, Node | np.ndarray) for a in tup):
         return None
@@ -240,7 +243,7 @@ def stack_nodes(tup: Any, dtype: Any) -> list[Node] | None:
 
 def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Node | None:
     """Rows: 1-d arrays become rows of one."""
-    nodes = stack_nodes(tup, dtype)
+    nodes = stack_nodes(tup, dtype, casting)
     if nodes is None:
         return None
     rows = [record.insert_unit_dims(n, (0,)) if n.ndim == 1 else n for n in nodes]
@@ -249,7 +252,7 @@ def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Node |
 
 def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Node | None:
     """Along the second axis, or the first for 1-d arrays."""
-    nodes = stack_nodes(tup, dtype)
+    nodes = stack_nodes(tup, dtype, casting)
     return None if nodes is None else concatenate(nodes, 0 if nodes[0].ndim == 1 else 1)
 
 

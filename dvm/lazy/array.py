@@ -147,6 +147,8 @@ class LazyArray(NDArrayOperatorsMixin):
         return viewed(node, self._node, None if is_scalar else key)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
+        if not shape:  # (numpy's TypeError)
+            return fallback("ndarray.reshape", np.ndarray.reshape, (self,), {"order": order})
         target = shape[0] if len(shape) == 1 else shape
         return dispatch(np.reshape, (self, target), {"order": order})
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from dvm.lazy import numpy_api, record
 from dvm.lazy.graph import Node, is_supported, same_shape
-from dvm.lazy.numpy_api import Operand, missing
+from dvm.lazy.numpy_api import Operand, is_int, missing
 
 
 class View(NamedTuple):
@@ -178,8 +178,11 @@ def broadcast_to(array: Operand, shape: Any, subok: bool = False) -> View | None
 
 def concatenate(arrays: Sequence[Operand], axis: Any = 0, out: Any = None, dtype: Any = None,
                 casting: str = "same_kind") -> Node | None:  # fmt: skip
-    """numpy's concatenate (in the dtype numpy gives the operands)."""
-    if out is not None or dtype is not None or not arrays or axis is None:
+    """numpy's concatenate (in the dtype numpy gives the operands, under its default
+    casting rule)."""
+    if out is not None or dtype is not None or casting != "same_kind" or not is_int(axis):
+        return None
+    if not isinstance(arrays, list | tuple) or not arrays:
         return None
     if not all(isinstance(a, Node | np.ndarray) for a in arrays):
         return None
@@ -197,9 +200,9 @@ def concatenate(arrays: Sequence[Operand], axis: Any = 0, out: Any = None, dtype
 
 
 def stack(arrays: Sequence[Operand], axis: int = 0, out: Any = None, **rest: Any) -> Node | None:
-    if out is not None or rest or not arrays:
+    if out is not None or rest or not isinstance(arrays, list | tuple) or not arrays:
         return None
-    if not all(isinstance(a, Node | np.ndarray) for a in arrays):
+    if not is_int(axis) or not all(isinstance(a, Node | np.ndarray) for a in arrays):
         return None
     rank = arrays[0].ndim + 1
     position = numpy_api.normalized_axes(axis, rank)

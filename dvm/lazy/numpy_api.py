@@ -293,6 +293,12 @@ def matmul(a: Operand, b: Operand) -> Node | None:
 # -- reductions ---------------------------------------------------------------------
 
 
+def is_int(value: Any) -> bool:
+    """Whether numpy takes `value` as an integer argument (an axis, a count): a Python
+    or numpy integer, but not a bool (numpy rejects `axis=True`)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
 def normalized_axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
     """numpy's `axis` argument as sorted distinct axes, None where numpy would raise."""
     if axis is None:
@@ -300,7 +306,7 @@ def normalized_axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
     if type(axis) is int:  # (the common case, checked once per op recorded)
         return (axis % ndim,) if -ndim <= axis < ndim else None
     axes = axis if isinstance(axis, tuple) else (axis,)
-    if not all(isinstance(a, int | np.integer) and -ndim <= a < ndim for a in axes):
+    if not all(is_int(a) and -ndim <= a < ndim for a in axes):
         return None
     normal = sorted(int(a) % ndim if ndim else 0 for a in axes)
     return tuple(normal) if len(set(normal)) == len(normal) else None
@@ -347,7 +353,7 @@ def variance(x: Operand, axis: Any = None, keepdims: bool = False, ddof: int = 0
 def target_shape(shape: Any, size: int) -> tuple[int, ...] | None:
     """A reshape's target with its -1 resolved; None where numpy would raise."""
     dims = tuple(shape) if isinstance(shape, tuple | list) else (shape,)
-    if not all(isinstance(d, int | np.integer) for d in dims) or sum(d == -1 for d in dims) > 1:
+    if not all(is_int(d) for d in dims) or sum(d == -1 for d in dims) > 1:
         return None
     known = math.prod(int(d) for d in dims if d != -1)
     if any(d < -1 for d in dims):
@@ -625,7 +631,7 @@ def flattened(x: Node, axis: Any) -> tuple[Node, int] | None:
     if axis is None:
         flat = record.reshape(x, (int(np.prod(x.shape, dtype=np.int64)),))
         return None if flat is None else (flat, 0)
-    axes = normalized_axes(axis, x.ndim) if isinstance(axis, int | np.integer) else None
+    axes = normalized_axes(axis, x.ndim) if is_int(axis) else None
     return None if axes is None else (x, axes[0])
 
 

@@ -1,0 +1,308 @@
+"""`dvm.lazy` against numpy's own semantics, case by case: each function runs on numpy
+arrays and on lazy arrays, and must give the same result (the same dtype, exactly, and
+shape; values equal, floats within their tolerance) or raise the same type of error.
+
+The cases are systematic where numpy's rules are: every operator on every pair of
+element types and scalar kinds, every ufunc numpy has, the reductions over every kind
+of axis argument, basic and advanced indexing, the shape functions, sync points,
+in-place writes and the calls that fall back to numpy. Inputs are seeded.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dvm import lazy
+
+UNTYPED: Any = np
+"""numpy, for the cases that pass what its type stubs reject (numpy's error is the point)."""
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (numpy's, on NaNs and zeros)
+
+
+def sample(dtype: Any, shape: tuple[int, ...] = (3, 4), seed: int = 0) -> np.ndarray[Any, Any]:
+    """Values of `dtype` with negatives (where the type has them), zeros and ones, the
+    same for the same arguments whatever ran before."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng((seed, dtype.num))
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if dtype.kind == "f":
+        return (rng.standard_normal(shape) * 3).astype(dtype)
+    low = 0 if dtype.kind == "u" else -7
+    return rng.integers(low, 8, shape).astype(dtype)
+
+
+SPECIAL_FLOATS = np.array([[np.nan, 1.5, -np.inf, 0.0], [np.inf, -0.0, -2.5, 7.0]])
+"""NaNs, infinities and signed zeros."""
+
+
+def lazy_copy(value: Any) -> Any:
+    """An ndarray argument as a lazy array (of a copy: a case may write to it)."""
+    return lazy.asarray(value.copy()) if isinstance(value, np.ndarray) else value
+
+
+def numpy_copy(value: Any) -> Any:
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def outcome(function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """The function's result with lazy arrays made numpy's (a sync point), or the type
+    of the error it raised, at the call or at the sync."""
+    try:
+        return as_numpy(function(*args))
+    except Exception as error:  # (compared by type with numpy's own error)
+        return type(error)
+
+
+def as_numpy(value: Any) -> Any:
+    if isinstance(value, lazy.LazyArray):
+        return np.asarray(value)
+    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        return type(value)(as_numpy(v) for v in value)
+    return value
+
+
+def agree(got: Any, want: Any, where: str = "") -> None:
+    if isinstance(want, type) and issubclass(want, Exception):
+        assert got is want or (isinstance(got, type) and issubclass(got, want)), where
+    elif isinstance(want, list | tuple):
+        assert type(got) is type(want) and len(got) == len(want), where
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            agree(g, w, f"{where}[{k}]")
+    elif isinstance(want, np.ndarray | np.generic):
+        got = np.asarray(got)
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), where
+        if want.dtype.kind in "fc":
+            size = want.dtype.itemsize // (2 if want.dtype.kind == "c" else 1)
+            tolerance = {2: 2e-3, 4: 2e-5}.get(size, 1e-12)
+            np.testing.assert_allclose(
+                got, np.asarray(want), rtol=tolerance, atol=tolerance, err_msg=where
+            )
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=where)
+    else:
+        assert type(got) is type(want), where
+        assert got == want or (got != got and want != want), where  # (NaN is NaN)
+
+
+def same(function: Callable[..., Any], *args: Any, name: str = "") -> None:
+    """`function` gives numpy's result (or error) on lazy arrays."""
+    want = outcome(function, tuple(map(numpy_copy, args)))
+    got = outcome(function, tuple(map(lazy_copy, args)))
+    agree(got, want, name)
+
+
+def each(cases: dict[str, Callable[..., Any]], *args: Any) -> None:
+    for name, function in cases.items():
+        same(function, *args, name=name)
+
+
+# -- operators, promotion, scalars ---------------------------------------------------
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float16, np.float32,
+          np.float64]  # fmt: skip
+SCALARS = [2, -3, 300, 2.5, True, np.float64(2), np.int32(3), np.uint8(3), np.float32(1.5),
+           np.array(2.0), np.array(3, np.int8)]  # fmt: skip
+OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+             operator.mod, operator.pow, operator.lt, operator.le, operator.eq, operator.ne,
+             operator.and_, operator.or_, operator.xor, operator.lshift,
+             operator.rshift]  # fmt: skip
+
+
+def every_operator(x: Any, y: Any) -> list[Any]:
+    """Each operator's result, or the type of its error: one segment for all."""
+    results = []
+    for op in OPERATORS:
+        try:
+            results.append(op(x, y))
+        except Exception as error:
+            results.append(type(error))
+    return results
+
+
+@pytest.mark.parametrize("left", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_operators_promote_as_numpy(left: Any) -> None:
+    """Every operator, both ways round, between an array of `left` and arrays of every
+    dtype, Python and numpy scalars and 0-d arrays (NEP 50's weak Python scalars)."""
+    x = sample(left)
+    for right in [*[sample(d, seed=1) for d in DTYPES], *SCALARS]:
+        kind = getattr(right, "dtype", type(right).__name__)
+        same(every_operator, x, right, name=f"{x.dtype} op {kind}")
+        same(lambda a, b: every_operator(b, a), x, right, name=f"{kind} op {x.dtype}")
+
+
+def test_integer_division_and_powers_follow_numpy() -> None:
+    a = np.array([-7, 7, -7, 7, 0, -1, 5, np.iinfo(np.int32).min], np.int32)
+    b = np.array([2, -2, -2, 2, 3, 0, -5, -1], np.int32)
+    each(
+        {
+            "//": lambda x, y: x // y,
+            "%": lambda x, y: x % y,
+            "fmod": np.fmod,
+            "divmod": lambda x, y: divmod(x, y),
+            "//-1": lambda x, y: x // -1,
+            "** 0..4": lambda x, y: [x**k for k in range(5)],
+            "** -1": lambda x, y: x**-1,
+            "** array": lambda x, y: x ** abs(y),
+            "** negative array": lambda x, y: x**y,
+            "2 ** x": lambda x, y: 2 ** abs(x % 8),
+            "2.0 ** x": lambda x, y: 2.0**x,
+            "** 0.5": lambda x, y: abs(x) ** 0.5,
+            "/": lambda x, y: x / y,
+        },
+        a,
+        b,
+    )
+    f = np.array([-7.5, 7.5, -7, 7, 0, -1, 5, 1, np.inf, np.nan])
+    g = np.array([2, -2, -2, 2, 3, 0, -5, 0.1, 2, 1])
+    each(
+        {
+            "//": operator.floordiv,
+            "%": operator.mod,
+            "fmod": np.fmod,
+            "**": operator.pow,
+            "** -2": lambda x, y: x**-2,
+            "** 3.0": lambda x, y: x**3.0,
+        },
+        f,
+        g,
+    )
+
+
+# -- ufuncs -----------------------------------------------------------------------------
+
+UFUNCS = sorted(
+    (u for u in vars(np).values() if isinstance(u, np.ufunc) and u.nin <= 2),
+    key=lambda u: u.__name__,
+)
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.bool_, np.int8, np.uint8, np.int64, np.float16, np.float32, np.float64]
+)
+def test_every_ufunc_matches_numpy(dtype: Any) -> None:
+    """Each of numpy's ufuncs: recorded, or run in numpy; the same result either way
+    (NaNs, infinities and signed zeros included for floats)."""
+    x = SPECIAL_FLOATS.astype(dtype) if np.dtype(dtype).kind == "f" else sample(dtype, (2, 4))
+    other = x[::-1].copy()
+    for u in UFUNCS:
+        if u.nin == 1:
+            same(u, x, name=f"{u.__name__}({x.dtype})")
+        else:
+            same(u, x, other, name=f"{u.__name__}({x.dtype}, {x.dtype})")
+            same(lambda a, u=u: u(a, 2), x, name=f"{u.__name__}({x.dtype}, 2)")
+
+
+# -- reductions -------------------------------------------------------------------------
+
+REDUCTIONS = ["sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin",
+              "cumsum", "cumprod", "any", "all", "ptp", "average", "count_nonzero"]  # fmt: skip
+AXES = [None, 0, 1, -1, -2, (0, 1), (), (-1, 0), 2, (0, 0), True]
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_match_numpy(name: str) -> None:
+    """Every kind of axis (negative, tuples, empty, out of range, repeated, a bool),
+    keepdims, dtype=, and empty arrays, in each dtype numpy sums differently."""
+    function = getattr(np, name)
+    for dtype in [np.bool_, np.int8, np.uint8, np.int32, np.float16, np.float32, np.float64]:
+        if np.dtype(dtype) == np.float16 and name.startswith("cum"):
+            continue  # numpy rounds each f16 partial sum, the program once: see docs/lazy.md
+        x = sample(dtype)
+        for axis in AXES:
+            same(lambda a, k=axis: function(a, axis=k), x, name=f"{name}({x.dtype}, {axis})")
+            same(lambda a, k=axis: function(a, axis=k, keepdims=True), x, name=f"{name} keepdims")
+        for accumulate in [np.float64, np.int32, np.int8, np.bool_]:
+            same(lambda a, t=accumulate: function(a, dtype=t), x, name=f"{name} dtype={accumulate}")
+    for shape in [(0,), (0, 3), (3, 0)]:
+        for axis in [None, 0, -1]:
+            same(lambda a, k=axis: function(a, axis=k), np.ones(shape, np.float32), name=f"{shape}")
+
+
+def test_reductions_of_nans_and_ties_match_numpy() -> None:
+    x = np.array([[1.0, np.nan, 3.0, 3.0], [2.0, 5.0, 5.0, -1.0]], np.float32)
+    each(
+        {
+            "max": lambda a: (a.max(), a.max(1), a.min(0)),
+            "arg": lambda a: (a.argmax(), a.argmax(1), a.argmin(0)),
+            "maximum": lambda a: (np.maximum(a, 0), np.minimum(a, np.nan), np.fmax(a, 0)),
+            "compare": lambda a: (a == a, a != a, a < np.nan, np.nan >= a),
+        },
+        x,
+    )
+
+
+# -- broadcasting, indexing, shapes -----------------------------------------------------
+
+SHAPES = [(), (1,), (4,), (3,), (3, 1), (1, 4), (2, 1, 4), (0,), (1, 0)]
+
+
+def test_broadcasting_matches_numpy() -> None:
+    for s in SHAPES:
+        for t in SHAPES:
+            a, b = np.ones(s, np.float32), np.full(t, 2, np.int32)
+            same(lambda x, y: (x + y, np.where(x > 0, x, y)), a, b, name=f"{s} {t}")
+
+
+KEYS = [0, -1, (0, 1), (-1, -2), slice(None, None, -1), (slice(None), slice(None, None, -2)),
+        (Ellipsis, 0), (None, 0), (Ellipsis, None), (slice(1, None), None, slice(None, -1)),
+        5, (0, 5), (slice(10, 20),), (slice(None, None, 0),), [0, 2], ([0, 2], [1, 3]),
+        np.array([True, False, True]), (slice(None), [0, 3]), (slice(None), np.array([-1, 0])),
+        (0, Ellipsis, 0), (Ellipsis, Ellipsis), np.int64(1), (np.int32(1), slice(None)),
+        [[0, 1], [1, 2]], np.array(1), (0.5,), [], (1, [0, 1]), True, None, (0, 0, 0),
+        ([0, 1], slice(None), None), (slice(None), [True, False, True, False])]  # fmt: skip
+
+
+def test_indexing_matches_numpy() -> None:
+    """Basic indexing records; masks and other advanced indexing copy or fall back; a
+    bad key raises numpy's error."""
+    x = sample(np.float32)
+    for key in KEYS:
+        same(lambda a, k=key: a[k], x, name=repr(key))
+    same(lambda a: a[a > 0], x, name="a lazy mask")
+    same(lambda a: a[np.argmax(a, axis=0)], x, name="lazy indices")
+
+
+def test_shape_functions_match_numpy() -> None:
+    x = sample(np.float64, (2, 3, 4))
+    cases: dict[str, Callable[..., Any]] = {}
+    for shape in [(-1,), (4, -1), (-1, 2, 3), (6, 4), (24, 1), (1, -1, 1), (5, -1), (-1, -1),
+                  (0, -1), 24, (2, 3, 4, 1), (True, 24), (2.0, 12)]:  # fmt: skip
+        cases[f"reshape {shape}"] = lambda a, s=shape: a.reshape(s)
+    for axes in [None, (1, 0, 2), (2, 0, 1), (-1, 0, 1), (0, 0, 1), (0, 1)]:
+        cases[f"transpose {axes}"] = lambda a, p=axes: np.transpose(a, p)
+    for axis in [0, 1, -1, 3, -4, None, (0,), True]:
+        cases[f"concatenate {axis}"] = lambda a, k=axis: np.concatenate([a, a * 2], axis=k)
+        cases[f"stack {axis}"] = lambda a, k=axis: np.stack([a, a.astype(np.float32)], axis=k)
+    cases |= {
+        "reshape()": lambda a: a.reshape(),
+        "reshape args": lambda a: a.reshape(4, 6),
+        ".T": lambda a: a.T,
+        "swapaxes": lambda a: a.swapaxes(0, -1),
+        "squeeze": lambda a: a[:, :1].squeeze(),
+        "bad squeeze": lambda a: a.squeeze(0),
+        "expand_dims": lambda a: np.expand_dims(a, (0, -1)),
+        "ravel": lambda a: a.ravel(),
+        "concatenate an array": lambda a: np.concatenate(a),
+        "stack an array": lambda a: np.stack(a),
+        "concatenate casting": lambda a: np.concatenate([a, a.astype(np.int32)], casting="no"),
+        "vstack casting": lambda a: np.vstack([a[0], a[1].astype(np.int32)], casting="no"),
+        "concatenate mixed": lambda a: np.concatenate([a[0], np.zeros((1, 4), np.int8)]),
+        "concatenate 0-d": lambda a: np.concatenate([a[0, 0, 0], a[0, 0, 1]]),
+        "stack 0-d": lambda a: np.stack([a[0, 0, 0], a[1, 0, 0]]),
+        "hstack": lambda a: np.hstack([a[0], a[1]]),
+        "vstack": lambda a: np.vstack([a[0], a[1]]),
+        "diff axis=None": lambda a: UNTYPED.diff(a, axis=None),
+        "diff axis=(0,)": lambda a: UNTYPED.diff(a, axis=(0,)),
+        "pad overflow": lambda a: np.pad(a.astype(np.int8), 1, constant_values=300),
+        "pad fill": lambda a: np.pad(a.astype(np.int32), 1, constant_values=2.7),
+        "average of nothing": lambda a: np.average(a[:0], axis=-1),
+        "average of no rows": lambda a: np.average(a[:0], axis=0),
+    }
+    each(cases, x)
