@@ -306,3 +306,37 @@ def test_shape_functions_match_numpy() -> None:
         "average of no rows": lambda a: np.average(a[:0], axis=0),
     }
     each(cases, x)
+
+
+# -- conversions ----------------------------------------------------------------------
+
+
+def test_astype_matches_numpy_inside_the_targets_range() -> None:
+    """A float to an integer truncates, and wraps into a narrower type as numpy's cast
+    does (-1.5 to uint8 is 255, 300.7 to int8 is 44); NaN, infinities and values
+    outside int32 are the platform's in numpy (see docs/lazy.md): compared only where
+    the target holds them."""
+    values = np.array([-300.7, -128.5, -1.5, -0.5, 0.5, 1.5, 127.9, 255.9, 300.7, 7e4, -7e4])
+    targets = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+               np.float16, np.float32, np.float64, np.bool_, np.complex64]  # fmt: skip
+    for source in [np.float32, np.float64]:
+        x = values.astype(source)
+        for target in targets:
+            same(lambda a, t=target: a.astype(t), x, name=f"{x.dtype} to {target}")
+            same(lambda a, t=target: (a * 2).astype(t), x, name=f"computed {x.dtype} to {target}")
+    big = np.array([2.0**63, 1.5e19, 3e9, 5.0, -1.5])
+    same(lambda a: (a + 0).astype(np.uint64), big, name="uint64 above int64")
+    same(lambda a: ((a % 2**32).astype(np.uint32), (a - 2e19).astype(np.int64)), big)
+    each(
+        {
+            "sum": lambda a: (a * 50).astype(np.uint8).cumsum(),
+            "abs": lambda a: np.abs((a * 10).astype(np.uint8)),
+            "astype names": lambda a: (
+                a.astype("int32"),
+                a.astype(float),
+                a.astype(int),
+                a.astype("f"),
+            ),
+        },
+        sample(np.float32),
+    )

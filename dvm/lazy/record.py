@@ -25,12 +25,14 @@ from dvm.lazy.graph import (
     same_shape,
 )
 from dvm.lazy.stats import STATS
+from dvm.numerics import is_float_dtype
 
 MAX_SEGMENT = 128
 """Live pending ops after which recording flushes on its own: a long loop that never
 syncs still compiles programs of a bounded size."""
 
 BOOL = np.dtype(np.bool_)
+INT64, UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
 
 
 class Trace(threading.local):
@@ -105,7 +107,29 @@ def elementwise(name: str, operands: Sequence[Node], dtype: np.dtype[Any]) -> No
 
 
 def convert(x: Node, dtype: np.dtype[Any]) -> Node:
+    """`x.astype(dtype)`. A float becomes a narrower integer as numpy's cast does: the
+    compiler's `convert` saturates at the target's range, numpy's C cast wraps (a
+    negative float to `uint8`: -1.5 is 255), so it goes through int64 (exact for
+    every value inside int64's range), whose narrowing wraps. Beyond that range, and
+    for NaN and infinities, numpy's result is the platform's (it warns `invalid value
+    encountered in cast`); the program's saturates."""
+    if dtype.kind in "iu" and dtype != INT64 and is_float_dtype(x.dtype):
+        whole = record("convert", [x], (), x.shape, INT64, x.static)
+        if dtype != UINT64:
+            return record("convert", [whole], (), x.shape, dtype, x.static)
+        return float_to_uint64(x, whole)
     return record("convert", [x], (), x.shape, dtype, x.static)
+
+
+def float_to_uint64(x: Node, whole: Node) -> Node:
+    """`x` (a float) as uint64: through int64 (`whole`) below 2**63, numpy's wrap of
+    negatives included, and directly above it, where int64 would saturate."""
+    high = Node("value", (), (), (), (), x.dtype, (), np.asarray(2.0**63, x.dtype))
+    above = binary("ge", x, high, BOOL)
+    direct = record("convert", [x], (), x.shape, UINT64, x.static)
+    wrapped = record("convert", [whole], (), x.shape, UINT64, x.static)
+    assert above is not None  # (a 0-d operand broadcasts)
+    return record("nary", [above, direct, wrapped], ("select",), x.shape, UINT64, x.static)
 
 
 def reduce(kind: str, x: Node, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype[Any]) -> Node:
