@@ -340,3 +340,188 @@ def test_astype_matches_numpy_inside_the_targets_range() -> None:
         },
         sample(np.float32),
     )
+
+
+# -- sync points, methods, in-place writes ---------------------------------------------------
+
+
+FOUR = [1, 2, 3, 4]
+
+
+def test_sync_points_and_python_protocols_match_numpy() -> None:
+    x = sample(np.float32)
+    each(
+        {
+            "len": len,
+            "len of 0-d": lambda a: len(a[0, 0]),
+            "iterate rows": lambda a: [r.sum() for r in a],
+            "iterate a row": lambda a: list(a[0]),
+            "iterate 0-d": lambda a: list(a.sum()),
+            "max()": lambda a: max(a[0]),
+            "sorted()": lambda a: sorted(a[1]),
+            "sum()": lambda a: sum(a.ravel()),
+            "in": lambda a: (float(a[1, 2]) in a, 1e9 in a),
+            "round": lambda a: (round(a[0, 0]), round(a.sum(), 2)),
+            "round of an array": lambda a: round(a),
+            "float": lambda a: float(a.sum()),
+            "int": lambda a: int(a[0, 0]),
+            "float of many": lambda a: float(a[0]),
+            "bool": lambda a: bool(a[0, 0] > 0),
+            "bool of many": lambda a: bool(a),
+            "repr": repr,
+            "repr of a reduction": lambda a: repr(a.sum()),
+            "repr of an element": lambda a: repr(a[0, 1]),
+            "str": lambda a: str(a.max()),
+            "format": lambda a: f"{a.sum():.3f}",
+            "np.float32": lambda a: np.float32(a.sum()),
+            "np.zeros(n)": lambda a: np.zeros(a.argmax() + 1),
+            "range(n)": lambda a: list(range(a.argmax())),
+            "== str": lambda a: a == "a",
+            "!= str": lambda a: a != "a",
+            "== None": lambda a: a == None,  # noqa: E711
+            "+ list": lambda a: a + FOUR,
+            "list +": lambda a: FOUR + a,
+            "+ str": lambda a: a + "a",
+            "shape": lambda a: (a.shape, a.ndim, a.size, a.dtype, np.shape(a), np.ndim(a)),
+            "named tuple": lambda a: np.linalg.eigh(a[:, :3] @ a[:, :3].T).eigenvalues,
+            "svd": lambda a: np.linalg.svd(a, compute_uv=False),
+        },
+        x,
+    )
+
+
+IN_PLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul,
+            "/=": operator.itruediv, "//=": operator.ifloordiv, "%=": operator.imod,
+            "**=": operator.ipow, "&=": operator.iand}  # fmt: skip
+
+
+def test_in_place_operators_match_numpy() -> None:
+    """`x op= y` on a lazy array, and on a numpy array with a lazy operand (which stays
+    that numpy array, written in place)."""
+    for name, op in IN_PLACE.items():
+        for x in [sample(np.float32), sample(np.int32)]:
+            operands = [sample(np.float64), sample(np.int32, seed=1), sample(np.float32, (4,))]
+            for y in [*operands, 2, 0.5, np.ones((2, 4))]:
+                same(op, x, y, name=f"{x.dtype} {name} {getattr(y, 'dtype', y)}")
+                if isinstance(y, np.ndarray):
+                    target = x.copy()
+                    result = op(target, lazy.asarray(y)) if can(op, x, y) else None
+                    assert result is None or result is target
+
+    def view_then_write(x: Any) -> Any:
+        row, flat = x[0], x.reshape(-1)
+        x += 1
+        flat[3] = -7.0
+        return row, x
+
+    def masked(x: Any) -> Any:
+        x[x > 0] *= -1
+        x[:, 0] = x[1]
+        return x
+
+    each({"views": view_then_write, "masked": masked}, sample(np.float32))
+
+
+def can(op: Callable[[Any, Any], Any], x: Any, y: Any) -> bool:
+    try:
+        op(x.copy(), y)
+    except Exception:
+        return False
+    return True
+
+
+def test_out_arguments_return_what_numpy_returns() -> None:
+    x = lazy.asarray(sample(np.float32))
+    out = np.zeros((3, 4), np.float32)
+    assert np.add(x, 1, out=out) is out
+    assert np.multiply(x, 2, out=(out,)) is out
+    q, r = np.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32)
+    quotient, remainder = np.divmod(x, 2, out=(q, r))
+    assert quotient is q and remainder is r
+    total = np.zeros(4, np.float32)
+    assert np.sum(x, axis=0, out=total) is total
+    np.testing.assert_allclose(total, np.asarray(x).sum(0), rtol=1e-6)
+
+
+# -- functions lazy does not record, and loops on data ----------------------------------------
+
+
+def test_unsupported_functions_give_numpys_answer() -> None:
+    x = sample(np.float64, (4, 4))
+    each(
+        {
+            "sort": np.sort,
+            "unique": lambda a: np.unique(np.round(a), return_counts=True),
+            "norm": lambda a: (
+                np.linalg.norm(a),
+                np.linalg.norm(a, 1),
+                np.linalg.norm(a, "nuc"),
+                np.linalg.norm(a, axis=0),
+            ),
+            "einsum": lambda a: (
+                np.einsum("ii", a),
+                np.einsum("ij,jk->ik", a, a),
+                np.einsum("...j->...", a),
+            ),
+            "clip": lambda a: (np.clip(a, -0.5, 0.5), np.clip(a, a[0], None), np.clip(a, 1, -1)),
+            "abs": np.abs,
+            "round": lambda a: (np.round(a), np.round(a, 2), np.round(a * 100, -1)),
+            "median": lambda a: np.median(a, axis=1),
+            "percentile": lambda a: np.percentile(a, [10, 90], axis=0),
+            "nonzero": lambda a: np.nonzero(a > 0),
+            "argsort": lambda a: np.argsort(a, axis=1),
+            "searchsorted": lambda a: np.searchsorted(np.sort(a.ravel()), 0.0),
+            "cumsum rev": lambda a: np.cumsum(a[::-1], 0)[::-1],
+            "inv": lambda a: np.linalg.inv(a + 4 * np.eye(4)),
+            "qr": lambda a: np.abs(np.linalg.qr(a).R),
+            "histogram": lambda a: np.histogram(a, bins=3, range=(-2, 2))[0],
+            "isclose": lambda a: np.isclose(a, a + 1e-9),
+            "where 1 arg": lambda a: np.where(a > 0),
+            "take_along_axis": lambda a: np.take_along_axis(a, np.argsort(a, 1), 1),
+            "pad edge": lambda a: np.pad(a, 1, mode="edge"),
+            "tile": lambda a: np.tile(a, (2, 1)),
+            "sliding window": lambda a: np.lib.stride_tricks.sliding_window_view(a, 3, axis=1).mean(
+                -1
+            ),
+            "mixed with numpy": lambda a: np.ones(4) * a + np.arange(4)[:, None] @ a[:1],
+        },
+        x,
+    )
+
+
+def test_loops_on_data_match_numpy() -> None:
+    def halve_until_small(x: Any) -> Any:
+        steps = 0
+        while float(x.max()) > 0.1:
+            x = x * 0.5
+            steps += 1
+        return x, steps
+
+    def accumulate_rows(x: Any) -> Any:
+        total, acc = 0.0, np.zeros(x.shape[1], x.dtype)
+        for row in x:
+            total = total + row.sum()
+            acc += row
+        return total, acc
+
+    def branch_per_row(x: Any) -> Any:
+        for i in range(len(x)):
+            x = x + i if x[i].sum() > 0 else x - i
+        return x
+
+    def fill_numpy(x: Any) -> Any:
+        out = np.empty(x.shape, x.dtype)
+        for i in range(len(x)):
+            out[i] = x[i] * 2
+        out[x > 1] = 0
+        return out, np.array([x[i].max() for i in range(len(x))])
+
+    each(
+        {
+            "while": halve_until_small,
+            "rows": accumulate_rows,
+            "branch": branch_per_row,
+            "numpy targets": fill_numpy,
+        },
+        np.abs(sample(np.float32)),
+    )

@@ -94,10 +94,27 @@ class LazyArray(NDArrayOperatorsMixin):
         return complex(self.numpy())
 
     def __iter__(self) -> Any:
-        return iter([LazyArray(Node.of(v)) for v in self.numpy()]) if self.ndim else iter(())
+        """numpy's iteration: a 1-d array's numpy scalars, a larger one's rows (lazy
+        again, views of the value); a 0-d array is not iterable."""
+        value = self.numpy()
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return iter(value) if self.ndim == 1 else iter([LazyArray(Node.of(v)) for v in value])
+
+    def __contains__(self, item: Any) -> bool:
+        return unwrap_values(item) in self.numpy()
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """`round(x)` of a 0-d array: as of the numpy scalar it stands for (an op's
+        0-d result, where numpy gives a scalar); numpy's error for a larger one."""
+        value = self.numpy()
+        return round(value[()] if value.ndim == 0 else value, ndigits)  # type: ignore[call-overload]
 
     def __repr__(self) -> str:
-        return repr(self.numpy())
+        value = self.numpy()
+        if value.ndim == 0 and self._node.op != "value":
+            return repr(value[()])  # an op's 0-d result: numpy gives a scalar there
+        return repr(value)
 
     def __str__(self) -> str:
         return str(self.numpy())
@@ -185,9 +202,12 @@ class LazyArray(NDArrayOperatorsMixin):
         return lambda *args, **kwargs: fallback(f"ndarray.{name}", attribute, (self, *args), kwargs)
 
 
-def operator_method(function: np.ufunc, reflected: bool = False) -> Any:
-    """An arithmetic operator that records without numpy's dispatch (the common
-    case, a third of an op's cost); anything else goes through numpy's ufunc."""
+def operator_method(function: np.ufunc, name: str, reflected: bool = False) -> Any:
+    """The operator `name` (`add`: `__add__`, or `__radd__` if `reflected`), recorded
+    without numpy's dispatch (the common case, a third of an op's cost); anything else
+    runs as ndarray's operator on the values, which is not always the ufunc: `x == "a"`
+    is all False, and an operand numpy does not know gets its reflected operator."""
+    operator = getattr(np.ndarray, f"__{'r' if reflected else ''}{name}__")
 
     def method(self: LazyArray, other: Any) -> Any:
         theirs = other._node if type(other) is LazyArray else other
@@ -197,7 +217,7 @@ def operator_method(function: np.ufunc, reflected: bool = False) -> Any:
             node = numpy_api.binary_ufunc(function, self._node, theirs)
         if node is not None:
             return LazyArray(node)
-        return function(other, self) if reflected else function(self, other)
+        return fallback(function.__name__, operator, (self, other), {})
 
     return method
 
@@ -206,11 +226,11 @@ for _name, _ufunc in {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "pow": np.power, "mod": np.remainder, "matmul": np.matmul,
 }.items():  # fmt: skip
-    setattr(LazyArray, f"__{_name}__", operator_method(_ufunc))
-    setattr(LazyArray, f"__r{_name}__", operator_method(_ufunc, reflected=True))
+    setattr(LazyArray, f"__{_name}__", operator_method(_ufunc, _name))
+    setattr(LazyArray, f"__r{_name}__", operator_method(_ufunc, _name, reflected=True))
 
 
-_power_operator = operator_method(np.power)
+_power_operator = operator_method(np.power, "pow")
 
 
 def _pow(self: LazyArray, other: Any) -> Any:
@@ -250,8 +270,9 @@ for _name in ("sum", "mean", "prod", "max", "min"):
 for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "any", "all", "take"):
     setattr(LazyArray, _name, numpy_method(getattr(np, _name)))
 for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
-                      "ge": np.greater_equal}.items():  # fmt: skip
-    setattr(LazyArray, f"__{_name}__", operator_method(_ufunc))
+                      "ge": np.greater_equal, "eq": np.equal,
+                      "ne": np.not_equal}.items():  # fmt: skip
+    setattr(LazyArray, f"__{_name}__", operator_method(_ufunc, _name))
 
 
 # -- between lazy arrays and numpy ---------------------------------------------------------
@@ -291,23 +312,24 @@ def wrap(x: Any) -> Any:
     if isinstance(x, np.ndarray) and is_supported(x.dtype):
         return LazyArray(Node.of(x))
     if isinstance(x, tuple) and any(isinstance(v, np.ndarray) for v in x):
-        return tuple(wrap(v) for v in x)
+        items = [wrap(v) for v in x]  # (a named tuple, such as `eigh`'s, keeps its type)
+        return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
     if isinstance(x, list) and any(isinstance(v, np.ndarray) for v in x):
         return [wrap(v) for v in x]
     return x
 
 
 def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[str, Any]) -> Any:
-    """Run `function` in numpy on the values (a sync point); `out=` lazy arrays are
-    written and returned as given."""
+    """Run `function` in numpy on the values (a sync point). `out=` arrays, lazy or
+    numpy's, are written and returned as given, as numpy returns them (`a += x` on a
+    numpy array `a` leaves `a` that array)."""
     STATS.fallbacks[name] += 1
     flush()
     result = function(*unwrap_values(tuple(args)), **unwrap_values(kwargs))
     out = kwargs.get("out")
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
-        if all(isinstance(o, LazyArray) for o in outs):
-            return out if isinstance(out, tuple) and len(out) > 1 else outs[0]
+        return out if isinstance(out, tuple) and len(out) > 1 else outs[0]
     return wrap(result)
 
 
