@@ -163,3 +163,32 @@ def test_a_batch_equal_to_the_head_count_replays_the_plan() -> None:
             torch.testing.assert_close(compiled(x), Heads()(x))
     report = dvm.torch.reports()[-1]
     assert (report["plans"], report["replayed"]) == (1, 3)
+
+
+class PaddedConv(torch.nn.Module):
+    """A 3x3 convolution padded by 1, then a group norm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.norm = torch.nn.GroupNorm(2, 4)
+
+    def forward(self, x: Any) -> Any:
+        return self.norm(self.conv(x))
+
+
+def test_sizes_equal_by_chance_are_not_tied_by_the_plan() -> None:
+    """The first call's padded height (9 + 2) equals its width: a program names a size
+    by another only where they are the same expression of the inputs' sizes, so the
+    plan holds no guard that they are equal and serves the calls where they differ."""
+    torch.manual_seed(4)
+    torch._dynamo.reset()
+    model = PaddedConv()
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for b, h, w in [(2, 9, 11), (2, 8, 13), (4, 11, 6), (5, 7, 7)]:
+            x = torch.randn(b, 3, h, w)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    report = dvm.torch.reports()[-1]
+    assert (report["plans"], report["replayed"]) == (1, 3)
+

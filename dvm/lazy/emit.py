@@ -9,8 +9,10 @@ A size of a reshape, broadcast or iota that equals a `?` dim of an argument is
 written as that dim (`tensor.dim`), and one that equals an earlier such size as
 that size (`name_sizes`): the compiler then knows the sizes equal, as a
 hand-written program says, and fuses across the reshapes (numpy's shapes carry no
-names, so equal values are the only evidence). Which sizes are named so is part of
-the segment's structure. A reshape's own structure is better evidence than
+names, so equal values are the only evidence; a size that tracks its origin,
+`dvm.torch`'s, is named only by one that is the same expression of the inputs'
+sizes, so that the names hold at every call: `size_key`). Which sizes are named so
+is part of the segment's structure. A reshape's own structure is better evidence than
 values, so it comes first: a dim the reshape keeps is its operand's dim, and the
 dims a reshape splits one dim into are named only when every one of them is found
 (`B * S -> B, S` undoes a flatten; splitting `H` into 4 heads of 16 while the
@@ -20,7 +22,7 @@ batch happens to be 4 or 16 does not make the heads the batch).
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
 
 from dvm.lazy.graph import Node, type_text
@@ -38,8 +40,8 @@ SizeName = OperandDim | tuple[int, int] | int | None
 `(k, axis)`, the dim `axis` of argument `k`; an int `j`, the same as index `j`;
 an `OperandDim`, a dim of the node's operand."""
 
-Found = dict[int, tuple[SizeName, int]]
-"""The sizes met so far by value: how the program names each, and the size itself."""
+Found = dict[Hashable, tuple[SizeName, int]]
+"""The sizes met so far by `size_key`: how the program names each, and the size itself."""
 
 NAMED_OPS = frozenset({"expand", "broadcast_to", "iota"})
 """The ops whose indices are all sizes (a slice's offsets may equal a dim by chance)."""
@@ -48,15 +50,14 @@ NAMED_OPS = frozenset({"expand", "broadcast_to", "iota"})
 def name_sizes(args: Sequence[Node], nodes: Sequence[Node]) -> tuple[SizeName, ...]:
     """How the program names each of the nodes' indices, in order (see `SizeName`):
     a size found among the arguments' `?` dims, or among the sizes before it, is named
-    by it (the values are compared: a size that tracks its origin notes
-    that a replay needs the equality)."""
+    by it (found by `size_key`)."""
     if not any([node.indices for node in nodes]):  # (the common case: no size at all)
         return ()
     dims: Found = {}
     for k, arg in enumerate(args):
         for axis, (size, fixed) in enumerate(zip(arg.shape, arg.static, strict=True)):
             if fixed is None:
-                dims.setdefault(value_of(size), ((k, axis), size))
+                dims.setdefault(size_key(size), ((k, axis), size))
     names: list[SizeName] = []
     splits: dict[tuple[int, ...], list[SizeName]] = {}
     for place, node in enumerate(nodes):
@@ -103,27 +104,30 @@ def expand_names(
 def found_names(sizes: Sequence[int], dims: Found, first: int, every: bool) -> list[SizeName]:
     """How each of `sizes` (index `first` onwards) is named by the sizes before it
     (None: not found, an index of its own, which later sizes may be named by); with
-    `every`, none is named unless all are. Looked up by plain value. A size that tracks
-    its origin (`dvm.torch`'s) is named only by another such size, and compared with it
-    only then, so that a replay needs only the equalities the program uses: a plain
-    number there is a constant of the program (a head count), equal to a size by chance."""
-    found: list[tuple[SizeName, int] | None] = []
-    for size in sizes:
-        hit = dims.get(value_of(size))
-        found.append(hit if hit is not None and tracked(hit[1]) == tracked(size) else None)
+    `every`, none is named unless all are. Looked up by `size_key`: a plain number by
+    its value, a size that tracks its origin (`dvm.torch`'s) by its identity, so that
+    the names hold at every call the program serves (a padded height that equals the
+    width now is not named by it) and need no guard; and a plain number is never a
+    tracked size's name (a constant of the program, a head count, equal by chance)."""
+    found = [dims.get(size_key(size)) for size in sizes]
     if every and None in found:
         found = [None] * len(found)
     names: list[SizeName] = []
     for k, (size, hit) in enumerate(zip(sizes, found, strict=True)):
         if hit is None:
-            dims.setdefault(value_of(size), (first + k, size))
+            dims.setdefault(size_key(size), (first + k, size))
             names.append(None)
         else:
-            name, by = hit
-            if size is not by:
-                _ = size == by  # (notes the equality: `dvm.torch.sizes`)
-            names.append(name)
+            names.append(hit[0])
     return names
+
+
+def size_key(size: int) -> Hashable:
+    """What names a size (`found_names`): its value, or for a size that tracks its
+    origin (an int with an `identity`, `dvm.torch.sizes.Size`) that identity, what it
+    is at every call."""
+    identity = getattr(size, "identity", None)
+    return value_of(size) if identity is None else ("identity", identity())
 
 
 def value_of(size: int) -> int:

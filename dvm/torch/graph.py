@@ -32,7 +32,7 @@ from dvm.lazy.stats import STATS
 from dvm.torch import aten, aten_attention, aten_conv, aten_index, aten_nn
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
-from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op
+from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op, shape_environment
 from dvm.torch.sizes import SIZES, Size, plain
 
 log = logging.getLogger("dvm.torch")
@@ -130,6 +130,9 @@ class GraphRunner:
         self.last_reads = last_reads(self.nodes)
         self.declared = [n.meta.get("val") for n in self.nodes if n.op == "placeholder"]
         """The inputs as the graph declares them (symbolic: `plan.unproved`)."""
+        self.symbolic = self.declared if shape_environment(self.declared) is not None else []
+        """`declared`, if dynamo traced the graph with symbolic sizes (the sizes'
+        identities: `sizes.Size.identity`)."""
         self.report = Report(name)
         self.first = True
         self.plans: dict[tuple[Any, ...], list[Plan]] = {}
@@ -154,7 +157,7 @@ class GraphRunner:
         builder = Builder(key) if self.attempts > 0 else None
         self.builder, self.done = builder, done
         if builder is not None:
-            SIZES.start()
+            SIZES.start(self.symbolic)
             RUNS.append(builder.segment)
             BUILDING.append(builder)
         TRACE.views = False

@@ -8,13 +8,20 @@ sizes keeps it, and every comparison or truth test of a size is noted as a guard
 branch for these sizes only. A conversion to a plain number (`int()`, numpy reading
 it, `float()`) loses the origin: it is noted too, and a call that lost one is not
 replayed (`Sizes.lost`).
+
+A size's `identity` is what it is at every call that reaches the graph: its expression
+over the symbols dynamo's trace declares for the inputs' sizes (sizes dynamo keeps
+equal are one symbol there). Two sizes of one identity are equal at every such call,
+so code may treat them as one without a guard (`dvm.lazy.emit` names a size by
+another so), where two sizes merely equal now would tie the plan to these sizes.
 """
 
 from __future__ import annotations
 
 import operator
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -26,9 +33,14 @@ class Sizes(threading.local):
         """Each guard's source (true for these sizes) -> the newest value it reads."""
         self.lost = False
         self.active = False
+        self.declared: Sequence[Any] = ()
+        """The inputs as dynamo's trace declares them (see `identity_of`)."""
+        self.identities: dict[str, Any] = {}
+        """Each size's expression -> its identity, for this call."""
 
-    def start(self) -> None:
+    def start(self, declared: Sequence[Any] = ()) -> None:
         self.guards, self.lost, self.active = {}, False, True
+        self.declared, self.identities = declared, {}
 
     def stop(self) -> None:
         self.active = False
@@ -71,6 +83,41 @@ class Size(int):
         return outcome
 
     __hash__ = int.__hash__
+
+    def identity(self) -> Any:
+        """What this size is at every call (see the module docstring)."""
+        found = SIZES.identities.get(self.expr)
+        if found is None:
+            found = SIZES.identities[self.expr] = identity_of(self.expr, SIZES.declared)
+        return found
+
+
+def identity_of(expr: str, declared: Sequence[Any]) -> Any:
+    """`expr` as a sympy expression: an input's size as `declared` says (a `SymInt`'s
+    expression, a fixed size's number), any other size a symbol of its own."""
+    import sympy
+
+    def size(known: Any, name: str) -> Any:
+        if type(known) is int:
+            return sympy.Integer(known)
+        node = getattr(known, "node", None)  # (a `torch.SymInt`: its symbolic expression)
+        if node is not None and isinstance(node.expr, sympy.Expr):
+            return node.expr
+        return sympy.Symbol(name, integer=True, nonnegative=True)
+
+    def dim(slot: int, axis: int) -> Any:
+        shape = getattr(declared[slot], "shape", None) if slot < len(declared) else None
+        return size(shape[axis] if shape is not None else None, f"v{slot}_{axis}")
+
+    def value(slot: int) -> Any:
+        return size(declared[slot] if slot < len(declared) else None, f"v{slot}")
+
+    source = VALUE.sub(r"value(\1)", DIM.sub(r"dim(\1, \2)", expr))
+    return eval(source, {}, {"dim": dim, "value": value})  # (made here, from sizes)
+
+
+DIM = re.compile(r"v\[(\d+)\]\.shape\[(\d+)\]")
+VALUE = re.compile(r"v\[(\d+)\]")
 
 
 def plain(x: Any) -> Any:
