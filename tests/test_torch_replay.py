@@ -192,3 +192,17 @@ def test_sizes_equal_by_chance_are_not_tied_by_the_plan() -> None:
     report = dvm.torch.reports()[-1]
     assert (report["plans"], report["replayed"]) == (1, 3)
 
+
+def test_a_strided_convolution_replays_one_plan_at_odd_and_even_lengths() -> None:
+    """A stride of 2 leaves the right padding unread at an even length and reads it at
+    an odd one: the input is padded alike at every length, so one plan serves both."""
+    torch.manual_seed(5)
+    torch._dynamo.reset()
+    model = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for b, h, w in [(2, 9, 11), (2, 8, 10), (3, 7, 12), (4, 10, 9)]:
+            x = torch.randn(b, 3, h, w)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    report = dvm.torch.reports()[-1]
+    assert (report["plans"], report["replayed"]) == (1, 3)

@@ -52,6 +52,7 @@ class Window:
     padding: int
     dilation: int
     out: Any
+    ceil_mode: bool = False
 
     @property
     def span(self) -> Any:
@@ -60,10 +61,15 @@ class Window:
 
     @property
     def after(self) -> Any:
-        """The padding the windows read after the input (its right padding, and what a
-        `ceil_mode` window reaches past it)."""
+        """The padding after the input: its right padding, or what a `ceil_mode`
+        window reaches past the input if more. All of the right padding even where a
+        stride leaves its last elements unread: which it leaves depends on the
+        length's remainder, and a program that padded only those would differ with
+        it (a plan per remainder, noted as guards)."""
+        if not self.ceil_mode:
+            return self.padding
         reach = self.span - self.length - self.padding
-        return reach if reach > 0 else 0
+        return reach if reach > self.padding else self.padding
 
     def reads_padding(self) -> bool:
         """Whether any window reads outside the input (a size noted as a guard)."""
@@ -83,7 +89,7 @@ def window(length: Any, kernel: int, stride: int, padding: int, dilation: int,
         out = out - 1
     if out < 1:
         raise Unsupported("a pooling window larger than its input")
-    return Window(length, kernel, stride, padding, dilation, out)
+    return Window(length, kernel, stride, padding, dilation, out, ceil_mode)
 
 
 def per_dim(values: Any, count: int, default: Sequence[int] | None = None) -> list[int]:
