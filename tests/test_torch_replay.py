@@ -3,6 +3,7 @@ one, the inputs' memory given to it without a copy, each size comparison one gua
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -206,3 +207,25 @@ def test_a_strided_convolution_replays_one_plan_at_odd_and_even_lengths() -> Non
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
     report = dvm.torch.reports()[-1]
     assert (report["plans"], report["replayed"]) == (1, 3)
+
+
+def test_a_batch_norms_training_backward_replays_its_plan() -> None:
+    """The backward of a batch norm in training mode scales by `1.0 / (n * c / c)`, a
+    float divided from sizes: a `Quotient` that the plan computes anew at each call,
+    where a plain float would have left the call with no plan."""
+    torch.manual_seed(6)
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 6), torch.nn.BatchNorm1d(6))
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    first = len(dvm.torch.reports())
+    for batch in (5, 7, 9):
+        x = torch.randn(batch, 8)
+        given, expected = x.clone().requires_grad_(), x.clone().requires_grad_()
+        compiled(given).square().mean().backward()
+        reference(expected).square().mean().backward()
+        torch.testing.assert_close(given.grad, expected.grad, rtol=1e-4, atol=1e-5)
+    for mine, theirs in zip(model.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-5)
+    reports = dvm.torch.reports()[first:]
+    assert [(r["plans"], r["replayed"]) for r in reports] == [(1, 2), (1, 2)], reports

@@ -22,7 +22,7 @@ from dvm.lazy.array import dialect_op
 from dvm.lazy.record import collective as record_collective
 from dvm.numerics import working_dtype
 from dvm.torch.plan import BUILDING
-from dvm.torch.sizes import Size, plain, specialized
+from dvm.torch.sizes import Quotient, Size, plain, specialized
 
 Handler = Callable[..., Any]
 
@@ -64,13 +64,16 @@ def dims(sizes: Sequence[int], ndim: int) -> tuple[int, ...]:
 
 
 def number(x: Any, like: Any) -> Any:
-    """An operand as numpy takes it: a size used as a number becomes a 0-d array of
-    `like`'s dtype, which a replayed call computes from its own sizes."""
-    if not isinstance(x, Size):
+    """An operand as numpy takes it: a size (or a `Quotient` of sizes) used as a number
+    becomes a 0-d array of `like`'s dtype, which a replayed call computes from its own
+    sizes."""
+    if not isinstance(x, Size | Quotient):
         return x
     if BUILDING and isinstance(like, LazyArray):
+        if isinstance(x, Quotient) and like.dtype.kind != "f":
+            raise Unsupported("a quotient of sizes with a tensor of integers")
         return BUILDING[-1].scalar(x, like.dtype)
-    return plain(x)
+    return plain(x) if isinstance(x, Size) else float(x)
 
 
 # -- elementwise --------------------------------------------------------------------------
@@ -402,7 +405,7 @@ def reshaped(x: LazyArray, shape: Sequence[Any]) -> LazyArray:
 
 
 def filled(size: Sequence[Any], value: Any, dtype: np.dtype[Any]) -> Any:
-    if isinstance(value, Size | LazyArray):
+    if isinstance(value, Size | Quotient | LazyArray):
         raise Unsupported("a fill value computed in the graph")
     return needs(np.broadcast_to(asarray(np.asarray(value, dtype)), tuple(size)))
 

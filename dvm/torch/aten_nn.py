@@ -32,7 +32,7 @@ from dvm.torch.aten import (
     slice_,
 )
 from dvm.torch.aten_index import flat_add, flat_positions
-from dvm.torch.sizes import Size, specialized
+from dvm.torch.sizes import Quotient, Size, specialized
 
 INT64 = np.dtype(np.int64)
 
@@ -144,7 +144,7 @@ def constant_pad(x: Any, pad: Sequence[Any], value: Any = 0) -> Any:
     """`constant_pad_nd`: `pad` holds (before, after) pairs from the last dim back; a
     positive width pads with `value`, a negative one cuts that many elements off."""
     x = given = lazy(x)
-    if len(pad) % 2 or len(pad) // 2 > x.ndim or isinstance(value, Size | LazyArray):
+    if len(pad) % 2 or len(pad) // 2 > x.ndim or isinstance(value, Size | Quotient | LazyArray):
         raise Unsupported("a padding of more dims than the input, or by a computed value")
     for k in range(len(pad) // 2):
         axis, low, high = x.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]

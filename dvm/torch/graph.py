@@ -33,7 +33,7 @@ from dvm.torch import aten, aten_attention, aten_conv, aten_index, aten_nn
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
 from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op, shape_environment
-from dvm.torch.sizes import SIZES, Size, plain
+from dvm.torch.sizes import SIZES, Quotient, Size, plain
 
 log = logging.getLogger("dvm.torch")
 
@@ -92,7 +92,7 @@ def to_tensor(value: Any) -> Any:
     """A runner's value as torch's (a lazy array read: a sync point; a size plain)."""
     if isinstance(value, LazyArray):
         return to_torch(np.asarray(value))
-    if isinstance(value, Size):
+    if isinstance(value, Size | Quotient):
         return plain(value)
     if isinstance(value, list | tuple):
         return type(value)(to_tensor(v) for v in value)

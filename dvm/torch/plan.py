@@ -26,7 +26,7 @@ from dvm.lazy.graph import Node
 from dvm.lazy.segment import Compiled, Segment, contiguous
 from dvm.lazy.stats import STATS
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
-from dvm.torch.sizes import SIZES, Size, plain, sized
+from dvm.torch.sizes import SIZES, Quotient, Size, plain, sized
 
 Values = list[Any]
 """A call's values by slot."""
@@ -303,7 +303,7 @@ class Builder:
             return type(held)(self.result_slots(x) for x in held)
         return self.slot_of[id(held._node if isinstance(held, LazyArray) else held)]
 
-    def scalar(self, size: Size, like: np.dtype[Any]) -> LazyArray:
+    def scalar(self, size: Size | Quotient, like: np.dtype[Any]) -> LazyArray:
         """A size used as a number in an op: a 0-d array that replay computes anew."""
         dtype = np.dtype(np.int64) if like == np.dtype(np.bool_) else like
         node = Node.of(np.asarray(plain(size), dtype))
@@ -344,7 +344,7 @@ class Builder:
         if isinstance(x, LazyArray):  # (a constant one: a tensor over its memory)
             slot = self.slot_of.get(id(x._node))
             return Slot(slot) if slot is not None else to_torch(x.numpy())
-        if isinstance(x, Size):
+        if isinstance(x, Size | Quotient):
             return Formula(compiled_function(x.expr))
         if isinstance(x, list | tuple):
             return type(x)(self.template(y) for y in x)

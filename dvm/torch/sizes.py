@@ -120,9 +120,56 @@ DIM = re.compile(r"v\[(\d+)\]\.shape\[(\d+)\]")
 VALUE = re.compile(r"v\[(\d+)\]")
 
 
+class Quotient:
+    """A float computed from sizes by a true division (a count's reciprocal, `1.0 /
+    (n / 24)`): its value and its expression, as a `Size`'s. Not a `float`, which
+    numpy would read as a plain number, the origin lost unnoticed: the handlers take
+    it as a number that a replay computes anew (`aten.number`), and anything else
+    converts it (`float()`), which loses the origin."""
+
+    __slots__ = ("expr", "value")
+
+    def __init__(self, value: float, expr: str) -> None:
+        self.value, self.expr = value, expr
+
+    def __float__(self) -> float:
+        SIZES.lost = True
+        return self.value
+
+    def __neg__(self) -> Quotient:
+        return Quotient(-self.value, f"(-{self.expr})")
+
+
+def quotient_arithmetic(symbol: str, function: Callable[[Any, Any], Any], reflected: bool) -> Any:
+    """An operation of a `Quotient` (or a `Size`'s true division): a `Quotient` of
+    sizes, quotients and Python numbers, a plain float (the origin lost) of any other."""
+
+    def method(self: Size | Quotient, other: Any) -> Any:
+        mine, theirs = plain(self), plain(other)
+        if not (isinstance(other, Size | Quotient) or type(other) in (int, float)):
+            SIZES.lost = True
+            return function(theirs, float(mine)) if reflected else function(float(mine), theirs)
+        value = function(theirs, mine) if reflected else function(mine, theirs)
+        other_expr = other.expr if isinstance(other, Size | Quotient) else repr(other)
+        left, right = (other_expr, self.expr) if reflected else (self.expr, other_expr)
+        return Quotient(value, f"({left} {symbol} {right})")
+
+    return method
+
+
+for _name, _symbol, _function in [
+    ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
+    ("truediv", "/", operator.truediv),
+]:  # fmt: skip
+    setattr(Quotient, f"__{_name}__", quotient_arithmetic(_symbol, _function, False))
+    setattr(Quotient, f"__r{_name}__", quotient_arithmetic(_symbol, _function, True))
+
+
 def plain(x: Any) -> Any:
-    """`x` as a plain int if it is a `Size` (no guard, nothing lost)."""
-    return int.__index__(x) if isinstance(x, Size) else x
+    """`x` as a plain number if it is a `Size` or a `Quotient` (no guard, nothing lost)."""
+    if isinstance(x, Size):
+        return int.__index__(x)
+    return x.value if isinstance(x, Quotient) else x
 
 
 def expr_of(x: Any) -> tuple[str, int] | None:
@@ -140,6 +187,8 @@ def note(guard: str, newest: int) -> None:
 
 def arithmetic(symbol: str, function: Callable[[int, int], int], reflected: bool) -> Any:
     def method(self: Size, other: Any) -> Any:
+        if isinstance(other, Quotient):
+            return NotImplemented  # (the quotient's reflected operation)
         theirs = expr_of(other)
         mine = int.__index__(self)
         if theirs is None:  # a float, a numpy number...: a plain result
@@ -195,8 +244,8 @@ for _name in ("pow", "rpow", "and", "rand", "or", "ror", "xor", "rxor", "lshift"
     )
 Size.__neg__ = lambda self: Size(-int.__index__(self), f"(-{self.expr})", self.newest)  # type: ignore[method-assign]
 Size.__pos__ = lambda self: self  # type: ignore[method-assign]
-Size.__truediv__ = lambda self, other: float(self) / other  # type: ignore[method-assign]
-Size.__rtruediv__ = lambda self, other: other / float(self)  # type: ignore[method-assign]
+Size.__truediv__ = quotient_arithmetic("/", operator.truediv, False)  # type: ignore[method-assign]
+Size.__rtruediv__ = quotient_arithmetic("/", operator.truediv, True)  # type: ignore[method-assign]
 
 
 def sized(shape: tuple[int, ...], slot: int) -> tuple[int, ...]:
