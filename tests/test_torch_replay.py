@@ -178,35 +178,34 @@ class PaddedConv(torch.nn.Module):
         return self.norm(self.conv(x))
 
 
+def plans_over(model: Any, sizes: list[tuple[int, int, int]]) -> tuple[int, int]:
+    """The plans made and replayed by `model`'s graph over inputs of (batch, 3, h, w)
+    of `sizes` in no_grad, each call's result checked against eager."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    with torch.no_grad():
+        for b, h, w in sizes:
+            x = torch.randn(b, 3, h, w)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    report = dvm.torch.reports()[-1]
+    return report["plans"], report["replayed"]
+
+
 def test_sizes_equal_by_chance_are_not_tied_by_the_plan() -> None:
     """The first call's padded height (9 + 2) equals its width: a program names a size
     by another only where they are the same expression of the inputs' sizes, so the
     plan holds no guard that they are equal and serves the calls where they differ."""
     torch.manual_seed(4)
-    torch._dynamo.reset()
-    model = PaddedConv()
-    compiled = torch.compile(model, backend="dvm", dynamic=True)
-    with torch.no_grad():
-        for b, h, w in [(2, 9, 11), (2, 8, 13), (4, 11, 6), (5, 7, 7)]:
-            x = torch.randn(b, 3, h, w)
-            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-    report = dvm.torch.reports()[-1]
-    assert (report["plans"], report["replayed"]) == (1, 3)
+    sizes = [(2, 9, 11), (2, 8, 13), (4, 11, 6), (5, 7, 7)]
+    assert plans_over(PaddedConv(), sizes) == (1, 3)
 
 
 def test_a_strided_convolution_replays_one_plan_at_odd_and_even_lengths() -> None:
     """A stride of 2 leaves the right padding unread at an even length and reads it at
     an odd one: the input is padded alike at every length, so one plan serves both."""
     torch.manual_seed(5)
-    torch._dynamo.reset()
     model = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
-    compiled = torch.compile(model, backend="dvm", dynamic=True)
-    with torch.no_grad():
-        for b, h, w in [(2, 9, 11), (2, 8, 10), (3, 7, 12), (4, 10, 9)]:
-            x = torch.randn(b, 3, h, w)
-            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-    report = dvm.torch.reports()[-1]
-    assert (report["plans"], report["replayed"]) == (1, 3)
+    assert plans_over(model, [(2, 9, 11), (2, 8, 10), (3, 7, 12), (4, 10, 9)]) == (1, 3)
 
 
 def test_a_batch_norms_training_backward_replays_its_plan() -> None:
