@@ -70,20 +70,29 @@ def float_to_int(x: np.ndarray, out: np.ndarray) -> None:
     and, where out's maximum is not a float of x's type, the ones beyond it, are then
     set where they are, if any. A masked write costs tens of times a pass at half its
     elements set: none runs for values that need none."""
-    info = np.iinfo(out.dtype)
     if x.dtype.itemsize < 4:  # f16, bf16: the wider integer ranges overflow them
         x = x.astype(np.float32)
-    ftype = x.dtype.type
-    top = 2.0 ** (info.bits - (1 if info.min < 0 else 0))  # just above the range, exact
-    high = ftype(info.max)
-    exact = float(high) == info.max  # else it rounded up to `top`
-    if not exact:
-        high = np.nextafter(ftype(top), ftype(0))
-    np.copyto(out, np.clip(x, ftype(info.min), high), casting="unsafe")  # the minimum: 0 or -2**k
-    if not exact:
-        above = np.greater_equal(x, top)
+    low, high, beyond, largest = _saturation(x.dtype, out.dtype)
+    np.copyto(out, np.clip(x, low, high), casting="unsafe")
+    if beyond is not None:
+        above = np.greater_equal(x, beyond)
         if above.any():
-            np.copyto(out, info.max, where=above)
+            np.copyto(out, largest, where=above)
     nan = np.isnan(x)
     if nan.any():
         np.copyto(out, 0, where=nan)
+
+
+@cache
+def _saturation(floats: np.dtype, integers: np.dtype) -> tuple[Any, Any, float | None, int]:
+    """For `float_to_int` from `floats` to `integers`: the clip's bounds in `floats`
+    (the minimum, 0 or -2**k, is exact), the value from which the integer maximum must
+    be written over the cast (None where that maximum is itself a float of the type)
+    and that maximum. Made once per pair (the VM converts tile by tile)."""
+    info = np.iinfo(integers)
+    ftype = floats.type
+    top = 2.0 ** (info.bits - (1 if info.min < 0 else 0))  # just above the range, exact
+    high = ftype(info.max)
+    if float(high) == info.max:
+        return ftype(info.min), high, None, info.max
+    return ftype(info.min), np.nextafter(ftype(top), ftype(0)), top, info.max
