@@ -334,3 +334,25 @@ def test_scatter_add_accumulates_equal_ids(monkeypatch: pytest.MonkeyPatch, refu
     np.add.at(want, (slice(None), ids), updates)
     np.testing.assert_array_equal(np.asarray(got), want)
     assert lazy.stats()["failed"] == (1 if refused else 0)
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        lambda x: np.tile(x, 2),
+        lambda x: np.tile(x, (3, 1)),
+        lambda x: np.repeat(x, 2, axis=1),
+        lambda x: np.pad(x, 1),
+        lambda x: np.pad(x, ((2, 1), (0, 3)), constant_values=0.5),
+    ],
+)
+def test_sizes_equal_by_chance_compile_nothing_new(function: Callable[[Any], Any]) -> None:
+    """A tile's count or a pad's width is a constant of the program, and a pad's fill
+    is as wide as its array by structure: a dim that equals one of them, or a square
+    array, is no new structure."""
+    rng = np.random.default_rng(0)
+    lazy.reset()
+    for shape in [(5, 7), (13, 11), (6, 6), (2, 9), (9, 3), (3, 9), (8, 5)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(function(lazy.asarray(x))), function(x))
+    assert lazy.stats()["compiled"] == 1

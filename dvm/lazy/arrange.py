@@ -25,6 +25,9 @@ from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.numpy_api import is_int
 
 INT64 = np.dtype(np.int64)
+TRUE = Node.of(np.ones((), np.bool_))
+"""The condition of a `select` that takes its first value everywhere."""
+TRUE.value.setflags(write=False)  # type: ignore[union-attr]
 
 
 def cut(x: Node, axis: int, start: int, size: int) -> Node:
@@ -67,10 +70,12 @@ def spread(x: Node, counts: Sequence[int], before: bool) -> Node | None:
     it (`tile`: a unit dim before each dim), or element by element (`repeat`: after)."""
     positions = tuple(2 * d + (0 if before else 1) for d in range(x.ndim))
     grown = record.insert_unit_dims(x, positions)
-    target = []
+    target: list[int] = []
+    fixed: list[int | None] = []  # (the counts are constants of the program)
     for d, n in enumerate(x.shape):
         target += [counts[d], n] if before else [n, counts[d]]
-    wide = record.broadcast_to(grown, tuple(target))
+        fixed += [counts[d], None] if before else [None, counts[d]]
+    wide = record.broadcast_to(grown, tuple(target), tuple(fixed))
     shape = tuple(n * c for n, c in zip(x.shape, counts, strict=True))
     return None if wide is None else record.reshape(wide, shape)
 
@@ -117,18 +122,32 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> No
     fill = numpy_api.as_node(value, array.dtype)  # (None for an int numpy will not fit)
     if fill is None:
         return None
+    if 0 in array.shape:
+        return None
     x = array
     for axis, (low, high) in enumerate(widths.tolist()):
-        parts = []
-        for width in (low, high):
-            shape = tuple(width if a == axis else d for a, d in enumerate(x.shape))
-            parts.append(record.broadcast_to(fill, shape) if width else None)
+        parts = [fill_beside(x, axis, fill, width) if width else None for width in (low, high)]
         pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
         joined = record.concat(pieces, axis) if len(pieces) > 1 else x
         if joined is None:
             return None
         x = joined
     return x if x is not array else record.convert(array, array.dtype)
+
+
+def fill_beside(x: Node, axis: int, fill: Node, width: int) -> Node | None:
+    """`width` slices of `fill` to join to `x` along `axis`: its edge slice with every
+    element `fill`, broadcast. Made from `x`, the fill's other sizes are `x`'s by
+    structure (`emit.broadcast_names`), not equal by chance to whatever else is as
+    large; the width is a constant of the program."""
+    edge = cut(x, axis, 0, 1)
+    filled = record.elementwise("select", [TRUE, fill, edge], x.dtype)
+    if filled is None:
+        return None
+    shape = tuple(width if a == axis else d for a, d in enumerate(x.shape))
+    return record.broadcast_to(
+        filled, shape, tuple(width if a == axis else None for a in range(x.ndim))
+    )
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Node | None:

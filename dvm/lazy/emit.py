@@ -65,6 +65,8 @@ def name_sizes(args: Sequence[Node], nodes: Sequence[Node]) -> tuple[SizeName, .
             names.extend([None] * len(node.indices))
         elif node.op == "expand":
             names.extend(expand_names(node, place, dims, splits, len(names)))
+        elif node.op == "broadcast_to":
+            names.extend(broadcast_names(node, place, dims, len(names)))
         else:
             names.extend(found_names(node.indices, dims, len(names), every=False))
     return tuple(names)
@@ -98,6 +100,24 @@ def expand_names(
         ]
         splits.setdefault(values, own)
         names.extend(found)
+    return names
+
+
+def broadcast_names(node: Node, place: int, dims: Found, first: int) -> list[SizeName]:
+    """A broadcast's sizes: one its operand has (aligned at the last dim, not a 1 it
+    broadcasts) is the operand's dim, whatever else it equals by chance (a pad's fill
+    as wide as a row of another array); the others are named by value (`found_names`)."""
+    source = node.operands[0]
+    offset = node.ndim - source.ndim
+    names: list[SizeName] = []
+    for axis, fixed in enumerate(node.static):
+        if fixed is not None:
+            continue
+        size, kept = node.shape[axis], axis - offset
+        if kept >= 0 and value_of(size) != 1 and size_key(source.shape[kept]) == size_key(size):
+            names.append(OperandDim(place, kept))
+        else:
+            names.extend(found_names([size], dims, first + len(names), every=False))
     return names
 
 

@@ -161,12 +161,16 @@ def transpose(x: Node, perm: tuple[int, ...]) -> Node:
     return record("transpose", [x], (perm,), shape, x.dtype, static)
 
 
-def broadcast_to(x: Node, shape: tuple[int, ...]) -> Node | None:
+def broadcast_to(x: Node, shape: tuple[int, ...], fixed: Static = ()) -> Node | None:
+    """`x` broadcast to `shape`; `fixed`, where given, the sizes the program's structure
+    fixes (a tile's count of copies: a constant of the type, not a size of the call)."""
     if broadcast_shape(x.shape, shape) != shape or len(shape) < x.ndim:
         return None
     # A static size of `x` stays (the target equals it there); else 1s are static
     offset = len(shape) - x.ndim
     kept = [None] * offset + [s if s != 1 else None for s in x.static]
+    for axis, size in enumerate(fixed):
+        kept[axis] = kept[axis] if size is None else size
     static = tuple(
         s if s is not None else 1 if d == 1 else None for d, s in zip(shape, kept, strict=True)
     )
