@@ -23,7 +23,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from dvm.lazy import arrange, einsum, functions, numpy_api, record
 from dvm.lazy.functions import View
-from dvm.lazy.graph import Node, is_supported
+from dvm.lazy.graph import Node, is_supported, same_shape
 from dvm.lazy.record import MAX_SEGMENT, TRACE
 from dvm.lazy.segment import flush, settle
 from dvm.lazy.stats import STATS
@@ -142,6 +142,10 @@ class LazyArray(NDArrayOperatorsMixin):
             node = numpy_api.ufunc(ufunc, operands)
             if node is not None:
                 return LazyArray(node)
+        elif method == "__call__" and kwargs.keys() == {"out"}:
+            written = in_place(ufunc, inputs, kwargs["out"])
+            if written is not None:
+                return written
         elif method == "reduce" and len(inputs) == 1 and isinstance(inputs[0], LazyArray):
             node = numpy_api.ufunc_reduce(ufunc, inputs[0]._node, **unwrap_values(kwargs))
             if node is not None:
@@ -200,6 +204,38 @@ class LazyArray(NDArrayOperatorsMixin):
             STATS.fallbacks[f"ndarray.{name}"] += 1
             return wrap(getattr(self.numpy(), name))
         return lambda *args, **kwargs: fallback(f"ndarray.{name}", attribute, (self, *args), kwargs)
+
+
+def in_place(ufunc: np.ufunc, inputs: Any, out: Any) -> LazyArray | None:
+    """`ufunc(*inputs, out=target)` recorded (`x -= lr * g`, `p /= p.sum()`) when the
+    target is a pending result no other array can see: not a view, no view of it
+    recorded, its memory not yet made. Its array then shows the new value (numpy's
+    result cast to its dtype, as numpy's `same_kind` rule allows), and the ops recorded
+    before still read the old one, as they read it before the write in numpy. None
+    otherwise: a write into memory that exists runs in numpy (a sync point)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if len(outs) != 1 or type(outs[0]) is not LazyArray:
+        return None
+    target: LazyArray = outs[0]
+    old = target._node
+    if (
+        not old.pending
+        or old.view is not None
+        or any(n.view and n.view[0] is old for n in TRACE.nodes)
+    ):
+        return None
+    node = numpy_api.ufunc(ufunc, [x._node if isinstance(x, LazyArray) else x for x in inputs])
+    if node is None or not same_shape(node.shape, old.shape):
+        return None  # (numpy's broadcast into the target, or its error)
+    if node.dtype != old.dtype:
+        if not np.can_cast(node.dtype, old.dtype, "same_kind"):
+            return None  # numpy's casting error
+        node = record.convert(node, old.dtype)
+    target._node = node
+    node.owner = weakref.ref(target)
+    if len(TRACE.nodes) > MAX_SEGMENT:
+        settle()
+    return target
 
 
 def operator_method(function: np.ufunc, name: str, reflected: bool = False) -> Any:
