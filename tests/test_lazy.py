@@ -133,11 +133,13 @@ def test_a_loop_whose_trip_count_depends_on_data() -> None:
 
 
 def test_shapes_are_known_without_running_anything() -> None:
-    before = lazy.stats()["segments"]
+    before, fallbacks = lazy.stats()["segments"], lazy.stats()["fallbacks"]
     x = lazy.asarray(normal(5, 3))
     y = (x @ x.T)[1:, None]
     assert (y.shape, len(y), y.ndim, y.size, y.dtype) == ((4, 1, 5), 4, 3, 20, np.float32)
+    assert (y.itemsize, y.nbytes, np.size(y), np.size(y, -1)) == (4, 80, 20, 5)
     assert lazy.stats()["segments"] == before
+    assert lazy.stats()["fallbacks"] == fallbacks
 
 
 def test_sync_points_give_numpy_values() -> None:

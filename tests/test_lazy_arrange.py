@@ -70,6 +70,28 @@ CASES: dict[str, Callable[[Any], Any]] = {
     ),
     "norm fro": lambda x: np.linalg.norm(x, "fro", axis=(0, 1), keepdims=True) * x,
     "norm ints": lambda x: np.linalg.norm((x * 10).astype(np.int32), axis=0),
+    "rot90": lambda x: np.rot90(x) * 1,
+    "rot90 twice": lambda x: np.rot90(x, 2) + 0,
+    "rot90 back": lambda x: np.rot90(x, -1, axes=(1, 0)) + 0,
+    "flipud fliplr": lambda x: np.flipud(x) + np.fliplr(x),
+    "roll axes": lambda x: np.roll(x, (1, -2), axis=(0, 1)) + 0,
+    "column_stack": lambda x: np.column_stack([x[:, 0], x, x[:, 1] > 0]) * 1,
+    "moveaxis": lambda x: np.moveaxis(x[None], 0, -1) + 0,
+    "round decimals": lambda x: np.round(x * 100, 1) + np.round(x * 100, -1),
+    "round bools": lambda x: np.round(x > 0),
+    "ufunc outer": lambda x: np.subtract.outer(x[:, 0], x[0]),
+    "divmod": lambda x: sum(np.divmod(x * 10, 3)),
+    "bool arithmetic": lambda x: ((x > 0) + (x < -1)) * np.maximum(x > 0, x < 1),
+    "number to a power": lambda x: 2**x + 0.5**x,
+    "bool scalar": lambda x: x + True,
+    "methods": lambda x: (
+        x.ravel().reshape(x.shape)
+        + x.flatten().reshape(x.shape)
+        + x.clip(-1, 1)
+        + x.round(1)
+        + x[:, :1].squeeze(1)[:, None]
+    ),
+    "dot repeat methods": lambda x: x.dot(x.T).repeat(2, axis=1),
 }
 
 

@@ -47,8 +47,21 @@ def flip(m: Any, axis: Any = None) -> View | None:
     return View(node, m, lambda v: np.flip(v, axis))
 
 
+def flip_rows(m: Any) -> View | None:
+    """`flipud`: the first axis reversed (numpy wants one at least)."""
+    return flip(m, 0) if isinstance(m, Node) and m.ndim >= 1 else None
+
+
+def flip_columns(m: Any) -> View | None:
+    """`fliplr`: the second axis reversed (numpy wants two at least)."""
+    return flip(m, 1) if isinstance(m, Node) and m.ndim >= 2 else None
+
+
 def roll(a: Any, shift: Any, axis: Any = None) -> Node | None:
-    """One int shift along one axis, or along the flattened array (`axis=None`)."""
+    """One int shift along one axis, or along the flattened array (`axis=None`); or
+    shifts along axes (`np.roll(x, (1, 2), axis=(0, 1))`), one roll after another."""
+    if isinstance(a, Node) and axis is not None and not (is_int(shift) and is_int(axis)):
+        return roll_axes(a, shift, axis)
     if not isinstance(a, Node) or not is_int(shift) or not (axis is None or is_int(axis)):
         return None
     found = numpy_api.flattened(a, axis)
@@ -63,6 +76,50 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Node | None:
         else record.convert(x, x.dtype)
     )
     return rolled if axis is not None or rolled is None else record.reshape(rolled, a.shape)
+
+
+def roll_axes(a: Node, shift: Any, axis: Any) -> Node | None:
+    """numpy's shifts and axes broadcast together (a lone one pairs with each of the
+    others), each axis rolled by the sum of its shifts."""
+    shifts = list(shift) if isinstance(shift, list | tuple) else [shift]
+    axes = list(axis) if isinstance(axis, list | tuple) else [axis]
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        return None
+    count = max(len(shifts), len(axes))
+    if not all(map(is_int, shifts + axes)) or not all(-a.ndim <= k < a.ndim for k in axes):
+        return None
+    totals = [0] * a.ndim
+    for s, k in zip(shifts * (count // len(shifts)), axes * (count // len(axes)), strict=True):
+        totals[int(k) % a.ndim] += int(s)
+    x: Node | None = a
+    for k, total in enumerate(totals):
+        if total and x is not None:
+            x = roll(x, total, k)
+    return x if x is not a else record.convert(a, a.dtype)
+
+
+def rot90(m: Any, k: Any = 1, axes: Any = (0, 1)) -> View | None:
+    """numpy's own composition: a flip of one of the two axes and a transpose swapping
+    them (one turn), a flip of both (two), or a transpose and a flip (three); a view."""
+    if not isinstance(m, Node) or not is_int(k) or not isinstance(axes, list | tuple):
+        return None
+    if len(axes) != 2 or not all(is_int(a) and -m.ndim <= a < m.ndim for a in axes):
+        return None
+    first, second = (int(a) % m.ndim for a in axes)
+    if first == second:
+        return None
+    turns = int(k) % 4
+    perm = list(range(m.ndim))
+    perm[first], perm[second] = second, first
+    if turns == 0:
+        node = record.convert(m, m.dtype)
+    elif turns == 2:
+        node = record.reverse(m, tuple(sorted((first, second))))
+    elif turns == 1:
+        node = record.transpose(record.reverse(m, (second,)), tuple(perm))
+    else:
+        node = record.reverse(record.transpose(m, tuple(perm)), (second,))
+    return View(node, m, lambda v: np.rot90(v, int(k), (first, second)))
 
 
 def spread(x: Node, counts: Sequence[int], before: bool) -> Node | None:
@@ -275,6 +332,15 @@ def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Node |
     return None if nodes is None else concatenate(nodes, 0 if nodes[0].ndim == 1 else 1)
 
 
+def column_stack(tup: Any) -> Node | None:
+    """Along the second axis, 1-d arrays (and 0-d ones) as columns of one."""
+    nodes = stack_nodes(tup, None, "same_kind")
+    if nodes is None:
+        return None
+    columns = [record.insert_unit_dims(n, (1,)) if n.ndim == 1 else n for n in nodes]
+    return concatenate(columns, 1)
+
+
 def outer(a: Any, b: Any, out: Any = None) -> Node | None:
     """`a.ravel()[:, None] * b.ravel()[None, :]`."""
     if out is not None or not all(isinstance(v, Node | np.ndarray) for v in (a, b)):
@@ -388,11 +454,13 @@ def array_split(a: Any, indices_or_sections: Any, axis: Any = 0) -> list[View] |
 
 
 FUNCTIONS: dict[Any, Any] = {
-    np.flip: flip, np.roll: roll, np.tile: tile, np.repeat: repeat, np.pad: pad,
+    np.flip: flip, np.flipud: flip_rows, np.fliplr: flip_columns, np.roll: roll,
+    np.rot90: rot90, np.tile: tile, np.repeat: repeat, np.pad: pad,
     np.take_along_axis: take_along_axis, np.diff: diff,
     np.tril: triangle(lower=True), np.triu: triangle(lower=False),
     np.ptp: ptp, np.count_nonzero: count_nonzero, np.average: average,
-    np.vstack: vstack, np.hstack: hstack, np.outer: outer, np.nan_to_num: nan_to_num,
+    np.vstack: vstack, np.hstack: hstack, np.column_stack: column_stack, np.outer: outer,
+    np.nan_to_num: nan_to_num,
     np.split: split, np.array_split: array_split, np.linalg.norm: linalg_norm,
 }  # fmt: skip
 """This module's handlers (`functions.FUNCTIONS` takes them in)."""

@@ -61,6 +61,14 @@ class LazyArray(NDArrayOperatorsMixin):
     def size(self) -> int:
         return math.prod(self._node.shape)
 
+    @property
+    def itemsize(self) -> int:
+        return self._node.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._node.dtype.itemsize
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -139,7 +147,15 @@ class LazyArray(NDArrayOperatorsMixin):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
             operands = [x._node if isinstance(x, LazyArray) else x for x in inputs]
+            if ufunc is np.divmod:
+                both = [numpy_api.ufunc(f, operands) for f in (np.floor_divide, np.remainder)]
+                if all(both):
+                    return tuple(LazyArray(n) for n in both)  # type: ignore[arg-type]
             node = numpy_api.ufunc(ufunc, operands)
+            if node is not None:
+                return LazyArray(node)
+        elif method == "outer" and not kwargs and len(inputs) == 2:
+            node = outer_ufunc(ufunc, *inputs)
             if node is not None:
                 return LazyArray(node)
         elif method == "__call__" and kwargs.keys() == {"out"}:
@@ -194,6 +210,12 @@ class LazyArray(NDArrayOperatorsMixin):
     def copy(self) -> LazyArray:
         return LazyArray(record.convert(self._node, self.dtype))
 
+    def flatten(self, order: str = "C") -> Any:
+        """A copy of `ravel`'s view (numpy's other orders run in numpy)."""
+        if order != "C":
+            return fallback("ndarray.flatten", np.ndarray.flatten, (self, order), {})
+        return dispatch(np.ravel, (self,), {}).copy()
+
     def __getattr__(self, name: str) -> Any:
         """Any other attribute of ndarray: the value's (a sync point), and a method's
         array results are lazy again."""
@@ -204,6 +226,17 @@ class LazyArray(NDArrayOperatorsMixin):
             STATS.fallbacks[f"ndarray.{name}"] += 1
             return wrap(getattr(self.numpy(), name))
         return lambda *args, **kwargs: fallback(f"ndarray.{name}", attribute, (self, *args), kwargs)
+
+
+def outer_ufunc(ufunc: np.ufunc, a: Any, b: Any) -> Node | None:
+    """`ufunc.outer(a, b)`: `a` with a unit dim for each of `b`'s, broadcast."""
+    if not all(isinstance(x, LazyArray | np.ndarray) for x in (a, b)) or ufunc.nin != 2:
+        return None
+    first = a._node if isinstance(a, LazyArray) else Node.of(a)
+    if not is_supported(first.dtype):
+        return None
+    column = record.insert_unit_dims(first, tuple(range(a.ndim, a.ndim + b.ndim)))
+    return numpy_api.ufunc(ufunc, [column, b._node if isinstance(b, LazyArray) else b])
 
 
 def in_place(ufunc: np.ufunc, inputs: Any, out: Any) -> LazyArray | None:
@@ -303,7 +336,8 @@ def reduction_method(kind: str, function: Any) -> Any:
 
 for _name in ("sum", "mean", "prod", "max", "min"):
     setattr(LazyArray, _name, reduction_method(_name, getattr(np, _name)))
-for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "any", "all", "take"):
+for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "any", "all", "take",
+              "ravel", "squeeze", "clip", "round", "dot", "repeat"):  # fmt: skip
     setattr(LazyArray, _name, numpy_method(getattr(np, _name)))
 for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
                       "ge": np.greater_equal, "eq": np.equal,

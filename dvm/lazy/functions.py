@@ -8,6 +8,7 @@ value as the call's result (`np.shape` needs no value).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -213,12 +214,48 @@ def stack(arrays: Sequence[Operand], axis: int = 0, out: Any = None, **rest: Any
     return concatenate(grown, position[0])
 
 
-def round_(a: Operand, decimals: int = 0, out: Any = None) -> Node | None:
-    if decimals != 0 or out is not None or not isinstance(a, Node):
+def round_(a: Operand, decimals: Any = 0, out: Any = None) -> Node | None:
+    """numpy's rounding of floats to `decimals` places, as its own: a multiply by ten to
+    the `decimals` (a divide for fewer than none), `rint` and the inverse, in the
+    array's dtype. Integers to places of their own: a copy."""
+    if type(decimals) is not int or out is not None or not isinstance(a, Node):
         return None
-    return (
-        numpy_api.ufunc(np.rint, [a]) if a.dtype.kind not in "biu" else record.convert(a, a.dtype)
-    )
+    if a.dtype.kind in "iu":  # (numpy's own arithmetic to fewer places)
+        return record.convert(a, a.dtype) if decimals >= 0 else None
+    if decimals == 0:  # (bools too: numpy's `rint` of a bool is a float16)
+        return numpy_api.ufunc(np.rint, [a])
+    if a.dtype.kind == "b":
+        return None
+    scale = 10.0 ** abs(decimals)
+    up, down = (np.multiply, np.true_divide) if decimals > 0 else (np.true_divide, np.multiply)
+    scaled = numpy_api.ufunc(up, [a, scale])
+    rounded = None if scaled is None else numpy_api.ufunc(np.rint, [scaled])
+    return None if rounded is None else numpy_api.ufunc(down, [rounded, scale])
+
+
+def listed_axes(axis: Any, ndim: int) -> list[int] | None:
+    """An axis or a sequence of distinct axes, in the order given; None where numpy
+    would raise."""
+    axes = [axis] if is_int(axis) else list(axis) if isinstance(axis, list | tuple) else None
+    if axes is None or not all(is_int(a) and -ndim <= a < ndim for a in axes):
+        return None
+    normal = [int(a) % ndim for a in axes]
+    return normal if len(set(normal)) == len(normal) else None
+
+
+def moveaxis(a: Operand, source: Any, destination: Any) -> View | None:
+    """numpy's permutation: the axes not moved in order, each moved one inserted at its
+    destination (in the order of destinations)."""
+    if not isinstance(a, Node):
+        return None
+    sources = listed_axes(source, a.ndim)
+    destinations = listed_axes(destination, a.ndim)
+    if sources is None or destinations is None or len(sources) != len(destinations):
+        return None
+    order = [n for n in range(a.ndim) if n not in sources]
+    for where, axis in sorted(zip(destinations, sources, strict=True)):
+        order.insert(where, axis)
+    return transpose(a, tuple(order))
 
 
 def dot(a: Operand, b: Operand, out: Any = None) -> Node | None:
@@ -238,6 +275,10 @@ def like(fill: Callable[..., np.ndarray[Any, Any]]) -> Callable[..., Any]:
         return Node.of(fill(a.shape, a.dtype if dtype is None else dtype, *args))
 
     return handler
+
+
+def is_int_or_none(axis: Any) -> bool:
+    return axis is None or is_int(axis)
 
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
@@ -263,7 +304,10 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     else numpy_api.logical_reduction("all", a, axis, keepdims),
     np.take: lambda a, indices, axis=None, out=None, mode="raise": None
     if out is not None or mode != "raise" else numpy_api.take(a, indices, axis),
-    np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
+    np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.moveaxis: moveaxis,
+    np.size: lambda a, axis=None: None if not isinstance(a, Node) or not is_int_or_none(axis)
+    else math.prod(a.shape) if axis is None else a.shape[axis] if -a.ndim <= axis < a.ndim
+    else None,
     np.zeros_like: like(lambda shape, dtype: np.zeros(shape, dtype)),
     np.ones_like: like(lambda shape, dtype: np.ones(shape, dtype)),
     np.empty_like: like(lambda shape, dtype: np.empty(shape, dtype)),

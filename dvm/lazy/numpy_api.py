@@ -53,9 +53,10 @@ LOGICAL = {np.logical_and, np.logical_or, np.logical_not}
 
 BOOL_FORMS = {
     np.bitwise_and: "logical_and", np.bitwise_or: "logical_or", np.bitwise_xor: "ne",
-    np.invert: "logical_not",
+    np.invert: "logical_not", np.add: "logical_or", np.multiply: "logical_and",
+    np.maximum: "logical_or", np.minimum: "logical_and",
 }  # fmt: skip
-"""Bitwise ufuncs on bools: the logical ops they are."""
+"""Bitwise and arithmetic ufuncs on bools: the logical ops they are."""
 
 BOOL = np.dtype(np.bool_)
 INT64, UINT64, FLOAT64 = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64)
@@ -86,7 +87,9 @@ def operand_dtype(x: Operand) -> Any:
     kind = type(x)
     if kind is Node or isinstance(x, np.ndarray | np.generic):
         return x.dtype if is_supported(x.dtype) else None
-    return kind if kind in (bool, int, float) else None
+    if kind is bool:  # (numpy's lowest kind: as a bool array, it takes the other's type)
+        return BOOL
+    return kind if kind in (int, float) else None
 
 
 @cache
@@ -231,12 +234,12 @@ def power(base: Operand, exponent: Operand) -> Node | None:
     raises for a negative integer power, a check per element the program skips)."""
     dtypes = (operand_dtype(base), operand_dtype(exponent))
     loop = None if missing(dtypes) else resolved(np.power, dtypes)
-    if loop is None or not isinstance(base, Node):
+    if loop is None or not (isinstance(base, Node) or isinstance(exponent, Node)):
         return None
-    if type(exponent) in (int, float) and exponent in SMALL_POWERS:
-        return repeated_product(base, int(exponent), loop[0])
+    if isinstance(base, Node) and type(exponent) in (int, float) and exponent in SMALL_POWERS:
+        return repeated_product(base, int(exponent), loop[0])  # type: ignore[arg-type]
     if not is_float_dtype(loop[0]) and not (type(exponent) is int and exponent >= 0):
-        return None
+        return None  # (`2 ** x` of integers too: numpy checks each exponent's sign)
     nodes = [as_node(base, loop[0]), as_node(exponent, loop[1])]
     if missing(nodes) or not accepts(KINDS["pow"], loop[0]):
         return None
