@@ -11,6 +11,8 @@ once per specialization in `specialize.py`.
 
 from __future__ import annotations
 
+from itertools import accumulate
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from dvm.vm.binary import HEADER, layout
@@ -77,6 +79,8 @@ class _Validator:
         self._offsets: Offsets | None = p.offsets
         self.checked_tokens: dict[int, Tok] = {}
         """The slot tokens found well formed, by identity (kept alive here)."""
+        self.refers: dict[int, int] = {}
+        """The slot each checked slot token reads, by identity (-1: another token)."""
 
     # -- error locations ---------------------------------------------------
 
@@ -141,19 +145,41 @@ class _Validator:
 
     def slot(self, where: tuple[str, int], s: object) -> None:
         """A slot reference must name an existing slot."""
-        if not _index(s, len(self.p.slots)):
+        if not (type(s) is int and 0 <= s < len(self.p.slots)):  # (`_index`, inline: hot)
             raise self.fail(where, "slot index out of range", f"s{s}")
 
     def slot_expr(self, i: int, expr: tuple) -> None:
-        """A postfix expression must leave exactly one value and refer only backwards."""
+        """A postfix expression must leave exactly one value and refer only backwards.
+        A decoded program shares its equal tokens: each is checked once, except that a
+        slot token must refer back from every slot that holds it. The walk over the
+        tokens is by C-level maps (slots repeat the tile sizes' long expressions); a
+        fault found so is found again by `walk_tokens`, which names the first."""
+        checked, refers = self.checked_tokens, self.refers
+        ids = list(map(id, expr))
+        new = set(ids).difference(checked)
+        if new:
+            by_id = dict(zip(ids, expr, strict=True))
+            try:
+                for key in new:
+                    t = by_id[key]
+                    self.token(("slots", i), t, i)
+                    checked[key] = t
+                    refers[key] = t.a if t.op is ExprOp.SLOT else -1
+            except BytecodeError:
+                self.walk_tokens(i, expr)
+                raise
+        if max(map(refers.__getitem__, ids), default=-1) >= i:
+            self.walk_tokens(i, expr)
+        depths = list(accumulate(map(_STACK_STEP.__getitem__, map(_TOKEN_OP, expr))))
+        if not depths or min(depths) < 1 or depths[-1] != 1:
+            self.walk_tokens(i, expr)
+
+    def walk_tokens(self, i: int, expr: tuple) -> None:
+        """Check slot `i`'s expression token by token: the first fault raises."""
         depth, where = 0, ("slots", i)
-        checked = self.checked_tokens
         for t in expr:
-            # A decoded program shares its equal tokens: each is checked once, except
-            # that a slot token must refer back from every slot that holds it.
-            if id(t) not in checked or (t.op is ExprOp.SLOT and t.a >= i):
+            if id(t) not in self.checked_tokens or (t.op is ExprOp.SLOT and t.a >= i):
                 self.token(where, t, i)
-                checked[id(t)] = t
             depth += 1 if t.op in _LEAVES else -1
             if depth < 1:
                 raise self.fail(where, "expression stack underflow")
@@ -187,8 +213,10 @@ class _Validator:
             raise self.fail(where, "bad register", f"r{i}")
         if type(r.shape) is not tuple or len(r.shape) > MAX_RANK:
             raise self.fail(where, "rank too large")
-        for s in (*r.shape, r.offset):
-            self.slot(where, s)
+        refs = (*r.shape, r.offset)
+        if not (set(map(type, refs)) == {int} and min(refs) >= 0 and max(refs) < len(self.p.slots)):
+            for s in refs:  # the first out of range raises
+                self.slot(where, s)
 
     def view(self, i: int, view: View) -> None:
         """Argument, slots and index sources of one view."""
@@ -256,8 +284,13 @@ class _Validator:
     def instr(self, k: int, ins: Instr, depth: int) -> None:
         """Operand ranges, then the category's typing rule."""
         where = ("code", k)
+        registers = len(self.p.registers)
         for (_, kind), v in zip(ins.op.operands, ins.operands, strict=True):
-            self.operand(where, ins.op, kind, v, depth)
+            if kind is Kind.REG:  # most operands: tested here, without a call
+                if not (type(v) is int and 0 <= v < registers):
+                    raise self.fail(where, "register index out of range", f"r{v}")
+            else:
+                self.operand(where, ins.op, kind, v, depth)
         _TYPERS[ins.op.cat](self, where, ins)
 
     def operand(self, where: tuple[str, int], op: OpDef, kind: Kind, v: Any, depth: int) -> None:
@@ -348,6 +381,9 @@ def _index(v: object, n: int) -> bool:
 
 
 _LEAVES = frozenset(EXPR_LEAVES)
+_STACK_STEP = {op: 1 if op in _LEAVES else -1 for op in ExprOp}
+"""How each token changes the depth of the expression stack."""
+_TOKEN_OP = attrgetter("op")
 _TOKEN_OPERANDS = {ExprOp.DIM: 2, ExprOp.CONST: 1, ExprOp.PARAM: 1, ExprOp.SLOT: 1}
 """How many of a token's operands (`a`, `b`) the binary holds; the others are 0."""
 
@@ -448,28 +484,31 @@ def _t_grouped_mma(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 def _t_elementwise(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     """unary / binary (all three forms): the TypeRule of the ISA row."""
     dst = ins.operands[0]
+    registers = v.p.registers
     regs = [
-        x for (_, k), x in zip(ins.op.operands[1:], ins.operands[1:], strict=True) if k is Kind.REG
+        registers[x]
+        for (_, k), x in zip(ins.op.operands[1:], ins.operands[1:], strict=True)
+        if k is Kind.REG
     ]
-    ins_t = {v.dtype(r) for r in regs}
-    v.need(w, len(ins_t) == 1, "dtype mismatch", "operands differ")
-    t, out = ins_t.pop(), v.dtype(dst)
+    t, out = regs[0].dtype, registers[dst].dtype
+    v.need(w, all(r.dtype is t for r in regs), "dtype mismatch", "operands differ")
     rule = ins.op.rule
-    ok = (
-        {
-            TypeRule.FLOAT: t.is_float and out == t,
-            TypeRule.NUMERIC: t is not DType.BOOL and out == t,
-            TypeRule.INT: t.is_int and out == t,
-            TypeRule.CMP: out is DType.BOOL,
-            TypeRule.LOGIC: t is DType.BOOL and out is DType.BOOL,
-            TypeRule.ANY_TO_BOOL: out is DType.BOOL,
-            TypeRule.FLOAT_TO_BOOL: t.is_float and out is DType.BOOL,
-        }[rule]
-        if rule is not None
-        else False
-    )
-    v.need(w, ok, "dtype mismatch", f"{ins.op.name}: {rule.value if rule else ''}")
-    v.need(w, v.rank(dst) == max(v.rank(r) for r in regs), "rank mismatch")
+    if not (rule is not None and _RULES[rule](t, out)):
+        raise v.fail(w, "dtype mismatch", f"{ins.op.name}: {rule.value if rule else ''}")
+    v.need(w, len(registers[dst].shape) == max(len(r.shape) for r in regs), "rank mismatch")
+
+
+_RULES: dict[TypeRule, Any] = {
+    TypeRule.FLOAT: lambda t, out: t.is_float and out is t,
+    TypeRule.NUMERIC: lambda t, out: t is not DType.BOOL and out is t,
+    TypeRule.INT: lambda t, out: t.is_int and out is t,
+    TypeRule.CMP: lambda t, out: out is DType.BOOL,
+    TypeRule.LOGIC: lambda t, out: t is DType.BOOL and out is DType.BOOL,
+    TypeRule.ANY_TO_BOOL: lambda t, out: out is DType.BOOL,
+    TypeRule.FLOAT_TO_BOOL: lambda t, out: t.is_float and out is DType.BOOL,
+}
+"""Whether an elementwise instruction of each typing rule may take operands of dtype
+`t` and write `out`."""
 
 
 def _t_iota(v: _Validator, w: tuple[str, int], ins: Instr) -> None:

@@ -179,6 +179,12 @@ SEMANTIC: list[tuple[str, str, str, tuple[str, int]]] = [
         ("slots", 3),
     ),
     (
+        "underflow before a forward slot",
+        _edit("slot s3 = s0 s2 ceildiv", "slot s3 = s0 ceildiv s5 add"),
+        "expression stack underflow",
+        ("slots", 3),
+    ),
+    (
         "two values",
         _edit("slot s3 = s0 s2 ceildiv", "slot s3 = s0 s2"),
         "expression must leave one value",
