@@ -13,6 +13,7 @@ dims that are `?` are checked at run time from the guards that the
 
 from __future__ import annotations
 
+import re
 from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar, cast
@@ -326,15 +327,51 @@ def elementwise_class(spec: ElementwiseSpec) -> type[IRDLOperation]:
     return with_syntax_in_errors(op, base.SYNTAX.format(name=op.name))
 
 
+_VALUE = r"\s*%[\w$.-]+\s*"
+_TENSOR = r"\s*tensor<[0-9?x]*[a-z][a-z0-9]*>\s*"
+PLAIN_FORMS: dict[type[IRDLOperation], re.Pattern[str]] = {
+    BinaryOp: re.compile(f"{_VALUE},{_VALUE}:\\s*\\({_TENSOR},{_TENSOR}\\)\\s*->{_TENSOR}"),
+    UnaryOp: re.compile(f"{_VALUE}:{_TENSOR}(?!->|\\s)"),
+    PredicateOp: re.compile(f"{_VALUE}:{_TENSOR}->{_TENSOR}"),
+}
+"""Each elementwise syntax written plainly: operands, no attributes, ranked tensor
+types. Such an op is read by `parse_plain_elementwise`."""
+
+
+def parse_plain_elementwise(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+    """An elementwise op written as its `PLAIN_FORMS` entry says (the caller matched it):
+    the same reads, checks and op as its assembly format's parser makes, without the
+    format's generic steps (a program's elementwise ops are most of its ops)."""
+    operands = [parser.parse_unresolved_operand()]
+    if parser.parse_optional_punctuation(",") is not None:
+        operands.append(parser.parse_unresolved_operand())
+    parser.parse_punctuation(":")
+    if len(operands) == 2:
+        types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+    else:
+        types = [parser.parse_type()]
+    if UnaryOp in cls.__mro__:  # (no `->`: the form matched ends at the type)
+        result = types[0]
+    else:
+        parser.parse_punctuation("->")
+        result = parser.parse_type()
+    values = [parser.resolve_operand(o, t) for o, t in zip(operands, types, strict=True)]
+    return cls.create(operands=values, result_types=[result])
+
+
 def with_syntax_in_errors(op: type[IRDLOperation], syntax: str) -> type[IRDLOperation]:
     """`op`, whose parse errors say what its syntax is. A type after a unary op's
     operand type (`-> tensor<...>`) is an error here, where the parser would
     otherwise fail later, at the block, with no word of the op."""
     parse_format = op.parse
+    plain = next(form for base, form in PLAIN_FORMS.items() if base in op.__mro__)
 
     def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
         try:
-            parsed = parse_format(parser)
+            if plain.match(parser.lexer.input.content, parser.pos):
+                parsed = parse_plain_elementwise(cls, parser)
+            else:
+                parsed = parse_format(parser)
         except ParseError as error:
             if not error.msg.startswith("Expected"):  # not the syntax: a type, a name
                 raise

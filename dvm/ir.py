@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, cast
 
@@ -188,6 +188,8 @@ class LocatingParser(LiteralParser):
         """Where each op being parsed starts, the innermost last."""
         self.nesting = 0
         """How many regions enclose the parser's position."""
+        self.file_attr: StringAttr | None = None
+        """The file name of the ops' locations, made once."""
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """The module; a parse error is a `DvmParseError` (one with several spans keeps
@@ -275,6 +277,24 @@ class LocatingParser(LiteralParser):
             self.raise_error("Dense literal attribute should have a static shape.", start, end)
         return type
 
+    def parse_dense_int_or_fp_elements_attr(self, type: Any) -> Any:
+        """A `dense<...>` literal; a short one with its type (`dense<1.0> : tensor<f32>`,
+        a program's scalar constants) is read once per text in the process, as plain
+        types are."""
+        text = PLAIN_DENSE.match(self.lexer.input.content, self.pos) if type is None else None
+        if text is None:
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        known = _plain_dense.get(text.group())
+        if known is not None:
+            self._resume_from(text.end())
+            return known
+        parsed = super().parse_dense_int_or_fp_elements_attr(type)
+        if self.pos >= text.end():  # read it whole
+            if len(_plain_dense) >= MAX_PLAIN_TYPES:
+                _plain_dense.clear()
+            _plain_dense[text.group()] = parsed
+        return parsed
+
     def parse_optional_type(self) -> Any:
         """A type; a plain ranked one (`tensor<?x4xf32>`) is read once per text in the
         process: programs repeat a handful of types at every op, and xDSL's parser reads
@@ -291,6 +311,24 @@ class LocatingParser(LiteralParser):
             if len(_plain_types) >= MAX_PLAIN_TYPES:
                 _plain_types.clear()
             _plain_types[text.group()] = parsed
+        return parsed
+
+    def parse_optional_dictionary_attr_dict(self) -> dict[str, Attribute]:
+        """An op's attribute dictionary; a plain one (`{axes = [1], keepdims = true}`) is
+        read once per text in the process, as plain types are: xDSL reads each entry
+        token by token, and programs repeat a few dictionaries at many ops."""
+        text = PLAIN_DICTIONARY.match(self.lexer.input.content, self.pos)
+        if text is None:
+            return super().parse_optional_dictionary_attr_dict()
+        known = _plain_dictionaries.get(text.group())
+        if known is not None:
+            self._resume_from(text.end())
+            return dict(known)  # (a copy: the parser moves properties out of it)
+        parsed = super().parse_optional_dictionary_attr_dict()
+        if self.pos >= text.end():  # read it whole
+            if len(_plain_dictionaries) >= MAX_PLAIN_TYPES:
+                _plain_dictionaries.clear()
+            _plain_dictionaries[text.group()] = dict(parsed)
         return parsed
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
@@ -313,10 +351,17 @@ class LocatingParser(LiteralParser):
         self.spans[op] = span
         if isinstance(op.location, UnknownLoc):
             where = span.get_location()
-            op.location = FileLineColLoc(
-                StringAttr(where.file), IntAttr(where.line), IntAttr(where.col)
-            )
+            if self.file_attr is None:
+                self.file_attr = StringAttr(where.file)
+            op.location = FileLineColLoc(self.file_attr, int_attr(where.line), int_attr(where.col))
         return op
+
+
+@lru_cache(maxsize=1024)
+def int_attr(value: int) -> IntAttr:
+    """The `IntAttr` of a line or column number, made once (xDSL verifies each
+    attribute as it is made; attributes are immutable)."""
+    return IntAttr(value)
 
 
 PLAIN_TYPE = re.compile(r"(?:tensor|vector|memref)<[0-9?x]*[a-z][a-z0-9]*>")
@@ -324,7 +369,18 @@ PLAIN_TYPE = re.compile(r"(?:tensor|vector|memref)<[0-9?x]*[a-z][a-z0-9]*>")
 _plain_types: dict[str, Attribute] = {}
 """Each plain type parsed so far, by its text (types are immutable values)."""
 MAX_PLAIN_TYPES = 4096
-"""The most types `_plain_types` keeps (it starts again when full)."""
+"""The most types `_plain_types` keeps (it starts again when full), and the most
+dictionaries `_plain_dictionaries` keeps."""
+PLAIN_DENSE = re.compile(r"<[\w.,+\[\] -]{1,64}>[ ]*:[ ]*" + PLAIN_TYPE.pattern)
+"""The elements and type of a short `dense` literal (after the word `dense`)."""
+_plain_dense: dict[str, Attribute] = {}
+"""Each short dense literal parsed so far, by its text."""
+PLAIN_DICTIONARY = re.compile(r"\{[\w .,=\[\]-]*\}")
+"""An attribute dictionary of names, numbers, builtin words (`true`, `f32`) and arrays
+of them: nothing in it depends on the dialects loaded or on the program around it."""
+_plain_dictionaries: dict[str, dict[str, Attribute]] = {}
+"""Each plain attribute dictionary parsed so far, by its text (attributes are
+immutable values)."""
 
 DENSE_TYPE_ERROR = (
     "Expected memref, vector or tensor type of integer, index, float, or complex type"

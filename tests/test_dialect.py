@@ -115,6 +115,30 @@ def test_a_repeated_type_is_read_once() -> None:
     assert printed(dvm.parse(text)) == printed(parse(text))
 
 
+def test_repeated_dictionaries_and_constants_are_read_once() -> None:
+    """A plain attribute dictionary and a short `dense` literal are read once per text in
+    the process, as types are, and elementwise ops written plainly skip their format's
+    generic steps: each op still gets all of its attributes, parse after parse, and the
+    program prints as xDSL's own parser reads it."""
+    text = """func.func @f(%x: tensor<?x3xf32>) -> tensor<?x1xi1> {
+      %c = arith.constant dense<2.5> : tensor<f32>
+      %a = tensor.reduce_sum %x {axes = [1], keepdims = true} : tensor<?x3xf32> -> tensor<?x1xf32>
+      %b = tensor.reduce_max %x {axes = [1], keepdims = true} : tensor<?x3xf32> -> tensor<?x1xf32>
+      %d = tensor.mul %a, %c : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+      %e = tensor.sub %d, %b : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
+      %n = tensor.neg %e : tensor<?x1xf32>
+      %f = tensor.isfinite %n : tensor<?x1xf32> -> tensor<?x1xi1>
+      func.return %f : tensor<?x1xi1>
+    }"""
+    modules = [dvm.parse(text) for _ in range(3)]
+    for module in modules:
+        reductions = [op for op in module.walk() if op.name.startswith("tensor.reduce_")]
+        assert [sorted(op.properties) for op in reductions] == [["axes", "keepdims"]] * 2
+    constants = [op for m in modules for op in m.walk() if isinstance(op, ConstantOp)]
+    assert all(c.value is constants[0].value for c in constants)
+    assert {printed(m) for m in modules} == {printed(parse(text))}
+
+
 # --------------------------------------------------------------------------
 # The op set is the design's
 # --------------------------------------------------------------------------
