@@ -97,8 +97,25 @@ def compile_fast(
     namespace |= {"_disjoint": _disjoint, "_View": ViewPlan, "_new": tuple.__new__}
     namespace["_overlaps_itself"] = overlaps_itself
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
-    source = fast_source(p, local_bytes, alignment, cores, reads_cores)
+    stored = frozenset(ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY)
+    tables = (p.args, p.n_params, p.slots, p.registers, p.views, stored)
+    key = (tables, local_bytes, alignment, cores, reads_cores)
+    source = _sources.get(key)
+    if source is None:
+        source = fast_source(p, local_bytes, alignment, cores, reads_cores)
+        if len(_sources) >= MAX_KEPT_SOURCES:
+            _sources.clear()
+        _sources[key] = source
     return define(source, "fast", namespace, program_origin("fast path", p.name))
+
+
+MAX_KEPT_SOURCES = 256
+"""Fast-path sources kept (all are dropped when full)."""
+_sources: dict[tuple[Any, ...], str] = {}
+"""The fast-path source of the latest programs, by what it is made of: the tables,
+which views are stored to, and the device. Programs that differ only in their
+instructions' operations (the two branches of an `if`, `x + 1` and `x - 1`) share
+one; its code is then compiled once too (`generated.compiled`)."""
 
 
 class _Slots:

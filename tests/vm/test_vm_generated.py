@@ -96,3 +96,24 @@ def test_kept_code_serves_only_its_own_source() -> None:
     assert [f(2) for f in functions] == [6, 8, 6]
     assert functions[0].__code__.co_code == functions[2].__code__.co_code
     assert functions[0].__code__.co_consts != functions[1].__code__.co_consts
+
+
+def test_programs_differing_in_operations_share_a_fast_path_source() -> None:
+    """The fast path reads a program's tables, not its operations: two programs that
+    differ only there (the branches of an `if`, `x + 1` and `x - 1`) share its source and
+    code, each function under its own program's name, while a program whose tables differ
+    (one slot) gets its own."""
+    text = P.layernorm(False)
+    variants = [text, text.replace("rsqrt r2, r2", "sqrt r2, r2"), text.replace("= 16", "= 8")]
+    device = vm.DeviceSpec.host()
+    paths = []
+    for i, source in enumerate(variants):
+        program = vm.decode(vm.encode(vm.assemble(source)), f"program{i}")
+        vm.prepare(program, device)
+        paths.append(next(iter(static_info(program).fast_paths.values())))
+    names = [f.__code__.co_filename.rsplit(" #", 1)[0] for f in paths]
+    assert names == [f"<dvm fast path: program{i}" for i in range(3)]
+    assert paths[0].__code__.co_consts == paths[1].__code__.co_consts
+    assert paths[0].__code__.co_consts != paths[2].__code__.co_consts
+    shapes = [[32, 24], [24], [24], [32, 24]]
+    assert paths[0](shapes, [], 1, 0) == paths[1](shapes, [], 1, 0)
