@@ -106,7 +106,11 @@ def python_text(expr: sympy.Basic) -> str:
     keys and weighs each node's precedence, tens of microseconds a node the first
     time it meets one. Anything else (a rational coefficient, a negative power) is
     left to sympy's printer (`IntegerPrinter`), in parentheses."""
-    if expr.is_Integer or expr.is_Symbol:
+    if isinstance(expr, sympy.Integer):
+        return str(int(expr))  # (what sympy prints, without its printer)
+    if type(expr) is sympy.Symbol:
+        return expr.name
+    if expr.is_Symbol:  # (a dummy prints with its mark)
         return str(expr)
     if expr.is_Add:
         return _sum_text(expr.args)
