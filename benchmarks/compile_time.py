@@ -182,7 +182,8 @@ def fresh(path: Path, cache: str, folder: str) -> Fresh:
     new process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["DVM_CACHE_DIR"] = folder
-    command = [sys.executable, "-c", FRESH, str(path), cache, str(EXAMPLES)]
+    # (-P: the child imports this interpreter's dvm, not a dvm/ in the working directory)
+    command = [sys.executable, "-P", "-c", FRESH, str(path), cache, str(EXAMPLES)]
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     *times, heavy = out.split()
     return Fresh._make([*map(float, times), heavy])
@@ -217,7 +218,7 @@ def first_compiles(program: str, repeat: int) -> list[tuple[float, float]]:
     """(seconds, CPU seconds) of `program`'s compiles in a new process that compiled
     another program first: the first, then `repeat` more."""
     paths = [str(EXAMPLES / f"{name}.mlir") for name in (WARM_PROGRAM, program)]
-    command = [sys.executable, "-c", FIRST, *paths, str(repeat)]
+    command = [sys.executable, "-P", "-c", FIRST, *paths, str(repeat)]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return [(float(a), float(b)) for a, b in (line.split() for line in out.splitlines())]
 
@@ -274,7 +275,7 @@ def bench_gap(top: int = 8) -> None:
     folder = str(Path(__file__).resolve().parent)
     for program in GAP_PROGRAMS:
         paths = [str(EXAMPLES / f"{name}.mlir") for name in (WARM_PROGRAM, program)]
-        command = [sys.executable, "-c", GAP, folder, *paths, str(top)]
+        command = [sys.executable, "-P", "-c", GAP, folder, *paths, str(top)]
         print(subprocess.run(command, capture_output=True, text=True, check=True).stdout, end="")
 
 

@@ -58,8 +58,9 @@ def cold_runs(path: str, runs: int) -> list[dict[str, float]]:
     )
     results = []
     for _ in range(runs):
+        # (-P: the child imports this interpreter's dvm, not a dvm/ in the working directory)
         out = subprocess.run(
-            [sys.executable, "-c", code, str(Path(__file__).parent), path],
+            [sys.executable, "-P", "-c", code, str(Path(__file__).parent), path],
             capture_output=True,
             text=True,
             check=True,

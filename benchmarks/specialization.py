@@ -549,7 +549,8 @@ def fresh_process_compile(path: Path, cache_dir: str) -> tuple[float, float]:
     """In a new Python process with the compile cache in `cache_dir`: the seconds
     `import dvm` takes, and then `dvm.compile(path)`."""
     env = {**os.environ, "DVM_CACHE_DIR": cache_dir}
-    command = [sys.executable, "-c", FRESH_COMPILE, str(path)]
+    # (-P: the child imports this interpreter's dvm, not a dvm/ in the working directory)
+    command = [sys.executable, "-P", "-c", FRESH_COMPILE, str(path)]
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     imported, compiled = out.split()
     return float(imported), float(compiled)
