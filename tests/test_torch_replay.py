@@ -125,6 +125,29 @@ def test_a_comparison_is_noted_as_the_guard_that_holds() -> None:
     ]
 
 
+def test_a_float_computed_from_a_size_keeps_its_formula() -> None:
+    """`t ** -0.5`, `t * 0.5`, and dynamo's `torch.sym_float` and `torch._sym_sqrt`
+    (`math.sqrt(t)`) of a size are `Quotient`s whose formula a replay computes for its
+    own sizes; none loses the origin (which would leave the call without a plan)."""
+    import math
+
+    from dvm.torch.plan import compiled_function
+    from dvm.torch.sizes import Quotient
+
+    t = Size(5, "v[0].shape[1]", 0)
+    SIZES.start()
+    try:
+        made = [t**-0.5, t * 0.5, 2 * t * 1.0, torch.sym_float(t) * -1.0,
+                torch._sym_sqrt(torch.sym_float(t)), t**2]  # fmt: skip
+    finally:
+        SIZES.stop()
+    assert not SIZES.lost
+    assert all(isinstance(q, Quotient) for q in made[:-1]) and isinstance(made[-1], Size)
+    later = [torch.empty(2, 11)]
+    expected = [11**-0.5, 11 * 0.5, 22.0, -11.0, math.sqrt(11), 121]
+    assert [compiled_function(q.expr)(later) for q in made] == expected
+
+
 def test_a_square_input_replays_the_plan_of_an_oblong_one() -> None:
     """Shapes of different ranks are not compared size by size (Python compares a
     tuple's items before its length): a LayerNorm's (rows, cols) against its weight's

@@ -86,7 +86,7 @@ def binary(function: np.ufunc) -> Handler:
         a, b = number(operand(a), b), number(operand(b), a)
         a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
-            b = b * alpha
+            b = b * number(alpha, a if isinstance(a, LazyArray) else b)
         return needs(function(a, b))
 
     return handler
@@ -139,9 +139,11 @@ def where(condition: Any, a: Any, b: Any) -> Any:
 
 
 def masked_fill(x: Any, mask: Any, value: Any) -> Any:
-    return needs(
-        np.where(mask, np.asarray(value, x.dtype) if not isinstance(value, LazyArray) else value, x)
-    )
+    if isinstance(value, Size | Quotient):
+        value = number(value, x)
+    elif not isinstance(value, LazyArray):
+        value = np.asarray(value, x.dtype)
+    return needs(np.where(mask, value, x))
 
 
 # -- reductions ----------------------------------------------------------------------------
@@ -362,13 +364,8 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
 def scalar_tensor(value: Any, dtype: Any = None, **kwargs: Any) -> Any:
     """A 0-d tensor of a Python number (torch's default dtype: float32, whatever the
     number)."""
-    if isinstance(value, Size):  # (a size as a number: replay computes it anew)
-        dtype = numpy_dtype(dtype, 0.0)
-        return (
-            BUILDING[-1].scalar(value, dtype)
-            if BUILDING
-            else asarray(np.asarray(plain(value), dtype))
-        )
+    if isinstance(value, Size | Quotient):  # (a size as a number: replay computes it anew)
+        return filled((), value, numpy_dtype(dtype, 0.0))
     return asarray(np.asarray(value, numpy_dtype(dtype, 0.0)))
 
 
@@ -405,9 +402,15 @@ def reshaped(x: LazyArray, shape: Sequence[Any]) -> LazyArray:
 
 
 def filled(size: Sequence[Any], value: Any, dtype: np.dtype[Any]) -> Any:
-    if isinstance(value, Size | Quotient | LazyArray):
+    """`value` broadcast to `size`; a size (or a quotient of sizes: `t ** 0.5`) is a
+    0-d array that a replayed call computes from its own sizes."""
+    if isinstance(value, LazyArray):
         raise Unsupported("a fill value computed in the graph")
-    return needs(np.broadcast_to(asarray(np.asarray(value, dtype)), tuple(size)))
+    if isinstance(value, Size | Quotient) and BUILDING:
+        if isinstance(value, Quotient) and dtype.kind != "f":
+            raise Unsupported("a quotient of sizes filling a tensor of integers")
+        return needs(np.broadcast_to(BUILDING[-1].scalar(value, dtype), tuple(size)))
+    return needs(np.broadcast_to(asarray(np.asarray(plain(value), dtype)), tuple(size)))
 
 
 def arange(*bounds: Any, dtype: Any = None, **kwargs: Any) -> Any:

@@ -14,6 +14,7 @@ branch) sends the call back to recording, which makes a plan for that case.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,9 @@ def distinct(ids: np.ndarray[Any, Any], axis: int) -> bool:
     return bool(np.all(np.diff(ordered, axis=axis) != 0))
 
 
-SOURCE_NAMES = {"asarray": np.asarray, "contiguous": contiguous, "distinct": distinct}
+SOURCE_NAMES = {
+    "asarray": np.asarray, "contiguous": contiguous, "distinct": distinct, "math": math,
+}  # fmt: skip
 """What the plans' generated sources may call, besides the names each adds."""
 
 

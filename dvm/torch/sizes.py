@@ -18,6 +18,7 @@ another so), where two sizes merely equal now would tie the plan to these sizes.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 import threading
@@ -139,6 +140,9 @@ class Quotient:
     def __neg__(self) -> Quotient:
         return Quotient(-self.value, f"(-{self.expr})")
 
+    def __sym_float__(self) -> Quotient:  # (`torch.sym_float`, as dynamo's graphs call it)
+        return self
+
 
 def quotient_arithmetic(symbol: str, function: Callable[[Any, Any], Any], reflected: bool) -> Any:
     """An operation of a `Quotient` (or a `Size`'s true division): a `Quotient` of
@@ -159,7 +163,7 @@ def quotient_arithmetic(symbol: str, function: Callable[[Any, Any], Any], reflec
 
 for _name, _symbol, _function in [
     ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
-    ("truediv", "/", operator.truediv),
+    ("truediv", "/", operator.truediv), ("pow", "**", operator.pow),
 ]:  # fmt: skip
     setattr(Quotient, f"__{_name}__", quotient_arithmetic(_symbol, _function, False))
     setattr(Quotient, f"__r{_name}__", quotient_arithmetic(_symbol, _function, True))
@@ -189,9 +193,11 @@ def arithmetic(symbol: str, function: Callable[[int, int], int], reflected: bool
     def method(self: Size, other: Any) -> Any:
         if isinstance(other, Quotient):
             return NotImplemented  # (the quotient's reflected operation)
+        if type(other) is float:  # (a scale from a size, `t * 0.5`: kept as a quotient)
+            return quotient_arithmetic(symbol, function, reflected)(self, other)
         theirs = expr_of(other)
         mine = int.__index__(self)
-        if theirs is None:  # a float, a numpy number...: a plain result
+        if theirs is None:  # a numpy number...: a plain result
             SIZES.lost = True
             return function(other, mine) if reflected else function(mine, other)
         value = function(plain(other), mine) if reflected else function(mine, plain(other))
@@ -234,7 +240,7 @@ for _name, _symbol, _function, _negated in [
 ]:  # fmt: skip
     setattr(Size, f"__{_name}__", comparison(_symbol, _function, _negated))
 # Any other operation on ints gives a plain int: the origin is lost.
-for _name in ("pow", "rpow", "and", "rand", "or", "ror", "xor", "rxor", "lshift", "rlshift",
+for _name in ("rpow", "and", "rand", "or", "ror", "xor", "rxor", "lshift", "rlshift",
               "rshift", "rrshift", "divmod", "rdivmod", "abs", "invert", "round", "trunc",
               "floor", "ceil"):  # fmt: skip
     setattr(
@@ -246,6 +252,46 @@ Size.__neg__ = lambda self: Size(-int.__index__(self), f"(-{self.expr})", self.n
 Size.__pos__ = lambda self: self  # type: ignore[method-assign]
 Size.__truediv__ = quotient_arithmetic("/", operator.truediv, False)  # type: ignore[method-assign]
 Size.__rtruediv__ = quotient_arithmetic("/", operator.truediv, True)  # type: ignore[method-assign]
+
+
+def size_power(self: Size, exponent: Any, modulo: Any = None) -> Any:
+    """`self ** exponent`: a size for a natural exponent, a `Quotient` for a float one
+    (`t ** -0.5`), a plain number (the origin lost) for any other."""
+    if modulo is None and type(exponent) is int and exponent >= 0:
+        return Size(int.__index__(self) ** exponent, f"({self.expr} ** {exponent})", self.newest)
+    if modulo is None and isinstance(exponent, float | Quotient):
+        return quotient_arithmetic("**", operator.pow, False)(self, exponent)
+    return int.__pow__(self._lost(), plain(exponent), modulo)
+
+
+Size.__pow__ = size_power  # type: ignore[method-assign, assignment]
+
+
+def to_float(self: Size | Quotient) -> Quotient:
+    """`torch.sym_float` of a size (dynamo's graph converts a size so before any float
+    arithmetic on it): a `Quotient`, which replay computes anew."""
+    return Quotient(float(plain(self)), f"float({self.expr})")
+
+
+Size.__sym_float__ = to_float  # type: ignore[attr-defined]
+
+MATH_FUNCTIONS = ("sqrt", "log2", "cos", "sin", "tanh")
+"""The `math` functions on sizes that dynamo's graphs call as `torch._sym_<name>`
+(`math.sqrt(t)`, a `Quotient`'s `__sym_sqrt__`), kept as quotients."""
+
+
+def math_function(name: str) -> Callable[[Size | Quotient], Quotient]:
+    function = getattr(math, name)
+
+    def method(self: Size | Quotient) -> Quotient:
+        return Quotient(function(float(plain(self))), f"math.{name}(float({self.expr}))")
+
+    return method
+
+
+for _name in MATH_FUNCTIONS:
+    setattr(Size, f"__sym_{_name}__", math_function(_name))
+    setattr(Quotient, f"__sym_{_name}__", math_function(_name))
 
 
 def sized(shape: tuple[int, ...], slot: int) -> tuple[int, ...]:
