@@ -251,3 +251,23 @@ def test_a_batch_norms_training_backward_replays_its_plan() -> None:
         torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-5)
     reports = dvm.torch.reports()[first:]
     assert [(r["plans"], r["replayed"]) for r in reports] == [(1, 2), (1, 2)], reports
+
+
+class Positions(torch.nn.Module):
+    def forward(self, x: Any) -> Any:
+        past = x.shape[1]  # (a KV cache's length: the new token's positions follow it)
+        return x.sum(1) + torch.arange(past, past + 3) * torch.arange(0, 2 * past, past)[1]
+
+
+def test_an_arange_from_a_size_starts_there_at_every_call() -> None:
+    """A start (and a step) that is a size of the call is an argument of the replayed
+    program, not the first call's number."""
+    compiled = torch.compile(Positions(), backend="dvm", dynamic=True)
+    torch._dynamo.reset()
+    first = len(dvm.torch.reports())
+    with torch.no_grad():
+        for past in (5, 7, 12):
+            x = torch.randn(3, past, 3)
+            torch.testing.assert_close(compiled(x), Positions()(x))
+    (report,) = dvm.torch.reports()[first:]
+    assert (report["plans"], report["replayed"]) == (1, 2), report

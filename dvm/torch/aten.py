@@ -417,17 +417,17 @@ def arange(*bounds: Any, dtype: Any = None, **kwargs: Any) -> Any:
     """`arange(end)`, `arange(start, end)` or `arange(start, end, step)` of integers
     (sizes of the call among them): an iota of the count, scaled and shifted."""
     start, end, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
-    if not all(isinstance(b, int) for b in (start, end, step)) or plain(step) == 0:
+    if not all(isinstance(b, int) for b in (start, end, step)) or step == 0:
         raise Unsupported("an arange of floats, or of step 0")
-    count = (
-        (end - start + step - 1) // step if plain(step) > 0 else (start - end - step - 1) // -step
-    )
-    if plain(count) < 0:
+    # (comparisons of sizes are guards, and a start or step that is a size of the call,
+    # a past length, is an argument that a replay computes anew: never a constant)
+    count = (end - start + step - 1) // step if step > 0 else (start - end - step - 1) // -step
+    if count < 0:
         raise Unsupported("an arange whose bounds and step disagree")
     result = LazyArray(record.iota((count,), 0, numpy_dtype(dtype, 0)))
-    if plain(step) != 1:
-        result = result * plain(step)
-    return result + plain(start) if plain(start) != 0 else result
+    if step != 1:
+        result = result * number(step, result)
+    return result + number(start, result) if start != 0 else result
 
 
 def copy(x: Any, source: Any, non_blocking: bool = False) -> Any:
