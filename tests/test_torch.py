@@ -395,6 +395,21 @@ def test_export_mlir_is_a_program_dvm_reads() -> None:
     dvm.parse(text)
 
 
+def test_export_mlir_of_several_segments_is_split_for_dvm_opt() -> None:
+    """An op that runs in torch cuts the graph: each segment's program, between
+    `// -----` markers, is one `dvm-opt --split-input-file` lowers on its own."""
+    from lit_shell import dvm_opt
+
+    def f(x: Any) -> Any:
+        return torch.logcumsumexp(torch.relu(x) * 2, dim=0).exp() + 1
+
+    text = dvm.torch.export_mlir(f, torch.randn(5, 6))
+    assert text.count("func.func @segment") == 2 and text.count("// -----") == 1
+    outcome = dvm_opt(["--split-input-file", "-p", "dvm-pipeline"], text)
+    assert outcome.code == 0, outcome.stderr
+    assert outcome.stdout.count("// -----") == 1 and outcome.stdout.count("func.func") == 2
+
+
 def test_a_cube_is_multiplies() -> None:
     """GELU's `x ** 3` becomes two multiplies (a `pow` per element is many times
     slower), with torch's result."""

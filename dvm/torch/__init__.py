@@ -76,10 +76,15 @@ def reports() -> list[dict[str, Any]]:
     return [report.as_dict() for report in REPORTS]
 
 
+SPLIT_MARKER = "\n// -----\n"
+"""Between two segments' programs in `export_mlir`'s text: each is a module of its own."""
+
+
 def export_mlir(model: Any, *example_inputs: Any, dynamic: bool = True) -> str:
     """The `.mlir` text of the programs `model(*example_inputs)` runs (forward,
     inference), each as `dvm-opt` reads it: one per segment of the graph between
-    ops that run in torch (one, when every op records)."""
+    ops that run in torch (one, when every op records). Segments are separated by
+    `// -----` lines, MLIR's split marker (`dvm-opt --split-input-file`)."""
     texts: list[str] = []
     exporting = with_math_attention(
         aot_autograd(fw_compiler=compiler("export"), decompositions=DECOMPOSITIONS)
@@ -90,4 +95,4 @@ def export_mlir(model: Any, *example_inputs: Any, dynamic: bool = True) -> str:
             torch.compile(model, backend=exporting, dynamic=dynamic)(*example_inputs)
     finally:
         WATCHERS.remove(texts.append)
-    return "\n".join(texts)
+    return SPLIT_MARKER.join(texts)
