@@ -148,6 +148,25 @@ def test_a_float_computed_from_a_size_keeps_its_formula() -> None:
     assert [compiled_function(q.expr)(later) for q in made] == expected
 
 
+def test_a_float_times_a_size_is_computed_anew_at_each_replay() -> None:
+    """`2.0 * n` with the float on the left: `float.__mul__` takes the size as a plain
+    int, which would bake this call's number into the plan; the runner gives the
+    operation to the size's reflected method, a formula each replay computes."""
+    import operator
+
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    rows = graph.call_function(torch.ops.aten.sym_size.int, (x, 0))
+    scale = graph.call_function(operator.mul, (2.0, rows))
+    graph.output([graph.call_function(torch.ops.aten.mul.Tensor, (x, scale))])
+    runner = GraphRunner(torch.fx.GraphModule({}, graph), "a float times a size")
+    for n in (3, 5, 4):
+        x = torch.randn(n, 2)
+        (scaled,) = runner(x)
+        torch.testing.assert_close(scaled, x * (2.0 * n))
+    assert (runner.report.plans, runner.report.replayed) == (1, 2)
+
+
 def test_a_square_input_replays_the_plan_of_an_oblong_one() -> None:
     """Shapes of different ranks are not compared size by size (Python compares a
     tuple's items before its length): a LayerNorm's (rows, cols) against its weight's

@@ -33,7 +33,7 @@ from dvm.torch import aten, aten_attention, aten_conv, aten_index, aten_nn
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import DTYPES, to_numpy, to_torch
 from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op, shape_environment
-from dvm.torch.sizes import SIZES, Quotient, Size, plain
+from dvm.torch.sizes import SIZES, Quotient, Size, operate, plain
 
 log = logging.getLogger("dvm.torch")
 
@@ -211,7 +211,7 @@ class GraphRunner:
         if target is operator.getitem:
             return args[0][args[1]]
         if not isinstance(target, torch._ops.OpOverload):  # sizes: ints and SymInt ops
-            return target(*args, **kwargs)  # type: ignore[operator]
+            return operate(target, *args, **kwargs)  # type: ignore[arg-type]
         name = op_name(target)
         handler = HANDLERS.get(name)
         fell_back = STATS.fallbacks.total()  # (not `lazy.stats()`: a copy per op)

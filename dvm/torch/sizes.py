@@ -294,6 +294,29 @@ for _name in MATH_FUNCTIONS:
     setattr(Quotient, f"__sym_{_name}__", math_function(_name))
 
 
+REFLECTED = {
+    operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: "__rmul__",
+    operator.truediv: "__rtruediv__", operator.floordiv: "__rfloordiv__",
+    operator.mod: "__rmod__", operator.pow: "__rpow__",
+}  # fmt: skip
+"""The reflected method of each binary operation a graph calls on sizes."""
+
+
+def operate(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`function(*args, **kwargs)` (an operation of a graph on sizes), with a float on
+    the left of a `Size` given to the size's reflected method: Python would call the
+    float's own (`float.__mul__` takes an int subclass as a plain int), whose plain
+    float result (`2.0 * n`) loses the origin unnoticed."""
+    reflected = REFLECTED.get(function)
+    if reflected and len(args) == 2 and isinstance(args[0], float) and isinstance(args[1], Size):
+        result = getattr(args[1], reflected)(args[0])
+        if result is not NotImplemented:
+            return result
+        SIZES.lost = True  # (an operation sizes do not keep: `2.0 ** n`)
+        return function(args[0], plain(args[1]))
+    return function(*args, **kwargs)
+
+
 def sized(shape: tuple[int, ...], slot: int) -> tuple[int, ...]:
     """A shape whose dims are read from value `slot` of the call."""
     return tuple(Size(d, f"v[{slot}].shape[{axis}]", slot) for axis, d in enumerate(shape))
