@@ -98,6 +98,42 @@ class LlamaAttention(nn.Module):
         return self.o_proj(out)
 
 
+def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> Any:
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    freqs = torch.outer(torch.arange(end).float(), freqs)
+    return torch.polar(torch.ones_like(freqs), freqs)  # complex64
+
+
+def apply_rotary_emb(xq: Any, xk: Any, freqs_cis: Any) -> tuple[Any, Any]:
+    """Meta's reference LLaMA rotary: each pair of features a complex number, turned
+    by a complex product (complex tensors inside the graph, and saved for backward)."""
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    freqs_cis = freqs_cis.view(1, xq_.shape[1], 1, xq_.shape[-1])
+    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
+    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
+    return xq_out.type_as(xq), xk_out.type_as(xk)
+
+
+class MetaLlamaAttention(nn.Module):
+    """Meta's LLaMA attention: a complex `freqs_cis` buffer sliced at `start_pos`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(D, D, bias=False) for _ in range(4))
+        self.register_buffer("freqs_cis", precompute_freqs_cis(HEAD, MAX_LEN), persistent=False)
+
+    def forward(self, x: Any, start_pos: int) -> Any:
+        b, t, _ = x.shape
+        xq, xk, xv = (w(x).view(b, t, HEADS, HEAD) for w in (self.wq, self.wk, self.wv))
+        xq, xk = apply_rotary_emb(xq, xk, self.freqs_cis[start_pos : start_pos + t])
+        q, k, v = xq.transpose(1, 2), xk.transpose(1, 2), xv.transpose(1, 2)
+        scores = q @ k.transpose(2, 3) / math.sqrt(HEAD)
+        causal = torch.full((t, t), float("-inf")).triu(1)
+        weights = F.softmax(scores.float() + causal, dim=-1).type_as(q)
+        return self.wo((weights @ v).transpose(1, 2).reshape(b, t, -1))
+
+
 class SwiGLU(nn.Module):
     def __init__(self, d: int = D, hidden: int = 48) -> None:
         super().__init__()
@@ -398,6 +434,10 @@ def with_positions(b: int, t: int) -> tuple[Any, ...]:
     return torch.randn(b, t, D), (torch.arange(t) + offset).expand(b, t)
 
 
+def at_start_pos(b: int, t: int) -> tuple[Any, ...]:
+    return torch.randn(b, t, D), t + 2  # (a past length, an int)
+
+
 def padded(b: int, t: int) -> tuple[Any, ...]:
     """An int mask, 1 on tokens and 0 on left padding (the first row's t // 3 first)."""
     mask = torch.ones(b, t, dtype=torch.long)
@@ -422,6 +462,7 @@ def labelled(b: int, t: int) -> tuple[Any, ...]:
 
 CASES: dict[str, Case] = {
     "llama_block": Case(LlamaBlock, with_positions),
+    "meta_llama_complex_rotary": Case(MetaLlamaAttention, at_start_pos),
     "gpt2_block_finfo_min": Case(GPT2Block, hidden),
     "gpt2_block_neg_inf": Case(lambda: GPT2Block(finfo_min=False), hidden, train=False),
     "padded_self_attention": Case(PaddedSelfAttention, padded),
@@ -477,6 +518,12 @@ def test_inference_matches_eager_and_replays_over_a_stream_of_shapes(name: str) 
 TRAINING = [(2, 5), (3, 7)]
 
 
+def trainable(inputs: tuple[Any, ...]) -> list[Any]:
+    """Copies of the inputs, the float tensors requiring their gradients."""
+    return [x.clone().requires_grad_(x.is_floating_point()) if torch.is_tensor(x) else x
+            for x in inputs]  # fmt: skip
+
+
 @pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.train])
 def test_a_training_step_gives_eagers_gradients(name: str) -> None:
     case = CASES[name]
@@ -487,14 +534,14 @@ def test_a_training_step_gives_eagers_gradients(name: str) -> None:
         for k, (b, t) in enumerate(TRAINING):
             torch.manual_seed(k)
             inputs = case.data(b, t)
-            given = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
-            mine = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+            given, mine = trainable(inputs), trainable(inputs)
             expected, got = reference(*given), compiled(*mine)
             assert_same(got, expected, case.tolerance)
             loss_of(expected).backward()
             loss_of(got).backward()
             for x, y in zip(mine, given, strict=True):
-                assert_same(x.grad, y.grad, (1e-3, 1e-5))
+                if torch.is_tensor(x):
+                    assert_same(x.grad, y.grad, (1e-3, 1e-5))
         for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
             assert (p.grad is None) == (q.grad is None), key
             if q.grad is not None:

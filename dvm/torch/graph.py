@@ -29,9 +29,17 @@ from dvm.lazy import LazyArray
 from dvm.lazy.record import TRACE
 from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
-from dvm.torch import aten, aten_attention, aten_conv, aten_index, aten_nn
+from dvm.torch import aten, aten_attention, aten_complex, aten_conv, aten_index, aten_nn
 from dvm.torch.aten import Unsupported
-from dvm.torch.convert import DTYPES, to_numpy, to_torch
+from dvm.torch.convert import (
+    COMPLEX_PARTS,
+    DTYPES,
+    Complex,
+    from_pairs,
+    to_numpy,
+    to_pairs,
+    to_torch,
+)
 from dvm.torch.plan import BUILDING, Builder, Done, Plan, run_torch_op, shape_environment
 from dvm.torch.sizes import SIZES, Quotient, Size, operate, plain
 
@@ -39,11 +47,13 @@ log = logging.getLogger("dvm.torch")
 
 HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
-    | aten_attention.HANDLERS
+    | aten_attention.HANDLERS | aten_complex.HANDLERS
 )  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
-`aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv` and the
-fused transformer kernels of `aten_attention`."""
+`aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv`, the
+fused transformer kernels of `aten_attention` and the ops making complex tensors of
+`aten_complex` (an op of complex operands or results has `aten_complex.OF_COMPLEX`'s
+handler, or runs in torch)."""
 
 
 @dataclass
@@ -80,9 +90,11 @@ REPORTS: list[Report] = []
 def to_lazy(value: Any) -> Any:
     """A torch value as the runner holds it: a tensor as a lazy array over its memory."""
     if isinstance(value, torch.Tensor):
-        if value.dtype not in DTYPES or value.device.type != "cpu":
+        if value.device.type != "cpu":
             return value
-        return lazy.asarray(to_numpy(value))
+        if value.dtype in COMPLEX_PARTS:  # (as its float pairs: `aten_complex`)
+            return Complex(lazy.asarray(to_pairs(value)))
+        return lazy.asarray(to_numpy(value)) if value.dtype in DTYPES else value
     if isinstance(value, list | tuple):
         return type(value)(to_lazy(v) for v in value)
     return value
@@ -92,6 +104,8 @@ def to_tensor(value: Any) -> Any:
     """A runner's value as torch's (a lazy array read: a sync point; a size plain)."""
     if isinstance(value, LazyArray):
         return to_torch(np.asarray(value))
+    if isinstance(value, Complex):
+        return from_pairs(np.asarray(value.pairs))
     if isinstance(value, Size | Quotient):
         return plain(value)
     if isinstance(value, list | tuple):
@@ -213,7 +227,7 @@ class GraphRunner:
         if not isinstance(target, torch._ops.OpOverload):  # sizes: ints and SymInt ops
             return operate(target, *args, **kwargs)  # type: ignore[arg-type]
         name = op_name(target)
-        handler = HANDLERS.get(name)
+        handler = (aten_complex.OF_COMPLEX if of_complex(args, node) else HANDLERS).get(name)
         fell_back = STATS.fallbacks.total()  # (not `lazy.stats()`: a copy per op)
         reason = "no handler"
         if handler is not None:
@@ -287,6 +301,18 @@ def last_reads(nodes: list[fx.Node]) -> dict[int, list[fx.Node]]:
     return reads
 
 
+def of_complex(args: Any, node: fx.Node) -> bool:
+    """Whether an op reads or makes a complex tensor (recorded on float pairs)."""
+    declared = node.meta.get("val")
+    if isinstance(declared, torch.Tensor) and declared.dtype.is_complex:
+        return declared.dtype in COMPLEX_PARTS  # (complex32: the real handlers say why not)
+    values = args if isinstance(args, list | tuple) else (args,)
+    return any(
+        isinstance(a, Complex) or (isinstance(a, list | tuple) and of_complex(a, node))
+        for a in values
+    )
+
+
 def with_static_dims(held: Any, declared: Any) -> Any:
     """`held` (a value known now) typed with the sizes torch's graph declares as fixed
     ints (`declared`: the node's tensor, or tensors): a weight's `64 x 256`, the static
@@ -296,13 +322,22 @@ def with_static_dims(held: Any, declared: Any) -> Any:
     if isinstance(held, list | tuple) and isinstance(declared, list | tuple):
         for h, d in zip(held, declared, strict=False):
             with_static_dims(h, d)
-    elif isinstance(held, LazyArray) and isinstance(declared, torch.Tensor | LazyArray):
+    elif isinstance(held, Complex) and isinstance(declared, torch.Tensor):
+        with_static_dims(held.pairs, PairsOf(declared))
+    elif isinstance(held, LazyArray) and isinstance(declared, torch.Tensor | LazyArray | PairsOf):
         node = held._node
         fixed = {a: d for a, d in enumerate(declared.shape) if type(d) is int}
         known = fixed and node.value is not None and len(declared.shape) == node.ndim
         if known and all(node.shape[a] == d for a, d in fixed.items()):  # (noted as guards)
             node.static = tuple(fixed.get(a, s) for a, s in enumerate(node.static))
     return held
+
+
+class PairsOf:
+    """The shape of a complex tensor's float pairs (`with_static_dims`)."""
+
+    def __init__(self, declared: torch.Tensor) -> None:
+        self.shape = (*declared.shape, 2)
 
 
 def input_signature(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -322,6 +357,10 @@ def as_declared(node: fx.Node, value: Any) -> Any:
     """`value` in the dtype torch gives the node (numpy promotes otherwise: an int64
     tensor times 0.5 is float32 in torch, float64 in numpy)."""
     declared = node.meta.get("val")
+    if isinstance(declared, torch.Tensor) and declared.dtype.is_complex:
+        return as_declared_complex(declared, value)
+    if isinstance(value, Complex) and isinstance(declared, torch.Tensor):
+        raise Unsupported("a complex value where torch has a real one")
     if isinstance(value, LazyArray) and isinstance(declared, torch.Tensor):
         dtype = DTYPES.get(declared.dtype)
         if dtype is None:
@@ -332,6 +371,19 @@ def as_declared(node: fx.Node, value: Any) -> Any:
             raise Unsupported("a shape that differs from torch's")
         return value if value.dtype == dtype else value.astype(dtype)
     return value
+
+
+def as_declared_complex(declared: torch.Tensor, value: Any) -> Any:
+    """A complex result as `as_declared`: its pairs of torch's float dtype and shape."""
+    part = COMPLEX_PARTS.get(declared.dtype)
+    if part is None:
+        raise Unsupported(f"dtype {declared.dtype}")
+    if not isinstance(value, Complex):
+        raise Unsupported("a real value where torch has a complex one")
+    pairs, shape = value.pairs, (*declared.shape, 2)
+    if all(isinstance(d, int) for d in shape) and tuple(pairs.shape) != shape:
+        raise Unsupported("a shape that differs from torch's")
+    return value if pairs.dtype == DTYPES[part] else Complex(pairs.astype(DTYPES[part]))
 
 
 def summary(report: Report) -> str:

@@ -26,7 +26,15 @@ from dvm.lazy import LazyArray
 from dvm.lazy.graph import Node
 from dvm.lazy.segment import Compiled, Segment, contiguous
 from dvm.lazy.stats import STATS
-from dvm.torch.convert import DTYPES, to_numpy, to_torch
+from dvm.torch.convert import (
+    COMPLEX_PARTS,
+    DTYPES,
+    Complex,
+    from_pairs,
+    to_numpy,
+    to_pairs,
+    to_torch,
+)
 from dvm.torch.sizes import SIZES, Quotient, Size, plain, sized
 
 Values = list[Any]
@@ -109,6 +117,13 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class PairsSlot:
+    """A slot of a complex tensor's float pairs (a complex tensor to torch)."""
+
+    index: int
+
+
+@dataclass(frozen=True)
 class Formula:
     function: Callable[[Values], Any]
 
@@ -125,6 +140,9 @@ def fill(template: Any, v: Values, as_tensor: bool) -> Any:
     if isinstance(template, Slot):
         value = v[template.index]
         return to_torch(value) if as_tensor and isinstance(value, np.ndarray) else value
+    if isinstance(template, PairsSlot):
+        value = v[template.index]
+        return from_pairs(value) if as_tensor else Complex(value)
     if isinstance(template, Formula):
         return template.function(v)
     if isinstance(template, list | tuple):
@@ -144,8 +162,13 @@ def place(slots: Any, result: Any, v: Values) -> None:
 
 
 def as_value(x: Any) -> Any:
-    if isinstance(x, torch.Tensor) and x.is_cpu and x.dtype in DTYPES:
-        return to_numpy(x)
+    """A torch value as a slot holds it: an array over a tensor's memory (a complex
+    tensor's float pairs) for the dtypes dvm computes on."""
+    if isinstance(x, torch.Tensor) and x.is_cpu:
+        if x.dtype in DTYPES:
+            return to_numpy(x)
+        if x.dtype in COMPLEX_PARTS:
+            return to_pairs(x)
     return x
 
 
@@ -174,7 +197,7 @@ class Plan:
         # programs is the backend's own cost).
         names: dict[str, Any] = {
             **SOURCE_NAMES, "STATS": STATS, "outputs": self.outputs, "fill": fill,
-            "to_numpy": to_numpy, "to_torch": to_torch,
+            "to_numpy": to_numpy, "to_torch": to_torch, "to_pairs": to_pairs,
         }  # fmt: skip
         lines = [f"v = {inputs_source(self.signature, self.slots)}"]
         lines += returning_none_unless(self.guards)
@@ -214,7 +237,9 @@ def inputs_source(signature: Sequence[Any], slots: int) -> str:
     reads = []
     for position, kind in enumerate(signature):
         argument = f"args[{position}]"
-        if type(kind) is tuple and kind[0] in DTYPES and kind[2] is True:
+        if type(kind) is tuple and kind[0] in COMPLEX_PARTS and kind[2] is True:
+            reads.append(f"to_pairs({argument})")
+        elif type(kind) is tuple and kind[0] in DTYPES and kind[2] is True:
             if kind[0] == torch.bfloat16:
                 reads.append(f"to_numpy({argument})")
             else:  # (`detach` costs a new tensor object: only where needed)
@@ -274,12 +299,12 @@ class Builder:
     def input(self, value: Any) -> Any:
         """A placeholder's value as the graph runner holds it."""
         slot = len(self.kept)
-        if isinstance(value, torch.Tensor) and value.is_cpu and value.dtype in DTYPES:
-            array = to_numpy(value)
+        array = as_value(value)
+        if isinstance(array, np.ndarray):
             node = Node.of(array)
             node.shape = sized(array.shape, slot)
             self.new_slot(node)
-            return LazyArray(node)
+            return Complex(LazyArray(node)) if value.dtype in COMPLEX_PARTS else LazyArray(node)
         self.new_slot(value)
         if type(value) is int:
             return Size(value, f"v[{slot}]", slot)
@@ -297,13 +322,15 @@ class Builder:
             node = Node.of(converted)
             node.shape = sized(converted.shape, slot)
             self.new_slot(node)
-            return LazyArray(node)
+            return Complex(LazyArray(node)) if value.dtype in COMPLEX_PARTS else LazyArray(node)
         self.new_slot(value)
         return value
 
     def result_slots(self, held: Any) -> Any:
         if isinstance(held, list | tuple):
             return type(held)(self.result_slots(x) for x in held)
+        if isinstance(held, Complex):
+            held = held.pairs
         return self.slot_of[id(held._node if isinstance(held, LazyArray) else held)]
 
     def scalar(self, size: Size | Quotient, like: np.dtype[Any]) -> LazyArray:
@@ -344,6 +371,9 @@ class Builder:
             self.checks.append(f"distinct(v[{slot}], {axis})")
 
     def template(self, x: Any) -> Any:
+        if isinstance(x, Complex):  # (a constant one: a complex tensor over its memory)
+            pairs = self.template(x.pairs)
+            return PairsSlot(pairs.index) if isinstance(pairs, Slot) else from_pairs(pairs.numpy())
         if isinstance(x, LazyArray):  # (a constant one: a tensor over its memory)
             slot = self.slot_of.get(id(x._node))
             return Slot(slot) if slot is not None else to_torch(x.numpy())
@@ -435,9 +465,10 @@ class Builder:
         call computed them: a `scalar_tensor`, a module's tensor). The plan keeps
         their memory, so the caller gets a copy, at this call and at each replay: a
         write to one call's output must not change what later calls read."""
+        arrays = [o.pairs if isinstance(o, Complex) else o for o in outputs]
         return [
             k
-            for k, o in enumerate(outputs)
+            for k, o in enumerate(arrays)
             if isinstance(o, LazyArray) and not o._node.pending and id(o._node) not in self.slot_of
         ]
 
