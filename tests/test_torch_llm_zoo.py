@@ -24,6 +24,7 @@ from test_torch_modules_zoo import (  # noqa: E402
     assert_share,
     graphs_of,
     loss_of,
+    trainable,
     twins,
 )
 
@@ -516,12 +517,6 @@ def test_inference_matches_eager_and_replays_over_a_stream_of_shapes(name: str) 
 
 
 TRAINING = [(2, 5), (3, 7)]
-
-
-def trainable(inputs: tuple[Any, ...]) -> list[Any]:
-    """Copies of the inputs, the float tensors requiring their gradients."""
-    return [x.clone().requires_grad_(x.is_floating_point()) if torch.is_tensor(x) else x
-            for x in inputs]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.train])

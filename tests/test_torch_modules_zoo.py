@@ -787,6 +787,12 @@ def test_inference_matches_eager_over_a_stream_of_shapes(name: str) -> None:
     assert len(reports) <= 2, reports
 
 
+def trainable(inputs: tuple[Any, ...]) -> list[Any]:
+    """Copies of the inputs, the float tensors requiring their gradients."""
+    return [x.clone().requires_grad_(x.is_floating_point()) if torch.is_tensor(x) else x
+            for x in inputs]  # fmt: skip
+
+
 @pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.train])
 def test_a_training_step_gives_eagers_gradients_and_buffers(name: str) -> None:
     case = CASES[name]
@@ -797,8 +803,7 @@ def test_a_training_step_gives_eagers_gradients_and_buffers(name: str) -> None:
         for k, (b, t) in enumerate(TRAINING):
             torch.manual_seed(k)
             inputs = case.data(b, t)
-            given = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
-            mine = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+            given, mine = trainable(inputs), trainable(inputs)
             expected, got = reference(*given), compiled(*mine)
             assert_same(got, expected, case.tolerance)
             loss_of(expected).backward()
