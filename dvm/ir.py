@@ -8,9 +8,9 @@ then the source line with carets under the spot. `dvm.compile`, `dvm-run` and
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -279,57 +279,42 @@ class LocatingParser(LiteralParser):
 
     def parse_dense_int_or_fp_elements_attr(self, type: Any) -> Any:
         """A `dense<...>` literal; a short one with its type (`dense<1.0> : tensor<f32>`,
-        a program's scalar constants) is read once per text in the process, as plain
-        types are."""
-        text = PLAIN_DENSE.match(self.lexer.input.content, self.pos) if type is None else None
-        if text is None:
-            return super().parse_dense_int_or_fp_elements_attr(type)
-        known = _plain_dense.get(text.group())
-        if known is not None:
-            self._resume_from(text.end())
-            return known
-        parsed = super().parse_dense_int_or_fp_elements_attr(type)
-        if self.pos >= text.end():  # read it whole
-            if len(_plain_dense) >= MAX_PLAIN_TYPES:
-                _plain_dense.clear()
-            _plain_dense[text.group()] = parsed
-        return parsed
+        a program's scalar constants) is read once per text (`read_once`)."""
+        parse = partial(super().parse_dense_int_or_fp_elements_attr, type)
+        return parse() if type is not None else self.read_once(PLAIN_DENSE, _plain_dense, parse)
 
     def parse_optional_type(self) -> Any:
-        """A type; a plain ranked one (`tensor<?x4xf32>`) is read once per text in the
-        process: programs repeat a handful of types at every op, and xDSL's parser reads
-        each token by token (most of the time of parsing a program)."""
-        text = PLAIN_TYPE.match(self.lexer.input.content, self.pos)
-        if text is None:
-            return super().parse_optional_type()
-        known = _plain_types.get(text.group())
-        if known is not None:
-            self._resume_from(text.end())
-            return known
-        parsed = super().parse_optional_type()
-        if parsed is not None and self.pos >= text.end():  # read it whole
-            if len(_plain_types) >= MAX_PLAIN_TYPES:
-                _plain_types.clear()
-            _plain_types[text.group()] = parsed
-        return parsed
+        """A type; a plain ranked one (`tensor<?x4xf32>`) is read once per text
+        (`read_once`): programs repeat a handful of types at every op."""
+        return self.read_once(PLAIN_TYPE, _plain_types, super().parse_optional_type)
 
     def parse_optional_dictionary_attr_dict(self) -> dict[str, Attribute]:
         """An op's attribute dictionary; a plain one (`{axes = [1], keepdims = true}`) is
-        read once per text in the process, as plain types are: xDSL reads each entry
-        token by token, and programs repeat a few dictionaries at many ops."""
-        text = PLAIN_DICTIONARY.match(self.lexer.input.content, self.pos)
+        read once per text (`read_once`). A copy each time: the parser moves properties
+        out of it."""
+        parse = super().parse_optional_dictionary_attr_dict
+        return dict(self.read_once(PLAIN_DICTIONARY, _plain_dictionaries, parse))
+
+    def read_once(
+        self, pattern: re.Pattern[str], known: dict[str, Any], parse: Callable[[], Any]
+    ) -> Any:
+        """`parse()` at the parser's position, or, where `pattern` matches the text there,
+        what it gave for the same text before, in this process: xDSL reads token by
+        token, and programs repeat a few types and attributes at many ops (values
+        immutable, read whole; `known` starts again when full)."""
+        text = pattern.match(self.lexer.input.content, self.pos)
         if text is None:
-            return super().parse_optional_dictionary_attr_dict()
-        known = _plain_dictionaries.get(text.group())
-        if known is not None:
+            return parse()
+        value = known.get(text.group())
+        if value is not None:
             self._resume_from(text.end())
-            return dict(known)  # (a copy: the parser moves properties out of it)
-        parsed = super().parse_optional_dictionary_attr_dict()
-        if self.pos >= text.end():  # read it whole
-            if len(_plain_dictionaries) >= MAX_PLAIN_TYPES:
-                _plain_dictionaries.clear()
-            _plain_dictionaries[text.group()] = dict(parsed)
-        return parsed
+            return value
+        value = parse()
+        if value is not None and self.pos >= text.end():
+            if len(known) >= MAX_PLAIN_TYPES:
+                known.clear()
+            known[text.group()] = value
+        return value
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
         name = operand.operand_name
