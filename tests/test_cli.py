@@ -140,6 +140,7 @@ def invocations(tmp: Path) -> dict[str, list[str]]:
         "good": [DVM_OPT, "good.mlir"],
         "output_file": [DVM_OPT, "good.mlir", "-o", "out.mlir"],
         "stdin": [DVM_OPT],
+        "stdin_dash": [DVM_OPT, "-"],
         "verify_diagnostics": [DVM_OPT, "verify_error.mlir", "--verify-diagnostics"],
         "parse_error": [DVM_OPT, "parse_error.mlir"],
         "verify_error": [DVM_OPT, "verify_error.mlir"],
@@ -176,7 +177,7 @@ def runs(cli_dir: Path) -> dict[str, Run]:
             args,
             cwd=tmp,
             env=env,
-            stdin=subprocess.PIPE if name == "stdin" else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if name.startswith("stdin") else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -184,7 +185,9 @@ def runs(cli_dir: Path) -> dict[str, Run]:
         started[name] = (args, process)
     results: dict[str, Run] = {}
     for name, (args, process) in started.items():
-        stdout, stderr = process.communicate(GOOD if name == "stdin" else None, timeout=300)
+        stdout, stderr = process.communicate(
+            GOOD if name.startswith("stdin") else None, timeout=300
+        )
         results[name] = Run(args, process.returncode, stdout, stderr)
     return results
 
@@ -226,6 +229,12 @@ def test_output_file_is_written(runs: dict[str, Run], cli_dir: Path) -> None:
 def test_reads_stdin(runs: dict[str, Run]) -> None:
     assert runs["stdin"].returncode == 0, runs["stdin"]
     assert runs["stdin"].stdout == runs["good"].stdout
+
+
+def test_reads_stdin_named_by_a_dash(runs: dict[str, Run]) -> None:
+    """`-` is standard input, as for mlir-opt (`... | dvm-opt - -p dvm-pipeline`)."""
+    assert runs["stdin_dash"].returncode == 0, runs["stdin_dash"]
+    assert runs["stdin_dash"].stdout == runs["good"].stdout
 
 
 def test_verify_diagnostics_reports_on_stdout_and_succeeds(runs: dict[str, Run]) -> None:

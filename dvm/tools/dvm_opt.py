@@ -172,9 +172,16 @@ class DvmOptMain(xDSLOptMain):
     # Input ----------------------------------------------------------------
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
-        """The input, read as MLIR text whatever the file's extension."""
+        """The input, read as MLIR text whatever the file's extension; `-` (or no file)
+        is standard input, as for mlir-opt."""
+        if self.args.input_file == "-":
+            return sys.stdin.buffer, "mlir"
         stream, _ = super().get_input_stream()
         return stream, "mlir"
+
+    def get_input_name(self) -> str:
+        name = super().get_input_name()
+        return "stdin" if name == "-" else name
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
