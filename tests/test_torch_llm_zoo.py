@@ -23,8 +23,7 @@ from test_torch_modules_zoo import (  # noqa: E402
     assert_same,
     assert_share,
     graphs_of,
-    loss_of,
-    trainable,
+    training_steps,
     twins,
 )
 
@@ -524,25 +523,7 @@ def test_a_training_step_gives_eagers_gradients(name: str) -> None:
     case = CASES[name]
     model, reference = twins(case.make, "train")
 
-    def run() -> None:
-        compiled = torch.compile(model, backend="dvm", dynamic=True)
-        for k, (b, t) in enumerate(TRAINING):
-            torch.manual_seed(k)
-            inputs = case.data(b, t)
-            given, mine = trainable(inputs), trainable(inputs)
-            expected, got = reference(*given), compiled(*mine)
-            assert_same(got, expected, case.tolerance)
-            loss_of(expected).backward()
-            loss_of(got).backward()
-            for x, y in zip(mine, given, strict=True):
-                if torch.is_tensor(x):
-                    assert_same(x.grad, y.grad, (1e-3, 1e-5))
-        for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
-            assert (p.grad is None) == (q.grad is None), key
-            if q.grad is not None:
-                torch.testing.assert_close(p.grad, q.grad, rtol=1e-3, atol=1e-5, msg=key)
-
-    reports = graphs_of(run)
+    reports = graphs_of(lambda: training_steps(case, model, reference, TRAINING))
     assert_share(reports, case.share)
     assert any("backward" in r["graph"] for r in reports), reports
     assert all(r["replayed"] >= len(TRAINING) - 1 for r in reports), reports

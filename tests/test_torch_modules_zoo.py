@@ -793,25 +793,35 @@ def trainable(inputs: tuple[Any, ...]) -> list[Any]:
             for x in inputs]  # fmt: skip
 
 
+def training_steps(case: Case, model: Any, reference: Any, shapes: list[tuple[int, int]]) -> None:
+    """A training step at each (b, t) of `shapes`, `model` compiled and `reference` in
+    eager: outputs, the inputs' gradients and the parameters' (none where eager has
+    none: frozen weights) alike."""
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    for k, (b, t) in enumerate(shapes):
+        torch.manual_seed(k)
+        inputs = case.data(b, t)
+        given, mine = trainable(inputs), trainable(inputs)
+        expected, got = reference(*given), compiled(*mine)
+        assert_same(got, expected, case.tolerance)
+        loss_of(expected).backward()
+        loss_of(got).backward()
+        for x, y in zip(mine, given, strict=True):
+            if torch.is_tensor(x):
+                assert_same(x.grad, y.grad, (1e-3, 1e-5))
+    for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+        assert (p.grad is None) == (q.grad is None), key
+        if q.grad is not None:
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-3, atol=1e-5, msg=key)
+
+
 @pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.train])
 def test_a_training_step_gives_eagers_gradients_and_buffers(name: str) -> None:
     case = CASES[name]
     model, reference = twins(case.make, "train")
 
     def run() -> None:
-        compiled = torch.compile(model, backend="dvm", dynamic=True)
-        for k, (b, t) in enumerate(TRAINING):
-            torch.manual_seed(k)
-            inputs = case.data(b, t)
-            given, mine = trainable(inputs), trainable(inputs)
-            expected, got = reference(*given), compiled(*mine)
-            assert_same(got, expected, case.tolerance)
-            loss_of(expected).backward()
-            loss_of(got).backward()
-            for x, y in zip(mine, given, strict=True):
-                assert_same(x.grad, y.grad, (1e-3, 1e-5))
-        for (key, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
-            torch.testing.assert_close(p.grad, q.grad, rtol=1e-3, atol=1e-5, msg=key)
+        training_steps(case, model, reference, TRAINING)
         for (key, p), q in zip(model.named_buffers(), reference.buffers(), strict=True):
             torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5, msg=key)
 
