@@ -248,14 +248,18 @@ def test_composed_ufuncs_take_numpys_dtypes(dtype: str) -> None:
         ((slice(None), [6]), False),  # out of range: numpy's IndexError
         (([True, False, True, False],), False),  # a mask
         ((0, [1, 2]), False),  # an int and an array index together
-        ((np.array([1]), np.array([2])), False),  # two arrays
+        ((np.array([1]), np.array([2])), True),  # two arrays: one take of the flat rows
+        ((np.arange(4), np.array([5, 0, -1, 2])), True),  # `p[np.arange(n), labels]`
+        ((np.arange(4)[:, None], [[0, 5]]), True),  # broadcast together
+        (([0, 1], [0, 1, 2]), False),  # shapes that do not broadcast: numpy's IndexError
     ],
     ids=lambda value: repr(value).replace("\n", "")[:40],
 )
-def test_indexing_by_one_integer_array(key: Any, records: bool) -> None:
-    """`x[ids]`, `x[:, ids]` (a copy, as numpy's advanced indexing makes) record as a
-    take, negative ids counting from the end; masks and several arrays run in numpy,
-    and so does an index numpy rejects, which raises numpy's error."""
+def test_indexing_by_integer_arrays(key: Any, records: bool) -> None:
+    """`x[ids]`, `x[:, ids]`, `x[rows, columns]` (a copy, as numpy's advanced indexing
+    makes) record as a take, negative ids counting from the end; masks and an int among
+    arrays run in numpy, and so does an index numpy rejects, which raises numpy's
+    error."""
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     lazy.reset()
     try:

@@ -493,9 +493,11 @@ def float_floor_divide(x: Node, y: Node, dtype: np.dtype[Any]) -> Node | None:
 
 
 def advanced_index(x: Node, key: Any) -> Node | None:
-    """`x[key]` for one integer array (or list) known now among full slices and `...`
-    (`x[ids]`, `x[:, ids]`): a `take` along its axis, negative indices counting from
-    the end as numpy's do; anything else (masks, several arrays) runs in numpy."""
+    """`x[key]` for integer arrays (or lists) known now, side by side among full
+    slices and `...` (`x[ids]`, `x[:, ids]`, `p[np.arange(n), labels]`): a `take`
+    along their axes merged into one, each element's flat position computed now, as
+    numpy reads them (broadcast together, negative indices counting from the end);
+    anything else (masks, arrays apart, numpy's errors) runs in numpy."""
     entries = list(key) if isinstance(key, tuple) else [key]
     if sum(e is Ellipsis for e in entries) > 1 or len(entries) > x.ndim + 1:
         return None
@@ -506,17 +508,33 @@ def advanced_index(x: Node, key: Any) -> Node | None:
     full = all(
         isinstance(e, slice) and e == slice(None) for k, e in enumerate(entries) if k not in arrays
     )
-    if len(arrays) != 1 or not full or len(entries) > x.ndim:
+    if not arrays or arrays != list(range(arrays[0], arrays[0] + len(arrays))):
+        return None  # (arrays apart put numpy's result dims first)
+    if not full or len(entries) > x.ndim:
         return None
-    axis = arrays[0]
-    ids = np.asarray(entries[axis])
-    if ids.dtype.kind not in "iu" or (ids.size == 0 and isinstance(entries[axis], list)):
+    ids = [np.asarray(entries[k]) for k in arrays]
+    if any(i.dtype.kind not in "iu" or (i.size == 0 and isinstance(entries[k], list))
+           for i, k in zip(ids, arrays, strict=True)):  # fmt: skip
         return None
-    n = x.shape[axis]
-    if ids.size and not (ids.min() >= -n and ids.max() < n):
+    first, sizes = arrays[0], [x.shape[k] for k in arrays]
+    inside = [
+        i.size == 0 or (i.min() >= -n and i.max() < n) for i, n in zip(ids, sizes, strict=True)
+    ]
+    if not all(inside):
         return None  # (numpy raises its IndexError)
-    wrapped = np.where(ids < 0, ids + n, ids).astype(np.int64)
-    return take(x, Node.of(wrapped), axis)
+    if len(ids) == 1:
+        n = sizes[0]
+        return take(x, Node.of(np.where(ids[0] < 0, ids[0] + n, ids[0]).astype(np.int64)), first)
+    try:
+        broadcast = np.broadcast_arrays(*[i.astype(np.int64) for i in ids])
+    except ValueError:  # (numpy's IndexError of shapes that do not broadcast)
+        return None
+    flat = (
+        np.ravel_multi_index(broadcast, sizes, mode="wrap") if broadcast[0].size else broadcast[0]
+    )
+    shape = (*x.shape[:first], math.prod(sizes), *x.shape[first + len(arrays) :])
+    merged = record.reshape(x, shape)
+    return None if merged is None else take(merged, Node.of(np.asarray(flat, np.int64)), first)
 
 
 SPECIAL: dict[np.ufunc, Any] = {
