@@ -192,3 +192,29 @@ def test_complex32_runs_in_torch_with_the_reason() -> None:
     (report,) = graphs_of(run)
     assert "view_as_complex" in report["fallbacks"], report
     assert "complex32" in report["reasons"]["view_as_complex"], report
+
+
+def test_abs_neither_overflows_nor_underflows_as_eager() -> None:
+    """|z| scaled by its larger part (as `hypot`): finite for parts near 1e20 in float32
+    (whose squares overflow), nonzero for parts near 1e-30 (whose squares underflow),
+    0 at 0, inf where a part is inf even beside a NaN, NaN otherwise; and its gradient."""
+    big, tiny, inf, nan = 1e20, 1e-30, float("inf"), float("nan")
+    real = torch.tensor([big, -3.0, 0.0, inf, nan, tiny, -big, 2.0])
+    imag = torch.tensor([big, 4.0, 0.0, nan, 2.0, tiny, 1.0, -inf])
+
+    def magnitude(a: Any, b: Any) -> Any:
+        return torch.complex(a, b).abs() * 1
+
+    compiled = torch.compile(magnitude, backend="dvm", dynamic=True)
+
+    def run() -> None:
+        for n in (5, 8):
+            got, expected = compiled(real[:n], imag[:n]), magnitude(real[:n], imag[:n])
+            torch.testing.assert_close(got, expected, equal_nan=True)
+        a, b = (torch.randn(6, requires_grad=True) for _ in range(2))
+        given = [x.detach().clone().requires_grad_() for x in (a, b)]
+        compiled(a, b).sum().backward()
+        magnitude(*given).sum().backward()
+        torch.testing.assert_close((a.grad, b.grad), tuple(x.grad for x in given))
+
+    assert_share(graphs_of(run), 1.0)

@@ -102,8 +102,15 @@ def polar(magnitude: Any, angle: Any) -> Complex:
 
 
 def absolute(z: Any) -> LazyArray:
+    """|z| as `hypot` computes it: the larger part times sqrt(1 + (smaller / larger)^2),
+    whose square cannot overflow (sqrt(re^2 + im^2) is inf for |re| ~ 1e20 in float32,
+    where torch's is finite); 0 for 0, and inf where either part is (even beside a NaN)."""
     real, imag = parts(z)
-    return needs(np.sqrt(real * real + imag * imag))
+    a, b = needs(np.abs(real)), needs(np.abs(imag))
+    larger, smaller = needs(np.maximum(a, b)), needs(np.minimum(a, b))
+    ratio = needs(smaller / np.where(larger == 0, 1, larger))
+    scaled = needs(larger * np.sqrt(1 + ratio * ratio))
+    return needs(np.where(needs(np.isinf(a) | np.isinf(b)), np.inf, scaled))
 
 
 def conj(z: Any) -> Complex:
