@@ -95,7 +95,8 @@ class Size(int):
 
 def identity_of(expr: str, declared: Sequence[Any]) -> Any:
     """`expr` as a sympy expression: an input's size as `declared` says (a `SymInt`'s
-    expression, a fixed size's number), any other size a symbol of its own."""
+    expression, a fixed size's number), any other size a symbol of its own, and so is
+    one computed through floats (named by its expression: equal only to itself)."""
     import sympy
 
     def size(known: Any, name: str) -> Any:
@@ -114,7 +115,10 @@ def identity_of(expr: str, declared: Sequence[Any]) -> Any:
         return size(declared[slot] if slot < len(declared) else None, f"v{slot}")
 
     source = VALUE.sub(r"value(\1)", DIM.sub(r"dim(\1, \2)", expr))
-    return eval(source, {}, {"dim": dim, "value": value})  # (made here, from sizes)
+    try:
+        return eval(source, {}, {"dim": dim, "value": value})  # (made here, from sizes)
+    except (NameError, TypeError):  # (a float's steps, `math.trunc(float(n) * 1.5)`)
+        return sympy.Symbol(expr, integer=True, nonnegative=True)
 
 
 DIM = re.compile(r"v\[(\d+)\]\.shape\[(\d+)\]")
@@ -128,17 +132,26 @@ class Quotient:
     it as a number that a replay computes anew (`aten.number`), and anything else
     converts it (`float()`), which loses the origin."""
 
-    __slots__ = ("expr", "value")
+    __slots__ = ("expr", "newest", "value")
 
-    def __init__(self, value: float, expr: str) -> None:
-        self.value, self.expr = value, expr
+    def __init__(self, value: float, expr: str, newest: int) -> None:
+        self.value, self.expr, self.newest = value, expr, newest
 
     def __float__(self) -> float:
         SIZES.lost = True
         return self.value
 
     def __neg__(self) -> Quotient:
-        return Quotient(-self.value, f"(-{self.expr})")
+        return Quotient(-self.value, f"(-{self.expr})", self.newest)
+
+    def __trunc__(self) -> Size:  # (an output size from a scale: `interpolate`'s)
+        return Size(math.trunc(self.value), f"math.trunc({self.expr})", self.newest)
+
+    def __floor__(self) -> Size:
+        return Size(math.floor(self.value), f"math.floor({self.expr})", self.newest)
+
+    def __ceil__(self) -> Size:
+        return Size(math.ceil(self.value), f"math.ceil({self.expr})", self.newest)
 
     def __sym_float__(self) -> Quotient:  # (`torch.sym_float`, as dynamo's graphs call it)
         return self
@@ -156,7 +169,8 @@ def quotient_arithmetic(symbol: str, function: Callable[[Any, Any], Any], reflec
         value = function(theirs, mine) if reflected else function(mine, theirs)
         other_expr = other.expr if isinstance(other, Size | Quotient) else repr(other)
         left, right = (other_expr, self.expr) if reflected else (self.expr, other_expr)
-        return Quotient(value, f"({left} {symbol} {right})")
+        newest = max(self.newest, getattr(other, "newest", -1))
+        return Quotient(value, f"({left} {symbol} {right})", newest)
 
     return method
 
@@ -270,7 +284,7 @@ Size.__pow__ = size_power  # type: ignore[method-assign, assignment]
 def to_float(self: Size | Quotient) -> Quotient:
     """`torch.sym_float` of a size (dynamo's graph converts a size so before any float
     arithmetic on it): a `Quotient`, which replay computes anew."""
-    return Quotient(float(plain(self)), f"float({self.expr})")
+    return Quotient(float(plain(self)), f"float({self.expr})", self.newest)
 
 
 Size.__sym_float__ = to_float  # type: ignore[attr-defined]
@@ -284,7 +298,8 @@ def math_function(name: str) -> Callable[[Size | Quotient], Quotient]:
     function = getattr(math, name)
 
     def method(self: Size | Quotient) -> Quotient:
-        return Quotient(function(float(plain(self))), f"math.{name}(float({self.expr}))")
+        value = function(float(plain(self)))
+        return Quotient(value, f"math.{name}(float({self.expr}))", self.newest)
 
     return method
 
