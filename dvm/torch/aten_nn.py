@@ -32,7 +32,7 @@ from dvm.torch.aten import (
     slice_,
 )
 from dvm.torch.aten_index import flat_add, flat_positions
-from dvm.torch.sizes import Quotient, Size, specialized
+from dvm.torch.sizes import Quotient, Size, plain, specialized
 
 INT64 = np.dtype(np.int64)
 
@@ -349,6 +349,40 @@ def avg_pool_backward(grad: Any, x: Any, kernel: Sequence[Any], stride: Sequence
 # -- adaptive average pooling ----------------------------------------------------------------------
 
 
+def divides(x: LazyArray, output_size: Sequence[Any]) -> bool:
+    """Whether each output size divides its spatial dim of `x` at every call: a fixed
+    length, or a size whose identity is a multiple (`4 * s0`). A length that divides
+    only at this call is not taken as dividing, which would tie the plan to a
+    remainder of the length (a plan per remainder) for a reshape rather than a product."""
+    lengths = x.shape[x.ndim - len(output_size) :]
+    return all(
+        type(out) is int and out >= 1 and always_multiple(length, out)
+        for length, out in zip(lengths, output_size, strict=True)
+    )
+
+
+def always_multiple(length: Any, factor: int) -> bool:
+    if isinstance(length, Size):
+        import sympy
+
+        return factor == 1 or sympy.Mod(length.identity(), factor) == 0
+    return plain(length) % factor == 0
+
+
+def averaging_matrix(out: Any, length: Any, like: LazyArray) -> LazyArray:
+    """The (out, length) matrix of an adaptive average pooling along one dim: row i
+    averages the input positions from floor(i * length / out) up to ceil((i + 1) *
+    length / out), torch's windows, which overlap where out does not divide length."""
+    if like.dtype.kind != "f":
+        raise Unsupported("an adaptive average pooling of integers")
+    shape = (out, length)
+    rows, cols = (LazyArray(record.iota(shape, axis, INT64)) for axis in (0, 1))
+    n, m = number(length, rows), number(out, rows)
+    begin, end = rows * n // m, ((rows + 1) * n + m - 1) // m
+    inside = needs((cols >= begin) & (cols < end)).astype(like.dtype)
+    return needs(inside / needs(end - begin).astype(like.dtype))
+
+
 def adaptive_blocks(x: LazyArray, output_size: Sequence[Any]) -> list[tuple[Any, Any]]:
     """Per spatial dim, (output size, block size) where the output divides the input
     evenly (each window is then a block of its own); other sizes run in torch."""
@@ -364,9 +398,16 @@ def adaptive_blocks(x: LazyArray, output_size: Sequence[Any]) -> list[tuple[Any,
 
 
 def adaptive_avg_pool(x: Any, output_size: Sequence[Any]) -> Any:
-    """`_adaptive_avg_pool2d` (or 3d) of an output dividing the input: each spatial dim
-    split into (output, block), and the mean over the blocks."""
+    """`_adaptive_avg_pool2d` (or 3d). An output dividing the input: each spatial dim
+    split into (output, block), and the mean over the blocks; any other output: a
+    product by each dim's averaging matrix (`averaging_matrix`)."""
     x = lazy(x)
+    if not divides(x, output_size):
+        first = x.ndim - len(output_size)
+        for axis, out in zip(range(first, x.ndim), output_size, strict=True):
+            averaging = averaging_matrix(out, x.shape[axis], x)
+            x = np.swapaxes(needs(np.swapaxes(x, axis, -1) @ averaging.T), axis, -1)
+        return needs(x)
     blocks = adaptive_blocks(x, output_size)
     first = x.ndim - len(blocks)
     split = (*x.shape[:first], *(d for pair in blocks for d in pair))
@@ -397,8 +438,14 @@ def adaptive_max_pool(x: Any, output_size: Sequence[Any]) -> Any:
 
 
 def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
-    """Each output's gradient over its block's size, spread over the block."""
+    """Each output's gradient over its block's size, spread over the block (or, for
+    an output that does not divide the input, by the transposed averaging matrices)."""
     grad, x = lazy(grad), lazy(x)
+    if not divides(x, grad.shape[grad.ndim - count :]):
+        for axis in range(x.ndim - count, x.ndim):
+            averaging = averaging_matrix(grad.shape[axis], x.shape[axis], grad)
+            grad = np.swapaxes(needs(np.swapaxes(grad, axis, -1) @ averaging), axis, -1)
+        return needs(grad)
     blocks = adaptive_blocks(x, grad.shape[grad.ndim - count :])
     first = x.ndim - len(blocks)
     split = (*x.shape[:first], *(d for pair in blocks for d in pair))
