@@ -536,8 +536,18 @@ def flip(x: Any, dims: Sequence[Any]) -> Any:
 
 
 def repeat(x: Any, sizes: Sequence[Any]) -> Any:
-    """torch's `repeat` is numpy's `tile` (sizes for every dim, and more in front)."""
-    return needs(np.tile(lazy(x), tuple(specialized(n) for n in sizes)))
+    """torch's `repeat` is numpy's `tile` (sizes for every dim, and more in front). A
+    count that is a size of the call (an `InstanceNorm`'s weight repeated per batch
+    element) is a broadcast over a new dim before each one, flattened into it: the
+    count stays a size rather than a number the plan is tied to."""
+    x = lazy(x)
+    if not any(isinstance(n, Size) for n in sizes):
+        return needs(np.tile(x, tuple(sizes)))
+    shape = (*[1] * (len(sizes) - x.ndim), *x.shape)
+    spread = reshaped(x, tuple(d for size in shape for d in (1, size)))
+    pairs = zip(sizes, shape, strict=True)
+    tiled = needs(np.broadcast_to(spread, tuple(d for pair in pairs for d in pair)))
+    return reshaped(tiled, tuple(n * size for n, size in zip(sizes, shape, strict=True)))
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,

@@ -158,8 +158,30 @@ def batch_norm_training(x: Any, weight: Any, bias: Any, running_mean: Any, runni
     inverse deviation, and the running statistics moved by `momentum` towards the
     batch's (the variance unbiased: over n - 1)."""
     x = lazy(x)
-    if not training or x.ndim < 2 or x.dtype.kind != "f":
-        raise Unsupported("a functional batch norm of eval mode, or without channels")
+    if not training:
+        raise Unsupported("a functional batch norm of eval mode")
+    out, mean, variance, inverse = batch_statistics(x, weight, bias, eps)
+    count = x.size // x.shape[1]
+    unbiased = variance * number(count, variance) / number(count - 1, variance)
+    moved_mean = lazy(running_mean) * (1 - momentum) + mean * momentum
+    moved_variance = lazy(running_var) * (1 - momentum) + unbiased * momentum
+    return tuple(map(needs, (out, mean, inverse, moved_mean, moved_variance)))
+
+
+def batch_norm_without_statistics(x: Any, weight: Any, bias: Any, training: bool,
+                                  momentum: float, eps: float) -> Any:  # fmt: skip
+    """`_native_batch_norm_legit.no_stats`, a batch norm that keeps no running
+    statistics (an `InstanceNorm` without them, a `BatchNorm` made with
+    `track_running_stats=False`): the batch's statistics in either mode."""
+    out, mean, _, inverse = batch_statistics(lazy(x), weight, bias, eps)
+    return needs(out), needs(mean), needs(inverse)
+
+
+def batch_statistics(x: LazyArray, weight: Any, bias: Any, eps: float) -> Any:
+    """The channels (dim 1) of `x` normalized by the batch's mean and (biased) variance,
+    scaled and shifted; with the mean, variance and inverse deviation per channel."""
+    if x.ndim < 2 or x.dtype.kind != "f":
+        raise Unsupported("a batch norm without channels, or of integers")
     axes = (0, *range(2, x.ndim))
     mean = x.mean(axis=axes, keepdims=True)
     centred = x - mean
@@ -172,14 +194,8 @@ def batch_norm_training(x: Any, weight: Any, bias: Any, running_mean: Any, runni
     if bias is not None:
         out = out + channels_of(bias, per_channel)
     channels = (x.shape[1],)
-    flat_mean, flat_variance = channels_of(mean, channels), channels_of(variance, channels)
-    count = x.size // x.shape[1]
-    unbiased = flat_variance * number(count, flat_variance) / number(count - 1, flat_variance)
-    moved_mean = lazy(running_mean) * (1 - momentum) + flat_mean * momentum
-    moved_variance = lazy(running_var) * (1 - momentum) + unbiased * momentum
-    return tuple(
-        map(needs, (out, flat_mean, channels_of(inverse, channels), moved_mean, moved_variance))
-    )
+    statistics = (channels_of(s, channels) for s in (mean, variance, inverse))
+    return out, *statistics
 
 
 def group_norm(x: Any, weight: Any, bias: Any, batch: Any, channels: Any, inner: Any,
@@ -217,6 +233,7 @@ HANDLERS: dict[str, Handler] = {
     "convolution": convolution, "convolution_backward": convolution_backward,
     "_native_batch_norm_legit_no_training": batch_norm_inference,
     "_native_batch_norm_legit_functional": batch_norm_training,
+    "_native_batch_norm_legit": batch_norm_without_statistics,
     "native_group_norm": group_norm,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
