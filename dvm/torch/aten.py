@@ -179,6 +179,13 @@ def var(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False)
     return needs(total / number(max(count, 0), total))
 
 
+def var_mean(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+    """`var_mean` (`torch.var_mean`, which torch's decompositions leave whole)."""
+    x = lazy(x)
+    axis = tuple(range(x.ndim)) if axes is None or axes == [] else dims(axes, x.ndim)
+    return var(x, axes, correction, keepdim), needs(x.mean(axis=axis, keepdims=keepdim))
+
+
 def widened(x: LazyArray) -> LazyArray:
     """A half-precision float tensor in float32, as torch's CPU kernels of softmax and
     the norms compute it (rounding once, at the end); any other tensor as it is."""
@@ -388,6 +395,25 @@ def full(size: Sequence[Any], value: Any, dtype: Any = None, **kwargs: Any) -> A
     return filled(size, value, numpy_dtype(dtype, value))
 
 
+def empty(size: Sequence[Any], *layout: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """`empty`, `empty_strided`, `empty_permuted` (a gradient's buffer that `full_like`
+    then fills): memory whose contents torch leaves undefined, here zeros."""
+    return filled(size, 0, numpy_dtype(dtype, 0.0))
+
+
+def bucketize(x: Any, boundaries: Any, out_int32: bool = False, right: bool = False) -> Any:
+    """`bucketize` by sorted 1-d boundaries: how many boundaries lie below each element
+    (`right`: at or below), counted as torch's binary search compares (`!(b >= x)`),
+    which puts NaN past every boundary."""
+    x, boundaries = lazy(x), lazy(boundaries)
+    if boundaries.ndim != 1:
+        raise Unsupported("a bucketize by boundaries of more than one dim")
+    after = np.expand_dims(x, -1)
+    above = (boundaries > after) if right else (boundaries >= after)
+    counts = needs(np.logical_not(above)).sum(axis=-1)
+    return needs(counts.astype(np.int32 if out_int32 else np.int64))
+
+
 def full_like(x: Any, value: Any, dtype: Any = None, **kwargs: Any) -> Any:
     x = lazy(x)
     return filled(x.shape, value, numpy_dtype(dtype, value) if dtype is not None else x.dtype)
@@ -417,8 +443,10 @@ def arange(*bounds: Any, dtype: Any = None, **kwargs: Any) -> Any:
     """`arange(end)`, `arange(start, end)` or `arange(start, end, step)` of integers
     (sizes of the call among them): an iota of the count, scaled and shifted."""
     start, end, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
-    if not all(isinstance(b, int) for b in (start, end, step)) or step == 0:
-        raise Unsupported("an arange of floats, or of step 0")
+    if step == 0:
+        raise Unsupported("an arange of step 0")
+    if not all(isinstance(b, int) for b in (start, end, step)):
+        return float_arange(start, end, step, dtype)
     # (comparisons of sizes are guards, and a start or step that is a size of the call,
     # a past length, is an argument that a replay computes anew: never a constant)
     count = (end - start + step - 1) // step if step > 0 else (start - end - step - 1) // -step
@@ -428,6 +456,20 @@ def arange(*bounds: Any, dtype: Any = None, **kwargs: Any) -> Any:
     if step != 1:
         result = result * number(step, result)
     return result + number(start, result) if start != 0 else result
+
+
+def float_arange(start: Any, end: Any, step: Any, dtype: Any) -> Any:
+    """An `arange` with a float among its bounds, all Python numbers (`arange(1.0, 7.0)`,
+    class weights): `start + i * step` in float64, rounded once to the result's dtype,
+    as torch's CPU kernel computes it; ceil((end - start) / step) elements."""
+    if not all(type(b) in (int, float) for b in (start, end, step)):
+        raise Unsupported("an arange of floats computed from sizes")
+    count = math.ceil((end - start) / step)
+    if count < 0:
+        raise Unsupported("an arange whose bounds and step disagree")
+    steps = LazyArray(record.iota((count,), 0, np.dtype(np.float64)))
+    values = steps * np.float64(step) + np.float64(start)
+    return needs(values.astype(numpy_dtype(dtype, 0.0)))
 
 
 def copy(x: Any, source: Any, non_blocking: bool = False) -> Any:
@@ -684,6 +726,7 @@ HANDLERS: dict[str, Handler] = {
     "masked_fill": masked_fill,
     "sum": reduction(np.sum), "mean": reduction(np.mean), "amax": reduction(np.max),
     "amin": reduction(np.min), "prod": reduction(np.prod), "var": var,
+    "var_mean": var_mean,
     "_softmax": softmax, "_log_softmax": log_softmax, "native_layer_norm": native_layer_norm,
     "mm": matmul, "bmm": matmul, "matmul": matmul, "addmm": addmm,
     "view": view, "_unsafe_view": view, "reshape": view, "permute": permute,
@@ -702,7 +745,8 @@ HANDLERS: dict[str, Handler] = {
     "__rshift__": binary(np.right_shift), "bitwise_left_shift": binary(np.left_shift),
     "bitwise_right_shift": binary(np.right_shift),
     "cumsum": scan(np.cumsum), "cumprod": scan(np.cumprod), "arange": arange, "full": full,
-    "full_like": full_like, "copy": copy,
+    "full_like": full_like, "copy": copy, "empty": empty, "empty_strided": empty,
+    "empty_permuted": empty, "bucketize": bucketize,
     "any": reduction(np.any), "all": reduction(np.all),
     "argmax": arg_reduction(np.argmax), "argmin": arg_reduction(np.argmin),
     "max": extremum(np.max, np.argmax), "min": extremum(np.min, np.argmin),
