@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -164,7 +164,11 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> Node | None:
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Node | None:
-    """The constant mode: the array between fills of `constant_values` (one number)."""
+    """The constant mode: the array between fills of `constant_values` (one number);
+    the modes that copy the array's own elements (`edge`, `wrap`, `reflect`,
+    `symmetric`): a take along each padded axis of positions numbered now."""
+    if mode in COPIED and not kwargs and isinstance(array, Node) and array.ndim:
+        return copied_pad(array, pad_width, COPIED[mode])
     value = kwargs.pop("constant_values", 0)
     if not isinstance(array, Node) or mode != "constant" or kwargs or array.ndim == 0:
         return None
@@ -189,6 +193,50 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> No
         if joined is None:
             return None
         x = joined
+    return x if x is not array else record.convert(array, array.dtype)
+
+
+def reflected(i: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
+    """Positions mirrored about the end elements, which are not repeated (period
+    2n - 2)."""
+    if n == 1:
+        return np.zeros_like(i)
+    folded = i % (2 * n - 2)
+    return np.where(folded < n, folded, 2 * n - 2 - folded)
+
+
+def symmetric(i: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
+    """Positions mirrored about the array's edges, the end elements repeated."""
+    folded = i % (2 * n)
+    return np.where(folded < n, folded, 2 * n - 1 - folded)
+
+
+COPIED: dict[str, Callable[[np.ndarray[Any, Any], int], np.ndarray[Any, Any]]] = {
+    "edge": lambda i, n: np.clip(i, 0, n - 1),
+    "wrap": lambda i, n: i % n,
+    "reflect": reflected,
+    "symmetric": symmetric,
+}
+"""For each mode of `np.pad` that copies elements, the position each padded position
+`i` (from `-before` to `n + after`) reads along an axis of `n`."""
+
+
+def copied_pad(array: Node, pad_width: Any, position: Callable[..., Any]) -> Node | None:
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width), (array.ndim, 2))
+    except ValueError:
+        return None
+    if widths.dtype.kind not in "iu" or (widths < 0).any():
+        return None
+    x: Node | None = array
+    for axis, (low, high) in enumerate(widths.tolist()):
+        n = array.shape[axis]
+        if not (low or high) or x is None:
+            continue
+        if n == 0:
+            return None  # (numpy raises: nothing to copy)
+        ids = position(np.arange(-low, n + high), n).astype(np.int64)
+        x = numpy_api.take(x, Node.of(ids), axis)
     return x if x is not array else record.convert(array, array.dtype)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from dvm.lazy import arrange, einsum, functions, numpy_api, record
+from dvm.lazy import arrange, composed, einsum, functions, numpy_api, record
 from dvm.lazy.functions import View
 from dvm.lazy.graph import Node, is_supported, same_shape
 from dvm.lazy.record import MAX_SEGMENT, TRACE
@@ -337,7 +337,8 @@ def reduction_method(kind: str, function: Any) -> Any:
 for _name in ("sum", "mean", "prod", "max", "min"):
     setattr(LazyArray, _name, reduction_method(_name, getattr(np, _name)))
 for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "any", "all", "take",
-              "ravel", "squeeze", "clip", "round", "dot", "repeat"):  # fmt: skip
+              "ravel", "squeeze", "clip", "round", "dot", "repeat", "diagonal",
+              "trace"):  # fmt: skip
     setattr(LazyArray, _name, numpy_method(getattr(np, _name)))
 for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
                       "ge": np.greater_equal, "eq": np.equal,
@@ -403,7 +404,12 @@ def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[st
     return wrap(result)
 
 
-FUNCTIONS = {**functions.FUNCTIONS, **arrange.FUNCTIONS, np.einsum: einsum.einsum}
+FUNCTIONS = {
+    **functions.FUNCTIONS,
+    **arrange.FUNCTIONS,
+    **composed.FUNCTIONS,
+    np.einsum: einsum.einsum,
+}
 """numpy's functions that record, and their handlers."""
 
 

@@ -31,9 +31,11 @@ def reduction(kind: str) -> Callable[..., Node | None]:
     (`min`: no `dtype`)."""
 
     def handler(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
-                keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
+                keepdims: Any = False, where: Any = True, **rest: Any) -> Node | None:  # fmt: skip
         if out is not None or rest:
             return None
+        if where is not True:
+            return masked(kind, a, axis, dtype, keepdims, where)
         x = accumulated(a, dtype, "iuf" if kind in ("sum", "prod") else "f")
         return typed(numpy_api.reduction(kind, x, axis, keepdims), dtype)
 
@@ -42,6 +44,32 @@ def reduction(kind: str) -> Callable[..., Node | None]:
         return handler(a, axis, None, out, keepdims, **rest)
 
     return extremum if kind in ("max", "min") else handler
+
+
+def masked(kind: str, a: Operand, axis: Any, dtype: Any, keepdims: Any, where: Any) -> Node | None:
+    """`np.sum(a, where=mask)` (`prod`, `mean`): the reduction of `where(mask, a,
+    identity)`; a mean, that sum over the count of the mask."""
+    if kind not in ("sum", "prod", "mean") or type(a) is not Node or not is_supported(a.dtype):
+        return None
+    mask = where if type(where) is Node else Node.of(np.asarray(where))
+    if isinstance(where, list) and mask.value is not None and mask.value.size == 0:
+        mask = Node.of(mask.value.astype(np.bool_))  # (`[]`: no dtype of its own)
+    if mask.dtype != np.bool_ or a.dtype == np.bool_ or not numpy_api.broadcasts(a, mask):
+        return None
+    if np.broadcast_shapes(a.shape, mask.shape) != a.shape:
+        return None  # (numpy raises: the mask does not broadcast to `a`)
+    identity = numpy_api.as_node(1 if kind == "prod" else 0, a.dtype)
+    kept = None if identity is None else record.elementwise("select", [mask, a, identity], a.dtype)
+    if kept is None or kind != "mean":
+        return None if kept is None else reduction(kind)(kept, axis, dtype, None, keepdims)
+    total = reduction("sum")(kept, axis, dtype, None, keepdims)
+    full = record.broadcast_to(mask, a.shape) if mask.shape != a.shape else mask
+    count = None if full is None else numpy_api.reduction("sum", full, axis, keepdims)
+    if total is None or count is None:
+        return None
+    quotient = numpy_api.ufunc(np.true_divide, [total, count])
+    wanted = total.dtype if total.dtype.kind == "f" else np.dtype(np.float64)
+    return None if quotient is None else numpy_api.as_node(quotient, wanted)
 
 
 def accumulated(a: Operand, dtype: Any, kinds: str) -> Any:

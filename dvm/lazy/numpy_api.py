@@ -41,14 +41,14 @@ UFUNCS: dict[np.ufunc, str] = {
     np.left_shift: "shl", np.right_shift: "shr",
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.maximum: "max", np.minimum: "min", np.remainder: "remainder", np.fmod: "fmod",
-    np.logical_and: "logical_and", np.logical_or: "logical_or",
+    np.logical_and: "logical_and", np.logical_or: "logical_or", np.logical_xor: "ne",
     np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
     np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le",
     np.greater: "gt", np.greater_equal: "ge",
 }  # fmt: skip
 """numpy's ufuncs that are one elementwise op of the dialect."""
 
-LOGICAL = {np.logical_and, np.logical_or, np.logical_not}
+LOGICAL = {np.logical_and, np.logical_or, np.logical_xor, np.logical_not}
 """ufuncs numpy computes on any dtype by reading each operand as a bool."""
 
 BOOL_FORMS = {
@@ -328,8 +328,11 @@ def reduction(kind: str, x: Operand, axis: Any = None, keepdims: bool = False) -
         dtype = UINT64 if dtype.kind == "u" else INT64
     elif kind == "mean" and not is_float_dtype(dtype):
         dtype = FLOAT64
-    elif kind in ("max", "min") and (dtype == BOOL or any(x.shape[a] == 0 for a in axes)):
-        return None  # numpy: a logical reduction; an empty one raises
+    elif kind in ("max", "min"):
+        if any(x.shape[a] == 0 for a in axes):
+            return None  # numpy raises
+        if dtype == BOOL and axes:
+            kind = "any" if kind == "max" else "all"  # (numpy's logical reduction)
     source = x if dtype == x.dtype else record.convert(x, dtype)
     if not axes:
         return record.convert(source, dtype)
@@ -552,6 +555,8 @@ SPECIAL: dict[np.ufunc, Any] = {
     np.rad2deg: lambda x: scaled(np.rad2deg, None, x, after=180 / math.pi),
     np.degrees: lambda x: scaled(np.degrees, None, x, after=180 / math.pi),
     np.logaddexp: lambda a, b: logaddexp(a, b),
+    np.fmax: lambda a, b: nan_ignoring(np.fmax, a, b),
+    np.fmin: lambda a, b: nan_ignoring(np.fmin, a, b),
 }
 """ufuncs recorded as more than one op, or with rules of their own."""
 
@@ -601,6 +606,25 @@ def logaddexp(a: Operand, b: Operand) -> Node | None:
         return None
     result = record.elementwise("select", [equal, same, apart], work)  # type: ignore[list-item]
     return result if result is None or work == loop[2] else record.convert(result, loop[2])
+
+
+def nan_ignoring(function: np.ufunc, a: Operand, b: Operand) -> Node | None:
+    """numpy's `fmax`/`fmin`: `maximum`/`minimum`, but where one operand is NaN, the
+    other (NaN where both are)."""
+    if not any(type(v) is Node for v in (a, b)) or missing([operand_dtype(a), operand_dtype(b)]):
+        return None
+    loop = resolved(function, (operand_dtype(a), operand_dtype(b)))
+    extreme = ufunc(np.maximum if function is np.fmax else np.minimum, [a, b])
+    if loop is None or extreme is None or not is_float_dtype(loop[2]):
+        return extreme
+    x, y = as_node(a, loop[2]), as_node(b, loop[2])
+    if x is None or y is None:
+        return None
+    b_nan, a_nan = ufunc(np.isnan, [y]), ufunc(np.isnan, [x])
+    if b_nan is None or a_nan is None:
+        return None
+    result = record.elementwise("select", [b_nan, x, extreme], loop[2])
+    return None if result is None else record.elementwise("select", [a_nan, y, result], loop[2])
 
 
 def broadcasts(a: Node, b: Node) -> bool:
@@ -657,13 +681,15 @@ def flattened(x: Node, axis: Any) -> tuple[Node, int] | None:
 
 
 def arg_reduction(kind: str, x: Operand, axis: Any = None, keepdims: bool = False) -> Node | None:
-    """numpy's `argmax`/`argmin` (int64 indices; numpy raises for an empty axis)."""
-    if not isinstance(x, Node) or x.dtype == BOOL or not isinstance(keepdims, bool):
+    """numpy's `argmax`/`argmin` (int64 indices; numpy raises for an empty axis); of
+    bools, as of their 0s and 1s."""
+    if not isinstance(x, Node) or not isinstance(keepdims, bool):
         return None
     found = flattened(x, axis)
     if found is None or found[0].shape[found[1]] == 0 or (axis is None and keepdims):
         return None
-    return record.arg_reduce(kind, found[0], found[1], keepdims)
+    source = found[0] if x.dtype != BOOL else record.convert(found[0], np.dtype(np.uint8))
+    return record.arg_reduce(kind, source, found[1], keepdims)
 
 
 def cumulative(kind: str, x: Operand, axis: Any = None) -> Node | None:
