@@ -150,6 +150,43 @@ def decode_utf8(data: bytes, name: str) -> str:
         ) from None
 
 
+STRING_OR_COMMENT = re.compile(r'"|//[^\n]*')
+"""What the lexer skips over whole: a string literal (from its quote) or a comment."""
+STRING_BODY = re.compile(r'(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*')
+"""A string literal's characters, one at a time (MLIR's: no line break, and the escapes
+`\\"`, `\\n`, `\\t`, `\\\\` and two hex digits)."""
+
+
+def check_string_literals(text: str, name: str, line_offset: int = 0) -> None:
+    """Raise a `DvmParseError` at the first string literal that does not end with a quote
+    on its own line, or that holds an escape MLIR does not know.
+
+    xDSL's lexer matches a string with a regular expression whose nested repetition
+    backtracks exponentially in the rest of the line when the string is not closed
+    there, so such strings are found here first, in one pass over the text.
+    """
+    position = 0
+    while found := STRING_OR_COMMENT.search(text, position):
+        position = found.end()
+        if found.group() != '"':
+            continue  # a comment: a quote in it starts nothing
+        body = STRING_BODY.match(text, position)
+        end = body.end() if body else position
+        stop = text[end : end + 1]
+        if stop == '"':
+            position = end + 1
+            continue
+        if stop == "\\":
+            span = Span(end, end + 2, Input(text, name), line_offset)
+            raise DvmParseError(span, f"unknown escape `{text[end : end + 2]}` in a string literal")
+        if stop in ("\v", "\f"):
+            span = Span(end, end + 1, Input(text, name), line_offset)
+            raise DvmParseError(span, "a vertical tab or form feed in a string literal")
+        span = Span(found.start(), found.end(), Input(text, name), line_offset)
+        what = "the end of its line" if stop else "the end of the input"
+        raise DvmParseError(span, f"string literal not closed before {what}")
+
+
 # --------------------------------------------------------------------------
 # Parsing with locations
 # --------------------------------------------------------------------------
@@ -175,10 +212,12 @@ class LocatingParser(LiteralParser):
     - a value used before its definition, or in it (xDSL accepts the forward
       reference, as for a graph region; dvm programs have none);
     - regions nested more than `MAX_NESTING` deep, or any other syntax nested
-      deeper than Python's stack allows.
+      deeper than Python's stack allows;
+    - a string literal not closed on its line (`check_string_literals`).
     """
 
     def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
+        check_string_literals(text, name, line_offset)  # before xDSL lexes the first token
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
         self.spans: dict[Operation, Span[str]] = {}

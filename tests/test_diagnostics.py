@@ -153,6 +153,11 @@ MALFORMED = {
         (1, 49),
         "its static dims alone hold 18446744073709551616 bytes, more than the 2**63 - 1",
     ),
+    "a string not closed at the end of the input": (
+        function(f"  func.return %x : {T}") + '"',
+        (4, 1),
+        "string literal not closed before the end of the input",
+    ),
 }
 
 

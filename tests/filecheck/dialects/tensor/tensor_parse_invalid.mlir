@@ -74,3 +74,27 @@ func.func @dense_of_no_shaped_type() {
   %c = arith.constant dense<1.0> : index
   func.return
 }
+
+// -----
+
+// A string not closed on its line is an error at its quote, found before xDSL's
+// lexer, whose regular expression backtracks exponentially in the rest of the line.
+// CHECK: :[[# @LINE + 1]]:51: error: string literal not closed before the end of its line{{$}}
+func.func @unclosed_string(%a: tensor<?xf32>, %b: "tensor<?xf32>) -> (tensor<?x?x?xf32>, tensor<?xf32>) {
+  func.return %a, %a : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:55: error: unknown escape `\q` in a string literal{{$}}
+func.func @unknown_escape() attributes {dvm.note = "ab\qcdefghijklmnopqrstuvwxyz0123456789012345678901234567890"} {
+  func.return
+}
+
+// -----
+
+func.func @string_at_the_end() {
+  func.return
+}
+// CHECK: :[[# @LINE + 1]]:1: error: string literal not closed before the end of its line{{$}}
+"
