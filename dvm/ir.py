@@ -370,6 +370,8 @@ class LocatingParser(LiteralParser):
             op = super().parse_operation()
         except VerifyException as e:  # a constraint checked while the op is built
             raise LocatedDiagnostic(format_diagnostic(span, str(e))) from None
+        except ValueError as e:  # xDSL builds some attributes unchecked (`low[2**64]`)
+            raise DvmParseError(span, str(e)) from None
         finally:
             self.op_starts.pop()
         self.spans[op] = span

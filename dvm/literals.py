@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     BytesAttr,
+    ComplexType,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -103,6 +104,12 @@ class LiteralParser(Parser):
             self.parse_punctuation(":", " in dense attribute")
             type = self._parse_dense_literal_type()
         element_type = type.get_element_type()
+        if isinstance(element_type, ComplexType):
+            for element in elements:  # (xDSL asserts that each is a pair)
+                if not isinstance(element.value, tuple):
+                    self.raise_error(
+                        f"an element of type {element_type} is a pair (re, im)", element.span
+                    )
         if not isinstance(element_type, IntegerType | IndexType) and (
             element_type.__class__ not in FLOAT_FORMATS
         ):

@@ -98,3 +98,22 @@ func.func @string_at_the_end() {
 }
 // CHECK: :[[# @LINE + 1]]:1: error: string literal not closed before the end of its line{{$}}
 "
+// -----
+
+func.func @real_number_for_a_complex_element() {
+  // CHECK: :[[# @LINE + 1]]:29: error: an element of type complex<f32> is a pair (re, im){{$}}
+  %c = arith.constant dense<0.0> : tensor<complex<f32>>
+  func.return
+}
+
+// -----
+
+func.func @pad_width_beyond_i64(%a: tensor<?xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: Integer value 18446744073709551616 is out of range for type i64
+  %r = tensor.pad %a low[18446744073709551616] high[0] {
+  ^bb0(%i: index):
+    %z = arith.constant 0.0 : f32
+    tensor.yield %z : f32
+  } : tensor<?xf32> to tensor<?xf32>
+  func.return
+}
