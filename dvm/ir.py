@@ -88,10 +88,31 @@ def verify(module: ModuleOp, spans: dict[Operation, Span[str]]) -> None:
         check_control_flow(module)
     except RegionError as e:
         raise VerifyException(located(str(e), e.places, spans) or str(e)) from None
+    check_unique_symbols(module, spans)
     try:
         module.verify()
     except VerifyException as e:
         raise VerifyException(locate(e, module, spans) or str(e)) from None
+
+
+def check_unique_symbols(module: ModuleOp, spans: dict[Operation, Span[str]]) -> None:
+    """Raise a located `VerifyException` at the second definition of a function name in
+    a module (xDSL's check, a module's, names the symbol but not where it is)."""
+    for inner in module.walk():
+        if not isinstance(inner, ModuleOp):
+            continue
+        first: dict[str, Operation] = {}
+        for op in inner.ops:
+            name = op.properties.get("sym_name") or op.attributes.get("sym_name")
+            if not isinstance(name, StringAttr):
+                continue
+            if name.data in first:
+                message = f'redefinition of symbol "{name.data}"'
+                if first[name.data] in spans:
+                    line = spans[first[name.data]].get_location().line
+                    message += f" (first defined on line {line})"
+                raise VerifyException(located(message, [op], spans) or message)
+            first[name.data] = op
 
 
 def read_source(source: str | Path, filename: str | None = None) -> tuple[str, str]:

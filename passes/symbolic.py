@@ -40,7 +40,7 @@ from dvm.dialects.expr import (
     symbol,
 )
 from dvm.dialects.tensor import FusionOp
-from dvm.passes.errors import describe
+from dvm.passes.errors import ProgramError
 
 SHAPE = "dvm.shape"
 SHAPES = "dvm.shapes"
@@ -207,7 +207,7 @@ def shape_of(value: SSAValue) -> Shape:
     shapes = op.attributes.get(SHAPES)
     if isinstance(shapes, ArrayAttr) and isinstance(value, OpResult):
         return shape_from_attr(shapes.data[value.index])
-    raise KeyError(f"no symbolic shape on {describe(op)}: run the symbolic-shapes pass first")
+    raise ProgramError(op, "no symbolic shape: run the symbolic-shapes pass first")
 
 
 def block_argument_shape(arg: BlockArgument) -> Shape:
@@ -217,7 +217,7 @@ def block_argument_shape(arg: BlockArgument) -> Shape:
     if isinstance(parent, FuncOp):
         shape = argument_shape(parent, arg.index)
         if shape is None:
-            raise KeyError(f"argument {arg.index} of @{parent.sym_name.data} has no shape")
+            raise ProgramError(parent, f"argument {arg.index} has no symbolic shape")
         return tuple(unified_dim(parent, d) for d in shape)
     if isinstance(parent, FusionOp):
         return shape_of(parent.inputs[arg.index])
@@ -226,7 +226,7 @@ def block_argument_shape(arg: BlockArgument) -> Shape:
     if isinstance(parent, scf.WhileOp):
         return shape_of(parent.results[arg.index])
     assert parent is not None
-    raise KeyError(f"no symbolic shape for an argument of {describe(parent)}")
+    raise ProgramError(parent, f"argument {arg.index} has no symbolic shape")
 
 
 def bind_symbols(func: FuncOp, shapes: Sequence[tuple[int, ...] | None]) -> dict[sympy.Symbol, int]:

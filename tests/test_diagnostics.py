@@ -153,6 +153,11 @@ MALFORMED = {
         (1, 49),
         "its static dims alone hold 18446744073709551616 bytes, more than the 2**63 - 1",
     ),
+    "a function defined twice": (
+        function(f"  func.return %x : {T}") * 2,
+        (4, 1),
+        'redefinition of symbol "main" (first defined on line 1)',
+    ),
     "a string not closed at the end of the input": (
         function(f"  func.return %x : {T}") + '"',
         (4, 1),
@@ -237,6 +242,27 @@ def test_compiling_a_module_built_with_a_use_before_its_definition() -> None:
     block.insert_op_after(exp, block.first_op)  # now after the neg that uses it
     with pytest.raises(ProgramError, match=r"<string>:3:3: %z = tensor.neg: uses %y before its"):
         dvm.compile(module)
+
+
+def test_lowering_a_kernel_without_symbolic_shapes_names_the_op(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kernel written by hand, lowered without `symbolic-shapes` before: an error at
+    the op whose shape is missing, not a `KeyError`."""
+    source = tmp_path / "kernel.mlir"
+    source.write_text(f"""func.func @main(%x: {T}) -> {T} {{
+  %y = tensor.fusion vector (%x) {{dvm.domain = #dvm.shape<x_0, x_1>}} : ({T}) -> {T} {{
+  ^bb0(%a: {T}):
+    %e = tensor.exp %a : {T}
+    tensor.yield %e : {T}
+  }}
+  func.return %y : {T}
+}}
+""")
+    assert dvm_opt([str(source), "-p", "convert-tensor-to-tile"]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert f"{source}:4:5: error: %e = tensor.exp: no symbolic shape" in err
 
 
 def test_interpreting_a_call_that_never_returns() -> None:
