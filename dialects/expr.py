@@ -328,6 +328,11 @@ def _signed(parser: BaseParser) -> sympy.Expr:
     return _power(parser)
 
 
+MAX_EXPONENT = 64
+"""The largest exponent an expression may write: any base but -1, 0 and 1 to a greater
+power overflows the 64-bit integers a program computes with."""
+
+
 def _power(parser: BaseParser) -> sympy.Expr:
     """`base**exponent`, the exponent an integer (sympy writes `x**2`, `x**(-2)`)."""
     base = _atom(parser)
@@ -337,6 +342,10 @@ def _power(parser: BaseParser) -> sympy.Expr:
     exponent = _signed(parser)
     if not exponent.is_Integer or (base == 0 and exponent < 0):
         parser.raise_error("expected a non-zero base and an integer exponent", start, parser.pos)
+    if abs(exponent) > MAX_EXPONENT:  # (`2**10**10` would take minutes and gigabytes)
+        parser.raise_error(
+            f"an exponent beyond {MAX_EXPONENT} overflows 64 bits", start, parser.pos
+        )
     return cast(sympy.Expr, base**exponent)
 
 
@@ -366,6 +375,8 @@ def _atom(parser: BaseParser) -> sympy.Expr:
     )
     if len(args) not in arities:
         parser.raise_error(f"{name} takes {_arity_text(arities)}, not {len(args)}", start, end)
+    if function is smod and args[1] == 0:
+        parser.raise_error("Mod by zero", start, parser.pos)
     return function(*args)
 
 

@@ -79,3 +79,17 @@ func.func @f() attributes {dvm.a = #dvm.cond<x < 4>} {
 func.func @f() attributes {dvm.a = #dvm.expr<"x_0">} {
   func.return
 }
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:46: error: Mod by zero{{$}}
+func.func @f() attributes {dvm.a = #dvm.expr<Mod(x, 3 - 3)>} {
+  func.return
+}
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:49: error: an exponent beyond 64 overflows 64 bits{{$}}
+func.func @f() attributes {dvm.a = #dvm.expr<2**10**10>} {
+  func.return
+}
