@@ -108,6 +108,11 @@ def check_tensor_argument(
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
         raise CallError(f"{where}: expected a numpy array for {t.text}, got {type(value).__name__}")
+    if isinstance(value, np.matrix | np.ma.MaskedArray):  # a plain array's kernels would
+        raise CallError(  # index a matrix wrongly, and run past a mask
+            f"{where}: expected a plain numpy array for {t.text}, got a {type(value).__name__}, "
+            "whose indexing and arithmetic differ: pass np.asarray of it"
+        )
     if value.dtype != t.dtype:
         raise CallError(
             f"{where}: expected element type {t.element} (numpy {t.dtype}) for {t.text}, "

@@ -14,6 +14,8 @@ What is promised and checked here:
   than the VM runs raises a `CallError` naming the arguments, the sizes and the
   bytes needed (a negative dim made from an `index` argument, a `ShapeError`), and
   the program runs the next call as before;
+- a numpy matrix or masked array is a `CallError` (a plain array's kernels would
+  index the one wrongly and run past the other's mask), a memory map is an array;
 - scalar arguments are checked and converted at every call, cached signature or not:
   an `index` beyond int64, an i8 beyond i8 is a `CallError`, a scalar result has
   its declared type; an out-of-range `tensor.dim` index and a loop step below 1
@@ -33,6 +35,7 @@ import linecache
 import re
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -273,6 +276,19 @@ BAD_SCALARS = [
     pytest.param({"d": -1}, ExecutionError, "tensor.dim: index -1 is out of range"),
     pytest.param({"step": 0}, ExecutionError, "scf.for: step must be positive, got 0"),
 ]
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_array_subclasses_that_mean_otherwise_are_refused(tmp_path: Path) -> None:
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.ones((4, 2), np.float32)
+    mapped = np.memmap(tmp_path / "a.bin", np.float32, "w+", shape=(3, 4))
+    mapped[...] = a
+    for run in (dvm.compile(MATMUL), partial(dvm.interpret, MATMUL)):
+        for given in (np.asmatrix(a), np.ma.masked_array(a, mask=a > 5)):
+            with pytest.raises(CallError, match=r"@mm argument 0 \(%a\): expected a plain numpy"):
+                run(given, b)
+        np.testing.assert_allclose(run(mapped, b), a @ b)
 
 
 @pytest.mark.parametrize("run", ["compile", "interpret"])
