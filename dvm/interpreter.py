@@ -58,6 +58,7 @@ from xdsl.ir import Operation
 from dvm import numerics
 from dvm.arguments import (
     check_arguments,
+    declared,
     find_entry,
     numpy_dtype,
     result,
@@ -68,6 +69,7 @@ from dvm.arith_ops import (
     arith_function,
     dense_array,
 )
+from dvm.call_errors import fail
 from dvm.declared import owned
 from dvm.dialects import tensor
 from dvm.dialects.expr import symbol
@@ -423,7 +425,9 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     interpreter = make_interpreter(module, symbols)
     try:
         with np.errstate(all="ignore"):
-            results = interpreter.call_op(func, values)
+            outputs = owned(interpreter.call_op(func, values), values)
+    except MemoryError as e:  # a result, or the copy of a returned argument, too large
+        fail(declared(func), values, e)
     except RecursionError:  # regions nest at most MAX_NESTING deep: only calls recurse
         raise ExecutionError(
             f"@{func.sym_name.data}: calls (func.call) nest deeper than Python's stack allows"
@@ -433,5 +437,4 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
         if len(notes := getattr(e, "__notes__", [])) > 1:
             e.__notes__ = notes[:1]
         raise
-    outputs = owned(results, values)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -146,11 +146,10 @@ class CompiledProgram:
         args, bound = self.specialized(args)
         variant = bound.variant
         call = Call(variant.call_symbols(bound.symbols, args))
-        try:
-            outputs = variant.run_in(args, call)
+        try:  # (the copy of a returned argument too: a huge one's is out of memory)
+            outputs = owned(variant.run_in(args, call), args)  # `finish`, without its frame
         except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
             fail(self.declared, args, e)
-        outputs = owned(outputs, args)  # `finish`, without its frame
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def profile(

@@ -194,7 +194,21 @@ def _empty_rows(m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.empty((m, 0), np.float32), np.empty((0, n), np.float32)
 
 
+RETURNED_ARGUMENT = """func.func @id(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  func.return %x : tensor<?x?xf32>
+}
+"""
+HUGE_BROADCAST = np.broadcast_to(np.float32(0), (1 << 24, 1 << 22))
+"""A 256 TiB array of one element: its copy is beyond the address space of any process here."""
+
 TOO_LARGE = [
+    pytest.param(  # a returned argument is copied
+        RETURNED_ARGUMENT,
+        (HUGE_BROADCAST,),
+        CallError,
+        ["@id(%x: (16777216, 4194304) float32)", "out of memory"],
+        id="uncopyable-argument",
+    ),
     pytest.param(
         MATMUL,
         _empty_rows(1 << 32, 1 << 32),
@@ -248,6 +262,11 @@ def test_sizes_beyond_the_machine_are_a_clear_error(
     small = [2 if isinstance(a, int) else a for a in small]
     got, want = program(*small), dvm.interpret(text, *small)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_the_interpreter_says_a_result_is_beyond_the_memory() -> None:
+    with pytest.raises(CallError, match=r"@id\(%x: \(16777216, 4194304\) float32\): out of memory"):
+        dvm.interpret(RETURNED_ARGUMENT, HUGE_BROADCAST)
 
 
 SCALARS = """func.func @f(%x: tensor<?xf32>, %lo: index, %k: i8, %d: index, %step: index)
