@@ -332,6 +332,26 @@ def test_missing_index(files: dict[str, str], capsys: pytest.CaptureFixture[str]
     assert_clean_error(code, out, err, "--index")
 
 
+def test_too_many_index_values(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, files["loop"], "--shapes", "2x3", "3x3", "--index", "2", "5")
+    assert_clean_error(code, out, err, "1 index arguments", "got 2 --index values")
+
+
+@pytest.mark.parametrize(
+    ("shape", "says"),
+    [  # 256 TiB of float64 normals, beyond the address space; then beyond numpy
+        ("16777216x2097152", "Unable to allocate"),
+        ("99999999999x99999999999", "too big"),
+        ("4x99999999999999999999", "dimension"),
+    ],
+)
+def test_random_input_too_large_for_memory(
+    shape: str, says: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, files["layernorm"], "--shapes", shape, "8", "8")
+    assert_clean_error(code, out, err, f"random tensor<?x?xf32> of shape {shape}", says)
+
+
 def test_missing_program_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = run(capsys, str(tmp_path / "absent.mlir"), "--shapes", "2")
     assert_clean_error(code, out, err, "absent.mlir")

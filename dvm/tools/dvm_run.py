@@ -123,7 +123,6 @@ def make_inputs(options: argparse.Namespace, arg_types: Sequence[Any]) -> list[A
     from xdsl.dialects.builtin import IndexType, TensorType
 
     from dvm.arguments import numpy_dtype
-    from dvm.numerics import is_float_dtype
 
     tensors = [t for t in arg_types if isinstance(t, TensorType)]
     indices = iter(options.index)
@@ -146,16 +145,30 @@ def make_inputs(options: argparse.Namespace, arg_types: Sequence[Any]) -> list[A
         if options.inputs:
             args.append(load_npy(source))
             continue
-        dtype = numpy_dtype(t)
-        shape = parse_shape(source)
-        if is_float_dtype(dtype):
-            args.append(rng.standard_normal(shape).astype(dtype))
-        elif dtype.kind == "b":
-            args.append(rng.random(shape) < 0.5)
-        else:  # small values, none negative for an unsigned type
-            low = 0 if dtype.kind == "u" else -8
-            args.append(rng.integers(low, 9, size=shape).astype(dtype))
+        try:
+            args.append(random_input(rng, parse_shape(source), numpy_dtype(t)))
+        except (ValueError, MemoryError) as e:  # more elements than numpy or memory holds
+            raise UsageError(f"cannot make a random {t} of shape {source}: {e}") from None
+    if next(indices, None) is not None:
+        wanted = sum(isinstance(t, IndexType) for t in arg_types)
+        raise UsageError(
+            f"the function takes {wanted} index arguments, got {len(options.index)} --index values"
+        )
     return args
+
+
+def random_input(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any]
+) -> np.ndarray[Any, Any]:
+    """Random values of `dtype`: normal floats, fair booleans, small integers."""
+    from dvm.numerics import is_float_dtype
+
+    if is_float_dtype(dtype):
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    low = 0 if dtype.kind == "u" else -8  # none negative for an unsigned type
+    return rng.integers(low, 9, size=shape).astype(dtype)
 
 
 def load_npy(path: str) -> np.ndarray[Any, Any]:
