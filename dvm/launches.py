@@ -128,6 +128,8 @@ class Kernel:
         inputs, args, params = plain["inputs"], plain["args"], plain["params"]
         if type(inputs) is not int or not 0 <= inputs <= len(args):
             raise ValueError(f"{inputs!r} inputs of {len(args)} arguments")
+        # first: the binary's ranks are the VM's (a forged rank of 2**63 would count to it)
+        program = vm.check(matching(binary, plain["name"], args, len(params)))
         ranks = [rank for _, rank in args[:inputs]]
         names = [f"d{i}_{a}" for i, rank in enumerate(ranks) for a in range(rank)]
         shape_symbols = plain["shape_symbols"]
@@ -136,7 +138,6 @@ class Kernel:
         sizes_code = checked_code(plain["sizes"], [*names, *params, *shape_symbols])
         outputs = [(rank, vm.DType[dtype].np) for dtype, rank in args[inputs:]]
         device_spec = PRESETS[plain["device"]]()
-        program = vm.check(matching(binary, plain["name"], args, len(params)))
         if ahead and plain["prepare"]:
             vm.prepare(program, device_spec)
         origin = f"output sizes: {program.name}"

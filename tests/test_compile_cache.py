@@ -188,6 +188,12 @@ def unknown_step(form: dict[str, Any]) -> None:
     form["steps"][0][0] = "exec"
 
 
+def huge_rank(form: dict[str, Any]) -> None:
+    """A kernel's first argument of rank 2**63 - 1 (its dims' names would count to it)."""
+    kernel = next(iter(form["kernels"].values()))
+    kernel["args"][0][1] = 2**63 - 1
+
+
 def slot_out_of_range(form: dict[str, Any]) -> None:
     form["results"] = [form["slots"]]
 
@@ -221,6 +227,7 @@ CORRUPTIONS = {
     "code that is no arithmetic": lambda e: rewrite(e, text=plain_changed(e, foreign_code)),
     "a step of no kind": lambda e: rewrite(e, text=plain_changed(e, unknown_step)),
     "a slot out of range": lambda e: rewrite(e, text=plain_changed(e, slot_out_of_range)),
+    "a rank beyond the VM's": lambda e: rewrite(e, text=plain_changed(e, huge_rank)),
     "the format before": lambda e: e.write_bytes(b"DVMC 1\n" + e.read_bytes()[len(MAGIC) :]),
 }
 
