@@ -64,7 +64,7 @@ from dvm.dialects.expr import (
     parse_expressions,
     print_expressions,
 )
-from dvm.vm.isa import DTYPE_BY_TEXT, OPCODES, AccKind, Kind, OpDef, ReduceKind
+from dvm.vm.isa import DTYPE_BY_TEXT, MAX_RANK, OPCODES, AccKind, Kind, OpDef, ReduceKind
 
 
 @lru_cache(maxsize=1 << 12)
@@ -103,6 +103,22 @@ def parse_ref(parser: Parser, prefix: str) -> int:
     if not re.fullmatch(prefix + r"\d+", word):
         parser.raise_error(f"expected {prefix}<number>, got {word!r}", pos)
     return int(word[len(prefix) :])
+
+
+def parse_axes(parser: Parser) -> int:
+    """`{0, 2}` -> the mask 0b101; each axis below the VM's `MAX_RANK` (a mask of
+    `1 << 2**63` would not fit the memory)."""
+
+    def axis() -> int:
+        start = parser.pos
+        value = parser.parse_integer()
+        if not 0 <= value < MAX_RANK:
+            parser.raise_error(f"axis {value} is not one of 0 to {MAX_RANK - 1}", start, parser.pos)
+        return value
+
+    return sum(
+        1 << a for a in set(parser.parse_comma_separated_list(parser.Delimiter.BRACES, axis))
+    )
 
 
 SPECIAL_SCALARS = {"inf": math.inf, "nan": math.nan}
@@ -172,9 +188,7 @@ OPERAND_PARSERS: dict[Kind, Callable[[Parser, OpDef], Operand]] = {
     Kind.SLOT: lambda p, _: parse_ref(p, "s"),
     Kind.SCALAR: lambda p, _: parse_scalar(p),
     Kind.DTYPE: lambda p, _: parse_dtype(p),
-    Kind.AXES: lambda p, _: sum(
-        1 << a for a in p.parse_comma_separated_list(p.Delimiter.BRACES, p.parse_integer)
-    ),
+    Kind.AXES: lambda p, _: parse_axes(p),
     Kind.FLAGS: parse_flags,
     Kind.REDUCE_KIND: lambda p, _: parse_enum(p, ReduceKind),
     Kind.ACC_KIND: lambda p, _: parse_enum(p, AccKind),

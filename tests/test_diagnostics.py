@@ -265,6 +265,29 @@ def test_lowering_a_kernel_without_symbolic_shapes_names_the_op(
     assert f"{source}:4:5: error: %e = tensor.exp: no symbolic shape" in err
 
 
+def test_bytecode_beyond_the_binary_format_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-written extent index of 300 parses, but a binary holds it in a byte."""
+    source = tmp_path / "wide.mlir"
+    source.write_text(
+        """bytecode.program @wide params [] {
+  bytecode.arg a0 f32 [x_0]
+  bytecode.slot s0 = x_0
+  bytecode.slot s1 = 0
+  bytecode.grid [s0]
+  bytecode.reg r0 f32 (s0) at s1
+  bytecode.view v0 a0 offset s1 (s0 s0)
+  bytecode.fill r0, 0.0, (v0[300])
+}
+"""
+    )
+    assert dvm_opt([str(source), "-t", "bytecode", "-o", str(tmp_path / "wide.dvmb")]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert "dvm-opt: error: cannot encode the bytecode" in err
+
+
 def test_interpreting_a_call_that_never_returns() -> None:
     text = function(f"  %y = func.call @main(%x) : ({T}) -> {T}\n  func.return %y : {T}")
     with pytest.raises(ExecutionError, match=r"@main: calls \(func.call\) nest deeper"):

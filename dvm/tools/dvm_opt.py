@@ -77,10 +77,15 @@ class BytecodeTarget(Target):
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         from dvm.lowering.bytecode_to_vm import encode_module
+        from dvm.vm import BytecodeError
 
         if not self.path:
             raise ToolError("-t bytecode writes binary data: give a file with -o")
-        Path(self.path).write_bytes(encode_module(module))
+        try:
+            data = encode_module(module)
+        except BytecodeError as e:  # a hand-written program beyond the format's fields
+            raise ToolError(f"cannot encode the bytecode: {e}") from None
+        Path(self.path).write_bytes(data)
 
 
 @dataclass(frozen=True)

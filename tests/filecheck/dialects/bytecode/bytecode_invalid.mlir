@@ -31,6 +31,13 @@ bytecode.program @kind params [] {
 
 // -----
 
+bytecode.program @axis params [] {
+  bytecode.reduce r1, r0, max, {9223372036854775808}, [keepdims]
+}
+// CHECK: error: axis 9223372036854775808 is not one of 0 to 7
+
+// -----
+
 bytecode.program @dtype params [] {
   bytecode.arg a0 f128 [x_0]
 }
