@@ -174,11 +174,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> No
         return None
     if not isinstance(value, int | float | np.number) or isinstance(value, bool | np.bool_):
         return None
-    try:
-        widths = np.broadcast_to(np.asarray(pad_width), (array.ndim, 2))
-    except ValueError:
-        return None
-    if widths.dtype.kind not in "iu" or (widths < 0).any():
+    widths = pad_widths(array, pad_width)
+    if widths is None:
         return None
     fill = numpy_api.as_node(value, array.dtype)  # (None for an int numpy will not fit)
     if fill is None:
@@ -186,7 +183,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> No
     if 0 in array.shape:
         return None
     x = array
-    for axis, (low, high) in enumerate(widths.tolist()):
+    for axis, (low, high) in enumerate(widths):
         parts = [fill_beside(x, axis, fill, width) if width else None for width in (low, high)]
         pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
         joined = record.concat(pieces, axis) if len(pieces) > 1 else x
@@ -221,15 +218,24 @@ COPIED: dict[str, Callable[[np.ndarray[Any, Any], int], np.ndarray[Any, Any]]] =
 `i` (from `-before` to `n + after`) reads along an axis of `n`."""
 
 
-def copied_pad(array: Node, pad_width: Any, position: Callable[..., Any]) -> Node | None:
+def pad_widths(array: Node, pad_width: Any) -> list[list[int]] | None:
+    """`pad_width` as (before, after) per axis, as numpy broadcasts it; None where numpy
+    would raise or read it otherwise (negative or not integers)."""
     try:
         widths = np.broadcast_to(np.asarray(pad_width), (array.ndim, 2))
     except ValueError:
         return None
     if widths.dtype.kind not in "iu" or (widths < 0).any():
         return None
+    return widths.tolist()
+
+
+def copied_pad(array: Node, pad_width: Any, position: Callable[..., Any]) -> Node | None:
+    widths = pad_widths(array, pad_width)
+    if widths is None:
+        return None
     x: Node | None = array
-    for axis, (low, high) in enumerate(widths.tolist()):
+    for axis, (low, high) in enumerate(widths):
         n = array.shape[axis]
         if not (low or high) or x is None:
             continue
