@@ -40,6 +40,8 @@ class LazyArray(NDArrayOperatorsMixin):
         self._node = node
         if node.value is None:  # (pending: not the property, a call per op)
             node.owner = weakref.ref(self)
+            if not node.shape:
+                node.scalar = makes_scalar(node)
             if len(TRACE.nodes) > MAX_SEGMENT:
                 settle()
 
@@ -49,9 +51,25 @@ class LazyArray(NDArrayOperatorsMixin):
     def shape(self) -> tuple[int, ...]:
         return self._node.shape
 
+    @shape.setter
+    def shape(self, shape: Any) -> None:
+        """`x.shape = ...`: numpy's reshape in place, of the value (a sync point): a view
+        of the same memory, or numpy's error where the layout cannot be kept."""
+        STATS.fallbacks["ndarray.shape"] += 1
+        value = self.numpy().view()
+        value.shape = shape
+        self._node = Node.of(value)
+
     @property
     def dtype(self) -> np.dtype[Any]:
         return self._node.dtype
+
+    @dtype.setter
+    def dtype(self, dtype: Any) -> None:
+        """`x.dtype = ...`: numpy's view of the value's memory as another type, in
+        place (a sync point, numpy's error where the sizes do not fit)."""
+        STATS.fallbacks["ndarray.dtype"] += 1
+        self._node = Node.of(self.numpy().view(dtype))
 
     @property
     def ndim(self) -> int:
@@ -112,6 +130,27 @@ class LazyArray(NDArrayOperatorsMixin):
     def __contains__(self, item: Any) -> bool:
         return unwrap_values(item) in self.numpy()
 
+    def __hash__(self) -> int:
+        """A numpy scalar's hash for an op's 0-d result (`x.sum()` as a dict key); an
+        array is unhashable, as numpy's."""
+        if not stands_for_scalar(self._node):
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return hash(self.numpy()[()])
+
+    def __copy__(self) -> LazyArray:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LazyArray:
+        return self.copy()
+
+    def __reduce__(self) -> Any:
+        """Pickled as its value: a numpy scalar for an op's 0-d result, else an array
+        that unpickles lazy again."""
+        value = self.numpy()
+        if stands_for_scalar(self._node):
+            return value[()].__reduce__()
+        return known, (np.array(value),)
+
     def __round__(self, ndigits: int | None = None) -> Any:
         """`round(x)` of a 0-d array: as of the numpy scalar it stands for (an op's
         0-d result, where numpy gives a scalar); numpy's error for a larger one."""
@@ -120,7 +159,7 @@ class LazyArray(NDArrayOperatorsMixin):
 
     def __repr__(self) -> str:
         value = self.numpy()
-        if value.ndim == 0 and self._node.op != "value":
+        if stands_for_scalar(self._node):
             return repr(value[()])  # an op's 0-d result: numpy gives a scalar there
         return repr(value)
 
@@ -138,7 +177,10 @@ class LazyArray(NDArrayOperatorsMixin):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """An in-place write: a sync point, then numpy's write (through the views
-        numpy would share memory with: see `Node.view`)."""
+        numpy would share memory with: see `Node.view`). An op's 0-d result stands for
+        a numpy scalar, which takes no writes."""
+        if stands_for_scalar(self._node):
+            raise TypeError(f"'numpy.{self.dtype.name}' object does not support item assignment")
         flush()
         self.numpy()[unwrap_values(key)] = unwrap_values(value)
 
@@ -166,6 +208,7 @@ class LazyArray(NDArrayOperatorsMixin):
             node = numpy_api.ufunc_reduce(ufunc, inputs[0]._node, **unwrap_values(kwargs))
             if node is not None:
                 return LazyArray(node)
+        refuse_scalar_outputs(kwargs.get("out"))
         return fallback(ufunc.__name__, getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
@@ -219,6 +262,10 @@ class LazyArray(NDArrayOperatorsMixin):
     def __getattr__(self, name: str) -> Any:
         """Any other attribute of ndarray: the value's (a sync point), and a method's
         array results are lazy again."""
+        if not name.startswith("__") and stands_for_scalar(self._node):
+            found = scalar_attribute(self.numpy()[()], name)
+            if found is not None:
+                return found
         if name.startswith("__") or not hasattr(np.ndarray, name):
             raise AttributeError(f"'LazyArray' object has no attribute {name!r}")
         attribute = getattr(np.ndarray, name)
@@ -226,6 +273,64 @@ class LazyArray(NDArrayOperatorsMixin):
             STATS.fallbacks[f"ndarray.{name}"] += 1
             return wrap(getattr(self.numpy(), name))
         return lambda *args, **kwargs: fallback(f"ndarray.{name}", attribute, (self, *args), kwargs)
+
+
+def stands_for_scalar(node: Node) -> bool:
+    """Whether `node` is an op's 0-d result where numpy gives a scalar (`Node.scalar`):
+    it prints, hashes and updates in place as the scalar, and takes no writes."""
+    return node.scalar
+
+
+def makes_scalar(node: Node) -> bool:
+    """Whether numpy's op gives a scalar where `node` is 0-d: every op but a view (a
+    reshape, a transpose) and a copy of a 0-d array (`x.reshape(()).copy()`)."""
+    if node.shape or node.view is not None or node.op == "value":
+        return False
+    if node.op != "convert":
+        return True
+    operand = node.operands[0]  # (one a lazy array showed has its flag; else it is no view)
+    return operand.scalar if operand.owner is not None else makes_scalar(operand)
+
+
+def scalar_attribute(scalar: Any, name: str) -> Any:
+    """The attribute `name` of the numpy scalar an op's 0-d result stands for (a sync
+    point), its array results lazy again; None if the scalar has none. A scalar has
+    methods an array lacks (`is_integer`), and its in-place ones (`fill`, `sort`)
+    change nothing: it is immutable."""
+    if not hasattr(scalar, name):
+        return None
+    STATS.fallbacks[f"generic.{name}"] += 1
+    attribute = getattr(scalar, name)
+    if not callable(attribute):
+        return wrap(attribute)
+    return lambda *args, **kwargs: wrap(attribute(*unwrap_values(args), **unwrap_values(kwargs)))
+
+
+def refuse_scalar_outputs(out: Any) -> None:
+    """numpy's error for an `out=` that is an op's 0-d result: a numpy scalar there."""
+    for target in out if isinstance(out, tuple) else (out,):
+        if isinstance(target, LazyArray) and stands_for_scalar(target._node):
+            raise TypeError("return arrays must be of ArrayType")
+
+
+def writable_attribute(name: str) -> property:
+    """`x.name` as any other attribute of the value (`__getattr__`), and `x.name = v`
+    numpy's write into the value (`x.real = 0`, `x.flat = 1`: a sync point); a numpy
+    scalar's attributes are not writable."""
+
+    def write(self: LazyArray, value: Any) -> None:
+        if stands_for_scalar(self._node):
+            raise AttributeError(f"attribute {name!r} of 'numpy.generic' objects is not writable")
+        STATS.fallbacks[f"ndarray.{name}"] += 1
+        flush()
+        setattr(self.numpy(), name, unwrap_values(value))
+
+    return property(lambda self: self.__getattr__(name), write)
+
+
+def known(value: np.ndarray[Any, Any]) -> LazyArray:
+    """A lazy array of a known value (what a pickled lazy array loads as)."""
+    return LazyArray(Node.of(value))
 
 
 def outer_ufunc(ufunc: np.ufunc, a: Any, b: Any) -> Node | None:
@@ -251,6 +356,8 @@ def in_place(ufunc: np.ufunc, inputs: Any, out: Any) -> LazyArray | None:
         return None
     target: LazyArray = outs[0]
     old = target._node
+    if old.scalar:
+        refuse_scalar_outputs(target)
     if (
         not old.pending
         or old.view is not None
@@ -313,6 +420,29 @@ def _pow(self: LazyArray, other: Any) -> Any:
 
 
 LazyArray.__pow__ = _pow
+for _name in ("real", "imag", "flat"):
+    setattr(LazyArray, _name, writable_attribute(_name))
+
+
+def in_place_operator(function: np.ufunc, name: str) -> Any:
+    """`x op= y` (`name`: `add` for `+=`): numpy's write into `x`, but a new object for an
+    op's 0-d result, as for the numpy scalar it stands for (`t = s; s += 1` leaves `t`)."""
+
+    def method(self: LazyArray, other: Any) -> Any:
+        if self._node.scalar:
+            return getattr(self, f"__{name}__")(other)
+        return function(self, other, out=(self,))
+
+    return method
+
+
+for _name, _ufunc in {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
+    "lshift": np.left_shift, "rshift": np.right_shift, "and": np.bitwise_and,
+    "or": np.bitwise_or, "xor": np.bitwise_xor,
+}.items():  # fmt: skip
+    setattr(LazyArray, f"__i{_name}__", in_place_operator(_ufunc, _name))
 
 
 def numpy_method(function: Any) -> Any:

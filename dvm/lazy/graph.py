@@ -79,6 +79,10 @@ class Node:
     """(base, index) when numpy would make this node a view of `base` (`base[index]`,
     `base.T`...): once both are known it becomes that view, so writes through either
     are seen by the other, as in numpy."""
+    scalar: bool = False
+    """Whether this 0-d result stands for the numpy scalar numpy's op gives (`x.sum()`,
+    `x[0, 0]`), immutable, rather than a 0-d array (`x.reshape(())`, a view); set when
+    a lazy array first shows it."""
 
     @staticmethod
     def of(array: np.ndarray[Any, Any]) -> Node:
