@@ -18,10 +18,18 @@ of another version of dvm is not read). A file is untrusted input: it holds data
 never code, and is read as the compiler reads any program (its header and checksum
 checked, every expression checked to be integer arithmetic, every step and slot checked,
 every kernel decoded and validated by the VM's loader and checked against the arguments
-declared for it). An entry that fails any of that (truncated, corrupt, of an older
-format, a kernel the VM refuses) is reported with a `CacheWarning` and rebuilt. Entries
-are written to a temporary file then renamed (`os.replace`), so concurrent processes
-read whole entries only.
+declared for it, the host steps validated as a whole by `dvm.host_validate`: nothing is
+read before it is written, every value has the type its reader takes). An entry that
+fails any of that (truncated, corrupt, of an older format, a kernel the VM refuses,
+steps that read what nothing wrote) is reported with a `CacheWarning` and rebuilt.
+Entries are written to a temporary file then renamed (`os.replace`), so concurrent
+processes read whole entries only.
+
+What the checks cannot tell is a wrong number: an entry whose constants, expressions or
+kernel instructions were rewritten and signed again (the checksum tells damage, not
+intent) loads and computes what it says. It can run nothing but the VM's instructions
+and integer arithmetic, nor fail a call otherwise than a program can; the folder must be
+one only its user writes, as for any cache of compiled code.
 
 Where: `$DVM_CACHE_DIR`, else `$XDG_CACHE_HOME/dvm`, else `~/.cache/dvm`.
 `DVM_CACHE=off` (or `dvm.compile(..., cache=False)`, `dvm-run --no-cache`) turns it off.

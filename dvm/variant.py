@@ -22,6 +22,7 @@ from dvm.declared import Declared
 from dvm.errors import CallError, ShapeError
 from dvm.guard_notes import GuardNote, GuardSet, failed_guard
 from dvm.host_steps import Step, StepBuilder, blas_launches
+from dvm.host_validate import validate_steps
 from dvm.launches import Arena, Call, Env, Kernel
 
 
@@ -92,7 +93,8 @@ class Variant:
         data: dict[str, Any], binaries: dict[str, vm.Program], ahead: bool = True
     ) -> Variant:
         """The variant `host_export.export_variant` describes, running `binaries` (each
-        validated by the VM's loader, and checked against the kernel's declarations).
+        validated by the VM's loader, and checked against the kernel's declarations; the steps
+        checked as a whole by `host_validate`).
         `ahead` prepares the kernels the compile would (their generated Python, see
         `vm.prepare`) now; otherwise each is prepared at its first launch, as a variant
         read from the compile cache is: generating and compiling that Python is most of
@@ -112,6 +114,7 @@ class Variant:
         builder = StepBuilder(kernels, slots, lambda n, a, b: ShapeError(n.message(a, b)), function)
         steps = builder.steps(data["steps"])
         results = builder.slot_list(data["results"])
+        validate_steps(data, declared.types, kernels)  # the program as a whole
         check = guards.sides(f"guards: {function}") if guards.notes else (lambda *_: ())
         others = (None,) * (slots - len(declared.types))
         variant = Variant(declared, steps, results, others, symbols, guards.notes, check)

@@ -250,6 +250,109 @@ def test_an_unusable_entry_is_rebuilt_and_reported(
         dvm.compile(program)
 
 
+def step_of(form: dict[str, Any], kind: str) -> list[Any]:
+    """The first top-level step of `kind` in `form` (`if_else_add`'s: a choice, an
+    extract of the branch's condition, an `if` of two launches)."""
+    return next(s for s in form["steps"] if s[0] == kind)
+
+
+def branch_launch(form: dict[str, Any]) -> list[Any]:
+    """The launch of the `if`'s `then` branch."""
+    return step_of(form, "if")[2][0][0]
+
+
+def read_before_written(form: dict[str, Any]) -> None:
+    """The condition extracted before the choice that computes it has run."""
+    form["steps"][:2] = form["steps"][1::-1]
+
+
+def read_of_a_branch_value(form: dict[str, Any]) -> None:
+    """The function's result read from a slot only a branch writes (a region's own)."""
+    form["results"] = branch_launch(form)[3]
+
+
+def written_twice(form: dict[str, Any]) -> None:
+    """A branch's launch writing over the argument it reads."""
+    step = step_of(form, "if")
+    branch_launch(form)[3] = [0]
+    step[2][1] = [0]
+
+
+def launch_of_another_type(form: dict[str, Any]) -> None:
+    """A launch taking the condition (a rank-0 bool tensor) for its rank-2 f32 input."""
+    branch_launch(form)[2] = [step_of(form, "extract")[2]]
+
+
+def launch_of_no_kernel(form: dict[str, Any]) -> None:
+    branch_launch(form)[1] = "no_such_kernel"
+
+
+def extract_of_another_rank(form: dict[str, Any]) -> None:
+    extract = step_of(form, "extract")
+    extract[3] = [extract[2]]
+
+
+def more_results_than_yielded(form: dict[str, Any]) -> None:
+    step_of(form, "if")[4].append(form["slots"] - 1)
+
+
+def place_out_of_range(form: dict[str, Any]) -> None:
+    form["places"] = 1
+    branch_launch(form)[4] = [5]
+
+
+def choice_on_an_unbound_symbol(form: dict[str, Any]) -> None:
+    step_of(form, "choice")[1].append("q_0")
+
+
+def guard_on_an_unknown_symbol(form: dict[str, Any]) -> None:
+    form["guards"] = {
+        "names": ["q_0"],
+        "code": [[], ["q_0", "1"]],
+        "notes": [[False, [None, None], "@f: ", [None, None]]],
+    }
+
+
+def bind_to_an_axis_of_a_scalar(form: dict[str, Any]) -> None:
+    steps = form["steps"]
+    extract = step_of(form, "extract")
+    steps[steps.index(extract)] = ["bind", extract, [[extract[4], 0, "q_0"]], None]
+    form["late"] = True
+
+
+FORGERIES = {
+    "a slot read before it is written": read_before_written,
+    "a slot only a branch writes": read_of_a_branch_value,
+    "a slot written twice": written_twice,
+    "a launch input of another type": launch_of_another_type,
+    "a launch of no kernel": launch_of_no_kernel,
+    "an extract of another rank": extract_of_another_rank,
+    "more results than yielded": more_results_than_yielded,
+    "an arena place out of range": place_out_of_range,
+    "a choice on an unbound symbol": choice_on_an_unbound_symbol,
+    "a guard on an unknown symbol": guard_on_an_unknown_symbol,
+    "a bind to an axis of a scalar": bind_to_an_axis_of_a_scalar,
+}
+
+
+@pytest.mark.parametrize("forge", FORGERIES.values(), ids=FORGERIES.keys())
+def test_a_forged_entry_is_refused_as_it_loads(
+    cache_dir: Path, rng: np.random.Generator, forge: Any, examples_dir: Path
+) -> None:
+    """An entry whose plain form was edited and signed again (its checksum right) is
+    refused by the validation of its steps (`dvm.host_validate`), not run into a
+    Python error, nor a wrong result, at a call."""
+    program = examples_dir / "if_else_add.mlir"
+    compiled = dvm.compile(program)
+    (entry,) = entries(cache_dir)
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes(compiled)]
+    expected = compiled(*args)
+    rewrite(entry, text=plain_changed(entry, forge))
+    with pytest.warns(CacheWarning, match=f"rebuilt {entry}"):
+        again = dvm.compile(program)
+    np.testing.assert_allclose(again(*args), expected, rtol=1e-6, atol=1e-6)
+
+
 def test_a_hit_prepares_each_kernel_at_its_first_launch(
     cache_dir: Path, rng: np.random.Generator, examples_dir: Path
 ) -> None:
