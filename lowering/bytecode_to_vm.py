@@ -23,10 +23,12 @@ from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects.expr import expr_text, integer_fraction, sceiling, sfloor, smax, smin, symbol
+from dvm.passes.errors import located
 from dvm.passes.symbolic import CORES
 from dvm.vm import (
     BY_NAME,
     Arg,
+    BytecodeError,
     DType,
     ExprOp,
     Extent,
@@ -43,7 +45,7 @@ from dvm.vm import (
 )
 from dvm.vm.binary import MODULE_MAGIC as MODULE_MAGIC
 from dvm.vm.binary import decode_module as decode_module
-from dvm.vm.binary import encode_programs
+from dvm.vm.binary import encode, encode_programs
 from dvm.vm.isa import DTYPE_BY_TEXT, ExtentKind, ScalarTag
 
 # --------------------------------------------------------------------------
@@ -317,5 +319,37 @@ def dialect_extent(e: Extent) -> tuple[object, ...]:
 
 
 def encode_module(module: ModuleOp) -> bytes:
-    programs = [op for op in module.ops if isinstance(op, bc.ProgramOp)]
-    return encode_programs([(p.sym_name.data, to_program(p)) for p in programs])
+    """The module file of `module`'s programs; a BytecodeError names the program and the
+    op with a field its binary cannot hold (an index beyond its bytes)."""
+    programs = [(op, to_program(op)) for op in module.ops if isinstance(op, bc.ProgramOp)]
+    try:
+        return encode_programs([(op.sym_name.data, program) for op, program in programs])
+    except BytecodeError:
+        for op, program in programs:  # (which one, only now: a success encodes once)
+            try:
+                encode(program)
+            except BytecodeError as e:
+                raise BytecodeError(-1, e.reason, f"{unencodable_op(op, e)}: {e.detail}") from None
+        raise
+
+
+PART_OPS: dict[str, type[Operation]] = {
+    "argument": bc.ArgOp,
+    "slot": bc.SlotOp,
+    "grid": bc.GridOp,
+    "register": bc.RegOp,
+    "view": bc.ViewOp,
+    "instruction": bc.InstructionOp,
+}
+"""The op of each part of a program a BytecodeError may name (`part`)."""
+
+
+def unencodable_op(program: bc.ProgramOp, error: BytecodeError) -> str:
+    """Where `error` is in `program`: its op (`file:line:col: bytecode.fill`) in @name."""
+    name = f"@{program.sym_name.data}"
+    if error.part is None:
+        return name
+    kind, k = error.part
+    ops = [op for op in program.body.block.ops if isinstance(op, PART_OPS[kind])]
+    op = ops[0 if kind == "grid" else k]
+    return f"{located(op)} in {name}"

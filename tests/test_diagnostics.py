@@ -268,7 +268,8 @@ def test_lowering_a_kernel_without_symbolic_shapes_names_the_op(
 def test_bytecode_beyond_the_binary_format_is_an_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A hand-written extent index of 300 parses, but a binary holds it in a byte."""
+    """A hand-written extent index of 300 parses, but a binary holds it in a byte: the
+    error names the op and its program."""
     source = tmp_path / "wide.mlir"
     source.write_text(
         """bytecode.program @wide params [] {
@@ -286,6 +287,7 @@ def test_bytecode_beyond_the_binary_format_is_an_error(
     err = capsys.readouterr().err
     assert "internal error" not in err
     assert "dvm-opt: error: cannot encode the bytecode" in err
+    assert f"({source}:8:3: bytecode.fill in @wide: instruction 0: " in err  # the op at fault
 
 
 def test_interpreting_a_call_that_never_returns() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 from enum import IntEnum
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from dvm.vm.errors import BytecodeError
 from dvm.vm.isa import (
@@ -93,18 +93,27 @@ def encode(program: Program) -> bytes:
     """The binary of `program` (which need not be valid: the loader checks).
 
     Raises BytecodeError('unencodable program') when a field does not fit
-    its encoding (say, register index 70000 in a u16).
+    its encoding (say, register index 70000 in a u16), naming the entry
+    (`part`: instruction 3, view 0, ...).
     """
     try:
         return _encode(program)
-    except (struct.error, TypeError, AttributeError, ValueError, OverflowError) as e:
-        raise BytecodeError(-1, "unencodable program", str(e)) from None
+    except _UNENCODABLE as e:
+        part = _first_unencodable(program)
+        where = f"{part[0]} {part[1]}: " if part is not None else ""
+        raise BytecodeError(-1, "unencodable program", f"{where}{e}", part) from None
+
+
+_UNENCODABLE = (struct.error, TypeError, AttributeError, ValueError, OverflowError)
+"""What writing a field its encoding cannot hold raises."""
 
 
 def _encode(program: Program) -> bytes:
     """The encoder proper: tables, then code, then the header that counts them."""
     w = _Writer()
-    _write_tables(w, program)
+    for _, table, write in _TABLES:
+        for entry in table(program):
+            write(w, entry)
     code = _Writer()
     for ins in program.code:
         _write_instr(code, ins)
@@ -123,33 +132,62 @@ def _encode(program: Program) -> bytes:
     return header + bytes(w.buf) + bytes(code.buf)
 
 
-def _write_tables(w: _Writer, p: Program) -> None:
-    """Append the args, slots, grid, registers and views tables."""
-    for a in p.args:
-        w.u8(a.dtype)
-        w.u8(a.rank)
-    for s in p.slots:
-        w.u16(len(s.expr))
-        for t in s.expr:
-            _write_tok(w, t)
-    for g in p.grid:
-        w.u16(g)
-    for r in p.registers:
-        w.u8(r.dtype)
-        w.u8(len(r.shape))
-        w.u16(r.offset)
-        for d in r.shape:
-            w.u16(d)
-    for v in p.views:
-        w.u16(v.arg)
-        w.u8(len(v.dims))
-        w.u16(v.offset)
-        for d in v.dims:
-            w.u16(d.size)
-            w.u16(d.stride)
-            w.u8(d.index)
-            if d.index != Index.NONE:
-                w.u16(d.tile if d.tile is not None else 0)
+def _first_unencodable(program: Program) -> tuple[str, int] | None:
+    """The first entry of `program` that does not encode: its table and index."""
+    for name, table, write in (*_TABLES, ("instruction", _code, _write_instr)):
+        for k, entry in enumerate(table(program)):
+            try:
+                write(_Writer(), entry)
+            except _UNENCODABLE:
+                return name, k
+    return None
+
+
+def _write_arg(w: _Writer, a: Arg) -> None:
+    w.u8(a.dtype)
+    w.u8(a.rank)
+
+
+def _write_slot(w: _Writer, s: Slot) -> None:
+    w.u16(len(s.expr))
+    for t in s.expr:
+        _write_tok(w, t)
+
+
+def _write_register(w: _Writer, r: Register) -> None:
+    w.u8(r.dtype)
+    w.u8(len(r.shape))
+    w.u16(r.offset)
+    for d in r.shape:
+        w.u16(d)
+
+
+def _write_view(w: _Writer, v: View) -> None:
+    w.u16(v.arg)
+    w.u8(len(v.dims))
+    w.u16(v.offset)
+    for d in v.dims:
+        w.u16(d.size)
+        w.u16(d.stride)
+        w.u8(d.index)
+        if d.index != Index.NONE:
+            w.u16(d.tile if d.tile is not None else 0)
+
+
+def _code(p: Program) -> Sequence[Instr]:
+    return p.code
+
+
+_TABLES: tuple[tuple[str, Callable[[Program], Sequence[Any]], Callable[[_Writer, Any], None]], ...]
+_TABLES = (
+    ("argument", lambda p: p.args, _write_arg),
+    ("slot", lambda p: p.slots, _write_slot),
+    ("grid", lambda p: p.grid, _Writer.u16),
+    ("register", lambda p: p.registers, _write_register),
+    ("view", lambda p: p.views, _write_view),
+)
+"""The tables a binary holds before its code, in order: each one's name, its entries in
+a program and how one is written."""
 
 
 def _write_tok(w: _Writer, t: Tok) -> None:

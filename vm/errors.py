@@ -8,13 +8,17 @@ class BytecodeError(ValueError):
 
     `reason` is a short fixed phrase (tests match it), `detail` says more.
     The offset is -1 when the program was not built from bytes and has no
-    layout yet.
+    layout yet; then `part` may name the entry at fault: its table (`"view"`,
+    `"instruction"`, ...) and its index there.
     """
 
-    def __init__(self, offset: int, reason: str, detail: str = "") -> None:
+    def __init__(
+        self, offset: int, reason: str, detail: str = "", part: tuple[str, int] | None = None
+    ) -> None:
         self.offset = offset
         self.reason = reason
         self.detail = detail
+        self.part = part
         where = f"at byte {offset}" if offset >= 0 else "in program"
         super().__init__(f"{where}: {reason}" + (f" ({detail})" if detail else ""))
 

@@ -569,8 +569,9 @@ def test_unencodable_program() -> None:
     p = scale_program()
     bad = vm.Program(p.args, p.n_params, p.slots, p.grid, p.registers, p.views,
                      (Instr.of("load", 70000, 0),))  # fmt: skip
-    with pytest.raises(vm.BytecodeError, match="unencodable program"):
+    with pytest.raises(vm.BytecodeError, match="unencodable program") as e:
         vm.encode(bad)
+    assert e.value.part == ("instruction", 0)  # the entry at fault, for its op's location
     with pytest.raises(vm.BytecodeError, match="register index out of range") as e:
         vm.check(bad)
     assert e.value.offset == -1
