@@ -162,6 +162,35 @@ def scalars_as_keys(a: Any) -> Any:
     return counts[a.sum()], a.max() in {a.max()}, a.sum() in {1: 2}
 
 
+def zeros_then_updates(a: Any) -> Any:
+    m, v = np.zeros_like(a), np.zeros_like(a)
+    for _ in range(3):
+        m *= 0.9
+        m += 0.1 * a
+        v *= 0.99
+        v += 0.01 * a * a
+    return m / (np.sqrt(v) + 1e-8)
+
+
+def filled_like(a: Any) -> Any:
+    m, v = np.ones_like(a), np.ones_like(a)
+    m[0, 0] = 5  # (two fills of one value: two arrays)
+    v += 1
+    return (
+        m,
+        v,
+        np.full_like(a, 2.5, dtype=np.int32),
+        np.full_like(a, 300, np.int8),
+        np.zeros_like(a, np.complex64),
+        np.ones_like(a, order="F"),
+        np.full_like(a, [1, 2, 3, 4]),
+        np.zeros_like(a, shape=(2,)),
+        np.zeros_like(a.sum()),
+        np.full_like(a, fill_value=3),
+        np.full_like(a, a.max()),
+    )
+
+
 def index_by_scalars(a: Any) -> Any:
     i = a.argmax()
     return list(range(i)), [*range(12)][i], operator.index(i), np.arange(12)[i]
@@ -206,6 +235,8 @@ CASES = {
     "0-d arrays stay arrays": zero_d_arrays_stay_arrays,
     "scalar item assignment": scalar_item_assignment,
     "scalars as keys": scalars_as_keys,
+    "zeros_like then updates": zeros_then_updates,
+    "filled like": filled_like,
     "hash of an array": hash,
     "ufunc and reduction arguments": arguments,
     "the builtins": lambda a: (max(a[0]), sum(a[0]), sorted([a[0, 0], a[1, 1], a[2, 2]])),
@@ -228,3 +259,11 @@ def test_a_pickled_lazy_array_loads_with_its_value() -> None:
     np.testing.assert_array_equal(np.asarray(loaded), x * 2)
     total = pickle.loads(pickle.dumps(a.sum()))  # numpy's scalar, as numpy pickles it
     assert type(total) is np.float32 and total == np.asarray(a).sum()
+
+
+def test_updates_of_a_zeros_like_record_without_a_sync() -> None:
+    lazy.reset()
+    x = sample(np.float32)
+    zeros_then_updates(lazy.asarray(x))
+    # (the call flushes nothing: every update is recorded, and nothing falls back)
+    assert lazy.stats()["segments"] == 0 and not lazy.stats()["fallbacks"]

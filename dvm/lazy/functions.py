@@ -295,7 +295,7 @@ def dot(a: Operand, b: Operand, out: Any = None) -> Node | None:
 
 
 def like(fill: Callable[..., np.ndarray[Any, Any]]) -> Callable[..., Any]:
-    """`zeros_like` and the like: a known value, made without running anything."""
+    """`empty_like`: a known value, made without running anything."""
 
     def handler(a: Operand, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(a, Node) or kwargs.get("subok") is False or kwargs.get("shape"):
@@ -303,6 +303,21 @@ def like(fill: Callable[..., np.ndarray[Any, Any]]) -> Callable[..., Any]:
         return Node.of(fill(a.shape, a.dtype if dtype is None else dtype, *args))
 
     return handler
+
+
+def filled_like(a: Operand, fill_value: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+    """`full_like` (and `zeros_like`, `ones_like`): the fill value broadcast to the
+    array's shape, a pending result, so that writes into it record as writes into any
+    result do (Adam's `m *= b1; m += (1 - b1) * g`). An array as the fill, a dtype the
+    compiler does not take, a 0-d array: a known value, made now; a lazy fill or numpy's other
+    arguments (`order`, `shape`...): numpy runs it."""
+    if not isinstance(a, Node) or isinstance(fill_value, Node) or args or kwargs:
+        return None  # (a lazy fill: numpy's, on its value)
+    target = a.dtype if dtype is None else np.dtype(dtype)
+    scalar = isinstance(fill_value, int | float | bool | np.generic)
+    if not scalar or not is_supported(target) or not a.shape:
+        return Node.of(np.full(a.shape, fill_value, target))
+    return record.broadcast_to(Node.of(np.full((), fill_value, target)), a.shape)
 
 
 def is_int_or_none(axis: Any) -> bool:
@@ -336,11 +351,9 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.size: lambda a, axis=None: None if not isinstance(a, Node) or not is_int_or_none(axis)
     else math.prod(a.shape) if axis is None else a.shape[axis] if -a.ndim <= axis < a.ndim
     else None,
-    np.zeros_like: like(lambda shape, dtype: np.zeros(shape, dtype)),
-    np.ones_like: like(lambda shape, dtype: np.ones(shape, dtype)),
+    np.zeros_like: lambda a, *args, **kwargs: filled_like(a, 0, *args, **kwargs),
+    np.ones_like: lambda a, *args, **kwargs: filled_like(a, 1, *args, **kwargs),
+    np.full_like: filled_like,
     np.empty_like: like(lambda shape, dtype: np.empty(shape, dtype)),
-    np.full_like: lambda a, fill_value, dtype=None, **kw: like(
-        lambda shape, dt: np.full(shape, fill_value, dt)
-    )(a, dtype, **kw),
 }  # fmt: skip
 """numpy's functions that record, and their handlers."""
