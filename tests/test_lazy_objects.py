@@ -191,6 +191,18 @@ def filled_like(a: Any) -> Any:
     )
 
 
+def empty_like(a: Any) -> Any:
+    """(Its values are whatever memory held: shape, dtype and layout are compared.)"""
+    made = [
+        np.empty_like(a),
+        np.empty_like(a, np.int16),
+        np.empty_like(a, None, "F"),
+        np.empty_like(a, None, "K", True, (2, 5)),
+        np.empty_like(a, order="F"),
+    ]
+    return [(np.shape(e), np.asarray(e).dtype, np.asarray(e).flags.f_contiguous) for e in made]
+
+
 def index_by_scalars(a: Any) -> Any:
     i = a.argmax()
     return list(range(i)), [*range(12)][i], operator.index(i), np.arange(12)[i]
@@ -236,6 +248,7 @@ CASES = {
     "scalar item assignment": scalar_item_assignment,
     "scalars as keys": scalars_as_keys,
     "zeros_like then updates": zeros_then_updates,
+    "empty_like's arguments": empty_like,
     "filled like": filled_like,
     "hash of an array": hash,
     "ufunc and reduction arguments": arguments,

@@ -294,15 +294,12 @@ def dot(a: Operand, b: Operand, out: Any = None) -> Node | None:
     return numpy_api.matmul(a, b)
 
 
-def like(fill: Callable[..., np.ndarray[Any, Any]]) -> Callable[..., Any]:
-    """`empty_like`: a known value, made without running anything."""
-
-    def handler(a: Operand, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(a, Node) or kwargs.get("subok") is False or kwargs.get("shape"):
-            return None
-        return Node.of(fill(a.shape, a.dtype if dtype is None else dtype, *args))
-
-    return handler
+def empty_like(a: Operand, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+    """`empty_like`: a known value, made without running anything (numpy's other
+    arguments, `order`, `subok`, `shape`: numpy runs it)."""
+    if not isinstance(a, Node) or args or kwargs:
+        return None
+    return Node.of(np.empty(a.shape, a.dtype if dtype is None else dtype))
 
 
 def filled_like(a: Operand, fill_value: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -354,6 +351,6 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.zeros_like: lambda a, *args, **kwargs: filled_like(a, 0, *args, **kwargs),
     np.ones_like: lambda a, *args, **kwargs: filled_like(a, 1, *args, **kwargs),
     np.full_like: filled_like,
-    np.empty_like: like(lambda shape, dtype: np.empty(shape, dtype)),
+    np.empty_like: empty_like,
 }  # fmt: skip
 """numpy's functions that record, and their handlers."""
