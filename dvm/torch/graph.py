@@ -30,6 +30,7 @@ from dvm.lazy.record import TRACE
 from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
 from dvm.torch import aten, aten_attention, aten_complex, aten_conv, aten_index, aten_nn
+from dvm.torch.aliases import output_views, restore_views
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import (
     COMPLEX_PARTS,
@@ -142,6 +143,8 @@ class GraphRunner:
         self.module = module
         self.nodes = list(module.graph.nodes)
         self.last_reads = last_reads(self.nodes)
+        self.views = output_views(self.nodes)
+        """Outputs that are views of other outputs (`aliases`): made views of them again."""
         self.declared = [n.meta.get("val") for n in self.nodes if n.op == "placeholder"]
         """The inputs as the graph declares them (symbolic: `plan.unproved`)."""
         self.symbolic = self.declared if shape_environment(self.declared) is not None else []
@@ -156,6 +159,12 @@ class GraphRunner:
         """The torch ops' results the call being recorded reads rather than runs."""
 
     def __call__(self, *args: Any) -> Any:
+        outputs = self.run(args)
+        if self.views:
+            restore_views(self.views, outputs, self.nodes, args)
+        return outputs
+
+    def run(self, args: tuple[Any, ...]) -> Any:
         key = input_signature(args)
         done: Done = {}
         for plan in self.plans.get(key, ()):

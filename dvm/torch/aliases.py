@@ -1,0 +1,135 @@
+"""Outputs of a graph that are views of its other outputs, made views again.
+
+In eager, `y = x * 2; return y, y.t()` returns two tensors over one memory: a write
+to one shows in the other. AOTAutograd keeps that for outputs that require grad
+(it rebuilds such a view from its base after the call), but in a graph without
+gradients it leaves the view ops in the graph and counts on them making views. A
+program's results never share memory, so the runner applies those view ops again,
+in torch, to the base's result: the view is then a view of it, as in eager.
+
+Only the user's outputs are rebuilt, never a tensor saved for the backward graph
+(making it a view of an output would make the output's in-place writes clash with
+autograd's saved tensor)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import fx
+
+USER_OUTPUT = "PlainAOTOutput"
+"""The name of AOTAutograd's descriptor of an output the user receives (the output
+node's `desc` metadata lists one per output)."""
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """Output `position` is `steps` (view ops, in order) applied to output `base`."""
+
+    position: int
+    base: int
+    steps: tuple[fx.Node, ...]
+
+
+def output_views(nodes: list[fx.Node]) -> list[OutputView]:
+    """The user's outputs that are chains of view ops of another of the user's outputs,
+    whose other arguments are numbers or sizes computed from the inputs."""
+    output = next((n for n in nodes if n.op == "output"), None)
+    if output is None:
+        return []
+    results = output.args[0]
+    if not isinstance(results, list | tuple):
+        return []
+    users = user_outputs(output, len(results))
+    positions = {r: k for k, r in enumerate(results) if k in users and isinstance(r, fx.Node)}
+    views = []
+    for position, node in enumerate(results):
+        if position not in users or not isinstance(node, fx.Node):
+            continue
+        steps: list[fx.Node] = []
+        while is_view(node) and all(sizes_only(a) for a in view_arguments(node)):
+            steps.insert(0, node)
+            node = node.args[0]
+            assert isinstance(node, fx.Node)
+            if node in positions:
+                views.append(OutputView(position, positions[node], tuple(steps)))
+                break
+    return bases_first(views)
+
+
+def bases_first(views: list[OutputView]) -> list[OutputView]:
+    """`views` ordered so that a view whose base is itself a view comes after it."""
+    of = {view.position: view for view in views}
+
+    def depth(view: OutputView) -> int:
+        base = of.get(view.base)
+        return 0 if base is None else 1 + depth(base)
+
+    return sorted(views, key=depth)
+
+
+def user_outputs(output: fx.Node, count: int) -> set[int]:
+    """The positions of the outputs the user receives (none, if the graph does not say)."""
+    descriptions = output.meta.get("desc")
+    if not isinstance(descriptions, list | tuple) or len(descriptions) != count:
+        return set()
+    return {k for k, d in enumerate(descriptions) if type(d).__name__ == USER_OUTPUT}
+
+
+def is_view(node: Any) -> bool:
+    if not isinstance(node, fx.Node) or node.op != "call_function":
+        return False
+    target = node.target
+    return isinstance(target, torch._ops.OpOverload) and target.is_view and bool(node.args)
+
+
+def view_arguments(node: fx.Node) -> list[Any]:
+    """A view op's arguments but the tensor it views."""
+    return [*node.args[1:], *node.kwargs.values()]
+
+
+def sizes_only(argument: Any) -> bool:
+    """Whether an argument is numbers, or sizes computed from the inputs alone."""
+    if isinstance(argument, list | tuple):
+        return all(sizes_only(a) for a in argument)
+    if not isinstance(argument, fx.Node):
+        return True
+    return not isinstance(argument.meta.get("val"), torch.Tensor) and from_inputs(argument)
+
+
+def from_inputs(node: fx.Node) -> bool:
+    """Whether a node is an input, or a size op of inputs (`sym_size`, arithmetic)."""
+    if node.op == "placeholder":
+        return True
+    return (
+        node.op == "call_function"
+        and not isinstance(node.meta.get("val"), torch.Tensor)
+        and all(from_inputs(a) for a in node.all_input_nodes)
+    )
+
+
+def restore_views(
+    views: list[OutputView], outputs: list[Any], nodes: list[fx.Node], args: Any
+) -> None:
+    """Each output of `views` made anew as its view ops of its base's result."""
+    if not views:
+        return
+    places = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
+    for view in views:
+        value = outputs[view.base]
+        for step in view.steps:
+            arguments, keywords = fx.map_arg(
+                (step.args[1:], step.kwargs), lambda n: size_of(n, places, args)
+            )
+            value = step.target(value, *arguments, **keywords)  # type: ignore[operator]
+        outputs[view.position] = value
+
+
+def size_of(node: fx.Node, places: dict[fx.Node, int], args: Any) -> Any:
+    """A size node's value for this call (an input, or arithmetic on inputs' sizes)."""
+    if node.op == "placeholder":
+        return args[places[node]]
+    arguments, keywords = fx.map_arg((node.args, node.kwargs), lambda n: size_of(n, places, args))
+    return node.target(*arguments, **keywords)  # type: ignore[operator]
