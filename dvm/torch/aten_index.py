@@ -69,20 +69,64 @@ def index(x: Any, indices: Sequence[Any]) -> Any:
 
 def index_put(x: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Any:
     """`x[ids] += values` made functional (an embedding's or an upsampling's gradient):
-    a `scatter_add` along the indexed dim (or dims, merged). Without `accumulate`, the
-    last of equal ids would win: that runs in torch."""
+    a `scatter_add` along the indexed dim (or dims, merged). Without `accumulate`:
+    `index_overwritten`."""
     x = lazy(x)
     if not accumulate:
-        raise Unsupported("index_put without accumulate")
+        return index_overwritten(x, indices, values)
     merged, axis, ids = flat_index(x, indices)
-    shape = (*merged.shape[:axis], *ids.shape, *merged.shape[axis + 1 :])
-    values = number(values, x)
-    if not isinstance(values, LazyArray):  # (a number: a constant of x's dtype)
-        values = asarray(np.asarray(values, x.dtype))
-    # (the sizes kept: plain ones would tie the plan to this call's by a guard)
-    updates = lazy(np.broadcast_to(values, tuple(shape)))
+    updates = broadcast_values(
+        values, x, (*merged.shape[:axis], *ids.shape, *merged.shape[axis + 1 :])
+    )
     added = LazyArray(record.scatter_add(merged._node, ids._node, updates._node, axis))
     return added if merged is x else reshaped(added, x.shape)
+
+
+def broadcast_values(values: Any, x: LazyArray, shape: Sequence[Any]) -> LazyArray:
+    """An `index_put`'s values (a tensor, or a number: a constant of x's dtype) in
+    x's dtype, broadcast to the `shape` the ids write."""
+    values = number(values, x)
+    if not isinstance(values, LazyArray):
+        values = asarray(np.asarray(values, x.dtype))
+    # (the sizes kept: plain ones would tie the plan to this call's by a guard)
+    return lazy(np.broadcast_to(values.astype(x.dtype, copy=False), tuple(shape)))
+
+
+def index_overwritten(x: LazyArray, indices: Sequence[Any], values: Any) -> Any:
+    """`x[ids] = values` made functional (`index_copy_` into a KV cache at the positions
+    `arange(past, past + t)`), by one 1-d index tensor: the values added to -0.0 at the
+    ids and taken where a second `scatter_add` counts a write. torch leaves the result of
+    equal ids undefined, so the ids must be distinct: an `arange` of step 1 no longer than
+    the dim (consecutive numbers, so distinct when wrapped from the end too), or ids of
+    the call, checked at each call. Others run in torch."""
+    given = [ids for ids in indices if ids is not None]
+    if len(given) != 1 or lazy(given[0]).ndim != 1:
+        raise Unsupported("index_put without accumulate by a mask, or by several or n-d ids")
+    axis, ids = one_index(x, indices)
+    if ids._node.value is not None:
+        distinct_along(ids, 0)
+    elif not (consecutive(lazy(given[0])._node) and ids.shape[0] <= x.shape[axis]):
+        raise Unsupported("index_put without accumulate by computed ids, which may repeat")
+    shape = (*x.shape[:axis], *ids.shape, *x.shape[axis + 1 :])
+    work = INT32 if x.dtype == np.dtype(np.bool_) else x.dtype
+    updates = broadcast_values(values, x, shape).astype(work, copy=False)
+    base = filled(x.shape, -0.0, work)  # (-0.0 + v is v, -0.0 included)
+    put = LazyArray(record.scatter_add(base._node, ids._node, updates._node, axis))
+    ones = filled(shape, 1, INT32)
+    counts = record.scatter_add(filled(x.shape, 0, INT32)._node, ids._node, ones._node, axis)
+    return needs(np.where(LazyArray(counts) > 0, put.astype(x.dtype, copy=False), x))
+
+
+def consecutive(node: Node) -> bool:
+    """Whether `node` is an `arange` of step 1: an iota, or an iota plus a number."""
+    if node.op == "iota":
+        return node.ndim == 1
+    if node.op == "nary" and node.params == ("add",) and len(node.operands) == 2:
+        first, second = node.operands
+        return (consecutive(first) and not second.shape) or (
+            consecutive(second) and not first.shape
+        )
+    return False
 
 
 def flat_index(x: LazyArray, indices: Sequence[Any]) -> tuple[LazyArray, int, LazyArray]:
