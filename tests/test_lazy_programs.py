@@ -82,10 +82,11 @@ def new_fallbacks(before: dict[str, int]) -> set[str]:
     return {k for k, v in lazy.stats()["fallbacks"].items() if v > before.get(k, 0)}
 
 
-def check(name: str, program: Program, dtype: Any) -> None:
-    """The program on each of `SHAPES`, in numpy and on lazy arrays."""
+def check(name: str, program: Program, dtype: Any, shapes: list[tuple[int, int]] = SHAPES) -> None:
+    """The program on each of `shapes`, in numpy and on lazy arrays; the third must
+    reuse what the second compiled where the program says it does."""
     tolerance = TOLERANCE.get(np.dtype(dtype), 1e-4)
-    for step, shape in enumerate(SHAPES):
+    for step, shape in enumerate(shapes):
         rng = np.random.default_rng((len(name), step, np.dtype(dtype).num))
         args = program.inputs(shape, dtype, rng)
         want = outcome(program.function, tuple(copied(a) for a in args))
