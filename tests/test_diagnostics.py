@@ -290,6 +290,21 @@ def test_bytecode_beyond_the_binary_format_is_an_error(
     assert f"({source}:8:3: bytecode.fill in @wide: instruction 0: " in err  # the op at fault
 
 
+def test_a_binary_of_split_chunks_is_refused_before_the_file_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A binary module has no separators: the chunks would overwrite one another (and
+    xDSL's text separators the binary), leaving a file that does not decode."""
+    chunk = function(f"  %y = tensor.exp %x : {T}\n  func.return %y : {T}")
+    source = tmp_path / "two.mlir"
+    source.write_text(f"{chunk}\n// -----\n{chunk}")
+    out = tmp_path / "two.dvmb"
+    argv = [str(source), "--split-input-file", "-p", "dvm-pipeline", "-t", "bytecode"]
+    assert dvm_opt([*argv, "-o", str(out)]) == 1
+    assert "write each chunk to a file of its own" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_interpreting_a_call_that_never_returns() -> None:
     text = function(f"  %y = func.call @main(%x) : ({T}) -> {T}\n  func.return %y : {T}")
     with pytest.raises(ExecutionError, match=r"@main: calls \(func.call\) nest deeper"):

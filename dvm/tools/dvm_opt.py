@@ -208,6 +208,16 @@ class DvmOptMain(xDSLOptMain):
 
     # Output ---------------------------------------------------------------
 
+    def prepare_output(self) -> IO[str]:
+        """The `-o` file (or stdout), refused before it is opened for a binary target
+        that chunks would overwrite: a binary module has no separators."""
+        if self.args.split_input_file and parse_spec(self.args.target).name == "bytecode":
+            raise ToolError(
+                "-t bytecode writes one binary module: with --split-input-file, "
+                "write each chunk to a file of its own"
+            )
+        return super().prepare_output()
+
     def output_resulting_program(self, prog: ModuleOp) -> str:
         """Text targets through xDSL; the binary straight into the `-o` file."""
         if parse_spec(self.args.target).name == "bytecode":
