@@ -33,15 +33,35 @@ class OutputView:
     steps: tuple[fx.Node, ...]
 
 
-def output_views(nodes: list[fx.Node]) -> list[OutputView]:
+@dataclass(frozen=True)
+class OutputViews:
+    """A graph's outputs to make views again after each call (`restore`), and where its
+    inputs are among a call's arguments (the view ops' sizes read them)."""
+
+    views: list[OutputView]
+    inputs: dict[fx.Node, int]
+
+    def restore(self, outputs: list[Any], args: Any) -> None:
+        """Each output of `views` made anew as its view ops of its base's result."""
+        for view in self.views:
+            value = outputs[view.base]
+            for step in view.steps:
+                arguments, keywords = fx.map_arg(
+                    (step.args[1:], step.kwargs), lambda n: size_of(n, self.inputs, args)
+                )
+                value = step.target(value, *arguments, **keywords)  # type: ignore[operator]
+            outputs[view.position] = value
+
+
+def output_views(nodes: list[fx.Node]) -> OutputViews | None:
     """The user's outputs that are chains of view ops of another of the user's outputs,
-    whose other arguments are numbers or sizes computed from the inputs."""
+    whose other arguments are numbers or sizes computed from the inputs (None: none)."""
     output = next((n for n in nodes if n.op == "output"), None)
     if output is None:
-        return []
+        return None
     results = output.args[0]
     if not isinstance(results, list | tuple):
-        return []
+        return None
     users = user_outputs(output, len(results))
     positions = {r: k for k, r in enumerate(results) if k in users and isinstance(r, fx.Node)}
     views = []
@@ -56,7 +76,10 @@ def output_views(nodes: list[fx.Node]) -> list[OutputView]:
             if node in positions:
                 views.append(OutputView(position, positions[node], tuple(steps)))
                 break
-    return bases_first(views)
+    if not views:
+        return None
+    inputs = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
+    return OutputViews(bases_first(views), inputs)
 
 
 def bases_first(views: list[OutputView]) -> list[OutputView]:
@@ -108,23 +131,6 @@ def from_inputs(node: fx.Node) -> bool:
         and not isinstance(node.meta.get("val"), torch.Tensor)
         and all(from_inputs(a) for a in node.all_input_nodes)
     )
-
-
-def restore_views(
-    views: list[OutputView], outputs: list[Any], nodes: list[fx.Node], args: Any
-) -> None:
-    """Each output of `views` made anew as its view ops of its base's result."""
-    if not views:
-        return
-    places = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
-    for view in views:
-        value = outputs[view.base]
-        for step in view.steps:
-            arguments, keywords = fx.map_arg(
-                (step.args[1:], step.kwargs), lambda n: size_of(n, places, args)
-            )
-            value = step.target(value, *arguments, **keywords)  # type: ignore[operator]
-        outputs[view.position] = value
 
 
 def size_of(node: fx.Node, places: dict[fx.Node, int], args: Any) -> Any:

@@ -30,7 +30,7 @@ from dvm.lazy.record import TRACE
 from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
 from dvm.torch import aten, aten_attention, aten_complex, aten_conv, aten_index, aten_nn
-from dvm.torch.aliases import output_views, restore_views
+from dvm.torch.aliases import output_views
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import (
     COMPLEX_PARTS,
@@ -160,8 +160,8 @@ class GraphRunner:
 
     def __call__(self, *args: Any) -> Any:
         outputs = self.run(args)
-        if self.views:
-            restore_views(self.views, outputs, self.nodes, args)
+        if self.views is not None:
+            self.views.restore(outputs, args)
         return outputs
 
     def run(self, args: tuple[Any, ...]) -> Any:
