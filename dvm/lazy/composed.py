@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import numpy_api, record
-from dvm.lazy.functions import reduction
+from dvm.lazy.functions import masked, reduction
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.numpy_api import Operand, is_int
 from dvm.lazy.segment import flush
@@ -86,45 +86,33 @@ def allclose(a: Operand, b: Operand, rtol: Any = 1e-05, atol: Any = 1e-08,
     return bool(every.value)
 
 
-def without_nans(a: Operand) -> Node | None:
-    """`a` with its NaNs as 0 (numpy's `_replace_nan`); a node that has none as is."""
-    if type(a) is not Node or not is_supported(a.dtype):
-        return None
-    if a.dtype.kind != "f":
-        return a
+def not_nan(a: Node) -> Node | None:
+    """Where `a` is a number (numpy's `_replace_nan` mask)."""
     nan = numpy_api.ufunc(np.isnan, [a])
-    zero = numpy_api.as_node(0, a.dtype)
-    return None if nan is None or zero is None else select(nan, zero, a)
-
-
-def select(condition: Node, x: Node, y: Node) -> Node | None:
-    return record.elementwise("select", [condition, x, y], x.dtype)
+    return None if nan is None else numpy_api.ufunc(np.logical_not, [nan])
 
 
 def nansum(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
            keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
-    """The sum of what is not NaN (0 for none)."""
-    if out is not None or rest:
+    """The sum of what is not NaN (0 for none): `np.sum(where=)` of the numbers."""
+    if out is not None or rest or type(a) is not Node or not is_supported(a.dtype):
         return None
-    x = without_nans(a)
-    return None if x is None else SUM(x, axis, dtype, None, keepdims)
+    if a.dtype.kind != "f":
+        return SUM(a, axis, dtype, None, keepdims)
+    numbers = not_nan(a)
+    return None if numbers is None else masked("sum", a, axis, dtype, keepdims, numbers)
 
 
 def nanmean(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: Any = False, **rest: Any) -> Node | None:  # fmt: skip
-    """The sum of what is not NaN over its count (NaN for none), in the floats' dtype:
-    numpy divides in f64 and casts the quotient back. Not floats: the mean."""
+    """The mean of what is not NaN (NaN for none), in the floats' dtype: `np.mean(where=)`
+    of the numbers. Not floats: the mean."""
     if out is not None or rest or dtype is not None or type(a) is not Node:
         return None
     if a.dtype.kind != "f":
         return numpy_api.reduction("mean", a, axis, keepdims)
-    total = nansum(a, axis, keepdims=keepdims)
-    counted = numpy_api.ufunc(np.logical_not, [numpy_api.ufunc(np.isnan, [a])])
-    count = None if counted is None else numpy_api.reduction("sum", counted, axis, keepdims)
-    if total is None or count is None:
-        return None
-    quotient = numpy_api.ufunc(np.true_divide, [total, count])
-    return None if quotient is None else record.convert(quotient, a.dtype)
+    numbers = not_nan(a)
+    return None if numbers is None else masked("mean", a, axis, None, keepdims, numbers)
 
 
 SUM = reduction("sum")
@@ -147,7 +135,7 @@ def diag(v: Operand, k: Any = 0) -> Node | None:
         spread = numpy_api.take(v, Node.of(along), 0)
         if zero is None or spread is None:
             return None
-        return select(Node.of(placed), spread, zero)
+        return record.elementwise("select", [Node.of(placed), spread, zero], v.dtype)
     rows, columns = v.shape
     start = (0, k) if k >= 0 else (-k, 0)
     length = max(0, min(rows - start[0], columns - start[1]))
