@@ -23,6 +23,7 @@ from dvm.lazy import numpy_api, record
 from dvm.lazy.functions import View, concatenate, where
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.numpy_api import is_int
+from dvm.lazy.segment import flush
 
 INT64 = np.dtype(np.int64)
 TRUE = Node.of(np.ones((), np.bool_))
@@ -337,12 +338,18 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: Any = False) -> Nod
     return None if high is None or low is None else numpy_api.ufunc(np.subtract, [high, low])
 
 
-def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Node | None:
-    """Along axes only: numpy counts the whole array as a Python int (a value now)."""
-    if axis is None or not isinstance(a, Node) or not is_supported(a.dtype):
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Node | int | None:
+    """The count along axes; of the whole array numpy gives a Python int, a value now
+    (the count recorded with what is pending, then a sync point)."""
+    if not isinstance(a, Node) or not is_supported(a.dtype) or not isinstance(keepdims, bool):
         return None
     nonzero = a if a.dtype == np.bool_ else record.convert(a, np.dtype(np.bool_))
-    return numpy_api.reduction("sum", nonzero, axis, keepdims)
+    count = numpy_api.reduction("sum", nonzero, axis, keepdims)
+    if count is None or axis is not None or keepdims:
+        return count
+    flush([count])
+    assert count.value is not None
+    return int(count.value)
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,

@@ -556,6 +556,8 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         return viewed(*made)
     if isinstance(made, list) and made and all(isinstance(m, View) for m in made):
         return [viewed(*m) for m in made]  # (`split`: views of the one array)
+    if isinstance(made, tuple) and all(isinstance(m, Node) for m in made):
+        return tuple(LazyArray(m) for m in made)  # (`gradient` along several axes)
     return LazyArray(made) if isinstance(made, Node) else made
 
 

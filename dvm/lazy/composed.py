@@ -1,5 +1,6 @@
 """numpy functions that are a few recorded ops each, written as numpy writes them:
-`isclose` and `allclose`, `nansum` and `nanmean`, `diag`, `diagonal` and `trace`.
+`isclose` and `allclose`, `nansum` and `nanmean`, `diag`, `diagonal` and `trace`,
+`gradient` and `convolve`.
 
 Each handler takes numpy's arguments, lazy arrays already as their nodes, and returns
 the result's node, or None where it does not record the call (the caller then runs
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import numpy_api, record
+from dvm.lazy.arrange import cut
 from dvm.lazy.functions import masked, reduction
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.numpy_api import Operand, is_int
@@ -159,8 +161,99 @@ def trace(a: Operand, offset: Any = 0, axis1: Any = 0, axis2: Any = 1, dtype: An
     return None if diagonal is None else SUM(diagonal, None, dtype)
 
 
+def gradient(f: Operand, *varargs: Any, axis: Any = None, edge_order: Any = 1) -> Any:
+    """numpy's central differences `(f[2:] - f[:-2]) / (2 h)` inside, one-sided ones
+    `(f[1] - f[0]) / h` at the two ends, along each axis asked; integers in float64.
+    Spacings other than one number per axis, and `edge_order=2`, run in numpy."""
+    if type(f) is not Node or not f.ndim or edge_order != 1 or f.dtype.kind not in "iuf":
+        return None
+    axes = list(range(f.ndim)) if axis is None else [axis] if is_int(axis) else axis
+    if not isinstance(axes, list | tuple) or not all(is_int(k) for k in axes):
+        return None
+    axes = [int(k) + f.ndim if -f.ndim <= k < 0 else int(k) for k in axes]
+    if len(set(axes)) != len(axes) or not all(0 <= k < f.ndim for k in axes):
+        return None  # (numpy's error)
+    spacings = list(varargs) * len(axes) if len(varargs) == 1 else list(varargs)
+    if not spacings:
+        spacings = [1.0] * len(axes)
+    plain = all(type(h) in (int, float) for h in spacings)
+    if len(spacings) != len(axes) or not plain or any(f.shape[k] < 2 for k in axes):
+        return None
+    values = f if f.dtype.kind == "f" else record.convert(f, np.dtype(np.float64))
+    try:
+        slopes = [differences(values, k, float(h)) for k, h in zip(axes, spacings, strict=True)]
+    except NotRecorded:
+        return None
+    if not all(type(s) is Node for s in slopes):
+        return None
+    return slopes[0] if len(slopes) == 1 else tuple(slopes)
+
+
+def differences(f: Node, axis: int, spacing: float) -> Node | None:
+    """`np.gradient`'s result along one axis of at least 2 elements."""
+    n = f.shape[axis]
+    pieces = [step(f, axis, 0, 1, 1, spacing)]
+    if n > 2:
+        pieces.append(step(f, axis, 0, n - 2, 2, 2.0 * spacing))
+    pieces.append(step(f, axis, n - 2, 1, 1, spacing))
+    return record.concat(pieces, axis)
+
+
+def step(f: Node, axis: int, start: int, size: int, reach: int, divisor: float) -> Node:
+    """`(f[start + reach:][:size] - f[start:][:size]) / divisor` along `axis`."""
+    change = apply(np.subtract, cut(f, axis, start + reach, size), cut(f, axis, start, size))
+    return apply(np.divide, change, divisor)
+
+
+MAX_KERNEL = 16
+"""The longest `convolve` kernel recorded: three ops per weight."""
+
+
+def convolve(a: Operand, v: Operand, mode: Any = "full") -> Node | None:
+    """A lazy 1-d signal convolved with a kernel of known numbers (a moving average's
+    `np.ones(k) / k`): the sum, over the kernel's weights, of each weight times the
+    signal zero-padded and shifted; `same` and `valid` are numpy's parts of that.
+    Kernels with NaN or infinities (whose products with the padding numpy never
+    forms), float16 (numpy sums its products in float32) and bools run in numpy."""
+    signal, kernel = (a, v) if type(a) is Node else (v, a)
+    if type(signal) is not Node or type(kernel) is Node or signal.ndim != 1:
+        return None
+    if not isinstance(mode, str) or mode not in ("full", "same", "valid"):
+        return None
+    weights = np.asarray(kernel) if isinstance(kernel, np.ndarray | list | tuple) else None
+    if weights is None or weights.ndim != 1 or not 0 < weights.size <= MAX_KERNEL:
+        return None
+    if weights.dtype.kind not in "iuf" or not signal.shape[0]:
+        return None
+    dtype = np.result_type(signal.dtype, weights.dtype)
+    if dtype.kind not in "iuf" or dtype == np.float16 or not is_supported(dtype):
+        return None
+    if dtype.kind == "f" and not np.isfinite(weights).all():
+        return None
+    n, m = signal.shape[0], weights.size
+    padding = Node.of(np.zeros(m - 1, dtype))
+    values = signal if signal.dtype == dtype else record.convert(signal, dtype)
+    padded = record.concat([padding, values, padding], 0) if m > 1 else values
+    if padded is None:
+        return None
+    try:
+        total: Any = None
+        for j, weight in enumerate(weights):
+            term = apply(np.multiply, cut(padded, 0, m - 1 - j, n + m - 1), dtype.type(weight))
+            total = term if total is None else apply(np.add, total, term)
+    except NotRecorded:
+        return None
+    longest, shortest = max(n, m), min(n, m)
+    if mode == "same":
+        return cut(total, 0, (shortest - 1) // 2, longest)
+    if mode == "valid":
+        return cut(total, 0, shortest - 1, longest - shortest + 1)
+    return total
+
+
 FUNCTIONS: dict[Any, Any] = {
     np.isclose: isclose, np.allclose: allclose, np.nansum: nansum, np.nanmean: nanmean,
-    np.diag: diag, np.diagonal: diagonal, np.trace: trace,
+    np.diag: diag, np.diagonal: diagonal, np.trace: trace, np.gradient: gradient,
+    np.convolve: convolve,
 }  # fmt: skip
 """This module's handlers (`array.FUNCTIONS` takes them in)."""
