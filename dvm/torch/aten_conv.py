@@ -7,8 +7,10 @@ The slices side by side along a new dim are the im2col matrix, channels by offse
 per group, by it. Its backward: the weight's gradient is the output gradient times
 the im2col matrix (summed over the batch); the input's, the weight's transpose times
 the output gradient, added back at each offset's slice (a strided insert) and cut to
-the input; the bias's, a sum. Transposed convolutions run in torch. Batch and group
-norms, which follow convolutions, are here too.
+the input; the bias's, a sum. A transposed convolution is that input's gradient of
+the convolution it transposes (from its output back to its input), and its backward
+that convolution itself and its weight's gradient. Batch and group norms, which
+follow convolutions, are here too.
 """
 
 from __future__ import annotations
@@ -36,12 +38,12 @@ from dvm.torch.sizes import specialized
 
 
 def conv_windows(x: LazyArray, weight: LazyArray, stride: Any, padding: Any, dilation: Any,
-                 transposed: bool, groups: Any) -> tuple[list[Window], int]:  # fmt: skip
+                 groups: Any) -> tuple[list[Window], int]:  # fmt: skip
     """The windows along each spatial dim of a convolution, and its groups."""
     count = weight.ndim - 2
     groups = specialized(groups)
-    if transposed or count < 1 or x.ndim != weight.ndim or x.dtype != weight.dtype:
-        raise Unsupported("a transposed convolution, or one of unbatched or mixed inputs")
+    if count < 1 or x.ndim != weight.ndim or x.dtype != weight.dtype:
+        raise Unsupported("a convolution of unbatched or mixed inputs")
     if x.dtype.kind != "f" or groups < 1 or x.shape[1] != weight.shape[1] * groups:
         raise Unsupported("a convolution of integers, or whose channels do not match")
     if weight.shape[0] % groups != 0:
@@ -81,9 +83,13 @@ def grouped_weight(weight: LazyArray, groups: int) -> LazyArray:
 
 def convolution(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
                 transposed: bool, output_padding: Any, groups: Any) -> Any:  # fmt: skip
-    """`convolution` (1-, 2- or 3-d; stride, padding, dilation, groups; a bias)."""
+    """`convolution` (1-, 2- or 3-d; stride, padding, dilation, groups; a bias), or a
+    transposed one."""
     x, weight = lazy(x), lazy(weight)
-    spans, groups = conv_windows(x, weight, stride, padding, dilation, transposed, groups)
+    if transposed:
+        return transposed_convolution(x, weight, bias, stride, padding, dilation,
+                                      output_padding, groups)  # fmt: skip
+    spans, groups = conv_windows(x, weight, stride, padding, dilation, groups)
     product = needs(grouped_weight(weight, groups) @ im2col(x, spans, groups))
     shape = (x.shape[0], weight.shape[0], *(w.out for w in spans))
     result = reshaped(product, shape)
@@ -98,13 +104,16 @@ def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride
     """The gradients of the input, the weight and the bias (those `output_mask` asks
     for; None for the others)."""
     grad, x, weight = lazy(grad), lazy(x), lazy(weight)
-    spans, groups = conv_windows(x, weight, stride, padding, dilation, transposed, groups)
+    if transposed:
+        return transposed_backward(grad, x, weight, stride, padding, dilation, output_padding,
+                                   groups, output_mask)  # fmt: skip
+    spans, groups = conv_windows(x, weight, stride, padding, dilation, groups)
     batch, outputs = x.shape[0], weight.shape[0]
     per_group = reshaped(grad, (batch, groups, outputs // groups, math.prod(grad.shape[2:])))
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
-        grad_input = col2im(needs(columns), x, spans)
+        grad_input = col2im(needs(columns), x.shape[:2], spans)
     if output_mask[1]:
         product = per_group @ np.swapaxes(im2col(x, spans, groups), -1, -2)
         grad_weight = reshaped(needs(product).sum(axis=0), weight.shape)
@@ -113,10 +122,11 @@ def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride
     return grad_input, grad_weight, grad_bias
 
 
-def col2im(columns: LazyArray, x: LazyArray, spans: list[Window]) -> LazyArray:
+def col2im(columns: LazyArray, front: Sequence[Any], spans: list[Window]) -> LazyArray:
     """The input's gradient from the im2col matrix's: each offset's rows added at its
-    strided slice of the padded input, the padding then cut off."""
-    batch, channels = x.shape[0], x.shape[1]
+    strided slice of the padded input, the padding then cut off; `front` the input's
+    batch and channels."""
+    batch, channels = front
     offsets = list(np.ndindex(*(w.kernel for w in spans)))
     rows = reshaped(columns, (batch, channels, len(offsets), *(w.out for w in spans)))
 
@@ -126,6 +136,68 @@ def col2im(columns: LazyArray, x: LazyArray, spans: list[Window]) -> LazyArray:
 
     parts = ((offset, part(index)) for index, offset in enumerate(offsets))
     return added_at_windows(parts, spans, (batch, channels), columns.dtype)
+
+
+def transposed_windows(x: LazyArray, weight: LazyArray, stride: Any, padding: Any,
+                       dilation: Any, extra: Any, groups: Any) -> list[Window]:  # fmt: skip
+    """The windows of the convolution a transposed one transposes: over its output
+    (`length`, torch's `(L - 1)*s - 2p + d*(k - 1) + output_padding + 1`, `extra`
+    being the output padding), with its input's length `L` as their count."""
+    count = weight.ndim - 2
+    groups = specialized(groups)
+    if count < 1 or x.ndim != weight.ndim or x.dtype != weight.dtype or x.dtype.kind != "f":
+        raise Unsupported("a transposed convolution of unbatched, mixed or integer inputs")
+    if groups < 1 or x.shape[1] != weight.shape[0] or weight.shape[0] % groups:
+        raise Unsupported("a transposed convolution whose channels do not match")
+    kernels = [specialized(k) for k in weight.shape[2:]]
+    strides, paddings = per_dim(stride, count), per_dim(padding, count)
+    dilations, extras = per_dim(dilation, count), per_dim(extra, count)
+    spans = []
+    for length, k, s, p, d, e in zip(x.shape[2:], kernels, strides, paddings, dilations, extras,
+                                     strict=True):  # fmt: skip
+        if k < 1 or s < 1 or d < 1 or p < 0 or not 0 <= e < max(s, d):
+            raise Unsupported("a transposed convolution torch would refuse")
+        spans.append(Window((length - 1) * s - 2 * p + d * (k - 1) + e + 1, k, s, p, d, length))
+    return spans
+
+
+def transposed_convolution(x: LazyArray, weight: LazyArray, bias: Any, stride: Any,
+                           padding: Any, dilation: Any, output_padding: Any,
+                           groups: Any) -> Any:  # fmt: skip
+    """`convolution` with `transposed`: the weight (input channels, output channels of
+    a group, kernel...) times the input, added back at each offset's window of the
+    output (`col2im`, as a convolution's input gradient is)."""
+    spans = transposed_windows(x, weight, stride, padding, dilation, output_padding, groups)
+    groups, batch = specialized(groups), x.shape[0]
+    per_group = reshaped(x, (batch, groups, x.shape[1] // groups, math.prod(x.shape[2:])))
+    columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
+    outputs = weight.shape[1] * groups
+    result = col2im(needs(columns), (batch, outputs), spans)
+    if bias is None:
+        return result
+    return needs(result + reshaped(lazy(bias), (outputs, *([1] * len(spans)))))
+
+
+def transposed_backward(grad: LazyArray, x: LazyArray, weight: LazyArray, stride: Any,
+                        padding: Any, dilation: Any, output_padding: Any, groups: Any,
+                        output_mask: Sequence[bool]) -> Any:  # fmt: skip
+    """`convolution_backward` of a transposed convolution: the input's gradient is the
+    convolution it transposes of the output gradient, the weight's the input times that
+    gradient's im2col matrix (summed over the batch), the bias's a sum."""
+    spans = transposed_windows(x, weight, stride, padding, dilation, output_padding, groups)
+    groups, batch = specialized(groups), x.shape[0]
+    columns = im2col(grad, spans, groups)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        product = needs(grouped_weight(weight, groups) @ columns)
+        grad_input = reshaped(product, x.shape)
+    if output_mask[1]:
+        per_group = reshaped(x, (batch, groups, x.shape[1] // groups, math.prod(x.shape[2:])))
+        product = per_group @ np.swapaxes(columns, -1, -2)
+        grad_weight = reshaped(needs(product).sum(axis=0), weight.shape)
+    if output_mask[2]:
+        grad_bias = needs(grad.sum(axis=(0, *range(2, grad.ndim))))
+    return grad_input, grad_weight, grad_bias
 
 
 def batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
