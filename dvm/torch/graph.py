@@ -29,7 +29,15 @@ from dvm.lazy import LazyArray
 from dvm.lazy.record import TRACE
 from dvm.lazy.segment import RUNS
 from dvm.lazy.stats import STATS
-from dvm.torch import aten, aten_attention, aten_complex, aten_conv, aten_index, aten_nn
+from dvm.torch import (
+    aten,
+    aten_attention,
+    aten_complex,
+    aten_conv,
+    aten_index,
+    aten_layers,
+    aten_nn,
+)
 from dvm.torch.aliases import output_views
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import (
@@ -48,11 +56,12 @@ log = logging.getLogger("dvm.torch")
 
 HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
-    | aten_attention.HANDLERS | aten_complex.HANDLERS
+    | aten_attention.HANDLERS | aten_complex.HANDLERS | aten_layers.HANDLERS
 )  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
 `aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv`, the
-fused transformer kernels of `aten_attention` and the ops making complex tensors of
+fused transformer kernels of `aten_attention`, the layers' ops of `aten_layers`
+(`nn.Bilinear`, `torch.cdist`) and the ops making complex tensors of
 `aten_complex` (an op of complex operands or results has `aten_complex.OF_COMPLEX`'s
 handler, or runs in torch)."""
 
