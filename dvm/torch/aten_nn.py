@@ -61,19 +61,18 @@ class Window:
 
     @property
     def after(self) -> Any:
-        """The padding after the input: its right padding, or what a `ceil_mode`
-        window reaches past the input if more. All of the right padding even where a
-        stride leaves its last elements unread: which it leaves depends on the
-        length's remainder, and a program that padded only those would differ with
-        it (a plan per remainder, noted as guards)."""
-        if not self.ceil_mode:
-            return self.padding
-        reach = self.span - self.length - self.padding
-        return reach if reach > self.padding else self.padding
+        """The padding after the input: its right padding, and with `ceil_mode` the
+        most a last partial window can reach past it, `stride - 1` (the span is at most
+        `length + 2*padding + stride - 1`). All of it at every length, though a stride
+        may leave its last elements unread: which it leaves, and how far a `ceil_mode`
+        window reaches, depend on the length's remainder, and a program that padded
+        only those would differ with it (a plan per remainder, noted as guards)."""
+        return self.padding + self.stride - 1 if self.ceil_mode else self.padding
 
     def reads_padding(self) -> bool:
-        """Whether any window reads outside the input (a size noted as a guard)."""
-        return self.padding > 0 or self.span > self.length
+        """Whether a window may read outside the input (a `ceil_mode` one's last, at some
+        remainders of the length: always counted, for one plan over them all)."""
+        return self.padding > 0 or self.ceil_mode
 
 
 def window(length: Any, kernel: int, stride: int, padding: int, dilation: int,
@@ -256,11 +255,13 @@ def flat_sum(terms: list[Any]) -> LazyArray:
 
 
 def inside_mask(begin: LazyArray, w: Window, k: int) -> Any:
-    """Where offset `k` of each window lies in the input (None: everywhere; which
-    offsets can reach the padding is known from the sizes, noted as guards)."""
+    """Where offset `k` of each window lies in the input (None: everywhere). Whether
+    the last window's offset can pass the input's end depends on the length's
+    remainder; it is decided from what it reaches at most (`Window.after`), so that
+    one plan serves every length."""
     at = begin + k * w.dilation if k else begin
     low = k * w.dilation < w.padding
-    high = (w.out - 1) * w.stride - w.padding + k * w.dilation >= w.length
+    high = w.after > w.dilation * (w.kernel - 1 - k)
     if low and high:
         return (at >= 0) & (at < number(w.length, at))
     if low:
