@@ -299,3 +299,39 @@ def test_triangle_indices_are_torchs() -> None:
     for n in (2, 4):
         for got, expected in zip(compiled(n), pairs(n), strict=True):
             assert got.dtype == expected.dtype and torch.equal(got, expected)
+
+
+class Layouts(nn.Module):
+    """Outputs whose eager strides follow their input's layout or a transpose."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.norm = nn.Conv2d(3, C, 3, padding=1), nn.BatchNorm2d(C)
+
+    def forward(self, x: Any, w: Any) -> Any:
+        y = torch.relu(self.norm(self.conv(x)))
+        return y, (w @ w.t()).t(), y.sum(1), x.transpose(2, 3) * 2
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_outputs_have_eagers_strides(mode: str) -> None:
+    """A `channels_last` convolution's output is `channels_last`, a transposed result
+    transposed, as in eager (Inductor's restriding): code that checks the layout or
+    calls `.view()` on an output behaves as in eager."""
+    model, reference = twins(Layouts, mode)
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        for b, t in [(2, 5), (3, 7), (4, 9)]:
+            x = torch.randn(b, 3, t, t + 2).to(memory_format=torch.channels_last)
+            w = torch.randn(t, 4)
+            got, expected = compiled(x, w), reference(x, w)
+            for g, e in zip(got, expected, strict=True):
+                torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+                assert g.stride() == e.stride()
+            assert got[0].is_contiguous(memory_format=torch.channels_last)
+            assert got[1].t().view(-1).shape == (t * t,)
+
+    reports = graphs_of(run)
+    assert all(r["ops_on_dvm"] == r["ops_total"] for r in reports), reports
+    assert all(r["plans"] == 1 for r in reports), reports

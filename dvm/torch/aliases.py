@@ -9,7 +9,11 @@ in torch, to the base's result: the view is then a view of it, as in eager.
 
 Only the user's outputs are rebuilt, never a tensor saved for the backward graph
 (making it a view of an output would make the output's in-place writes clash with
-autograd's saved tensor)."""
+autograd's saved tensor).
+
+An output whose traced strides are not contiguous (a `channels_last` convolution's)
+is given them after the call too (`output_layouts`), as Inductor restrides its
+outputs to the strides of the graph's traced outputs."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from typing import Any
 
 import torch
 from torch import fx
+from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 USER_OUTPUT = "PlainAOTOutput"
 """The name of AOTAutograd's descriptor of an output the user receives (the output
@@ -139,3 +144,61 @@ def size_of(node: fx.Node, places: dict[fx.Node, int], args: Any) -> Any:
         return args[places[node]]
     arguments, keywords = fx.map_arg((node.args, node.kwargs), lambda n: size_of(n, places, args))
     return node.target(*arguments, **keywords)  # type: ignore[operator]
+
+
+@dataclass(frozen=True)
+class OutputLayouts:
+    """The user's outputs whose strides in eager are not contiguous (a `channels_last`
+    convolution's, a transposed result's), by position: the order of their dims from
+    the outermost in memory to the innermost, as the graph's traced outputs have them.
+    A program's results are contiguous; `restride` gives such an output eager's
+    strides (a copy, which a contiguous output, the common case, never costs)."""
+
+    layouts: dict[int, tuple[int, ...]]
+
+    def restride(self, outputs: list[Any]) -> None:
+        for position, layout in self.layouts.items():
+            value = outputs[position]
+            if isinstance(value, torch.Tensor) and value.stride() != strides_of(value, layout):
+                laid = torch.empty_permuted(value.shape, layout, dtype=value.dtype)
+                outputs[position] = laid.copy_(value)
+
+
+def output_layouts(nodes: list[fx.Node], views: OutputViews | None) -> OutputLayouts | None:
+    """The user's outputs, not inputs nor views of other outputs (`output_views` makes
+    those), whose traced strides are not contiguous (None: none)."""
+    output = next((n for n in nodes if n.op == "output"), None)
+    if output is None or not isinstance(output.args[0], list | tuple):
+        return None
+    results = output.args[0]
+    rebuilt = {view.position for view in views.views} if views is not None else set()
+    layouts = {}
+    for position in user_outputs(output, len(results)) - rebuilt:
+        node = results[position]
+        traced = node.meta.get("val") if isinstance(node, fx.Node) else None
+        traced = traced if isinstance(traced, torch.Tensor) else None
+        if not isinstance(node, fx.Node) or node.op == "placeholder" or traced is None:
+            continue
+        layout = memory_order(traced)
+        if layout != tuple(range(traced.dim())):
+            layouts[position] = layout
+    return OutputLayouts(layouts) if layouts else None
+
+
+def memory_order(traced: torch.Tensor) -> tuple[int, ...]:
+    """A traced tensor's dims from the outermost in memory to the innermost: by stride,
+    larger first (equal strides, of unit dims, in the dims' order). The strides may be
+    symbolic: read at their hints, which adds no guard (a layout is the same at every
+    size the graph serves)."""
+    strides = [optimization_hint(s, fallback=0) for s in traced.stride()]
+    return tuple(sorted(range(traced.dim()), key=lambda d: (-strides[d], d)))
+
+
+def strides_of(value: torch.Tensor, layout: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a dense tensor of `value`'s shape laid out in `layout`'s order."""
+    strides = [0] * value.dim()
+    step = 1
+    for dim in reversed(layout):
+        strides[dim] = step
+        step *= value.shape[dim]
+    return tuple(strides)

@@ -38,7 +38,7 @@ from dvm.torch import (
     aten_layers,
     aten_nn,
 )
-from dvm.torch.aliases import output_views
+from dvm.torch.aliases import output_layouts, output_views
 from dvm.torch.aten import Unsupported
 from dvm.torch.convert import (
     COMPLEX_PARTS,
@@ -154,6 +154,8 @@ class GraphRunner:
         self.last_reads = last_reads(self.nodes)
         self.views = output_views(self.nodes)
         """Outputs that are views of other outputs (`aliases`): made views of them again."""
+        self.layouts = output_layouts(self.nodes, self.views)
+        """Outputs given eager's strides where they are not contiguous (`aliases`)."""
         self.declared = [n.meta.get("val") for n in self.nodes if n.op == "placeholder"]
         """The inputs as the graph declares them (symbolic: `plan.unproved`)."""
         self.symbolic = self.declared if shape_environment(self.declared) is not None else []
@@ -169,6 +171,8 @@ class GraphRunner:
 
     def __call__(self, *args: Any) -> Any:
         outputs = self.run(args)
+        if self.layouts is not None:
+            self.layouts.restride(outputs)
         if self.views is not None:
             self.views.restore(outputs, args)
         return outputs
