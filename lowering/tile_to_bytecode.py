@@ -587,17 +587,18 @@ class ProgramBuilder:
             decls.append(bc.RegOp.make(r, dtype, dims, self.slots.of(offset)))
             if r < last:
                 named = [replace(as_expr(d), self.slots.renames) for d in shape]
-                size = sympy.Mul(*named) * DTYPE_BY_TEXT[dtype].np.itemsize
-                offset = offset + whole_units(size, self.alignment) * self.alignment
+                itemsize = DTYPE_BY_TEXT[dtype].np.itemsize
+                offset = offset + whole_units(named, itemsize, self.alignment) * self.alignment
         return decls
 
 
-def whole_units(size: sympy.Expr, unit: int) -> sympy.Expr:
-    """ceiling(size / unit) as sympy's `ceiling` makes it, for a size that is a product of
-    named sizes: the quotient itself when its coefficient is whole. Without asking sympy,
-    whose `ceiling` answers by assumption queries (a millisecond each, in a process that
-    has not asked them)."""
-    quotient = size / unit
+def whole_units(named: Sequence[sympy.Expr], itemsize: int, unit: int) -> sympy.Expr:
+    """ceiling(size / unit) as sympy's `ceiling` makes it, for the bytes of a register
+    whose dims are `named` (products of named sizes): the quotient itself when its
+    coefficient is whole. Without asking sympy, whose `ceiling` answers by assumption
+    queries (a millisecond each, in a process that has not asked them). The quotient is
+    one product: each product sympy has not met costs it a flatten."""
+    quotient = sympy.Mul(sympy.Rational(itemsize, unit), *named)
     coefficient, rest = quotient.as_coeff_Mul()
     factors = sympy.Mul.make_args(rest)
     if not all(isinstance(f, sympy.Symbol) and f.is_integer for f in factors):

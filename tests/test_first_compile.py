@@ -92,17 +92,18 @@ def test_quotients_over_sums_are_what_sympy_makes() -> None:
 
 
 @pytest.mark.parametrize(
-    "size",
+    ("named", "itemsize"),
     [
-        4 * T0 * X0,
-        T0 * X0 * X1,
-        sympy.Integer(48),
-        sympy.Integer(64) * T0,
-        smax(1, X0) * 4,
-        T0 * (X0 + 1) * 2,
+        ([T0, X0], 4),
+        ([T0, X0, X1], 1),
+        ([], 48),
+        ([T0], 64),
+        ([smax(1, X0)], 4),
+        ([T0, X0 + 1], 2),
     ],
 )
-def test_whole_units_is_sympy_ceiling(size: sympy.Expr) -> None:
+def test_whole_units_is_sympy_ceiling(named: list[sympy.Expr], itemsize: int) -> None:
     for unit in (1, 16, 32, 64):
-        made, expected = whole_units(size, unit), sympy.ceiling(size / unit)
+        made = whole_units(named, itemsize, unit)
+        expected = sympy.ceiling(sympy.Mul(*named) * itemsize / unit)
         assert made == expected and str(made) == str(expected)
