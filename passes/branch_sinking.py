@@ -33,8 +33,9 @@ is dropped when `c` was its last reader. Sinking repeats, so a chain of
 elementwise ops after an `if` moves in whole. `scf.for` and `scf.while` are
 left alone: their bodies run many times, and what they carry is not a branch.
 
-It runs after `symbolic-shapes` (the shapes are inferred again when anything
-moved) and before `fuse`.
+It runs after `symbolic-shapes` and before `fuse`. The shapes are inferred again
+when a move could change them; a consumer that broadcasts nothing, read from
+branches that yield the `if`'s own shape, keeps its shape, which the new `if` takes.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from xdsl.rewriter import InsertPoint
 
 from dvm.passes.concat_sinking import infer_shapes_again
 from dvm.passes.domain import ELEMENTWISE_KINDS, MATMULS, OWN_KERNEL_KINDS, VECTOR, OpSet
-from dvm.passes.symbolic import GUARDS, SHAPE, SHAPES
+from dvm.passes.symbolic import GUARDS, SHAPE, SHAPES, shape_of
 from dvm.passes.symbolic_shapes import branches, yielded
 
 FUSIBLE_KINDS = OpSet(*VECTOR, *MATMULS)
@@ -106,6 +107,10 @@ class SinkIntoBranches(RewritePattern):
     """The first consumer of an `if`'s results that the rule allows, moved into its
     branches; the `if` rebuilt with that consumer's result."""
 
+    def __init__(self) -> None:
+        self.shapes_changed = False
+        """Whether a sinking left shapes to infer again (`annotated_in_place`)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
         block = op.parent_block()
@@ -117,13 +122,35 @@ class SinkIntoBranches(RewritePattern):
         )
         consumer = next((u for u in candidates if sinks_into(u, op)), None)
         if consumer is not None:
-            sink(consumer, op, rewriter)
+            settled = annotated_in_place(consumer, op)
+            new = sink(consumer, op, rewriter)
+            if settled:
+                new.attributes[SHAPE] = consumer.attributes[SHAPE]
+            else:
+                self.shapes_changed = True
 
 
-def sink(consumer: Operation, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+def annotated_in_place(consumer: Operation, op: scf.IfOp) -> bool:
+    """Whether sinking `consumer` into `op` leaves every shape and guard as inferring
+    them again would make, once the new `if` takes `consumer`'s shape: `consumer` is
+    the `if`'s only reader, broadcasts nothing (so its copies make no guard), and every
+    branch yields exactly the shape of the `if` result it reads (so joining the
+    branches makes no fresh symbol)."""
+    if SHAPE not in consumer.attributes or any(
+        use.operation is not consumer for r in op.results for use in r.uses
+    ):
+        return False
+    shape = shape_of(consumer.results[0])
+    if any(shape_of(v) != shape for v in consumer.operands):
+        return False
+    read = [v for v in consumer.operands if isinstance(v, OpResult) and v.owner is op]
+    return all(shape_of(yielded(b)[v.index]) == shape for b in branches(op) for v in read)
+
+
+def sink(consumer: Operation, op: scf.IfOp, rewriter: PatternRewriter) -> scf.IfOp:
     """Clone `consumer` into each branch, reading what the branch yields for `op`'s
     results, and replace `op` by an `if` that also yields it (and no longer yields
-    the results only `consumer` read)."""
+    the results only `consumer` read). Returns the new `if`."""
     kept = [r for r in op.results if any(use.operation is not consumer for use in r.uses)]
     for block in branches(op):
         terminator = block.last_op
@@ -148,6 +175,7 @@ def sink(consumer: Operation, op: scf.IfOp, rewriter: PatternRewriter) -> None:
     consumer.results[0].replace_all_uses_with(new.results[-1])
     rewriter.erase(consumer)
     rewriter.erase(op)
+    return new
 
 
 @dataclass(frozen=True)
@@ -162,6 +190,8 @@ class SinkIntoBranchesPass(ModulePass):
             # (a quick test first: the rewrite walker costs more than a walk)
             if not isinstance(func, FuncOp) or not any(type(o) is scf.IfOp for o in func.walk()):
                 continue
-            walker = PatternRewriteWalker(SinkIntoBranches(), apply_recursively=True)
-            if walker.rewrite_region(func.body) and GUARDS in func.attributes:
+            pattern = SinkIntoBranches()
+            walker = PatternRewriteWalker(pattern, apply_recursively=True)
+            moved = walker.rewrite_region(func.body)
+            if moved and pattern.shapes_changed and GUARDS in func.attributes:
                 infer_shapes_again(func)

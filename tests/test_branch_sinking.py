@@ -5,7 +5,9 @@ launches it saves.
 Variants of the shared `if_else_add` example: the consumer also reads a value
 made before the `if`; the `if` result read twice and returned; a branch that
 yields its argument unchanged (nothing sinks, the result must still be right);
-an `if` nested in a branch.
+an `if` nested in a branch; a consumer that broadcasts; branches that yield
+different shapes. The shapes and guards after sinking are those a new inference
+makes (the pass infers them again only when sinking could change them).
 """
 
 from __future__ import annotations
@@ -13,8 +15,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import EXAMPLES_DIR
+from xdsl.context import Context
+from xdsl.dialects.func import FuncOp
 
 import dvm
+from dvm.ir import parse
+from dvm.passes.branch_sinking import SinkIntoBranchesPass
+from dvm.passes.concat_sinking import infer_shapes_again
+from dvm.passes.symbolic_shapes import SymbolicShapesPass
 
 IF_ELSE_ADD = (EXAMPLES_DIR / "if_else_add.mlir").read_text() if EXAMPLES_DIR.is_dir() else ""
 
@@ -28,17 +36,19 @@ HEAD = """
 
 T = "tensor<?x?xf32>"
 
-READS_EARLIER = f"""
-func.func @main(%x: {T}, %w: {T}) -> {T} {{
-  {HEAD}
-  %before = tensor.mul %w, %w : ({T}, {T}) -> {T}
-  %y = scf.if %c -> ({T}) {{
+ADD_OR_SUB = f"""%y = scf.if %c -> ({T}) {{
     %t = tensor.add %x, %one : ({T}, tensor<f32>) -> {T}
     scf.yield %t : {T}
   }} else {{
     %t = tensor.sub %x, %one : ({T}, tensor<f32>) -> {T}
     scf.yield %t : {T}
-  }}
+  }}"""
+
+READS_EARLIER = f"""
+func.func @main(%x: {T}, %w: {T}) -> {T} {{
+  {HEAD}
+  %before = tensor.mul %w, %w : ({T}, {T}) -> {T}
+  {ADD_OR_SUB}
   %r = tensor.add %y, %before : ({T}, {T}) -> {T}
   func.return %r : {T}
 }}
@@ -47,13 +57,7 @@ func.func @main(%x: {T}, %w: {T}) -> {T} {{
 USED_TWICE = f"""
 func.func @main(%x: {T}, %w: {T}) -> ({T}, {T}, {T}) {{
   {HEAD}
-  %y = scf.if %c -> ({T}) {{
-    %t = tensor.add %x, %one : ({T}, tensor<f32>) -> {T}
-    scf.yield %t : {T}
-  }} else {{
-    %t = tensor.sub %x, %one : ({T}, tensor<f32>) -> {T}
-    scf.yield %t : {T}
-  }}
+  {ADD_OR_SUB}
   %r = tensor.add %y, %w : ({T}, {T}) -> {T}
   %q = tensor.mul %y, %y : ({T}, {T}) -> {T}
   func.return %r, %q, %y : {T}, {T}, {T}
@@ -98,11 +102,38 @@ func.func @main(%x: {T}, %w: {T}) -> {T} {{
 }}
 """
 
+BROADCASTS = f"""
+func.func @main(%x: {T}, %w: {T}) -> {T} {{
+  {HEAD}
+  %row = tensor.reduce_sum %w {{axes = [0], keepdims = true}} : {T} -> tensor<1x?xf32>
+  {ADD_OR_SUB}
+  %r = tensor.add %y, %row : ({T}, tensor<1x?xf32>) -> {T}
+  func.return %r : {T}
+}}
+"""
+
+JOINS_SHAPES = f"""
+func.func @main(%x: {T}, %w: {T}) -> {T} {{
+  {HEAD}
+  %y = scf.if %c -> ({T}) {{
+    %t = tensor.add %x, %one : ({T}, tensor<f32>) -> {T}
+    scf.yield %t : {T}
+  }} else {{
+    %t = tensor.sub %w, %one : ({T}, tensor<f32>) -> {T}
+    scf.yield %t : {T}
+  }}
+  %r = tensor.mul %y, %y : ({T}, {T}) -> {T}
+  func.return %r : {T}
+}}
+"""
+
 VARIANTS = {
     "reads_earlier": READS_EARLIER,
     "used_twice": USED_TWICE,
     "passed_through": PASSED_THROUGH,
     "nested": NESTED,
+    "broadcasts": BROADCASTS,
+    "joins_shapes": JOINS_SHAPES,
 }
 SHAPES = [(0, 3), (1, 1), (7, 13), (97, 301)]
 
@@ -153,3 +184,16 @@ def test_passed_through_keeps_its_launches() -> None:
     result, launches = program.profile(x, w)
     np.testing.assert_allclose(result, x + w, rtol=1e-6)
     assert len(launches) == 2
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_shapes_after_sinking_are_inferred_ones(name: str) -> None:
+    """What sinking leaves (shapes, guards) is what inferring them again makes."""
+    module = parse(VARIANTS[name])
+    SymbolicShapesPass().apply(Context(), module)
+    SinkIntoBranchesPass().apply(Context(), module)
+    sunk = str(module)
+    for func in module.ops:
+        assert isinstance(func, FuncOp)
+        infer_shapes_again(func)
+    assert sunk == str(module)
