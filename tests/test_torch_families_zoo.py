@@ -17,8 +17,8 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 F = torch.nn.functional
 
-from test_torch_modules_zoo import Case, graphs_of, training_steps, twins  # noqa: E402
-from test_torch_vision_zoo import inference_replays  # noqa: E402
+from test_torch_modules_zoo import Case, graphs_of, twins  # noqa: E402
+from test_torch_vision_zoo import inference_replays, training_step  # noqa: E402
 
 C = 6
 """Channels: a size no dim of the stream has (dynamo's duck sizing, see the vision zoo)."""
@@ -258,11 +258,7 @@ def test_inference_matches_eager_and_replays_over_a_stream_of_shapes(name: str) 
 
 @pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.train])
 def test_a_training_step_gives_eagers_gradients(name: str) -> None:
-    case = CASES[name]
-    model, reference = twins(case.make, "train")
-    reports = graphs_of(lambda: training_steps(case, model, reference, [(2, 5), (3, 7)]))
-    assert all(r["ops_on_dvm"] >= case.share * r["ops_total"] for r in reports), reports
-    assert any("backward" in r["graph"] for r in reports), reports
+    training_step(CASES[name])
 
 
 def test_a_vae_heads_draw_runs_in_torch_on_torchs_generator() -> None:
