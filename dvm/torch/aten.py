@@ -354,7 +354,15 @@ def split(x: Any, size: int, dim: int = 0) -> list[Any]:
 
 
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
-    return needs(np.concatenate([lazy(t) for t in tensors], axis=int(dim)))
+    """torch's `cat`, which skips 1-d tensors of size 0 beside tensors of higher rank
+    (an empty cache that older model code starts from, `torch.zeros(0)`), keeping
+    their dtype in the result's."""
+    arrays = [lazy(t) for t in tensors]
+    rank = max(a.ndim for a in arrays)
+    kept = [a for a in arrays if a.ndim == rank or specialized(a.shape[0]) != 0] or arrays
+    result = needs(np.concatenate(kept, axis=int(dim)))
+    dtype = np.result_type(*(a.dtype for a in arrays))
+    return result if result.dtype == dtype else result.astype(dtype)
 
 
 def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
