@@ -389,11 +389,20 @@ class Fuser:
         ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
         if not self.allowed(Group(ops)):
             return []
+        outputs = self.outputs(Group(ops))
         try:
-            self.domain(ops, self.outputs(Group(ops)), align=True)
+            self.domain(ops, outputs, align=True)
         except Illegal as e:
-            return e.conditions
-        return []
+            conditions = e.conditions
+        else:
+            return []
+        if not conditions:
+            return []
+        try:  # (the sizes equal, the ops may still not be one kernel: a choice then would fail)
+            self.domain(ops, outputs, conditions, True, [])
+        except Illegal:
+            return []
+        return conditions
 
     def distinct_groups(self) -> list[Group]:
         seen: dict[int, Group] = {}
