@@ -390,6 +390,24 @@ def swapaxes(ndim: int, a: int, b: int) -> tuple[int, ...] | None:
     return tuple(perm)
 
 
+WHOLE = slice(None)
+
+
+def slice_part(entry: slice, size: int) -> tuple[int, int, int]:
+    """The (start, length, step) of a slice of integer bounds along a dim of `size`. A
+    step of 1 is worked out by arithmetic on `size`, as Python clamps the bounds, so
+    that a size which tracks its origin (`dvm.torch.sizes`) keeps it; `slice.indices`
+    would read it as a plain int."""
+    if entry.step not in (None, 1):
+        start, stop, step = entry.indices(size)
+        return start, len(range(start, stop, step)), step
+    start = 0 if entry.start is None else int(entry.start)
+    stop = size if entry.stop is None else int(entry.stop)
+    start = max(start + size, 0) if start < 0 else min(start, size)
+    stop = max(stop + size, 0) if stop < 0 else min(stop, size)
+    return start, (stop - start if stop > start else 0), 1
+
+
 def basic_index(x: Node, key: Any) -> Node | None:
     """`x[key]` for numpy's basic indexing: ints, slices (a negative step reverses the
     axis first), `...` and None (a new axis); None for anything else (advanced
@@ -417,12 +435,13 @@ def basic_index(x: Node, key: Any) -> Node | None:
                 return None
             specs.append((index % size, 1, 1))
             drop.append(axis)
+        elif isinstance(entry, slice) and entry == WHOLE:  # (no size read: `slice_part`)
+            specs.append(None)
+            rank += 1
         elif isinstance(entry, slice) and all(
-            s is None or (isinstance(s, int | np.integer) and not isinstance(s, bool))
-            for s in (entry.start, entry.stop, entry.step)
+            s is None or is_int(s) for s in (entry.start, entry.stop, entry.step)
         ):
-            start, stop, step = entry.indices(size)
-            length = len(range(start, stop, step))
+            start, length, step = slice_part(entry, size)
             if step < 0:  # a slice of the axis reversed
                 flipped.append(axis)
                 start, step = (size - 1 - start if length else 0), -step
