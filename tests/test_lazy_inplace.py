@@ -1,10 +1,272 @@
-"""Indexing lazy arrays by None keeps the sizes `dvm.torch` tracks (one plan, replayed)."""
+"""In-place writes into lazy arrays a sync has computed: recorded as new values where no
+other holder of the memory could see the write (`Node.updatable`), numpy's writes into the
+memory where one could (a numpy view, a lazy view alive, the caller's own array, a
+fallback's argument). Each case runs on numpy arrays and on lazy arrays and returns
+what it wrote to, so the comparison sees every array a write reached; the training
+loops must record and give numpy's values. Indexing by None keeps the sizes `dvm.torch`
+tracks (one plan, replayed). Inputs are seeded."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
+import numpy as np
 import pytest
+from test_lazy_numpy_semantics import agree, lazy_copy, numpy_copy, outcome
+
+from dvm import lazy
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (numpy's, on casts)
+
+
+def computed(a: Any) -> Any:
+    """A result a sync has computed (a program's own array, seen by no numpy code)."""
+    y = a * 2
+    float(y.sum())  # (a sync point that hands out no memory)
+    return y
+
+
+def runs(function: Any, *args: Any) -> dict[str, int]:
+    """`function` on numpy arrays and on lazy arrays gives numpy's result (or error);
+    the fallbacks it made on lazy arrays."""
+    want = outcome(function, tuple(map(numpy_copy, args)))
+    before = lazy.stats()["fallbacks"]
+    got = outcome(function, tuple(map(lazy_copy, args)))
+    agree(got, want, function.__name__)
+    after = lazy.stats()["fallbacks"]
+    return {k: v - before.get(k, 0) for k, v in after.items() if v > before.get(k, 0)}
+
+
+# -- writes that record: nothing else holds the memory -------------------------------
+
+
+def update_after_a_sync(a: Any) -> Any:
+    y = computed(a)
+    y -= 0.5 * a
+    y *= 3
+    np.add(y, 1, out=y)
+    y /= y.sum()
+    return y
+
+
+def assign_parts(a: Any) -> Any:
+    y = computed(a)
+    y[0] = 1.5
+    y[1:, 0] = y[1:, 1] * 2  # (its own value, read before the write)
+    y[:, ::2] = 0
+    y[-1] = np.arange(a.shape[1], dtype=a.dtype)
+    y[..., -1] = 7
+    y[2, 1:3] = True
+    return y
+
+
+def assign_whole(a: Any) -> Any:
+    y, z = computed(a), a + 1
+    y[...] = z  # (a copy of z's values: z's later writes do not reach y)
+    z += 1
+    y[:] = 3
+    return y, z
+
+
+def sliced_temporaries(a: Any) -> Any:
+    """A view that no longer lives (the slices of a stencil) does not hold the memory."""
+    u = computed(a)
+    for _ in range(3):
+        u[1:-1] = u[1:-1] + 0.25 * (u[:-2] - 2 * u[1:-1] + u[2:])
+    return u
+
+
+def read_without_holding(a: Any) -> Any:
+    """Printing, converting and pickling read the value and hold none of its memory."""
+    y = computed(a)
+    text = repr(y) + str(y) + format(y.sum(), ".3f")
+    loaded = pickle.loads(pickle.dumps(y))
+    copied = copy.copy(y)
+    y += 1
+    return y, loaded, copied, len(text) > 0, float(y[0, 0])
+
+
+RECORDED = [update_after_a_sync, assign_parts, assign_whole, sliced_temporaries,
+            read_without_holding]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", RECORDED, ids=lambda f: f.__name__)
+def test_writes_into_computed_results_record(case: Any) -> None:
+    a = np.random.default_rng(1).standard_normal((5, 4))
+    assert runs(case, a) == {}
+
+
+# -- writes that reach the memory: someone else holds it --------------------------------
+
+
+def numpy_view_first(a: Any) -> Any:
+    y = computed(a)
+    seen = np.asarray(y)
+    y += 1
+    y[0] = -1
+    return seen, y
+
+
+def lazy_view_first(a: Any) -> Any:
+    y = computed(a)
+    row, column, flat, chained = y[1], y[:, 0], y.reshape(-1), y[1:][1:]
+    y -= 1
+    y[2, 2] = 100
+    return row, column, flat, chained, y
+
+
+def view_of_a_dead_view(a: Any) -> Any:
+    y = computed(a)
+    chained = y.T[1:]  # (`y.T` dies; `chained` still shares y's memory)
+    y += 1
+    return chained, y
+
+
+def fallback_view(a: Any) -> Any:
+    y = computed(a)
+    grown = np.atleast_3d(y)  # (numpy's view, from a fallback)
+    y *= 2
+    return grown, y
+
+
+def einsum_view(a: Any) -> Any:
+    y = computed(a)
+    t = np.einsum("ij->ji", y)
+    t += 1
+    return y, t
+
+
+def memory_attributes(a: Any) -> Any:
+    y = computed(a)
+    base = y.base
+    y += 1
+    return y, base is None
+
+
+def numpy_array_as_out(a: Any) -> Any:
+    target = np.zeros_like(np.asarray(a))
+    y = computed(a)
+    target += y
+    np.subtract(target, y, out=target)
+    return target, type(target) is np.ndarray
+
+
+ALIASED = [numpy_view_first, lazy_view_first, view_of_a_dead_view, fallback_view, einsum_view,
+           memory_attributes, numpy_array_as_out]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ALIASED, ids=lambda f: f.__name__)
+def test_writes_reach_memory_someone_holds(case: Any) -> None:
+    runs(case, np.random.default_rng(2).standard_normal((5, 4)))
+
+
+def test_the_callers_array_is_written() -> None:
+    """`asarray` does not copy: writes into its array reach the caller's memory, as
+    `np.asarray`'s would, whether the array was computed on since or not."""
+    mine = np.arange(12.0).reshape(3, 4)
+    x = lazy.asarray(mine)
+    x += 1
+    x[0, 0] = -5
+    float(x.sum())
+    x *= 2
+    x[2] = 0
+    expected = np.arange(12.0).reshape(3, 4) + 1
+    expected[0, 0] = -5
+    expected *= 2
+    expected[2] = 0
+    np.testing.assert_array_equal(mine, expected)
+    assert np.asarray(x) is mine
+
+
+def assign_across_kinds(a: Any) -> Any:
+    counts = (computed(a) * 10).astype(np.int32)
+    counts[0] = 2.7  # (numpy truncates a float into integers)
+    counts[1] = np.float64(-3.5)
+    counts[2, :2] = np.array([1.9, -1.9])
+    counts[3] = True
+    halves = computed(a).astype(np.float16)
+    halves[0] = 70000  # (inf, as numpy's cast)
+    halves[1] = counts[1]
+    return counts, halves
+
+
+def assign_errors(a: Any) -> Any:
+    small = computed(a).astype(np.int8)
+    results = []
+    for key, value in [(0, 300), ((0, 9), 1), (slice(None), np.ones(3)), (0, "x"),
+                       ((None, 0), 1), (0, np.ones((2, 4)))]:  # fmt: skip
+        try:
+            small[key] = value
+            results.append(None)
+        except Exception as error:
+            results.append(type(error))
+    return small, results
+
+
+@pytest.mark.parametrize("case", [assign_across_kinds, assign_errors], ids=lambda f: f.__name__)
+def test_assignments_cast_and_fail_as_numpys(case: Any) -> None:
+    runs(case, np.random.default_rng(3).standard_normal((5, 4)))
+
+
+# -- training loops ----------------------------------------------------------------------
+
+
+def logistic_regression(x: Any, y: Any, steps: int = 40) -> Any:
+    n = x.shape[0]
+    w = np.zeros_like(x[0])
+    b = 0.0
+    losses = []
+    for step in range(steps):
+        p = 1 / (1 + np.exp(-(x @ w + b)))
+        w -= 0.1 * (x.T @ (p - y) / n)
+        b -= 0.1 * np.mean(p - y)
+        if step % 8 == 0:  # (a sync point: `w` is then computed)
+            losses.append(float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))))
+    return w, b, losses
+
+
+def momentum_sgd(x: Any, y: Any, steps: int = 25) -> Any:
+    w = x[:2].T @ x[:2] * 0.0 + 0.1  # (a computed start)
+    velocity = np.zeros_like(w)
+    for _ in range(steps):
+        grad = x.T @ (x @ w - y[:, None]) / x.shape[0]
+        velocity *= 0.9
+        velocity += grad
+        w -= 0.05 * velocity
+        w[:, 0] = np.clip(w[:, 0], -1, 1)
+        if float(np.abs(grad).max()) < 1e-12:
+            break
+    return w
+
+
+def flat(result: Any) -> np.ndarray[Any, Any]:
+    """A loop's results (arrays, numbers, lists of them) as one float64 vector."""
+    parts = result if isinstance(result, tuple | list) else [result]
+    return np.concatenate([np.ravel(np.asarray(flat(p) if isinstance(p, list) else p, float))
+                           for p in parts])  # fmt: skip
+
+
+@pytest.mark.parametrize("loop", [logistic_regression, momentum_sgd], ids=lambda f: f.__name__)
+def test_training_loops_record_and_reuse_their_segments(loop: Any) -> None:
+    """Updates in place after each sync record: no fallback, numpy's values (float64),
+    and the third shape compiles nothing the second did not."""
+    for step, rows in enumerate([40, 57, 71]):
+        rng = np.random.default_rng(step)
+        x = rng.standard_normal((rows, 6))
+        y = (rng.random(rows) > 0.5).astype(np.float64)
+        want = loop(x, y)
+        before = lazy.stats()
+        got = loop(lazy.asarray(x), lazy.asarray(y))
+        after = lazy.stats()
+        # (an ulp apart at most: numpy's matmul and mean sum in BLAS's and pairwise order)
+        np.testing.assert_allclose(flat(got), flat(want), rtol=1e-14, atol=1e-15)
+        assert after["fallbacks"] == before["fallbacks"]
+        if step == 2:
+            assert after["compiled"] == before["compiled"]
+            assert after["reused"] > before["reused"]
+
 
 # -- new axes keep their sizes' origin -------------------------------------------------------
 

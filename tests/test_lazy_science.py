@@ -278,9 +278,7 @@ def masks(x: Array) -> Any:
 PROGRAMS = {
     "kmeans": Program(kmeans, matrix, fallbacks=frozenset({"ndarray.__getitem__"}), reuses=False),
     "kmeans_one_hot": Program(kmeans_one_hot, matrix, reuses=False),
-    "logistic_regression": Program(  # (`w -= ...` into a `w` an earlier sync computed)
-        logistic_regression, labelled, fallbacks=frozenset({"subtract"})
-    ),
+    "logistic_regression": Program(logistic_regression, labelled),
     "two_layer_mlp": Program(two_layer_mlp, labelled, fallbacks=frozenset({"subtract"})),
     "adam": Program(adam, matrix),
     "pca": Program(pca, matrix, fallbacks=frozenset({"eigh", "argsort"})),

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from dvm.lazy import arrange, composed, einsum, functions, numpy_api, record
+from dvm.lazy import arrange, composed, einsum, functions, numpy_api, record, writes
 from dvm.lazy.functions import View
-from dvm.lazy.graph import Node, is_supported, same_shape
+from dvm.lazy.graph import Memory, Node, is_supported
 from dvm.lazy.record import MAX_SEGMENT, TRACE
 from dvm.lazy.segment import flush, settle
 from dvm.lazy.stats import STATS
@@ -44,6 +44,8 @@ class LazyArray(NDArrayOperatorsMixin):
                 node.scalar = makes_scalar(node)
             if len(TRACE.nodes) > MAX_SEGMENT:
                 settle()
+        elif node.owner is not None:
+            node.escape()  # a second array shows a computed result: a write must reach both
 
     # -- what is known without running anything --------------------------------------
 
@@ -95,29 +97,37 @@ class LazyArray(NDArrayOperatorsMixin):
     # -- sync points --------------------------------------------------------------------
 
     def numpy(self) -> np.ndarray[Any, Any]:
-        """The value, as a numpy array (a flush if it is pending)."""
-        return value_of(self._node)
+        """The value, as a numpy array (a flush if it is pending): its memory, which
+        writes into this array must reach from now on (`Node.updatable`)."""
+        node = self._node
+        node.escape()
+        return value_of(node)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
-        value = self.numpy()
+        value = value_of(self._node)
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        self._node.escape()
+        return value
+
+    # (the conversions below read the value and keep none of its memory)
 
     def __float__(self) -> float:
-        return float(self.numpy())
+        return float(value_of(self._node))
 
     def __int__(self) -> int:
-        return int(self.numpy())
+        return int(value_of(self._node))
 
     def __index__(self) -> int:
-        return self.numpy().__index__()
+        return value_of(self._node).__index__()
 
     def __bool__(self) -> bool:
-        return bool(self.numpy())
+        return bool(value_of(self._node))
 
     def __complex__(self) -> complex:
-        return complex(self.numpy())
+        return complex(value_of(self._node))
 
     def __iter__(self) -> Any:
         """numpy's iteration: a 1-d array's numpy scalars, a larger one's rows (lazy
@@ -128,14 +138,14 @@ class LazyArray(NDArrayOperatorsMixin):
         return iter(value) if self.ndim == 1 else iter([LazyArray(Node.of(v)) for v in value])
 
     def __contains__(self, item: Any) -> bool:
-        return unwrap_values(item) in self.numpy()
+        return unwrap_values(item) in value_of(self._node)
 
     def __hash__(self) -> int:
         """A numpy scalar's hash for an op's 0-d result (`x.sum()` as a dict key); an
         array is unhashable, as numpy's."""
         if not stands_for_scalar(self._node):
             raise TypeError("unhashable type: 'numpy.ndarray'")
-        return hash(self.numpy()[()])
+        return hash(value_of(self._node)[()])
 
     def __copy__(self) -> LazyArray:
         return self.copy()
@@ -146,7 +156,7 @@ class LazyArray(NDArrayOperatorsMixin):
     def __reduce__(self) -> Any:
         """Pickled as its value: a numpy scalar for an op's 0-d result, else an array
         that unpickles lazy again."""
-        value = self.numpy()
+        value = value_of(self._node)
         if stands_for_scalar(self._node):
             return value[()].__reduce__()
         return known, (np.array(value),)
@@ -154,33 +164,39 @@ class LazyArray(NDArrayOperatorsMixin):
     def __round__(self, ndigits: int | None = None) -> Any:
         """`round(x)` of a 0-d array: as of the numpy scalar it stands for (an op's
         0-d result, where numpy gives a scalar); numpy's error for a larger one."""
-        value = self.numpy()
+        value = value_of(self._node)
         return round(value[()] if value.ndim == 0 else value, ndigits)  # type: ignore[call-overload]
 
     def __repr__(self) -> str:
-        value = self.numpy()
+        value = value_of(self._node)
         if stands_for_scalar(self._node):
             return repr(value[()])  # an op's 0-d result: numpy gives a scalar there
         return repr(value)
 
     def __str__(self) -> str:
-        return str(self.numpy())
+        return str(value_of(self._node))
 
     def __format__(self, spec: str) -> str:
-        return format(self.numpy(), spec)
+        return format(value_of(self._node), spec)
 
     def item(self, *args: Any) -> Any:
-        return self.numpy().item(*args)
+        return value_of(self._node).item(*args)
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return value_of(self._node).tolist()
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """An in-place write: a sync point, then numpy's write (through the views
+        """An in-place write: recorded where no other holder of the memory could see it
+        (`writes.assigned`), else a sync point, then numpy's write (through the views
         numpy would share memory with: see `Node.view`). An op's 0-d result stands for
         a numpy scalar, which takes no writes."""
         if stands_for_scalar(self._node):
             raise TypeError(f"'numpy.{self.dtype.name}' object does not support item assignment")
+        if self._node.updatable():
+            node = writes.assigned(self._node, key, unwrap(value))
+            if node is not None:
+                replace(self, node)
+                return
         flush()
         self.numpy()[unwrap_values(key)] = unwrap_values(value)
 
@@ -345,12 +361,10 @@ def outer_ufunc(ufunc: np.ufunc, a: Any, b: Any) -> Node | None:
 
 
 def in_place(ufunc: np.ufunc, inputs: Any, out: Any) -> LazyArray | None:
-    """`ufunc(*inputs, out=target)` recorded (`x -= lr * g`, `p /= p.sum()`) when the
-    target is a pending result no other array can see: not a view, no view of it
-    recorded, its memory not yet made. Its array then shows the new value (numpy's
-    result cast to its dtype, as numpy's `same_kind` rule allows), and the ops recorded
-    before still read the old one, as they read it before the write in numpy. None
-    otherwise: a write into memory that exists runs in numpy (a sync point)."""
+    """`ufunc(*inputs, out=target)` recorded (`x -= lr * g`, `p /= p.sum()`) where no
+    other holder of the target's memory could see the write (`Node.updatable`): the
+    target then shows the new value (`writes.updated`). None otherwise: the write into
+    the memory runs in numpy (a sync point)."""
     outs = out if isinstance(out, tuple) else (out,)
     if len(outs) != 1 or type(outs[0]) is not LazyArray:
         return None
@@ -358,24 +372,21 @@ def in_place(ufunc: np.ufunc, inputs: Any, out: Any) -> LazyArray | None:
     old = target._node
     if old.scalar:
         refuse_scalar_outputs(target)
-    if (
-        not old.pending
-        or old.view is not None
-        or any(n.view and n.view[0] is old for n in TRACE.nodes)
-    ):
+    if not old.updatable():
         return None
-    node = numpy_api.ufunc(ufunc, [x._node if isinstance(x, LazyArray) else x for x in inputs])
-    if node is None or not same_shape(node.shape, old.shape):
-        return None  # (numpy's broadcast into the target, or its error)
-    if node.dtype != old.dtype:
-        if not np.can_cast(node.dtype, old.dtype, "same_kind"):
-            return None  # numpy's casting error
-        node = record.convert(node, old.dtype)
+    node = writes.updated(old, ufunc, [x._node if isinstance(x, LazyArray) else x for x in inputs])
+    if node is None:
+        return None
+    replace(target, node)
+    return target
+
+
+def replace(target: LazyArray, node: Node) -> None:
+    """`target` shows `node`, the new value an in-place write recorded."""
     target._node = node
     node.owner = weakref.ref(target)
     if len(TRACE.nodes) > MAX_SEGMENT:
         settle()
-    return target
 
 
 def operator_method(function: np.ufunc, name: str, reflected: bool = False) -> Any:
@@ -558,13 +569,34 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         return [viewed(*m) for m in made]  # (`split`: views of the one array)
     if isinstance(made, tuple) and all(isinstance(m, Node) for m in made):
         return tuple(LazyArray(m) for m in made)  # (`gradient` along several axes)
-    return LazyArray(made) if isinstance(made, Node) else made
+    return shown(made) if isinstance(made, Node) else made
 
 
 def viewed(node: Node, base: Node, index: Any) -> LazyArray:
-    """`node`, which numpy would make a view of `base` (`index`: how; None if not)."""
-    if index is not None and node is not base and TRACE.views:
-        node.view = (base, index)
+    """`node`, which numpy would make a view of `base` (`index`: how; None if not). The
+    base, and the bases it is a view of, are not updated while the view lives."""
+    if index is None or node is base or not TRACE.views:
+        return shown(node)
+    node.view, node.memory = (base, index), Memory(held=True, base=base)
+    array = LazyArray(node)
+    shares: Node | None = base
+    while shares is not None:  # (a view of a view: its base's base, through views)
+        memory = shares.memory
+        if memory is None:
+            memory = shares.memory = Memory()
+        if not memory.held:
+            if len(memory.views) >= 16:  # (forget the dead: a loop's temporary slices)
+                memory.views = [ref for ref in memory.views if ref() is not None]
+            memory.views.append(weakref.ref(array))
+        shares = memory.base
+    return array
+
+
+def shown(node: Node) -> LazyArray:
+    """A lazy array of `node`, which a handler may have returned as it was given (then a
+    second array shows it: a write into either must reach both)."""
+    if node.owner is not None:
+        node.escape()
     return LazyArray(node)
 
 

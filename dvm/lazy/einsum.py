@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import numpy_api, record
+from dvm.lazy.functions import View
 from dvm.lazy.graph import Node
 
 LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Node | None:
+def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Node | View | None:
     if kwargs.keys() - {"optimize"} or not isinstance(subscripts, str) or "." in subscripts:
         return None
     if not 1 <= len(operands) <= 2 or not all(isinstance(x, Node | np.ndarray) for x in operands):
@@ -44,7 +45,10 @@ def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Node | None:
     parts = [summed_away(n, k, labels, output) for k, n in enumerate(nodes)]
     if len(parts) == 1:
         node, kept = parts[0]
-        return arranged(node, kept, output)
+        if node is not operands[0]:
+            return arranged(node, kept, output)
+        # nothing summed nor converted: numpy's result is a view of the operand
+        return View(arranged(node, kept, output), node, lambda v: np.einsum(subscripts, v))
     return contracted(parts[0], parts[1], output)
 
 

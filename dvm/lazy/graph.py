@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -83,6 +83,9 @@ class Node:
     """Whether this 0-d result stands for the numpy scalar numpy's op gives (`x.sum()`,
     `x[0, 0]`), immutable, rather than a 0-d array (`x.reshape(())`, a view); set when
     a lazy array first shows it."""
+    memory: Memory | None = None
+    """Who else could see this node's memory (None: no one, the common case of an op's
+    result; see `updatable`)."""
 
     @staticmethod
     def of(array: np.ndarray[Any, Any]) -> Node:
@@ -97,10 +100,50 @@ class Node:
     def pending(self) -> bool:
         return self.value is None
 
+    def escape(self) -> None:
+        """numpy code now holds this node's memory, and its base's if it is a view."""
+        node: Node | None = self
+        while node is not None:
+            if node.memory is None:
+                node.memory = Memory(held=True)
+            node.memory.held = True
+            node = node.memory.base
+
+    def updatable(self) -> bool:
+        """Whether an in-place write may make this node's array show a new value instead
+        (a functional update): the node is an op's result (its memory, once computed,
+        a segment's fresh array) that no numpy code was given, that is no view, that
+        one lazy array shows and that no live view shares. A known array given to
+        `asarray` is the caller's memory, a fallback's result numpy's."""
+        memory = self.memory
+        if memory is None:
+            return self.op != "value"
+        return (
+            self.op != "value"
+            and not memory.held
+            and not any(ref() is not None for ref in memory.views)
+        )
+
     def shown(self) -> bool:
         """Whether a live lazy array shows this node."""
         owner = self.owner() if self.owner is not None else None
         return owner is not None and owner._node is self
+
+
+@dataclass(eq=False, slots=True)
+class Memory:
+    """What could see a node's memory besides its lazy array (`Node.memory`)."""
+
+    held: bool = False
+    """Whether it is held elsewhere: numpy code was given it (`np.asarray`, a
+    fallback's argument), a second lazy array shows it, or it is a view's (never
+    False again once True)."""
+    views: list[weakref.ref[Any]] = field(default_factory=list)
+    """The lazy arrays recorded as views of it (directly, or views of such views): while
+    one lives, a write must reach the memory."""
+    base: Node | None = None
+    """For a view, the node whose memory it shares (kept after the flush that makes it
+    a view, unlike `Node.view`): numpy code given the view holds the base's too."""
 
 
 def broadcast_static(*statics: Static) -> Static:

@@ -1,0 +1,116 @@
+"""In-place writes recorded as new values (functional updates).
+
+numpy's `x -= g`, `np.add(p, 1, out=p)` and `x[1:-1] = v` write into `x`'s memory.
+Where no other holder of that memory could see the write (`Node.updatable`), the lazy
+array shows a new pending value instead: the ufunc's result cast to `x`'s dtype, or
+`x` with the indexed part replaced (`tensor.insert_slice`). The ops recorded before
+still read the old value, as they read it before the write in numpy. Each function
+returns None for anything else; the caller then writes into the memory in numpy (a
+sync point), which also raises numpy's own errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy import numpy_api, record
+from dvm.lazy.graph import Node, is_supported, same_shape
+from dvm.lazy.numpy_api import is_int, slice_part
+
+Spec = tuple[int, int, int] | None
+"""A dim of an indexed part: (offset, size, stride), or None for the whole dim."""
+
+
+def updated(old: Node, ufunc: np.ufunc, inputs: Sequence[Any]) -> Node | None:
+    """`ufunc(*inputs, out=x)` where `x` shows `old`: numpy's result cast to `old`'s
+    dtype, as numpy's `same_kind` rule allows (inputs: nodes, arrays or scalars)."""
+    node = numpy_api.ufunc(ufunc, inputs)
+    if node is None or not same_shape(node.shape, old.shape):
+        return None  # (numpy's broadcast into the target, or its error)
+    if node.dtype != old.dtype:
+        if not np.can_cast(node.dtype, old.dtype, "same_kind"):
+            return None  # numpy's casting error
+        node = record.convert(node, old.dtype)
+    return node
+
+
+def assigned(old: Node, key: Any, value: Any) -> Node | None:
+    """`x[key] = value` where `x` shows `old`: `old` with the part `key` picks (ints,
+    slices of a positive step, one `...`) replaced by `value` (a node, an array or a
+    number) broadcast to it. A value numpy would cast across kinds (a float into
+    integers), a part with no element and any other key run in numpy."""
+    part = part_of(old.shape, key)
+    source = value_node(value, old.dtype)
+    if part is None or source is None:
+        return None
+    specs, dropped = part
+    kept = [a for a in range(old.ndim) if a not in dropped]
+    target = tuple(old.shape[a] if specs[a] is None else specs[a][1] for a in kept)  # type: ignore[index]
+    if 0 in old.shape or 0 in target or source.ndim > len(target):
+        return None
+    if not same_shape(source.shape, target):
+        source = record.broadcast_to(source, target)
+        if source is None:
+            return None  # (numpy's error: the value does not broadcast to the part)
+    elif source.op == "value" or source.owner is not None:
+        source = record.convert(source, old.dtype)  # a value of its own, not the operand's
+    if dropped:
+        source = record.insert_unit_dims(source, dropped)
+    if all(s is None for s in specs):
+        return source
+    return record.insert_slice(old, source, specs)
+
+
+def part_of(shape: tuple[int, ...], key: Any) -> tuple[list[Spec], tuple[int, ...]] | None:
+    """The dims of the part `key` picks of an array of `shape` (`Spec`s), and the dims
+    an integer index drops; None for a key of anything but ints, slices of a positive
+    step and one `...`, and for an index out of range (numpy's error)."""
+    entries = list(key) if isinstance(key, tuple) else [key]
+    if sum(e is Ellipsis for e in entries) > 1 or any(e is None for e in entries):
+        return None
+    used = len(entries) - sum(e is Ellipsis for e in entries)
+    if used > len(shape):
+        return None
+    at = next((i for i, e in enumerate(entries) if e is Ellipsis), len(entries))
+    entries[at : at + 1] = [slice(None)] * (len(shape) - used)
+    specs: list[Spec] = []
+    dropped = []
+    for axis, (entry, size) in enumerate(zip(entries, shape, strict=True)):
+        if is_int(entry):
+            if not -size <= entry < size:
+                return None
+            specs.append((int(entry) % size, 1, 1))
+            dropped.append(axis)
+        elif isinstance(entry, slice) and all(
+            s is None or is_int(s) for s in (entry.start, entry.stop, entry.step)
+        ):
+            start, length, step = slice_part(entry, size)
+            if step < 0:
+                return None
+            specs.append(None if (start, length, step) == (0, size, 1) else (start, length, step))
+        else:
+            return None
+    return specs, tuple(dropped)
+
+
+def value_node(value: Any, dtype: np.dtype[Any]) -> Node | None:
+    """`value` as a node of `dtype` where numpy's assignment gives what a recorded cast
+    gives: an array cast within its kind or to a wider one (numpy's `same_kind`), a
+    Python bool, an int into integers (in range) or floats, a float into floats;
+    None otherwise (a float into integers: numpy's cast of NaN is the platform's)."""
+    kind = type(value)
+    number = kind is bool or (kind is int and dtype.kind in "iuf")
+    if number or (kind is float and dtype.kind == "f"):
+        return numpy_api.as_node(value, dtype)  # (None for an int out of range: numpy's error)
+    if kind is Node:
+        source = value
+    elif isinstance(value, np.ndarray | np.generic):
+        source = Node.of(np.array(value))  # (a copy: the caller may write to it later)
+    else:
+        return None
+    if not is_supported(source.dtype) or not np.can_cast(source.dtype, dtype, "same_kind"):
+        return None
+    return source if source.dtype == dtype else record.convert(source, dtype)
