@@ -300,3 +300,25 @@ def test_indexing_by_none_replays_one_plan() -> None:
         graph.HANDLERS["unsqueeze"] = original
     (report,) = dvm.torch.reports()[first:]
     assert (report["plans"], report["replayed"]) == (1, 3), report
+
+
+def test_a_new_axis_view_and_a_diagonal_see_later_writes() -> None:
+    """`x[None]` is a view (its key is None, not "no view"), and a diagonal is numpy's
+    read-only view: both show a write into `x` made after them, as numpy's do."""
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+
+    def program(x: Any) -> list[Any]:
+        x = x * 2
+        expanded = x[None]
+        squeezed = np.squeeze(expanded)
+        diagonal = x.diagonal()
+        upper = np.diag(x, 1)
+        x -= 1
+        return [expanded, squeezed, diagonal, upper, x]
+
+    want = program(a.copy())
+    got = program(lazy.asarray(a.copy()))
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    with pytest.raises(ValueError):
+        got[2] += 1  # (numpy's diagonal is read-only)

@@ -239,8 +239,9 @@ class LazyArray(NDArrayOperatorsMixin):
             if copied is not None:  # (advanced indexing copies: no view)
                 return LazyArray(copied)
             return fallback("ndarray.__getitem__", lambda a, k: a[k], (self, key), {})
-        is_scalar = node.ndim == 0 and not isinstance(key, type(Ellipsis))
-        return viewed(node, self._node, None if is_scalar else key)
+        if node.ndim == 0 and not isinstance(key, type(Ellipsis)):
+            return shown(node)  # (an element: a value of its own, not a view)
+        return viewed(node, self._node, key)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
         if not shape:  # (numpy's TypeError)
@@ -573,9 +574,10 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
 
 
 def viewed(node: Node, base: Node, index: Any) -> LazyArray:
-    """`node`, which numpy would make a view of `base` (`index`: how; None if not). The
-    base, and the bases it is a view of, are not updated while the view lives."""
-    if index is None or node is base or not TRACE.views:
+    """`node`, which numpy would make a view of `base` (`index`: how, a key for `[]`,
+    None included, or a function). The base, and the bases it is a view of, are not
+    updated while the view lives."""
+    if node is base or not TRACE.views:
         return shown(node)
     node.view, node.memory = (base, index), Memory(held=True, base=base)
     array = LazyArray(node)

@@ -16,7 +16,7 @@ import numpy as np
 
 from dvm.lazy import numpy_api, record
 from dvm.lazy.arrange import cut
-from dvm.lazy.functions import masked, reduction
+from dvm.lazy.functions import View, masked, reduction
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.numpy_api import Operand, is_int
 from dvm.lazy.segment import flush
@@ -120,9 +120,10 @@ def nanmean(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
 SUM = reduction("sum")
 
 
-def diag(v: Operand, k: Any = 0) -> Node | None:
-    """A 2-d array's `k`th diagonal (a take of its elements, numbered now), or the
-    square array with a 1-d array on its diagonal (`where` over an identity)."""
+def diag(v: Operand, k: Any = 0) -> Node | View | None:
+    """A 2-d array's `k`th diagonal (a take of its elements, numbered now: a view, as
+    numpy's read-only one), or the square array with a 1-d array on its diagonal
+    (`where` over an identity)."""
     if type(v) is not Node or not is_int(k) or v.ndim not in (1, 2):
         return None
     k = int(k)
@@ -142,11 +143,12 @@ def diag(v: Operand, k: Any = 0) -> Node | None:
     start = (0, k) if k >= 0 else (-k, 0)
     length = max(0, min(rows - start[0], columns - start[1]))
     flat = (start[0] + np.arange(length)) * columns + start[1] + np.arange(length)
-    return numpy_api.take(v, Node.of(flat.astype(np.int64)), None)
+    taken = numpy_api.take(v, Node.of(flat.astype(np.int64)), None)
+    return None if taken is None else View(taken, v, lambda a: np.diagonal(a, k))
 
 
-def diagonal(a: Operand, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Node | None:
-    """A 2-d array's diagonal (numpy's is a read-only view; this is a copy)."""
+def diagonal(a: Operand, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Node | View | None:
+    """A 2-d array's diagonal: a view of it, read-only as numpy's."""
     if type(a) is not Node or a.ndim != 2 or (axis1, axis2) != (0, 1):
         return None
     return diag(a, offset)
@@ -158,7 +160,7 @@ def trace(a: Operand, offset: Any = 0, axis1: Any = 0, axis2: Any = 1, dtype: An
     if type(a) is not Node or a.ndim != 2 or (axis1, axis2) != (0, 1) or out is not None:
         return None
     diagonal = diag(a, offset)
-    return None if diagonal is None else SUM(diagonal, None, dtype)
+    return SUM(diagonal.node, None, dtype) if isinstance(diagonal, View) else None
 
 
 def gradient(f: Operand, *varargs: Any, axis: Any = None, edge_order: Any = 1) -> Any:
