@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -408,19 +408,34 @@ def slice_part(entry: slice, size: int) -> tuple[int, int, int]:
     return start, (stop - start if stop > start else 0), 1
 
 
-def basic_index(x: Node, key: Any) -> Node | None:
-    """`x[key]` for numpy's basic indexing: ints, slices (a negative step reverses the
-    axis first), `...` and None (a new axis); None for anything else (advanced
-    indexing runs in numpy)."""
+Spec = tuple[int, int, int] | None
+"""A dim of an indexed part: (offset, size, stride), or None for the whole dim."""
+
+
+class IndexParts(NamedTuple):
+    """What a basic-indexing key picks of an array: per source dim its `Spec`, the
+    source dims an integer drops, the result's new unit dims (None entries), and the
+    source dims a negative step reverses first."""
+
+    specs: list[Spec]
+    dropped: tuple[int, ...]
+    new: tuple[int, ...]
+    flipped: tuple[int, ...]
+
+
+def index_parts(shape: tuple[int, ...], key: Any) -> IndexParts | None:
+    """numpy's basic indexing of an array of `shape` by `key`: ints, slices (a negative
+    step reverses the axis first), `...` and None (a new axis); None for anything else
+    (advanced indexing) and for an integer out of range (numpy's error)."""
     entries = list(key) if isinstance(key, tuple) else [key]
     if sum(e is Ellipsis for e in entries) > 1:
         return None
     used = sum(1 for e in entries if e is not None and e is not Ellipsis)
-    if used > x.ndim:
+    if used > len(shape):
         return None
     at = next((i for i, e in enumerate(entries) if e is Ellipsis), len(entries))
-    entries[at : at + 1] = [slice(None)] * (x.ndim - used)
-    specs: list[tuple[int, int, int] | None] = []
+    entries[at : at + 1] = [slice(None)] * (len(shape) - used)
+    specs: list[Spec] = []
     drop, new, flipped = [], [], []
     axis = rank = 0  # the source's axis, the result's rank so far
     for entry in entries:
@@ -428,8 +443,8 @@ def basic_index(x: Node, key: Any) -> Node | None:
             new.append(rank)
             rank += 1
             continue
-        size = x.shape[axis]
-        if isinstance(entry, int | np.integer) and not isinstance(entry, bool | np.bool_):
+        size = shape[axis]
+        if is_int(entry):
             index = int(entry)
             if not -size <= index < size:
                 return None
@@ -450,13 +465,22 @@ def basic_index(x: Node, key: Any) -> Node | None:
         else:
             return None
         axis += 1
-    result = record.reverse(x, tuple(flipped)) if flipped else x
-    if any(s is not None for s in specs):
-        result = record.extract_slice(result, specs)
-    if drop:
-        result = record.squeeze(result, tuple(drop))
-    if new:
-        result = record.insert_unit_dims(result, tuple(new))
+    return IndexParts(specs, tuple(drop), tuple(new), tuple(flipped))
+
+
+def basic_index(x: Node, key: Any) -> Node | None:
+    """`x[key]` for numpy's basic indexing (`index_parts`); None for anything else
+    (advanced indexing runs in numpy)."""
+    parts = index_parts(x.shape, key)
+    if parts is None:
+        return None
+    result = record.reverse(x, parts.flipped) if parts.flipped else x
+    if any(s is not None for s in parts.specs):
+        result = record.extract_slice(result, parts.specs)
+    if parts.dropped:
+        result = record.squeeze(result, parts.dropped)
+    if parts.new:
+        result = record.insert_unit_dims(result, parts.new)
     return result if result is not x else record.convert(x, x.dtype)
 
 

@@ -18,10 +18,7 @@ import numpy as np
 
 from dvm.lazy import numpy_api, record
 from dvm.lazy.graph import Node, is_supported, same_shape
-from dvm.lazy.numpy_api import is_int, slice_part
-
-Spec = tuple[int, int, int] | None
-"""A dim of an indexed part: (offset, size, stride), or None for the whole dim."""
+from dvm.lazy.numpy_api import index_parts
 
 
 def updated(old: Node, ufunc: np.ufunc, inputs: Sequence[Any]) -> Node | None:
@@ -42,11 +39,11 @@ def assigned(old: Node, key: Any, value: Any) -> Node | None:
     slices of a positive step, one `...`) replaced by `value` (a node, an array or a
     number) broadcast to it. A value numpy would cast across kinds (a float into
     integers), a part with no element and any other key run in numpy."""
-    part = part_of(old.shape, key)
+    part = index_parts(old.shape, key)
     source = value_node(value, old.dtype)
-    if part is None or source is None:
-        return None
-    specs, dropped = part
+    if part is None or part.new or part.flipped or source is None:
+        return None  # (a new axis or a negative step: numpy's write)
+    specs, dropped = part.specs, part.dropped
     kept = [a for a in range(old.ndim) if a not in dropped]
     target = tuple(old.shape[a] if specs[a] is None else specs[a][1] for a in kept)  # type: ignore[index]
     if 0 in old.shape or 0 in target or source.ndim > len(target):
@@ -62,38 +59,6 @@ def assigned(old: Node, key: Any, value: Any) -> Node | None:
     if all(s is None for s in specs):
         return source
     return record.insert_slice(old, source, specs)
-
-
-def part_of(shape: tuple[int, ...], key: Any) -> tuple[list[Spec], tuple[int, ...]] | None:
-    """The dims of the part `key` picks of an array of `shape` (`Spec`s), and the dims
-    an integer index drops; None for a key of anything but ints, slices of a positive
-    step and one `...`, and for an index out of range (numpy's error)."""
-    entries = list(key) if isinstance(key, tuple) else [key]
-    if sum(e is Ellipsis for e in entries) > 1 or any(e is None for e in entries):
-        return None
-    used = len(entries) - sum(e is Ellipsis for e in entries)
-    if used > len(shape):
-        return None
-    at = next((i for i, e in enumerate(entries) if e is Ellipsis), len(entries))
-    entries[at : at + 1] = [slice(None)] * (len(shape) - used)
-    specs: list[Spec] = []
-    dropped = []
-    for axis, (entry, size) in enumerate(zip(entries, shape, strict=True)):
-        if is_int(entry):
-            if not -size <= entry < size:
-                return None
-            specs.append((int(entry) % size, 1, 1))
-            dropped.append(axis)
-        elif isinstance(entry, slice) and all(
-            s is None or is_int(s) for s in (entry.start, entry.stop, entry.step)
-        ):
-            start, length, step = slice_part(entry, size)
-            if step < 0:
-                return None
-            specs.append(None if (start, length, step) == (0, size, 1) else (start, length, step))
-        else:
-            return None
-    return specs, tuple(dropped)
 
 
 def value_node(value: Any, dtype: np.dtype[Any]) -> Node | None:
