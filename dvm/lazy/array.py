@@ -143,7 +143,7 @@ class LazyArray(NDArrayOperatorsMixin):
     def __hash__(self) -> int:
         """A numpy scalar's hash for an op's 0-d result (`x.sum()` as a dict key); an
         array is unhashable, as numpy's."""
-        if not stands_for_scalar(self._node):
+        if not self._node.scalar:
             raise TypeError("unhashable type: 'numpy.ndarray'")
         return hash(value_of(self._node)[()])
 
@@ -157,7 +157,7 @@ class LazyArray(NDArrayOperatorsMixin):
         """Pickled as its value: a numpy scalar for an op's 0-d result, else an array
         that unpickles lazy again."""
         value = value_of(self._node)
-        if stands_for_scalar(self._node):
+        if self._node.scalar:
             return value[()].__reduce__()
         return known, (np.array(value),)
 
@@ -169,7 +169,7 @@ class LazyArray(NDArrayOperatorsMixin):
 
     def __repr__(self) -> str:
         value = value_of(self._node)
-        if stands_for_scalar(self._node):
+        if self._node.scalar:
             return repr(value[()])  # an op's 0-d result: numpy gives a scalar there
         return repr(value)
 
@@ -190,7 +190,7 @@ class LazyArray(NDArrayOperatorsMixin):
         (`writes.assigned`), else a sync point, then numpy's write (through the views
         numpy would share memory with: see `Node.view`). An op's 0-d result stands for
         a numpy scalar, which takes no writes."""
-        if stands_for_scalar(self._node):
+        if self._node.scalar:
             raise TypeError(f"'numpy.{self.dtype.name}' object does not support item assignment")
         if self._node.updatable():
             node = writes.assigned(self._node, key, unwrap(value))
@@ -279,7 +279,7 @@ class LazyArray(NDArrayOperatorsMixin):
     def __getattr__(self, name: str) -> Any:
         """Any other attribute of ndarray: the value's (a sync point), and a method's
         array results are lazy again."""
-        if not name.startswith("__") and stands_for_scalar(self._node):
+        if not name.startswith("__") and self._node.scalar:
             found = scalar_attribute(self.numpy()[()], name)
             if found is not None:
                 return found
@@ -290,12 +290,6 @@ class LazyArray(NDArrayOperatorsMixin):
             STATS.fallbacks[f"ndarray.{name}"] += 1
             return wrap(getattr(self.numpy(), name))
         return lambda *args, **kwargs: fallback(f"ndarray.{name}", attribute, (self, *args), kwargs)
-
-
-def stands_for_scalar(node: Node) -> bool:
-    """Whether `node` is an op's 0-d result where numpy gives a scalar (`Node.scalar`):
-    it prints, hashes and updates in place as the scalar, and takes no writes."""
-    return node.scalar
 
 
 def makes_scalar(node: Node) -> bool:
@@ -326,7 +320,7 @@ def scalar_attribute(scalar: Any, name: str) -> Any:
 def refuse_scalar_outputs(out: Any) -> None:
     """numpy's error for an `out=` that is an op's 0-d result: a numpy scalar there."""
     for target in out if isinstance(out, tuple) else (out,):
-        if isinstance(target, LazyArray) and stands_for_scalar(target._node):
+        if isinstance(target, LazyArray) and target._node.scalar:
             raise TypeError("return arrays must be of ArrayType")
 
 
@@ -336,7 +330,7 @@ def writable_attribute(name: str) -> property:
     scalar's attributes are not writable."""
 
     def write(self: LazyArray, value: Any) -> None:
-        if stands_for_scalar(self._node):
+        if self._node.scalar:
             raise AttributeError(f"attribute {name!r} of 'numpy.generic' objects is not writable")
         STATS.fallbacks[f"ndarray.{name}"] += 1
         flush()

@@ -116,13 +116,9 @@ class Node:
         one lazy array shows and that no live view shares. A known array given to
         `asarray` is the caller's memory, a fallback's result numpy's."""
         memory = self.memory
-        if memory is None:
-            return self.op != "value"
-        return (
-            self.op != "value"
-            and not memory.held
-            and not any(ref() is not None for ref in memory.views)
-        )
+        if self.op == "value":
+            return False
+        return memory is None or not (memory.held or any(ref() is not None for ref in memory.views))
 
     def shown(self) -> bool:
         """Whether a live lazy array shows this node."""
