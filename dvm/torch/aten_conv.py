@@ -81,6 +81,13 @@ def grouped_weight(weight: LazyArray, groups: int) -> LazyArray:
     return reshaped(weight, (groups, out // groups, rows))
 
 
+def grouped_channels(t: LazyArray, groups: int) -> LazyArray:
+    """A (batch, channels, spatial...) tensor as (batch, groups, channels of a group,
+    positions): the right operand of a group's weight."""
+    batch, channels = t.shape[0], t.shape[1]
+    return reshaped(t, (batch, groups, channels // groups, math.prod(t.shape[2:])))
+
+
 def convolution(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
                 transposed: bool, output_padding: Any, groups: Any) -> Any:  # fmt: skip
     """`convolution` (1-, 2- or 3-d; stride, padding, dilation, groups; a bias), or a
@@ -108,8 +115,7 @@ def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride
         return transposed_backward(grad, x, weight, stride, padding, dilation, output_padding,
                                    groups, output_mask)  # fmt: skip
     spans, groups = conv_windows(x, weight, stride, padding, dilation, groups)
-    batch, outputs = x.shape[0], weight.shape[0]
-    per_group = reshaped(grad, (batch, groups, outputs // groups, math.prod(grad.shape[2:])))
+    per_group = grouped_channels(grad, groups)
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
@@ -169,7 +175,7 @@ def transposed_convolution(x: LazyArray, weight: LazyArray, bias: Any, stride: A
     output (`col2im`, as a convolution's input gradient is)."""
     spans = transposed_windows(x, weight, stride, padding, dilation, output_padding, groups)
     groups, batch = specialized(groups), x.shape[0]
-    per_group = reshaped(x, (batch, groups, x.shape[1] // groups, math.prod(x.shape[2:])))
+    per_group = grouped_channels(x, groups)
     columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
     outputs = weight.shape[1] * groups
     result = col2im(needs(columns), (batch, outputs), spans)
@@ -185,14 +191,14 @@ def transposed_backward(grad: LazyArray, x: LazyArray, weight: LazyArray, stride
     convolution it transposes of the output gradient, the weight's the input times that
     gradient's im2col matrix (summed over the batch), the bias's a sum."""
     spans = transposed_windows(x, weight, stride, padding, dilation, output_padding, groups)
-    groups, batch = specialized(groups), x.shape[0]
+    groups = specialized(groups)
     columns = im2col(grad, spans, groups)
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         product = needs(grouped_weight(weight, groups) @ columns)
         grad_input = reshaped(product, x.shape)
     if output_mask[1]:
-        per_group = reshaped(x, (batch, groups, x.shape[1] // groups, math.prod(x.shape[2:])))
+        per_group = grouped_channels(x, groups)
         product = per_group @ np.swapaxes(columns, -1, -2)
         grad_weight = reshaped(needs(product).sum(axis=0), weight.shape)
     if output_mask[2]:

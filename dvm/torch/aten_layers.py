@@ -66,8 +66,7 @@ def cdist(x1: Any, x2: Any, p: float, compute_mode: Any = None) -> Any:
 
 
 def pairwise_differences(x1: LazyArray, x2: LazyArray) -> Any:
-    """(..., P, R, M): each row of `x1` minus each row of `x2` (`expand_dims` keeps the
-    sizes' formulas, where an index by `None` would make them plain numbers)."""
+    """(..., P, R, M): each row of `x1` minus each row of `x2`."""
     return np.expand_dims(x1, -2) - np.expand_dims(x2, -3)
 
 
