@@ -17,6 +17,7 @@ outputs to the strides of the graph's traced outputs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,13 +62,10 @@ class OutputViews:
 def output_views(nodes: list[fx.Node]) -> OutputViews | None:
     """The user's outputs that are chains of view ops of another of the user's outputs,
     whose other arguments are numbers or sizes computed from the inputs (None: none)."""
-    output = next((n for n in nodes if n.op == "output"), None)
-    if output is None:
+    returned = graph_results(nodes)
+    if returned is None:
         return None
-    results = output.args[0]
-    if not isinstance(results, list | tuple):
-        return None
-    users = user_outputs(output, len(results))
+    results, users = returned
     positions = {r: k for k, r in enumerate(results) if k in users and isinstance(r, fx.Node)}
     views = []
     for position, node in enumerate(results):
@@ -96,6 +94,16 @@ def bases_first(views: list[OutputView]) -> list[OutputView]:
         return 0 if base is None else 1 + depth(base)
 
     return sorted(views, key=depth)
+
+
+def graph_results(nodes: list[fx.Node]) -> tuple[Sequence[Any], set[int]] | None:
+    """The graph's results and the positions among them the user receives (None: a
+    graph without a list of results)."""
+    output = next((n for n in nodes if n.op == "output"), None)
+    if output is None or not isinstance(output.args[0], list | tuple):
+        return None
+    results = output.args[0]
+    return results, user_outputs(output, len(results))
 
 
 def user_outputs(output: fx.Node, count: int) -> set[int]:
@@ -167,13 +175,13 @@ class OutputLayouts:
 def output_layouts(nodes: list[fx.Node], views: OutputViews | None) -> OutputLayouts | None:
     """The user's outputs, not inputs nor views of other outputs (`output_views` makes
     those), whose traced strides are not contiguous (None: none)."""
-    output = next((n for n in nodes if n.op == "output"), None)
-    if output is None or not isinstance(output.args[0], list | tuple):
+    returned = graph_results(nodes)
+    if returned is None:
         return None
-    results = output.args[0]
+    results, users = returned
     rebuilt = {view.position for view in views.views} if views is not None else set()
     layouts = {}
-    for position in user_outputs(output, len(results)) - rebuilt:
+    for position in users - rebuilt:
         node = results[position]
         traced = node.meta.get("val") if isinstance(node, fx.Node) else None
         traced = traced if isinstance(traced, torch.Tensor) else None
