@@ -392,14 +392,12 @@ class Fuser:
         outputs = self.outputs(Group(ops))
         try:
             self.domain(ops, outputs, align=True)
+            return []
         except Illegal as e:
             conditions = e.conditions
-        else:
-            return []
-        if not conditions:
-            return []
         try:  # (the sizes equal, the ops may still not be one kernel: a choice then would fail)
-            self.domain(ops, outputs, conditions, True, [])
+            if conditions:
+                self.domain(ops, outputs, assume=conditions, align=True)
         except Illegal:
             return []
         return conditions
