@@ -63,28 +63,35 @@ def floor_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 
 def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     """a/b as sympy makes it. Over a sum or a call (Max, Min, floor, ceiling), a number,
-    a name, a sum or a call is put together directly: sympy would make 1/b again and
-    again, each time searching b for an infinite term or asking whether it is zero,
-    by assumption queries that walk a nested tile size (milliseconds, in a process
-    that has not asked them). The product is what sympy's would be: its factors in
-    sympy's order, none of which can cancel or combine with 1/b. A name or a call
-    over a whole number is that with the coefficient 1/b, as sympy puts it first."""
+    a name, a sum or a call is put together directly, and so is a number or a name over
+    a product of calls: sympy would make 1/b again and again, each time searching b for
+    an infinite term or asking whether it is zero, by assumption queries that walk a
+    nested tile size (milliseconds, in a process that has not asked them). The product
+    is what sympy's would be: its factors in sympy's order, none of which can cancel or
+    combine with 1/b. A name or a call over a whole number is that with the coefficient
+    1/b, as sympy puts it first."""
     if isinstance(b, sympy.Integer) and b > 1 and (a.is_Symbol or isinstance(a, OVER[1:])):
         return cast(sympy.Expr, sympy.Mul(sympy.Rational(1, int(b)), a, evaluate=False))
     if _whole_times_call(b) and (a.is_Symbol or isinstance(a, OVER[1:])) and a != b.args[1]:
         # a name or a call over a whole number times a call (`2*Min(...)`, the cores
         # times a row cap): 1/that number first, then the two factors in sympy's order
         number, call = cast(tuple[sympy.Integer, sympy.Expr], b.args)
-        return _over(a, call, sympy.Rational(1, int(number)))
+        return _over(a, [call], sympy.Rational(1, int(number)))
+    if _product_of_calls(b) and (a.is_Symbol or (a.is_Integer and a > 1)):
+        # a number or a name over a product of calls (a work budget over a row's tiles,
+        # `16384/(Max(1, x_0)*Max(1, x_1))`): a factor per call, none cancels
+        return _over(a, cast(tuple[sympy.Expr, ...], b.args))
     if not isinstance(b, OVER) or a in (0, 1, b) or not _plain_numerator(a):
         return a / b
-    return _over(a, b)
+    return _over(a, [b])
 
 
-def _over(a: sympy.Expr, b: sympy.Expr, *coefficient: sympy.Expr) -> sympy.Expr:
-    """The product of `coefficient` (first, as sympy puts a number), `a` and 1/`b`,
-    these two in sympy's order of a product's factors, unevaluated."""
-    factors = [a, sympy.Pow(b, -1, evaluate=False)]
+def _over(
+    a: sympy.Expr, denominators: Sequence[sympy.Expr], *coefficient: sympy.Expr
+) -> sympy.Expr:
+    """The product of `coefficient` (first, as sympy puts a number), `a` and 1 over each
+    of `denominators`, these in sympy's order of a product's factors, unevaluated."""
+    factors = [a, *(sympy.Pow(d, -1, evaluate=False) for d in denominators)]
     _mulsort(factors)
     return cast(sympy.Expr, sympy.Mul(*coefficient, *factors, evaluate=False))
 
@@ -99,6 +106,11 @@ def _whole_times_call(b: sympy.Expr) -> bool:
         return False
     number = b.args[0]
     return isinstance(number, sympy.Integer) and number > 1
+
+
+def _product_of_calls(b: sympy.Expr) -> bool:
+    """Whether `b` is a product of Max, Min, floor and ceiling calls only."""
+    return b.is_Mul and all(isinstance(f, OVER[1:]) for f in b.args)
 
 
 def _plain_numerator(a: sympy.Expr) -> bool:

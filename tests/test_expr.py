@@ -141,8 +141,8 @@ def is_integer_arithmetic(expr: sympy.Basic) -> bool:
 
 def test_quotients_are_what_sympy_makes() -> None:
     """`tiling.quotient` puts a number, a name, a sum or a call over a sum, a call or a
-    whole number times a call together itself: the product sympy's division makes, in
-    sympy's order."""
+    whole number times a call, and a number or a name over a product of calls, together
+    itself: the product sympy's division makes, in sympy's order."""
     from dvm.lowering.tiling import OVER, quotient
 
     exprs = random_exprs(4, 400)
@@ -153,7 +153,13 @@ def test_quotients_are_what_sympy_makes() -> None:
     calls = [e for e in denominators if isinstance(e, OVER[1:])]
     times_calls = [sympy.Integer(n) * e for n, e in zip((2, 3, 16) * 20, calls, strict=False)]
     assert sum(e.is_Mul for e in times_calls) > 20
-    for b in [*denominators, *times_calls, *map(sympy.Integer, (2, 16, 297088))]:
+    # and products of calls (a work budget over a row's tiles), a call twice among them
+    products = [calls[i] * calls[i + 1] for i in range(20)] + [
+        calls[i] * calls[i + 1] * calls[0] for i in range(10)
+    ]
+    assert sum(all(isinstance(f, OVER[1:]) for f in e.args) for e in products) > 20
+    denominators += [*times_calls, *products, *map(sympy.Integer, (2, 16, 297088))]
+    for b in denominators:
         for a in [*rng.sample(exprs, 5), *SYMBOLS, sympy.Integer(-3), sympy.Integer(1), b]:
             made = quotient(a, b)
             assert made == a / b and sympy.srepr(made) == sympy.srepr(a / b), (a, b)
