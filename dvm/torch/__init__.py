@@ -35,13 +35,28 @@ def compiler(kind: str) -> Any:
     return compile_graph
 
 
+def weight_norm_backward(
+    grad_w: torch.Tensor, v: torch.Tensor, g: torch.Tensor, norms: torch.Tensor, dim: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of weight normalization's `w = v * (g / norms)`, `norms` the 2-norm
+    of `v` over every dim but `dim` (kept as 1s): torch's table writes the forward as
+    core ops, but autograd differentiates the op above it, whose backward it has no rule
+    for (`nn.utils.parametrizations.weight_norm`, wav2vec2's positional convolution)."""
+    others = [d for d in range(v.dim()) if d != dim % v.dim()]
+    grad_w_dot_v = (grad_w * v).sum(others, keepdim=True)
+    grad_v = (g / norms) * (grad_w - v * (grad_w_dot_v / (norms * norms)))
+    return grad_v.to(v.dtype), (grad_w_dot_v / norms).to(g.dtype)
+
+
 def decompositions() -> dict[Any, Any]:
     """torch's core ATen table, without its rule for the CPU flash-attention kernel: that
     rule writes the kernel as math below autograd, and the kernel's backward then reads
     the attention weights where it expects their log-sum-exp (wrong gradients). The
-    kernel, if a graph has it, runs in torch; `with_math_attention` keeps it out."""
+    kernel, if a graph has it, runs in torch; `with_math_attention` keeps it out. With a
+    rule for weight normalization's backward (`weight_norm_backward`)."""
     table = dict(core_aten_decompositions())
     table.pop(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default, None)
+    table[torch.ops.aten._weight_norm_interface_backward.default] = weight_norm_backward
     return table
 
 
