@@ -2,7 +2,9 @@
 are loaded only by the programs that need them.
 
 - `ml_dtypes` (bf16) is imported by the first bf16 program, not by `import dvm` or a
-  compile and call on other types; bf16 programs still compile and run after that.
+  compile and call on other types; bf16 programs still compile and run after that. The
+  same through the torch backend: a model on f32 leaves it unimported, one on bf16
+  loads it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 F32_THEN_BF16 = textwrap.dedent(
     """
@@ -40,11 +44,46 @@ F32_THEN_BF16 = textwrap.dedent(
 )
 
 
+TORCH_F32_THEN_BF16 = textwrap.dedent(
+    """
+    import sys
+    import torch
+    import dvm.torch
+
+    def gelu_mlp(x, w):
+        return torch.nn.functional.gelu(x @ w).sum(-1)
+
+    compiled = torch.compile(gelu_mlp, backend="dvm", dynamic=True)
+    torch.manual_seed(0)
+    x, w = torch.randn(5, 8), torch.randn(8, 3)
+    assert torch.allclose(compiled(x, w), gelu_mlp(x, w), atol=1e-5)
+    print("ml_dtypes" in sys.modules, dvm.torch.reports()[-1]["ops_on_dvm"] > 0)
+
+    y = compiled(x.bfloat16(), w.bfloat16())
+    assert y.dtype == torch.bfloat16
+    assert torch.allclose(y.float(), gelu_mlp(x, w), atol=0.1, rtol=0.05)
+    print("ml_dtypes" in sys.modules)
+    """
+)
+
+
+def output_of(script: str) -> list[str]:
+    """What `script` printed in a fresh process, which must succeed."""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
 def test_ml_dtypes_is_imported_by_the_first_bf16_program_only() -> None:
     """A compile and call on f32 leaves `ml_dtypes` unimported (it takes most of a
     second); a bf16 program compiled after it loads it and runs."""
-    result = subprocess.run(
-        [sys.executable, "-c", F32_THEN_BF16], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["False", "ok"]
+    assert output_of(F32_THEN_BF16) == ["False", "ok"]
+
+
+def test_the_torch_backend_imports_ml_dtypes_for_bf16_tensors_only() -> None:
+    """A model run on f32 through the backend leaves `ml_dtypes` unimported; the same
+    model on bf16 tensors loads it and runs on dvm."""
+    pytest.importorskip("torch")
+    assert output_of(TORCH_F32_THEN_BF16) == ["False", "True", "True"]

@@ -4,28 +4,52 @@ of its bits, since numpy has no bf16 of its own; a complex tensor as its float p
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import torch
 
-DTYPES: dict[torch.dtype, np.dtype[Any]] = {
-    torch.bool: np.dtype(np.bool_),
-    torch.int8: np.dtype(np.int8),
-    torch.int16: np.dtype(np.int16),
-    torch.int32: np.dtype(np.int32),
-    torch.int64: np.dtype(np.int64),
-    torch.uint8: np.dtype(np.uint8),
-    torch.float16: np.dtype(np.float16),
-    torch.bfloat16: np.dtype(ml_dtypes.bfloat16),
-    torch.float32: np.dtype(np.float32),
-    torch.float64: np.dtype(np.float64),
-}
-"""The torch dtypes the compiler computes on, as numpy dtypes."""
+from dvm.numerics import bfloat16, is_bfloat16
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
+
+class NumpyDtypes(Mapping[torch.dtype, np.dtype[Any]]):
+    """torch dtypes to numpy's, bf16's looked up at its first use: importing
+    `ml_dtypes`, where numpy's bf16 lives, takes most of a second, and most models
+    never meet a bf16 tensor."""
+
+    def __init__(self, plain: dict[torch.dtype, np.dtype[Any]]) -> None:
+        self.plain = plain
+
+    def __getitem__(self, dtype: torch.dtype) -> np.dtype[Any]:
+        return bfloat16() if dtype == torch.bfloat16 else self.plain[dtype]
+
+    def __contains__(self, dtype: object) -> bool:
+        return dtype == torch.bfloat16 or dtype in self.plain
+
+    def __iter__(self) -> Iterator[torch.dtype]:
+        yield from self.plain
+        yield torch.bfloat16
+
+    def __len__(self) -> int:
+        return len(self.plain) + 1
+
+
+DTYPES = NumpyDtypes(
+    {
+        torch.bool: np.dtype(np.bool_),
+        torch.int8: np.dtype(np.int8),
+        torch.int16: np.dtype(np.int16),
+        torch.int32: np.dtype(np.int32),
+        torch.int64: np.dtype(np.int64),
+        torch.uint8: np.dtype(np.uint8),
+        torch.float16: np.dtype(np.float16),
+        torch.float32: np.dtype(np.float32),
+        torch.float64: np.dtype(np.float64),
+    }
+)
+"""The torch dtypes the compiler computes on (these and bf16), as numpy dtypes."""
 
 COMPLEX_PARTS: dict[torch.dtype, torch.dtype] = {
     torch.complex64: torch.float32,
@@ -57,7 +81,7 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
     if tensor.requires_grad:  # (`detach` costs a new tensor object: only where needed)
         tensor = tensor.detach()
     if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(BF16)
+        return tensor.view(torch.int16).numpy().view(bfloat16())
     return tensor.numpy()
 
 
@@ -80,6 +104,6 @@ def from_pairs(array: np.ndarray[Any, Any]) -> torch.Tensor:
 
 def to_torch(array: np.ndarray[Any, Any]) -> torch.Tensor:
     """The array's memory as a tensor."""
-    if array.dtype == BF16:
+    if is_bfloat16(array.dtype):
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
