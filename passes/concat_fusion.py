@@ -141,8 +141,8 @@ def concat_pieces(
     if list(outputs) != [concat.result]:
         raise Illegal(f"{describe(concat)}: a fused concat's result is its kernel's only output")
     members = [op for op in ops if op is not concat]
-    if any(isinstance(op, ConcatOp) for op in members):
-        raise Illegal(f"{describe(concat)}: one concat per kernel")
+    if any(isinstance(op, OWN_KERNEL) for op in members):  # (a scatter_add has no tile form)
+        raise Illegal(f"{describe(concat)}: one concat, and no other op of its own, per kernel")
     result = shape_of(concat.result)
     pieces = []
     check_all_used(members, concat.inputs, describe(concat))

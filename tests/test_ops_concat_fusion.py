@@ -465,3 +465,32 @@ def test_inputs_of_one_element_along_the_axis(device: str) -> None:
         return np.concatenate([rows + rows, cols + cols])
 
     check(UNIT, device, cases, want)
+
+
+SCATTERED = """
+func.func @f(%a: tensor<?x6xf32>, %z: tensor<?x6xf32>, %ids: tensor<?xi64>, %u: tensor<?x6xf32>)
+    -> tensor<?x12xf32> {
+  %s = tensor.scatter_add %z, %ids, %u dim(0)
+      : (tensor<?x6xf32>, tensor<?xi64>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  %r = tensor.concat dim(1) %a, %s : (tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x12xf32>
+  func.return %r : tensor<?x12xf32>
+}
+"""
+
+
+def scattered(a: np.ndarray, z: np.ndarray, ids: np.ndarray, u: np.ndarray) -> np.ndarray:
+    added = z.copy()
+    np.add.at(added, ids, u)
+    return np.concatenate([a, added], axis=1)
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_scatter_add_input_keeps_its_own_kernel(device: str) -> None:
+    """A scatter_add has no form inside a tile, so the concat reading it is not fused
+    with it (an embedding bag's sums concatenated, DLRM-style)."""
+    cases = []
+    for seed, (rows, count) in enumerate([(1, 1), (5, 13), (97, 3)]):
+        ids = np.random.default_rng(seed).integers(0, rows, count)
+        a, z = seeded((rows, 6), seed), seeded((rows, 6), seed + 1)
+        cases.append((a, z, ids, seeded((count, 6), seed + 2)))
+    check(SCATTERED, device, cases, scattered)
