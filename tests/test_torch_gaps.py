@@ -1,9 +1,9 @@
 """`torch.compile(..., backend="dvm", dynamic=True)` on modules whose ATen ops need
 handlers of their own: `nn.EmbeddingBag` (DLRM-style tables over offsets with empty
 bags, a fastText classifier over 2-d token ids with padding), and its four outputs
-against `torch.embedding_bag`'s. Over a stream of sizes (1s, primes) against eager:
-outputs, gradients, every op on dvm, and no graph or plan after each size class's
-first call."""
+against `torch.embedding_bag`'s; `torch.cdist`'s gradient for p other than 1, 2 and
+inf. Over a stream of sizes (1s, primes) against eager: outputs, gradients, every op
+on dvm, and no graph or plan after each size class's first call."""
 
 from __future__ import annotations
 
@@ -57,6 +57,19 @@ class FastText(nn.Module):
         return self.classify(self.bag(tokens))
 
 
+class PNormDistances(nn.Module):
+    """`torch.cdist` by the p-norms between 1, 2 and inf, past 2, and p = 0 (whose
+    gradient is zero), of learned projections."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.project = nn.Linear(5, 4)
+
+    def forward(self, a: Any, b: Any) -> Any:
+        a, b = self.project(a), self.project(b)
+        return torch.cdist(a, b, p=3), torch.cdist(a, b, p=0.5), torch.cdist(a, b, p=0)
+
+
 def dlrm(b: int, t: int) -> tuple[Any, ...]:
     """b bags over b * t + b - 1 ids (1 at b = t = 1), one bag empty from b = 3."""
     n = b * t + b - 1
@@ -79,6 +92,9 @@ def documents(b: int, t: int) -> tuple[Any, ...]:
 CASES: dict[str, Case] = {
     "dlrm_bags": Case(DLRMBags, dlrm),
     "fasttext": Case(FastText, documents),
+    "p_norm_distances": Case(
+        PNormDistances, lambda b, t: (torch.randn(b, t + 2, 5), torch.randn(b, t + 4, 5))
+    ),
 }
 
 

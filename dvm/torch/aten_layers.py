@@ -5,7 +5,7 @@ operands broadcast along the dims each is expanded at, summed over `sumdim`.
 `_cdist_forward` (`torch.cdist`) is the p-norm of every pair of rows' differences,
 or, where torch's kernel takes it (p = 2 past 25 rows, or when asked), the matrix
 product form `|a|^2 - 2 a.b + |b|^2` with torch's own rounding; `_cdist_backward`
-its gradient for p = 1, 2 and inf. `triu_indices` and `tril_indices` are constants.
+its gradient (every p). `triu_indices` and `tril_indices` are constants.
 """
 
 from __future__ import annotations
@@ -96,9 +96,24 @@ def cdist_backward(grad: Any, x1: Any, x2: Any, p: float, distances: Any) -> Any
     elif math.isinf(p):
         largest = np.absolute(difference) == distance
         terms = np.sign(difference) * largest.astype(x1.dtype) * pair_grad
+    elif p == 0:  # (a count of differing features: flat)
+        return filled(x1.shape, 0, x1.dtype)
     else:
-        raise Unsupported(f"the cdist gradient of p = {p}")
+        terms = p_norm_terms(difference, pair_grad, distance, p)
     return needs(terms.sum(axis=-2))
+
+
+def p_norm_terms(difference: Any, pair_grad: Any, distance: Any, p: float) -> Any:
+    """Each pair's gradient along the difference for another p, torch's:
+    `sign(d) |d|^(p-1) / dist^(p-1)` times the pair's gradient, 0 where the distance
+    is 0 (and, for p < 1, where a feature's difference is)."""
+    magnitude = np.absolute(difference)
+    safe = np.where(distance == 0, 1, distance)
+    terms = np.sign(difference) * np.power(magnitude, p - 1) / np.power(safe, p - 1) * pair_grad
+    vanishing = distance == 0
+    if p < 1:
+        vanishing = vanishing | (magnitude == 0)
+    return np.where(vanishing, 0, terms)
 
 
 def triangle_indices(upper: bool) -> Handler:
