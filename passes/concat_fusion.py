@@ -34,6 +34,7 @@ from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from dvm.dialects.data_movement import ConcatOp, PadOp
+from dvm.dialects.tensor import ReduceOp
 from dvm.passes.domain import (
     OWN_KERNEL,
     Domain,
@@ -121,7 +122,10 @@ def single_piece(
     """The piece that computes `value` from the ops of `members` that it needs."""
     piece_ops = producers(value, members)
     domain = DomainAnalysis(piece_ops, [value], known=known).run()
-    if domain.reduced or domain.contraction is not None:
+    # (a reduction over unit dims only is no reduced axis of the domain, but the
+    # piece's loads would not map its input's dims: it keeps a kernel of its own)
+    reduces = any(isinstance(op, ReduceOp) for op in piece_ops)
+    if domain.reduced or domain.contraction is not None or reduces:
         raise Illegal(f"{what}: what a fused copy stores is not reduced")
     return Piece(value, piece_ops, over_result_axes(domain, value, axis))
 

@@ -494,3 +494,22 @@ def test_a_scatter_add_input_keeps_its_own_kernel(device: str) -> None:
         a, z = seeded((rows, 6), seed), seeded((rows, 6), seed + 1)
         cases.append((a, z, ids, seeded((count, 6), seed + 2)))
     check(SCATTERED, device, cases, scattered)
+
+
+UNIT_REDUCED = """
+func.func @f(%a: tensor<1x?x7xf32>, %b: tensor<?x7xf32>) -> tensor<?x14xf32> {
+  %s = tensor.reduce_sum %a {axes = [0], keepdims = true} : tensor<1x?x7xf32> -> tensor<1x?x7xf32>
+  %c = tensor.collapse_shape %s [[0, 1], [2]] : tensor<1x?x7xf32> into tensor<?x7xf32>
+  %r = tensor.concat dim(1) %b, %c : (tensor<?x7xf32>, tensor<?x7xf32>) -> tensor<?x14xf32>
+  func.return %r : tensor<?x14xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_an_input_summed_over_a_unit_dim_is_not_fused(device: str) -> None:
+    """A sum over a dim of 1 (an autograd sum over a batch of one step, a GRU's
+    backward) reduces no axis of the concat's domain, but the piece's loads would
+    not map its input's dims: it keeps a kernel of its own."""
+    cases = [(seeded((1, n, 7), n), seeded((n, 7), n + 1)) for n in (1, 2, 13)]
+    check(UNIT_REDUCED, device, cases, lambda a, b: np.concatenate([b, a.sum(0)], axis=1))
