@@ -7,6 +7,7 @@ on dvm, and no graph or plan after each size class's first call."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -159,3 +160,45 @@ def test_the_extra_outputs_are_torchs(dtype: Any) -> None:
 
     reports = graphs_of(run)
     assert all(r["ops_on_dvm"] == r["ops_total"] for r in reports), reports
+
+
+def test_a_gru_unrolled_by_allow_rnn_gives_eagers_gradients() -> None:
+    """With `allow_rnn`, dynamo unrolls `nn.GRU` over the length (a graph per length)
+    into ops that all record, the backward too; a length equal to the
+    hidden size (the backward's sums over one step's unit dim beside concats)."""
+    torch.manual_seed(0)
+    model = nn.GRU(5, 7, batch_first=True)
+    reference = copy.deepcopy(model)
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        x = torch.randn(3, 7, 5)
+        got, expected = compiled(x), reference(x)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+        got[0].square().sum().backward()
+        expected[0].square().sum().backward()
+        for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+
+    with torch._dynamo.config.patch(allow_rnn=True):
+        reports = graphs_of(run)
+    assert all(r["ops_on_dvm"] == r["ops_total"] for r in reports), reports
+    assert any("backward" in r["graph"] for r in reports), reports
+
+
+def test_an_lstm_in_eval_runs_its_layers_in_torch() -> None:
+    """Under no_grad an `nn.LSTM` is one `mkldnn_rnn_layer` per layer (oneDNN's fused
+    kernel, no handler: in torch); the ops around it record."""
+    torch.manual_seed(0)
+    model = nn.LSTM(5, 7, num_layers=2, batch_first=True).eval()
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        with torch.no_grad():
+            for b, t in [(2, 5)]:
+                x = torch.randn(b, t, 5)
+                torch.testing.assert_close(compiled(x), model(x))
+
+    with torch._dynamo.config.patch(allow_rnn=True):
+        reports = graphs_of(run)
+    assert all(set(r["fallbacks"]) == {"mkldnn_rnn_layer"} for r in reports), reports
