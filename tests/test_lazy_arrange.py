@@ -146,6 +146,8 @@ def test_split_pieces_are_views() -> None:
         lambda m: m.diff(m.ones((2, 0)), axis=1),
         lambda m: m.split(m.ones((2, 5)), 2, axis=1),  # sections that do not divide
         lambda m: m.linalg.norm(m.ones((2, 3, 4)), "fro"),
+        lambda m: m.insert(m.ones(3), 5, 1.0),  # position out of range
+        lambda m: m.insert(m.ones(3, "i8"), 0, float("nan")),  # a cast numpy rejects
     ],
 )
 def test_what_these_functions_reject_is_numpys_to_say(call: Callable[[Any], Any]) -> None:
@@ -155,6 +157,8 @@ def test_what_these_functions_reject_is_numpys_to_say(call: Callable[[Any], Any]
         def __getattr__(self, name: str) -> Any:
             if name in ("ones", "array"):
                 return lambda *a: lazy.asarray(getattr(np, name)(*a))
+            if name == "insert":  # (the array to insert into, made lazy)
+                return lambda a, *rest: np.insert(lazy.asarray(np.asarray(a)), *rest)
             return getattr(np, name)
 
     try:
@@ -382,3 +386,27 @@ def test_sizes_equal_by_chance_compile_nothing_new(function: Callable[[Any], Any
         x = rng.standard_normal(shape).astype(np.float32)
         np.testing.assert_array_equal(np.asarray(function(lazy.asarray(x))), function(x))
     assert lazy.stats()["compiled"] == 1
+
+
+def recorded(function: Callable[..., Any], *arrays: np.ndarray[Any, Any]) -> None:
+    """`function` on lazy arrays gives numpy's dtype, shape and values, with no fallback."""
+    before = dict(lazy.stats()["fallbacks"])
+    got, want = np.asarray(function(*[lazy.asarray(a.copy()) for a in arrays])), function(*arrays)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape)
+    np.testing.assert_array_equal(got, want)  # (NaNs where numpy's are)
+    assert lazy.stats()["fallbacks"] == before
+
+
+def test_heaviside_and_insert_of_one_number_record() -> None:
+    """`heaviside` (NaN, -0.0, infinities, ints) and `insert` of one number at one
+    position, cast as numpy casts it, on floats, ints and bools."""
+    x = np.array([-1.0, 0.0, 2.0, np.nan, -0.0, np.inf], np.float32)
+    recorded(lambda v: np.heaviside(v, 0.5), x)
+    recorded(lambda v, h: np.heaviside(v, h), x.astype(np.float64), np.arange(6.0))
+    recorded(lambda v: np.heaviside(v, 1), np.array([-2, 0, 3], np.int16))
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.int8, np.bool_):
+        a = np.round(rng.normal(size=(3, 4)) * 3).astype(dtype)
+        recorded(lambda v: np.insert(v, 0, 0.0), a)
+        recorded(lambda v: np.insert(v, -1, 2.7, axis=1), a)  # (cast as numpy casts)
+        recorded(lambda v: np.insert(v, 3, True, axis=0), a)

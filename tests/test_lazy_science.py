@@ -237,6 +237,29 @@ def summary_statistics(x: Array) -> Any:
             np.histogram(x, bins=5)[0], np.corrcoef(x.T)[0])  # fmt: skip
 
 
+def robust_statistics(x: Array) -> Any:
+    """Outliers by the median absolute deviation, and an interquartile clip."""
+    med = np.median(x, axis=0)
+    mad = np.median(np.abs(x - med), axis=0)
+    outliers = np.abs(0.6745 * (x - med) / (mad + 1e-12)) > 3.5
+    q1, q3 = np.percentile(x, [25, 75], axis=0)
+    clipped = np.clip(x, q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1))
+    return med, mad, outliers.sum(), clipped.mean(axis=0), np.median(x), np.quantile(x, 0.9)
+
+
+def steps(x: Array) -> Any:
+    return np.heaviside(x, 0.5), np.heaviside(x - x.mean(), x)
+
+
+def inserted_moving_average(x: Array, w: int = 3) -> Any:
+    """Two cumulative-sum moving averages (the second with a leading zero inserted)."""
+    s = x.ravel()
+    c = np.cumsum(s, dtype=float)
+    c[w:] = c[w:] - c[:-w]
+    padded = np.cumsum(np.insert(s, 0, 0.0))
+    return c[w - 1 :] / w, (padded[w:] - padded[:-w]) / w
+
+
 def monte_carlo_pi(points: Array) -> Any:
     inside = points[:, 0] ** 2 + points[:, 1] ** 2 <= 1
     return 4 * inside.mean(), np.count_nonzero(inside), inside.sum()
@@ -302,6 +325,11 @@ PROGRAMS = {
         matrix,
         fallbacks=frozenset({"percentile", "median", "histogram", "corrcoef"}),
     ),
+    "robust_statistics": Program(
+        robust_statistics, matrix, fallbacks=frozenset({"median", "percentile", "quantile"})
+    ),
+    "steps": Program(steps, matrix),
+    "inserted_moving_average": Program(inserted_moving_average, matrix),
     "monte_carlo_pi": Program(monte_carlo_pi, points),
     "counting": Program(counting, matrix, fallbacks=frozenset({"bincount", "unique"})),
     "half_precision": Program(half_precision, matrix, dtypes=[np.float32]),

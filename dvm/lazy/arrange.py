@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -514,6 +515,41 @@ def array_split(a: Any, indices_or_sections: Any, axis: Any = 0) -> list[View] |
     return pieces(a, indices_or_sections, axis, equal=False)
 
 
+def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Node | None:
+    """numpy's `insert` of one number at one position (`np.insert(s, 0, 0.0)`, a
+    cumulative sum's leading zero): the array's two parts around the number,
+    concatenated, in the array's dtype. The number is cast as numpy casts it; a cast
+    numpy rejects or warns of, several positions or values run in numpy."""
+    if type(arr) is not Node or not is_supported(arr.dtype) or not is_int(obj):
+        return None
+    if type(values) not in (int, float, bool):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            number = np.array(values, dtype=arr.dtype)
+    except (ValueError, OverflowError, TypeError, RuntimeWarning):
+        return None
+    if axis is None:
+        source, along = record.reshape(arr, (math.prod(arr.shape),)), 0
+    elif is_int(axis) and -arr.ndim <= axis < arr.ndim:
+        source, along = arr, int(axis) % arr.ndim
+    else:
+        return None
+    n = source.shape[along] if source is not None else 0
+    if source is None or not -n <= obj <= n:
+        return None  # (numpy's IndexError)
+    at = int(obj) + n if obj < 0 else int(obj)
+    lead = (slice(None),) * along
+    piece = Node.of(np.full((*source.shape[:along], 1, *source.shape[along + 1 :]), number))
+    before = numpy_api.basic_index(source, (*lead, slice(0, at)))
+    after = numpy_api.basic_index(source, (*lead, slice(at, n)))
+    if before is None or after is None:
+        return None
+    parts = [part for part in (before, piece, after) if part.shape[along]]
+    return record.concat(parts, along)
+
+
 FUNCTIONS: dict[Any, Any] = {
     np.flip: flip, np.flipud: flip_rows, np.fliplr: flip_columns, np.roll: roll,
     np.rot90: rot90, np.tile: tile, np.repeat: repeat, np.pad: pad,
@@ -521,7 +557,7 @@ FUNCTIONS: dict[Any, Any] = {
     np.tril: triangle(lower=True), np.triu: triangle(lower=False),
     np.ptp: ptp, np.count_nonzero: count_nonzero, np.average: average,
     np.vstack: vstack, np.hstack: hstack, np.column_stack: column_stack, np.outer: outer,
-    np.nan_to_num: nan_to_num,
+    np.nan_to_num: nan_to_num, np.insert: insert,
     np.split: split, np.array_split: array_split, np.linalg.norm: linalg_norm,
 }  # fmt: skip
 """This module's handlers (`functions.FUNCTIONS` takes them in)."""

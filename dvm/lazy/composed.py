@@ -1,6 +1,6 @@
 """numpy functions that are a few recorded ops each, written as numpy writes them:
 `isclose` and `allclose`, `nansum` and `nanmean`, `diag`, `diagonal` and `trace`,
-`gradient` and `convolve`.
+`gradient`, `convolve` and `heaviside`.
 
 Each handler takes numpy's arguments, lazy arrays already as their nodes, and returns
 the result's node, or None where it does not record the call (the caller then runs
@@ -251,6 +251,28 @@ def convolve(a: Operand, v: Operand, mode: Any = "full") -> Node | None:
     if mode == "valid":
         return cut(total, 0, shortest - 1, longest - shortest + 1)
     return total
+
+
+def heaviside(x1: Operand, x2: Operand) -> Node | None:
+    """numpy's `heaviside`: 0 below zero, 1 above, `x2` at zero, NaN where `x1` is."""
+    dtypes = (numpy_api.operand_dtype(x1), numpy_api.operand_dtype(x2))
+    loop = None if numpy_api.missing(dtypes) else numpy_api.resolved(np.heaviside, dtypes)
+    if loop is None or not (type(x1) is Node or type(x2) is Node):
+        return None
+    x, h = numpy_api.as_node(x1, loop[0]), numpy_api.as_node(x2, loop[1])
+    zero, one = numpy_api.as_node(0.0, loop[2]), numpy_api.as_node(1.0, loop[2])
+    if x is None or h is None or zero is None or one is None or not numpy_api.broadcasts(x, h):
+        return None
+    below = numpy_api.ufunc(np.less, [x, zero])
+    above = numpy_api.ufunc(np.greater, [x, zero])
+    if below is None or above is None:
+        return None
+    steps = record.elementwise("select", [above, one, h], loop[2])
+    steps = None if steps is None else record.elementwise("select", [below, zero, steps], loop[2])
+    nan = numpy_api.ufunc(np.isnan, [x])
+    if steps is None or nan is None:
+        return None
+    return record.elementwise("select", [nan, x, steps], loop[2])
 
 
 FUNCTIONS: dict[Any, Any] = {
