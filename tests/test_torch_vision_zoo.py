@@ -222,3 +222,25 @@ def training_step(case: Case) -> None:
 @pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.train])
 def test_a_training_step_gives_eagers_gradients_and_buffers(name: str) -> None:
     training_step(CASES[name])
+
+
+@pytest.mark.parametrize("name", ["mobilenet_block", "convnext_block", "adaptive_pools"])
+def test_a_bfloat16_module_runs_every_op_on_dvm(name: str) -> None:
+    """`.to(torch.bfloat16)` vision modules: convolutions, norms and poolings record in
+    bf16 (numpy's type for it is not a float kind to numpy), eager's results within
+    bf16's precision."""
+    case = CASES[name]
+    torch.manual_seed(0)
+    model = case.make().eval().to(torch.bfloat16)
+
+    def run() -> None:
+        compiled = torch.compile(model, backend="dvm", dynamic=True)
+        with torch.no_grad():
+            for b, t in [(2, 5), (3, 7)]:
+                torch.manual_seed(b * t)
+                (x,) = case.data(b, t)
+                # (assert_close checks the dtypes too: bf16's outputs stay bf16)
+                assert_same(compiled(x.bfloat16()), model(x.bfloat16()), (3e-2, 3e-2))
+
+    reports = graphs_of(run)
+    assert all(r["ops_on_dvm"] == r["ops_total"] for r in reports), reports

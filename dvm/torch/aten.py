@@ -20,7 +20,7 @@ from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.arrange import vector_norm as vector_norm_of
 from dvm.lazy.array import dialect_op
 from dvm.lazy.record import collective as record_collective
-from dvm.numerics import working_dtype
+from dvm.numerics import is_float_dtype, working_dtype
 from dvm.torch.plan import BUILDING
 from dvm.torch.sizes import Quotient, Size, plain, specialized
 
@@ -70,7 +70,7 @@ def number(x: Any, like: Any) -> Any:
     if not isinstance(x, Size | Quotient):
         return x
     if BUILDING and isinstance(like, LazyArray):
-        if isinstance(x, Quotient) and like.dtype.kind != "f":
+        if isinstance(x, Quotient) and not is_float_dtype(like.dtype):
             raise Unsupported("a quotient of sizes with a tensor of integers")
         return BUILDING[-1].scalar(x, like.dtype)
     return plain(x) if isinstance(x, Size) else float(x)
@@ -441,7 +441,7 @@ def filled(size: Sequence[Any], value: Any, dtype: np.dtype[Any]) -> Any:
     if isinstance(value, LazyArray):
         raise Unsupported("a fill value computed in the graph")
     if isinstance(value, Size | Quotient) and BUILDING:
-        if isinstance(value, Quotient) and dtype.kind != "f":
+        if isinstance(value, Quotient) and not is_float_dtype(dtype):
             raise Unsupported("a quotient of sizes filling a tensor of integers")
         return needs(np.broadcast_to(BUILDING[-1].scalar(value, dtype), tuple(size)))
     return needs(np.broadcast_to(asarray(np.asarray(plain(value), dtype)), tuple(size)))
@@ -605,7 +605,7 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     """`linalg_vector_norm` of a float tensor: `ord` 1, 2, inf, -inf or another p > 0."""
     x = lazy(x)
     p = ord if isinstance(ord, int | float) and not isinstance(ord, bool) else 0
-    if dtype is not None or x.dtype.kind != "f" or not (p > 0 or p == -math.inf):
+    if dtype is not None or not is_float_dtype(x.dtype) or not (p > 0 or p == -math.inf):
         raise Unsupported("this vector norm")
     axes = None if dim is None or dim == [] else tuple(specialized(d) for d in dim)
     node = vector_norm_of(x._node, p, axes, keepdim)

@@ -44,7 +44,7 @@ def conv_windows(x: LazyArray, weight: LazyArray, stride: Any, padding: Any, dil
     groups = specialized(groups)
     if count < 1 or x.ndim != weight.ndim or x.dtype != weight.dtype:
         raise Unsupported("a convolution of unbatched or mixed inputs")
-    if x.dtype.kind != "f" or groups < 1 or x.shape[1] != weight.shape[1] * groups:
+    if not is_float_dtype(x.dtype) or groups < 1 or x.shape[1] != weight.shape[1] * groups:
         raise Unsupported("a convolution of integers, or whose channels do not match")
     if weight.shape[0] % groups != 0:
         raise Unsupported("a convolution whose output channels do not split in groups")
@@ -151,7 +151,7 @@ def transposed_windows(x: LazyArray, weight: LazyArray, stride: Any, padding: An
     being the output padding), with its input's length `L` as their count."""
     count = weight.ndim - 2
     groups = specialized(groups)
-    if count < 1 or x.ndim != weight.ndim or x.dtype != weight.dtype or x.dtype.kind != "f":
+    if count < 1 or x.ndim != weight.ndim or x.dtype != weight.dtype or not is_float_dtype(x.dtype):
         raise Unsupported("a transposed convolution of unbatched, mixed or integer inputs")
     if groups < 1 or x.shape[1] != weight.shape[0] or weight.shape[0] % groups:
         raise Unsupported("a transposed convolution whose channels do not match")
@@ -212,7 +212,7 @@ def batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
     convolution): the channels (dim 1) normalized by the running statistics, and the
     two empty statistics torch returns beside them."""
     x = lazy(x)
-    if x.ndim < 2 or x.dtype.kind != "f":
+    if x.ndim < 2 or not is_float_dtype(x.dtype):
         raise Unsupported("a batch norm without channels, or of integers")
     per_channel = (x.shape[1], *([1] * (x.ndim - 2)))
 
@@ -258,7 +258,7 @@ def batch_norm_without_statistics(x: Any, weight: Any, bias: Any, training: bool
 def batch_statistics(x: LazyArray, weight: Any, bias: Any, eps: float) -> Any:
     """The channels (dim 1) of `x` normalized by the batch's mean and (biased) variance,
     scaled and shifted; with the mean, variance and inverse deviation per channel."""
-    if x.ndim < 2 or x.dtype.kind != "f":
+    if x.ndim < 2 or not is_float_dtype(x.dtype):
         raise Unsupported("a batch norm without channels, or of integers")
     axes = (0, *range(2, x.ndim))
     mean = x.mean(axis=axes, keepdims=True)

@@ -24,6 +24,7 @@ import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.graph import Node
+from dvm.numerics import is_float_dtype
 from dvm.torch.aten import (
     Handler,
     Unsupported,
@@ -334,8 +335,9 @@ def scatter_reduce(x: Any, dim: Any, index: Any, src: Any, reduce: str,
     """`scatter_reduce` by `sum` or by `mean` (of floats: the sum over the count of
     values, `x`'s own among them with `include_self`, where any was written). The
     other reductions run in torch."""
-    kind = lazy(x).dtype.kind
-    if reduce not in ("sum", "mean") or kind == "b" or (reduce == "mean" and kind != "f"):
+    dtype = lazy(x).dtype
+    averages_integers = reduce == "mean" and not is_float_dtype(dtype)
+    if reduce not in ("sum", "mean") or dtype.kind == "b" or averages_integers:
         raise Unsupported(f"scatter_reduce by {reduce}")
 
     def write(block: LazyArray, axis: int, index: LazyArray) -> LazyArray:

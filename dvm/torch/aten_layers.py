@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from dvm.lazy import LazyArray, asarray
+from dvm.numerics import is_float_dtype
 from dvm.torch.aten import Handler, Unsupported, filled, lazy, needs
 from dvm.torch.sizes import specialized
 
@@ -27,7 +28,7 @@ def trilinear(i1: Any, i2: Any, i3: Any, expand1: Sequence[int], expand2: Sequen
     """`_trilinear`: each operand with unit dims inserted at its `expand` dims, the
     three multiplied (broadcast) and summed over `sumdim`."""
     operands = [lazy(i) for i in (i1, i2, i3)]
-    if any(x.dtype.kind != "f" for x in operands):
+    if any(not is_float_dtype(x.dtype) for x in operands):
         raise Unsupported("a trilinear product of integers")
     product: Any = None
     for x, expanded in zip(operands, (expand1, expand2, expand3), strict=True):
@@ -49,7 +50,7 @@ def uses_matrix_product(p: float, mode: Any, rows: Sequence[Any]) -> bool:
 def cdist(x1: Any, x2: Any, p: float, compute_mode: Any = None) -> Any:
     """`_cdist_forward` of (..., P, M) and (..., R, M) rows: (..., P, R) distances."""
     x1, x2 = lazy(x1), lazy(x2)
-    if x1.dtype.kind != "f" or x1.dtype != x2.dtype or x1.ndim < 2 or p < 0:
+    if not is_float_dtype(x1.dtype) or x1.dtype != x2.dtype or x1.ndim < 2 or p < 0:
         raise Unsupported("a cdist of integers, mixed dtypes or p < 0")
     if uses_matrix_product(p, compute_mode, (x1.shape[-2], x2.shape[-2])):
         return euclidean_by_product(x1, x2)

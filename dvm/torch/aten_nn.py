@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
+from dvm.numerics import is_float_dtype
 from dvm.torch.aten import (
     Handler,
     Unsupported,
@@ -208,7 +209,7 @@ def max_pool(x: Any, kernel: Sequence[Any], stride: Sequence[Any] = (), padding:
     finds them: from the window's first element in the input (and -inf), on to each
     larger one or NaN (the first of equal maxima, the last NaN), padding never."""
     x = lazy(x)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         raise Unsupported("a max pooling of integers")
     spans = windows(x, count, kernel, stride, padding, dilation, ceil_mode)
     first = x.ndim - count
@@ -305,7 +306,7 @@ def avg_pool(x: Any, kernel: Sequence[Any], stride: Sequence[Any] = (), padding:
              divisor_override: Any = None, count: int = 2) -> Any:  # fmt: skip
     """`avg_pool2d` (`count` 2) or `avg_pool3d`: each window's sum over its divisor."""
     x = lazy(x)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         raise Unsupported("an average pooling of integers")
     spans = windows(x, count, kernel, stride, padding, 1, ceil_mode)
     total: Any = None
@@ -374,7 +375,7 @@ def averaging_matrix(out: Any, length: Any, like: LazyArray) -> LazyArray:
     """The (out, length) matrix of an adaptive average pooling along one dim: row i
     averages the input positions from floor(i * length / out) up to ceil((i + 1) *
     length / out), torch's windows, which overlap where out does not divide length."""
-    if like.dtype.kind != "f":
+    if not is_float_dtype(like.dtype):
         raise Unsupported("an adaptive average pooling of integers")
     shape = (out, length)
     rows, cols = (LazyArray(record.iota(shape, axis, INT64)) for axis in (0, 1))
@@ -421,7 +422,7 @@ def adaptive_max_pool(x: Any, output_size: Sequence[Any]) -> Any:
     and its flat position in the input's plane (the block's elements in a row of their
     own, the first maximum's offset in it turned into a row and a column)."""
     x = lazy(x)
-    if x.dtype.kind != "f" or len(output_size) != 2:
+    if not is_float_dtype(x.dtype) or len(output_size) != 2:
         raise Unsupported("an adaptive max pooling of integers, or not 2-d")
     (rows, row_block), (cols, col_block) = adaptive_blocks(x, output_size)
     first = x.ndim - 2
