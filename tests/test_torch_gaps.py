@@ -2,8 +2,9 @@
 handlers of their own: `nn.EmbeddingBag` (DLRM-style tables over offsets with empty
 bags, a fastText classifier over 2-d token ids with padding), and its four outputs
 against `torch.embedding_bag`'s; `torch.cdist`'s gradient for p other than 1, 2 and
-inf. Over a stream of sizes (1s, primes) against eager: outputs, gradients, every op
-on dvm, and no graph or plan after each size class's first call."""
+inf; adaptive max poolings whose windows overlap. Over a stream of sizes (1s,
+primes) against eager: outputs, gradients, every op on dvm, and no graph or plan
+after each size class's first call."""
 
 from __future__ import annotations
 
@@ -90,12 +91,29 @@ def documents(b: int, t: int) -> tuple[Any, ...]:
     return (tokens,)
 
 
+class OverlappingMaxPools(nn.Module):
+    """Adaptive max poolings whose output does not divide the input (windows of two
+    sizes that overlap): a 2-d one with its indices, a 1-d one, after a convolution
+    whose outputs tie where the input does (a constant border)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=2)
+        self.rows = nn.AdaptiveMaxPool1d(5)
+
+    def forward(self, x: Any) -> Any:
+        y = self.conv(F.pad(x, (1, 1, 1, 1), value=0.5))
+        values, indices = F.adaptive_max_pool2d(y, (3, 5), return_indices=True)
+        return values * 2, indices, self.rows(y.flatten(2))
+
+
 CASES: dict[str, Case] = {
     "dlrm_bags": Case(DLRMBags, dlrm),
     "fasttext": Case(FastText, documents),
     "p_norm_distances": Case(
         PNormDistances, lambda b, t: (torch.randn(b, t + 2, 5), torch.randn(b, t + 4, 5))
     ),
+    "overlapping_max_pools": Case(OverlappingMaxPools, lambda b, t: (torch.randn(b, 3, t, t + 2),)),
 }
 
 

@@ -377,12 +377,19 @@ def averaging_matrix(out: Any, length: Any, like: LazyArray) -> LazyArray:
     length / out), torch's windows, which overlap where out does not divide length."""
     if not is_float_dtype(like.dtype):
         raise Unsupported("an adaptive average pooling of integers")
+    inside, size = adaptive_windows(out, length)
+    return needs(inside.astype(like.dtype) / size.astype(like.dtype))
+
+
+def adaptive_windows(out: Any, length: Any) -> tuple[LazyArray, LazyArray]:
+    """torch's adaptive pooling windows along a dim: the (out, length) mask of the input
+    positions from floor(i * length / out) up to ceil((i + 1) * length / out) in row i
+    (windows that overlap where out does not divide length), and each one's size."""
     shape = (out, length)
     rows, cols = (LazyArray(record.iota(shape, axis, INT64)) for axis in (0, 1))
     n, m = number(length, rows), number(out, rows)
     begin, end = rows * n // m, ((rows + 1) * n + m - 1) // m
-    inside = needs((cols >= begin) & (cols < end)).astype(like.dtype)
-    return needs(inside / needs(end - begin).astype(like.dtype))
+    return needs((cols >= begin) & (cols < end)), needs(end - begin)
 
 
 def adaptive_blocks(x: LazyArray, output_size: Sequence[Any]) -> list[tuple[Any, Any]]:
@@ -418,12 +425,15 @@ def adaptive_avg_pool(x: Any, output_size: Sequence[Any]) -> Any:
 
 
 def adaptive_max_pool(x: Any, output_size: Sequence[Any]) -> Any:
-    """`adaptive_max_pool2d` of an output dividing the input: the maximum of each block
-    and its flat position in the input's plane (the block's elements in a row of their
-    own, the first maximum's offset in it turned into a row and a column)."""
+    """`adaptive_max_pool2d`: the maximum of each window and its flat position in the
+    input's plane. An output dividing the input: the block's elements in a row of their
+    own, the first maximum's offset in it turned into a row and a column; any other
+    output: `adaptive_max_pool_of_windows`."""
     x = lazy(x)
     if not is_float_dtype(x.dtype) or len(output_size) != 2:
         raise Unsupported("an adaptive max pooling of integers, or not 2-d")
+    if not divides(x, output_size):
+        return adaptive_max_pool_of_windows(x, output_size)
     (rows, row_block), (cols, col_block) = adaptive_blocks(x, output_size)
     first = x.ndim - 2
     front, width = x.shape[:first], x.shape[-1]
@@ -437,6 +447,26 @@ def adaptive_max_pool(x: Any, output_size: Sequence[Any]) -> Any:
     row = rows_at * number(row_block, offset) + offset // across
     col = cols_at * across + offset % across
     return needs(np.max(blocks, axis=-1)), needs(row * number(width, offset) + col)
+
+
+def adaptive_max_pool_of_windows(x: LazyArray, output_size: Sequence[Any]) -> Any:
+    """`adaptive_max_pool2d` whose windows overlap (an output not dividing the input):
+    the maximum along the columns' windows, then along the rows' (a window is a
+    rectangle), each of every position masked by its window (`adaptive_windows`); the
+    position is the first maximum's in row-major order, as torch's."""
+    values, columns = max_of_windows(x, output_size[1])
+    values, rows = max_of_windows(needs(np.swapaxes(values, -1, -2)), output_size[0])
+    values, rows = needs(np.swapaxes(values, -1, -2)), needs(np.swapaxes(rows, -1, -2))
+    # (the rows are argmax positions, in range: numpy's checks are not needed)
+    column = LazyArray(record.take_along_axis(columns._node, rows._node, x.ndim - 2))
+    return values, needs(rows * number(x.shape[-1], rows) + column)
+
+
+def max_of_windows(x: LazyArray, out: Any) -> tuple[LazyArray, LazyArray]:
+    """The maximum of each of the last dim's `out` windows, and its first position."""
+    inside, _ = adaptive_windows(out, x.shape[-1])
+    spread = needs(np.where(inside, x[..., None, :], -np.inf))
+    return needs(np.max(spread, axis=-1)), needs(np.argmax(spread, axis=-1))
 
 
 def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
