@@ -28,7 +28,7 @@ import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import cache, lru_cache
+from functools import cache, cmp_to_key, lru_cache
 from typing import Any, cast
 
 import sympy
@@ -164,7 +164,8 @@ def replace(expr: sympy.Expr, table: Mapping[Any, sympy.Expr]) -> sympy.Expr:
     them again, and sympy's search for redundant arguments by assumption queries
     costs tens of milliseconds for a nested tile size (hundreds in a process that has
     not asked them yet). A rebuilt Min or Max drops only the arguments whose structure
-    shows they cannot decide it (`_absorbed`)."""
+    shows they cannot decide it (`_absorbed`). A product or sum with nothing to combine
+    is put together in sympy's order (`_canonical`)."""
     return _replace(expr, table) if table else expr
 
 
@@ -186,7 +187,46 @@ def _replace(expr: Any, table: Mapping[Any, sympy.Expr]) -> Any:
         return sfloor(args[0])
     if isinstance(expr, sympy.ceiling):
         return sceiling(args[0])
+    if expr.is_Mul or expr.is_Add:
+        made = _canonical(type(expr), tuple(args))
+        if made is not None:
+            return made
     return expr.func(*args)
+
+
+_SORT_KEY = cmp_to_key(sympy.Basic.compare)
+"""The order of a product's factors and a sum's terms that sympy gives them."""
+
+
+@lru_cache(maxsize=1 << 14)
+def _canonical(kind: type[sympy.Mul] | type[sympy.Add], args: tuple[Any, ...]) -> Any:
+    """The product or sum of `args` as sympy makes it, when it has nothing to combine:
+    a number (not 0 or 1) first, then the other arguments in sympy's order, which are
+    no numbers, products or sums of its kind, share no base (a product) or no term
+    but its coefficient (a sum), and are not one sum a number multiplies (sympy
+    distributes it). Else None. A tile size renamed is such: sympy would flatten each
+    product and sum it has not met, asking its arguments' assumptions, though nothing
+    in them combines. Remembered, as sympy remembers what it makes."""
+    numbers = [a for a in args if a.is_Number]
+    rest = [a for a in args if not a.is_Number]
+    if len(numbers) > 1 or not all(a.is_commutative for a in rest):
+        return None
+    if numbers and not (numbers[0].is_Rational and numbers[0] not in (0, 1)):
+        return None
+    if kind is sympy.Mul:
+        if numbers and len(rest) == 1 and rest[0].is_Add:
+            return None
+        powers = [a.as_base_exp() for a in rest]
+        if any(a.is_Mul for a in rest) or any(b.is_Number or not e.is_Integer for b, e in powers):
+            return None
+        parts = [base for base, _ in powers]
+    else:
+        if any(a.is_Add or (a.is_Pow and a.base.is_Number) for a in rest):
+            return None
+        parts = [a.as_coeff_Mul()[1] for a in rest]
+    if len(set(parts)) < len(parts):
+        return None
+    return kind(*numbers, *sorted(rest, key=_SORT_KEY), evaluate=False)
 
 
 def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[sympy.Expr]:

@@ -251,6 +251,37 @@ def test_replace_drops_the_arguments_that_cannot_decide_a_min_or_max() -> None:
         assert substitute(replace(expr, renamed), values) == substitute(expr, values), expr
 
 
+def test_renamed_products_and_sums_are_what_sympy_makes() -> None:
+    """`replace` puts a product or a sum that has nothing to combine together itself
+    (`_canonical`): exactly what sympy makes of the same arguments, in sympy's order,
+    for products and sums whose arguments are renamed, or replaced by names of whole
+    subexpressions (tile sizes named `t0`), or by other expressions."""
+    from dvm.dialects.expr import _canonical
+
+    rng = random.Random(11)
+    exprs = [e for e in random_exprs(12, 600) if e.is_Mul or e.is_Add]
+    names = [symbol(n) for n in ("t0", "t1", "s0", "s_0", "x_0", "a", "z")]
+    others = [*random_exprs(13, 60), *names, *map(sympy.Integer, (-2, 0, 1, 3))]
+    others += [sympy.Rational(1, 16), *(n**-1 for n in names), symbol("x_0") + 1]
+    taken = 0
+    for expr in exprs:
+        for _ in range(4):
+            args = [rng.choice(others) if rng.random() < 0.4 else a for a in expr.args]
+            made = _canonical(type(expr), tuple(args))
+            expected = expr.func(*args)
+            if made is not None:
+                taken += 1
+                assert made == expected and sympy.srepr(made) == sympy.srepr(expected), args
+    assert taken > 300
+    # a tile size's names, put in
+    x_0, t0, t1 = symbol("x_0"), symbol("t0"), symbol("t1")
+    size = smax(1, smin(x_0, 16 * sceiling(x_0 / 5168)))
+    other = smax(16, sfloor(x_0 / 7))
+    for expr in [-2 * size * other + 106954752, (size + other) ** -1, x_0 / size]:
+        renamed = replace(expr, {size: t0, other: t1})
+        assert sympy.srepr(renamed) == sympy.srepr(expr.xreplace({size: t0, other: t1}))
+
+
 def test_integer_fractions_divide_integers_to_the_same_value() -> None:
     """A floor's or ceiling's argument over one denominator: a product of integer
     arithmetic as it stands (no `together`), anything else by `together`; both sides
