@@ -250,6 +250,23 @@ def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[
     return [a for a in args if not (isinstance(a, other) and any(map(decides, a.args)))]
 
 
+def linear_sum(terms: Mapping[sympy.Expr, sympy.Expr]) -> sympy.Expr:
+    """The sum of each part of `terms` times its coefficient, as sympy's arithmetic makes
+    it: the parts are distinct and have no number coefficient of their own (the second
+    of sympy's `as_coeff_Mul`), so sympy would find nothing to combine, yet it flattens
+    each product and sum it has not met (`_canonical` says why that costs)."""
+    made = [_times(c, part) for part, c in terms.items() if c != 0]
+    summed = _canonical(sympy.Add, tuple(made))
+    return summed if summed is not None else sympy.Add(*made)
+
+
+def _times(coefficient: sympy.Expr, part: sympy.Expr) -> sympy.Expr:
+    if coefficient == 1:
+        return part
+    made = _canonical(sympy.Mul, (coefficient, *sympy.Mul.make_args(part)))
+    return made if made is not None else coefficient * part
+
+
 @lru_cache(maxsize=1 << 14)
 def symbols_in(expr: sympy.Basic) -> frozenset[sympy.Symbol]:
     """The symbols of `expr` (sympy's `free_symbols`), remembered for it and each of its

@@ -40,6 +40,7 @@ from dvm.dialects import tile
 from dvm.dialects.expr import (
     ExprAttr,
     as_expr,
+    linear_sum,
     replace,
     sceiling,
     symbol,
@@ -110,7 +111,11 @@ class Slots:
 
     def intern(self, expr: sympy.Expr) -> int:
         """The slot of `expr`, renamed, made if new."""
-        value = replace(expr, self.renames)
+        return self.renamed(replace(expr, self.renames))
+
+    def renamed(self, value: sympy.Expr) -> int:
+        """The slot of `value`, an expression that names tile sizes by their slots
+        (`s3`), made if new."""
         if isinstance(value, sympy.Symbol) and SLOT_NAME.fullmatch(value.name):  # a named size
             return int(value.name[1:])
         found = self.index.get(value)
@@ -577,18 +582,21 @@ class ProgramBuilder:
     def register_decls(self) -> list[Operation]:
         """Each register's shape slots and its aligned byte offset (a slot). The offsets
         are sums over the tile sizes' slot names (`s3`), as the slots write them: made of
-        the named sizes (`t0`), each sum would be made twice, the second time renamed,
-        and sympy's arithmetic on a product it has not met costs assumption queries."""
+        the named sizes (`t0`), each sum would be made twice, the second time renamed.
+        Each offset is kept as the bytes per unit of size (`ceiling(s0*s1/16)`) and
+        summed by `linear_sum`: sympy's arithmetic on a sum or product it has not met
+        flattens it, by assumption queries."""
         decls: list[Operation] = []
-        offset: sympy.Expr = sympy.Integer(0)
+        units: dict[sympy.Expr, sympy.Expr] = {}  # the offset: bytes by unit of size
         last = len(self.regs.kinds) - 1
         for r, (dtype, shape) in enumerate(self.regs.kinds):
             dims = [self.slots.of(d) for d in shape]
-            decls.append(bc.RegOp.make(r, dtype, dims, self.slots.of(offset)))
+            decls.append(bc.RegOp.make(r, dtype, dims, self.slots.renamed(linear_sum(units))))
             if r < last:
                 named = [replace(as_expr(d), self.slots.renames) for d in shape]
                 itemsize = DTYPE_BY_TEXT[dtype].np.itemsize
-                offset = offset + whole_units(named, itemsize, self.alignment) * self.alignment
+                count, unit = whole_units(named, itemsize, self.alignment).as_coeff_Mul()
+                units[unit] = units.get(unit, sympy.Integer(0)) + count * self.alignment
         return decls
 
 

@@ -282,6 +282,25 @@ def test_renamed_products_and_sums_are_what_sympy_makes() -> None:
         assert sympy.srepr(renamed) == sympy.srepr(expr.xreplace({size: t0, other: t1}))
 
 
+def test_linear_sums_are_what_sympy_makes() -> None:
+    """`linear_sum` (a register's byte offset: bytes by unit of size) is exactly the sum
+    sympy's arithmetic makes of the same terms, numbers, names, products and calls."""
+    from dvm.dialects.expr import linear_sum
+
+    s0, s1, x_0 = symbol("s0"), symbol("s1"), symbol("x_0")
+    units = [sceiling(s0 / 16), sceiling(s0 * s1 / 16), s0 * s1, s0, sympy.Integer(1)]
+    units += [sceiling(x_0 / s1), smax(1, x_0) * s1, s0**2, x_0 + s1]
+    rng = random.Random(14)
+    for _ in range(300):
+        terms = {
+            unit: sympy.Integer(rng.choice([0, 1, 3, 64, 128, -64]))
+            for unit in rng.sample(units, rng.randint(0, 5))
+        }
+        expected = sympy.Add(*(c * unit for unit, c in terms.items()))
+        made = linear_sum(terms)
+        assert made == expected and sympy.srepr(made) == sympy.srepr(expected), terms
+
+
 def test_integer_fractions_divide_integers_to_the_same_value() -> None:
     """A floor's or ceiling's argument over one denominator: a product of integer
     arithmetic as it stands (no `together`), anything else by `together`; both sides
