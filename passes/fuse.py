@@ -73,6 +73,7 @@ from dvm.passes.domain import (
     MATMUL_KINDS,
     MATMULS,
     OWN_KERNEL,
+    TAKES,
     VECTOR,
     Domain,
     DomainAnalysis,
@@ -95,6 +96,9 @@ ASSUME = "dvm.assume"
 """On a kernel inside a guarded choice: the size equalities it may assume."""
 BOUNDED = "dvm.bounded"
 """On a kernel inside a guarded choice: the sizes it may assume bounded (`n <= 512`)."""
+
+LOADED = (*MATMULS, *TAKES, *OWN_KERNEL)
+"""Ops whose operands a kernel loads from memory, even a splat constant's."""
 
 Equality = tuple[sympy.Expr, sympy.Expr]
 Bound = tuple[sympy.Expr, int]
@@ -416,11 +420,11 @@ class Fuser:
         for op in group.ops:
             for v in op.operands:
                 owner = v.owner
-                # splat constants are copied into the kernel, except as matmul
-                # or concat, insert_slice and pad operands, which their kernels load
+                # splat constants are copied into the kernel, except as operands
+                # the kernel loads: of matmuls, takes (their source and indices)
+                # and the ops that are kernels of their own (concat, pad, ...)
                 inside = isinstance(owner, Operation) and (
-                    owner in members
-                    or (is_splat_constant(owner) and not isinstance(op, (*MATMULS, *OWN_KERNEL)))
+                    owner in members or (is_splat_constant(owner) and not isinstance(op, LOADED))
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType):
                     found[v] = None
