@@ -81,7 +81,9 @@ def sink_concats(func: FuncOp) -> None:
     while concat := next((op for op in func.walk() if movable(op, sizes)), None):
         assert isinstance(concat, ConcatOp)
         for user in {use.operation: None for use in concat.result.uses}:
-            split(user, concat, sizes)
+            # a user that only another user read was cut into that one's pieces
+            if user.parent is not None:
+                split(user, concat, sizes)
         Rewriter.erase_op(concat)
         for other in list(func.walk()):  # a concat whose pieces were taken (a user's operand)
             if isinstance(other, ConcatOp) and not other.result.uses:
