@@ -409,6 +409,11 @@ def cut_op(
     result_type = op.results[0].type
     assert isinstance(result_type, TensorType)
     shape = list(result_type.get_shape())
+    only = tensor_type(operands[0]) if len(operands) == 1 else None
+    if only is not None and only.get_num_dims() == len(shape):
+        # a unary op's result has its operand's shape, which a piece may state less of
+        # (`neg` of a concat typed `1x?` whose input is `?x?`)
+        shape = list(only.get_shape())
     shape[dim] = static
     dims = list(shape_of(op.results[0]))
     dims[dim] = size

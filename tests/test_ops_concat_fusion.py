@@ -513,3 +513,21 @@ def test_an_input_summed_over_a_unit_dim_is_not_fused(device: str) -> None:
     not map its input's dims: it keeps a kernel of its own."""
     cases = [(seeded((1, n, 7), n), seeded((n, 7), n + 1)) for n in (1, 2, 13)]
     check(UNIT_REDUCED, device, cases, lambda a, b: np.concatenate([b, a.sum(0)], axis=1))
+
+
+UNIT_ROW = """
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<1x?xf32> {
+  %c = tensor.concat dim(1) %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<1x?xf32>
+  %n = tensor.neg %c : tensor<1x?xf32>
+  func.return %n : tensor<1x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_unary_piece_has_its_input_type(device: str) -> None:
+    """`neg` of a concat typed `1x?` whose inputs are `?x?`: each piece of the moved
+    `neg` is typed as its input (a unary op's result must be), so the IR after each
+    pass verifies (found by the random-program campaign)."""
+    a, b = seeded((1, 3), 0), seeded((1, 4), 1)
+    check(UNIT_ROW, device, [(a, b)], lambda a, b: -np.concatenate([a, b], axis=1))
