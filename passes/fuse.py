@@ -63,6 +63,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from dvm.dialects import tensor as t
+from dvm.dialects.data_movement import ExtractSliceOp, ReverseOp
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.concat_fusion import fused_pieces
@@ -97,8 +98,10 @@ ASSUME = "dvm.assume"
 BOUNDED = "dvm.bounded"
 """On a kernel inside a guarded choice: the sizes it may assume bounded (`n <= 512`)."""
 
-LOADED = (*MATMULS, *TAKES, *OWN_KERNEL)
-"""Ops whose operands a kernel loads from memory, even a splat constant's."""
+VIEWS = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, ExtractSliceOp, ReverseOp)
+LOADED = (*MATMULS, *TAKES, *OWN_KERNEL, *VIEWS)
+"""Ops whose operands a kernel loads, even a splat constant's: the domain analysis
+takes the source of a view (`VIEWS`) as a kernel input, and cannot place a copy."""
 
 Equality = tuple[sympy.Expr, sympy.Expr]
 Bound = tuple[sympy.Expr, int]
@@ -420,9 +423,7 @@ class Fuser:
         for op in group.ops:
             for v in op.operands:
                 owner = v.owner
-                # splat constants are copied into the kernel, except as operands
-                # the kernel loads: of matmuls, takes (their source and indices)
-                # and the ops that are kernels of their own (concat, pad, ...)
+                # splat constants are copied into the kernel, except as operands it loads
                 inside = isinstance(owner, Operation) and (
                     owner in members or (is_splat_constant(owner) and not isinstance(op, LOADED))
                 )
