@@ -1069,7 +1069,7 @@ class Generator:
         """`extract_slice` of a dim whose size has an even coefficient: either half
         (offsets and sizes from `tensor.dim` arithmetic), or every other element."""
         x = self.operand(["f32", "f32", "i32", "i1", "f16"], min_rank=1)
-        axes = [a for a in range(x.rank) if x.sizes[a][0] % 2 == 0]
+        axes = [a for a in range(x.rank) if x.sizes[a][0] % 2 == 0 and x.sizes[a][0] > 0]
         if not axes:
             return None
         axis = self.pick(axes)
@@ -1437,9 +1437,12 @@ class Case:
 
 
 @st.composite
-def cases(draw: Draw[Any], max_steps: int = 7) -> Case:
-    """A program, 1-3 assignments of its symbols, a seed for the values and a device."""
-    program = draw(programs(max_steps))
+def cases(
+    draw: Draw[Any], max_steps: int = 7, made_by: st.SearchStrategy[RandomProgram] | None = None
+) -> Case:
+    """A program (of `made_by`, else `programs`), 1-3 assignments of its symbols, a seed
+    for the values and a device."""
+    program = draw(made_by if made_by is not None else programs(max_steps))
     draws = []
     for _ in range(draw(st.integers(1, 3))):
         dims = {s: draw(st.sampled_from(DIM_POOL)) for s in program.symbols}
