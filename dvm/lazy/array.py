@@ -23,7 +23,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from dvm.lazy import arrange, composed, einsum, functions, numpy_api, record, writes
 from dvm.lazy.functions import View
-from dvm.lazy.graph import Memory, Node, is_supported
+from dvm.lazy.graph import Memory, Node, is_supported, same_shape
 from dvm.lazy.record import MAX_SEGMENT, TRACE
 from dvm.lazy.segment import flush, settle
 from dvm.lazy.stats import STATS
@@ -192,8 +192,13 @@ class LazyArray(NDArrayOperatorsMixin):
         a numpy scalar, which takes no writes."""
         if self._node.scalar:
             raise TypeError(f"'numpy.{self.dtype.name}' object does not support item assignment")
+        shares = value._node.memory if type(value) is LazyArray else None
+        if shares is not None and shares.base is self._node and same_key(shares.index, key):
+            return  # (`u[k] += v` stores the view it wrote through: its own values)
         if self._node.updatable():
-            node = writes.assigned(self._node, key, unwrap(value))
+            node = masked_assignment(self._node, unwrap(key), unwrap(value))
+            if node is None:
+                node = writes.assigned(self._node, key, unwrap(value))
             if node is not None:
                 replace(self, node)
                 return
@@ -228,6 +233,8 @@ class LazyArray(NDArrayOperatorsMixin):
         return fallback(ufunc.__name__, getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if (func is np.copyto or func is np.putmask) and masked_write(func, args, kwargs):
+            return None  # (recorded)
         return dispatch(func, args, kwargs)
 
     # -- numpy's methods that record ------------------------------------------------------
@@ -367,13 +374,143 @@ def in_place(ufunc: np.ufunc, inputs: Any, out: Any) -> LazyArray | None:
     old = target._node
     if old.scalar:
         refuse_scalar_outputs(target)
+    operands = [x._node if isinstance(x, LazyArray) else x for x in inputs]
     if not old.updatable():
-        return None
-    node = writes.updated(old, ufunc, [x._node if isinstance(x, LazyArray) else x for x in inputs])
+        return in_place_through_view(target, ufunc, operands)
+    node = writes.updated(old, ufunc, operands)
     if node is None:
         return None
     replace(target, node)
     return target
+
+
+def in_place_through_view(view: LazyArray, ufunc: np.ufunc, operands: list[Any]) -> Any:
+    """`ufunc(*operands, out=view)` where `view` is a lazy array's `base[key]`, or a view
+    of such a view (`u[1:-1, 1:-1] += v`, `out=a[1:]`): numpy's write into the base's
+    memory, recorded where no numpy code holds that memory and every live view of it is
+    such a view (by basic keys). The base's array then shows its value with the part
+    replaced (`writes.assigned`, through each view between), and each view a view of
+    that new value at its key, as numpy's views see the base. None otherwise (numpy's
+    write)."""
+    chain = view_chain(view._node)
+    if chain is None:
+        return None  # (no view, or one by a transpose, a reshape: numpy's)
+    base = chain[-1][0]
+    owner = base.owner() if base.owner is not None else None
+    views = views_by_key(base)
+    if owner is None or owner._node is not base or views is None:
+        return None
+    node = writes.updated(view._node, ufunc, operands)
+    for parent, key in chain:  # (the write into each view is one into its base)
+        node = None if node is None else writes.assigned(parent, key, node)
+    if node is None:
+        return None  # (unrecorded ops no array shows: dropped at the next flush)
+    renewed: dict[Node, Node | None] = {base: node}
+    seen = [renew(v._node, renewed) for v in views]
+    if any(s is None or not same_shape(s.shape, v.shape) for s, v in zip(seen, views, strict=True)):
+        return None
+    node.memory = Memory(views=[weakref.ref(v) for v in views])
+    replace(owner, node)
+    for array, new in zip(views, seen, strict=True):
+        replace(array, new)  # type: ignore[arg-type]
+    return view
+
+
+def view_chain(node: Node) -> list[tuple[Node, Any]] | None:
+    """The (base, key) of a view, of its base if that is a view too... up to a node no
+    view: None if `node` is no view, or one of them is not by a key (a transpose)."""
+    chain = []
+    memory = node.memory
+    while memory is not None and memory.base is not None:
+        if callable(memory.index):
+            return None
+        chain.append((memory.base, memory.index))
+        memory = memory.base.memory
+    return chain or None
+
+
+def views_by_key(base: Node) -> list[LazyArray] | None:
+    """The live lazy views of `base`'s memory (`view_chain` leads from each to `base`);
+    None if numpy code holds the memory, or another view lives (a transpose)."""
+    memory = base.memory
+    if base.op == "value" or memory is None or memory.held:
+        return None
+    views = [v for v in (ref() for ref in memory.views) if v is not None]
+    for v in views:
+        chain = view_chain(v._node)
+        if chain is None or chain[-1][0] is not base:
+            return None
+    return views
+
+
+def renew(node: Node, renewed: dict[Node, Node | None]) -> Node | None:
+    """The view `node` (of a view...) taken again of the new value of its base (in
+    `renewed`, by the old node): a pending view of it, at the same key."""
+    if node not in renewed:
+        assert node.memory is not None and node.memory.base is not None
+        key = node.memory.index
+        base = renew(node.memory.base, renewed)
+        new = None if base is None else numpy_api.basic_index(base, key)
+        if base is not None and new is not None:
+            new.view, new.memory = (base, key), Memory(held=True, base=base, index=key)
+        renewed[node] = new
+    return renewed[node]
+
+
+def masked_assignment(old: Node, key: Any, value: Any) -> Node | None:
+    """`x[mask] = v` for a mask of bools of `x`'s shape and one value (a number or a 0-d
+    array): `writes.selected`. A value of the mask's count (`x[m] = y[m]`) is numpy's."""
+    if type(key) is not Node and not (isinstance(key, np.ndarray) and key.dtype == np.bool_):
+        return None
+    if not same_shape(key.shape, old.shape) or np.ndim(value) != 0:
+        return None
+    return writes.selected(old, key, value)
+
+
+def masked_write(func: Any, args: Any, kwargs: dict[str, Any]) -> bool:
+    """`np.copyto(x, y, where=m)` (numpy's `casting`) and `np.putmask(x, m, v)` (a
+    number, or an array of `x`'s shape numpy casts safely) recorded into a lazy `x` no
+    other holder of its memory could see: whether they were."""
+    target = args[0] if args else kwargs.get("dst", kwargs.get("a"))
+    if type(target) is not LazyArray or target._node.scalar or not target._node.updatable():
+        return False
+    rest = {k: unwrap(v) for k, v in kwargs.items() if k not in ("dst", "a")}
+    given = [unwrap(a) for a in args[1:]]
+    if func is np.copyto:
+        names = ["src", "casting", "where"]
+        found = dict(zip(names, given, strict=False)) | rest
+        if "src" not in found or found.keys() - set(names) or len(given) > 3:
+            return False
+        if found.get("casting", "same_kind") != "same_kind":
+            return False
+        node = writes.selected(target._node, found.get("where", True), found["src"])
+    else:
+        found = dict(zip(["mask", "values"], given, strict=False)) | rest
+        if found.keys() != {"mask", "values"} or len(given) > 2:
+            return False
+        mask, value = found["mask"], found["values"]
+        if not isinstance(mask, Node | np.ndarray) or not same_shape(mask.shape, target.shape):
+            return False  # (numpy's error, or its reading of the mask's flat order)
+        if np.ndim(value) != 0 and not same_shape(np.shape(value), target.shape):
+            return False  # (numpy repeats a shorter value in flat order)
+        node = writes.selected(target._node, mask, value, "safe")
+    if node is None:
+        return False
+    replace(target, node)
+    return True
+
+
+def same_key(a: Any, b: Any) -> bool:
+    """Whether two basic indexing keys pick the same part (ints, slices of ints, `...`,
+    None, and tuples of them; compared without `==` on arrays, which has no truth)."""
+    if a is b:
+        return True
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(same_key(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, slice) and isinstance(b, slice):
+        parts = (a.start, a.stop, a.step, b.start, b.stop, b.step)
+        return all(p is None or numpy_api.is_int(p) for p in parts) and a == b
+    return numpy_api.is_int(a) and numpy_api.is_int(b) and a == b
 
 
 def replace(target: LazyArray, node: Node) -> None:
@@ -574,7 +711,7 @@ def viewed(node: Node, base: Node, index: Any) -> LazyArray:
     updated while the view lives."""
     if node is base or not TRACE.views:
         return shown(node)
-    node.view, node.memory = (base, index), Memory(held=True, base=base)
+    node.view, node.memory = (base, index), Memory(held=True, base=base, index=index)
     array = LazyArray(node)
     shares: Node | None = base
     while shares is not None:  # (a view of a view: its base's base, through views)

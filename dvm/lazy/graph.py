@@ -109,16 +109,20 @@ class Node:
             node.memory.held = True
             node = node.memory.base
 
-    def updatable(self) -> bool:
+    def updatable(self, writer: Any = None) -> bool:
         """Whether an in-place write may make this node's array show a new value instead
         (a functional update): the node is an op's result (its memory, once computed,
         a segment's fresh array) that no numpy code was given, that is no view, that
-        one lazy array shows and that no live view shares. A known array given to
+        one lazy array shows and that no live view shares but `writer` (the view a
+        write goes through, which is then updated too). A known array given to
         `asarray` is the caller's memory, a fallback's result numpy's."""
         memory = self.memory
         if self.op == "value":
             return False
-        return memory is None or not (memory.held or any(ref() is not None for ref in memory.views))
+        if memory is None:
+            return True
+        live = (ref() for ref in memory.views)
+        return not (memory.held or any(view is not None and view is not writer for view in live))
 
     def shown(self) -> bool:
         """Whether a live lazy array shows this node."""
@@ -140,6 +144,8 @@ class Memory:
     base: Node | None = None
     """For a view, the node whose memory it shares (kept after the flush that makes it
     a view, unlike `Node.view`): numpy code given the view holds the base's too."""
+    index: Any = None
+    """For a view, how numpy makes it of `base`: a key for `[]`, or a function."""
 
 
 def broadcast_static(*statics: Static) -> Static:
