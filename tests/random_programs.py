@@ -600,16 +600,13 @@ class Generator:
         b = self.partner(shape, a.dtype)
         name = self.fresh()
         dims = self.result_dims(broadcast([shape, b.sizes]))
-        return self.value(
+        return self.joined(
             f"{name} = tensor.select {cond.name}, {a.name}, {b.name} : "
             f"({cond.type}, {a.type}, {b.type}) -> {{r}}",
             name,
             dims,
             a.dtype,
-            exact=a.exact and b.exact,
-            bound=max(a.bound, b.bound),
-            frac=max(a.frac, b.frac),
-            nonfinite=a.nonfinite or b.nonfinite,
+            (a, b),
         )
 
     def op_math(self) -> Value | None:
@@ -695,15 +692,12 @@ class Generator:
             return None
         name = self.fresh()
         types = ", ".join(v.type for v in operands)
-        return self.value(
+        return self.joined(
             f"{name} = tensor.clamp {x.name}, {lo.name}, {hi.name} : ({types}) -> {{r}}",
             name,
             self.result_dims(broadcast([shape, hi.sizes])),
             x.dtype,
-            exact=exact,
-            bound=bound,
-            frac=max(v.frac for v in operands),
-            nonfinite=any(v.nonfinite for v in operands),
+            operands,
         )
 
     def op_narrow(self) -> Value | None:
@@ -842,10 +836,7 @@ class Generator:
         bound = x.bound * min(size[0] if not size[1] else ELEMENTS_CAP, ELEMENTS_CAP)
         if not self.allowed(x.dtype, x.exact, bound):
             return None
-        attrs = f"axis = {axis}"
-        for flag in ("exclusive", "reverse"):
-            if self.chance(40):
-                attrs += f", {flag} = true"
+        attrs = self.scan_attrs(axis, 40)
         name = self.fresh()
         line = f"{name} = tensor.cumsum {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}"
         return self.value(
@@ -911,6 +902,30 @@ class Generator:
             nonfinite=a.nonfinite or b.nonfinite,
         )
 
+    def scan_attrs(self, axis: int, percent: int) -> str:
+        """A scan's attributes: its axis, each of `exclusive` and `reverse` drawn."""
+        attrs = f"axis = {axis}"
+        for flag in ("exclusive", "reverse"):
+            if self.chance(percent):
+                attrs += f", {flag} = true"
+        return attrs
+
+    def joined(
+        self, line: str, name: str, dims: Sequence[Dim], dtype: str, operands: Sequence[Value]
+    ) -> Value:
+        """`value` of an op whose elements are its operands' (a select, a clamp, a concat,
+        an insert_slice): exact where they all are, their largest bound and fraction."""
+        return self.value(
+            line,
+            name,
+            dims,
+            dtype,
+            exact=all(v.exact for v in operands),
+            bound=max(v.bound for v in operands),
+            frac=max(v.frac for v in operands),
+            nonfinite=any(v.nonfinite for v in operands),
+        )
+
     def layout(self, line: str, name: str, x: Value, dims: Sequence[Dim]) -> Value:
         return self.value(
             line,
@@ -939,15 +954,12 @@ class Generator:
         name = self.fresh()
         names = ", ".join(v.name for v in inputs)
         types = ", ".join(v.type for v in inputs)
-        return self.value(
+        return self.joined(
             f"{name} = tensor.concat dim({axis}) {names} : ({types}) -> {{r}}",
             name,
             self.result_dims(sizes),
             x.dtype,
-            exact=all(v.exact for v in inputs),
-            bound=max(v.bound for v in inputs),
-            frac=max(v.frac for v in inputs),
-            nonfinite=any(v.nonfinite for v in inputs),
+            inputs,
         )
 
     def in_range(self, dims: Sequence[Dim], n: int) -> Value:

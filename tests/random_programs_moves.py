@@ -196,16 +196,13 @@ class MovesGenerator(Generator):
                 return None
         name = self.fresh()
         lists = " ".join(f"[{', '.join(parts)}]" for parts in (offsets, counts, strides))
-        return self.value(
+        return self.joined(
             f"{name} = tensor.insert_slice {source.name} into {dest.name}{lists} "
             f": {source.type} into {dest.type}",
             name,
             dest.dims,
             dest.dtype,
-            exact=dest.exact and source.exact,
-            bound=max(dest.bound, source.bound),
-            frac=max(dest.frac, source.frac),
-            nonfinite=dest.nonfinite or source.nonfinite,
+            (dest, source),
         )
 
     # -- top_k and cumprod -------------------------------------------------------------
@@ -248,10 +245,7 @@ class MovesGenerator(Generator):
             exact, bound, frac = False, 1.0, 0
         if x.nonfinite or not self.allowed(x.dtype, exact, bound):
             return None
-        attrs = f"axis = {axis}"
-        for flag in ("exclusive", "reverse"):
-            if self.chance(30):
-                attrs += f", {flag} = true"
+        attrs = self.scan_attrs(axis, 30)
         name = self.fresh()
         line = f"{name} = tensor.cumprod {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}"
         return self.value(line, name, x.dims, x.dtype, exact=exact, bound=bound, frac=frac)
@@ -279,15 +273,12 @@ class MovesGenerator(Generator):
         name = self.fresh()
         names = ", ".join(p.name for p in pieces)
         types = ", ".join(p.type for p in pieces)
-        result = self.value(
+        result = self.joined(
             f"{name} = tensor.concat dim({axis}) {names} : ({types}) -> {{r}}",
             name,
             self.result_dims(sizes),
             x.dtype,
-            exact=all(p.exact for p in pieces),
-            bound=max(p.bound for p in pieces),
-            frac=max(p.frac for p in pieces),
-            nonfinite=any(p.nonfinite for p in pieces),
+            pieces,
         )
         if self.chance(40):  # a piece read by another kernel too
             other = self.pick(pieces)
