@@ -25,6 +25,7 @@ and those the moved ops no longer make are kept.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import cast
 
 import sympy
@@ -122,6 +123,8 @@ class Sizes:
 
     def __init__(self, func: FuncOp):
         self.facts = guard_facts(func)
+        self.answers: dict[tuple[sympy.Expr, sympy.Expr], bool] = {}
+        """What `equal` found, by its arguments."""
         self.block = func.body.blocks[0]
         self.made: dict[sympy.Expr, SSAValue] = {}
         self.last: dict[Operation | None, Operation] = {}
@@ -148,15 +151,32 @@ class Sizes:
 
     def equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
         """Equal by proof, or by the guards: `a - b` is the difference of a guard's
-        sides (`x + y == x + z` makes `y` and `z` equal)."""
+        sides (`x + y == x + z` makes `y` and `z` equal). Remembered: the pass asks
+        about the same few sizes again and again (each concat and user, at each move)."""
+        found = self.answers.get((a, b))
+        if found is None:
+            found = self.answers[a, b] = self.prove_equal(a, b)
+        return found
+
+    def prove_equal(self, a: sympy.Expr, b: sympy.Expr) -> bool:
         difference = sympy.expand(a - b)
         if difference == 0:
             return True
+        return any(
+            sympy.expand(difference - guard) == 0 or sympy.expand(difference + guard) == 0
+            for guard in self.guard_differences.get(frozenset(difference.free_symbols), ())
+        )
+
+    @cached_property
+    def guard_differences(self) -> dict[frozenset[sympy.Basic], list[sympy.Expr]]:
+        """Each guard's `lhs - rhs`, expanded once (a program has dozens of guards), by
+        its symbols: two expanded sums cancel term by term, so a difference can be
+        (minus) a guard's only when it has the same symbols."""
+        found: dict[frozenset[sympy.Basic], list[sympy.Expr]] = {}
         for lhs, rhs in self.facts:
             guard = sympy.expand(lhs - rhs)
-            if sympy.expand(difference - guard) == 0 or sympy.expand(difference + guard) == 0:
-                return True
-        return False
+            found.setdefault(frozenset(guard.free_symbols), []).append(guard)
+        return found
 
     def known(self, size: sympy.Expr) -> bool:
         """Whether `size` is a polynomial of symbols this can compute."""
