@@ -25,7 +25,7 @@ writes overlap, so every axis is walked by loops, on one core, in order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -59,15 +59,26 @@ class Piece:
     domain: Domain
 
 
+PieceCache = dict[tuple[SSAValue, tuple[Operation, ...], int | None, str], Piece | Illegal]
+"""What `single_piece` found (a piece, or why it cannot be one), by the piece's value,
+its ops, the concat's axis and the op it is a piece of, for one set of known facts."""
+
+
 def fused_pieces(
-    ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts = frozenset()
+    ops: Sequence[Operation],
+    outputs: Sequence[SSAValue],
+    known: Facts = frozenset(),
+    cache: PieceCache | None = None,
 ) -> tuple[Domain, list[Piece]] | None:
     """The domain and pieces of a concat or pad fused with its producers (None for
-    another group; Illegal when not one kernel)."""
+    another group; Illegal when not one kernel). `cache` keeps each piece found: fusion
+    grows a group one producer at a time, and each time asks again about the pieces
+    the new producer does not compute (the 49 slices of a 7x7 convolution's im2col)."""
+    cache = {} if cache is None else cache
     if (concat := fused_concat(ops)) is not None:
-        return concat_pieces(concat, ops, outputs, known)
+        return concat_pieces(concat, ops, outputs, known, cache)
     if (pad := fused_pad(ops)) is not None:
-        domain, piece = pad_piece(pad, ops, outputs, known)
+        domain, piece = pad_piece(pad, ops, outputs, known, cache)
         return domain, [piece]
     return None
 
@@ -94,18 +105,23 @@ def fused_concat(ops: Sequence[Operation]) -> ConcatOp | None:
 
 
 def pad_piece(
-    pad: PadOp, ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts
+    pad: PadOp,
+    ops: Sequence[Operation],
+    outputs: Sequence[SSAValue],
+    known: Facts,
+    cache: PieceCache,
 ) -> tuple[Domain, Piece]:
     """The domain of `pad` fused with the ops that compute its source (the padded
     result's dims, every one walked by loops on one core: the fill and the source's
     store overlap, and one core makes them in order) and the source's piece."""
     if list(outputs) != [pad.result]:
         raise Illegal(f"{describe(pad)}: a fused pad's result is its kernel's only output")
-    members = [op for op in ops if op is not pad]
+    members = places(ops, pad)
     if any(isinstance(op, OWN_KERNEL) for op in members):
         raise Illegal(f"{describe(pad)}: one pad per kernel")
-    check_all_used(members, [pad.source], describe(pad))
-    piece = single_piece(pad.source, members, describe(pad), known, None)
+    piece_ops = producers(pad.source, members)
+    check_all_used(members, [piece_ops], describe(pad))
+    piece = single_piece(pad.source, piece_ops, describe(pad), known, None, cache)
     rank = len(shape_of(pad.result))
     domain = Domain(
         sizes=list(shape_of(pad.result)),
@@ -117,10 +133,31 @@ def pad_piece(
 
 
 def single_piece(
-    value: SSAValue, members: Sequence[Operation], what: str, known: Facts, axis: int | None
+    value: SSAValue,
+    piece_ops: list[Operation],
+    what: str,
+    known: Facts,
+    axis: int | None,
+    cache: PieceCache,
 ) -> Piece:
-    """The piece that computes `value` from the ops of `members` that it needs."""
-    piece_ops = producers(value, members)
+    """The piece that computes `value` with `piece_ops` (its producers in the group;
+    found once for the same ops: `cache`)."""
+    key = (value, tuple(piece_ops), axis, what)
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = new_piece(value, piece_ops, what, known, axis)
+        except Illegal as e:
+            found = e
+        cache[key] = found
+    if isinstance(found, Illegal):
+        raise found.with_traceback(None)
+    return found
+
+
+def new_piece(
+    value: SSAValue, piece_ops: list[Operation], what: str, known: Facts, axis: int | None
+) -> Piece:
     domain = DomainAnalysis(piece_ops, [value], known=known).run()
     # (a reduction over unit dims only is no reduced axis of the domain, but the
     # piece's loads would not map its input's dims: it keeps a kernel of its own)
@@ -130,28 +167,35 @@ def single_piece(
     return Piece(value, piece_ops, over_result_axes(domain, value, axis))
 
 
-def check_all_used(members: Sequence[Operation], stored: Sequence[SSAValue], what: str) -> None:
-    """Every op of a fused kernel computes what it stores (no dead op rides along)."""
-    used = {op for value in stored for op in producers(value, members)}
+def check_all_used(members: Iterable[Operation], pieces: list[list[Operation]], what: str) -> None:
+    """Every op of a fused kernel computes what it stores (no dead op rides along):
+    every one of `members` is one of a piece's ops (constants aside)."""
+    used = {op for piece_ops in pieces for op in piece_ops}
     if any(op not in used and not isinstance(op, arith.ConstantOp) for op in members):
         raise Illegal(f"{what}: every op of its kernel computes what it stores")
 
 
 def concat_pieces(
-    concat: ConcatOp, ops: Sequence[Operation], outputs: Sequence[SSAValue], known: Facts
+    concat: ConcatOp,
+    ops: Sequence[Operation],
+    outputs: Sequence[SSAValue],
+    known: Facts,
+    cache: PieceCache,
 ) -> tuple[Domain, list[Piece]]:
     """The domain of `concat` fused with its producers (the result's dims, the axis
     walked by loops over chunks) and its pieces; Illegal when not one kernel."""
     if list(outputs) != [concat.result]:
         raise Illegal(f"{describe(concat)}: a fused concat's result is its kernel's only output")
-    members = [op for op in ops if op is not concat]
+    members = places(ops, concat)
     if any(isinstance(op, OWN_KERNEL) for op in members):  # (a scatter_add has no tile form)
         raise Illegal(f"{describe(concat)}: one concat, and no other op of its own, per kernel")
     result = shape_of(concat.result)
-    pieces = []
-    check_all_used(members, concat.inputs, describe(concat))
-    for value in concat.inputs:
-        pieces.append(single_piece(value, members, describe(concat), known, concat.axis))
+    needed = [producers(value, members) for value in concat.inputs]
+    check_all_used(members, needed, describe(concat))
+    pieces = [
+        single_piece(value, piece_ops, describe(concat), known, concat.axis, cache)
+        for value, piece_ops in zip(concat.inputs, needed, strict=True)
+    ]
     store = StridedView(
         concat.result,
         tuple(contiguous_strides(result)),
@@ -169,17 +213,24 @@ def concat_pieces(
     return domain, pieces
 
 
-def producers(value: SSAValue, members: Sequence[Operation]) -> list[Operation]:
-    """The ops of `members` that `value` is computed from, in their order."""
-    inside = set(members)
+def places(ops: Sequence[Operation], fused: Operation) -> dict[Operation, int]:
+    """The ops of a group but its concat or pad (`fused`), each with its place in the
+    group's order."""
+    return {op: i for i, op in enumerate(ops) if op is not fused}
+
+
+def producers(value: SSAValue, members: dict[Operation, int]) -> list[Operation]:
+    """The ops of `members` (each with its place) that `value` is computed from, in
+    their order: as many steps as it has, however large the group (a concat's 49
+    pieces each ask)."""
     needed: set[Operation] = set()
     stack = [value]
     while stack:
         owner = stack.pop().owner
-        if isinstance(owner, Operation) and owner in inside and owner not in needed:
+        if isinstance(owner, Operation) and owner in members and owner not in needed:
             needed.add(owner)
             stack.extend(owner.operands)
-    return [op for op in members if op in needed]
+    return sorted(needed, key=members.__getitem__)
 
 
 def over_result_axes(domain: Domain, value: SSAValue, axis: int | None) -> Domain:

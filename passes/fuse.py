@@ -66,7 +66,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ExtractSliceOp, ReverseOp
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
-from dvm.passes.concat_fusion import fused_pieces
+from dvm.passes.concat_fusion import PieceCache, fused_pieces
 from dvm.passes.concat_sinking import flatten_concats, sink_concats
 from dvm.passes.dag import MergeableDag
 from dvm.passes.domain import (
@@ -145,8 +145,7 @@ class Alternative:
 
 @dataclass(eq=False)
 class Group:
-    """Ops that become one kernel, in block order (a group is never changed: merging
-    two makes a new one)."""
+    """Ops that become one kernel, in block order (never changed: merging two makes a new one)."""
 
     ops: list[Operation]
     alternative: Alternative | None = None
@@ -197,6 +196,8 @@ class Fuser:
         self.shapes: dict[SSAValue, Shape] = {}
         """The values' shapes, as the analyses of candidate groups found them (the
         block's shapes do not change while its groups are planned)."""
+        self.pieces: PieceCache = {}
+        """The pieces of fused concats and pads that candidate groups found."""
 
     def edges(self) -> Iterable[tuple[int, int]]:
         """(producer, user) for each value one op of the block uses from another (a use
@@ -274,7 +275,7 @@ class Fuser:
         what the analysis of a group its ops begin with found visiting them."""
         alternative = group.alternative
         outputs = self.outputs(group)
-        fused = fused_pieces(group.ops, outputs, self.facts)
+        fused = fused_pieces(group.ops, outputs, self.facts, self.pieces)
         if fused is not None:
             if alternative is not None:
                 raise Illegal("a fused concat or pad is not part of a guarded choice")
@@ -474,9 +475,8 @@ class KernelPlan:
 
 @dataclass
 class ChoicePlan:
-    """A guarded `tensor.choice`: the `fused` kernel where the sizes meet the
-    conditions (`assumed` equalities, `bounded` sizes), `first` and `second` apart
-    otherwise."""
+    """A guarded `tensor.choice`: the `fused` kernel where the sizes meet the conditions
+    (`assumed` equalities, `bounded` sizes), `first` and `second` apart otherwise."""
 
     fused: KernelPlan
     first: KernelPlan

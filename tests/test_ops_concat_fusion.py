@@ -531,3 +531,39 @@ def test_a_unary_piece_has_its_input_type(device: str) -> None:
     pass verifies (found by the random-program campaign)."""
     a, b = seeded((1, 3), 0), seeded((1, 4), 1)
     check(UNIT_ROW, device, [(a, b)], lambda a, b: -np.concatenate([a, b], axis=1))
+
+
+def many_pieces(count: int) -> str:
+    """A concat of `count` inputs, each the negation of a slice of `%a` (an im2col's
+    shape: one piece per kernel offset)."""
+    t = "tensor<?xf32>"
+    lines = [f"func.func @f(%a: {t}) -> {t} {{"]
+    for k in range(count):
+        lines.append(f"  %n{k} = tensor.neg %a : {t}")
+        lines.append(f"  %m{k} = tensor.mul %n{k}, %a : ({t}, {t}) -> {t}")
+    inputs = ", ".join(f"%m{k}" for k in range(count))
+    lines.append(f"  %r = tensor.concat dim(0) {inputs} : ({', '.join([t] * count)}) -> {t}")
+    lines += [f"  func.return %r : {t}", "}"]
+    return "\n".join(lines)
+
+
+def test_each_piece_is_analyzed_once_per_set_of_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fusion grows the concat's group one producer at a time; the pieces the new
+    producer does not compute are not analyzed again (`PieceCache`): a piece's domain
+    is found once for each set of its ops, not once per op joining the group."""
+    from dvm.passes import concat_fusion
+    from dvm.passes.domain import Domain, DomainAnalysis
+
+    runs: list[int] = []
+
+    class Counted(DomainAnalysis):
+        def run(self) -> Domain:
+            runs.append(1)
+            return super().run()
+
+    monkeypatch.setattr(concat_fusion, "DomainAnalysis", Counted)
+    count = 12
+    assert kernels(many_pieces(count)) == 1
+    assert len(runs) <= 3 * count  # (without the cache: count * count)
+    a = seeded((5,), 0)
+    np.testing.assert_array_equal(dvm.compile(many_pieces(3), cache=False)(a), np.tile(-a * a, 3))
