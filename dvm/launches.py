@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,8 +76,8 @@ class Kernel:
     name: str
     program: vm.Program
     device: vm.DeviceSpec
-    sizes: Sizes
-    """The outputs' shapes and dtypes, and the launch's shapes and params."""
+    make_sizes: Callable[[], Sizes]
+    """Makes `sizes` (generated Python, compiled at its first need)."""
     params: list[str]
     """Symbols the program needs that no input dim gives (from the call)."""
     inputs: int = 0
@@ -95,6 +95,13 @@ class Kernel:
         """What a plan depends on besides the inputs' shapes."""
         self.uses_blas = calls_blas(self.program)
         """Whether its launches call BLAS (mma, or row sums as matrix-vector products)."""
+
+    @cached_property
+    def sizes(self) -> Sizes:
+        """The outputs' shapes and dtypes, and the launch's shapes and params: made at
+        the first launch (a compile cache hit makes none; its code is checked as it is
+        read), unless the kernel was prepared ahead."""
+        return self.make_sizes()
 
     @cached_property
     def specializer(self) -> vm.Specializer:
@@ -138,15 +145,13 @@ class Kernel:
         sizes_code = checked_code(plain["sizes"], [*names, *params, *shape_symbols])
         outputs = [(rank, vm.DType[dtype].np) for dtype, rank in args[inputs:]]
         device_spec = PRESETS[plain["device"]]()
-        if ahead and plain["prepare"]:
-            vm.prepare(program, device_spec)
         origin = f"output sizes: {program.name}"
-        return Kernel(
+        kernel = Kernel(
             name=program.name,
             program=program,
             device=device_spec,
-            sizes=sizes_of_code(
-                ranks, [*params, *shape_symbols], sizes_code, outputs, params, origin
+            make_sizes=partial(
+                sizes_of_code, ranks, [*params, *shape_symbols], sizes_code, outputs, params, origin
             ),
             params=list(params),
             inputs=inputs,
@@ -154,6 +159,11 @@ class Kernel:
             patience=PLAN_PATIENCE,
             walks=FAST_PATH_WALKS,
         )
+        if ahead:  # what a compile makes now (a hit leaves it to the first launch)
+            kernel.sizes  # noqa: B018 (the cached property made)
+            if plain["prepare"]:
+                vm.prepare(program, device_spec)
+        return kernel
 
     plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(
         default_factory=dict, repr=False

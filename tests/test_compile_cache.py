@@ -356,23 +356,30 @@ def test_a_forged_entry_is_refused_as_it_loads(
 def test_a_hit_prepares_each_kernel_at_its_first_launch(
     cache_dir: Path, rng: np.random.Generator, examples_dir: Path
 ) -> None:
-    """A hit generates no kernel's Python (its unplanned launch, its fast path): a
-    kernel's first launch does (its fast path, after a few shapes), and computes what
-    the compile's kernels, prepared ahead, compute. The kernels of the branch not taken
-    stay unprepared."""
+    """A hit generates no kernel's Python (its unplanned launch, its fast path, its
+    output sizes): a kernel's first launch does (its fast path, after a few shapes),
+    and computes what the compile's kernels, prepared ahead, compute. The kernels of
+    the branch not taken stay unprepared."""
 
     def prepared(program: dvm.runtime.CompiledProgram) -> set[str]:
         kernels = program.variants[frozenset()].kernels.items()
         return {n for n, k in kernels if k.specializer.static.unplanned}
+
+    def sized(program: dvm.runtime.CompiledProgram) -> set[str]:
+        """The kernels whose output sizes' function is made (a cached property)."""
+        kernels = program.variants[frozenset()].kernels.items()
+        return {n for n, k in kernels if "sizes" in vars(k)}
 
     path = examples_dir / "if_else_add.mlir"  # an `scf.if`: kernels per branch
     compiled = dvm.compile(path)
     hit = dvm.compile(path)
     ahead = prepared(compiled)  # (all but a fallback, prepared at its first launch)
     assert ahead and prepared(hit) == set()
+    assert sized(compiled) == set(compiled.variants[frozenset()].kernels) and not sized(hit)
     args = [rng.standard_normal(s).astype(np.float32) for s in shapes(hit)]
     np.testing.assert_allclose(hit(*args), compiled(*args), rtol=1e-6, atol=1e-6)
     assert set() < prepared(hit) < ahead
+    assert set() < sized(hit) < sized(compiled)
 
 
 def shapes(program: dvm.runtime.CompiledProgram) -> list[tuple[int, ...]]:
