@@ -112,6 +112,9 @@ class Unifier:
     unexpanded: set[sympy.Symbol] = field(default_factory=set)
     """The replacement made last, which `replace` expands next time (as it is kept
     as given until then)."""
+    canonical: dict[sympy.Expr, sympy.Expr] = field(default_factory=dict)
+    """What `canon` made of each expression since the last replacement (the ops of a
+    program ask about the same few sizes)."""
 
     def new_symbol(self, name: str, late: bool = False) -> sympy.Symbol:
         s = symbol(name)
@@ -121,7 +124,12 @@ class Unifier:
         return s
 
     def canon(self, e: sympy.Expr) -> sympy.Expr:
-        return sympy.expand(e.xreplace(self.replaced)) if self.replaced else e
+        if not self.replaced:
+            return e
+        found = self.canonical.get(e)
+        if found is None:
+            found = self.canonical[e] = sympy.expand(e.xreplace(self.replaced))
+        return found
 
     def require_equal(
         self, a: sympy.Expr, b: sympy.Expr, kind: GuardKind, op: Operation
@@ -223,6 +231,7 @@ class Unifier:
         for used in target.free_symbols:
             self.users.setdefault(cast(sympy.Symbol, used), set()).add(source)
         self.unexpanded = {source}
+        self.canonical.clear()
 
 
 def without_common_factor(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
