@@ -1,4 +1,4 @@
-"""Outputs of a graph that are views of its other outputs, made views again.
+"""Outputs of a graph that are views of its inputs or other outputs, made views again.
 
 In eager, `y = x * 2; return y, y.t()` returns two tensors over one memory: a write
 to one shows in the other. AOTAutograd keeps that for outputs that require grad
@@ -6,6 +6,13 @@ to one shows in the other. AOTAutograd keeps that for outputs that require grad
 gradients it leaves the view ops in the graph and counts on them making views. A
 program's results never share memory, so the runner applies those view ops again,
 in torch, to the base's result: the view is then a view of it, as in eager.
+
+An output that is a view of an input is made a view of the call's input the same way.
+AOTAutograd rebuilds such an output from the input after the call, and where the view
+ops have sizes of the call as arguments (`chunk`, `expand` to an input's sizes) it
+does so with `as_strided` at the returned tensor's strides and offset: a program's
+result, contiguous from offset 0, would give the input's first elements (the first
+chunk for the second), or strides past its end.
 
 Only the user's outputs are rebuilt, never a tensor saved for the backward graph
 (making it a view of an output would make the output's in-place writes clash with
@@ -17,6 +24,7 @@ outputs to the strides of the graph's traced outputs."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +40,13 @@ node's `desc` metadata lists one per output)."""
 
 @dataclass(frozen=True)
 class OutputView:
-    """Output `position` is `steps` (view ops, in order) applied to output `base`."""
+    """Output `position` is `steps` (view ops, in order) applied to output `base`, or to
+    the call's argument `base` if `of_input`."""
 
     position: int
     base: int
     steps: tuple[fx.Node, ...]
+    of_input: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,7 +60,7 @@ class OutputViews:
     def restore(self, outputs: list[Any], args: Any) -> None:
         """Each output of `views` made anew as its view ops of its base's result."""
         for view in self.views:
-            value = outputs[view.base]
+            value = args[view.base] if view.of_input else outputs[view.base]
             for step in view.steps:
                 arguments, keywords = fx.map_arg(
                     (step.args[1:], step.kwargs), lambda n: size_of(n, self.inputs, args)
@@ -60,13 +70,15 @@ class OutputViews:
 
 
 def output_views(nodes: list[fx.Node]) -> OutputViews | None:
-    """The user's outputs that are chains of view ops of another of the user's outputs,
-    whose other arguments are numbers or sizes computed from the inputs (None: none)."""
+    """The user's outputs that are chains of view ops of an input or of another of the
+    user's outputs, whose other arguments are numbers or sizes computed from the inputs
+    (None: none)."""
     returned = graph_results(nodes)
     if returned is None:
         return None
     results, users = returned
     positions = {r: k for k, r in enumerate(results) if k in users and isinstance(r, fx.Node)}
+    inputs = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
     views = []
     for position, node in enumerate(results):
         if position not in users or not isinstance(node, fx.Node):
@@ -79,15 +91,17 @@ def output_views(nodes: list[fx.Node]) -> OutputViews | None:
             if node in positions:
                 views.append(OutputView(position, positions[node], tuple(steps)))
                 break
+            if node in inputs:
+                views.append(OutputView(position, inputs[node], tuple(steps), of_input=True))
+                break
     if not views:
         return None
-    inputs = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
     return OutputViews(bases_first(views), inputs)
 
 
 def bases_first(views: list[OutputView]) -> list[OutputView]:
     """`views` ordered so that a view whose base is itself a view comes after it."""
-    of = {view.position: view for view in views}
+    of = {view.position: view for view in views if not view.of_input}
 
     def depth(view: OutputView) -> int:
         base = of.get(view.base)
@@ -115,9 +129,13 @@ def user_outputs(output: fx.Node, count: int) -> set[int]:
 
 
 def is_view(node: Any) -> bool:
+    """Whether a node is a view op, or one of the views a view op returns a list of
+    (`split`'s pieces: `getitem` of it)."""
     if not isinstance(node, fx.Node) or node.op != "call_function":
         return False
     target = node.target
+    if target is operator.getitem:
+        return is_view(node.args[0])
     return isinstance(target, torch._ops.OpOverload) and target.is_view and bool(node.args)
 
 

@@ -1,0 +1,66 @@
+"""Cases found by running torch's OpInfo samples through `backend="dvm"` (docs/torch.md,
+"torch's OpInfo samples"), each written out here so that CI does not depend on torch's
+private test database: the op on the sample's inputs, compiled with `dynamic=True`,
+against eager, over a second size where the graph is reused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="dvm", dynamic=True)
+
+
+def check(fn: Callable[..., Any], *calls: tuple[Any, ...]) -> None:
+    """`fn` compiled gives eager's results on each call's arguments, in order (one
+    compile: later calls of other sizes reuse the graph)."""
+    run = compiled(fn)
+    for arguments in calls:
+        torch.testing.assert_close(run(*arguments), fn(*arguments), equal_nan=True)
+
+
+def cube(size: int, seed: int = 0) -> Any:
+    return torch.randn(size, size, size, generator=torch.Generator().manual_seed(seed))
+
+
+# Outputs that are views of an input, by view ops with sizes of the call as arguments:
+# AOTAutograd makes them again from the input with `as_strided` at the strides and
+# offset of the tensor the graph returns.
+
+
+def test_the_second_chunk_of_an_input_is_its_second_half() -> None:
+    check(lambda x: torch.chunk(x, 2), (cube(5),), (cube(7, seed=1),))
+
+
+def test_a_chunk_along_the_last_dim_and_unbind_are_views_of_their_input() -> None:
+    check(lambda x: torch.chunk(x, 3, -1), (cube(5),), (cube(7, seed=1),))
+    check(lambda x: torch.unbind(x, 1), (cube(5),), (cube(7, seed=1),))
+
+
+def test_an_expand_of_an_input_to_its_sizes_is_a_view_of_it() -> None:
+    def expand(x: Any) -> Any:
+        return x.expand(x.shape[0], x.shape[0], x.shape[0])
+
+    check(expand, (torch.randn(5, 1, 1),), (torch.randn(7, 1, 1),))
+
+
+def test_meshgrid_of_inputs_gives_views_of_them() -> None:
+    def grid(a: Any, b: Any, c: Any) -> Any:
+        return torch.meshgrid(a, b, c, indexing="xy")
+
+    check(grid, (torch.randn(3), torch.randn(()), torch.randn(3)))
+    check(grid, (torch.randn(3), torch.randn(4), torch.randn(5)))
+
+
+def test_a_returned_view_of_an_input_shares_its_memory() -> None:
+    x = cube(5)
+    second = compiled(lambda x: torch.chunk(x, 2))(x)[1]
+    second.zero_()
+    assert (x[3:] == 0).all()
