@@ -64,3 +64,14 @@ def test_a_returned_view_of_an_input_shares_its_memory() -> None:
     second = compiled(lambda x: torch.chunk(x, 2))(x)[1]
     second.zero_()
     assert (x[3:] == 0).all()
+
+
+# Plans
+
+
+def test_a_program_of_no_arguments_replays() -> None:
+    """`arange` of constant bounds: the program reads no input (its plan's call of it
+    had an empty argument list)."""
+    run = compiled(lambda: torch.arange(0, 1, dtype=torch.float32))
+    for _ in range(2):
+        torch.testing.assert_close(run(), torch.arange(0, 1, dtype=torch.float32))

@@ -413,7 +413,7 @@ class Builder:
             Step(
                 program=entry.program,
                 kernels=entry.kernels,
-                arguments=f"({', '.join(parts)},)",
+                arguments=f"({''.join(f'{part}, ' for part in parts)})",  # (a tuple, even of none)
                 constants=constants,
                 results=results,
                 checks=checks,
