@@ -75,3 +75,18 @@ def test_a_program_of_no_arguments_replays() -> None:
     run = compiled(lambda: torch.arange(0, 1, dtype=torch.float32))
     for _ in range(2):
         torch.testing.assert_close(run(), torch.arange(0, 1, dtype=torch.float32))
+
+
+# Sizes of the call as arguments
+
+
+def test_the_keywords_of_an_op_in_torch_are_plain_numbers() -> None:
+    """An op that runs in torch gets its keyword arguments as it gets its positional
+    ones: sizes as plain numbers (`var_mean`'s `correction`, had its handler failed,
+    reached torch as a `Quotient`)."""
+    from dvm.torch.graph import to_tensor
+    from dvm.torch.sizes import Quotient, Size
+
+    keywords = to_tensor({"correction": Quotient(2.0, "c", 0), "dim": [Size(1, "d", 0)]})
+    assert keywords == {"correction": 2.0, "dim": [1]}
+    assert type(keywords["dim"][0]) is int

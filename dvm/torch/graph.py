@@ -121,6 +121,8 @@ def to_tensor(value: Any) -> Any:
         return plain(value)
     if isinstance(value, list | tuple):
         return type(value)(to_tensor(v) for v in value)
+    if isinstance(value, dict):  # (an op's keyword arguments)
+        return {k: to_tensor(v) for k, v in value.items()}
     return value
 
 
