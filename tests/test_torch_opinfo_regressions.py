@@ -80,6 +80,16 @@ def test_a_program_of_no_arguments_replays() -> None:
 # Sizes of the call as arguments
 
 
+@pytest.mark.filterwarnings("ignore:std_mean.*degrees of freedom:UserWarning")
+def test_a_correction_that_is_an_argument_of_the_call_divides_the_variance() -> None:
+    """dynamo makes an int `correction` a float of a size (a `Quotient`)."""
+
+    def std_mean(x: Any, correction: int) -> Any:
+        return torch.std_mean(x, dim=[1], correction=correction)
+
+    check(std_mean, *((cube(5, seed=c), c) for c in (2, 3, 4, 7)))
+
+
 def test_the_keywords_of_an_op_in_torch_are_plain_numbers() -> None:
     """An op that runs in torch gets its keyword arguments as it gets its positional
     ones: sizes as plain numbers (`var_mean`'s `correction`, had its handler failed,

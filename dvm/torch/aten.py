@@ -176,6 +176,8 @@ def var(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False)
     if isinstance(correction, float) and correction.is_integer():
         correction = int(correction)  # (std's 1.0: a size minus a float is no size)
     count = math.prod(x.shape[a] for a in axis) - correction
+    if isinstance(count, Quotient):  # (a correction that dynamo made a float of a size)
+        return needs(total / np.maximum(number(count, total), 0))
     return needs(total / number(max(count, 0), total))
 
 
