@@ -100,3 +100,12 @@ def test_the_keywords_of_an_op_in_torch_are_plain_numbers() -> None:
     keywords = to_tensor({"correction": Quotient(2.0, "c", 0), "dim": [Size(1, "d", 0)]})
     assert keywords == {"correction": 2.0, "dim": [1]}
     assert type(keywords["dim"][0]) is int
+
+
+# Handlers
+
+
+def test_squeezing_a_0d_tensor_along_dim_0_gives_it() -> None:
+    """(`linear_cross_entropy` of a 0-d target squeezes it.)"""
+    check(lambda x: x.squeeze(0) * 2, (torch.tensor(3.0),))
+    check(lambda x: x.squeeze([-1]) + 1, (torch.tensor(3.0),))

@@ -284,6 +284,8 @@ def squeeze(x: Any, axes: Any = None) -> Any:
     x = lazy(x)
     if axes is None:
         return needs(np.squeeze(x))
+    if x.ndim == 0:  # (torch squeezes a 0-d tensor along dim 0 or -1: itself)
+        return x
     chosen = dims(axes if isinstance(axes, Sequence) else [axes], x.ndim)
     return needs(np.squeeze(x, tuple(a for a in chosen if x.shape[a] == 1)))
 
