@@ -109,3 +109,7 @@ def test_squeezing_a_0d_tensor_along_dim_0_gives_it() -> None:
     """(`linear_cross_entropy` of a 0-d target squeezes it.)"""
     check(lambda x: x.squeeze(0) * 2, (torch.tensor(3.0),))
     check(lambda x: x.squeeze([-1]) + 1, (torch.tensor(3.0),))
+
+
+def test_a_complex_tensor_of_no_elements_is_made_of_its_parts() -> None:
+    check(torch.complex, (torch.randn(0, 1, 3), torch.randn(0, 10, 3)))

@@ -97,7 +97,11 @@ def from_pairs(array: np.ndarray[Any, Any]) -> torch.Tensor:
     """Float pairs as a complex tensor over their memory (a copy where the pairs are
     not laid out as `view_as_complex` reads them)."""
     pairs = torch.from_numpy(array)
-    if pairs.stride(-1) != 1 or any(s % 2 for s in (*pairs.stride()[:-1], pairs.storage_offset())):
+    if pairs.numel() == 0:  # (numpy's strides of no elements may be any)
+        pairs = torch.empty(pairs.shape, dtype=pairs.dtype)
+    elif pairs.stride(-1) != 1 or any(
+        s % 2 for s in (*pairs.stride()[:-1], pairs.storage_offset())
+    ):
         pairs = pairs.contiguous()
     return torch.view_as_complex(pairs)
 
