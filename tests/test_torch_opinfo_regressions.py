@@ -113,3 +113,9 @@ def test_squeezing_a_0d_tensor_along_dim_0_gives_it() -> None:
 
 def test_a_complex_tensor_of_no_elements_is_made_of_its_parts() -> None:
     check(torch.complex, (torch.randn(0, 1, 3), torch.randn(0, 10, 3)))
+
+
+def test_a_float_function_of_bools_or_small_ints_is_computed_in_float32() -> None:
+    """numpy computes `exp` of a bool or an int8 in float16; torch in float32."""
+    check(torch.exp, (torch.arange(-7, 9, dtype=torch.int8),))
+    check(torch.sin, (torch.tensor([True, False, True]),))

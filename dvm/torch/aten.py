@@ -112,6 +112,18 @@ def unary(function: Callable[[Any], Any]) -> Handler:
     return lambda x: needs(function(lazy(x)))
 
 
+def float_unary(function: Callable[[Any], Any]) -> Handler:
+    """A unary op whose result is a float: torch computes a bool or integer tensor in
+    float32 (its default dtype), where numpy would compute a bool or an int8 in float16
+    (rounding to its 11 bits) and an int64 in float64."""
+
+    def handler(x: Any) -> Any:
+        x = lazy(x)
+        return needs(function(x if is_float_dtype(x.dtype) else x.astype(np.float32)))
+
+    return handler
+
+
 def named(name: str) -> Handler:
     def handler(*xs: Any) -> Any:
         made = dialect_op(name, *map(lazy, xs))
@@ -721,12 +733,12 @@ HANDLERS: dict[str, Handler] = {
     "logical_and": binary(np.logical_and), "logical_or": binary(np.logical_or),
     "bitwise_and": binary(np.bitwise_and), "bitwise_or": binary(np.bitwise_or),
     "remainder": binary(np.remainder), "fmod": binary(np.fmod),
-    "neg": unary(np.negative), "abs": unary(np.absolute), "exp": unary(np.exp),
-    "log": unary(np.log), "sqrt": unary(np.sqrt), "tanh": unary(np.tanh),
-    "sin": unary(np.sin), "cos": unary(np.cos), "log1p": unary(np.log1p),
-    "expm1": unary(np.expm1), "floor": unary(np.floor), "ceil": unary(np.ceil),
+    "neg": unary(np.negative), "abs": unary(np.absolute), "exp": float_unary(np.exp),
+    "log": float_unary(np.log), "sqrt": float_unary(np.sqrt), "tanh": float_unary(np.tanh),
+    "sin": float_unary(np.sin), "cos": float_unary(np.cos), "log1p": float_unary(np.log1p),
+    "expm1": float_unary(np.expm1), "floor": unary(np.floor), "ceil": unary(np.ceil),
     "round": unary(np.rint), "trunc": unary(np.trunc), "sign": unary(np.sign),
-    "isnan": unary(np.isnan), "isinf": unary(np.isinf), "reciprocal": unary(np.reciprocal),
+    "isnan": unary(np.isnan), "isinf": unary(np.isinf), "reciprocal": float_unary(np.reciprocal),
     "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,
     "leaky_relu": lambda x, slope=0.01: needs(np.where(lazy(x) > 0, x, lazy(x) * slope)),
