@@ -12,6 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import dvm.torch  # noqa: E402
+
 
 def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
     torch._dynamo.reset()
@@ -119,3 +121,17 @@ def test_a_float_function_of_bools_or_small_ints_is_computed_in_float32() -> Non
     """numpy computes `exp` of a bool or an int8 in float16; torch in float32."""
     check(torch.exp, (torch.arange(-7, 9, dtype=torch.int8),))
     check(torch.sin, (torch.tensor([True, False, True]),))
+
+
+def test_the_inverse_and_hyperbolic_trigonometric_functions_run_on_dvm() -> None:
+    def trigonometry(x: Any, y: Any) -> Any:
+        unit = torch.tanh(x)  # (inside acos's, asin's and atanh's domain)
+        return (
+            torch.tan(x) + torch.asin(unit) + torch.acos(unit) + torch.atan(x)
+            + torch.sinh(x) + torch.cosh(x) + torch.asinh(x) + torch.acosh(1 + x.abs())
+            + torch.atanh(unit * 0.9) + torch.logical_xor(x > 0, y > 0)
+        )  # fmt: skip
+
+    before = len(dvm.torch.reports())
+    check(trigonometry, (cube(5), cube(5, seed=1)), (cube(7), cube(7, seed=1)))
+    assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
