@@ -135,3 +135,17 @@ def test_the_inverse_and_hyperbolic_trigonometric_functions_run_on_dvm() -> None
     before = len(dvm.torch.reports())
     check(trigonometry, (cube(5), cube(5, seed=1)), (cube(7), cube(7, seed=1)))
     assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
+
+
+def test_a_cast_with_a_memory_format_runs_on_dvm_with_eagers_strides() -> None:
+    def cast(x: Any) -> Any:
+        double = x.to(torch.float64, non_blocking=True, memory_format=torch.preserve_format)
+        return double * 2, x.to(memory_format=torch.channels_last) + 1
+
+    x = torch.randn(2, 3, 4, 5)
+    before = len(dvm.torch.reports())
+    run = compiled(cast)
+    for got, expected in zip(run(x), cast(x), strict=True):
+        torch.testing.assert_close(got, expected)
+        assert got.stride() == expected.stride()
+    assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]

@@ -382,11 +382,14 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
 
 
 def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """A cast or a copy. Its `memory_format` changes strides alone, which a lazy array
+    has none of (an output gets the traced graph's strides: `aliases.output_layouts`),
+    and `non_blocking` changes nothing on the CPU."""
     from dvm.torch.convert import DTYPES
 
     x = lazy(x)
-    if any(v is not None for k, v in kwargs.items() if k not in ("layout", "device", "pin_memory")):
-        raise Unsupported("_to_copy with a memory format")
+    if kwargs.get("device") not in (None, "cpu", torch.device("cpu")):
+        raise Unsupported(f"a copy to {kwargs['device']}")
     if dtype is not None and dtype not in DTYPES:
         raise Unsupported(f"a cast to {dtype}")
     return x.astype(DTYPES[dtype]) if dtype is not None else x.copy()
