@@ -149,3 +149,8 @@ def test_a_cast_with_a_memory_format_runs_on_dvm_with_eagers_strides() -> None:
         torch.testing.assert_close(got, expected)
         assert got.stride() == expected.stride()
     assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
+
+
+def test_index_select_and_gather_of_a_0d_tensor_run_in_torch() -> None:
+    check(lambda x, ids: torch.index_select(x, 0, ids) * 2, (torch.tensor(3.0), torch.tensor([0])))
+    check(lambda x, ids: torch.gather(x, 0, ids) * 2, (torch.tensor(3.0), torch.tensor(0)))

@@ -546,6 +546,8 @@ def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
 
 def index_select(x: Any, dim: int, index: Any) -> Any:
     x = lazy(x)
+    if x.ndim == 0:  # (torch takes its one element by an index of one id)
+        raise Unsupported("index_select of a 0-d tensor")
     axis = specialized(dim) % max(x.ndim, 1)
     if lazy(index).ndim != 1:
         raise Unsupported("index_select of a 0-d index")
@@ -590,6 +592,8 @@ def gather(x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
     """`take_along_axis`: an index of the input's sizes but along `dim` (torch also
     takes smaller ones: those run in torch)."""
     x, index = lazy(x), lazy(index)
+    if x.ndim == 0:  # (torch takes its one element by a 0-d index)
+        raise Unsupported("gather of a 0-d tensor")
     axis = specialized(dim) % max(x.ndim, 1)
     if index.ndim != x.ndim or any(
         plain(i) != plain(n) for a, (i, n) in enumerate(zip(index.shape, x.shape, strict=True))
