@@ -19,6 +19,8 @@ A broadcast guard may become impossible only through a later unification:
 dim is 2 then turns into `2 == 4`. Such a broadcast is defined only where a
 side is 1, so the pass starts over with that side's symbols fixed to 1 (a
 guard saying so) rather than leave the later passes an impossible shape.
+Before it refuses a program (`y` broadcast with a 3, then `y` and `y` concat
+into 2), it tries fixing to 1 each dim a broadcast assumed equal to another.
 
 Why: fusion legality, tiling and the bytecode's parameter slots are all
 decided on these symbolic shapes, once per program, not once per shape.
@@ -98,6 +100,7 @@ class Unifier:
     order: dict[sympy.Symbol, int] = field(default_factory=dict)
     stretched: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     """Symbols a broadcast assumed equal to another dim (they may be 1 instead)."""
+    stretchers: dict[sympy.Symbol, Operation] = field(default_factory=dict)  # their broadcasts
     origins: list[Operation] = field(default_factory=list)
     """The op that required each guard, in the order of `guards`."""
     unit_claims: list[Guard] = field(default_factory=list)
@@ -161,6 +164,7 @@ class Unifier:
         self.replace(source, target)
         if guard.kind is GuardKind.BROADCAST:
             self.stretched[source] = target
+            self.stretchers[source] = op
         return self.canon(guard.lhs)  # (`2*h == 2*w` replaced `h` by `w`: `2*w`)
 
     def contradiction(
@@ -314,33 +318,55 @@ class ShapeInference:
         self.fresh = 0
 
     def run(self) -> None:
+        self.solve()
+        self.annotate()
+
+    def solve(self, unstretch: bool = True) -> None:
+        """Shapes of the values; dims fixed to 1 where only that defines a broadcast."""
         while True:
             self.bind_arguments()
             for guard in self.assumed:
                 self.unifier.assume(guard, self.func)
             for symbols, op in self.units:
                 self.unifier.require_unit(symbols, op)
+            error: ProgramError | None = None
             try:
                 self.walk(self.func.body.block)
-            except ProgramError:
-                # A contradiction can follow from a broadcast guard that an
-                # earlier unification broke (d against 2*d, then d = 2 from a
-                # static result): that guard's unit alternative comes first.
-                broken = self.unifier.broken_guard()
-                alternative = broken and self.unit_alternative(*broken)
-                if not alternative:
-                    raise
-            else:
-                broken = self.unifier.broken_guard()
-                if broken is None:
-                    break
-                alternative = self.unit_alternative(*broken)
-                if not alternative:
-                    raise self.impossible(*broken)
+            except ProgramError as found:
+                error = found
+            broken = self.unifier.broken_guard()
+            if error is None and broken is None:
+                return
+            # A contradiction can follow from a broadcast guard a later unification
+            # broke (d against 2*d, then d = 2): its unit alternative comes first.
+            alternative = broken and self.unit_alternative(*broken)
+            if not alternative:
+                if unstretch and self.unstretch():
+                    return
+                if error is not None:
+                    raise error
+                assert broken is not None
+                raise self.impossible(*broken)
             # each restart fixes symbols no earlier one fixed (or raises): this ends
             self.units.append(alternative)
             self.reset()
-        self.annotate()
+
+    def unstretch(self) -> bool:
+        """Whether fixing to 1 a dim a broadcast stretched makes the function consistent
+        (the first such is fixed); a program that needs two fixed stays refused."""
+        fixed = {s for symbols, _ in self.units for s in symbols}
+        for dim, op in [(d, o) for d, o in self.unifier.stretchers.items() if d not in fixed]:
+            trial = ShapeInference(self.func, self.assumed)
+            trial.units = [*self.units, ([dim], op)]
+            try:
+                trial.solve(unstretch=False)
+            except ProgramError:
+                continue
+            self.units = trial.units
+            self.reset()
+            self.solve(unstretch=False)
+            return True
+        return False
 
     def unit_alternative(
         self, guard: Guard, op: Operation

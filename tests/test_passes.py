@@ -128,11 +128,12 @@ def test_matmul_contraction_is_an_equal_guard() -> None:
 
 
 def test_a_guard_that_never_holds_names_the_op() -> None:
-    # Each op alone is fine (a `?` meets a static dim); together they need 32 == 64.
+    # Each op alone is fine (a `?` meets a static dim); %x has 32 elements (%a has
+    # 32 or 1), which %y needs to broadcast with 64.
     text = """
     func.func @f(%a: tensor<?xf32>, %b: tensor<32xf32>, %c: tensor<64xf32>) -> tensor<?xf32> {
       %x = tensor.add %a, %b : (tensor<?xf32>, tensor<32xf32>) -> tensor<?xf32>
-      %y = tensor.add %a, %c : (tensor<?xf32>, tensor<64xf32>) -> tensor<?xf32>
+      %y = tensor.add %x, %c : (tensor<?xf32>, tensor<64xf32>) -> tensor<?xf32>
       func.return %y : tensor<?xf32>
     }"""
     with pytest.raises(DiagnosticException, match=r"%y = tensor.add: dims 32 and 64 can never"):

@@ -231,16 +231,42 @@ func.func @unified_with_an_expression_then_one(%x: tensor<1x2x?x1xf32>, %y: tens
 
 // -----
 
+// Two broadcasts that assume a_0 is 32 and 64: both hold only where a_0 is 1,
+// which is then required (a guard), not the program refused.
+// CHECK-LABEL: func.func @broadcast_against_two_sizes(
+// CHECK-SAME:    attributes {dvm.guards = [{check = #dvm.cond<a_0 == 1>, kind = "equal", op = "%x = tensor.add"}], dvm.unified = {a_0 = #dvm.expr<1>}} {
+// CHECK:         %y = tensor.add %a, %c {dvm.shape = #dvm.shape<64>}
+func.func @broadcast_against_two_sizes(%a: tensor<?xf32>, %b: tensor<32xf32>, %c: tensor<64xf32>) -> tensor<?xf32> {
+  %x = tensor.add %a, %b : (tensor<?xf32>, tensor<32xf32>) -> tensor<?xf32>
+  %y = tensor.add %a, %c : (tensor<?xf32>, tensor<64xf32>) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+
+// -----
+
+// A broadcast assumes b_0 is 3; the concat then needs 2 * b_0 == 2, which holds
+// where b_0 is the other size a broadcast allows, 1.
+// CHECK-LABEL: func.func @broadcast_then_a_concat_that_needs_one(
+// CHECK-SAME:    dvm.guards = [{check = #dvm.cond<b_0 == 1>, kind = "equal", op = "%s = tensor.add"}]
+// CHECK:         %c = tensor.concat dim(0) %b, %b {dvm.shape = #dvm.shape<2>}
+func.func @broadcast_then_a_concat_that_needs_one(%a: tensor<3xf32>, %b: tensor<?xf32>) -> (tensor<3xf32>, tensor<2xf32>) {
+  %s = tensor.add %a, %b : (tensor<3xf32>, tensor<?xf32>) -> tensor<3xf32>
+  %c = tensor.concat dim(0) %b, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<2xf32>
+  func.return %s, %c : tensor<3xf32>, tensor<2xf32>
+}
+
+// -----
+
 // Invalid programs: each op alone verifies (a `?` agrees with any static
 // dim), but the guards they need together can never hold. The pass names
 // the op, at its file:line:col.
 
-// Broadcast: a_0 is unified with 32 by %x, then %y needs it to be 64.
+// Broadcast: %x has 32 elements (a_0 is 32 or 1), then %y needs it to be 64.
 func.func @never_broadcast(%a: tensor<?xf32>, %b: tensor<32xf32>, %c: tensor<64xf32>) -> tensor<?xf32> {
   %x = tensor.add %a, %b : (tensor<?xf32>, tensor<32xf32>) -> tensor<?xf32>
   // ERROR: symbolic-shapes.mlir:[[# @LINE + 2]]:3: error: %y = tensor.add: dims 32 and 64 can never be equal (broadcast rule){{$}}
   // CHECK: symbolic-shapes.mlir:[[# @LINE + 1]]:3: %y = tensor.add: dims 32 and 64 can never be equal (broadcast rule){{$}}
-  %y = tensor.add %a, %c : (tensor<?xf32>, tensor<64xf32>) -> tensor<?xf32>
+  %y = tensor.add %x, %c : (tensor<?xf32>, tensor<64xf32>) -> tensor<?xf32>
   func.return %y : tensor<?xf32>
 }
 
