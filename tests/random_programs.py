@@ -99,7 +99,14 @@ def multiply(a: Size, b: Size) -> Size:
 
 
 def evaluate(size: Size, dims: dict[str, int]) -> int:
-    return size[0] * math.prod(dims[s] for s in size[1])
+    return size[0] * math.prod(symbol_value(s, dims) for s in size[1])
+
+
+def symbol_value(symbol: str, dims: dict[str, int]) -> int:
+    """A symbol's run-time value; `a+2` (a padded dim's size, see
+    `random_programs_mixed`) is `a`'s plus 2."""
+    base, _, extra = symbol.partition("+")
+    return dims[base] + int(extra or 0)
 
 
 @dataclass(frozen=True)
@@ -223,6 +230,11 @@ class Generator:
         + ["take", "take_along_axis", "scatter_add", "grouped_matmul"]
     )
 
+    MAX_DEPTH = 1
+    """How deep `scf.if` and `scf.for` nest."""
+    BRANCH_STEPS = (1, 0, 2, 3)
+    """How many steps a branch of an `scf.if` takes (drawn, shrinking to the first)."""
+
     def __init__(self, draw: Draw[Any], symbols: Sequence[str]):
         self.draw = draw
         self.symbols = list(symbols)
@@ -233,6 +245,8 @@ class Generator:
         self.carriers: dict[str, tuple[Value, int]] = {}
         self.shapes: list[tuple[Size, ...]] = []
         self.depth = 0
+        self.results: list[Value] = []
+        """Values that should be results of the function (when defined at its top)."""
 
     # -- drawing -----------------------------------------------------------------------
 
@@ -355,7 +369,7 @@ class Generator:
             return self.dim_of(v, axis)
         if not size[1]:
             return self.index_constant(size[0])
-        parts = [self.dim_of(*self.carriers[s]) for s in size[1]]
+        parts = [self.symbol_index(s) for s in size[1]]
         if size[0] != 1:
             parts.append(self.index_constant(size[0]))
         result = parts[0]
@@ -364,6 +378,16 @@ class Generator:
             self.emit(f"{name} = arith.muli {result}, {p} : index")
             result = name
         return result
+
+    def symbol_index(self, symbol: str) -> str:
+        """An `index` value equal to a symbol (or to `a+2`: `a`'s plus 2)."""
+        if symbol in self.carriers:
+            return self.dim_of(*self.carriers[symbol])
+        base, _, extra = symbol.partition("+")
+        start, shift = self.dim_of(*self.carriers[base]), self.index_constant(int(extra))
+        name = self.fresh("i")
+        self.emit(f"{name} = arith.addi {start}, {shift} : index")
+        return name
 
     def index_constant(self, n: int) -> str:
         name = self.fresh("c")
@@ -420,7 +444,7 @@ class Generator:
     def step(self) -> None:
         for _ in range(4):
             kind = self.pick(self.KINDS)
-            if kind in ("if", "for") and self.depth >= 1:
+            if kind in ("if", "for") and self.depth >= self.MAX_DEPTH:
                 continue
             if getattr(self, f"op_{kind.replace('-', '_')}")() is not None:
                 return
@@ -759,7 +783,7 @@ class Generator:
         for a in axes:
             size = x.sizes[a]
             count *= size[0] if not size[1] else ELEMENTS_CAP
-            empty |= bool(size[1])
+            empty |= bool(size[1]) or size[0] == 0
         count = min(count, ELEMENTS_CAP)
         exact, bound, frac, nonfinite = x.exact, x.bound, x.frac, x.nonfinite
         if kind == "sum":
@@ -1002,7 +1026,12 @@ class Generator:
         if found is None:
             return None
         x, axis, n = found
-        dims = [self.new_dim() if a == axis else Dim(ONE, True) if self.chance(30) else d
+        return self.take_along(x, axis, n, self.new_dim)
+
+    def take_along(self, x: Value, axis: int, n: int, length: Callable[[], Dim]) -> Value:
+        """`take_along_axis` of `x` by indices below `n`, `length()` of them along `axis`
+        (drawn in its place among the others), the other dims `x`'s or 1 (they broadcast)."""
+        dims = [length() if a == axis else Dim(ONE, True) if self.chance(30) else d
                 for a, d in enumerate(x.dims)]  # fmt: skip
         idx = self.in_range(dims, n)
         sizes = [idx.sizes[a] if a == axis else x.sizes[a] for a in range(x.rank)]
@@ -1019,12 +1048,15 @@ class Generator:
         found = self.indexed_axis(["f32", "i32", "f64"])
         if found is None:
             return None
-        base, axis, n = found
+        return self.scatter_add(*found)
+
+    def scatter_add(self, base: Value, axis: int, n: int) -> Value | None:
+        """`base` with updates added at indices along `axis` (of static size n >= 1)."""
         rank = self.between(1, 2)
         if base.rank - 1 + rank > MAX_RANK:
             return None
         idx = self.in_range([self.new_dim() for _ in range(rank)], n)
-        upd = self.argument([*base.dims[:axis], *idx.dims, *base.dims[axis + 1 :]], base.dtype)
+        upd = self.updates([*base.dims[:axis], *idx.dims, *base.dims[axis + 1 :]], base.dtype)
         count = math.prod(s[0] if not s[1] else ELEMENTS_CAP for s in idx.sizes)
         bound = base.bound + upd.bound * min(count, ELEMENTS_CAP)
         frac = max(base.frac, upd.frac)
@@ -1042,6 +1074,10 @@ class Generator:
             bound=bound,
             frac=frac,
         )
+
+    def updates(self, dims: Sequence[Dim], dtype: str) -> Value:
+        """The updates of a `scatter_add`: a new argument."""
+        return self.argument(dims, dtype)
 
     def op_grouped_matmul(self) -> Value | None:
         """`grouped_matmul` of a 2-D value with rows of static count m, in g groups of
@@ -1087,6 +1123,8 @@ class Generator:
         axis = self.pick(axes)
         half = (x.sizes[axis][0] // 2, x.sizes[axis][1])
         how = self.pick(["first", "second", "even", "odd"])
+        if how == "odd" and half[1]:  # offset 1 would pass the end of an empty dim
+            how = "even"
         offsets = ["0"] * x.rank
         sizes = [d.text if d.static else self.index(d.size) for d in x.dims]
         strides = ["1"] * x.rank
@@ -1303,7 +1341,7 @@ class Generator:
         for _ in range(2):
             self.scopes.append([])
             self.blocks.append([])
-            for _ in range(self.pick([1, 0, 2, 3])):
+            for _ in range(self.pick(self.BRANCH_STEPS)):
                 self.step()
             yields = []
             for s in seeds:
@@ -1407,6 +1445,7 @@ class Generator:
             self.step()
         values = self.scopes[0]
         outputs = [values[-1]] if values else [self.args[0]]
+        outputs += [v for v in self.wanted_results() if v in values and v not in outputs]
         for _ in range(self.pick([0, 1, 2])):
             extra = self.pick(values or self.args)
             if extra not in outputs:
@@ -1422,19 +1461,35 @@ class Generator:
             f"  func.return {', '.join(v.name for v in outputs)} : {types}\n}}\n"
         )
         arguments = [Argument(a.name, a.sizes, a.dtype, a.type) for a in self.args]
-        used = sorted({s for a in self.args for d in a.sizes for s in d[1]})
+        used = sorted({s.partition("+")[0] for a in self.args for d in a.sizes for s in d[1]})
         return RandomProgram(text, arguments, self.shapes, used)
+
+    def wanted_results(self) -> list[Value]:
+        """Values that the function should return besides the last one."""
+        return self.results
 
 
 def groups_text(groups: Sequence[Sequence[int]]) -> str:
     return "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
 
 
-@st.composite
-def programs(draw: Draw[Any], max_steps: int = 7) -> RandomProgram:
-    """A random well-typed program (see the module docstring)."""
-    symbols = SYMBOLS[: draw(st.integers(1, len(SYMBOLS)))]
-    return Generator(draw, symbols).function(draw(st.integers(1, max_steps)))
+def programs_made_by(
+    generator: type[Generator], max_steps: int = 7
+) -> st.SearchStrategy[RandomProgram]:
+    """Random well-typed programs of `generator` (see the module docstring) of 1 to
+    `max_steps` steps."""
+
+    @st.composite
+    def draw_program(draw: Draw[Any]) -> RandomProgram:
+        symbols = SYMBOLS[: draw(st.integers(1, len(SYMBOLS)))]
+        return generator(draw, symbols).function(draw(st.integers(1, max_steps)))
+
+    return draw_program()
+
+
+def programs(max_steps: int = 7) -> st.SearchStrategy[RandomProgram]:
+    """Random well-typed programs of the base `Generator`."""
+    return programs_made_by(Generator, max_steps)
 
 
 @dataclass

@@ -24,27 +24,37 @@ exactness bookkeeping, same comparison) with ops it does not draw:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from hypothesis import strategies as st
 from random_programs import (
     ELEMENTS_CAP,
     FLOATS,
     ONE,
-    SYMBOLS,
     Case,
     Dim,
-    Draw,
     Generator,
     RandomProgram,
     Size,
     Value,
     cases,
     groups_text,
+    programs_made_by,
     type_text,
 )
 
 PADDINGS = {"f32": ["0.0", "-1.5", "2.0"], "f64": ["0.5"], "i32": ["0", "-3", "7"]}
+
+
+def padded_size(size: Size, extra: int) -> Size:
+    """A dim's size with `extra` elements more: one of a symbol `a` (or `a+2`) grows
+    into the symbol `a+<extra>` (`a+<2 + extra>`), which `random_programs.evaluate`
+    knows."""
+    n, symbols = size
+    if not symbols or not extra:
+        return (n + extra, symbols)
+    assert n == 1 and len(symbols) == 1, size
+    base, _, before = symbols[0].partition("+")
+    return (1, (f"{base}+{int(before or 0) + extra}",))
 
 
 class MovesGenerator(Generator):
@@ -76,6 +86,12 @@ class MovesGenerator(Generator):
 
     # -- pad, reverse, slices ------------------------------------------------------------
 
+    def paddable(self, size: Size) -> bool:
+        """Whether a dim of this size may be padded: one whose size has no symbol (a
+        padded `a` is `a + 2`, which the size model holds only as a symbol `a+2`,
+        see `random_programs_mixed`)."""
+        return not size[1]
+
     def op_pad(self) -> Value | None:
         x = self.operand(["f32", "f32", "i32", "f64"])
         if not self.static_axes(x):
@@ -90,11 +106,11 @@ class MovesGenerator(Generator):
             lo = hi = 0
             if a == axis:
                 lo, hi = self.between(0, 2), self.between(0, 2)
-            elif others and not size[1] and self.chance(20):
+            elif others and self.paddable(size) and self.chance(20):
                 lo, hi = self.between(0, 1), self.between(0, 1)
             lows.append(self.index_text(lo))
             highs.append(self.index_text(hi))
-            sizes.append((size[0] + lo + hi, size[1]))
+            sizes.append(padded_size(size, lo + hi))
         text = self.pick(PADDINGS[x.dtype])
         element = x.dtype
         name, cst = self.fresh(), self.fresh("pad")
@@ -348,12 +364,7 @@ class MovesGenerator(Generator):
 
 
 def move_programs_strategy(max_steps: int = 7) -> st.SearchStrategy[RandomProgram]:
-    @st.composite
-    def draw_program(draw: Draw[Any]) -> RandomProgram:
-        symbols = SYMBOLS[: draw(st.integers(1, len(SYMBOLS)))]
-        return MovesGenerator(draw, symbols).function(draw(st.integers(1, max_steps)))
-
-    return draw_program()
+    return programs_made_by(MovesGenerator, max_steps)
 
 
 def move_cases(max_steps: int = 7) -> st.SearchStrategy[Case]:
