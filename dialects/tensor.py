@@ -990,6 +990,8 @@ def print_results_and_body(printer: Printer, op: IRDLOperation, regions: Sequenc
         printer.print_string(" -> (")
         printer.print_list(op.result_types, printer.print_attribute)
         printer.print_string(")")
+    elif not op.attributes:  # (else the region's `{` would read as an attribute dictionary)
+        printer.print_string(" {}")
     for i, region in enumerate(regions):
         printer.print_string(" else " if i else " ")
         printer.print_region(region)

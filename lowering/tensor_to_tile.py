@@ -466,6 +466,7 @@ class ConvertTensorToTilePass(ModulePass):
             if not isinstance(func, FuncOp):
                 continue
             guards = known_facts(guard_facts(func))
+            erase_unused_kernel_groups(func)
             for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
                 if not fusion.results:  # dead code: nothing it computes is used
                     Rewriter.erase_op(fusion)
@@ -475,6 +476,15 @@ class ConvertTensorToTilePass(ModulePass):
                 name = f"{func.sym_name.data}_k{count}"
                 count += 1
                 Rewriter.replace_op(fusion, lower_fusion(op, fusion, name, device, guards))
+
+
+def erase_unused_kernel_groups(func: FuncOp) -> None:
+    """Erase the choices and stacks of `func` that give no result: they hold only
+    kernels, which compute values and nothing else, so none of their work is used
+    (fusion may leave one when every value it planned for is dead)."""
+    unused = [op for op in func.walk() if isinstance(op, t.ChoiceOp | t.StackOp) and not op.results]
+    for op in reversed(unused):  # (the innermost first: an outer one erases its contents)
+        Rewriter.erase_op(op)
 
 
 def add_kernel(module: ModuleOp, kernel: tile.KernelOp, launch: tile.LaunchOp) -> tile.LaunchOp:
