@@ -154,3 +154,14 @@ def test_a_cast_with_a_memory_format_runs_on_dvm_with_eagers_strides() -> None:
 def test_index_select_and_gather_of_a_0d_tensor_run_in_torch() -> None:
     check(lambda x, ids: torch.index_select(x, 0, ids) * 2, (torch.tensor(3.0), torch.tensor([0])))
     check(lambda x, ids: torch.gather(x, 0, ids) * 2, (torch.tensor(3.0), torch.tensor(0)))
+
+
+def test_the_zero_tensor_of_the_backward_of_sgn_is_read_as_zeros() -> None:
+    """`sgn`'s derivative of a real input is torch's zero tensor (no memory, which
+    `Tensor.numpy` refuses): the backward graph's op making it runs in torch."""
+    for size in (4, 7):
+        x = torch.randn(size, 3, generator=torch.Generator().manual_seed(size))
+        x.requires_grad_(True)
+        compiled(lambda x: torch.sgn(x))(x).sum().backward()
+        assert x.grad is not None
+        torch.testing.assert_close(x.grad, torch.zeros_like(x), rtol=0, atol=0)

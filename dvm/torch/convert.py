@@ -82,7 +82,10 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
         tensor = tensor.detach()
     if tensor.dtype == torch.bfloat16:
         return tensor.view(torch.int16).numpy().view(bfloat16())
-    return tensor.numpy()
+    try:
+        return tensor.numpy()
+    except RuntimeError:  # (a zero tensor, as the backward of `sgn` makes, has no memory)
+        return tensor.numpy(force=True)
 
 
 def to_pairs(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
