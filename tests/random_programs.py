@@ -975,15 +975,19 @@ class Generator:
             inputs.append(self.pick(same) if take else self.argument(list(x.dims), x.dtype))
         sizes = list(x.sizes)
         sizes[axis] = (sizes[axis][0] * len(inputs), sizes[axis][1])
+        return self.concatenated(inputs, axis, sizes)
+
+    def concatenated(self, values: Sequence[Value], axis: int, sizes: list[Size]) -> Value:
+        """`tensor.concat` of `values` (of one dtype) along `axis`, its result `sizes`."""
         name = self.fresh()
-        names = ", ".join(v.name for v in inputs)
-        types = ", ".join(v.type for v in inputs)
+        names = ", ".join(v.name for v in values)
+        types = ", ".join(v.type for v in values)
         return self.joined(
             f"{name} = tensor.concat dim({axis}) {names} : ({types}) -> {{r}}",
             name,
             self.result_dims(sizes),
-            x.dtype,
-            inputs,
+            values[0].dtype,
+            values,
         )
 
     def in_range(self, dims: Sequence[Dim], n: int) -> Value:

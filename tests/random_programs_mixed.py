@@ -136,16 +136,7 @@ class MixedGenerator(MovesGenerator):
             pieces.reverse()
         size = (sum(p.sizes[axis][0] for p in pieces), ())
         sizes = [size if a == axis else s for a, s in enumerate(x.sizes)]
-        name = self.fresh()
-        names = ", ".join(p.name for p in pieces)
-        types = ", ".join(p.type for p in pieces)
-        return self.joined(
-            f"{name} = tensor.concat dim({axis}) {names} : ({types}) -> {{r}}",
-            name,
-            self.result_dims(sizes),
-            x.dtype,
-            pieces,
-        )
+        return self.concatenated(pieces, axis, sizes)
 
     # -- independent kernels -----------------------------------------------------------
 

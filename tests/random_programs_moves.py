@@ -286,16 +286,7 @@ class MovesGenerator(Generator):
             pieces.reverse()
         size = (sum(p.sizes[axis][0] for p in pieces), symbols)
         sizes = [size if a == axis else s for a, s in enumerate(x.sizes)]
-        name = self.fresh()
-        names = ", ".join(p.name for p in pieces)
-        types = ", ".join(p.type for p in pieces)
-        result = self.joined(
-            f"{name} = tensor.concat dim({axis}) {names} : ({types}) -> {{r}}",
-            name,
-            self.result_dims(sizes),
-            x.dtype,
-            pieces,
-        )
+        result = self.concatenated(pieces, axis, sizes)
         if self.chance(40):  # a piece read by another kernel too
             other = self.pick(pieces)
             self.unary("neg", other, exact=other.exact, bound=other.bound, frac=other.frac)
