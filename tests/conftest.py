@@ -1,6 +1,6 @@
 """Shared fixtures: the example programs in `shared/examples` and their numpy reference,
-a random generator seeded per test, a record of the VM's pool round trips, and a count
-of the Python lines a call runs.
+a random generator seeded per test, a record of the VM's pool round trips, a count
+of the Python lines a call runs, and a heap whose collections see only the test's objects.
 
 The examples live next to the repository (`<repo>/../shared/examples`), not in
 it; tests that need them skip when that folder is absent, and only then.
@@ -14,7 +14,7 @@ import importlib.util
 import os
 import sys
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
@@ -96,6 +96,18 @@ def pool_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return rounds
 
 
+@pytest.fixture
+def young_heap() -> Iterator[None]:
+    """Full collections during the test traverse only the objects it made. A worker that
+    ran the torch tests before holds millions of objects, and a `gc.collect()` of them
+    takes seconds: the garbage is collected once, then what is alive is frozen
+    (`gc.freeze`), as the runtime's first compile does. It stays frozen: the worker's
+    later garbage among it is never collected, a little memory for minutes of the suite."""
+    gc.collect()
+    gc.freeze()
+    yield
+
+
 def count_lines(fn: Callable[[], Any]) -> int:
     """How many Python lines (and calls) `fn()` runs on this thread: a measure of work
     that is deterministic where a time is not. The collector is held off while it runs:
@@ -121,6 +133,6 @@ def count_lines(fn: Callable[[], Any]) -> int:
 
 
 @pytest.fixture
-def traced_lines() -> Callable[[Callable[[], Any]], int]:
+def traced_lines(young_heap: None) -> Callable[[Callable[[], Any]], int]:
     """`count_lines`, for the tests that compare the work of two calls."""
     return count_lines

@@ -340,6 +340,7 @@ ROW_STATS = """func.func @f(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xf
 }"""
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_calls_leave_no_cyclic_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
     """New shapes, each called twice (the second call plans the launch and binds it to
     the cores), while the kernel keeps only four plans: every dropped specialization is
@@ -367,6 +368,7 @@ def generated_sources() -> list[str]:
     return [name for name in linecache.cache if name.startswith("<dvm ")]
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_a_dropped_program_takes_its_generated_sources_along() -> None:
     """What a compile generates (guards, output sizes, the argument binder; the VM's
     fast path and unplanned launch) is named after its function or kernel, and

@@ -14,6 +14,8 @@ from dvm.vm.generated import define
 from dvm.vm.static import static_info
 from dvm.vm.unplanned import generated
 
+pytestmark = pytest.mark.usefixtures("young_heap")  # (the tests collect garbage)
+
 RATIO = "def ratio(x):\n    return 1 // x\n"
 
 

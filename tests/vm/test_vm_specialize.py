@@ -95,6 +95,7 @@ def test_a_failing_check_falls_back_to_the_table_walk() -> None:
         vm.specialize(prog, [(64, 64), (64, 64)], device=tiny)
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_a_cached_specialization_keeps_few_objects_for_the_collector() -> None:
     # Python's full collections traverse every tracked object alive and come more
     # often the more each new shape leaves alive (docs/performance.md, "The garbage
