@@ -141,6 +141,15 @@ def scalar_item_assignment(a: Any) -> Any:
     s[()] = 3
 
 
+def item_deletion(a: Any) -> Any:
+    del a[0]
+
+
+def scalar_item_deletion(a: Any) -> Any:
+    s = a.sum()
+    del s[()]
+
+
 def scalar_methods(a: Any) -> Any:
     s = a.sum()
     s.fill(0)  # (a scalar's copy is filled: the scalar is immutable)
@@ -246,6 +255,8 @@ CASES = {
     "scalars updated in place": scalar_updated_in_place,
     "0-d arrays stay arrays": zero_d_arrays_stay_arrays,
     "scalar item assignment": scalar_item_assignment,
+    "item deletion": item_deletion,
+    "scalar item deletion": scalar_item_deletion,
     "scalars as keys": scalars_as_keys,
     "zeros_like then updates": zeros_then_updates,
     "empty_like's arguments": empty_like,

@@ -205,6 +205,11 @@ class LazyArray(NDArrayOperatorsMixin):
         flush()
         self.numpy()[unwrap_values(key)] = unwrap_values(value)
 
+    def __delitem__(self, key: Any) -> None:
+        if self._node.scalar:
+            raise TypeError(f"'numpy.{self.dtype.name}' object does not support item deletion")
+        raise ValueError("cannot delete array elements")
+
     # -- numpy's protocols ----------------------------------------------------------
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
