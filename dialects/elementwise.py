@@ -188,6 +188,15 @@ ELEMENTWISE: tuple[ElementwiseSpec, ...] = (
         "read as unsigned: a shift by the bit width or more gives 0, or -1 for a negative "
         "signed `a`",
     ),
+    ElementwiseSpec(
+        "atan2",
+        ulps=4,
+        doc="the angle of the point `(b, a)`, in `[-pi, pi]`, by the signs of both (signed "
+        "zeros included: `atan2(+-0, -0) = +-pi`)",
+    ),
+    ElementwiseSpec(
+        "copysign", doc="`\\|a\\|` with the sign bit of `b` (`-0.0` and NaN's included)"
+    ),
 )
 """Every elementwise op; the docs list them in this order."""
 

@@ -133,6 +133,8 @@ FLOAT64_ORACLE: dict[str, Callable[..., Any]] = {
     "sign": np.sign,
     "remainder": np.remainder,
     "fmod": np.fmod,
+    "atan2": np.frompyfunc(math.atan2, 2, 1),
+    "copysign": np.frompyfunc(math.copysign, 2, 1),
 }
 """What each elementwise op on floats computes, in float64, written apart from the op
 table (whose functions every level runs), so that a wrong function there fails."""
@@ -214,6 +216,26 @@ def test_sin_and_cos_fuse_into_one_kernel(rng: np.random.Generator) -> None:
     assert launch.instructions.get("sin") and launch.instructions.get("cos")
     np.testing.assert_allclose(got, np.ones_like(x), rtol=0, atol=4 * np.finfo(np.float32).eps)
     np.testing.assert_array_equal(got, dvm.interpret(SIN_AND_COS, x))
+
+
+SIGNS = """func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %t = tensor.atan2 %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %c = tensor.copysign %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %t, %c : tensor<?xf32>, tensor<?xf32>
+}"""
+
+
+def test_atan2_and_copysign_read_the_signs_of_zeros_and_nans() -> None:
+    """The quadrant of `atan2(+-0, +-0)` and the sign `copysign` copies are the sign
+    bits, which a comparison of values does not see: every level keeps them."""
+    a = np.array([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, np.nan, 2.0], np.float32)
+    b = np.array([-0.0, -0.0, 0.0, 0.0, -np.inf, np.inf, -1.0, -np.nan], np.float32)
+    for level, run in LEVELS.items():
+        for got, want in zip(
+            run(SIGNS, [a, b]), (np.arctan2(a, b), np.copysign(a, b)), strict=True
+        ):
+            np.testing.assert_array_equal(got, want, err_msg=level)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=level)
 
 
 @pytest.mark.parametrize(

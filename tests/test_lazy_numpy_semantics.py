@@ -199,6 +199,22 @@ def test_every_ufunc_matches_numpy(dtype: Any) -> None:
             same(lambda a, u=u: u(a, 2), x, name=f"{u.__name__}({x.dtype}, 2)")
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64])
+def test_atan2_and_copysign_record_with_numpys_signs(dtype: Any) -> None:
+    """Instructions of their own (numpy's ufuncs on the VM): recorded in the dtype of
+    numpy's loop (float16 for int8), the signs of zeros and NaNs included."""
+    x = SPECIAL_FLOATS.astype(dtype) if np.dtype(dtype).kind == "f" else sample(dtype, (2, 4))
+    y = x[::-1, ::-1].copy()
+    lazy.reset()
+    for u in (np.arctan2, np.copysign):
+        want = u(x, y)
+        got = np.asarray(u(lazy.asarray(x), y))
+        assert got.dtype == want.dtype, u.__name__
+        np.testing.assert_array_equal(got, want, err_msg=u.__name__)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=u.__name__)
+    assert lazy.stats()["segments"] == 2 and not lazy.stats()["fallbacks"]
+
+
 # -- reductions -------------------------------------------------------------------------
 
 REDUCTIONS = ["sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin",

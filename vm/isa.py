@@ -398,6 +398,8 @@ BINARY_OPS: tuple[ElementwiseDef, ...] = (
         np.right_shift,
         "a >> b, arithmetic if signed; b >= bits (b unsigned) shifts all out",
     ),
+    ElementwiseDef(0x36, "atan2", TypeRule.FLOAT, np.arctan2, "angle of (b, a), in [-pi, pi]"),
+    ElementwiseDef(0x37, "copysign", TypeRule.FLOAT, np.copysign, "magnitude of a, sign of b"),
 )
 """The binary instructions, each in three forms."""
 

@@ -44,7 +44,7 @@ UFUNCS: dict[np.ufunc, str] = {
     np.logical_and: "logical_and", np.logical_or: "logical_or", np.logical_xor: "ne",
     np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
     np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le",
-    np.greater: "gt", np.greater_equal: "ge",
+    np.greater: "gt", np.greater_equal: "ge", np.arctan2: "atan2", np.copysign: "copysign",
 }  # fmt: skip
 """numpy's ufuncs that are one elementwise op of the dialect."""
 
