@@ -268,6 +268,10 @@ CASES = {
     "== None, a list, a tuple": lambda a: (a == None, a[0] == [1, 2, 3, 4], a[0] == (1, 2)),  # noqa: E711
     "np.array of lazy scalars": lambda a: (np.array([a.sum(), 1.0]), np.asarray([a[0], a[1]])),
     "integer division by zero": lambda a: (a.astype(np.int32) // 0, a.astype(np.int64) % 0),
+    "clip's bounds": lambda a: (np.clip(a, 1, None), a.clip(1), a.clip(max=1), np.clip(a, min=0)),
+    "np.clip(x, lo)": lambda a: np.clip(a, 1),
+    "an output not given": lambda a: np.modf(a, np.zeros((3, 4), np.float32)),
+    "out=(None,)": lambda a: np.add(a, 1, out=(None,)),
 }
 
 

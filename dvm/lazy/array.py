@@ -612,10 +612,17 @@ def reduction_method(kind: str, function: Any) -> Any:
     return method
 
 
+def clip_method(self: LazyArray, min: Any = None, max: Any = None, **kwargs: Any) -> Any:
+    """`x.clip(lo)` is `np.clip(x, lo, None)`: the method's bounds may be left out, the
+    function's may not."""
+    return dispatch(np.clip, (self, min, max), kwargs)
+
+
+LazyArray.clip = clip_method  # type: ignore[method-assign]
 for _name in ("sum", "mean", "prod", "max", "min"):
     setattr(LazyArray, _name, reduction_method(_name, getattr(np, _name)))
 for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "any", "all", "take",
-              "ravel", "squeeze", "clip", "round", "dot", "repeat", "diagonal",
+              "ravel", "squeeze", "round", "dot", "repeat", "diagonal",
               "trace"):  # fmt: skip
     setattr(LazyArray, _name, numpy_method(getattr(np, _name)))
 for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
@@ -676,10 +683,13 @@ def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[st
     flush()
     result = function(*unwrap_values(tuple(args)), **unwrap_values(kwargs))
     out = kwargs.get("out")
-    if out is not None:
-        outs = out if isinstance(out, tuple) else (out,)
-        return out if isinstance(out, tuple) and len(out) > 1 else outs[0]
-    return wrap(result)
+    if out is None:
+        return wrap(result)
+    outs = out if isinstance(out, tuple) else (out,)
+    results = result if isinstance(result, tuple) else (result,)
+    # (an output not given, `np.modf(x, y)`'s second, is numpy's new array)
+    given = [wrap(r) if o is None else o for o, r in zip(outs, results, strict=True)]
+    return tuple(given) if len(given) > 1 else given[0]
 
 
 FUNCTIONS = {

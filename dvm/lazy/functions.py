@@ -128,10 +128,17 @@ def where(condition: Operand, x: Operand = None, y: Operand = None) -> Node | No
     return record.elementwise("select", nodes, dtype)  # type: ignore[arg-type]
 
 
-def clip(a: Operand, a_min: Operand = None, a_max: Operand = None, out: Any = None,
-         **rest: Any) -> Node | None:  # fmt: skip
-    """numpy's clip: `minimum(maximum(a, a_min), a_max)`, a bound None left out."""
+NOT_GIVEN: Any = object()
+"""An argument the call left out, where numpy's function tells it from None."""
+
+
+def clip(a: Operand, a_min: Operand = NOT_GIVEN, a_max: Operand = NOT_GIVEN,
+         out: Any = None, **rest: Any) -> Node | None:  # fmt: skip
+    """numpy's clip: `minimum(maximum(a, a_min), a_max)`, a bound None left out. A bound
+    not given (numpy raises) or given as `min=`/`max=` goes to numpy."""
     if out is not None or rest or not isinstance(a, Node):
+        return None
+    if a_min is NOT_GIVEN or a_max is NOT_GIVEN:
         return None
     result: Node | None = a
     if a_min is not None:
