@@ -6,8 +6,8 @@ function's xDSL types at compile time (`dvm.arguments`), or read from the compil
 so that a cache hit checks calls without xDSL.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
+# annotation given as text when its class is made (docs/performance.md).
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -60,7 +60,7 @@ class ArgumentType(NamedTuple):
         return [self.text, self.dtype.name, self.shape, self.element, self.index]
 
     @staticmethod
-    def from_json(data: Any) -> ArgumentType:
+    def from_json(data: Any) -> "ArgumentType":
         text, dtype, shape, element, index = data
         if not (isinstance(text, str) and isinstance(element, str) and isinstance(index, bool)):
             raise ValueError("not an argument type")
@@ -182,7 +182,7 @@ class Declared(NamedTuple):
         }
 
     @staticmethod
-    def from_json(data: Any) -> Declared:
+    def from_json(data: Any) -> "Declared":
         function, names = data["function"], data["names"]
         if not isinstance(function, str) or not all(n is None or isinstance(n, str) for n in names):
             raise ValueError("not a function's declaration")

@@ -4,8 +4,8 @@ guards from their generated code (`dvm.expr_code`). `dvm.guards` makes both from
 guards `symbolic-shapes` put on a function; the compile cache keeps them.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
+# annotation given as text when its class is made (docs/performance.md).
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -42,7 +42,7 @@ class GuardNote(NamedTuple):
         return [self.broadcast, list(self.sides), self.head, list(self.wheres)]
 
     @staticmethod
-    def from_json(data: Any) -> GuardNote:
+    def from_json(data: Any) -> "GuardNote":
         broadcast, sides, head, wheres = data
         texts = [*sides, *wheres]
         if not isinstance(broadcast, bool) or not isinstance(head, str):
@@ -64,7 +64,7 @@ class GuardSet(NamedTuple):
         return {"names": self.names, "code": self.code, "notes": [n.to_json() for n in self.notes]}
 
     @staticmethod
-    def from_json(data: Any) -> GuardSet:
+    def from_json(data: Any) -> "GuardSet":
         names = data["names"]
         if not all(isinstance(n, str) and n.isidentifier() for n in names):
             raise ValueError("not a guard's symbols")

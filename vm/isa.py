@@ -9,6 +9,8 @@ row's code when this module is imported. The encoder and decoder (`binary.py`),
 the validator (`validate.py`), the text assembler and disassembler
 (`text.py`) and the executors (`kernels.py`) look rows up here; none of
 them lists opcodes of its own. A compiler-side dialect can derive its ops
+# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
+# annotation given as text when its class is made (docs/performance.md).
 from the same rows.
 
 Operand kinds and their encodings (little-endian):
@@ -26,8 +28,6 @@ Operand kinds and their encodings (little-endian):
 | ACC_KIND     | u8                            | add / max / min (for `store_acc`)         |
 | SHAPE        | u8 rank + rank x EXTENT       | a tile shape, see `ExtentKind`            |
 """
-
-from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from enum import Enum, IntEnum
@@ -72,7 +72,7 @@ class DType(IntEnum):
     """bfloat16: `ml_dtypes.bfloat16` arrays (numpy has no bf16 of its own)."""
 
     @property
-    def np(self) -> np.dtype:
+    def np(self) -> "np.dtype":
         """The numpy dtype of this element type."""
         return bfloat16() if self is DType.BF16 else _NP_DTYPES[self]
 
@@ -91,7 +91,7 @@ class DType(IntEnum):
         return not self.is_float and self is not DType.BOOL
 
     @staticmethod
-    def from_numpy(dtype: np.dtype | type) -> DType:
+    def from_numpy(dtype: "np.dtype | type") -> "DType":
         """The DType of a numpy dtype; raises KeyError for unsupported ones."""
         dtype = np.dtype(dtype)
         found = _FROM_NP.get(dtype)

@@ -18,8 +18,8 @@ specialization from the arguments' dims (see `ExprOp`).
     )
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
+# annotation given as text when its class is made (docs/performance.md).
 import math
 import operator
 from collections.abc import Sequence
@@ -70,27 +70,27 @@ class Tok(NamedTuple):
     b: int = 0
 
     @staticmethod
-    def dim(arg: int, axis: int) -> Tok:
+    def dim(arg: int, axis: int) -> "Tok":
         return Tok(ExprOp.DIM, arg, axis)
 
     @staticmethod
-    def const(value: int) -> Tok:
+    def const(value: int) -> "Tok":
         return Tok(ExprOp.CONST, value)
 
     @staticmethod
-    def param(index: int) -> Tok:
+    def param(index: int) -> "Tok":
         return Tok(ExprOp.PARAM, index)
 
     @staticmethod
-    def slot(index: int) -> Tok:
+    def slot(index: int) -> "Tok":
         return Tok(ExprOp.SLOT, index)
 
     @staticmethod
-    def cores() -> Tok:
+    def cores() -> "Tok":
         return Tok(ExprOp.CORES)
 
     @staticmethod
-    def binop(op: ExprOp) -> Tok:
+    def binop(op: ExprOp) -> "Tok":
         return Tok(op)
 
 
@@ -170,11 +170,11 @@ class Scalar(NamedTuple):
     value: float | int
 
     @staticmethod
-    def imm(value: float) -> Scalar:
+    def imm(value: float) -> "Scalar":
         return Scalar(ScalarTag.IMM, float(value))
 
     @staticmethod
-    def slot(index: int) -> Scalar:
+    def slot(index: int) -> "Scalar":
         return Scalar(ScalarTag.SLOT, index)
 
 
@@ -186,15 +186,15 @@ class Extent(NamedTuple):
     dim: int = 0
 
     @staticmethod
-    def slot(index: int) -> Extent:
+    def slot(index: int) -> "Extent":
         return Extent(ExtentKind.SLOT, index)
 
     @staticmethod
-    def view_dim(view: int, dim: int) -> Extent:
+    def view_dim(view: int, dim: int) -> "Extent":
         return Extent(ExtentKind.VIEW_DIM, view, dim)
 
     @staticmethod
-    def reg_dim(reg: int, dim: int) -> Extent:
+    def reg_dim(reg: int, dim: int) -> "Extent":
         return Extent(ExtentKind.REG_DIM, reg, dim)
 
 
@@ -209,7 +209,7 @@ class Instr(NamedTuple):
     operands: tuple[Operand, ...]
 
     @staticmethod
-    def of(name: str, *operands: Operand) -> Instr:
+    def of(name: str, *operands: Operand) -> "Instr":
         """Build by mnemonic, converting plain Python values to operand types.
 
         Floats for SCALAR become immediates (use `Scalar.slot(i)` for a slot);
@@ -271,7 +271,7 @@ class Program:
     registers: tuple[Register, ...]
     views: tuple[View, ...]
     code: tuple[Instr, ...]
-    offsets: Offsets | None = field(default=None, compare=False, repr=False)
+    offsets: "Offsets | None" = field(default=None, compare=False, repr=False)
     """Byte offsets of each table entry and instruction, when decoded from bytes."""
     name: str = field(default="", compare=False)
     """What the compiler called it (the kernel's name; a binary holds none): it names

@@ -9,8 +9,8 @@ row demands. Shape-dependent checks (bounds, local memory, tile shapes) run
 once per specialization in `specialize.py`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
+# annotation given as text when its class is made (docs/performance.md).
 from itertools import accumulate
 from operator import attrgetter
 from typing import Any, NamedTuple
