@@ -8,7 +8,6 @@ Every test uses a temporary folder (`cache_dir`), never the user's cache.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -203,7 +202,7 @@ def kernel_without_registers(kernels: bytes) -> bytes:
     VM's validation refuses its instructions."""
     programs = decode_module(kernels)
     name, program = programs[0]
-    broken = dataclasses.replace(program, registers=(), offsets=None)
+    broken = program.replace(registers=(), offsets=None)
     return encode_programs([(name, broken), *programs[1:]])
 
 

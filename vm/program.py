@@ -23,7 +23,6 @@ specialization from the arguments' dims (see `ExprOp`).
 import math
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from dvm.vm.isa import (
@@ -260,9 +259,16 @@ class ProgramCache:
         up first, emptied whenever `specializations` drops one."""
 
 
-@dataclass(frozen=True)
 class Program:
-    """A decoded (not necessarily validated) bytecode program."""
+    """A decoded (not necessarily validated) bytecode program: immutable, equal to
+    another with the same tables. (A plain class: a frozen `@dataclass` would generate
+    its six methods with `exec` each time the module is imported, which a compile
+    cache hit in a fresh process pays for.)"""
+
+    FIELDS = ("args", "n_params", "slots", "grid", "registers", "views", "code")
+    """The tables, which a binary holds; equality, hashing and `repr` compare them."""
+
+    __slots__ = (*FIELDS, "cache", "name", "offsets")
 
     args: tuple[Arg, ...]
     n_params: int
@@ -271,14 +277,71 @@ class Program:
     registers: tuple[Register, ...]
     views: tuple[View, ...]
     code: tuple[Instr, ...]
-    offsets: "Offsets | None" = field(default=None, compare=False, repr=False)
+    offsets: "Offsets | None"
     """Byte offsets of each table entry and instruction, when decoded from bytes."""
-    name: str = field(default="", compare=False)
+    name: str
     """What the compiler called it (the kernel's name; a binary holds none): it names
     the program's generated code."""
-    cache: ProgramCache = field(default_factory=ProgramCache, init=False, compare=False, repr=False)
-    """What the VM derives from the program once (a program made by
-    `dataclasses.replace` starts with an empty one)."""
+    cache: ProgramCache
+    """What the VM derives from the program once (a program made by `replace` starts
+    with an empty one)."""
+
+    def __init__(
+        self,
+        args: tuple[Arg, ...],
+        n_params: int,
+        slots: tuple[Slot, ...],
+        grid: tuple[int, ...],
+        registers: tuple[Register, ...],
+        views: tuple[View, ...],
+        code: tuple[Instr, ...],
+        offsets: "Offsets | None" = None,
+        name: str = "",
+    ) -> None:
+        values = (args, n_params, slots, grid, registers, views, code, offsets, name)
+        set_field = object.__setattr__  # (the class's own `__setattr__` refuses)
+        for field_name, value in zip((*self.FIELDS, "offsets", "name"), values, strict=True):
+            set_field(self, field_name, value)
+        set_field(self, "cache", ProgramCache())
+
+    def tables(self) -> tuple[Any, ...]:
+        """The values of `FIELDS`, in order."""
+        return (
+            self.args,
+            self.n_params,
+            self.slots,
+            self.grid,
+            self.registers,
+            self.views,
+            self.code,
+        )
+
+    def replace(self, **changes: Any) -> "Program":
+        """A new program with the fields named in `changes` replaced (and nothing derived)."""
+        given = {name: getattr(self, name) for name in (*self.FIELDS, "offsets", "name")}
+        return Program(**(given | changes))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Program:
+            return NotImplemented
+        return self.tables() == other.tables()
+
+    def __hash__(self) -> int:
+        return hash(self.tables())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"Program({fields}, name={self.name!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """How `copy` and `pickle` make it again (they would set its fields one by one)."""
+        return Program, (*self.tables(), self.offsets, self.name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Program is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Program is immutable: cannot delete {name!r}")
 
 
 class Offsets(NamedTuple):

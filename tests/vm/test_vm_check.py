@@ -11,9 +11,10 @@ neither has a field the binary has no room for (a tile size on an untiled view d
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import math
 import os
+import pickle
 from collections.abc import Iterator
 from enum import Enum
 from typing import Any
@@ -44,13 +45,13 @@ Path = tuple[Any, ...]
 
 
 def record_fields(obj: Any) -> tuple[str, ...] | None:
-    """The field names of a record of the program model (the `Program` a dataclass, the
-    entries of its tables named tuples); None for another value (an opcode's row, which
+    """The field names of a record of the program model (the `Program`'s tables, the
+    fields of its entries, named tuples); None for another value (an opcode's row, which
     counts as one field, is none)."""
     if isinstance(obj, OpDef | type):
         return None
-    if dataclasses.is_dataclass(obj):
-        return tuple(f.name for f in dataclasses.fields(obj))
+    if isinstance(obj, vm.Program):
+        return vm.Program.FIELDS
     return getattr(type(obj), "_fields", None)
 
 
@@ -63,8 +64,7 @@ def leaves(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     elif names is not None:
         yield path, obj
         for name in names:
-            if name not in ("offsets", "name", "cache"):
-                yield from leaves(getattr(obj, name), (*path, name))
+            yield from leaves(getattr(obj, name), (*path, name))
     elif isinstance(obj, tuple):
         yield path, obj
         for i, x in enumerate(obj):
@@ -82,7 +82,7 @@ def replaced(obj: Any, path: Path, value: Any) -> Any:
         return (*obj[:head], replaced(obj[head], rest, value), *obj[head + 1 :])
     new = replaced(getattr(obj, head), rest, value)
     if isinstance(obj, vm.Program):
-        return dataclasses.replace(obj, offsets=None, **{head: new})
+        return obj.replace(offsets=None, **{head: new})
     return obj._replace(**{head: new})
 
 
@@ -154,15 +154,15 @@ def test_check_agrees_with_load_of_the_binary_on_mutated_programs() -> None:
 def scale(**fields: Any) -> vm.Program:
     """A small valid program (one load, a multiply by a slot, a store) with fields replaced."""
     program = vm.assemble(P.single_op("mul", "f32", "f32", "rs", "s0"))
-    return dataclasses.replace(program, offsets=None, **fields)
+    return program.replace(offsets=None, **fields)
 
 
 def test_a_program_replaced_from_a_checked_one_is_checked_again() -> None:
     """What the VM derived from a program (that it is valid, its facts) stays with it:
-    a program made from it by `dataclasses.replace` starts with nothing derived."""
+    a program made from it by `replace` starts with nothing derived."""
     program = vm.check(scale())
     assert program.cache.validated is not None
-    bad = dataclasses.replace(program, n_params=-1)
+    bad = program.replace(n_params=-1)
     assert bad.cache.validated is None
     with pytest.raises(vm.BytecodeError, match="bad param count"):
         vm.check(bad)
@@ -200,3 +200,18 @@ def test_encode_says_unencodable_for_an_immediate_beyond_f64() -> None:
     bad = Instr(ins.op, (*ins.operands[:2], Scalar(ScalarTag.IMM, 10**400)))
     with pytest.raises(vm.BytecodeError, match="unencodable program"):
         vm.encode(scale(code=(*program.code[:k], bad, *program.code[k + 1 :])))
+
+
+def test_a_program_is_an_immutable_value_of_its_tables() -> None:
+    """Equal tables make equal programs (with equal hashes and reprs) whatever their name
+    and binary offsets; a program cannot be changed in place, and a copy or a pickled
+    one is equal to it."""
+    program = scale()
+    decoded = vm.decode(vm.encode(program), name="other")
+    assert decoded.offsets is not None and decoded.name == "other"
+    assert decoded == program and hash(decoded) == hash(program)
+    assert program.replace(n_params=2) != program
+    with pytest.raises(AttributeError):
+        program.n_params = 2  # pyright: ignore[reportAttributeAccessIssue]
+    for again in (copy.deepcopy(program), pickle.loads(pickle.dumps(program))):
+        assert again == program and again.name == program.name
