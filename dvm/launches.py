@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
@@ -69,32 +68,53 @@ class Call:
         """Where its intermediates go (None: in new memory)."""
 
 
-@dataclass(eq=False, repr=False)
+LaunchPlan = tuple[list[tuple[tuple[int, ...], Any]], Any, int]
+"""A kernel's plan for a call at known shapes (see `Kernel.plans`)."""
+
+
 class Kernel:
-    """A kernel's validated bytecode, and how to size its outputs."""
+    """A kernel's validated bytecode, and how to size its outputs. (A plain class, as
+    `Variant` and `CompiledProgram`: a `@dataclass` generates its `__init__` with `exec`
+    each time the module is imported, which a compile cache hit pays for.)"""
 
-    name: str
-    program: vm.Program
-    device: vm.DeviceSpec
-    make_sizes: Callable[[], Sizes]
-    """Makes `sizes` (generated Python, compiled at its first need)."""
-    params: list[str]
-    """Symbols the program needs that no input dim gives (from the call)."""
-    inputs: int = 0
-    """How many of its program's arguments are inputs (the others are outputs)."""
-    shape_symbols: list[str] = field(default_factory=list)
-    """Symbols only the outputs' dims name (e.g. a `broadcast_to` target
-    taken from an argument that is no input of the kernel): the VM reads
-    them from the output arrays, so they are no params; the call gives them."""
-    patience: int = 0
-    walks: int = 0
-    """Its specializer's (`PLAN_PATIENCE` and `FAST_PATH_WALKS` when it was built)."""
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        name: str,
+        program: vm.Program,
+        device: vm.DeviceSpec,
+        make_sizes: Callable[[], Sizes],
+        params: list[str],
+        inputs: int = 0,
+        shape_symbols: list[str] | None = None,
+        patience: int = 0,
+        walks: int = 0,
+    ) -> None:
+        self.name = name
+        self.program = program
+        self.device = device
+        self.make_sizes = make_sizes
+        """Makes `sizes` (generated Python, compiled at its first need)."""
+        self.params = params
+        """Symbols the program needs that no input dim gives (from the call)."""
+        self.inputs = inputs
+        """How many of its program's arguments are inputs (the others are outputs)."""
+        self.shape_symbols = shape_symbols or []
+        """Symbols only the outputs' dims name (e.g. a `broadcast_to` target
+        taken from an argument that is no input of the kernel): the VM reads
+        them from the output arrays, so they are no params; the call gives them."""
+        self.patience = patience
+        self.walks = walks
+        """Its specializer's (`PLAN_PATIENCE` and `FAST_PATH_WALKS` when it was built)."""
         self.key_symbols = [*self.params, *self.shape_symbols]
         """What a plan depends on besides the inputs' shapes."""
         self.uses_blas = calls_blas(self.program)
         """Whether its launches call BLAS (mma, or row sums as matrix-vector products)."""
+        self.plans: dict[tuple[Any, ...], LaunchPlan] = {}
+        """Per (input shapes and dtypes, symbol values): the outputs' shapes and dtypes, the
+        VM's specialization and the serial number of the call that made them, so a call at
+        a known shape only allocates and launches. A plan's inputs are checked against the
+        program once, as it is made (`vm.check_inputs`: their layout `launch_inputs` makes
+        C order), and its outputs are allocated as planned, so its launches check no array."""
 
     @cached_property
     def sizes(self) -> Sizes:
@@ -164,15 +184,6 @@ class Kernel:
             if plain["prepare"]:
                 vm.prepare(program, device_spec)
         return kernel
-
-    plans: dict[tuple[Any, ...], tuple[list[tuple[tuple[int, ...], Any]], Any, int]] = field(
-        default_factory=dict, repr=False
-    )
-    """Per (input shapes and dtypes, symbol values): the outputs' shapes and dtypes, the
-    VM's specialization and the serial number of the call that made them, so a call at
-    a known shape only allocates and launches. A plan's inputs are checked against the
-    program once, as it is made (`vm.check_inputs`: their layout `launch_inputs` makes
-    C order), and its outputs are allocated as planned, so its launches check no array."""
 
     def run(
         self,

@@ -33,7 +33,6 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -74,33 +73,45 @@ class BoundVariant(NamedTuple):
     symbols: dict[str, int]
 
 
-@dataclass(eq=False, repr=False)
 class CompiledProgram:
-    """A compiled program: call it with numpy arrays (and ints for `index`)."""
+    """A compiled program: call it with numpy arrays (and ints for `index`). (A plain
+    class: see `launches.Kernel`.)"""
 
-    source: ModuleOp | None
-    """The program (None: not parsed yet, or lowered in place by the generic variant;
-    `module` parses `origin` when a variant needs the pipeline)."""
-    entry: str | None
-    device: str
-    cache_size: int = 256
-    world: World = SINGLE_PROCESS
-    """The processes its collectives span (`dvm.collectives`)."""
-    variants: dict[frozenset[tuple[int, int]], Variant] = field(default_factory=dict)
-    cache: OrderedDict[tuple[Any, ...], BoundVariant] = field(default_factory=OrderedDict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(
+        self,
+        source: ModuleOp | None,
+        entry: str | None,
+        device: str,
+        cache_size: int = 256,
+        world: World = SINGLE_PROCESS,
+        disk: CompileCache | None = None,
+        text: str = "",
+        origin: str | Path = "",
+        filename: str | None = None,
+    ) -> None:
+        self.source = source
+        """The program (None: not parsed yet, or lowered in place by the generic variant;
+        `module` parses `origin` when a variant needs the pipeline)."""
+        self.entry = entry
+        self.device = device
+        self.cache_size = cache_size
+        self.world = world
+        """The processes its collectives span (`dvm.collectives`)."""
+        self.disk = disk
+        """The compile cache its variants are looked up in and stored to (None: off)."""
+        self.text = text
+        """The program's text as the compile cache keys it (with its file name)."""
+        self.origin = origin
+        """What `compile` was given (a path, or the text read from it when `compile` parsed
+        it), parsed when `source` is None."""
+        self.filename = filename
+        """The name `origin` is parsed under when it is text read from a file."""
+        self.variants: dict[frozenset[tuple[int, int]], Variant] = {}
+        self.cache: OrderedDict[tuple[Any, ...], BoundVariant] = OrderedDict()
+        self.lock = threading.Lock()
 
-    disk: CompileCache | None = None
-    """The compile cache its variants are looked up in and stored to (None: off)."""
-    text: str = ""
-    """The program's text as the compile cache keys it (with its file name)."""
-    origin: str | Path = ""
-    """What `compile` was given (a path, or the text read from it when `compile` parsed
-    it), parsed when `source` is None."""
-    filename: str | None = None
-    """The name `origin` is parsed under when it is text read from a file."""
-
-    def __post_init__(self) -> None:
+        # The generic variant (compiled, or read from the compile cache), and what a
+        # call needs to check its arguments and find its signature's variant.
         generic = self.variants[frozenset()] = self.build_variant(frozenset())
         self.declared = generic.declared
         """The entry function's name and arguments."""

@@ -13,7 +13,6 @@ or sympy.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -26,52 +25,60 @@ from dvm.host_validate import validate_steps
 from dvm.launches import Arena, Call, Env, Kernel
 
 
-@dataclass(eq=False, repr=False)
 class Variant:
-    """The program compiled for one pattern of dims fixed to 1."""
+    """The program compiled for one pattern of dims fixed to 1. (A plain class: see
+    `Kernel`.) Made from its declaration, steps and guards; the rest is filled in as it
+    is built."""
 
-    declared: Declared
-    """Its entry function's name and arguments (their types with the dims fixed to 1)."""
-    steps: list[Step]
-    results: list[int]
-    others: tuple[None, ...]
-    """The empty slots after the arguments' (which are the first ones)."""
-    symbols: list[tuple[int, int, str]]
-    """(argument, axis, symbol) for every symbol an argument's dim names."""
-    guards: list[GuardNote]
-    """The guards over argument dims, checked once per signature."""
-    check_guards: Callable[..., tuple[int, ...]]
-    guard_names: list[str] = field(default_factory=list)
-    indices: list[tuple[int, str]] = field(default_factory=list)
-    """(argument, symbol) of each `index` argument: bound per call."""
-    check_indices: Callable[[dict[str, int]], None] = lambda symbols: None
-    """The guards over index arguments' values (checked per call)."""
-    stretchable: list[tuple[str, frozenset[tuple[int, int]]]] = field(default_factory=list)
-    """Argument symbols that a broadcast checked during the call (against an index
-    argument or a value made on the way) assumed equal to the other side, with their
-    (argument, axis): a call where one is 1 takes the variant with those dims fixed to
-    1, which broadcasts them (the call cannot re-specialize once running)."""
-    places: int = 0
-    """Its launch results that never leave a call (places in an `Arena`)."""
-    arenas: list[Arena] = field(default_factory=list)
-    """Arenas free for its calls (as many as ever ran at once)."""
-    kernels: dict[str, Kernel] = field(default_factory=dict)
-    """Its kernels by name."""
-    launches: int = 0
-    """The launches its host function holds."""
-    late: bool = False
-    """Whether a call binds symbols (index arguments, values made on the way),
-    so that it needs its own copy of the signature's symbols (`runtime.BoundVariant`)."""
-    runs: Callable[[Sequence[Any], Call], list[Any]] = field(init=False, repr=False)
-    """How a call runs the steps: `run`, or `run` with BLAS held at one thread from
-    start to end when it may make several launches that call BLAS (each would
-    otherwise set and restore the count)."""
-
-    blas_device: vm.DeviceSpec | None = None
-    """The device whose BLAS its calls hold, if they do (see `runs`)."""
-
-    def __post_init__(self) -> None:
-        self.runs = self.run
+    def __init__(
+        self,
+        declared: Declared,
+        steps: list[Step],
+        results: list[int],
+        others: tuple[None, ...],
+        symbols: list[tuple[int, int, str]],
+        guards: list[GuardNote],
+        check_guards: Callable[..., tuple[int, ...]],
+        guard_names: list[str] | None = None,
+    ) -> None:
+        self.declared = declared
+        """Its entry function's name and arguments (their types with the dims fixed to 1)."""
+        self.steps = steps
+        self.results = results
+        self.others = others
+        """The empty slots after the arguments' (which are the first ones)."""
+        self.symbols = symbols
+        """(argument, axis, symbol) for every symbol an argument's dim names."""
+        self.guards = guards
+        """The guards over argument dims, checked once per signature."""
+        self.check_guards = check_guards
+        self.guard_names = guard_names or []
+        self.indices: list[tuple[int, str]] = []
+        """(argument, symbol) of each `index` argument: bound per call."""
+        self.check_indices: Callable[[dict[str, int]], None] = lambda symbols: None
+        """The guards over index arguments' values (checked per call)."""
+        self.stretchable: list[tuple[str, frozenset[tuple[int, int]]]] = []
+        """Argument symbols that a broadcast checked during the call (against an index
+        argument or a value made on the way) assumed equal to the other side, with their
+        (argument, axis): a call where one is 1 takes the variant with those dims fixed to
+        1, which broadcasts them (the call cannot re-specialize once running)."""
+        self.places = 0
+        """Its launch results that never leave a call (places in an `Arena`)."""
+        self.arenas: list[Arena] = []
+        """Arenas free for its calls (as many as ever ran at once)."""
+        self.kernels: dict[str, Kernel] = {}
+        """Its kernels by name."""
+        self.launches = 0
+        """The launches its host function holds."""
+        self.late = False
+        """Whether a call binds symbols (index arguments, values made on the way),
+        so that it needs its own copy of the signature's symbols (`runtime.BoundVariant`)."""
+        self.runs: Callable[[Sequence[Any], Call], list[Any]] = self.run
+        """How a call runs the steps: `run`, or `run` with BLAS held at one thread from
+        start to end when it may make several launches that call BLAS (each would
+        otherwise set and restore the count)."""
+        self.blas_device: vm.DeviceSpec | None = None
+        """The device whose BLAS its calls hold, if they do (see `runs`)."""
 
     def run_in(self, args: Sequence[Any], call: Call) -> list[Any]:
         """`runs` for `call` with an arena of its own, if it has intermediates to keep:
