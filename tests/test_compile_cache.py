@@ -555,6 +555,23 @@ def test_code_this_process_generated_is_checked_for_its_names_only(
     assert parsed
 
 
+def test_a_text_checked_once_is_checked_again_for_its_names_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An entry repeats its texts (every kernel's `int(d0_0)`): the first is parsed and
+    checked whole, the next ones only for their names, which must still be known."""
+    import ast
+
+    parsed: list[str] = []
+    parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, **k: parsed.append(text) or parse(text, **k))
+    text = "int(math.floor(z_17 // 3) + max(z_17, 2))"
+    assert checked_code([[], [text, text]], ["z_17"]) == ([], [text, text])
+    assert parsed == [text]
+    with pytest.raises(CodeError):
+        checked_code([[], [text]], ["x"])
+
+
 def test_cached_code_accepts_what_codegen_prints() -> None:
     code = [[["_t0", "max(x, 4)"]], ["int(((x + _t0) // (-_t0)))", "int(min(_t0, math.floor(x)))"]]
     assert function_of_code(checked_code(code, ["x"]), ["x"])(7) == (-2, 7)
