@@ -9,6 +9,11 @@
   terms of the arguments' dims (`symbolic-shapes`): it is read from those instead.
   Left in, the value is needed outside any kernel that computes it, so the kernel
   must write it out and the ops after the size cannot join it.
+- An `scf.if` whose results nothing reads computes nothing that is used (the
+  dialect's ops are pure): it is erased, with the ops that only it read (its
+  predicate, the values only its branches read). Left in, its branches' kernels
+  run. One that holds an `scf.while` stays: the loop might not end, and erasing
+  it would turn a call that never returns into one that does.
 
 Where one of these changed the function, its shapes and guards are computed again,
 starting from the guards found before (the new `tensor.dim`s need their values).
@@ -16,7 +21,7 @@ starting from the guards found before (the new `tensor.dim`s need their values).
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -87,8 +92,43 @@ def dominates(value: SSAValue, op: Operation) -> bool:
     )
 
 
+def erase_dead_branches(function: func.FuncOp) -> None:
+    """Erase every `scf.if` whose results nothing reads, and what only it read (see
+    the module docstring)."""
+    for op in list(function.walk(reverse=True)):  # (the users before their producers)
+        if isinstance(op, scf.IfOp) and function.is_ancestor(op):  # (not erased yet)
+            erase_if_unread(op)
+
+
+def erase_if_unread(op: Operation) -> None:
+    """Erase `op` if it is pure and nothing reads its results, then its producers
+    that nothing reads any more."""
+    if any(result.uses for result in op.results) or not erasable(op):
+        return
+    read = [value for nested in op.walk() for value in nested.operands]  # (op's own too)
+    producers = {
+        value.owner
+        for value in read
+        if isinstance(value.owner, Operation) and not op.is_ancestor(value.owner)
+    }
+    Rewriter.erase_op(op)
+    for producer in producers:
+        erase_if_unread(producer)
+
+
+def erasable(op: Operation) -> bool:
+    """Whether erasing `op` (when nothing reads it) loses nothing: an op of the tensor
+    or arith dialects, or an `scf.if` that holds no loop that might not end."""
+    if isinstance(op, scf.IfOp):
+        return not any(isinstance(nested, scf.WhileOp) for nested in op.walk())
+    dialect = op.name.split(".")[0]
+    return dialect in ("tensor", "arith") and not op.regions
+
+
 def fold_before_fusion(function: func.FuncOp) -> None:
-    """`fold_copies` and `resolve_dims`, then the shapes again if either changed."""
+    """`erase_dead_branches`, `fold_copies` and `resolve_dims`, then the shapes again if
+    either of the last two changed."""
+    erase_dead_branches(function)
     changed = fold_copies(function)
     changed = resolve_dims(function) or changed
     if changed:
