@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -80,7 +81,13 @@ from dvm.host_steps import check_step, checked_axis, checked_indices
 from dvm.ir import parse
 from dvm.numerics import ReduceKind
 from dvm.passes.errors import located
-from dvm.passes.symbolic import WORLD, bind_symbols, conditions_hold, index_symbol_name
+from dvm.passes.symbolic import (
+    WORLD,
+    arg_symbol_name,
+    bind_symbols,
+    conditions_hold,
+    index_symbol_name,
+)
 
 __all__ = ["interpret", "make_interpreter"]
 
@@ -403,6 +410,20 @@ def make_interpreter(
     return interpreter
 
 
+def bind_unannotated(
+    func: FuncOp, shapes: Sequence[tuple[int, ...] | None], symbols: dict[sympy.Symbol, int]
+) -> None:
+    """Bind the dynamic dims of arguments that carry no shape (a program `symbolic-shapes`
+    has not run on) to the symbols that pass would give them (`x_0`): a `tensor.choice`
+    written in the program names them in its conditions."""
+    for arg, shape in zip(func.body.block.args, shapes, strict=True):
+        if shape is None or not isinstance(arg.type, TensorType):
+            continue
+        for axis, (static, n) in enumerate(zip(arg.type.get_shape(), shape, strict=True)):
+            if static == DYNAMIC_INDEX:
+                symbols.setdefault(symbol(arg_symbol_name(arg, axis)), n)
+
+
 def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | None = None) -> Any:
     """Run function `entry` of a program on numpy arrays, with numpy semantics.
 
@@ -417,6 +438,7 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
     values = check_arguments(func, args)
     shapes = [v.shape if isinstance(v, np.ndarray) else None for v in values]
     symbols = bind_symbols(func, shapes)
+    bind_unannotated(func, shapes, symbols)
     symbols[WORLD] = 1  # the world of one process (`dvm.dialects.collectives`)
     for arg, value in zip(func.body.block.args, values, strict=True):
         if isinstance(arg.type, IndexType):  # a kernel may take it as a size or offset

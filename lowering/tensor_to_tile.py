@@ -120,11 +120,19 @@ def analyze(fusion: t.FusionOp, guards: Facts) -> Domain:
 
 def assumed(fusion: t.FusionOp, key: str) -> list[tuple[sympy.Expr, Any, sympy.Expr]]:
     """What a guarded choice lets its fused kernel assume, each condition split in
-    (lhs, relation, rhs): `lhs == rhs` (ASSUME) or `lhs <= rhs` (BOUNDED)."""
+    (lhs, relation, rhs): `lhs == rhs` (ASSUME) or `lhs <= rhs` (BOUNDED). Those the
+    kernel carries, and those of every choice whose first region holds it (a choice
+    written in the program need not copy its conditions onto its kernels)."""
     attr = fusion.attributes.get(key)
-    if not isinstance(attr, ArrayAttr):
-        return []
-    return [c.split() for c in attr.data if isinstance(c, ConditionAttr)]
+    found = list(attr.data) if isinstance(attr, ArrayAttr) else []
+    relation = "==" if key == ASSUME else "<="
+    inner: Operation = fusion
+    while isinstance(outer := inner.parent_op(), t.ChoiceOp):
+        if inner.parent_region() is outer.then_body:
+            found += [c for c in outer.conditions.data if c.relation.data == relation]
+        inner = outer
+    unique = dict.fromkeys(c for c in found if isinstance(c, ConditionAttr))
+    return [c.split() for c in unique]
 
 
 @dataclass
