@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
@@ -62,9 +62,10 @@ from dvm.passes.domain import (
     Domain,
     DomainAnalysis,
     Facts,
+    Illegal,
     known_facts,
 )
-from dvm.passes.errors import located
+from dvm.passes.errors import ProgramError, located
 from dvm.passes.fuse import ASSUME, BOUNDED
 from dvm.passes.symbolic import (
     SHAPE,
@@ -113,8 +114,17 @@ def analyze(fusion: t.FusionOp, guards: Facts) -> Domain:
     `x_0*x_1 == x_1`)."""
     facts = [(lhs, rhs) for lhs, _, rhs in assumed(fusion, ASSUME)]
     bounds = [(size, int(most)) for size, _, most in assumed(fusion, BOUNDED)]
+    try:
+        return DomainAnalysis(
+            body_ops(fusion), yielded(fusion), facts, bool(facts), bounds, known=guards
+        ).run()
+    except Illegal:
+        if facts or choice_preferring(fusion) is None:
+            raise
+    # A choice's first region written in the program may fuse independent parts
+    # without assumptions (of equal static sizes): lay them on one domain.
     return DomainAnalysis(
-        body_ops(fusion), yielded(fusion), facts, bool(facts), bounds, known=guards
+        body_ops(fusion), yielded(fusion), facts, True, bounds, known=guards
     ).run()
 
 
@@ -476,6 +486,8 @@ class ConvertTensorToTilePass(ModulePass):
             guards = known_facts(guard_facts(func))
             erase_unused_kernel_groups(func)
             for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
+                if not func.is_ancestor(fusion):
+                    continue  # in the first region of a choice that took its second
                 if not fusion.results:  # dead code: nothing it computes is used
                     Rewriter.erase_op(fusion)
                     continue
@@ -483,7 +495,41 @@ class ConvertTensorToTilePass(ModulePass):
                     continue
                 name = f"{func.sym_name.data}_k{count}"
                 count += 1
-                Rewriter.replace_op(fusion, lower_fusion(op, fusion, name, device, guards))
+                try:
+                    lowered = lower_fusion(op, fusion, name, device, guards)
+                except Illegal as e:  # a kernel written in the program (fuse makes legal ones)
+                    choice = choice_preferring(fusion)
+                    if choice is None:
+                        raise ProgramError(fusion, f"cannot be one kernel: {e}") from e
+                    take_second_region(choice)
+                    continue
+                Rewriter.replace_op(fusion, lowered)
+
+
+def choice_preferring(fusion: t.FusionOp) -> t.ChoiceOp | None:
+    """The innermost choice whose first region holds `fusion`, if any."""
+    inner: Operation = fusion
+    while (outer := inner.parent_op()) is not None:
+        if isinstance(outer, t.ChoiceOp) and inner.parent_region() is outer.then_body:
+            return outer
+        inner = outer
+    return None
+
+
+def take_second_region(choice: t.ChoiceOp) -> None:
+    """Replace `choice` by its second region's ops: its first holds a kernel that
+    cannot be one (one written in the program, under conditions that do not make its
+    parts align, e.g. in a variant where a dim of one part is 1). The second computes
+    the same values, so the program stays right, only less fused."""
+    block = choice.else_body.block
+    last = block.last_op
+    assert isinstance(last, t.YieldOp)
+    for op in list(block.ops)[:-1]:
+        op.detach()
+        Rewriter.insert_op(op, InsertPoint.before(choice))
+    for result, value in zip(choice.results, last.values, strict=True):
+        result.replace_all_uses_with(value)
+    Rewriter.erase_op(choice)
 
 
 def erase_unused_kernel_groups(func: FuncOp) -> None:

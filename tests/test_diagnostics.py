@@ -244,6 +244,25 @@ def test_compiling_a_module_built_with_a_use_before_its_definition() -> None:
         dvm.compile(module)
 
 
+def test_a_kernel_written_in_the_program_that_cannot_be_one_is_named() -> None:
+    """A `tensor.fusion` written in the program whose parts need not have one domain
+    (`fuse` never makes one; a choice's first region would take its second) is an
+    error at the kernel, not the domain analysis's internal `Illegal`."""
+    x, y = "tensor<?xf32>", "tensor<?x?xf32>"
+    text = f"""func.func @main(%x: {x}, %y: {y}) -> ({x}, {y}) {{
+  %a, %b = tensor.fusion vector (%x, %y) : ({x}, {y}) -> ({x}, {y}) {{
+  ^bb0(%x1: {x}, %y1: {y}):
+    %e = tensor.neg %x1 : {x}
+    %f = tensor.abs %y1 : {y}
+    tensor.yield %e, %f : {x}, {y}
+  }}
+  func.return %a, %b : {x}, {y}
+}}
+"""
+    with pytest.raises(ProgramError, match=r"<string>:2:3: %a, %b = tensor.fusion: cannot be one"):
+        dvm.compile(text)
+
+
 def test_lowering_a_kernel_without_symbolic_shapes_names_the_op(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
