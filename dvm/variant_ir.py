@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+import sympy
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation
 from xdsl.rewriter import Rewriter
 
@@ -25,6 +27,7 @@ from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.collectives import CollectiveOp
+from dvm.dialects.expr import ConditionAttr, symbol
 from dvm.errors import CallError, ShapeError
 from dvm.guards import describe_guard, guard_check, guard_note, stretchable_symbols
 from dvm.host import HostCompiler
@@ -32,6 +35,7 @@ from dvm.host_export import NotPlain, entry_symbols, export_variant
 from dvm.launches import Kernel
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.pipeline import DvmPipelinePass
+from dvm.passes.symbolic import arg_symbol_name, substitute
 from dvm.variant import Variant
 
 
@@ -177,6 +181,22 @@ def blas_launches(block: Block, kernels: dict[str, Kernel]) -> int:
     return count
 
 
+def fix_choice_conditions(func: FuncOp, ones: set[sympy.Symbol]) -> None:
+    """Put 1 for these argument symbols in the conditions of the choices written in
+    `func`: the variant has no such symbols (those dims are static)."""
+    if not ones:
+        return
+    fixed = dict.fromkeys(ones, 1)
+    for op in func.walk():
+        if isinstance(op, t.ChoiceOp):
+            op.conditions = ArrayAttr(
+                ConditionAttr(
+                    substitute(c.lhs.data, fixed), c.relation.data, substitute(c.rhs.data, fixed)
+                )
+                for c in op.conditions.data
+            )
+
+
 def with_unit_dims(
     source: ModuleOp, entry: str | None, ones: frozenset[tuple[int, int]]
 ) -> ModuleOp:
@@ -191,6 +211,7 @@ def with_unit_dims(
     module = source.clone()
     func = find_entry(module, entry)
     block = func.body.block
+    fix_choice_conditions(func, {symbol(arg_symbol_name(block.args[i], a)) for i, a in ones})
     types = list(func.function_type.inputs.data)
     for i in sorted({i for i, _ in ones}):
         old = types[i]
