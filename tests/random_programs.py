@@ -104,9 +104,24 @@ def evaluate(size: Size, dims: dict[str, int]) -> int:
 
 def symbol_value(symbol: str, dims: dict[str, int]) -> int:
     """A symbol's run-time value; `a+2` (a padded dim's size, see
-    `random_programs_mixed`) is `a`'s plus 2."""
+    `random_programs_mixed`) is `a`'s plus 2, `2*a*b+1` (a padded `2*a*b`, see
+    `random_programs_symbolic`) is `2*a*b` plus 1."""
+    if symbol in dims:
+        return dims[symbol]
     base, _, extra = symbol.partition("+")
-    return dims[base] + int(extra or 0)
+    return evaluate(base_size(base), dims) + int(extra or 0)
+
+
+def base_size(base: str) -> Size:
+    """The size a padded symbol's base names: `a`, `2*a*b` (factors joined by `*`)."""
+    factors = base.split("*")
+    numbers = [int(f) for f in factors if f.isdigit()]
+    return (math.prod(numbers), tuple(sorted(f for f in factors if not f.isdigit())))
+
+
+def symbols_in(symbol: str) -> list[str]:
+    """The shape symbols a (maybe padded) symbol is made of."""
+    return list(base_size(symbol.partition("+")[0])[1])
 
 
 @dataclass(frozen=True)
@@ -380,11 +395,16 @@ class Generator:
         return result
 
     def symbol_index(self, symbol: str) -> str:
-        """An `index` value equal to a symbol (or to `a+2`: `a`'s plus 2)."""
+        """An `index` value equal to a symbol (or to `a+2`: `a`'s plus 2, `2*a+1`:
+        `2*a` plus 1)."""
         if symbol in self.carriers:
             return self.dim_of(*self.carriers[symbol])
         base, _, extra = symbol.partition("+")
-        start, shift = self.dim_of(*self.carriers[base]), self.index_constant(int(extra))
+        if base in self.carriers:
+            start = self.dim_of(*self.carriers[base])
+        else:  # a product: `2*a*b`
+            start = self.index(base_size(base))
+        shift = self.index_constant(int(extra))
         name = self.fresh("i")
         self.emit(f"{name} = arith.addi {start}, {shift} : index")
         return name
@@ -1066,6 +1086,12 @@ class Generator:
         frac = max(base.frac, upd.frac)
         if not self.allowed(base.dtype, base.exact, bound) or base.nonfinite:
             return None
+        return self.scattered(base, idx, upd, axis, base.exact, bound, frac)
+
+    def scattered(
+        self, base: Value, idx: Value, upd: Value, axis: int, exact: bool, bound: float, frac: int
+    ) -> Value:
+        """`tensor.scatter_add` of `upd` into `base` at `idx` along `axis`."""
         name = self.fresh()
         types = f"{base.type}, {idx.type}, {upd.type}"
         return self.value(
@@ -1074,7 +1100,7 @@ class Generator:
             name,
             list(base.dims),
             base.dtype,
-            exact=base.exact,
+            exact=exact,
             bound=bound,
             frac=frac,
         )
@@ -1393,33 +1419,14 @@ class Generator:
         """
         seeds = [self.operand(["f32", "f32", "i32", "i1"]) for _ in range(self.pick([1, 1, 2]))]
         lb, ub, step = (self.index_constant(n) for n in (0, self.pick([2, 0, 1, 3]), 1))
-        carried = [
-            Value(
-                self.fresh("acc"),
-                s.dims,
-                s.dtype,
-                s.dtype not in FLOATS,
-                max(s.bound, 1.0) if s.dtype in FLOATS else s.bound,
-                s.frac,
-                s.nonfinite,
-            )
-            for s in seeds
-        ]
+        carried = self.carried(seeds)
         induction = self.fresh("iv")
         self.depth += 1
         self.scopes.append(list(carried))
         self.blocks.append([])
         for _ in range(self.pick([1, 2, 3])):
             self.step()
-        yields = []
-        for s, c in zip(seeds, carried, strict=True):
-            same = [v for v in self.visible() if v.sizes == s.sizes and v.dtype == s.dtype]
-            u = self.pick(same)
-            if u.nonfinite and not c.nonfinite:
-                u = c
-            if u.dtype in FLOATS and u.bound > c.bound:
-                u = self.unary("tanh", u, exact=False, bound=1.0)
-            yields.append(self.retype(u, s.dims))
+        yields = self.loop_yields(seeds, carried)
         types = ", ".join(s.type for s in seeds)
         self.emit(f"scf.yield {', '.join(v.name for v in yields)} : {types}")
         self.scopes.pop()
@@ -1440,6 +1447,38 @@ class Generator:
         ]
         self.scopes[-1].extend(results)
         return results[-1]
+
+    def carried(self, seeds: Sequence[Value]) -> list[Value]:
+        """A loop's carried values, one per seed: a float taken as inexact (its value
+        after some iterations is not known to stay exact) with the seed's bound (at
+        least 1)."""
+        return [
+            Value(
+                self.fresh("acc"),
+                s.dims,
+                s.dtype,
+                s.dtype not in FLOATS,
+                max(s.bound, 1.0) if s.dtype in FLOATS else s.bound,
+                s.frac,
+                s.nonfinite,
+            )
+            for s in seeds
+        ]
+
+    def loop_yields(self, seeds: Sequence[Value], carried: Sequence[Value]) -> list[Value]:
+        """What a loop body yields for each carried value: a visible value of its seed's
+        shape and dtype, squashed by tanh where it could exceed the carried bound, the
+        carried value itself where it could hold inf or NaN and the seed cannot."""
+        yields = []
+        for s, c in zip(seeds, carried, strict=True):
+            same = [v for v in self.visible() if v.sizes == s.sizes and v.dtype == s.dtype]
+            u = self.pick(same)
+            if u.nonfinite and not c.nonfinite:
+                u = c
+            if u.dtype in FLOATS and u.bound > c.bound:
+                u = self.unary("tanh", u, exact=False, bound=1.0)
+            yields.append(self.retype(u, s.dims))
+        return yields
 
     # -- the whole function -----------------------------------------------------------
 
@@ -1465,7 +1504,7 @@ class Generator:
             f"  func.return {', '.join(v.name for v in outputs)} : {types}\n}}\n"
         )
         arguments = [Argument(a.name, a.sizes, a.dtype, a.type) for a in self.args]
-        used = sorted({s.partition("+")[0] for a in self.args for d in a.sizes for s in d[1]})
+        used = sorted({b for a in self.args for d in a.sizes for s in d[1] for b in symbols_in(s)})
         return RandomProgram(text, arguments, self.shapes, used)
 
     def wanted_results(self) -> list[Value]:

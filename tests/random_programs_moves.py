@@ -42,19 +42,28 @@ from random_programs import (
     type_text,
 )
 
-PADDINGS = {"f32": ["0.0", "-1.5", "2.0"], "f64": ["0.5"], "i32": ["0", "-3", "7"]}
+PADDINGS = {
+    "f32": ["0.0", "-1.5", "2.0"],
+    "f64": ["0.5"],
+    "i32": ["0", "-3", "7"],
+    "f16": ["0.0", "-0.75"],
+}
 
 
 def padded_size(size: Size, extra: int) -> Size:
     """A dim's size with `extra` elements more: one of a symbol `a` (or `a+2`) grows
-    into the symbol `a+<extra>` (`a+<2 + extra>`), which `random_programs.evaluate`
-    knows."""
+    into the symbol `a+<extra>` (`a+<2 + extra>`), one of a product `2*a*b` into
+    `2*a*b+<extra>`, which `random_programs.evaluate` knows."""
     n, symbols = size
     if not symbols or not extra:
         return (n + extra, symbols)
-    assert n == 1 and len(symbols) == 1, size
-    base, _, before = symbols[0].partition("+")
-    return (1, (f"{base}+{int(before or 0) + extra}",))
+    if n == 1 and len(symbols) == 1:
+        base, _, before = symbols[0].partition("+")
+        return (1, (f"{base}+{int(before or 0) + extra}",))
+    # a product (`2*a`, `a*b`): the symbol `2*a+<extra>`, of plain symbols only
+    assert not any("+" in s for s in symbols), size
+    base = "*".join([str(n)] * (n != 1) + list(symbols))
+    return (1, (f"{base}+{extra}",))
 
 
 class MovesGenerator(Generator):

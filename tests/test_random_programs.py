@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -34,6 +34,7 @@ from random_programs import (
     Case,
     Dim,
     Generator,
+    RandomProgram,
     broadcast,
     cases,
     check_case,
@@ -61,6 +62,28 @@ SETTINGS = settings(
 )
 if not LONG:  # CI replays nothing saved: the same programs on every run
     SETTINGS = settings(SETTINGS, database=None)
+
+
+def shapes_seen(
+    strategy: st.SearchStrategy[RandomProgram],
+    patterns: dict[str, str],
+    examples: int,
+    more: Callable[[RandomProgram], Iterable[str]] = lambda program: (),
+) -> set[str]:
+    """The names of `patterns` (regular expressions) that some of `examples` programs
+    drawn from `strategy` match, and the names `more` gives them; every program
+    verifies."""
+    seen: set[str] = set()
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True)
+    @given(program=strategy)
+    def collect(program: RandomProgram) -> None:
+        dvm.parse(program.text).verify()
+        seen.update(what for what, pattern in patterns.items() if re.search(pattern, program.text))
+        seen.update(more(program))
+
+    collect()
+    return seen
 
 
 def run_case(case: Case) -> None:

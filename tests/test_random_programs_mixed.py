@@ -11,16 +11,13 @@ symbols through one compiled program. A long run draws more:
 from __future__ import annotations
 
 import math
-import re
-from typing import Any
+from collections.abc import Iterator
 
 from hypothesis import given, seed, settings
-from random_programs import Case, evaluate, symbol_value
+from random_programs import Case, RandomProgram, evaluate, symbol_value
 from random_programs_mixed import mixed_cases, mixed_programs_strategy
 from random_programs_moves import padded_size
-from test_random_programs import BASE_SEED, LONG, PROGRAMS, SETTINGS, run_case
-
-import dvm
+from test_random_programs import BASE_SEED, LONG, PROGRAMS, SETTINGS, run_case, shapes_seen
 
 MIXED_PROGRAMS = PROGRAMS if LONG else 50
 MIXED_SETTINGS = settings(SETTINGS, max_examples=math.ceil(MIXED_PROGRAMS / 2))
@@ -52,7 +49,6 @@ def test_a_padded_symbol_is_its_base_plus_the_pads() -> None:
 def test_mixed_generator_covers_its_shapes() -> None:
     """Over 150 programs, every shape it adds appears, and every
     program verifies."""
-    seen: set[str] = set()
     patterns = {
         "symbolic pad": r"tensor\.pad [^\n]*\n(?:[^\n]*\n){2}[^\n]*: tensor<[^>]*\?[^>]*> to",
         "static 0 argument": r"%arg\d+: tensor<(?:[^>]*x)?0x",
@@ -62,17 +58,11 @@ def test_mixed_generator_covers_its_shapes() -> None:
         "unit next to static 1": r"tensor<1x\?x|tensor<\?x1x",
     }
 
-    @settings(max_examples=150, deadline=None, database=None, derandomize=True)
-    @given(program=mixed_programs_strategy(30))
-    def collect(program: Any) -> None:
-        dvm.parse(program.text).verify()
-        for what, pattern in patterns.items():
-            if re.search(pattern, program.text):
-                seen.add(what)
+    def more(program: RandomProgram) -> Iterator[str]:
         if len(program.text.splitlines()) > 60:
-            seen.add("long")
+            yield "long"
         if program.text.count("func.return") and program.text.split("->")[1].count(",") >= 2:
-            seen.add("several results")
+            yield "several results"
 
-    collect()
+    seen = shapes_seen(mixed_programs_strategy(30), patterns, 150, more)
     assert seen >= {*patterns, "long", "several results"}, sorted({*patterns} - seen)
