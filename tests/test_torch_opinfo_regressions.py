@@ -165,3 +165,18 @@ def test_the_zero_tensor_of_the_backward_of_sgn_is_read_as_zeros() -> None:
         compiled(lambda x: torch.sgn(x))(x).sum().backward()
         assert x.grad is not None
         torch.testing.assert_close(x.grad, torch.zeros_like(x), rtol=0, atol=0)
+
+
+# Linear algebra that checks its result (`linalg.inv`, `solve`, `cholesky`): the check
+# is an effectful op in a `with_effects` wrapper, which runs in torch on its tensors.
+
+
+def spd(size: int, seed: int = 0) -> Any:
+    a = torch.randn(size, size, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    return a @ a.T + torch.eye(size, dtype=torch.float64)
+
+
+def test_an_inverse_and_a_solve_that_check_for_singular_inputs_run_in_torch() -> None:
+    check(torch.linalg.inv, (spd(5),), (spd(7, seed=1),))
+    check(torch.linalg.solve, (spd(5), spd(5)[:, 0]), (spd(7, seed=1), spd(7)[:, 0]))
+    check(torch.linalg.cholesky, (spd(5),), (spd(7, seed=1),))

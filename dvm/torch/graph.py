@@ -249,6 +249,9 @@ class GraphRunner:
         target = node.target
         if target is operator.getitem:
             return args[0][args[1]]
+        if isinstance(target, torch._ops.HigherOrderOperator):  # (`with_effects`: in torch)
+            self.count(target.name(), False, "a higher-order op")
+            return self.run_in_torch(target, args, kwargs, position)
         if not isinstance(target, torch._ops.OpOverload):  # sizes: ints and SymInt ops
             return operate(target, *args, **kwargs)  # type: ignore[arg-type]
         name = op_name(target)
