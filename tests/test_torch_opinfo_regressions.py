@@ -180,3 +180,47 @@ def test_an_inverse_and_a_solve_that_check_for_singular_inputs_run_in_torch() ->
     check(torch.linalg.inv, (spd(5),), (spd(7, seed=1),))
     check(torch.linalg.solve, (spd(5), spd(5)[:, 0]), (spd(7, seed=1), spd(7)[:, 0]))
     check(torch.linalg.cholesky, (spd(5),), (spd(7, seed=1),))
+
+
+# Half-precision floats: ops torch leaves whole compute in float32 and round once.
+
+
+def bf16(*shape: int, seed: int = 0) -> Any:
+    values = torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * 4
+    return values.bfloat16()
+
+
+def test_a_bf16_vector_norm_is_rounded_once_not_at_each_square() -> None:
+    def cosine(a: Any, b: Any) -> Any:
+        return torch.nn.functional.cosine_similarity(a, b, dim=1)
+
+    check(cosine, (bf16(64, 16), bf16(64, 16, seed=1)))
+
+
+def test_bf16_gelu_batch_norm_and_average_pooling_compute_in_float32() -> None:
+    x = bf16(2, 3, 9, 9)
+    weight, mean, variance = bf16(3, seed=1), bf16(3, seed=2), bf16(3, seed=3).abs() + 1
+
+    def layers(x: Any) -> Any:
+        normed = torch.nn.functional.batch_norm(x, mean, variance, weight, weight, False, 0.5)
+        pooled = torch.nn.functional.avg_pool2d(x, 3, 1, 1, True, False, 2)
+        return torch.nn.functional.gelu(x), normed, pooled
+
+    check(layers, (x,))
+
+
+def test_bf16_transposed_convolutions_bags_and_bilinear_add_in_float32() -> None:
+    def transposed(x: Any, weight: Any) -> Any:
+        return torch.nn.functional.conv_transpose2d(x, weight, stride=(3, 2), padding=(1, 2))
+
+    # (eager's own kernel rounds on the way: the float32 result rounded once is right)
+    x, weight = bf16(2, 8, 6, 6), bf16(8, 4, 4, 5, seed=1)
+    once = transposed(x.float(), weight.float()).bfloat16()
+    assert torch.equal(compiled(transposed)(x, weight), once)
+    bilinear = torch.nn.functional.bilinear
+    a, b, weight = bf16(8, 16), bf16(8, 16, seed=1), bf16(4, 16, 16, seed=2)
+    once = bilinear(a.float(), b.float(), weight.float()).bfloat16()
+    assert torch.equal(compiled(bilinear)(a, b, weight), once)
+    ids, offsets = torch.arange(40) % 5, torch.tensor([0, 20])
+    check(lambda w: torch.nn.functional.embedding_bag(ids, w, offsets), (bf16(5, 64),))
+    check(lambda w: torch.nn.functional.embedding_bag(ids, w, offsets, mode="mean"), (bf16(5, 64),))

@@ -135,11 +135,13 @@ def named(name: str) -> Handler:
 
 
 def gelu(x: Any, approximate: str = "none") -> Any:
+    """(Halves in float32, rounded once, as torch's kernel.)"""
     x = lazy(x)
+    wide = widened(x)
     if approximate == "tanh":
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1 + np.tanh(inner))
-    return 0.5 * x * (1 + named("erf")(x * (1 / math.sqrt(2))))
+        inner = math.sqrt(2 / math.pi) * (wide + 0.044715 * wide * wide * wide)
+        return narrowed(0.5 * wide * (1 + np.tanh(inner)), x.dtype)
+    return narrowed(0.5 * wide * (1 + named("erf")(wide * (1 / math.sqrt(2)))), x.dtype)
 
 
 def clamp(x: Any, low: Any = None, high: Any = None) -> Any:
@@ -625,14 +627,15 @@ def repeat(x: Any, sizes: Sequence[Any]) -> Any:
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
                 dtype: Any = None) -> Any:  # fmt: skip
-    """`linalg_vector_norm` of a float tensor: `ord` 1, 2, inf, -inf or another p > 0."""
+    """`linalg_vector_norm` of a float tensor: `ord` 1, 2, inf, -inf or another p > 0
+    (halves in float32, rounded once, as torch's kernel: not each power rounded)."""
     x = lazy(x)
     p = ord if isinstance(ord, int | float) and not isinstance(ord, bool) else 0
     if dtype is not None or not is_float_dtype(x.dtype) or not (p > 0 or p == -math.inf):
         raise Unsupported("this vector norm")
     axes = None if dim is None or dim == [] else tuple(specialized(d) for d in dim)
-    node = vector_norm_of(x._node, p, axes, keepdim)
-    return needs(None if node is None else LazyArray(node))
+    node = vector_norm_of(widened(x)._node, p, axes, keepdim)
+    return narrowed(needs(None if node is None else LazyArray(node)), x.dtype)
 
 
 def scan(function: Callable[..., Any]) -> Handler:

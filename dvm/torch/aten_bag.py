@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
-from dvm.numerics import is_bfloat16, is_float_dtype
+from dvm.numerics import is_bfloat16, is_float_dtype, working_dtype
 from dvm.torch.aten import Handler, Unsupported, checked, filled, lazy, needs, reshaped
 from dvm.torch.aten_index import flat_add, flat_positions
 from dvm.torch.sizes import specialized
@@ -124,14 +124,17 @@ def embedding_bag(weight: Any, indices: Any, offsets: Any, scale_grad_by_freq: b
         sizes = sizes_of(bags)
         output, max_indices = bag_maximum(bags, rows, ids, sizes)
         return output, bags.numbered, sizes, max_indices
-    scale = bags.counted.astype(weight.dtype)
+    work = working_dtype(weight.dtype)  # (half precision added in float32, as torch's)
+    scale = bags.counted.astype(work)
     if per_sample_weights is not None:
-        scale = scale * lazy(per_sample_weights).astype(weight.dtype, copy=False)
-    output = per_bag(bags, needs(rows * column(scale)))
+        scale = scale * lazy(per_sample_weights).astype(weight.dtype, copy=False).astype(work)
+    output = per_bag(bags, needs(rows.astype(work, copy=False) * column(scale)))
     if mode == MEAN:
         sizes = sizes_of(bags)
-        output = needs(output / column(needs(np.maximum(sizes, 1))).astype(weight.dtype))
+        output = needs(output / column(needs(np.maximum(sizes, 1))).astype(work))
+        output = output.astype(weight.dtype, copy=False)
         return output, bags.numbered, sizes, needs(sizes + 0)
+    output = output.astype(weight.dtype, copy=False)
     numbered = bags.numbered
     if (weight.dtype in FAST_SUMS or is_bfloat16(weight.dtype)) and specialized(padding_idx) < 0:
         numbered = filled((0,), 0, indices.dtype)  # (torch's fast path leaves it empty)

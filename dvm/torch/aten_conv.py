@@ -119,7 +119,7 @@ def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
-        grad_input = col2im(needs(columns), x.shape[:2], spans)
+        grad_input = narrowed(col2im(needs(columns), x.shape[:2], spans), grad.dtype)
     if output_mask[1]:
         product = per_group @ np.swapaxes(im2col(x, spans, groups), -1, -2)
         grad_weight = reshaped(needs(product).sum(axis=0), weight.shape)
@@ -131,7 +131,8 @@ def convolution_backward(grad: Any, x: Any, weight: Any, bias_sizes: Any, stride
 def col2im(columns: LazyArray, front: Sequence[Any], spans: list[Window]) -> LazyArray:
     """The input's gradient from the im2col matrix's: each offset's rows added at its
     strided slice of the padded input, the padding then cut off; `front` the input's
-    batch and channels."""
+    batch and channels. Half precision is added in float32 (the caller rounds once)."""
+    columns = widened(columns)
     batch, channels = front
     offsets = list(np.ndindex(*(w.kernel for w in spans)))
     rows = reshaped(columns, (batch, channels, len(offsets), *(w.out for w in spans)))
@@ -175,13 +176,13 @@ def transposed_convolution(x: LazyArray, weight: LazyArray, bias: Any, stride: A
     output (`col2im`, as a convolution's input gradient is)."""
     spans = transposed_windows(x, weight, stride, padding, dilation, output_padding, groups)
     groups, batch = specialized(groups), x.shape[0]
-    per_group = grouped_channels(x, groups)
-    columns = np.swapaxes(grouped_weight(weight, groups), -1, -2) @ per_group
+    per_group = grouped_channels(widened(x), groups)
+    columns = np.swapaxes(grouped_weight(widened(weight), groups), -1, -2) @ per_group
     outputs = weight.shape[1] * groups
     result = col2im(needs(columns), (batch, outputs), spans)
-    if bias is None:
-        return result
-    return needs(result + reshaped(lazy(bias), (outputs, *([1] * len(spans)))))
+    if bias is not None:
+        result = needs(result + widened(reshaped(lazy(bias), (outputs, *([1] * len(spans))))))
+    return narrowed(result, x.dtype)
 
 
 def transposed_backward(grad: LazyArray, x: LazyArray, weight: LazyArray, stride: Any,
@@ -222,11 +223,11 @@ def batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
     scale = 1 / np.sqrt(along(running_var) + eps)
     if weight is not None:
         scale = scale * along(weight)
-    out = (x - along(running_mean)) * scale
+    out = (widened(x) - along(running_mean)) * scale
     if bias is not None:
         out = out + along(bias)
-    empty = asarray(np.zeros((0,), x.dtype))
-    return needs(out), empty, empty
+    empty = asarray(np.zeros((0,), statistics_dtype(x, weight, running_mean)))
+    return narrowed(needs(out), x.dtype), empty, empty
 
 
 def batch_norm_training(x: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
@@ -241,9 +242,16 @@ def batch_norm_training(x: Any, weight: Any, bias: Any, running_mean: Any, runni
     out, mean, variance, inverse = batch_statistics(x, weight, bias, eps)
     count = x.size // x.shape[1]
     unbiased = variance * number(count, variance) / number(count - 1, variance)
-    moved_mean = lazy(running_mean) * (1 - momentum) + mean * momentum
-    moved_variance = lazy(running_var) * (1 - momentum) + unbiased * momentum
-    return tuple(map(needs, (out, mean, inverse, moved_mean, moved_variance)))
+    running_mean, running_var = lazy(running_mean), lazy(running_var)
+    moved_mean = widened(running_mean) * (1 - momentum) + mean * momentum
+    moved_variance = widened(running_var) * (1 - momentum) + unbiased * momentum
+    kept = statistics_dtype(x, weight, running_mean)
+    return (
+        narrowed(needs(out), x.dtype),
+        *(narrowed(needs(v), kept) for v in (mean, inverse)),
+        narrowed(needs(moved_mean), running_mean.dtype),
+        narrowed(needs(moved_variance), running_var.dtype),
+    )
 
 
 def batch_norm_without_statistics(x: Any, weight: Any, bias: Any, training: bool,
@@ -251,15 +259,26 @@ def batch_norm_without_statistics(x: Any, weight: Any, bias: Any, training: bool
     """`_native_batch_norm_legit.no_stats`, a batch norm that keeps no running
     statistics (an `InstanceNorm` without them, a `BatchNorm` made with
     `track_running_stats=False`): the batch's statistics in either mode."""
-    out, mean, _, inverse = batch_statistics(lazy(x), weight, bias, eps)
-    return needs(out), needs(mean), needs(inverse)
+    x = lazy(x)
+    out, mean, _, inverse = batch_statistics(x, weight, bias, eps)
+    kept = statistics_dtype(x, weight)
+    return narrowed(needs(out), x.dtype), *(narrowed(needs(v), kept) for v in (mean, inverse))
+
+
+def statistics_dtype(x: LazyArray, *parameters: Any) -> np.dtype[Any]:
+    """The dtype of the statistics a batch norm returns: its parameters' (float32 ones
+    beside a half-precision input), or the input's."""
+    given = [lazy(p).dtype for p in parameters if p is not None]
+    return given[0] if given else x.dtype
 
 
 def batch_statistics(x: LazyArray, weight: Any, bias: Any, eps: float) -> Any:
     """The channels (dim 1) of `x` normalized by the batch's mean and (biased) variance,
-    scaled and shifted; with the mean, variance and inverse deviation per channel."""
+    scaled and shifted; with the mean, variance and inverse deviation per channel. All
+    in float32 for a half-precision `x`, which the caller rounds once, as torch does."""
     if x.ndim < 2 or not is_float_dtype(x.dtype):
         raise Unsupported("a batch norm without channels, or of integers")
+    x = widened(x)
     axes = (0, *range(2, x.ndim))
     mean = x.mean(axis=axes, keepdims=True)
     centred = x - mean
@@ -303,8 +322,8 @@ def group_norm(x: Any, weight: Any, bias: Any, batch: Any, channels: Any, inner:
 
 def channels_of(v: Any, shape: tuple[Any, ...]) -> LazyArray:
     """A per-channel vector shaped to `shape` (to broadcast along dim 1, or back to a
-    vector)."""
-    return reshaped(lazy(v), shape)
+    vector), in float32 if it is of half precision (the norms compute in it)."""
+    return widened(reshaped(lazy(v), shape))
 
 
 HANDLERS: dict[str, Handler] = {

@@ -19,24 +19,25 @@ import torch
 
 from dvm.lazy import LazyArray, asarray
 from dvm.numerics import is_float_dtype
-from dvm.torch.aten import Handler, Unsupported, filled, lazy, needs
+from dvm.torch.aten import Handler, Unsupported, filled, lazy, narrowed, needs, widened
 from dvm.torch.sizes import specialized
 
 
 def trilinear(i1: Any, i2: Any, i3: Any, expand1: Sequence[int], expand2: Sequence[int],
               expand3: Sequence[int], sumdim: Sequence[int], unroll: int = 1) -> Any:  # fmt: skip
     """`_trilinear`: each operand with unit dims inserted at its `expand` dims, the
-    three multiplied (broadcast) and summed over `sumdim`."""
+    three multiplied (broadcast) and summed over `sumdim` (half precision in float32,
+    rounded once, as torch's matrix products)."""
     operands = [lazy(i) for i in (i1, i2, i3)]
     if any(not is_float_dtype(x.dtype) for x in operands):
         raise Unsupported("a trilinear product of integers")
     product: Any = None
     for x, expanded in zip(operands, (expand1, expand2, expand3), strict=True):
-        spread = np.expand_dims(x, tuple(sorted(specialized(d) for d in expanded)))
+        spread = np.expand_dims(widened(x), tuple(sorted(specialized(d) for d in expanded)))
         product = spread if product is None else product * spread
     if sumdim:
         product = product.sum(axis=tuple(specialized(d) for d in sumdim))
-    return needs(product)
+    return narrowed(needs(product), operands[0].dtype)
 
 
 def uses_matrix_product(p: float, mode: Any, rows: Sequence[Any]) -> bool:

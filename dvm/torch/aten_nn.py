@@ -27,10 +27,12 @@ from dvm.torch.aten import (
     Unsupported,
     filled,
     lazy,
+    narrowed,
     needs,
     number,
     reshaped,
     slice_,
+    widened,
 )
 from dvm.torch.aten_index import flat_add, flat_positions
 from dvm.torch.sizes import Quotient, Size, plain, specialized
@@ -304,15 +306,17 @@ def added_at_indices(grad: LazyArray, x: LazyArray, indices: LazyArray, count: i
 def avg_pool(x: Any, kernel: Sequence[Any], stride: Sequence[Any] = (), padding: Any = 0,
              ceil_mode: bool = False, count_include_pad: bool = True,
              divisor_override: Any = None, count: int = 2) -> Any:  # fmt: skip
-    """`avg_pool2d` (`count` 2) or `avg_pool3d`: each window's sum over its divisor."""
+    """`avg_pool2d` (`count` 2) or `avg_pool3d`: each window's sum over its divisor
+    (half precision in float32, rounded once, as torch's kernel)."""
     x = lazy(x)
     if not is_float_dtype(x.dtype):
         raise Unsupported("an average pooling of integers")
     spans = windows(x, count, kernel, stride, padding, 1, ceil_mode)
     total: Any = None
-    for _, values in offset_slices(x, spans, 0.0):
+    for _, values in offset_slices(widened(x), spans, 0.0):
         total = values if total is None else total + values
-    return needs(total / divisor(total, spans, count_include_pad, divisor_override))
+    mean = needs(total / divisor(total, spans, count_include_pad, divisor_override))
+    return narrowed(mean, x.dtype)
 
 
 def divisor(like: LazyArray, spans: list[Window], count_include_pad: bool,
@@ -409,8 +413,13 @@ def adaptive_blocks(x: LazyArray, output_size: Sequence[Any]) -> list[tuple[Any,
 def adaptive_avg_pool(x: Any, output_size: Sequence[Any]) -> Any:
     """`_adaptive_avg_pool2d` (or 3d). An output dividing the input: each spatial dim
     split into (output, block), and the mean over the blocks; any other output: a
-    product by each dim's averaging matrix (`averaging_matrix`)."""
-    x = lazy(x)
+    product by each dim's averaging matrix (`averaging_matrix`). Half precision in
+    float32, rounded once."""
+    given = lazy(x)
+    return narrowed(adaptive_mean(widened(given), output_size), given.dtype)
+
+
+def adaptive_mean(x: LazyArray, output_size: Sequence[Any]) -> Any:
     if not divides(x, output_size):
         first = x.ndim - len(output_size)
         for axis, out in zip(range(first, x.ndim), output_size, strict=True):
