@@ -1,0 +1,141 @@
+"""Elementwise ATen ops the dialect has no instruction for, composed of ones it has
+(see `aten`), with torch's results at the edges: zeros of either sign, infinities, NaN.
+
+`atan2` is the arctangent of the quotient moved to its quadrant; `hypot` scales by the
+larger magnitude, so that no square overflows; `fmin` and `fmax` ignore a NaN
+operand (numpy's, as `dvm.lazy` records them); `ldexp` is torch's `x * 2 ** e`;
+`round` to `decimals` digits is torch's `rint(x * 10^d) / 10^d` (`rint(x / 10^-d) *
+10^-d` for negative `d`); `diagonal` is a strided slice of the two dims flattened.
+Half-precision floats compute in float32 and round once, as torch's CPU kernels do.
+`copysign` and `signbit` stay in torch: the sign of a NaN (a computed NaN has it set)
+is not something the dialect's ops can read.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dvm.lazy import LazyArray
+from dvm.lazy.record import extract_slice
+from dvm.numerics import is_float_dtype, working_dtype
+from dvm.torch.aten import Handler, Unsupported, dims, lazy, narrowed, needs, view
+from dvm.torch.sizes import specialized
+
+FLOAT32 = np.dtype(np.float32)
+
+
+def floats(*xs: Any) -> tuple[list[LazyArray], np.dtype[Any]]:
+    """The tensors `xs` in the dtype a float function of them computes in (integers and
+    bools as torch's float32; halves in float32), and the dtype of the result."""
+    tensors = [lazy(x) for x in xs]
+    result = np.result_type(*(t.dtype for t in tensors))
+    result = result if is_float_dtype(result) else FLOAT32
+    work = working_dtype(result)
+    return [narrowed(t, work) for t in tensors], result
+
+
+def is_negative(x: LazyArray) -> LazyArray:
+    """Where `x` is negative, -0.0 included (`1 / -0.0` is `-inf`); false for NaN."""
+    return needs((x < 0) | (np.reciprocal(x) < 0))
+
+
+def atan2(y: Any, x: Any) -> Any:
+    """`atan(y / x)`, plus or minus pi where `x` is negative (or -0.0); where the
+    quotient is 0/0 or inf/inf, the angle IEEE gives: `+-0` or `+-pi` for zeros,
+    `+-pi/4` or `+-3pi/4` for infinities."""
+    (y, x), result = floats(y, x)
+    angle = np.arctan(y / x)
+    left = is_negative(x)
+    half_turn = narrowed(needs(np.where(is_negative(y), -math.pi, math.pi)), y.dtype)
+    angle = np.where(left, angle + half_turn, angle)
+    zeros = (x == 0) & (y == 0)
+    angle = np.where(zeros, np.where(left, half_turn, y), angle)
+    infinities = np.isinf(x) & np.isinf(y)
+    corner = narrowed(needs(np.where(left, 3 * math.pi / 4, math.pi / 4)), y.dtype)
+    angle = np.where(infinities, np.where(is_negative(y), -corner, corner), angle)
+    return narrowed(needs(angle), result)
+
+
+def hypot(a: Any, b: Any) -> Any:
+    """`sqrt(a^2 + b^2)` as `big * sqrt(1 + (small / big)^2)`: 0 where both are zero,
+    inf where either is infinite (a NaN beside it too), NaN where one is NaN."""
+    (a, b), result = floats(a, b)
+    a, b = np.absolute(a), np.absolute(b)
+    big, small = np.maximum(a, b), np.minimum(a, b)
+    ratio = small / big
+    length = big * np.sqrt(1 + ratio * ratio)
+    length = narrowed(needs(np.where(big == 0, 0, length)), big.dtype)
+    length = narrowed(needs(np.where(np.isinf(a) | np.isinf(b), math.inf, length)), big.dtype)
+    return narrowed(needs(length), result)
+
+
+def nan_ignoring(function: np.ufunc) -> Handler:
+    """`fmin`/`fmax`: minimum/maximum, the other operand where one is NaN."""
+
+    def handler(a: Any, b: Any) -> Any:
+        return needs(function(lazy(a), lazy(b)))
+
+    return handler
+
+
+def ldexp(x: Any, exponent: Any) -> Any:
+    """torch's `x * 2.0 ** exponent` (an integer exponent gives powers of float32)."""
+    x, exponent = lazy(x), lazy(exponent)
+    if not is_float_dtype(exponent.dtype):
+        exponent = exponent.astype(FLOAT32)
+    if not is_float_dtype(x.dtype):
+        x = x.astype(FLOAT32)
+    power = np.power(np.asarray(2.0, exponent.dtype), exponent)
+    return needs(x * power)
+
+
+def round_decimals(x: Any, decimals: int = 0) -> Any:
+    """`round` to `decimals` digits, with torch's operations in its order."""
+    x = lazy(x)
+    if not is_float_dtype(x.dtype):
+        raise Unsupported("round with decimals of integers")
+    wide = narrowed(x, working_dtype(x.dtype))
+    scale = float(10 ** abs(decimals))  # (torch's float of the double pow(10, d))
+    up = decimals >= 0
+    rounded = np.rint(wide * scale) / scale if up else np.rint(wide / scale) * scale
+    return narrowed(needs(rounded), x.dtype)
+
+
+def rounding(x: Any, decimals: int = 0) -> Any:
+    """`round` (`aten.round.default` and `aten.round.decimals`)."""
+    if decimals == 0:
+        return needs(np.rint(lazy(x)))
+    return round_decimals(x, decimals)
+
+
+def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    """The diagonal of dims `dim1` and `dim2` at `offset`, as a last dim: the two dims
+    moved last and flattened, then every `columns + 1`th element from the first."""
+    x = lazy(x)
+    if x.ndim < 2:
+        raise Unsupported("a diagonal of fewer than two dims")
+    first, second = dims([dim1, dim2], x.ndim)
+    if first == second:
+        raise Unsupported("a diagonal of one dim twice")
+    offset = specialized(offset)
+    rest = [d for d in range(x.ndim) if d not in (first, second)]
+    moved = x.transpose((*rest, first, second))
+    rows, columns = moved.shape[-2], moved.shape[-1]
+    length = min(rows - max(-offset, 0), columns - max(offset, 0))
+    if not length > 0:
+        raise Unsupported("an empty diagonal")
+    start = offset if offset >= 0 else -offset * columns
+    flat = view(moved, [*moved.shape[:-2], rows * columns])
+    specs: list[Any] = [None] * flat.ndim
+    specs[-1] = (start, length, specialized(columns + 1))  # (a step is static)
+    return LazyArray(extract_slice(flat._node, specs))
+
+
+HANDLERS: dict[str, Handler] = {
+    "atan2": atan2, "hypot": hypot, "fmin": nan_ignoring(np.fmin),
+    "fmax": nan_ignoring(np.fmax), "ldexp": ldexp, "round": rounding, "diagonal": diagonal,
+}  # fmt: skip
+"""The ATen ops of this module, by name."""
