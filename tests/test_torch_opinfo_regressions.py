@@ -224,3 +224,12 @@ def test_bf16_transposed_convolutions_bags_and_bilinear_add_in_float32() -> None
     ids, offsets = torch.arange(40) % 5, torch.tensor([0, 20])
     check(lambda w: torch.nn.functional.embedding_bag(ids, w, offsets), (bf16(5, 64),))
     check(lambda w: torch.nn.functional.embedding_bag(ids, w, offsets, mode="mean"), (bf16(5, 64),))
+
+
+def test_reductions_of_a_0d_tensor_along_dim_0_run_on_dvm() -> None:
+    def reductions(x: Any) -> Any:
+        return x.sum(0), x.mean(-1, keepdim=True), torch.amax(x, 0), x.prod(0)
+
+    before = len(dvm.torch.reports())
+    check(reductions, (torch.tensor(2.5),), (torch.tensor(-1.0),))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])

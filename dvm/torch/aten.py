@@ -169,8 +169,8 @@ def reduction(function: Callable[..., Any]) -> Handler:
         if dtype is not None:
             raise Unsupported("a reduction with a dtype")
         axis = (
-            None
-            if axes is None or axes == []
+            None  # (a 0-d tensor's dim 0 or -1 is the whole of it, to torch)
+            if axes is None or axes == [] or x.ndim == 0
             else dims(axes if isinstance(axes, Sequence) else [axes], x.ndim)
         )
         return needs(function(x, axis=axis, keepdims=keepdim))
