@@ -119,3 +119,17 @@ def test_a_diagonal_returned_is_a_view_of_the_input() -> None:
     diagonal = on_dvm(lambda t: torch.diagonal(t, 1), x)
     diagonal.add_(100)
     assert torch.equal(torch.diagonal(x, 1), diagonal)
+
+
+def test_diagonal_scatter_and_the_gradient_of_a_diagonal_run_on_dvm() -> None:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 5, 3, generator=generator)
+    source = torch.randn(5, 3, generator=generator)
+    scattered = on_dvm(lambda t, s: torch.diagonal_scatter(t, s, 1, 2, 0), x, source)
+    assert torch.equal(scattered, torch.diagonal_scatter(x, source, 1, 2, 0))
+    leaf = x.clone().requires_grad_()
+    squares = on_dvm(lambda t: (torch.diagonal(t, -1, 0, 1) ** 2).sum(), leaf)
+    (gradient,) = torch.autograd.grad(squares, leaf)
+    assert torch.equal(
+        gradient, torch.autograd.grad((torch.diagonal(leaf, -1) ** 2).sum(), leaf)[0]
+    )

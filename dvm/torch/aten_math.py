@@ -5,7 +5,8 @@
 larger magnitude, so that no square overflows; `fmin` and `fmax` ignore a NaN
 operand (numpy's, as `dvm.lazy` records them); `ldexp` is torch's `x * 2 ** e`;
 `round` to `decimals` digits is torch's `rint(x * 10^d) / 10^d` (`rint(x / 10^-d) *
-10^-d` for negative `d`); `diagonal` is a strided slice of the two dims flattened.
+10^-d` for negative `d`); `diagonal` is a strided slice of the two dims flattened,
+and `diagonal_scatter` (its backward) an insert into that slice.
 Half-precision floats compute in float32 and round once, as torch's CPU kernels do.
 `copysign` and `signbit` stay in torch: the sign of a NaN (a computed NaN has it set)
 is not something the dialect's ops can read.
@@ -14,12 +15,12 @@ is not something the dialect's ops can read.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from dvm.lazy import LazyArray
-from dvm.lazy.record import extract_slice
+from dvm.lazy.record import extract_slice, insert_slice
 from dvm.numerics import is_float_dtype, working_dtype
 from dvm.torch.aten import Handler, Unsupported, dims, lazy, narrowed, needs, view
 from dvm.torch.sizes import specialized
@@ -111,18 +112,27 @@ def rounding(x: Any, decimals: int = 0) -> Any:
     return round_decimals(x, decimals)
 
 
-def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
-    """The diagonal of dims `dim1` and `dim2` at `offset`, as a last dim: the two dims
-    moved last and flattened, then every `columns + 1`th element from the first."""
-    x = lazy(x)
+class Diagonal(NamedTuple):
+    """Where a diagonal lies: the dims' order that moves its two dims last, the tensor
+    so moved, flattened over those two, and the slice of that flat dim it is."""
+
+    order: tuple[int, ...]
+    moved: LazyArray
+    flat: LazyArray
+    specs: list[Any]
+
+
+def diagonal_of(x: LazyArray, offset: int, dim1: int, dim2: int) -> Diagonal:
+    """The diagonal of dims `dim1` and `dim2` at `offset`: every `columns + 1`th
+    element of the two dims flattened, from the first."""
     if x.ndim < 2:
         raise Unsupported("a diagonal of fewer than two dims")
     first, second = dims([dim1, dim2], x.ndim)
     if first == second:
         raise Unsupported("a diagonal of one dim twice")
     offset = specialized(offset)
-    rest = [d for d in range(x.ndim) if d not in (first, second)]
-    moved = x.transpose((*rest, first, second))
+    order = (*(d for d in range(x.ndim) if d not in (first, second)), first, second)
+    moved = x.transpose(order)
     rows, columns = moved.shape[-2], moved.shape[-1]
     length = min(rows - max(-offset, 0), columns - max(offset, 0))
     if not length > 0:
@@ -131,11 +141,29 @@ def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
     flat = view(moved, [*moved.shape[:-2], rows * columns])
     specs: list[Any] = [None] * flat.ndim
     specs[-1] = (start, length, specialized(columns + 1))  # (a step is static)
-    return LazyArray(extract_slice(flat._node, specs))
+    return Diagonal(order, moved, flat, specs)
+
+
+def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    """The diagonal as a last dim (a view of `x` when returned, as eager's)."""
+    where = diagonal_of(lazy(x), offset, dim1, dim2)
+    return LazyArray(extract_slice(where.flat._node, where.specs))
+
+
+def diagonal_scatter(x: Any, source: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    """`x` with its diagonal replaced by `source` (the backward of `diagonal`)."""
+    x, source = lazy(x), lazy(source)
+    if source.dtype != x.dtype:
+        raise Unsupported("a diagonal_scatter of another dtype")
+    where = diagonal_of(x, offset, dim1, dim2)
+    written = LazyArray(insert_slice(where.flat._node, source._node, where.specs))
+    inverse = tuple(int(d) for d in np.argsort(where.order))
+    return view(written, where.moved.shape).transpose(inverse)
 
 
 HANDLERS: dict[str, Handler] = {
     "atan2": atan2, "hypot": hypot, "fmin": nan_ignoring(np.fmin),
     "fmax": nan_ignoring(np.fmax), "ldexp": ldexp, "round": rounding, "diagonal": diagonal,
+    "diagonal_scatter": diagonal_scatter,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
