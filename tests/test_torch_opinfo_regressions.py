@@ -233,3 +233,17 @@ def test_reductions_of_a_0d_tensor_along_dim_0_run_on_dvm() -> None:
     before = len(dvm.torch.reports())
     check(reductions, (torch.tensor(2.5),), (torch.tensor(-1.0),))
     assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+
+
+def test_reductions_with_a_dtype_cast_their_input_first_on_dvm() -> None:
+    def reductions(x: Any) -> Any:
+        return (
+            x.sum(0, dtype=torch.float64),
+            x.mean(1, dtype=torch.float64),
+            x.sum(dtype=torch.int32),
+        )
+
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(0)) * 10
+    before = len(dvm.torch.reports())
+    check(reductions, (x,), (x[:3],))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])

@@ -166,8 +166,8 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Any:
 def reduction(function: Callable[..., Any]) -> Handler:
     def handler(x: Any, axes: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
         x = lazy(x)
-        if dtype is not None:
-            raise Unsupported("a reduction with a dtype")
+        if dtype is not None:  # (torch casts, then reduces)
+            x = narrowed(x, numpy_dtype(dtype, None))
         axis = (
             None  # (a 0-d tensor's dim 0 or -1 is the whole of it, to torch)
             if axes is None or axes == [] or x.ndim == 0
