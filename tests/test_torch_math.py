@@ -133,3 +133,14 @@ def test_diagonal_scatter_and_the_gradient_of_a_diagonal_run_on_dvm() -> None:
     assert torch.equal(
         gradient, torch.autograd.grad((torch.diagonal(leaf, -1) ** 2).sum(), leaf)[0]
     )
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_copysign_and_signbit_read_the_sign_bits_of_zeros_and_computed_nans(dtype: Any) -> None:
+    a, b = every_pair(dtype)
+    assert_same(on_dvm(torch.copysign, a, b), torch.copysign(a, b), exact=True)
+    assert_same(on_dvm(lambda t: torch.copysign(t, -2.0), a), torch.copysign(a, -2.0), exact=True)
+    # (0 / 0 is a NaN with its sign bit set; torch's bf16 rounding clears it, dvm's not)
+    computed = torch.tensor([0.0, -0.0, 1.0]) / 0 if dtype != torch.bfloat16 else torch.zeros(0)
+    x = torch.cat([b, computed.to(dtype), -b])
+    assert torch.equal(on_dvm(torch.signbit, x), torch.signbit(x))

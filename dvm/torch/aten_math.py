@@ -1,15 +1,14 @@
-"""Elementwise ATen ops the dialect has no instruction for, composed of ones it has
-(see `aten`), with torch's results at the edges: zeros of either sign, infinities, NaN.
+"""Elementwise ATen ops of more than one numpy call (see `aten`), with torch's results
+at the edges: zeros of either sign, infinities, NaN.
 
-`atan2` is the arctangent of the quotient moved to its quadrant; `hypot` scales by the
+`atan2` and `copysign` are the dialect's instructions on torch's dtypes (integers as
+float32), and `signbit` is read through `copysign`; `hypot` scales by the
 larger magnitude, so that no square overflows; `fmin` and `fmax` ignore a NaN
 operand (numpy's, as `dvm.lazy` records them); `ldexp` is torch's `x * 2 ** e`;
 `round` to `decimals` digits is torch's `rint(x * 10^d) / 10^d` (`rint(x / 10^-d) *
 10^-d` for negative `d`); `diagonal` is a strided slice of the two dims flattened,
 and `diagonal_scatter` (its backward) an insert into that slice.
 Half-precision floats compute in float32 and round once, as torch's CPU kernels do.
-`copysign` and `signbit` stay in torch: the sign of a NaN (a computed NaN has it set)
-is not something the dialect's ops can read.
 """
 
 from __future__ import annotations
@@ -38,26 +37,32 @@ def floats(*xs: Any) -> tuple[list[LazyArray], np.dtype[Any]]:
     return [narrowed(t, work) for t in tensors], result
 
 
-def is_negative(x: LazyArray) -> LazyArray:
-    """Where `x` is negative, -0.0 included (`1 / -0.0` is `-inf`); false for NaN."""
-    return needs((x < 0) | (np.reciprocal(x) < 0))
-
-
 def atan2(y: Any, x: Any) -> Any:
-    """`atan(y / x)`, plus or minus pi where `x` is negative (or -0.0); where the
-    quotient is 0/0 or inf/inf, the angle IEEE gives: `+-0` or `+-pi` for zeros,
-    `+-pi/4` or `+-3pi/4` for infinities."""
+    """The dialect's `atan2` (integers as float32, halves in float32)."""
     (y, x), result = floats(y, x)
-    angle = np.arctan(y / x)
-    left = is_negative(x)
-    half_turn = narrowed(needs(np.where(is_negative(y), -math.pi, math.pi)), y.dtype)
-    angle = np.where(left, angle + half_turn, angle)
-    zeros = (x == 0) & (y == 0)
-    angle = np.where(zeros, np.where(left, half_turn, y), angle)
-    infinities = np.isinf(x) & np.isinf(y)
-    corner = narrowed(needs(np.where(left, 3 * math.pi / 4, math.pi / 4)), y.dtype)
-    angle = np.where(infinities, np.where(is_negative(y), -corner, corner), angle)
-    return narrowed(needs(angle), result)
+    return narrowed(needs(np.arctan2(y, x)), result)
+
+
+def copysign(a: Any, b: Any) -> Any:
+    """The dialect's `copysign`: `|a|` with `b`'s sign bit (of -0.0 and NaN too); `b`
+    a tensor or a number."""
+    if isinstance(b, int | float) and not isinstance(b, bool):
+        (a,), result = floats(a)
+        return narrowed(needs(np.copysign(a, float(b))), result)
+    (a, b), result = floats(a, b)
+    return narrowed(needs(np.copysign(a, b)), result)
+
+
+def signbit(x: Any) -> Any:
+    """Whether the sign bit is set: read through `copysign` for floats (-0.0 and a
+    negative NaN have it), `x < 0` for integers."""
+    x = lazy(x)
+    if x.dtype == np.bool_:
+        raise Unsupported("signbit of bools")
+    if not is_float_dtype(x.dtype):
+        return needs(x < 0)
+    wide = narrowed(x, working_dtype(x.dtype))
+    return needs(np.copysign(1.0, wide) < 0)
 
 
 def hypot(a: Any, b: Any) -> Any:
@@ -162,8 +167,8 @@ def diagonal_scatter(x: Any, source: Any, offset: int = 0, dim1: int = 0, dim2: 
 
 
 HANDLERS: dict[str, Handler] = {
-    "atan2": atan2, "hypot": hypot, "fmin": nan_ignoring(np.fmin),
-    "fmax": nan_ignoring(np.fmax), "ldexp": ldexp, "round": rounding, "diagonal": diagonal,
-    "diagonal_scatter": diagonal_scatter,
+    "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
+    "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
+    "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
