@@ -9,8 +9,6 @@ row's code when this module is imported. The encoder and decoder (`binary.py`),
 the validator (`validate.py`), the text assembler and disassembler
 (`text.py`) and the executors (`kernels.py`) look rows up here; none of
 them lists opcodes of its own. A compiler-side dialect can derive its ops
-# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
-# annotation given as text when its class is made (docs/performance.md).
 from the same rows.
 
 Operand kinds and their encodings (little-endian):
@@ -29,6 +27,8 @@ Operand kinds and their encodings (little-endian):
 | SHAPE        | u8 rank + rank x EXTENT       | a tile shape, see `ExtentKind`            |
 """
 
+# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
+# annotation given as text when its class is made (docs/performance.md).
 from collections.abc import Callable, Sequence
 from enum import Enum, IntEnum
 from typing import Any, NamedTuple

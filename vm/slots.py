@@ -10,8 +10,6 @@ turns the whole table into the source of a single function
         return (s0, s1, ...)
 
 and compiles it with an empty `__builtins__`. The source is generated only
-# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
-# annotation given as text when its class is made (docs/performance.md).
 from validated integers and a fixed set of operators, so nothing in a binary
 can become code. Each slot that may leave int64 is range-checked as soon as
 it is computed, so values never grow past it (a chain of squarings cannot
@@ -24,6 +22,8 @@ A program met at only a few shapes is not worth the function: its slots are
 interpreted (`SlotSteps`), from steps made once without generating code.
 """
 
+# No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
+# annotation given as text when its class is made (docs/performance.md).
 import operator
 from collections.abc import Callable, Sequence
 from functools import cached_property
