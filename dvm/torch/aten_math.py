@@ -21,7 +21,7 @@ import numpy as np
 from dvm.lazy import LazyArray
 from dvm.lazy.record import extract_slice, insert_slice
 from dvm.numerics import is_float_dtype, working_dtype
-from dvm.torch.aten import Handler, Unsupported, dims, lazy, narrowed, needs, view
+from dvm.torch.aten import Handler, Unsupported, dims, lazy, narrowed, needs, view, widened
 from dvm.torch.sizes import specialized
 
 FLOAT32 = np.dtype(np.float32)
@@ -61,7 +61,7 @@ def signbit(x: Any) -> Any:
         raise Unsupported("signbit of bools")
     if not is_float_dtype(x.dtype):
         return needs(x < 0)
-    wide = narrowed(x, working_dtype(x.dtype))
+    wide = widened(x)
     return needs(np.copysign(1.0, wide) < 0)
 
 
@@ -103,7 +103,7 @@ def round_decimals(x: Any, decimals: int = 0) -> Any:
     x = lazy(x)
     if not is_float_dtype(x.dtype):
         raise Unsupported("round with decimals of integers")
-    wide = narrowed(x, working_dtype(x.dtype))
+    wide = widened(x)
     scale = float(10 ** abs(decimals))  # (torch's float of the double pow(10, d))
     up = decimals >= 0
     rounded = np.rint(wide * scale) / scale if up else np.rint(wide / scale) * scale
