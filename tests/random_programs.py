@@ -1195,6 +1195,10 @@ class Generator:
                 groups[-1].append(axis)
             else:
                 groups.append([axis])
+        return self.collapsed(x, groups)
+
+    def collapsed(self, x: Value, groups: list[list[int]]) -> Value:
+        """`x` with each group of its dims collapsed into one (their product)."""
         dims: list[Dim] = []
         for g in groups:
             size = ONE

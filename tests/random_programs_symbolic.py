@@ -41,7 +41,6 @@ from random_programs import (
     Value,
     cases,
     groups_text,
-    multiply,
     programs_made_by,
 )
 from random_programs_mixed import MixedGenerator
@@ -88,20 +87,7 @@ class SymbolicGenerator(MixedGenerator):
         """`x` with `axis` and the next one collapsed into one (a product)."""
         groups = [[a] for a in range(axis)] + [[axis, axis + 1]]
         groups += [[a] for a in range(axis + 2, x.rank)]
-        dims = [
-            Dim(
-                multiply(x.sizes[g[0]], x.sizes[g[-1]]) if len(g) == 2 else x.sizes[g[0]],
-                all(x.dims[a].static for a in g),
-            )
-            for g in groups
-        ]
-        name = self.fresh()
-        return self.layout(
-            f"{name} = tensor.collapse_shape {x.name} {groups_text(groups)} : {x.type} into {{r}}",
-            name,
-            x,
-            dims,
-        )
+        return self.collapsed(x, groups)
 
     def op_product_pad(self) -> Value | None:
         """A pad (or a pad of a pad) of a dim whose size is a product of symbols."""
