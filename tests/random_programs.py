@@ -864,7 +864,11 @@ class Generator:
         axes = [a for a, (n, symbols) in enumerate(x.sizes) if not symbols and n >= 1]
         if not axes or x.nonfinite:
             return None
-        axis, keepdims = self.pick(axes), self.chance(30)
+        return self.arg_extremum(x, axes, 30)
+
+    def arg_extremum(self, x: Value, axes: list[int], keepdims_percent: int) -> Value:
+        """`argmax` or `argmin` of `x` along one of `axes` (each never empty)."""
+        axis, keepdims = self.pick(axes), self.chance(keepdims_percent)
         sizes = [ONE if i == axis else s for i, s in enumerate(x.sizes) if keepdims or i != axis]
         name, op = self.fresh(), self.pick(["argmax", "argmin"])
         attrs = f"axis = {axis}" + (", keepdims = true" if keepdims else "")

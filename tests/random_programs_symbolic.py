@@ -440,13 +440,7 @@ class SymbolicGenerator(MixedGenerator):
         if not axes or x.nonfinite:
             return None
         x = self.unary("floor", x, exact=True, bound=x.bound + 1)
-        axis, keepdims = self.pick(axes), self.chance(40)
-        sizes = [ONE if i == axis else s for i, s in enumerate(x.sizes) if keepdims or i != axis]
-        name, op = self.fresh(), self.pick(["argmax", "argmin"])
-        attrs = f"axis = {axis}" + (", keepdims = true" if keepdims else "")
-        line = f"{name} = tensor.{op} {x.name} {{{{{attrs}}}}} : {x.type} -> {{r}}"
-        bound = float(x.sizes[axis][0])
-        return self.value(line, name, self.result_dims(sizes), "i32", exact=True, bound=bound)
+        return self.arg_extremum(x, axes, 40)
 
 
 def region(body: Sequence[str], results: Sequence[Value], types: str) -> list[str]:
