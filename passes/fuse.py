@@ -784,10 +784,10 @@ class FusePass(ModulePass):
         sink_concats(func)
         facts = known_facts(guard_facts(func))
         kinds = (*self.kinds, "cube")  # a lone matmul is a cube kernel
-        blocks = [
+        blocks = [  # (a choice written in the program may hold plain ops: they fuse too)
             block
             for block in blocks_inside_out(func)
-            if not isinstance(block.parent_op(), t.FusionOp | t.StackOp | t.ChoiceOp)
+            if not isinstance(block.parent_op(), t.FusionOp | t.StackOp)
         ]
         plans: dict[Operation, Plan] = {}
         for block in blocks:
