@@ -223,7 +223,9 @@ def block_argument_shape(arg: BlockArgument) -> Shape:
         return shape_of(parent.inputs[arg.index])
     if isinstance(parent, scf.ForOp) and arg.index > 0:  # arg 0 is the induction variable
         return shape_of(parent.results[arg.index - 1])
-    if isinstance(parent, scf.WhileOp):
+    if isinstance(parent, scf.WhileOp):  # `before` takes the carried values, `do` what
+        if block is parent.before_region.block:  # its `scf.condition` passes, as the results
+            return shape_of(parent.arguments[arg.index])
         return shape_of(parent.results[arg.index])
     assert parent is not None
     raise ProgramError(parent, f"argument {arg.index} has no symbolic shape")

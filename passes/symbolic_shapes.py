@@ -689,35 +689,33 @@ class ShapeInference:
         self.loop(op, list(op.iter_args), list(op.body.block.args[1:]), op.body.block)
 
     def while_op(self, op: Operation) -> None:
-        assert isinstance(op, scf.WhileOp)
-        before, after = op.before_region.block, op.after_region.block
-        carried = list(zip(op.arguments, before.args, after.args, op.results, strict=True))
-        for init, *values in carried:  # (a carried index is unknown: `value` gives a symbol)
-            if isinstance(init.type, TensorType):
-                for v in values:
-                    self.shapes[v] = self.shape(init)
-        self.walk(before)
-        self.walk(after)
-        for i, (init, *_) in enumerate(carried):
-            if isinstance(init.type, TensorType):
-                self.check_loop_invariant(op, i, self.shape(init), self.shape(yielded(after)[i]))
+        assert isinstance(op, scf.WhileOp)  # `do` and the results: what `before` passes on
+        self.flow(op.arguments, op.before_region.block.args)
+        self.walk(op.before_region.block)
+        self.flow(yielded(op.before_region.block)[1:], op.after_region.block.args, op.results)
+        self.walk(op.after_region.block)
+        self.keep_shapes(op, op.arguments, yielded(op.after_region.block))
 
     def loop(self, op: Operation, inits: list[SSAValue], args: list[SSAValue], body: Block) -> None:
-        for init, arg, result in zip(inits, args, op.results, strict=True):
-            if isinstance(init.type, TensorType):  # (a carried index: as in `while_op`)
-                self.shapes[arg] = self.shapes[result] = self.shape(init)
+        self.flow(inits, args, op.results)
         self.walk(body)
-        for i, (init, out) in enumerate(zip(inits, yielded(body), strict=True)):
-            if isinstance(init.type, TensorType):
-                self.check_loop_invariant(op, i, self.shape(init), self.shape(out))
+        self.keep_shapes(op, inits, yielded(body))
 
-    def check_loop_invariant(self, op: Operation, i: int, before: Shape, after: Shape) -> None:
+    def flow(self, sources: Sequence[SSAValue], *targets: Sequence[SSAValue]) -> None:
+        """Each target takes its source's shape (a carried index: `value` gives a symbol)."""
+        for source, *made in zip(sources, *targets, strict=True):
+            if isinstance(source.type, TensorType):
+                self.shapes.update(dict.fromkeys(made, self.shape(source)))
+
+    def keep_shapes(self, op: Operation, inits: Sequence[SSAValue], outs: list[SSAValue]) -> None:
         """A loop-carried tensor keeps its shape: where the yielded dims are not those
         it entered with, require them equal (a guard checked at call time). A loop whose
         carried shape really changes per iteration (a transpose of a non-square value)
         is thus a call-time error naming the loop, and runs for the shapes it allows."""
-        for a, b in zip(before, after, strict=True):
-            self.unifier.require_equal(a, b, GuardKind.EQUAL, op)
+        for init, value in zip(inits, outs, strict=True):
+            if isinstance(init.type, TensorType):
+                for a, b in zip(self.shape(init), self.shape(value), strict=True):
+                    self.unifier.require_equal(a, b, GuardKind.EQUAL, op)
 
     # -- writing the results into the IR ---------------------------------------
 
