@@ -85,6 +85,7 @@ from dvm.passes.symbolic import (
     WORLD,
     arg_symbol_name,
     bind_symbols,
+    check_choice_symbols,
     conditions_hold,
     index_symbol_name,
 )
@@ -358,6 +359,7 @@ class KernelFunctions(InterpreterFunctions):
     def run_choice(
         self, interpreter: Interpreter, op: tensor.ChoiceOp, args: PythonValues
     ) -> PythonValues:
+        check_choice_symbols(op, self.symbols)
         taken = conditions_hold(op.conditions.data, self.symbols)
         region = op.then_body if taken else op.else_body
         return interpreter.run_ssacfg_region(region, (), "tensor.choice")

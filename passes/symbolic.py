@@ -20,7 +20,7 @@ back from the IR's text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import cast
@@ -39,7 +39,7 @@ from dvm.dialects.expr import (
     expr_text,
     symbol,
 )
-from dvm.dialects.tensor import FusionOp
+from dvm.dialects.tensor import ChoiceOp, FusionOp
 from dvm.passes.errors import ProgramError
 
 SHAPE = "dvm.shape"
@@ -250,6 +250,22 @@ def static_truth(condition: ConditionAttr) -> bool | None:
     if lhs.free_symbols or rhs.free_symbols:
         return None
     return bool(relation(lhs, rhs))
+
+
+def check_choice_symbols(op: Operation, known: Collection[sympy.Symbol]) -> None:
+    """Refuse a choice (any other op passes) whose conditions name a symbol not `known`
+    where it stands, no dim of an argument nor a symbol the program made before it: no
+    call could decide the condition (sympy cannot tell `y_0 <= 3`, says `y_0 == x_0` is
+    false)."""
+    if not isinstance(op, ChoiceOp):
+        return
+    for condition in op.conditions.data:
+        lhs, _, rhs = condition.split()
+        if unknown := (lhs.free_symbols | rhs.free_symbols) - {*known, WORLD}:
+            names = ", ".join(sorted(map(str, unknown)))
+            raise ProgramError(
+                op, f"condition `{condition.text}` names {names}, no dim of an argument"
+            )
 
 
 def conditions_hold(conditions: Iterable[ConditionAttr], bound: dict[sympy.Symbol, int]) -> bool:

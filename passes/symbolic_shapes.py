@@ -72,6 +72,7 @@ from dvm.passes.symbolic import (
     GuardKind,
     Shape,
     arg_symbol_name,
+    check_choice_symbols,
     index_symbol_name,
     optional_exprs_attr,
     shape_attr,
@@ -677,6 +678,7 @@ class ShapeInference:
     def kernels(self, op: Operation) -> None:
         """Ops whose regions hold kernels (a fusion's body, a stack, both
         branches of a choice): results are what the regions yield."""
+        check_choice_symbols(op, self.unifier.order)
         blocks = [r.block for r in op.regions]
         for block in blocks:
             self.walk(block)

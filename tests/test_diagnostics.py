@@ -9,6 +9,7 @@ exits 1 without a traceback.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -261,6 +262,30 @@ def test_a_kernel_written_in_the_program_that_cannot_be_one_is_named() -> None:
 """
     with pytest.raises(ProgramError, match=r"<string>:2:3: %a, %b = tensor.fusion: cannot be one"):
         dvm.compile(text)
+
+
+@pytest.mark.parametrize("condition", ["y_0 <= 3", "y_0 == x_0"])
+def test_a_choice_condition_naming_no_dim_is_an_error(condition: str) -> None:
+    """A written choice's condition naming a symbol that is no argument's dim (`y_0`
+    where only `%x` exists) cannot be decided: an error at the choice, not sympy's
+    `TypeError` (`<=`), a silent second region (`==`) or the host validator's error."""
+    x = "tensor<?xf32>"
+    text = f"""func.func @main(%x: {x}) -> {x} {{
+  %r = tensor.choice [{condition}] -> ({x}) {{
+    %e = tensor.neg %x : {x}
+    tensor.yield %e : {x}
+  }} else {{
+    %e = tensor.neg %x : {x}
+    tensor.yield %e : {x}
+  }}
+  func.return %r : {x}
+}}
+"""
+    where = rf"<string>:2:3: %r = tensor.choice: condition `{re.escape(condition)}` names y_0,"
+    with pytest.raises(ProgramError, match=where):
+        dvm.compile(text)
+    with pytest.raises(ProgramError, match=where):
+        dvm.interpret(text, np.ones(3, np.float32))
 
 
 def test_lowering_a_kernel_without_symbolic_shapes_names_the_op(
