@@ -241,7 +241,11 @@ class MovesGenerator(Generator):
             return None
         axis = self.pick(axes)
         n = x.sizes[axis][0]
-        k = self.between(0, n)
+        return self.top_k(x, axis, self.between(0, n), float(n))
+
+    def top_k(self, x: Value, axis: int, k: int, bound: float) -> Value:
+        """`top_k` of `x` along `axis`: its values, or (half the time) its indices,
+        below `bound`."""
         sizes = [(k, ()) if a == axis else s for a, s in enumerate(x.sizes)]
         dims = [Dim(s, x.dims[a].static or a == axis) for a, s in enumerate(sizes)]
         values, indices = self.fresh(), self.fresh()
@@ -251,7 +255,7 @@ class MovesGenerator(Generator):
             f"{{r}}, {type_text(dims, 'i32')}"
         )
         v = self.layout(line, values, x, dims)
-        i = Value(indices, tuple(dims), "i32", True, float(n), 0)
+        i = Value(indices, tuple(dims), "i32", True, bound, 0)
         self.scopes[-1].append(i)
         self.shapes.append(i.sizes)
         return v if self.chance(50) else i

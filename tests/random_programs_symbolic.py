@@ -17,7 +17,8 @@ exactness bookkeeping and comparison) with:
   of the arguments' dims that may or may not hold at run time;
 - `scf.while` loops whose trip count comes from data (a counter below an i32
   argument, 0 to 4 trips), whose bodies hold elementwise chains and a reshape
-  there and back; and `scf.if`s (and loops) whose results nothing reads;
+  there and back (`PASSED_REDUCTIONS`: the condition passes on a reduction too);
+  and `scf.if`s (and loops) whose results nothing reads;
 - `argmax` and `argmin` of floored values (many ties), reductions over several
   axes, symbolic ones too.
 
@@ -63,6 +64,9 @@ class SymbolicGenerator(MixedGenerator):
         + ["argmax_ties"] * 2
         + ["reduce"] * 3
     )
+
+    PASSED_REDUCTIONS = 0
+    """How often (percent) a loop's condition passes on a reduction of a carried value."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -353,15 +357,21 @@ class SymbolicGenerator(MixedGenerator):
         count, before_count = self.fresh("n"), self.fresh("n")
         types = ", ".join([*(s.type for s in seeds), start.type])
         before = [self.fresh("w") for _ in seeds]
+        reduction = self.passed_reduction(carried[0], before[0])
+        passed = [reduction] if reduction else []  # (its line, name in `before`, value in `do`)
+        extra = [value for *_, value in passed]
+        passed_types = ", ".join([*(s.type for s in seeds), *(v.type for v in extra), start.type])
         trips, most, keep_going = self.fresh("t"), self.fresh("t"), self.fresh("p")
+        forwarded = [*before, *(name for _, name, _ in passed), before_count]
         condition = [
+            *(line for line, _, _ in passed),
             f"{trips} = tensor.extract {before_count}[] : tensor<i32>",
             f"{most} = tensor.extract {limit.name}[] : tensor<i32>",
             f"{keep_going} = arith.cmpi slt, {trips}, {most} : i32",
-            f"scf.condition({keep_going}) {', '.join([*before, before_count])} : {types}",
+            f"scf.condition({keep_going}) {', '.join(forwarded)} : {passed_types}",
         ]
         self.depth += 1
-        self.scopes.append(list(carried))
+        self.scopes.append([*carried, *extra])
         self.blocks.append([])
         for _ in range(self.pick([1, 2, 3])):
             self.step()
@@ -376,18 +386,42 @@ class SymbolicGenerator(MixedGenerator):
         self.scopes.pop()
         body = self.blocks.pop()
         self.depth -= 1
-        names = [self.fresh() for _ in seeds]
+        made = [*carried, *extra]
+        names = [self.fresh() for _ in made]
         inits = ", ".join(
             f"{b} = {s.name}" for b, s in zip([*before, before_count], [*seeds, start], strict=True)
         )
-        block = ", ".join(f"{c.name}: {c.type}" for c in carried) + f", {count}: tensor<i32>"
+        block = ", ".join(f"{c.name}: {c.type}" for c in made) + f", {count}: tensor<i32>"
         results = ", ".join([*names, self.fresh("trips")])
-        self.emit(f"{results} = scf.while ({inits}) : ({types}) -> ({types}) {{")
+        self.emit(f"{results} = scf.while ({inits}) : ({types}) -> ({passed_types}) {{")
         self.emit_all(["  " + line for line in condition])
         self.emit_all(["} do {", f"^bb0({block}):", *("  " + line for line in body), "}"])
-        results = [replace(c, name=name) for name, c in zip(names, carried, strict=True)]
-        self.scopes[-1].extend(results)
-        return results[-1]
+        values = [replace(c, name=name) for name, c in zip(names, made, strict=True)]
+        self.scopes[-1].extend(values)
+        return values[-1]
+
+    def passed_reduction(self, x: Value, name: str) -> tuple[str, str, Value] | None:
+        """Maybe the line of a `reduce_max` of a float carried value (`name` in the
+        `before` block) that its `scf.condition` passes on beside it, the name of the
+        reduction there, and the value the `do` block and the results have of it (a
+        shape of its own)."""
+        if x.dtype not in ("f32", "f64") or not x.rank or not self.PASSED_REDUCTIONS:
+            return None  # (no draw: the other generators' programs stay as they were)
+        if not self.chance(self.PASSED_REDUCTIONS):
+            return None
+        axes = sorted(self.draw(st.sets(st.integers(0, x.rank - 1), min_size=1)))
+        keepdims = self.chance(50)
+        sizes = [
+            ONE if a in axes else s for a, s in enumerate(x.sizes) if keepdims or a not in axes
+        ]
+        empty = any(x.sizes[a][1] or x.sizes[a][0] == 0 for a in axes)
+        made = Value(self.fresh("m"), tuple(self.result_dims(sizes)), x.dtype, False, x.bound,
+                     x.frac, x.nonfinite or empty)  # fmt: skip
+        attrs = f"axes = [{', '.join(map(str, axes))}]" + (", keepdims = true" if keepdims else "")
+        reduced = self.fresh("m")
+        line = f"{reduced} = tensor.reduce_max {name} {{{attrs}}} : {x.type} -> {made.type}"
+        self.shapes.append(made.sizes)
+        return line, reduced, made
 
     def emit_all(self, lines: Sequence[str]) -> None:
         for line in lines:

@@ -1,5 +1,6 @@
 """Differential test of programs over symbolic axes and written regions
-(`random_programs_symbolic`).
+(`random_programs_symbolic`), and of programs at the edges of the generators
+(`random_programs_edges`: repeated indices, written choices of any ops, ...).
 
 As `test_random_programs.py`, from a fixed seed and few programs (the CI's budget):
 compiled on the VM against the reference interpreter, each at up to three bindings
@@ -16,11 +17,13 @@ from collections.abc import Iterator
 
 from hypothesis import given, seed, settings
 from random_programs import Case, RandomProgram, evaluate
+from random_programs_edges import edge_cases, edge_programs_strategy
 from random_programs_moves import padded_size
 from random_programs_symbolic import symbolic_cases, symbolic_programs_strategy
 from test_random_programs import BASE_SEED, LONG, PROGRAMS, SETTINGS, run_case, shapes_seen
 
 SYMBOLIC_PROGRAMS = PROGRAMS if LONG else 12
+EDGE_PROGRAMS = PROGRAMS if LONG else 10
 MAX_STEPS = 20 if LONG else 8
 
 
@@ -28,6 +31,13 @@ MAX_STEPS = 20 if LONG else 8
 @settings(SETTINGS, max_examples=SYMBOLIC_PROGRAMS)
 @given(case=symbolic_cases(MAX_STEPS))
 def test_symbolic_programs(case: Case) -> None:
+    run_case(case)
+
+
+@seed(BASE_SEED + 400)
+@settings(SETTINGS, max_examples=EDGE_PROGRAMS)
+@given(case=edge_cases(MAX_STEPS))
+def test_edge_programs(case: Case) -> None:
     run_case(case)
 
 
@@ -56,3 +66,21 @@ def test_symbolic_generator_covers_its_shapes() -> None:
 
     seen = shapes_seen(symbolic_programs_strategy(20), patterns, 40, more)
     assert seen >= {*patterns, "padded symbol"}, sorted({*patterns, "padded symbol"} - seen)
+
+
+def test_edge_generator_covers_its_shapes() -> None:
+    """Over 40 programs, every shape it adds appears, and every program verifies."""
+    patterns = {
+        "repeated indices": r"tensor\.(?:div|min) %v\d+, %\w+ [^\n]*\n(?:.*\n)*.*"
+        r"tensor\.(?:take|take_along_axis|scatter_add) ",
+        "scan along a padded axis": r"tensor\.pad [^\n]*high[^\n]*\n(?:.*\n)*.*"
+        r"tensor\.(?:cumsum|cumprod|argmax|argmin|top_k) ",
+        "choice of plain ops": r"= tensor\.choice \[[^\n]*\n\s+%\w+ = (?!tensor\.fusion)",
+        "nested choice": r"= tensor\.choice [^\n]*\n(?:\s+%[^\n]*\n)*\s+%\w+(?:, %\w+)* = "
+        r"tensor\.choice",
+        "convert chain": r"tensor\.convert [^\n]*-> tensor<[^>]*(?:i8|bf16)>",
+        "while passing a reduction": r"= tensor\.reduce_max %w\d+ [^\n]*\n(?:.*\n)*.*"
+        r"scf\.condition",
+    }
+    seen = shapes_seen(edge_programs_strategy(20), patterns, 40)
+    assert seen >= set(patterns), sorted(set(patterns) - seen)
