@@ -493,6 +493,7 @@ class ConvertTensorToTilePass(ModulePass):
                     continue
                 if unwrap_large_top_k(fusion, device):
                     continue
+                copy_repeated_outputs(fusion)
                 name = f"{func.sym_name.data}_k{count}"
                 count += 1
                 try:
@@ -504,6 +505,24 @@ class ConvertTensorToTilePass(ModulePass):
                     take_second_region(choice)
                     continue
                 Rewriter.replace_op(fusion, lowered)
+
+
+def copy_repeated_outputs(fusion: t.FusionOp) -> None:
+    """Yield a copy (a `convert` to its own type) of each input and each value yielded
+    twice by a kernel written in the program: lowering names a kernel's arguments by
+    the values they hold, so an output that is an input, or another output, would
+    share its argument (and be read before anything is stored there)."""
+    block = fusion.body.block
+    last = block.last_op
+    assert isinstance(last, t.YieldOp)
+    seen: set[SSAValue] = set(block.args)
+    for i, value in enumerate(last.values):
+        if value in seen:
+            copy = t.ConvertOp.build(operands=[value], result_types=[value.type])
+            copy.attributes[SHAPE] = shape_attr(shape_of(value))
+            Rewriter.insert_op(copy, InsertPoint.before(last))
+            last.operands[i] = copy.result
+        seen.add(last.operands[i])
 
 
 def choice_preferring(fusion: t.FusionOp) -> t.ChoiceOp | None:
