@@ -277,6 +277,17 @@ def symbols_in(expr: sympy.Basic) -> frozenset[sympy.Symbol]:
     return frozenset().union(*map(symbols_in, expr.args))
 
 
+def symbol_name(symbol: sympy.Symbol) -> str:
+    """A symbol's name (`str` of it, without sympy's printer): a sort key."""
+    return symbol.name
+
+
+def symbol_names(exprs: Iterable[sympy.Basic]) -> set[str]:
+    """The names of the symbols in `exprs`: what `str` prints of each, without sympy's
+    printer (about 12 µs a symbol)."""
+    return {s.name for e in exprs for s in symbols_in(e)}
+
+
 @lru_cache(maxsize=4096)
 def integer_fraction(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
     """(numerator, denominator) of `expr` over one denominator, both integer

@@ -14,6 +14,7 @@ from typing import Any
 from xdsl.dialects.builtin import ArrayAttr
 
 from dvm.codegen import python_function
+from dvm.dialects.expr import symbol_names
 from dvm.dialects.grouped_matmul import group_sizes_error
 from dvm.errors import ExecutionError
 from dvm.lowering.grouped_matmul import GROUP_SIZES, read_group_size_checks
@@ -29,7 +30,7 @@ def checked_group_sizes(
     if not isinstance(entries, ArrayAttr):
         return step
     checks = read_group_size_checks(entries)
-    names = sorted({str(s) for _, _, rows in checks for s in rows.free_symbols})
+    names = sorted(symbol_names(rows for _, _, rows in checks))
     rows_of = python_function([rows for _, _, rows in checks], names, "group sizes")
 
     def checked(call: Any, env: Any) -> None:

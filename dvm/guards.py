@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp
 
 from dvm.codegen import expression_code, python_function
+from dvm.dialects.expr import symbol_names
 from dvm.errors import CallError
 from dvm.guard_notes import GuardCheck, GuardNote, GuardSet, sides_checker
 from dvm.passes.symbolic import (
@@ -42,7 +43,7 @@ def guard_note(func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Gua
     def where(expr: sympy.Expr) -> str | None:
         if expr.is_number:
             return None
-        names = {str(s) for s in expr.free_symbols}
+        names = symbol_names([expr])
         axes = []
         for i, a, n in symbols:
             if n in names:
@@ -51,7 +52,7 @@ def guard_note(func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Gua
         return f"{' / '.join(axes) or expr} ({expr})"
 
     rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
-    sides = [str(e) if isinstance(e, sympy.Symbol) else None for e in (guard.lhs, guard.rhs)]
+    sides = [e.name if isinstance(e, sympy.Symbol) else None for e in (guard.lhs, guard.rhs)]
     return GuardNote(
         guard.kind is GuardKind.BROADCAST,
         (sides[0], sides[1]),
@@ -64,13 +65,14 @@ def guard_set(
     func: FuncOp, symbols: Sequence[tuple[int, int, str]], guards: Sequence[Guard]
 ) -> GuardSet:
     """`guards` as plain data: their symbols, their sides as code, their notes."""
-    names = sorted({str(s) for g in guards for s in guard_symbols(g)})
+    names = sorted(set().union(*map(guard_names, guards)))
     code = expression_code([e for g in guards for e in (g.lhs, g.rhs)])
     return GuardSet(names, code, [guard_note(func, symbols, g) for g in guards])
 
 
-def guard_symbols(guard: Guard) -> set[sympy.Basic]:
-    return guard.lhs.free_symbols | guard.rhs.free_symbols
+def guard_names(guard: Guard) -> set[str]:
+    """The names of the symbols `guard` reads."""
+    return symbol_names((guard.lhs, guard.rhs))
 
 
 def guard_check(
@@ -80,7 +82,7 @@ def guard_check(
     names its generated code."""
     if not guards:
         return lambda symbols: None
-    names = sorted({str(s) for g in guards for s in guard_symbols(g)})
+    names = sorted(set().union(*map(guard_names, guards)))
     sides = python_function([e for g in guards for e in (g.lhs, g.rhs)], names, origin)
     return sides_checker(sides, names, guards, failed)
 
@@ -92,7 +94,7 @@ def stretchable_symbols(
     the (argument, axis) each names (see `Variant.stretchable`)."""
     names = sorted(
         {
-            str(side)
+            side.name
             for g in guards
             if g.kind is GuardKind.BROADCAST
             for side in (g.lhs, g.rhs)

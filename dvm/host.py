@@ -43,11 +43,12 @@ from dvm.collectives import SINGLE_PROCESS, World, run_collective
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.collectives import COLLECTIVE_OPS
+from dvm.dialects.expr import symbol_names
 from dvm.dialects.index_ops import ScatterAddOp
 from dvm.errors import CompileError, ShapeError
 from dvm.grouped_matmul_checks import checked_group_sizes
 from dvm.guard_notes import GuardCheck
-from dvm.guards import guard_check, guard_symbols
+from dvm.guards import guard_check, guard_names
 from dvm.host_steps import (
     Launch,
     Step,
@@ -207,14 +208,14 @@ class HostWalker(Generic[S]):
         it; from now on it is known."""
         found = []
         for value, expr in zip(values, exprs, strict=True):
-            if isinstance(expr, sympy.Symbol) and str(expr) not in self.known:
-                found.append((value, str(expr)))
-                self.known.add(str(expr))
+            if isinstance(expr, sympy.Symbol) and expr.name not in self.known:
+                found.append((value, expr.name))
+                self.known.add(expr.name)
         return found
 
     def ready_guards(self) -> list[Guard]:
         """The late guards whose symbols are all known now (no longer late)."""
-        ready = [g for g in self.late if {str(s) for s in guard_symbols(g)} <= self.known]
+        ready = [g for g in self.late if guard_names(g) <= self.known]
         self.late = [g for g in self.late if g not in ready]
         return ready
 
@@ -242,7 +243,7 @@ class HostWalker(Generic[S]):
 
     def never_negative(self, dim: sympy.Expr) -> bool:
         """Whether a dim is at least 0 however the program runs: made of argument dims."""
-        symbols = {str(s) for s in dim.free_symbols}
+        symbols = symbol_names([dim])
         return symbols <= self.argument_dims and bool(dim.is_nonnegative)
 
 
@@ -406,7 +407,7 @@ class HostCompiler(HostWalker[Step]):
         shapes = self.index_dim_shapes(op)
         if not shapes:
             return step
-        names = sorted({str(s) for _, shape in shapes for d in shape for s in d.free_symbols})
+        names = sorted(symbol_names(d for _, shape in shapes for d in shape))
         origin = f"launch dims: {op.callee.root_reference.data}"
         dims = python_function([d for _, shape in shapes for d in shape], names, origin)
         ranks = [(label, len(shape)) for label, shape in shapes]
@@ -452,7 +453,7 @@ class HostCompiler(HostWalker[Step]):
 
     def op_ChoiceOp(self, op: t.ChoiceOp) -> Step:
         conditions = [c.split() for c in op.conditions.data]
-        names = sorted({str(s) for c in conditions for e in (c[0], c[2]) for s in e.free_symbols})
+        names = sorted(symbol_names(e for c in conditions for e in (c[0], c[2])))
         sides = python_function(
             [e for lhs, _, rhs in conditions for e in (lhs, rhs)],
             names,
@@ -496,7 +497,7 @@ def result_symbols(op: Operation, k: int) -> list[str | None]:
         attr = shapes.data[k]
     if attr is None or not isinstance(op.results[k].type, TensorType):
         return []
-    return [str(d) if isinstance(d, sympy.Symbol) else None for d in shape_from_attr(attr)]
+    return [d.name if isinstance(d, sympy.Symbol) else None for d in shape_from_attr(attr)]
 
 
 def value_maker(type_: Attribute) -> Callable[[Any], Any]:

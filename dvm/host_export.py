@@ -28,7 +28,8 @@ from dvm.codegen import expression_code
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
-from dvm.guards import guard_set, guard_symbols, stretchable_symbols
+from dvm.dialects.expr import symbol_names
+from dvm.guards import guard_names, guard_set, stretchable_symbols
 from dvm.host import HostWalker, constant_value
 from dvm.host_steps import RELATIONS, constant_data
 from dvm.launches import kernel_plain
@@ -109,7 +110,7 @@ class EntrySymbols:
 
 def entry_symbols(func: FuncOp) -> EntrySymbols:
     symbols = [
-        (i, a, str(d))
+        (i, a, d.name)
         for i, shape in enumerate(argument_shapes(func))
         if shape is not None
         for a, d in enumerate(shape)
@@ -132,7 +133,7 @@ def split_guards(
     too (per call), and over symbols made on the way (when made)."""
     once, per_call, late = [], [], []
     for g in guards:
-        used = {str(s) for s in guard_symbols(g)}
+        used = guard_names(g)
         if used <= set(names):
             once.append(g)
         elif used <= {*names, *(n for _, n in indices)}:
@@ -200,7 +201,7 @@ class HostExporter(HostWalker[list[Any]]):
         shapes = self.index_dim_shapes(op)
         if not shapes:
             return None
-        names = sorted({str(s) for _, shape in shapes for d in shape for s in d.free_symbols})
+        names = sorted(symbol_names(d for _, shape in shapes for d in shape))
         return {
             "names": names,
             "code": expression_code([d for _, shape in shapes for d in shape]),
@@ -214,7 +215,7 @@ class HostExporter(HostWalker[list[Any]]):
 
     def op_ChoiceOp(self, op: t.ChoiceOp) -> list[Any]:
         conditions = [c.split() for c in op.conditions.data]
-        names = sorted({str(s) for c in conditions for e in (c[0], c[2]) for s in e.free_symbols})
+        names = sorted(symbol_names(e for c in conditions for e in (c[0], c[2])))
         code = expression_code([e for lhs, _, rhs in conditions for e in (lhs, rhs)])
         names_of = {test: name for name, test in RELATIONS.items()}
         relations = [names_of[relation] for _, relation, _ in conditions]

@@ -17,7 +17,7 @@ import sympy
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
 
 from dvm.codegen import python_function
-from dvm.dialects.expr import ExprAttr
+from dvm.dialects.expr import ExprAttr, symbol_names
 from dvm.dialects.index_ops import index_error
 from dvm.errors import IndexOutOfRangeError
 from dvm.lowering.index_ops import TAKE_CHECKS
@@ -77,7 +77,7 @@ def checked_takes(
     for label, index, size, length, axis in entries:
         exprs += [size, length]
         takes.append((label, inputs[index] if index >= 0 else None, axis))
-    names = sorted({str(s) for e in exprs for s in e.free_symbols})
+    names = sorted(symbol_names(exprs))
     values_of = python_function(exprs, names, "take sizes")
 
     def checked(call: Any, env: Any) -> None:

@@ -273,6 +273,7 @@ def kernel_plain(program_op: bc.ProgramOp, inputs: int, prepare: bool) -> dict[s
 
     from dvm.codegen import expression_code
     from dvm.dialects import bytecode as bc
+    from dvm.dialects.expr import symbol_names
     from dvm.lowering.tensor_to_tile import DEVICE
     from dvm.lowering.tile_to_bytecode import dtype_name
     from dvm.passes.symbolic import substitute
@@ -286,7 +287,7 @@ def kernel_plain(program_op: bc.ProgramOp, inputs: int, prepare: bool) -> dict[s
                 rename[expr] = sympy.Symbol(f"d{i}_{a}")
     exprs = [substitute(d, rename) for arg in args[inputs:] for d in arg.dims.data]
     names = {f"d{i}_{a}" for i, arg in enumerate(args[:inputs]) for a in range(len(arg.dims.data))}
-    shape_symbols = sorted({str(s) for e in exprs for s in e.free_symbols} - names - {*params})
+    shape_symbols = sorted(symbol_names(exprs) - names - {*params})
     device = program_op.attributes.get(DEVICE)
     return {
         "name": program_op.sym_name.data,

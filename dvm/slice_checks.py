@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ArrayAttr
 
 from dvm.codegen import python_function
 from dvm.dialects.data_movement import slice_bounds_error
+from dvm.dialects.expr import symbol_names
 from dvm.errors import ExecutionError
 from dvm.passes.data_movement import SLICE_BOUNDS, read_slice_bounds
 from dvm.passes.symbolic import substitute
@@ -31,7 +32,7 @@ def checked_slices(
         return step
     slices = read_slice_bounds(entries)
     exprs = [d for _, _, lists in slices for shape in lists for d in shape]
-    names = sorted({str(s) for e in exprs for s in e.free_symbols})
+    names = sorted(symbol_names(exprs))
     values_of = python_function(exprs, names, "slice bounds")
 
     def checked(call: Any, env: Any) -> None:

@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
-from dvm.dialects.expr import ConditionAttr, ExprAttr, replace, symbol
+from dvm.dialects.expr import ConditionAttr, ExprAttr, replace, symbol, symbol_names
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
@@ -353,7 +353,7 @@ def name_tile_sizes(plan: TilePlan, domain: Domain) -> dict[str, sympy.Expr]:
     `!tile.tile<[t0, t1], f32>` and the kernel lists each size once. A size
     built from earlier ones (a matmul's K chunk from its tm and tn) names them
     too: the sizes are evaluated in order at every new shape, each once."""
-    taken = {str(s) for size in domain.sizes for s in size.free_symbols}
+    taken = symbol_names(domain.sizes)
     names: dict[str, sympy.Expr] = {}
     earlier: dict[sympy.Expr, sympy.Expr] = {}
     for axis, size in enumerate(plan.tiles):

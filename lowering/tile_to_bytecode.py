@@ -44,6 +44,7 @@ from dvm.dialects.expr import (
     replace,
     sceiling,
     symbol,
+    symbol_name,
     symbols_in,
 )
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
@@ -531,7 +532,7 @@ class ProgramBuilder:
         self.check_ranks()
         params = self.params()
         body = Block([*self.declarations(grid), *self.code])
-        return bc.ProgramOp.make(kernel.sym_name.data, [str(p) for p in params], Region(body))
+        return bc.ProgramOp.make(kernel.sym_name.data, [p.name for p in params], Region(body))
 
     def check_ranks(self) -> None:
         """No argument, register or view above the VM's maximum rank, which `fuse`
@@ -558,7 +559,8 @@ class ProgramBuilder:
         bound = {s for shape in self.arg_shapes() for s in shape if isinstance(s, sympy.Symbol)}
         slot_names = {f"s{i}" for i in range(len(self.slots.exprs))}
         free = {s for e in self.slots.exprs for s in symbols_in(e)} - {CORES}
-        return sorted((s for s in free if s not in bound and str(s) not in slot_names), key=str)  # type: ignore[misc]
+        params = (s for s in free if s not in bound and s.name not in slot_names)
+        return sorted(params, key=symbol_name)
 
     def arg_shapes(self) -> list[tuple[sympy.Expr, ...]]:
         shapes = self.kernel.attributes[ARG_SHAPES]

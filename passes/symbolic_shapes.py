@@ -727,9 +727,8 @@ class ShapeInference:
             self.annotate_op(op)
         guards = [g for g in self.unifier.guards]
         self.func.attributes[GUARDS] = ArrayAttr([g.to_attr() for g in guards])
-        self.func.attributes[UNIFIED] = DictionaryAttr(
-            {str(s): ExprAttr(e) for s, e in sorted(self.unifier.replaced.items(), key=str)}
-        )
+        unified = {s.name: ExprAttr(e) for s, e in self.unifier.replaced.items()}
+        self.func.attributes[UNIFIED] = DictionaryAttr(dict(sorted(unified.items())))
 
     def annotate_arguments(self) -> None:
         entries: list[DictionaryAttr] = []
