@@ -123,6 +123,23 @@ def test_a_float_function_of_bools_or_small_ints_is_computed_in_float32() -> Non
     check(torch.sin, (torch.tensor([True, False, True]),))
 
 
+def test_integer_powers_by_negative_tensor_exponents_run_in_torch() -> None:
+    """torch gives 0 (1 and -1 of the bases 1 and -1) where numpy raises."""
+    exponents = torch.tensor([[-2, -1, 0, 1, 3]], dtype=torch.int32)
+    before = len(dvm.torch.reports())
+    check(lambda x: 2**x, (exponents,), (exponents.repeat(2, 2),))
+    check(lambda x: x**x, (exponents,), (exponents.repeat(2, 2),))
+    check(lambda x: x**3 + 1, (exponents,), (exponents.repeat(2, 2),))
+    assert not handler_failures(before)
+
+
+def handler_failures(before: int) -> list[str]:
+    """The reasons, in the reports after the first `before`, of ops that ran in torch
+    because their handler failed (a bug of the handler, logged as a warning)."""
+    reasons = [r for report in dvm.torch.reports()[before:] for r in report["reasons"].values()]
+    return [r for r in reasons if r.startswith("the handler failed")]
+
+
 def test_the_inverse_and_hyperbolic_trigonometric_functions_run_on_dvm() -> None:
     def trigonometry(x: Any, y: Any) -> Any:
         unit = torch.tanh(x)  # (inside acos's, asin's and atanh's domain)

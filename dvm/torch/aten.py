@@ -736,7 +736,6 @@ def reduce_scatter(x: Any, reduce_op: str, group_size: int, group_name: str) -> 
 HANDLERS: dict[str, Handler] = {
     "add": binary(np.add), "sub": binary(np.subtract), "mul": binary(np.multiply),
     "div": binary(np.true_divide), "true_divide": binary(np.true_divide),
-    "pow": binary(np.power),
     "maximum": binary(np.maximum), "minimum": binary(np.minimum),
     "eq": binary(np.equal), "ne": binary(np.not_equal), "lt": binary(np.less),
     "le": binary(np.less_equal), "gt": binary(np.greater), "ge": binary(np.greater_equal),

@@ -21,7 +21,17 @@ import numpy as np
 from dvm.lazy import LazyArray
 from dvm.lazy.record import extract_slice, insert_slice
 from dvm.numerics import is_float_dtype, working_dtype
-from dvm.torch.aten import Handler, Unsupported, dims, lazy, narrowed, needs, view, widened
+from dvm.torch.aten import (
+    Handler,
+    Unsupported,
+    binary,
+    dims,
+    lazy,
+    narrowed,
+    needs,
+    view,
+    widened,
+)
 from dvm.torch.sizes import specialized
 
 FLOAT32 = np.dtype(np.float32)
@@ -166,8 +176,21 @@ def diagonal_scatter(x: Any, source: Any, offset: int = 0, dim1: int = 0, dim2: 
     return view(written, where.moved.shape).transpose(inverse)
 
 
+def power(base: Any, exponent: Any) -> Any:
+    """`pow`; of integers only to a number >= 0: torch gives 0, or 1 and -1 of the bases
+    1 and -1, for a negative integer power, where numpy raises."""
+    if integral(base) and integral(exponent) and not (type(exponent) is int and exponent >= 0):
+        raise Unsupported("an integer power by a tensor or by a negative number")
+    return binary(np.power)(base, exponent)
+
+
+def integral(x: Any) -> bool:
+    """Whether `x` is an integer tensor or an int (not a bool)."""
+    return x.dtype.kind in "iu" if isinstance(x, LazyArray) else type(x) is int
+
+
 HANDLERS: dict[str, Handler] = {
-    "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
+    "pow": power, "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
     "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
     "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
 }  # fmt: skip
