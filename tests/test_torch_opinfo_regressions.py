@@ -207,6 +207,16 @@ def bf16(*shape: int, seed: int = 0) -> Any:
     return values.bfloat16()
 
 
+def test_a_float16_linear_adds_its_bias_before_it_rounds() -> None:
+    def linear(x: Any, weight: Any, bias: Any) -> Any:
+        return torch.nn.functional.linear(x, weight, bias), torch.addmm(bias, x, weight.T, alpha=2)
+
+    def f16(*shape: int, seed: int = 0) -> Any:
+        return bf16(*shape, seed=seed).half()
+
+    check(linear, (f16(6, 32), f16(16, 32, seed=1), f16(16, seed=2)))
+
+
 def test_a_bf16_vector_norm_is_rounded_once_not_at_each_square() -> None:
     def cosine(a: Any, b: Any) -> Any:
         return torch.nn.functional.cosine_similarity(a, b, dim=1)

@@ -248,10 +248,14 @@ def native_layer_norm(x: Any, shape: Sequence[int], weight: Any, bias: Any, eps:
 
 
 def addmm(bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
-    product = lazy(a) @ lazy(b)
+    """Halves in float32, rounded once, as torch's CPU kernel adds the bias to the
+    product before it rounds."""
+    a = lazy(a)
+    product = widened(a) @ widened(lazy(b))
     if alpha != 1:
         product = product * alpha
-    return product + (bias if beta == 1 else bias * beta)
+    bias = widened(bias) if isinstance(bias, LazyArray) else bias
+    return narrowed(product + (bias if beta == 1 else bias * beta), a.dtype)
 
 
 def matmul(a: Any, b: Any) -> Any:
