@@ -140,6 +140,22 @@ def handler_failures(before: int) -> list[str]:
     return [r for r in reasons if r.startswith("the handler failed")]
 
 
+def test_the_copying_forms_of_view_ops_run_on_dvm_and_own_their_memory() -> None:
+    def copies(x: Any) -> Any:
+        return (
+            torch.view_copy(x, [-1]), torch.permute_copy(x, [2, 0, 1]),
+            torch.narrow_copy(x, 1, -2, 2), torch.expand_copy(x[:1], [3, -1, -1]),
+            torch.split_with_sizes_copy(x, [1, 2], 2), torch.alias_copy(x),
+        )  # fmt: skip
+
+    x = torch.randn(3, 4, 3, generator=torch.Generator().manual_seed(0))
+    before = len(dvm.torch.reports())
+    check(copies, (x,), (torch.randn(3, 5, 3, generator=torch.Generator().manual_seed(1)),))
+    assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
+    compiled(torch.alias_copy)(x).zero_()
+    assert x.abs().sum() > 0
+
+
 def test_the_inverse_and_hyperbolic_trigonometric_functions_run_on_dvm() -> None:
     def trigonometry(x: Any, y: Any) -> Any:
         unit = torch.tanh(x)  # (inside acos's, asin's and atanh's domain)

@@ -56,10 +56,39 @@ from dvm.torch.sizes import SIZES, Quotient, Size, operate, plain
 
 log = logging.getLogger("dvm.torch")
 
+
+def copying(view_op: Callable[..., Any]) -> Callable[..., Any]:
+    """The handler of a `<view>_copy` op (`view_copy`, `permute_copy`): the view's
+    result, a tensor of its own (a view may be its input's node)."""
+
+    def handler(*args: Any, **kwargs: Any) -> Any:
+        result = view_op(*args, **kwargs)
+        if isinstance(result, list | tuple):
+            return [aten.lazy(part).copy() for part in result]
+        return aten.lazy(result).copy()
+
+    return handler
+
+
+def narrow(x: Any, dim: int, start: Any, length: Any) -> Any:
+    """`length` elements of `x` along `dim` from `start` (from the end if negative)."""
+    x = aten.lazy(x)
+    start = start + x.shape[dim] if start < 0 else start
+    return aten.slice_(x, dim, start, start + length)
+
+
+VIEWS = aten.HANDLERS | aten_math.HANDLERS
+COPIES = {
+    f"{name}_copy": copying(VIEWS[name])
+    for name in ("alias", "detach", "diagonal", "expand", "permute", "select", "slice",
+                 "split_with_sizes", "squeeze", "t", "transpose", "unsqueeze", "view")
+} | {"narrow_copy": copying(narrow)}  # fmt: skip
+"""`<view>_copy` ops, by name: `torch.view_copy(x, shape)` is `x.view(shape).clone()`."""
+
 HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
     | aten_attention.HANDLERS | aten_complex.HANDLERS | aten_layers.HANDLERS | aten_bag.HANDLERS
-    | aten_math.HANDLERS
+    | aten_math.HANDLERS | COPIES
 )  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
 `aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv`, the
