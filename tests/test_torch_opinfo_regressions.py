@@ -140,6 +140,13 @@ def handler_failures(before: int) -> list[str]:
     return [r for r in reasons if r.startswith("the handler failed")]
 
 
+def test_integers_are_never_nan_or_infinite_on_dvm() -> None:
+    ints = torch.arange(-5, 7, dtype=torch.int32).reshape(3, 4)
+    before = len(dvm.torch.reports())
+    check(lambda x: (torch.isnan(x), torch.isinf(x), torch.nansum(x)), (ints,), (ints[:2],))
+    assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
+
+
 def test_the_copying_forms_of_view_ops_run_on_dvm_and_own_their_memory() -> None:
     def copies(x: Any) -> Any:
         return (

@@ -755,7 +755,7 @@ HANDLERS: dict[str, Handler] = {
     "atanh": float_unary(np.arctanh), "logical_xor": binary(np.logical_xor),
     "expm1": float_unary(np.expm1), "floor": unary(np.floor), "ceil": unary(np.ceil),
     "trunc": unary(np.trunc), "sign": unary(np.sign),
-    "isnan": unary(np.isnan), "isinf": unary(np.isinf), "reciprocal": float_unary(np.reciprocal),
+    "reciprocal": float_unary(np.reciprocal),
     "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,
     "leaky_relu": lambda x, slope=0.01: needs(np.where(lazy(x) > 0, x, lazy(x) * slope)),

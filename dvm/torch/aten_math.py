@@ -7,7 +7,9 @@ larger magnitude, so that no square overflows; `fmin` and `fmax` ignore a NaN
 operand (numpy's, as `dvm.lazy` records them); `ldexp` is torch's `x * 2 ** e`;
 `round` to `decimals` digits is torch's `rint(x * 10^d) / 10^d` (`rint(x / 10^-d) *
 10^-d` for negative `d`); `diagonal` is a strided slice of the two dims flattened,
-and `diagonal_scatter` (its backward) an insert into that slice.
+and `diagonal_scatter` (its backward) an insert into that slice. `pow` of integers
+refuses the negative exponents numpy raises for (torch gives 0, or 1 and -1 of the
+bases 1 and -1); `isnan` and `isinf` of integers and bools are false.
 Half-precision floats compute in float32 and round once, as torch's CPU kernels do.
 """
 
@@ -189,8 +191,20 @@ def integral(x: Any) -> bool:
     return x.dtype.kind in "iu" if isinstance(x, LazyArray) else type(x) is int
 
 
+def float_test(function: np.ufunc) -> Handler:
+    """`isnan`, `isinf`: of floats by `function`, false for every integer or bool (which
+    `dvm.lazy` records of floats only)."""
+
+    def handler(x: Any) -> Any:
+        x = lazy(x)
+        return needs(function(x) if is_float_dtype(x.dtype) else x != x)
+
+    return handler
+
+
 HANDLERS: dict[str, Handler] = {
-    "pow": power, "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
+    "isnan": float_test(np.isnan), "isinf": float_test(np.isinf), "pow": power,
+    "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
     "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
     "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
 }  # fmt: skip
