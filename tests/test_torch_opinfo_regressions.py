@@ -163,6 +163,29 @@ def test_the_copying_forms_of_view_ops_run_on_dvm_and_own_their_memory() -> None
     assert x.abs().sum() > 0
 
 
+def test_unfold_and_its_backward_run_on_dvm() -> None:
+    def windows(x: Any, weights: Any) -> Any:
+        return (x.unfold(1, 3, 2) * weights).sum(), x.unfold(-1, 2, 2), x[0, 0].unfold(0, 1, 1)
+
+    def gradient(x: Any, weights: Any) -> Any:
+        x = x.detach().requires_grad_(True)
+        return torch.autograd.grad(run(x, weights)[0], x)[0]
+
+    def calls(size: int) -> tuple[Any, Any]:
+        x = torch.randn(2, size, 4, generator=torch.Generator().manual_seed(size))
+        return x, torch.randn(
+            2, (size - 3) // 2 + 1, 4, 3, generator=torch.Generator().manual_seed(size + 1)
+        )
+
+    before = len(dvm.torch.reports())
+    check(windows, calls(7), calls(10))
+    run = compiled(windows)
+    for x, weights in (calls(7), calls(10)):
+        expected = torch.autograd.grad(windows(x.requires_grad_(True), weights)[0], x)[0]
+        torch.testing.assert_close(gradient(x, weights), expected)
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+
+
 def test_the_inverse_and_hyperbolic_trigonometric_functions_run_on_dvm() -> None:
     def trigonometry(x: Any, y: Any) -> Any:
         unit = torch.tanh(x)  # (inside acos's, asin's and atanh's domain)

@@ -31,6 +31,7 @@ from dvm.torch.aten import (
     needs,
     number,
     reshaped,
+    select,
     slice_,
     widened,
 )
@@ -496,7 +497,38 @@ def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
     return reshaped(needs(np.broadcast_to(share, split)), x.shape)
 
 
+def unfold(x: Any, dim: int, size: int, step: int) -> Any:
+    """`Tensor.unfold`: the windows of `size` elements at `step` along `dim`, in a new
+    last dim; with `dim` moved last, the strided slice of each offset in the window
+    holds that element of every window, as a pooling reads its input."""
+    x = lazy(x)
+    if x.ndim == 0:  # (torch's windows of a 0-d tensor: one, with no dim of windows)
+        return select(unfold(reshaped(x, (1,)), 0, size, step), 0, 0)
+    axis = specialized(dim) % x.ndim
+    span = window(x.shape[axis], specialized(size), specialized(step), 0, 1, False)
+    last = [a for a in range(x.ndim) if a != axis] + [axis]
+    parts = [np.expand_dims(part, -1) for _, part in offset_slices(x.transpose(last), [span], 0)]
+    windows = needs(np.concatenate(parts, axis=-1))
+    return windows.transpose([*np.argsort(last), x.ndim])
+
+
+def unfold_backward(grad: Any, sizes: Sequence[Any], dim: int, size: int, step: int) -> Any:
+    """The input's gradient of `unfold`: each offset's part of the windows' gradient
+    added at its strided slice of the input."""
+    grad, ndim = lazy(grad), len(sizes)
+    if ndim == 0:
+        return reshaped(unfold_backward(reshaped(grad, (1, size)), (1,), 0, size, step), ())
+    axis = specialized(dim) % ndim
+    span = window(sizes[axis], specialized(size), specialized(step), 0, 1, False)
+    last = [a for a in range(ndim) if a != axis] + [axis]
+    moved = grad.transpose([*last, ndim])
+    parts = (((k,), select(moved, -1, k)) for k in range(span.kernel))
+    total = added_at_windows(parts, [span], moved.shape[: ndim - 1], grad.dtype)
+    return total.transpose(list(np.argsort(last)))
+
+
 HANDLERS: dict[str, Handler] = {
+    "unfold": unfold, "unfold_backward": unfold_backward,
     "max_pool2d_with_indices": max_pool,
     "max_pool2d_with_indices_backward": max_pool_backward,
     "max_pool3d_with_indices": lambda *a, **k: max_pool(*a, **k, count=3),
