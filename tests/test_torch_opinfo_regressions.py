@@ -263,6 +263,32 @@ def test_a_float16_linear_adds_its_bias_before_it_rounds() -> None:
     check(linear, (f16(6, 32), f16(16, 32, seed=1), f16(16, seed=2)))
 
 
+def test_addmm_addmv_and_addbmm_scale_as_torch_does() -> None:
+    """A `beta` of 0 ignores the bias, NaN included; integers scale by `int(alpha)`."""
+
+    def products(bias: Any, a: Any, b: Any, batches: Any) -> Any:
+        return (
+            torch.addmm(bias, a, b, beta=0, alpha=2),
+            torch.addmv(bias[:, 0], a, b[:, 0], beta=0.6, alpha=1.5),
+            torch.addbmm(bias, batches, b.expand(2, -1, -1), beta=0.5, alpha=3),
+        )
+
+    def calls(dtype: Any, rows: int) -> tuple[Any, ...]:
+        g = torch.Generator().manual_seed(rows)
+        a, b, batches = (
+            torch.randn(*s, generator=g) * 4 for s in ((rows, 5), (5, 3), (2, rows, 5))
+        )
+        bias = (
+            torch.full((rows, 3), float("nan")) if dtype.is_floating_point else torch.ones(rows, 3)
+        )
+        return tuple(t.to(dtype) for t in (bias, a, b, batches))
+
+    before = len(dvm.torch.reports())
+    check(products, calls(torch.float32, 4), calls(torch.float32, 6))
+    check(products, calls(torch.int32, 4), calls(torch.int32, 6))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+
+
 def test_a_bf16_vector_norm_is_rounded_once_not_at_each_square() -> None:
     def cosine(a: Any, b: Any) -> Any:
         return torch.nn.functional.cosine_similarity(a, b, dim=1)

@@ -247,17 +247,6 @@ def native_layer_norm(x: Any, shape: Sequence[int], weight: Any, bias: Any, eps:
 # -- matmul ---------------------------------------------------------------------------------
 
 
-def addmm(bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
-    """Halves in float32, rounded once, as torch's CPU kernel adds the bias to the
-    product before it rounds."""
-    a = lazy(a)
-    product = widened(a) @ widened(lazy(b))
-    if alpha != 1:
-        product = product * alpha
-    bias = widened(bias) if isinstance(bias, LazyArray) else bias
-    return narrowed(product + (bias if beta == 1 else bias * beta), a.dtype)
-
-
 def matmul(a: Any, b: Any) -> Any:
     return needs(lazy(a) @ lazy(b))
 
@@ -769,7 +758,7 @@ HANDLERS: dict[str, Handler] = {
     "amin": reduction(np.min), "prod": reduction(np.prod), "var": var,
     "var_mean": var_mean,
     "_softmax": softmax, "_log_softmax": log_softmax, "native_layer_norm": native_layer_norm,
-    "mm": matmul, "bmm": matmul, "matmul": matmul, "addmm": addmm,
+    "mm": matmul, "bmm": matmul, "matmul": matmul,
     "view": view, "_unsafe_view": view, "reshape": view, "permute": permute,
     "t": lambda x: lazy(x).T, "transpose": transpose, "expand": expand,
     "unsqueeze": unsqueeze, "squeeze": squeeze, "slice": slice_, "select": select,

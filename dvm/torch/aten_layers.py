@@ -5,7 +5,11 @@ operands broadcast along the dims each is expanded at, summed over `sumdim`.
 `_cdist_forward` (`torch.cdist`) is the p-norm of every pair of rows' differences,
 or, where torch's kernel takes it (p = 2 past 25 rows, or when asked), the matrix
 product form `|a|^2 - 2 a.b + |b|^2` with torch's own rounding; `_cdist_backward`
-its gradient (every p). `triu_indices` and `tril_indices` are constants.
+its gradient (every p). `triu_indices` and `tril_indices` are constants. `addmm`
+computes halves in float32 and rounds once, as torch's kernel; `addmv` is one of a
+vector, and `addbmm` one of the batches side by side: the sum of the products of
+`a[i]` by `b[i]` is the product of the `a[i]` along the columns by the `b[i]` along
+the rows.
 """
 
 from __future__ import annotations
@@ -19,7 +23,16 @@ import torch
 
 from dvm.lazy import LazyArray, asarray
 from dvm.numerics import is_float_dtype
-from dvm.torch.aten import Handler, Unsupported, filled, lazy, narrowed, needs, widened
+from dvm.torch.aten import (
+    Handler,
+    Unsupported,
+    filled,
+    lazy,
+    narrowed,
+    needs,
+    reshaped,
+    widened,
+)
 from dvm.torch.sizes import specialized
 
 
@@ -133,7 +146,32 @@ def triangle_indices(upper: bool) -> Handler:
     return handler
 
 
+def addmm(bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
+    """Halves in float32, rounded once, as torch's CPU kernel adds the bias to the
+    product before it rounds; a `beta` of 0 ignores the bias (its NaNs too), and
+    integers take `alpha` and `beta` as integers (0.6 as 0), as torch."""
+    a = lazy(a)
+    if not is_float_dtype(a.dtype):
+        alpha, beta = int(alpha), int(beta)
+    product = widened(a) @ widened(lazy(b))
+    if alpha != 1:
+        product = product * alpha
+    if beta != 0:
+        bias = widened(lazy(bias))
+        product = product + (bias if beta == 1 else bias * beta)
+    return narrowed(product, a.dtype)
+
+
+def addbmm(bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
+    """`bias * beta + alpha * sum_i a[i] @ b[i]` as one `addmm` (see the module doc)."""
+    a, b = lazy(a), lazy(b)
+    (batch, rows, inner), columns = a.shape, b.shape[2]
+    side_by_side = reshaped(a.transpose(1, 0, 2), (rows, batch * inner))
+    return addmm(bias, side_by_side, reshaped(b, (batch * inner, columns)), beta, alpha)
+
+
 HANDLERS: dict[str, Handler] = {
+    "addmm": addmm, "addmv": addmm, "addbmm": addbmm,
     "_trilinear": trilinear, "_cdist_forward": cdist, "_cdist_backward": cdist_backward,
     "triu_indices": triangle_indices(True), "tril_indices": triangle_indices(False),
 }  # fmt: skip
