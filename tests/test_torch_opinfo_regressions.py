@@ -186,6 +186,17 @@ def test_unfold_and_its_backward_run_on_dvm() -> None:
     assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
 
 
+def test_a_descending_arange_of_unsigned_integers_runs_on_dvm() -> None:
+    """(Its step of -1 is no uint8: the count is made in int64.)"""
+
+    def descending(n: int) -> Any:
+        return torch.arange(n, 0, -1, dtype=torch.uint8) + torch.arange(n, dtype=torch.uint8)
+
+    before = len(dvm.torch.reports())
+    check(descending, (10,), (13,))
+    assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
+
+
 def test_the_inverse_and_hyperbolic_trigonometric_functions_run_on_dvm() -> None:
     def trigonometry(x: Any, y: Any) -> Any:
         unit = torch.tanh(x)  # (inside acos's, asin's and atanh's domain)

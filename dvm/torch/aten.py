@@ -474,10 +474,11 @@ def arange(*bounds: Any, dtype: Any = None, **kwargs: Any) -> Any:
     count = (end - start + step - 1) // step if step > 0 else (start - end - step - 1) // -step
     if count < 0:
         raise Unsupported("an arange whose bounds and step disagree")
-    result = LazyArray(record.iota((count,), 0, numpy_dtype(dtype, 0)))
+    kind = numpy_dtype(dtype, 0)  # (unsigned: counted in int64, where a step may be < 0)
+    result = LazyArray(record.iota((count,), 0, np.dtype(np.int64) if kind.kind == "u" else kind))
     if step != 1:
         result = result * number(step, result)
-    return result + number(start, result) if start != 0 else result
+    return narrowed(result + number(start, result) if start != 0 else result, kind)
 
 
 def float_arange(start: Any, end: Any, step: Any, dtype: Any) -> Any:
