@@ -9,7 +9,8 @@ operand (numpy's, as `dvm.lazy` records them); `ldexp` is torch's `x * 2 ** e`;
 10^-d` for negative `d`); `diagonal` is a strided slice of the two dims flattened,
 and `diagonal_scatter` (its backward) an insert into that slice. `pow` of integers
 refuses the negative exponents numpy raises for (torch gives 0, or 1 and -1 of the
-bases 1 and -1); `isnan` and `isinf` of integers and bools are false.
+bases 1 and -1); `isnan` and `isinf` of integers and bools are false; `exp2` of
+float32 computes in float64 (see `exp2`).
 Half-precision floats compute in float32 and round once, as torch's CPU kernels do.
 """
 
@@ -28,6 +29,7 @@ from dvm.torch.aten import (
     Unsupported,
     binary,
     dims,
+    float_unary,
     lazy,
     narrowed,
     needs,
@@ -191,6 +193,15 @@ def integral(x: Any) -> bool:
     return x.dtype.kind in "iu" if isinstance(x, LazyArray) else type(x) is int
 
 
+def exp2(x: Any) -> Any:
+    """`2 ** x`, which `dvm.lazy` records as `exp(x ln 2)`: the rounding of `x ln 2`
+    grows with |x| (4e-6 relative at 120 in float32), so float32 computes in float64."""
+    (wide,), result = floats(x)
+    if wide.dtype == FLOAT32:
+        wide = needs(wide.astype(np.float64))
+    return narrowed(needs(np.exp2(wide)), result)
+
+
 def float_test(function: np.ufunc) -> Handler:
     """`isnan`, `isinf`: of floats by `function`, false for every integer or bool (which
     `dvm.lazy` records of floats only)."""
@@ -204,6 +215,7 @@ def float_test(function: np.ufunc) -> Handler:
 
 HANDLERS: dict[str, Handler] = {
     "isnan": float_test(np.isnan), "isinf": float_test(np.isinf), "pow": power,
+    "exp2": exp2, "log10": float_unary(np.log10),
     "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
     "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
     "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
