@@ -207,6 +207,21 @@ def test_exp2_and_log10_run_on_dvm_within_torchs_tolerance() -> None:
     assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
 
 
+def test_negative_numbers_with_unsigned_integers_give_torchs_wrapped_values() -> None:
+    """torch wraps -2 to 254 in a uint8; numpy raises (the op then runs in torch). As
+    arguments of the call, the numbers are sizes of it."""
+
+    def negatives(x: Any, k: int) -> Any:
+        ids = torch.tensor([0, 2, 2])
+        wrapped = torch.scalar_tensor(k, dtype=x.dtype)
+        return torch.index_add(x, 0, ids, x[:3], alpha=k), x + wrapped, x - torch.scalar_tensor(-5)
+
+    before = len(dvm.torch.reports())
+    unsigned = torch.arange(10, dtype=torch.uint8)
+    check(negatives, (unsigned, -2), (unsigned[:7], -3))
+    assert not handler_failures(before)
+
+
 def test_the_inverse_and_hyperbolic_trigonometric_functions_run_on_dvm() -> None:
     def trigonometry(x: Any, y: Any) -> Any:
         unit = torch.tanh(x)  # (inside acos's, asin's and atanh's domain)

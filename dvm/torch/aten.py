@@ -83,13 +83,22 @@ def binary(function: np.ufunc) -> Handler:
     def handler(a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Any:
         if rounding_mode is not None:
             return rounded_divide(a, b, rounding_mode)
-        a, b = number(operand(a), b), number(operand(b), a)
+        a, b = number(in_range(operand(a), b), b), number(in_range(operand(b), a), a)
         a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
             b = b * number(alpha, a if isinstance(a, LazyArray) else b)
         return needs(function(a, b))
 
     return handler
+
+
+def in_range(number: Any, like: Any) -> Any:
+    """`number`; Unsupported if an int outside `like`'s integer dtype (torch wraps it)."""
+    dtype = like.dtype if isinstance(like, LazyArray) else like
+    integral = type(number) in (int, Size) and isinstance(dtype, np.dtype) and dtype.kind in "iu"
+    if integral and not np.iinfo(dtype).min <= number <= np.iinfo(dtype).max:
+        raise Unsupported("an integer out of the range of the tensor's dtype")
+    return number
 
 
 def rounded_divide(a: Any, b: Any, mode: str) -> Any:
@@ -391,11 +400,11 @@ def to_copy(x: Any, dtype: Any = None, **kwargs: Any) -> Any:
 
 
 def scalar_tensor(value: Any, dtype: Any = None, **kwargs: Any) -> Any:
-    """A 0-d tensor of a Python number (torch's default dtype: float32, whatever the
-    number)."""
+    """A 0-d tensor of a Python number (float32 unless told: torch's default dtype)."""
+    kind = numpy_dtype(dtype, 0.0)
     if isinstance(value, Size | Quotient):  # (a size as a number: replay computes it anew)
-        return filled((), value, numpy_dtype(dtype, 0.0))
-    return asarray(np.asarray(value, numpy_dtype(dtype, 0.0)))
+        return filled((), in_range(value, kind), kind)
+    return asarray(np.asarray(value).astype(kind))  # (-1 as a uint8 is 255, as in torch)
 
 
 def numpy_dtype(dtype: Any, value: Any) -> np.dtype[Any]:
