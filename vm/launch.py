@@ -4,10 +4,9 @@ A launch checks its arrays against the specialization (`LaunchError`), then
 runs it on the device's cores, one launch at a time per device. A
 specialization's first launches run unplanned (`unplanned.py`: no tile plan, one
 generated function per program): on the calling thread when small, else, when its
-tiles write disjoint memory and call no mma, on the cores, each running chunks of
-the grid's first axis. Later ones run planned (`planned.py`): the tile classes bound
-per core, the tiles
-inline on the calling thread when few, else shared among the cores, each
+tiles write disjoint memory, on the cores, each running chunks of the grid's first
+axis. Later ones run planned (`planned.py`): the tile classes bound per core, the
+tiles inline on the calling thread when few, else shared among the cores, each
 taking the next chunk of about tiles/(8 cores) until none are left (so a core
 slowed down by other work takes fewer). BLAS is held at one thread while a
 launch that calls it runs (else OpenBLAS's own threads spin against the
@@ -15,8 +14,8 @@ cores), except a planned launch on the calling thread alone whose gemms BLAS
 would share among its threads (`BLAS_SHARED_GEMM`): a matmul of one tile, as
 the host's matmuls are, or of large gemms (`BLAS_THREADS_GEMM`), whose tiles
 then run in turn; BLAS's own threads then share each gemm, as in numpy's `@`.
-So do an unplanned launch's gemms, outside a call that holds BLAS.
-`launch_stack` runs independent launches as one.
+So do an unplanned launch's gemms on the calling thread, outside a call that holds
+BLAS (inside one too from BLAS_THREADS_GEMM). `launch_stack` runs independent launches as one.
 """
 
 from __future__ import annotations
@@ -267,14 +266,19 @@ def _unplanned_launch(
     calling thread. Its Python work holds the GIL, so cores stepping through vector
     tiles side by side wait for each other; and a worker thread that slept since the
     last call wakes late (the longer it slept, the later), which a first call meets
-    after whatever came before it. Sharing even an mma's grid, whose tiles run in BLAS
-    without the GIL, costs more on streams of new shapes than it saves (see
+    after whatever came before it. Sharing even a small mma's grid, whose tiles run in
+    BLAS without the GIL, costs more on streams of new shapes than it saves (see
     docs/performance.md). Its gemms, on the calling thread alone, run on BLAS's own
     threads (as a planned launch's from BLAS_SHARED_GEMM: OpenBLAS keeps smaller ones
-    on one), unless the call holds BLAS for several launches (`with_blas_held`)."""
+    on one), unless the call holds BLAS for several launches (`with_blas_held`) and
+    they are below BLAS_THREADS_GEMM (from which a planned launch's gemms run on them
+    too)."""
     if not spec.walked:  # its registers stay where they are until it is planned
-        memory.reach(registers_end(spec), core=0)
+        _reach_registers(memory, spec, alias, 0)
     kept = memory.unplanned
+    if spec.has_mma and _tile_gemm_bound(spec) >= BLAS_THREADS_GEMM:
+        spec.walked += _blas_threads(_run_quietly, run_unplanned, spec, args, kept, alias)
+        return
     hold = spec.uses_blas and not (spec.has_mma and not blas.HELD_FROM[0])
     spec.walked += _blas_held(hold, _run_quietly, run_unplanned, spec, args, kept, alias)
 
@@ -286,17 +290,20 @@ def _shared_unplanned_launch(
     each core runs the next chunk of the grid's first axis (about tiles/(8 cores) of
     it, from a shared counter) with the unplanned function, in its own local memory.
     Planning and binding, about ten times the Python of this launch, wait until the
-    shape comes back (`plan_after`). A launch with fewer than two tiles along that
-    axis, or on one core, runs as `_unplanned_launch`, which also raises what is wrong
-    with its grid."""
+    shape comes back (`plan_after`); its gemms run on one BLAS thread per core. A launch
+    with fewer than two tiles along that axis, on one core, or whose gemms BLAS's own
+    threads would share (BLAS_THREADS_GEMM) runs as `_unplanned_launch`, which also
+    raises what is wrong with its grid."""
     dec = generated(spec.program)
     work = dec.bound(spec.slots)
-    n = min(len(memory.kept), len(pool().queues) + 1, spec.device.vector_cores)
+    n = min(len(memory.kept), len(pool().queues) + 1, spec.device.cores_for(spec.has_mma))
     if work is None or not 0 < work[1] <= spec.max_steps or work[0][0] < 2 or n < 2:
         return _unplanned_launch(spec, args, alias, memory)
+    if spec.has_mma and _tile_gemm_bound(spec) >= BLAS_THREADS_GEMM:
+        return _unplanned_launch(spec, args, alias, memory)  # on BLAS's threads
     extents, steps = work
     if not spec.walked:
-        memory.reach(registers_end(spec))
+        _reach_registers(memory, spec, alias, None)
 
     def runners(core: int) -> list[Callable[[int, int], None]]:
         kept = memory.kept[core]
@@ -308,6 +315,30 @@ def _shared_unplanned_launch(
     spec.walked += steps
     spec.shared_launches += 1
     return None
+
+
+def _tile_gemm_bound(spec: Specialization) -> int:
+    """The most multiply-adds (M*N*K of one matrix) an `mma` of the specialization does
+    in a tile, from its registers' largest shapes: the planner's `largest_gemm` of a
+    full tile, known without planning (BLAS_THREADS_GEMM tells who runs such gemms)."""
+    s = spec.slots
+    return max([s[m] * s[n] * s[k] for m, n, k in static_info(spec.program).gemm_slots], default=0)
+
+
+def _reach_registers(
+    memory: DeviceMemory, spec: Specialization, alias: bool, core: int | None
+) -> None:
+    """Map the local memory (of `core`, or every core's) that an unplanned launch's
+    registers use. A program with an mma skips its alias registers when the launch reads
+    them in place (`alias`): a matmul's operands, whose registers in cube memory span
+    17 MiB per core at 536x3419x706, which the first call would fault in for nothing."""
+    st = static_info(spec.program)
+    if not (spec.has_mma and alias and st.alias_regs):
+        memory.reach(registers_end(spec), core)
+        return
+    for r, ((offset, n), item) in enumerate(zip(spec.registers, st.itemsizes, strict=True)):
+        if r not in st.alias_regs:
+            memory.reach(offset + n * item, core, offset)
 
 
 def registers_end(spec: Specialization) -> int:

@@ -224,8 +224,8 @@ class Specialization:
     evaluates the slots again for the device's cores if they were for fewer."""
     shares_unplanned: bool = False
     """Whether its unplanned launches share the tiles among the cores: it is not small
-    (its slots are for the device's cores), shared, calls no mma and its tiles are
-    independent (`Static.independent_tiles`)."""
+    (its slots are for the device's cores), shared, and its tiles are independent
+    (`Static.independent_tiles`)."""
     executables: dict[tuple[int, bool, bool, int], Any] = field(default_factory=dict, repr=False)
     """Per-core bound closures by (cores, stats, alias, copy), built by the planned
     executor on first launch and reused (a stack the cores drain takes a copy per

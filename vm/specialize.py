@@ -96,8 +96,8 @@ class Specializer:
     its second; one of a few tiles, later. One whose planned launches would share the
     work among the cores (`Static.share_bytes`) is planned at its second launch whatever its
     patience, since unplanned it runs on one core; unless it is large (its slots for the
-    device's cores) with independent tiles and no mma: its unplanned launches then share
-    the tiles among the cores too (`shares_unplanned`), and it waits its patience.
+    device's cores) with independent tiles: its unplanned launches then share the tiles
+    among the cores too (`shares_unplanned`), and it waits its patience.
     Without patience, the second launch plans."""
 
     def __init__(
@@ -211,7 +211,6 @@ class Specializer:
         # unplanned, a large launch shares its tiles among the cores when they are
         # independent: its shape then pays for planning only if it comes back often
         spread = SHARE_UNPLANNED and shared and not small and st.independent_tiles
-        spread = spread and not st.has_mma
         return Specialization(
             st.program,
             self.device,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dvm.vm.isa import ACCUMULATE, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
+from dvm.vm.isa import ACCUMULATE, TRANSPOSE_A, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
 from dvm.vm.loader import validated
 from dvm.vm.plan import share_bytes
 from dvm.vm.program import Index, Instr, Program, calls_blas
@@ -74,6 +74,9 @@ class Static:
     share_bytes: int
     """The global bytes from which its launches share their tiles among the cores
     (`plan.share_bytes`: the less work per byte, the more bytes)."""
+    gemm_slots: tuple[tuple[int, int, int], ...]
+    """Per `mma`: the slots of its result register's last two dims and of the dim it
+    sums over, whose product bounds a tile's gemm (`launch`, before any plan)."""
     nests: dict[int, int] = field(default_factory=dict)
     """Per loop whose body is one inner loop and nothing else, that loop (`perfect_nests`)."""
     fast_paths: dict[tuple[int, int, int], Callable[..., Any]] = field(default_factory=dict)
@@ -140,8 +143,18 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
         ),
         reads_cores=any(t.op is ExprOp.CORES for slot in p.slots for t in slot.expr),
         share_bytes=share_bytes(p, has_mma),
+        gemm_slots=tuple(_gemm_slots(p, ins) for ins in p.code if ins.op.cat is Cat.MMA),
         nests=perfect_nests(p.code, loops.end_of),
     )
+
+
+def _gemm_slots(p: Program, mma: Instr) -> tuple[int, int, int]:
+    """The slots of an mma's result register's last two dims and of its operand A's dim
+    summed over (the registers' largest shapes: those of a full tile)."""
+    out, a, _, flags = mma.operands
+    m, n = p.registers[out].shape[-2:]
+    inner = p.registers[a].shape
+    return m, n, inner[-2] if flags & TRANSPOSE_A else inner[-1]
 
 
 def perfect_nests(code: Sequence[Instr], end_of: dict[int, int]) -> dict[int, int]:

@@ -254,6 +254,18 @@ def test_a_register_past_in_place_operands_maps_its_own_bytes() -> None:
     assert memory.mapped[0] == [(r2, r2 + 16 * 64 * 4)] and memory.touched == [0, 0]
 
 
+def test_an_unplanned_matmul_maps_its_product_register_only() -> None:
+    """A first launch, unplanned, reads the operands in place as a planned one does, and
+    maps as little: its product register's bytes, not the operand registers' below."""
+    memory, spec, a, b, out = matmul_on_a_fresh_device(ADDMM, "unplanned-past-operands")
+    first = vm.Specializer(spec.program, spec.device)([a.shape, b.shape, out.shape])
+    vm.launch(first, [a, b, out])
+    assert not first.planned
+    np.testing.assert_allclose(out, 2 * (a @ b), rtol=1e-5, atol=1e-4)
+    r2 = 20 << 10  # slot s8: r0 (16x64 f32) and r1 (64x64 f32) below it
+    assert memory.mapped[0] == [(r2, r2 + 16 * 64 * 4)] and memory.touched == [0, 0]
+
+
 def test_a_matmul_reading_in_place_maps_no_local_memory() -> None:
     """A planned matmul whose loads read its operands in place and whose mma writes the
     output tile directly binds no register, so it maps none of the cube memory its

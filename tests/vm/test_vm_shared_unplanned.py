@@ -1,9 +1,9 @@
 """A large first launch runs unplanned, its tiles shared among the cores.
 
 A specialization whose arguments are too large to run on one core
-(`UNPLANNED_BYTES`) and whose tiles write disjoint memory runs its launches
-unplanned, each core taking chunks of the grid's first axis with its own local
-memory, until its patience is spent (`plan_after`); then it is planned and
+(`UNPLANNED_BYTES`) and whose tiles write disjoint memory (an mma's included) runs
+its launches unplanned, each core taking chunks of the grid's first axis with its
+own local memory, until its patience is spent (`plan_after`); then it is planned and
 bound as before. Both executors must give the same results.
 """
 
@@ -94,6 +94,30 @@ def test_a_large_first_launch_allocates_nothing_per_tile() -> None:
         assert spec.shares_unplanned and spec.shared_launches == 1 and not spec.planned
         np.testing.assert_allclose(out, layernorm_reference(x, w, b), rtol=1e-4, atol=1e-4)
     assert peaks[-1] < 128 << 10
+
+
+@needs_a_worker
+def test_a_large_matmul_shares_its_first_launch(pool_rounds: list[int]) -> None:
+    """A program with an mma, its tiles writing disjoint rows, shares its large first
+    launch unplanned too (planning it, several times the Python of the launch, waits
+    for the shape to come back); planned, the second gives the same bits."""
+    program = vm.load(vm.encode(vm.assemble(P.addmm_relu(64, 64, 32))))
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((2, 600, 300)).astype(np.float32)
+    b = b.T.copy()
+    bias = rng.standard_normal(600).astype(np.float32)
+    spec = vm.specialize(program, [a.shape, b.shape, bias.shape, (600, 600)], lazy=True)
+    assert spec.has_mma and spec.shares_unplanned and not spec.small
+    first = np.full((600, 600), np.nan, np.float32)
+    vm.launch(spec, [a, b, bias, first])
+    assert not spec.planned and spec.shared_launches == 1
+    assert pool_rounds and pool_rounds[-1] >= 2
+    again = np.full_like(first, np.nan)
+    vm.launch(spec, [a, b, bias, again])
+    assert spec.planned
+    expected = np.maximum(a.astype(np.float64) @ b + bias, 0)
+    np.testing.assert_allclose(first, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(first, again)
 
 
 def test_accumulating_tiles_are_not_shared_unplanned() -> None:
