@@ -40,8 +40,10 @@ planning costs about what that many instructions cost unplanned beyond planned).
 FAST_PATH_WALKS = 30
 """A kernel without a fast path (one read from the compile cache, a fallback) binds its
 first new launch shapes by the VM's table walk, and the next makes the fast path
-(`vm.Specializer`'s walks: making it costs what 35 (LayerNorm) to 60 (BERT) walks cost
-beyond its own launches, so that many walks at most, the rent-or-buy rule)."""
+(`vm.Specializer`'s walks: making it costs what 50 (BERT) to 90 (LayerNorm) walks cost
+in a loop, so fewer walks than the rent-or-buy rule's count: a long stream of shapes
+gets the fast path sooner, and a stream pays at most a few times what making it at once
+would have)."""
 
 
 _serials = itertools.count()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -116,11 +117,12 @@ class Specializer:
         """Instructions a specialization's unplanned launches run before one is planned."""
         self.walks = walks
         """New shapes to bind without the fast path (`walked`) while the program has none
-        for the device; the next makes it. Generating and compiling it costs what 20 to 70
-        walks cost (BERT's kernels: 1.9-3.5 ms, a walk 45-120 us, its first, which makes
-        `slot_steps`, 140-350 us, the fast path 6-8 us), so a caller that keeps this
-        specializer (a runtime kernel) and meets a few shapes never pays for it, and one
-        that meets many pays less than twice (rent or buy, as `patience` for plans)."""
+        for the device; the next makes it. Generating and compiling it costs what 50 to 90
+        walks cost beyond the fast path (BERT's kernels: 1.6-2.4 ms, a walk 32-47 us with
+        the `tables` it makes at its first, the fast path 5-7 us; in a loop at a load of
+        6.5 on 2 cores), so a caller that keeps this specializer (a runtime kernel) and
+        meets a few shapes never pays for it, and one that meets many pays a few times
+        what it would have at once at most (rent or buy, as `patience` for plans)."""
 
     @cached_property
     def fast(self) -> FastFn:
@@ -148,8 +150,8 @@ class Specializer:
         unplanned_bytes: int,
     ) -> tuple[Any, ...]:
         """What the fast path gives, made without it: the header checked, the slots
-        interpreted (`slot_steps`), and no layout, which `bind` then walks
-        the tables for."""
+        interpreted (`slot_steps`), the registers and views laid out by `tables` (None
+        when a check fails: `bind` then walks the tables, which says which)."""
         st = self.static
         TableWalk(st, self.device).check_call(shapes, params)
         dims = tuple(tuple(map(int, shape)) for shape in shapes)
@@ -159,7 +161,16 @@ class Specializer:
             small = st.reads_cores and nbytes < unplanned_bytes
             cores = 1 if small else self.device.cores_for(st.has_mma)
         slots = self.slot_steps(dims, values, cores)
-        return dims, values, nbytes, cores, slots, None
+        if isinstance(slots, int):  # a slot outside int64: the walk says which
+            return dims, values, nbytes, cores, slots, None
+        memory, alignment = self.device.memory_bytes(st.has_mma), self.device.alignment
+        got = self.tables.layout(slots, dims, memory, alignment)
+        return dims, values, nbytes, cores, slots, got
+
+    @cached_property
+    def tables(self) -> LayoutTables:
+        """The register and view tables as `walked` reads them, made at the first walk."""
+        return LayoutTables(self.static)
 
     def __call__(
         self,
@@ -395,6 +406,101 @@ class TableWalk:
         if not natural and i in self.static.stored_views and overlaps_itself(sizes, strides):
             raise self.fail("views", i, "store view overlaps itself", f"sizes {sizes}")
         return natural
+
+
+class LayoutTables:
+    """A program's register and view tables as the slot indices `TableWalk.walk` reads,
+    made once, so that a walk at a new shape checks the same without a call per entry:
+    a program without a fast path (read from the compile cache) pays it at each of its
+    first new shapes (`Specializer.walks`)."""
+
+    __slots__ = ("registers", "views")
+
+    def __init__(self, st: Static) -> None:
+        p = st.program
+        self.registers = tuple(
+            (r.shape, r.offset, item) for r, item in zip(p.registers, st.itemsizes, strict=True)
+        )
+        """Per register: its shape's slots, its offset's slot, its itemsize."""
+        self.views = tuple(
+            (
+                v.arg,
+                v.offset,
+                _getter([d.size for d in v.dims]),
+                _getter([d.stride for d in v.dims]),
+                tuple(
+                    (k, d.index, d.tile)
+                    for k, d in enumerate(v.dims)
+                    if d.index != Index.NONE and d.tile is not None
+                ),
+                st.arg_dtypes[v.arg].itemsize,
+                i in st.stored_views,
+            )
+            for i, v in enumerate(p.views)
+        )
+        """Per view: its argument, its offset's slot, what gets its sizes and its strides
+        from the slot values, its tiled dims (dim, index source, tile's slot), its
+        argument's itemsize and whether stores write through it."""
+
+    def layout(
+        self, s: tuple[int, ...], dims: tuple[Shape, ...], memory: int, alignment: int
+    ) -> tuple[tuple[tuple[int, int], ...], tuple[ViewPlan, ...]] | None:
+        """`TableWalk.walk`'s registers and views at slot values `s`, or None when one of
+        its checks fails."""
+        regs, spans = [], []
+        for shape, at, item in self.registers:
+            cap = 1
+            for d in shape:
+                if s[d] < 0:
+                    return None
+                cap *= s[d]
+            off = s[at]
+            end = off + cap * item
+            if off < 0 or off % alignment or end > memory:
+                return None
+            if end > off:
+                spans.append((off, end))
+            regs.append((off, cap))
+        spans.sort()
+        if any(start < end for (_, end), (start, _) in itertools.pairwise(spans)):
+            return None
+        views = []
+        for arg, at, sizes_of, strides_of, tiles, item, stored in self.views:
+            sizes, strides = sizes_of(s), strides_of(s)
+            tiled = tuple([(k, index, s[t]) for k, index, t in tiles])
+            offset = lo = hi = s[at]
+            count, dense, nominal = 1, True, item
+            for n, stride in zip(reversed(sizes), reversed(strides), strict=True):
+                if n < 0:
+                    return None
+                nominal *= n or 1
+                reach = (n - 1) * stride
+                if reach < 0:
+                    lo += reach
+                else:
+                    hi += reach
+                dense = dense and (n == 1 or stride == count)
+                count *= n
+            if nominal > MAX_ARRAY_BYTES or any(t < 0 for _, _, t in tiled):
+                return None
+            natural = False
+            if count:  # no dim of 0: its elements lie inside the argument
+                numel = math.prod(dims[arg])
+                if lo < 0 or hi >= numel:
+                    return None
+                natural = offset == 0 and dense and count == numel
+                if not natural and stored and overlaps_itself(sizes, strides):
+                    return None
+            steps = () if natural else tuple(_byte_strides(sizes, strides, item))
+            views.append(ViewPlan(arg, offset * item, sizes, steps, tiled, not count, natural))
+        return tuple(regs), tuple(views)
+
+
+def _getter(slots: list[int]) -> Any:
+    """A function of the slot values giving the tuple of those at `slots`."""
+    if len(slots) == 1:
+        return lambda s, k=slots[0]: (s[k],)
+    return operator.itemgetter(*slots) if slots else lambda s: ()
 
 
 _MEMORY = {True: "cube", False: "local"}

@@ -113,6 +113,17 @@ def table_walk(
     return sp.place_registers(), tuple(sp.view(i, dims) for i in range(len(prog.views)))
 
 
+def walked_layout(
+    prog: vm.Program, shapes: list[tuple[int, ...]], params: list[int]
+) -> tuple[object, object]:
+    """The registers and views of a specialization bound without the fast path (the
+    slots interpreted, the layout from `LayoutTables`, as the runtime's kernels read from
+    the compile cache bind their first shapes): the same, or the same BytecodeError."""
+    spec = vm.Specializer(prog, max_steps=20_000, walks=1)(shapes, params, lazy=False)
+    assert spec.plan is not None  # planned, as `vm.specialize` plans: its checks too
+    return spec.registers, spec.views
+
+
 def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(planner_module, "MAX_PLAN_NODES", 2000)
     rng = np.random.default_rng(int(os.environ.get("DVM_FUZZ_SEED", "2024")))
@@ -131,13 +142,18 @@ def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
         params = [int(p) for p in rng.integers(-1, 5, prog.n_params)]
         try:
             spec = vm.specialize(prog, [a.shape for a in arrays], params, max_steps=20_000)
-        except vm.BytecodeError:
+        except vm.BytecodeError as e:
             outcomes["specialize"] += 1
+            with pytest.raises(vm.BytecodeError) as walked:
+                walked_layout(prog, [a.shape for a in arrays], params)
+            assert str(walked.value) == str(e), vm.disassemble(prog)
             continue
         assert table_walk(prog, spec, [a.shape for a in arrays], params) == (
             spec.registers,
             spec.views,
         ), vm.disassemble(prog)
+        layout = walked_layout(prog, [a.shape for a in arrays], params)
+        assert layout == (spec.registers, spec.views), vm.disassemble(prog)
         vm.launch(spec, arrays)
         for raw, before in guards:
             assert np.array_equal(raw[:GUARD], before[:GUARD]), vm.disassemble(prog)
