@@ -276,7 +276,7 @@ def _unplanned_launch(
     if not spec.walked:  # its registers stay where they are until it is planned
         _reach_registers(memory, spec, alias, 0)
     kept = memory.unplanned
-    if spec.has_mma and _tile_gemm_bound(spec) >= BLAS_THREADS_GEMM:
+    if _gemms_on_blas_threads(spec):
         spec.walked += _blas_threads(_run_quietly, run_unplanned, spec, args, kept, alias)
         return
     hold = spec.uses_blas and not (spec.has_mma and not blas.HELD_FROM[0])
@@ -299,8 +299,8 @@ def _shared_unplanned_launch(
     n = min(len(memory.kept), len(pool().queues) + 1, spec.device.cores_for(spec.has_mma))
     if work is None or not 0 < work[1] <= spec.max_steps or work[0][0] < 2 or n < 2:
         return _unplanned_launch(spec, args, alias, memory)
-    if spec.has_mma and _tile_gemm_bound(spec) >= BLAS_THREADS_GEMM:
-        return _unplanned_launch(spec, args, alias, memory)  # on BLAS's threads
+    if _gemms_on_blas_threads(spec):  # (on BLAS's threads)
+        return _unplanned_launch(spec, args, alias, memory)
     extents, steps = work
     if not spec.walked:
         _reach_registers(memory, spec, alias, None)
@@ -317,12 +317,13 @@ def _shared_unplanned_launch(
     return None
 
 
-def _tile_gemm_bound(spec: Specialization) -> int:
-    """The most multiply-adds (M*N*K of one matrix) an `mma` of the specialization does
-    in a tile, from its registers' largest shapes: the planner's `largest_gemm` of a
-    full tile, known without planning (BLAS_THREADS_GEMM tells who runs such gemms)."""
+def _gemms_on_blas_threads(spec: Specialization) -> bool:
+    """Whether an mma of the specialization does a gemm, in a full tile, of at least
+    BLAS_THREADS_GEMM multiply-adds (M*N*K, from its registers' largest shapes: the
+    planner's `largest_gemm`, known without planning), which BLAS's own threads share."""
     s = spec.slots
-    return max([s[m] * s[n] * s[k] for m, n, k in static_info(spec.program).gemm_slots], default=0)
+    gemms = [s[m] * s[n] * s[k] for m, n, k in static_info(spec.program).gemm_slots]
+    return spec.has_mma and max(gemms, default=0) >= BLAS_THREADS_GEMM
 
 
 def _reach_registers(
