@@ -65,7 +65,7 @@ def guard_set(
     func: FuncOp, symbols: Sequence[tuple[int, int, str]], guards: Sequence[Guard]
 ) -> GuardSet:
     """`guards` as plain data: their symbols, their sides as code, their notes."""
-    names = sorted(set().union(*map(guard_names, guards)))
+    names = names_read(guards)
     code = expression_code([e for g in guards for e in (g.lhs, g.rhs)])
     return GuardSet(names, code, [guard_note(func, symbols, g) for g in guards])
 
@@ -75,6 +75,11 @@ def guard_names(guard: Guard) -> set[str]:
     return symbol_names((guard.lhs, guard.rhs))
 
 
+def names_read(guards: Sequence[Guard]) -> list[str]:
+    """The names of the symbols any of `guards` reads, sorted: their code's arguments."""
+    return sorted(set().union(*map(guard_names, guards)))
+
+
 def guard_check(
     guards: Sequence[Guard], failed: Callable[[Guard, int, int], Exception], origin: str
 ) -> GuardCheck:
@@ -82,7 +87,7 @@ def guard_check(
     names its generated code."""
     if not guards:
         return lambda symbols: None
-    names = sorted(set().union(*map(guard_names, guards)))
+    names = names_read(guards)
     sides = python_function([e for g in guards for e in (g.lhs, g.rhs)], names, origin)
     return sides_checker(sides, names, guards, failed)
 
