@@ -11,8 +11,14 @@ from dvm.errors import DvmError
 
 
 def describe(op: Operation) -> str:
-    """How messages and guards name an op: `%name = dialect.op`."""
-    names = [f"%{r.name_hint}" if r.name_hint else "%?" for r in op.results]
+    """How messages and guards name an op: `%name = dialect.op`, or as it was
+    written, `%name:2 = ...` for results that share a name (a pack) and
+    `%a, %b = ...` for results named apart."""
+    hints = [r.name_hint for r in op.results]
+    if len(hints) > 1 and hints[0] and hints.count(hints[0]) == len(hints):
+        names = [f"%{hints[0]}:{len(hints)}"]
+    else:
+        names = [f"%{hint}" if hint else "%?" for hint in hints]
     return f"{', '.join(names)} = {op.name}" if names else op.name
 
 

@@ -17,7 +17,7 @@ import pytest
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 import dvm
-from dvm.errors import ExecutionError
+from dvm.errors import CallError, ExecutionError
 from dvm.ir import MAX_NESTING
 from dvm.passes.errors import ProgramError
 from dvm.tools.dvm_opt import main as dvm_opt
@@ -262,6 +262,18 @@ def test_a_kernel_written_in_the_program_that_cannot_be_one_is_named() -> None:
 """
     with pytest.raises(ProgramError, match=r"<string>:2:3: %a, %b = tensor.fusion: cannot be one"):
         dvm.compile(text)
+
+
+def test_an_op_whose_results_share_a_name_is_named_as_written() -> None:
+    """`%c:2 = tensor.top_k ...` is named so in a call's error, not `%c, %c`."""
+    x, v, i = "tensor<?x?xf32>", "tensor<?x5xf32>", "tensor<?x5xi64>"
+    text = f"""func.func @main(%x: {x}) -> ({v}, {i}) {{
+  %c:2 = tensor.top_k %x {{k = 5}} : {x} -> {v}, {i}
+  func.return %c#0, %c#1 : {v}, {i}
+}}
+"""
+    with pytest.raises(CallError, match=r"@main: %c:2 = tensor.top_k needs "):
+        dvm.compile(text, cache=False)(np.ones((2, 3), np.float32))
 
 
 @pytest.mark.parametrize("condition", ["y_0 <= 3", "y_0 == x_0"])
