@@ -49,7 +49,11 @@ def guard_note(func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Gua
             if n in names:
                 hint = func.body.block.args[i].name_hint
                 axes.append(f"axis {a} of {f'%{hint}' if hint else f'argument {i}'}")
-        return f"{' / '.join(axes) or expr} ({expr})"
+        if not axes:  # (a symbol the call makes: a branch's or a loop's dim, an index)
+            return str(expr)
+        if isinstance(expr, sympy.Symbol):
+            return f"{' / '.join(axes)} ({expr})"
+        return f"{expr} (from {' / '.join(axes)})"
 
     rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
     sides = [e.name if isinstance(e, sympy.Symbol) else None for e in (guard.lhs, guard.rhs)]

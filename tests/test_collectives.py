@@ -227,7 +227,7 @@ def test_two_processes_match_the_single_process_program_and_fail_without_a_peer(
     assert "ok: 10 ops of an FX graph on dvm" in out
     assert (
         "indivisible: @layernorm: %x = tensor.reduce_scatter needs Mod(h_0, world) == 0 "
-        "(equal sizes), but axis 0 of %h (Mod(h_0, world)) is 1 and it must be 0"
+        "(equal sizes), but Mod(h_0, world) (from axis 0 of %h) is 1 and it must be 0"
     ) in out
     failed = "%s = tensor.all_reduce: the collective failed on rank 0 of a world of 2"
     for what, reason in [("stalls", "Timed out waiting 1000ms"), ("dies", "closed by peer")]:

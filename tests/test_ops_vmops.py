@@ -211,7 +211,7 @@ def test_a_lowered_module_checks_the_guards_the_compiled_program_checks() -> Non
     fill value: each lowered level fails as the compiled program does."""
     empty = np.zeros((3, 0), np.float32)
     for name, run in levels(ARGMAX, "host")[1:]:
-        with pytest.raises(CallError, match=r"tensor.argmax .*axis 1 of %x .* is 0"):
+        with pytest.raises(CallError, match=r"tensor.argmax .*\(from axis 1 of %x\) is 0"):
             run(empty)
         assert name
     ones = np.ones((2, 3), np.float32)
