@@ -33,11 +33,15 @@ one only its user writes, as for any cache of compiled code.
 
 Where: `$DVM_CACHE_DIR`, else `$XDG_CACHE_HOME/dvm`, else `~/.cache/dvm`.
 `DVM_CACHE=off` (or `dvm.compile(..., cache=False)`, `dvm-run --no-cache`) turns it off.
-Clearing it is deleting the folder. See docs/performance.md, "The compile cache".
+Its size is bounded: at most once an hour, a store trims the folder to `$DVM_CACHE_MAX_MB`
+(256 by default; 0: no bound), the entries least recently written or read first, and
+deletes the temporary files of writers that died. Clearing it is deleting the folder.
+See docs/performance.md, "The compile cache".
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import io
 import json
@@ -66,6 +70,15 @@ LOWERED_NAME = "<dvm compile cache>"
 entry records for them)."""
 COMPILER_PACKAGES = ("", "dialects", "passes", "lowering", "vm")
 """The packages of `dvm` whose source decides what a compile makes."""
+
+DEFAULT_MAX_MB = 256
+"""The folder's bound when `$DVM_CACHE_MAX_MB` does not give one."""
+TRIM_MARKER = ".trimmed"
+"""The file whose modification time says when the folder was last trimmed."""
+TRIM_INTERVAL = 3600.0
+"""Seconds between two trims of a folder (a trim lists and stats every entry)."""
+TRIM_TO = 0.8
+"""A trim leaves the folder at this fraction of its bound, so the next stores fit."""
 
 T = TypeVar("T")
 
@@ -187,6 +200,8 @@ class CompileCache:
         except OSError as e:
             warnings.warn(f"dvm compile cache: cannot read {path}: {e}", CacheWarning, 3)
             return None
+        with contextlib.suppress(OSError):  # (a folder it may read but not write)
+            os.utime(path)  # a hit marks the entry used, so that a trim keeps it
         try:
             header, text, binaries = entry_contents(data, key)
             programs = dict(decode_module(binaries))
@@ -239,8 +254,73 @@ class CompileCache:
             except BaseException:
                 os.unlink(temporary)
                 raise
+            self.trim_if_due()
         except OSError as e:
             warnings.warn(f"dvm compile cache: cannot write {self.directory}: {e}", CacheWarning, 3)
+
+    def trim_if_due(self) -> None:
+        """Trim the folder if the last trim (by any process) is an hour old."""
+        import time
+
+        marker = os.path.join(self.directory, TRIM_MARKER)
+        now = time.time()
+        try:
+            if now - os.stat(marker).st_mtime < TRIM_INTERVAL:
+                return
+        except FileNotFoundError:
+            pass
+        with open(marker, "a"):
+            pass
+        os.utime(marker, (now, now))
+        self.trim(max_bytes(), now)
+
+    def trim(self, limit: int, now: float) -> None:
+        """Delete the entries least recently written or read until the folder holds
+        `TRIM_TO` of `limit` bytes (when it holds more than `limit`; 0: no bound),
+        and temporary files older than `TRIM_INTERVAL` (their writer died). Another
+        process may delete the same files at once, or be reading one: it has it open,
+        or it misses and compiles again."""
+        entries: list[tuple[float, int, str]] = []
+        with os.scandir(self.directory) as listing:
+            for item in listing:
+                stat = item.stat()
+                if item.name.endswith(".dvmc"):
+                    entries.append((stat.st_mtime, stat.st_size, item.path))
+                elif item.name.endswith(".tmp") and now - stat.st_mtime > TRIM_INTERVAL:
+                    delete(item.path)
+        total = sum(size for _, size, _ in entries)
+        if limit <= 0 or total <= limit:
+            return
+        for _, size, path in sorted(entries):
+            if total <= limit * TRIM_TO:
+                break
+            delete(path)
+            total -= size
+
+
+def max_bytes() -> int:
+    """The folder's bound, `$DVM_CACHE_MAX_MB` in bytes (a malformed value: a
+    `CacheWarning`, and the default)."""
+    given = os.environ.get("DVM_CACHE_MAX_MB", "")
+    try:
+        megabytes = float(given) if given else DEFAULT_MAX_MB
+        if not megabytes >= 0:  # (also NaN)
+            raise ValueError
+    except ValueError:
+        warnings.warn(
+            f"dvm compile cache: DVM_CACHE_MAX_MB={given!r} is no number of megabytes "
+            f"(>= 0); the bound is {DEFAULT_MAX_MB}",
+            CacheWarning,
+            4,
+        )
+        megabytes = DEFAULT_MAX_MB
+    return int(min(megabytes, 2**40) * 2**20)
+
+
+def delete(path: str) -> None:
+    """Delete `path` unless another process did."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def declarations_only(module: ModuleOp) -> ModuleOp:

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -405,9 +406,64 @@ def test_processes_compiling_at_once_share_the_folder(cache_dir: Path, tmp_path:
     outputs = [run.communicate(timeout=300)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0]
     assert len(set(outputs)) == 1
-    assert [p.suffix for p in cache_dir.iterdir()] == [".dvmc"]  # no temporary file left
+    assert [p.suffix for p in entries(cache_dir)] == [".dvmc"]
+    assert not list(cache_dir.glob("*.tmp"))  # no temporary file left
     done = subprocess.run(command, env=env, stdout=subprocess.PIPE, check=True, timeout=300)
     assert done.stdout == outputs[0]
+
+
+def aged(path: Path, seconds: float) -> Path:
+    """`path`, its modification time set `seconds` in the past."""
+    when = time.time() - seconds
+    os.utime(path, (when, when))
+    return path
+
+
+def test_a_store_trims_the_folder_to_its_bound_least_recently_used_first(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `DVM_CACHE_MAX_MB`, a store deletes the entries least recently written or
+    read (a hit counts as a use) down to 80% of the bound, and temporary files an hour
+    old; never the entry it wrote. A second store within the hour does not trim."""
+    cache_dir.mkdir()
+    marker = cache_dir / ".trimmed"
+    marker.touch()  # trimmed just now: the first store leaves the folder as it is
+    monkeypatch.setenv("DVM_CACHE_MAX_MB", str(100_000 / 2**20))
+    old = [cache_dir / f"{i:064x}.dvmc" for i in range(6)]
+    for i, path in enumerate(old):
+        path.write_bytes(bytes(20_000))
+        aged(path, 7200 - i)  # old[0] the least recently used
+    dvm.compile(GELU_LOOP)
+    (written,) = set(entries(cache_dir)) - set(old)
+    aged(written, 9000)
+    dead, live = cache_dir / "a.dvmc.1.tmp", cache_dir / "b.dvmc.2.tmp"
+    dead.write_bytes(b"x")
+    live.write_bytes(b"x")
+    aged(dead, 3700)
+    aged(marker, 3700)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        dvm.compile(GELU_LOOP)  # a hit: `written` becomes the most recently used
+        dvm.compile(GELU_LOOP.replace("tanh", "exp"))  # a store: the trim
+    removed = [p for p in old if not p.exists()]
+    assert removed and removed == old[: len(removed)] and written.exists()
+    total = sum(p.stat().st_size for p in entries(cache_dir))
+    assert total <= 80_000 < total + 20_000  # no more deleted than needed
+    assert not dead.exists() and live.exists()
+    survivors = entries(cache_dir)
+    monkeypatch.setenv("DVM_CACHE_MAX_MB", "0.001")
+    dvm.compile(GELU_LOOP.replace("tanh", "abs"))  # within the hour: no trim
+    assert set(survivors) < set(entries(cache_dir))
+
+
+@pytest.mark.parametrize("value", ["lots", "-1", "nan"])
+def test_a_malformed_bound_is_reported_and_the_default_kept(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("DVM_CACHE_MAX_MB", value)
+    with pytest.warns(CacheWarning, match=f"DVM_CACHE_MAX_MB='{value}' is no number"):
+        dvm.compile(GELU_LOOP)
+    assert len(entries(cache_dir)) == 1
 
 
 def test_dvm_run_no_cache(cache_dir: Path, tmp_path: Path) -> None:
