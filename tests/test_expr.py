@@ -197,7 +197,7 @@ def test_equal_min_max_and_calls_are_made_once() -> None:
 def test_an_equality_loses_the_numbers_its_sides_share() -> None:
     """`without_common_factor` divides both sides by the gcd of their contents, an
     integer or a rational one, as sympy's gcd gives it."""
-    from dvm.passes.symbolic_shapes import without_common_factor
+    from dvm.passes.unifier import without_common_factor
 
     x, y = symbol("x_0"), symbol("x_1")
     assert without_common_factor(2 * x, 4 * y) == (x, 2 * y)
