@@ -75,6 +75,7 @@ from dvm.launches import Call, Env, Kernel
 from dvm.lowering.tensor_to_tile import INDEX_DIMS
 from dvm.passes.errors import located
 from dvm.passes.symbolic import (
+    ARG_SHAPES,
     ARG_VALUES,
     SHAPE,
     SHAPES,
@@ -83,6 +84,7 @@ from dvm.passes.symbolic import (
     Shape,
     optional_exprs,
     shape_from_attr,
+    shape_of,
     value_exprs,
 )
 from dvm.slice_checks import checked_slices
@@ -187,19 +189,28 @@ class HostWalker(Generic[S]):
             binds.append((self.index(value), None, name))
         return binds
 
-    def argument_binds(self, op: Operation, region: int) -> list[tuple[int, str]]:
+    def argument_binds(self, op: Operation, region: int) -> list[SymbolBind]:
         """The new symbols the arguments of `op`'s block `region` are (an induction
-        variable, an index a loop carries); from now on they are known."""
-        texts = op.attributes.get(ARG_VALUES)
-        if not isinstance(texts, ArrayAttr):
-            return []
+        variable, an index a loop carries, a carried dim the loop changes); from now on
+        they are known."""
         args = op.regions[region].block.args
-        entries = texts.data[region]
-        assert isinstance(entries, ArrayAttr)
-        return [
-            (self.index(a), name)
-            for a, name in self.new_value_symbols(args, optional_exprs(entries))
-        ]
+        binds: list[SymbolBind] = []
+        shapes = op.attributes.get(ARG_SHAPES)
+        if isinstance(shapes, ArrayAttr):
+            for arg in args:
+                for axis, dim in enumerate(
+                    shape_of(arg) if isinstance(arg.type, TensorType) else ()
+                ):
+                    if isinstance(dim, sympy.Symbol) and dim.name not in self.known:
+                        binds.append((self.index(arg), axis, dim.name))
+                        self.known.add(dim.name)
+        texts = op.attributes.get(ARG_VALUES)
+        if isinstance(texts, ArrayAttr):
+            entries = texts.data[region]
+            assert isinstance(entries, ArrayAttr)
+            found = self.new_value_symbols(args, optional_exprs(entries))
+            binds += [(self.index(a), None, name) for a, name in found]
+        return binds
 
     def new_value_symbols(
         self, values: Sequence[SSAValue], exprs: Sequence[sympy.Expr | None]

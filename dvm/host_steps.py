@@ -24,8 +24,9 @@ The kinds of entries (each a list whose first element is the kind):
   `["for", label, lb, ub, step, induction, [carried], [inits], [results], body]`,
   `["while", [before args], [after args], [inits], [results], before, after]`;
 - `["bind", step, [[slot, axis or null, symbol]], guards]`, `["bind_args",
-  [[slot, symbol]], guards]`: a step that binds symbols, then checks the guards that
-  became decidable (`dvm.guard_notes.GuardSet`).
+  [[slot, axis or null, symbol]], guards]`: a step that binds symbols (a value, or a
+  tensor's dim), then checks the guards that became decidable
+  (`dvm.guard_notes.GuardSet`).
 """
 
 from __future__ import annotations
@@ -311,13 +312,14 @@ def bind_step(step: Step, binds: list[SymbolBind], check: GuardCheck) -> Step:
     return binding
 
 
-def bind_args_step(binds: list[tuple[int, str]], check: GuardCheck) -> Step:
+def bind_args_step(binds: list[SymbolBind], check: GuardCheck) -> Step:
     """Binding the symbols a block's arguments are (an induction variable, an index a
-    loop carries), then checking the guards that became decidable."""
+    loop carries, a carried tensor's dim the loop changes), then checking the guards
+    that became decidable."""
 
     def binding(call: Call, env: Env) -> None:
-        for slot, name in binds:
-            call.symbols[name] = env[slot]
+        for slot, axis, name in binds:
+            call.symbols[name] = env[slot] if axis is None else env[slot].shape[axis]
         check(call.symbols)
 
     return binding
@@ -528,15 +530,15 @@ class StepBuilder:
     def make_bind(self, inner: Any, binds: Any, guards: Any) -> Step:
         """`inner`, then binding the symbols its results' dims or values are, then
         checking the guards that became decidable."""
-        step = self.step(inner)
-        bound: list[SymbolBind] = [
-            (self.slot(slot), None if axis is None else int(axis), str(name))
-            for slot, axis, name in binds
-        ]
-        return bind_step(step, bound, self.guards(guards))
+        return bind_step(self.step(inner), self.symbol_binds(binds), self.guards(guards))
 
     def make_bind_args(self, binds: Any, guards: Any) -> Step:
         """Binding the symbols a block's arguments are, then checking the guards that
         became decidable."""
-        bound = [(self.slot(slot), str(name)) for slot, name in binds]
-        return bind_args_step(bound, self.guards(guards))
+        return bind_args_step(self.symbol_binds(binds), self.guards(guards))
+
+    def symbol_binds(self, binds: Any) -> list[SymbolBind]:
+        return [
+            (self.slot(slot), None if axis is None else int(axis), str(name))
+            for slot, axis, name in binds
+        ]

@@ -267,18 +267,15 @@ class HostValidator:
 
     def check_bind(self, scope: Scope, inner: Any, binds: Any, guards: Any) -> None:
         self.steps(scope, [inner])
+        self.check_bind_args(scope, binds, guards)
+
+    def check_bind_args(self, scope: Scope, binds: Any, guards: Any) -> None:
         for slot, axis, name in binds:
             t = self.read(scope, slot)
             if axis is None and not is_integer(t):
                 raise ValueError(f"{name} bound to a value that is no integer")
             if axis is not None and not (t[0] == "tensor" and 0 <= axis < t[2]):
                 raise ValueError(f"{name} bound to axis {axis} of no tensor of that rank")
-            self.bind(scope, name)
-        self.guards_bound(scope, guards)
-
-    def check_bind_args(self, scope: Scope, binds: Any, guards: Any) -> None:
-        for slot, name in binds:
-            self.read_integer(scope, slot)
             self.bind(scope, name)
         self.guards_bound(scope, guards)
 

@@ -28,10 +28,12 @@ from dvm.dialects.data_movement import (
     ReverseOp,
     slice_bounds_error,
 )
+from dvm.dialects.expr import ShapeAttr
 from dvm.errors import ExecutionError, ShapeError
 from dvm.passes.data_movement import PADDED
 from dvm.passes.errors import located
 from dvm.passes.symbolic import (
+    ARG_SHAPES,
     ARG_VALUES,
     SHAPE,
     SHAPES,
@@ -124,10 +126,11 @@ class DataMovementFunctions(InterpreterFunctions):
 
 class SymbolBinder(Interpreter.Listener):
     """Binds, as the program runs, each symbol an index value or a result's dim
-    stands for (`dvm.value`, `dvm.shape`; a loop's `dvm.arg_values` as each
-    iteration starts), as compiled programs do: a lowered module's kernels may take
-    their sizes or slice offsets from them (a loop counter), which the tile-level
-    interpreters cannot find in their arguments' shapes."""
+    stands for (`dvm.value`, `dvm.shape`; a loop's `dvm.arg_values` and
+    `dvm.arg_shapes` as each iteration starts), as compiled programs do: a lowered
+    module's kernels may take their sizes or slice offsets from them (a loop counter,
+    a carried dim the loop changes), which the tile-level interpreters cannot find in
+    their arguments' shapes."""
 
     def __init__(self, interpreter: Interpreter, symbols: dict[sympy.Symbol, int]):
         self.interpreter = interpreter
@@ -138,14 +141,22 @@ class SymbolBinder(Interpreter.Listener):
         owner = block.parent_op() if block is not None else None
         if block is None or owner is None or block.first_op is not op:
             return
-        entries = owner.attributes.get(ARG_VALUES)
         region = next((i for i, r in enumerate(owner.regions) if r.block is block), None)
-        if not isinstance(entries, ArrayAttr) or region is None:
+        if region is None:
             return
-        exprs = entries.data[region]
-        assert isinstance(exprs, ArrayAttr)
         values = self.interpreter.get_values(block.args)
-        self.bind(optional_exprs(exprs), values)
+        entries = owner.attributes.get(ARG_VALUES)
+        if isinstance(entries, ArrayAttr):
+            exprs = entries.data[region]
+            assert isinstance(exprs, ArrayAttr)
+            self.bind(optional_exprs(exprs), values)
+        shapes = owner.attributes.get(ARG_SHAPES)
+        if isinstance(shapes, ArrayAttr):
+            entry = shapes.data[region]
+            assert isinstance(entry, ArrayAttr)
+            for attr, value in zip(entry.data, values, strict=True):
+                if isinstance(attr, ShapeAttr) and isinstance(value, np.ndarray):
+                    self.bind(list(attr.data), list(value.shape))
 
     def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
         self.bind(value_exprs(op), results)

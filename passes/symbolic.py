@@ -50,6 +50,10 @@ VALUES = "dvm.values"
 ARG_VALUES = "dvm.arg_values"
 """On `scf.for` and `scf.while`: per block, per block argument, what `VALUE` says of an op's
 result (`unit`: no index)."""
+ARG_SHAPES = "dvm.arg_shapes"
+"""On an `scf.for` or `scf.while` that changes a carried dim: per block, per block
+argument, its shape (`unit`: no tensor), where each dim the loop changes is a late symbol
+bound as each iteration starts (without it, a block argument has its loop's shape)."""
 GUARDS = "dvm.guards"
 UNIFIED = "dvm.unified"
 
@@ -221,6 +225,12 @@ def block_argument_shape(arg: BlockArgument) -> Shape:
         return tuple(unified_dim(parent, d) for d in shape)
     if isinstance(parent, FusionOp):
         return shape_of(parent.inputs[arg.index])
+    shapes = parent.attributes.get(ARG_SHAPES) if parent is not None else None
+    if isinstance(shapes, ArrayAttr):
+        assert parent is not None and block.parent is not None
+        entry = shapes.data[parent.regions.index(block.parent)]
+        assert isinstance(entry, ArrayAttr)
+        return shape_from_attr(entry.data[arg.index])
     if isinstance(parent, scf.ForOp) and arg.index > 0:  # arg 0 is the induction variable
         return shape_of(parent.results[arg.index - 1])
     if isinstance(parent, scf.WhileOp):  # `before` takes the carried values, `do` what

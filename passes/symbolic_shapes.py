@@ -41,9 +41,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     TensorType,
+    UnitAttr,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dvm.dialects import tensor as t
@@ -59,6 +60,7 @@ from dvm.passes.errors import ProgramError
 from dvm.passes.scans import SHAPED_OPS, empty_axis_guard, scan_shapes, top_k_guard
 from dvm.passes.shape_ops import SHAPE_OPS_WITH_RULES, shape_op_shape
 from dvm.passes.symbolic import (
+    ARG_SHAPES,
     ARG_VALUES,
     GUARDS,
     SHAPE,
@@ -90,6 +92,11 @@ def yielded(block: Block) -> list[SSAValue]:
     return list(terminator.operands)
 
 
+class CarriedDimChanges(Exception):
+    """A loop yields a carried dim other than the one it entered with: the walk starts
+    over, with that dim in `ShapeInference.changing`."""
+
+
 class ShapeInference:
     """Walks one function, computing shapes of tensor values and index values."""
 
@@ -99,6 +106,10 @@ class ShapeInference:
         """Guards an earlier run found, held from the start (`Unifier.assume`)."""
         self.units: list[tuple[list[sympy.Symbol], Operation]] = []
         """Symbols fixed to 1 (and the broadcast that needs it) on a restart."""
+        self.changing: set[tuple[Operation, int, int]] = set()
+        """Carried dims a loop may change (the loop, the carried value, the axis), found
+        by a walk that restarts (`CarriedDimChanges`): its block takes each as a late
+        symbol of every iteration, its results as another."""
         self.reset()
         self.rules: dict[type[Operation], Callable[[Operation], None]] = {
             **{op: self.elementwise for op in (*t.UNARY_OPS, t.ConvertOp)},
@@ -161,6 +172,9 @@ class ShapeInference:
                 self.walk(self.func.body.block)
             except ProgramError as found:
                 error = found
+            except CarriedDimChanges:  # (it added to `changing`: this ends)
+                self.reset()
+                continue
             broken = self.unifier.broken_guard()
             if error is None and broken is None:
                 return
@@ -185,6 +199,7 @@ class ShapeInference:
         for dim, op in [(d, o) for d, o in self.unifier.stretchers.items() if d not in fixed]:
             trial = ShapeInference(self.func, self.assumed)
             trial.units = [*self.units, ([dim], op)]
+            trial.changing = set(self.changing)
             try:
                 trial.solve(unstretch=False)
             except ProgramError:
@@ -514,20 +529,19 @@ class ShapeInference:
 
     def for_op(self, op: Operation) -> None:
         assert isinstance(op, scf.ForOp)
-        self.loop(op, list(op.iter_args), list(op.body.block.args[1:]), op.body.block)
+        inits = list(op.iter_args)
+        self.carry(op, inits, op.body.block.args[1:], "c")
+        self.carry(op, inits, op.results, "r")
+        self.walk(op.body.block)
+        self.check_carried(op, inits, yielded(op.body.block))
 
     def while_op(self, op: Operation) -> None:
         assert isinstance(op, scf.WhileOp)  # `do` and the results: what `before` passes on
-        self.flow(op.arguments, op.before_region.block.args)
+        self.carry(op, op.arguments, op.before_region.block.args, "c")
         self.walk(op.before_region.block)
         self.flow(yielded(op.before_region.block)[1:], op.after_region.block.args, op.results)
         self.walk(op.after_region.block)
-        self.keep_shapes(op, op.arguments, yielded(op.after_region.block))
-
-    def loop(self, op: Operation, inits: list[SSAValue], args: list[SSAValue], body: Block) -> None:
-        self.flow(inits, args, op.results)
-        self.walk(body)
-        self.keep_shapes(op, inits, yielded(body))
+        self.check_carried(op, op.arguments, yielded(op.after_region.block))
 
     def flow(self, sources: Sequence[SSAValue], *targets: Sequence[SSAValue]) -> None:
         """Each target takes its source's shape (a carried index: `value` gives a symbol)."""
@@ -535,15 +549,34 @@ class ShapeInference:
             if isinstance(source.type, TensorType):
                 self.shapes.update(dict.fromkeys(made, self.shape(source)))
 
-    def keep_shapes(self, op: Operation, inits: Sequence[SSAValue], outs: list[SSAValue]) -> None:
-        """A loop-carried tensor keeps its shape: where the yielded dims are not those
-        it entered with, require them equal (a guard checked at call time). A loop whose
-        carried shape really changes per iteration (a transpose of a non-square value)
-        is thus a call-time error naming the loop, and runs for the shapes it allows."""
-        for init, value in zip(inits, outs, strict=True):
+    def carry(
+        self, op: Operation, inits: Sequence[SSAValue], targets: Sequence[SSAValue], prefix: str
+    ) -> None:
+        """Each target (a loop's block argument or result) takes its carried value's
+        shape, but a fresh late symbol on each axis the loop may change (`changing`),
+        bound when the target is made: as each iteration starts, as the loop ends."""
+        for k, (init, target) in enumerate(zip(inits, targets, strict=True)):
             if isinstance(init.type, TensorType):
-                for a, b in zip(self.shape(init), self.shape(value), strict=True):
-                    self.unifier.require_equal(a, b, GuardKind.EQUAL, op)
+                self.shapes[target] = tuple(
+                    self.fresh_symbol(f"{prefix}{k}_") if (op, k, axis) in self.changing else d
+                    for axis, d in enumerate(self.shape(init))
+                )
+
+    def check_carried(self, op: Operation, inits: Sequence[SSAValue], outs: list[SSAValue]) -> None:
+        """Whether each carried dim is yielded as it entered; where not (a concat that
+        grows it, a transpose of a non-square value, another argument's dim), the walk
+        starts over with it in `changing`. (Requiring the two equal instead would
+        refuse calls the program is defined for.)"""
+        found = {
+            (op, k, axis)
+            for k, (init, value) in enumerate(zip(inits, outs, strict=True))
+            if isinstance(init.type, TensorType)
+            for axis, (a, b) in enumerate(zip(self.shape(init), self.shape(value), strict=True))
+            if (op, k, axis) not in self.changing and not same(a, b)
+        }
+        if found:
+            self.changing |= found
+            raise CarriedDimChanges()
 
     # -- writing the results into the IR ---------------------------------------
 
@@ -590,6 +623,16 @@ class ShapeInference:
             blocks = [[self.value_expr(a) for a in r.block.args] for r in op.regions]
             if any(v is not None for args in blocks for v in args):
                 op.attributes[ARG_VALUES] = ArrayAttr([optional_exprs_attr(a) for a in blocks])
+            if any(changed[0] is op for changed in self.changing):
+                op.attributes[ARG_SHAPES] = ArrayAttr(
+                    [self.shapes_attr(r.block.args) for r in op.regions]
+                )
+
+    def shapes_attr(self, values: Sequence[SSAValue]) -> ArrayAttr[Attribute]:
+        """The shapes of `values` (`unit` for a value that is no tensor)."""
+        return ArrayAttr(
+            [shape_attr(self.shape(v)) if v in self.shapes else UnitAttr() for v in values]
+        )
 
     def value_expr(self, value: SSAValue) -> sympy.Expr | None:
         """An index value's expression, as `VALUE` holds it (None for no index value)."""
@@ -607,7 +650,7 @@ def strip(func: FuncOp) -> None:
     for key in (GUARDS, UNIFIED):
         func.attributes.pop(key, None)
     for op in func.walk():
-        for key in (SHAPE, SHAPES, VALUE, VALUES, ARG_VALUES, SLICE):
+        for key in (SHAPE, SHAPES, VALUE, VALUES, ARG_VALUES, ARG_SHAPES, SLICE):
             op.attributes.pop(key, None)
 
 

@@ -546,32 +546,6 @@ def test_guard_failure_names_both_symbols(layernorm: CompiledProgram) -> None:
     assert "broadcast" in message, message
 
 
-TRANSPOSING_LOOP = """
-func.func @main(%x: tensor<?x?xf32>, %n: index) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<?x?xf32>) {
-    %t = tensor.transpose %acc {perm = [1, 0]} : tensor<?x?xf32> -> tensor<?x?xf32>
-    scf.yield %t : tensor<?x?xf32>
-  }
-  func.return %r : tensor<?x?xf32>
-}
-"""
-
-
-def test_loop_carried_shape_must_stay_the_same() -> None:
-    """A loop that transposes its carried value runs on square inputs; on another
-    shape the guard that keeps the carried shape fails, naming the loop."""
-    program = dvm.compile(TRANSPOSING_LOOP)
-    x = _x(3, 3)
-    np.testing.assert_array_equal(program(x, 3), x.T)
-    np.testing.assert_array_equal(program(x, 2), x)
-    with pytest.raises(
-        CallError, match=r"%r = scf\.for needs x_0 == x_1 .* is 3 and axis 1 of %x \(x_1\) is 4"
-    ):
-        program(_x(3, 4), 1)
-
-
 def test_index_arguments_are_checked_at_every_call(examples_dir: Path) -> None:
     """A cached signature knows only an index argument's type: its value is checked at
     every call (beyond int64: a clear error), and numpy ints and int64's bounds pass."""
