@@ -330,15 +330,19 @@ def _reach_registers(
     memory: DeviceMemory, spec: Specialization, alias: bool, core: int | None
 ) -> None:
     """Map the local memory (of `core`, or every core's) that an unplanned launch's
-    registers use. A program with an mma skips its alias registers when the launch reads
-    them in place (`alias`): a matmul's operands, whose registers in cube memory span
-    17 MiB per core at 536x3419x706, which the first call would fault in for nothing."""
+    registers use. A program with an mma skips the registers the launch never writes:
+    its alias registers when it reads them in place (`alias`), a matmul's operands, whose
+    registers in cube memory span 17 MiB per core at 536x3419x706, which the first call
+    would fault in for nothing; and those only ops writing a store's tile write (a
+    matmul's result, placed above its operands: mapping it cost a first call at a new
+    shape tens of page faults at the suite's shapes)."""
     st = static_info(spec.program)
-    if not (spec.has_mma and alias and st.alias_regs):
+    if not spec.has_mma:
         memory.reach(registers_end(spec), core)
         return
+    skipped = generated(spec.program).unwritten | (st.alias_regs if alias else frozenset())
     for r, ((offset, n), item) in enumerate(zip(spec.registers, st.itemsizes, strict=True)):
-        if r not in st.alias_regs:
+        if r not in skipped:
             memory.reach(offset + n * item, core, offset)
 
 

@@ -9,7 +9,7 @@ and the like. Specializing a new shape then only does arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,6 +241,18 @@ def in_place_writer(code: Sequence[Instr | None], i: int) -> int | None:
             in_place = cat is not Cat.MMA and cat is not Cat.LOAD and r in read_registers(ins)
             return j if in_place else None
     return None
+
+
+def written_to_tiles_only(code: Sequence[Instr], fused: Container[int]) -> frozenset[int]:
+    """The registers that only instructions in `fused` write: producers whose stores are
+    fused (the unplanned launcher's, `unplanned._fusions`), each writing the store's tile
+    instead, so the register's memory stays untouched and a launch need not map it."""
+    into_tiles: set[int] = set()
+    into_registers: set[int] = set()
+    for k, ins in enumerate(code):
+        if ins.op.operands and ins.op.operands[0][1] is Kind.REG:
+            (into_tiles if k in fused else into_registers).add(ins.operands[0])
+    return frozenset(into_tiles - into_registers)
 
 
 def register_operands(ins: Instr) -> list[tuple[int, int, bool]]:

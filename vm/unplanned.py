@@ -81,7 +81,13 @@ from dvm.vm.shapes import (
     broadcast_shapes,
     grouped_mma_mismatch,
 )
-from dvm.vm.static import NO_DESTINATION, in_place_writer, read_registers, static_info
+from dvm.vm.static import (
+    NO_DESTINATION,
+    in_place_writer,
+    read_registers,
+    static_info,
+    written_to_tiles_only,
+)
 from dvm.vm.top_k import write_top_k
 from dvm.vm.unplanned_calls import (
     BROADCASTS,
@@ -108,13 +114,17 @@ class Generated(NamedTuple):
     bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
     """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
     when an extent is negative."""
+    unwritten: frozenset[int]
+    """The registers only fused producers write (`static.written_to_tiles_only`)."""
 
 
 def generated(p: Program) -> Generated:
     """The program's unplanned launch function and work bound, made once."""
     made = static_info(p).unplanned
     if not made:
-        made.append(Generated(Launcher(p).compile(), _bound(p)))
+        launcher = Launcher(p)
+        unwritten = written_to_tiles_only(p.code, launcher.fused)
+        made.append(Generated(launcher.compile(), _bound(p), unwritten))
     return made[0]
 
 

@@ -266,6 +266,24 @@ def test_an_unplanned_matmul_maps_its_product_register_only() -> None:
     assert memory.mapped[0] == [(r2, r2 + 16 * 64 * 4)] and memory.touched == [0, 0]
 
 
+def test_an_unplanned_matmul_writing_the_output_tile_maps_no_local_memory() -> None:
+    """A first launch, unplanned, whose mma writes the store's tile directly (nothing
+    follows it) never writes its product register, so it maps none of the cube memory:
+    that register sits above the operands', and a new shape's first call paid for its
+    pages; one whose output is also an operand copies the operands, which it maps."""
+    memory, spec, a, b, out = matmul_on_a_fresh_device(IN_PLACE_MATMUL, "unplanned-in-place")
+    first = vm.Specializer(spec.program, spec.device)([a.shape, b.shape, out.shape])
+    vm.launch(first, [a, b, out])
+    assert not first.planned
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
+    assert memory.mapped == [[], []] and memory.touched == [0, 0]
+    expected = a @ b
+    again = vm.Specializer(spec.program, spec.device)([a.shape, b.shape, a.shape])
+    vm.launch(again, [a, b, a])  # the output overwrites an operand: loads copy
+    np.testing.assert_allclose(a, expected, rtol=1e-5, atol=1e-4)
+    assert memory.touched[0] >= 20 << 10  # r0 and r1, below r2 (slot s8)
+
+
 def test_a_matmul_reading_in_place_maps_no_local_memory() -> None:
     """A planned matmul whose loads read its operands in place and whose mma writes the
     output tile directly binds no register, so it maps none of the cube memory its
