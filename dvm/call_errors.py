@@ -10,6 +10,7 @@ needed: never a byte offset of the bytecode or numpy's own exception.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -59,18 +60,24 @@ def refused(error: ValueError) -> Unrunnable:
     return Unrunnable(f"the VM cannot run it at these sizes: {error.reason}{detail}")
 
 
-def check_outputs(outputs: Outputs) -> None:
-    """Raise Unrunnable for an output with a negative dim (a ShapeError) or too many
-    bytes for an array to address (numpy's bound, which the VM's views keep too)."""
+def check_outputs(outputs: Outputs) -> bool:
+    """Whether some output has an element (else a launch would write nothing); raise
+    Unrunnable for an output with a negative dim (a ShapeError) or too many bytes for
+    an array to address (numpy's bound, which the VM's views keep too). Once per kernel
+    and new shape, in C-level calls (a generator's frame costs a new shape more than
+    the check)."""
+    elements = False
     for shape, dtype in outputs:
-        if any(d < 0 for d in shape):
+        if min(shape, default=0) < 0:
             raise Unrunnable(f"an array would have shape {shape}: a dim is negative", ShapeError)
-        nominal = math.prod(max(d, 1) for d in shape) * dtype.itemsize
+        nominal = math.prod(map(max, shape, itertools.repeat(1))) * dtype.itemsize
         if nominal > MAX_ARRAY_BYTES:
             raise Unrunnable(
                 f"it needs an array of {shape} {dtype}, {byte_count(nominal)}: more than an"
                 f" array can address (2**{MAX_ARRAY_BYTES.bit_length() - 1} bytes)"
             )
+        elements = elements or 0 not in shape
+    return elements
 
 
 def not_allocated(outputs: Outputs) -> Unrunnable:

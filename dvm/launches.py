@@ -255,8 +255,7 @@ class Kernel:
         when no output has an element); Unrunnable when the sizes are more than an array
         or the VM can take."""
         outs, shapes, params = self.sizes(inputs, symbols)
-        check_outputs(outs)
-        if all(0 in shape for shape, _ in outs):
+        if not check_outputs(outs):
             return outs, None
         try:
             spec = self.specializer(shapes, params)

@@ -182,7 +182,7 @@ def typed_scalar(value: float | int | None, dtype: np.dtype) -> Any:
     maximum) and wraps a slot's value around. A ufunc takes a 0-d array faster
     than a numpy scalar, which it converts to one on every call, and promotes both
     alike. Memoized (NaN, which equals nothing, is simply converted each time)."""
-    key = (value, signed_zero(value), dtype)
+    key = (value, type(value) is float and signed_zero(value), dtype)  # (ints: no call)
     got = _SCALARS.get(key)
     if got is None:
         if (

@@ -236,7 +236,7 @@ class Specialization:
     """The device's local memories (`memory.DeviceMemory`), found on first launch."""
     max_steps: int = DEFAULT_MAX_STEPS
     """The work bound a launch may not exceed."""
-    ready: list[Any] = field(default_factory=lambda: [None, None], repr=False)
+    ready: list[Any] = field(default_factory=[None, None].copy, repr=False)  # (no frame)
     """Per alias (False, True): a known shape's launch on one core as one closure, once
     its executable is bound (`launch._inline_runner`); None until then."""
     launched: bool = field(default=False, repr=False)

@@ -180,6 +180,8 @@ def _middle_axis(a: tuple[int, ...], b: tuple[int, ...], axis: int) -> Plan | No
 
 def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> list[int] | None:
     """numpy's broadcast of two shapes, or None."""
+    if x == y:  # (a product of two tiles of one shape: most new shapes' case)
+        return list(x)
     n = max(len(x), len(y))
     x, y = (1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y
     out = []

@@ -136,10 +136,13 @@ class Specializer:
         return SlotSteps(self.program.slots)
 
     def fast_or_walked(self) -> FastFn:
-        """`fast`, or `walked` while there are `walks` left and no fast path."""
-        if self.walks and fast_key(self.static, self.device) not in self.static.fast_paths:
-            self.walks -= 1
-            return self.walked
+        """`fast`, or `walked` while there are `walks` left and no fast path (once there
+        is one, no walk is left: a new shape then asks nothing more)."""
+        if self.walks:
+            if fast_key(self.static, self.device) not in self.static.fast_paths:
+                self.walks -= 1
+                return self.walked
+            self.walks = 0
         return self.fast
 
     def walked(
@@ -239,7 +242,8 @@ class Specializer:
             st.arg_dtypes,
             cores=used,
             small=small,
-            idle=all(0 in dims[i] for i in st.stored),
+            # every argument it stores to has a dim of 0 (`all` of a shape: none has)
+            idle=not any(map(all, map(dims.__getitem__, st.stored))),
             shared=shared,
             shares_unplanned=spread,
             max_steps=self.max_steps,
