@@ -334,8 +334,7 @@ def _reach_registers(
     its alias registers when it reads them in place (`alias`), a matmul's operands, whose
     registers in cube memory span 17 MiB per core at 536x3419x706, which the first call
     would fault in for nothing; and those only ops writing a store's tile write (a
-    matmul's result, placed above its operands: mapping it cost a first call at a new
-    shape tens of page faults at the suite's shapes)."""
+    matmul's result, whose pages a first call at a new shape faulted in for nothing)."""
     st = static_info(spec.program)
     if not spec.has_mma:
         memory.reach(registers_end(spec), core)

@@ -77,6 +77,10 @@ class Static:
     gemm_slots: tuple[tuple[int, int, int], ...]
     """Per `mma`: the slots of its result register's last two dims and of the dim it
     sums over, whose product bounds a tile's gemm (`launch`, before any plan)."""
+    placement: tuple[tuple[int, int], ...]
+    """(register, itemsize) in the order a specialization places the registers
+    (`specialize.placed`): for a program with an mma whose alias registers are not its
+    last ones, the others first; empty (as the program places them) for any other."""
     nests: dict[int, int] = field(default_factory=dict)
     """Per loop whose body is one inner loop and nothing else, that loop (`perfect_nests`)."""
     fast_paths: dict[tuple[int, int, int], Callable[..., Any]] = field(default_factory=dict)
@@ -144,8 +148,19 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
         reads_cores=any(t.op is ExprOp.CORES for slot in p.slots for t in slot.expr),
         share_bytes=share_bytes(p, has_mma),
         gemm_slots=tuple(_gemm_slots(p, ins) for ins in p.code if ins.op.cat is Cat.MMA),
+        placement=_placement(p, alias_regs) if has_mma else (),
         nests=perfect_nests(p.code, loops.end_of),
     )
+
+
+def _placement(p: Program, alias_regs: frozenset[int]) -> tuple[tuple[int, int], ...]:
+    """The registers but the alias ones, then those, each with its itemsize; empty when
+    the alias registers are the last ones already (a compiled program places its
+    registers in their order, so a matmul accumulating over chunks of K keeps its own)."""
+    order = sorted(range(len(p.registers)), key=lambda r: r in alias_regs)
+    if order == list(range(len(p.registers))):
+        return ()
+    return tuple((r, p.registers[r].dtype.np.itemsize) for r in order)
 
 
 def _gemm_slots(p: Program, mma: Instr) -> tuple[int, int, int]:

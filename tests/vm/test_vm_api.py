@@ -245,32 +245,46 @@ def matmul_on_a_fresh_device(
 def test_a_register_past_in_place_operands_maps_its_own_bytes() -> None:
     """A planned matmul whose operands are read in place but whose product is a register
     (an op follows the mma) maps that register's bytes only, not the operand registers'
-    span below it (at 536x3419x706, 13 MiB per core whose faults cost a first call
-    several times its gemm)."""
+    span (at 536x3419x706, 13 MiB per core whose faults cost a first call several times
+    its gemm). The specialization places the product below the operands, which the
+    program placed first: every shape's product then reuses the pages mapped first."""
     memory, spec, a, b, out = matmul_on_a_fresh_device(ADDMM, "register-past-operands")
+    assert spec.registers == ((4 << 10, 16 * 64), (8 << 10, 64 * 64), (0, 16 * 64))
     vm.launch(spec, [a, b, out], cores=1)
     np.testing.assert_allclose(out, 2 * (a @ b), rtol=1e-5, atol=1e-4)
-    r2 = 20 << 10  # slot s8: r0 (16x64 f32) and r1 (64x64 f32) below it
-    assert memory.mapped[0] == [(r2, r2 + 16 * 64 * 4)] and memory.touched == [0, 0]
+    assert memory.mapped[0] == [(0, 4 << 10)] and memory.touched == [4 << 10, 0]
 
 
 def test_an_unplanned_matmul_maps_its_product_register_only() -> None:
     """A first launch, unplanned, reads the operands in place as a planned one does, and
-    maps as little: its product register's bytes, not the operand registers' below."""
+    maps as little: its product register's bytes, not the operand registers'."""
     memory, spec, a, b, out = matmul_on_a_fresh_device(ADDMM, "unplanned-past-operands")
     first = vm.Specializer(spec.program, spec.device)([a.shape, b.shape, out.shape])
     vm.launch(first, [a, b, out])
     assert not first.planned
     np.testing.assert_allclose(out, 2 * (a @ b), rtol=1e-5, atol=1e-4)
-    r2 = 20 << 10  # slot s8: r0 (16x64 f32) and r1 (64x64 f32) below it
-    assert memory.mapped[0] == [(r2, r2 + 16 * 64 * 4)] and memory.touched == [0, 0]
+    assert memory.mapped[0] == [(0, 4 << 10)] and memory.touched == [4 << 10, 0]
+
+
+def test_new_shapes_of_a_matmul_reuse_the_pages_its_product_mapped() -> None:
+    """The product register is placed first at every shape (the operands' registers,
+    read in place, after it), so a new shape whose product is no larger than one before
+    maps no new page of cube memory, where the program placed it above the operands'
+    registers, at an offset each inner dim moved."""
+    memory, spec, a, b, out = matmul_on_a_fresh_device(ADDMM, "products-reuse-pages")
+    for k in (64, 48, 32):  # the operands' registers shrink, the product's stays
+        x, y = a[:, :k].copy(), b[:k].copy()
+        first = vm.Specializer(spec.program, spec.device)([x.shape, y.shape, out.shape])
+        vm.launch(first, [x, y, out])
+        np.testing.assert_allclose(out, 2 * (x @ y), rtol=1e-5, atol=1e-4)
+        assert memory.mapped[0] == [(0, 4 << 10)]
 
 
 def test_an_unplanned_matmul_writing_the_output_tile_maps_no_local_memory() -> None:
     """A first launch, unplanned, whose mma writes the store's tile directly (nothing
-    follows it) never writes its product register, so it maps none of the cube memory:
-    that register sits above the operands', and a new shape's first call paid for its
-    pages; one whose output is also an operand copies the operands, which it maps."""
+    follows it) never writes its product register, so it maps none of the cube memory
+    (a new shape's first call paid for those pages); one whose output is also an operand
+    copies the operands into their registers, which it maps."""
     memory, spec, a, b, out = matmul_on_a_fresh_device(IN_PLACE_MATMUL, "unplanned-in-place")
     first = vm.Specializer(spec.program, spec.device)([a.shape, b.shape, out.shape])
     vm.launch(first, [a, b, out])
@@ -281,7 +295,7 @@ def test_an_unplanned_matmul_writing_the_output_tile_maps_no_local_memory() -> N
     again = vm.Specializer(spec.program, spec.device)([a.shape, b.shape, a.shape])
     vm.launch(again, [a, b, a])  # the output overwrites an operand: loads copy
     np.testing.assert_allclose(a, expected, rtol=1e-5, atol=1e-4)
-    assert memory.touched[0] >= 20 << 10  # r0 and r1, below r2 (slot s8)
+    assert memory.mapped[0] == [(4 << 10, 24 << 10)]  # r0 and r1, above the product's
 
 
 def test_a_matmul_reading_in_place_maps_no_local_memory() -> None:
@@ -299,7 +313,7 @@ def test_a_matmul_reading_in_place_maps_no_local_memory() -> None:
     expected = a @ b
     vm.launch(spec, [a, b, a], cores=1)  # the output overwrites an operand: loads copy
     np.testing.assert_allclose(a, expected, rtol=1e-5, atol=1e-4)
-    assert memory.touched[0] >= registers_end(spec) - 16 * 64 * 4  # r0 and r1 at least
+    assert memory.mapped[0] == [(4 << 10, 24 << 10)]  # r0 and r1, above the product's
 
 
 SMALL_LAUNCHES = """\

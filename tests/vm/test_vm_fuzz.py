@@ -106,11 +106,16 @@ def table_walk(
 ) -> tuple[object, object]:
     """The registers and views the specializer's table walk gives for these shapes: the
     generated layout checks (`checks.py`) must never accept what the walk rejects (it
-    raises a BytecodeError here), nor place anything elsewhere."""
-    sp = specialize_module.TableWalk(static_module.static_info(prog), spec.device)
+    raises a BytecodeError here), nor place anything elsewhere (but where a program with
+    an mma has its registers packed: `specialize.placed`)."""
+    static = static_module.static_info(prog)
+    sp = specialize_module.TableWalk(static, spec.device)
     dims = tuple(tuple(s) for s in shapes)
     sp.eval_slots(dims, tuple(params), spec.cores)
-    return sp.place_registers(), tuple(sp.view(i, dims) for i in range(len(prog.views)))
+    regs = sp.place_registers()
+    if static.placement:
+        regs = specialize_module.placed(regs, static, spec.device)
+    return regs, tuple(sp.view(i, dims) for i in range(len(prog.views)))
 
 
 def walked_layout(
