@@ -144,3 +144,60 @@ def test_copysign_and_signbit_read_the_sign_bits_of_zeros_and_computed_nans(dtyp
     computed = torch.tensor([0.0, -0.0, 1.0]) / 0 if dtype != torch.bfloat16 else torch.zeros(0)
     x = torch.cat([b, computed.to(dtype), -b])
     assert torch.equal(on_dvm(torch.signbit, x), torch.signbit(x))
+
+
+def compiled_on_dvm(fn: Callable[..., Any], *calls: tuple[Any, ...]) -> list[Any]:
+    """`fn` compiled once, on each call's arguments in turn (later sizes reuse the
+    graph), checked to have run wholly on dvm; the results."""
+    torch._dynamo.reset()
+    before = len(dvm.torch.reports())
+    run = torch.compile(fn, backend="dvm", dynamic=True)
+    results = [run(*arguments) for arguments in calls]
+    reports = dvm.torch.reports()[before:]
+    assert reports and not any(r["fallbacks"] for r in reports), reports
+    return results
+
+
+def divisors(n: int, dtype: Any, seed: int) -> tuple[Any, Any]:
+    """Dividends of both signs and nonzero divisors of both signs, n x 3."""
+    generator = torch.Generator().manual_seed(seed)
+    a = torch.randint(-100, 100, (n, 3), generator=generator)
+    b = torch.randint(1, 9, (n, 3), generator=generator)
+    b = b * (torch.randint(0, 2, (n, 3), generator=generator) * 2 - 1)
+    return a.to(dtype), b.to(torch.int8 if dtype == torch.uint8 else dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint8])
+def test_integer_division_by_a_tensor_rounds_toward_floor_or_zero_as_torch(dtype: Any) -> None:
+    def both(a: Any, b: Any) -> Any:
+        return torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc")
+
+    calls = [divisors(n, dtype, seed=n) for n in (5, 9)]
+    for arguments, result in zip(calls, compiled_on_dvm(both, *calls), strict=True):
+        for actual, expected in zip(result, both(*arguments), strict=True):
+            assert actual.dtype == expected.dtype and torch.equal(actual, expected)
+
+
+def test_an_integer_division_by_zero_raises_torchs_error() -> None:
+    def computed(a: Any, b: Any) -> Any:
+        return torch.div(a, b - 1, rounding_mode="floor")
+
+    a, b = divisors(4, torch.int32, seed=0)
+    for fn, zero in [(lambda a, b: a // b, b * 0), (computed, b * 0 + 1)]:
+        (result,) = compiled_on_dvm(fn, (a, b.abs() + 1))
+        assert torch.equal(result, fn(a, b.abs() + 1))
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            torch.compile(fn, backend="dvm", dynamic=True)(a, zero)
+
+
+def test_a_rounded_division_of_integers_by_floats_is_a_float_quotient() -> None:
+    a, b = divisors(6, torch.int64, seed=1)
+    (floor, trunc) = compiled_on_dvm(
+        lambda a, b: (
+            torch.div(a, b * 0.5, rounding_mode="floor"),
+            torch.div(a, 0.7, rounding_mode="trunc"),
+        ),
+        (a, b.float()),
+    )[0]
+    assert torch.equal(floor, torch.div(a, b.float() * 0.5, rounding_mode="floor"))
+    assert torch.equal(trunc, torch.div(a, 0.7, rounding_mode="trunc"))

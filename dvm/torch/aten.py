@@ -80,9 +80,7 @@ def number(x: Any, like: Any) -> Any:
 
 
 def binary(function: np.ufunc) -> Handler:
-    def handler(a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Any:
-        if rounding_mode is not None:
-            return rounded_divide(a, b, rounding_mode)
+    def handler(a: Any, b: Any, alpha: Any = 1) -> Any:
         a, b = number(in_range(operand(a), b), b), number(in_range(operand(b), a), a)
         a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
@@ -99,22 +97,6 @@ def in_range(number: Any, like: Any) -> Any:
     if integral and not np.iinfo(dtype).min <= number <= np.iinfo(dtype).max:
         raise Unsupported("an integer out of the range of the tensor's dtype")
     return number
-
-
-def rounded_divide(a: Any, b: Any, mode: str) -> Any:
-    """`div` with `rounding_mode` floor (numpy's `floor_divide`, whose floats round as
-    torch's do) or trunc. Integers by a nonzero number only: torch raises for a zero."""
-    a, b = number(a, b), number(b, a)
-    integers = lazy(a).dtype.kind in "iu"
-    if integers and (not isinstance(b, int) or isinstance(b, bool) or b == 0):
-        raise Unsupported("an integer division by a tensor or by zero")
-    if mode == "floor":
-        return needs(np.floor_divide(a, b))
-    if mode != "trunc":
-        raise Unsupported(f"rounding mode {mode}")
-    if integers:  # (a - fmod(a, b) divides exactly)
-        return needs(np.floor_divide(a - np.fmod(a, b), b))
-    return needs(np.trunc(np.true_divide(a, b)))
 
 
 def unary(function: Callable[[Any], Any]) -> Handler:

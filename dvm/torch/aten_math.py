@@ -9,8 +9,10 @@ operand (numpy's, as `dvm.lazy` records them); `ldexp` is torch's `x * 2 ** e`;
 10^-d` for negative `d`); `diagonal` is a strided slice of the two dims flattened,
 and `diagonal_scatter` (its backward) an insert into that slice. `pow` of integers
 refuses the negative exponents numpy raises for (torch gives 0, or 1 and -1 of the
-bases 1 and -1); `isnan` and `isinf` of integers and bools are false; `exp2` of
-float32 computes in float64 (see `exp2`).
+bases 1 and -1); `div` with a rounding mode divides integers by a divisor holding
+no zero only (torch raises for one, so such a call runs in torch); `isnan` and
+`isinf` of integers and bools are false; `exp2` of float32 computes in float64 (see
+`exp2`).
 Half-precision floats compute in float32 and round once, as torch's CPU kernels do.
 """
 
@@ -33,12 +35,16 @@ from dvm.torch.aten import (
     lazy,
     narrowed,
     needs,
+    number,
+    operand,
     view,
     widened,
 )
-from dvm.torch.sizes import specialized
+from dvm.torch.plan import BUILDING
+from dvm.torch.sizes import Quotient, specialized
 
 FLOAT32 = np.dtype(np.float32)
+TRUE_DIVIDE = binary(np.true_divide)
 
 
 def floats(*xs: Any) -> tuple[list[LazyArray], np.dtype[Any]]:
@@ -180,6 +186,56 @@ def diagonal_scatter(x: Any, source: Any, offset: int = 0, dim1: int = 0, dim2: 
     return view(written, where.moved.shape).transpose(inverse)
 
 
+def divide(a: Any, b: Any, rounding_mode: str | None = None) -> Any:
+    """`div` (`true_divide`), with a `rounding_mode` of floor (numpy's `floor_divide`,
+    whose floats round as torch's do) or trunc. A float operand makes the quotient a
+    float: integer tensors are cast to the float tensor's dtype (or torch's float32)
+    first, as torch promotes them, so that no quotient is rounded twice."""
+    if rounding_mode is None:
+        return TRUE_DIVIDE(a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise Unsupported(f"rounding mode {rounding_mode}")
+    kinds = [x.dtype if isinstance(x, LazyArray) else type(operand(x)) for x in (a, b)]
+    if np.dtype(np.bool_) in kinds or not any(isinstance(x, LazyArray) for x in (a, b)):
+        raise Unsupported("a rounded division of bools")  # (torch raises for bools)
+    floats = [k for k in kinds if isinstance(k, np.dtype) and is_float_dtype(k)]
+    of_floats = bool(floats) or float in kinds or Quotient in kinds
+    if not of_floats:
+        nonzero_divisor(b)
+    a, b = number(a, b), number(b, a)
+    if of_floats:
+        dtype = np.result_type(*floats) if floats else FLOAT32
+        a, b = (x.astype(dtype) if isinstance(x, LazyArray) else x for x in (a, b))
+    if rounding_mode == "floor":
+        return needs(np.floor_divide(a, b))
+    if of_floats:
+        return needs(np.trunc(np.true_divide(a, b)))
+    return needs(np.floor_divide(a - np.fmod(a, b), b))  # (a - fmod(a, b) divides exactly)
+
+
+def nonzero_divisor(b: Any) -> None:
+    """Refuses an integer divisor holding a zero, for which torch raises (the op then
+    runs in torch, and raises). One of the call's is checked now and on each replay; a
+    computed one is read (a sync point), and again on each replay before the program
+    after it runs."""
+    if not isinstance(b, LazyArray):
+        if b == 0:
+            raise Unsupported("an integer division by zero")
+        return
+    divisors = b._node.value
+    if divisors is not None:
+        nonzero = bool(divisors.all())
+        if BUILDING:
+            BUILDING[-1].check_nonzero(b)
+    else:
+        condition = needs(np.all(b != 0))
+        nonzero = bool(condition)
+        if BUILDING:
+            BUILDING[-1].check_condition(condition)
+    if not nonzero:
+        raise Unsupported("an integer division by zero")
+
+
 def power(base: Any, exponent: Any) -> Any:
     """`pow`; of integers only to a number >= 0: torch gives 0, or 1 and -1 of the bases
     1 and -1, for a negative integer power, where numpy raises."""
@@ -214,6 +270,7 @@ def float_test(function: np.ufunc) -> Handler:
 
 
 HANDLERS: dict[str, Handler] = {
+    "div": divide, "true_divide": divide,
     "isnan": float_test(np.isnan), "isinf": float_test(np.isinf), "pow": power,
     "exp2": exp2, "log10": float_unary(np.log10),
     "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,

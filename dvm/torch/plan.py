@@ -363,6 +363,13 @@ class Builder:
         if slot is not None:
             self.checks.append(f"bool(v[{slot}])")
 
+    def check_nonzero(self, divisors: LazyArray) -> None:
+        """Replay divides integers by divisors of the call that hold no zero only
+        (recording leaves a zero to torch, which raises)."""
+        slot = self.slot_to_check(divisors, "divisors that are not a value of the call")
+        if slot is not None:
+            self.checks.append(f"bool(v[{slot}].all())")
+
     def check_distinct(self, indices: LazyArray, axis: int) -> None:
         """Replay scatters by indices that repeat in no row along `axis` only
         (recording refuses the others)."""
