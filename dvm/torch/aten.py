@@ -575,22 +575,6 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
     return LazyArray(record.scatter_add(x._node, ids._node, updates._node, axis))
 
 
-def gather(x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
-    """`take_along_axis`: an index of the input's sizes but along `dim` (torch also
-    takes smaller ones: those run in torch)."""
-    x, index = lazy(x), lazy(index)
-    if x.ndim == 0:  # (torch takes its one element by a 0-d index)
-        raise Unsupported("gather of a 0-d tensor")
-    axis = specialized(dim) % max(x.ndim, 1)
-    if index.ndim != x.ndim or any(
-        plain(i) != plain(n) for a, (i, n) in enumerate(zip(index.shape, x.shape, strict=True))
-        if a != axis
-    ):  # fmt: skip
-        raise Unsupported("gather of an index smaller than the input")
-    index = checked(index, x.shape[axis])
-    return LazyArray(record.take_along_axis(x._node, index._node, axis))
-
-
 def flip(x: Any, dims: Sequence[Any]) -> Any:
     return needs(np.flip(lazy(x), tuple(specialized(d) for d in dims)))
 
@@ -760,7 +744,7 @@ HANDLERS: dict[str, Handler] = {
     "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
-    "embedding": embedding, "index_select": index_select, "gather": gather,
+    "embedding": embedding, "index_select": index_select,
     "index_add": index_add,
     "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat, "topk": topk,
     "bitwise_xor": binary(np.bitwise_xor), "__lshift__": binary(np.left_shift),

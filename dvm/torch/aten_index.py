@@ -155,17 +155,30 @@ def flat_index(x: LazyArray, indices: Sequence[Any]) -> tuple[LazyArray, int, La
     return merged, first, flat
 
 
+def gather(x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
+    """`take_along_axis` by an index of the input's rank; one shorter than the input in
+    the other dims (as torch's may be) reads their first elements."""
+    x, index = lazy(x), lazy(index)
+    if x.ndim == 0:  # (torch takes its one element by a 0-d index)
+        raise Unsupported("gather of a 0-d tensor")
+    axis = specialized(dim) % x.ndim
+    specs = target_block(x, index, axis)
+    block = x if specs is None else LazyArray(record.extract_slice(x._node, specs))
+    index = checked(index, x.shape[axis])
+    return LazyArray(record.take_along_axis(block._node, index._node, axis))
+
+
 def target_block(x: LazyArray, index: LazyArray, axis: int) -> list[Any] | None:
-    """The slice of `x` that `index` writes in (torch's index may be shorter than `x`
-    in the other dims: it then writes in their first elements), as the specs of
-    `record.extract_slice`; None when it spans `x`."""
+    """The slice of `x` that `index` writes in or reads (torch's index may be shorter
+    than `x` in the other dims: it then addresses their first elements), as the specs
+    of `record.extract_slice`; None when it spans `x`."""
     if index.ndim != x.ndim:
-        raise Unsupported("a scatter whose index has another rank")
+        raise Unsupported("an index of another rank than its tensor")
     specs: list[Any] = [None] * x.ndim
     for d, (i, n) in enumerate(zip(index.shape, x.shape, strict=True)):
         if d != axis and i != n:
             if i > n:
-                raise Unsupported("a scatter index longer than its target")
+                raise Unsupported("an index longer than its tensor")
             specs[d] = (0, i, 1)
     return specs if any(s is not None for s in specs) else None
 
@@ -390,7 +403,8 @@ def argsort(x: Any, dim: Any = -1, descending: bool = False, stable: bool = Fals
 
 
 HANDLERS: dict[str, Handler] = {
-    "scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
+    "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
+    "scatter_reduce": scatter_reduce,
     "sort": sort, "argsort": argsort, "index": index,
     "index_put": index_put,
 }  # fmt: skip
