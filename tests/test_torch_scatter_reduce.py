@@ -28,6 +28,18 @@ def on_dvm(fn: Callable[..., Any], *calls: tuple[Any, ...]) -> None:
     assert reports and not any(r["fallbacks"] for r in reports), reports
 
 
+def test_index_fill_by_computed_ids_that_repeat_runs_on_dvm() -> None:
+    def fill(x: Any, ids: Any) -> Any:
+        return x.index_fill(1, ids % 3, -2.5)
+
+    generator = torch.Generator().manual_seed(0)
+    on_dvm(
+        fill,
+        (torch.randn(4, 5, generator=generator), torch.tensor([1, 4, 1, 7])),
+        (torch.randn(6, 7, generator=generator), torch.tensor([2, 2, 5])),
+    )
+
+
 def test_gather_by_an_index_shorter_than_its_input_reads_the_first_elements() -> None:
     def gather(x: Any, index: Any) -> Any:
         return torch.gather(x, 1, index)

@@ -99,23 +99,41 @@ def index_overwritten(x: LazyArray, indices: Sequence[Any], values: Any) -> Any:
     ids and taken where a second `scatter_add` counts a write. torch leaves the result of
     equal ids undefined, so the ids must be distinct: an `arange` of step 1 no longer than
     the dim (consecutive numbers, so distinct when wrapped from the end too), or ids of
-    the call, checked at each call. Others run in torch."""
+    the call, checked at each call. One value everywhere (`index_fill`'s) is written
+    where the count is nonzero, by any ids. Others run in torch."""
     given = [ids for ids in indices if ids is not None]
     if len(given) != 1 or lazy(given[0]).ndim != 1:
         raise Unsupported("index_put without accumulate by a mask, or by several or n-d ids")
     axis, ids = one_index(x, indices)
+    shape = (*x.shape[:axis], *ids.shape, *x.shape[axis + 1 :])
+    ones = filled(shape, 1, INT32)
+    counts = record.scatter_add(filled(x.shape, 0, INT32)._node, ids._node, ones._node, axis)
+    written = LazyArray(counts) > 0
+    single = one_value(values, x)
+    if single is not None:  # (equal ids write the same value: `index_fill`'s)
+        return needs(np.where(written, single, x))
     if ids._node.value is not None:
         distinct_along(ids, 0)
     elif not (consecutive(lazy(given[0])._node) and ids.shape[0] <= x.shape[axis]):
         raise Unsupported("index_put without accumulate by computed ids, which may repeat")
-    shape = (*x.shape[:axis], *ids.shape, *x.shape[axis + 1 :])
     work = INT32 if x.dtype == np.dtype(np.bool_) else x.dtype
     updates = broadcast_values(values, x, shape).astype(work, copy=False)
     base = filled(x.shape, -0.0, work)  # (-0.0 + v is v, -0.0 included)
     put = LazyArray(record.scatter_add(base._node, ids._node, updates._node, axis))
-    ones = filled(shape, 1, INT32)
-    counts = record.scatter_add(filled(x.shape, 0, INT32)._node, ids._node, ones._node, axis)
-    return needs(np.where(LazyArray(counts) > 0, put.astype(x.dtype, copy=False), x))
+    return needs(np.where(written, put.astype(x.dtype, copy=False), x))
+
+
+def one_value(values: Any, x: LazyArray) -> LazyArray | None:
+    """`values` as a 0-d tensor of `x`'s dtype where it is one value everywhere (a
+    number, or a tensor broadcast from one element: `index_fill`'s); else None."""
+    if not isinstance(values, LazyArray):
+        return value_written(x, values)
+    node = values._node
+    if node.op == "broadcast_to":
+        node = node.operands[0]
+    if not all(type(d) is int and d == 1 for d in node.shape):
+        return None
+    return reshaped(LazyArray(node), ()).astype(x.dtype, copy=False)
 
 
 def consecutive(node: Node) -> bool:
