@@ -15,6 +15,10 @@ torch = pytest.importorskip("torch")
 
 import dvm.torch  # noqa: E402
 
+REDUCTIONS = ["amax", "amin", "prod", "mean", "sum"]
+
+pytestmark = pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+
 
 def on_dvm(fn: Callable[..., Any], *calls: tuple[Any, ...]) -> None:
     """`fn` compiled once gives eager's results on each call's arguments (the later
@@ -26,6 +30,76 @@ def on_dvm(fn: Callable[..., Any], *calls: tuple[Any, ...]) -> None:
         torch.testing.assert_close(run(*arguments), fn(*arguments), equal_nan=True)
     reports = dvm.torch.reports()[before:]
     assert reports and not any(r["fallbacks"] for r in reports), reports
+
+
+def scattering(rows: int, dtype: Any, seed: int) -> tuple[Any, Any, Any]:
+    """A target of `rows` x 4, an index of rows + 2 x 3 into its dim 0 (repeats, and
+    positions it never names), a longer source with a NaN among floats."""
+    generator = torch.Generator().manual_seed(seed)
+    target = (torch.randn(rows, 4, generator=generator) * 8).to(dtype)
+    index = torch.randint(0, rows, (rows + 2, 3), generator=generator)
+    source = (torch.randn(rows + 3, 4, generator=generator) * 8).to(dtype)
+    if dtype.is_floating_point:
+        source[1, 2] = torch.nan
+    return target, index, source
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_scatter_reduce_gives_eagers_reductions(dtype: Any) -> None:
+    def every_reduction(target: Any, index: Any, source: Any) -> Any:
+        return [
+            target.scatter_reduce(0, index, source, reduce, include_self=include_self)
+            for reduce in REDUCTIONS
+            for include_self in (True, False)
+        ]
+
+    target, index, source = scattering(8, dtype, seed=1)
+    empty = (target, index[:0], source)  # (nothing written: the target, as torch's)
+    on_dvm(every_reduction, scattering(5, dtype, seed=0), (target, index, source), empty)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64])
+def test_index_reduce_gives_eagers_reductions(dtype: Any) -> None:
+    def every_reduction(target: Any, index: Any, source: Any) -> Any:
+        return [
+            target.index_reduce(1, index, source, reduce, include_self=include_self)
+            for reduce in ("amax", "amin", "prod", "mean")
+            for include_self in (True, False)
+        ]
+
+    generator = torch.Generator().manual_seed(0)
+    calls = []
+    for n in (4, 7):
+        target = (torch.randn(3, n, 2, generator=generator) * 8).to(dtype)
+        index = torch.randint(0, n, (n + 2,), generator=generator)
+        calls.append((target, index, (torch.randn(3, n + 2, 2, generator=generator) * 8).to(dtype)))
+    on_dvm(every_reduction, *calls)
+
+
+def test_the_gradients_of_scatter_reduce_and_index_reduce_run_on_dvm() -> None:
+    def reduced(target: Any, index: Any, source: Any) -> Any:
+        total = target.sum()
+        for reduce in ("amax", "prod"):
+            rows = target.scatter_reduce(0, index, source, reduce, include_self=False)
+            columns = target.index_reduce(1, index[0, :3] % 4, source[: len(target), :3], reduce)
+            total = total + (rows * rows).sum() + columns.sum()
+        return total
+
+    def gradients(fn: Callable[..., Any], target: Any, index: Any, source: Any) -> Any:
+        leaves = [target.clone().requires_grad_(), source.clone().requires_grad_()]
+        return torch.autograd.grad(fn(leaves[0], index, leaves[1]), leaves)
+
+    torch._dynamo.reset()
+    before = len(dvm.torch.reports())
+    run = torch.compile(reduced, backend="dvm", dynamic=True)
+    for rows in (5, 8):
+        target, index, _ = scattering(rows, torch.float64, seed=rows)
+        generator = torch.Generator().manual_seed(rows)
+        source = torch.randn(index.shape, dtype=target.dtype, generator=generator)
+        expected = gradients(reduced, target, index, source)
+        torch.testing.assert_close(gradients(run, target, index, source), expected)
+    reports = dvm.torch.reports()[before:]
+    assert len(reports) == 2 and not any(r["fallbacks"] for r in reports), reports
 
 
 def test_index_fill_by_computed_ids_that_repeat_runs_on_dvm() -> None:

@@ -363,25 +363,81 @@ def scatter_add(x: Any, dim: Any, index: Any, src: Any) -> Any:
 
 def scatter_reduce(x: Any, dim: Any, index: Any, src: Any, reduce: str,
                    include_self: bool = True) -> Any:  # fmt: skip
-    """`scatter_reduce` by `sum` or by `mean` (of floats: the sum over the count of
-    values, `x`'s own among them with `include_self`, where any was written). The
-    other reductions run in torch."""
+    """`scatter_reduce` by `sum`, by `mean` (the sum over the count of values, `x`'s own
+    among them with `include_self`, where any was written; integers rounded toward
+    -inf, as torch's), or by `prod`, `amax` or `amin` (`reduced_at`)."""
     dtype = lazy(x).dtype
-    averages_integers = reduce == "mean" and not is_float_dtype(dtype)
-    if reduce not in ("sum", "mean") or dtype.kind == "b" or averages_integers:
-        raise Unsupported(f"scatter_reduce by {reduce}")
+    if reduce not in ("sum", "mean", *REDUCTIONS) or dtype.kind == "b":
+        raise Unsupported(f"scatter_reduce by {reduce} of {dtype}")
 
     def write(block: LazyArray, axis: int, index: LazyArray) -> LazyArray:
         source = source_block(src, index, block)
+        if reduce in REDUCTIONS:
+            return reduced_at(block, axis, index, source, reduce, include_self)
         positions = flat_positions(index, block.shape, axis)
         start = block if include_self else np.where(written(block, positions), 0, block)
         total = flat_add(needs(start).astype(block.dtype, copy=False), positions, source)
         if reduce == "sum":
             return total
-        counts = write_counts(block, positions, 1 if include_self else 0, block.dtype)
-        return needs(np.where(counts > 0, total / np.maximum(counts, 1), block))
+        counts = write_counts(block, positions, int(include_self), block.dtype)
+        divide = np.true_divide if is_float_dtype(block.dtype) else np.floor_divide
+        return needs(np.where(counts > 0, divide(total, np.maximum(counts, 1)), block))
 
     return scattered(x, dim, index, write)
+
+
+def index_reduce(x: Any, dim: Any, index: Any, source: Any, reduce: str,
+                 include_self: bool = True) -> Any:  # fmt: skip
+    """`index_reduce`: `scatter_reduce` by the 1-d index along `dim`, broadcast to the
+    source's shape (every element of a slice of the source reduced into the slice of
+    `x` its index names)."""
+    x, index, source = lazy(x), lazy(index), lazy(source)
+    if x.ndim == 0 or index.ndim != 1 or source.ndim != x.ndim:
+        raise Unsupported("index_reduce of a 0-d tensor or index")
+    axis = specialized(dim) % x.ndim
+    along = reshaped(index, (*[1] * axis, index.shape[0], *[1] * (x.ndim - axis - 1)))
+    spread = needs(np.broadcast_to(along, tuple(source.shape)))
+    return scatter_reduce(x, axis, spread, source, reduce, include_self)
+
+
+REDUCTIONS = {"amax": (np.max, np.maximum), "amin": (np.min, np.minimum),
+              "prod": (np.prod, np.multiply)}  # fmt: skip
+"""The reductions `reduced_at` computes: along a dim, and of two tensors."""
+
+
+def identity_of(reduce: str, dtype: np.dtype[Any]) -> LazyArray:
+    """The value that changes nothing in `reduce` (-inf, or the integer minimum, for a
+    maximum), as a 0-d tensor of `dtype`."""
+    if reduce == "prod":
+        value: Any = 1
+    elif is_float_dtype(dtype):
+        value = -math.inf if reduce == "amax" else math.inf
+    else:
+        value = np.iinfo(dtype).min if reduce == "amax" else np.iinfo(dtype).max
+    return asarray(np.asarray(value, dtype))
+
+
+def reduced_at(block: LazyArray, axis: int, index: LazyArray, source: LazyArray, reduce: str,
+               include_self: bool) -> LazyArray:  # fmt: skip
+    """`block` with each position along `axis` reduced (`REDUCTIONS`) with the elements
+    of `source` whose index names it. The dialect has no segment maximum or product, so
+    every index is compared with every position along the dim: K x N elements per row
+    for an index of K along a dim of N, which suits a batch's dims, not a graph's
+    edges. A NaN propagates (as torch's maximum, minimum and product); a position
+    nothing names keeps its value."""
+    if index.size == 0:  # (nothing written; numpy has no maximum of no elements)
+        return block.copy()
+    along, combine = REDUCTIONS[reduce]
+    count = block.shape[axis]
+    positions = LazyArray(record.iota((count,), 0, index.dtype))
+    unit_dims = [1] * (block.ndim - axis - 1)
+    positions = reshaped(positions, (*[1] * (axis + 1), count, *unit_dims))
+    hits = needs(np.expand_dims(index, axis + 1) == positions)
+    spread = np.where(hits, np.expand_dims(source, axis + 1), identity_of(reduce, block.dtype))
+    reduced = needs(along(needs(spread), axis=axis))
+    if include_self:
+        return needs(combine(block, reduced))
+    return needs(np.where(np.any(hits, axis=axis), reduced, block))
 
 
 def scatter(x: Any, dim: Any, index: Any, value: Any, reduce: Any = None) -> Any:
@@ -422,7 +478,7 @@ def argsort(x: Any, dim: Any = -1, descending: bool = False, stable: bool = Fals
 
 HANDLERS: dict[str, Handler] = {
     "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
-    "scatter_reduce": scatter_reduce,
+    "scatter_reduce": scatter_reduce, "index_reduce": index_reduce,
     "sort": sort, "argsort": argsort, "index": index,
     "index_put": index_put,
 }  # fmt: skip
