@@ -1,8 +1,8 @@
 """Reads and reductions at indices (`dvm/torch/aten_index.py`): `scatter_reduce` by
-every reduction, `index_reduce`, `index_fill`, `gather` by a shorter index; each
-compiled with `dynamic=True` over two sizes, against eager: with and without the
-target's own values, indices that repeat, positions nothing names, NaN, integers (a
-mean rounded toward -inf), and the gradients."""
+every reduction, `scatter` with a reduce, `index_reduce`, `index_fill`, `gather` by a
+shorter index; each compiled with `dynamic=True` over two sizes, against eager: with
+and without the target's own values, indices that repeat, positions nothing names,
+NaN, integers (a mean rounded toward -inf), and the gradients."""
 
 from __future__ import annotations
 
@@ -100,6 +100,18 @@ def test_the_gradients_of_scatter_reduce_and_index_reduce_run_on_dvm() -> None:
         torch.testing.assert_close(gradients(run, target, index, source), expected)
     reports = dvm.torch.reports()[before:]
     assert len(reports) == 2 and not any(r["fallbacks"] for r in reports), reports
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+def test_a_scatter_that_adds_or_multiplies_runs_on_dvm() -> None:
+    def scatter(target: Any, index: Any, source: Any) -> Any:
+        return [
+            target.scatter(0, index, given, reduce=reduce)
+            for reduce in ("add", "multiply")
+            for given in (source, 2.5)
+        ]
+
+    on_dvm(scatter, scattering(5, torch.float32, seed=0), scattering(8, torch.float32, seed=1))
 
 
 def test_index_fill_by_computed_ids_that_repeat_runs_on_dvm() -> None:

@@ -441,9 +441,16 @@ def reduced_at(block: LazyArray, axis: int, index: LazyArray, source: LazyArray,
 
 
 def scatter(x: Any, dim: Any, index: Any, value: Any, reduce: Any = None) -> Any:
-    """`scatter.value` or `scatter.src` (by what `value` is); a `reduce` runs in torch."""
+    """`scatter.value` or `scatter.src` (by what `value` is); with a `reduce`, add or
+    multiply, `scatter_reduce` by sum or prod of the target's values and the source
+    (a number broadcast to the index)."""
     if reduce is not None:
-        raise Unsupported("a scatter with a reduce")
+        kind = {"add": "sum", "multiply": "prod"}.get(reduce)
+        if kind is None:
+            raise Unsupported(f"a scatter with the reduce {reduce!r}")
+        if not isinstance(value, LazyArray):
+            value = needs(np.broadcast_to(value_written(lazy(x), value), lazy(index).shape))
+        return scatter_reduce(x, dim, index, value, kind)
     if isinstance(value, LazyArray):
         return scatter_src(x, dim, index, value)
     return scatter_value(x, dim, index, value)
