@@ -201,3 +201,24 @@ def test_a_rounded_division_of_integers_by_floats_is_a_float_quotient() -> None:
     )[0]
     assert torch.equal(floor, torch.div(a, b.float() * 0.5, rounding_mode="floor"))
     assert torch.equal(trunc, torch.div(a, 0.7, rounding_mode="trunc"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_erfc_keeps_its_relative_precision_in_the_tails(dtype: Any) -> None:
+    """erfc over [-10, 10] and at the edges as eager gives it, relatively (within four
+    of the dtype's epsilons; 1e-14 in float64) down to the smallest normal number,
+    where 1 - erf(x) keeps no digit (erfc(5) is 1.5e-12)."""
+    x = torch.cat([torch.linspace(-10, 10, 4001, dtype=torch.float64), every_pair(dtype)[0]])
+    x = x.to(dtype)
+    actual, expected = on_dvm(torch.erfc, x), torch.erfc(x)
+    assert_same(actual, expected, exact=False)
+    finfo = torch.finfo(dtype)
+    rtol = 1e-14 if dtype == torch.float64 else 4 * finfo.eps
+    torch.testing.assert_close(actual, expected, rtol=rtol, atol=finfo.tiny, equal_nan=True)
+
+
+def test_the_gradient_of_erfc_runs_on_dvm() -> None:
+    x = torch.linspace(-6, 6, 25, dtype=torch.float64, requires_grad=True)
+    (gradient,) = torch.autograd.grad(on_dvm(lambda t: torch.erfc(t * 1.5).sum(), x), x)
+    (expected,) = torch.autograd.grad(torch.erfc(x * 1.5).sum(), x)
+    torch.testing.assert_close(gradient, expected)

@@ -39,6 +39,7 @@ from dvm.torch import (
     aten_layers,
     aten_math,
     aten_nn,
+    aten_special,
 )
 from dvm.torch.aliases import output_layouts, output_views
 from dvm.torch.aten import Unsupported
@@ -88,13 +89,14 @@ COPIES = {
 HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
     | aten_attention.HANDLERS | aten_complex.HANDLERS | aten_layers.HANDLERS | aten_bag.HANDLERS
-    | aten_math.HANDLERS | COPIES
+    | aten_math.HANDLERS | aten_special.HANDLERS | COPIES
 )  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
 `aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv`, the
 fused transformer kernels of `aten_attention`, the layers' ops of `aten_layers`
 (`nn.Bilinear`, `torch.cdist`), `nn.EmbeddingBag`'s of `aten_bag`, the elementwise
-composites of `aten_math` (`atan2`, `hypot`, ...) and the ops
+composites of `aten_math` (`atan2`, `hypot`, ...), the special functions of
+`aten_special` (`erfc`) and the ops
 making complex tensors of `aten_complex` (an op of complex operands or results has
 `aten_complex.OF_COMPLEX`'s handler, or runs in torch)."""
 
