@@ -325,6 +325,20 @@ def test_a_max_pooling_propagates_nan_and_never_chooses_padding() -> None:
         assert torch.equal(got.nan_to_num(), expected.nan_to_num())
 
 
+@pytest.mark.parametrize("output", [(2, 2), (3, 3)])
+def test_an_adaptive_max_pooling_points_at_the_last_nan_of_a_window(output: Any) -> None:
+    """torch's kernel takes a value above the maximum so far, or a NaN: the first of
+    equal maxima, the last NaN."""
+    pool = F.adaptive_max_pool2d
+    compiled = torch.compile(
+        lambda x: pool(x, output, return_indices=True), backend="dvm", dynamic=True
+    )
+    x = torch.zeros(1, 2, 4, 4)
+    x[0, :, 0, 0], x[0, :, 1, 1], x[0, 0, 0, 3] = float("nan"), float("nan"), 5.0
+    for got, expected in zip(compiled(x), pool(x, output, return_indices=True), strict=True):
+        assert torch.equal(got.nan_to_num(), expected.nan_to_num())
+
+
 # -- convolution -----------------------------------------------------------------------------
 
 

@@ -450,7 +450,7 @@ def adaptive_max_pool(x: Any, output_size: Sequence[Any]) -> Any:
     split = reshaped(x, (*front, rows, row_block, cols, col_block))
     order = (*range(first), first, first + 2, first + 1, first + 3)
     blocks = reshaped(needs(split.transpose(order)), (*front, rows, cols, row_block * col_block))
-    offset = needs(np.argmax(blocks, axis=-1))
+    offset = pooled_position(blocks)
     out_shape = (*front, rows, cols)
     rows_at, cols_at = (LazyArray(record.iota(out_shape, a, INT64)) for a in (first, first + 1))
     across = number(col_block, offset)
@@ -463,7 +463,7 @@ def adaptive_max_pool_of_windows(x: LazyArray, output_size: Sequence[Any]) -> An
     """`adaptive_max_pool2d` whose windows overlap (an output not dividing the input):
     the maximum along the columns' windows, then along the rows' (a window is a
     rectangle), each of every position masked by its window (`adaptive_windows`); the
-    position is the first maximum's in row-major order, as torch's."""
+    position is the first maximum's in row-major order (or the last NaN's), as torch's."""
     values, columns = max_of_windows(x, output_size[1])
     values, rows = max_of_windows(needs(np.swapaxes(values, -1, -2)), output_size[0])
     values, rows = needs(np.swapaxes(values, -1, -2)), needs(np.swapaxes(rows, -1, -2))
@@ -476,7 +476,17 @@ def max_of_windows(x: LazyArray, out: Any) -> tuple[LazyArray, LazyArray]:
     """The maximum of each of the last dim's `out` windows, and its first position."""
     inside, _ = adaptive_windows(out, x.shape[-1])
     spread = needs(np.where(inside, x[..., None, :], -np.inf))
-    return needs(np.max(spread, axis=-1)), needs(np.argmax(spread, axis=-1))
+    return needs(np.max(spread, axis=-1)), pooled_position(spread)
+
+
+def pooled_position(rows: LazyArray) -> LazyArray:
+    """Where in each row (the last dim) torch's max poolings take their maximum: the
+    first maximum, or the last NaN (its kernels take a value greater than the maximum
+    so far, or NaN)."""
+    count = rows.shape[-1]
+    first = np.argmax(rows, axis=-1)
+    last_nan = number(count - 1, first) - np.argmax(np.flip(rows, -1), axis=-1)
+    return needs(np.where(np.isnan(np.max(rows, axis=-1)), last_nan, first))
 
 
 def adaptive_avg_pool_backward(grad: Any, x: Any, count: int = 2) -> Any:
