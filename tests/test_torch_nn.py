@@ -271,12 +271,13 @@ POOLINGS: dict[str, Callable[[Any], Any]] = {
     "avg_1d": lambda x: F.avg_pool1d(x.flatten(1, 2), 2),
     "max_3d": lambda x: F.max_pool3d(x, 2, padding=1),
     "avg_3d": lambda x: F.avg_pool3d(x, (1, 2, 2)),
+    "adaptive_max_3d": lambda x: F.adaptive_max_pool3d(x, (2, 3, 4), return_indices=True),
 }
 """Pooling forms as modules call them (the 1-d ones reach ATen as 2-d ones)."""
 
 POOLING_OPS = [
     f"{op}{d}d{part}"
-    for op in ("max_pool", "avg_pool", "_adaptive_avg_pool")
+    for op in ("max_pool", "avg_pool", "_adaptive_avg_pool", "adaptive_max_pool")
     for d in (2, 3)
     for part in ("", "_with_indices", "_backward", "_with_indices_backward")
 ]
@@ -325,11 +326,11 @@ def test_a_max_pooling_propagates_nan_and_never_chooses_padding() -> None:
         assert torch.equal(got.nan_to_num(), expected.nan_to_num())
 
 
-@pytest.mark.parametrize("output", [(2, 2), (3, 3)])
+@pytest.mark.parametrize("output", [(2, 2), (1, 1, 1)])
 def test_an_adaptive_max_pooling_points_at_the_last_nan_of_a_window(output: Any) -> None:
     """torch's kernel takes a value above the maximum so far, or a NaN: the first of
     equal maxima, the last NaN."""
-    pool = F.adaptive_max_pool2d
+    pool = F.adaptive_max_pool2d if len(output) == 2 else F.adaptive_max_pool3d
     compiled = torch.compile(
         lambda x: pool(x, output, return_indices=True), backend="dvm", dynamic=True
     )

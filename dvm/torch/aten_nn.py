@@ -435,41 +435,53 @@ def adaptive_mean(x: LazyArray, output_size: Sequence[Any]) -> Any:
 
 
 def adaptive_max_pool(x: Any, output_size: Sequence[Any]) -> Any:
-    """`adaptive_max_pool2d`: the maximum of each window and its flat position in the
-    input's plane. An output dividing the input: the block's elements in a row of their
-    own, the first maximum's offset in it turned into a row and a column; any other
-    output: `adaptive_max_pool_of_windows`."""
+    """`adaptive_max_pool2d` (or 3d): the maximum of each window and its flat position
+    in the input's plane (or volume). An output dividing the input: the block's
+    elements in a row of their own, the first maximum's offset in it turned into a
+    position along each dim; any other output: `adaptive_max_pool_of_windows`."""
     x = lazy(x)
-    if not is_float_dtype(x.dtype) or len(output_size) != 2:
-        raise Unsupported("an adaptive max pooling of integers, or not 2-d")
+    count = len(output_size)
+    if not is_float_dtype(x.dtype) or count not in (2, 3):
+        raise Unsupported("an adaptive max pooling of integers, or not 2-d or 3-d")
     if not divides(x, output_size):
         return adaptive_max_pool_of_windows(x, output_size)
-    (rows, row_block), (cols, col_block) = adaptive_blocks(x, output_size)
-    first = x.ndim - 2
-    front, width = x.shape[:first], x.shape[-1]
-    split = reshaped(x, (*front, rows, row_block, cols, col_block))
-    order = (*range(first), first, first + 2, first + 1, first + 3)
-    blocks = reshaped(needs(split.transpose(order)), (*front, rows, cols, row_block * col_block))
-    offset = pooled_position(blocks)
-    out_shape = (*front, rows, cols)
-    rows_at, cols_at = (LazyArray(record.iota(out_shape, a, INT64)) for a in (first, first + 1))
-    across = number(col_block, offset)
-    row = rows_at * number(row_block, offset) + offset // across
-    col = cols_at * across + offset % across
-    return needs(np.max(blocks, axis=-1)), needs(row * number(width, offset) + col)
+    blocks = adaptive_blocks(x, output_size)
+    first = x.ndim - count
+    front = x.shape[:first]
+    split = reshaped(x, (*front, *(d for pair in blocks for d in pair)))
+    order = (*range(first), *(first + 2 * k for k in range(count)),
+             *(first + 2 * k + 1 for k in range(count)))  # fmt: skip
+    outputs = tuple(out for out, _ in blocks)
+    block_size = math.prod(block for _, block in blocks)
+    in_rows = reshaped(needs(split.transpose(order)), (*front, *outputs, block_size))
+    offset = pooled_position(in_rows)
+    position: Any = None
+    for k, (_, block) in enumerate(blocks):
+        inner = math.prod(b for _, b in blocks[k + 1 :])  # (the offset's stride along k)
+        along = offset // number(inner, offset) % number(block, offset)
+        start = LazyArray(record.iota((*front, *outputs), first + k, INT64))
+        at = start * number(block, offset) + along
+        position = at if position is None else position * number(x.shape[first + k], at) + at
+    return needs(np.max(in_rows, axis=-1)), needs(position)
 
 
 def adaptive_max_pool_of_windows(x: LazyArray, output_size: Sequence[Any]) -> Any:
-    """`adaptive_max_pool2d` whose windows overlap (an output not dividing the input):
-    the maximum along the columns' windows, then along the rows' (a window is a
-    rectangle), each of every position masked by its window (`adaptive_windows`); the
-    position is the first maximum's in row-major order (or the last NaN's), as torch's."""
-    values, columns = max_of_windows(x, output_size[1])
-    values, rows = max_of_windows(needs(np.swapaxes(values, -1, -2)), output_size[0])
-    values, rows = needs(np.swapaxes(values, -1, -2)), needs(np.swapaxes(rows, -1, -2))
-    # (the rows are argmax positions, in range: numpy's checks are not needed)
-    column = LazyArray(record.take_along_axis(columns._node, rows._node, x.ndim - 2))
-    return values, needs(rows * number(x.shape[-1], rows) + column)
+    """`adaptive_max_pool2d` (or 3d) whose windows overlap (an output not dividing the
+    input): the maximum along the last dim's windows, then along the one before's, and
+    so on (a window is a box), each of every position masked by its window
+    (`adaptive_windows`); the position is the first maximum's in row-major order (or
+    the last NaN's), as torch's: the dim before's, then the one it had in its row."""
+    values, position = max_of_windows(x, output_size[-1])
+    inner: Any = x.shape[-1]
+    for k in range(2, len(output_size) + 1):
+        moved = needs(np.swapaxes(values, -1, -k))
+        values, at = max_of_windows(moved, output_size[-k])
+        values, at = needs(np.swapaxes(values, -1, -k)), needs(np.swapaxes(at, -1, -k))
+        # (the positions are argmax positions, in range: numpy's checks are not needed)
+        within = LazyArray(record.take_along_axis(position._node, at._node, x.ndim - k))
+        position = needs(at * number(inner, at) + within)
+        inner = inner * x.shape[-k]
+    return values, position
 
 
 def max_of_windows(x: LazyArray, out: Any) -> tuple[LazyArray, LazyArray]:
@@ -550,6 +562,10 @@ HANDLERS: dict[str, Handler] = {
     "adaptive_max_pool2d": adaptive_max_pool,
     "adaptive_max_pool2d_backward": lambda grad, x, indices: added_at_indices(
         lazy(grad), lazy(x), lazy(indices), 2
+    ),
+    "adaptive_max_pool3d": adaptive_max_pool,
+    "adaptive_max_pool3d_backward": lambda grad, x, indices: added_at_indices(
+        lazy(grad), lazy(x), lazy(indices), 3
     ),
     "_adaptive_avg_pool2d": adaptive_avg_pool, "_adaptive_avg_pool3d": adaptive_avg_pool,
     "_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward,
