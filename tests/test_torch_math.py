@@ -222,3 +222,30 @@ def test_the_gradient_of_erfc_runs_on_dvm() -> None:
     (gradient,) = torch.autograd.grad(on_dvm(lambda t: torch.erfc(t * 1.5).sum(), x), x)
     (expected,) = torch.autograd.grad(torch.erfc(x * 1.5).sum(), x)
     torch.testing.assert_close(gradient, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_lgamma_and_digamma_give_eagers_values_over_both_signs(dtype: Any) -> None:
+    """Over [-10, 10] (off the poles by 1e-3), magnitudes from 1e-30 to 1e30 of both
+    signs and the edges (the poles at 0, -0 and the negative integers, infinities)."""
+    magnitudes = torch.logspace(-30, 30, 61, dtype=torch.float64)
+    x = torch.cat(
+        [
+            torch.linspace(-10, 10, 2001, dtype=torch.float64) + 1e-3,
+            magnitudes,
+            0.25 - magnitudes,
+            torch.tensor([-3.0, -1.0, 1.0, 2.0, 1.4616321449683622, -2.4570247382208006]),
+            every_pair(torch.float64)[0][:: len(EDGES)],
+        ]
+    ).to(dtype)
+    values, slopes = on_dvm(lambda t: (torch.lgamma(t), torch.digamma(t)), x)
+    assert_same(values, torch.lgamma(x), exact=False)
+    assert_same(slopes, torch.digamma(x), exact=False)
+
+
+def test_the_gradient_of_lgamma_and_polygamma_of_order_0_run_on_dvm() -> None:
+    x = torch.linspace(-4.3, 12, 40, dtype=torch.float64, requires_grad=True)
+    (gradient,) = torch.autograd.grad(on_dvm(lambda t: torch.lgamma(t * 1.5).sum(), x), x)
+    (expected,) = torch.autograd.grad(torch.lgamma(x * 1.5).sum(), x)
+    torch.testing.assert_close(gradient, expected)
+    torch.testing.assert_close(on_dvm(lambda t: torch.polygamma(0, t), x), torch.digamma(x))

@@ -7,10 +7,17 @@ smooth function of |x|, whose polynomial approximations are fitted here, the fir
 time they are needed, as `vm/erf.py` fits erf's: Chebyshev interpolants of degree
 16 on pieces of |x|, of values computed by mpmath (which sympy depends on) to 40
 digits. Their relative error is below 4e-15.
+
+`lgamma` and `digamma` (lgamma's derivative, `polygamma` of order 0) are Stirling's
+series from 8 (digamma's from 10) on, their argument shifted up by the recurrence
+`Γ(z + 1) = z Γ(z)` below it; for x < 0, the reflection `Γ(x) Γ(1 - x) = π / sin(πx)`,
+whose sine and tangent are taken of x less its nearest integer (exact), so that they
+keep their digits far from 0.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -18,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray
-from dvm.torch.aten import Handler, needs
+from dvm.torch.aten import Handler, Unsupported, needs
 from dvm.torch.aten_math import floats, narrowed
 
 FLOAT64 = np.dtype(np.float64)
@@ -115,5 +122,85 @@ def erfc(x: Any) -> Any:
     return narrowed(needs(np.where(x < 0, 2 - positive, positive)), result)
 
 
-HANDLERS: dict[str, Handler] = {"erfc": erfc}
+STIRLING_LGAMMA = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
+"""lgamma(z) - ((z - 1/2) ln z - z + ln(2π) / 2), in powers 1/z, 1/z^3, ... (the
+Bernoulli numbers' B_2k / (2k (2k - 1))): below 1e-15 of it from 8 on."""
+
+STIRLING_DIGAMMA = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
+"""ln z - 1/(2z) - digamma(z), in powers 1/z^2, 1/z^4, ... (B_2k / 2k): below 5e-17
+from 10 on."""
+
+
+def odd_series(coefficients: Sequence[float], inverse: Any, first: Any) -> Any:
+    """`first * (c0 + c1 w + c2 w^2 + ...)` for `w = inverse^2`, by Horner's rule."""
+    w = inverse * inverse
+    total: Any = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        total = total * w + c
+    return total * first
+
+
+def shifted(z: LazyArray, bound: float, steps: int) -> tuple[Any, Any, Any]:
+    """`z` moved up by 1 while below `bound` (at most `steps` times): the moved `z`,
+    the product of the values it moved from (for lgamma) and the sum of their
+    reciprocals (for digamma)."""
+    product: Any = constant(1.0)
+    reciprocals: Any = constant(0.0)
+    for _ in range(steps):
+        below = z < bound
+        product = np.where(below, product * z, product)
+        reciprocals = np.where(below, reciprocals + 1 / z, reciprocals)
+        z = needs(np.where(below, z + 1, z))
+    return z, product, reciprocals
+
+
+def reduced(x: LazyArray) -> LazyArray:
+    """x less its nearest integer, in [-1/2, 1/2] (exact): sin(π x) and tan(π x) of it
+    have x's digits, where π x would lose them as |x| grows."""
+    return needs(x - np.rint(x))
+
+
+def lgamma(x: Any) -> Any:
+    """ln |Γ(x)|: +inf at 0, at the negative integers and at ±inf; NaN at NaN."""
+    (x,), result = floats(x)
+    x = narrowed(x, FLOAT64)
+    negative = x < 0
+    z = needs(np.where(negative, 1 - x, x))  # (lgamma(1 - x) for the reflection)
+    z, product, _ = shifted(z, 8.0, 8)
+    stirling = (z - 0.5) * np.log(z) - z + 0.5 * math.log(2 * math.pi)
+    positive = stirling + odd_series(STIRLING_LGAMMA, 1 / z, 1 / z) - np.log(product)
+    sine = np.absolute(np.sin(math.pi * reduced(x)))
+    reflected = math.log(math.pi) - np.log(sine) - positive
+    value = np.where(negative, reflected, positive)
+    return narrowed(needs(np.where(np.isinf(x), math.inf, value)), result)
+
+
+def digamma(x: Any) -> Any:
+    """Γ'(x) / Γ(x): -inf at 0, +inf at -0 and +inf, NaN at the negative integers, at
+    -inf and at NaN (torch's values)."""
+    (x,), result = floats(x)
+    x = narrowed(x, FLOAT64)
+    negative = x < 0
+    z = needs(np.where(negative, 1 - x, x))
+    z, _, reciprocals = shifted(z, 10.0, 10)
+    inverse = 1 / z
+    series = odd_series(STIRLING_DIGAMMA, inverse, inverse * inverse)
+    positive = np.log(z) - 0.5 * inverse - series - reciprocals
+    r = reduced(x)
+    reflected = positive - math.pi / np.tan(math.pi * r)
+    value = np.where(negative, np.where(r == 0, math.nan, reflected), positive)
+    zero = np.copysign(math.inf, -x)  # (-inf at +0, +inf at -0)
+    return narrowed(needs(np.where(x == 0, zero, value)), result)
+
+
+def polygamma(order: int, x: Any) -> Any:
+    """`polygamma` of order 0: digamma; higher orders run in torch."""
+    if order != 0:
+        raise Unsupported("polygamma of an order above 0")
+    return digamma(x)
+
+
+HANDLERS: dict[str, Handler] = {
+    "erfc": erfc, "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
+}  # fmt: skip
 """The ATen ops of this module, by name."""
