@@ -382,3 +382,42 @@ def test_reductions_with_a_dtype_cast_their_input_first_on_dvm() -> None:
     before = len(dvm.torch.reports())
     check(reductions, (x,), (x[:3],))
     assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+
+
+def int8(*values: int) -> Any:
+    return torch.tensor(values if len(values) != 1 else values[0], dtype=torch.int8)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+def test_scans_argmax_repeat_and_index_reduce_of_a_0d_tensor_run_on_dvm() -> None:
+    """A 0-d tensor's scan is itself (numpy's is 1-d), its argmax along 0 or -1 is 0,
+    its repeat by no counts a copy, and torch's index_reduce reads it as one element."""
+
+    def scans(x: Any) -> Any:
+        return torch.cumsum(x, 0), torch.cumprod(x, -1), torch.cumsum(x, 0, dtype=torch.float64)
+
+    def others(x: Any, source: Any) -> Any:
+        reduced = x.index_reduce(0, torch.tensor([0]), source, "mean", include_self=False)
+        return x.repeat(()), torch.argmax(x, 0, keepdim=True), torch.argmin(x, -1), reduced
+
+    before = len(dvm.torch.reports())
+    check(scans, (int8(7),), (int8(-3),))
+    check(others, (int8(5), int8(-3)), (int8(-2), int8(9)))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+
+
+def test_float_functions_of_integers_and_a_padding_by_an_int_of_the_call_run_on_dvm() -> None:
+    """`rsqrt`, `sigmoid` and `erf` of integers are float32, as torch's; `F.pad`'s value
+    may be an int argument, which `dynamic=True` makes a size of the call."""
+    before = len(dvm.torch.reports())
+    check(
+        lambda x: (torch.rsqrt(x), torch.sigmoid(x), torch.erf(x)),
+        (torch.arange(-3, 5, dtype=torch.int8),),
+        (torch.arange(0, 9, dtype=torch.int32),),
+    )
+    check(
+        lambda x, value: torch.nn.functional.pad(x, (1, 2), value=value),
+        (torch.ones(1, 3, dtype=torch.int8), 3),
+        (torch.ones(2, 5, dtype=torch.int8), 4),
+    )
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])

@@ -585,6 +585,8 @@ def repeat(x: Any, sizes: Sequence[Any]) -> Any:
     element) is a broadcast over a new dim before each one, flattened into it: the
     count stays a size rather than a number the plan is tied to."""
     x = lazy(x)
+    if not sizes:  # (a 0-d tensor repeated by no counts: itself)
+        return x.copy()
     if not any(isinstance(n, Size) for n in sizes):
         return needs(np.tile(x, tuple(sizes)))
     shape = (*[1] * (len(sizes) - x.ndim), *x.shape)
@@ -608,12 +610,16 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
 
 
 def scan(function: Callable[..., Any]) -> Handler:
-    """`cumsum`, `cumprod` (integers in int64, as numpy's and torch's)."""
+    """`cumsum`, `cumprod` (integers in int64, as numpy's and torch's; with a `dtype`,
+    cast to it first, as torch's). A 0-d tensor is its own scan, where numpy's is 1-d."""
 
     def handler(x: Any, dim: int, dtype: Any = None) -> Any:
+        x = lazy(x)
         if dtype is not None:
-            raise Unsupported("a scan with a dtype")
-        return needs(function(lazy(x), axis=int(dim)))
+            x = narrowed(x, numpy_dtype(dtype, None))
+        if x.ndim == 0:
+            return reshaped(needs(function(reshaped(x, (1,)), axis=0)), ())
+        return needs(function(x, axis=int(dim)))
 
     return handler
 
@@ -625,7 +631,10 @@ def elu(x: Any, alpha: Any = 1.0, scale: Any = 1.0, input_scale: Any = 1.0) -> A
 
 def arg_reduction(function: Callable[..., Any]) -> Handler:
     def handler(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
-        return needs(function(lazy(x), axis=dim, keepdims=keepdim))
+        x = lazy(x)
+        if x.ndim == 0:  # (torch's argmax of a 0-d tensor, along 0 or -1 too, is 0)
+            return asarray(np.zeros((), np.int64))
+        return needs(function(x, axis=dim, keepdims=keepdim))
 
     return handler
 
@@ -725,7 +734,8 @@ HANDLERS: dict[str, Handler] = {
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,
     "leaky_relu": lambda x, slope=0.01: needs(np.where(lazy(x) > 0, x, lazy(x) * slope)),
     "hardtanh": lambda x, low=-1.0, high=1.0: clamp(x, low, high),
-    "rsqrt": named("rsqrt"), "sigmoid": named("sigmoid"), "erf": named("erf"),
+    "rsqrt": float_unary(named("rsqrt")), "sigmoid": float_unary(named("sigmoid")),
+    "erf": float_unary(named("erf")),
     "silu": lambda x: lazy(x) * named("sigmoid")(x),
     "gelu": gelu, "clamp": clamp, "clamp_min": lambda x, low: clamp(x, low, None),
     "clamp_max": lambda x, high: clamp(x, None, high), "where": where,

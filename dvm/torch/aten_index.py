@@ -392,8 +392,11 @@ def index_reduce(x: Any, dim: Any, index: Any, source: Any, reduce: str,
     source's shape (every element of a slice of the source reduced into the slice of
     `x` its index names)."""
     x, index, source = lazy(x), lazy(index), lazy(source)
-    if x.ndim == 0 or index.ndim != 1 or source.ndim != x.ndim:
-        raise Unsupported("index_reduce of a 0-d tensor or index")
+    if x.ndim == 0 and source.ndim == 0:  # (torch's: as tensors of one element)
+        one = (reshaped(x, (1,)), dim, index, reshaped(source, (1,)), reduce, include_self)
+        return reshaped(index_reduce(*one), ())
+    if index.ndim != 1 or source.ndim != x.ndim:
+        raise Unsupported("index_reduce by a 0-d index, or of a source of another rank")
     axis = specialized(dim) % x.ndim
     along = reshaped(index, (*[1] * axis, index.shape[0], *[1] * (x.ndim - axis - 1)))
     spread = needs(np.broadcast_to(along, tuple(source.shape)))

@@ -36,7 +36,7 @@ from dvm.torch.aten import (
     widened,
 )
 from dvm.torch.aten_index import flat_add, flat_positions
-from dvm.torch.sizes import Quotient, Size, plain, specialized
+from dvm.torch.sizes import Size, plain, specialized
 
 INT64 = np.dtype(np.int64)
 
@@ -133,7 +133,8 @@ def padded(x: LazyArray, axis: int, low: Any, high: Any, fill: Any) -> LazyArray
     pieces = []
     for width in (low, high):
         shape = tuple(width if a == axis else d for a, d in enumerate(x.shape))
-        constant = asarray(np.asarray(fill, x.dtype))._node
+        given = fill if isinstance(fill, LazyArray) else asarray(np.asarray(fill, x.dtype))
+        constant = given.astype(x.dtype, copy=False)._node
         pieces.append(record.broadcast_to(constant, shape) if width else None)
     parts = [p for p in (pieces[0], x._node, pieces[1]) if p is not None]
     if len(parts) == 1:
@@ -147,8 +148,9 @@ def constant_pad(x: Any, pad: Sequence[Any], value: Any = 0) -> Any:
     """`constant_pad_nd`: `pad` holds (before, after) pairs from the last dim back; a
     positive width pads with `value`, a negative one cuts that many elements off."""
     x = given = lazy(x)
-    if len(pad) % 2 or len(pad) // 2 > x.ndim or isinstance(value, Size | Quotient | LazyArray):
+    if len(pad) % 2 or len(pad) // 2 > x.ndim or isinstance(value, LazyArray):
         raise Unsupported("a padding of more dims than the input, or by a computed value")
+    value = number(value, x)  # (a size of the call: a number a replay computes anew)
     for k in range(len(pad) // 2):
         axis, low, high = x.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
         if low < 0 or high < 0:
