@@ -1,8 +1,8 @@
 """Reads and reductions at indices (`dvm/torch/aten_index.py`): `scatter_reduce` by
-every reduction, `scatter` with a reduce, `index_reduce`, `index_fill`, `gather` by a
-shorter index; each compiled with `dynamic=True` over two sizes, against eager: with
-and without the target's own values, indices that repeat, positions nothing names,
-NaN, integers (a mean rounded toward -inf), and the gradients."""
+every reduction, `scatter` with a reduce, `index_reduce`, `index_fill`, `searchsorted`,
+`gather` by a shorter index; each compiled with `dynamic=True` over two sizes, against
+eager: with and without the target's own values, indices that repeat, positions
+nothing names, NaN, integers (a mean rounded toward -inf), and the gradients."""
 
 from __future__ import annotations
 
@@ -139,3 +139,24 @@ def test_gather_by_an_index_shorter_than_its_input_reads_the_first_elements() ->
         for n in (4, 7)
     ]
     on_dvm(gather, *calls)
+
+
+def test_searchsorted_by_rows_sides_a_sorter_and_a_number_runs_on_dvm() -> None:
+    def searched(sequence: Any, values: Any, shuffled: Any, order: Any) -> Any:
+        return (
+            torch.searchsorted(sequence, values),
+            torch.searchsorted(sequence, values, right=True, out_int32=True),
+            torch.searchsorted(shuffled, values, side="right", sorter=order),
+            torch.searchsorted(sequence[0], values),
+            torch.searchsorted(sequence[0], 0.5),
+        )
+
+    generator = torch.Generator().manual_seed(0)
+    calls = []
+    for n in (5, 9):
+        sequence = torch.randint(0, 6, (3, n), generator=generator).float().sort().values
+        values = torch.randint(-1, 7, (3, 4), generator=generator).float()
+        values[0, 0] = torch.nan  # (past every element, as torch's binary search puts it)
+        shuffled = sequence.gather(1, torch.rand(3, n, generator=generator).argsort(1))
+        calls.append((sequence, values, shuffled, torch.argsort(shuffled, dim=1, stable=True)))
+    on_dvm(searched, *calls)

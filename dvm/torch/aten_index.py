@@ -482,6 +482,28 @@ def sort(x: Any, dim: Any = -1, descending: bool = False, stable: Any = None) ->
     return LazyArray(record.reverse(values, (axis,))), needs(order)
 
 
+def searchsorted(sorted_sequence: Any, values: Any, out_int32: bool = False,
+                 right: bool = False, side: Any = None, sorter: Any = None) -> Any:  # fmt: skip
+    """Where each value would go in its row of the sorted sequence (`right`, or the side
+    "right": after equal ones): a count of the row's elements below it (or at or below),
+    compared as torch's binary search compares (`bucketize`), a number too; `sorter`,
+    the order that sorts each row, read first."""
+    sequence = lazy(sorted_sequence)
+    if sorter is not None:
+        sequence = gather(sequence, -1, sorter)
+    if not isinstance(values, LazyArray):  # (`searchsorted.Scalar`: a 0-d result)
+        values = asarray(np.asarray(values, sequence.dtype))
+    if sequence.ndim != 1 and (
+        values.ndim != sequence.ndim or tuple(values.shape[:-1]) != tuple(sequence.shape[:-1])
+    ):
+        raise Unsupported("a searchsorted of rows other than the values'")
+    after = np.expand_dims(values, -1)
+    rows = sequence if sequence.ndim == 1 else np.expand_dims(sequence, -2)
+    above = (rows > after) if right or side == "right" else (rows >= after)
+    counts = needs(np.logical_not(above)).sum(axis=-1)
+    return needs(counts.astype(np.int32 if out_int32 else np.int64))
+
+
 def argsort(x: Any, dim: Any = -1, descending: bool = False, stable: bool = False) -> Any:
     return sort(x, dim, descending)[1]
 
@@ -489,7 +511,7 @@ def argsort(x: Any, dim: Any = -1, descending: bool = False, stable: bool = Fals
 HANDLERS: dict[str, Handler] = {
     "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
     "scatter_reduce": scatter_reduce, "index_reduce": index_reduce,
-    "sort": sort, "argsort": argsort, "index": index,
+    "sort": sort, "argsort": argsort, "searchsorted": searchsorted, "index": index,
     "index_put": index_put,
 }  # fmt: skip
 """The ATen ops of this module, by name (`sort` and `sort.stable` alike: the second's
