@@ -249,3 +249,24 @@ def test_the_gradient_of_lgamma_and_polygamma_of_order_0_run_on_dvm() -> None:
     (expected,) = torch.autograd.grad(torch.lgamma(x * 1.5).sum(), x)
     torch.testing.assert_close(gradient, expected)
     torch.testing.assert_close(on_dvm(lambda t: torch.polygamma(0, t), x), torch.digamma(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_rounded_division_of_halves_rounds_as_torchs_loops(dtype: Any) -> None:
+    """Tensors by tensors: each step rounded to the dtype, as torch's vector loop; by a
+    number, in float32 rounded once, as its loop with a scalar. Bit for bit."""
+
+    def divisions(a: Any, b: Any) -> Any:
+        floor = torch.div(a, b, rounding_mode="floor")
+        return floor, torch.div(a, b, rounding_mode="trunc"), a // 0.3
+
+    generator = torch.Generator().manual_seed(0)
+    calls = []
+    for n in (50, 90):
+        a = (torch.randn(n, generator=generator) * 300).to(dtype)
+        b = (torch.randn(n, generator=generator) * 3).to(dtype)
+        b[0], a[1] = 0.0, torch.nan
+        calls.append((a, b))
+    for arguments, results in zip(calls, compiled_on_dvm(divisions, *calls), strict=True):
+        for actual, expected in zip(results, divisions(*arguments), strict=True):
+            assert_same(actual, expected, exact=True)

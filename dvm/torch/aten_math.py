@@ -13,7 +13,9 @@ bases 1 and -1); `div` with a rounding mode divides integers by a divisor holdin
 no zero only (torch raises for one, so such a call runs in torch); `isnan` and
 `isinf` of integers and bools are false; `exp2` of float32 computes in float64 (see
 `exp2`).
-Half-precision floats compute in float32 and round once, as torch's CPU kernels do.
+Half-precision floats compute in float32 and round once, as torch's CPU kernels do,
+but for a rounded division of two half tensors, rounded at each step as torch's
+vector loop (`half_divide`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dvm.lazy import LazyArray
+from dvm.lazy import LazyArray, asarray
 from dvm.lazy.record import extract_slice, insert_slice
 from dvm.numerics import is_float_dtype, working_dtype
 from dvm.torch.aten import (
@@ -203,14 +205,43 @@ def divide(a: Any, b: Any, rounding_mode: str | None = None) -> Any:
     if not of_floats:
         nonzero_divisor(b)
     a, b = number(a, b), number(b, a)
-    if of_floats:
-        dtype = np.result_type(*floats) if floats else FLOAT32
-        a, b = (x.astype(dtype) if isinstance(x, LazyArray) else x for x in (a, b))
+    if not of_floats:
+        if rounding_mode == "floor":
+            return needs(np.floor_divide(a, b))
+        return needs(np.floor_divide(a - np.fmod(a, b), b))  # (a - fmod(a, b) is exact)
+    dtype = np.result_type(*floats) if floats else FLOAT32
+    work = working_dtype(dtype)
+    if work != dtype and all(isinstance(x, LazyArray) for x in (a, b)):
+        return half_divide(a, b, rounding_mode, dtype)
+    # (halves by a number: in float32, rounded once, as torch's loop with a scalar)
+    a, b = (x.astype(work) if isinstance(x, LazyArray) else x for x in (a, b))
     if rounding_mode == "floor":
-        return needs(np.floor_divide(a, b))
-    if of_floats:
-        return needs(np.trunc(np.true_divide(a, b)))
-    return needs(np.floor_divide(a - np.fmod(a, b), b))  # (a - fmod(a, b) divides exactly)
+        return narrowed(needs(np.floor_divide(a, b)), dtype)
+    return narrowed(needs(np.trunc(np.true_divide(a, b))), dtype)
+
+
+def half_divide(a: Any, b: Any, rounding_mode: str, dtype: np.dtype[Any]) -> Any:
+    """A rounded division of float16 or bfloat16 tensors as torch's vector loop computes
+    it: each step in float32, rounded to the dtype (its scalar loop, which runs for a
+    single element, rounds once: they differ by an ulp or two)."""
+
+    def rounded(value: Any) -> LazyArray:
+        return narrowed(narrowed(needs(value), dtype), FLOAT32)
+
+    a, b = (
+        rounded(x if isinstance(x, LazyArray) else asarray(np.asarray(x, dtype))) for x in (a, b)
+    )
+    quotient = rounded(a / b)
+    if rounding_mode == "trunc":
+        return narrowed(needs(np.trunc(quotient)), dtype)
+    mod = rounded(np.fmod(a, b))
+    div = rounded(rounded(a - mod) / b)
+    signs_differ = (mod != 0) & ((b < 0) != (mod < 0))
+    div = needs(np.where(signs_differ, rounded(div - 1), div))
+    floor = needs(np.floor(div))
+    floor = np.where(rounded(div - floor) > 0.5, rounded(floor + 1), floor)
+    floor = np.where(div != 0, floor, np.copysign(0.0, quotient))
+    return narrowed(needs(np.where(b == 0, quotient, floor)), dtype)
 
 
 def nonzero_divisor(b: Any) -> None:
