@@ -270,3 +270,14 @@ def test_a_rounded_division_of_halves_rounds_as_torchs_loops(dtype: Any) -> None
     for arguments, results in zip(calls, compiled_on_dvm(divisions, *calls), strict=True):
         for actual, expected in zip(results, divisions(*arguments), strict=True):
             assert_same(actual, expected, exact=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_sigmoid_and_silu_of_halves_are_rounded_once(dtype: Any) -> None:
+    """As torch's kernels: in float32, rounded once (a rounding per step would put a
+    quarter of bfloat16's sigmoids an ulp off, and their gradients, `1 - s`, further)."""
+    x = torch.linspace(-12, 12, 4001).to(dtype)
+    sigmoid, silu = on_dvm(lambda t: (torch.sigmoid(t), torch.nn.functional.silu(t)), x)
+    assert torch.equal(sigmoid, torch.sigmoid(x))
+    # (float32's exp, numpy's and torch's, may round a silu within 1e-8 of a tie apart)
+    assert int((silu != torch.nn.functional.silu(x)).sum()) <= 2

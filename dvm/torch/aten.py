@@ -125,6 +125,12 @@ def named(name: str) -> Handler:
     return handler
 
 
+def rounded_once(function: Callable[[Any], Any]) -> Handler:
+    """`function` of a half-precision float in float32, rounded once, as torch's kernels
+    compute it (the VM's composite `sigmoid` rounds at each step)."""
+    return lambda x: narrowed(needs(function(widened(lazy(x)))), lazy(x).dtype)
+
+
 def gelu(x: Any, approximate: str = "none") -> Any:
     """(Halves in float32, rounded once, as torch's kernel.)"""
     x = lazy(x)
@@ -734,9 +740,9 @@ HANDLERS: dict[str, Handler] = {
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,
     "leaky_relu": lambda x, slope=0.01: needs(np.where(lazy(x) > 0, x, lazy(x) * slope)),
     "hardtanh": lambda x, low=-1.0, high=1.0: clamp(x, low, high),
-    "rsqrt": float_unary(named("rsqrt")), "sigmoid": float_unary(named("sigmoid")),
-    "erf": float_unary(named("erf")),
-    "silu": lambda x: lazy(x) * named("sigmoid")(x),
+    "rsqrt": float_unary(named("rsqrt")),  # (halves rounded twice, as torch's scalar loop)
+    "sigmoid": float_unary(rounded_once(named("sigmoid"))), "erf": float_unary(named("erf")),
+    "silu": rounded_once(lambda x: x / (1 + np.exp(-x))),  # (torch's order)
     "gelu": gelu, "clamp": clamp, "clamp_min": lambda x, low: clamp(x, low, None),
     "clamp_max": lambda x, high: clamp(x, None, high), "where": where,
     "masked_fill": masked_fill,
