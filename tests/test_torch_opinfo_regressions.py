@@ -257,9 +257,10 @@ def test_index_select_and_gather_of_a_0d_tensor_run_in_torch() -> None:
 
 def test_the_zero_tensor_of_the_backward_of_sgn_is_read_as_zeros() -> None:
     """`sgn`'s derivative of a real input is torch's zero tensor (no memory, which
-    `Tensor.numpy` refuses): the backward graph's op making it runs in torch."""
-    for size in (4, 7):
-        x = torch.randn(size, 3, generator=torch.Generator().manual_seed(size))
+    `Tensor.numpy` refuses): the backward graph's op making it runs in torch. In
+    bfloat16 too, which crosses as int16 bits."""
+    for size, dtype in [(4, torch.float32), (7, torch.float32), (5, torch.bfloat16)]:
+        x = torch.randn(size, 3, generator=torch.Generator().manual_seed(size)).to(dtype)
         x.requires_grad_(True)
         compiled(lambda x: torch.sgn(x))(x).sum().backward()
         assert x.grad is not None

@@ -80,12 +80,12 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
     """The tensor's memory as an array (detached: numpy sees no autograd)."""
     if tensor.requires_grad:  # (`detach` costs a new tensor object: only where needed)
         tensor = tensor.detach()
-    if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(bfloat16())
     try:
+        if tensor.dtype == torch.bfloat16:
+            return tensor.view(torch.int16).numpy().view(bfloat16())
         return tensor.numpy()
     except RuntimeError:  # (a zero tensor, as the backward of `sgn` makes, has no memory)
-        return tensor.numpy(force=True)
+        return to_numpy(torch.zeros(tensor.shape, dtype=tensor.dtype))
 
 
 def to_pairs(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
