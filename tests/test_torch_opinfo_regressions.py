@@ -422,3 +422,19 @@ def test_float_functions_of_integers_and_a_padding_by_an_int_of_the_call_run_on_
         (torch.ones(2, 5, dtype=torch.int8), 4),
     )
     assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+
+
+def test_floor_ceil_trunc_and_round_of_integers_are_copies_on_dvm() -> None:
+    """torch's keep the dtype (numpy's would be floats); with decimals, or of bools,
+    torch raises."""
+
+    def rounded(x: Any) -> Any:
+        return torch.floor(x), torch.ceil(x), torch.trunc(x), torch.round(x)
+
+    before = len(dvm.torch.reports())
+    check(rounded, (torch.arange(-5, 6, dtype=torch.int8),), (torch.arange(9).reshape(3, 3),))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+    with pytest.raises(NotImplementedError):
+        compiled(lambda x: torch.round(x, decimals=2))(torch.arange(4))
+    with pytest.raises(NotImplementedError):
+        compiled(torch.floor)(torch.tensor([True, False]))

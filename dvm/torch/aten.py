@@ -103,6 +103,19 @@ def unary(function: Callable[[Any], Any]) -> Handler:
     return lambda x: needs(function(lazy(x)))
 
 
+def to_integer(function: Callable[[Any], Any]) -> Handler:
+    """`floor`, `ceil`, `trunc`: of an integer tensor, a copy of it, as torch's (numpy's
+    would be floats); of bools, torch raises."""
+
+    def handler(x: Any) -> Any:
+        x = lazy(x)
+        if x.dtype.kind == "b":
+            raise Unsupported("a rounding of bools")
+        return needs(function(x) if is_float_dtype(x.dtype) else x.copy())
+
+    return handler
+
+
 def float_unary(function: Callable[[Any], Any]) -> Handler:
     """A unary op whose result is a float: torch computes a bool or integer tensor in
     float32 (its default dtype), where numpy would compute a bool or an int8 in float16
@@ -733,8 +746,8 @@ HANDLERS: dict[str, Handler] = {
     "atan": float_unary(np.arctan), "sinh": float_unary(np.sinh), "cosh": float_unary(np.cosh),
     "asinh": float_unary(np.arcsinh), "acosh": float_unary(np.arccosh),
     "atanh": float_unary(np.arctanh), "logical_xor": binary(np.logical_xor),
-    "expm1": float_unary(np.expm1), "floor": unary(np.floor), "ceil": unary(np.ceil),
-    "trunc": unary(np.trunc), "sign": unary(np.sign),
+    "expm1": float_unary(np.expm1), "floor": to_integer(np.floor),
+    "ceil": to_integer(np.ceil), "trunc": to_integer(np.trunc), "sign": unary(np.sign),
     "reciprocal": float_unary(np.reciprocal),
     "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,

@@ -133,9 +133,12 @@ def round_decimals(x: Any, decimals: int = 0) -> Any:
 
 
 def rounding(x: Any, decimals: int = 0) -> Any:
-    """`round` (`aten.round.default` and `aten.round.decimals`)."""
+    """`round` (`aten.round.default` and `aten.round.decimals`); of integers, a copy
+    (torch raises for integers with decimals: `round_decimals` leaves them to it)."""
+    if lazy(x).dtype.kind == "b":
+        raise Unsupported("a rounding of bools")
     if decimals == 0:
-        return needs(np.rint(lazy(x)))
+        return needs(np.rint(lazy(x))) if is_float_dtype(lazy(x).dtype) else lazy(x).copy()
     return round_decimals(x, decimals)
 
 
