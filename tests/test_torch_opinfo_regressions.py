@@ -438,3 +438,32 @@ def test_floor_ceil_trunc_and_round_of_integers_are_copies_on_dvm() -> None:
         compiled(lambda x: torch.round(x, decimals=2))(torch.arange(4))
     with pytest.raises(NotImplementedError):
         compiled(torch.floor)(torch.tensor([True, False]))
+
+
+def test_vector_norms_of_order_0_of_a_0d_tensor_and_with_a_dtype_run_on_dvm() -> None:
+    """Order 0 counts the nonzero elements; a 0-d tensor's norm is its magnitude;
+    `renorm` takes norms with a dtype (torch casts first). With their gradients."""
+
+    def norms(x: Any, scalar: Any) -> Any:
+        return (
+            torch.linalg.vector_norm(scalar, 6),
+            torch.norm(x, 0),
+            torch.linalg.vector_norm(x, 0, dim=1),
+            torch.renorm(x, 2, 1, 0.5),
+            torch.linalg.vector_norm(x, 2, dim=1, dtype=torch.float64),
+        )
+
+    def gradients(fn: Callable[..., Any], x: Any, scalar: Any) -> Any:
+        leaves = [x.clone().requires_grad_(), scalar.clone().requires_grad_()]
+        results = [r for r in fn(*leaves) if r.requires_grad]
+        return torch.autograd.grad(sum(r.float().sum() for r in results), leaves)
+
+    run = compiled(norms)
+    before = len(dvm.torch.reports())
+    for n in (5, 7):
+        x = cube(n, seed=n).bfloat16()
+        x[0, 0, 0] = 0
+        scalar = torch.tensor(-1.5, dtype=torch.bfloat16)
+        torch.testing.assert_close(run(x, scalar), norms(x, scalar))
+        torch.testing.assert_close(gradients(run, x, scalar), gradients(norms, x, scalar))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])

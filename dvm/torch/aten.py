@@ -617,13 +617,18 @@ def repeat(x: Any, sizes: Sequence[Any]) -> Any:
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
                 dtype: Any = None) -> Any:  # fmt: skip
-    """`linalg_vector_norm` of a float tensor: `ord` 1, 2, inf, -inf or another p > 0
-    (halves in float32, rounded once, as torch's kernel: not each power rounded)."""
-    x = lazy(x)
-    p = ord if isinstance(ord, int | float) and not isinstance(ord, bool) else 0
-    if dtype is not None or not is_float_dtype(x.dtype) or not (p > 0 or p == -math.inf):
+    """`linalg_vector_norm` of a float tensor (cast to `dtype` first, as torch's): `ord`
+    1, 2, inf, -inf or another p > 0 (halves in float32, rounded once, as torch's
+    kernel: not each power rounded), or 0, the count of nonzero elements."""
+    x = lazy(x) if dtype is None else narrowed(lazy(x), numpy_dtype(dtype, None))
+    p = ord if isinstance(ord, int | float) and not isinstance(ord, bool) else -1
+    if not is_float_dtype(x.dtype) or not (p >= 0 or p == -math.inf):
         raise Unsupported("this vector norm")
-    axes = None if dim is None or dim == [] else tuple(specialized(d) for d in dim)
+    axes = None if x.ndim == 0 or not dim else tuple(specialized(d) for d in dim)
+    if p == 0:
+        return needs(needs(x != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype))
+    if x.ndim == 0:  # (its magnitude, whatever p: `dvm.lazy` takes norms along dims)
+        return needs(np.absolute(x))
     node = vector_norm_of(widened(x)._node, p, axes, keepdim)
     return narrowed(needs(None if node is None else LazyArray(node)), x.dtype)
 
