@@ -250,9 +250,16 @@ def test_a_cast_with_a_memory_format_runs_on_dvm_with_eagers_strides() -> None:
     assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
 
 
-def test_index_select_and_gather_of_a_0d_tensor_run_in_torch() -> None:
+def test_index_select_and_gather_of_a_0d_tensor_run_on_dvm() -> None:
+    """torch takes its one element by ids that must be 0 (a 0-d result for
+    index_select, the index's shape for gather)."""
+    before = len(dvm.torch.reports())
     check(lambda x, ids: torch.index_select(x, 0, ids) * 2, (torch.tensor(3.0), torch.tensor([0])))
     check(lambda x, ids: torch.gather(x, 0, ids) * 2, (torch.tensor(3.0), torch.tensor(0)))
+    check(lambda x, ids: torch.gather(x, 0, ids) * 2, (torch.tensor(3.0), torch.tensor([0, 0])))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+    with pytest.raises(IndexError):
+        compiled(lambda x, ids: torch.gather(x, 0, ids + 1))(torch.tensor(3.0), torch.tensor([0]))
 
 
 def test_the_zero_tensor_of_the_backward_of_sgn_is_read_as_zeros() -> None:

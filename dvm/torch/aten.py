@@ -550,16 +550,6 @@ def embedding(weight: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
     return LazyArray(record.take(weight._node, checked(indices, weight.shape[0])._node, 0))
 
 
-def index_select(x: Any, dim: int, index: Any) -> Any:
-    x = lazy(x)
-    if x.ndim == 0:  # (torch takes its one element by an index of one id)
-        raise Unsupported("index_select of a 0-d tensor")
-    axis = specialized(dim) % max(x.ndim, 1)
-    if lazy(index).ndim != 1:
-        raise Unsupported("index_select of a 0-d index")
-    return LazyArray(record.take(x._node, checked(index, x.shape[axis])._node, axis))
-
-
 def one_index(x: LazyArray, indices: Sequence[Any]) -> tuple[int, LazyArray]:
     """The dim and the ids of an `index`/`index_put` by one integer tensor, wrapped and
     checked (a boolean mask, or several index tensors: Unsupported)."""
@@ -778,7 +768,7 @@ HANDLERS: dict[str, Handler] = {
     "convert_element_type": lambda x, dtype: to_copy(x, dtype), "scalar_tensor": scalar_tensor,
     "sym_size": lambda x, axis: lazy(x).shape[specialized(axis)],
     "sym_numel": lambda x: lazy(x).size,
-    "embedding": embedding, "index_select": index_select,
+    "embedding": embedding,
     "index_add": index_add,
     "linalg_vector_norm": vector_norm, "flip": flip, "repeat": repeat, "topk": topk,
     "bitwise_xor": binary(np.bitwise_xor), "__lshift__": binary(np.left_shift),

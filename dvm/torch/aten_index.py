@@ -173,12 +173,37 @@ def flat_index(x: LazyArray, indices: Sequence[Any]) -> tuple[LazyArray, int, La
     return merged, first, flat
 
 
+def index_select(x: Any, dim: int, index: Any) -> Any:
+    """A `take` along `dim` by a 1-d index; of a 0-d tensor, by an index of one id, a
+    0-d tensor (`of_one_element`)."""
+    x, index = lazy(x), lazy(index)
+    if x.ndim == 0:
+        if index.size != 1:
+            raise Unsupported("index_select of a 0-d tensor by several ids")  # (torch raises)
+        return reshaped(of_one_element(x, index), ())
+    axis = specialized(dim) % x.ndim
+    if index.ndim != 1:
+        raise Unsupported("index_select of a 0-d index")
+    return LazyArray(record.take(x._node, checked(index, x.shape[axis])._node, axis))
+
+
+def of_one_element(x: LazyArray, index: LazyArray) -> LazyArray:
+    """A 0-d tensor's element at each of `index`'s ids (each 0, or an `IndexError`), in
+    `index`'s shape."""
+    flat = reshaped(index, (index.size,))
+    taken = LazyArray(record.take(reshaped(x, (1,))._node, checked(flat, 1)._node, 0))
+    return reshaped(taken, index.shape)
+
+
 def gather(x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
     """`take_along_axis` by an index of the input's rank; one shorter than the input in
-    the other dims (as torch's may be) reads their first elements."""
+    the other dims (as torch's may be) reads their first elements. Of a 0-d tensor, by
+    a 0-d or 1-d index: `of_one_element`."""
     x, index = lazy(x), lazy(index)
-    if x.ndim == 0:  # (torch takes its one element by a 0-d index)
-        raise Unsupported("gather of a 0-d tensor")
+    if x.ndim == 0:
+        if index.ndim > 1:
+            raise Unsupported("gather of a 0-d tensor by an index of several dims")
+        return of_one_element(x, index)
     axis = specialized(dim) % x.ndim
     specs = target_block(x, index, axis)
     block = x if specs is None else LazyArray(record.extract_slice(x._node, specs))
@@ -509,7 +534,7 @@ def argsort(x: Any, dim: Any = -1, descending: bool = False, stable: bool = Fals
 
 
 HANDLERS: dict[str, Handler] = {
-    "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
+    "gather": gather, "index_select": index_select, "scatter": scatter, "scatter_add": scatter_add,
     "scatter_reduce": scatter_reduce, "index_reduce": index_reduce,
     "sort": sort, "argsort": argsort, "searchsorted": searchsorted, "index": index,
     "index_put": index_put,
