@@ -474,3 +474,15 @@ def test_vector_norms_of_order_0_of_a_0d_tensor_and_with_a_dtype_run_on_dvm() ->
         torch.testing.assert_close(run(x, scalar), norms(x, scalar))
         torch.testing.assert_close(gradients(run, x, scalar), gradients(norms, x, scalar))
     assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])
+
+
+def test_a_cast_of_a_real_tensor_to_a_complex_dtype_runs_on_dvm() -> None:
+    """Its real part, beside an imaginary part of 0 (`x.cfloat()`, an FFT's input)."""
+
+    def cast(x: Any) -> Any:
+        return x.to(torch.complex64), x.cdouble() * 2j, torch.view_as_real(x.cfloat() + 1)
+
+    before = len(dvm.torch.reports())
+    check(cast, (torch.arange(-3, 5, dtype=torch.int8),), (torch.arange(7, dtype=torch.int8),))
+    check(cast, (cube(3)[0],), (torch.tensor([True, False]),))
+    assert not any(r["fallbacks"] for r in dvm.torch.reports()[before:])

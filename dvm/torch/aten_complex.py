@@ -258,9 +258,13 @@ def copy_of(z: Any, *args: Any, **kwargs: Any) -> Complex:
 
 
 def to_copy(z: Any, dtype: Any = None, **kwargs: Any) -> Complex:
-    """A copy, or a cast between complex64 and complex128 (of each part)."""
+    """A copy, or a cast between complex64 and complex128 (of each part); a real
+    tensor cast to a complex dtype is its real part, beside an imaginary part of 0."""
     if dtype is not None and dtype not in COMPLEX_PARTS:
         raise Unsupported(f"a cast of a complex tensor to {dtype}")
+    if not isinstance(z, Complex) and dtype is not None:
+        real = aten.to_copy(z, COMPLEX_PARTS[dtype], **kwargs)
+        return joined(real, needs(np.zeros_like(real)))
     pairs = pairs_of(z)
     if dtype is None:
         return Complex(pairs.copy())
