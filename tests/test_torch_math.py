@@ -281,3 +281,16 @@ def test_sigmoid_and_silu_of_halves_are_rounded_once(dtype: Any) -> None:
     assert torch.equal(sigmoid, torch.sigmoid(x))
     # (float32's exp, numpy's and torch's, may round a silu within 1e-8 of a tie apart)
     assert int((silu != torch.nn.functional.silu(x)).sum()) <= 2
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_erfcx_keeps_its_relative_precision_up_to_any_size(dtype: Any) -> None:
+    """`exp(x^2) erfc(x)` from -26 (where it is 1.4e294) to 1e300, and at the edges
+    (torch has none of halves)."""
+    sizes = torch.logspace(0, 300, 31, dtype=torch.float64)
+    x = torch.cat([torch.linspace(-26, 30, 2001, dtype=torch.float64), sizes])
+    x = torch.cat([x.to(dtype), every_pair(dtype)[0][:: len(EDGES)]])
+    actual, expected = on_dvm(torch.special.erfcx, x), torch.special.erfcx(x)
+    finfo = torch.finfo(dtype)
+    rtol = 1e-13 if dtype == torch.float64 else 4 * finfo.eps
+    torch.testing.assert_close(actual, expected, rtol=rtol, atol=finfo.tiny, equal_nan=True)

@@ -6,7 +6,8 @@ elementwise ops (see `aten`), in float64 and rounded once to the result's dtype.
 smooth function of |x|, whose polynomial approximations are fitted here, the first
 time they are needed, as `vm/erf.py` fits erf's: Chebyshev interpolants of degree
 16 on pieces of |x|, of values computed by mpmath (which sympy depends on) to 40
-digits. Their relative error is below 4e-15.
+digits. Their relative error is below 4e-15. `special_erfcx`, `exp(x^2) erfc(x)`, is
+the same polynomials without the exponential.
 
 `lgamma` and `digamma` (lgamma's derivative, `polygamma` of order 0) are Stirling's
 series from 8 (digamma's from 10) on, their argument shifted up by the recurrence
@@ -25,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray
+from dvm.numerics import working_dtype
 from dvm.torch.aten import Handler, Unsupported, needs
 from dvm.torch.aten_math import floats, narrowed
 
@@ -99,14 +101,10 @@ def chosen(masks: Sequence[LazyArray], values: Sequence[Any]) -> Any:
     return needs(result)
 
 
-def erfc(x: Any) -> Any:
-    """erfc by `erfc_pieces`, one polynomial per element, whose coefficients are chosen
-    by its piece; `exp(-a^2)` as `exp(-hi^2) exp(-lo (a + hi))` for `a = hi + lo`, hi
-    of 12 fractional bits (so hi^2 is exact, and the exponent is exact to an ulp); 2
-    less that for x < 0; 0 at inf, 2 at -inf, NaN at NaN."""
-    (x,), result = floats(x)
-    x = narrowed(x, FLOAT64)
-    a = np.minimum(np.absolute(x), 30.0)  # (erfc underflows from 27 on; NaN stays)
+def scaled_erfc(a: LazyArray) -> tuple[LazyArray, Any]:
+    """For a = |x| >= 0, by `erfc_pieces` (one polynomial per element, whose
+    coefficients are chosen by its piece): where a < 1, the mask, and erf(a) / a;
+    elsewhere `exp(a^2) erfc(a)` (erfcx)."""
     pieces = erfc_pieces()
     masks = [a < pieces[1].low, a < pieces[2].low, a < pieces[2].high]
     arguments = (a * a, a, a, 1 / (a * a))  # (each piece's function's argument)
@@ -115,11 +113,43 @@ def erfc(x: Any) -> Any:
     for k in reversed(range(DEGREE + 1)):
         term = chosen(masks, [constant(p.coefficients[k]) for p in pieces])
         polynomial = term if polynomial is None else polynomial * s + term
+    return masks[0], needs(np.where(masks[2], polynomial, polynomial / a))
+
+
+def gaussian(a: Any, sign: float) -> Any:
+    """`exp(sign a^2)` as `exp(sign hi^2) exp(sign lo (a + hi))` for `a = hi + lo`, hi
+    of 12 fractional bits (hi^2 is exact, so the exponent is exact to an ulp)."""
     hi = np.rint(a * 4096.0) * (1 / 4096.0)
-    gaussian = np.exp(-(hi * hi)) * np.exp(-((a - hi) * (a + hi)))
-    scaled = gaussian * needs(np.where(masks[2], polynomial, polynomial / a))
-    positive = needs(np.where(masks[0], 1 - a * polynomial, scaled))
+    return np.exp(sign * (hi * hi)) * np.exp(sign * ((a - hi) * (a + hi)))
+
+
+def erfc(x: Any) -> Any:
+    """`1 - a erf(a)/a` below 1, `exp(-a^2) erfcx(a)` from 1 on, for a = |x|
+    (`scaled_erfc`); 2 less that for x < 0; 0 at inf, 2 at -inf, NaN at NaN."""
+    (x,), result = floats(x)
+    x = narrowed(x, FLOAT64)
+    a = needs(np.minimum(np.absolute(x), 30.0))  # (erfc underflows from 27 on; NaN stays)
+    small, polynomial = scaled_erfc(a)
+    positive = needs(np.where(small, 1 - a * polynomial, gaussian(a, -1.0) * polynomial))
     return narrowed(needs(np.where(x < 0, 2 - positive, positive)), result)
+
+
+def erfcx(x: Any) -> Any:
+    """`exp(x^2) erfc(x)`: `exp(a^2) (1 - a erf(a)/a)` below 1, the polynomial itself
+    from 1 on (`scaled_erfc`: no exponential, to any size); for x < 0,
+    `2 exp(x^2) - erfcx(|x|)`, inf from -26.7 on, with x^2 rounded to the result's
+    dtype, as torch's (in float32, 4e-6 off at -8: eager's answer). torch has no
+    erfcx of halves."""
+    (x,), result = floats(x)
+    if working_dtype(result) != result:
+        raise Unsupported("erfcx of a half-precision float")  # (torch raises)
+    x = narrowed(x, FLOAT64)
+    a = needs(np.absolute(x))
+    small, polynomial = scaled_erfc(a)
+    square = narrowed(narrowed(needs(a * a), result), FLOAT64)
+    growth = np.exp(np.minimum(square, 900.0))  # (inf from 26.7 on; NaN stays)
+    positive = needs(np.where(small, growth * (1 - a * polynomial), polynomial))
+    return narrowed(needs(np.where(x < 0, 2 * growth - positive, positive)), result)
 
 
 STIRLING_LGAMMA = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
@@ -201,6 +231,7 @@ def polygamma(order: int, x: Any) -> Any:
 
 
 HANDLERS: dict[str, Handler] = {
-    "erfc": erfc, "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
+    "erfc": erfc, "special_erfcx": erfcx,
+    "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
