@@ -140,7 +140,8 @@ class Kernel:
         binary: vm.Program | None = None,
     ) -> Kernel:
         """The kernel of a bytecode program taking `inputs` inputs. With `prepare`, what
-        every shape shares is made now (`vm.prepare`); otherwise at its first launch.
+        every shape shares is made now (`vm.prepare`, but for the unplanned launcher, made
+        at its first launch); otherwise at its first launch.
         `binary` is its program as decoded from a binary, whose arguments must be those
         `program_op` declares (then `program_op` needs to hold its declarations only)."""
         from dvm.lowering.bytecode_to_vm import to_program
@@ -184,7 +185,10 @@ class Kernel:
         if ahead:  # what a compile makes now (a hit leaves it to the first launch)
             kernel.sizes  # noqa: B018 (the cached property made)
             if plain["prepare"]:
-                vm.prepare(program, device_spec)
+                # the unplanned launcher at the first launch: compiling it is up to a
+                # tenth of a small program's compile, and a kernel not launched (the branch
+                # not taken) never pays it; the fast path, a cost per new shape, is made now
+                vm.prepare(program, device_spec, launcher=False)
         return kernel
 
     def run(

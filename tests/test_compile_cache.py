@@ -358,12 +358,16 @@ def test_a_hit_prepares_each_kernel_at_its_first_launch(
 ) -> None:
     """A hit generates no kernel's Python (its unplanned launch, its fast path, its
     output sizes): a kernel's first launch does (its fast path, after a few shapes),
-    and computes what the compile's kernels, prepared ahead, compute. The kernels of
-    the branch not taken stay unprepared."""
+    and computes what the compile's kernels, prepared ahead (their fast paths), compute.
+    The kernels of the branch not taken stay unprepared."""
 
     def prepared(program: dvm.runtime.CompiledProgram) -> set[str]:
         kernels = program.variants[frozenset()].kernels.items()
-        return {n for n, k in kernels if k.specializer.static.unplanned}
+        return {
+            n
+            for n, k in kernels
+            if k.specializer.static.fast_paths or k.specializer.static.unplanned
+        }
 
     def sized(program: dvm.runtime.CompiledProgram) -> set[str]:
         """The kernels whose output sizes' function is made (a cached property)."""

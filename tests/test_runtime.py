@@ -1181,6 +1181,34 @@ def test_a_fallback_kernel_is_prepared_at_its_first_launch(
     assert ready(built["layernorm_k0"])
 
 
+def test_a_compile_leaves_each_launcher_to_its_first_launch(
+    examples_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile makes each kernel's fast path, not its unplanned launcher: a kernel's
+    first launch makes that, once (a new shape makes none), and the kernel of the
+    branch not taken never does. What the launches compute is unchanged."""
+    program = dvm.compile(examples_dir / "if_else_add.mlir", cache=False)
+    kernels = program.variants[frozenset()].kernels
+
+    def with_launcher() -> set[str]:
+        return {n for n, k in kernels.items() if k.specializer.static.unplanned}
+
+    assert with_launcher() == set()
+    x = np.ones((3, 4), np.float32)
+    np.testing.assert_array_equal(program(x), 3 * x)  # x + 1 + x: the `then` branch
+    taken = with_launcher()
+    branches = {n for n in kernels if not n.endswith("_rows") and n != "if_else_add_k0"}
+    assert len(taken & branches) == 1 and len(taken) == 2
+    made: list[object] = []
+    unplanned = importlib.import_module("dvm.vm.unplanned")
+    launcher = unplanned.Launcher
+    monkeypatch.setattr(unplanned, "Launcher", lambda *a: made.append(a) or launcher(*a))
+    np.testing.assert_array_equal(program(np.ones((5, 2), np.float32)), np.full((5, 2), 3.0))
+    assert made == []  # a new shape of the same branch: no code made
+    np.testing.assert_array_equal(program(-x), -3 * x)  # x - 1 + x: the other branch
+    assert len(made) == 1 and with_launcher() == taken | branches
+
+
 RANK_9 = """\
 func.func @f(%x: tensor<?x?x?x?x?x?x?x?x?xf32>) -> tensor<?x?x?x?x?x?x?x?x?xf32> {
   %y = tensor.exp %x : tensor<?x?x?x?x?x?x?x?x?xf32>

@@ -49,13 +49,15 @@ binding the other cores' classes costs more than they save on a shape that may n
 back; they bind when the shape does."""
 
 
-def prepare(program: Program, device: DeviceSpec) -> Program:
+def prepare(program: Program, device: DeviceSpec, launcher: bool = True) -> Program:
     """Do at once what every shape of `program` shares and its first launch would do
-    otherwise: validation, the fast path (for `device`) and the unplanned executor's code,
-    so that a first call pays only for its shape. Returns the program. (The device's
+    otherwise: validation, the fast path (for `device`) and, with `launcher`, the
+    unplanned executor's code, so that a first call pays only for its shape (without it,
+    the program's first launch makes that code, once). Returns the program. (The device's
     local memory is mapped as launches reach it: see `DeviceMemory.reach`.)"""
     fast_function(program, device)
-    generated(program)
+    if launcher:
+        generated(program)
     return program
 
 
