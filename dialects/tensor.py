@@ -324,7 +324,40 @@ def elementwise_class(spec: ElementwiseSpec) -> type[IRDLOperation]:
     }
     class_name = "".join(part.capitalize() for part in spec.name.split("_")) + "Op"
     op = irdl_op_definition(cast(type[IRDLOperation], type(class_name, (base,), namespace)))
-    return with_syntax_in_errors(op, base.SYNTAX.format(name=op.name))
+    return with_syntax_in_errors(with_plain_verify(op, base), base.SYNTAX.format(name=op.name))
+
+
+def with_plain_verify(op: type[IRDLOperation], base: type[IRDLOperation]) -> type[IRDLOperation]:
+    """`op`, whose verifier accepts a plain op (its operands and one result ranked
+    tensors, as IRDL's definition wants them, nothing else) without IRDL's generic walk
+    of its definition, then runs `base`'s own checks: a program's elementwise ops are
+    most of its ops, and the generic walk costs each about 1,200 bytecodes. Any other
+    op takes the generic walk, which says what is wrong."""
+    generic, own = op.verify_, base.verify_
+    op_def = op.get_irdl_definition()
+    arity, same_type = len(op_def.operands), UnaryOp in op.__mro__
+    assert not op_def.attributes and not op_def.properties and not op_def.regions
+
+    def verify_(self: IRDLOperation) -> None:
+        operands, results = self.operands, self.results
+        plain = (
+            len(operands) == arity
+            and len(results) == 1
+            and not self.properties
+            and not self.regions
+            and not self.successors
+            and all(type(v.type) is TensorType for v in operands)
+            and type(results[0].type) is TensorType
+            and (not same_type or operands[0].type == results[0].type)
+        )
+        if not plain:
+            return generic(self)
+        for trait in op_def.traits:
+            trait.verify(self)
+        own(self)
+
+    op.verify_ = verify_  # pyright: ignore[reportAttributeAccessIssue]
+    return op
 
 
 _VALUE = r"\s*%[\w$.-]+\s*"
