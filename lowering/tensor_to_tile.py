@@ -14,6 +14,7 @@ The host function keeps its control flow and calls the kernels with
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,9 +155,15 @@ class Lifetimes:
     made: dict[SSAValue, int]
     last_use: dict[SSAValue, int]
 
-    def alive(self, value: SSAValue, i: int) -> bool:
-        """Whether `value` is alive as op `i` runs (made before it, used by it or later)."""
-        return self.made[value] < i <= self.last_use[value]
+    def held(self, sizes: dict[SSAValue, int]) -> list[int]:
+        """The sum of `sizes` over the values alive as each op runs (made before it, used
+        by it or later), at each position of the ops and past the last: one pass over the
+        values' spans, where testing every value at every position is quadratic."""
+        steps = [0] * (len(self.ops) + 2)
+        for value, size in sizes.items():
+            steps[self.made[value] + 1] += size
+            steps[self.last_use[value] + 1] -= size
+        return list(itertools.accumulate(steps[:-1]))
 
 
 def lifetimes(fusion: t.FusionOp) -> Lifetimes:
@@ -197,9 +204,7 @@ def live_bytes(life: Lifetimes, domain: Domain) -> tuple[int, int]:
             widest = max(widest, size)
             if spanned(domain, v) >= full:
                 sizes[v] = size
-    peak = 0
-    for i in range(len(life.ops) + 1):
-        peak = max(peak, sum(size for v, size in sizes.items() if life.alive(v, i)))
+    peak = max(life.held(sizes))
     # registers are reused only by tiles of their kind: a kernel mixing element
     # types (an argmax's i64 indices beside its i32 values) may hold more than that
     by_kind = kind_peaks(life, domain, lambda spans: spans >= full)
@@ -246,18 +251,15 @@ def kind_peaks(
         if isinstance(v.type, TensorType) and spans and counted(spans):
             kinds[v] = (tile_spans(domain, v), v.type.element_type)
             sizes[v] = value_bytes(v)
-    peaks: dict[Kind, int] = {}
-    for i in range(len(ops) + 1):
-        alive = [v for v in kinds if life.alive(v, i)]
-        if i < len(ops):
-            made = new_registers(ops[i], kinds, last_use, i)
-            alive += made * 2 if chunks and isinstance(ops[i], t.ReduceOp) else made
-        held: dict[Kind, int] = {}
-        for v in alive:
-            held[kinds[v]] = held.get(kinds[v], 0) + sizes[v]
-        for kind, size in held.items():
-            peaks[kind] = max(peaks.get(kind, 0), size)
-    return sum(peaks.values())
+    of_kind: dict[Kind, dict[SSAValue, int]] = {}
+    for v, kind in kinds.items():
+        of_kind.setdefault(kind, {})[v] = sizes[v]
+    held = {kind: life.held(values) for kind, values in of_kind.items()}
+    for i, op in enumerate(ops):  # the new registers of op i, beside what is alive there
+        made = new_registers(op, kinds, last_use, i)
+        for v in made * 2 if chunks and isinstance(op, t.ReduceOp) else made:
+            held[kinds[v]][i] += sizes[v]
+    return sum(max(bytes_at) for bytes_at in held.values())
 
 
 def new_registers(

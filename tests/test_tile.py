@@ -41,7 +41,7 @@ from dvm.dialects import tile
 from dvm.dialects.expr import symbol
 from dvm.dialects.tensor import KernelKind, KernelKindAttr
 from dvm.ir import make_context
-from dvm.lowering.tensor_to_tile import DEVICES, element_bytes
+from dvm.lowering.tensor_to_tile import DEVICES, Lifetimes, element_bytes
 from dvm.lowering.tiling import (
     SMALL_WORK_BYTES,
     TilePlan,
@@ -278,6 +278,17 @@ def test_outputs_beside_an_empty_reduced_axis_are_stored(device: str) -> None:
         np.testing.assert_array_equal(yx, np.abs(x))
         np.testing.assert_array_equal(o, q[:, None] + x)
         assert m == (o.max() if o.size else -np.inf)
+
+
+def test_lifetimes_sum_the_values_alive_at_each_op() -> None:
+    """A value is alive at op i when it is made before it and used by it or later (an
+    input is made at -1, an output used past the last op)."""
+    ops: list[Any] = ["op0", "op1", "op2"]
+    made, last_use = {"a": -1, "b": 0, "c": 1}, {"a": 1, "b": 3, "c": 2}
+    life = Lifetimes(ops, made, last_use)  # type: ignore[arg-type]
+    sizes: dict[Any, int] = {"a": 4, "b": 2, "c": 1}
+    alive = [sum(n for v, n in sizes.items() if made[v] < i <= last_use[v]) for i in range(4)]
+    assert life.held(sizes) == alive == [4, 6, 3, 2]
 
 
 # -- measuring live tiles ------------------------------------------------------------
