@@ -226,7 +226,9 @@ def _canonical(kind: type[sympy.Mul] | type[sympy.Add], args: tuple[Any, ...]) -
         parts = [a.as_coeff_Mul()[1] for a in rest]
     if len(set(parts)) < len(parts):
         return None
-    return kind(*numbers, *sorted(rest, key=_SORT_KEY), evaluate=False)
+    # what `kind(*args, evaluate=False)` makes, without its steps for what may not yet be
+    # sympy's (each argument sympified, type-checked, and post-processed for matrices)
+    return kind._from_args((*numbers, *sorted(rest, key=_SORT_KEY)), is_commutative=True)
 
 
 def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[sympy.Expr]:

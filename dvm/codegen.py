@@ -71,6 +71,8 @@ def rebuilt(expr: sympy.Basic, args: tuple[sympy.Basic, ...]) -> sympy.Basic:
     each argument's whole tree again, at every level of a nested tile size."""
     if isinstance(expr, sympy.Min | sympy.Max):
         return unevaluated(type(expr), cast(tuple[sympy.Expr, ...], args))
+    if expr.is_Add or expr.is_Mul:  # (as `evaluate=False` makes them, without its checks)
+        return cast(Any, type(expr))._from_args(args)
     return expr.func(*args, evaluate=False)  # type: ignore[call-arg]
 
 
