@@ -192,13 +192,12 @@ def contiguous_strides(shape: Shape) -> list[sympy.Expr]:
 
 @lru_cache(maxsize=1024)
 def _contiguous_strides(shape: Shape) -> Shape:
-    """Remembered: each analysis asks for its inputs' and outputs' (products of sizes)."""
-    strides: list[sympy.Expr] = []
-    running: sympy.Expr = sympy.Integer(1)
-    for d in reversed(shape):
-        strides.append(running)
-        running = running * d
-    return tuple(reversed(strides))
+    """Remembered: each analysis asks for its inputs' and outputs' (products of sizes;
+    not the whole size, no stride, which sympy would flatten by assumption queries)."""
+    strides: list[sympy.Expr] = [sympy.S.One]
+    for d in reversed(shape[1:]):
+        strides.append(d if strides[-1] is sympy.S.One else strides[-1] * d)
+    return tuple(reversed(strides)) if shape else ()
 
 
 @dataclass(frozen=True)
