@@ -57,10 +57,11 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Span
 from xdsl.utils.str_enum import StrEnum
 
 from dvm.dialects.elementwise import ELEMENTWISE, ElementwiseSpec
@@ -360,36 +361,55 @@ def with_plain_verify(op: type[IRDLOperation], base: type[IRDLOperation]) -> typ
     return op
 
 
-_VALUE = r"\s*%[\w$.-]+\s*"
-_TENSOR = r"\s*tensor<[0-9?x]*[a-z][a-z0-9]*>\s*"
+_VALUE = r"\s*(%[\w$.-]+)\s*"
+_TENSOR = r"\s*(tensor<[0-9?x]*[a-z][a-z0-9]*>)\s*"
 PLAIN_FORMS: dict[type[IRDLOperation], re.Pattern[str]] = {
     BinaryOp: re.compile(f"{_VALUE},{_VALUE}:\\s*\\({_TENSOR},{_TENSOR}\\)\\s*->{_TENSOR}"),
     UnaryOp: re.compile(f"{_VALUE}:{_TENSOR}(?!->|\\s)"),
     PredicateOp: re.compile(f"{_VALUE}:{_TENSOR}->{_TENSOR}"),
 }
 """Each elementwise syntax written plainly: operands, no attributes, ranked tensor
-types. Such an op is read by `parse_plain_elementwise`."""
+types. Such an op is read by `parse_plain_elementwise`, from the groups of the match:
+the operands' names, then the types."""
 
 
-def parse_plain_elementwise(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
-    """An elementwise op written as its `PLAIN_FORMS` entry says (the caller matched it):
-    the same reads, checks and op as its assembly format's parser makes, without the
-    format's generic steps (a program's elementwise ops are most of its ops)."""
-    operands = [parser.parse_unresolved_operand()]
-    if parser.parse_optional_punctuation(",") is not None:
-        operands.append(parser.parse_unresolved_operand())
-    parser.parse_punctuation(":")
-    if len(operands) == 2:
-        types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
-    else:
-        types = [parser.parse_type()]
-    if UnaryOp in cls.__mro__:  # (no `->`: the form matched ends at the type)
-        result = types[0]
-    else:
-        parser.parse_punctuation("->")
-        result = parser.parse_type()
-    values = [parser.resolve_operand(o, t) for o, t in zip(operands, types, strict=True)]
+def parse_plain_elementwise(
+    cls: type[IRDLOperation], parser: Parser, form: re.Match[str]
+) -> IRDLOperation:
+    """An elementwise op written as its `PLAIN_FORMS` entry says (`form`, matched at the
+    parser's position): the same operands, types and op as its assembly format's parser
+    makes, read off the match, where xDSL would read the text token by token (a
+    program's elementwise ops are most of its ops); the parser then goes on after it."""
+    source = parser.lexer.input
+    arity = 2 if BinaryOp in cls.__mro__ else 1
+    operands = [UnresolvedOperand(Span(*form.span(g), source), 0) for g in range(1, arity + 1)]
+    types = [plain_tensor_type(parser, *form.span(g)) for g in range(arity + 1, form.re.groups + 1)]
+    parser._resume_from(form.end())  # pyright: ignore[reportPrivateUsage]
+    # (a unary op's result has its operand's type; the others' is written last)
+    result = types[0] if len(types) == arity else types[-1]
+    values = [parser.resolve_operand(o, t) for o, t in zip(operands, types[:arity], strict=True)]
     return cls.create(operands=values, result_types=[result])
+
+
+def plain_tensor_type(parser: Parser, start: int, end: int) -> Attribute:
+    """The type written from `start` to `end` (a plain ranked tensor type), parsed there
+    the first time its text is met in the process: types are immutable values, and
+    nothing in a plain one depends on the program around it."""
+    text = parser.lexer.input.content[start:end]
+    known = _plain_tensor_types.get(text)
+    if known is None:
+        parser._resume_from(start)  # pyright: ignore[reportPrivateUsage]
+        known = parser.parse_type()
+        if len(_plain_tensor_types) >= MAX_PLAIN_TENSOR_TYPES:
+            _plain_tensor_types.clear()
+        _plain_tensor_types[text] = known
+    return known
+
+
+MAX_PLAIN_TENSOR_TYPES = 1024
+"""The most types `_plain_tensor_types` keeps (it starts again when full)."""
+_plain_tensor_types: dict[str, Attribute] = {}
+"""Each plain tensor type an elementwise op's plain form wrote, by its text."""
 
 
 def with_syntax_in_errors(op: type[IRDLOperation], syntax: str) -> type[IRDLOperation]:
@@ -401,8 +421,9 @@ def with_syntax_in_errors(op: type[IRDLOperation], syntax: str) -> type[IRDLOper
 
     def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
         try:
-            if plain.match(parser.lexer.input.content, parser.pos):
-                parsed = parse_plain_elementwise(cls, parser)
+            form = plain.match(parser.lexer.input.content, parser.pos)
+            if form is not None:
+                parsed = parse_plain_elementwise(cls, parser, form)
             else:
                 parsed = parse_format(parser)
         except ParseError as error:
