@@ -190,6 +190,31 @@ def test_an_integer_division_by_zero_raises_torchs_error() -> None:
             torch.compile(fn, backend="dvm", dynamic=True)(a, zero)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_remainder_and_fmod_give_a_zero_the_dividends_sign_as_torch(dtype: Any) -> None:
+    """torch's `remainder` is `fmod` plus the divisor where their signs differ: a zero
+    keeps the dividend's sign (numpy's `remainder` gives it the divisor's). (Eager's
+    float32 and bfloat16 loops compute through a float32 quotient, NaN where that
+    overflows: 1 by 1e-45, 1e30 by 1e-30; dvm's `fmod` is exact there, so those pairs
+    are left out.)"""
+    a, b = every_pair(dtype)
+    if dtype in (torch.float32, torch.bfloat16):
+        finite = ~((a.double() / b.double()).abs() > torch.finfo(torch.float32).max)
+        a, b = a[finite], b[finite]
+    for fn in (torch.remainder, torch.fmod):
+        assert_same(on_dvm(fn, a, b), fn(a, b), exact=True)
+        assert_same(on_dvm(lambda a, fn=fn: fn(a, -3.0), a), fn(a, -3.0), exact=True)
+
+
+def test_an_integer_remainder_by_zero_raises_torchs_error() -> None:
+    a, b = divisors(4, torch.int64, seed=2)
+    for fn in (torch.remainder, torch.fmod):
+        (result,) = compiled_on_dvm(fn, (a, b))
+        assert torch.equal(result, fn(a, b))
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            torch.compile(fn, backend="dvm", dynamic=True)(a, b * 0)
+
+
 def test_a_rounded_division_of_integers_by_floats_is_a_float_quotient() -> None:
     a, b = divisors(6, torch.int64, seed=1)
     (floor, trunc) = compiled_on_dvm(

@@ -733,7 +733,6 @@ HANDLERS: dict[str, Handler] = {
     "le": binary(np.less_equal), "gt": binary(np.greater), "ge": binary(np.greater_equal),
     "logical_and": binary(np.logical_and), "logical_or": binary(np.logical_or),
     "bitwise_and": binary(np.bitwise_and), "bitwise_or": binary(np.bitwise_or),
-    "remainder": binary(np.remainder), "fmod": binary(np.fmod),
     "neg": unary(np.negative), "abs": unary(np.absolute), "exp": float_unary(np.exp),
     "log": float_unary(np.log), "sqrt": float_unary(np.sqrt), "tanh": float_unary(np.tanh),
     "sin": float_unary(np.sin), "cos": float_unary(np.cos), "log1p": float_unary(np.log1p),

@@ -34,6 +34,7 @@ from dvm.torch.aten import (
     binary,
     dims,
     float_unary,
+    in_range,
     lazy,
     narrowed,
     needs,
@@ -270,6 +271,28 @@ def nonzero_divisor(b: Any) -> None:
         raise Unsupported("an integer division by zero")
 
 
+def modulo(floored: bool) -> Handler:
+    """`remainder` (`floored`: the divisor's sign) or `fmod` (the dividend's) as torch
+    computes them. Of integers, a zero divisor is refused (torch raises, numpy gives 0).
+    Of floats, `remainder` is `fmod` moved into the divisor's sign by adding the divisor,
+    so a zero keeps the dividend's sign (numpy's `remainder` gives it the divisor's)."""
+
+    def handler(a: Any, b: Any) -> Any:
+        kinds = [x.dtype if isinstance(x, LazyArray) else type(operand(x)) for x in (a, b)]
+        of_floats = float in kinds or any(
+            isinstance(k, np.dtype) and is_float_dtype(k) for k in kinds
+        )
+        if not of_floats:
+            nonzero_divisor(b)
+        a, b = number(in_range(operand(a), b), b), number(in_range(operand(b), a), a)
+        if not floored or not of_floats:
+            return needs((np.remainder if floored else np.fmod)(a, b))
+        mod = needs(np.fmod(a, b))
+        return needs(np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod))
+
+    return handler
+
+
 def power(base: Any, exponent: Any) -> Any:
     """`pow`; of integers only to a number >= 0: torch gives 0, or 1 and -1 of the bases
     1 and -1, for a negative integer power, where numpy raises."""
@@ -310,5 +333,6 @@ HANDLERS: dict[str, Handler] = {
     "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
     "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
     "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
+    "remainder": modulo(floored=True), "fmod": modulo(floored=False),
 }  # fmt: skip
 """The ATen ops of this module, by name."""
