@@ -181,10 +181,7 @@ class HostWalker(Generic[S]):
         """The new symbols `op`'s results' dims or values are; from now on they are known."""
         binds: list[SymbolBind] = []
         for k, result in enumerate(op.results):
-            for axis, name in enumerate(result_symbols(op, k)):
-                if name is not None and name not in self.known:
-                    binds.append((self.index(result), axis, name))
-                    self.known.add(name)
+            binds += self.new_dim_symbols(result, result_symbols(op, k))
         for value, name in self.new_value_symbols(op.results, value_exprs(op)):
             binds.append((self.index(value), None, name))
         return binds
@@ -198,18 +195,24 @@ class HostWalker(Generic[S]):
         shapes = op.attributes.get(ARG_SHAPES)
         if isinstance(shapes, ArrayAttr):
             for arg in args:
-                for axis, dim in enumerate(
-                    shape_of(arg) if isinstance(arg.type, TensorType) else ()
-                ):
-                    if isinstance(dim, sympy.Symbol) and dim.name not in self.known:
-                        binds.append((self.index(arg), axis, dim.name))
-                        self.known.add(dim.name)
+                if isinstance(arg.type, TensorType):
+                    binds += self.new_dim_symbols(arg, dim_symbols(shape_of(arg)))
         texts = op.attributes.get(ARG_VALUES)
         if isinstance(texts, ArrayAttr):
             entries = texts.data[region]
             assert isinstance(entries, ArrayAttr)
             found = self.new_value_symbols(args, optional_exprs(entries))
             binds += [(self.index(a), None, name) for a, name in found]
+        return binds
+
+    def new_dim_symbols(self, value: SSAValue, names: Sequence[str | None]) -> list[SymbolBind]:
+        """The binds of `value`'s dims that are symbols not known yet (`names`: per dim,
+        the symbol it is, or None); from now on they are known."""
+        binds: list[SymbolBind] = []
+        for axis, name in enumerate(names):
+            if name is not None and name not in self.known:
+                binds.append((self.index(value), axis, name))
+                self.known.add(name)
         return binds
 
     def new_value_symbols(
@@ -508,7 +511,12 @@ def result_symbols(op: Operation, k: int) -> list[str | None]:
         attr = shapes.data[k]
     if attr is None or not isinstance(op.results[k].type, TensorType):
         return []
-    return [d.name if isinstance(d, sympy.Symbol) else None for d in shape_from_attr(attr)]
+    return dim_symbols(shape_from_attr(attr))
+
+
+def dim_symbols(shape: Shape) -> list[str | None]:
+    """Per dim of `shape`, the symbol it is (None for other expressions)."""
+    return [d.name if isinstance(d, sympy.Symbol) else None for d in shape]
 
 
 def value_maker(type_: Attribute) -> Callable[[Any], Any]:
