@@ -28,7 +28,6 @@ from dvm.dialects.data_movement import (
     ReverseOp,
     slice_bounds_error,
 )
-from dvm.dialects.expr import ShapeAttr
 from dvm.errors import ExecutionError, ShapeError
 from dvm.passes.data_movement import PADDED
 from dvm.passes.errors import located
@@ -39,6 +38,7 @@ from dvm.passes.symbolic import (
     SHAPES,
     optional_exprs,
     shape_from_attr,
+    shape_of,
     value_exprs,
 )
 
@@ -150,13 +150,10 @@ class SymbolBinder(Interpreter.Listener):
             exprs = entries.data[region]
             assert isinstance(exprs, ArrayAttr)
             self.bind(optional_exprs(exprs), values)
-        shapes = owner.attributes.get(ARG_SHAPES)
-        if isinstance(shapes, ArrayAttr):
-            entry = shapes.data[region]
-            assert isinstance(entry, ArrayAttr)
-            for attr, value in zip(entry.data, values, strict=True):
-                if isinstance(attr, ShapeAttr) and isinstance(value, np.ndarray):
-                    self.bind(list(attr.data), list(value.shape))
+        if ARG_SHAPES in owner.attributes:  # (`shape_of` reads a block argument's there)
+            for arg, value in zip(block.args, values, strict=True):
+                if isinstance(value, np.ndarray):
+                    self.bind(list(shape_of(arg)), list(value.shape))
 
     def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
         self.bind(value_exprs(op), results)
