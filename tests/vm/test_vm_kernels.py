@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -598,24 +596,3 @@ def test_f16_addmm_accumulates_each_chunk_in_f32(lazy: bool, rng: np.random.Gene
     for _ in range(2):
         vm.launch(spec, [a, b, bias, out])
         np.testing.assert_array_max_ulp(out, want, maxulp=1)
-
-
-def test_f16_mma_costs_about_what_f32_costs(rng: np.random.Generator) -> None:
-    """numpy has no f16 BLAS: its f16 matmul is a loop in C, about 175 times slower than
-    f32's on 512 x 512 @ 512 x 2048. The f16 mma widens its operands and uses f32's."""
-    device = vm.DeviceSpec(1, 1, 4 << 20, name="test-4MiB")
-    a, b = _f16_operands(rng, 128, 512, 128)
-    times = {}
-    for dtype in (np.float32, np.float16):
-        text = MMA_F16 if dtype is np.float16 else MMA_F16.replace("f16", "f32")
-        prog = _program(text.replace("mul 2 mul", f"mul {np.dtype(dtype).itemsize} mul"))
-        args = [a.astype(dtype), b.astype(dtype), np.empty((128, 128), dtype)]
-        spec = vm.specialize(prog, [x.shape for x in args], device=device)
-        vm.launch(spec, args)
-        best = math.inf
-        for _ in range(5):
-            start = time.perf_counter()
-            vm.launch(spec, args)
-            best = min(best, time.perf_counter() - start)
-        times[dtype] = best
-    assert times[np.float16] < 8 * times[np.float32], times
