@@ -573,14 +573,43 @@ def emit_ops(builder: KernelBuilder, ops: Sequence[Operation], domain: Domain) -
     # Outputs that vary along the reduced axes are computed in last loops
     # over chunks; the others (reduction results) once, after the phases.
     along = [s for s in domain.stores if builder.value_spans(s.target) & domain.reduced]
-    for strided in domain.stores:
-        if strided not in along:
-            builder.store(strided)
+    emit_stores(builder, ops, [s for s in domain.stores if s not in along])
     chunks = builder.chunked(sorted(domain.reduced))
     for once, stores in store_nests(builder, along, chunks):
         with builder.loops(chunks, [], once=once):
-            for strided in stores:
-                builder.store(strided)
+            emit_stores(builder, ops, stores)
+
+
+def emit_stores(
+    builder: KernelBuilder, ops: Sequence[Operation], stores: list[StridedView]
+) -> None:
+    """Emit the elementwise values `stores` need, not emitted yet, in the order of `ops`,
+    each output stored once it is made. Emitting from the outputs alone would follow
+    their operands depth first: an op's first operand's whole chain before its second's,
+    which can keep many more tiles alive at once than the fusion's order does, and
+    tiling sized the tiles by that order's live bytes (`tensor_to_tile.live_bytes`).
+    The other values (loads, layouts, takes) are emitted where their first user asks."""
+    needed: set[SSAValue] = set()
+    pending = [s.target for s in stores]
+    while pending:
+        value = pending.pop()
+        op = value.owner
+        if value in needed or not isinstance(op, Operation) or op not in ELEMENTWISE_KINDS:
+            continue
+        if value in builder.loads or builder.lookup(value) is not None:
+            continue
+        needed.add(value)
+        pending.extend(v for v in op.operands if isinstance(v.type, TensorType))
+    waiting = list(stores)
+    for op in ops:
+        for result in op.results:
+            if result in needed:
+                builder.emit(result)
+                for strided in [s for s in waiting if s.target == result]:
+                    builder.store(strided)
+                    waiting.remove(strided)
+    for strided in waiting:
+        builder.store(strided)
 
 
 def store_nests(

@@ -246,6 +246,54 @@ def test_large_shapes_use_many_tiles_and_chunks(examples_dir: Path, launches: li
     assert math.prod(grid) == -(-2003 // (SMALL_WORK_BYTES // 4 // 3))
 
 
+def rising_product(rounds: int) -> str:
+    """p times c, then c + 1, for each of `rounds` rounds while c < k (lgamma's
+    recurrence, as torch's importer writes it). Emitted depth first from the output p,
+    the masks would take the whole counter chain's tiles before the first product."""
+    f64, mask, scalar = "tensor<?xf64>", "tensor<?xi1>", "tensor<f64>"
+    lines, p, c = [], "%one", "%x"
+    for i in range(rounds):
+        lines += [
+            f"%m{i} = tensor.lt {c}, %k : ({f64}, {scalar}) -> {mask}",
+            f"%q{i} = tensor.mul {p}, {c} : ({f64 if i else scalar}, {f64}) -> {f64}",
+            f"%p{i} = tensor.select %m{i}, %q{i}, {p} : ({mask}, {f64}, {f64 if i else scalar})"
+            f" -> {f64}",
+            f"%s{i} = tensor.add {c}, %one : ({f64}, {scalar}) -> {f64}",
+            f"%c{i} = tensor.select %m{i}, %s{i}, {c} : ({mask}, {f64}, {f64}) -> {f64}",
+        ]
+        p, c = f"%p{i}", f"%c{i}"
+    body = "\n  ".join(lines)
+    return f"""func.func @rising(%x: {f64}, %k: {scalar}, %one: {scalar}) -> ({f64}, {f64}) {{
+  {body}
+  func.return {p}, {c} : {f64}, {f64}
+}}"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_kernel_emitted_in_its_fusions_order_fits_its_tiles(
+    device: str, launches: list[Launch]
+) -> None:
+    """Tiles are sized by the bytes the fusion's values hold at once in its order, so
+    the kernel is emitted in that order: the rising product's tiles fit the local
+    memory at a size whose tiles take all of it, and give numpy's results."""
+    text = rising_product(8)
+    module = dvm.parse(text)
+    PassPipeline.parse_spec(PASSES, pipeline(device)).apply(make_context(), module)
+    x = np.random.default_rng(0).uniform(0.1, 10.0, 300_007)
+    k, one = np.float64(7.5), np.float64(1.0)
+    p, c = np.ones_like(x), x.copy()
+    for _ in range(8):
+        below = c < k
+        p, c = np.where(below, p * c, p), np.where(below, c + 1, c)
+    got = dvm.interpret(module, x, k, one)
+    too_big = [launch for launch in launches if launch.peak > DEVICES[device]().memory_bytes(False)]
+    assert not too_big, f"live tiles exceed the local memory: {too_big}"
+    compiled = dvm.compile(text, device=device)(x, k, one)
+    for results in (got, compiled):
+        np.testing.assert_allclose(results[0], p, rtol=1e-12)
+        np.testing.assert_array_equal(results[1], c)
+
+
 BESIDE = """
 func.func @beside(%q: tensor<?xf32>, %x: tensor<?xf32>)
     -> (tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<f32>) {

@@ -16,11 +16,12 @@
 // FUSE:         func.return
 
 // VM-LABEL: bytecode.program @rope_guard_k0
-// VM:         bytecode.sin r1, r1
-// VM-NEXT:    bytecode.mul r0, r0, r1
-// VM-NEXT:    bytecode.atan r0, r0
-// VM-NEXT:    bytecode.max.rs r0, r0, -1.0
-// VM-NEXT:    bytecode.min.rs r0, r0, 1.0
+// VM:         bytecode.sin r0, r0
+// VM-NEXT:    bytecode.load r1, v1
+// VM-NEXT:    bytecode.mul r1, r1, r0
+// VM-NEXT:    bytecode.atan r1, r1
+// VM-NEXT:    bytecode.max.rs r1, r1, -1.0
+// VM-NEXT:    bytecode.min.rs r1, r1, 1.0
 // VM-NEXT:    bytecode.store
 func.func @rope_guard(%x: tensor<?x?xf32>, %t: tensor<?xf32>) -> tensor<?x?xf32> {
   %lo = arith.constant dense<-1.0> : tensor<f32>
