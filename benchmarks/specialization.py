@@ -64,6 +64,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import timeit
 from collections import Counter
@@ -176,7 +177,7 @@ def bench_large_shapes(shapes: int, repeat: int, rows: int) -> None:
     median over the shapes, with a large first launch run unplanned on the cores (the
     default) and planned at once (`never_unplanned`), each on a program of its own, both
     at every shape in turn; then, at one more shape, the bytecodes the first call
-    interprets on the calling thread, each way, and a planned repeat's."""
+    interprets on every core, each way, and a planned repeat's."""
     ref = load_reference(EXAMPLES)
     rng = np.random.default_rng(0)
     print(f"First call at a new shape of about {rows} x 1024 float32, minus a repeat (ms)")
@@ -201,9 +202,10 @@ def bench_large_shapes(shapes: int, repeat: int, rows: int) -> None:
                     with never_unplanned():
                         costs[False].append(new_shape_cost(planned, args, repeat))
         args = ref.make_inputs(spec, dims(int(drawn[-1])), rng)
-        counts = [bytecodes(partial(shared, *args))]
-        with never_unplanned():
-            counts += [bytecodes(partial(planned, *args)), bytecodes(partial(planned, *args))]
+        with traced_workers():
+            counts = [bytecodes(partial(shared, *args))]
+            with never_unplanned():
+                counts += [bytecodes(partial(planned, *args)), bytecodes(partial(planned, *args))]
         wall = [statistics.median(c[0] for c in costs[s]) * 1e3 for s in (True, False)]
         cpu = [statistics.median(c[1] for c in costs[s]) * 1e3 for s in (True, False)]
         again = statistics.median(c[3] for c in costs[True] + costs[False]) * 1e3
@@ -412,26 +414,60 @@ def kept_memory_costs(file: str, keep: bool, shapes: int, repeat: int) -> tuple[
 
 
 def bytecodes(fn: Callable[[], object]) -> int:
-    """Python bytecodes interpreted while `fn()` runs (this thread only)."""
+    """Python bytecodes interpreted while `fn()` runs (this thread, and the workers of a
+    `traced_workers` pool)."""
     return sum(bytecodes_by(fn, lambda frame: "").values())
 
 
 def bytecodes_by(fn: Callable[[], object], site: Callable[[Any], str]) -> Counter[str]:
-    """The bytecodes `fn()` interprets (this thread only), counted by `site(frame)`."""
-    count: Counter[str] = Counter()
+    """The bytecodes `fn()` interprets, counted by `site(frame)`: this thread's, and
+    those of the workers of a `traced_workers` pool (a count per thread: no update of
+    one is lost to another thread)."""
+    counts: dict[int, Counter[str]] = {}
 
     def tracer(frame: Any, event: str, arg: object) -> Any:
         frame.f_trace_opcodes = True
         if event == "opcode":
+            count = counts.get(threading.get_ident())
+            if count is None:
+                count = counts[threading.get_ident()] = Counter()
             count[site(frame)] += 1
         return tracer
 
+    _WORKER_TRACE[0] = tracer
     sys.settrace(tracer)
     try:
         fn()
     finally:
         sys.settrace(None)
-    return count
+        _WORKER_TRACE[0] = None
+    return sum(counts.values(), Counter())
+
+
+_WORKER_TRACE: list[Any] = [None]
+"""The tracer the workers of a `traced_workers` pool run their jobs under (None: none)."""
+
+
+def _worker_trampoline(frame: Any, event: str, arg: object) -> Any:
+    """The trace function a `traced_workers` thread starts with: `_WORKER_TRACE`'s for
+    each frame called while `bytecodes_by` counts, else none."""
+    tracer = _WORKER_TRACE[0]
+    return None if tracer is None else tracer(frame, event, arg)
+
+
+@contextmanager
+def traced_workers() -> Iterator[None]:
+    """The VM's worker pool replaced by a fresh one whose threads start under
+    `_worker_trampoline` (a thread's trace function is set as it starts), so that
+    `bytecodes_by` counts the Python of the tiles the cores share too."""
+    saved = list(vm_memory._POOL)
+    threading.settrace(_worker_trampoline)
+    try:
+        vm_memory._POOL[:] = [vm_memory.Pool(vm_memory.workers())]
+        yield
+    finally:
+        threading.settrace(None)
+        vm_memory._POOL[:] = saved
 
 
 def bench_bytecodes(files: list[str], shapes: int) -> None:
