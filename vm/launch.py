@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +32,13 @@ from dvm.vm import blas, plan
 from dvm.vm.device import DeviceSpec
 from dvm.vm.errors import LaunchError
 from dvm.vm.kernels import QUIET
-from dvm.vm.memory import DeviceMemory, Job, device_memory, pool, trim
+from dvm.vm.memory import DeviceMemory, Job, Kept, device_memory, pool, trim
 from dvm.vm.plan import BLAS_SHARED_GEMM, BLAS_THREADS_GEMM, Specialization
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE, C_CONTIGUOUS, Program
 from dvm.vm.specialize import fast_function, specialize
 from dvm.vm.static import static_info
-from dvm.vm.unplanned import generated, run_unplanned
+from dvm.vm.unplanned import generated
+from dvm.vm.unplanned_calls import fail
 
 if TYPE_CHECKING:
     from dvm.vm.planned import Executable
@@ -285,17 +286,40 @@ def _unplanned_launch(
     spec.walked += _blas_held(hold, _run_quietly, run_unplanned, spec, args, kept, alias)
 
 
+def run_unplanned(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> int:
+    """Run a launch of `spec` on `args` unplanned with the local memory of `kept`, once
+    it is known to stay within the work bound; returns the instructions it ran. `alias`:
+    whether loads may keep views of global memory (none read shares one written)."""
+    s = spec.slots
+    dec = generated(spec.program)
+    got = dec.bound(s)
+    if got is None:
+        g = next(g for g in spec.program.grid if s[g] < 0)
+        raise fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
+    extents, steps = got
+    if steps > spec.max_steps:
+        raise fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
+    if not steps:  # an extent of 0: no tile, however many the other extents would walk
+        return 0
+    trim(kept)
+    dec.launch(spec, args, kept, extents, alias, range(extents[0]))
+    return steps
+
+
 def _shared_unplanned_launch(
     spec: Specialization, args: Sequence[np.ndarray], alias: bool, memory: DeviceMemory
 ) -> None:
     """A large launch without planning or binding, its tiles shared among the cores:
     each core runs the next chunk of the grid's first axis (about tiles/(8 cores) of
     it, from a shared counter) with the unplanned function, in its own local memory.
-    Planning and binding, about ten times the Python of this launch, wait until the
-    shape comes back (`plan_after`); its gemms run on one BLAS thread per core. A launch
-    with fewer than two tiles along that axis, on one core, or whose gemms BLAS's own
-    threads would share (BLAS_THREADS_GEMM) runs as `_unplanned_launch`, which also
-    raises what is wrong with its grid."""
+    Each core calls that function once, its tiles drawn chunk by chunk as it asks for
+    the next (`_taken_tiles`): what the function does once per call (each argument's
+    whole view, the scalars typed from slots) is then done once per core, not per
+    chunk. Planning and binding, about ten times the Python of this launch, wait until
+    the shape comes back (`plan_after`); its gemms run on one BLAS thread per core. A
+    launch with fewer than two tiles along that axis, on one core, or whose gemms
+    BLAS's own threads would share (BLAS_THREADS_GEMM) runs as `_unplanned_launch`,
+    which also raises what is wrong with its grid."""
     dec = generated(spec.program)
     work = dec.bound(spec.slots)
     n = min(len(memory.kept), len(pool().queues) + 1, spec.device.cores_for(spec.has_mma))
@@ -307,16 +331,32 @@ def _shared_unplanned_launch(
     if not spec.walked:
         _reach_registers(memory, spec, alias, None)
 
-    def runners(core: int) -> list[Callable[[int, int], None]]:
+    tiles = _taken_tiles(_chunks(0, extents[0], n))
+
+    def job(core: int) -> Callable[[int, int], None]:
         kept = memory.kept[core]
         trim(kept)
-        return [lambda lo, hi: dec.launch(spec, args, kept, extents, alias, range(lo, hi))]
+        return lambda _lo, _hi: dec.launch(spec, args, kept, extents, alias, tiles())
 
-    jobs = _draining_jobs(n, _chunks(0, extents[0], n), runners)
+    jobs: list[Job] = [(job(core), 0, 0) for core in range(n)]
     _blas_held(spec.uses_blas, _run_quietly, pool().run, jobs)
     spec.walked += steps
     spec.shared_launches += 1
     return None
+
+
+def _taken_tiles(chunks: Sequence[Chunk]) -> Callable[[], Iterator[int]]:
+    """A maker of iterators, one per core, over the tiles of the chunks that core takes
+    from a shared counter: a chunk is taken when the core has run the last one's tiles,
+    so a core slowed down by other work takes fewer."""
+    counter = itertools.count()  # next() is atomic under the GIL
+
+    def tiles() -> Iterator[int]:
+        while (i := next(counter)) < len(chunks):
+            _, lo, hi = chunks[i]
+            yield from range(lo, hi)
+
+    return tiles
 
 
 def _gemms_on_blas_threads(spec: Specialization) -> bool:

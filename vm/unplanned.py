@@ -24,7 +24,7 @@ passed in by name, never printed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -68,7 +68,7 @@ from dvm.vm.kernels import (
     take_into,
     typed_scalar,
 )
-from dvm.vm.memory import Kept, trim
+from dvm.vm.memory import Kept
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.plan import Specialization
 from dvm.vm.product_sums import plan_for, product_sum_into, program_products
@@ -103,7 +103,9 @@ from dvm.vm.unplanned_calls import (
 # What depends only on the program: generated once
 
 
-LaunchFn = Callable[[Specialization, Sequence[np.ndarray], Kept, list[int], bool, range], None]
+LaunchFn = Callable[
+    [Specialization, Sequence[np.ndarray], Kept, list[int], bool, Iterable[int]], None
+]
 """launch(spec, args, kept, grid extents, alias, first axis's tiles) (see `Launcher`)."""
 
 
@@ -774,27 +776,3 @@ _WRITERS: dict[Cat, Writer] = {
     Cat.SCATTER_ADD: _scatter_add,
     Cat.TOP_K: write_top_k,
 }
-
-
-# --------------------------------------------------------------------------
-# Per launch
-
-
-def run_unplanned(spec: Specialization, args: Sequence[np.ndarray], kept: Kept, alias: bool) -> int:
-    """Run a launch of `spec` on `args` unplanned with the local memory of `kept`, once
-    it is known to stay within the work bound; returns the instructions it ran. `alias`:
-    whether loads may keep views of global memory (none read shares one written)."""
-    s = spec.slots
-    dec = generated(spec.program)
-    got = dec.bound(s)
-    if got is None:
-        g = next(g for g in spec.program.grid if s[g] < 0)
-        raise fail(spec, -1, "negative grid extent", f"s{g} = {s[g]}")
-    extents, steps = got
-    if steps > spec.max_steps:
-        raise fail(spec, -1, "too many steps", f"{steps} > {spec.max_steps}")
-    if not steps:  # an extent of 0: no tile, however many the other extents would walk
-        return 0
-    trim(kept)
-    dec.launch(spec, args, kept, extents, alias, range(extents[0]))
-    return steps

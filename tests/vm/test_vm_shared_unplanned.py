@@ -10,6 +10,8 @@ bound as before. Both executors must give the same results.
 from __future__ import annotations
 
 import tracemalloc
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +19,8 @@ import vm_programs as P
 
 import dvm.vm as vm
 from dvm.vm.memory import workers
+from dvm.vm.static import static_info
+from dvm.vm.unplanned import generated
 
 CHAIN = P.elementwise_chain(tile=64)
 
@@ -64,6 +68,44 @@ def test_shared_launches_wait_for_their_patience() -> None:
         np.testing.assert_allclose(out, chain_reference(x), rtol=1e-6, atol=1e-6)
     assert spec.plan_after == 100 * len(program.code)
     assert spec.shared_launches == -(-spec.plan_after // per_launch) > 1
+
+
+@needs_a_worker
+def test_each_core_calls_the_launch_function_once(pool_rounds: list[int]) -> None:
+    """The cores draw chunks of tiles from one counter, each within a single call of
+    the unplanned launch function (what it does per call, such as each argument's
+    whole view, is done once per core): every tile runs once, on some core."""
+    program = vm.load(vm.encode(vm.assemble(CHAIN)))
+    made = static_info(program).unplanned
+    launcher = generated(program)
+    calls: list[list[int]] = []
+
+    def counting(spec: Any, args: Any, kept: Any, extents: Any, alias: bool, first: Any) -> None:
+        ran: list[int] = []
+        calls.append(ran)
+
+        def tiles() -> Iterator[int]:
+            for g in first:
+                ran.append(g)
+                yield g
+
+        launcher.launch(spec, args, kept, extents, alias, tiles())
+
+    x = np.random.default_rng(5).standard_normal((4097, 64)).astype(np.float32)
+    spec = vm.specialize(program, [x.shape, x.shape], lazy=True)
+    out = np.full_like(x, np.nan)
+    made[0] = launcher._replace(launch=counting)
+    try:
+        vm.launch(spec, [x, out])
+    finally:
+        made[0] = launcher
+    assert spec.shared_launches == 1 and pool_rounds[-1] >= 2
+    assert len(calls) == pool_rounds[-1]
+    bound = launcher.bound(spec.slots)
+    assert bound is not None
+    tiles = bound[0][0]
+    assert sorted(g for ran in calls for g in ran) == list(range(tiles)) and tiles > 16
+    np.testing.assert_allclose(out, chain_reference(x), rtol=1e-6, atol=1e-6)
 
 
 def layernorm_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
