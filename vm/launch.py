@@ -21,6 +21,7 @@ BLAS (inside one too from BLAS_THREADS_GEMM). `launch_stack` runs independent la
 from __future__ import annotations
 
 import itertools
+import operator
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -388,9 +389,13 @@ def _reach_registers(
 
 
 def registers_end(spec: Specialization) -> int:
-    """The local-memory byte just past the specialization's highest register."""
-    ends = zip(spec.registers, static_info(spec.program).itemsizes, strict=True)
-    return max([offset + n * item for (offset, n), item in ends], default=0)
+    """The local-memory byte just past the specialization's highest register (C-level
+    maps: a first launch at each new shape asks)."""
+    if not spec.registers:
+        return 0
+    offsets, counts = zip(*spec.registers, strict=True)
+    sizes = map(operator.mul, counts, static_info(spec.program).itemsizes)
+    return max(map(operator.add, offsets, sizes))
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:

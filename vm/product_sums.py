@@ -151,6 +151,9 @@ def _last_axis(a: tuple[int, ...], b: tuple[int, ...]) -> Plan | None:
     k = a[-1]
     if b[-1] != k:
         return None  # an operand broadcast along the summed axis
+    if a == b and math.prod(a) != k:  # a tile times itself (a variance's), not one row
+        rows = a[:-1]
+        return Plan(False, (*rows, 1, k), (*rows, k, 1), (*rows, 1, 1))
     batch = _broadcast(a[:-1], b[:-1])
     if batch is None:
         return None

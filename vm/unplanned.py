@@ -203,6 +203,9 @@ class Launcher:
         self.lines: list[str] = []
         self.pre: list[str] = []
         """Preamble lines (once per launch) that instructions ask for."""
+        self.typed: dict[tuple[int, str], str] = {}
+        """The local holding a slot's value typed for a dtype, by (slot, the dtype's str):
+        a scalar used by several instructions is typed once per launch."""
         self.written: set[int] = set()
         self.owned: set[int] = set()
         """Registers whose local certainly holds a view of their own memory (not of
@@ -411,12 +414,15 @@ class Launcher:
 
     def scalar(self, k: int, sc: Scalar, r: int) -> str:
         """A SCALAR operand typed as register r: an immediate once, a slot's value once
-        per launch."""
+        per launch (one local for every use of that slot as that dtype)."""
         dtype = self.p.registers[r].dtype.np
         if sc.tag is ScalarTag.IMM:
             return self.constant(f"C{k}", typed_scalar(sc.value, dtype))
-        self.pre.append(f"    C{k} = _typed(s[{int(sc.value)}], {self.dtype(r)})")
-        return f"C{k}"
+        slot = int(sc.value)
+        name = self.typed.setdefault((slot, dtype.str), f"C{k}")
+        if name == f"C{k}":
+            self.pre.append(f"    C{k} = _typed(s[{slot}], {self.dtype(r)})")
+        return name
 
 
 def _tuple(items: Sequence[str]) -> str:

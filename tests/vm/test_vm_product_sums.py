@@ -345,6 +345,9 @@ Shapes = tuple[tuple[int, ...], tuple[int, ...], int]
         ((2, 6, 4, 3), (1, 6, 1, 1), 1),
         ((2, 0, 4), (2, 0, 1), 1),
         ((0, 5), (0, 5), 1),
+        ((1, 5), (1, 5), 1),  # a tile times itself: one row
+        ((2, 3, 5), (2, 3, 5), 2),  # a batch of rows
+        ((4, 0), (4, 0), 1),  # nothing summed
     ],
 )
 def test_plans_compute_the_sum_of_products(
