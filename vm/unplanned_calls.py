@@ -6,7 +6,9 @@ faster (Python's `compile` is most of what making the launch function costs).
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 
 import numpy as np
 
@@ -42,8 +44,17 @@ MAX_KEPT_BROADCASTS = 4096
 
 def broadcast_pair(spec: Specialization, k: int, pair: tuple[Shape, Shape]) -> Shape:
     """Two shapes of one rank broadcast dim by dim, kept in `BROADCASTS`, or op k's error
-    when they do not broadcast (the generated code read the memo first)."""
-    got = broadcast_shapes(list(pair))
+    when they do not broadcast (the generated code read the memo first). Each new tile
+    shape asks, so the common case runs in C-level maps: the larger dim of each pair is
+    the broadcast when every dim of both is it or 1 (a dim of 0 beside a 1, which
+    broadcasts to 0, and every failure take `broadcast_shapes`)."""
+    x, y = pair
+    larger = tuple(map(max, x, y))
+    either = tuple(zip(larger, itertools.repeat(1)))
+    if all(map(operator.contains, either, x)) and all(map(operator.contains, either, y)):
+        got: Shape | None = larger
+    else:
+        got = broadcast_shapes([x, y])
     if got is None:
         raise fail(spec, k, "shapes do not broadcast", str(pair))
     if len(BROADCASTS) < MAX_KEPT_BROADCASTS:
