@@ -39,6 +39,7 @@ from dvm.torch import (
     aten_layers,
     aten_math,
     aten_nn,
+    aten_select,
     aten_special,
 )
 from dvm.torch.aliases import output_layouts, output_views
@@ -89,7 +90,7 @@ COPIES = {
 HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
     | aten_attention.HANDLERS | aten_complex.HANDLERS | aten_layers.HANDLERS | aten_bag.HANDLERS
-    | aten_math.HANDLERS | aten_special.HANDLERS | COPIES
+    | aten_math.HANDLERS | aten_special.HANDLERS | aten_select.HANDLERS | COPIES
 )  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
 `aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv`, the
