@@ -178,6 +178,35 @@ def test_integer_division_by_a_tensor_rounds_toward_floor_or_zero_as_torch(dtype
             assert actual.dtype == expected.dtype and torch.equal(actual, expected)
 
 
+def gcd_operands(dtype: Any, seed: int) -> tuple[Any, Any]:
+    """Every pair of edge values (zeros, signs, the extremes, the longest Euclid chain of
+    the dtype: consecutive Fibonacci numbers), then random ones; the dtype's minimum
+    left out, whose `lcm` eager computes as `INT_MIN / -1`, which traps."""
+    info = torch.iinfo(dtype)
+    fibonacci = [1, 2]
+    while fibonacci[-1] + fibonacci[-2] <= info.max:
+        fibonacci.append(fibonacci[-1] + fibonacci[-2])
+    edges = torch.tensor([0, 1, -1, info.max, info.min + 1, 6, -4, 12, *fibonacci[-2:]])
+    edges = edges.clamp(info.min + 1, info.max)
+    drawn = torch.randint(
+        info.min + 1, info.max, (2, 7), generator=torch.Generator().manual_seed(seed)
+    )
+    a = torch.cat([edges.repeat_interleave(len(edges)), drawn[0]])
+    b = torch.cat([edges.repeat(len(edges)), drawn[1]])
+    return a.to(dtype), b.to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int16, torch.uint8])
+def test_gcd_and_lcm_give_eagers_signs_and_wrapped_products(dtype: Any) -> None:
+    def both(a: Any, b: Any) -> Any:
+        return torch.gcd(a, b), torch.lcm(a, b)
+
+    calls = [gcd_operands(dtype, 0), tuple(x[::3] for x in gcd_operands(dtype, 1))]
+    for arguments, result in zip(calls, compiled_on_dvm(both, *calls), strict=True):
+        for actual, expected in zip(result, both(*arguments), strict=True):
+            assert actual.dtype == expected.dtype and torch.equal(actual, expected)
+
+
 def test_an_integer_division_by_zero_raises_torchs_error() -> None:
     def computed(a: Any, b: Any) -> Any:
         return torch.div(a, b - 1, rounding_mode="floor")

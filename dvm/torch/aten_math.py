@@ -36,6 +36,7 @@ from dvm.torch.aten import (
     float_unary,
     in_range,
     lazy,
+    named,
     narrowed,
     needs,
     number,
@@ -315,6 +316,44 @@ def exp2(x: Any) -> Any:
     return narrowed(needs(np.exp2(wide)), result)
 
 
+GOLDEN_RATIO = (1 + math.sqrt(5)) / 2
+
+
+def euclid_steps(dtype: np.dtype[Any]) -> int:
+    """The most remainder steps Euclid's algorithm takes on numbers of `dtype`'s width:
+    by Lame's theorem, the operands of n steps are at least the Fibonacci numbers
+    F(n + 1) and F(n + 2), and F(n + 2) > golden ratio ** n (14 for 8 bits, 95 for 64)."""
+    return math.ceil(8 * dtype.itemsize * math.log(2) / math.log(GOLDEN_RATIO)) + 2
+
+
+def gcd(a: Any, b: Any) -> Any:
+    """torch's `gcd` of integers: `abs` of both (wrapping at the minimum, as torch's),
+    then Euclid's loop `a, b = b % a, a` while `a != 0`, with C's remainder. The loop
+    runs its bound of steps, unrolled, each one elementwise: a zero `a` stays zero
+    (the dialect's `fmod` by 0 is 0) and leaves `b` as it is."""
+    a, b = lazy(a), lazy(b)
+    if not (integral(a) and integral(b)):
+        raise Unsupported("a gcd of other than integers")
+    a, b = needs(np.absolute(a)), needs(np.absolute(b))
+    for _ in range(euclid_steps(np.result_type(a.dtype, b.dtype))):
+        a, b = needs(np.fmod(b, a)), needs(np.where(a != 0, a, b))
+    return b
+
+
+def lcm(a: Any, b: Any) -> Any:
+    """torch's `lcm`: `abs(a / gcd * b)`, and 0 where the gcd is. C computes 8- and
+    16-bit integers in `int` (32 bits) and wraps the result back, so the sign of a
+    product that overflows is dropped before it wraps, as there; wider ones wrap."""
+    divisor = gcd(a, b)
+    dtype = divisor.dtype
+    work = np.dtype(np.int32) if dtype.itemsize < 4 else dtype
+    a, b, divisor = (needs(lazy(x).astype(work, copy=False)) for x in (a, b, divisor))
+    whole = needs(np.where(divisor != 0, divisor, 1).astype(work, copy=False))
+    product = needs(np.absolute(needs(named("div")(a, whole) * b)))  # (an exact quotient)
+    result = needs(np.where(divisor != 0, product, 0).astype(work, copy=False))
+    return needs(result.astype(dtype, copy=False))
+
+
 def float_test(function: np.ufunc) -> Handler:
     """`isnan`, `isinf`: of floats by `function`, false for every integer or bool (which
     `dvm.lazy` records of floats only)."""
@@ -333,6 +372,6 @@ HANDLERS: dict[str, Handler] = {
     "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
     "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
     "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
-    "remainder": modulo(floored=True), "fmod": modulo(floored=False),
+    "remainder": modulo(floored=True), "fmod": modulo(floored=False), "gcd": gcd, "lcm": lcm,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
