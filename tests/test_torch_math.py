@@ -178,6 +178,18 @@ def test_integer_division_by_a_tensor_rounds_toward_floor_or_zero_as_torch(dtype
             assert actual.dtype == expected.dtype and torch.equal(actual, expected)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nextafter_steps_one_float_across_binades_subnormals_and_infinities(dtype: Any) -> None:
+    info = torch.finfo(dtype)
+    tiniest = torch.tensor(info.smallest_normal, dtype=dtype) * info.eps  # (2^(emin-p+1))
+    steps = [tiniest * k for k in (1, 2, 3, 7, 8, 9, 15, 16, 17)] + [torch.tensor(info.max)]
+    edges = torch.cat([torch.tensor(EDGES, dtype=dtype), *(s.to(dtype).reshape(1) for s in steps)])
+    a, b = edges.repeat_interleave(len(edges)), edges.repeat(len(edges))
+    calls = [(a, b), (b[::5], -a[::5])]
+    for arguments, actual in zip(calls, compiled_on_dvm(torch.nextafter, *calls), strict=True):
+        assert_same(actual, torch.nextafter(*arguments), exact=True)
+
+
 def gcd_operands(dtype: Any, seed: int) -> tuple[Any, Any]:
     """Every pair of edge values (zeros, signs, the extremes, the longest Euclid chain of
     the dtype: consecutive Fibonacci numbers), then random ones; the dtype's minimum

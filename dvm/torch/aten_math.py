@@ -354,6 +354,40 @@ def lcm(a: Any, b: Any) -> Any:
     return needs(result.astype(dtype, copy=False))
 
 
+def nextafter(x: Any, y: Any) -> Any:
+    """C's `nextafter`: the float of `x`'s dtype next to `x` toward `y` (`y` where they
+    are equal, NaN where either is), by arithmetic, as the dialect has no bitcast.
+
+    For |x| in [2^e, 2^(e+1)) the gap to the next float away from zero is 2^(e-p+1)
+    (p the significand's bits) and toward zero the same, or half of it at |x| = 2^e;
+    `d = 1.25 * 2^-p * |x|` lies strictly between half of either gap and one and a half
+    of it, so `x +- d`, rounded to nearest, is `x` moved by the gap. Below 2^(emin+3)
+    (emin the least normal exponent) the subnormal grid would round `d` itself onto a
+    tie, so there the gaps are the spacing of the binade, chosen by comparisons.
+    Halves compute in float32, where `x +- d` is exact, and round once."""
+    import ml_dtypes  # (its finfo knows bfloat16; imported where a model needs it only)
+
+    if not all(is_float_dtype(lazy(t).dtype) for t in (x, y)):
+        raise Unsupported("a nextafter of other than floats")  # (torch raises)
+    (x, y), dtype = floats(x, y)
+    info, work = ml_dtypes.finfo(dtype), x.dtype.type
+    magnitude = needs(np.absolute(x))
+    up = y > x
+    away = up == (x > 0)  # (from 0 too: its one gap is the tiniest float either way)
+    binade = [work(2.0 ** (info.minexp + k)) for k in (1, 2)]  # (the spacing doubles)
+    above = [needs(np.where(away, magnitude >= b, magnitude > b)) for b in binade]
+    tiniest = float(info.smallest_subnormal)
+    spacing = np.where(above[0], work(2 * tiniest), work(tiniest))
+    spacing = np.where(above[1], work(4 * tiniest), spacing)
+    relative = magnitude * work(1.25 * 2.0 ** -(info.nmant + 1))
+    step = np.where(magnitude < work(2.0 ** (info.minexp + 3)), spacing, relative)
+    moved = np.where(up, x + step, x - step)
+    moved = np.where(x == 0, moved, np.copysign(moved, x))  # (-tiniest to 0 is -0.0)
+    moved = np.where(np.isinf(x), np.copysign(work(info.max), x), moved)
+    moved = np.where(x == y, y, moved)
+    return narrowed(needs(np.where(np.isnan(x) | np.isnan(y), x + y, moved)), dtype)
+
+
 def float_test(function: np.ufunc) -> Handler:
     """`isnan`, `isinf`: of floats by `function`, false for every integer or bool (which
     `dvm.lazy` records of floats only)."""
@@ -373,5 +407,6 @@ HANDLERS: dict[str, Handler] = {
     "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
     "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
     "remainder": modulo(floored=True), "fmod": modulo(floored=False), "gcd": gcd, "lcm": lcm,
+    "nextafter": nextafter,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
