@@ -1,8 +1,9 @@
 """Reads and reductions at indices (`dvm/torch/aten_index.py`): `scatter_reduce` by
 every reduction, `scatter` with a reduce, `index_reduce`, `index_fill`, `searchsorted`,
-`gather` by a shorter index; each compiled with `dynamic=True` over two sizes, against
-eager: with and without the target's own values, indices that repeat, positions
-nothing names, NaN, integers (a mean rounded toward -inf), and the gradients."""
+`gather` by a shorter index, `masked_scatter`; each compiled with `dynamic=True` over
+two sizes, against eager: with and without the target's own values, indices that
+repeat, positions nothing names, NaN, integers (a mean rounded toward -inf), and the
+gradients."""
 
 from __future__ import annotations
 
@@ -160,3 +161,27 @@ def test_searchsorted_by_rows_sides_a_sorter_and_a_number_runs_on_dvm() -> None:
         shuffled = sequence.gather(1, torch.rand(3, n, generator=generator).argsort(1))
         calls.append((sequence, values, shuffled, torch.argsort(shuffled, dim=1, stable=True)))
     on_dvm(searched, *calls)
+
+
+def test_masked_scatter_and_its_gradients_run_on_dvm_with_a_broadcast_mask() -> None:
+    def scattered(x: Any, mask: Any, source: Any) -> Any:
+        out = x.masked_scatter(mask, source)
+        return out, *torch.autograd.grad((out * out).sum(), (x, source))
+
+    generator = torch.Generator().manual_seed(3)
+    calls = []
+    for rows in (4, 7):  # (a source longer than the mask's trues, and one just as long)
+        x = torch.randn(rows, 5, generator=generator, requires_grad=True)
+        mask = torch.rand(5, generator=generator) > 0.4
+        count = rows * int(mask.sum()) + (rows == 4)
+        calls.append((x, mask, torch.randn(count, generator=generator, requires_grad=True)))
+    on_dvm(scattered, *calls)
+
+
+def test_a_masked_scatter_of_too_short_a_source_raises_torchs_error() -> None:
+    def scattered(x: Any, mask: Any, source: Any) -> Any:
+        return x.masked_scatter(mask, source)
+
+    run = torch.compile(scattered, backend="dvm", dynamic=True)
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones"):
+        run(torch.zeros(3, 2), torch.ones(3, 2, dtype=torch.bool), torch.arange(5.0))

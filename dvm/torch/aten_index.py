@@ -9,6 +9,9 @@ of the index with its flat position. Where the index is one wide along the dim (
 one-hot, cross-entropy's gradient) the write is an elementwise `where` against an
 iota, which fuses with its neighbours.
 
+`masked_scatter` reads its source at each element's rank among the mask's trues (a
+`cumsum` of the mask), and its backward adds the gradient back at those ranks.
+
 `sort` is a `tensor.top_k` whose k is the dim's size: the largest first, equal ones
 by the lower index and NaN above every number, which is torch's stable descending
 sort; the ascending one is the same on the reversed dim, reversed back.
@@ -484,6 +487,57 @@ def scatter(x: Any, dim: Any, index: Any, value: Any, reduce: Any = None) -> Any
     return scatter_value(x, dim, index, value)
 
 
+# -- masked_scatter -----------------------------------------------------------------------------
+
+
+def mask_order(mask: LazyArray) -> tuple[LazyArray, LazyArray]:
+    """The flat `mask`, and each of its elements' rank among the true ones (the number
+    of true ones before it): where a masked write reads its source, or writes its
+    gradient."""
+    flat = reshaped(mask, (mask.size,))
+    ranks = needs(np.cumsum(flat.astype(INT64), axis=0)) - 1
+    return flat, needs(np.maximum(ranks, 0))
+
+
+def masked_scatter(x: Any, mask: Any, source: Any) -> Any:
+    """`x` with the source's elements, in order, where the mask (broadcast with `x`) is
+    true: the source flattened and taken at each element's rank among the true ones.
+    torch raises where the source has fewer elements than the mask has trues: that is
+    read now (a sync point, and again on each replay), and such a call runs in torch."""
+    x, mask, source = lazy(x), lazy(mask), lazy(source)
+    if mask.ndim > x.ndim or any(
+        m != d and m != 1 for m, d in zip(mask.shape, x.shape[x.ndim - mask.ndim :], strict=True)
+    ):
+        raise Unsupported("a masked_scatter whose mask broadcasts its target")
+    if specialized(source.size) == 0 or source.dtype != x.dtype:
+        raise Unsupported("a masked_scatter of an empty source or of another dtype")
+    flat, ranks = mask_order(needs(np.broadcast_to(mask, tuple(x.shape))))
+    enough = needs(flat.astype(INT64).sum() <= number(source.size, ranks))
+    holds = bool(enough)
+    if BUILDING:
+        BUILDING[-1].check_condition(enough)
+    if not holds:
+        raise Unsupported("a masked_scatter of fewer source elements than the mask's trues")
+    sources = reshaped(source, (source.size,))
+    taken = LazyArray(record.take(sources._node, ranks._node, 0))
+    return reshaped(needs(np.where(flat, taken, reshaped(x, (x.size,)))), x.shape)
+
+
+def masked_scatter_backward(grad: Any, mask: Any, sizes: Sequence[Any]) -> Any:
+    """The source's gradient: the output's gradient where the mask is true, in order,
+    then zeros (a `scatter_add` of them at their ranks onto -0.0, which keeps a -0.0)."""
+    grad, mask = lazy(grad), lazy(mask)
+    flat, ranks = mask_order(needs(np.broadcast_to(mask, tuple(grad.shape))))
+    count = math.prod(sizes)
+    grads = reshaped(grad, (grad.size,))
+    base = filled((count + 1,), -0.0, grad.dtype)
+    at = needs(np.where(flat, ranks, number(count, ranks)))  # (the false ones: one past the end)
+    added = LazyArray(record.scatter_add(base._node, at._node, grads._node, 0))
+    kept = needs(LazyArray(record.iota((count + 1,), 0, INT64)) < flat.astype(INT64).sum())
+    result = needs(np.where(kept, added, asarray(np.zeros((), grad.dtype))))
+    return reshaped(LazyArray(record.extract_slice(result._node, [(0, count, 1)])), sizes)
+
+
 # -- sort ---------------------------------------------------------------------------------------
 
 
@@ -537,7 +591,8 @@ HANDLERS: dict[str, Handler] = {
     "gather": gather, "index_select": index_select, "scatter": scatter, "scatter_add": scatter_add,
     "scatter_reduce": scatter_reduce, "index_reduce": index_reduce,
     "sort": sort, "argsort": argsort, "searchsorted": searchsorted, "index": index,
-    "index_put": index_put,
+    "index_put": index_put, "masked_scatter": masked_scatter,
+    "masked_scatter_backward": masked_scatter_backward,
 }  # fmt: skip
 """The ATen ops of this module, by name (`sort` and `sort.stable` alike: the second's
 arguments are keywords)."""
