@@ -283,6 +283,55 @@ def test_erfc_keeps_its_relative_precision_in_the_tails(dtype: Any) -> None:
     torch.testing.assert_close(actual, expected, rtol=rtol, atol=finfo.tiny, equal_nan=True)
 
 
+BESSELS = {"i0": torch.i0, "i0e": torch.special.i0e, "i1": torch.special.i1,
+           "i1e": torch.special.i1e}  # fmt: skip
+
+
+def bessels(x: Any) -> tuple[Any, ...]:
+    return tuple(f(x) for f in BESSELS.values())
+
+
+def bessels_sum(x: Any) -> Any:
+    return torch.stack(bessels(x)).sum()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_modified_bessel_functions_match_mpmath_and_eagers_overflows(dtype: Any) -> None:
+    """i0, i1 and their scaled forms: eager's values, its infinities (float32's exp
+    overflows from 88.73) and NaNs (i0 and i1 of an infinity); in float64 within 2e-15 of
+    mpmath, relatively, wherever eager's exp does not overflow (to 709.78)."""
+    import mpmath
+
+    generator = torch.Generator().manual_seed(0)
+    spread = torch.randn(60, generator=generator, dtype=torch.float64) * 200
+    x = torch.cat([torch.linspace(-40, 40, 161, dtype=torch.float64), spread,
+                   torch.tensor([7.99, 8.0, 88.72, 88.73, 709.7, 709.8, 1e300]),
+                   torch.tensor(EDGES, dtype=torch.float64)]).to(dtype)  # fmt: skip
+    calls = [(x,), (x[::3],)]
+    runs = compiled_on_dvm(bessels, *calls)
+    for (arguments,), results in zip(calls, runs, strict=True):
+        for actual, expected in zip(results, bessels(arguments), strict=True):
+            assert_same(actual, expected, exact=False)
+    if dtype != torch.float64:
+        return
+    context = mpmath.mp.clone()
+    context.dps = 30
+    for name, actual in zip(BESSELS, runs[0], strict=True):
+        for point, value in zip(x.tolist(), actual.tolist(), strict=True):
+            if not math.isfinite(point) or abs(point) > 709.7 or point == 0:
+                continue
+            exact = context.besseli(int(name[1]), point)
+            exact = exact * context.exp(-abs(context.mpf(point))) if name.endswith("e") else exact
+            assert abs(value - float(exact)) <= 2e-15 * abs(float(exact)), (name, point)
+
+
+def test_the_gradients_of_the_bessel_functions_run_on_dvm() -> None:
+    x = torch.linspace(-12, 12, 41, dtype=torch.float64, requires_grad=True)
+    (gradient,) = torch.autograd.grad(on_dvm(bessels_sum, x), x)
+    (expected,) = torch.autograd.grad(bessels_sum(x), x)
+    torch.testing.assert_close(gradient, expected)
+
+
 def test_the_gradient_of_erfc_runs_on_dvm() -> None:
     x = torch.linspace(-6, 6, 25, dtype=torch.float64, requires_grad=True)
     (gradient,) = torch.autograd.grad(on_dvm(lambda t: torch.erfc(t * 1.5).sum(), x), x)

@@ -14,10 +14,15 @@ series from 8 (digamma's from 10) on, their argument shifted up by the recurrenc
 `Γ(z + 1) = z Γ(z)` below it; for x < 0, the reflection `Γ(x) Γ(1 - x) = π / sin(πx)`,
 whose sine and tangent are taken of x less its nearest integer (exact), so that they
 keep their digits far from 0.
+
+The modified Bessel functions `i0` and `i1`, and `i0e` and `i1e` (scaled by
+`exp(-|x|)`), are their power series up to |x| = 8 (positive terms: no digit lost),
+and beyond, `exp(|x|) / sqrt(|x|)` times an interpolant of 1/|x| fitted as erfc's are.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from functools import cache
@@ -230,8 +235,91 @@ def polygamma(order: int, x: Any) -> Any:
     return digamma(x)
 
 
+SERIES_TERMS = 25
+"""Terms of the power series of I0 and I1 up to 8, where (x^2/4)^k / (k!)^2 falls
+below 1e-20 of the sum."""
+
+BESSEL_CUTS = (0.0, 1 / 32, 1 / 16, 1 / 8)
+"""The pieces of 1/x over which `sqrt(x) exp(-x) I_n(x)` is interpolated, from x = 8."""
+
+FLOAT32_EXP_LIMIT = math.log(float(np.finfo(np.float32).max))
+"""The least x whose exp overflows float32."""
+
+
+@cache
+def bessel_tails(order: int) -> tuple[Piece, ...]:
+    """`sqrt(x) exp(-x) I_order(x)` for x >= 8 as a function of t = 1/x (1/sqrt(2 pi) at
+    t = 0), by mpmath to 40 digits."""
+    import mpmath
+
+    context = mpmath.mp.clone()
+    context.dps = 40
+
+    def scaled(t: Any) -> Any:
+        if t == 0:
+            return 1 / context.sqrt(2 * context.pi)
+        x = 1 / context.mpf(t)
+        return context.sqrt(x) * context.besseli(order, x) * context.exp(-x)
+
+    return tuple(fitted(scaled, low, high) for low, high in itertools.pairwise(BESSEL_CUTS))
+
+
+def bessel_series(a: LazyArray, order: int) -> Any:
+    """I_order(a) by its power series, `(a/2)^order sum (a^2/4)^k / (k! (k + order)!)`,
+    by Horner's rule (for a <= 8)."""
+    u = a * a * 0.25
+    last = SERIES_TERMS
+    series: Any = constant(1 / (math.factorial(last) * math.factorial(last + order)))
+    for k in reversed(range(last)):
+        series = series * u + 1 / (math.factorial(k) * math.factorial(k + order))
+    return series * (a * 0.5) if order else series
+
+
+def bessel_tail(a: LazyArray, order: int) -> Any:
+    """`sqrt(a) exp(-a) I_order(a)` by `bessel_tails` (for a >= 8)."""
+    pieces = bessel_tails(order)
+    t = 1 / a
+    masks = [t < piece.high for piece in pieces[:-1]]
+    s = chosen(masks, [piece.variable(t) for piece in pieces])
+    tail: Any = None
+    for k in reversed(range(DEGREE + 1)):
+        term = chosen(masks, [constant(piece.coefficients[k]) for piece in pieces])
+        tail = term if tail is None else tail * s + term
+    return tail
+
+
+def bessel(order: int, scaled: bool) -> Handler:
+    """`i0`, `special_i1` (`order` 1) or their `scaled` forms `special_i0e` and
+    `special_i1e`, `exp(-|x|) I_n(x)`. Up to |x| = 8 the power series, whose terms are
+    all positive (a few ulps of I_n, in float64); beyond, `exp(|x|) / sqrt(|x|)` times an
+    interpolant of 1/|x| (`bessel_tails`), multiplied in torch's order, so that
+    `i0(inf)` is NaN as eager's. I1 is odd (`i1(-0)` is 0, as torch's). Where torch's
+    float32 exp overflows (`|x|` above 88.72), its float32, bfloat16 and float16 `i0`
+    and `i1` are infinite, and so are these."""
+
+    def handler(x: Any) -> Any:
+        (x,), result = floats(x)
+        x = narrowed(x, FLOAT64)
+        a = needs(np.absolute(x))
+        series, tail = bessel_series(a, order), bessel_tail(a, order)
+        if scaled:
+            value = np.where(a <= 8, series * np.exp(-a), tail / np.sqrt(a))
+        else:
+            large = np.exp(a) * tail / np.sqrt(a)  # (NaN at inf, as torch's)
+            if result != FLOAT64:
+                large = np.where((a > FLOAT32_EXP_LIMIT) & ~np.isinf(a), math.inf, large)
+            value = np.where(a <= 8, series, large)
+        if order:
+            value = np.where(x < 0, -value, value)
+        return narrowed(needs(value), result)
+
+    return handler
+
+
 HANDLERS: dict[str, Handler] = {
     "erfc": erfc, "special_erfcx": erfcx,
     "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
+    "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
+    "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
 }  # fmt: skip
 """The ATen ops of this module, by name."""
