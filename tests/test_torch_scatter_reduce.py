@@ -185,3 +185,31 @@ def test_a_masked_scatter_of_too_short_a_source_raises_torchs_error() -> None:
     run = torch.compile(scattered, backend="dvm", dynamic=True)
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones"):
         run(torch.zeros(3, 2), torch.ones(3, 2, dtype=torch.bool), torch.arange(5.0))
+
+
+def test_masked_scatter_broadcasts_its_target_to_the_masks_shape() -> None:
+    generator = torch.Generator().manual_seed(4)
+    calls = [
+        (torch.randn(n, generator=generator), torch.rand(3, n, generator=generator) > 0.5,
+         torch.randn(3 * n, generator=generator))
+        for n in (4, 6)
+    ]  # fmt: skip
+    on_dvm(lambda x, mask, source: x.masked_scatter(mask, source), *calls)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put_writes_the_flat_source_at_flat_ids(accumulate: bool) -> None:
+    def put(x: Any, ids: Any, source: Any, flags: Any, bool_ids: Any) -> Any:
+        written = x.put(ids, source, accumulate=accumulate)
+        return written, flags.put(bool_ids, flags.flatten()[: len(bool_ids)], accumulate=accumulate)
+
+    generator = torch.Generator().manual_seed(5)
+    calls = []
+    for n in (4, 7):
+        # distinct ids; negative ones (from the end) and repeats where they add up
+        ids = torch.randperm(3 * n, generator=generator)[: n + 2] - n * accumulate
+        bool_ids = torch.randint(0, 2 * n, (n,), generator=generator) if accumulate else ids
+        flags = torch.rand(3, n, generator=generator) > 0.5
+        calls.append((torch.randn(3, n, generator=generator), ids,
+                      torch.randn(n + 2, generator=generator), flags, bool_ids))  # fmt: skip
+    on_dvm(put, *calls)

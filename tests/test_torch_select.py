@@ -88,3 +88,17 @@ def test_gradients_of_running_extremes_and_selections_run_on_dvm() -> None:
         torch.testing.assert_close(actual, expected, rtol=0, atol=0)
     reports = dvm.torch.reports()[before:]
     assert reports and not any(r["fallbacks"] for r in reports), reports
+
+
+def test_gradients_of_selections_from_a_0d_tensor_run_on_dvm() -> None:
+    # (their backward is a scatter into the 0-d gradient)
+    def selected(x: Any) -> Any:
+        return torch.median(x, 0)[0] * 2 + torch.cummax(x, 0)[0] + torch.mode(x, -1)[0]
+
+    torch._dynamo.reset()
+    before = len(dvm.torch.reports())
+    x = torch.tensor(2.5, requires_grad=True)
+    (actual,) = torch.autograd.grad(torch.compile(selected, backend="dvm")(x), x)
+    assert actual.item() == 4.0
+    reports = dvm.torch.reports()[before:]
+    assert reports and not any(r["fallbacks"] for r in reports), reports

@@ -82,8 +82,25 @@ def index_put(x: Any, indices: Sequence[Any], values: Any, accumulate: bool = Fa
     updates = broadcast_values(
         values, x, (*merged.shape[:axis], *ids.shape, *merged.shape[axis + 1 :])
     )
+    merged_dims = merged is not x
+    if x.dtype == np.dtype(np.bool_):  # (torch's sum of bools is their `or`)
+        merged, updates = merged.astype(INT32), updates.astype(INT32)
     added = LazyArray(record.scatter_add(merged._node, ids._node, updates._node, axis))
-    return added if merged is x else reshaped(added, x.shape)
+    added = added if added.dtype == x.dtype else needs(added != 0)
+    return reshaped(added, x.shape) if merged_dims else added
+
+
+def put(x: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
+    """`put`: `index_put` of the flat source at the flat ids (from the end where
+    negative) in `x` flattened."""
+    x, index, source = lazy(x), lazy(index), lazy(source)
+    if index.size != source.size:
+        raise Unsupported("a put of as many values as ids")  # (torch raises)
+    if index.size == 0:
+        return x.copy()
+    # (a 1-d index as it is: ids of the call are checked for repeats at each call)
+    flat, ids = reshaped(x, (x.size,)), index if index.ndim == 1 else reshaped(index, (index.size,))
+    return reshaped(index_put(flat, [ids], reshaped(source, (source.size,)), accumulate), x.shape)
 
 
 def broadcast_values(values: Any, x: LazyArray, shape: Sequence[Any]) -> LazyArray:
@@ -230,10 +247,14 @@ def target_block(x: LazyArray, index: LazyArray, axis: int) -> list[Any] | None:
 
 
 def scattered(x: Any, dim: Any, index: Any, write: Any) -> LazyArray:
-    """`x` with the block `index` addresses replaced by `write(block, axis, index)`."""
+    """`x` with the block `index` addresses replaced by `write(block, axis, index)`. A
+    0-d `x` (the gradient of a selection from a 0-d tensor) is written as a 1-d one."""
     x, index = lazy(x), lazy(index)
     if x.ndim == 0:
-        raise Unsupported("a scatter into a 0-d tensor")
+        if index.ndim > 1:
+            raise Unsupported("a scatter into a 0-d tensor by an index of more dims")
+        flat_index = index if index.ndim else reshaped(index, (1,))
+        return reshaped(scattered(reshaped(x, (1,)), 0, flat_index, write), ())
     axis = specialized(dim) % x.ndim
     specs = target_block(x, index, axis)
     block = x if specs is None else LazyArray(record.extract_slice(x._node, specs))
@@ -313,6 +334,8 @@ def source_block(source: Any, index: LazyArray, like: LazyArray) -> LazyArray:
     """The first elements of `source` (torch's may be longer than the index in every
     dim), in `like`'s dtype as torch requires."""
     source = lazy(source)
+    if source.ndim == 0 and index.ndim == 1:  # (into a 0-d tensor: `scattered`)
+        source = reshaped(source, (1,))
     if source.dtype != like.dtype or source.ndim != index.ndim:
         raise Unsupported("a scatter source of another dtype or rank")
     specs: list[Any] = [None] * source.ndim
@@ -500,18 +523,20 @@ def mask_order(mask: LazyArray) -> tuple[LazyArray, LazyArray]:
 
 
 def masked_scatter(x: Any, mask: Any, source: Any) -> Any:
-    """`x` with the source's elements, in order, where the mask (broadcast with `x`) is
-    true: the source flattened and taken at each element's rank among the true ones.
+    """`x` with the source's elements, in order, where the mask is true (both broadcast
+    to one shape): the source flattened and taken at each element's rank among the true ones.
     torch raises where the source has fewer elements than the mask has trues: that is
     read now (a sync point, and again on each replay), and such a call runs in torch."""
     x, mask, source = lazy(x), lazy(mask), lazy(source)
-    if mask.ndim > x.ndim or any(
-        m != d and m != 1 for m, d in zip(mask.shape, x.shape[x.ndim - mask.ndim :], strict=True)
-    ):
-        raise Unsupported("a masked_scatter whose mask broadcasts its target")
-    if specialized(source.size) == 0 or source.dtype != x.dtype:
+    if source.size == 0 or source.dtype != x.dtype:
         raise Unsupported("a masked_scatter of an empty source or of another dtype")
-    flat, ranks = mask_order(needs(np.broadcast_to(mask, tuple(x.shape))))
+    rank = max(x.ndim, mask.ndim)
+    sizes = [[1] * (rank - t.ndim) + list(t.shape) for t in (x, mask)]
+    if any(d != m and 1 not in (d, m) for d, m in zip(*sizes, strict=True)):
+        raise Unsupported("a masked_scatter of a mask that does not broadcast")
+    shape = tuple(m if d == 1 else d for d, m in zip(*sizes, strict=True))
+    x = needs(np.broadcast_to(x, shape))
+    flat, ranks = mask_order(needs(np.broadcast_to(mask, shape)))
     enough = needs(flat.astype(INT64).sum() <= number(source.size, ranks))
     holds = bool(enough)
     if BUILDING:
@@ -591,7 +616,7 @@ HANDLERS: dict[str, Handler] = {
     "gather": gather, "index_select": index_select, "scatter": scatter, "scatter_add": scatter_add,
     "scatter_reduce": scatter_reduce, "index_reduce": index_reduce,
     "sort": sort, "argsort": argsort, "searchsorted": searchsorted, "index": index,
-    "index_put": index_put, "masked_scatter": masked_scatter,
+    "index_put": index_put, "put": put, "masked_scatter": masked_scatter,
     "masked_scatter_backward": masked_scatter_backward,
 }  # fmt: skip
 """The ATen ops of this module, by name (`sort` and `sort.stable` alike: the second's
