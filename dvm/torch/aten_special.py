@@ -13,7 +13,10 @@ the same polynomials without the exponential.
 series from 8 (digamma's from 10) on, their argument shifted up by the recurrence
 `Γ(z + 1) = z Γ(z)` below it; for x < 0, the reflection `Γ(x) Γ(1 - x) = π / sin(πx)`,
 whose sine and tangent are taken of x less its nearest integer (exact), so that they
-keep their digits far from 0.
+keep their digits far from 0. `polygamma` of order 1 is torch's trigamma, step by
+step (its asymptotic series, and its reflection's sine, which gives its values at the
+poles); orders 2 to 5 are Hurwitz's zeta, summed while the argument is below 16 and then
+by Euler-Maclaurin, with the reflection below 0.
 
 The modified Bessel functions `i0` and `i1`, and `i0e` and `i1e` (scaled by
 `exp(-|x|)`), are their power series up to |x| = 8 (positive terms: no digit lost),
@@ -229,10 +232,82 @@ def digamma(x: Any) -> Any:
 
 
 def polygamma(order: int, x: Any) -> Any:
-    """`polygamma` of order 0: digamma; higher orders run in torch."""
-    if order != 0:
-        raise Unsupported("polygamma of an order above 0")
-    return digamma(x)
+    """`polygamma`: of order 0 digamma, of order 1 torch's trigamma, of orders 2 to 5
+    `(-1)^(n+1) n! zeta(n + 1, x)` (`polygamma_series`); higher orders run in torch
+    (from order 6 on, the reflection's terms cancel to 1e-10 of the result)."""
+    if order == 0:
+        return digamma(x)
+    if not 1 <= order <= HIGHEST_POLYGAMMA:
+        raise Unsupported(f"polygamma of order {order}")
+    (x,), result = floats(x)
+    x = narrowed(x, FLOAT64)
+    value = trigamma(x, working_dtype(result)) if order == 1 else polygamma_series(order, x)
+    return narrowed(value, result)
+
+
+HIGHEST_POLYGAMMA = 5
+"""The highest order of `polygamma` recorded (see `polygamma`)."""
+
+BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+"""The Bernoulli numbers B_2, B_4, ..., B_16."""
+
+
+def trigamma(x: LazyArray, computed: np.dtype[Any]) -> LazyArray:
+    """torch's trigamma, step by step: below 1/2 the reflection `pi^2 / sin^2(pi x)`,
+    whose sine torch takes in the `computed` dtype (float32 for float32 and halves, so
+    that a pole gives eager's large finite number), then six steps of the recurrence
+    and its asymptotic series (which eager's values carry, to about 1e-9)."""
+    reflect = x < 0.5
+    angle = narrowed(needs(x * computed.type(math.pi)), computed)
+    sine = narrowed(needs(np.sin(angle)), FLOAT64)
+    result: Any = np.where(reflect, -(math.pi * math.pi) / (sine * sine), 0.0)
+    z: Any = np.where(reflect, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (z * z)
+        z = z + 1
+    w = 1 / (z * z)
+    result = result + (1 + 1 / (2 * z) + w * (1 / 6 - w * (1 / 30 - w * (1 / 42)))) / z
+    return needs(np.where(reflect, -result, result))
+
+
+def zeta_tail(s: int, w: Any) -> Any:
+    """Hurwitz's zeta(s, w) for w >= 16 by Euler-Maclaurin: `w^(1-s) / (s-1) + w^-s / 2`
+    and the Bernoulli terms `B_2j / (2j)! s (s+1) ... (s+2j-2) w^(-s-2j+1)`."""
+    total = w ** (1 - s) / (s - 1) + 0.5 * w**-s
+    rising = float(s)
+    for j, bernoulli in enumerate(BERNOULLI, start=1):
+        total = total + (bernoulli / math.factorial(2 * j) * rising) * w ** (-s - 2 * j + 1)
+        rising *= (s + 2 * j - 1) * (s + 2 * j)
+    return total
+
+
+def polygamma_series(order: int, x: LazyArray) -> LazyArray:
+    """`(-1)^(n+1) n! zeta(n + 1, z)`, zeta's first terms summed while z < 16 and then
+    its tail (`zeta_tail`); for x < 0, the reflection `psi_n(x) = (-1)^n psi_n(1 - x) -
+    pi d^n/dx^n cot(pi x)`, the derivative a polynomial in the cotangent of x less its
+    nearest integer. As eager's: infinite at 0, at the negative integers and at -inf
+    (+inf of odd orders, -inf of even ones), NaN at +inf."""
+    s, factor = order + 1, (-1) ** (order + 1) * math.factorial(order)
+    negative = x < 0
+    z: Any = needs(np.where(negative, 1 - x, x))
+    partial: Any = constant(0.0)
+    for _ in range(16):
+        below = z < 16
+        partial = np.where(below, partial + z**-s, partial)
+        z = needs(np.where(below, z + 1, z))
+    positive = factor * (partial + zeta_tail(s, z))
+    cotangent = 1 / np.tan(math.pi * reduced(x))
+    derivative = np.polynomial.Polynomial([0.0, 1.0])  # (d^k/dx^k cot(pi x), in the cotangent)
+    for _ in range(order):
+        derivative = -math.pi * np.polynomial.Polynomial([1.0, 0.0, 1.0]) * derivative.deriv()
+    slope: Any = constant(0.0)
+    for coefficient in reversed(derivative.coef):
+        slope = slope * cotangent + coefficient
+    reflected = (-1) ** order * positive - math.pi * slope
+    pole = (x == np.floor(x)) & (x <= 0)  # (-inf among them)
+    value = np.where(negative, reflected, positive)
+    value = np.where(pole, math.inf if order % 2 else -math.inf, value)
+    return needs(np.where(x == math.inf, math.nan, value))
 
 
 SERIES_TERMS = 25
@@ -243,7 +318,7 @@ BESSEL_CUTS = (0.0, 1 / 32, 1 / 16, 1 / 8)
 """The pieces of 1/x over which `sqrt(x) exp(-x) I_n(x)` is interpolated, from x = 8."""
 
 FLOAT32_EXP_LIMIT = math.log(float(np.finfo(np.float32).max))
-"""The least x whose exp overflows float32."""
+"""The x above which float32's exp overflows."""
 
 
 @cache
