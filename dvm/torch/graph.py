@@ -97,7 +97,8 @@ HANDLERS = (
 fused transformer kernels of `aten_attention`, the layers' ops of `aten_layers`
 (`nn.Bilinear`, `torch.cdist`), `nn.EmbeddingBag`'s of `aten_bag`, the elementwise
 composites of `aten_math` (`atan2`, `hypot`, ...), the special functions of
-`aten_special` (`erfc`) and the ops
+`aten_special` (`erfc`), the running extremes and selections by rank of `aten_select`
+(`cummax`, `median`) and the ops
 making complex tensors of `aten_complex` (an op of complex operands or results has
 `aten_complex.OF_COMPLEX`'s handler, or runs in torch)."""
 
