@@ -73,12 +73,18 @@ def fused_plan(pieces: Sequence[Piece], domain: Domain, device: DeviceSpec) -> T
 
 def peak_bytes(ops: Sequence[Operation], output: SSAValue) -> int:
     """The most bytes per element that the tensor values of `ops` hold at once, each
-    alive from its op to its last use there (`output`: to the end)."""
+    alive from its op (a value they read and do not make, loaded into a tile: from the
+    start) to its last use there (`output`: to the end)."""
     last: dict[SSAValue, int] = {output: len(ops)}
     for i, op in enumerate(ops):
         for value in op.operands:
             last[value] = max(last.get(value, i), i)
-    made = {r: i for i, op in enumerate(ops) for r in op.results if isinstance(r.type, TensorType)}
+    made: dict[SSAValue, int] = {
+        r: i for i, op in enumerate(ops) for r in op.results if isinstance(r.type, TensorType)
+    }
+    for value in last:
+        if value not in made and isinstance(value.type, TensorType):
+            made[value] = -1
     peak = element_bytes(output)
     for i in range(len(ops) + 1):
         alive = [v for v, at in made.items() if at < i <= last.get(v, at)]

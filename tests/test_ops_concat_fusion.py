@@ -51,6 +51,25 @@ def test_each_input_computed_in_the_concat_kernel(device: str) -> None:
     check(PRODUCED, device, cases, lambda a, b, c: np.concatenate([a + c, b * b, b], axis=1))
 
 
+NARROWED = """
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xi1> {
+  %r = tensor.concat dim(1) %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %m = tensor.convert %r : tensor<?x?xf32> -> tensor<?x?xi1>
+  func.return %m : tensor<?x?xi1>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_narrower_result_counts_the_tiles_it_is_made_from(device: str) -> None:
+    """Each piece converts its input, loaded as f32, to i1: tiles are sized by both (5
+    bytes an element), not by the result alone, whose tiles would not fit the local
+    memory where an input has 300,000 elements or more."""
+    cases = [(seeded((2, n), n) > 0, seeded((3, n), n + 1) > 0) for n in (7, 300_007)]
+    cases = [(a.astype(np.float32), b[:2].astype(np.float32)) for a, b in cases]
+    check(NARROWED, device, cases, lambda a, b: np.concatenate([a, b], axis=1) != 0)
+
+
 def rank_three(axis: int) -> str:
     t = "tensor<?x?x?xf32>"
     return f"""
