@@ -530,18 +530,24 @@ ASSERTION_FAILED = "Expected Tensor with single nonzero value, but got zero"
 """torch's error for a false `_assert_async` without a message."""
 
 
-def assert_async(condition: Any, message: str = "") -> None:
-    """torch's `_assert_async` (one_hot's checks that its classes are in range): the
-    condition read now (a sync point: what it needs runs), torch's `RuntimeError` if it
-    is false, and read again on each replay, before the program after it runs (a false
-    one sends the call back to recording, which raises)."""
-    condition = lazy(condition)
-    if condition.size != 1:
-        raise Unsupported("an assertion on several values")
+def held(condition: LazyArray) -> bool:
+    """Whether `condition` (one boolean) holds, read now (a sync point: what it needs
+    runs) and again on each replay, before the program after it runs (another value
+    sends the call back to recording)."""
     holds = bool(condition)
     if BUILDING:
         BUILDING[-1].check_condition(condition)
-    if not holds:
+    return holds
+
+
+def assert_async(condition: Any, message: str = "") -> None:
+    """torch's `_assert_async` (one_hot's checks that its classes are in range):
+    torch's `RuntimeError` where the condition, read now and on each replay (`held`),
+    is false."""
+    condition = lazy(condition)
+    if condition.size != 1:
+        raise Unsupported("an assertion on several values")
+    if not held(condition):
         raise RuntimeError(message or ASSERTION_FAILED)
 
 

@@ -27,12 +27,13 @@ import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
 from dvm.lazy.graph import Node
-from dvm.numerics import is_float_dtype
+from dvm.numerics import is_float_dtype, reduction_identity
 from dvm.torch.aten import (
     Handler,
     Unsupported,
     checked,
     filled,
+    held,
     lazy,
     needs,
     number,
@@ -454,21 +455,10 @@ def index_reduce(x: Any, dim: Any, index: Any, source: Any, reduce: str,
     return scatter_reduce(x, axis, spread, source, reduce, include_self)
 
 
-REDUCTIONS = {"amax": (np.max, np.maximum), "amin": (np.min, np.minimum),
-              "prod": (np.prod, np.multiply)}  # fmt: skip
-"""The reductions `reduced_at` computes: along a dim, and of two tensors."""
-
-
-def identity_of(reduce: str, dtype: np.dtype[Any]) -> LazyArray:
-    """The value that changes nothing in `reduce` (-inf, or the integer minimum, for a
-    maximum), as a 0-d tensor of `dtype`."""
-    if reduce == "prod":
-        value: Any = 1
-    elif is_float_dtype(dtype):
-        value = -math.inf if reduce == "amax" else math.inf
-    else:
-        value = np.iinfo(dtype).min if reduce == "amax" else np.iinfo(dtype).max
-    return asarray(np.asarray(value, dtype))
+REDUCTIONS = {"amax": (np.max, np.maximum, "max"), "amin": (np.min, np.minimum, "min"),
+              "prod": (np.prod, np.multiply, "prod")}  # fmt: skip
+"""The reductions `reduced_at` computes: along a dim, of two tensors, and the kind whose
+identity (`numerics.reduction_identity`) changes nothing in them."""
 
 
 def reduced_at(block: LazyArray, axis: int, index: LazyArray, source: LazyArray, reduce: str,
@@ -481,13 +471,14 @@ def reduced_at(block: LazyArray, axis: int, index: LazyArray, source: LazyArray,
     nothing names keeps its value."""
     if index.size == 0:  # (nothing written; numpy has no maximum of no elements)
         return block.copy()
-    along, combine = REDUCTIONS[reduce]
+    along, combine, kind = REDUCTIONS[reduce]
     count = block.shape[axis]
     positions = LazyArray(record.iota((count,), 0, index.dtype))
     unit_dims = [1] * (block.ndim - axis - 1)
     positions = reshaped(positions, (*[1] * (axis + 1), count, *unit_dims))
     hits = needs(np.expand_dims(index, axis + 1) == positions)
-    spread = np.where(hits, np.expand_dims(source, axis + 1), identity_of(reduce, block.dtype))
+    identity = asarray(np.asarray(reduction_identity(kind, block.dtype)))
+    spread = np.where(hits, np.expand_dims(source, axis + 1), identity)
     reduced = needs(along(needs(spread), axis=axis))
     if include_self:
         return needs(combine(block, reduced))
@@ -537,11 +528,7 @@ def masked_scatter(x: Any, mask: Any, source: Any) -> Any:
     shape = tuple(m if d == 1 else d for d, m in zip(*sizes, strict=True))
     x = needs(np.broadcast_to(x, shape))
     flat, ranks = mask_order(needs(np.broadcast_to(mask, shape)))
-    enough = needs(flat.astype(INT64).sum() <= number(source.size, ranks))
-    holds = bool(enough)
-    if BUILDING:
-        BUILDING[-1].check_condition(enough)
-    if not holds:
+    if not held(needs(flat.astype(INT64).sum() <= number(source.size, ranks))):
         raise Unsupported("a masked_scatter of fewer source elements than the mask's trues")
     sources = reshaped(source, (source.size,))
     taken = LazyArray(record.take(sources._node, ranks._node, 0))

@@ -34,6 +34,7 @@ from dvm.torch.aten import (
     binary,
     dims,
     float_unary,
+    held,
     in_range,
     lazy,
     named,
@@ -264,10 +265,7 @@ def nonzero_divisor(b: Any) -> None:
         if BUILDING:
             BUILDING[-1].check_nonzero(b)
     else:
-        condition = needs(np.all(b != 0))
-        nonzero = bool(condition)
-        if BUILDING:
-            BUILDING[-1].check_condition(condition)
+        nonzero = held(needs(np.all(b != 0)))
     if not nonzero:
         raise Unsupported("an integer division by zero")
 

@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 
 from dvm.lazy import LazyArray, asarray, record
-from dvm.numerics import is_float_dtype
+from dvm.numerics import is_float_dtype, reduction_identity
 from dvm.torch.aten import (
     Handler,
     Unsupported,
     cat,
     filled,
+    held,
     lazy,
     needs,
     number,
@@ -35,21 +36,12 @@ from dvm.torch.aten import (
     slice_,
 )
 from dvm.torch.aten_index import sort
-from dvm.torch.plan import BUILDING
 from dvm.torch.sizes import specialized
 
 INT64 = np.dtype(np.int64)
 LONGEST_INSERTION_SORT = 16
 """The longest row `std::sort` orders by insertion, which keeps equal values in
 the order of their index (libstdc++'s threshold)."""
-
-
-def extreme_value(dtype: np.dtype[Any], largest: bool) -> Any:
-    """The dtype's largest value (`largest`) or lowest, infinities for floats."""
-    if is_float_dtype(dtype):
-        return np.inf if largest else -np.inf
-    limits = np.iinfo(dtype)
-    return limits.max if largest else limits.min
 
 
 def shifted(x: LazyArray, step: Any, axis: int, fill: Any) -> LazyArray:
@@ -71,7 +63,7 @@ def running_extreme(largest: bool) -> Handler:
         axis = specialized(dim) % x.ndim
         values = needs(x.astype(np.uint8)) if x.dtype.kind == "b" else x
         indices = LazyArray(record.iota(tuple(x.shape), axis, INT64))
-        fill, step = extreme_value(values.dtype, not largest), 1
+        fill, step = reduction_identity("max" if largest else "min", values.dtype), 1
         while step < x.shape[axis]:  # (a guard per round: a plan per power of two)
             before = shifted(values, step, axis, fill)
             beats = (values >= before) if largest else (values <= before)
@@ -163,12 +155,8 @@ def kthvalue(x: Any, k: Any, dim: Any = -1, keepdim: bool = False) -> Any:
 
 
 def unique_everywhere(condition: LazyArray, operation: str) -> None:
-    """Reads `condition` (a sync point, read again on each replay before the program
-    after it runs); Unsupported where it is false."""
-    holds = bool(condition)
-    if BUILDING:
-        BUILDING[-1].check_condition(condition)
-    if not holds:
+    """Unsupported where `condition`, read now and on each replay (`held`), is false."""
+    if not held(condition):
         raise Unsupported(f"a {operation} whose index torch's own ordering decides")
 
 
@@ -187,7 +175,7 @@ def mode(x: Any, dim: Any = -1, keepdim: bool = False) -> Any:
     work = needs(x.astype(np.uint8)) if x.dtype.kind == "b" else x
     counts = needs(np.expand_dims(work, axis) == np.expand_dims(work, axis + 1)).sum(axis=axis)
     frequent = counts == counts.max(axis=axis, keepdims=True)
-    top = extreme_value(work.dtype, largest=True)
+    top = reduction_identity("min", work.dtype)
     smallest = needs(np.where(frequent, work, top)).min(axis=axis, keepdims=True)
     positions = LazyArray(record.iota(tuple(x.shape), axis, INT64))
     index = needs(np.where(work == smallest, positions, -1)).max(axis=axis, keepdims=True)
