@@ -166,17 +166,32 @@ class Lifetimes:
         return list(itertools.accumulate(steps[:-1]))
 
 
-def lifetimes(fusion: t.FusionOp) -> Lifetimes:
+def lifetimes(fusion: t.FusionOp, domain: Domain) -> Lifetimes:
+    """The lifetimes of the values of a fusion's body over `domain`."""
     ops = body_ops(fusion)
     position = {op: i for i, op in enumerate(ops)}
+    first_use: dict[SSAValue, int] = {}
     last_use: dict[SSAValue, int] = {}
     for i, op in enumerate(ops):
         for v in op.operands:
+            first_use.setdefault(v, i)
             last_use[v] = i
     for v in yielded(fusion):
         last_use[v] = len(ops)
-    made = {v: position.get(v.owner, -1) for v in last_use}  # type: ignore[arg-type]
-    return Lifetimes(ops, made, last_use)
+    reduced = set(domain.reduced)
+
+    def made_at(v: SSAValue) -> int:
+        if v.owner in position:
+            return position[v.owner]  # type: ignore[index]
+        # An input is loaded where its first user asks (`kernel_body.emit_stores`),
+        # inside the loops over the reduced axes it spans: one that spans them all
+        # just before that user; another may be hoisted out of the loops, before
+        # ops that come earlier, so it counts as alive from the start.
+        if v in first_use and spanned(domain, v) >= reduced:
+            return first_use[v] - 1
+        return -1
+
+    return Lifetimes(ops, {v: made_at(v) for v in last_use}, last_use)
 
 
 def value_bytes(value: SSAValue) -> int:
@@ -191,10 +206,12 @@ def spanned(domain: Domain, value: SSAValue) -> frozenset[int]:
     return frozenset(a for span in domain.placement.get(value, ()) for a in span)
 
 
-def live_bytes(life: Lifetimes, domain: Domain) -> tuple[int, int]:
+def live_bytes(life: Lifetimes, domain: Domain, least_inner: int = 1) -> tuple[int, int]:
     """Bytes per domain element of the largest set of full-size tiles alive
-    at once (smaller tiles, e.g. a row's mean, are negligible while the axes
-    they skip are long; see `skipping_bytes`), and the widest element size."""
+    at once, at least the registers of the tiles that span every reduced axis
+    (see below), and the widest element size. Tiles that skip a reduced axis
+    (e.g. a row's mean) are negligible while that axis is long; see
+    `skipping_bytes`. `least_inner` is as in `kind_peaks`."""
     full = set(domain.parallel) | set(domain.reduced)
     widest = 1
     sizes: dict[SSAValue, int] = {}
@@ -206,8 +223,14 @@ def live_bytes(life: Lifetimes, domain: Domain) -> tuple[int, int]:
                 sizes[v] = size
     peak = max(life.held(sizes))
     # registers are reused only by tiles of their kind: a kernel mixing element
-    # types (an argmax's i64 indices beside its i32 values) may hold more than that
-    by_kind = kind_peaks(life, domain, lambda spans: spans >= full)
+    # types (an argmax's i64 indices beside its i32 values) may hold more than that.
+    # A vector kernel's tile that skips only parallel axes (an operand broadcast
+    # along rows) is as large as a full one when those axes' tiles are 1 (the inner
+    # axes took the budget, or the axes are short), so it counts as one: tiles of
+    # several such kinds overflowed the slack above. A matmul's operand tiles skip
+    # parallel axes too, and its plan counts them.
+    spanning = full if domain.contraction is not None else set(domain.reduced)
+    by_kind = kind_peaks(life, domain, lambda spans: spans >= spanning, least_inner=least_inner)
     return max(peak + widest, by_kind), widest
 
 
@@ -224,15 +247,17 @@ Kind = tuple[frozenset[int], Attribute]
 """A register's kind: the domain axes its tile spans and its element type."""
 
 
-def skipping_bytes(life: Lifetimes, domain: Domain, chunks: bool = False) -> int:
+def skipping_bytes(
+    life: Lifetimes, domain: Domain, chunks: bool = False, least_inner: int = 1
+) -> int:
     """Bytes per domain element of a vector kernel's registers when the tiles
     that skip reduced axes are as large as full ones, as they are when those
     axes' tiles are 1. The bytecode reuses a register only for a tile of its
-    kind, so this sums each kind's most bytes alive at once, over the kinds
-    that span every parallel axis (the others are negligible, as in
-    `live_bytes`). With `chunks`, a reduction walks loops over chunks and
-    holds an accumulator beside each chunk's partial result."""
-    return kind_peaks(life, domain, lambda spans: spans >= set(domain.parallel), chunks)
+    kind, so this sums each kind's most bytes alive at once, over every kind:
+    a tile that also skips parallel axes is as large as a full one when their
+    tiles are 1 too (see `live_bytes`). With `chunks`, a reduction walks loops
+    over chunks and holds an accumulator beside each chunk's partial result."""
+    return kind_peaks(life, domain, lambda spans: True, chunks, least_inner)
 
 
 def kind_peaks(
@@ -240,17 +265,21 @@ def kind_peaks(
     domain: Domain,
     counted: Callable[[frozenset[int]], bool],
     chunks: bool = False,
+    least_inner: int = 1,
 ) -> int:
     """The sum over register kinds of the most bytes per domain element that tiles of
-    that kind hold at once, over the tiles whose spans are `counted`."""
+    that kind hold at once, over the tiles whose spans are `counted`. A tile that
+    skips the innermost axis is at most 1/`least_inner` of a full one (that axis's
+    least tile, see `least_inner_tile`): the bytes are counted in 1/`least_inner`."""
     ops, last_use = life.ops, life.last_use
+    inner = len(domain.sizes) - 1
     kinds: dict[SSAValue, Kind] = {}
     sizes: dict[SSAValue, int] = {}
     for v in last_use:
         spans = spanned(domain, v)
         if isinstance(v.type, TensorType) and spans and counted(spans):
             kinds[v] = (tile_spans(domain, v), v.type.element_type)
-            sizes[v] = value_bytes(v)
+            sizes[v] = value_bytes(v) * (least_inner if inner in spans else 1)
     of_kind: dict[Kind, dict[SSAValue, int]] = {}
     for v, kind in kinds.items():
         of_kind.setdefault(kind, {})[v] = sizes[v]
@@ -259,7 +288,7 @@ def kind_peaks(
         made = new_registers(op, kinds, last_use, i)
         for v in made * 2 if chunks and isinstance(op, t.ReduceOp) else made:
             held[kinds[v]][i] += sizes[v]
-    return sum(max(bytes_at) for bytes_at in held.values())
+    return -(-sum(max(bytes_at) for bytes_at in held.values()) // least_inner)
 
 
 def new_registers(
@@ -286,18 +315,37 @@ class FusionTiling:
     """The most bytes per domain element its full-size tiles hold at once (`live_bytes`)."""
     widest: int
     """The widest element size, in bytes."""
+    least_inner: int = 1
+    """The least tile of the innermost axis (`least_inner_tile`)."""
     skipping: dict[bool, int] = field(default_factory=dict)
     """`skipping_bytes`, by its `chunks`, as asked."""
 
     @staticmethod
-    def of(fusion: t.FusionOp, guards: Facts) -> FusionTiling:
-        domain, life = analyze(fusion, guards), lifetimes(fusion)
-        return FusionTiling(fusion, domain, life, *live_bytes(life, domain))
+    def of(fusion: t.FusionOp, guards: Facts, device: DeviceSpec) -> FusionTiling:
+        domain = analyze(fusion, guards)
+        life = lifetimes(fusion, domain)
+        widest = max(
+            (value_bytes(v) for v in life.last_use if isinstance(v.type, TensorType)), default=1
+        )
+        least = least_inner_tile(domain, device, widest)
+        live, widest = live_bytes(life, domain, least)
+        return FusionTiling(fusion, domain, life, live, widest, least)
 
     def skipping_bytes(self, chunks: bool = False) -> int:
         if chunks not in self.skipping:
-            self.skipping[chunks] = skipping_bytes(self.life, self.domain, chunks)
+            count = skipping_bytes(self.life, self.domain, chunks, self.least_inner)
+            self.skipping[chunks] = count
         return self.skipping[chunks]
+
+
+def least_inner_tile(domain: Domain, device: DeviceSpec, widest: int) -> int:
+    """The least tile of a vector kernel's innermost axis when its size is static:
+    one alignment unit, or the whole axis if shorter (`tiling.aligned`). A tile
+    that skips that axis is at most 1/that of a full one (a broadcast along it)."""
+    size = domain.sizes[-1] if domain.sizes else None
+    if domain.contraction is not None or not isinstance(size, sympy.Integer):
+        return 1
+    return max(1, min(int(size), device.alignment // widest))
 
 
 def kernel_plan(
@@ -403,7 +451,7 @@ def lower_kernel(
         domain, pieces = fused
         plan, coords = fused_plan(pieces, domain, device), list(range(len(domain.sizes)))
     elif own is None:
-        tiling = tiling or FusionTiling.of(fusion, guards)
+        tiling = tiling or FusionTiling.of(fusion, guards, device)
         domain = tiling.domain
         plan, coords = kernel_plan(tiling, device, whole_rows)
     else:  # a concat or insert_slice: copies, see dvm.lowering.data_movement
@@ -585,7 +633,7 @@ def lower_fusion(
     ops = body_ops(fusion)
     if fused_concat(ops) is not None or fused_pad(ops) is not None:  # loops walk it: no variants
         return add_kernel(module, *lower_kernel(fusion, name, device, guards))
-    tiling = FusionTiling.of(fusion, guards)
+    tiling = FusionTiling.of(fusion, guards, device)
     domain, widest = tiling.domain, tiling.widest
     stacked = isinstance(fusion.parent_op(), t.StackOp)
     if domain.contraction is None and not domain.reduced:  # elementwise: no variants

@@ -165,9 +165,10 @@ def live_elements(
     domain: Domain, device: DeviceSpec, live_bytes: int, skipping_bytes: int = 0
 ) -> sympy.Expr:
     """How many domain elements a vector kernel's tiles fit in the usable local
-    memory. `live_bytes` per element counts the full-size tiles only: a tile of
-    a value that skips reduced axes is 1/(their tiles) of one, negligible along
-    long axes but full-size when an axis's tile is 1 (its size is 0 or 1).
+    memory. `live_bytes` per element counts the tiles that span every reduced
+    axis only: a tile of a value that skips reduced axes is 1/(their tiles) of a
+    full one, negligible along long axes but full-size when an axis's tile is 1
+    (its size is 0 or 1).
     `skipping_bytes` counts those tiles whole; with m the shortest reduced axis,
     `live_bytes + (skipping_bytes - live_bytes) / m` bytes per element bound
     them all, and the slack in `live_bytes` absorbs them when it has room."""

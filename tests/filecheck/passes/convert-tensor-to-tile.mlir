@@ -20,15 +20,16 @@
 // LayerNorm: one vector kernel over (x_0, x_1) reducing axis 1, in two
 // variants picked at run time by a `tensor.choice`: `_rows` when a whole row
 // fits in local memory with the other live tiles (x_1 <= 13926 floats on
-// ascend910b: 85% of 192 KiB over 12 live bytes per element), else one that
-// walks rows in chunks of t1 <= 13920 floats (13926 rounded down to the
-// 8-float alignment unit). A tile holds t0 rows, at most a core's share of
+// ascend910b for long rows: 85% of 192 KiB over 12 live bytes per element,
+// and 4 more over x_1 for the tiles one per row, full-size when rows are
+// short), else one that walks rows in chunks of t1 <= 13920 floats (13926
+// rounded down to the 8-float alignment unit). A tile holds t0 rows, at most a core's share of
 // the rows, floor(x_0/cores) (every core gets a tile; `cores` is given by the
 // VM: 48 when it plans, 1 for a first launch it runs on one core), and as
 // many as fit beside a chunk.
 
 // CHECK-LABEL: func.func @layernorm(
-// CHECK-NEXT:    %y = tensor.choice [x_1 <= 13926] {dvm.shape = #dvm.shape<x_0, x_1>} -> (tensor<?x?xf32>) {
+// CHECK-NEXT:    %y = tensor.choice [x_1 <= Max(1, floor(167116*Max(1, x_1)/(12*Max(1, x_1) + 4)))] {dvm.shape = #dvm.shape<x_0, x_1>} -> (tensor<?x?xf32>) {
 // CHECK-NEXT:      %[[ROWS:.*]] = tile.launch @layernorm_k0_rows(%x, %w, %b) {dvm.shape = #dvm.shape<x_0, x_1>} : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:      tensor.yield %[[ROWS]]
 // CHECK-NEXT:    } else {
@@ -43,7 +44,7 @@
 // output. Values that do not change along the row (%mean, %r) are computed
 // between the loops, once per tile.
 // CHECK:       tile.kernel @layernorm_k0 vector grid [ceiling(x_0/t0)] outputs 1 (%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>, %y: tensor<?x?xf32>)
-// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor(13926/Max(1, Min(13920, x_1))){{.*}}floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}>, t1 = #dvm.expr<Max(1, Min(13920, x_1))>}
+// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor(167116*Max(1, x_1)/(12*Max(1, x_1) + 4)){{.*}}/8)))))), Max(floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}>, t1 = #dvm.expr<Max(1, Min(x_1, Max(8, 8*floor(Max(1, floor(Max(1, floor(167116*Max(1, x_1)/(12*Max(1, x_1) + 4)))))/8))))>}
 // CHECK-SAME:    dvm.axes = [#tile.axis<x_0, t0, grid0>, #tile.axis<x_1, t1, loop0>]
 // CHECK-SAME:    dvm.arg_shapes = [#dvm.shape<x_0, x_1>, #dvm.shape<x_1>, #dvm.shape<x_1>, #dvm.shape<x_0, x_1>]
 // CHECK-NEXT:    %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32 : !tile.tile<[t0, 1], f32>
@@ -84,7 +85,7 @@
 
 // The whole-rows kernel: t1 is the row, walked by nothing; %x is read once.
 // CHECK-NEXT:  tile.kernel @layernorm_k0_rows vector grid [ceiling(x_0/t0)] outputs 1
-// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor(13926/Max(1, x_1)){{.*}}floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}>, t1 = #dvm.expr<Max(1, x_1)>}
+// CHECK-SAME:    dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor(Max(1, floor(167116*Max(1, x_1)/(12*Max(1, x_1) + 4)))/Max(1, x_1)){{.*}}floor(x_0/cores){{.*}}floor(16384/Max(1, x_1)){{.*}}>, t1 = #dvm.expr<Max(1, x_1)>}
 // CHECK-SAME:    dvm.axes = [#tile.axis<x_0, t0, grid0>, #tile.axis<x_1, t1, whole>]
 // CHECK-NEXT:    %[[XR:.*]] = tile.load %x offset 0 sizes [x_0, x_1] strides [x_1, 1] tiles [t0, t1] index [grid0, whole]
 // CHECK-NOT:     tile.for
@@ -93,9 +94,9 @@
 // CHECK-NEXT:  }
 
 // HOST-LABEL: func.func @layernorm(
-// HOST-NEXT:    %y = tensor.choice [x_1 <= [[ROW:[0-9]+]]]
+// HOST-NEXT:    %y = tensor.choice [x_1 <= Max(1, floor([[USABLE:[0-9]+]]*Max(1, x_1)/(12*Max(1, x_1) + 4)))]
 // HOST:         tile.kernel @layernorm_k0 vector grid [ceiling(x_0/t0)]
-// HOST-SAME:      dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor([[ROW]]/Max(1, Min([[CHUNK:[0-9]+]], x_1))){{.*}}floor(x_0/cores){{.*}}>, t1 = #dvm.expr<Max(1, Min([[CHUNK]], x_1))>}
+// HOST-SAME:      dvm.tile_sizes = {t0 = #dvm.expr<{{.*}}floor([[USABLE]]*Max(1, x_1){{.*}}floor(x_0/cores){{.*}}>, t1 = #dvm.expr<Max(1, Min(x_1, Max(16, 16*floor({{.*}}/16))))>}
 // HOST-SAME:      dvm.device = "host"
 // HOST-COUNT-3:   tile.for loop0 to ceiling(x_1/t1)
 // HOST:         tile.kernel @layernorm_k0_rows vector

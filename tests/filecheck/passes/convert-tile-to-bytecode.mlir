@@ -26,14 +26,14 @@ func.func @layernorm(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) 
 }
 
 // The host keeps the call; a choice picks the whole-rows kernel when a row fits.
-// CHECK:      %y = tensor.choice [x_1 <= 13926]
+// CHECK:      %y = tensor.choice [x_1 <= Max(1, floor(167116*Max(1, x_1)/(12*Max(1, x_1) + 4)))]
 // CHECK-NEXT:   tile.launch @layernorm_k0_rows(%x, %w, %b)
 // CHECK:      } else {
 // CHECK-NEXT:   tile.launch @layernorm_k0(%x, %w, %b)
 
 // Rows walked in chunks: three phases, each a loop carrying its sum in one register.
 // CHECK-LABEL: bytecode.program @layernorm_k0 params [] attributes {dvm.device = "ascend910b"} {
-// CHECK:      bytecode.slot s1 = Max(1, Min(13920, x_1))
+// CHECK:      bytecode.slot s1 = Max(1, Min(x_1, Max(8, 8*floor(Max(1, floor(Max(1, floor(167116*Max(1, x_1)/(12*Max(1, x_1) + 4)))))/8))))
 // CHECK:      bytecode.slot s7 = ceiling(x_1/s1)
 // CHECK:      bytecode.view v0 a0 offset s5 (s2 s3 g0 s0) (s3 s4 l0 s1)
 // CHECK:      bytecode.fill r0, 0.0, (v0[0], s4)
