@@ -63,8 +63,10 @@ COMBINING = {
     "min": ReduceKind.MIN,
     "prod": ReduceKind.PROD,
 }
-IN_PLACE = OpSet(tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp)
-"""Ops whose destination may be one of their operands (numpy `out=` allows it)."""
+IN_PLACE = OpSet(tile.TileUnaryOp, tile.TileBinaryOp, tile.SelectOp, tile.ConvertOp)
+"""Ops whose destination may be one of their operands (numpy `out=` allows it). A
+convert reuses its operand's register only when their kinds match: the same element
+type, a copy (tiling counts every elementwise op's result in place, `new_registers`)."""
 
 
 @lru_cache(maxsize=64)
