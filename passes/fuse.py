@@ -44,7 +44,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
     ModuleOp,
@@ -63,7 +62,6 @@ from xdsl.pattern_rewriter import (
 )
 
 from dvm.dialects import tensor as t
-from dvm.dialects.data_movement import ExtractSliceOp, ReverseOp
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.concat_fusion import PieceCache, fused_pieces
@@ -73,8 +71,6 @@ from dvm.passes.domain import (
     LAYOUT_KINDS,
     MATMUL_KINDS,
     MATMULS,
-    OWN_KERNEL,
-    TAKES,
     VECTOR,
     Domain,
     DomainAnalysis,
@@ -85,6 +81,7 @@ from dvm.passes.domain import (
     known_facts,
 )
 from dvm.passes.errors import ProgramError
+from dvm.passes.kernel_inputs import is_splat_constant, loads
 from dvm.passes.prefuse_folds import fold_before_fusion
 from dvm.passes.reshape_sinking import sink_reshapes
 from dvm.passes.symbolic import SHAPE, SHAPES, Shape, guard_facts, shape_attr, shape_of
@@ -98,27 +95,9 @@ ASSUME = "dvm.assume"
 BOUNDED = "dvm.bounded"
 """On a kernel inside a guarded choice: the sizes it may assume bounded (`n <= 512`)."""
 
-VIEWS = (t.TransposeOp, t.ExpandShapeOp, t.CollapseShapeOp, ExtractSliceOp, ReverseOp)
-LOADED = (*MATMULS, *TAKES, *OWN_KERNEL, *VIEWS)
-"""Ops whose operands a kernel loads, even a splat constant's: the domain analysis
-takes the source of a view (`VIEWS`) as a kernel input, and cannot place a copy."""
-
 Equality = tuple[sympy.Expr, sympy.Expr]
 Bound = tuple[sympy.Expr, int]
 """A size and the most it may be."""
-
-
-def is_splat_constant(op: Operation) -> bool:
-    """A constant that a kernel can hold as an immediate (a scalar or a splat)."""
-    if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, TensorType):
-        return False
-    value = op.value
-    # (xDSL's is_splat fails on a constant with no elements, which is no splat)
-    if not (isinstance(value, DenseIntOrFPElementsAttr) and len(value) > 0 and value.is_splat()):
-        return False
-    # an immediate is an f64: an integer it cannot hold stays outside, a kernel input
-    first = value.get_values()[0]
-    return not isinstance(first, int) or float(first) == first
 
 
 @dataclass
@@ -426,7 +405,7 @@ class Fuser:
                 owner = v.owner
                 # splat constants are copied into the kernel, except as operands it loads
                 inside = isinstance(owner, Operation) and (
-                    owner in members or (is_splat_constant(owner) and not isinstance(op, LOADED))
+                    owner in members or (is_splat_constant(owner) and not loads(op, members))
                 )
                 if not inside and isinstance(v.type, TensorType | IndexType):
                     found[v] = None
