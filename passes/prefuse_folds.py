@@ -13,7 +13,11 @@
   dialect's ops are pure): it is erased, with the ops that only it read (its
   predicate, the values only its branches read). Left in, its branches' kernels
   run. One that holds an `scf.while` stays: the loop might not end, and erasing
-  it would turn a call that never returns into one that does.
+  it would turn a call that never returns into one that does. So is any other op
+  whose results nothing reads: left in, it joins a kernel that writes none of
+  its values, and a reduction there is computed again for every tile of the
+  kernel's grid (a full reduction beside a gather of one row ran minutes).
+  Collectives stay: every process takes part in them.
 
 Where one of these changed the function, its shapes and guards are computed again,
 starting from the guards found before (the new `tensor.dim`s need their values).
@@ -27,6 +31,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
+from dvm.dialects.collectives import COLLECTIVE_OPS
 from dvm.passes.concat_sinking import Sizes, infer_shapes_again
 from dvm.passes.symbolic import shape_of
 
@@ -92,11 +97,11 @@ def dominates(value: SSAValue, op: Operation) -> bool:
     )
 
 
-def erase_dead_branches(function: func.FuncOp) -> None:
-    """Erase every `scf.if` whose results nothing reads, and what only it read (see
-    the module docstring)."""
+def erase_dead_ops(function: func.FuncOp) -> None:
+    """Erase every op whose results nothing reads (an `scf.if` with what only it read;
+    see the module docstring)."""
     for op in list(function.walk(reverse=True)):  # (the users before their producers)
-        if isinstance(op, scf.IfOp) and function.is_ancestor(op):  # (not erased yet)
+        if op.results and function.is_ancestor(op):  # (not erased yet)
             erase_if_unread(op)
 
 
@@ -118,17 +123,19 @@ def erase_if_unread(op: Operation) -> None:
 
 def erasable(op: Operation) -> bool:
     """Whether erasing `op` (when nothing reads it) loses nothing: an op of the tensor
-    or arith dialects, or an `scf.if` that holds no loop that might not end."""
+    or arith dialects but a collective, or an `scf.if` that holds no loop that might
+    not end."""
     if isinstance(op, scf.IfOp):
         return not any(isinstance(nested, scf.WhileOp) for nested in op.walk())
     dialect = op.name.split(".")[0]
-    return dialect in ("tensor", "arith") and not op.regions
+    collective = isinstance(op, COLLECTIVE_OPS)
+    return dialect in ("tensor", "arith") and not op.regions and not collective
 
 
 def fold_before_fusion(function: func.FuncOp) -> None:
-    """`erase_dead_branches`, `fold_copies` and `resolve_dims`, then the shapes again if
+    """`erase_dead_ops`, `fold_copies` and `resolve_dims`, then the shapes again if
     either of the last two changed."""
-    erase_dead_branches(function)
+    erase_dead_ops(function)
     changed = fold_copies(function)
     changed = resolve_dims(function) or changed
     if changed:

@@ -415,15 +415,14 @@ func.func @product_guard(%a: tensor<?xf32>, %m: tensor<?x?xi32>, %b: tensor<?x?x
 
 // -----
 
-// fuse erases no op of the program, only the constants that nothing uses once
-// the kernels copied theirs in: the unused %d stays in the kernel beside its
-// sibling (convert-tensor-to-tile drops a kernel that computes nothing used).
+// fuse erases the ops whose results nothing reads, and the constants that
+// nothing uses once the kernels copied theirs in: the unused %d would join the
+// kernel of its sibling, which would compute it for nothing (a reduction there
+// once for every tile of the grid).
 
 // CHECK-LABEL: func.func @unused(
 // CHECK-NEXT:    %y = tensor.fusion vector (%x)
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x?xf32>):
-// CHECK-NEXT:      %two = arith.constant
-// CHECK-NEXT:      %d = tensor.mul %x_1, %two
 // CHECK-NEXT:      %y_1 = tensor.exp %x_1
 // CHECK-NEXT:      tensor.yield %y_1
 // CHECK-NEXT:    }
@@ -432,6 +431,7 @@ func.func @unused(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %two = arith.constant dense<2.0> : tensor<f32>
   %three = arith.constant dense<3.0> : tensor<f32>
   %d = tensor.mul %x, %two : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  %p = tensor.reduce_prod %d {axes = [0, 1]} : tensor<?x?xf32> -> tensor<f32>
   %y = tensor.exp %x : tensor<?x?xf32>
   func.return %y : tensor<?x?xf32>
 }
