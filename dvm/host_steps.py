@@ -34,7 +34,7 @@ from __future__ import annotations
 import binascii
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -63,6 +63,9 @@ RELATIONS: dict[str, Callable[[int, int], bool]] = {
     "!=": operator.ne,
 }
 """The relations of a choice's conditions."""
+
+APPLY = cast(Callable[[Callable[[int, int], bool], int, int], bool], operator.call)
+"""`APPLY(relation, left, right)`: a condition's relation applied in C (`choice_step`)."""
 
 
 def checked_indices(label: str, indices: Sequence[int], shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -220,15 +223,17 @@ def choice_step(
     take_else: Step,
 ) -> Step:
     """`take_then` where every condition holds (`sides` gives both sides of each from
-    the symbols `names`), else `take_else`; decided once per value of the symbols."""
+    the symbols `names`, left and right in turn), else `take_else`; decided once per
+    value of the symbols, in C-level maps (each new shape decides: a generator's frame
+    cost it more than the relations)."""
     decided: dict[tuple[int, ...], bool] = {}
 
     def step(call: Call, env: Env) -> None:
-        key = tuple([call.symbols[n] for n in names])
+        key = tuple(map(call.symbols.__getitem__, names))
         holds = decided.get(key)
         if holds is None:
             values = sides(*key)
-            holds = all(r(values[2 * i], values[2 * i + 1]) for i, r in enumerate(relations))
+            holds = all(map(APPLY, relations, values[::2], values[1::2]))
             if len(decided) >= MAX_KERNEL_PLANS:
                 decided.clear()
             decided[key] = holds
