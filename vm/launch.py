@@ -378,14 +378,13 @@ def _reach_registers(
     registers in cube memory span 17 MiB per core at 536x3419x706, which the first call
     would fault in for nothing; and those only ops writing a store's tile write (a
     matmul's result, whose pages a first call at a new shape faulted in for nothing)."""
-    st = static_info(spec.program)
     if not spec.has_mma:
         memory.reach(registers_end(spec), core)
         return
-    skipped = generated(spec.program).unwritten | (st.alias_regs if alias else frozenset())
-    for r, ((offset, n), item) in enumerate(zip(spec.registers, st.itemsizes, strict=True)):
-        if r not in skipped:
-            memory.reach(offset + n * item, core, offset)
+    itemsizes = static_info(spec.program).itemsizes
+    for r in generated(spec.program).mapped[alias]:  # (a matmul's: none)
+        offset, n = spec.registers[r]
+        memory.reach(offset + n * itemsizes[r], core, offset)
 
 
 def registers_end(spec: Specialization) -> int:

@@ -116,17 +116,23 @@ class Generated(NamedTuple):
     bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
     """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
     when an extent is negative."""
-    unwritten: frozenset[int]
-    """The registers only fused producers write (`static.written_to_tiles_only`)."""
+    mapped: tuple[tuple[int, ...], tuple[int, ...]]
+    """For a program with an mma, the registers a launch maps the memory of, when it
+    copies its loads and when it reads them in place (`alias`): not those only fused
+    producers write (`static.written_to_tiles_only`), nor, in place, the alias
+    registers (see `launch._reach_registers`)."""
 
 
 def generated(p: Program) -> Generated:
     """The program's unplanned launch function and work bound, made once."""
-    made = static_info(p).unplanned
+    st = static_info(p)
+    made = st.unplanned
     if not made:
         launcher = Launcher(p)
         unwritten = written_to_tiles_only(p.code, launcher.fused)
-        made.append(Generated(launcher.compile(), _bound(p), unwritten))
+        copying = tuple(r for r in range(len(p.registers)) if r not in unwritten)
+        in_place = tuple(r for r in copying if r not in st.alias_regs)
+        made.append(Generated(launcher.compile(), _bound(p), (copying, in_place)))
     return made[0]
 
 
