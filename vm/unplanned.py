@@ -45,6 +45,7 @@ from dvm.vm.isa import (
 )
 from dvm.vm.kernels import (
     ACC_UFUNCS,
+    EXACT,
     REDUCE_UFUNCS,
     WHOLE_SUM_BLAS,
     blas_row_sum,
@@ -231,6 +232,7 @@ class Launcher:
             "_middle": middle_sum_operands,
             "_row_sums": sum_of_row_sums,
             "_typed": typed_scalar,
+            "_array": np.array,
             "_mma_acc": mma_acc,
             "_mma_wide": mma_widened,
             "_reduce_wide": reduce_widened,
@@ -427,7 +429,12 @@ class Launcher:
         slot = int(sc.value)
         name = self.typed.setdefault((slot, dtype.str), f"C{k}")
         if name == f"C{k}":
-            self.pre.append(f"    C{k} = _typed(s[{slot}], {self.dtype(r)})")
+            typed = f"_typed(s[{slot}], {self.dtype(r)})"
+            if dtype.kind == "f" and dtype.itemsize >= 4:  # what `typed_scalar` makes then,
+                # without its memo (each new value a miss: the new shape's cold Python)
+                exact = f"-{EXACT} < s[{slot}] < {EXACT}"
+                typed = f"_array(s[{slot}], {self.dtype(r)}) if {exact} else {typed}"
+            self.pre.append(f"    C{k} = {typed}")
         return name
 
 
