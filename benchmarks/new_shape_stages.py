@@ -1,0 +1,145 @@
+"""Where the benchmark suite's per-new-shape cost goes, stage by stage.
+
+Run: .venv/bin/python benchmarks/new_shape_stages.py [--workloads layernorm,gelu --evict]
+
+For each workload, the suite's stream of shapes (`suite.workloads`, its seeds) is walked
+as the suite walks it for dvm: at each new shape a first call, 9 repeats, a pause and
+numpy's 10 calls, a collection, and a call at the now known shape (the suite's "call
+after the pause"). Each of the two calls is timed whole and around its stages: the
+host's argument binder and guards (`CompiledProgram.specialize`), each kernel's plan
+(output sizes, fast path, specialization, input check: `Kernel.plan`) and its launch
+(`vm.launch`), plus any of the unplanned launch's memo-miss functions named with
+--functions (`broadcast_pair,new_view,typed_scalar,plan_for,ones_vector`). It prints the
+medians over the shapes of the first call minus the call after the pause, in ms.
+
+The suite runs its other systems between dvm's calls; `--evict` stands for them with
+torch's eager run of the workload (three calls) and a 32 MiB write before each of the
+two calls, so that both meet caches that hold other work, as in a full run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+os.environ["DVM_CACHE"] = "off"  # every kernel compiled, with its fast path (as the suite's)
+from run import set_thread_env  # (before numpy: the suite's thread counts)
+
+set_thread_env(2)
+
+import numpy as np  # noqa: E402
+from suite.systems import dvm_warmup  # noqa: E402
+from suite.workloads import Workload, make_workloads  # noqa: E402
+
+import dvm  # noqa: E402
+from dvm import launches, runtime  # noqa: E402
+from dvm.vm import unplanned  # noqa: E402
+
+STAGES = ("host", "plan", "launch")
+
+
+@contextmanager
+def timed_stages(spent: dict[str, float], functions: list[str]) -> Iterator[None]:
+    """Each stage's and function's time added into `spent` while the block runs (the
+    functions are bound into launch functions generated inside the block)."""
+    places: list[tuple[Any, str, str]] = [
+        (runtime.CompiledProgram, "specialize", "host"),
+        (launches.Kernel, "plan", "plan"),
+        (launches.vm, "launch", "launch"),
+        *[(unplanned, name, name) for name in functions],
+    ]
+    saved = [getattr(owner, name) for owner, name, _ in places]
+
+    def wrapped(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - t0
+
+        return timed
+
+    for (owner, name, label), fn in zip(places, saved, strict=True):
+        setattr(owner, name, wrapped(fn, label))
+    try:
+        yield
+    finally:
+        for (owner, name, _), fn in zip(places, saved, strict=True):
+            setattr(owner, name, fn)
+
+
+def other_work(w: Workload, args: tuple[Any, ...], scratch: np.ndarray, evict: bool) -> None:
+    """What the suite's other systems do between dvm's calls, roughly (see `--evict`)."""
+    if evict:
+        import torch
+
+        tensors = tuple(torch.from_numpy(a) for a in args)
+        for _ in range(3):
+            w.torch(*tensors)
+        np.add(scratch, 1.0, out=scratch)
+
+
+def stream(w: Workload, index: int, shapes: int, evict: bool, spent: dict[str, float]) -> None:
+    """The workload's stream; prints the medians of first call minus the call after the
+    pause, whole and per stage (the stages timed into `spent`)."""
+    rng = np.random.default_rng(1000 + index)  # the suite's seed for its index-th workload
+    program = dvm.compile(w.program)
+    scratch = np.ones(8 << 20, np.float32)
+    rows: list[dict[str, float]] = []
+    for shape in w.sampler(shapes):
+        args = w.make_inputs(shape, rng)
+        calls = []
+        for known in (False, True):
+            if known:
+                for _ in range(9):
+                    program(*args)
+                time.sleep(0.03)
+            other_work(w, args, scratch, evict)
+            if known:
+                for _ in range(10):
+                    w.numpy(*args)
+                time.sleep(0.2 if w.uses_blas else 0.03)
+            gc.collect()
+            spent.clear()
+            t0 = time.perf_counter()
+            program(*args)
+            calls.append({"call": time.perf_counter() - t0, **spent})
+        first, after = calls
+        rows.append({k: first.get(k, 0.0) - after.get(k, 0.0) for k in first.keys() | after})
+        time.sleep(0.03)
+    labels = ["call", *STAGES, *sorted(set().union(*rows) - {"call", *STAGES})]
+    medians = [f"{k} {statistics.median(r.get(k, 0.0) for r in rows) * 1e3:.3f}" for k in labels]
+    print(f"  {w.name:10s} " + "  ".join(medians), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--workloads", default="layernorm,gelu,softmax,matmul")
+    ap.add_argument("--shapes", type=int, default=30)
+    ap.add_argument("--functions", default="", help="unplanned-launch functions to time too")
+    ap.add_argument("--evict", action="store_true", help="other work before each call")
+    a = ap.parse_args()
+    dvm_warmup()
+    workloads = make_workloads()
+    order = list(workloads)
+    functions = [f for f in a.functions.split(",") if f]
+    load = os.getloadavg()[0]
+    print(f"First call minus the call after the pause, medians in ms (load {load:.1f})")
+    spent: dict[str, float] = {}
+    with timed_stages(spent, functions):
+        for name in a.workloads.split(","):
+            if name not in workloads:
+                sys.exit(f"unknown workload {name}; use some of {','.join(order)}")
+            stream(workloads[name], order.index(name), a.shapes, a.evict, spent)
+
+
+if __name__ == "__main__":
+    main()
