@@ -262,7 +262,7 @@ class Kernel:
         if not check_outputs(outs):
             return outs, None
         try:
-            spec = self.specializer(shapes, params)
+            spec = self.specializer.bind(shapes, params, None)  # (lazy: as its __call__)
         except ValueError as e:  # the VM's BytecodeError is one
             raise refused(e) from e
         vm.check_inputs(spec, inputs)  # once per plan: its launches check nothing

@@ -210,7 +210,7 @@ class Specializer:
         run unplanned (below UNPLANNED_BYTES), else for the device's."""
         s: Any  # the slot values, or the index of one outside int64
         try:
-            fast = self.fast_or_walked()
+            fast = self.fast_or_walked() if self.walks else self.fast  # (no frame: none left)
             dims, values, nbytes, used, s, got = fast(shapes, params, cores, UNPLANNED_BYTES)
         except (TypeError, ValueError):
             TableWalk(self.static, self.device).check_call(shapes, params)  # names the argument
