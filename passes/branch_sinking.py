@@ -48,12 +48,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from dvm.passes.concat_sinking import infer_shapes_again
@@ -103,31 +98,25 @@ def sinks_into(consumer: Operation, op: scf.IfOp) -> bool:
     return True
 
 
-class SinkIntoBranches(RewritePattern):
-    """The first consumer of an `if`'s results that the rule allows, moved into its
-    branches; the `if` rebuilt with that consumer's result."""
-
-    def __init__(self) -> None:
-        self.shapes_changed = False
-        """Whether a sinking left shapes to infer again (`annotated_in_place`)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
-        block = op.parent_block()
-        if block is None:
-            return
-        users = {use.operation for r in op.results for use in r.uses}
-        candidates = sorted(
-            (u for u in users if u.parent_block() is block), key=block.get_operation_index
-        )
-        consumer = next((u for u in candidates if sinks_into(u, op)), None)
-        if consumer is not None:
-            settled = annotated_in_place(consumer, op)
-            new = sink(consumer, op, rewriter)
-            if settled:
-                new.attributes[SHAPE] = consumer.attributes[SHAPE]
-            else:
-                self.shapes_changed = True
+def sink_first_consumer(op: scf.IfOp) -> tuple[scf.IfOp, bool] | None:
+    """The `if` that replaces `op` once the first consumer of its results that the rule
+    allows moved into its branches, and whether every shape stayed as inferring them
+    again would make it (`annotated_in_place`); None when no consumer sinks."""
+    block = op.parent_block()
+    if block is None:
+        return None
+    users = {use.operation for r in op.results for use in r.uses}
+    candidates = sorted(
+        (u for u in users if u.parent_block() is block), key=block.get_operation_index
+    )
+    consumer = next((u for u in candidates if sinks_into(u, op)), None)
+    if consumer is None:
+        return None
+    settled = annotated_in_place(consumer, op)
+    new = sink(consumer, op, PatternRewriter(op))
+    if settled:
+        new.attributes[SHAPE] = consumer.attributes[SHAPE]
+    return new, settled
 
 
 def annotated_in_place(consumer: Operation, op: scf.IfOp) -> bool:
@@ -187,11 +176,26 @@ class SinkIntoBranchesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in op.walk():
-            # (a quick test first: the rewrite walker costs more than a walk)
-            if not isinstance(func, FuncOp) or not any(type(o) is scf.IfOp for o in func.walk()):
-                continue
-            pattern = SinkIntoBranches()
-            walker = PatternRewriteWalker(pattern, apply_recursively=True)
-            moved = walker.rewrite_region(func.body)
-            if moved and pattern.shapes_changed and GUARDS in func.attributes:
-                infer_shapes_again(func)
+            if isinstance(func, FuncOp):
+                sink_in_function(func)
+
+
+def sink_in_function(func: FuncOp) -> None:
+    """Sink what the rule allows into every `if` of `func`, outer `if`s first, each
+    until none of its consumers sinks (a consumer sunk into an outer `if` may then sink
+    into an inner one). Visiting the `if`s themselves, not every op as a rewrite walker
+    would: with one `if`, one round is the fixed point; with more, rounds repeat until
+    one moves nothing, as the walker's would."""
+    ifs = [o for o in func.walk() if type(o) is scf.IfOp]
+    moved = shapes_changed = False
+    while ifs:
+        sank = False
+        for if_op in ifs:
+            while (step := sink_first_consumer(if_op)) is not None:
+                if_op, settled = step
+                sank, shapes_changed = True, shapes_changed or not settled
+        moved |= sank
+        again = sank and len(ifs) > 1
+        ifs = [o for o in func.walk() if type(o) is scf.IfOp] if again else []
+    if moved and shapes_changed and GUARDS in func.attributes:
+        infer_shapes_again(func)
