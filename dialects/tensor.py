@@ -13,10 +13,11 @@ dims that are `?` are checked at run time from the guards that the
 
 from __future__ import annotations
 
+import operator
 import re
 from abc import ABC
-from collections.abc import Sequence
-from typing import ClassVar, cast
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, cast
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -325,26 +326,33 @@ def elementwise_class(spec: ElementwiseSpec) -> type[IRDLOperation]:
     }
     class_name = "".join(part.capitalize() for part in spec.name.split("_")) + "Op"
     op = irdl_op_definition(cast(type[IRDLOperation], type(class_name, (base,), namespace)))
-    return with_syntax_in_errors(with_plain_verify(op, base), base.SYNTAX.format(name=op.name))
+    return with_syntax_in_errors(
+        with_plain_verify(op, base.verify_), base.SYNTAX.format(name=op.name)
+    )
 
 
-def with_plain_verify(op: type[IRDLOperation], base: type[IRDLOperation]) -> type[IRDLOperation]:
+def with_plain_verify(
+    op: type[IRDLOperation],
+    own: Callable[[Any], None],
+    plain_properties: Callable[[dict[str, Attribute]], bool] = operator.not_,
+) -> type[IRDLOperation]:
     """`op`, whose verifier accepts a plain op (its operands and one result ranked
-    tensors, as IRDL's definition wants them, nothing else) without IRDL's generic walk
-    of its definition, then runs `base`'s own checks: a program's elementwise ops are
-    most of its ops, and the generic walk costs each about 1,200 bytecodes. Any other
-    op takes the generic walk, which says what is wrong."""
-    generic, own = op.verify_, base.verify_
+    tensors, as IRDL's definition wants them, and properties that `plain_properties`
+    accepts: by default none) without IRDL's generic walk of its definition, then runs
+    its own checks (`own`): a program's elementwise ops are most of its ops, and the
+    generic walk costs each about 1,200 bytecodes. Any other op takes the generic walk,
+    which says what is wrong."""
+    generic = op.verify_
     op_def = op.get_irdl_definition()
     arity, same_type = len(op_def.operands), UnaryOp in op.__mro__
-    assert not op_def.attributes and not op_def.properties and not op_def.regions
+    assert not op_def.attributes and not op_def.regions
 
     def verify_(self: IRDLOperation) -> None:
         operands, results = self.operands, self.results
         plain = (
             len(operands) == arity
             and len(results) == 1
-            and not self.properties
+            and plain_properties(self.properties)
             and not self.regions
             and not self.successors
             and all(type(v.type) is TensorType for v in operands)
@@ -376,12 +384,13 @@ the operands' names, then the types."""
 def parse_plain_elementwise(
     cls: type[IRDLOperation], parser: Parser, form: re.Match[str]
 ) -> IRDLOperation:
-    """An elementwise op written as its `PLAIN_FORMS` entry says (`form`, matched at the
-    parser's position): the same operands, types and op as its assembly format's parser
-    makes, read off the match, where xDSL would read the text token by token (a
-    program's elementwise ops are most of its ops); the parser then goes on after it."""
+    """An elementwise op (or a matmul, written as a binary op is) written as its
+    `PLAIN_FORMS` entry says (`form`, matched at the parser's position): the same
+    operands, types and op as its assembly format's parser makes, read off the match,
+    where xDSL would read the text token by token (a program's elementwise ops are most
+    of its ops); the parser then goes on after it."""
     source = parser.lexer.input
-    arity = 2 if BinaryOp in cls.__mro__ else 1
+    arity = 2 if BinaryOp in cls.__mro__ or cls is MatmulOp else 1
     operands = [UnresolvedOperand(Span(*form.span(g), source), 0) for g in range(1, arity + 1)]
     types = [plain_tensor_type(parser, *form.span(g)) for g in range(arity + 1, form.re.groups + 1)]
     parser._resume_from(form.end())  # pyright: ignore[reportPrivateUsage]
@@ -715,6 +724,73 @@ REDUCE_OPS: tuple[type[ReduceOp], ...] = (
 )  # fmt: skip
 
 # --------------------------------------------------------------------------
+# Reductions written plainly
+# --------------------------------------------------------------------------
+
+BOOLS = (BoolAttr.from_bool(True), BoolAttr.from_bool(False))
+"""keepdims's values."""
+
+
+def reduce_properties_plain(properties: dict[str, Attribute]) -> bool:
+    """Whether a reduction's properties are what IRDL's definition wants (its axes an
+    array, its keepdims absent or a bool) and nothing else."""
+    keepdims = properties.get("keepdims")
+    return (
+        type(properties.get("axes")) is ArrayAttr
+        and len(properties) == 1 + (keepdims is not None)
+        and (keepdims is None or keepdims in BOOLS)
+    )
+
+
+PLAIN_REDUCE = re.compile(f"{_VALUE}(\\{{[\\w .,=\\[\\]-]*\\}})?\\s*:{_TENSOR}->{_TENSOR}")
+"""A reduction written plainly: its operand, an attribute dictionary of names, numbers,
+words and arrays of them (its axes and keepdims), its ranked tensor types."""
+
+
+def parse_plain_reduce(cls: type[IRDLOperation], parser: Parser, form: re.Match[str]) -> Operation:
+    """A reduction written as `PLAIN_REDUCE` says (`form`, matched at the parser's
+    position): the op its assembly format's parser makes (the dictionary's axes and
+    keepdims its properties, in the order written), read off the match."""
+    operand = UnresolvedOperand(Span(*form.span(1), parser.lexer.input), 0)
+    attributes: dict[str, Attribute] = {}
+    if form.group(2) is not None:
+        parser._resume_from(form.start(2))  # pyright: ignore[reportPrivateUsage]
+        attributes = parser.parse_optional_attr_dict()
+    source, result = (plain_tensor_type(parser, *form.span(g)) for g in (3, 4))
+    parser._resume_from(form.end())  # pyright: ignore[reportPrivateUsage]
+    names = [k for k in attributes if k in ("axes", "keepdims")]
+    properties = {k: attributes.pop(k) for k in names}
+    value = parser.resolve_operand(operand, source)
+    return cls.create(
+        operands=[value], result_types=[result], properties=properties, attributes=attributes
+    )
+
+
+def with_plain_parse(
+    op: type[IRDLOperation],
+    form: re.Pattern[str],
+    read: Callable[[type[IRDLOperation], Parser, re.Match[str]], Operation],
+) -> type[IRDLOperation]:
+    """`op`, whose parser reads an op written as `form` says with `read`, off the
+    match, and any other with its assembly format's parser (which says what is wrong)."""
+    parse_format = op.parse
+
+    def parse(cls: type[IRDLOperation], parser: Parser) -> Operation:
+        match = form.match(parser.lexer.input.content, parser.pos)
+        return parse_format(parser) if match is None else read(cls, parser, match)
+
+    op.parse = classmethod(parse)  # pyright: ignore[reportAttributeAccessIssue]
+    return op
+
+
+for _reduce in REDUCE_OPS:
+    with_plain_verify(
+        with_plain_parse(_reduce, PLAIN_REDUCE, parse_plain_reduce),
+        ReduceOp.verify_,
+        reduce_properties_plain,
+    )
+
+# --------------------------------------------------------------------------
 # Matmul
 # --------------------------------------------------------------------------
 
@@ -785,14 +861,24 @@ class MatmulOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        a, b, r = tensor_type(self.lhs), tensor_type(self.rhs), tensor_type(self.result)
-        check_element(self.name, "lhs", a.element_type, "numeric")
-        if not (a.element_type == b.element_type == r.element_type):
-            raise VerifyException(
-                f"'{self.name}' operands and result must have one element type, got {a}, {b} -> {r}"
-            )
-        expected = matmul_shape(self.name, a.get_shape(), b.get_shape(), *self.flags, types=[a, b])
-        check_result_shape(self.name, expected, r)
+        check_matmul(self)
+
+
+def check_matmul(op: MatmulOp) -> None:
+    """A matmul's own checks (beyond IRDL's definition): element types and shapes."""
+    a, b, r = tensor_type(op.lhs), tensor_type(op.rhs), tensor_type(op.result)
+    check_element(op.name, "lhs", a.element_type, "numeric")
+    if not (a.element_type == b.element_type == r.element_type):
+        raise VerifyException(
+            f"'{op.name}' operands and result must have one element type, got {a}, {b} -> {r}"
+        )
+    expected = matmul_shape(op.name, a.get_shape(), b.get_shape(), *op.flags, types=[a, b])
+    check_result_shape(op.name, expected, r)
+
+
+with_plain_verify(
+    with_plain_parse(MatmulOp, PLAIN_FORMS[BinaryOp], parse_plain_elementwise), check_matmul
+)
 
 
 # --------------------------------------------------------------------------
