@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     ComplexType,
+    DenseIntOrFPElementsAttr,
     FileLineColLoc,
     IndexType,
     IntAttr,
@@ -42,6 +44,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects import DIALECTS
 from dvm.dialects.control_flow import RegionError, check_control_flow
+from dvm.dialects.tensor import plain_tensor_type
 from dvm.literals import LiteralParser
 
 
@@ -388,7 +391,7 @@ class LocatingParser(LiteralParser):
         span = Span(start.start, start.start + 1, start.input, self.line_offset)
         self.op_starts.append(start.start)
         try:
-            op = super().parse_operation()
+            op = self.parse_plain_operation() or super().parse_operation()
         except VerifyException as e:  # a constraint checked while the op is built
             raise LocatedDiagnostic(format_diagnostic(span, str(e))) from None
         except ValueError as e:  # xDSL builds some attributes unchecked (`low[2**64]`)
@@ -401,6 +404,39 @@ class LocatingParser(LiteralParser):
             if self.file_attr is None:
                 self.file_attr = StringAttr(where.file)
             op.location = FileLineColLoc(self.file_attr, int_attr(where.line), int_attr(where.col))
+        return op
+
+    def parse_plain_operation(self) -> Operation | None:
+        """A terminator (`func.return`, `scf.yield`) of plain values and ranked tensor
+        types, or an `arith.constant` of a short `dense` literal, at the parser's
+        position, read off the match of its plain form (`PLAIN_TERMINATOR`,
+        `PLAIN_CONSTANT`): the op the op's own parser makes, without its format's
+        generic steps (2,500-3,500 bytecodes an op). None where neither form matches:
+        the op is then read as any other."""
+        text = self.lexer.input.content
+        form = PLAIN_TERMINATOR.match(text, self.pos)
+        if form is not None:
+            names = list(PLAIN_VALUE.finditer(text, *form.span(2)))
+            types = list(PLAIN_TENSOR.finditer(text, *form.span(3)))
+            if len(names) != len(types):
+                return None
+            values = [
+                self.resolve_operand(
+                    UnresolvedOperand(Span(*n.span(), self.lexer.input), 0),
+                    plain_tensor_type(self, *t.span()),
+                )
+                for n, t in zip(names, types, strict=True)
+            ]
+            self._resume_from(form.end())
+            return TERMINATORS[form.group(1)].create(operands=values)
+        form = PLAIN_CONSTANT.match(text, self.pos)
+        if form is None:
+            return None
+        self._resume_from(form.start(2))
+        value = cast(DenseIntOrFPElementsAttr, self.parse_attribute())  # (a `dense` literal)
+        op = arith.ConstantOp.create(result_types=[value.get_type()], properties={"value": value})
+        name = Span(*form.span(1), self.lexer.input)
+        self._register_ssa_definition(form.group(1)[1:], op.results, name)
         return op
 
 
@@ -428,6 +464,23 @@ of them: nothing in it depends on the dialects loaded or on the program around i
 _plain_dictionaries: dict[str, dict[str, Attribute]] = {}
 """Each plain attribute dictionary parsed so far, by its text (attributes are
 immutable values)."""
+
+
+PLAIN_TERMINATOR = re.compile(
+    r"(func\.return|scf\.yield)\s+(%[\w$.-]+(?:\s*,\s*%[\w$.-]+)*)\s*:\s*"
+    r"(tensor<[0-9?x]*[a-z][a-z0-9]*>(?:\s*,\s*tensor<[0-9?x]*[a-z][a-z0-9]*>)*)(?=\s*\})"
+)
+"""A terminator that returns or yields plain values of plain ranked tensor types, the
+last op of its region (a `}` follows: no location, nothing else)."""
+PLAIN_VALUE = re.compile(r"%[\w$.-]+")
+PLAIN_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
+TERMINATORS: dict[str, type[Operation]] = {"func.return": func.ReturnOp, "scf.yield": scf.YieldOp}
+PLAIN_CONSTANT = re.compile(
+    r"(%[\w$.-]+)\s*=\s*arith\.constant\s+(dense<[\w.,+\[\] -]{1,64}>[ ]*:[ ]*"
+    r"tensor<[0-9?x]*[a-z][a-z0-9]*>)(?!\s*loc\()"
+)
+"""An `arith.constant` of one result, a short `dense` literal and a plain ranked type,
+without a location."""
 
 DENSE_TYPE_ERROR = (
     "Expected memref, vector or tensor type of integer, index, float, or complex type"
