@@ -408,11 +408,11 @@ class LocatingParser(LiteralParser):
 
     def parse_plain_operation(self) -> Operation | None:
         """A terminator (`func.return`, `scf.yield`) of plain values and ranked tensor
-        types, or an `arith.constant` of a short `dense` literal, at the parser's
-        position, read off the match of its plain form (`PLAIN_TERMINATOR`,
-        `PLAIN_CONSTANT`): the op the op's own parser makes, without its format's
-        generic steps (2,500-3,500 bytecodes an op). None where neither form matches:
-        the op is then read as any other."""
+        types, an `arith.constant` of a short `dense` literal, or a function
+        (`parse_plain_function`), at the parser's position, read off the match of its
+        plain form (`PLAIN_TERMINATOR`, `PLAIN_CONSTANT`): the op the op's own parser
+        makes, without its format's generic steps (2,500-3,500 bytecodes an op). None
+        where no form matches: the op is then read as any other."""
         text = self.lexer.input.content
         form = PLAIN_TERMINATOR.match(text, self.pos)
         if form is not None:
@@ -431,13 +431,38 @@ class LocatingParser(LiteralParser):
             return TERMINATORS[form.group(1)].create(operands=values)
         form = PLAIN_CONSTANT.match(text, self.pos)
         if form is None:
-            return None
+            return self.parse_plain_function()
         self._resume_from(form.start(2))
         value = cast(DenseIntOrFPElementsAttr, self.parse_attribute())  # (a `dense` literal)
         op = arith.ConstantOp.create(result_types=[value.get_type()], properties={"value": value})
         name = Span(*form.span(1), self.lexer.input)
         self._register_ssa_definition(form.group(1)[1:], op.results, name)
         return op
+
+    def parse_plain_function(self) -> Operation | None:
+        """A `func.func` whose heading names its arguments and gives them and its
+        results plain ranked tensor types, nothing else (`PLAIN_FUNCTION`), read off
+        the match: the function `FuncOp.parse` makes (8-12 thousand bytecodes for its
+        heading alone, where each argument is lexed token by token). None otherwise."""
+        text = self.lexer.input.content
+        form = PLAIN_FUNCTION.match(text, self.pos)
+        if form is None:
+            return None
+        source = self.lexer.input
+        arguments = [
+            Parser.Argument(Span(*a.span(1), source), plain_tensor_type(self, *a.span(2)))
+            for a in PLAIN_ARGUMENT.finditer(text, *form.span(2))
+        ]
+        written = PLAIN_TENSOR.finditer(text, *form.span(3)) if form.group(3) else ()
+        results = [plain_tensor_type(self, *r.span()) for r in written]
+        self._resume_from(form.end())
+        self._parser_state.dialect_stack.append("func")  # (`return` names func.return)
+        body = self.parse_optional_region(arguments)
+        self._parser_state.dialect_stack.pop()
+        function = func.FuncOp(form.group(1), ([a.type for a in arguments], results), body)
+        if (location := self.parse_optional_location()) is not None:
+            function.location = location
+        return function
 
 
 @lru_cache(maxsize=1024)
@@ -466,18 +491,30 @@ _plain_dictionaries: dict[str, dict[str, Attribute]] = {}
 immutable values)."""
 
 
+PLAIN_VALUE = re.compile(r"%[\w$.-]+")
+PLAIN_TENSOR = re.compile(r"tensor<(?:[0-9?]+x)*[a-z][a-z0-9]*>")
+"""A plain ranked tensor type, each dim and the element type found one way only: a
+heading of many types that does not match fails at once (with the dims' `x` also
+an element type's letter, a failed match would try every split of every type)."""
+_VALUES = rf"{PLAIN_VALUE.pattern}(?:\s*,\s*{PLAIN_VALUE.pattern})*"
+_TENSORS = rf"{PLAIN_TENSOR.pattern}(?:\s*,\s*{PLAIN_TENSOR.pattern})*"
 PLAIN_TERMINATOR = re.compile(
-    r"(func\.return|scf\.yield)\s+(%[\w$.-]+(?:\s*,\s*%[\w$.-]+)*)\s*:\s*"
-    r"(tensor<[0-9?x]*[a-z][a-z0-9]*>(?:\s*,\s*tensor<[0-9?x]*[a-z][a-z0-9]*>)*)(?=\s*\})"
+    rf"(func\.return|scf\.yield)\s+({_VALUES})\s*:\s*({_TENSORS})(?=\s*\}})"
 )
 """A terminator that returns or yields plain values of plain ranked tensor types, the
 last op of its region (a `}` follows: no location, nothing else)."""
-PLAIN_VALUE = re.compile(r"%[\w$.-]+")
-PLAIN_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
 TERMINATORS: dict[str, type[Operation]] = {"func.return": func.ReturnOp, "scf.yield": scf.YieldOp}
+_ARGUMENT = rf"{PLAIN_VALUE.pattern}\s*:\s*{PLAIN_TENSOR.pattern}"
+PLAIN_FUNCTION = re.compile(
+    rf"func\.func\s+@([A-Za-z_][\w$.]*)\s*\(\s*((?:{_ARGUMENT}(?:\s*,\s*{_ARGUMENT})*)?)\s*\)"
+    rf"\s*(?:->\s*({PLAIN_TENSOR.pattern}|\(\s*(?:{_TENSORS})?\s*\)))?\s*(?=\{{)"
+)
+"""A function's heading: its name, its named arguments and its results (one type, or
+a list in parentheses), all plain ranked tensor types, then its body."""
+PLAIN_ARGUMENT = re.compile(rf"({PLAIN_VALUE.pattern})\s*:\s*({PLAIN_TENSOR.pattern})")
 PLAIN_CONSTANT = re.compile(
-    r"(%[\w$.-]+)\s*=\s*arith\.constant\s+(dense<[\w.,+\[\] -]{1,64}>[ ]*:[ ]*"
-    r"tensor<[0-9?x]*[a-z][a-z0-9]*>)(?!\s*loc\()"
+    rf"({PLAIN_VALUE.pattern})\s*=\s*arith\.constant\s+"
+    rf"(dense<[\w.,+\[\] -]{{1,64}}>[ ]*:[ ]*{PLAIN_TENSOR.pattern})(?!\s*loc\()"
 )
 """An `arith.constant` of one result, a short `dense` literal and a plain ranked type,
 without a location."""
