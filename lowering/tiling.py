@@ -134,6 +134,17 @@ class TilePlan:
     chunk_loops: list[int] = field(default_factory=list)
     """Reduced axes (or K) walked by loops over chunks, outermost first."""
 
+    def copy(self) -> TilePlan:
+        """A plan of its own lists (callers change a plan's tiles)."""
+        return TilePlan(
+            list(self.tiles),
+            list(self.index),
+            list(self.grid),
+            list(self.gridded),
+            list(self.batch_loops),
+            list(self.chunk_loops),
+        )
+
     def trips(self, axis: int, sizes: Sequence[sympy.Expr]) -> sympy.Expr:
         """How many chunks a loop over `axis` runs."""
         return ceildiv(sizes[axis], self.tiles[axis])
@@ -195,7 +206,31 @@ def plan_vector_tiles(
     as much with the tiles that skip reduced axes counted whole (see
     `live_elements`). With `whole_rows`, a tile covers the reduced axes
     entirely (valid when `rows_fit` holds): each reduction is then one
-    instruction and nothing is computed twice."""
+    instruction and nothing is computed twice.
+
+    Remembered (`sized_vector_tiles`) by what it reads of the domain, its sizes and
+    the axes it reduces or contracts: a program's branches, its repeated layers and
+    programs on arguments of the same shapes ask again. Each caller has its own copy."""
+    axes = (tuple(domain.sizes), domain.reduced, domain.contraction)
+    return sized_vector_tiles(
+        *axes, live_bytes, element_bytes, device, whole_rows, skipping_bytes
+    ).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def sized_vector_tiles(
+    sizes: tuple[sympy.Expr, ...],
+    reduced: frozenset[int],
+    contraction: int | None,
+    live_bytes: int,
+    element_bytes: int,
+    device: DeviceSpec,
+    whole_rows: bool,
+    skipping_bytes: int,
+) -> TilePlan:
+    """`plan_vector_tiles` of a domain of `sizes` that reduces the axes `reduced` (and
+    contracts `contraction`)."""
+    domain = Domain(list(sizes), reduced, contraction)
     n = len(domain.sizes)
     budget = live_elements(domain, device, live_bytes, skipping_bytes)
     align = max(1, device.alignment // element_bytes)
