@@ -572,12 +572,19 @@ def emit_ops(builder: KernelBuilder, ops: Sequence[Operation], domain: Domain) -
             emit_grouped_matmul(builder, op)
     # Outputs that vary along the reduced axes are computed in last loops
     # over chunks; the others (reduction results) once, after the phases.
-    along = [s for s in domain.stores if builder.value_spans(s.target) & domain.reduced]
-    emit_stores(builder, ops, [s for s in domain.stores if s not in along])
+    # An output with a static 0 dim has no element to store, whatever its tiles.
+    stored = [s for s in domain.stores if not statically_empty(s.target)]
+    along = [s for s in stored if builder.value_spans(s.target) & domain.reduced]
+    emit_stores(builder, ops, [s for s in stored if s not in along])
     chunks = builder.chunked(sorted(domain.reduced))
     for once, stores in store_nests(builder, along, chunks):
         with builder.loops(chunks, [], once=once):
             emit_stores(builder, ops, stores)
+
+
+def statically_empty(value: SSAValue) -> bool:
+    """Whether `value` is a tensor of a static 0 dim: of no element at any shape."""
+    return isinstance(value.type, TensorType) and 0 in value.type.get_shape()
 
 
 def emit_stores(

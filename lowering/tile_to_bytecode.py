@@ -51,6 +51,7 @@ from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
 from dvm.lowering.index_ops import iota_view, measuring_view
+from dvm.lowering.kernel_body import statically_empty
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
 from dvm.passes.domain import OpSet
 from dvm.passes.errors import ProgramError
@@ -264,7 +265,12 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(piece, self.first_output())
 
     def first_output(self) -> int:
-        return len(self.kernel.body.block.args) - self.kernel.num_outputs
+        """The argument of the kernel's first output with an element whenever the
+        kernel runs (not one of a static 0 dim, beside outputs that have elements)."""
+        first = len(self.kernel.body.block.args) - self.kernel.num_outputs
+        outputs = self.kernel.body.block.args[first:]
+        sized = [i for i, a in enumerate(outputs) if not statically_empty(a)]
+        return first + (sized[0] if sized else 0)
 
     def view(self, op: tile.ViewOp | tile.View, arg: int) -> int:
         v = op.view if isinstance(op, tile.ViewOp) else op
