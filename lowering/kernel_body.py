@@ -572,14 +572,10 @@ def emit_ops(builder: KernelBuilder, ops: Sequence[Operation], domain: Domain) -
             emit_grouped_matmul(builder, op)
     # Outputs that vary along the reduced axes are computed in last loops
     # over chunks; the others (reduction results) once, after the phases.
-    # An output with a static 0 dim, or spanning a domain axis of size 0 (a choice's
-    # branch where it is), has no element to store, whatever its tiles.
-    stored = [
-        s
-        for s in domain.stores
-        if not statically_empty(s.target)
-        and all(domain.sizes[a] != 0 for a in builder.value_spans(s.target))
-    ]
+    # An output spanning a domain axis of size 0 (a static 0 dim, or a choice's branch
+    # where a dim is 0) has no element to store, whatever its tiles.
+    empty = {a for a, size in enumerate(domain.sizes) if size == 0}
+    stored = [s for s in domain.stores if not builder.value_spans(s.target) & empty]
     along = [s for s in stored if builder.value_spans(s.target) & domain.reduced]
     emit_stores(builder, ops, [s for s in stored if s not in along])
     chunks = builder.chunked(sorted(domain.reduced))

@@ -267,10 +267,9 @@ class ProgramBuilder:
     def first_output(self) -> int:
         """The argument of the kernel's first output with an element whenever the
         kernel runs (not one of a static 0 dim, beside outputs that have elements)."""
-        first = len(self.kernel.body.block.args) - self.kernel.num_outputs
-        outputs = self.kernel.body.block.args[first:]
-        sized = [i for i, a in enumerate(outputs) if not statically_empty(a)]
-        return first + (sized[0] if sized else 0)
+        args = self.kernel.body.block.args
+        first = len(args) - self.kernel.num_outputs
+        return next((i for i in range(first, len(args)) if not statically_empty(args[i])), first)
 
     def view(self, op: tile.ViewOp | tile.View, arg: int) -> int:
         v = op.view if isinstance(op, tile.ViewOp) else op
