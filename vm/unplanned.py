@@ -17,9 +17,10 @@ What stays safe: the layout checks (registers inside local memory, views
 inside their arguments) and the work bound run before any instruction, as
 for a planned launch; every check the shape rules make is made here before
 the instruction runs, and fails with the same BytecodeError reason and
-offset. The generated source is made only from validated table indices,
-slot indices and loop levels: the numpy functions, scalars and dtypes are
-passed in by name, never printed.
+offset, but a broadcast that the tile shapes the program fixes show cannot
+fail (`known_shapes.py`). The generated source is made only from validated
+table indices, slot indices and loop levels: the numpy functions, scalars
+and dtypes are passed in by name, never printed.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ from dvm.vm.kernels import (
     take_into,
     typed_scalar,
 )
+from dvm.vm.known_shapes import KnownShapes
 from dvm.vm.memory import Kept
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.plan import Specialization
@@ -99,6 +101,7 @@ from dvm.vm.unplanned_calls import (
     scratch,
     whole_array,
 )
+from dvm.vm.work_bound import passes, work_bound
 
 # --------------------------------------------------------------------------
 # What depends only on the program: generated once
@@ -115,8 +118,8 @@ class Generated(NamedTuple):
 
     launch: LaunchFn
     bound: Callable[[Sequence[int]], tuple[list[int], int] | None]
-    """(slot values) -> the grid's extents and the launch's work bound (`_bound`), or None
-    when an extent is negative."""
+    """(slot values) -> the grid's extents and the launch's work bound (`work_bound`), or
+    None when an extent is negative."""
     mapped: tuple[tuple[int, ...], tuple[int, ...]]
     """For a program with an mma, the registers a launch maps the memory of, when it
     copies its loads and when it reads them in place (`alias`): not those only fused
@@ -133,50 +136,8 @@ def generated(p: Program) -> Generated:
         unwritten = written_to_tiles_only(p.code, launcher.fused)
         copying = tuple(r for r in range(len(p.registers)) if r not in unwritten)
         in_place = tuple(r for r in copying if r not in st.alias_regs)
-        made.append(Generated(launcher.compile(), _bound(p), (copying, in_place)))
+        made.append(Generated(launcher.compile(), work_bound(p), (copying, in_place)))
     return made[0]
-
-
-def _bound(p: Program) -> Callable[[Sequence[int]], tuple[list[int], int] | None]:
-    """Generate `bound(s)`: the grid's extents and the steps a launch takes (the
-    instructions of every nest times its loops' trip counts, a negative count as 0, per
-    tile), or None when an extent is negative. Made from validated slot indices only."""
-    nests: dict[tuple[str, ...], int] = {}
-    trips: list[str] = []
-    for k, ins in enumerate(p.code):
-        nests[tuple(trips)] = nests.get(tuple(trips), 0) + 1
-        if ins.op.cat is Cat.LOOP:
-            trips.append(f"_max({passes(p, k)}, 0)")
-        elif ins.op.cat is Cat.ENDLOOP and trips:
-            trips.pop()
-    extents = [f"s[{g}]" for g in p.grid]
-    per_tile = ["1"]
-    for nest, count in nests.items():
-        per_tile.append(" * ".join([str(count), *nest]))
-    lines = [
-        "def bound(s):",
-        f"    e = [{', '.join(extents)}]",
-        f"    if {' or '.join(f'{x} < 0' for x in extents) or 'False'}: return None",
-        f"    return e, {' * '.join(extents) or '1'} * ({' + '.join(per_tile)})",
-    ]
-    namespace: dict[str, Any] = {"__builtins__": {}, "_max": max}
-    return define("\n".join(lines) + "\n", "bound", namespace, program_origin("work bound", p.name))
-
-
-def passes(p: Program, k: int) -> str:
-    """Python text of the passes loop k makes: its count, or 0 when it holds only an
-    inner loop that makes no pass (`static.perfect_nests`, as the planner decides)."""
-    count = f"s[{p.code[k].operands[0]}]"
-    inner = static_info(p).nests.get(k)
-    return count if inner is None else f"({count} if {_acts(p, inner)} else 0)"
-
-
-def _acts(p: Program, k: int) -> str:
-    """Python text: whether loop k's passes do something or fail (a negative count fails
-    in its first pass, which must run for that)."""
-    count = f"s[{p.code[k].operands[0]}]"
-    inner = static_info(p).nests.get(k)
-    return count if inner is None else f"({count} < 0 or {count} and {_acts(p, inner)})"
 
 
 # --------------------------------------------------------------------------
@@ -207,6 +168,7 @@ class Launcher:
         self.end_of, self.depth = static.loops.end_of, static.loops.depth_at
         self.fused, self.forwarded = _fusions(p.code, self.depth)
         self.products = program_products(static)
+        self.known = KnownShapes(p)
         self.lines: list[str] = []
         self.pre: list[str] = []
         """Preamble lines (once per launch) that instructions ask for."""
@@ -292,11 +254,14 @@ class Launcher:
                 self.emit(pad, f"for j{level} in range({passes(self.p, k)}):")
                 before = set(self.written)  # the loop may not run
                 self.owned = set()  # (nor may it be known what its last pass left)
+                self.known.forget()
                 self.body(k + 1, self.end_of[k], pad + "    ")
                 self.written, self.owned = before, set()
+                self.known.forget()
                 k = self.end_of[k] + 1
                 continue
             _WRITERS[cat](self, k, ins.operands, pad)
+            self.known.wrote(cat, None if cat in NO_DESTINATION else ins.operands[0])
             if cat not in NO_DESTINATION:
                 d = ins.operands[0]
                 self.written.add(d)
@@ -475,6 +440,7 @@ Writer = Callable[[Launcher, int, tuple[Any, ...], str], None]
 
 def _load(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, v = ops
+    g.known.made = g.known.view_tile(v)
     copied = f"_copied(S, kept, {k}, {d}, x, {g.dtype(d)})"
     if d in g.alias_regs or k in g.forwarded:  # read in place until overwritten
         g.emit(pad, f"x = {g.tile(v)}", f"r{d} = x if fw else {copied}")
@@ -501,6 +467,7 @@ def _copy(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     """copy and convert (numpy assignment casts, and copies first if the two overlap)."""
     d, r = ops[0], ops[1]
     x = g.read(k, r, pad)
+    g.known.made = g.known.of.get(r)
     g.emit(pad, f"sh = {x}.shape")
     g.register(k, d, pad)
     g.emit(pad, f"o[...] = {x}", f"r{d} = o")
@@ -514,6 +481,7 @@ def _convert(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         _copy(g, k, ops, pad)
         return
     x = g.read(k, r, pad)
+    g.known.made = g.known.of.get(r)
     g.emit(pad, f"sh = {x}.shape")
     g.register(k, d, pad)
     g.emit(pad, f"{g.constant(f'F{k}', kernel)}({x}, out=o)", f"r{d} = o")
@@ -523,9 +491,11 @@ def _broadcast(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r, shape = ops
     x = g.read(k, r, pad)
     g.emit(pad, f"sh = {g.shape(k, shape, pad)}")
-    g.broadcast(k, [f"{x}.shape", "sh"], [g.rank(r), len(shape)], "c", pad)
-    detail = f"f'{{{x}.shape}} to {{sh}}'"
-    g.emit(pad, f"if c != sh: raise _fail(S, {k}, 'shapes do not broadcast', {detail})")
+    g.known.made = to = g.known.extents(shape)
+    if to is None or g.known.broadcast(g.known.of.get(r), to) != to:  # (else it cannot fail)
+        g.broadcast(k, [f"{x}.shape", "sh"], [g.rank(r), len(shape)], "c", pad)
+        detail = f"f'{{{x}.shape}} to {{sh}}'"
+        g.emit(pad, f"if c != sh: raise _fail(S, {k}, 'shapes do not broadcast', {detail})")
     g.register(k, d, pad)
     g.emit(pad, f"o[...] = {x}", f"r{d} = o")
 
@@ -533,6 +503,7 @@ def _broadcast(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 def _fill(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, sc, shape = ops
     g.emit(pad, f"sh = {g.shape(k, shape, pad)}")
+    g.known.made = g.known.extents(shape)
     g.register(k, d, pad)
     g.emit(pad, f"o[...] = {g.scalar(k, sc, d)}", f"r{d} = o")
 
@@ -555,6 +526,7 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     rank, keep = len(g.p.registers[r].shape), bool(flags & KEEPDIMS)
     reduced = tuple([i for i in range(rank) if axes >> i & 1])
     x = g.read(k, r, pad)
+    g.known.made = g.known.reduced(g.known.of.get(r), axes, flags)
     g.emit(pad, f"q = {x}.shape", f"sh = {_reduced_shape(rank, axes, flags)}")
     if d == r:
         g.emit(pad, f"x = {x}.copy()")
@@ -601,7 +573,8 @@ def _product_sum(g: Launcher, k: int, pad: str) -> None:
     s, _, _, axes, flags = g.p.code[k + 1].operands
     x, y = g.read(k, a, pad), g.read(k, b, pad)
     g.emit(pad, f"sh = {x}.shape")
-    if y != x:
+    both = g.known.registers(a, b)
+    if y != x and not g.known.is_shape_of(both, a):
         g.emit(pad, f"if sh != {y}.shape:")
         g.broadcast(k, ["sh", f"{y}.shape"], [g.rank(a), g.rank(b)], "sh", pad + "    ")
     g.register(k, d, pad)
@@ -616,6 +589,9 @@ def _product_sum(g: Launcher, k: int, pad: str) -> None:
     g.written.add(s)
     g.owned.discard(d)  # (unchanged where the matmul ran)
     g.owned.add(s)
+    g.known.of.pop(d, None)
+    g.known.made = g.known.reduced(both, axes, flags)
+    g.known.wrote(Cat.REDUCE, s)
 
 
 def _grouped_mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
@@ -681,6 +657,7 @@ def _mma(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
 def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r = ops
     x = g.read(k, r, pad)
+    g.known.made = g.known.of.get(r)
     fn = for_store(g.p.code[k].op.kernel, k in g.fused)
     g.elementwise(k, d, r, g.constant(f"F{k}", fn), x, pad)
 
@@ -694,9 +671,15 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     dtype = DType.from_numpy(g.p.registers[r].dtype.np)
     fn = g.constant(f"F{k}", g.p.code[k].op.kernel_for(dtype))
     x = g.read(k, r, pad)
+    g.known.made = g.known.of.get(r)
     if cat is Cat.BINARY:
         y = g.read(k, ops[2], pad)
         operands, ranks = f"{x}, {y}", [g.rank(r), g.rank(ops[2])]
+        g.known.made = both = g.known.registers(r, ops[2])
+        for shaped in (r, ops[2]):  # the shapes broadcast to one of them: no check
+            if y != x and g.known.is_shape_of(both, shaped):
+                g.elementwise(k, d, shaped, fn, operands, pad)
+                return
         g.emit(pad, f"sh = {x}.shape")
         if y != x and g.in_place(k, d, r):  # in place where the shapes agree
             g.emit(pad, f"if sh == {y}.shape: o = {x}", "else:")
