@@ -59,6 +59,7 @@ from dvm.vm.kernels import (
     matmul_sum_axis,
     middle_sum_operands,
     mma_acc,
+    ones,
     ones_vector,
     reduce_identity,
     reduce_short_axis,
@@ -105,6 +106,10 @@ from dvm.vm.work_bound import passes, work_bound
 
 # --------------------------------------------------------------------------
 # What depends only on the program: generated once
+
+SLICED_ONES = 4096
+"""Rows up to this long are summed with a slice of a column of ones the launch function
+holds (the length of the buffer `kernels.ones` views at least)."""
 
 
 LaunchFn = Callable[
@@ -543,7 +548,12 @@ def _reduce(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
         init = g.constant(f"J{k}", reduce_identity(kind, wide))
         g.emit(pad, f"_reduce_wide({fn}, {x}, {reduced}, {keep}, {init}, o, {acc})")
     elif blas_row_sum(kind, axes, rank, dtype):
-        g.emit(pad, f"_matmul({x}, _ones(q[-1], {keep}, {g.dtype(d)}), out=o)")
+        # (a slice of ones kept for the program: a new row length calls no memo)
+        column = g.constant(f"O{k}", ones((SLICED_ONES, 1) if keep else (SLICED_ONES,), dtype))
+        sliced = (
+            f"{column}[:q[-1]] if q[-1] <= {SLICED_ONES} else _ones(q[-1], {keep}, {g.dtype(d)})"
+        )
+        g.emit(pad, f"_matmul({x}, {sliced}, out=o)")
     elif blas_whole_sum(kind, axes, rank, dtype):
         rows = f"_scratch(kept, q[:-1], {g.dtype(d)})"
         g.emit(pad, f"if {x}.size >= {WHOLE_SUM_BLAS}: _row_sums({x}, {rows}, o)", f"else: {ufunc}")
