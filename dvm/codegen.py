@@ -20,6 +20,7 @@ import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
+from dvm.call_errors import check_outputs
 from dvm.dialects.expr import integer_fraction, unevaluated, unevaluated_call
 from dvm.expr_code import Code, Sizes, function_of_code, generated, sizes_of_code
 
@@ -255,4 +256,4 @@ def sizes_function(
     (params and other symbols) read from the call, then the output dims."""
     code = expression_code([e for dims, _ in outputs for e in dims])
     ranked = [(len(dims), dtype) for dims, dtype in outputs]
-    return sizes_of_code(ranks, names, code, ranked, params, origin)
+    return sizes_of_code(ranks, names, code, ranked, params, check_outputs, origin)

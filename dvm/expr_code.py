@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dvm.vm.generated import define
+from dvm.vm.program import MAX_ARRAY_BYTES
 
 Code = tuple[list[tuple[str, str]], list[str]]
 """(temporaries `_t0`, ... each with its expression's text, in order; each expression's
@@ -142,12 +143,15 @@ def function_of_code(
     return define(source, "f", namespace, origin)
 
 
+Outputs = list[tuple[tuple[int, ...], Any]]
+
 Sizes = Callable[
     [Sequence[np.ndarray[Any, Any]], dict[str, int]],
-    tuple[list[tuple[tuple[int, ...], Any]], list[tuple[int, ...]], list[int]],
+    tuple[Outputs, list[tuple[int, ...]], list[int], Any],
 ]
 """(inputs, the call's symbol values) -> the outputs' (shape, dtype), every argument's
-shape (inputs, then outputs) and the params' values."""
+shape (inputs, then outputs), the params' values and whether some output has an
+element (truthy)."""
 
 
 def sizes_of_code(
@@ -156,11 +160,14 @@ def sizes_of_code(
     code: Code,
     outputs: Sequence[tuple[int, np.dtype[Any]]],
     params: Sequence[str],
+    refuse: Callable[[Outputs], object],
     origin: str = "sizes",
 ) -> Sizes:
     """A kernel's `Sizes`: the input dims as locals `di_a`, `names` (params and other
     symbols) read from the call, then the output dims, `code`'s values in order
-    (`outputs` gives each output's rank and dtype)."""
+    (`outputs` gives each output's rank and dtype). An output with a negative dim or
+    more bytes than an array can address is handed to `refuse`, which raises; the test
+    is inline, a new shape's frame and C calls fewer."""
     lines = ["def sizes(_I, _Y):\n"]
     for i, rank in enumerate(ranks):
         dims = "".join(f"d{i}_{a}, " for a in range(rank))
@@ -168,14 +175,22 @@ def sizes_of_code(
     lines += [f"    {name} = _Y[{name!r}]\n" for name in names]
     computed, values = code_lines(code)
     lines += computed
-    shapes, k = [f"_S{i}" for i in range(len(ranks))], 0
-    for j, (rank, _) in enumerate(outputs):
-        lines.append(f"    _O{j} = ({''.join(f'{v}, ' for v in values[k : k + rank])})\n")
-        shapes.append(f"_O{j}")
+    shapes, tests, elements, k = [f"_S{i}" for i in range(len(ranks))], [], [], 0
+    for j, (rank, dtype) in enumerate(outputs):
+        dims = [f"_v{k + a}" for a in range(rank)]
+        lines += [f"    {v} = {values[k + a]}\n" for a, v in enumerate(dims)]
         k += rank
+        lines.append(f"    _O{j} = ({''.join(f'{v}, ' for v in dims)})\n")
+        shapes.append(f"_O{j}")
+        nominal = " * ".join([*(f"({v} if {v} > 1 else 1)" for v in dims), str(dtype.itemsize)])
+        tests += [*(f"{v} < 0" for v in dims), f"{nominal} > {MAX_ARRAY_BYTES}"] if dims else []
+        elements.append(f"({' and '.join(dims) or 'True'})")
     outs = ", ".join(f"(_O{j}, _dt{j})" for j in range(len(outputs)))
-    lines.append(f"    return [{outs}], [{', '.join(shapes)}], [{', '.join(params)}]\n")
-    namespace: dict[str, Any] = {"math": math}
+    if tests:
+        lines.append(f"    if {' or '.join(tests)}: _refuse([{outs}])\n")
+    result = f"[{outs}], [{', '.join(shapes)}], [{', '.join(params)}]"
+    lines.append(f"    return {result}, {' or '.join(elements) or 'False'}\n")
+    namespace: dict[str, Any] = {"math": math, "_refuse": refuse}
     namespace |= {f"_dt{j}": dtype for j, (_, dtype) in enumerate(outputs)}
     return define("".join(lines), "sizes", namespace, origin)
 

@@ -174,7 +174,14 @@ class Kernel:
             program=program,
             device=device_spec,
             make_sizes=partial(
-                sizes_of_code, ranks, [*params, *shape_symbols], sizes_code, outputs, params, origin
+                sizes_of_code,
+                ranks,
+                [*params, *shape_symbols],
+                sizes_code,
+                outputs,
+                params,
+                check_outputs,
+                origin,
             ),
             params=list(params),
             inputs=inputs,
@@ -258,8 +265,8 @@ class Kernel:
         """The outputs' (shape, dtype) and the VM specialization for these inputs (None
         when no output has an element); Unrunnable when the sizes are more than an array
         or the VM can take."""
-        outs, shapes, params = self.sizes(inputs, symbols)
-        if not check_outputs(outs):
+        outs, shapes, params, elements = self.sizes(inputs, symbols)  # (outputs checked)
+        if not elements:
             return outs, None
         try:
             spec = self.specializer.bind(shapes, params, None)  # (lazy: as its __call__)
