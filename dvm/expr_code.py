@@ -204,13 +204,14 @@ def binder_source(
     symbols: Sequence[tuple[int, int, str]],
     guard_names: Sequence[str],
     guards: int,
+    stretchable: Sequence[str] = (),
 ) -> str:
     """Python source of a program's binder: `bind(args)` returns the symbol values of the
     generic variant, or None when anything is not as the fast path expects (a wrong
     array, a guard that fails, an index that is no int in range), for the full checks to
-    say what and where, or to fix dims to 1. Made only from argument positions, axes and
-    static dims (`arguments`: each one's dtype, None for a scalar, declared shape and
-    whether it is an `index`)."""
+    say what and where, or to fix dims to 1 (a `stretchable` symbol of 1). Made only from
+    argument positions, axes and static dims (`arguments`: each one's dtype, None for a
+    scalar, declared shape and whether it is an `index`)."""
     lines = ["def bind(args):", f"    if len(args) != {len(arguments)}: return None"]
     names = [f"a{i}" for i in range(len(arguments))]
     lines.append(f"    [{', '.join(names)}] = args")
@@ -237,6 +238,9 @@ def binder_source(
         lines.append(f"    g = _guards({', '.join(values[n] for n in guard_names)})")
         unequal = " or ".join(f"g[{2 * k}] != g[{2 * k + 1}]" for k in range(guards))
         lines.append(f"    if {unequal}: return None")
+    if stretchable:  # (a name no argument gives: always the full checks)
+        ones = " or ".join(f"{values[n]} == 1" if n in values else "True" for n in stretchable)
+        lines.append(f"    if {ones}: return None")
     found = ", ".join(f"{name!r}: {v}" for name, v in values.items())
     lines.append(f"    return {{{found}}}")
     return "\n".join(lines) + "\n"

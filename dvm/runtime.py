@@ -256,16 +256,17 @@ class CompiledProgram:
             "_check": lambda i, a: check_argument(self.checks[i][0], a, self.checks[i][1]),
         }
         arguments = [(dtype, shape, t_.index) for _, t_, dtype, shape in self.checks]
-        source = binder_source(arguments, variant.symbols, variant.guard_names, len(variant.guards))
+        stretchable = [name for name, _ in variant.stretchable]
+        guards = variant.guard_names, len(variant.guards)
+        source = binder_source(arguments, variant.symbols, *guards, stretchable)
         origin = f"argument binder: @{self.declared.function}"
         return define(source, "bind", namespace, origin)
 
     def specialize(self, args: Sequence[Any]) -> BoundVariant:
         """Check the arguments and the guards for a new signature."""
-        symbols = self.fast_bind(args)
-        generic = self.variants[frozenset()]
-        if symbols is not None and not generic.units_to_stretch(symbols):
-            return BoundVariant(generic, symbols)
+        symbols = self.fast_bind(args)  # (None where a dim is to be fixed to 1)
+        if symbols is not None:
+            return BoundVariant(self.variants[frozenset()], symbols)
         values = self.check(args)
         ones: frozenset[tuple[int, int]] = frozenset()
         while True:
