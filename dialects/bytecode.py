@@ -30,10 +30,11 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import sympy
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     ArrayAttr,
     FloatAttr,
     IntegerAttr,
@@ -42,7 +43,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValues
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -81,9 +82,30 @@ def text_attr(text: str) -> StringAttr:
     return StringAttr(text)
 
 
-# The instructions and declarations below are made with xDSL's `create`, which takes
-# the properties as given: they give all of theirs, and `build` (which would also
-# match them against the op's definition) costs twice as much as the op itself.
+OpT = TypeVar("OpT", bound=IRDLOperation)
+
+
+def bare_op(cls: type[OpT], properties: dict[str, Attribute]) -> OpT:
+    """An op of `cls` made of its `properties` alone, all of them, as xDSL's `create`
+    makes it. The instructions and declarations below have no operands, results,
+    successors, regions or defaults, so the steps of `create` for those (half its
+    cost) are left out; `build` would also match the properties against the op's
+    definition, twice the cost of the op itself. A kernel's program makes dozens."""
+    op = cls.__new__(cls)
+    op._operands = NO_VALUES  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.results = NO_VALUES
+    op._successors = ()  # pyright: ignore[reportPrivateUsage]
+    op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.regions = ()
+    op.properties = properties
+    op.attributes = {}
+    op.location = UNKNOWN_LOC
+    op.parent = op._next_op = op._prev_op = None  # pyright: ignore[reportPrivateUsage]
+    return op
+
+
+NO_VALUES: SSAValues[Any] = SSAValues(())
 
 
 # --------------------------------------------------------------------------
@@ -280,7 +302,7 @@ class InstructionOp(IRDLOperation):
             values = operand_values(cls.OPDEF, tuple(operands))
         except TypeError:  # an operand that is no key (a list): encoded afresh
             values = operand_values.__wrapped__(cls.OPDEF, operands)
-        return cls.create(properties={"operand_values": values})
+        return bare_op(cls, {"operand_values": values})
 
     @property
     def values(self) -> list[Operand]:
@@ -349,7 +371,7 @@ class ArgOp(IRDLOperation):
             "dtype": text_attr(dtype),
             "dims": ShapeAttr(dims),
         }
-        return cls.create(properties=props)
+        return bare_op(cls, props)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" a{self.index.value.data} {self.dtype.data} ")
@@ -372,7 +394,7 @@ class SlotOp(IRDLOperation):
 
     @classmethod
     def make(cls, index: int, expr: sympy.Expr | int) -> SlotOp:
-        return cls.create(properties={"index": i64_attr(index), "expr": ExprAttr(expr)})
+        return bare_op(cls, {"index": i64_attr(index), "expr": ExprAttr(expr)})
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" s{self.index.value.data} = {expr_text(self.expr.data)}")
@@ -393,7 +415,7 @@ class GridOp(IRDLOperation):
 
     @classmethod
     def make(cls, slots: Sequence[int]) -> GridOp:
-        return cls.create(properties={"extents": ArrayAttr([i64_attr(s) for s in slots])})
+        return bare_op(cls, {"extents": ArrayAttr([i64_attr(s) for s in slots])})
 
     @property
     def slots(self) -> list[int]:
@@ -424,13 +446,14 @@ class RegOp(IRDLOperation):
 
     @classmethod
     def make(cls, index: int, dtype: str, shape: Sequence[int], offset: int) -> RegOp:
-        return cls.create(
-            properties={
+        return bare_op(
+            cls,
+            {
                 "index": i64_attr(index),
                 "dtype": text_attr(dtype),
                 "shape": ArrayAttr([i64_attr(s) for s in shape]),
                 "offset": i64_attr(offset),
-            }
+            },
         )
 
     @property
@@ -470,13 +493,14 @@ class ViewOp(IRDLOperation):
 
     @classmethod
     def make(cls, index: int, arg: int, offset: int, dims: Sequence[str]) -> ViewOp:
-        return cls.create(
-            properties={
+        return bare_op(
+            cls,
+            {
                 "index": i64_attr(index),
                 "arg": i64_attr(arg),
                 "offset": i64_attr(offset),
                 "dims": ArrayAttr([text_attr(d) for d in dims]),
-            }
+            },
         )
 
     @property
