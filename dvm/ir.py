@@ -29,8 +29,9 @@ from xdsl.dialects.builtin import (
     RankedStructure,
     StringAttr,
     UnknownLoc,
+    i1,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import AttrConstraint, base
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.exceptions import (
@@ -391,7 +392,11 @@ class LocatingParser(LiteralParser):
         span = Span(start.start, start.start + 1, start.input, self.line_offset)
         self.op_starts.append(start.start)
         try:
-            op = self.parse_plain_operation() or super().parse_operation()
+            op = (
+                self.parse_plain_operation()
+                or self.parse_custom_operation()
+                or super().parse_operation()
+            )
         except VerifyException as e:  # a constraint checked while the op is built
             raise LocatedDiagnostic(format_diagnostic(span, str(e))) from None
         except ValueError as e:  # xDSL builds some attributes unchecked (`low[2**64]`)
@@ -406,13 +411,40 @@ class LocatingParser(LiteralParser):
             op.location = FileLineColLoc(self.file_attr, int_attr(where.line), int_attr(where.col))
         return op
 
+    def parse_custom_operation(self) -> Operation | None:
+        """An op in its custom syntax, its heading (`PLAIN_HEAD`) binding one result or
+        none and naming a registered op: what xDSL's `parse_operation` makes of it, with
+        the heading read off the match, where xDSL lexes it token by token (some 750
+        bytecodes an op). None otherwise: the op is then read as xDSL reads it."""
+        form = PLAIN_HEAD.match(self.lexer.input.content, self.pos)
+        if form is None:
+            return None
+        state = self._parser_state
+        op_type = self.ctx.get_optional_op(form.group(2), dialect_stack=state.dialect_stack)
+        if op_type is None:
+            return None
+        heading = self._current_token.span
+        self._resume_from(form.end())
+        state.dialect_stack.append(op_type.dialect_name())
+        op = op_type.parse(self)
+        state.dialect_stack.pop()
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        if form.group(1) is not None:
+            if len(op.results) != 1:
+                message = f"Operation has {len(op.results)} results, but was given 1 to bind."
+                self.raise_error(message, at_position=heading)
+            name = Span(*form.span(1), self.lexer.input)
+            self._register_ssa_definition(form.group(1)[1:], op.results, name)
+        return op
+
     def parse_plain_operation(self) -> Operation | None:
         """A terminator (`func.return`, `scf.yield`) of plain values and ranked tensor
-        types, an `arith.constant` of a short `dense` literal, or a function
-        (`parse_plain_function`), at the parser's position, read off the match of its
-        plain form (`PLAIN_TERMINATOR`, `PLAIN_CONSTANT`): the op the op's own parser
-        makes, without its format's generic steps (2,500-3,500 bytecodes an op). None
-        where no form matches: the op is then read as any other."""
+        types, an `scf.if` (`parse_plain_if`), an `arith.constant` of a short `dense`
+        literal, or a function (`parse_plain_function`), at the parser's position, read
+        off the match of its plain form (`PLAIN_TERMINATOR`, `PLAIN_CONSTANT`): the op
+        the op's own parser makes, without its format's generic steps (2,500-3,500
+        bytecodes an op). None where no form matches: the op is then read as any other."""
         text = self.lexer.input.content
         form = PLAIN_TERMINATOR.match(text, self.pos)
         if form is not None:
@@ -429,14 +461,59 @@ class LocatingParser(LiteralParser):
             ]
             self._resume_from(form.end())
             return TERMINATORS[form.group(1)].create(operands=values)
+        form = PLAIN_IF.match(text, self.pos)
+        if form is not None:
+            return self.parse_plain_if(form)
         form = PLAIN_CONSTANT.match(text, self.pos)
         if form is None:
             return self.parse_plain_function()
-        self._resume_from(form.start(2))
-        value = cast(DenseIntOrFPElementsAttr, self.parse_attribute())  # (a `dense` literal)
+        # a literal read before is taken from its text (`parse_dense_int_or_fp_elements_attr`
+        # would, after xDSL's dispatch on the attribute's keyword)
+        known = _plain_dense.get(form.group(2).removeprefix("dense"))
+        value = cast(DenseIntOrFPElementsAttr | None, known)
+        self._resume_from(form.start(2) if value is None else form.end(2))
+        if value is None:
+            value = cast(DenseIntOrFPElementsAttr, self.parse_attribute())  # (a `dense` literal)
         op = arith.ConstantOp.create(result_types=[value.get_type()], properties={"value": value})
         name = Span(*form.span(1), self.lexer.input)
         self._register_ssa_definition(form.group(1)[1:], op.results, name)
+        return op
+
+    def parse_plain_if(self, form: re.Match[str]) -> Operation | None:
+        """An `scf.if` whose heading is `PLAIN_IF` (`form`, matched at the parser's
+        position), binding as many results as it declares: the op `IfOp.parse` makes,
+        with its heading read off the match (its generic steps cost some 5,000
+        bytecodes beside the regions). None when the results do not pair up: the op is
+        then read as any other, which says what is wrong."""
+        text = self.lexer.input.content
+        written = list(PLAIN_TENSOR.finditer(text, *form.span(3))) if form.group(3) else []
+        if len(written) != (form.group(1) is not None):
+            return None
+        types = [plain_tensor_type(self, *t.span()) for t in written]
+        source = self.lexer.input
+        condition = self.resolve_operand(UnresolvedOperand(Span(*form.span(2), source), 0), i1)
+        self._resume_from(form.end())
+        self._parser_state.dialect_stack.append("scf")  # (`yield` names scf.yield)
+        then = scf.IfOp.parse_region_with_yield(self)
+        otherwise = (
+            scf.IfOp.parse_region_with_yield(self)
+            if self.parse_optional_keyword("else")
+            else Region()
+        )
+        attributes = self.parse_optional_attr_dict()
+        self._parser_state.dialect_stack.pop()
+        op = scf.IfOp.create(
+            operands=[condition],
+            result_types=types,
+            attributes=attributes,
+            regions=[then, otherwise],
+        )
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        if form.group(1) is not None:
+            self._register_ssa_definition(
+                form.group(1)[1:], op.results, Span(*form.span(1), source)
+            )
         return op
 
     def parse_plain_function(self) -> Operation | None:
@@ -511,6 +588,15 @@ PLAIN_FUNCTION = re.compile(
 )
 """A function's heading: its name, its named arguments and its results (one type, or
 a list in parentheses), all plain ranked tensor types, then its body."""
+PLAIN_HEAD = re.compile(rf"(?:({PLAIN_VALUE.pattern})\s*=\s*)?([A-Za-z_][A-Za-z0-9_$.]*)")
+"""The heading of an op in its custom syntax: the name of its one result (or none) and
+the op's name, as the lexer reads them."""
+PLAIN_IF = re.compile(
+    rf"(?:({PLAIN_VALUE.pattern})\s*=\s*)?scf\.if\s+({PLAIN_VALUE.pattern})"
+    rf"\s*(?:->\s*\(\s*({_TENSORS})\s*\))?\s*(?=\{{)"
+)
+"""The heading of an `scf.if`: the name of its one result (or none), its condition, and
+the plain ranked tensor types of its results, then its first region."""
 PLAIN_ARGUMENT = re.compile(rf"({PLAIN_VALUE.pattern})\s*:\s*({PLAIN_TENSOR.pattern})")
 PLAIN_CONSTANT = re.compile(
     rf"({PLAIN_VALUE.pattern})\s*=\s*arith\.constant\s+"

@@ -100,6 +100,25 @@ MALFORMED = {
         (4, 15),
         "%z is used before its definition on line 8",
     ),
+    "a branch's result used in the branch": (
+        function(
+            f"  %c = arith.constant true\n  %r = scf.if %c -> ({T}) {{\n"
+            f"    scf.yield %r : {T}\n  }} else {{\n    scf.yield %x : {T}\n  }}\n"
+            f"  func.return %r : {T}"
+        ),
+        (4, 15),
+        "%r is used in its own definition",
+    ),
+    "an if that binds a result it does not declare": (
+        function(f"  %c = arith.constant true\n  %r = scf.if %c {{\n  }}\n  func.return %x : {T}"),
+        (3, 3),
+        "Operation has 0 results, but was given 1 to bind.",
+    ),
+    "an extract whose tensor has another type": (
+        function(f"  %e = tensor.extract %x[] : tensor<f32>\n  func.return %x : {T}"),
+        (2, 23),
+        "operand is used with type tensor<f32>, but has been previously used or defined",
+    ),
     "a loop bound from its own induction variable": (
         function(
             "  %c0 = arith.constant 0 : index\n"
