@@ -69,7 +69,8 @@ def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     nested tile size (milliseconds, in a process that has not asked them). The product
     is what sympy's would be: its factors in sympy's order, none of which can cancel or
     combine with 1/b. A name or a call over a whole number is that with the coefficient
-    1/b, as sympy puts it first."""
+    1/b, as sympy puts it first; a whole number times a call over a sum keeps the number
+    first, then the call and 1/b in sympy's order."""
     if isinstance(b, sympy.Integer) and b > 1 and (a.is_Symbol or isinstance(a, OVER[1:])):
         return cast(sympy.Expr, sympy.Mul(sympy.Rational(1, int(b)), a, evaluate=False))
     if _whole_times_call(b) and (a.is_Symbol or isinstance(a, OVER[1:])) and a != b.args[1]:
@@ -77,6 +78,11 @@ def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
         # times a row cap): 1/that number first, then the two factors in sympy's order
         number, call = cast(tuple[sympy.Integer, sympy.Expr], b.args)
         return _over(a, [call], sympy.Rational(1, int(number)))
+    if _whole_times_call(a) and isinstance(b, sympy.Add):
+        # a whole number times a call over a sum (a reduction's budget, the memory
+        # times its shortest row over the bytes of the row): the number first
+        number, call = cast(tuple[sympy.Integer, sympy.Expr], a.args)
+        return _over(call, [b], number)
     if _product_of_calls(b) and (a.is_Symbol or (a.is_Integer and a > 1)):
         # a number or a name over a product of calls (a work budget over a row's tiles,
         # `16384/(Max(1, x_0)*Max(1, x_1))`): a factor per call, none cancels
@@ -190,7 +196,7 @@ def live_elements(
     # no reduced tile is shorter than m: the rows variant holds each axis
     # whole, and a chunk is long unless inner chunks take the whole budget
     m = smin(*(at_least_one(domain.sizes[a]) for a in sorted(domain.reduced)))
-    return smax(1, sfloor(usable * m / (live_bytes * m + extra)))
+    return smax(1, sfloor(quotient(usable * m, live_bytes * m + extra)))
 
 
 def plan_vector_tiles(

@@ -141,8 +141,9 @@ def is_integer_arithmetic(expr: sympy.Basic) -> bool:
 
 def test_quotients_are_what_sympy_makes() -> None:
     """`tiling.quotient` puts a number, a name, a sum or a call over a sum, a call or a
-    whole number times a call, and a number or a name over a product of calls, together
-    itself: the product sympy's division makes, in sympy's order."""
+    whole number times a call, a number or a name over a product of calls, and a whole
+    number times a call over a sum, together itself: the product sympy's division makes,
+    in sympy's order."""
     from dvm.lowering.tiling import OVER, quotient
 
     exprs = random_exprs(4, 400)
@@ -160,7 +161,8 @@ def test_quotients_are_what_sympy_makes() -> None:
     assert sum(all(isinstance(f, OVER[1:]) for f in e.args) for e in products) > 20
     denominators += [*times_calls, *products, *map(sympy.Integer, (2, 16, 297088))]
     for b in denominators:
-        for a in [*rng.sample(exprs, 5), *SYMBOLS, sympy.Integer(-3), sympy.Integer(1), b]:
+        numerators = [*rng.sample(exprs, 5), *rng.sample(times_calls, 1), *SYMBOLS]
+        for a in [*numerators, sympy.Integer(-3), sympy.Integer(1), b]:
             made = quotient(a, b)
             assert made == a / b and sympy.srepr(made) == sympy.srepr(a / b), (a, b)
 
