@@ -231,6 +231,13 @@ def _canonical(kind: type[sympy.Mul] | type[sympy.Add], args: tuple[Any, ...]) -
     return kind._from_args((*numbers, *sorted(rest, key=_SORT_KEY)), is_commutative=True)
 
 
+def product(*factors: sympy.Expr) -> sympy.Expr:
+    """`sympy.Mul(*factors)`, put together in sympy's order when nothing in it combines
+    (`_canonical`): sympy flattens each product it has not met, by assumption queries."""
+    made = _canonical(sympy.Mul, factors) if len(factors) > 1 else None
+    return cast(sympy.Expr, sympy.Mul(*factors)) if made is None else made
+
+
 def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[sympy.Expr]:
     """`args` of a Min without the Max that cannot decide it, as sympy's evaluation drops
     them, but by their structure alone (no assumption queries): a Max that holds

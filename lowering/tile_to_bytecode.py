@@ -16,6 +16,7 @@ whole loop.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from dvm.dialects.expr import (
     ExprAttr,
     as_expr,
     linear_sum,
+    product,
     replace,
     sceiling,
     symbol,
@@ -614,8 +616,11 @@ def whole_units(named: Sequence[sympy.Expr], itemsize: int, unit: int) -> sympy.
     whose dims are `named` (products of named sizes): the quotient itself when its
     coefficient is whole. Without asking sympy, whose `ceiling` answers by assumption
     queries (a millisecond each, in a process that has not asked them). The quotient is
-    one product: each product sympy has not met costs it a flatten."""
-    quotient = sympy.Mul(sympy.Rational(itemsize, unit), *named)
+    one product: each product sympy has not met costs it a flatten (`product`)."""
+    sizes = [d for d in named if not d.is_Integer]  # (a static dim joins the coefficient)
+    static = math.prod(int(d) for d in named if d.is_Integer)
+    scale = sympy.Rational(itemsize * static, unit)
+    quotient = product(*sizes) if scale == 1 else product(scale, *sizes)
     coefficient, rest = quotient.as_coeff_Mul()
     factors = sympy.Mul.make_args(rest)
     if not all(isinstance(f, sympy.Symbol) and f.is_integer for f in factors):

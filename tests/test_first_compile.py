@@ -100,10 +100,13 @@ def test_quotients_over_sums_are_what_sympy_makes() -> None:
         ([T0], 64),
         ([smax(1, X0)], 4),
         ([T0, X0 + 1], 2),
+        ([T0, X0, sympy.Integer(128)], 4),
+        ([sympy.Integer(3), T0, sympy.Integer(5)], 2),
+        ([sympy.Integer(0), T0], 4),
     ],
 )
 def test_whole_units_is_sympy_ceiling(named: list[sympy.Expr], itemsize: int) -> None:
     for unit in (1, 16, 32, 64):
         made = whole_units(named, itemsize, unit)
         expected = sympy.ceiling(sympy.Mul(*named) * itemsize / unit)
-        assert made == expected and str(made) == str(expected)
+        assert made == expected and sympy.srepr(made) == sympy.srepr(expected)
