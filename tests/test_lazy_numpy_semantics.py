@@ -137,6 +137,18 @@ def test_operators_promote_as_numpy(left: Any) -> None:
         same(lambda a, b: every_operator(b, a), x, right, name=f"{kind} op {x.dtype}")
 
 
+def test_comparisons_of_int64_with_uint64_run_in_numpy() -> None:
+    """numpy compares int64 with uint64 exactly, in a loop of the two types (no common
+    type holds both); no op of the dialect takes two types, so the call falls back
+    rather than recording a segment that cannot compile."""
+    lazy.reset()
+    signed, unsigned = np.array([-1, 0, 5, 2**62]), np.array([0, 0, 5, 2**63 + 1], np.uint64)
+    for compare in (operator.eq, operator.ne, operator.lt, operator.ge):
+        same(compare, signed, unsigned, name=compare.__name__)
+        same(compare, unsigned, signed, name=compare.__name__)
+    assert lazy.stats()["failed"] == 0
+
+
 def test_integer_division_and_powers_follow_numpy() -> None:
     a = np.array([-7, 7, -7, 7, 0, -1, 5, np.iinfo(np.int32).min], np.int32)
     b = np.array([2, -2, -2, 2, 3, 0, -5, -1], np.int32)

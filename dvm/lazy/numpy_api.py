@@ -213,6 +213,8 @@ def ufunc_plan(
     if name is None or loop is None:
         return None
     in_dtypes, out_dtype = loop[: function.nin], loop[function.nin]
+    if len(set(in_dtypes)) > 1:
+        return None  # (numpy's exact comparisons of int64 with uint64: no op takes two types)
     if function in LOGICAL:
         in_dtypes = (BOOL,) * function.nin
     if in_dtypes[0] == BOOL and function in BOOL_FORMS:
