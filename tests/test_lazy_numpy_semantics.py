@@ -14,6 +14,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -147,6 +148,15 @@ def test_comparisons_of_int64_with_uint64_run_in_numpy() -> None:
         same(compare, signed, unsigned, name=compare.__name__)
         same(compare, unsigned, signed, name=compare.__name__)
     assert lazy.stats()["failed"] == 0
+
+
+def test_clip_between_two_bounds_takes_numpys_clip_loop() -> None:
+    """Between two bounds numpy clips in its `clip` ufunc: bfloat16 has no loop of it and
+    clips in float32 (one bound is a `maximum` or `minimum`, which keeps bfloat16)."""
+    x = (np.linspace(-3, 3, 31)).astype(ml_dtypes.bfloat16)
+    for low, high in [(-2, 2), (-0.3, 0.3), (None, 2), (np.float16(-1), np.float64(1))]:
+        same(lambda a, lo=low, hi=high: np.clip(a, lo, hi), x, name=f"clip {low} {high}")
+    same(lambda a: np.clip(a, -2, 2.5), np.arange(-5, 5, dtype=np.int8), name="int8")
 
 
 def test_integer_division_and_powers_follow_numpy() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy._core import umath
 
 from dvm.lazy import numpy_api, record
 from dvm.lazy.graph import Node, is_supported, same_shape
@@ -130,6 +131,8 @@ def where(condition: Operand, x: Operand = None, y: Operand = None) -> Node | No
 
 NOT_GIVEN: Any = object()
 """An argument the call left out, where numpy's function tells it from None."""
+CLIP_UFUNC: np.ufunc = umath.clip  # pyright: ignore[reportAttributeAccessIssue]
+"""The ufunc `np.clip` calls between two bounds (numpy names it in no public module)."""
 
 
 def clip(a: Operand, a_min: Operand = NOT_GIVEN, a_max: Operand = NOT_GIVEN,
@@ -140,6 +143,14 @@ def clip(a: Operand, a_min: Operand = NOT_GIVEN, a_max: Operand = NOT_GIVEN,
         return None
     if a_min is NOT_GIVEN or a_max is NOT_GIVEN:
         return None
+    if a_min is not None and a_max is not None:
+        # numpy clips between two bounds in its `clip` ufunc, whose loop may be wider than
+        # maximum's and minimum's: bfloat16 has none and clips in float32
+        dtypes = tuple(numpy_api.operand_dtype(x) for x in (a, a_min, a_max))
+        loop = None if missing(dtypes) else numpy_api.resolved(CLIP_UFUNC, dtypes)
+        if loop is None:
+            return None
+        a = a if a.dtype == loop[0] else record.convert(a, loop[0])
     result: Node | None = a
     if a_min is not None:
         result = numpy_api.ufunc(np.maximum, [result, a_min])
