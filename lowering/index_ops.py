@@ -6,8 +6,8 @@ runtime checks the indices before it runs, as the reference interpreter does.
 
 `tile.iota` becomes the VM's `iota`, whose view says only where the current tile
 lies along each kernel axis: its sizes, tile sizes and walkers are the kernel's
-(`dvm.axes`), its strides 0. It reads no memory; its argument is the kernel's
-first output with an element whenever the kernel runs (not one of a static 0 dim).
+(`dvm.axes`), its strides 0. It reads no memory; its argument is an output of the
+kernel with an element whenever the view has one (`measured_output`).
 """
 
 from __future__ import annotations

@@ -260,18 +260,31 @@ class ProgramBuilder:
             elif type(op) is TileScatterAddOp:
                 self.view_of[op] = self.view(op, self.arg_index(op.dest))
             elif type(op) is TileIotaOp:
-                self.view_of[op] = self.view(iota_view(self.kernel, op), self.first_output())
+                measure = iota_view(self.kernel, op)
+                self.view_of[op] = self.view(measure, self.measured_output(measure))
             elif type(op) is tile.BroadcastOp and PIECE_SIZES in op.attributes:
                 assert isinstance(op.result.type, tile.TileType)
                 piece = measuring_view(self.kernel, op, op.result.type, None)
-                self.view_of[op] = self.view(piece, self.first_output())
+                self.view_of[op] = self.view(piece, self.measured_output(piece))
 
-    def first_output(self) -> int:
-        """The argument of the kernel's first output with an element whenever the
-        kernel runs (not one of a static 0 dim, beside outputs that have elements)."""
+    def measured_output(self, measure: tile.View) -> int:
+        """The argument a measuring view is bound to. It reads nothing (strides 0), but
+        the VM wants element 0 of its argument whenever the view has an element, so:
+        the first output stored along no axis but those the view spans, which has an
+        element whenever the view does. An output spanning another axis, one the
+        iota's tiles are broadcast along, may be empty at run time while the view is
+        not (an iota over 0 columns beside its row sums). Else the first output
+        without a static 0 dim."""
         args = self.kernel.body.block.args
         first = len(args) - self.kernel.num_outputs
-        return next((i for i in range(first, len(args)) if not statically_empty(args[i])), first)
+        outputs = [i for i in range(first, len(args)) if not statically_empty(args[i])]
+        measured = spanned_axes(measure)
+        stores = [op for op in self.kernel.body.walk() if type(op) is tile.StoreOp]
+        for i in outputs:
+            views = [op.view for op in stores if self.arg_index(op.dest) == i]
+            if views and all(spanned_axes(v) <= measured for v in views):
+                return i
+        return outputs[0] if outputs else first
 
     def view(self, op: tile.ViewOp | tile.View, arg: int) -> int:
         v = op.view if isinstance(op, tile.ViewOp) else op
@@ -646,3 +659,12 @@ class ConvertTileToBytecodePass(ModulePass):
             program = ProgramBuilder(kernel, DEVICES[preset]().alignment).build()
             program.attributes[DEVICE] = StringAttr(preset)
             Rewriter.replace_op(kernel, program)
+
+
+def spanned_axes(view: tile.View) -> set[int]:
+    """The kernel axes along which `view` has more than one element."""
+    return {
+        d
+        for d, (size, index) in enumerate(zip(view.sizes, view.index, strict=True))
+        if index != "whole" or size != 1
+    }
