@@ -1,4 +1,5 @@
-"""Copies and sizes of computed values taken out before fusion.
+"""Copies and sizes of computed values taken out, and half-precision sums widened,
+before fusion.
 
 - A `tensor.convert` to its own type is a copy: its users read its source instead.
   Left in, it is an op of its own between its producer and its users, and a matmul
@@ -18,6 +19,11 @@
   its values, and a reduction there is computed again for every tile of the
   kernel's grid (a full reduction beside a gather of one row ran minutes).
   Collectives stay: every process takes part in them.
+- A float16 or bfloat16 sum, mean or product is one of float32 between two
+  converts, as numpy's and torch's are (and the reference interpreter's): a kernel
+  that sums a long row chunk by chunk would carry its running total in the half
+  type, infinite past 65504 where the mean of the same row is not. Made before
+  fusion, the converts join the kernel and tiling counts the wider registers.
 
 Where one of these changed the function, its shapes and guards are computed again,
 starting from the guards found before (the new `tensor.dim`s need their values).
@@ -26,14 +32,14 @@ starting from the guards found before (the new `tensor.dim`s need their values).
 from __future__ import annotations
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, IndexType, IntegerAttr, TensorType, f32
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.collectives import COLLECTIVE_OPS
 from dvm.passes.concat_sinking import Sizes, infer_shapes_again
-from dvm.passes.symbolic import shape_of
+from dvm.passes.symbolic import SHAPE, shape_attr, shape_of
 
 
 def fold_copies(function: func.FuncOp) -> bool:
@@ -53,6 +59,40 @@ def fold_copies(function: func.FuncOp) -> bool:
 
 def returned(value: SSAValue) -> bool:
     return any(isinstance(use.operation, func.ReturnOp) for use in value.uses)
+
+
+HALF_FLOATS = (Float16Type(), BFloat16Type())
+WIDENED_REDUCTIONS = (t.ReduceSumOp, t.ReduceMeanOp, t.ReduceProdOp)
+
+
+def widen_half_reductions(function: func.FuncOp) -> bool:
+    """Make each half-precision sum, mean and product one of float32 between two
+    converts (see the module docstring); whether any was."""
+    widened = False
+    for op in list(function.walk()):
+        if not isinstance(op, WIDENED_REDUCTIONS):
+            continue
+        source, result = op.input.type, op.result.type
+        assert isinstance(source, TensorType) and isinstance(result, TensorType)
+        if source.element_type not in HALF_FLOATS:
+            continue
+        wide_input = t.ConvertOp.create(
+            operands=[op.input],
+            result_types=[TensorType(f32, source.get_shape())],
+            attributes={SHAPE: shape_attr(shape_of(op.input))},
+        )
+        wide = type(op).create(
+            operands=[wide_input.result],
+            result_types=[TensorType(f32, result.get_shape())],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        narrow = t.ConvertOp.create(
+            operands=[wide.result], result_types=[result], attributes=dict(op.attributes)
+        )
+        Rewriter.replace_op(op, [wide_input, wide, narrow], [narrow.result])
+        widened = True
+    return widened
 
 
 def resolve_dims(function: func.FuncOp) -> bool:
@@ -133,10 +173,11 @@ def erasable(op: Operation) -> bool:
 
 
 def fold_before_fusion(function: func.FuncOp) -> None:
-    """`erase_dead_ops`, `fold_copies` and `resolve_dims`, then the shapes again if
-    either of the last two changed."""
+    """`erase_dead_ops`, `fold_copies`, `resolve_dims` and `widen_half_reductions`,
+    then the shapes again if any of the last three changed."""
     erase_dead_ops(function)
     changed = fold_copies(function)
+    changed = widen_half_reductions(function) or changed
     changed = resolve_dims(function) or changed
     if changed:
         infer_shapes_again(function)
