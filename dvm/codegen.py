@@ -3,9 +3,9 @@
 At compile time shapes, guards, tile sizes and choices are sympy expressions of the
 shape symbols; evaluating them with sympy at every call would cost far more than the
 call. So each set of expressions becomes one plain Python function, generated once:
-`python_function` (any expressions), `sizes_function` (a kernel's output shapes and
-params); `expression_code` is their text, which `dvm.expr_code` turns into functions
-(the compile cache keeps it).
+`python_function` (any expressions); `expression_code` is the text of it and of a
+kernel's output sizes, which `dvm.expr_code` turns into functions (the compile cache
+keeps it).
 A floor or ceiling of a quotient is printed as integer division (`python_text`, and
 `IntegerPrinter` for what it leaves to sympy), exact at any size.
 """
@@ -16,13 +16,11 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, cast
 
-import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from dvm.call_errors import check_outputs
 from dvm.dialects.expr import integer_fraction, unevaluated, unevaluated_call
-from dvm.expr_code import Code, Sizes, function_of_code, generated, sizes_of_code
+from dvm.expr_code import Code, function_of_code, generated
 
 
 def python_function(
@@ -243,17 +241,3 @@ def _named_subtrees(
         made = temporary
     done[e] = made
     return made
-
-
-def sizes_function(
-    ranks: Sequence[int],
-    names: Sequence[str],
-    outputs: Sequence[tuple[Sequence[sympy.Expr], np.dtype[Any]]],
-    params: Sequence[str],
-    origin: str = "sizes",
-) -> Sizes:
-    """A kernel's `Sizes`, generated once: the input dims as locals `di_a`, `names`
-    (params and other symbols) read from the call, then the output dims."""
-    code = expression_code([e for dims, _ in outputs for e in dims])
-    ranked = [(len(dims), dtype) for dims, dtype in outputs]
-    return sizes_of_code(ranks, names, code, ranked, params, check_outputs, origin)
