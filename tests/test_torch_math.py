@@ -448,3 +448,57 @@ def test_erfcx_keeps_its_relative_precision_up_to_any_size(dtype: Any) -> None:
     finfo = torch.finfo(dtype)
     rtol = 1e-13 if dtype == torch.float64 else 4 * finfo.eps
     torch.testing.assert_close(actual, expected, rtol=rtol, atol=finfo.tiny, equal_nan=True)
+
+
+def exact_inverse_erf(a: float, w: float) -> float:
+    """erfinv(a) for a in [0, 1) by mpmath, given w = 1 - a, at the precision w needs."""
+    import mpmath
+
+    context = mpmath.mp.clone()
+    context.dps = 25 + int(-math.log10(w))
+    return float(context.erfinv(a if a < 0.5 else 1 - context.mpf(w)))
+
+
+def inverse_erfs(x: Any) -> tuple[Any, ...]:
+    return torch.erfinv(x), torch.special.ndtri((x + 1) / 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16, torch.float16])
+def test_erfinv_and_ndtri_give_eagers_values_infinities_and_nans(dtype: Any) -> None:
+    """Over [-1, 1], near its ends and at the edges (-1 and 1 give infinities, beyond
+    NaN, zeros keep their sign), within the dtype's tolerance of eager (which has no
+    ndtri of halves); in float64 within 1e-15 of mpmath, relatively, where 1 - |x|
+    (erfinv) or p or 1 - p (ndtri) is small, p down to 1e-300."""
+    near = 1 - torch.logspace(-15.9, -0.4, 10, dtype=torch.float64)
+    x = torch.cat([torch.linspace(-1, 1, 401, dtype=torch.float64), near, -near,
+                   torch.tensor(EDGES, dtype=torch.float64)]).to(dtype)  # fmt: skip
+    if dtype in (torch.float64, torch.float32):
+        for actual, expected in zip(eagers_on_dvm(inverse_erfs, x), inverse_erfs(x), strict=True):
+            assert_same(actual, expected, exact=False)
+    else:
+        assert_same(on_dvm(torch.erfinv, x), torch.erfinv(x), exact=False)
+    if dtype != torch.float64:
+        return
+    tiny = torch.logspace(-300, -1, 12, dtype=torch.float64)
+    erfinv, lower, upper = on_dvm(
+        lambda t, p: (torch.erfinv(t), torch.special.ndtri(p), torch.special.ndtri(t)), near, tiny
+    )
+    for point, inverse, quantile in zip(
+        near.tolist(), erfinv.tolist(), upper.tolist(), strict=True
+    ):
+        assert abs(inverse - exact_inverse_erf(point, 1 - point)) <= 1e-15 * inverse, point
+        exact = math.sqrt(2) * exact_inverse_erf(2 * point - 1, 2 - 2 * point)
+        assert abs(quantile - exact) <= 1e-15 * exact, point
+    for p, quantile in zip(tiny.tolist(), lower.tolist(), strict=True):
+        exact = -math.sqrt(2) * exact_inverse_erf(1 - 2 * p, 2 * p)
+        assert abs(quantile - exact) <= 1e-15 * -exact, p
+
+
+def test_the_gradients_of_erfinv_and_ndtri_run_on_dvm() -> None:
+    def inverses(t: Any) -> Any:
+        return torch.erfinv(t * 0.9).sum() + torch.special.ndtri((t + 1) / 2.5).sum()
+
+    x = torch.linspace(-0.99, 0.99, 41, dtype=torch.float64, requires_grad=True)
+    (gradient,) = torch.autograd.grad(on_dvm(inverses, x), x)
+    (expected,) = torch.autograd.grad(inverses(x), x)
+    torch.testing.assert_close(gradient, expected)

@@ -9,6 +9,11 @@ time they are needed, as `vm/erf.py` fits erf's: Chebyshev interpolants of degre
 digits. Their relative error is below 4e-15. `special_erfcx`, `exp(x^2) erfc(x)`, is
 the same polynomials without the exponential.
 
+`erfinv` is `x p(x^2)` below 1/2, and beyond `t + q(t)` for t = sqrt(-ln w), w = 1 - |x|
+(exact there), interpolants fitted likewise; `special_ndtri(p)` is
+`sqrt(2) erfinv(2p - 1)` computed from w = 2p or 2 (1 - p), so that a tiny p keeps
+its digits.
+
 `lgamma` and `digamma` (lgamma's derivative, `polygamma` of order 0) are Stirling's
 series from 8 (digamma's from 10) on, their argument shifted up by the recurrence
 `Γ(z + 1) = z Γ(z)` below it; for x < 0, the reflection `Γ(x) Γ(1 - x) = π / sin(πx)`,
@@ -109,6 +114,19 @@ def chosen(masks: Sequence[LazyArray], values: Sequence[Any]) -> Any:
     return needs(result)
 
 
+def piecewise(pieces: Sequence[Piece], masks: Sequence[LazyArray], arguments: Sequence[Any]) -> Any:
+    """Per element, the polynomial of the piece its first holding mask picks (the last
+    piece where none holds), of that piece's argument, by Horner's rule on the
+    coefficients chosen per element."""
+    variables = [piece.variable(v) for piece, v in zip(pieces, arguments, strict=True)]
+    s = chosen(masks, variables)
+    polynomial: Any = None
+    for k in reversed(range(DEGREE + 1)):
+        term = chosen(masks, [constant(piece.coefficients[k]) for piece in pieces])
+        polynomial = term if polynomial is None else polynomial * s + term
+    return polynomial
+
+
 def scaled_erfc(a: LazyArray) -> tuple[LazyArray, Any]:
     """For a = |x| >= 0, by `erfc_pieces` (one polynomial per element, whose
     coefficients are chosen by its piece): where a < 1, the mask, and erf(a) / a;
@@ -116,11 +134,7 @@ def scaled_erfc(a: LazyArray) -> tuple[LazyArray, Any]:
     pieces = erfc_pieces()
     masks = [a < pieces[1].low, a < pieces[2].low, a < pieces[2].high]
     arguments = (a * a, a, a, 1 / (a * a))  # (each piece's function's argument)
-    s = chosen(masks, [p.variable(v) for p, v in zip(pieces, arguments, strict=True)])
-    polynomial: Any = None
-    for k in reversed(range(DEGREE + 1)):
-        term = chosen(masks, [constant(p.coefficients[k]) for p in pieces])
-        polynomial = term if polynomial is None else polynomial * s + term
+    polynomial = piecewise(pieces, masks, arguments)
     return masks[0], needs(np.where(masks[2], polynomial, polynomial / a))
 
 
@@ -158,6 +172,81 @@ def erfcx(x: Any) -> Any:
     growth = np.exp(np.minimum(square, 900.0))  # (inf from 26.7 on; NaN stays)
     positive = needs(np.where(small, growth * (1 - a * polynomial), polynomial))
     return narrowed(needs(np.where(x < 0, 2 * growth - positive, positive)), result)
+
+
+ERFINV_CUTS = (math.sqrt(math.log(2)), 1.5, 2.5, 4.0, 7.0, 14.0, 28.0)
+"""The pieces of t = sqrt(-ln w) over which `erfcinv(w) - t` is interpolated, for w in
+(0, 1/2]: to t = 27.3 at the smallest positive float64 (5e-324)."""
+
+
+@cache
+def erfinv_pieces() -> tuple[Piece, ...]:
+    """Below 1/2, `erfinv(a) / a` as a function of a^2; then `erfcinv(w) - t`, w = 1 - a,
+    as a function of t = sqrt(-ln w) (erfcinv(w) grows as t: the difference, between
+    -0.36 and -0.07, keeps the sum's rounding errors small), on the pieces of
+    `ERFINV_CUTS`. By mpmath to 40 digits."""
+    import mpmath
+
+    context = mpmath.mp.clone()
+    context.dps = 40
+
+    def erfinv_over_a(u: Any) -> Any:
+        a = context.sqrt(u)
+        return context.sqrt(context.pi) / 2 if u == 0 else context.erfinv(a) / a
+
+    def tail_less_t(t: Any) -> Any:
+        """The y of `ln erfc(y) = -t^2`, less t: Newton's steps from y = t, which
+        approach the root from above (ln erfc is concave), to 35 digits."""
+        t = context.mpf(t)
+        y = t
+        while True:
+            complement = context.erfc(y)
+            slope = -2 / context.sqrt(context.pi) * context.exp(-y * y) / complement
+            step = (context.log(complement) + t * t) / slope
+            y -= step
+            if abs(step) < y * context.mpf(10) ** -35:
+                return y - t
+
+    central = fitted(erfinv_over_a, 0.0, 0.25)
+    tails = [fitted(tail_less_t, low, high) for low, high in itertools.pairwise(ERFINV_CUTS)]
+    return (central, *tails)
+
+
+def inverse_erf(a: LazyArray, w: LazyArray) -> Any:
+    """erfinv(a) for a in [0, 1] (NaN above), given w = 1 - a exact where a >= 1/2
+    (as it is for a float a, and as `ndtri` makes it for p): `a p(a^2)` below 1/2,
+    beyond `t + q(t)` of t = sqrt(-ln w) (`erfinv_pieces`); inf at w = 0."""
+    pieces = erfinv_pieces()
+    t = np.sqrt(-np.log(np.maximum(w, 0.0)))
+    masks = [a < 0.5, *(t < piece.high for piece in pieces[1:-1])]
+    polynomial = piecewise(pieces, masks, [a * a] + [t] * (len(pieces) - 1))
+    value = np.where(masks[0], a * polynomial, t + polynomial)
+    value = np.where(w == 0, math.inf, value)
+    return needs(np.where(a <= 1, value, math.nan))  # (NaN above 1 and at NaN)
+
+
+def erfinv(x: Any) -> Any:
+    """The inverse of erf: `inverse_erf` of |x| and 1 - |x|, of x's sign; -inf at -1,
+    inf at 1, NaN beyond and at NaN."""
+    (x,), result = floats(x)
+    x = narrowed(x, FLOAT64)
+    a = needs(np.absolute(x))
+    value = needs(np.copysign(inverse_erf(a, needs(1 - a)), x))
+    return narrowed(value, result)
+
+
+def ndtri(p: Any) -> Any:
+    """The inverse of the standard normal distribution, `sqrt(2) erfinv(2p - 1)`, as
+    `-sqrt(2) erfcinv(2p)` below 1/2 and `sqrt(2) erfcinv(2 (1 - p))` above (1 - p is
+    exact there), so that a small p keeps its digits (ndtri(1e-300) is -37.0); -inf at 0,
+    inf at 1, NaN outside [0, 1]."""
+    (p,), result = floats(p)
+    p = narrowed(p, FLOAT64)
+    lower = p < 0.5
+    w = needs(np.where(lower, 2 * p, 2 - 2 * p))
+    a = needs(np.where(w < 0, math.inf, 1 - w))  # (|2p - 1|: exact where w >= 1/2)
+    value = math.sqrt(2) * inverse_erf(a, w)
+    return narrowed(needs(np.where(lower, -value, value)), result)
 
 
 STIRLING_LGAMMA = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
@@ -355,12 +444,7 @@ def bessel_tail(a: LazyArray, order: int) -> Any:
     pieces = bessel_tails(order)
     t = 1 / a
     masks = [t < piece.high for piece in pieces[:-1]]
-    s = chosen(masks, [piece.variable(t) for piece in pieces])
-    tail: Any = None
-    for k in reversed(range(DEGREE + 1)):
-        term = chosen(masks, [constant(piece.coefficients[k]) for piece in pieces])
-        tail = term if tail is None else tail * s + term
-    return tail
+    return piecewise(pieces, masks, [t] * len(pieces))
 
 
 def bessel(order: int, scaled: bool) -> Handler:
@@ -393,6 +477,7 @@ def bessel(order: int, scaled: bool) -> Handler:
 
 HANDLERS: dict[str, Handler] = {
     "erfc": erfc, "special_erfcx": erfcx,
+    "erfinv": erfinv, "special_ndtri": ndtri,
     "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
     "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
     "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
