@@ -26,6 +26,9 @@ by Euler-Maclaurin, with the reflection below 0.
 The modified Bessel functions `i0` and `i1`, and `i0e` and `i1e` (scaled by
 `exp(-|x|)`), are their power series up to |x| = 8 (positive terms: no digit lost),
 and beyond, `exp(|x|) / sqrt(|x|)` times an interpolant of 1/|x| fitted as erfc's are.
+The Bessel functions `special_bessel_j0` and `special_bessel_j1` are, up to 8, an
+interpolant of x^2 times the factors of their zeros, and beyond, their asymptotic form
+with amplitudes fitted likewise.
 """
 
 from __future__ import annotations
@@ -475,11 +478,93 @@ def bessel(order: int, scaled: bool) -> Handler:
     return handler
 
 
+class BesselJ(NamedTuple):
+    """The fits of `bessel_j_fits`: J's zeros below 8, each as a float64 and the rest of
+    its value; the piece below 8; and the pieces of P and Q beyond."""
+
+    zeros: tuple[tuple[float, float], ...]
+    small: tuple[Piece, Piece]
+    cosine: tuple[Piece, ...]
+    sine: tuple[Piece, ...]
+
+
+@cache
+def bessel_j_fits(order: int) -> BesselJ:
+    """Up to 8, `J_order(x) / (x^order (x^2 - z1^2) (x^2 - z2^2))` for J's zeros z1 and z2
+    below 8, as a function of x^2 on two pieces (entire, so that J keeps its relative
+    precision near its zeros); beyond, the amplitudes P and Q of the asymptotic form `J_n(x) =
+    sqrt(2 / (pi x)) (P cos(chi) - Q sin(chi))`, chi = x - (2n + 1) pi / 4, as functions
+    of 1/x on `BESSEL_CUTS` (P tends to 1, Q to 0). By mpmath to 40 digits."""
+    import mpmath
+
+    context = mpmath.mp.clone()
+    context.dps = 40
+    first, second = (context.besseljzero(order, k) for k in (1, 2))
+
+    def reduced(u: Any) -> Any:
+        if u == 0:  # (the series' first term, (x/2)^n / n!)
+            return context.mpf(0.5) ** order / (first**2 * second**2)
+        x = context.sqrt(u)
+        return context.besselj(order, x) / (x**order * (u - first**2) * (u - second**2))
+
+    @cache
+    def amplitudes(t: float) -> tuple[Any, Any]:
+        """P and Q at x = 1/t (both fits read the same nodes)."""
+        if t == 0:
+            return context.mpf(1), context.mpf(0)
+        x = 1 / context.mpf(t)
+        chi = x - (2 * order + 1) * context.pi / 4
+        j, y = context.besselj(order, x), context.bessely(order, x)
+        c, s, scale = context.cos(chi), context.sin(chi), context.sqrt(context.pi * x / 2)
+        return scale * (j * c + y * s), scale * (y * c - j * s)
+
+    pairs = list(itertools.pairwise(BESSEL_CUTS))
+    return BesselJ(
+        zeros=tuple((float(z), float(z - float(z))) for z in (first, second)),
+        small=(fitted(reduced, 0.0, 30.0), fitted(reduced, 30.0, 64.0)),
+        cosine=tuple(fitted(lambda t: amplitudes(t)[0], low, high) for low, high in pairs),
+        sine=tuple(fitted(lambda t: amplitudes(t)[1], low, high) for low, high in pairs),
+    )
+
+
+def bessel_j(order: int) -> Handler:
+    """`special_bessel_j0` or `special_bessel_j1` (`bessel_j_fits`): up to |x| = 8 the
+    polynomial of x^2 times `(|x| - z) (|x| + z)` for each zero z (z in two floats, so
+    that J keeps its digits near it); beyond, the asymptotic form, whose `cos(chi)` and
+    `sin(chi)` are sums of `cos |x|` and `sin |x|` (no rounding of `|x| - pi/4`). NaN at
+    the infinities and NaN, as eager's; J1 odd, of -0 too."""
+    sign = -1.0 if order else 1.0  # (cos(3 pi / 4) against cos(pi / 4))
+
+    def handler(x: Any) -> Any:
+        (x,), result = floats(x)
+        x = narrowed(x, FLOAT64)
+        a = needs(np.absolute(x))
+        fits = bessel_j_fits(order)
+        square = a * a
+        small: Any = piecewise(fits.small, [square < fits.small[0].high], [square] * 2)
+        for high, low in fits.zeros:
+            small = small * ((a - high - low) * (a + high))
+        t = 1 / a
+        masks = [t < piece.high for piece in fits.cosine[:-1]]
+        cosine_amplitude = piecewise(fits.cosine, masks, [t] * len(fits.cosine))
+        sine_amplitude = piecewise(fits.sine, masks, [t] * len(fits.sine))
+        cosine, sine = np.cos(a), np.sin(a)
+        # (sqrt 2 cos(chi) = sign cos a + sin a, sqrt 2 sin(chi) = sign sin a - cos a)
+        wave = cosine_amplitude * (sign * cosine + sine) - sine_amplitude * (sign * sine - cosine)
+        large = wave / np.sqrt(math.pi * a)
+        if order:
+            small, large = small * x, np.where(x < 0, -large, large)
+        return narrowed(needs(np.where(a <= 8, small, large)), result)
+
+    return handler
+
+
 HANDLERS: dict[str, Handler] = {
     "erfc": erfc, "special_erfcx": erfcx,
     "erfinv": erfinv, "special_ndtri": ndtri,
     "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
     "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
     "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
+    "special_bessel_j0": bessel_j(0), "special_bessel_j1": bessel_j(1),
 }  # fmt: skip
 """The ATen ops of this module, by name."""
