@@ -559,8 +559,8 @@ _power_operator = operator_method(np.power, "pow")
 
 def _pow(self: LazyArray, other: Any) -> Any:
     """`x ** 2` is `np.square(x)`, as numpy's operator makes it (a bool squares to int8,
-    where `np.power` gives int64)."""
-    if type(other) is int and other == 2:
+    where `np.power` gives int64); a numpy scalar's `**` is `np.power`."""
+    if type(other) is int and other == 2 and not self._node.scalar:
         node = numpy_api.square(self._node)
         if node is not None:
             return LazyArray(node)
