@@ -90,6 +90,8 @@ class LazyArray(NDArrayOperatorsMixin):
         return self.size * self._node.dtype.itemsize
 
     def __len__(self) -> int:
+        if self._node.scalar:
+            raise TypeError(f"object of type 'numpy.{self.dtype.name}' has no len()")
         if not self.shape:
             raise TypeError("len() of unsized object")
         return self.shape[0]
@@ -132,6 +134,8 @@ class LazyArray(NDArrayOperatorsMixin):
     def __iter__(self) -> Any:
         """numpy's iteration: a 1-d array's numpy scalars, a larger one's rows (lazy
         again, views of the value); a 0-d array is not iterable."""
+        if self._node.scalar:
+            raise TypeError(f"'numpy.{self.dtype.name}' object is not iterable")
         value = self.numpy()
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
