@@ -255,8 +255,8 @@ class LazyArray(NDArrayOperatorsMixin):
             if copied is not None:  # (advanced indexing copies: no view)
                 return LazyArray(copied)
             return fallback("ndarray.__getitem__", lambda a, k: a[k], (self, key), {})
-        if node.ndim == 0 and not isinstance(key, type(Ellipsis)):
-            return shown(node)  # (an element: a value of its own, not a view)
+        if node.ndim == 0 and not has_ellipsis(key):
+            return shown(node, scalar=True)  # (an element: numpy's scalar, not a view)
         return viewed(node, self._node, key)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
@@ -317,6 +317,12 @@ def makes_scalar(node: Node) -> bool:
         return True
     operand = node.operands[0]  # (one a lazy array showed has its flag; else it is no view)
     return operand.scalar if operand.owner is not None else makes_scalar(operand)
+
+
+def has_ellipsis(key: Any) -> bool:
+    """Whether an indexing key has `...`: numpy's result is then a view, even of one
+    element (`x[0, ...]` is a 0-d array, `x[0]` of a 1-d `x` a scalar)."""
+    return key is Ellipsis or (type(key) is tuple and any(k is Ellipsis for k in key))
 
 
 def scalar_attribute(scalar: Any, name: str) -> Any:
@@ -745,12 +751,17 @@ def viewed(node: Node, base: Node, index: Any) -> LazyArray:
     return array
 
 
-def shown(node: Node) -> LazyArray:
+def shown(node: Node, scalar: bool | None = None) -> LazyArray:
     """A lazy array of `node`, which a handler may have returned as it was given (then a
-    second array shows it: a write into either must reach both)."""
+    second array shows it: a write into either must reach both). `scalar`: whether a
+    new 0-d node stands for numpy's scalar, where its op alone does not tell."""
     if node.owner is not None:
         node.escape()
-    return LazyArray(node)
+        return LazyArray(node)
+    array = LazyArray(node)
+    if scalar is not None and not node.shape:
+        node.scalar = scalar
+    return array
 
 
 def dialect_op(name: str, *operands: LazyArray) -> LazyArray | None:
