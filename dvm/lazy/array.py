@@ -281,10 +281,11 @@ class LazyArray(NDArrayOperatorsMixin):
             return fallback("ndarray.astype", np.ndarray.astype, (self, dtype), kwargs)
         if target == self.dtype and not copy:
             return self
-        return LazyArray(record.convert(self._node, target))
+        return shown(record.convert(self._node, target), scalar=self._node.scalar)
 
     def copy(self) -> LazyArray:
-        return LazyArray(record.convert(self._node, self.dtype))
+        """A copy: of a scalar a scalar, of a 0-d array a 0-d array (as numpy's)."""
+        return shown(record.convert(self._node, self.dtype), scalar=self._node.scalar)
 
     def flatten(self, order: str = "C") -> Any:
         """A copy of `ravel`'s view (numpy's other orders run in numpy)."""
@@ -309,14 +310,11 @@ class LazyArray(NDArrayOperatorsMixin):
 
 
 def makes_scalar(node: Node) -> bool:
-    """Whether numpy's op gives a scalar where `node` is 0-d: every op but a view (a
-    reshape, a transpose) and a copy of a 0-d array (`x.reshape(()).copy()`)."""
-    if node.shape or node.view is not None or node.op == "value":
-        return False
-    if node.op != "convert":
-        return True
-    operand = node.operands[0]  # (one a lazy array showed has its flag; else it is no view)
-    return operand.scalar if operand.owner is not None else makes_scalar(operand)
+    """Whether numpy's op gives a scalar where `node` is 0-d: every op (a ufunc, a
+    reduction) but a view of a 0-d array (a reshape, a transpose). Where the op alone
+    does not tell (a copy or `astype` keeps its operand's kind, an element `x[()]` is a
+    scalar, `np.where` gives an array) its maker says (`shown`)."""
+    return not node.shape and node.view is None and node.op != "value"
 
 
 def has_ellipsis(key: Any) -> bool:

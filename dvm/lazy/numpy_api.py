@@ -759,8 +759,10 @@ def logical_reduction(
     axes = normalized_axes(axis, x.ndim)
     if axes is None:
         return None
+    if not axes:  # (a new value, as numpy's: never the array itself)
+        return record.convert(x, BOOL)
     truth = x if x.dtype == BOOL else record.convert(x, BOOL)
-    return record.reduce(kind, truth, axes, keepdims, BOOL) if axes else truth
+    return record.reduce(kind, truth, axes, keepdims, BOOL)
 
 
 def take(a: Operand, indices: Operand, axis: Any = None) -> Node | None:
