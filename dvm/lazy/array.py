@@ -719,8 +719,8 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         made = handler(*nodes, **{k: unwrap(v) for k, v in kwargs.items()} if kwargs else {})
     if made is None:
         return fallback(func.__name__, func, args, kwargs)
-    if isinstance(made, View):
-        return viewed(*made)
+    if isinstance(made, View):  # (`broadcast_to` views a scalar's memory, read-only)
+        return viewed(*made, of_a_copy=func is not np.broadcast_to)
     if isinstance(made, list) and made and all(isinstance(m, View) for m in made):
         return [viewed(*m) for m in made]  # (`split`: views of the one array)
     if isinstance(made, tuple) and all(isinstance(m, Node) for m in made):
@@ -728,12 +728,16 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     return shown(made) if isinstance(made, Node) else made
 
 
-def viewed(node: Node, base: Node, index: Any) -> LazyArray:
+def viewed(node: Node, base: Node, index: Any, of_a_copy: bool = True) -> LazyArray:
     """`node`, which numpy would make a view of `base` (`index`: how, a key for `[]`,
     None included, or a function). The base, and the bases it is a view of, are not
-    updated while the view lives."""
+    updated while the view lives. Of a scalar base, the view is (`of_a_copy`) of a copy
+    no name holds, as numpy's scalar methods take (`s.T` a scalar again, `s[...]` a
+    0-d array)."""
     if node is base or not TRACE.views:
         return shown(node)
+    if base.scalar and of_a_copy:
+        return shown(node, scalar=not has_ellipsis(index))
     node.view, node.memory = (base, index), Memory(held=True, base=base, index=index)
     array = LazyArray(node)
     shares: Node | None = base
