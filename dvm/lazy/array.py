@@ -725,7 +725,9 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         return [viewed(*m) for m in made]  # (`split`: views of the one array)
     if isinstance(made, tuple) and all(isinstance(m, Node) for m in made):
         return tuple(LazyArray(m) for m in made)  # (`gradient` along several axes)
-    return shown(made) if isinstance(made, Node) else made
+    if isinstance(made, Node):  # (`np.where` of 0-d operands gives a 0-d array)
+        return shown(made, scalar=False if func is np.where else None)
+    return made
 
 
 def viewed(node: Node, base: Node, index: Any, of_a_copy: bool = True) -> LazyArray:
