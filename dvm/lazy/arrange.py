@@ -39,22 +39,24 @@ def cut(x: Node, axis: int, start: int, size: int) -> Node:
     return record.extract_slice(x, specs)
 
 
-def flip(m: Any, axis: Any = None) -> View | None:
+def flip(m: Any, axis: Any = None) -> View | Node | None:
     if not isinstance(m, Node):
         return None
     axes = numpy_api.normalized_axes(axis, m.ndim)
     if axes is None:
         return None
+    if not m.shape:  # (numpy's `m[()]`: a scalar, no view)
+        return record.convert(m, m.dtype)
     node = record.reverse(m, axes) if axes else record.convert(m, m.dtype)
     return View(node, m, lambda v: np.flip(v, axis))
 
 
-def flip_rows(m: Any) -> View | None:
+def flip_rows(m: Any) -> View | Node | None:
     """`flipud`: the first axis reversed (numpy wants one at least)."""
     return flip(m, 0) if isinstance(m, Node) and m.ndim >= 1 else None
 
 
-def flip_columns(m: Any) -> View | None:
+def flip_columns(m: Any) -> View | Node | None:
     """`fliplr`: the second axis reversed (numpy wants two at least)."""
     return flip(m, 1) if isinstance(m, Node) and m.ndim >= 2 else None
 
@@ -339,9 +341,14 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: Any = False) -> Nod
     return None if high is None or low is None else numpy_api.ufunc(np.subtract, [high, low])
 
 
-def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Node | int | None:
-    """The count along axes; of the whole array numpy gives a Python int, a value now
-    (the count recorded with what is pending, then a sync point)."""
+WHOLE_COUNT: type = type(np.count_nonzero(np.zeros(1)))
+"""The type of numpy's `count_nonzero` of a whole array: a Python int in older numpy,
+`np.int64` in numpy 2.4."""
+
+
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    """The count along axes; of the whole array a number now, of numpy's type (the
+    count recorded with what is pending, then a sync point)."""
     if not isinstance(a, Node) or not is_supported(a.dtype) or not isinstance(keepdims, bool):
         return None
     nonzero = a if a.dtype == np.bool_ else record.convert(a, np.dtype(np.bool_))

@@ -45,7 +45,7 @@ def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Node | View | None
     parts = [summed_away(n, k, labels, output) for k, n in enumerate(nodes)]
     if len(parts) == 1:
         node, kept = parts[0]
-        if node is not operands[0]:
+        if node is not operands[0] or not output:  # (a 0-d result: numpy's scalar)
             return arranged(node, kept, output)
         # nothing summed nor converted: numpy's result is a view of the operand
         return View(arranged(node, kept, output), node, lambda v: np.einsum(subscripts, v))
