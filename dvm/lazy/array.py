@@ -166,10 +166,10 @@ class LazyArray(NDArrayOperatorsMixin):
         return known, (np.array(value),)
 
     def __round__(self, ndigits: int | None = None) -> Any:
-        """`round(x)` of a 0-d array: as of the numpy scalar it stands for (an op's
-        0-d result, where numpy gives a scalar); numpy's error for a larger one."""
+        """`round(x)` of an op's 0-d result: as of the numpy scalar it stands for;
+        numpy's error for an array (a 0-d one too)."""
         value = value_of(self._node)
-        return round(value[()] if value.ndim == 0 else value, ndigits)  # type: ignore[call-overload]
+        return round(value[()] if self._node.scalar else value, ndigits)  # type: ignore[call-overload]
 
     def __repr__(self) -> str:
         value = value_of(self._node)
