@@ -317,6 +317,12 @@ def makes_scalar(node: Node) -> bool:
     return not node.shape and node.view is None and node.op != "value"
 
 
+def is_scalar(x: Any) -> bool:
+    """Whether `x` (an operand, a lazy array's as its node) is a number or a numpy
+    scalar, or an op's 0-d result that stands for one."""
+    return x.scalar if type(x) is Node else isinstance(x, int | float | complex | np.generic)
+
+
 def has_ellipsis(key: Any) -> bool:
     """Whether an indexing key has `...`: numpy's result is then a view, even of one
     element (`x[0, ...]` is a 0-d array, `x[0]` of a 1-d `x` a scalar)."""
@@ -543,6 +549,8 @@ def operator_method(function: np.ufunc, name: str, reflected: bool = False) -> A
 
     def method(self: LazyArray, other: Any) -> Any:
         theirs = other._node if type(other) is LazyArray else other
+        if function is np.matmul and self._node.scalar and is_scalar(theirs):
+            raise TypeError(f"unsupported operand type(s) for @: 'numpy.{self.dtype.name}'")
         if reflected:
             node = numpy_api.binary_ufunc(function, theirs, self._node)
         else:
