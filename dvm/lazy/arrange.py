@@ -357,7 +357,7 @@ def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
         return count
     flush([count])
     assert count.value is not None
-    return int(count.value)
+    return WHOLE_COUNT(count.value)
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
