@@ -69,10 +69,7 @@ def erfc_pieces() -> tuple[Piece, ...]:
     `1 - a p`, at least 0.157); on [1, 2.5) and [2.5, 4), `exp(a^2) erfc(a)` (erfcx);
     from 4 on, `a exp(a^2) erfc(a)` as a function of 1 / a^2 in (0, 1/16], which
     tends to 1 / sqrt(pi)."""
-    import mpmath
-
-    context = mpmath.mp.clone()
-    context.dps = 40
+    context = precise()
 
     def erf_over_a(u: Any) -> Any:
         a = context.sqrt(u)
@@ -91,6 +88,16 @@ def erfc_pieces() -> tuple[Piece, ...]:
         fitted(scaled, 2.5, 4.0),
         fitted(tail, 0.0, 1 / 16),
     )
+
+
+def precise() -> Any:
+    """An mpmath context of 40 digits, which the fits' values are computed in (mpmath
+    comes with sympy; imported when a fit is first made)."""
+    import mpmath
+
+    context = mpmath.mp.clone()
+    context.dps = 40
+    return context
 
 
 def fitted(function: Any, low: float, high: float) -> Piece:
@@ -188,10 +195,7 @@ def erfinv_pieces() -> tuple[Piece, ...]:
     as a function of t = sqrt(-ln w) (erfcinv(w) grows as t: the difference, between
     -0.36 and -0.07, keeps the sum's rounding errors small), on the pieces of
     `ERFINV_CUTS`. By mpmath to 40 digits."""
-    import mpmath
-
-    context = mpmath.mp.clone()
-    context.dps = 40
+    context = precise()
 
     def erfinv_over_a(u: Any) -> Any:
         a = context.sqrt(u)
@@ -417,10 +421,7 @@ FLOAT32_EXP_LIMIT = math.log(float(np.finfo(np.float32).max))
 def bessel_tails(order: int) -> tuple[Piece, ...]:
     """`sqrt(x) exp(-x) I_order(x)` for x >= 8 as a function of t = 1/x (1/sqrt(2 pi) at
     t = 0), by mpmath to 40 digits."""
-    import mpmath
-
-    context = mpmath.mp.clone()
-    context.dps = 40
+    context = precise()
 
     def scaled(t: Any) -> Any:
         if t == 0:
@@ -495,10 +496,7 @@ def bessel_j_fits(order: int) -> BesselJ:
     precision near its zeros); beyond, the amplitudes P and Q of the asymptotic form `J_n(x) =
     sqrt(2 / (pi x)) (P cos(chi) - Q sin(chi))`, chi = x - (2n + 1) pi / 4, as functions
     of 1/x on `BESSEL_CUTS` (P tends to 1, Q to 0). By mpmath to 40 digits."""
-    import mpmath
-
-    context = mpmath.mp.clone()
-    context.dps = 40
+    context = precise()
     first, second = (context.besseljzero(order, k) for k in (1, 2))
 
     def reduced(u: Any) -> Any:
