@@ -537,12 +537,30 @@ def _reads(node: OpNode | LoopNode, r: int) -> bool:
     return r in read_registers(node.ins)
 
 
+OPENBLAS_ONE_THREAD_ELEMENTS = 2304 * 4
+"""OpenBLAS runs a gemv of fewer matrix elements than this (2304 times its default
+GEMM_MULTITHREAD_THRESHOLD of 4) on one thread, whatever its thread count, and a gemm
+of at most 64^3 multiply-adds too (`plan.BLAS_SHARED_GEMM`)."""
+
+
+def blas_single_threaded(spec: Specialization) -> bool:
+    """Whether every BLAS call of a launch of `spec` runs on one thread anyway, so that a
+    launch on the calling thread need not hold BLAS at one (three C calls, about 1 us). A
+    program without an `mma` calls BLAS to sum a tile (its product with a ones vector:
+    M*N*K is at most the tile's elements) or a product that is never written (at most
+    the product's elements): when every register holds fewer than
+    OPENBLAS_ONE_THREAD_ELEMENTS, so does each of those."""
+    if spec.has_mma:
+        return False
+    return max((size for _, size in spec.registers), default=0) < OPENBLAS_ONE_THREAD_ELEMENTS
+
+
 class Executable:
     """A specialization bound to `n` cores: what one launch at a time uses."""
 
     def __init__(self, spec: Specialization, n: int, stats: bool, alias: bool) -> None:
         self.plan = plan = spec.plan  # (not `spec`, which keeps it: see `Core`)
-        self.uses_blas = spec.uses_blas
+        self.uses_blas = spec.uses_blas and (n > 1 or not blas_single_threaded(spec))
         self.n = n
         self.stats = stats
         self.alias = alias

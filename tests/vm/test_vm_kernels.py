@@ -165,8 +165,32 @@ def test_only_float_sums_hold_blas(monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.random.default_rng(2).standard_normal((40, 30)).astype(np.float32)
     vm.launch(_program(P.reduce_op("max", "f32", "{1}", True)), [x, np.empty((40, 1), np.float32)])
     assert holds == []
-    vm.launch(_program(P.reduce_op("sum", "f32", "{1}", True)), [x, np.empty((40, 1), np.float32)])
-    assert holds  # the row sum held it
+    rows = np.random.default_rng(2).standard_normal((400, 30)).astype(np.float32)
+    row_sum_text = P.reduce_op("sum", "f32", "{1}", True, tile_rows=400)
+    row_sum = _program(row_sum_text.replace("slot s6 = 4096", "slot s6 = 65536"))
+    vm.launch(row_sum, [rows, np.empty((400, 1), np.float32)])
+    assert holds  # the row sum of a tile OpenBLAS could thread held it
+
+
+@pytest.mark.parametrize(("shape", "held"), [((40, 30), False), ((100, 100), True)])
+def test_a_planned_launch_holds_blas_only_where_it_could_thread(
+    monkeypatch: pytest.MonkeyPatch, shape: tuple[int, int], held: bool
+) -> None:
+    """A planned launch on the calling thread whose BLAS calls are all too small for
+    OpenBLAS to thread (every register under OPENBLAS_ONE_THREAD_ELEMENTS) holds nothing;
+    a sum of a tile as large holds BLAS at one thread. Both give numpy's sum."""
+    blas = importlib.import_module("dvm.vm.blas")
+    holds: list[int] = []
+    one_thread = blas.one_thread
+    monkeypatch.setattr(blas, "one_thread", lambda: holds.append(1) or one_thread())
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    spec = vm.specialize(_program(WHOLE_SUM), [x.shape, (1, 1)], lazy=True)
+    out = np.empty((1, 1), np.float32)
+    vm.launch(spec, [x, out])  # unplanned
+    holds.clear()
+    vm.launch(spec, [x, out])
+    assert spec.planned and bool(holds) is held
+    np.testing.assert_allclose(out[0, 0], x.sum(dtype=np.float64), rtol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64", "i32"])
