@@ -7,7 +7,7 @@ inside its argument (see `specialize.TableWalk`). Those checks walk the register
 and view tables, which a program fixes: so the whole path is turned, once
 per program and device, into one function of straight-line source
 
-    def fast(D, P, C, T):              # shapes, params, cores (None: choose), unplanned bytes
+    def fast(D, P, C, T):              # shapes, params, cores (None: choose), one-core bytes
         [D0, D1] = D                   # the arguments: ranks, ints, dims in int64
         [d0_0, d0_1] = _map(_int, D0)
         ...
@@ -57,15 +57,16 @@ from dvm.vm.slots import (
 )
 
 FastFn = Callable[[Sequence[Sequence[int]], Sequence[int], "int | None", int], Any]
-"""(shapes, params, cores or None, unplanned bytes) -> (shapes, params, nbytes, cores,
+"""(shapes, params, cores or None, one-core bytes) -> (shapes, params, nbytes, cores,
 slots or the index of a slot outside int64, layout or None); raises ValueError or
 TypeError when the shapes or params do not fit the header."""
 
 
 def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool) -> str:
     """Python source of the fast path of a validated program on a device whose `cores`
-    run it. A first launch may run unplanned on one core (under T bytes of arguments):
-    a program whose slots read the cores (`reads_cores`) is then tiled for one."""
+    run it. A launch under T bytes of arguments runs on the calling thread (unplanned
+    or planned): a program whose slots read the cores (`reads_cores`) is then tiled for
+    one."""
     ranks = [a.rank for a in p.args]
     lines = ["def fast(D, P, C, T):", *argument_lines(ranks, p.n_params)]
     for k, a in enumerate(p.args):

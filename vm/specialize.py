@@ -113,6 +113,11 @@ class Specializer:
         self.static = static_info(program)  # validates the program
         self.device = device or DeviceSpec.host()
         self.max_steps = max_steps
+        self.one_core_bytes = max(UNPLANNED_BYTES, self.static.share_bytes)
+        """Arguments' bytes below which slots that read the cores are evaluated for one:
+        such a launch runs on the calling thread, unplanned (UNPLANNED_BYTES) or planned
+        (`Static.share_bytes`), where tiles sized for a share of each core would only
+        add tiles (a 1.1 MB LayerNorm: 3 tiles, against 1)."""
         self.plan_after = patience * len(program.code)
         """Instructions a specialization's unplanned launches run before one is planned."""
         self.walks = walks
@@ -150,7 +155,7 @@ class Specializer:
         shapes: Sequence[Sequence[int]],
         params: Sequence[int],
         cores: int | None,
-        unplanned_bytes: int,
+        one_core_bytes: int,
     ) -> tuple[Any, ...]:
         """What the fast path gives, made without it: the header checked, the slots
         interpreted (`slot_steps`), the registers and views laid out by `tables` (None
@@ -161,8 +166,8 @@ class Specializer:
         values = tuple(map(int, params))
         nbytes = sum(math.prod(d) * t.itemsize for d, t in zip(dims, st.arg_dtypes, strict=True))
         if cores is None:  # as the fast path chooses (`checks.fast_source`)
-            small = st.reads_cores and nbytes < unplanned_bytes
-            cores = 1 if small else self.device.cores_for(st.has_mma)
+            one = st.reads_cores and nbytes < one_core_bytes
+            cores = 1 if one else self.device.cores_for(st.has_mma)
         slots = self.slot_steps(dims, values, cores)
         if isinstance(slots, int):  # a slot outside int64: the walk says which
             return dims, values, nbytes, cores, slots, None
@@ -206,12 +211,12 @@ class Specializer:
     ) -> Specialization:
         """Run the fast path for these shapes and make their Specialization; only a
         failed check walks the tables, which says which check and why. Slots that read
-        the cores are evaluated for `cores`, or (None) for one when a first launch may
-        run unplanned (below UNPLANNED_BYTES), else for the device's."""
+        the cores are evaluated for `cores`, or (None) for one when its launches run on
+        the calling thread (below `one_core_bytes`), else for the device's."""
         s: Any  # the slot values, or the index of one outside int64
         try:
             fast = self.fast_or_walked() if self.walks else self.fast  # (no frame: none left)
-            dims, values, nbytes, used, s, got = fast(shapes, params, cores, UNPLANNED_BYTES)
+            dims, values, nbytes, used, s, got = fast(shapes, params, cores, self.one_core_bytes)
         except (TypeError, ValueError):
             TableWalk(self.static, self.device).check_call(shapes, params)  # names the argument
             raise

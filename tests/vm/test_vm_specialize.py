@@ -239,6 +239,29 @@ def test_a_first_launch_is_tiled_for_one_core_and_planning_tiles_for_all() -> No
     assert (eager.cores, eager.slots[grid]) == (4, 4)  # planned now: for all the cores
 
 
+def test_a_launch_too_small_to_share_is_tiled_for_one_core(
+    monkeypatch: pytest.MonkeyPatch, pool_rounds: list[int]
+) -> None:
+    """Arguments too large to run unplanned (UNPLANNED_BYTES) but too small for the
+    planned launches to share the work (`share_bytes`, here 4 MB) run on the calling
+    thread: their slots are evaluated for one core, as one tile per core's share would
+    only add tiles, and stay so once planned."""
+    monkeypatch.setattr(importlib.import_module("dvm.vm.plan"), "SHARE_WORK", 8_000_000)
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=P.SHARED_ROWS))))
+    assert static_module.static_info(prog).share_bytes == 4_000_000
+    four = vm.DeviceSpec(4, 4, 4 << 20, 64, name="four-cores-one-core-bytes")
+    x = np.random.default_rng(8).standard_normal((1024, 160)).astype(np.float32)  # 1.25 MiB
+    spec = vm.specialize(prog, [x.shape, x.shape], device=four, lazy=True)
+    assert not spec.small and not spec.shared
+    ys = [np.empty_like(x), np.empty_like(x)]
+    for y in ys:  # planned at its second launch
+        vm.launch(spec, [x, y])
+    assert spec.planned and (spec.cores, spec.slots[prog.grid[0]]) == (1, 1)
+    assert pool_rounds == []
+    np.testing.assert_allclose(ys[0], np.tanh(np.exp(-np.abs(x)) * 2.5 + x), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(ys[0], ys[1])
+
+
 @pytest.mark.usefixtures("share_from_inline_bytes")
 def test_concurrent_launches_meet_the_retiling_safely() -> None:
     """Threads launching one lazy specialization at once: one runs unplanned with
