@@ -168,6 +168,22 @@ def test_outputs_alias_each_other_and_the_inputs_as_in_eager(grad: bool) -> None
         assert torch.equal(got[8], y.t()[0])
 
 
+def view_of_a_strided_slice(x: Any) -> Any:
+    return x[:, ::2].view_as(x[:, ::2])
+
+
+def test_a_view_sized_by_a_slice_of_the_input_is_a_view_of_the_input() -> None:
+    """The view's sizes are `sym_size`s of a slice of the input: the output is still
+    that view of the input (eager's strides and elements), not the input's elements
+    in the program's contiguous order."""
+    compiled = torch.compile(view_of_a_strided_slice, backend="dvm", dynamic=True)
+    for b in (3, 5):
+        for x in (torch.randn(4, b), torch.randn(b, 4).t()):
+            got, expected = compiled(x), view_of_a_strided_slice(x)
+            assert torch.equal(got, expected) and got.stride() == expected.stride()
+            assert got.data_ptr() == x.data_ptr()
+
+
 # -- training ----------------------------------------------------------------------------------
 
 

@@ -154,18 +154,22 @@ def sizes_only(argument: Any) -> bool:
 
 
 def from_inputs(node: fx.Node) -> bool:
-    """Whether a node is an input, or a size op of inputs (`sym_size`, arithmetic)."""
+    """Whether a node is an input, or a size op of inputs (`sym_size`, arithmetic) or of
+    views of inputs: `x[:, ::2].view_as(x[:, ::2])` views with the sizes of a slice of
+    its own (`sym_size` of it), which `size_of` makes again in torch at no cost. (An
+    output not made a view here is one AOTAutograd rebuilds with `as_strided` at the
+    program's contiguous strides: the input's elements in another order.)"""
     if node.op == "placeholder":
         return True
     return (
         node.op == "call_function"
-        and not isinstance(node.meta.get("val"), torch.Tensor)
+        and (is_view(node) or not isinstance(node.meta.get("val"), torch.Tensor))
         and all(from_inputs(a) for a in node.all_input_nodes)
     )
 
 
 def size_of(node: fx.Node, places: dict[fx.Node, int], args: Any) -> Any:
-    """A size node's value for this call (an input, or arithmetic on inputs' sizes)."""
+    """A size node's value for this call (an input, arithmetic on inputs' sizes, a view)."""
     if node.op == "placeholder":
         return args[places[node]]
     arguments, keywords = fx.map_arg((node.args, node.kwargs), lambda n: size_of(n, places, args))
