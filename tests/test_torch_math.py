@@ -231,6 +231,19 @@ def test_an_integer_division_by_zero_raises_torchs_error() -> None:
             torch.compile(fn, backend="dvm", dynamic=True)(a, zero)
 
 
+def test_ops_torch_refuses_for_bools_raise_its_error() -> None:
+    """`y - mask`, `-mask`, `mask.relu()`, `mask.var()`, `mask.softmax(0)`: numpy computes
+    them, torch raises (its dtype checks run in the kernel, not while tracing)."""
+    refused = [lambda y, m: y - m, lambda y, m: -m, lambda y, m: m.relu()]
+    refused += [lambda y, m: m.var(), lambda y, m: m.softmax(0)]
+    y, mask = torch.randn(3, 4), torch.randn(3, 4) > 0
+    for fn in refused:
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            fn(y, mask)
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            torch.compile(fn, backend="dvm", dynamic=True)(y, mask)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_remainder_and_fmod_give_a_zero_the_dividends_sign_as_torch(dtype: Any) -> None:
     """torch's `remainder` is `fmod` plus the divisor where their signs differ: a zero

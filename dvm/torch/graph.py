@@ -184,6 +184,23 @@ PLAN_ATTEMPTS = 4
 """Recording calls of a graph that made no plan after which it stops trying."""
 
 
+REFUSED_FOR_BOOLS = frozenset((
+    "sub", "rsub", "neg", "relu", "silu", "gelu", "elu", "leaky_relu", "hardtanh", "mish",
+    "hardswish", "hardsigmoid", "softplus", "threshold", "glu", "log_sigmoid_forward",
+    "_prelu_kernel", "softshrink", "_softmax", "_log_softmax", "var", "std", "var_mean",
+    "std_mean",
+))  # fmt: skip
+"""Ops torch raises for on a bool tensor (`y - mask`, `mask.relu()`, `mask.var()`), which
+numpy, and so a handler, computes: such a call runs in torch, which raises its error.
+(Tracing with fake tensors does not check dtypes, so the graph holds the op.)"""
+
+
+def is_bool_tensor(value: Any) -> bool:
+    if isinstance(value, LazyArray):
+        return value.dtype == np.bool_
+    return isinstance(value, torch.Tensor) and value.dtype == torch.bool
+
+
 class GraphRunner:
     """Runs one FX graph (see the module docstring); call it with the graph's inputs."""
 
@@ -294,6 +311,8 @@ class GraphRunner:
         handler = (aten_complex.OF_COMPLEX if of_complex(args, node) else HANDLERS).get(name)
         fell_back = STATS.fallbacks.total()  # (not `lazy.stats()`: a copy per op)
         reason = "no handler"
+        if name in REFUSED_FOR_BOOLS and any(is_bool_tensor(a) for a in args):
+            handler, reason = None, "a bool tensor, which torch refuses for this op"
         if handler is not None:
             try:
                 value = as_declared(node, handler(*args, **kwargs))
