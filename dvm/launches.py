@@ -167,6 +167,8 @@ class Kernel:
             raise ValueError("a kernel's symbols are no names")
         sizes_code = checked_code(plain["sizes"], [*names, *params, *shape_symbols])
         outputs = [(rank, vm.DType[dtype].np) for dtype, rank in args[inputs:]]
+        if len(sizes_code[1]) != sum(rank for rank, _ in outputs):  # (else an IndexError)
+            raise ValueError(f"{program.name}'s output sizes are not one per output dim")
         device_spec = PRESETS[plain["device"]]()
         origin = f"output sizes: {program.name}"
         kernel = Kernel(

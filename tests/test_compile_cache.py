@@ -320,6 +320,12 @@ def bind_to_an_axis_of_a_scalar(form: dict[str, Any]) -> None:
     form["late"] = True
 
 
+def sizes_of_fewer_dims(form: dict[str, Any]) -> None:
+    """A kernel's output sizes one short of its outputs' dims."""
+    sizes = next(k for k in form["kernels"].values() if k["sizes"][1])["sizes"]
+    sizes[1] = sizes[1][:-1]
+
+
 FORGERIES = {
     "a slot read before it is written": read_before_written,
     "a slot only a branch writes": read_of_a_branch_value,
@@ -332,6 +338,7 @@ FORGERIES = {
     "a choice on an unbound symbol": choice_on_an_unbound_symbol,
     "a guard on an unknown symbol": guard_on_an_unknown_symbol,
     "a bind to an axis of a scalar": bind_to_an_axis_of_a_scalar,
+    "output sizes of fewer dims": sizes_of_fewer_dims,
 }
 
 
