@@ -134,13 +134,22 @@ def negated(term: sympy.Basic) -> list[sympy.Basic] | None:
     return rest if coefficient == -1 else [sympy.Integer(-int(coefficient)), *rest]
 
 
+def by_nonzero(
+    operation: Callable[[sympy.Expr, sympy.Expr], sympy.Expr],
+) -> Callable[[sympy.Expr, sympy.Expr], sympy.Expr]:
+    """A quotient or remainder as the VM computes it: by a zero divisor it is 0
+    (docs/bytecode-format.md), where sympy's would be `zoo` or `nan` (a program decoded
+    from a binary may divide by a literal 0)."""
+    return lambda a, b: sympy.Integer(0) if b == 0 else operation(a, b)
+
+
 BINOP_SYMPY: dict[ExprOp, Callable[[sympy.Expr, sympy.Expr], sympy.Expr]] = {
     ExprOp.ADD: lambda a, b: a + b,
     ExprOp.SUB: lambda a, b: a - b,
     ExprOp.MUL: lambda a, b: a * b,
-    ExprOp.FLOORDIV: lambda a, b: sfloor(a / b),
-    ExprOp.CEILDIV: lambda a, b: sceiling(a / b),
-    ExprOp.MOD: lambda a, b: sympy.Mod(a, b),
+    ExprOp.FLOORDIV: by_nonzero(lambda a, b: sfloor(a / b)),
+    ExprOp.CEILDIV: by_nonzero(lambda a, b: sceiling(a / b)),
+    ExprOp.MOD: by_nonzero(sympy.Mod),
     ExprOp.MIN: smin,
     ExprOp.MAX: smax,
 }

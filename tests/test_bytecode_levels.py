@@ -25,7 +25,13 @@ import dvm
 import dvm.pipeline as pipeline
 from dvm import vm
 from dvm.dialects.bytecode import ProgramOp
-from dvm.lowering.bytecode_to_vm import decode_module, encode_module, from_program, to_program
+from dvm.lowering.bytecode_to_vm import (
+    decode_module,
+    encode_module,
+    from_postfix,
+    from_program,
+    to_program,
+)
 
 PRESETS = ("host", "ascend910b")
 DRAWS = (
@@ -142,6 +148,14 @@ def test_a_corrupt_module_file_is_a_bytecode_error(examples_dir: Path) -> None:
     for bad in (data[:-3], b"XXXX" + data[4:], data + b"\0"):
         with pytest.raises(vm.BytecodeError):
             decode_module(bad)
+
+
+def test_a_slot_divided_by_a_literal_zero_reads_back_as_the_vms_zero() -> None:
+    """A binary may divide a slot by the literal 0, which the VM computes as 0 (never
+    raising); read back as IR it is 0 too, not sympy's `zoo` (a TypeError at `floor`)."""
+    dim, zero = vm.Tok(vm.ExprOp.DIM, 0, 0), vm.Tok(vm.ExprOp.CONST, 0)
+    for op in (vm.ExprOp.FLOORDIV, vm.ExprOp.CEILDIV, vm.ExprOp.MOD):
+        assert from_postfix([dim, zero, vm.Tok(op)]) == 0
 
 
 @pytest.mark.parametrize("device", PRESETS)
