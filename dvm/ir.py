@@ -635,7 +635,24 @@ def locate(
                 break
             if culprit is None:
                 culprit = op
+    if culprit is None:  # a block's own check (a body without a terminator): its op's
+        culprit = next(
+            (op for op in reversed(list(module.walk())) if blocks_fail(op, message)), None
+        )
     return located(message, [culprit] if culprit is not None else [], spans)
+
+
+def blocks_fail(op: Operation, message: str) -> bool:
+    """Whether a block of `op`'s regions fails its verification with `message` (a
+    check of the block, which verifying the op alone does not make)."""
+    for region in op.regions:
+        for block in region.blocks:
+            try:
+                block.verify()
+            except VerifyException as e:
+                if str(e) == message:
+                    return True
+    return False
 
 
 def located(

@@ -178,6 +178,11 @@ MALFORMED = {
         (4, 1),
         'redefinition of symbol "main" (first defined on line 1)',
     ),
+    "a function whose body is empty": (
+        f"func.func @main(%x: {T}) -> {T} {{\n}}\n",
+        (1, 1),
+        "contains empty block in single-block region that expects at least a terminator",
+    ),
     "a string not closed at the end of the input": (
         function(f"  func.return %x : {T}") + '"',
         (4, 1),
