@@ -184,6 +184,34 @@ def test_a_view_sized_by_a_slice_of_the_input_is_a_view_of_the_input() -> None:
             assert got.data_ptr() == x.data_ptr()
 
 
+def view_then_write(y: Any) -> Any:
+    v = y.chunk(2, -1)[1]
+    y.select(0, 1).add_(1)
+    return v
+
+
+def view_of_a_written_input(x: Any) -> Any:
+    v = x.view_as(x)
+    v[0].fill_(3)
+    return v
+
+
+@pytest.mark.parametrize("fn", [view_then_write, view_of_a_written_input])
+def test_a_view_of_an_input_written_in_place_is_a_view_of_the_input(fn: Any) -> None:
+    """The output is a view of the graph's new value of the input: it is made that view
+    of the input itself, which AOTAutograd writes the new value into, as in eager (on a
+    contiguous input and on one sliced with steps)."""
+    compiled = torch.compile(fn, backend="dvm", dynamic=True)
+    for b in (3, 5):
+        base, base2 = torch.randn(2 * b, 12), torch.empty(2 * b, 12)
+        base2.copy_(base)
+        for y, y2 in ((base[:b, :4], base2[:b, :4]), (base[::2, 1::3], base2[::2, 1::3])):
+            got, expected = compiled(y), fn(y2)
+            assert torch.equal(got, expected) and torch.equal(base, base2)
+            assert got.stride() == expected.stride()
+            assert got.data_ptr() - y.data_ptr() == expected.data_ptr() - y2.data_ptr()
+
+
 # -- training ----------------------------------------------------------------------------------
 
 

@@ -36,6 +36,9 @@ from torch.fx.experimental.symbolic_shapes import optimization_hint
 USER_OUTPUT = "PlainAOTOutput"
 """The name of AOTAutograd's descriptor of an output the user receives (the output
 node's `desc` metadata lists one per output)."""
+MUTATED_INPUT = "InputMutationAOTOutput"
+"""The name of its descriptor of an output that is the new value of an input the graph
+writes in place."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,12 @@ class OutputView:
     base: int
     steps: tuple[fx.Node, ...]
     of_input: bool = False
+    written_input: int | None = None
+    """When output `base` is the new value of an input the graph writes in place: that
+    argument, which the view is taken of (AOTAutograd writes the new value into it
+    after the call, and rebuilds the view of it from the view's own base and view
+    function: a view of a fresh tensor would make it `as_strided` of the input at the
+    fresh tensor's strides, wrong for a strided input)."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +69,22 @@ class OutputViews:
     def restore(self, outputs: list[Any], args: Any) -> None:
         """Each output of `views` made anew as its view ops of its base's result."""
         for view in self.views:
+            if view.written_input is not None:
+                try:
+                    outputs[view.position] = self.viewed(args[view.written_input], view, args)
+                    continue
+                except RuntimeError:  # (a `view` the input's strides do not allow)
+                    pass
             value = args[view.base] if view.of_input else outputs[view.base]
-            for step in view.steps:
-                arguments, keywords = fx.map_arg(
-                    (step.args[1:], step.kwargs), lambda n: size_of(n, self.inputs, args)
-                )
-                value = step.target(value, *arguments, **keywords)  # type: ignore[operator]
-            outputs[view.position] = value
+            outputs[view.position] = self.viewed(value, view, args)
+
+    def viewed(self, value: Any, view: OutputView, args: Any) -> Any:
+        for step in view.steps:
+            arguments, keywords = fx.map_arg(
+                (step.args[1:], step.kwargs), lambda n: size_of(n, self.inputs, args)
+            )
+            value = step.target(value, *arguments, **keywords)  # type: ignore[operator]
+        return value
 
 
 def output_views(nodes: list[fx.Node]) -> OutputViews | None:
@@ -77,7 +95,12 @@ def output_views(nodes: list[fx.Node]) -> OutputViews | None:
     if returned is None:
         return None
     results, users = returned
-    positions = {r: k for k, r in enumerate(results) if k in users and isinstance(r, fx.Node)}
+    # a base may be an input's new value too: `v = y[:, 2:]; y.add_(1); return v` returns
+    # a view of it, which AOTAutograd makes a view of `y`
+    output = next(n for n in nodes if n.op == "output")
+    written = written_inputs(output, len(results), nodes)
+    bases = users | set(written)
+    positions = {r: k for k, r in enumerate(results) if k in bases and isinstance(r, fx.Node)}
     inputs = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
     views = []
     for position, node in enumerate(results):
@@ -89,7 +112,8 @@ def output_views(nodes: list[fx.Node]) -> OutputViews | None:
             node = node.args[0]
             assert isinstance(node, fx.Node)
             if node in positions:
-                views.append(OutputView(position, positions[node], tuple(steps)))
+                base = positions[node]
+                views.append(OutputView(position, base, tuple(steps), False, written.get(base)))
                 break
             if node in inputs:
                 views.append(OutputView(position, inputs[node], tuple(steps), of_input=True))
@@ -117,15 +141,31 @@ def graph_results(nodes: list[fx.Node]) -> tuple[Sequence[Any], set[int]] | None
     if output is None or not isinstance(output.args[0], list | tuple):
         return None
     results = output.args[0]
-    return results, user_outputs(output, len(results))
+    return results, described(output, len(results), USER_OUTPUT)
 
 
-def user_outputs(output: fx.Node, count: int) -> set[int]:
-    """The positions of the outputs the user receives (none, if the graph does not say)."""
+def described(output: fx.Node, count: int, kind: str) -> set[int]:
+    """The positions of the outputs whose descriptor is of `kind` (none, if the graph
+    does not say)."""
     descriptions = output.meta.get("desc")
     if not isinstance(descriptions, list | tuple) or len(descriptions) != count:
         return set()
-    return {k for k, d in enumerate(descriptions) if type(d).__name__ == USER_OUTPUT}
+    return {k for k, d in enumerate(descriptions) if type(d).__name__ == kind}
+
+
+def written_inputs(output: fx.Node, count: int, nodes: list[fx.Node]) -> dict[int, int]:
+    """The positions of the outputs that are inputs' new values, each with the position
+    of its input among the graph's inputs (the placeholder whose descriptor the output's
+    names)."""
+    descriptions = output.meta.get("desc")
+    placeholders = [n.meta.get("desc") for n in nodes if n.op == "placeholder"]
+    inputs = {}
+    for k in described(output, count, MUTATED_INPUT):
+        written = getattr(descriptions[k], "mutated_input", None)  # type: ignore[index]
+        matching = [i for i, d in enumerate(placeholders) if d is not None and d == written]
+        if len(matching) == 1:
+            inputs[k] = matching[0]
+    return inputs
 
 
 def is_view(node: Any) -> bool:
