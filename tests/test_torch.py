@@ -568,8 +568,9 @@ def test_a_constant_output_is_the_callers_own_at_each_call() -> None:
 
 
 def test_gathers_flips_repeats_norms_and_shifts_record() -> None:
-    """`gather` (cross entropy's), `index_select`, `flip`, `repeat`, vector norms and
-    integer shifts and xor record; an index of the call is checked on each replay."""
+    """`gather` (cross entropy's), `index_select`, `flip` (of a 0-d tensor too: a copy),
+    `repeat`, vector norms and integer shifts and xor record; an index of the call is
+    checked on each replay."""
 
     def f(x: Any, target: Any, rows: Any) -> Any:
         loss = F.cross_entropy(x, target, reduction="none")
@@ -578,7 +579,7 @@ def test_gathers_flips_repeats_norms_and_shifts_record() -> None:
             [torch.linalg.vector_norm(x, p, dim=-1) for p in (1, 2, 3.5, math.inf, -math.inf)]
         )
         bits = (target << 2) ^ (target >> 1)
-        return loss, picked, norms, bits
+        return loss, picked, norms, bits, loss.sum().flip(0)
 
     compiled = torch.compile(f, backend="dvm", dynamic=True)
     first = len(dvm.torch.reports())

@@ -591,6 +591,8 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
 
 
 def flip(x: Any, dims: Sequence[Any]) -> Any:
+    if not lazy(x).shape:  # (torch takes dim 0 or -1 of a 0-d tensor: a copy of it)
+        return lazy(x).copy()
     return needs(np.flip(lazy(x), tuple(specialized(d) for d in dims)))
 
 
