@@ -81,12 +81,33 @@ class IntegerPrinter(PythonCodePrinter):
     floor(49 / 49) came out 0, and calls math besides)."""
 
     def _print_FloorDiv(self, expr: FloorDiv) -> str:
-        num, den = expr.args
-        return f"(({self._print(num)}) // ({self._print(den)}))"
+        return quotient_text(expr, *map(self._print, expr.args))
 
     def _print_CeilDiv(self, expr: CeilDiv) -> str:
-        num, den = expr.args
-        return f"(-(-({self._print(num)}) // ({self._print(den)})))"
+        return quotient_text(expr, *map(self._print, expr.args))
+
+
+def quotient_text(expr: FloorDiv | CeilDiv | sympy.Mod, num: str, den: str) -> str:
+    """Python for `expr` given its operands' texts. A quotient or remainder by 0 is 0,
+    as the VM and the reference interpreter define it (`numerics.floor_divide`): a
+    divisor read from a size may be 0 at run time, where Python's `//` would raise."""
+    if isinstance(expr, FloorDiv):
+        text = f"(({num}) // ({den}))"
+    elif isinstance(expr, CeilDiv):
+        text = f"(-(-({num}) // ({den})))"
+    else:
+        text = f"(({num}) % ({den}))"
+    return text if never_zero(expr.args[1]) else f"({text} if ({den}) else 0)"
+
+
+def never_zero(expr: sympy.Basic) -> bool:
+    """Whether `expr` is nonzero by its form: a nonzero literal, or a Max of a positive
+    one (a tile count's divisor, `max(1, ...)`)."""
+    if isinstance(expr, sympy.Integer):
+        return expr != 0
+    return isinstance(expr, sympy.Max) and any(
+        isinstance(a, sympy.Integer) and a > 0 for a in expr.args
+    )
 
 
 def expression_code(exprs: Sequence[sympy.Expr]) -> Code:
@@ -125,16 +146,11 @@ def python_text(expr: sympy.Basic) -> str:
     elif isinstance(expr, sympy.Min | sympy.Max):
         name = "min" if isinstance(expr, sympy.Min) else "max"
         return f"{name}({', '.join(map(python_text, expr.args))})"
-    elif isinstance(expr, FloorDiv | CeilDiv):
-        num, den = (python_text(a) for a in expr.args)
-        if isinstance(expr, FloorDiv):
-            return f"(({num}) // ({den}))"
-        return f"(-(-({num}) // ({den})))"
+    elif isinstance(expr, FloorDiv | CeilDiv | sympy.Mod):
+        return quotient_text(expr, *map(python_text, expr.args))
     elif isinstance(expr, sympy.floor | sympy.ceiling):
         name = "math.floor" if isinstance(expr, sympy.floor) else "math.ceil"
         return f"{name}({python_text(expr.args[0])})"
-    elif isinstance(expr, sympy.Mod):
-        return f"{_operand(expr.args[0])} % {_operand(expr.args[1])}"
     return f"({IntegerPrinter().doprint(expr)})"
 
 
