@@ -28,6 +28,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
+from dvm.dialects.walk import ops_within
+
 
 class RegionError(VerifyException):
     """A region breaks a rule above. `places` are the ops to report it at, best
@@ -40,7 +42,7 @@ class RegionError(VerifyException):
 
 def check_control_flow(module: ModuleOp) -> None:
     """Raise a `RegionError` for the first op (in source order) that breaks a rule."""
-    for op in module.walk():
+    for op in ops_within(module):
         for region in op.regions:
             if len(region.blocks) > 1:
                 raise RegionError(

@@ -46,6 +46,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from dvm.dialects import DIALECTS
 from dvm.dialects.control_flow import RegionError, check_control_flow
 from dvm.dialects.tensor import plain_tensor_type
+from dvm.dialects.walk import ops_within
 from dvm.literals import LiteralParser
 
 
@@ -102,7 +103,7 @@ def verify(module: ModuleOp, spans: dict[Operation, Span[str]]) -> None:
 def check_unique_symbols(module: ModuleOp, spans: dict[Operation, Span[str]]) -> None:
     """Raise a located `VerifyException` at the second definition of a function name in
     a module (xDSL's check, a module's, names the symbol but not where it is)."""
-    for inner in module.walk():
+    for inner in ops_within(module):
         if not isinstance(inner, ModuleOp):
             continue
         first: dict[str, Operation] = {}

@@ -28,6 +28,7 @@ from dvm.dialects import tensor as t
 from dvm.dialects import tile
 from dvm.dialects.collectives import CollectiveOp
 from dvm.dialects.expr import ConditionAttr, symbol
+from dvm.dialects.walk import ops_within
 from dvm.errors import CallError, ShapeError
 from dvm.guards import describe_guard, guard_check, guard_note, stretchable_symbols
 from dvm.host import HostCompiler
@@ -64,7 +65,7 @@ def variant_from_lowered(
     from binaries (the module's programs then need to declare their arguments only);
     `world` is what its collectives span."""
     func = find_entry(module, entry)
-    calls = [op for op in func.walk() if isinstance(op, tile.LaunchOp)]
+    calls = [op for op in ops_within(func) if isinstance(op, tile.LaunchOp)]
     fallbacks = fallback_kernels(calls)
     try:
         plain = export_variant(module, entry, fallbacks)
@@ -85,7 +86,7 @@ def variant_from_ir(
 ) -> Variant:
     """The variant of a lowered module whose host steps are built from the IR."""
     func = find_entry(module, entry)
-    calls = [op for op in func.walk() if isinstance(op, tile.LaunchOp)]
+    calls = [op for op in ops_within(func) if isinstance(op, tile.LaunchOp)]
     programs = {p.sym_name.data: p for p in module.ops if isinstance(p, bc.ProgramOp)}
     kernels = {
         name: Kernel.build(
@@ -107,7 +108,7 @@ def variant_from_ir(
     arg_slots = compiler.indices(func.body.block.args)
     assert arg_slots == list(range(len(arg_slots)))  # the first slots (see `run`)
     compiler.world = world
-    first = [compiler.world_binding()] if any(map(is_collective, func.walk())) else []
+    first = [compiler.world_binding()] if any(map(is_collective, ops_within(func))) else []
     steps, results = compiler.block(func.body.block)
     steps = first + steps
     sides = [e for g in guards for e in (g.lhs, g.rhs)]
@@ -187,7 +188,7 @@ def fix_choice_conditions(func: FuncOp, ones: set[sympy.Symbol]) -> None:
     if not ones:
         return
     fixed = dict.fromkeys(ones, 1)
-    for op in func.walk():
+    for op in ops_within(func):
         if isinstance(op, t.ChoiceOp):
             op.conditions = ArrayAttr(
                 ConditionAttr(

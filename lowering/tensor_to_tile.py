@@ -40,6 +40,7 @@ from dvm.dialects.expr import ConditionAttr, ExprAttr, replace, symbol, symbol_n
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
+from dvm.dialects.walk import ops_within
 from dvm.lowering.concat_fusion import emit_fused_concat, emit_fused_pad, fused_plan
 from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
@@ -535,7 +536,7 @@ class ConvertTensorToTilePass(ModulePass):
                 continue
             guards = known_facts(guard_facts(func))
             erase_unused_kernel_groups(func)
-            for fusion in [f for f in func.walk() if isinstance(f, t.FusionOp)]:
+            for fusion in [f for f in ops_within(func) if isinstance(f, t.FusionOp)]:
                 if not func.is_ancestor(fusion):
                     continue  # in the first region of a choice that took its second
                 if not fusion.results:  # dead code: nothing it computes is used
@@ -605,7 +606,9 @@ def erase_unused_kernel_groups(func: FuncOp) -> None:
     """Erase the choices and stacks of `func` that give no result: they hold only
     kernels, which compute values and nothing else, so none of their work is used
     (fusion may leave one when every value it planned for is dead)."""
-    unused = [op for op in func.walk() if isinstance(op, t.ChoiceOp | t.StackOp) and not op.results]
+    unused = [
+        op for op in ops_within(func) if isinstance(op, t.ChoiceOp | t.StackOp) and not op.results
+    ]
     for op in reversed(unused):  # (the innermost first: an outer one erases its contents)
         Rewriter.erase_op(op)
 

@@ -52,6 +52,7 @@ from dvm.dialects.expr import (
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
+from dvm.dialects.walk import ops_inside
 from dvm.lowering.index_ops import iota_view, measuring_view
 from dvm.lowering.kernel_body import statically_empty
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
@@ -247,7 +248,7 @@ class ProgramBuilder:
     def declare_views(self) -> None:
         """Every load's and store's view, declared before any code so that
         shapes can name a view's current extent (identical views are one)."""
-        for op in self.kernel.body.walk():
+        for op in ops_inside(self.kernel):
             # (exact classes: xDSL's ABC `isinstance` is slow, asked per op)
             if type(op) is tile.LoadOp:
                 self.view_of[op] = self.view(op, self.arg_index(op.source))
@@ -279,7 +280,7 @@ class ProgramBuilder:
         first = len(args) - self.kernel.num_outputs
         outputs = [i for i in range(first, len(args)) if not statically_empty(args[i])]
         measured = spanned_axes(measure)
-        stores = [op for op in self.kernel.body.walk() if type(op) is tile.StoreOp]
+        stores = [op for op in ops_inside(self.kernel) if type(op) is tile.StoreOp]
         for i in outputs:
             views = [op.view for op in stores if self.arg_index(op.dest) == i]
             if views and all(spanned_axes(v) <= measured for v in views):

@@ -26,6 +26,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from dvm.dialects import tensor as t
 from dvm.dialects.scans import ArgReduceOp, TopKOp
+from dvm.dialects.walk import ops_within
 from dvm.passes.domain import OpSet
 from dvm.passes.scans import TOP_K_ROUNDS, expand_arg_reduction, expand_top_k
 from dvm.passes.symbolic_shapes import ensure_shapes
@@ -54,7 +55,7 @@ class ExpandArgReductionsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         expandable = False
-        for inner in op.walk():
+        for inner in ops_within(op):
             if inner in FUNCS:
                 func = cast(FuncOp, inner)
                 if func.body.blocks:

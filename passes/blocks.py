@@ -14,6 +14,8 @@ from functools import cache
 from xdsl.ir import Block, Operation
 from xdsl.traits import IsolatedFromAbove
 
+from dvm.dialects.walk import ops_within
+
 
 def top_level(op: Operation, block: Block) -> Operation | None:
     """The ancestor of `op` that sits directly in `block` (None if outside it)."""
@@ -28,7 +30,7 @@ def dependencies(op: Operation, block: Block) -> set[Operation]:
     an op isolated from above (a kernel) use only values made inside it: only its own
     operands are looked at, not its body (most of a program's ops)."""
     found: set[Operation] = set()
-    for inner in (op,) if not op.regions or isolated(type(op)) else op.walk():
+    for inner in (op,) if not op.regions or isolated(type(op)) else ops_within(op):
         for v in inner.operands:
             owner = v.owner
             top = top_level(owner, block) if isinstance(owner, Operation) else None

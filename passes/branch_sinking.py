@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
+from dvm.dialects.walk import ops_within
 from dvm.passes.concat_sinking import infer_shapes_again
 from dvm.passes.domain import ELEMENTWISE_KINDS, MATMULS, OWN_KERNEL_KINDS, VECTOR, OpSet
 from dvm.passes.symbolic import GUARDS, SHAPE, SHAPES, shape_of
@@ -175,7 +176,7 @@ class SinkIntoBranchesPass(ModulePass):
     name = "sink-into-branches"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in op.walk():
+        for func in ops_within(op):
             if isinstance(func, FuncOp):
                 sink_in_function(func)
 
@@ -186,7 +187,7 @@ def sink_in_function(func: FuncOp) -> None:
     into an inner one). Visiting the `if`s themselves, not every op as a rewrite walker
     would: with one `if`, one round is the fixed point; with more, rounds repeat until
     one moves nothing, as the walker's would."""
-    ifs = [o for o in func.walk() if type(o) is scf.IfOp]
+    ifs = [o for o in ops_within(func) if type(o) is scf.IfOp]
     moved = shapes_changed = False
     while ifs:
         sank = False
@@ -196,6 +197,6 @@ def sink_in_function(func: FuncOp) -> None:
                 sank, shapes_changed = True, shapes_changed or not settled
         moved |= sank
         again = sank and len(ifs) > 1
-        ifs = [o for o in func.walk() if type(o) is scf.IfOp] if again else []
+        ifs = [o for o in ops_within(func) if type(o) is scf.IfOp] if again else []
     if moved and shapes_changed and GUARDS in func.attributes:
         infer_shapes_again(func)

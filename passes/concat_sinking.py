@@ -38,6 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
 from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
+from dvm.dialects.walk import ops_within
 from dvm.passes.domain import ELEMENTWISE
 from dvm.passes.symbolic import (
     GUARDS,
@@ -56,7 +57,7 @@ from dvm.passes.symbolic_shapes import ShapeInference, strip
 def flatten_concats(func: FuncOp) -> None:
     """`concat(concat(a, b), c)` along one axis as `concat(a, b, c)` (the inner concat
     stays only for its other users), so that the pieces fuse into one kernel."""
-    for outer in [op for op in func.walk() if isinstance(op, ConcatOp)]:
+    for outer in [op for op in ops_within(func) if isinstance(op, ConcatOp)]:
         inputs: list[SSAValue] = []
         for value in outer.inputs:
             inner = value.owner
@@ -70,7 +71,7 @@ def flatten_concats(func: FuncOp) -> None:
         flat.attributes.update(outer.attributes)
         Rewriter.replace_op(outer, flat)
         flat.result.name_hint = outer.result.name_hint
-    for op in reversed(list(func.walk())):
+    for op in reversed(ops_within(func)):
         if isinstance(op, ConcatOp) and not op.result.uses:
             Rewriter.erase_op(op)
 
@@ -79,14 +80,14 @@ def sink_concats(func: FuncOp) -> None:
     """Move every elementwise op below the concats it reads, where it can."""
     sizes = Sizes(func)
     moved = False
-    while concat := next((op for op in func.walk() if movable(op, sizes)), None):
+    while concat := next((op for op in ops_within(func) if movable(op, sizes)), None):
         assert isinstance(concat, ConcatOp)
         for user in {use.operation: None for use in concat.result.uses}:
             # a user that only another user read was cut into that one's pieces
             if user.parent is not None:
                 split(user, concat, sizes)
         Rewriter.erase_op(concat)
-        for other in list(func.walk()):  # a concat whose pieces were taken (a user's operand)
+        for other in ops_within(func):  # a concat whose pieces were taken (a user's operand)
             if isinstance(other, ConcatOp) and not other.result.uses:
                 Rewriter.erase_op(other)
         moved = True

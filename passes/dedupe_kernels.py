@@ -38,6 +38,7 @@ from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
+from dvm.dialects.walk import ops_inside
 
 KERNEL_OPS = (tile.KernelOp, bc.ProgramOp)
 Kernel = tile.KernelOp | bc.ProgramOp
@@ -63,9 +64,7 @@ def fingerprint(kernel: Operation, head: Hashable = None) -> Hashable:
     size that differ in a constant or a tile size then cost no comparison. `head` is
     the kernel's `heading`, when known."""
     parts: list[Hashable] = [heading(kernel) if head is None else head]
-    for op in kernel.walk():
-        if op is kernel:
-            continue
+    for op in ops_inside(kernel):
         parts.append((op.name, len(op.operands), items(op.attributes), items(op.properties)))
     return tuple(parts)
 

@@ -38,6 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.collectives import COLLECTIVE_OPS
+from dvm.dialects.walk import ops_within
 from dvm.passes.concat_sinking import Sizes, infer_shapes_again
 from dvm.passes.symbolic import SHAPE, shape_attr, shape_of
 
@@ -46,7 +47,7 @@ def fold_copies(function: func.FuncOp) -> bool:
     """Drop every `tensor.convert` to its own type that no output needs (see the module
     docstring); whether any went."""
     folded = False
-    for op in list(function.walk()):
+    for op in ops_within(function):
         if not isinstance(op, t.ConvertOp) or op.input.type != op.result.type:
             continue
         if returned(op.result) and (isinstance(op.input, BlockArgument) or returned(op.input)):
@@ -69,7 +70,7 @@ def widen_half_reductions(function: func.FuncOp) -> bool:
     """Make each half-precision sum, mean and product one of float32 between two
     converts (see the module docstring); whether any was."""
     widened = False
-    for op in list(function.walk()):
+    for op in ops_within(function):
         if not isinstance(op, WIDENED_REDUCTIONS):
             continue
         source, result = op.input.type, op.result.type
@@ -100,7 +101,7 @@ def resolve_dims(function: func.FuncOp) -> bool:
     from the arguments' dims, where the symbolic shapes know it; whether any was."""
     sizes = Sizes(function)
     resolved = False
-    for op in list(function.walk()):
+    for op in ops_within(function):
         if not isinstance(op, t.DimOp) or isinstance(op.source, BlockArgument):
             continue
         axis = op.index.owner
@@ -150,7 +151,7 @@ def erase_if_unread(op: Operation) -> None:
     that nothing reads any more."""
     if any(result.uses for result in op.results) or not erasable(op):
         return
-    read = [value for nested in op.walk() for value in nested.operands]  # (op's own too)
+    read = [value for nested in ops_within(op) for value in nested.operands]  # (op's own too)
     producers = {
         value.owner
         for value in read
@@ -166,7 +167,7 @@ def erasable(op: Operation) -> bool:
     or arith dialects but a collective, or an `scf.if` that holds no loop that might
     not end."""
     if isinstance(op, scf.IfOp):
-        return not any(isinstance(nested, scf.WhileOp) for nested in op.walk())
+        return not any(isinstance(nested, scf.WhileOp) for nested in ops_within(op))
     dialect = op.name.split(".")[0]
     collective = isinstance(op, COLLECTIVE_OPS)
     return dialect in ("tensor", "arith") and not op.regions and not collective

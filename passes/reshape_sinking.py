@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
+from dvm.dialects.walk import ops_within
 from dvm.passes.concat_sinking import infer_shapes_again
 from dvm.passes.domain import ELEMENTWISE_KINDS, known_facts, provably_equal
 from dvm.passes.symbolic import SHAPE, guard_facts, shape_attr, shape_of
@@ -63,7 +64,7 @@ class ReshapeSinking:
         moved = False
         # (exact classes and `ELEMENTWISE_KINDS`: xDSL's ABC `isinstance` is slow
         # at every op of every walk)
-        for op in list(self.func.walk()):
+        for op in ops_within(self.func):
             if op.parent is None:  # erased by a move
                 continue
             if type(op) is t.ExpandShapeOp:

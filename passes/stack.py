@@ -33,6 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
+from dvm.dialects.walk import ops_within
 from dvm.passes.blocks import dependencies, schedule
 from dvm.passes.symbolic import SHAPES, shape_attr, shape_of
 
@@ -111,9 +112,9 @@ def blocks_to_stack(module: ModuleOp) -> list[Block]:
     """The blocks of every function, at any depth, but kernels' and stacks' bodies."""
     return [
         block
-        for func in module.walk()
+        for func in ops_within(module)
         if isinstance(func, FuncOp)
-        for op in func.walk()
+        for op in ops_within(func)
         for region in op.regions
         for block in region.blocks
         if not isinstance(op, t.FusionOp | t.StackOp)

@@ -54,6 +54,7 @@ from dvm.dialects.expr import ExprAttr, ShapeAttr
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS, ArgReduceOp, TopKOp
+from dvm.dialects.walk import ops_within
 from dvm.passes.collectives import ZERO, collective_shape
 from dvm.passes.data_movement import SLICE, pad_shape, slice_shape
 from dvm.passes.errors import ProgramError
@@ -582,7 +583,7 @@ class ShapeInference:
 
     def annotate(self) -> None:
         self.annotate_arguments()
-        for op in self.func.walk():
+        for op in ops_within(self.func):
             self.annotate_op(op)
         guards = [g for g in self.unifier.guards]
         self.func.attributes[GUARDS] = ArrayAttr([g.to_attr() for g in guards])
@@ -649,7 +650,7 @@ def strip(func: FuncOp) -> None:
     """Remove the annotations of an earlier run, so the pass is idempotent."""
     for key in (GUARDS, UNIFIED):
         func.attributes.pop(key, None)
-    for op in func.walk():
+    for op in ops_within(func):
         for key in (SHAPE, SHAPES, VALUE, VALUES, ARG_VALUES, ARG_SHAPES, SLICE):
             op.attributes.pop(key, None)
 
@@ -662,7 +663,7 @@ class SymbolicShapesPass(ModulePass):
     name = "symbolic-shapes"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in op.walk():
+        for func in ops_within(op):
             if isinstance(func, FuncOp) and func.body.blocks:
                 strip(func)
                 ShapeInference(func).run()

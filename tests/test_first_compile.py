@@ -13,10 +13,14 @@ from typing import Any
 
 import pytest
 import sympy
+from xdsl.context import Context
 
 import dvm
 import dvm.lowering.tensor_to_tile as tensor_to_tile
 from dvm.dialects.expr import expr_text, sceiling, smax, smin, symbol
+from dvm.dialects.walk import ops_inside, ops_within
+from dvm.ir import parse
+from dvm.lowering.pipeline import DvmPipelinePass
 from dvm.lowering.tile_to_bytecode import whole_units
 from dvm.lowering.tiling import quotient
 from dvm.passes.symbolic import substitute
@@ -110,3 +114,31 @@ def test_whole_units_is_sympy_ceiling(named: list[sympy.Expr], itemsize: int) ->
         made = whole_units(named, itemsize, unit)
         expected = sympy.ceiling(sympy.Mul(*named) * itemsize / unit)
         assert made == expected and sympy.srepr(made) == sympy.srepr(expected)
+
+
+NESTED = """
+func.func @f(%x: tensor<?x4xf32>, %c: tensor<i1>) -> tensor<?x4xf32> {
+  %p = tensor.extract %c[] : tensor<i1>
+  %y = scf.if %p -> (tensor<?x4xf32>) {
+    %a = tensor.exp %x : tensor<?x4xf32>
+    scf.yield %a : tensor<?x4xf32>
+  } else {
+    %b = tensor.neg %x : tensor<?x4xf32>
+    scf.yield %b : tensor<?x4xf32>
+  }
+  %z = tensor.add %y, %x : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %z : tensor<?x4xf32>
+}
+"""
+
+
+def test_ops_within_lists_what_xdsl_walks() -> None:
+    """The passes' walk (`ops_within`) visits the ops xDSL's walk does, in its order,
+    before and after the pipeline nests kernels, choices and ifs."""
+    module = parse(NESTED)
+    for stage in (None, *DvmPipelinePass().stages()):
+        if stage is not None:
+            stage.apply(Context(), module)
+        for op in (module, *module.walk()):
+            assert ops_within(op) == list(op.walk())
+            assert ops_inside(op) == list(op.walk())[1:]

@@ -1,0 +1,45 @@
+"""The ops inside an op, listed in one go.
+
+xDSL's `Operation.walk` is a chain of generators, an op's, its regions' and its
+blocks', each block's ops read through an iterator object: some 60 interpreted
+bytecodes an op, and the passes walk a whole program a few dozen times in a compile.
+`ops_within` follows each block's linked list of ops itself (a fifth of that), in the
+same order. It is a list made before the caller looks at it: an op the caller adds or
+erases afterwards does not change it (the passes that change the IR as they go list
+the ops first)."""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+
+def ops_within(op: Operation) -> list[Operation]:
+    """`op` and every op nested in it, in `op.walk()`'s order: an op before the ops in
+    its regions, regions and blocks in order."""
+    found: list[Operation] = []
+    _add_nested(op, found)
+    return found
+
+
+def ops_inside(op: Operation) -> list[Operation]:
+    """Every op nested in `op` (not `op` itself), in `ops_within`'s order."""
+    found: list[Operation] = []
+    _add_nested(op, found)
+    del found[0]
+    return found
+
+
+def _add_nested(op: Operation, found: list[Operation]) -> None:
+    # (the linked lists' own fields: xDSL's properties over them cost a frame a step)
+    found.append(op)
+    for region in op.regions:
+        block = region._first_block  # pyright: ignore[reportPrivateUsage]
+        while block is not None:
+            inner = block._first_op  # pyright: ignore[reportPrivateUsage]
+            while inner is not None:
+                if inner.regions:
+                    _add_nested(inner, found)
+                else:
+                    found.append(inner)
+                inner = inner._next_op  # pyright: ignore[reportPrivateUsage]
+            block = block._next_block  # pyright: ignore[reportPrivateUsage]
