@@ -41,7 +41,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolNameConstraint,
     f64,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValues
 from xdsl.irdl import (
@@ -56,6 +55,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from dvm.dialects.attrs import float_attr, i64_attr, text_attr
 from dvm.dialects.expr import (
     NAME,
     ExprAttr,
@@ -66,21 +66,6 @@ from dvm.dialects.expr import (
     print_expressions,
 )
 from dvm.vm.isa import DTYPE_BY_TEXT, MAX_RANK, OPCODES, AccKind, Kind, OpDef, ReduceKind
-
-
-@lru_cache(maxsize=1 << 12)
-def i64_attr(value: int) -> IntegerAttr:
-    """`IntegerAttr(value, i64)`, made once per value (attributes are immutable, so ops
-    share them): xDSL checks the value's range and verifies each one it makes, and a
-    program writes the same few numbers (register, view and slot indices) over and over."""
-    return IntegerAttr(value, i64)
-
-
-@lru_cache(maxsize=1 << 12)
-def text_attr(text: str) -> StringAttr:
-    """`StringAttr(text)`, made once per text, as `i64_attr`."""
-    return StringAttr(text)
-
 
 OpT = TypeVar("OpT", bound=IRDLOperation)
 
@@ -249,7 +234,7 @@ def encode_operand(kind: Kind, value: Operand) -> Attribute:
     """An operand as a property: ints for references and masks, a float for
     an immediate scalar, text for element types, kinds and shapes."""
     if kind is Kind.SCALAR:
-        return i64_attr(value[1]) if isinstance(value, tuple) else FloatAttr(value, f64)
+        return i64_attr(value[1]) if isinstance(value, tuple) else float_attr(value, f64)
     if kind in (Kind.DTYPE,):
         return text_attr(str(value))
     if kind in (Kind.REDUCE_KIND, Kind.ACC_KIND):

@@ -39,7 +39,6 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
-    i64,
 )
 from xdsl.ir import (
     Attribute,
@@ -81,6 +80,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects import tensor as tensor_dialect
+from dvm.dialects.attrs import i64_attr
 from dvm.dialects.expr import (
     ExprAttr,
     ShapeAttr,
@@ -234,7 +234,7 @@ class KernelOp(IRDLOperation):
             "sym_name": StringAttr(name),
             "kind": tensor_dialect.KernelKindAttr.of(kind),
             "grid": ShapeAttr(grid),
-            "outputs": IntegerAttr(outputs, i64),
+            "outputs": i64_attr(outputs),
         }
         body = body or Region(Block(arg_types=arg_types))
         init_flat(self, (), (), properties, attributes, [body])
@@ -641,7 +641,7 @@ class TileReduceOp(IRDLOperation, ABC):
         super().__init__(
             operands=[input],
             result_types=[result_type],
-            properties={"axes": ArrayAttr([IntegerAttr(a, i64) for a in axes])},
+            properties={"axes": ArrayAttr([i64_attr(a) for a in axes])},
         )
 
     @property
@@ -712,7 +712,7 @@ class ForOp(IRDLOperation):
         self, level: int, count: sympy.Expr | int, inits: Sequence[SSAValue], body: Region
     ):
         properties: dict[str, Attribute] = {
-            "level": IntegerAttr(level, i64),
+            "level": i64_attr(level),
             "count": ExprAttr(count),
         }
         init_flat(self, inits, [v.type for v in inits], properties, None, [body])

@@ -36,12 +36,12 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
+from dvm.dialects.attrs import float_attr, i64_attr
 from dvm.dialects.expr import ExprAttr
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import (
@@ -76,7 +76,7 @@ def identity(kind: str, element: Attribute) -> FloatAttr | IntegerAttr:
     """The reduction's value over no elements, as an attribute of `element`."""
     if t.is_float(element):
         value = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
-        return FloatAttr(value, element)  # type: ignore[arg-type]
+        return float_attr(value, element)
     assert t.is_bool(element) or t.is_int(element)
     assert isinstance(element, IntegerType)
     width = element.width.data
@@ -86,6 +86,24 @@ def identity(kind: str, element: Attribute) -> FloatAttr | IntegerAttr:
         lo, hi = -(2 ** (width - 1)), 2 ** (width - 1) - 1
     value = {"sum": 0, "prod": 1, "max": lo, "min": hi}[kind]
     return IntegerAttr(value, element)  # type: ignore[arg-type]
+
+
+MAX_TILE_TYPES = 1024
+"""The most tile types `tile_type` keeps (it starts again when full)."""
+_tile_types: dict[tuple[tuple[sympy.Expr | int, ...], Attribute], tile.TileType] = {}
+
+
+def tile_type(extents: Sequence[sympy.Expr | int], element: Attribute) -> tile.TileType:
+    """`TileType(extents, element)`, made once per process (up to a bound): kernels
+    share their tile types (the same tile sizes over the same elements), and xDSL
+    verifies each type it makes, its shape too (600 bytecodes)."""
+    key = (tuple(extents), element)
+    found = _tile_types.get(key)
+    if found is None:
+        if len(_tile_types) >= MAX_TILE_TYPES:
+            _tile_types.clear()
+        found = _tile_types[key] = tile.TileType(extents, element)
+    return found
 
 
 @dataclass
@@ -134,7 +152,7 @@ class KernelBuilder:
         found = self.tile_types.get((spans, element))
         if found is None:
             extents = [self.plan.tiles[a] if a in spans else 1 for a in self.coords]
-            found = self.tile_types[spans, element] = tile.TileType(extents, element)
+            found = self.tile_types[spans, element] = tile_type(extents, element)
         return found
 
     def lookup(self, value: SSAValue) -> SSAValue | None:
@@ -284,7 +302,7 @@ class KernelBuilder:
         result = self.tile_type(spans, tensor_element(value))
         new = TileTakeOp(self.args[taken.view.value], indices, result, view)
         new.attributes[OP_LABEL] = StringAttr(located(op))
-        new.attributes[OP_AXIS] = IntegerAttr(op.dim, i64)
+        new.attributes[OP_AXIS] = i64_attr(op.dim)
         return self.bind(value, self.add(new), spans)
 
     def clamp(self, operands: Sequence[SSAValue], element: Attribute) -> SSAValue:
@@ -528,13 +546,13 @@ def tensor_element(value: SSAValue) -> Attribute:
 def scalar_attr(value: float, element: Attribute) -> FloatAttr | IntegerAttr:
     """`value` as an attribute of element type `element` (float or integer)."""
     if isinstance(element, t.FLOAT_TYPES):
-        return FloatAttr(float(value), element)
+        return float_attr(float(value), element)
     assert isinstance(element, IntegerType)
     return IntegerAttr(int(value), element)
 
 
 def axes_attr(axes: Sequence[int]) -> ArrayAttr[IntegerAttr]:
-    return ArrayAttr([IntegerAttr(a, i64) for a in axes])
+    return ArrayAttr([i64_attr(a) for a in axes])
 
 
 def body_ops(fusion: t.FusionOp) -> list[Operation]:

@@ -458,7 +458,7 @@ def lower_kernel(
     else:  # a concat or insert_slice: copies, see dvm.lowering.data_movement
         domain, plan, coords = own_plan(own, device)
     sizes = name_tile_sizes(plan, domain)
-    axes = ArrayAttr([tile.AxisAttr(domain.sizes[a], plan.tiles[a], plan.index[a]) for a in coords])
+    axes = ArrayAttr([axis_attr(domain.sizes[a], plan.tiles[a], plan.index[a]) for a in coords])
     inputs = [a for a in fusion.body.block.args if isinstance(a.type, TensorType)]
     outputs = yielded(fusion)
     kernel = tile.KernelOp(
@@ -500,6 +500,13 @@ def lower_kernel(
     if takes := take_checks(list(body_ops(fusion)), inputs):
         launch.attributes[TAKE_CHECKS] = ArrayAttr(takes)
     return kernel, launch
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def axis_attr(size: sympy.Expr, tile_size: sympy.Expr, walker: str) -> tile.AxisAttr:
+    """`AxisAttr(size, tile_size, walker)`, made once (xDSL verifies it and its three
+    parts as it makes them, 640 bytecodes; kernels repeat their axes)."""
+    return tile.AxisAttr(size, tile_size, walker)
 
 
 def index_dims(fusion: t.FusionOp) -> list[DictionaryAttr]:

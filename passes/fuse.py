@@ -45,10 +45,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
-    IntegerAttr,
     ModuleOp,
     TensorType,
-    i64,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -62,6 +60,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from dvm.dialects import tensor as t
+from dvm.dialects.attrs import i64_attr
 from dvm.dialects.expr import ConditionAttr
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.concat_fusion import PieceCache, fused_pieces
@@ -698,7 +697,7 @@ def describe_domain(domain: Domain) -> dict[str, Attribute]:
     """What a student sees on a kernel: its iteration domain and reduced axes."""
     attrs: dict[str, Attribute] = {"dvm.domain": shape_attr(domain.sizes)}
     if domain.reduced:
-        attrs["dvm.reduced"] = ArrayAttr([IntegerAttr(a, i64) for a in sorted(domain.reduced)])
+        attrs["dvm.reduced"] = ArrayAttr([i64_attr(a) for a in sorted(domain.reduced)])
     return attrs
 
 

@@ -76,8 +76,21 @@ def substitute(expr: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr | int
     return cast(sympy.Expr, expr.xreplace(table))
 
 
+MAX_SHAPES = 4096
+"""The most shape attributes `shape_attr` keeps (it starts again when full)."""
+_shapes: dict[tuple[sympy.Expr | int, ...], ShapeAttr] = {}
+
+
 def shape_attr(shape: Sequence[sympy.Expr | int]) -> ShapeAttr:
-    return ShapeAttr(shape)
+    """`ShapeAttr(shape)`, made once per shape (up to a bound): the passes write the
+    same shapes on op after op, and xDSL verifies each attribute it makes."""
+    key = tuple(shape)
+    found = _shapes.get(key)
+    if found is None:
+        if len(_shapes) >= MAX_SHAPES:
+            _shapes.clear()
+        found = _shapes[key] = ShapeAttr(key)
+    return found
 
 
 def shape_from_attr(attr: Attribute) -> Shape:

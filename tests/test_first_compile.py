@@ -6,6 +6,7 @@ the values sympy's evaluation gives, at any shape.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,12 +15,16 @@ from typing import Any
 import pytest
 import sympy
 from xdsl.context import Context
+from xdsl.dialects.builtin import f32, f64
 
 import dvm
 import dvm.lowering.tensor_to_tile as tensor_to_tile
+from dvm.dialects.attrs import float_attr
 from dvm.dialects.expr import expr_text, sceiling, smax, smin, symbol
+from dvm.dialects.tile import TileType
 from dvm.dialects.walk import ops_inside, ops_within
 from dvm.ir import parse
+from dvm.lowering.kernel_body import tile_type
 from dvm.lowering.pipeline import DvmPipelinePass
 from dvm.lowering.tile_to_bytecode import whole_units
 from dvm.lowering.tiling import quotient
@@ -142,3 +147,15 @@ def test_ops_within_lists_what_xdsl_walks() -> None:
         for op in (module, *module.walk()):
             assert ops_within(op) == list(op.walk())
             assert ops_inside(op) == list(op.walk())[1:]
+
+
+def test_attributes_made_once_keep_their_values() -> None:
+    """A float attribute made once per value tells 0.0 from -0.0 and keeps a NaN (equal
+    floats, or none, yet different attributes); a tile type is shared by its parts."""
+    zero, negative = float_attr(0.0, f32), float_attr(-0.0, f32)
+    assert zero is float_attr(0.0, f32) and negative is float_attr(-0.0, f32)
+    assert math.copysign(1, negative.value.data) == -1 and zero != negative
+    assert math.isnan(float_attr(math.nan, f32).value.data)
+    assert float_attr(1.0, f32) != float_attr(1.0, f64)
+    assert tile_type([T0, 4], f32) is tile_type([T0, 4], f32) != tile_type([T0, 4], f64)
+    assert tile_type([T0, 4], f32) == TileType([T0, 4], f32)
