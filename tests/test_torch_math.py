@@ -548,3 +548,16 @@ def test_bessel_j0_and_j1_match_mpmath_near_their_zeros(dtype: Any) -> None:
                 continue
             exact = float(mpmath.besselj(order, point))
             assert abs(value - exact) <= 4e-15 + 2e-14 * abs(exact), (order, point)
+
+
+def modified_bessels(x: Any) -> tuple[Any, ...]:
+    return torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_modified_bessel_i0_and_i1_are_i0_and_special_i1(dtype: Any) -> None:
+    """torch's other names of I0 and I1: eager's values, overflows and NaNs."""
+    points = torch.tensor([88.73, 709.8, *EDGES], dtype=torch.float64)
+    x = torch.cat([torch.linspace(-100, 100, 81, dtype=torch.float64), points]).to(dtype)
+    for actual, expected in zip(on_dvm(modified_bessels, x), modified_bessels(x), strict=True):
+        assert_same(actual, expected, exact=False)

@@ -557,6 +557,18 @@ def bessel_j(order: int) -> Handler:
     return handler
 
 
+def without_halves(name: str, handler: Handler) -> Handler:
+    """`handler` for float32 and float64 only: torch has no `name` of halves (raises)."""
+
+    def checked(x: Any) -> Any:
+        result = floats(x)[1]
+        if working_dtype(result) != result:
+            raise Unsupported(f"{name} of a half-precision float")
+        return handler(x)
+
+    return checked
+
+
 HANDLERS: dict[str, Handler] = {
     "erfc": erfc, "special_erfcx": erfcx,
     "erfinv": erfinv, "special_ndtri": ndtri,
@@ -564,5 +576,7 @@ HANDLERS: dict[str, Handler] = {
     "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
     "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
     "special_bessel_j0": bessel_j(0), "special_bessel_j1": bessel_j(1),
+    "special_modified_bessel_i0": without_halves("special_modified_bessel_i0", bessel(0, False)),
+    "special_modified_bessel_i1": without_halves("special_modified_bessel_i1", bessel(1, False)),
 }  # fmt: skip
 """The ATen ops of this module, by name."""
