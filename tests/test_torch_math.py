@@ -561,3 +561,35 @@ def test_modified_bessel_i0_and_i1_are_i0_and_special_i1(dtype: Any) -> None:
     x = torch.cat([torch.linspace(-100, 100, 81, dtype=torch.float64), points]).to(dtype)
     for actual, expected in zip(on_dvm(modified_bessels, x), modified_bessels(x), strict=True):
         assert_same(actual, expected, exact=False)
+
+
+def bessel_ys(x: Any) -> tuple[Any, ...]:
+    return torch.special.bessel_y0(x), torch.special.bessel_y1(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_bessel_y0_and_y1_match_mpmath_near_their_zeros(dtype: Any) -> None:
+    """Y0 and Y1 from 1e-300 to 1e4, near their zeros below 8 and at 8: -inf at 0, NaN
+    below 0, at inf and at NaN, as eager's; in float32 within 3e-6 of eager (whose
+    float32 values are up to 2e-6 off); in float64 within 2e-15 (1 + |Y|) of mpmath
+    (near a zero the terms that cancel round by a few 1e-16, and torch's only keep an
+    absolute precision there too)."""
+    import mpmath
+
+    generator = torch.Generator().manual_seed(0)
+    spread = torch.rand(40, generator=generator, dtype=torch.float64) * 300
+    zeros = [0.8935769662791675, 3.957678419314858, 7.086051060301773, 2.197141326031017]
+    points = [*zeros, 5.429681040794135, 7.99, 8.0, 8.01, 1e-300, 1e-5, 1e4, *EDGES]
+    x = torch.cat([torch.linspace(-2, 30, 161, dtype=torch.float64), spread,
+                   torch.tensor(points, dtype=torch.float64)]).to(dtype)  # fmt: skip
+    results = on_dvm(bessel_ys, x)
+    for actual, expected in zip(results, bessel_ys(x), strict=True):
+        torch.testing.assert_close(actual, expected, rtol=4e-7, atol=3e-6, equal_nan=True)
+    if dtype != torch.float64:
+        return
+    for order, actual in enumerate(results):
+        for point, value in zip(x.tolist(), actual.tolist(), strict=True):
+            if not 0 < point < math.inf:
+                continue
+            exact = float(mpmath.bessely(order, point))
+            assert abs(value - exact) <= 2e-15 * (1 + abs(exact)), (order, point)

@@ -28,7 +28,9 @@ The modified Bessel functions `i0` and `i1`, and `i0e` and `i1e` (scaled by
 and beyond, `exp(|x|) / sqrt(|x|)` times an interpolant of 1/|x| fitted as erfc's are.
 The Bessel functions `special_bessel_j0` and `special_bessel_j1` are, up to 8, an
 interpolant of x^2 times the factors of their zeros, and beyond, their asymptotic form
-with amplitudes fitted likewise.
+with amplitudes fitted likewise; `special_bessel_y0` and `special_bessel_y1` are, up to
+8, `(2/pi) ln(x/2) J_n(x)` (less `2/(pi x)` for Y1) and an interpolant, and beyond, the
+same asymptotic form.
 """
 
 from __future__ import annotations
@@ -525,34 +527,87 @@ def bessel_j_fits(order: int) -> BesselJ:
     )
 
 
-def bessel_j(order: int) -> Handler:
-    """`special_bessel_j0` or `special_bessel_j1` (`bessel_j_fits`): up to |x| = 8 the
-    polynomial of x^2 times `(|x| - z) (|x| + z)` for each zero z (z in two floats, so
-    that J keeps its digits near it); beyond, the asymptotic form, whose `cos(chi)` and
-    `sin(chi)` are sums of `cos |x|` and `sin |x|` (no rounding of `|x| - pi/4`). NaN at
-    the infinities and NaN, as eager's; J1 odd, of -0 too."""
+def bessel_j_small(a: LazyArray, fits: BesselJ) -> Any:
+    """`J_n(a) / a^n` for 0 <= a <= 8: the polynomial of a^2 times `(a - z) (a + z)` for
+    each zero z (z in two floats, so that J keeps its digits near it)."""
+    square = a * a
+    small: Any = piecewise(fits.small, [square < fits.small[0].high], [square] * 2)
+    for high, low in fits.zeros:
+        small = small * ((a - high - low) * (a + high))
+    return small
+
+
+def bessel_waves(a: LazyArray, order: int, fits: BesselJ) -> tuple[Any, Any]:
+    """J_n(a) and Y_n(a) for a >= 8 by their asymptotic form, `sqrt(2 / (pi a))` times
+    `P cos(chi) - Q sin(chi)` and `P sin(chi) + Q cos(chi)`, whose `cos(chi)` and
+    `sin(chi)` are sums of `cos a` and `sin a` (no rounding of `a - pi/4`)."""
     sign = -1.0 if order else 1.0  # (cos(3 pi / 4) against cos(pi / 4))
+    t = 1 / a
+    masks = [t < piece.high for piece in fits.cosine[:-1]]
+    p = piecewise(fits.cosine, masks, [t] * len(fits.cosine))
+    q = piecewise(fits.sine, masks, [t] * len(fits.sine))
+    cosine, sine = np.cos(a), np.sin(a)
+    # (sqrt 2 cos(chi) = sign cos a + sin a, sqrt 2 sin(chi) = sign sin a - cos a)
+    wave_cosine, wave_sine = sign * cosine + sine, sign * sine - cosine
+    scale = 1 / np.sqrt(math.pi * a)
+    return (p * wave_cosine - q * wave_sine) * scale, (p * wave_sine + q * wave_cosine) * scale
+
+
+def bessel_j(order: int) -> Handler:
+    """`special_bessel_j0` or `special_bessel_j1` (`bessel_j_fits`): up to |x| = 8
+    `bessel_j_small`, beyond `bessel_waves`. NaN at the infinities and NaN, as eager's;
+    J1 odd, of -0 too."""
 
     def handler(x: Any) -> Any:
         (x,), result = floats(x)
         x = narrowed(x, FLOAT64)
         a = needs(np.absolute(x))
         fits = bessel_j_fits(order)
-        square = a * a
-        small: Any = piecewise(fits.small, [square < fits.small[0].high], [square] * 2)
-        for high, low in fits.zeros:
-            small = small * ((a - high - low) * (a + high))
-        t = 1 / a
-        masks = [t < piece.high for piece in fits.cosine[:-1]]
-        cosine_amplitude = piecewise(fits.cosine, masks, [t] * len(fits.cosine))
-        sine_amplitude = piecewise(fits.sine, masks, [t] * len(fits.sine))
-        cosine, sine = np.cos(a), np.sin(a)
-        # (sqrt 2 cos(chi) = sign cos a + sin a, sqrt 2 sin(chi) = sign sin a - cos a)
-        wave = cosine_amplitude * (sign * cosine + sine) - sine_amplitude * (sign * sine - cosine)
-        large = wave / np.sqrt(math.pi * a)
+        small, (large, _) = bessel_j_small(a, fits), bessel_waves(a, order, fits)
         if order:
             small, large = small * x, np.where(x < 0, -large, large)
         return narrowed(needs(np.where(a <= 8, small, large)), result)
+
+    return handler
+
+
+@cache
+def bessel_y_fits(order: int) -> tuple[Piece, Piece]:
+    """Up to 8, the entire part of Y_order, `(Y_n(x) - (2/pi) ln(x/2) J_n(x) + n 2/(pi x))
+    / x^n`, as a function of x^2 on J's two pieces. By mpmath to 40 digits."""
+    context = precise()
+
+    def entire(u: Any) -> Any:
+        x = context.sqrt(u)
+        logarithmic = 2 / context.pi * context.log(x / 2) * context.besselj(order, x)
+        pole = 2 / (context.pi * x) if order else 0
+        return (context.bessely(order, x) - logarithmic + pole) / x**order
+
+    return fitted(entire, 0.0, 30.0), fitted(entire, 30.0, 64.0)
+
+
+def bessel_y(order: int) -> Handler:
+    """`special_bessel_y0` or `special_bessel_y1`: up to 8, `(2/pi) ln(x/2) J_n(x)` (by
+    `bessel_j_small`), less `2/(pi x)` for Y1, plus x^n times the entire part
+    (`bessel_y_fits`); beyond, `bessel_waves`. Near Y's zeros below 8 its terms cancel,
+    so it keeps an absolute precision there (a few 1e-16), as torch's. -inf at 0, NaN
+    below 0, at inf and at NaN, as eager's."""
+
+    def handler(x: Any) -> Any:
+        (x,), result = floats(x)
+        x = narrowed(x, FLOAT64)
+        fits, entire = bessel_j_fits(order), bessel_y_fits(order)
+        square = x * x
+        rest = piecewise(entire, [square < entire[0].high], [square] * 2)
+        j = bessel_j_small(x, fits)
+        logarithm = (2 / math.pi) * (np.log(x) - math.log(2))
+        if order:
+            j, rest = j * x, rest * x - (2 / math.pi) / x
+        small = logarithm * j + rest
+        _, large = bessel_waves(x, order, fits)
+        value = np.where(x <= 8, small, large)
+        value = np.where(x == 0, -math.inf, value)
+        return narrowed(needs(np.where((x < 0) | np.isinf(x), math.nan, value)), result)
 
     return handler
 
@@ -576,6 +631,8 @@ HANDLERS: dict[str, Handler] = {
     "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
     "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
     "special_bessel_j0": bessel_j(0), "special_bessel_j1": bessel_j(1),
+    "special_bessel_y0": without_halves("special_bessel_y0", bessel_y(0)),
+    "special_bessel_y1": without_halves("special_bessel_y1", bessel_y(1)),
     "special_modified_bessel_i0": without_halves("special_modified_bessel_i0", bessel(0, False)),
     "special_modified_bessel_i1": without_halves("special_modified_bessel_i1", bessel(1, False)),
 }  # fmt: skip
