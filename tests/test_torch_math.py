@@ -593,3 +593,37 @@ def test_bessel_y0_and_y1_match_mpmath_near_their_zeros(dtype: Any) -> None:
                 continue
             exact = float(mpmath.bessely(order, point))
             assert abs(value - exact) <= 2e-15 * (1 + abs(exact)), (order, point)
+
+
+def bessel_ks(x: Any) -> tuple[Any, ...]:
+    special = torch.special
+    return (special.modified_bessel_k0(x), special.modified_bessel_k1(x),
+            special.scaled_modified_bessel_k0(x), special.scaled_modified_bessel_k1(x))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_modified_bessel_k0_and_k1_and_their_scaled_forms_match_mpmath(dtype: Any) -> None:
+    """K0, K1, `exp(x) K0` and `exp(x) K1` from 1e-300 to 800 and at the edges: inf at
+    0 and -0, 0 at inf, NaN below 0 and at NaN, as eager's (but for float32's smallest
+    subnormal, where eager's float32 K1 is NaN and its scaled K0 inf); in float64 within
+    2e-15 of mpmath, relatively."""
+    import mpmath
+
+    magnitudes = torch.logspace(-300, 2.9, 12, dtype=torch.float64)
+    edges = [e for e in EDGES if e != 1e-45 or dtype == torch.float64]
+    points = torch.tensor([1.0, 1.001, 90.0, 104.0, *edges], dtype=torch.float64)
+    x = torch.cat([torch.linspace(-1, 12, 40, dtype=torch.float64), magnitudes, points])
+    x = x.to(dtype)
+    results = on_dvm(bessel_ks, x)
+    for actual, expected in zip(results, bessel_ks(x), strict=True):
+        assert_same(actual, expected, exact=False)
+    if dtype != torch.float64:
+        return
+    for point, *values in zip(x.tolist(), *(r.tolist() for r in results), strict=True):
+        if not 0 < point < math.inf:
+            continue
+        ks = [mpmath.besselk(order, point) for order in (0, 1)]
+        exacts = [*ks, *(k * mpmath.exp(point) for k in ks)]
+        for index, (value, exact) in enumerate(zip(values, exacts, strict=True)):
+            if index >= 2 or point < 700:
+                assert abs(value - float(exact)) <= 2e-15 * float(exact), (index, point)
