@@ -5,7 +5,9 @@ compile time) as Python text: `Code` is that text, the temporaries the expressio
 and each expression's value. This module turns `Code` into functions without sympy, so
 that the compile cache can keep it and a cache hit needs neither sympy nor xDSL. Text
 read from the cache is untrusted: `checked_code` accepts only integer arithmetic on the
-given names (a whitelist of Python syntax), so an entry can never run other code.
+given names (a whitelist of Python syntax), so an entry can never run other code, and
+only in the forms `dvm.codegen` prints (divisions that cannot be by 0, small powers), so
+a call of it can neither raise nor run without end.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ def checked_expression(text: Any, names: set[str]) -> str:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise CodeError(f"{text!r} does not parse") from None
+    divides_by_a_value = False
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
             raise CodeError(f"{type(node).__name__} in {text!r}")
@@ -117,8 +120,71 @@ def checked_expression(text: Any, names: set[str]) -> str:
             raise CodeError(f"attribute {node.attr!r} in {text!r}")
         if isinstance(node, ast.Call) and (node.keywords or not _allowed_callee(node.func)):
             raise CodeError(f"call of {ast.unparse(node.func)} in {text!r}")
+        if isinstance(node, ast.BinOp):
+            divides_by_a_value |= not checked_operation(node, text)
+    if divides_by_a_value:
+        check_guarded(tree.body, frozenset(), text)
     generated([text])
     return text
+
+
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+"""The binary operators `dvm.codegen` prints (no shift: `1 << 2**40` would not end)."""
+MAX_EXPONENT = 64
+"""The largest power an expression may take (`dvm.codegen` prints small literal ones)."""
+
+
+def checked_operation(node: ast.BinOp, text: str) -> bool:
+    """Raise a CodeError unless `node`'s operator is in ARITHMETIC and a power's exponent
+    a literal up to MAX_EXPONENT; False for a division by what may be 0 (`check_guarded`
+    then looks for its guard)."""
+    if not isinstance(node.op, ARITHMETIC):
+        raise CodeError(f"operator {type(node.op).__name__} in {text!r}")
+    right = node.right
+    if isinstance(node.op, ast.Pow) and not (
+        isinstance(right, ast.Constant)
+        and type(right.value) is int
+        and 0 <= right.value <= MAX_EXPONENT
+    ):
+        raise CodeError(f"a power of {ast.unparse(right)} in {text!r}")
+    return not isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod) or _never_zero(right)
+
+
+def check_guarded(node: ast.AST, guarded: frozenset[str], text: str) -> None:
+    """Raise a CodeError unless every divisor under `node` is nonzero by its form or
+    tested by an enclosing `if` (`guarded`, as `ast.dump`s): `dvm.codegen` prints a
+    quotient by what may be 0 as `((a) // (b) if (b) else 0)`, so that a call raises no
+    ZeroDivisionError, and a cached expression must keep that form."""
+    if isinstance(node, ast.IfExp):
+        check_guarded(node.test, guarded, text)
+        check_guarded(node.body, guarded | {ast.dump(node.test)}, text)
+        check_guarded(node.orelse, guarded, text)
+        return
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod)
+        and not (_never_zero(node.right) or ast.dump(node.right) in guarded)
+    ):
+        raise CodeError(f"a division by {ast.unparse(node.right)}, which may be 0, in {text!r}")
+    for child in ast.iter_child_nodes(node):
+        check_guarded(child, guarded, text)
+
+
+def _never_zero(node: ast.expr) -> bool:
+    """Whether `node` is nonzero by its form (as `dvm.codegen.never_zero` decides): a
+    nonzero literal, or a `max` with a positive literal among its arguments."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand  # (a negative literal)
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float) and node.value != 0
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "max"
+        and any(
+            isinstance(a, ast.Constant) and type(a.value) is int and a.value > 0 for a in node.args
+        )
+    )
 
 
 def _allowed_callee(func: ast.expr) -> bool:

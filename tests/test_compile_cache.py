@@ -326,6 +326,12 @@ def sizes_of_fewer_dims(form: dict[str, Any]) -> None:
     sizes[1] = sizes[1][:-1]
 
 
+def sizes_divided_by_0(form: dict[str, Any]) -> None:
+    """A kernel's output size divided by a difference that is 0 at every call."""
+    sizes = next(k for k in form["kernels"].values() if k["sizes"][1])["sizes"]
+    sizes[1][0] = f"({sizes[1][0]}) // ({sizes[1][0]} - {sizes[1][0]})"
+
+
 FORGERIES = {
     "a slot read before it is written": read_before_written,
     "a slot only a branch writes": read_of_a_branch_value,
@@ -339,6 +345,7 @@ FORGERIES = {
     "a guard on an unknown symbol": guard_on_an_unknown_symbol,
     "a bind to an axis of a scalar": bind_to_an_axis_of_a_scalar,
     "output sizes of fewer dims": sizes_of_fewer_dims,
+    "an output size divided by 0": sizes_divided_by_0,
 }
 
 
@@ -589,13 +596,35 @@ def test_a_hit_in_a_fresh_process_needs_neither_xdsl_nor_sympy(
         "y + 1",  # a name nobody defined
         "math.pi.__class__",
         "int(x, base=2)",
+        "x // 0",  # a division by what may be 0, unless an `if` tests it (below)
+        "1 / (x - x)",
+        "x % (x - 1)",
+        "(x // x if x + 1 else 0)",
+        "1 << (1 << 40)",  # an operator codegen does not print, this one without end
+        "x ** (2 ** 40)",  # a power beyond a small literal
+        "x ** x",
     ],
 )
 def test_cached_code_is_integer_arithmetic_only(text: str) -> None:
-    """An entry's expressions run as Python: anything but arithmetic on known names is
-    refused before it is compiled."""
+    """An entry's expressions run as Python: anything but arithmetic on known names, that
+    can raise or run without end, is refused before it is compiled."""
     with pytest.raises(CodeError):
         checked_code([[], [text]], ["x"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x // 3", "x % -2", "x // max(1, x - 5)", "((x // (x - 1)) if (x - 1) else 0)",
+     "(-(-(x) // (x + 1)) if (x + 1) else 0)", "x ** 2 // 7"],
+)  # fmt: skip
+def test_cached_code_divides_by_what_cannot_be_0(text: str) -> None:
+    """Quotients as `dvm.codegen` prints them (by a nonzero literal, a `max` of a positive
+    one, or under an `if` that tests the divisor) are accepted, and run."""
+    from dvm.expr_code import function_of_code
+
+    code = checked_code([[], [text]], ["x"])
+    f = function_of_code(code, ["x"])
+    assert f(1) == (eval(text, {}, {"x": 1}),)
 
 
 def test_code_this_process_generated_is_checked_for_its_names_only(
@@ -640,5 +669,8 @@ def test_a_text_checked_once_is_checked_again_for_its_names_only(
 
 
 def test_cached_code_accepts_what_codegen_prints() -> None:
-    code = [[["_t0", "max(x, 4)"]], ["int(((x + _t0) // (-_t0)))", "int(min(_t0, math.floor(x)))"]]
+    code = [
+        [["_t0", "max(x, 4)"]],
+        ["int((((x + _t0) // (-_t0)) if (-_t0) else 0))", "int(min(_t0, math.floor(x)))"],
+    ]
     assert function_of_code(checked_code(code, ["x"]), ["x"])(7) == (-2, 7)
