@@ -27,7 +27,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import fx
@@ -94,11 +94,10 @@ def output_views(nodes: list[fx.Node]) -> OutputViews | None:
     returned = graph_results(nodes)
     if returned is None:
         return None
-    results, users = returned
+    output, results, users = returned
     # a base may be an input's new value too: `v = y[:, 2:]; y.add_(1); return v` returns
     # a view of it, which AOTAutograd makes a view of `y`
-    output = next(n for n in nodes if n.op == "output")
-    written = written_inputs(output, len(results), nodes)
+    written = written_inputs(output, nodes)
     bases = users | set(written)
     positions = {r: k for k, r in enumerate(results) if k in bases and isinstance(r, fx.Node)}
     inputs = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
@@ -134,33 +133,32 @@ def bases_first(views: list[OutputView]) -> list[OutputView]:
     return sorted(views, key=depth)
 
 
-def graph_results(nodes: list[fx.Node]) -> tuple[Sequence[Any], set[int]] | None:
-    """The graph's results and the positions among them the user receives (None: a
-    graph without a list of results)."""
+def graph_results(nodes: list[fx.Node]) -> tuple[fx.Node, Sequence[Any], set[int]] | None:
+    """The graph's output node, its results and the positions among them the user
+    receives (None: a graph without a list of results)."""
     output = next((n for n in nodes if n.op == "output"), None)
     if output is None or not isinstance(output.args[0], list | tuple):
         return None
-    results = output.args[0]
-    return results, described(output, len(results), USER_OUTPUT)
+    return output, output.args[0], described(output, USER_OUTPUT)
 
 
-def described(output: fx.Node, count: int, kind: str) -> set[int]:
+def described(output: fx.Node, kind: str) -> set[int]:
     """The positions of the outputs whose descriptor is of `kind` (none, if the graph
     does not say)."""
-    descriptions = output.meta.get("desc")
-    if not isinstance(descriptions, list | tuple) or len(descriptions) != count:
+    descriptions, results = output.meta.get("desc"), cast(Sequence[Any], output.args[0])
+    if not isinstance(descriptions, list | tuple) or len(descriptions) != len(results):
         return set()
     return {k for k, d in enumerate(descriptions) if type(d).__name__ == kind}
 
 
-def written_inputs(output: fx.Node, count: int, nodes: list[fx.Node]) -> dict[int, int]:
+def written_inputs(output: fx.Node, nodes: list[fx.Node]) -> dict[int, int]:
     """The positions of the outputs that are inputs' new values, each with the position
     of its input among the graph's inputs (the placeholder whose descriptor the output's
     names)."""
     descriptions = output.meta.get("desc")
     placeholders = [n.meta.get("desc") for n in nodes if n.op == "placeholder"]
     inputs = {}
-    for k in described(output, count, MUTATED_INPUT):
+    for k in described(output, MUTATED_INPUT):
         written = getattr(descriptions[k], "mutated_input", None)  # type: ignore[index]
         matching = [i for i, d in enumerate(placeholders) if d is not None and d == written]
         if len(matching) == 1:
@@ -240,7 +238,7 @@ def output_layouts(nodes: list[fx.Node], views: OutputViews | None) -> OutputLay
     returned = graph_results(nodes)
     if returned is None:
         return None
-    results, users = returned
+    _, results, users = returned
     rebuilt = {view.position for view in views.views} if views is not None else set()
     layouts = {}
     for position in users - rebuilt:

@@ -736,15 +736,16 @@ HANDLERS: dict[str, Handler] = {
     "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
     "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
     "special_bessel_j0": bessel_j(0), "special_bessel_j1": bessel_j(1),
-    "special_bessel_y0": without_halves("special_bessel_y0", bessel_y(0)),
-    "special_bessel_y1": without_halves("special_bessel_y1", bessel_y(1)),
-    "special_modified_bessel_i0": without_halves("special_modified_bessel_i0", bessel(0, False)),
-    "special_modified_bessel_i1": without_halves("special_modified_bessel_i1", bessel(1, False)),
-    "special_modified_bessel_k0": without_halves("special_modified_bessel_k0", bessel_k(0, False)),
-    "special_modified_bessel_k1": without_halves("special_modified_bessel_k1", bessel_k(1, False)),
-    "special_scaled_modified_bessel_k0": without_halves(
-        "special_scaled_modified_bessel_k0", bessel_k(0, True)),
-    "special_scaled_modified_bessel_k1": without_halves(
-        "special_scaled_modified_bessel_k1", bessel_k(1, True)),
 }  # fmt: skip
 """The ATen ops of this module, by name."""
+
+FLOAT32_AND_FLOAT64_ONLY: dict[str, Handler] = {
+    "special_bessel_y0": bessel_y(0), "special_bessel_y1": bessel_y(1),
+    "special_modified_bessel_i0": bessel(0, False), "special_modified_bessel_i1": bessel(1, False),
+    "special_modified_bessel_k0": bessel_k(0, False),
+    "special_modified_bessel_k1": bessel_k(1, False),
+    "special_scaled_modified_bessel_k0": bessel_k(0, True),
+    "special_scaled_modified_bessel_k1": bessel_k(1, True),
+}  # fmt: skip
+"""The ops of this module torch has no half-precision kernel of (`without_halves`)."""
+HANDLERS.update({name: without_halves(name, h) for name, h in FLOAT32_AND_FLOAT64_ONLY.items()})
