@@ -80,11 +80,10 @@ class IntegerPrinter(PythonCodePrinter):
     division, exact at any size (sympy's own printer divides in floats, where
     floor(49 / 49) came out 0, and calls math besides)."""
 
-    def _print_FloorDiv(self, expr: FloorDiv) -> str:
+    def _print_FloorDiv(self, expr: FloorDiv | CeilDiv) -> str:
         return quotient_text(expr, *map(self._print, expr.args))
 
-    def _print_CeilDiv(self, expr: CeilDiv) -> str:
-        return quotient_text(expr, *map(self._print, expr.args))
+    _print_CeilDiv = _print_FloorDiv
 
 
 def quotient_text(expr: FloorDiv | CeilDiv | sympy.Mod, num: str, den: str) -> str:

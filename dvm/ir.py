@@ -639,7 +639,7 @@ def locate(
                 culprit = op
     if culprit is None:  # a block's own check (a body without a terminator): its op's
         culprit = next(
-            (op for op in reversed(list(module.walk())) if blocks_fail(op, message)), None
+            (op for op in reversed(ops_within(module)) if blocks_fail(op, message)), None
         )
     return located(message, [culprit] if culprit is not None else [], spans)
 
