@@ -430,7 +430,11 @@ class HostCompiler(HostWalker[Step]):
     def launch_parts(self, op: tile.LaunchOp) -> Launch:
         """A launch's kernel, the slots of its inputs and outputs, and the places of its
         outputs in the call's arena."""
-        kernel = self.kernels[op.callee.root_reference.data]
+        name = op.callee.root_reference.data
+        kernel = self.kernels[name]
+        unbound = set(kernel.key_symbols) - self.known
+        if unbound:  # (an edited lowered module: a call would find no value for them)
+            raise CompileError(f"{located(op)}: @{name} reads {sorted(unbound)}, unbound here")
         return kernel, self.indices(op.inputs), self.indices(op.outputs), self.output_places(op)
 
     def op_StackOp(self, op: t.StackOp) -> Step:

@@ -367,6 +367,33 @@ def test_a_forged_entry_is_refused_as_it_loads(
     np.testing.assert_allclose(again(*args), expected, rtol=1e-6, atol=1e-6)
 
 
+TAKE = """\
+func.func @main(%x: tensor<?x3xf32>, %i: tensor<2xi32>) -> tensor<?x2xf32> {
+  %y = tensor.take %x, %i dim(1) : (tensor<?x3xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  func.return %y : tensor<?x2xf32>
+}
+"""
+
+
+def test_a_forged_lowered_entry_is_refused_as_it_loads(cache_dir: Path) -> None:
+    """An entry of a program with no plain form (a take checks its indices at each
+    launch) holds the lowered IR: edited so that its kernel's output dim is a symbol
+    nothing binds, it is refused as the host steps are built, not run into a Python
+    error at the first call."""
+    compiled = dvm.compile(TAKE)
+    (entry,) = entries(cache_dir)
+    header = json.loads(entry.read_bytes()[len(MAGIC) :].partition(b"\n")[0])
+    assert not header["plain"]
+    text = entry_contents(entry.read_bytes(), header["key"])[1]
+    assert text.count("f32 [x_0, 2]") == 1
+    rewrite(entry, text=text.replace("f32 [x_0, 2]", "f32 [q_0, 2]"))
+    with pytest.warns(CacheWarning, match=r"unusable .*@main_k0 reads \['q_0'\], unbound"):
+        again = dvm.compile(TAKE)
+    x, i = np.arange(12, dtype=np.float32).reshape(4, 3), np.array([2, 0], np.int32)
+    np.testing.assert_array_equal(again(x, i), compiled(x, i))
+    np.testing.assert_array_equal(again(x, i), x[:, [2, 0]])
+
+
 def test_a_hit_prepares_each_kernel_at_its_first_launch(
     cache_dir: Path, rng: np.random.Generator, examples_dir: Path
 ) -> None:
