@@ -168,6 +168,9 @@ class DvmOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.prog = PROG
         arg_parser.usage = f"{PROG} [options] [input_file]"  # not the 20 flags
+        for action in arg_parser._actions:  # (argparse has no public way to reach them)
+            if action.dest in ("target", "frontend"):
+                action.type = output_spec if action.dest == "target" else spec_text
         arg_parser.add_argument(
             "--show-traceback",
             action="store_true",
@@ -232,8 +235,7 @@ class DvmOptMain(xDSLOptMain):
         try:
             super().setup_pipeline()
         except ArgSpecParseError as e:  # a syntax error, shown at its place in the spec
-            detail = str(e).removeprefix("Error parsing pass pipeline specification:\n")
-            raise ToolError(f"invalid pass pipeline {self.args.passes!r}:\n{detail}") from None
+            raise ToolError(f"invalid pass pipeline {self.args.passes!r}:\n{detail(e)}") from None
         except ValueError as e:
             known = ", ".join(self.available_passes) or "(none yet)"
             raise ToolError(
@@ -250,6 +252,33 @@ class DvmOptMain(xDSLOptMain):
                 notes = [n.rstrip("\n") for n in getattr(e, "__notes__", [])]
                 located = "\n".join([f"{PROG}: error: {e}", *notes])
             raise LocatedDiagnostic(located) from None
+
+
+def detail(e: ArgSpecParseError) -> str:
+    """xDSL's message of a spec that does not parse: the spec, the place marked."""
+    return str(e).removeprefix("Error parsing pass pipeline specification:\n")
+
+
+def spec_text(text: str) -> str:
+    """A `-t` or `-f` value, checked as argparse reads it: a spec that does not parse is
+    a usage error naming its flag (xDSL's `ArgSpecParseError` is a BaseException, which
+    would escape as a traceback)."""
+    try:
+        parse_spec(text)
+    except ArgSpecParseError as e:
+        raise argparse.ArgumentTypeError(f"invalid spec {text!r}:\n{detail(e)}") from None
+    return text
+
+
+def output_spec(text: str) -> str:
+    """A `-t` value whose options its target takes (an unknown name is xDSL's error)."""
+    spec = parse_spec(spec_text(text))
+    if spec.name in TARGETS:
+        try:
+            TARGETS[spec.name]().from_spec(spec)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"invalid spec {text!r}: {e}") from None
+    return text
 
 
 def binary_module(data: bytes, name: str) -> ModuleOp:
