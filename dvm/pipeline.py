@@ -19,6 +19,7 @@ from pathlib import Path
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import ArgSpecParseError
 
 from dvm.ir import make_context
 from dvm.ir import parse as parse_program
@@ -34,8 +35,11 @@ def passes() -> list[str]:
 
 def parse(spec: str) -> PassPipeline:
     """A pipeline from its text, e.g. `"symbolic-shapes,fuse{max-ops=8}"`;
-    raises ValueError naming an unknown pass or option."""
-    return PassPipeline.parse_spec(PASSES, spec)
+    raises ValueError naming an unknown pass or option, or the place of a syntax error."""
+    try:
+        return PassPipeline.parse_spec(PASSES, spec)
+    except ArgSpecParseError as e:  # (xDSL's is a BaseException: `except Exception` misses it)
+        raise ValueError(str(e)) from None
 
 
 def context() -> Context:

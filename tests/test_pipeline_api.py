@@ -48,6 +48,8 @@ def test_a_parsed_pipeline_applies_to_a_parsed_module() -> None:
         ("no-such-pass", "no-such-pass"),
         ("stack{mode=diagonal}", "mode must be one of"),
         ("dvm-pipeline{device=gpu}", "unknown device"),
+        ("fuse{", "Expected argument name here"),
+        ("fuse,,stack", "Expected pass name here"),
     ],
 )
 def test_bad_pipelines_are_value_errors_naming_the_problem(spec: str, message: str) -> None:
