@@ -1,11 +1,14 @@
 """Running extremes (`cummax`, `cummin`) and selections by rank (`median`,
 `nanmedian`, `kthvalue`, `mode`), each with the index torch's CPU kernel returns
-(see `aten`).
+(see `aten`), and the running `logcumsumexp`.
 
 The dialect has no running maximum, so `cummax` combines each element with the one
 `s` before it for s = 1, 2, 4... (a prefix scan by doubling): after the round of `s`
 every element holds the extreme of the `2s` elements up to it. The rounds' count
 depends on the dim's length, so a plan serves the lengths of one power of two.
+`logcumsumexp` is the same scan of pairs (m, t) standing for `m + ln t`: the running
+maximum m and the sum t of `exp(x - m)`, rescaled as m grows, so no `exp` overflows
+and no small term is lost against a later large one.
 
 The selections read a stable ascending sort (`aten_index.sort`: equal values by
 their index, NaN last). torch's `median` and `nanmedian` pick from exactly that
@@ -30,6 +33,7 @@ from dvm.torch.aten import (
     filled,
     held,
     lazy,
+    narrowed,
     needs,
     number,
     reshaped,
@@ -39,6 +43,7 @@ from dvm.torch.aten_index import sort
 from dvm.torch.sizes import specialized
 
 INT64 = np.dtype(np.int64)
+FLOAT64 = np.dtype(np.float64)
 LONGEST_INSERTION_SORT = 16
 """The longest row `std::sort` orders by insertion, which keeps equal values in
 the order of their index (libstdc++'s threshold)."""
@@ -75,6 +80,36 @@ def running_extreme(largest: bool) -> Handler:
         return needs(values.astype(x.dtype, copy=False)), indices
 
     return handler
+
+
+def logcumsumexp(x: Any, dim: Any) -> Any:
+    """`ln(cumsum(exp(x)))` along `dim`, by doubling over pairs (m, t), `m + ln t`: m the
+    largest element so far, t the sum of `exp(x - m)` (from 1 to the count). Computed
+    in float64 and rounded once, as torch's CPU loop accumulates float32 in double.
+    torch's values: NaN from a NaN on, else inf from an inf on, -inf while every
+    element is -inf. Integers and bools run in torch (which raises)."""
+    x = lazy(x)
+    if not is_float_dtype(x.dtype):
+        raise Unsupported(f"logcumsumexp of {x.dtype}")
+    if x.ndim == 0:
+        return x.copy()
+    axis = specialized(dim) % x.ndim
+    largest = narrowed(x, FLOAT64)
+    total = filled(list(x.shape), 1.0, FLOAT64)
+    step = 1
+    while step < x.shape[axis]:  # (a guard per round: a plan per power of two)
+        largest_before = shifted(largest, step, axis, -np.inf)
+        total_before = shifted(total, step, axis, 0.0)
+        top = needs(np.maximum(largest, largest_before))  # (NaN stays NaN)
+        total = needs(rescaled(total, largest, top) + rescaled(total_before, largest_before, top))
+        largest, step = top, step * 2
+    return narrowed(needs(largest + np.log(total)), x.dtype)
+
+
+def rescaled(total: LazyArray, largest: LazyArray, top: LazyArray) -> Any:
+    """`total exp(largest - top)`, the sum of a pair moved to the maximum `top`; `total`
+    itself where `largest` is `top` (also an infinity, whose difference is NaN)."""
+    return np.where(largest == top, total, total * np.exp(largest - top))
 
 
 def picked(x: LazyArray, position: Any, axis: int, keepdim: bool) -> tuple[Any, Any]:
@@ -186,6 +221,6 @@ def mode(x: Any, dim: Any = -1, keepdim: bool = False) -> Any:
 HANDLERS: dict[str, Handler] = {
     "cummax": running_extreme(largest=True), "cummin": running_extreme(largest=False),
     "median": median_along(ignore_nan=False), "nanmedian": median_along(ignore_nan=True),
-    "kthvalue": kthvalue, "mode": mode,
+    "kthvalue": kthvalue, "mode": mode, "logcumsumexp": logcumsumexp,
 }  # fmt: skip
 """The ATen ops of this module, by name."""
