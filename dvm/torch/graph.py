@@ -33,6 +33,7 @@ from dvm.torch import (
     aten,
     aten_attention,
     aten_bag,
+    aten_bessel,
     aten_complex,
     aten_conv,
     aten_index,
@@ -90,17 +91,18 @@ COPIES = {
 HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
     | aten_attention.HANDLERS | aten_complex.HANDLERS | aten_layers.HANDLERS | aten_bag.HANDLERS
-    | aten_math.HANDLERS | aten_special.HANDLERS | aten_select.HANDLERS | COPIES
+    | aten_math.HANDLERS | aten_special.HANDLERS | aten_bessel.HANDLERS | aten_select.HANDLERS
+    | COPIES
 )  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
 `aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv`, the
 fused transformer kernels of `aten_attention`, the layers' ops of `aten_layers`
 (`nn.Bilinear`, `torch.cdist`), `nn.EmbeddingBag`'s of `aten_bag`, the elementwise
 composites of `aten_math` (`atan2`, `hypot`, ...), the special functions of
-`aten_special` (`erfc`), the running extremes and selections by rank of `aten_select`
-(`cummax`, `median`) and the ops
-making complex tensors of `aten_complex` (an op of complex operands or results has
-`aten_complex.OF_COMPLEX`'s handler, or runs in torch)."""
+`aten_special` (`erfc`) and `aten_bessel` (`i0`), the running extremes and selections
+by rank of `aten_select` (`cummax`, `median`) and the ops making complex tensors of
+`aten_complex` (an op of complex operands or results has `aten_complex.OF_COMPLEX`'s
+handler, or runs in torch)."""
 
 
 @dataclass
