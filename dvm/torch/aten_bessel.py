@@ -11,7 +11,8 @@ with amplitudes fitted likewise; `special_bessel_y0` and `special_bessel_y1` are
 8, `(2/pi) ln(x/2) J_n(x)` (less `2/(pi x)` for Y1) and an interpolant, and beyond, the
 same asymptotic form. `special_modified_bessel_k0` and `_k1` (and their scaled forms) are,
 up to 1, `(-1)^(n+1) ln(x/2) I_n(x)` (plus 1/x for K1) and an interpolant, and beyond,
-`sqrt(pi / (2x)) exp(-x)` times an interpolant of 1/x.
+`sqrt(pi / (2x)) exp(-x)` times an interpolant of 1/x. `special_spherical_bessel_j0`,
+sin(x)/x, is its series below 1/2 and the quotient beyond.
 """
 
 from __future__ import annotations
@@ -343,6 +344,24 @@ def bessel_k(order: int, scaled: bool) -> Handler:
     return handler
 
 
+SPHERICAL_TERMS = 9
+"""Terms of sin(x)/x's series used below 1/2, `sum (-x^2)^k / (2k + 1)!`: the next is
+below 5e-19."""
+
+
+def spherical_bessel_j0(x: Any) -> Any:
+    """`special_spherical_bessel_j0`, sin(x)/x: below |x| = 1/2 its series in x^2 (1 at
+    0 and -0), beyond the quotient; 0 at the infinities and NaN at NaN, as eager's."""
+    (x,), result = floats(x)
+    x = narrowed(x, FLOAT64)
+    square = x * x
+    series: Any = constant((-1) ** (SPHERICAL_TERMS - 1) / math.factorial(2 * SPHERICAL_TERMS - 1))
+    for k in reversed(range(SPHERICAL_TERMS - 1)):
+        series = series * square + (-1) ** k / math.factorial(2 * k + 1)
+    value = np.where(np.absolute(x) < 0.5, series, np.sin(x) / x)
+    return narrowed(needs(np.where(np.isinf(x), 0.0, value)), result)
+
+
 HANDLERS: dict[str, Handler] = {
     "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
     "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
@@ -357,6 +376,7 @@ FLOAT32_AND_FLOAT64_ONLY: dict[str, Handler] = {
     "special_modified_bessel_k1": bessel_k(1, False),
     "special_scaled_modified_bessel_k0": bessel_k(0, True),
     "special_scaled_modified_bessel_k1": bessel_k(1, True),
+    "special_spherical_bessel_j0": spherical_bessel_j0,
 }  # fmt: skip
 """The ops of this module torch has no half-precision kernel of (`without_halves`)."""
 HANDLERS.update({name: without_halves(name, h) for name, h in FLOAT32_AND_FLOAT64_ONLY.items()})
