@@ -137,7 +137,7 @@ def bessel_j_fits(order: int) -> BesselJ:
         return context.besselj(order, x) / (x**order * (u - first**2) * (u - second**2))
 
     @cache
-    def amplitudes(t: float) -> tuple[Any, Any]:
+    def amplitudes(t: Any) -> tuple[Any, Any]:
         """P and Q at x = 1/t (both fits read the same nodes)."""
         if t == 0:
             return context.mpf(1), context.mpf(0)
