@@ -649,3 +649,31 @@ def test_spherical_bessel_j0_matches_mpmath_near_0_and_its_zeros(dtype: Any) -> 
         if math.isfinite(point):
             exact = float(mpmath.sin(point) / point) if point else 1.0
             assert abs(value - exact) <= 2 * math.ulp(exact), point
+
+
+def test_airy_ai_matches_mpmath_near_its_zeros_and_far_out() -> None:
+    """Ai in float64 and float32 over [-30, 10], near its zeros, at the cuts between
+    its three forms, far below 0 (where its phase needs zeta in two floats) and into
+    the subnormals above: NaN at the infinities and NaN, as eager's; over [-30, 10] in
+    float32 within the dtype's tolerance of eager; within 6 epsilons of mpmath, of Ai
+    or, below 0, of its modulus `sqrt(Ai^2 + Bi^2)` (eager's float64 is 3e-6 off near
+    -2.3, and its float32 phase keeps no digit at -1e5)."""
+    import mpmath
+
+    zeros = [-2.338107410459767, -4.087949444130971, -5.520559828095551, -12.828776752865757]
+    cuts = [-(12 ** (2 / 3)), 1.5 ** (2 / 3), -4.1, 0.5]
+    far = [-1e4, -123456.7, 1e-300, 60.0, 105.5, 1e10, 1e300, -1e-30, 0.0, -0.0]
+    points = [*zeros, *cuts, *far, math.inf, -math.inf, math.nan]
+    x = torch.cat([torch.linspace(-30, 10, 161, dtype=torch.float64),
+                   torch.tensor(points, dtype=torch.float64)])  # fmt: skip
+    narrow = x.float()
+    results = on_dvm(lambda a, b: (torch.special.airy_ai(a), torch.special.airy_ai(b)), x, narrow)
+    assert_same(results[1][:161], torch.special.airy_ai(narrow[:161]), exact=False)
+    for arguments, actual in zip((x, narrow), results, strict=True):
+        assert actual[-3:].isnan().all()
+        finfo = torch.finfo(actual.dtype)
+        for point, value in zip(arguments.tolist(), actual.tolist(), strict=True):
+            if math.isfinite(point):
+                exact = mpmath.airyai(point)
+                scale = math.hypot(exact, mpmath.airybi(point)) if point < 0 else abs(exact)
+                assert abs(value - float(exact)) <= 6 * finfo.eps * max(scale, finfo.tiny), point

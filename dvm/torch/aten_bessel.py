@@ -12,13 +12,17 @@ with amplitudes fitted likewise; `special_bessel_y0` and `special_bessel_y1` are
 same asymptotic form. `special_modified_bessel_k0` and `_k1` (and their scaled forms) are,
 up to 1, `(-1)^(n+1) ln(x/2) I_n(x)` (plus 1/x for K1) and an interpolant, and beyond,
 `sqrt(pi / (2x)) exp(-x)` times an interpolant of 1/x. `special_spherical_bessel_j0`,
-sin(x)/x, is its series below 1/2 and the quotient beyond.
+sin(x)/x, is its series below 1/2 and the quotient beyond. `special_airy_ai` is, near 0,
+an interpolant times the factors of its zeros, and beyond, its oscillating and decaying
+asymptotic forms in zeta = (2/3) |x|^(3/2), taken in two floats so that a large phase
+keeps its digits.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -362,6 +366,164 @@ def spherical_bessel_j0(x: Any) -> Any:
     return narrowed(needs(np.where(np.isinf(x), 0.0, value)), result)
 
 
+AIRY_NEGATIVE_CUT = 12 ** (2 / 3)
+"""The |x| below 0 from which Ai takes its oscillating asymptotic form (zeta = 8)."""
+
+AIRY_POSITIVE_CUT = 1.5 ** (2 / 3)
+"""The x from which Ai takes its decaying asymptotic form (zeta = 1)."""
+
+AIRY_MIDDLE = (-AIRY_NEGATIVE_CUT, -4.1, -2.9, -1.7, -0.5, 0.5, AIRY_POSITIVE_CUT)
+"""The pieces of x over which Ai divided by the factors of its two zeros there is
+interpolated."""
+
+TWO_THIRDS_REST = float(Fraction(2, 3) - Fraction(2 / 3))
+"""2/3 less its float64."""
+
+SPLITTER = 2.0**27 + 1
+"""Veltkamp's constant: `SPLITTER * v` splits a float64 v into two halves of 26 bits,
+whose products are exact."""
+
+
+class Airy(NamedTuple):
+    """The fits of `airy_fits`: Ai's zeros in the middle, each as a float64 and the rest
+    of its value; the middle's pieces; the amplitudes f and g of the oscillating form
+    and F of the decaying one, as functions of 1/zeta."""
+
+    zeros: tuple[tuple[float, float], ...]
+    middle: tuple[Piece, ...]
+    sine: tuple[Piece, ...]
+    cosine: tuple[Piece, ...]
+    decay: tuple[Piece, ...]
+
+
+@cache
+def airy_fits() -> Airy:
+    """For x in `AIRY_MIDDLE`, `Ai(x) / ((x - z1) (x - z2))` for its zeros z1, z2 there
+    (entire, so that Ai keeps its relative precision near them). With zeta = (2/3)
+    |x|^(3/2) and theta = zeta + pi/4: below the middle, f and g of `Ai(x) = (f sin(theta) -
+    g cos(theta)) / (sqrt(pi) |x|^(1/4))` (as Bi's `f cos(theta) + g sin(theta)`), f
+    tending to 1 and g to 0, as functions of 1/zeta on `BESSEL_CUTS`; above it, F of
+    `Ai(x) = F exp(-zeta) / (2 sqrt(pi) x^(1/4))`, tending to 1, on `K_CUTS`. By mpmath
+    to 40 digits."""
+    context = precise()
+    first, second = (context.airyaizero(k) for k in (1, 2))
+
+    def reduced(x: Any) -> Any:
+        return context.airyai(x) / ((x - first) * (x - second))
+
+    def magnitude(t: Any) -> Any:
+        """|x| at zeta = 1/t."""
+        return (1.5 / context.mpf(t)) ** (context.mpf(2) / 3)
+
+    @cache
+    def amplitudes(t: Any) -> tuple[Any, Any]:
+        """f and g at zeta = 1/t (both fits read the same nodes)."""
+        if t == 0:
+            return context.mpf(1), context.mpf(0)
+        a = magnitude(t)
+        theta = 1 / context.mpf(t) + context.pi / 4
+        ai, bi = context.airyai(-a), context.airybi(-a)
+        sine, cosine = context.sin(theta), context.cos(theta)
+        scale = context.sqrt(context.pi) * a**0.25
+        return scale * (ai * sine + bi * cosine), scale * (bi * sine - ai * cosine)
+
+    def decay(t: Any) -> Any:
+        if t == 0:
+            return context.mpf(1)
+        a = magnitude(t)
+        scale = 2 * context.sqrt(context.pi) * a**0.25
+        return context.airyai(a) * scale * context.exp(1 / context.mpf(t))
+
+    oscillating = list(itertools.pairwise(BESSEL_CUTS))
+    return Airy(
+        zeros=tuple((float(z), float(z - float(z))) for z in (first, second)),
+        middle=tuple(fitted(reduced, low, high) for low, high in itertools.pairwise(AIRY_MIDDLE)),
+        sine=tuple(fitted(lambda t: amplitudes(t)[0], low, high) for low, high in oscillating),
+        cosine=tuple(fitted(lambda t: amplitudes(t)[1], low, high) for low, high in oscillating),
+        decay=tuple(fitted(decay, low, high) for low, high in itertools.pairwise(K_CUTS)),
+    )
+
+
+def split(v: Any) -> tuple[Any, Any]:
+    """v as the sum of two floats of 26 bits each (Veltkamp's split)."""
+    scaled = SPLITTER * v
+    high = scaled - (scaled - v)
+    return high, v - high
+
+
+def exact_product(u: Any, v: Any) -> tuple[Any, Any]:
+    """u v as a float64 and its rounding error (Dekker's product: exact)."""
+    product = u * v
+    (u_high, u_low), (v_high, v_low) = split(u), split(v)
+    error = ((u_high * v_high - product) + u_high * v_low + u_low * v_high) + u_low * v_low
+    return product, error
+
+
+def airy_zeta(a: Any) -> tuple[Any, Any]:
+    """zeta = (2/3) a^(3/2) as a float64 and a correction of it (twice float64's
+    precision, so that the phase and the exponential of a large zeta keep their digits):
+    `sqrt(a)` corrected by its residual, times a and two thirds, each product exact."""
+    root = np.sqrt(a)
+    square, square_error = exact_product(root, root)
+    root_error = ((a - square) - square_error) / (2 * root)
+    power, power_error = exact_product(a, root)
+    power_error = power_error + a * root_error
+    two_thirds = 2 / 3
+    zeta, zeta_error = exact_product(power, two_thirds)
+    zeta_error = zeta_error + two_thirds * power_error + power * TWO_THIRDS_REST
+    high = zeta + zeta_error
+    return high, zeta_error - (high - zeta)
+
+
+def airy_ai(x: Any) -> Any:
+    """`special_airy_ai` (`airy_fits`): on `AIRY_MIDDLE`, the interpolant times the factors
+    of the two zeros (each in two floats); below, `airy_oscillating`; above,
+    `airy_decaying`. NaN at the infinities and NaN, as eager's."""
+    (x,), result = floats(x)
+    x = narrowed(x, FLOAT64)
+    fits = airy_fits()
+    middle = piecewise(fits.middle, [x < cut for cut in AIRY_MIDDLE[1:-1]], [x] * len(fits.middle))
+    for high, low in fits.zeros:
+        middle = middle * (x - high - low)
+    magnitude = needs(np.absolute(x))
+    a = needs(np.minimum(magnitude, 1e100))  # (beyond, zeta's phase keeps no digit)
+    zeta, zeta_error = airy_zeta(a)
+    t = 1 / zeta
+    oscillating = airy_oscillating(magnitude, zeta, zeta_error, t)
+    value = np.where(x < 0, oscillating, airy_decaying(a, zeta, zeta_error, t))
+    value = np.where((x > AIRY_MIDDLE[0]) & (x < AIRY_MIDDLE[-1]), middle, value)
+    return narrowed(needs(np.where(np.isinf(x), math.nan, value)), result)
+
+
+def airy_oscillating(a: Any, zeta: Any, zeta_error: Any, t: Any) -> Any:
+    """Ai(-a) for a from `AIRY_NEGATIVE_CUT` on, `(f sin(theta) - g cos(theta)) /
+    (sqrt(pi) a^(1/4))`: `sqrt(2) sin(theta)` is `sin(zeta) + cos(zeta)` and `sqrt(2)
+    cos(theta)` is `cos(zeta) - sin(zeta)`, of zeta in two floats (`airy_zeta`; of a
+    capped at 1e100, where the amplitude is still a's)."""
+    fits = airy_fits()
+    masks = [t < piece.high for piece in fits.sine[:-1]]
+    f = piecewise(fits.sine, masks, [t] * len(fits.sine))
+    g = piecewise(fits.cosine, masks, [t] * len(fits.cosine))
+    sine = np.sin(zeta) * np.cos(zeta_error) + np.cos(zeta) * np.sin(zeta_error)
+    cosine = np.cos(zeta) * np.cos(zeta_error) - np.sin(zeta) * np.sin(zeta_error)
+    amplitude = math.sqrt(2 * math.pi) * np.sqrt(np.sqrt(a))
+    return (f * (sine + cosine) - g * (cosine - sine)) / amplitude
+
+
+def airy_decaying(a: Any, zeta: Any, zeta_error: Any, t: Any) -> Any:
+    """Ai(a) for a from `AIRY_POSITIVE_CUT` on, `F exp(-zeta) / (2 sqrt(pi) a^(1/4))`.
+    exp(-zeta) is subnormal from zeta = 708 on, so beyond 512 it is `exp(64 - zeta)`
+    (exact in its argument there) and the product is scaled by exp(-64) last: Ai rounds
+    once into the subnormals, as mpmath's value."""
+    fits = airy_fits()
+    masks = [t < piece.high for piece in fits.decay[:-1]]
+    decay = piecewise(fits.decay, masks, [t] * len(fits.decay))
+    shift = np.where(zeta >= 512, 64.0, 0.0)
+    scaled = decay * np.exp(shift - zeta) * np.exp(-zeta_error)
+    value = scaled / (2 * math.sqrt(math.pi) * np.sqrt(np.sqrt(a))) * np.exp(-shift)
+    return np.where(zeta > 800, 0.0, value)  # (0 from x = 107 on; NaN stays)
+
+
 HANDLERS: dict[str, Handler] = {
     "i0": bessel(0, scaled=False), "special_i0e": bessel(0, scaled=True),
     "special_i1": bessel(1, scaled=False), "special_i1e": bessel(1, scaled=True),
@@ -376,7 +538,7 @@ FLOAT32_AND_FLOAT64_ONLY: dict[str, Handler] = {
     "special_modified_bessel_k1": bessel_k(1, False),
     "special_scaled_modified_bessel_k0": bessel_k(0, True),
     "special_scaled_modified_bessel_k1": bessel_k(1, True),
-    "special_spherical_bessel_j0": spherical_bessel_j0,
+    "special_spherical_bessel_j0": spherical_bessel_j0, "special_airy_ai": airy_ai,
 }  # fmt: skip
 """The ops of this module torch has no half-precision kernel of (`without_halves`)."""
 HANDLERS.update({name: without_halves(name, h) for name, h in FLOAT32_AND_FLOAT64_ONLY.items()})
