@@ -15,11 +15,15 @@ per program and device, into one function of straight-line source
         if C is None: C = 1 if nbytes < T else 2
         s0 = d0_0                      # the slots, as locals
         ...
+        F = A, Q, nbytes, C, S, None   # what a failed layout check returns
         c0 = s3 * s4                   # register r0: capacity, end, checks
         e0 = s5 + c0 * 4
-        if ... : return A, Q, nbytes, C, S, None    # any failed layout check
+        if ... : return F
         ...
-        v0 = _new(ViewPlan, (0, (0) * 4, (s1, s2), (s2 * 4, 4) if not n0 else (), ...))
+        if s1 and s2: v0 = _new(ViewPlan, (0, 0, (s1, s2), (), ...))  # natural
+        else:                                                          # any other
+            if (s1 - 1) * s2 + s2 - 1 >= numel0: return F
+            v0 = _new(ViewPlan, (0, 0, (s1, s2), (s2 * 4, 4), ...))
         return A, Q, nbytes, C, S, (((s5, c0), ...), (v0, ...))
 
 built only from validated table indices, constants and fixed operators: one
@@ -29,10 +33,13 @@ literal, and a check that a constant or a slot's range decides is left out (a
 dim is never negative, so a stride that is one only raises a view's highest
 element). A view that the slots make natural (its strides the products of
 its sizes, its sizes its argument's dims, as monomials) is not tested for
-bounds at all. A slot outside int64 returns its index instead; a failed layout
-check returns None as the layout, and the specializer then walks the tables
-the slow way, which names the failing entry and reason. The fuzz tests hold
-the two to agreement.
+bounds at all, and a view is tested for more only when it is not natural.
+Python's `compile` of the source is most of what making the fast path
+costs, so the source says each thing once (a failed check returns `F`). A
+slot outside int64 returns its index instead; a failed layout check returns
+None as the layout, and the specializer then walks the tables the slow way,
+which names the failing entry and reason. The fuzz tests hold the two to
+agreement.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from typing import Any
 from dvm.vm.generated import define, program_origin
 from dvm.vm.isa import WRITES_MEMORY, ExprOp
 from dvm.vm.plan import ViewPlan
-from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View
+from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View, ViewDim
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
     LOCAL_LEAVES,
@@ -80,9 +87,9 @@ def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_
     lines.append(f"    A = {shapes_text(ranks)}")
     lines.append(f"    Q = {params_text(p.n_params)}")
     lines.append("    S = (" + "".join(f"s{i}, " for i in range(len(p.slots))) + ")")
-    done = "return A, Q, nbytes, C, S,"
-    checks, layout = layout_lines(p, _Slots(p, ranges), local_bytes, alignment, f"{done} None")
-    return "\n".join([*lines, *checks, f"    {done} {layout}"]) + "\n"
+    lines.append("    F = A, Q, nbytes, C, S, None")  # what a failed check returns
+    checks, layout = layout_lines(p, _Slots(p, ranges), local_bytes, alignment, "return F")
+    return "\n".join([*lines, *checks, f"    return A, Q, nbytes, C, S, {layout}"]) + "\n"
 
 
 def numel_text(arg: int, rank: int) -> str:
@@ -267,11 +274,11 @@ def layout_lines(
 def _view_lines(
     emit: Callable[[str], None], p: Program, known: _Slots, i: int, fail: str, stored: bool
 ) -> None:
-    """The lines that check view i and make its ViewPlan `vi`: `mi` whether it is empty,
-    `ni` whether it is natural (its whole argument, reshaped). A natural view is inside
-    its argument, no larger than numpy allows and one-to-one, so only a view that is not
-    needs the bounds and size tests (and, when `stored` to, `overlaps_itself`); what the
-    monomials decide is not tested at all."""
+    """The lines that check view i and make its ViewPlan `vi`. A natural view (not
+    empty, its whole argument reshaped) is inside its argument, no larger than numpy
+    allows and one-to-one: when the tests that it is natural pass, it is made at once,
+    and only a view that is not needs the size and bounds tests (and, when `stored` to,
+    `overlaps_itself`). What the monomials decide is not tested at all."""
     v = p.views[i]
     item = p.args[v.arg].dtype.np.itemsize
     val = known.text
@@ -279,40 +286,43 @@ def _view_lines(
     st = [val(vd.stride) for vd in v.dims]
     sizes = [known.const[vd.size] for vd in v.dims]
     varying = [n for n, c in zip(z, sizes, strict=True) if c is None]
+    tiled = _tuple(
+        [
+            f"({d}, {vd.index}, {val(vd.tile)})"
+            for d, vd in enumerate(v.dims)
+            if vd.index != Index.NONE and vd.tile is not None
+        ]
+    )
+    natural = None if 0 in sizes else _natural_tests(p, known, v, (z, st), item)
+    indent = "    "
+    if natural is not None:
+        made = f"_new(_View, ({v.arg}, 0, {_tuple(z)}, (), {tiled}, False, True))"
+        tests = [*varying, *natural]  # (sizes are not negative, tested first: 0 is false)
+        if not tests:
+            emit(f"    v{i} = {made}")
+            return
+        emit(f"    if {' and '.join(tests)}: v{i} = {made}")
+        emit("    else:")
+        indent = "        "
     empty = "True" if 0 in sizes else " or ".join(f"{n} == 0" for n in varying) or "False"
-    emit(f"    m{i} = {empty}")
-    nonempty = [] if empty in ("True", "False") else [f"not m{i}"]
-    natural = None if empty == "True" else _natural_tests(p, known, v, (z, st), item)
-    tests = ["False"] if natural is None else [*nonempty, *natural] or ["True"]
-    emit(f"    n{i} = {' and '.join(tests)}")
-    general: list[str] = []  # the tests of a view that is not natural
     fixed = math.prod(max(c, 1) for c in sizes if c is not None)
     nominal = "".join(f"({n} if {n} > 1 else 1) * " for n in varying)
     if varying or fixed * item > MAX_ARRAY_BYTES:
-        general.append(f"        if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
-    if nonempty:
-        general.append(f"        if not m{i}:")
+        emit(f"{indent}if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
+    if empty not in ("True", "False"):
+        emit(f"{indent}m{i} = {empty}")
+        emit(f"{indent}if not m{i}:")
+        empty = f"m{i}"
     if empty != "True":
-        indent = " " * (12 if nonempty else 8)
-        _bounds(general.append, indent, known, v, (val(v.offset), z, st), fail)
+        inner = indent if empty == "False" else indent + "    "
+        _bounds(emit, inner, known, v, (val(v.offset), z, st), fail)
         if stored:
-            general.append(f"{indent}if _overlaps_itself({_tuple(z)}, {_tuple(st)}): {fail}")
-    if general:
-        emit(f"    if not n{i}:")
-        for line in general:
-            emit(line)
-    tiled = "".join(
-        f"({d}, {vd.index}, {val(vd.tile)}), "
-        for d, vd in enumerate(v.dims)
-        if vd.index != Index.NONE and vd.tile is not None
-    )
-    steps = "".join(
-        f"{_byte_stride(z[d], st[d], vd.size, known, item)}, " for d, vd in enumerate(v.dims)
-    )
-    emit(
-        f"    v{i} = _new(_View, ({v.arg}, {val(v.offset)} * {item}, "
-        f"({''.join(f'{n}, ' for n in z)}), ({steps}) if not n{i} else (), ({tiled}), m{i}, n{i}))"
-    )
+            emit(f"{inner}if _overlaps_itself({_tuple(z)}, {_tuple(st)}): {fail}")
+    offset = known.const[v.offset]
+    start = f"{val(v.offset)} * {item}" if offset is None else str(offset * item)
+    steps = _tuple([_byte_stride(vd, known, item) for vd in v.dims])
+    view = f"({v.arg}, {start}, {_tuple(z)}, {steps}, {tiled}, {empty}, False)"
+    emit(f"{indent}v{i} = _new(_View, {view})")
 
 
 def _natural_tests(
@@ -363,12 +373,13 @@ def _text(m: Monomial) -> str:
     return " * ".join([str(m[0]), *m[1]]) if m[0] != 1 or not m[1] else " * ".join(m[1])
 
 
-def _byte_stride(size: str, stride: str, slot: int, known: _Slots, item: int) -> str:
+def _byte_stride(vd: ViewDim, known: _Slots, item: int) -> str:
     """numpy's stride of a view dim: bytes, 0 for a dim of one element."""
-    const = known.const[slot]
-    if const is None:
-        return f"({stride} * {item} if {size} > 1 else 0)"
-    return f"{stride} * {item}" if const > 1 else "0"
+    size, stride = known.const[vd.size], known.const[vd.stride]
+    step = f"{known.text(vd.stride)} * {item}" if stride is None else str(stride * item)
+    if size is None:
+        return f"({step} if {known.text(vd.size)} > 1 else 0)"
+    return step if size > 1 else "0"
 
 
 def _bounds(

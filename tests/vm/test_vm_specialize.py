@@ -84,8 +84,8 @@ def test_what_the_slots_decide_of_a_view_is_not_tested() -> None:
 
     prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=8))))
     source = fast_source(prog, 1 << 20, 64, 1, False)
-    assert "    n0 = not m0 and numel0 <= 1152921504606846976\n" in source
-    assert "    n1 = not m1 and d0_0 * d0_1 == numel1 and numel1 <= " in source
+    assert "    if s0 and s1 and numel0 <= 1152921504606846976: v0 = " in source
+    assert "    if s0 and s1 and d0_0 * d0_1 == numel1 and numel1 <= " in source
 
 
 def test_a_failing_check_falls_back_to_the_table_walk() -> None:
