@@ -21,9 +21,11 @@ per program and device, into one function of straight-line source
         if ... : return F
         ...
         if s1 and s2: v0 = _new(ViewPlan, (0, 0, (s1, s2), (), ...))  # natural
-        else:                                                          # any other
-            if (s1 - 1) * s2 + s2 - 1 >= numel0: return F
-            v0 = _new(ViewPlan, (0, 0, (s1, s2), (s2 * 4, 4), ...))
+        else: return F                                   # empty: the table walk's
+        if s1 and s2 and (s1 == 1 or s4 == s2) and ...: v1 = ...  # natural
+        else:                                                      # any other
+            if (s1 - 1) * s4 + s2 - 1 >= numel1: return F
+            v1 = _new(ViewPlan, (1, 0, (s1, s2), (s4 * 4, 4), ...))
         return A, Q, nbytes, C, S, (((s5, c0), ...), (v0, ...))
 
 built only from validated table indices, constants and fixed operators: one
@@ -35,11 +37,14 @@ element). A view that the slots make natural (its strides the products of
 its sizes, its sizes its argument's dims, as monomials) is not tested for
 bounds at all, and a view is tested for more only when it is not natural.
 Python's `compile` of the source is most of what making the fast path
-costs, so the source says each thing once (a failed check returns `F`). A
-slot outside int64 returns its index instead; a failed layout check returns
+costs, so the source says each thing once (a failed check returns `F`), and
+a view that the slots make natural unless it is empty or its sizes disagree
+with its argument's dims (which the guards of a compiled program's calls
+make agree) leaves those rare shapes to the table walk. A slot outside int64
+returns its index instead; a failed layout check, or such a view, returns
 None as the layout, and the specializer then walks the tables the slow way,
-which names the failing entry and reason. The fuzz tests hold the two to
-agreement.
+which makes the layout or names the failing entry and reason. The fuzz tests
+hold the two to agreement.
 """
 
 from __future__ import annotations
@@ -142,6 +147,10 @@ class _Slots:
             self.const.append(leaf.a if leaf is not None and leaf.op is ExprOp.CONST else None)
             self.factor.append(_factor(slot.expr, self.factor))
             self.mono.append(_monomial(slot.expr, self.mono) or (1, (f"s{k}",)))
+        self.dims = frozenset(
+            LOCAL_LEAVES.dim(i, j) for i, a in enumerate(p.args) for j in range(a.rank)
+        )
+        """The atoms of the monomials that are dims (the others are slots)."""
 
     def text(self, k: int) -> str:
         """Slot k as an expression: its literal when constant, else the local `sk`."""
@@ -292,7 +301,7 @@ def _view_lines(
             if vd.index != Index.NONE and vd.tile is not None
         ]
     )
-    natural = None if 0 in sizes else _natural_tests(p, known, v, (z, st), item)
+    natural, settled = (None, False) if 0 in sizes else _natural_tests(p, known, v, (z, st), item)
     indent = "    "
     if natural is not None:
         made = f"_new(_View, ({v.arg}, 0, {_tuple(z)}, (), {tiled}, False, True))"
@@ -301,6 +310,9 @@ def _view_lines(
             emit(f"    v{i} = {made}")
             return
         emit(f"    if {' and '.join(tests)}: v{i} = {made}")
+        if settled:  # rare: the table walk makes the view, or says what is wrong
+            emit(f"    else: {fail}")
+            return
         emit("    else:")
         indent = "        "
     empty = "True" if 0 in sizes else " or ".join(f"{n} == 0" for n in varying) or "False"
@@ -326,17 +338,21 @@ def _view_lines(
 
 def _natural_tests(
     p: Program, known: _Slots, v: View, texts: tuple[list[str], list[str]], item: int
-) -> list[str] | None:
+) -> tuple[list[str] | None, bool]:
     """What a non-empty view must pass to be natural: offset 0, each stride the product
     of the sizes after it (or its size 1), all sizes multiplying to its argument's
     elements, and those no more than numpy allows (`texts`: its sizes and strides);
     None when it never is. A test the monomials decide is left out, and the sizes and
     elements are compared with common factors cancelled (they are not 0 in a non-empty
-    view)."""
+    view). Also whether the view is settled: natural unless it is empty, too large or
+    its sizes disagree with its argument's dims (the monomials decide its offset and
+    strides, and the sizes are dims, not other slots, which a slice makes), so that a
+    compiled program's calls, whose guards make its arguments' shapes agree, almost
+    never find it otherwise."""
     z, st = texts
     offset = known.const[v.offset]
     if offset not in (None, 0):
-        return None
+        return None, False
     tests = [] if offset == 0 else [f"{known.text(v.offset)} == 0"]
     acc: Monomial = (1, ())
     acc_text = "1"
@@ -348,14 +364,16 @@ def _natural_tests(
             tests.append(f"({z[d]} == 1 or {st[d]} == {acc_text})")
         acc = _times(acc, known.mono[size])
         acc_text = z[d] if acc_text == "1" else f"{acc_text} * {z[d]}"
+    settled = not tests
     dims = [LOCAL_LEAVES.dim(v.arg, j) for j in range(p.args[v.arg].rank)]
     left, right = _cancelled(acc, (1, tuple(sorted(dims))))
     whole = right[1] == tuple(sorted(dims))  # nothing cancelled: compared to numelK
     if left != right:
         tests.append(f"{_text(left)} == {f'numel{v.arg}' if whole else _text(right)}")
+        settled = settled and bool(left[1]) and all(atom in known.dims for atom in left[1])
     if not (whole and not left[1] and left[0] * item <= MAX_ARRAY_BYTES):
         tests.append(f"numel{v.arg} <= {MAX_ARRAY_BYTES // item}")  # as the nominal test
-    return tests
+    return tests, settled
 
 
 def _cancelled(a: Monomial, b: Monomial) -> tuple[Monomial, Monomial]:
