@@ -160,8 +160,10 @@ def test_clip_between_two_bounds_takes_numpys_clip_loop() -> None:
 
 
 def test_integer_division_and_powers_follow_numpy() -> None:
-    a = np.array([-7, 7, -7, 7, 0, -1, 5, np.iinfo(np.int32).min], np.int32)
-    b = np.array([2, -2, -2, 2, 3, 0, -5, -1], np.int32)
+    low, high = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    # (divisors near the minimum: a - a % b leaves the range, as 17 - 17 % low does)
+    a = np.array([-7, 7, -7, 7, 0, -1, 5, low, 17, -17, high, low + 1], np.int32)
+    b = np.array([2, -2, -2, 2, 3, 0, -5, -1, low, low, low, low], np.int32)
     each(
         {
             "//": lambda x, y: x // y,

@@ -20,6 +20,7 @@ import numpy as np
 
 from dvm.dialects.elementwise import ELEMENTWISE as SPECS
 from dvm.lazy import record
+from dvm.lazy.floor_division import float_floor_divide, integer_floor_divide
 from dvm.lazy.graph import Node, broadcast_pair, is_supported, same_shape
 from dvm.numerics import is_float_dtype
 
@@ -490,54 +491,17 @@ def basic_index(x: Node, key: Any) -> Node | None:
 
 
 def floor_divide(a: Operand, b: Operand) -> Node | None:
-    """numpy's `floor_divide` (`//`). Integers: `(a - a % b) / b`, exact, with numpy's
-    zero divisor (`a // 0 = 0`, as the dialect's `div` and `remainder` give). Floats:
-    `float_floor_divide`."""
+    """numpy's `floor_divide` (`//`), by the algorithms of `dvm/lazy/floor_division.py`."""
     loop = resolved(np.floor_divide, (operand_dtype(a), operand_dtype(b)))
     if loop is None or not (type(a) is Node or type(b) is Node):
         return None
     dtype = loop[2]
     x, y = as_node(a, loop[0]), as_node(b, loop[1])
-    if x is None or y is None or dtype.kind not in "iuf":
-        return None
+    if x is None or y is None or dtype.kind not in "iuf" or not broadcasts(x, y):
+        return None  # (numpy raises where they do not broadcast)
     if dtype.kind in "iu":
-        remainder = record.binary("remainder", x, y, dtype)
-        exact = None if remainder is None else record.binary("sub", x, remainder, dtype)
-        return None if exact is None else record.binary("div", exact, y, dtype)
+        return integer_floor_divide(x, y, dtype)
     return float_floor_divide(x, y, dtype)
-
-
-def float_floor_divide(x: Node, y: Node, dtype: np.dtype[Any]) -> Node | None:
-    """numpy's own algorithm (`npy_divmod`), not `floor(a / b)`, which rounds otherwise
-    near integers (`1 // 0.1` is 9, `floor(1 / 0.1)` is 10): mod = fmod(a, b);
-    div = (a - mod) / b, less 1 where mod and b differ in sign; its floor, plus 1 where
-    div is over half above it; a / b where b is 0, and a signed zero where div is."""
-
-    def op(name: str, *operands: Node, result: np.dtype[Any] = dtype) -> Node:
-        made = record.elementwise(name, operands, result)
-        assert made is not None  # (every operand broadcasts with x and y)
-        return made
-
-    def constant(value: float) -> Node:
-        made = as_node(value, dtype)
-        assert made is not None
-        return made
-
-    if not broadcasts(x, y):
-        return None  # (numpy raises)
-    quotient = op("div", x, y)
-    zero = constant(0.0)
-    mod = op("fmod", x, y)
-    div = op("div", op("sub", x, mod), y)
-    negative_y, negative_mod = op("lt", y, zero, result=BOOL), op("lt", mod, zero, result=BOOL)
-    signs_differ = op("ne", negative_y, negative_mod, result=BOOL)
-    adjust = op("logical_and", op("ne", mod, zero, result=BOOL), signs_differ, result=BOOL)
-    div = op("select", adjust, op("sub", div, constant(1.0)), div)
-    floor = op("floor", div)
-    above_half = op("gt", op("sub", div, floor), constant(0.5), result=BOOL)
-    floor = op("select", above_half, op("add", floor, constant(1.0)), floor)
-    rounded = op("select", op("ne", div, zero, result=BOOL), floor, op("mul", quotient, zero))
-    return op("select", op("eq", y, zero, result=BOOL), quotient, rounded)
 
 
 def advanced_index(x: Node, key: Any) -> Node | None:
