@@ -199,6 +199,17 @@ def test_integer_division_and_powers_follow_numpy() -> None:
     )
 
 
+def test_half_floor_division_rounds_once_as_numpy() -> None:
+    """numpy's float16 `//` computes in float32 and rounds once: a quotient of 13,132.3
+    floors to 13,132, which rounds to 13,136 (rounding the division first gave 13,128)."""
+    a = np.array([65504, -65504, 30000, -12345, 1000.5, 7], np.float16)
+    b = np.array([-4.988, 3.0, 7.1, 2.3, 0.3, -0.0], np.float16)
+    for function in (operator.floordiv, divmod):
+        want = function(a, b)
+        got = as_numpy(function(lazy.asarray(a), lazy.asarray(b)))
+        np.testing.assert_array_equal(got, want, strict=True)  # (bit for bit, NaNs equal)
+
+
 # -- ufuncs -----------------------------------------------------------------------------
 
 UFUNCS = sorted(

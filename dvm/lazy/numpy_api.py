@@ -22,7 +22,7 @@ from dvm.dialects.elementwise import ELEMENTWISE as SPECS
 from dvm.lazy import record
 from dvm.lazy.floor_division import float_floor_divide, integer_floor_divide
 from dvm.lazy.graph import Node, broadcast_pair, is_supported, same_shape
-from dvm.numerics import is_float_dtype
+from dvm.numerics import is_float_dtype, working_dtype
 
 Operand = Any
 """A `Node`, an ndarray, or a Python or numpy scalar."""
@@ -501,6 +501,10 @@ def floor_divide(a: Operand, b: Operand) -> Node | None:
         return None  # (numpy raises where they do not broadcast)
     if dtype.kind in "iu":
         return integer_floor_divide(x, y, dtype)
+    if dtype.itemsize == 2:  # numpy's float16 loop (ml_dtypes' bfloat16 one) works in float32
+        work = working_dtype(dtype)
+        wide = float_floor_divide(record.convert(x, work), record.convert(y, work), work)
+        return record.convert(wide, dtype)
     return float_floor_divide(x, y, dtype)
 
 
