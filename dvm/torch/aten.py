@@ -22,6 +22,7 @@ from dvm.lazy.array import dialect_op
 from dvm.lazy.record import collective as record_collective
 from dvm.numerics import is_float_dtype, working_dtype
 from dvm.torch.plan import BUILDING
+from dvm.torch.promotion import torch_promoted
 from dvm.torch.sizes import Quotient, Size, plain, specialized
 
 Handler = Callable[..., Any]
@@ -82,6 +83,7 @@ def number(x: Any, like: Any) -> Any:
 def binary(function: np.ufunc) -> Handler:
     def handler(a: Any, b: Any, alpha: Any = 1) -> Any:
         a, b = number(in_range(operand(a), b), b), number(in_range(operand(b), a), a)
+        a, b = torch_promoted(a, b)  # (numpy's promotion computes in a wider dtype)
         a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
             b = b * number(alpha, a if isinstance(a, LazyArray) else b)

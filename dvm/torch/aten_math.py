@@ -46,6 +46,7 @@ from dvm.torch.aten import (
     widened,
 )
 from dvm.torch.plan import BUILDING
+from dvm.torch.promotion import torch_promoted
 from dvm.torch.sizes import Quotient, specialized
 
 FLOAT32 = np.dtype(np.float32)
@@ -284,6 +285,7 @@ def modulo(floored: bool) -> Handler:
         if not of_floats:
             nonzero_divisor(b)
         a, b = number(in_range(operand(a), b), b), number(in_range(operand(b), a), a)
+        a, b = torch_promoted(a, b)
         if not floored or not of_floats:
             return needs((np.remainder if floored else np.fmod)(a, b))
         mod = needs(np.fmod(a, b))

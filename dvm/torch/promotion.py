@@ -1,0 +1,58 @@
+"""torch's type promotion for the operands of a binary op, where numpy's differs.
+
+numpy computes an int32 tensor divided by a float16 one in float64 and an int16
+times a bfloat16 in float32; torch casts the integer tensor to the float's dtype
+first, then computes (a half's op in float32, rounded once). The result, cast to
+torch's dtype at the end, then differs: `int32(2**31 - 1) / float16(65504)` is inf in
+torch (the int is inf as a float16) and 32800 by numpy's promotion; `int16(257) *
+bfloat16(3)` is 768 in torch (257 is 256 as a bfloat16) and 772 by numpy's. So the
+integer tensors are cast to `torch.result_type` of the operands before numpy's
+function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from dvm.lazy import LazyArray
+from dvm.numerics import is_bfloat16, is_float_dtype
+from dvm.torch.convert import DTYPES
+
+TORCH_DTYPES: dict[np.dtype[Any], torch.dtype] = {v: k for k, v in DTYPES.plain.items()}
+"""The numpy dtypes of `DTYPES` as torch's (bfloat16 apart: naming it imports ml_dtypes)."""
+
+
+def torch_promoted(a: Any, b: Any) -> tuple[Any, Any]:
+    """`a` and `b` with each integer or bool tensor in the float dtype torch computes
+    their op in (its `result_type`: a 0-d tensor or a Python number counts only where
+    its category is higher, so an int tensor with a Python float makes float32). Float
+    tensors stay as they are: torch's kernels read a 0-d float tensor beside a half
+    one as a float32, which numpy's promotion computes too; so do operands that are
+    neither tensors nor Python numbers."""
+    if not any(isinstance(x, LazyArray) for x in (a, b)):
+        return a, b
+    stand_ins = [stand_in(x) for x in (a, b)]
+    if stand_ins[0] is None or stand_ins[1] is None:
+        return a, b
+    dtype = DTYPES[torch.result_type(stand_ins[0], stand_ins[1])]
+    if not is_float_dtype(dtype):
+        return a, b
+
+    def cast(x: Any) -> Any:
+        return x.astype(dtype) if isinstance(x, LazyArray) and not is_float_dtype(x.dtype) else x
+
+    return cast(a), cast(b)
+
+
+def stand_in(x: Any) -> Any:
+    """What `torch.result_type` takes for `x`: an empty tensor of its dtype (0-d for a
+    0-d one) or the Python number; None for anything else."""
+    if isinstance(x, LazyArray):
+        dtype = torch.bfloat16 if is_bfloat16(x.dtype) else TORCH_DTYPES.get(x.dtype)
+        return None if dtype is None else torch.empty((0,) if x.ndim else (), dtype=dtype)
+    if type(x) in (bool, int, float) or isinstance(x, np.bool_):
+        return bool(x) if isinstance(x, np.bool_) else x
+    return None

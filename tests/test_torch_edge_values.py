@@ -1,0 +1,53 @@
+"""`backend="dvm"` against eager at the edges of the dtypes: extreme integers, values
+a float type rounds or overflows to infinity, NaN and signed zeros, through ops whose
+result depends on how torch promotes and rounds. Compared bit for bit (NaNs equal)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import dvm.torch  # noqa: E402, F401
+
+
+def same_as_eager(fn: Callable[..., Any], *arguments: Any) -> None:
+    torch._dynamo.reset()
+    got = torch.compile(fn, backend="dvm", dynamic=True)(*arguments)
+    torch.testing.assert_close(got, fn(*arguments), rtol=0, atol=0, equal_nan=True)
+
+
+def mixed_arithmetic(a: Any, b: Any) -> Any:
+    quotients = a / b, torch.fmod(a, b), torch.remainder(a, b)
+    return *quotients, a * b, a + b, a == b, a * 2.5 + 0.5  # (int tensor * float: float32)
+
+
+@pytest.mark.parametrize(
+    ("ints", "floats"),
+    [
+        # int32 2**31 - 1 is inf as a float16, 70000 too; 16777217 is 16777216 as a float32
+        ([2**31 - 1, -(2**31), 70000, 16777217, 5], torch.float16),
+        ([2**31 - 1, -(2**31), 70000, 16777217, 5], torch.float32),
+        ([32767, -32768, 257, 259, 5], torch.bfloat16),  # (257 is 256 as a bfloat16)
+    ],
+)
+def test_an_integer_tensor_is_cast_to_the_float_tensors_dtype_first(
+    ints: list[int], floats: Any
+) -> None:
+    """torch casts the integer tensor to the float one's dtype, then computes; numpy's
+    promotion computed in a wider dtype (int32 / float16 in float64: 2**31 - 1 / 65504
+    was 32800, where torch's is inf)."""
+    dtype = torch.int16 if floats == torch.bfloat16 else torch.int32
+    a = torch.tensor(ints, dtype=dtype)
+    b = torch.tensor([65504.0, 2.0, 3.0, 1.0, -0.0], dtype=floats)
+    same_as_eager(mixed_arithmetic, a, b)
+
+
+def test_integer_floor_division_by_the_types_minimum() -> None:
+    """`17 // -32768` is -1: `a - a % b` leaves int16's range there."""
+    a = torch.tensor([17, -17, 32767, -32768, 0, -1], dtype=torch.int16)
+    b = torch.tensor([-32768, -32768, -32768, -32768, -32768, 3], dtype=torch.int16)
+    same_as_eager(lambda x, y: torch.div(x, y, rounding_mode="floor"), a, b)
