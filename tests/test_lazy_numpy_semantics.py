@@ -150,6 +150,15 @@ def test_comparisons_of_int64_with_uint64_run_in_numpy() -> None:
     assert lazy.stats()["failed"] == 0
 
 
+def test_a_python_int_beyond_int64_in_a_logical_op_raises_numpys_error() -> None:
+    """numpy's logical ops read a Python int as a C long: 2**63 raises OverflowError
+    with an array of any dtype (it was recorded as True)."""
+    for dtype in (np.int64, np.uint8, np.float32):
+        for function in (np.logical_and, np.logical_xor):
+            same(lambda a, f=function: f(a, 2**63), sample(dtype), name=f"{dtype}")
+            same(lambda a, f=function: f(-(2**63) - 1, a), sample(dtype), name=f"{dtype}")
+
+
 def test_clip_between_two_bounds_takes_numpys_clip_loop() -> None:
     """Between two bounds numpy clips in its `clip` ufunc: bfloat16 has no loop of it and
     clips in float32 (one bound is a `maximum` or `minimum`, which keeps bfloat16)."""

@@ -123,10 +123,11 @@ def as_node(x: Operand, dtype: np.dtype[Any]) -> Node | None:
 
 
 def as_array(x: Operand, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
-    """`x` as an array of `dtype`; None for a Python int out of its range (numpy
-    raises an error for it)."""
-    if type(x) is int and dtype.kind in "iu":
-        info = np.iinfo(dtype)
+    """`x` as an array of `dtype`; None for a Python int out of its range, or out of
+    int64's for a bool (numpy raises an error for it: a logical op's loop reads the
+    int as a C long)."""
+    if type(x) is int and (dtype.kind in "iu" or dtype == BOOL):
+        info = np.iinfo(dtype if dtype != BOOL else INT64)
         if not info.min <= x <= info.max:
             return None
     array = np.asarray(x)
