@@ -51,3 +51,15 @@ def test_integer_floor_division_by_the_types_minimum() -> None:
     a = torch.tensor([17, -17, 32767, -32768, 0, -1], dtype=torch.int16)
     b = torch.tensor([-32768, -32768, -32768, -32768, -32768, 3], dtype=torch.int16)
     same_as_eager(lambda x, y: torch.div(x, y, rounding_mode="floor"), a, b)
+
+
+def test_a_0d_integer_tensor_is_cast_to_the_other_tensors_integer_dtype() -> None:
+    """torch computes an int8 tensor with a 0-d int64 one in int8: 300 is 44 there, and
+    a shift by 256 (int32) shifts a uint8 by 0."""
+    a = torch.tensor([44, 3, -1], dtype=torch.int8)
+    shifts = torch.tensor(256, dtype=torch.int32)
+
+    def compare_and_shift(x: Any, y: Any, s: Any) -> Any:
+        return x == y, x < y, x.to(torch.uint8) << s, x.to(torch.uint8) >> s, x + y
+
+    same_as_eager(compare_and_shift, a, torch.tensor(300), shifts)

@@ -6,8 +6,7 @@ first, then computes (a half's op in float32, rounded once). The result, cast to
 torch's dtype at the end, then differs: `int32(2**31 - 1) / float16(65504)` is inf in
 torch (the int is inf as a float16) and 32800 by numpy's promotion; `int16(257) *
 bfloat16(3)` is 768 in torch (257 is 256 as a bfloat16) and 772 by numpy's. So the
-integer tensors are cast to `torch.result_type` of the operands before numpy's
-function.
+tensors are cast to the dtype torch computes in before numpy's function.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import numpy as np
 import torch
 
 from dvm.lazy import LazyArray
-from dvm.numerics import is_bfloat16, is_float_dtype
+from dvm.numerics import is_bfloat16, is_float_dtype, working_dtype
 from dvm.torch.convert import DTYPES
 
 TORCH_DTYPES: dict[np.dtype[Any], torch.dtype] = {v: k for k, v in DTYPES.plain.items()}
@@ -26,23 +25,26 @@ TORCH_DTYPES: dict[np.dtype[Any], torch.dtype] = {v: k for k, v in DTYPES.plain.
 
 
 def torch_promoted(a: Any, b: Any) -> tuple[Any, Any]:
-    """`a` and `b` with each integer or bool tensor in the float dtype torch computes
-    their op in (its `result_type`: a 0-d tensor or a Python number counts only where
-    its category is higher, so an int tensor with a Python float makes float32). Float
-    tensors stay as they are: torch's kernels read a 0-d float tensor beside a half
-    one as a float32, which numpy's promotion computes too; so do operands that are
-    neither tensors nor Python numbers."""
+    """`a` and `b` with each tensor in the dtype torch computes their op in, from its
+    `result_type` (a 0-d tensor or a Python number counts only where its category is
+    higher: an int tensor with a Python float makes float32, an int8 tensor with a 0-d
+    int64 one int8). An integer result: every tensor in it (`int8(44) == tensor(300)`
+    is true, 300 being 44 as an int8). A float one: integer and bool tensors in it,
+    float tensors of another dtype in the one it computes in (float32 for a half: its
+    kernels read a 0-d float tensor beside a half one as a float32). Operands that are
+    neither tensors nor Python numbers stay as they are."""
     if not any(isinstance(x, LazyArray) for x in (a, b)):
         return a, b
     stand_ins = [stand_in(x) for x in (a, b)]
     if stand_ins[0] is None or stand_ins[1] is None:
         return a, b
-    dtype = DTYPES[torch.result_type(stand_ins[0], stand_ins[1])]
-    if not is_float_dtype(dtype):
-        return a, b
+    result = DTYPES[torch.result_type(stand_ins[0], stand_ins[1])]
 
     def cast(x: Any) -> Any:
-        return x.astype(dtype) if isinstance(x, LazyArray) and not is_float_dtype(x.dtype) else x
+        if not isinstance(x, LazyArray) or x.dtype == result:
+            return x
+        floats = is_float_dtype(result) and is_float_dtype(x.dtype)
+        return x.astype(working_dtype(result) if floats else result)
 
     return cast(a), cast(b)
 
