@@ -63,3 +63,11 @@ def test_a_0d_integer_tensor_is_cast_to_the_other_tensors_integer_dtype() -> Non
         return x == y, x < y, x.to(torch.uint8) << s, x.to(torch.uint8) >> s, x + y
 
     same_as_eager(compare_and_shift, a, torch.tensor(300), shifts)
+
+
+def test_the_sign_of_nan_is_zero_as_torchs() -> None:
+    """torch's `sign` is `(0 < x) - (x < 0)`: 0 for NaN (numpy's is NaN), +0 for -0.0."""
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([nan, -nan, -0.0, 0.0, -2.0, 3.0, inf, -inf, 1e-45])
+    same_as_eager(lambda v: (torch.sign(v), torch.sgn(v), torch.sign(v.bfloat16())), x)
+    assert not torch.sign(x)[2].signbit()

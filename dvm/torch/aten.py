@@ -751,7 +751,7 @@ HANDLERS: dict[str, Handler] = {
     "asinh": float_unary(np.arcsinh), "acosh": float_unary(np.arccosh),
     "atanh": float_unary(np.arctanh), "logical_xor": binary(np.logical_xor),
     "expm1": float_unary(np.expm1), "floor": to_integer(np.floor),
-    "ceil": to_integer(np.ceil), "trunc": to_integer(np.trunc), "sign": unary(np.sign),
+    "ceil": to_integer(np.ceil), "trunc": to_integer(np.trunc),
     "reciprocal": float_unary(np.reciprocal),
     "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,

@@ -91,6 +91,15 @@ def signbit(x: Any) -> Any:
     return needs(np.copysign(1.0, wide) < 0)
 
 
+def sign(x: Any) -> Any:
+    """torch's `sign` of floats, its kernel's `(0 < x) - (x < 0)`: 0 for NaN and +0 for
+    -0.0 (numpy's `sign` gives NaN, and bfloat16's -0.0)."""
+    x = lazy(x)
+    if not is_float_dtype(x.dtype):
+        return needs(np.sign(x))
+    return needs((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype))
+
+
 def hypot(a: Any, b: Any) -> Any:
     """`sqrt(a^2 + b^2)` as `big * sqrt(1 + (small / big)^2)`: 0 where both are zero,
     inf where either is infinite (a NaN beside it too), NaN where one is NaN."""
@@ -403,7 +412,7 @@ HANDLERS: dict[str, Handler] = {
     "div": divide, "true_divide": divide,
     "isnan": float_test(np.isnan), "isinf": float_test(np.isinf), "pow": power,
     "exp2": exp2, "log10": float_unary(np.log10),
-    "atan2": atan2, "copysign": copysign, "signbit": signbit, "hypot": hypot,
+    "atan2": atan2, "copysign": copysign, "signbit": signbit, "sign": sign, "hypot": hypot,
     "fmin": nan_ignoring(np.fmin), "fmax": nan_ignoring(np.fmax), "ldexp": ldexp,
     "round": rounding, "diagonal": diagonal, "diagonal_scatter": diagonal_scatter,
     "remainder": modulo(floored=True), "fmod": modulo(floored=False), "gcd": gcd, "lcm": lcm,
