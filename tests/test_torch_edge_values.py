@@ -13,6 +13,8 @@ torch = pytest.importorskip("torch")
 
 import dvm.torch  # noqa: E402, F401
 
+F = torch.nn.functional
+
 
 def same_as_eager(fn: Callable[..., Any], *arguments: Any) -> None:
     torch._dynamo.reset()
@@ -71,3 +73,11 @@ def test_the_sign_of_nan_is_zero_as_torchs() -> None:
     x = torch.tensor([nan, -nan, -0.0, 0.0, -2.0, 3.0, inf, -inf, 1e-45])
     same_as_eager(lambda v: (torch.sign(v), torch.sgn(v), torch.sign(v.bfloat16())), x)
     assert not torch.sign(x)[2].signbit()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_half_times_a_python_float_is_rounded_once(dtype: Any) -> None:
+    """torch multiplies (divides) a half by a Python float in float32 and rounds once;
+    rounding 0.1 to the half first put a third of the products an ulp off."""
+    x = (torch.randn(300, generator=torch.Generator().manual_seed(0)) * 10).to(dtype)
+    same_as_eager(lambda v: (v * 0.1, 0.1 * v, v / 0.3, F.leaky_relu(v), F.leaky_relu(v, 0.2)), x)

@@ -736,7 +736,7 @@ def reduce_scatter(x: Any, reduce_op: str, group_size: int, group_name: str) -> 
 
 
 HANDLERS: dict[str, Handler] = {
-    "add": binary(np.add), "sub": binary(np.subtract), "mul": binary(np.multiply),
+    "add": binary(np.add), "sub": binary(np.subtract),
     "div": binary(np.true_divide), "true_divide": binary(np.true_divide),
     "maximum": binary(np.maximum), "minimum": binary(np.minimum),
     "eq": binary(np.equal), "ne": binary(np.not_equal), "lt": binary(np.less),
@@ -755,7 +755,6 @@ HANDLERS: dict[str, Handler] = {
     "reciprocal": float_unary(np.reciprocal),
     "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,
-    "leaky_relu": lambda x, slope=0.01: needs(np.where(lazy(x) > 0, x, lazy(x) * slope)),
     "hardtanh": lambda x, low=-1.0, high=1.0: clamp(x, low, high),
     "rsqrt": float_unary(named("rsqrt")),  # (halves rounded twice, as torch's scalar loop)
     "sigmoid": float_unary(rounded_once(named("sigmoid"))), "erf": float_unary(named("erf")),

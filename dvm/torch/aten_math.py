@@ -50,7 +50,34 @@ from dvm.torch.promotion import torch_promoted
 from dvm.torch.sizes import Quotient, specialized
 
 FLOAT32 = np.dtype(np.float32)
-TRUE_DIVIDE = binary(np.true_divide)
+
+
+def scaled_in_float32(function: np.ufunc) -> Handler:
+    """`mul` or `div` (by a tensor or a number). A half tensor times or divided by a
+    Python float is computed in float32, rounded once: torch's kernel reads the number
+    as a float32 (its `opmath`), where numpy's promotion would round it to the half
+    first (`x * 0.1` of a float16 was an ulp off for a third of the elements). A
+    number divided by a half is left as it was: eager rounds it either way, by size."""
+    plain = binary(function)
+    commutes = function is np.multiply
+
+    def handler(a: Any, b: Any) -> Any:
+        if isinstance(a, LazyArray) and type(b) is float:
+            a = widened(a)
+        elif commutes and isinstance(b, LazyArray) and type(a) is float:
+            b = widened(b)
+        return plain(a, b)
+
+    return handler
+
+
+TRUE_DIVIDE = scaled_in_float32(np.true_divide)
+
+
+def leaky_relu(x: Any, slope: float = 0.01) -> Any:
+    """`x` where it is above 0, else `x * slope` (a half's in float32, as torch's)."""
+    x = lazy(x)
+    return needs(np.where(x > 0, x, narrowed(needs(widened(x) * slope), x.dtype)))
 
 
 def floats(*xs: Any) -> tuple[list[LazyArray], np.dtype[Any]]:
@@ -409,7 +436,8 @@ def float_test(function: np.ufunc) -> Handler:
 
 
 HANDLERS: dict[str, Handler] = {
-    "div": divide, "true_divide": divide,
+    "div": divide, "true_divide": divide, "mul": scaled_in_float32(np.multiply),
+    "leaky_relu": leaky_relu,
     "isnan": float_test(np.isnan), "isinf": float_test(np.isinf), "pow": power,
     "exp2": exp2, "log10": float_unary(np.log10),
     "atan2": atan2, "copysign": copysign, "signbit": signbit, "sign": sign, "hypot": hypot,
