@@ -81,3 +81,10 @@ def test_a_half_times_a_python_float_is_rounded_once(dtype: Any) -> None:
     rounding 0.1 to the half first put a third of the products an ulp off."""
     x = (torch.randn(300, generator=torch.Generator().manual_seed(0)) * 10).to(dtype)
     same_as_eager(lambda v: (v * 0.1, 0.1 * v, v / 0.3, F.leaky_relu(v), F.leaky_relu(v, 0.2)), x)
+
+
+def test_gcd_of_int8_and_uint8_is_taken_in_int16() -> None:
+    """torch promotes first: int8's -128 is 128 in int16 (int8's `abs` wraps it)."""
+    a = torch.tensor([-128, 0, 100, -5, -128], dtype=torch.int8)
+    b = torch.tensor([255, 0, 6, 127, 0], dtype=torch.uint8)
+    same_as_eager(lambda x, y: (torch.gcd(x, y), torch.lcm(x, y)), a, b)

@@ -366,10 +366,12 @@ def gcd(a: Any, b: Any) -> Any:
     """torch's `gcd` of integers: `abs` of both (wrapping at the minimum, as torch's),
     then Euclid's loop `a, b = b % a, a` while `a != 0`, with C's remainder. The loop
     runs its bound of steps, unrolled, each one elementwise: a zero `a` stays zero
-    (the dialect's `fmod` by 0 is 0) and leaves `b` as it is."""
+    (the dialect's `fmod` by 0 is 0) and leaves `b` as it is. Both in torch's result
+    dtype first: an int8 -128 with a uint8 is 128 in int16, not int8's wrapped -128."""
     a, b = lazy(a), lazy(b)
     if not (integral(a) and integral(b)):
         raise Unsupported("a gcd of other than integers")
+    a, b = torch_promoted(a, b)
     a, b = needs(np.absolute(a)), needs(np.absolute(b))
     for _ in range(euclid_steps(np.result_type(a.dtype, b.dtype))):
         a, b = needs(np.fmod(b, a)), needs(np.where(a != 0, a, b))
