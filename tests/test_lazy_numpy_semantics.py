@@ -219,6 +219,16 @@ def test_half_floor_division_rounds_once_as_numpy() -> None:
         np.testing.assert_array_equal(got, want, strict=True)  # (bit for bit, NaNs equal)
 
 
+def test_masked_mean_keeps_a_bfloat16_dtype() -> None:
+    """`np.mean(x, where=mask)` of bfloat16 is bfloat16, as numpy's (not float64)."""
+    x = np.array([[1.5, 2.25, -3.0], [7.0, -0.5, 4.0]], ml_dtypes.bfloat16)
+    mask = np.array([True, False, True])
+    for axis in (None, 0, 1):
+        want = np.mean(x, axis=axis, where=mask)
+        got = as_numpy(np.mean(lazy.asarray(x), axis=axis, where=mask))
+        np.testing.assert_array_equal(got, want, strict=True)
+
+
 # -- ufuncs -----------------------------------------------------------------------------
 
 UFUNCS = sorted(

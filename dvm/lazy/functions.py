@@ -18,6 +18,7 @@ from numpy._core import umath
 from dvm.lazy import numpy_api, record
 from dvm.lazy.graph import Node, is_supported, same_shape
 from dvm.lazy.numpy_api import Operand, is_int, missing
+from dvm.numerics import is_float_dtype
 
 
 class View(NamedTuple):
@@ -69,7 +70,8 @@ def masked(kind: str, a: Operand, axis: Any, dtype: Any, keepdims: Any, where: A
     if total is None or count is None:
         return None
     quotient = numpy_api.ufunc(np.true_divide, [total, count])
-    wanted = total.dtype if total.dtype.kind == "f" else np.dtype(np.float64)
+    # numpy keeps a float mean in its dtype (bfloat16 too, whose kind is not "f")
+    wanted = total.dtype if is_float_dtype(total.dtype) else np.dtype(np.float64)
     return None if quotient is None else numpy_api.as_node(quotient, wanted)
 
 
