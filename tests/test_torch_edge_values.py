@@ -48,6 +48,16 @@ def test_an_integer_tensor_is_cast_to_the_float_tensors_dtype_first(
     same_as_eager(mixed_arithmetic, a, b)
 
 
+def test_atan2_of_a_half_and_an_integer_tensor_in_the_halfs_dtype() -> None:
+    """`atan2(inf, int32 2**31 - 1)` beside a half is pi/4: the int is inf as a float16."""
+    y = torch.tensor([float("inf"), 1.0, -0.0], dtype=torch.float16)
+    x = torch.tensor([2**31 - 1, 70000, -5], dtype=torch.int32)
+    same_as_eager(torch.atan2, y, x)
+    same_as_eager(torch.atan2, y[0], x)  # (a 0-d half too)
+    wide = torch.tensor(2**63 - 1)  # (two integers: each a float32, no wrap to int32)
+    same_as_eager(torch.copysign, x, wide)
+
+
 def test_integer_floor_division_by_the_types_minimum() -> None:
     """`17 // -32768` is -1: `a - a % b` leaves int16's range there."""
     a = torch.tensor([17, -17, 32767, -32768, 0, -1], dtype=torch.int16)

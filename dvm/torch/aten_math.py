@@ -82,8 +82,13 @@ def leaky_relu(x: Any, slope: float = 0.01) -> Any:
 
 def floats(*xs: Any) -> tuple[list[LazyArray], np.dtype[Any]]:
     """The tensors `xs` in the dtype a float function of them computes in (integers and
-    bools as torch's float32; halves in float32), and the dtype of the result."""
+    bools as torch's float32; halves in float32), and the dtype of the result. Two
+    operands of which one is a float are first promoted as torch does: an integer
+    beside a half is a half before the function (int32's maximum is inf there, as in
+    eager). Two integers are each read as a float32, as torch's kernels read them."""
     tensors = [lazy(x) for x in xs]
+    if len(tensors) == 2 and any(is_float_dtype(t.dtype) for t in tensors):
+        tensors = list(torch_promoted(tensors[0], tensors[1]))
     result = np.result_type(*(t.dtype for t in tensors))
     result = result if is_float_dtype(result) else FLOAT32
     work = working_dtype(result)
