@@ -229,6 +229,16 @@ def test_masked_mean_keeps_a_bfloat16_dtype() -> None:
         np.testing.assert_array_equal(got, want, strict=True)
 
 
+def test_a_mean_in_float16_rounds_the_sum_to_a_half_first() -> None:
+    """numpy's `mean(dtype=np.float16)` sums in float16: 60000 + 60000 is inf there, so
+    the mean is inf (without `dtype=`, a mean of halves sums in float32: 60000)."""
+    for x in (np.array([60000, 60000, 7], np.int32), np.array([[6e4, 6e4, 1]], np.float16)):
+        for axis in (None, -1):
+            want = np.mean(x, axis=axis, dtype=np.float16)
+            got = as_numpy(lazy.asarray(x).mean(axis=axis, dtype=np.float16))
+            np.testing.assert_array_equal(got, want, strict=True)
+
+
 # -- ufuncs -----------------------------------------------------------------------------
 
 UFUNCS = sorted(

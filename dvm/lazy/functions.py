@@ -39,6 +39,8 @@ def reduction(kind: str) -> Callable[..., Node | None]:
         if where is not True:
             return masked(kind, a, axis, dtype, keepdims, where)
         x = accumulated(a, dtype, "iuf" if kind in ("sum", "prod") else "f")
+        if kind == "mean" and dtype is not None and isinstance(x, Node) and x.dtype == np.float16:
+            return mean_of_halves(x, axis, keepdims)
         return typed(numpy_api.reduction(kind, x, axis, keepdims), dtype)
 
     def extremum(a: Operand, axis: Any = None, out: Any = None, keepdims: Any = False,
@@ -46,6 +48,19 @@ def reduction(kind: str) -> Callable[..., Node | None]:
         return handler(a, axis, None, out, keepdims, **rest)
 
     return extremum if kind in ("max", "min") else handler
+
+
+def mean_of_halves(x: Node, axis: Any, keepdims: Any) -> Node | None:
+    """`np.mean(x, dtype=np.float16)`: numpy sums in float16 there, so the sum is
+    rounded to a half (inf past 65504) before the divide; a mean of halves without
+    `dtype=` sums in float32 and rounds only the quotient."""
+    total = numpy_api.reduction("sum", x, axis, keepdims)
+    axes = numpy_api.normalized_axes(axis, len(x.shape))
+    if total is None or axes is None:
+        return None
+    count = np.intp(math.prod(x.shape[a] for a in axes))
+    quotient = numpy_api.ufunc(np.true_divide, [total, count])  # (in float64, as numpy's)
+    return None if quotient is None else numpy_api.as_node(quotient, x.dtype)
 
 
 def masked(kind: str, a: Operand, axis: Any, dtype: Any, keepdims: Any, where: Any) -> Node | None:
