@@ -58,6 +58,13 @@ def test_atan2_of_a_half_and_an_integer_tensor_in_the_halfs_dtype() -> None:
     same_as_eager(torch.copysign, x, wide)
 
 
+def test_fmin_and_fmax_of_an_int8_tensor_and_a_0d_uint8_in_int8() -> None:
+    """A 0-d tensor of the same category takes the tensor's dtype: 255 is -1 as an int8."""
+    a = torch.tensor([-2, 3, 100], dtype=torch.int8)
+    b = torch.tensor(255, dtype=torch.uint8)
+    same_as_eager(lambda x, y: (torch.fmin(x, y), torch.fmax(y, x)), a, b)
+
+
 def test_integer_floor_division_by_the_types_minimum() -> None:
     """`17 // -32768` is -1: `a - a % b` leaves int16's range there."""
     a = torch.tensor([17, -17, 32767, -32768, 0, -1], dtype=torch.int16)

@@ -146,10 +146,11 @@ def hypot(a: Any, b: Any) -> Any:
 
 
 def nan_ignoring(function: np.ufunc) -> Handler:
-    """`fmin`/`fmax`: minimum/maximum, the other operand where one is NaN."""
+    """`fmin`/`fmax`: minimum/maximum, the other operand where one is NaN. The operands
+    in torch's dtype first: a 0-d uint8 255 beside an int8 tensor is -1 there."""
 
     def handler(a: Any, b: Any) -> Any:
-        return needs(function(lazy(a), lazy(b)))
+        return needs(function(*torch_promoted(lazy(a), lazy(b))))
 
     return handler
 
