@@ -65,6 +65,18 @@ def test_fmin_and_fmax_of_an_int8_tensor_and_a_0d_uint8_in_int8() -> None:
     same_as_eager(lambda x, y: (torch.fmin(x, y), torch.fmax(y, x)), a, b)
 
 
+def half_with_a_0d_float(x: Any, s: Any) -> Any:
+    return x + s, x - s, torch.fmod(x, s), torch.remainder(x, s), x * s, x / s, s / x
+
+
+def test_a_0d_float32_beside_a_half_tensor_rounds_as_eager() -> None:
+    """A 0-d float32 beside a float16 tensor is rounded to a half first (`+`, `-`,
+    `fmod`, and a dividend), except by `mul` and `div`, which read it as a float32:
+    3.00146 is 3.00195 as a half, so `-2.5 + s` is 0.50195 in eager, not 0.50146."""
+    x = torch.tensor([1.0, 3.0, 65504.0, 0.1, 7.0, -2.5], dtype=torch.float16)
+    same_as_eager(half_with_a_0d_float, x, torch.tensor(3.00146484375))
+
+
 def test_integer_floor_division_by_the_types_minimum() -> None:
     """`17 // -32768` is -1: `a - a % b` leaves int16's range there."""
     a = torch.tensor([17, -17, 32767, -32768, 0, -1], dtype=torch.int16)

@@ -80,10 +80,10 @@ def number(x: Any, like: Any) -> Any:
 # -- elementwise --------------------------------------------------------------------------
 
 
-def binary(function: np.ufunc) -> Handler:
+def binary(function: np.ufunc, scalar_in_opmath: bool = False) -> Handler:
     def handler(a: Any, b: Any, alpha: Any = 1) -> Any:
         a, b = number(in_range(operand(a), b), b), number(in_range(operand(b), a), a)
-        a, b = torch_promoted(a, b)  # (numpy's promotion computes in a wider dtype)
+        a, b = torch_promoted(a, b, scalar_in_opmath)  # (numpy's promotes wider)
         a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
             b = b * number(alpha, a if isinstance(a, LazyArray) else b)

@@ -57,8 +57,10 @@ def scaled_in_float32(function: np.ufunc) -> Handler:
     Python float is computed in float32, rounded once: torch's kernel reads the number
     as a float32 (its `opmath`), where numpy's promotion would round it to the half
     first (`x * 0.1` of a float16 was an ulp off for a third of the elements). A
-    number divided by a half is left as it was: eager rounds it either way, by size."""
-    plain = binary(function)
+    number divided by a half is left as it was: eager rounds it either way, by size.
+    So is a 0-d float tensor: read as a float32 beside a half, except as a dividend
+    (eager rounds that one to the half)."""
+    in_opmath, plain = binary(function, scalar_in_opmath=True), binary(function)
     commutes = function is np.multiply
 
     def handler(a: Any, b: Any) -> Any:
@@ -66,7 +68,8 @@ def scaled_in_float32(function: np.ufunc) -> Handler:
             a = widened(a)
         elif commutes and isinstance(b, LazyArray) and type(a) is float:
             b = widened(b)
-        return plain(a, b)
+        dividend = not commutes and isinstance(a, LazyArray) and a.ndim == 0
+        return (plain if dividend else in_opmath)(a, b)
 
     return handler
 

@@ -24,15 +24,17 @@ TORCH_DTYPES: dict[np.dtype[Any], torch.dtype] = {v: k for k, v in DTYPES.plain.
 """The numpy dtypes of `DTYPES` as torch's (bfloat16 apart: naming it imports ml_dtypes)."""
 
 
-def torch_promoted(a: Any, b: Any) -> tuple[Any, Any]:
+def torch_promoted(a: Any, b: Any, scalar_in_opmath: bool = False) -> tuple[Any, Any]:
     """`a` and `b` with each tensor in the dtype torch computes their op in, from its
     `result_type` (a 0-d tensor or a Python number counts only where its category is
     higher: an int tensor with a Python float makes float32, an int8 tensor with a 0-d
     int64 one int8). An integer result: every tensor in it (`int8(44) == tensor(300)`
     is true, 300 being 44 as an int8). A float one: integer and bool tensors in it,
-    float tensors of another dtype in the one it computes in (float32 for a half: its
-    kernels read a 0-d float tensor beside a half one as a float32). Operands that are
-    neither tensors nor Python numbers stay as they are."""
+    and a 0-d float tensor of another dtype too (a 0-d float32 beside a half tensor is
+    rounded to a half first, as eager's `add` and `fmod` do), or with
+    `scalar_in_opmath` in the dtype the op computes in (float32 for a half: eager's
+    `mul` and `div` read such a 0-d tensor as a float32). Operands that are neither
+    tensors nor Python numbers stay as they are."""
     if not any(isinstance(x, LazyArray) for x in (a, b)):
         return a, b
     stand_ins = [stand_in(x) for x in (a, b)]
@@ -43,8 +45,8 @@ def torch_promoted(a: Any, b: Any) -> tuple[Any, Any]:
     def cast(x: Any) -> Any:
         if not isinstance(x, LazyArray) or x.dtype == result:
             return x
-        floats = is_float_dtype(result) and is_float_dtype(x.dtype)
-        return x.astype(working_dtype(result) if floats else result)
+        opmath = scalar_in_opmath and is_float_dtype(result) and is_float_dtype(x.dtype)
+        return x.astype(working_dtype(result) if opmath else result)
 
     return cast(a), cast(b)
 
