@@ -17,11 +17,8 @@ import numpy as np
 import torch
 
 from dvm.lazy import LazyArray
-from dvm.numerics import is_bfloat16, is_float_dtype, working_dtype
-from dvm.torch.convert import DTYPES
-
-TORCH_DTYPES: dict[np.dtype[Any], torch.dtype] = {v: k for k, v in DTYPES.plain.items()}
-"""The numpy dtypes of `DTYPES` as torch's (bfloat16 apart: naming it imports ml_dtypes)."""
+from dvm.numerics import is_float_dtype, working_dtype
+from dvm.torch.convert import DTYPES, to_torch
 
 
 def torch_promoted(a: Any, b: Any, scalar_in_opmath: bool = False) -> tuple[Any, Any]:
@@ -55,8 +52,10 @@ def stand_in(x: Any) -> Any:
     """What `torch.result_type` takes for `x`: an empty tensor of its dtype (0-d for a
     0-d one) or the Python number; None for anything else."""
     if isinstance(x, LazyArray):
-        dtype = torch.bfloat16 if is_bfloat16(x.dtype) else TORCH_DTYPES.get(x.dtype)
-        return None if dtype is None else torch.empty((0,) if x.ndim else (), dtype=dtype)
+        try:
+            return to_torch(np.empty((0,) if x.ndim else (), x.dtype))
+        except TypeError:  # (a dtype torch has not)
+            return None
     if type(x) in (bool, int, float) or isinstance(x, np.bool_):
         return bool(x) if isinstance(x, np.bool_) else x
     return None
