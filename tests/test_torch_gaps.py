@@ -93,8 +93,10 @@ def documents(b: int, t: int) -> tuple[Any, ...]:
 
 class OverlappingMaxPools(nn.Module):
     """Adaptive max poolings whose output does not divide the input (windows of two
-    sizes that overlap): a 2-d one with its indices, a 1-d one, after a convolution
-    whose outputs tie where the input does (a constant border)."""
+    sizes that overlap): a 2-d one with its indices, a 1-d one, of a convolution's
+    outputs in a constant border, where they tie. (Not a border of the convolution's
+    input: its equal windows need not give equal sums, BLAS adds in the order of its
+    kernels, so a tie there is the BLAS's, and so is the first maximum's index.)"""
 
     def __init__(self) -> None:
         super().__init__()
@@ -102,7 +104,7 @@ class OverlappingMaxPools(nn.Module):
         self.rows = nn.AdaptiveMaxPool1d(5)
 
     def forward(self, x: Any) -> Any:
-        y = self.conv(F.pad(x, (1, 1, 1, 1), value=0.5))
+        y = F.pad(self.conv(x), (1, 1, 1, 1), value=0.5)
         values, indices = F.adaptive_max_pool2d(y, (3, 5), return_indices=True)
         return values * 2, indices, self.rows(y.flatten(2))
 
