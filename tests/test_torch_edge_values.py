@@ -117,3 +117,29 @@ def test_gcd_of_int8_and_uint8_is_taken_in_int16() -> None:
     a = torch.tensor([-128, 0, 100, -5, -128], dtype=torch.int8)
     b = torch.tensor([255, 0, 6, 127, 0], dtype=torch.uint8)
     same_as_eager(lambda x, y: (torch.gcd(x, y), torch.lcm(x, y)), a, b)
+
+
+def with_alpha(x: Any, y: Any) -> Any:
+    return torch.add(x, y, alpha=0.3), torch.sub(x, y, alpha=3), torch.rsub(x, y, alpha=0.7)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_a_sum_with_alpha_is_rounded_once(dtype: Any) -> None:
+    """torch's `a + alpha * b` is a fused multiply-add on float32 (a half's in float32,
+    with alpha, and a number `b`, rounded to the half first); the product rounded
+    before the sum put a sixth to a quarter of the results an ulp off. (256 elements:
+    eager's scalar loop for a tail shorter than its vectors rounds the product first.)"""
+    generator = torch.Generator().manual_seed(1)
+    x, y = ((torch.randn(2, 256, generator=generator) * 3).to(dtype)).unbind()
+    same_as_eager(with_alpha, x, y)
+    same_as_eager(lambda v: torch.sub(v, 0.3, alpha=0.7), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_elu_var_and_rsqrt_of_halves_are_rounded_once(dtype: Any) -> None:
+    """torch's kernels compute them in float32: `selu` of a half was an ulp off at a
+    quarter of the elements, `var` at a third of the rows, `rsqrt` at a quarter."""
+    x = (torch.randn(48, 64, generator=torch.Generator().manual_seed(2)) * 3).to(dtype)
+    same_as_eager(lambda v: (F.selu(v), F.elu(v, 0.5), torch.var(v, 1), torch.var_mean(v, 0)), x)
+    same_as_eager(torch.rsqrt, x.abs())
+

@@ -86,10 +86,28 @@ def binary(function: np.ufunc, scalar_in_opmath: bool = False) -> Handler:
         a, b = torch_promoted(a, b, scalar_in_opmath)  # (numpy's promotes wider)
         a, b = (np.bool_(v) if type(v) is bool else v for v in (a, b))  # (recorded as numpy's)
         if alpha != 1:
-            b = b * number(alpha, a if isinstance(a, LazyArray) else b)
+            return needs(with_alpha(function, a, b, alpha))
         return needs(function(a, b))
 
     return handler
+
+
+def with_alpha(function: np.ufunc, a: Any, b: Any, alpha: Any) -> Any:
+    """`function(a, alpha * b)` (`add`, `sub`) rounded once, as torch's kernels compute it:
+    a float32 tensor's with a fused multiply-add (here in float64), a half's in float32
+    with `alpha` and a number `b` first rounded to the half. Integers and float64 as
+    written (float64's fused rounding has no wider type here)."""
+    like = a if isinstance(a, LazyArray) else b
+    scale = number(alpha, like)
+    dtype = getattr(like, "dtype", None)
+    if dtype is None or not is_float_dtype(dtype) or dtype == np.float64 or scale is not alpha:
+        return function(a, b * scale)  # (`scale is not alpha`: a size, recorded)
+    wide = np.dtype(np.float64) if dtype == np.float32 else working_dtype(dtype)
+
+    def in_wide(x: Any) -> Any:
+        return x.astype(wide) if isinstance(x, LazyArray) else wide.type(dtype.type(x))
+
+    return function(in_wide(a), in_wide(b) * in_wide(scale)).astype(dtype)
 
 
 def in_range(number: Any, like: Any) -> Any:
@@ -196,15 +214,16 @@ def var(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False)
     it as a plain float, which no replay could recompute)."""
     x = lazy(x)
     axis = tuple(range(x.ndim)) if axes is None or axes == [] else dims(axes, x.ndim)
-    centred = x - x.mean(axis=axis, keepdims=True)
+    wide = widened(x)  # (halves in float32, rounded once, as torch's kernel)
+    centred = wide - wide.mean(axis=axis, keepdims=True)
     total = (centred * centred).sum(axis=axis, keepdims=keepdim)
     correction = 1 if correction is None else correction
     if isinstance(correction, float) and correction.is_integer():
         correction = int(correction)  # (std's 1.0: a size minus a float is no size)
     count = math.prod(x.shape[a] for a in axis) - correction
     if isinstance(count, Quotient):  # (a correction that dynamo made a float of a size)
-        return needs(total / np.maximum(number(count, total), 0))
-    return needs(total / number(max(count, 0), total))
+        return narrowed(needs(total / np.maximum(number(count, total), 0)), x.dtype)
+    return narrowed(needs(total / number(max(count, 0), total)), x.dtype)
 
 
 def var_mean(x: Any, axes: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
@@ -649,8 +668,11 @@ def scan(function: Callable[..., Any]) -> Handler:
 
 
 def elu(x: Any, alpha: Any = 1.0, scale: Any = 1.0, input_scale: Any = 1.0) -> Any:
+    """(Halves in float32, rounded once, as torch's kernel.)"""
     x = lazy(x)
-    return needs(np.where(x > 0, x * scale, np.expm1(x * input_scale) * (alpha * scale)))
+    wide = widened(x)
+    negative = np.expm1(wide * input_scale) * (alpha * scale)
+    return narrowed(needs(np.where(wide > 0, wide * scale, negative)), x.dtype)
 
 
 def arg_reduction(function: Callable[..., Any]) -> Handler:
@@ -756,7 +778,7 @@ HANDLERS: dict[str, Handler] = {
     "logical_not": unary(np.logical_not), "bitwise_not": unary(np.invert),
     "relu": unary(lambda x: np.maximum(x, 0)), "elu": elu,
     "hardtanh": lambda x, low=-1.0, high=1.0: clamp(x, low, high),
-    "rsqrt": float_unary(named("rsqrt")),  # (halves rounded twice, as torch's scalar loop)
+    "rsqrt": float_unary(rounded_once(named("rsqrt"))),
     "sigmoid": float_unary(rounded_once(named("sigmoid"))), "erf": float_unary(named("erf")),
     "silu": rounded_once(lambda x: x / (1 + np.exp(-x))),  # (torch's order)
     "gelu": gelu, "clamp": clamp, "clamp_min": lambda x, low: clamp(x, low, None),
