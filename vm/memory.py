@@ -23,14 +23,17 @@ from dvm.vm.heap import keep_freed_memory
 
 class Kept(NamedTuple):
     """What unplanned launches keep beside a local memory across launches (bounded):
-    register views by ((offset, capacity), dtype number, shape), and scratch arrays by
-    (shape, dtype). Its DeviceMemory holds it."""
+    register views by ((offset, capacity), dtype number, shape), scratch arrays by
+    (shape, dtype), and the ((offset, capacity), shape) pairs of registers known to fit
+    tiles of that shape without a view (`unplanned_calls.fits`). Its DeviceMemory
+    holds it."""
 
     mem: np.ndarray
     local: np.ndarray
     """What register views are views of (their `base`: numpy's is the owner)."""
     views: dict[Any, Any]
     scratch: dict[Any, Any]
+    fitted: set[Any]
 
 
 MAX_KEPT_VIEWS, MAX_KEPT_SCRATCH = 4096, 64
@@ -43,11 +46,13 @@ def trim(kept: Kept) -> None:
     if len(kept.views) > MAX_KEPT_VIEWS or len(kept.scratch) > MAX_KEPT_SCRATCH:
         kept.views.clear()
         kept.scratch.clear()
+    if len(kept.fitted) > MAX_KEPT_VIEWS:
+        kept.fitted.clear()
 
 
 def kept_for(mem: np.ndarray) -> Kept:
     """What unplanned launches keep beside local memory `mem`, empty."""
-    return Kept(mem, mem if mem.base is None else mem.base, {}, {})
+    return Kept(mem, mem if mem.base is None else mem.base, {}, {}, set())
 
 
 Job = tuple[Callable[[int, int], None], int, int]

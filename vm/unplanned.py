@@ -98,6 +98,7 @@ from dvm.vm.unplanned_calls import (
     broadcast_pair,
     copied,
     fail,
+    fits,
     new_view,
     scratch,
     whole_array,
@@ -158,8 +159,9 @@ class Launcher:
     a view's whole array of global memory is `G<v>` (made before the grid runs), a
     grid axis's counter `g<a>` and a loop level's `j<level>`, a tile-size slot `T<i>`.
     A tile of a view is a slice of its `G` by those counters and tile sizes. The slow
-    paths are calls: `_new`, a register's view for a shape not met before, `_pair`, two
-    shapes broadcast for the first time, and `_fail`, every error, which names the
+    paths are calls: `_new`, a register's view for a shape not met before (`_fits`,
+    its checks without the view, for a result written into its store's tile), `_pair`,
+    two shapes broadcast for the first time, and `_fail`, every error, which names the
     instruction's byte offset; so is a load's copy, `_copied` (`unplanned_calls.py`).
 
     The validator fixed each register's dtype and rank, so those are constants here;
@@ -189,6 +191,7 @@ class Launcher:
             "_whole": whole_array,
             "_fail": fail,
             "_new": new_view,
+            "_fits": fits,
             "_copied": copied,
             "_scratch": scratch,
             "_bcast": BROADCASTS,
@@ -369,11 +372,18 @@ class Launcher:
     def result(self, k: int, d: int, pad: str) -> None:
         """`o` = where elementwise op k writes: register d viewed with shape `sh`, or the
         tile of the store after it when that store is fused (the shapes must agree; the
-        result must fit the register either way, as the planner requires)."""
-        self.register(k, d, pad)
-        if k in self.fused:
+        result must fit the register either way, as the planner requires: known when
+        the register has a view of that shape, else checked once per shape by `_fits`,
+        which makes no view of it)."""
+        if k not in self.fused:
+            self.register(k, d, pad)
+        else:
+            if "    Z = kept.fitted" not in self.pre:
+                self.pre.append("    Z = kept.fitted")
+            view = f"(K[{d}], {self.p.registers[d].dtype.np.num}, sh)"
             self.emit(
                 pad,
+                f"if {view} not in V and (K[{d}], sh) not in Z: _fits(S, kept, {k}, {d}, sh)",
                 f"o = {self.tile(self.fused[k])}",
                 "if o.shape != sh:",
                 f"    raise _fail(S, {k + 1}, {MISMATCH!r}, f'r{d} {{sh}} vs {{o.shape}}')",

@@ -69,12 +69,31 @@ def new_view(
     capacity), for instruction k: the planner's checks, then the view, kept."""
     off, cap = key = spec.registers[r]
     n = math.prod(shape)
-    if n == 0 and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
-        raise fail(spec, k, "tile too large", f"{shape}")
-    if n > cap:
-        raise fail(spec, k, "tile does not fit register", f"r{r}: {shape} > {cap}")
+    if n > cap or (not n and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES):
+        raise misfit(spec, k, r, shape)
     view = kept.views[(key, dtype.num, shape)] = np.ndarray(shape, dtype, kept.mem, off)
     return view  # (inside the memory: the layout checks)
+
+
+def fits(spec: Specialization, kept: Kept, k: int, r: int, shape: Shape) -> None:
+    """The checks of `new_view` for a tile of `shape` in register r, for instruction k,
+    without the view, kept in `kept.fitted`: a producer that writes its store's tile
+    directly must fit its register as the planner requires, but never writes the
+    register, so a new shape makes no numpy view for it (a cold C path at each one)."""
+    _, cap = key = spec.registers[r]
+    n = math.prod(shape)
+    if n > cap or (not n and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES):
+        raise misfit(spec, k, r, shape)
+    kept.fitted.add((key, shape))
+
+
+def misfit(spec: Specialization, k: int, r: int, shape: Shape) -> BytecodeError:
+    """Instruction k's error for a tile of `shape` that register r cannot take, as the
+    planner raises it: an empty tile too large for an array, else one over the
+    register's capacity. (Only a failure calls it: every new view would pay a frame.)"""
+    if not math.prod(shape) and nominal_bytes(shape, 8) > MAX_ARRAY_BYTES:
+        return fail(spec, k, "tile too large", f"{shape}")
+    return fail(spec, k, "tile does not fit register", f"r{r}: {shape} > {spec.registers[r][1]}")
 
 
 def copied(

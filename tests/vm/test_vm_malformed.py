@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
 import dvm.vm as vm
@@ -452,3 +453,30 @@ def test_repeated_tokens_are_shared_and_checked() -> None:
     with pytest.raises(vm.BytecodeError) as e:
         vm.load(_bin(narrower))
     assert (e.value.reason, e.value.offset) == ("bad DIM axis", _offset(narrower, ("slots", 1)))
+
+
+def test_a_result_written_into_its_stored_tile_must_fit_its_register_at_each_shape() -> None:
+    """An unplanned launch writes `exp`'s result straight into the stored tile (a fused
+    store) and checks, as the planner does, that the tile fits the result's register,
+    without a view of that register: once per register and tile shape (`kept.fitted`).
+    A register too small at another capacity (p0) is refused all the same, unplanned or
+    planned, at the `exp`."""
+    text = _edit("reg r1 f32 (s2, s1) at s6", "reg r1 f32 (s7, s1) at s6")
+    prog = vm.load(_bin(text))
+    x = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+    out = np.zeros((8, 8), np.float32)
+    device = vm.DeviceSpec(1, 1, 1 << 20, name="fused-fit")  # (a memory of its own)
+    spec = vm.specialize(prog, SHAPES, [4], device, lazy=True)
+    vm.launch(spec, [x, out])
+    np.testing.assert_array_equal(out, np.exp(x))
+    assert spec.memory is not None
+    kept = spec.memory.unplanned
+    assert (spec.registers[1], (4, 8)) in kept.fitted
+    assert not [key for key in kept.views if key[0] == spec.registers[1]]
+    for lazy in (True, False):
+        with pytest.raises(vm.BytecodeError) as e:
+            vm.launch(vm.specialize(prog, SHAPES, [1], device, lazy=lazy), [x, out])
+        assert (e.value.reason, e.value.offset) == (
+            "tile does not fit register",
+            _offset(text, ("code", 1)),
+        )
