@@ -143,3 +143,10 @@ def test_elu_var_and_rsqrt_of_halves_are_rounded_once(dtype: Any) -> None:
     same_as_eager(lambda v: (F.selu(v), F.elu(v, 0.5), torch.var(v, 1), torch.var_mean(v, 0)), x)
     same_as_eager(torch.rsqrt, x.abs())
 
+
+def test_a_0d_float_as_the_first_factor_is_rounded_to_the_half() -> None:
+    """Eager's `mul` reads a 0-d float tensor as a float32 beside a half only as the
+    second operand; as the first it is rounded to the half like any other operand."""
+    x = (torch.randn(300, generator=torch.Generator().manual_seed(3)) * 3).to(torch.bfloat16)
+    s = torch.tensor(1.7003)
+    same_as_eager(lambda a, b: (a * b, b * a, torch.ldexp(a, x)), s, x)

@@ -58,9 +58,9 @@ def scaled_in_float32(function: np.ufunc) -> Handler:
     as a float32 (its `opmath`), where numpy's promotion would round it to the half
     first (`x * 0.1` of a float16 was an ulp off for a third of the elements). A
     number divided by a half is left as it was: eager rounds it either way, by size.
-    So is a 0-d float tensor: read as a float32 beside a half, except as a dividend
-    (eager rounds that one to the half)."""
-    in_opmath, plain = binary(function, scalar_in_opmath=True), binary(function)
+    So is a 0-d float tensor: read as a float32 beside a half as the second operand,
+    rounded to the half as the first (`torch_promoted`)."""
+    in_opmath = binary(function, scalar_in_opmath=True)
     commutes = function is np.multiply
 
     def handler(a: Any, b: Any) -> Any:
@@ -68,13 +68,13 @@ def scaled_in_float32(function: np.ufunc) -> Handler:
             a = widened(a)
         elif commutes and isinstance(b, LazyArray) and type(a) is float:
             b = widened(b)
-        dividend = not commutes and isinstance(a, LazyArray) and a.ndim == 0
-        return (plain if dividend else in_opmath)(a, b)
+        return in_opmath(a, b)
 
     return handler
 
 
 TRUE_DIVIDE = scaled_in_float32(np.true_divide)
+MULTIPLY = scaled_in_float32(np.multiply)
 
 
 def leaky_relu(x: Any, slope: float = 0.01) -> Any:
@@ -159,14 +159,15 @@ def nan_ignoring(function: np.ufunc) -> Handler:
 
 
 def ldexp(x: Any, exponent: Any) -> Any:
-    """torch's `x * 2.0 ** exponent` (an integer exponent gives powers of float32)."""
+    """torch's `mul(x, 2.0 ** exponent)` (an integer exponent gives powers of float32),
+    the product by torch's `mul` (a 0-d `x` beside a half power is rounded to it)."""
     x, exponent = lazy(x), lazy(exponent)
     if not is_float_dtype(exponent.dtype):
         exponent = exponent.astype(FLOAT32)
     if not is_float_dtype(x.dtype):
         x = x.astype(FLOAT32)
     power = np.power(np.asarray(2.0, exponent.dtype), exponent)
-    return needs(x * power)
+    return MULTIPLY(x, power)
 
 
 def round_decimals(x: Any, decimals: int = 0) -> Any:
@@ -447,7 +448,7 @@ def float_test(function: np.ufunc) -> Handler:
 
 
 HANDLERS: dict[str, Handler] = {
-    "div": divide, "true_divide": divide, "mul": scaled_in_float32(np.multiply),
+    "div": divide, "true_divide": divide, "mul": MULTIPLY,
     "leaky_relu": leaky_relu,
     "isnan": float_test(np.isnan), "isinf": float_test(np.isinf), "pow": power,
     "exp2": exp2, "log10": float_unary(np.log10),

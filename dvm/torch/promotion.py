@@ -29,9 +29,10 @@ def torch_promoted(a: Any, b: Any, scalar_in_opmath: bool = False) -> tuple[Any,
     is true, 300 being 44 as an int8). A float one: integer and bool tensors in it,
     and a 0-d float tensor of another dtype too (a 0-d float32 beside a half tensor is
     rounded to a half first, as eager's `add` and `fmod` do), or with
-    `scalar_in_opmath` in the dtype the op computes in (float32 for a half: eager's
-    `mul` and `div` read such a 0-d tensor as a float32). Operands that are neither
-    tensors nor Python numbers stay as they are."""
+    `scalar_in_opmath`, as the second operand, in the dtype the op computes in (float32
+    for a half: eager's `mul` and `div` read such a 0-d tensor as a float32 there, and
+    round it to the half as the first). Operands that are neither tensors nor Python
+    numbers stay as they are."""
     if not any(isinstance(x, LazyArray) for x in (a, b)):
         return a, b
     stand_ins = [stand_in(x) for x in (a, b)]
@@ -39,13 +40,13 @@ def torch_promoted(a: Any, b: Any, scalar_in_opmath: bool = False) -> tuple[Any,
         return a, b
     result = DTYPES[torch.result_type(stand_ins[0], stand_ins[1])]
 
-    def cast(x: Any) -> Any:
+    def cast(x: Any, in_opmath: bool) -> Any:
         if not isinstance(x, LazyArray) or x.dtype == result:
             return x
-        opmath = scalar_in_opmath and is_float_dtype(result) and is_float_dtype(x.dtype)
+        opmath = in_opmath and is_float_dtype(result) and is_float_dtype(x.dtype)
         return x.astype(working_dtype(result) if opmath else result)
 
-    return cast(a), cast(b)
+    return cast(a, False), cast(b, scalar_in_opmath)
 
 
 def stand_in(x: Any) -> Any:
