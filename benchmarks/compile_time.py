@@ -21,6 +21,12 @@ Prints, with the load average (on a shared machine the times swing with it):
   first compile's time (median, p90) and CPU time (median) beside the repeats'
   (median): the repeat finds sympy's caches filled by the first (the answers of
   its assumption queries, its sort keys) and dvm's own (texts, tile sizes);
+- the calls after a first compile (`--parts calls`, not run by default): for each of the
+  small FIRST_PROGRAMS, in --processes new processes that compile and call WARM_PROGRAM
+  (the VM's imports paid), the CPU time of the program's first compile, of its first
+  call (all dims 2 to 9) and of calls at a second and a third shape (each dim one more):
+  what a compile leaves to its kernels' first launches (their unplanned launchers, the
+  fast paths at their second shapes) shows there;
 - in this process, after a warm-up compile (sympy's and xDSL's caches filled, as in a
   server), each step of a compile, median of --repeat: parse, each pass of
   `dvm-pipeline`, the kernels and host steps (`variant_from_lowered`), and the whole
@@ -42,7 +48,7 @@ Prints, with the load average (on a shared machine the times swing with it):
   grows most in the first, in thousands. It counts interpreted work only: Python's
   `compile()` of generated sources and other C code do not show.
 
-`--parts` runs some of them: fresh, first, in-process, blocks, tiny, bytecodes, gap.
+`--parts` runs some of them: fresh, first, calls, in-process, blocks, tiny, bytecodes, gap.
 
 Python writes no bytecode cache under PYTHONDONTWRITEBYTECODE, and then every fresh
 process compiles dvm's modules again: the fresh processes run without it, as a user's
@@ -92,7 +98,7 @@ WARM_PROGRAM = "column_stats"
 which pays the process's one-time costs, the imports that sympy makes the first time
 it needs them among them (the first sum it flattens in full imports sympy.tensor and
 sympy.combinatorics, about 80 ms)."""
-PARTS = ("fresh", "first", "in-process", "blocks", "tiny", "bytecodes", "gap")
+PARTS = ("fresh", "first", "calls", "in-process", "blocks", "tiny", "bytecodes", "gap")
 GAP_PROGRAMS = FIRST_PROGRAMS[:6]
 """The programs `--parts gap` looks into: those of at most ten ops."""
 DEFAULT_PARTS = ("fresh", "first", "in-process", "blocks", "tiny")
@@ -237,6 +243,52 @@ def bench_first(processes: int, repeat: int) -> None:
             f"  {program:>11s} {median * 1e3:7.1f} {tail * 1e3:7.1f} {cpu * 1e3:7.1f}"
             f" {again * 1e3:7.1f}  {median / again:5.1f}"
         )
+    print(f"  ({load()})")
+
+
+CALLS = """\
+import sys, time
+import numpy as np
+import dvm
+sys.path.insert(0, sys.argv[3])
+from reference import EXAMPLES, make_inputs
+def inputs(name, more):
+    _, spec, _ = EXAMPLES[name]
+    dims = {s: 2 + i + more for i, s in enumerate("RCMKNBSE")}
+    return make_inputs(spec, dims, np.random.default_rng(more))
+warm = dvm.compile(open(sys.argv[1]).read(), cache=False)
+warm(*inputs(sys.argv[1].rsplit("/", 1)[-1], 0))
+text, name = open(sys.argv[2]).read(), sys.argv[2].rsplit("/", 1)[-1]
+calls = [inputs(name, more) for more in range(3)]
+start = time.process_time()
+program = dvm.compile(text, cache=False)
+times = [time.process_time() - start]
+for args in calls:
+    start = time.process_time()
+    program(*args)
+    times.append(time.process_time() - start)
+print(*times)
+"""
+
+
+def first_calls(program: str) -> list[float]:
+    """CPU seconds of `program`'s first compile and of its calls at three shapes, in a
+    new process that compiled and called another program first."""
+    paths = [str(EXAMPLES / f"{name}.mlir") for name in (WARM_PROGRAM, program)]
+    command = [sys.executable, "-P", "-c", CALLS, *paths, str(EXAMPLES)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return [float(t) for t in out.split()]
+
+
+def bench_calls(processes: int) -> None:
+    print(f"A first compile and its calls, CPU ms, {processes} processes' medians ({load()}):")
+    heading = ["program", "compile", "call", "shape 2", "shape 3", "compile+call"]
+    print("  " + " ".join(f"{h:>12s}" for h in heading))
+    for program in GAP_PROGRAMS:
+        runs = [first_calls(program) for _ in range(processes)]
+        medians = [statistics.median(column) * 1e3 for column in zip(*runs, strict=True)]
+        medians.append(statistics.median(run[0] + run[1] for run in runs) * 1e3)
+        print(f"  {program:>12s} " + " ".join(f"{m:12.2f}" for m in medians))
     print(f"  ({load()})")
 
 
@@ -387,6 +439,8 @@ def main() -> None:
         bench_fresh(a.processes)
     if "first" in parts:
         bench_first(a.processes, a.repeat)
+    if "calls" in parts:
+        bench_calls(a.processes)
     if "in-process" in parts:
         bench_in_process(a.repeat)
     if "blocks" in parts:
