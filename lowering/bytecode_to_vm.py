@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import sympy
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
@@ -181,26 +182,40 @@ def from_postfix(tokens: Sequence[Tok]) -> sympy.Expr:
 
 
 def to_program(program: bc.ProgramOp) -> Program:
-    # (the declarations by `type(op) is`: `isinstance` on xDSL's op classes, which are
-    # ABCs, runs Python code for every op it is asked about)
-    ops = list(program.body.block.ops)
-    args = [op for op in ops if type(op) is bc.ArgOp]
+    ops = declarations(program)
+    args = ops[bc.ArgOp]
     params = program.param_names
     resolve = resolver(args, params)
-    slots = tuple(
-        Slot(tuple(postfix(op.expr.data, resolve))) for op in ops if type(op) is bc.SlotOp
-    )
-    grid = next((tuple(op.slots) for op in ops if type(op) is bc.GridOp), ())
+    grid = ops[bc.GridOp]
     return Program(
         args=tuple(Arg(DTYPE_BY_TEXT[a.dtype.data], len(a.dims.data)) for a in args),
         n_params=len(params),
-        slots=slots,
-        grid=grid,
-        registers=tuple(register(op) for op in ops if type(op) is bc.RegOp),
-        views=tuple(view(op) for op in ops if type(op) is bc.ViewOp),
-        code=tuple(instruction(op) for op in ops if isinstance(op, bc.InstructionOp)),
+        slots=tuple(Slot(tuple(postfix(op.expr.data, resolve))) for op in ops[bc.SlotOp]),
+        grid=tuple(grid[0].slots) if grid else (),
+        registers=tuple(map(register, ops[bc.RegOp])),
+        views=tuple(map(view, ops[bc.ViewOp])),
+        code=tuple(map(instruction, ops[bc.InstructionOp])),
         name=program.sym_name.data,
     )
+
+
+def declarations(program: bc.ProgramOp) -> dict[type[Operation], list[Any]]:
+    """The program's ops by kind, in order, in one walk: its declarations by their class,
+    its instructions under `bc.InstructionOp`. (By `type(op)`: `isinstance` on xDSL's op
+    classes, which are ABCs, runs Python code for every op it is asked about.)"""
+    found: dict[type[Operation], list[Any]] = {kind: [] for kind in DECLARATION_KINDS}
+    instructions = found[bc.InstructionOp] = []
+    for op in program.body.block.ops:
+        kind = found.get(type(op))
+        if kind is not None:
+            kind.append(op)
+        elif type(op) in INSTRUCTION_CLASSES:
+            instructions.append(op)
+    return found
+
+
+DECLARATION_KINDS = (bc.ArgOp, bc.SlotOp, bc.GridOp, bc.RegOp, bc.ViewOp)
+INSTRUCTION_CLASSES = frozenset(bc.INSTRUCTIONS.values())
 
 
 def resolver(args: Sequence[bc.ArgOp], params: Sequence[str]) -> Resolve:
@@ -247,9 +262,23 @@ def view(op: bc.ViewOp) -> View:
 
 
 def instruction(op: bc.InstructionOp) -> Instr:
+    """The VM's instruction of `op`: an index or mask read off its integer attribute at
+    once, any other operand through its dialect value (`bc.decode_operand`)."""
     opdef = BY_NAME[op.OPDEF.name]
-    values = [vm_operand(kind, v) for (_, kind), v in zip(opdef.operands, op.values, strict=True)]
+    operands = zip(INTEGERS[opdef.name], opdef.operands, op.operand_values.data, strict=True)
+    values = [
+        attr.value.data
+        if integer and type(attr) is IntegerAttr
+        else vm_operand(kind, bc.decode_operand(kind, attr))
+        for integer, (_, kind), attr in operands
+    ]
     return Instr(opdef, tuple(values))
+
+
+INTEGER_KINDS = (Kind.REG, Kind.VIEW, Kind.SLOT, Kind.AXES, Kind.FLAGS)
+INTEGERS = {d.name: tuple(k in INTEGER_KINDS for _, k in d.operands) for d in BY_NAME.values()}
+"""Per opcode, whether each operand is one the VM takes as the integer its attribute
+holds (by name: an `Enum` hashes in Python)."""
 
 
 def vm_operand(kind: Kind, value: object) -> object:
