@@ -50,7 +50,9 @@ _NODES = (
 """The Python syntax an expression's text may use: arithmetic, comparisons, calls."""
 _CALLS = {"int", "max", "min", "abs"}
 _MATH = {"floor", "ceil"}
-_KNOWN_NAMES = _CALLS | _MATH | {"math"}
+_KNOWN_NAMES = _CALLS | _MATH | {"math"} | {"if", "else", "and", "or", "not"}
+"""The words a text may hold besides its names: the callees, and the keywords of the
+expressions `_NODES` allows (a quotient by a size is `(a // b) if b else 0`)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
