@@ -34,6 +34,7 @@ from dvm.torch import (
     aten_attention,
     aten_bag,
     aten_bessel,
+    aten_collectives,
     aten_complex,
     aten_conv,
     aten_index,
@@ -92,7 +93,7 @@ HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
     | aten_attention.HANDLERS | aten_complex.HANDLERS | aten_layers.HANDLERS | aten_bag.HANDLERS
     | aten_math.HANDLERS | aten_special.HANDLERS | aten_bessel.HANDLERS | aten_select.HANDLERS
-    | COPIES
+    | aten_collectives.HANDLERS | COPIES
 )  # fmt: skip
 """The ATen ops that record, by name: `aten`'s, the writes at indices and sorts of
 `aten_index`, the poolings of `aten_nn`, the convolutions of `aten_conv`, the
@@ -100,7 +101,8 @@ fused transformer kernels of `aten_attention`, the layers' ops of `aten_layers`
 (`nn.Bilinear`, `torch.cdist`), `nn.EmbeddingBag`'s of `aten_bag`, the elementwise
 composites of `aten_math` (`atan2`, `hypot`, ...), the special functions of
 `aten_special` (`erfc`) and `aten_bessel` (`i0`), the running extremes and selections
-by rank of `aten_select` (`cummax`, `median`) and the ops making complex tensors of
+by rank of `aten_select` (`cummax`, `median`), the functional collectives of
+`aten_collectives`, and the ops making complex tensors of
 `aten_complex` (an op of complex operands or results has `aten_complex.OF_COMPLEX`'s
 handler, or runs in torch)."""
 
