@@ -269,13 +269,13 @@ class ProgramBuilder:
                 self.view_of[op] = self.view(piece, self.measured_output(piece))
 
     def measured_output(self, measure: tile.View) -> int:
-        """The argument a measuring view is bound to. It reads nothing (strides 0), but
-        the VM wants element 0 of its argument whenever the view has an element, so:
-        the first output stored along no axis but those the view spans, which has an
-        element whenever the view does. An output spanning another axis, one the
-        iota's tiles are broadcast along, may be empty at run time while the view is
-        not (an iota over 0 columns beside its row sums). Else the first output
-        without a static 0 dim."""
+        """The argument a measuring view is bound to. It reads nothing (strides 0), and
+        the VM checks no bounds of a view that nothing reads or writes through (its
+        argument may be empty where it is not), so any argument serves; this one keeps
+        the view inside its argument wherever it can: the first output stored along no
+        axis but those the view spans, which has an element whenever the view does (an
+        output spanning another axis, one the iota's tiles are broadcast along, may be
+        empty while the view is not), else the first output without a static 0 dim."""
         args = self.kernel.body.block.args
         first = len(args) - self.kernel.num_outputs
         outputs = [i for i in range(first, len(args)) if not statically_empty(args[i])]

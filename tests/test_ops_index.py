@@ -125,6 +125,37 @@ def test_iota_sized_by_an_index_argument(device: str) -> None:
     check(ARANGE, device, cases, lambda n: numpy_iota((n, 4), 0, np.int32), tiles=False)
 
 
+MASKED_BATCH = """
+func.func @f(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+  %r = tensor.iota dim(0) %m, %n : tensor<?x?xi64>
+  %c = tensor.iota dim(1) %m, %n : tensor<?x?xi64>
+  %keep = tensor.ge %r, %c : (tensor<?x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi1>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %y = tensor.select %keep, %x, %zero
+      : (tensor<?x?xi1>, tensor<?x?x?xf32>, tensor<f32>) -> tensor<?x?x?xf32>
+  %s = tensor.reduce_sum %y {axes = [0], keepdims = false} : tensor<?x?x?xf32> -> tensor<?x?xf32>
+  func.return %y, %s : tensor<?x?x?xf32>, tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_iota_beside_results_that_are_empty_where_it_is_not(device: str) -> None:
+    """`tril` of a batch and its sum over the batch: with 0 in the batch the masked
+    batch is empty, the mask's iotas and the sum are not. An iota's tile is measured by
+    a view of an argument, which it never reads: that argument may be empty."""
+    rng = np.random.default_rng(5)
+    shapes = [(2, 4, 4), (0, 4, 4), (0, 3, 5), (2, 0, 3), (2, 3, 0), (0, 1, 1), (3, 7, 2)]
+    cases = [(rng.integers(-4, 5, shape).astype(np.float32),) for shape in shapes]
+    check_outputs(
+        MASKED_BATCH, device, cases, lambda x: (np.tril(x), np.tril(x).sum(0, dtype=np.float32))
+    )
+
+
 def test_iota_of_a_negative_size_is_an_error() -> None:
     for run in (lambda n: dvm.interpret(ARANGE, n), dvm.compile(ARANGE)):
         with pytest.raises(DvmError, match="negative"):

@@ -56,7 +56,7 @@ from typing import Any
 from dvm.vm.generated import define, program_origin
 from dvm.vm.isa import WRITES_MEMORY, ExprOp
 from dvm.vm.plan import ViewPlan
-from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View, ViewDim
+from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View, ViewDim, measuring_views
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
     LOCAL_LEAVES,
@@ -110,7 +110,7 @@ def compile_fast(
     namespace["_overlaps_itself"] = overlaps_itself
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
     stored = frozenset(ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY)
-    tables = (p.args, p.n_params, p.slots, p.registers, p.views, stored)
+    tables = (p.args, p.n_params, p.slots, p.registers, p.views, stored, measuring_views(p))
     key = (tables, local_bytes, alignment, cores, reads_cores)
     source = _sources.get(key)
     if source is None:
@@ -125,9 +125,9 @@ MAX_KEPT_SOURCES = 256
 """Fast-path sources kept (all are dropped when full)."""
 _sources: dict[tuple[Any, ...], str] = {}
 """The fast-path source of the latest programs, by what it is made of: the tables,
-which views are stored to, and the device. Programs that differ only in their
-instructions' operations (the two branches of an `if`, `x + 1` and `x - 1`) share
-one; its code is then compiled once too (`generated.compiled`)."""
+which views are stored to and which only measure, and the device. Programs that
+differ only in their instructions' operations (the two branches of an `if`, `x + 1`
+and `x - 1`) share one; its code is then compiled once too (`generated.compiled`)."""
 
 
 class _Slots:
@@ -273,20 +273,29 @@ def layout_lines(
     regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
     stored = {ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY}
+    measuring = measuring_views(p)
     for i in range(len(p.views)):
-        _view_lines(emit, p, known, i, fail, i in stored)
+        _view_lines(emit, p, known, i, fail, (i in stored, i in measuring))
     views = "".join(f"v{i}, " for i in range(len(p.views)))
     return lines, f"(({regs}), ({views}))"
 
 
 def _view_lines(
-    emit: Callable[[str], None], p: Program, known: _Slots, i: int, fail: str, stored: bool
+    emit: Callable[[str], None],
+    p: Program,
+    known: _Slots,
+    i: int,
+    fail: str,
+    uses: tuple[bool, bool],
 ) -> None:
     """The lines that check view i and make its ViewPlan `vi`. A natural view (not
     empty, its whole argument reshaped) is inside its argument, no larger than numpy
     allows and one-to-one: when the tests that it is natural pass, it is made at once,
-    and only a view that is not needs the size and bounds tests (and, when `stored` to,
-    `overlaps_itself`). What the monomials decide is not tested at all."""
+    and only a view that is not needs the size and bounds tests (and, when stored to,
+    `overlaps_itself`; `uses`: whether it is, and whether nothing reads or writes through
+    it, a measuring view, whose argument may be empty). What the monomials decide is not
+    tested at all."""
+    stored, measuring = uses
     v = p.views[i]
     item = p.args[v.arg].dtype.np.itemsize
     val = known.text
@@ -301,7 +310,9 @@ def _view_lines(
             if vd.index != Index.NONE and vd.tile is not None
         ]
     )
-    natural, settled = (None, False) if 0 in sizes else _natural_tests(p, known, v, (z, st), item)
+    natural, settled = (
+        (None, False) if 0 in sizes or measuring else _natural_tests(p, known, v, (z, st), item)
+    )
     indent = "    "
     if natural is not None:
         made = f"_new(_View, ({v.arg}, 0, {_tuple(z)}, (), {tiled}, False, True))"
@@ -322,16 +333,18 @@ def _view_lines(
         emit(f"{indent}if {nominal}{fixed * item} > {MAX_ARRAY_BYTES}: {fail}")
     if empty not in ("True", "False"):
         emit(f"{indent}m{i} = {empty}")
-        emit(f"{indent}if not m{i}:")
         empty = f"m{i}"
-    if empty != "True":
-        inner = indent if empty == "False" else indent + "    "
+    if empty != "True" and not measuring:
+        inner = indent
+        if empty != "False":
+            emit(f"{indent}if not {empty}:")
+            inner += "    "
         _bounds(emit, inner, known, v, (val(v.offset), z, st), fail)
         if stored:
             emit(f"{inner}if _overlaps_itself({_tuple(z)}, {_tuple(st)}): {fail}")
-    offset = known.const[v.offset]
+    offset = 0 if measuring else known.const[v.offset]
     start = f"{val(v.offset)} * {item}" if offset is None else str(offset * item)
-    steps = _tuple([_byte_stride(vd, known, item) for vd in v.dims])
+    steps = _tuple(["0" if measuring else _byte_stride(vd, known, item) for vd in v.dims])
     view = f"({v.arg}, {start}, {_tuple(z)}, {steps}, {tiled}, {empty}, False)"
     emit(f"{indent}v{i} = _new(_View, {view})")
 

@@ -355,6 +355,20 @@ class Offsets(NamedTuple):
     end: int
 
 
+def measuring_views(program: Program) -> frozenset[int]:
+    """The views no instruction reads or writes memory through: an iota's, or one that
+    only gives extents. They are measures of a tile, so their argument may be empty
+    where they are not (an iota over the columns of a batch of 0 rows)."""
+    accessed = {
+        ins.operands[k]
+        for ins in program.code
+        if ins.op.cat is not Cat.IOTA
+        for k, (_, kind) in enumerate(ins.op.operands)
+        if kind is Kind.VIEW
+    }
+    return frozenset(range(len(program.views))) - accessed
+
+
 def calls_blas(program: Program) -> bool:
     """Whether some instruction of `program` calls BLAS: an mma, a float sum over one
     axis of a tile of rank 2 or more (`blas_sum`), or one of any rank that a `mul`

@@ -408,6 +408,8 @@ class TableWalk:
         item = self.static.arg_dtypes[v.arg].itemsize
         if nominal_bytes(sizes, item) > MAX_ARRAY_BYTES:
             raise self.fail("views", i, "view too large", f"sizes {sizes}")
+        if i in self.static.measuring_views:  # no memory: only its tiles' extents count
+            return ViewPlan(v.arg, 0, sizes, (0,) * len(sizes), tiled, 0 in sizes, False)
         natural = 0 not in sizes and self.inside(i, shapes, sizes, strides)
         steps = () if natural else tuple(_byte_strides(sizes, strides, item))
         return ViewPlan(v.arg, offset * item, sizes, steps, tiled, 0 in sizes, natural)
@@ -465,12 +467,14 @@ class LayoutTables:
                 ),
                 st.arg_dtypes[v.arg].itemsize,
                 i in st.stored_views,
+                i in st.measuring_views,
             )
             for i, v in enumerate(p.views)
         )
         """Per view: its argument, its offset's slot, what gets its sizes and its strides
         from the slot values, its tiled dims (dim, index source, tile's slot), its
-        argument's itemsize and whether stores write through it."""
+        argument's itemsize, whether stores write through it and whether nothing reads
+        or writes through it."""
 
     def layout(
         self, s: tuple[int, ...], dims: tuple[Shape, ...], memory: int, alignment: int
@@ -495,7 +499,7 @@ class LayoutTables:
         if any(start < end for (_, end), (start, _) in itertools.pairwise(spans)):
             return None
         views = []
-        for arg, at, sizes_of, strides_of, tiles, item, stored in self.views:
+        for arg, at, sizes_of, strides_of, tiles, item, stored, measuring in self.views:
             sizes, strides = sizes_of(s), strides_of(s)
             tiled = tuple([(k, index, s[t]) for k, index, t in tiles])
             offset = lo = hi = s[at]
@@ -514,6 +518,10 @@ class LayoutTables:
             if nominal > MAX_ARRAY_BYTES or any(t < 0 for _, _, t in tiled):
                 return None
             natural = False
+            if measuring:
+                zeros = (0,) * len(sizes)
+                views.append(ViewPlan(arg, 0, sizes, zeros, tiled, not count, False))
+                continue
             if count:  # no dim of 0: its elements lie inside the argument
                 numel = math.prod(dims[arg])
                 if lo < 0 or hi >= numel:

@@ -18,7 +18,7 @@ import numpy as np
 from dvm.vm.isa import ACCUMULATE, TRANSPOSE_A, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
 from dvm.vm.loader import validated
 from dvm.vm.plan import share_bytes
-from dvm.vm.program import Index, Instr, Program, calls_blas
+from dvm.vm.program import Index, Instr, Program, calls_blas, measuring_views
 from dvm.vm.shapes import Rule, rules
 from dvm.vm.slots import SlotTable
 from dvm.vm.validate import LoopInfo
@@ -55,6 +55,8 @@ class Static:
     """The arguments stores write."""
     stored_views: frozenset[int]
     """The views stores and store_accs write through."""
+    measuring_views: frozenset[int]
+    """The views no instruction reads or writes memory through (`measuring_views`)."""
     has_mma: bool
     uses_blas: bool
     independent_tiles: bool
@@ -134,6 +136,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
         },
         stored=stored,
         stored_views=stored_views,
+        measuring_views=measuring_views(p),
         has_mma=has_mma,
         uses_blas=uses_blas,
         independent_tiles=not any(ins.op.cat in (Cat.STORE_ACC, Cat.SCATTER_ADD) for ins in p.code),
