@@ -112,6 +112,40 @@ def test_a_rearrangement_is_numpys_and_compiles(name: str) -> None:
     assert stats["compiled"] >= 1
 
 
+HIGH_RANK: dict[str, Callable[[Any], Any]] = {
+    "tile one dim": lambda x: np.tile(x, (1, 2)) + 1,
+    "tile every dim": lambda x: np.tile(x, (2,) * 6) * 2,
+    "tile ones": lambda x: np.tile(x, (1, 1, 1)) - 1,
+    "repeat": lambda x: np.repeat(x, 3, axis=2) + 0,
+    "repeat flat": lambda x: np.repeat(x, 2) + 0,
+}
+
+
+@pytest.mark.parametrize("name", HIGH_RANK)
+def test_tile_and_repeat_of_a_high_rank_array_compile(name: str) -> None:
+    """A repeated dim is a broadcast of a new unit dim beside it: only the repeated dims
+    get one, as many at a time as the VM's rank (8) allows, so a 5-d or 6-d array tiled
+    along every dim still compiles (each dim got one, so 10-d and 12-d programs ran in
+    numpy)."""
+    function = HIGH_RANK[name]
+    rng = np.random.default_rng(len(name))
+    lazy.reset()
+    for shape in [(2, 3, 1, 2, 3), (2, 1, 3, 2, 2, 2), (1, 0, 2, 3, 1)]:
+        x = rng.integers(-5, 6, shape).astype(np.float32)
+        got = np.asarray(function(lazy.asarray(x)))
+        want = function(x)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    assert lazy.stats()["failed"] == 0 and lazy.stats()["fallbacks"] == {}
+
+
+def test_a_tile_by_ones_is_a_new_array() -> None:
+    x = lazy.asarray(np.arange(6.0).reshape(2, 3)) * 1
+    tiled = np.tile(x, (1, 1))
+    tiled[0, 0] = 99.0
+    assert float(np.asarray(x)[0, 0]) == 0.0 and float(np.asarray(tiled)[0, 0]) == 99.0
+
+
 def test_a_view_made_by_a_negative_step_writes_through() -> None:
     """numpy's `x[::-1]` is a view: a write into it lands in `x`, as in numpy."""
     base = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -25,6 +25,7 @@ from dvm.lazy.functions import View, concatenate, where
 from dvm.lazy.graph import Node, is_supported
 from dvm.lazy.numpy_api import is_int
 from dvm.lazy.segment import flush
+from dvm.vm.isa import MAX_RANK
 
 INT64 = np.dtype(np.int64)
 TRUE = Node.of(np.ones((), np.bool_))
@@ -128,14 +129,28 @@ def rot90(m: Any, k: Any = 1, axes: Any = (0, 1)) -> View | None:
 
 def spread(x: Node, counts: Sequence[int], before: bool) -> Node | None:
     """Each dim d of `x` repeated `counts[d]` times: as whole copies of the array along
-    it (`tile`: a unit dim before each dim), or element by element (`repeat`: after)."""
-    positions = tuple(2 * d + (0 if before else 1) for d in range(x.ndim))
+    it (`tile`: a unit dim before the dim), or element by element (`repeat`: after).
+    Only the dims repeated more than once get a unit dim (the first, if none is: the
+    result is still a new array), as many at a time as the VM's ranks allow (they end
+    at 8: a 5-d array tiled along one dim is 6-d on the way, not 10-d)."""
+    spread_dims = [d for d in range(x.ndim) if counts[d] != 1] or [0]
+    room = max(MAX_RANK - x.ndim, 1)
+    if len(spread_dims) > room:
+        now = [c if d in spread_dims[:room] else 1 for d, c in enumerate(counts)]
+        first = spread(x, now, before)
+        later = [c if d in spread_dims[room:] else 1 for d, c in enumerate(counts)]
+        return None if first is None else spread(first, later, before)
+    positions = tuple(d + k + (0 if before else 1) for k, d in enumerate(spread_dims))
     grown = record.insert_unit_dims(x, positions)
     target: list[int] = []
     fixed: list[int | None] = []  # (the counts are constants of the program)
     for d, n in enumerate(x.shape):
-        target += [counts[d], n] if before else [n, counts[d]]
-        fixed += [counts[d], None] if before else [None, counts[d]]
+        if d not in spread_dims:
+            target.append(n)
+            fixed.append(None)
+        else:
+            target += [counts[d], n] if before else [n, counts[d]]
+            fixed += [counts[d], None] if before else [None, counts[d]]
     wide = record.broadcast_to(grown, tuple(target), tuple(fixed))
     shape = tuple(n * c for n, c in zip(x.shape, counts, strict=True))
     return None if wide is None else record.reshape(wide, shape)
