@@ -34,6 +34,8 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "repeat flat": lambda x: np.repeat(x, 2) + 0,
     "pad": lambda x: np.pad(x, ((1, 2), (0, 3))) + 0,
     "pad value": lambda x: np.pad(x, 2, constant_values=-1.5) * 1,
+    "take numpy ids": lambda x: np.take(x, np.array([3, 0, 10, 3]), axis=1) * 2,
+    "take a list of ids": lambda x: np.take(x * 2, [[1, 0], [5, 5]], axis=-1),
     "take_along_axis argmax": lambda x: np.take_along_axis(x, np.argmax(x, -1, keepdims=True), -1),
     "take_along_axis argmin": lambda x: np.take_along_axis(x, np.argmin(x, 0, keepdims=True), 0),
     "diff": lambda x: np.diff(x, axis=1),

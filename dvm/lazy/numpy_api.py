@@ -735,8 +735,10 @@ def logical_reduction(
 
 
 def take(a: Operand, indices: Operand, axis: Any = None) -> Node | None:
-    """numpy's `take` with an index array known now, every index in range (numpy's
-    negative indices and its errors run in numpy)."""
+    """numpy's `take` with an index array known now (a numpy array or list too), every
+    index in range (numpy's negative indices and its errors run in numpy)."""
+    if isinstance(indices, np.ndarray | list):
+        indices = Node.of(np.asarray(indices))
     if not isinstance(a, Node) or not isinstance(indices, Node) or indices.value is None:
         return None
     ids = indices.value
