@@ -167,6 +167,25 @@ def test_a_float_times_a_size_is_computed_anew_at_each_replay() -> None:
     assert (runner.report.plans, runner.report.replayed) == (1, 2)
 
 
+def test_an_int_a_torch_op_returns_is_read_anew_at_each_replay() -> None:
+    """`sym_stride` has no handler: it runs in torch at each call, and its int (a row's
+    stride, the width) reaches `as_strided`, in torch too. The plan reads it from that
+    call's result, not the number the recorded call got (which gave the first call's
+    width to every later one)."""
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    rows = graph.call_function(torch.ops.aten.sym_size.int, (x, 0))
+    stride = graph.call_function(torch.ops.aten.sym_stride.int, (x, 0))
+    column = graph.call_function(torch.ops.aten.as_strided.default, (x, [rows], [stride]))
+    graph.output([graph.call_function(torch.ops.aten.mul.Tensor, (column, 2.0))])
+    runner = GraphRunner(torch.fx.GraphModule({}, graph), "a stride")
+    for width in (4, 6, 3, 9):
+        x = torch.arange(5.0 * width).reshape(5, width)
+        (doubled,) = runner(x)
+        torch.testing.assert_close(doubled, x[:, 0] * 2)
+    assert (runner.report.plans, runner.report.replayed) == (1, 3)
+
+
 def test_a_square_input_replays_the_plan_of_an_oblong_one() -> None:
     """Shapes of different ranks are not compared size by size (Python compares a
     tuple's items before its length): a LayerNorm's (rows, cols) against its weight's

@@ -323,6 +323,10 @@ class Builder:
             node.shape = sized(converted.shape, slot)
             self.new_slot(node)
             return Complex(LazyArray(node)) if value.dtype in COMPLEX_PARTS else LazyArray(node)
+        if type(value) is int:  # (a size, such as a stride: replay reads the op's anew)
+            size = Size(value, f"v[{slot}]", slot)
+            self.new_slot(size)
+            return size
         self.new_slot(value)
         return value
 
