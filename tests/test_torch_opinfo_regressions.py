@@ -163,6 +163,28 @@ def test_the_copying_forms_of_view_ops_run_on_dvm_and_own_their_memory() -> None
     assert x.abs().sum() > 0
 
 
+def test_a_layout_kept_through_index_fill_is_a_copy() -> None:
+    """`index_fill` of a transposed input keeps its layout: AOTAutograd writes it as a
+    `prims.copy_strided` by strides read (`sym_stride`) from a value whose layout here
+    is not eager's (a program's results are contiguous), mixed with the trace's own. In
+    torch those strides made rows that overlap; the copy's values are its input's, and
+    the output gets eager's strides."""
+
+    def filled(x: Any) -> Any:
+        return torch.diff(x, dim=1).index_fill(0, torch.arange(0, x.shape[0], 2), 0)
+
+    def transposed(*shape: int) -> Any:
+        return torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+
+    calls = [transposed(5, 3, 4), transposed(7, 3, 4), transposed(5, 6, 4)]
+    run = compiled(filled)
+    for x in (c.transpose(-1, -2) for c in calls):
+        got, want = run(x), filled(x)
+        torch.testing.assert_close(got, want)
+        assert got.stride() == want.stride()
+    assert "copy_strided" not in dvm.torch.reports()[-1]["fallbacks"]
+
+
 def test_unfold_and_its_backward_run_on_dvm() -> None:
     def windows(x: Any, weights: Any) -> Any:
         return (x.unfold(1, 3, 2) * weights).sum(), x.unfold(-1, 2, 2), x[0, 0].unfold(0, 1, 1)

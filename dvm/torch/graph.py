@@ -86,8 +86,12 @@ COPIES = {
     f"{name}_copy": copying(VIEWS[name])
     for name in ("alias", "detach", "diagonal", "expand", "permute", "select", "slice",
                  "split_with_sizes", "squeeze", "t", "transpose", "unsqueeze", "view")
-} | {"narrow_copy": copying(narrow)}  # fmt: skip
-"""`<view>_copy` ops, by name: `torch.view_copy(x, shape)` is `x.view(shape).clone()`."""
+} | {"narrow_copy": copying(narrow), "copy_strided": copying(lambda x, strides: x)}  # fmt: skip
+"""`<view>_copy` ops, by name: `torch.view_copy(x, shape)` is `x.view(shape).clone()`.
+`prims.copy_strided(x, strides)`, a copy in the layout eager gives an op's result (strides
+AOTAutograd's graph reads with `sym_stride` from tensors whose layout here may differ,
+mixed with the trace's), is a copy: its values are `x`'s, and an output's layout is the
+trace's (`aliases.OutputLayouts`)."""
 
 HANDLERS = (
     aten.HANDLERS | aten_index.HANDLERS | aten_nn.HANDLERS | aten_conv.HANDLERS
