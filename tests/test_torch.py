@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -16,6 +17,8 @@ nn = torch.nn
 F = torch.nn.functional
 
 import dvm.torch  # noqa: E402  (after torch: the extra is optional)
+from dvm import lazy  # noqa: E402
+from dvm.torch import aten_index  # noqa: E402
 
 
 class CausalSelfAttention(nn.Module):
@@ -694,6 +697,19 @@ def test_index_put_and_index_add_record_as_scatter_add() -> None:
         assert report["ops_on_dvm"] == report["ops_total"], report
     with pytest.raises(IndexError):
         added(torch.randn(5, 5), torch.tensor([0, 5, 1, 2]), torch.randn(4, 5))
+
+
+def test_index_put_of_values_broadcast_before_a_sync_point() -> None:
+    """A broadcast that a flush computed holds no operands any more: `index_put` asks
+    whether its values are one number broadcast, and must not look for the operand."""
+    x = lazy.asarray(np.zeros((3, 4), np.float32)) * 1
+    row = lazy.asarray(np.arange(4, dtype=np.float32)) + 1
+    values = lazy.asarray(np.broadcast_to(row, (3, 4)))  # (lazy: numpy's protocol)
+    ids = lazy.asarray(np.array([2, 0, 1]))
+    lazy.sync()
+    assert values._node.op == "broadcast_to" and not values._node.operands
+    written = np.asarray(aten_index.index_put(x, [ids], values))
+    np.testing.assert_array_equal(written, np.tile(np.arange(1, 5, dtype=np.float32), (3, 1)))
 
 
 def test_one_hot_records_its_range_checks() -> None:

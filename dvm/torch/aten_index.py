@@ -150,7 +150,7 @@ def one_value(values: Any, x: LazyArray) -> LazyArray | None:
     if not isinstance(values, LazyArray):
         return value_written(x, values)
     node = values._node
-    if node.op == "broadcast_to":
+    if node.op == "broadcast_to" and node.operands:  # (a value computed drops them)
         node = node.operands[0]
     if not all(type(d) is int and d == 1 for d in node.shape):
         return None
