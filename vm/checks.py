@@ -54,9 +54,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dvm.vm.generated import define, program_origin
-from dvm.vm.isa import WRITES_MEMORY, ExprOp
+from dvm.vm.isa import ExprOp
 from dvm.vm.plan import ViewPlan
-from dvm.vm.program import MAX_ARRAY_BYTES, Index, Program, Tok, View, ViewDim, measuring_views
+from dvm.vm.program import (
+    MAX_ARRAY_BYTES,
+    Index,
+    Program,
+    Tok,
+    View,
+    ViewDim,
+    measuring_views,
+    stored_views,
+)
 from dvm.vm.slots import (
     ARGUMENT_NAMESPACE,
     LOCAL_LEAVES,
@@ -109,8 +118,8 @@ def compile_fast(
     namespace |= {"_disjoint": _disjoint, "_View": ViewPlan, "_new": tuple.__new__}
     namespace["_overlaps_itself"] = overlaps_itself
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
-    stored = frozenset(ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY)
-    tables = (p.args, p.n_params, p.slots, p.registers, p.views, stored, measuring_views(p))
+    uses = (stored_views(p), measuring_views(p))
+    tables = (p.args, p.n_params, p.slots, p.registers, p.views, uses)
     key = (tables, local_bytes, alignment, cores, reads_cores)
     source = _sources.get(key)
     if source is None:
@@ -272,8 +281,7 @@ def layout_lines(
         emit(f"    if not {chain} and not _disjoint([{pairs}]): {fail}")
     regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
-    stored = {ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY}
-    measuring = measuring_views(p)
+    stored, measuring = stored_views(p), measuring_views(p)
     for i in range(len(p.views)):
         _view_lines(emit, p, known, i, fail, (i in stored, i in measuring))
     views = "".join(f"v{i}, " for i in range(len(p.views)))

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from dvm.vm.isa import (
     BY_NAME,
+    WRITES_MEMORY,
     AccKind,
     Cat,
     DType,
@@ -353,6 +354,11 @@ class Offsets(NamedTuple):
     views: tuple[int, ...]
     code: tuple[int, ...]
     end: int
+
+
+def stored_views(program: Program) -> frozenset[int]:
+    """The views an instruction writes memory through (a store's, a scatter's)."""
+    return frozenset(ins.operands[0] for ins in program.code if ins.op.cat in WRITES_MEMORY)
 
 
 def measuring_views(program: Program) -> frozenset[int]:

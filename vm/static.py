@@ -18,7 +18,7 @@ import numpy as np
 from dvm.vm.isa import ACCUMULATE, TRANSPOSE_A, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
 from dvm.vm.loader import validated
 from dvm.vm.plan import share_bytes
-from dvm.vm.program import Index, Instr, Program, calls_blas, measuring_views
+from dvm.vm.program import Index, Instr, Program, calls_blas, measuring_views, stored_views
 from dvm.vm.shapes import Rule, rules
 from dvm.vm.slots import SlotTable
 from dvm.vm.validate import LoopInfo
@@ -112,8 +112,8 @@ def static_info(program: Program) -> Static:
 
 def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
     tiled, pairs = _tiling(p)
-    stored_views = frozenset(ins.operands[0] for ins in p.code if ins.op.cat in WRITES_MEMORY)
-    stored = frozenset(p.views[v].arg for v in stored_views)
+    views_stored = stored_views(p)
+    stored = frozenset(p.views[v].arg for v in views_stored)
     has_mma = any(ins.op.cat in (Cat.MMA, Cat.GROUPED_MMA) for ins in p.code)
     uses_blas = calls_blas(p)
     alias_regs, alias_args = _aliases(p, stored)
@@ -135,7 +135,7 @@ def _static(p: Program, loops: LoopInfo, slot_fn: SlotTable) -> Static:
             for src, group in pairs.items()
         },
         stored=stored,
-        stored_views=stored_views,
+        stored_views=views_stored,
         measuring_views=measuring_views(p),
         has_mma=has_mma,
         uses_blas=uses_blas,
