@@ -668,10 +668,11 @@ def scan(function: Callable[..., Any]) -> Handler:
 
 def elu(x: Any, alpha: Any = 1.0, scale: Any = 1.0, input_scale: Any = 1.0) -> Any:
     """(Halves in float32, rounded once, as torch's kernel.)"""
-    x = lazy(x)
-    wide = widened(x)
-    negative = np.expm1(wide * input_scale) * (alpha * scale)
-    return narrowed(needs(np.where(wide > 0, wide * scale, negative)), x.dtype)
+
+    def of(wide: LazyArray) -> Any:
+        return np.where(wide > 0, wide * scale, np.expm1(wide * input_scale) * (alpha * scale))
+
+    return rounded_once(of)(x)
 
 
 def arg_reduction(function: Callable[..., Any]) -> Handler:
