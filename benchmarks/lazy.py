@@ -1,7 +1,7 @@
 """Plain numpy against `dvm.lazy` on streams of new shapes, compiles included.
 
 Run: .venv/bin/python benchmarks/lazy.py [--shapes 12 --calls 3 --rows 1024 --cols 1024]
-     .venv/bin/python benchmarks/lazy.py --profile   (where a warm lazy call's time goes)
+     .venv/bin/python benchmarks/lazy.py --profile [--cpu]   (where a warm lazy call's time goes)
 
 Each function (LayerNorm, a GELU chain, softmax) runs, in one process, on a stream
 of --shapes new shapes (rows varying around --rows, so each holds about
@@ -17,10 +17,16 @@ first with an empty compile cache (a temporary folder: the lazy stream's one com
 goes through the whole pipeline), then, after `lazy.reset()`, with the entry the
 first wrote (the compile is a cache hit). Reported per function: each stream's time
 and numpy's over lazy's (the lazy streams include their compile, also given alone),
-the medians of a call at a shape already met (lazy: and its p90) and of a first call
-at a new shape (lazy: its specialization), and what recording costs per op (a
-function recorded without being flushed, median over repeats, divided by the ops it
-records).
+numpy's CPU time over lazy's in the warm streams (every thread's: lazy's launches
+share the cores, so its CPU time exceeds its wall time on an idle machine, and on a
+busy one the CPU ratio swings less than the wall ratio), the medians of a call at a
+shape already met (lazy: and its p90) and of a first call at a new shape (lazy: its
+specialization), and what recording costs per op (a function recorded without being
+flushed, median over repeats, divided by the ops it records). A lazy call at a known
+shape that plans a kernel's launch (once its launches at that shape have run the
+plan patience, `launches.PLAN_PATIENCE`: often the third call at 1M elements) is
+counted apart from the other repeats: the median of those calls and how many
+there were.
 
 Costs paid once per process are taken before the streams, for both sides alike: the
 compiler's start-up (its imports and sympy's, paid by the first compile of a process)
@@ -40,7 +46,8 @@ of the program's call (output allocation, host steps, the results' check) and th
 of the flush (arguments, giving the results to their nodes). Beside it, per call, the
 bare program (a second `dvm.compile` of the segment's text, meeting each shape anew as
 the lazy one does) and numpy, in turn, in every order. Medians in microseconds, of the
-first call at a shape and of the others.
+first call at a shape and of the others; with --cpu, in CPU time (the process's,
+every thread's: a launch's parts on the cores count twice or more).
 """
 
 from __future__ import annotations
@@ -88,14 +95,31 @@ FUNCTIONS: dict[str, Callable[[Any], Any]] = {
 
 @dataclass
 class Stream:
-    """One side's calls of a stream: their times, at a new shape or at a known one."""
+    """One side's calls of a stream: their times at a new shape, at a known one, and
+    (lazy) at a known one whose call planned a kernel's launch; and the CPU seconds of
+    all of them, every thread's."""
 
     firsts: list[float] = field(default_factory=list)
     repeats: list[float] = field(default_factory=list)
+    planning: list[float] = field(default_factory=list)
+    cpu: float = 0.0
 
     @property
     def total(self) -> float:
-        return sum(self.firsts) + sum(self.repeats)
+        return sum(self.firsts) + sum(self.repeats) + sum(self.planning)
+
+
+def planned_launches() -> int:
+    """How many launch shapes the compiled segments' kernels have planned (bound tile
+    classes) so far: a call that adds one paid for planning and binding."""
+    count = 0
+    for entry in segment.PROGRAMS.values():
+        variants = entry.program.variants.values() if entry.program is not None else ()
+        for variant in variants:
+            for kernel in variant.kernels.values():
+                specs = [spec for _, spec, _ in kernel.plans.values() if spec is not None]
+                count += sum(spec.planned for spec in specs)
+    return count
 
 
 def streams(
@@ -110,9 +134,17 @@ def streams(
     for i, x in enumerate(inputs):
         for side, wrap in turns if i % 2 == 0 else turns[::-1]:  # each side first in turn
             for k in range(calls):
-                start = time.perf_counter()
+                plans = planned_launches() if wrap is lazy.asarray else 0
+                cpu, start = time.process_time(), time.perf_counter()
                 np.asarray(function(wrap(x)))
-                (side.firsts if k == 0 else side.repeats).append(time.perf_counter() - start)
+                elapsed = time.perf_counter() - start
+                side.cpu += time.process_time() - cpu
+                if k == 0:
+                    side.firsts.append(elapsed)
+                elif wrap is lazy.asarray and planned_launches() > plans:
+                    side.planning.append(elapsed)
+                else:
+                    side.repeats.append(elapsed)
     return sides[0], sides[1], lazy.stats()["compile_seconds"]
 
 
@@ -133,7 +165,7 @@ def recording_cost(function: Callable[[Any], Any], x: np.ndarray[Any, Any]) -> f
 
 
 def ms(values: list[float], q: float) -> str:
-    return f"{np.quantile(values, q) * 1e3:7.2f}"
+    return f"{np.quantile(values, q) * 1e3:7.2f}" if values else f"{'-':>7}"  # (no such call)
 
 
 def main() -> None:
@@ -143,6 +175,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--cols", type=int, default=1024)
     parser.add_argument("--profile", action="store_true", help="split a warm lazy call")
+    parser.add_argument("--cpu", action="store_true", help="--profile in CPU time")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
     rows = rng.integers(options.rows // 2, options.rows * 3 // 2, options.shapes)
@@ -165,22 +198,25 @@ def main() -> None:
               f"{options.calls} calls, about {options.rows} x {options.cols} f32; start-up: "
               f"the compiler's {startup:.2f} s, the VM's {vm_startup * 1e3:.1f} ms")  # fmt: skip
         if options.profile:
+            CLOCK[0] = time.process_time if options.cpu else time.perf_counter
             profile(inputs, options.calls)
             return
         measure(inputs, options.calls)
     print(
         "np s, cold s: the streams in turn with an empty compile cache; np s, warm s: "
         "again, its entry written; ratio: numpy's over lazy's (above 1: lazy is faster); "
-        "compile: the lazy stream's compile, cold/warm; rep: a call at a known shape "
-        "(lazy: the warm stream's, and its p90); new: a first call at a new shape; ms"
+        "cpu: numpy's CPU time over lazy's, warm (every thread's); compile: the lazy "
+        "stream's compile, cold/warm; rep: a call at a known shape (lazy: the warm "
+        "stream's that planned nothing, and its p90); plan: the warm stream's calls that "
+        "planned a launch, median/count; new: a first call at a new shape; ms"
     )
 
 
 def measure(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
     """One row per function: numpy and lazy in turn with a cold compile cache, then
     again with the entry written."""
-    columns = ["np s", "cold s", "ratio", "np s", "warm s", "ratio", "compile", "np rep"]
-    columns += ["lz rep", "lz p90", "np new", "lz new"]
+    columns = ["np s", "cold s", "ratio", "np s", "warm s", "ratio", "cpu", "compile"]
+    columns += ["np rep", "lz rep", "lz p90", "lz plan", "np new", "lz new"]
     print(f"{'function':10} " + " ".join(f"{c:>7}" for c in columns) + f" {'us/op':>6}")
     for name, function in FUNCTIONS.items():
         numpy_cold, cold, cold_compile = streams(function, inputs, calls)
@@ -192,15 +228,20 @@ def measure(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
         per_op = recording_cost(function, inputs[0])
         numpy_repeats = numpy_cold.repeats + numpy_warm.repeats
         numpy_firsts = numpy_cold.firsts[1:] + numpy_warm.firsts[1:]
+        planning = f"{ms(warm.planning, 0.5).strip()}/{len(warm.planning)}"
         print(
             f"{name:10} {numpy_cold.total:7.3f} {cold.total:7.3f} "
             f"{numpy_cold.total / cold.total:7.2f} {numpy_warm.total:7.3f} {warm.total:7.3f} "
-            f"{numpy_warm.total / warm.total:7.2f} "
+            f"{numpy_warm.total / warm.total:7.2f} {numpy_warm.cpu / warm.cpu:7.2f} "
             f"{f'{cold_compile * 1e3:.0f}/{warm_compile * 1e3:.0f}':>7} "
             f"{ms(numpy_repeats, 0.5)} {ms(warm.repeats, 0.5)} {ms(warm.repeats, 0.9)} "
-            f"{ms(numpy_firsts, 0.5)} {ms(warm.firsts[1:], 0.5)} {per_op:6.1f}"
+            f"{planning:>7} {ms(numpy_firsts, 0.5)} {ms(warm.firsts[1:], 0.5)} {per_op:6.1f}"
         )
 
+
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+"""What `--profile` times with: wall time, or with `--cpu` the process's CPU time (every
+thread's), which a busy machine swings less."""
 
 PARTS = ["record", "key", "find", "host", "plans", "launch", "call", "flush", "total"]
 """A lazy call's parts (`--profile`); `call` and `flush`: what the others leave of the
@@ -218,11 +259,11 @@ class Timed:
         original = getattr(owner, name)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start = CLOCK[0]()
             try:
                 return original(*args, **kwargs)
             finally:
-                self.spent[part] = self.spent.get(part, 0.0) + time.perf_counter() - start
+                self.spent[part] = self.spent.get(part, 0.0) + CLOCK[0]() - start
 
         self.patched.append((owner, name, original))
         setattr(owner, name, timed)
@@ -252,14 +293,14 @@ def profile(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
                 arguments = bare_arguments(function, x)
                 times = {}
                 for side in ORDERS[(i * calls + k) % len(ORDERS)]:
-                    start = time.perf_counter()
+                    start = CLOCK[0]()
                     if side == "lazy":
                         times[side] = split_call(function, x)
                     elif side == "bare":
                         bare(*arguments)
                     else:
                         np.asarray(function(x))
-                    times.setdefault(side, [time.perf_counter() - start])
+                    times.setdefault(side, [CLOCK[0]() - start])
                 rows["known" if k else "new"].append(
                     [*times["lazy"], times["bare"][0]] + times["numpy"]
                 )
@@ -287,11 +328,11 @@ def split_call(function: Callable[[Any], Any], x: np.ndarray[Any, Any]) -> list[
     timed.patch(launches.Kernel, "plan", "plans")
     timed.patch(dvm.vm, "launch", "launch")
     try:
-        start = time.perf_counter()
+        start = CLOCK[0]()
         y = function(lazy.asarray(x))
-        recorded = time.perf_counter()
+        recorded = CLOCK[0]()
         np.asarray(y)
-        end = time.perf_counter()
+        end = CLOCK[0]()
     finally:
         timed.restore()
     spent = timed.spent
