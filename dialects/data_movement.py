@@ -119,21 +119,19 @@ def check_static_bounds(
     name: str, shaped: TensorType[Attribute], axis: int, dim: int, o: int, n: int, s: int
 ) -> None:
     """What the constants already decide: no negative offset or size, a stride of at
-    least 1, and a slice inside a static dim."""
-    where = f"at axis {axis} of {shaped}"
+    least 1, and a slice inside a static dim. (The type is printed only for a message:
+    xDSL prints one in some 1,000 bytecodes.)"""
+    fault = ""
     if o != DYN and o < 0:
-        raise VerifyException(f"'{name}' offset {o} is negative {where}")
-    if n != DYN and n < 0:
-        raise VerifyException(f"'{name}' size {n} is negative {where}")
-    if s != DYN and s < 1:
-        raise VerifyException(f"'{name}' stride {s} is not positive {where}")
-    if DYN in (dim, o, n, s):
-        return
-    end = o + (n - 1) * s + 1 if n else o
-    if end > dim:
-        raise VerifyException(
-            f"'{name}' slice [offset {o}, size {n}, stride {s}] does not fit in dim {dim} {where}"
-        )
+        fault = f"offset {o} is negative"
+    elif n != DYN and n < 0:
+        fault = f"size {n} is negative"
+    elif s != DYN and s < 1:
+        fault = f"stride {s} is not positive"
+    elif DYN not in (dim, o, n, s) and (o + (n - 1) * s + 1 if n else o) > dim:
+        fault = f"slice [offset {o}, size {n}, stride {s}] does not fit in dim {dim}"
+    if fault:
+        raise VerifyException(f"'{name}' {fault} at axis {axis} of {shaped}")
 
 
 @irdl_op_definition
@@ -423,7 +421,6 @@ class ConcatOp(IRDLOperation):
     def verify_(self) -> None:
         result = tensor_type(self.result)
         types = [tensor_type(v) for v in self.inputs]
-        listed = ", ".join(str(t) for t in types)
         if not types:
             raise VerifyException(f"'{self.name}' needs at least one input")
         check_element(self.name, "result", result.element_type, "any")
@@ -433,7 +430,7 @@ class ConcatOp(IRDLOperation):
         for t in types:
             if t.get_num_dims() != rank or t.element_type != result.element_type:
                 raise VerifyException(
-                    f"'{self.name}' inputs ({listed}) and result {result} "
+                    f"'{self.name}' inputs ({', '.join(map(str, types))}) and result {result} "
                     "differ in rank or element type"
                 )
         expected: list[int] = []
@@ -444,7 +441,7 @@ class ConcatOp(IRDLOperation):
             static = {d for d in dims if d != DYN}
             if len(static) > 1:
                 raise VerifyException(
-                    f"'{self.name}' inputs ({listed}) differ in dim {axis}, "
+                    f"'{self.name}' inputs ({', '.join(map(str, types))}) differ in dim {axis}, "
                     f"which is not the concatenated one"
                 )
             expected.append(static.pop() if static else DYN)

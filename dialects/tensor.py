@@ -806,15 +806,16 @@ def matmul_shape(
 ) -> list[int]:
     """numpy `matmul` shape rule for operands of rank >= 2 (batch dims broadcast).
 
-    Messages show `types` (lhs and rhs types) when given, else the shapes.
+    Messages show `types` (lhs and rhs types) when given, else the shapes (printed
+    only for a message: xDSL prints a type in some 1,000 bytecodes).
     """
-    lhs, rhs = (str(t) for t in types) if types else (f"shape {fmt_shape(s)}" for s in (a, b))
     for role, s in (("lhs", a), ("rhs", b)):
         if len(s) < 2:
             raise VerifyException(f"'{op_name}' {role} must have rank >= 2, got rank {len(s)}")
     m, ka = (a[-1], a[-2]) if transpose_a else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if transpose_b else (b[-2], b[-1])
     if DYN not in (ka, kb) and ka != kb:
+        lhs, rhs = (str(t) for t in types) if types else (f"shape {fmt_shape(s)}" for s in (a, b))
         raise VerifyException(
             f"'{op_name}' contraction dims differ: lhs {lhs} has {ka}, rhs {rhs} has {kb}"
         )
