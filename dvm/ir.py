@@ -45,6 +45,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects import DIALECTS
 from dvm.dialects.control_flow import RegionError, check_control_flow
+from dvm.dialects.plain_verify import verify_module
 from dvm.dialects.tensor import plain_tensor_type
 from dvm.dialects.walk import ops_within
 from dvm.literals import LiteralParser
@@ -95,7 +96,7 @@ def verify(module: ModuleOp, spans: dict[Operation, Span[str]]) -> None:
         raise VerifyException(located(str(e), e.places, spans) or str(e)) from None
     check_unique_symbols(module, spans)
     try:
-        module.verify()
+        verify_module(module, ops_within(module))
     except VerifyException as e:
         raise VerifyException(locate(e, module, spans) or str(e)) from None
 
