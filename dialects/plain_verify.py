@@ -8,8 +8,8 @@ program's parse spent 8 to 15 thousand bytecodes verifying them. An op of these
 written plainly (the parts its definition wants, no optional property) is checked
 here by what its definition and its own verifier ask of it, and where it stands
 (`Operation.verify`'s rules for the last op of a block), then by its traits as
-xDSL runs them. The project's own ops skip the walk the same way
-(`tensor.with_plain_verify`).
+xDSL runs them, but for a function's `IsolatedFromAbove` (`IsolatedBySets`). The
+project's own ops skip the walk the same way (`tensor.with_plain_verify`).
 
 `verify_module` answers as `module.verify()` does: at an op it does not find plainly
 valid, or at any fault, it runs `module.verify()`, which raises xDSL's error.
@@ -31,9 +31,12 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
 )
-from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.ir import ErasedSSAValue, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
-from xdsl.traits import NoTerminator, OpTrait
+from xdsl.traits import IsolatedFromAbove, NoTerminator, OpTrait
+from xdsl.utils.exceptions import VerifyException
+
+from dvm.dialects.walk import ops_inside
 
 FUNC_PROPERTIES = {"sym_name", "function_type"}
 BOOL = IntegerType(1)
@@ -80,12 +83,34 @@ _TRAITS: dict[type[Operation], tuple[OpTrait, ...]] = {}
 
 
 def traits(cls: type[Operation]) -> tuple[OpTrait, ...]:
-    """The traits of an op class's definition, listed once per class."""
+    """The traits of an op class's definition, listed once per class; a function's
+    `IsolatedFromAbove` checked by `IsolatedBySets`."""
     found = _TRAITS.get(cls)
     if found is None:
         assert issubclass(cls, IRDLOperation)
-        found = _TRAITS[cls] = tuple(cls.get_irdl_definition().traits)
+        listed = cls.get_irdl_definition().traits
+        found = tuple(
+            IsolatedBySets() if cls is func.FuncOp and type(t) is IsolatedFromAbove else t
+            for t in listed
+        )
+        _TRAITS[cls] = found
     return found
+
+
+class IsolatedBySets(IsolatedFromAbove):
+    """`IsolatedFromAbove`'s rule: each operand of an op inside is a value defined inside
+    (a result of an op within, an argument of a block within), found in the set of
+    them. xDSL walks from each operand's owner up the op's parents, some 200 bytecodes
+    an op of a function. It checks the ops inside an isolated op within too, which
+    that op's own rule holds to its values, so the verdict is xDSL's."""
+
+    def verify(self, op: Operation) -> None:
+        inside = ops_inside(op)
+        defined: set[SSAValue] = {v for o in inside for v in o.results}
+        for o in (op, *inside):
+            defined.update(a for region in o.regions for b in region.blocks for a in b.args)
+        if not all(v in defined for o in inside for v in o.operands):
+            raise VerifyException(f"'{op.name}' uses a value defined outside it")
 
 
 def bare(op: Operation) -> bool:

@@ -46,6 +46,8 @@ def test_every_example_verifies_with_its_upstream_ops_plain(examples_dir: Path) 
 
 
 def the(module: ModuleOp, kind: type[Operation], index: int = 0) -> Operation:
+    """The `index`-th op of class `kind` in `module`; each function below breaks a rule
+    of the module `BRANCH` parses to, but the last two."""
     return [op for op in ops_within(module) if type(op) is kind][index]
 
 
@@ -92,6 +94,18 @@ def function_with_a_bad_name(m: ModuleOp) -> None:
     the(m, func.FuncOp).properties["sym_name"] = f32
 
 
+def value_from_another_function(m: ModuleOp) -> None:
+    other = dvm.parse(BRANCH.replace("@f", "@g"))
+    fn = the(other, func.FuncOp)
+    fn.detach()
+    m.body.block.add_op(fn)
+    the(m, func.ReturnOp, 1).operands = [the(m, scf.IfOp).results[0]]  # @f's value in @g
+
+
+def then_branch_yielding_an_argument(m: ModuleOp) -> None:
+    the(m, scf.YieldOp, 0).operands = [the(m, func.FuncOp).regions[0].blocks[0].args[0]]
+
+
 def module_named(m: ModuleOp) -> None:  # (valid: not plain, verified by xDSL)
     m.properties["sym_name"] = StringAttr("named")
 
@@ -108,6 +122,8 @@ def module_named(m: ModuleOp) -> None:  # (valid: not plain, verified by xDSL)
         function_entry_of_other_types,
         module_of_two_blocks,
         function_with_a_bad_name,
+        value_from_another_function,
+        then_branch_yielding_an_argument,
         module_named,
     ],
 )
@@ -123,7 +139,7 @@ def test_a_changed_module_gets_xdsls_verdict(break_it: Callable[[ModuleOp], None
         assert not verifies(ops_within(module))
     else:
         verify_module(module, ops_within(module))
-        assert break_it is module_named
+        assert break_it in (module_named, then_branch_yielding_an_argument)
 
 
 def test_a_parsed_fault_is_located_with_xdsls_message() -> None:
