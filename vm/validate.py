@@ -162,7 +162,9 @@ class _Validator:
             try:
                 for key in new:
                     t = by_id[key]
-                    self.token(("slots", i), t, i)
+                    if key not in _WELL_FORMED:
+                        self.token(("slots", i), t, i)
+                        _remember_well_formed(t)
                     checked[key] = t
                     refers[key] = t.a if t.op is ExprOp.SLOT else -1
             except BytecodeError:
@@ -386,6 +388,28 @@ _STACK_STEP = {op: 1 if op in _LEAVES else -1 for op in ExprOp}
 _TOKEN_OP = attrgetter("op")
 _TOKEN_OPERANDS = {ExprOp.DIM: 2, ExprOp.CONST: 1, ExprOp.PARAM: 1, ExprOp.SLOT: 1}
 """How many of a token's operands (`a`, `b`) the binary holds; the others are 0."""
+
+
+_WELL_FORMED: dict[int, Tok] = {}
+"""Tokens found well formed in some program whose check reads nothing of the program
+(an operator, a constant, the cores), by identity, kept alive here so that no other
+object takes their identity: a compiler's programs share them (one token per
+operator, per constant; `bytecode_to_vm`), so each is checked once per process, not
+once per program. A `Tok` is an immutable tuple; only exact `Tok`s of an exact `ExprOp`
+are kept. Emptied when it reaches `_WELL_FORMED_MAX`, as decoded programs bring their
+own tokens."""
+_WELL_FORMED_MAX = 4096
+_PROGRAM_FREE = frozenset(ExprOp).difference({ExprOp.DIM, ExprOp.PARAM, ExprOp.SLOT})
+"""The tokens whose check reads nothing of their program (`_Validator.token`)."""
+
+
+def _remember_well_formed(t: Tok) -> None:
+    """Keep `t`, just found well formed, in `_WELL_FORMED` if its check reads nothing of
+    its program."""
+    if type(t) is Tok and type(t.op) is ExprOp and t.op in _PROGRAM_FREE:
+        if len(_WELL_FORMED) >= _WELL_FORMED_MAX:
+            _WELL_FORMED.clear()
+        _WELL_FORMED[id(t)] = t
 
 
 def _pick(offsets: tuple[int, ...], i: int) -> int:

@@ -15,6 +15,9 @@ import pytest
 
 import dvm.vm as vm
 from dvm.vm.binary import HEADER
+from dvm.vm.isa import ExprOp
+from dvm.vm.program import Slot, Tok
+from dvm.vm.validate import validate
 
 BASE = """\
 arg a0 f32 2
@@ -480,3 +483,31 @@ def test_a_result_written_into_its_stored_tile_must_fit_its_register_at_each_sha
             "tile does not fit register",
             _offset(text, ("code", 1)),
         )
+
+
+def _with_slots(program: vm.Program, slots: dict[int, tuple[Tok, ...]]) -> vm.Program:
+    """`program` (a new object, not yet validated) with some slots' tokens replaced."""
+    table = tuple(Slot(slots[i]) if i in slots else s for i, s in enumerate(program.slots))
+    fields = (program.args, program.n_params, table, program.grid, program.registers)
+    return vm.Program(*fields, program.views, program.code)
+
+
+def test_a_token_is_trusted_across_programs_only_where_it_reads_nothing_of_them() -> None:
+    """The validator checks an operator or constant token once per process (compiled
+    programs share them); a token that reads its program, a dim, param or slot, is
+    checked in each program that holds it, and a bad token in every one."""
+    first = vm.assemble(BASE)
+    validate(first)
+    four, ceildiv = first.slots[2].expr[0], first.slots[3].expr[2]
+    assert validate(_with_slots(first, {4: (four, four, ceildiv)}))
+    narrower = first.args[0]._replace(rank=1)  # (slot s1 holds the token dim(a0,1))
+    with pytest.raises(vm.BytecodeError, match="bad DIM axis"):
+        tables = (first.n_params, first.slots, first.grid, first.registers, first.views)
+        validate(vm.Program((narrower, *first.args[1:]), *tables, first.code))
+    reading_on = first.slots[3].expr[0]  # s0, read by s3
+    with pytest.raises(vm.BytecodeError, match="refers to itself or a later slot"):
+        validate(_with_slots(first, {0: (reading_on,)}))
+    huge = Tok(ExprOp.CONST, 2**63)
+    for program in (first, vm.assemble(BASE)):
+        with pytest.raises(vm.BytecodeError, match="constant out of int64 range"):
+            validate(_with_slots(program, {2: (huge,)}))
