@@ -10,7 +10,7 @@ the ops first)."""
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 
 
 def ops_within(op: Operation) -> list[Operation]:
@@ -43,3 +43,15 @@ def _add_nested(op: Operation, found: list[Operation]) -> None:
                     found.append(inner)
                 inner = inner._next_op  # pyright: ignore[reportPrivateUsage]
             block = block._next_block  # pyright: ignore[reportPrivateUsage]
+
+
+def block_ops(block: Block) -> list[Operation]:
+    """The ops of `block`, in order, read off its linked list: xDSL's iterator over
+    `block.ops` runs two Python calls an op (its `__next__`, then the op's `next_op`).
+    A list made before the caller looks at it, as `ops_within`'s."""
+    found: list[Operation] = []
+    op = block._first_op  # pyright: ignore[reportPrivateUsage]
+    while op is not None:
+        found.append(op)
+        op = op._next_op  # pyright: ignore[reportPrivateUsage]
+    return found

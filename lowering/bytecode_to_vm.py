@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects.expr import expr_text, integer_fraction, sceiling, sfloor, smax, smin, symbol
+from dvm.dialects.walk import block_ops
 from dvm.passes.errors import located
 from dvm.passes.symbolic import CORES
 from dvm.vm import (
@@ -205,7 +206,7 @@ def declarations(program: bc.ProgramOp) -> dict[type[Operation], list[Any]]:
     classes, which are ABCs, runs Python code for every op it is asked about.)"""
     found: dict[type[Operation], list[Any]] = {kind: [] for kind in DECLARATION_KINDS}
     instructions = found[bc.InstructionOp] = []
-    for op in program.body.block.ops:
+    for op in block_ops(program.body.block):
         kind = found.get(type(op))
         if kind is not None:
             kind.append(op)

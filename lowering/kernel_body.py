@@ -54,6 +54,7 @@ from dvm.dialects.index_ops import (
     TileTakeOp,
 )
 from dvm.dialects.scans import BOOL_REDUCE_KIND
+from dvm.dialects.walk import block_ops
 from dvm.lowering.grouped_matmul import emit_grouped_matmul
 from dvm.lowering.tiling import TilePlan
 from dvm.passes.domain import ELEMENTWISE_KINDS, LAYOUT_KINDS, MATMULS, Domain, StridedView
@@ -556,7 +557,7 @@ def axes_attr(axes: Sequence[int]) -> ArrayAttr[IntegerAttr]:
 
 
 def body_ops(fusion: t.FusionOp) -> list[Operation]:
-    return [op for op in fusion.body.block.ops if type(op) is not t.YieldOp]
+    return [op for op in block_ops(fusion.body.block) if type(op) is not t.YieldOp]
 
 
 def emit_kernel_body(

@@ -52,7 +52,7 @@ from dvm.dialects.expr import (
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
-from dvm.dialects.walk import ops_inside
+from dvm.dialects.walk import block_ops, ops_inside
 from dvm.lowering.index_ops import iota_view, measuring_view
 from dvm.lowering.kernel_body import statically_empty
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
@@ -167,7 +167,7 @@ class ProgramBuilder:
 
     def number(self, block: Block) -> None:
         """Program-order positions of every op (a loop's body follows it)."""
-        for op in block.ops:
+        for op in block_ops(block):
             self.position[op] = len(self.position)
             if type(op) is tile.ForOp:
                 self.number(op.body.block)
@@ -186,7 +186,7 @@ class ProgramBuilder:
         value are those past its depth."""
         for arg in block.args:
             depth[arg] = len(loops)
-        for op in block.ops:
+        for op in block_ops(block):
             end = self.position[op]
             for v in op.operands:
                 outside = depth.get(v, 0)
@@ -374,7 +374,7 @@ class ProgramBuilder:
         return float(constant.value.data)
 
     def block(self, block: Block) -> None:
-        for op in block.ops:
+        for op in block_ops(block):
             self.op(op)
 
     def op(self, op: Operation) -> None:

@@ -62,6 +62,7 @@ from xdsl.pattern_rewriter import (
 from dvm.dialects import tensor as t
 from dvm.dialects.attrs import i64_attr
 from dvm.dialects.expr import ConditionAttr
+from dvm.dialects.walk import block_ops, ops_within
 from dvm.passes.blocks import schedule, top_level
 from dvm.passes.concat_fusion import PieceCache, fused_pieces
 from dvm.passes.concat_sinking import flatten_concats, sink_concats
@@ -160,7 +161,7 @@ class Fuser:
         """Size equalities the function's guards make true wherever it runs."""
         self.kinds = set(kinds)
         self.max_ops = max_ops
-        self.order = {op: i for i, op in enumerate(block.ops)}
+        self.order = {op: i for i, op in enumerate(block_ops(block))}
         self.group: dict[Operation, Group] = {}
         self.users = {
             r: [top_level(use.operation, block) for use in r.uses]
@@ -194,7 +195,7 @@ class Fuser:
     def plan(self) -> list[Plan]:
         """Decide the groups, schedule the block so that each group's ops are
         consecutive, and say what replaces each group, in block order."""
-        for op in list(self.block.ops):
+        for op in block_ops(self.block):
             if op in COMPUTE_KINDS:
                 self.group[op] = Group([op])
                 for producer in self.producer_groups(op):
@@ -390,7 +391,7 @@ class Fuser:
 
     def distinct_groups(self) -> list[Group]:
         seen: dict[int, Group] = {}
-        for op in self.block.ops:
+        for op in block_ops(self.block):
             g = self.group.get(op)
             if g is not None:
                 seen.setdefault(id(g), g)
@@ -721,7 +722,7 @@ def blocks_inside_out(func: FuncOp) -> list[Block]:
     def visit(op: Operation) -> None:
         for region in op.regions:
             for block in region.blocks:
-                for inner in block.ops:
+                for inner in block_ops(block):
                     visit(inner)
                 blocks.append(block)
 
@@ -749,8 +750,8 @@ class FusePass(ModulePass):
             raise ValueError(f"fuse: max-ops must be at least 1, got {self.max_ops}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in op.walk():
-            if isinstance(func, FuncOp) and func.body.blocks:
+        for func in [f for f in ops_within(op) if type(f) is FuncOp]:
+            if func.body.blocks:
                 self.fuse(func)
 
     def fuse(self, func: FuncOp) -> None:
