@@ -179,3 +179,29 @@ def test_a_flatten_that_merges_the_contracted_dims_matches_numpy() -> None:
     got = (lazy.asarray(x).reshape(21, 16) @ lazy.asarray(w)).reshape(3, 7, 5) + 1
     np.testing.assert_allclose(np.asarray(got), (x.reshape(21, 16) @ w).reshape(3, 7, 5) + 1,
                                rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+ONES_THEN_BROADCAST = [
+    ("ravel", lambda a, b: a.ravel() + b, [((2, 3), (6,)), ((1, 1), (5,))]),
+    ("squeeze", lambda a, b: np.squeeze(a, 0) + b, [((1, 4), (4,)), ((1, 1), (5,))]),
+    ("outer", lambda a, b: np.outer(b.ravel(), a.ravel()), [((2, 3), (4, 1)), ((1, 1), (3, 1))]),
+    ("reshape", lambda a, b: a.reshape(1, -1) * b, [((1, 2, 2), (3, 4)), ((1, 1, 1), (3, 4))]),
+]
+
+
+@pytest.mark.parametrize(
+    ("function", "shapes"),
+    [case[1:] for case in ONES_THEN_BROADCAST],
+    ids=[case[0] for case in ONES_THEN_BROADCAST],
+)
+def test_a_reshape_of_ones_broadcasts_as_numpys_1(function: Any, shapes: Any) -> None:
+    """Dims of size 1 merged, or split into 1s only, make a static 1, so the result
+    broadcasts: the compiler stretches a `?` of size 1 only where it is an argument's
+    dim, not a product of them (`a_0*a_1`), and the call raised a `CallError`. The
+    same code runs first on a shape where the dims are not 1."""
+    for shape_a, shape_b in shapes:
+        a, b = normal(*shape_a, seed=1), normal(*shape_b, seed=2)
+        failed = lazy.stats()["failed"]
+        got = np.asarray(function(lazy.asarray(a), lazy.asarray(b)))
+        np.testing.assert_array_equal(got, function(a, b))
+        assert lazy.stats()["failed"] == failed

@@ -203,7 +203,7 @@ def reshape(x: Node, shape: tuple[int, ...]) -> Node | None:
     if found is None:  # (a 0 size: any grouping is one)
         found = [tuple(range(x.ndim))], [tuple(range(len(shape)))]
     sources, targets = found
-    merged = x
+    merged = x = units_made_static(x, [g for g in sources if len(g) > 1])
     if any(len(g) > 1 for g in sources):
         sizes = tuple(math.prod(x.shape[a] for a in g) for g in sources)
         static = tuple(group_static(x.static, g) for g in sources)
@@ -260,10 +260,31 @@ def pinned(size: int) -> int:
     return value
 
 
+def units_made_static(x: Node, groups: Sequence[Sequence[int]]) -> Node:
+    """`x` with the `?` dims of each group of its axes that holds only 1s sliced to
+    static 1s, where a collapse or an expand is about to read the group as one dim.
+    The compiler stretches a `?` that is 1 only where it is an argument's dim, so the
+    product `a_0*a_1` of a `(1, 1)` array raveled would not broadcast as numpy's 1
+    does: a static 1 always does. (A size that tracks its origin notes that the
+    program needs that 1.)"""
+    loose = [
+        a
+        for g in groups
+        if all(int.__index__(x.shape[a]) == 1 for a in g)
+        for a in g
+        if x.static[a] is None and pinned(x.shape[a]) == 1
+    ]
+    if not loose:
+        return x
+    return extract_slice(x, [(0, 1, 1) if a in loose else None for a in range(x.ndim)])
+
+
 def split(x: Node, groups: list[tuple[int, ...]], shape: tuple[int, ...]) -> Node:
     """An expand of each dim of `x` into its group of `shape`'s dims. A dim split from a
     static one is static (the type fixes the numbers); else 1s are static 1s, the rest
-    `?`, but a `?` into 1s only keeps one `?`."""
+    `?`. A `?` into 1s only is sliced to a static 1 first (`units_made_static`)."""
+    ones = [(a,) for a, g in enumerate(groups) if len(g) > 1 and all(shape[b] == 1 for b in g)]
+    x = units_made_static(x, ones)
     static: list[int | None] = []
     for axis, group in enumerate(groups):
         if len(group) == 1:
@@ -271,10 +292,7 @@ def split(x: Node, groups: list[tuple[int, ...]], shape: tuple[int, ...]) -> Nod
         elif x.static[axis] is not None:
             static.extend(pinned(shape[a]) for a in group)
         else:
-            ones = [1 if shape[a] == 1 else None for a in group]
-            if all(s == 1 for s in ones):
-                ones[0] = None
-            static.extend(ones)
+            static.extend(1 if shape[a] == 1 else None for a in group)
     indices = tuple(d for d, s in zip(shape, static, strict=True) if s is None)
     fixed = tuple(static)
     return record("expand", [x], (tuple(groups), fixed), shape, x.dtype, fixed, indices)
@@ -284,8 +302,8 @@ def unsqueeze(x: Node, shape: tuple[int, ...]) -> Node:
     """An expand of a rank-1 `x` to `shape`, or of a rank-0 `x` to 1s."""
     groups = (tuple(range(len(shape))),) if x.ndim == 1 else ()
     static = tuple(1 if d == 1 else None for d in shape)
-    if x.ndim == 1 and x.static[0] is None and all(s == 1 for s in static):
-        static = (None, *static[1:])  # a `?` into 1s only: the type keeps one `?`
+    if x.ndim == 1 and all(s == 1 for s in static):
+        x = units_made_static(x, [(0,)])  # a `?` into 1s only
     indices = tuple(d for d, s in zip(shape, static, strict=True) if s is None)
     return record("expand", [x], (groups, static), shape, x.dtype, static, indices)
 
@@ -301,6 +319,7 @@ def squeeze(x: Node, axes: tuple[int, ...]) -> Node:
         groups[min(k, len(keep) - 1)].append(a)
         if a in keep:
             k += 1
+    x = units_made_static(x, [g for g in groups if len(g) > 1])
     shape = tuple(x.shape[a] for a in keep)
     static = tuple(group_static(x.static, g) for g in groups)
     return record("collapse", [x], (tuple(map(tuple, groups)),), shape, x.dtype, static)
