@@ -205,3 +205,11 @@ def test_a_reshape_of_ones_broadcasts_as_numpys_1(function: Any, shapes: Any) ->
         got = np.asarray(function(lazy.asarray(a), lazy.asarray(b)))
         np.testing.assert_array_equal(got, function(a, b))
         assert lazy.stats()["failed"] == failed
+
+
+def test_a_concatenation_of_one_element_broadcasts_as_numpys_1() -> None:
+    """An empty part joined to one of 1 (`np.hstack([x[:0], x[1:2]])`) is a size the
+    sum of two `?`s: made a static 1, it broadcasts against a row of 5, as in numpy."""
+    x, y = normal(6, seed=3), normal(3, 5, seed=4)
+    got = np.asarray(np.hstack([lazy.asarray(x)[:0], lazy.asarray(x)[1:2]]) + lazy.asarray(y))
+    np.testing.assert_array_equal(got, np.hstack([x[:0], x[1:2]]) + y)

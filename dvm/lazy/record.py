@@ -419,7 +419,9 @@ def insert_slice(dest: Node, source: Node, specs: Sequence[tuple[int, int, int] 
 def concat(operands: Sequence[Node], axis: int) -> Node | None:
     """numpy's concatenate along `axis`. The result's size there is static when every
     operand's is (the sum: a stack of unit dims has as many rows as it has operands),
-    so what follows knows it, as a program written by hand would."""
+    so what follows knows it, as a program written by hand would. A `?` sum of 1 (an
+    empty part and one of 1) is made a static 1, which broadcasts
+    (`units_made_static`)."""
     first = operands[0]
     for o in operands:
         if o.ndim != first.ndim or any(
@@ -431,7 +433,8 @@ def concat(operands: Sequence[Node], axis: int) -> Node | None:
     static = list(broadcast_static(*(o.static for o in operands)))
     along = [o.static[axis] for o in operands]
     static[axis] = None if None in along else sum(along)  # type: ignore[arg-type]
-    return record("concat", operands, (axis,), tuple(shape), first.dtype, tuple(static))
+    joined = record("concat", operands, (axis,), tuple(shape), first.dtype, tuple(static))
+    return units_made_static(joined, [(axis,)])
 
 
 def arg_reduce(kind: str, x: Node, axis: int, keepdims: bool) -> Node:
