@@ -73,6 +73,13 @@ class BoundVariant(NamedTuple):
     symbols: dict[str, int]
 
 
+_NUMPY_SCALARS = itertools.repeat(np.generic)
+"""`isinstance`'s second argument for every argument (`map` stops at the arguments' end)."""
+
+_new_bound = partial(tuple.__new__, BoundVariant)
+"""A BoundVariant of (variant, symbols), made without its `__new__`'s frame."""
+
+
 class CompiledProgram:
     """A compiled program: call it with numpy arrays (and ints for `index`). (A plain
     class: see `launches.Kernel`.)"""
@@ -191,13 +198,16 @@ class CompiledProgram:
         signature, or a new one."""
         key = self.signature(args)
         try:  # `cached`, without its frame: a cached call's whole lookup
-            bound = self.cache[key]
-            self.cache.move_to_end(key)
-        except (KeyError, TypeError):
+            bound = self.cache.get(key)  # (a new signature raises no KeyError: cold in C)
+            if bound is not None:
+                self.cache.move_to_end(key)
+        except (KeyError, TypeError):  # (evicted by another thread meanwhile; no array)
             bound = None
         if bound is None:
-            converted = self.arrays(args)
-            if converted is not args:  # numpy scalars given for tensors: their 0-d arrays'
+            # numpy scalars given for tensors: their 0-d arrays' signature may be cached
+            # (`arrays` asked only then: a new shape's frames are cold)
+            if any(map(isinstance, args, _NUMPY_SCALARS)):
+                converted = self.arrays(args)
                 args, key = converted, self.signature(converted)
                 bound = self.cached(key)
             if bound is None:
@@ -265,8 +275,8 @@ class CompiledProgram:
     def specialize(self, args: Sequence[Any]) -> BoundVariant:
         """Check the arguments and the guards for a new signature."""
         symbols = self.fast_bind(args)  # (None where a dim is to be fixed to 1)
-        if symbols is not None:
-            return BoundVariant(self.variants[frozenset()], symbols)
+        if symbols is not None:  # (made in C: a new shape's frames are cold)
+            return _new_bound((self.variants[frozenset()], symbols))
         values = self.check(args)
         ones: frozenset[tuple[int, int]] = frozenset()
         while True:
