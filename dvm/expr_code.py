@@ -263,6 +263,20 @@ def sizes_of_code(
     return define("".join(lines), "sizes", namespace, origin)
 
 
+def guard_sides(code: Code) -> list[str] | None:
+    """The symbols that are `code`'s values, when each value is one symbol as `int(name)`
+    and no temporary is made (most guards equate two dims), else None."""
+    temps, values = code
+    names = [_SYMBOL_VALUE.fullmatch(text) for text in values]
+    if temps or not all(names):
+        return None
+    return [match.group(1) for match in names if match]
+
+
+_SYMBOL_VALUE = re.compile(r"int\(([A-Za-z_][A-Za-z_0-9]*)\)")
+"""An expression's text that is one symbol, as `dvm.codegen` prints it."""
+
+
 INDEX_MIN, INDEX_MAX = -(1 << 63), (1 << 63) - 1
 """The values an `index` argument may take (int64's)."""
 
@@ -273,13 +287,15 @@ def binder_source(
     guard_names: Sequence[str],
     guards: int,
     stretchable: Sequence[str] = (),
+    sides: Sequence[str] | None = None,
 ) -> str:
     """Python source of a program's binder: `bind(args)` returns the symbol values of the
     generic variant, or None when anything is not as the fast path expects (a wrong
     array, a guard that fails, an index that is no int in range), for the full checks to
     say what and where, or to fix dims to 1 (a `stretchable` symbol of 1). Made only from
     argument positions, axes and static dims (`arguments`: each one's dtype, None for a
-    scalar, declared shape and whether it is an `index`)."""
+    scalar, declared shape and whether it is an `index`); `sides`, when given, names the
+    symbol each guard side is (`guard_sides`), so that the dims are compared inline."""
     lines = ["def bind(args):", f"    if len(args) != {len(arguments)}: return None"]
     names = [f"a{i}" for i in range(len(arguments))]
     lines.append(f"    [{', '.join(names)}] = args")
@@ -302,7 +318,13 @@ def binder_source(
         tests += [f"d{i}[{k}] != {n}" for k, n in enumerate(declared) if n != DYNAMIC]
         lines.append(f"    if {' or '.join(tests)}: return None")
     values = {name: f"d{i}[{a}]" for i, a, name in symbols}  # the last occurrence, as `bind`
-    if guards:  # each guard's two sides, from the symbols in `guard_names`' order
+    if guards and sides is not None and all(n in values for n in sides):
+        # each side a symbol: its dims compared, without the guards' function
+        pairs = zip(sides[::2], sides[1::2], strict=True)
+        lines.append(
+            f"    if {' or '.join(f'{values[a]} != {values[b]}' for a, b in pairs)}: return None"
+        )
+    elif guards:  # each guard's two sides, from the symbols in `guard_names`' order
         lines.append(f"    g = _guards({', '.join(values[n] for n in guard_names)})")
         unequal = " or ".join(f"g[{2 * k}] != g[{2 * k + 1}]" for k in range(guards))
         lines.append(f"    if {unequal}: return None")

@@ -268,7 +268,9 @@ class CompiledProgram:
         arguments = [(dtype, shape, t_.index) for _, t_, dtype, shape in self.checks]
         stretchable = [name for name, _ in variant.stretchable]
         guards = variant.guard_names, len(variant.guards)
-        source = binder_source(arguments, variant.symbols, *guards, stretchable)
+        source = binder_source(
+            arguments, variant.symbols, *guards, stretchable, variant.guard_sides
+        )
         origin = f"argument binder: @{self.declared.function}"
         return define(source, "bind", namespace, origin)
 
