@@ -6,7 +6,8 @@ For each workload, the suite's stream of shapes (`suite.workloads`, its seeds) i
 as the suite walks it for dvm: at each new shape a first call, 9 repeats, a pause and
 numpy's 10 calls, a collection, and a call at the now known shape (the suite's "call
 after the pause"). Each of the two calls is timed whole and around its stages: the
-host's argument binder and guards (`CompiledProgram.specialize`), each kernel's plan
+host's signature and cache, and at a new signature its argument binder and guards
+(`CompiledProgram.specialized`), each kernel's plan
 (output sizes, fast path, specialization, input check: `Kernel.plan`) and its launch
 (`Kernel.run` but for its `Kernel.bind`, and `vm.launch_stack`: a planned shape's launch
 runs its bound closure there without calling `vm.launch`), plus any of the unplanned
@@ -52,7 +53,7 @@ def timed_stages(spent: dict[str, float], functions: list[str]) -> Iterator[None
     """Each stage's and function's time added into `spent` while the block runs (the
     functions are bound into launch functions generated inside the block)."""
     places: list[tuple[Any, str, str]] = [
-        (runtime.CompiledProgram, "specialize", "host"),
+        (runtime.CompiledProgram, "specialized", "host"),
         (launches.Kernel, "plan", "plan"),
         (launches.Kernel, "bind", "bind"),
         (launches.Kernel, "run", "launch"),
