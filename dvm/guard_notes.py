@@ -21,10 +21,12 @@ class GuardNote(NamedTuple):
     """What a call needs of a guard `lhs == rhs`."""
 
     broadcast: bool
-    """Whether a broadcast assumed it (where a side that is a symbol is 1, the program
-    takes a variant with that dim fixed to 1); else two sizes must be equal."""
+    """Whether a broadcast assumed it (where a side that is a symbol, or a product of
+    symbols, is 1, the program takes a variant with those dims fixed to 1); else two
+    sizes must be equal."""
     sides: tuple[str | None, str | None]
-    """The symbol each side is (None: another expression)."""
+    """The symbol each side is, or the symbols whose product it is joined by `*`
+    (None: another expression)."""
     head: str
     """The start of its message: `@main: %y = tensor.add needs x_0 == y_0 (broadcast), but `."""
     wheres: tuple[str | None, str | None]

@@ -56,13 +56,34 @@ def guard_note(func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Gua
         return f"{expr} (from {' / '.join(axes)})"
 
     rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
-    sides = [e.name if isinstance(e, sympy.Symbol) else None for e in (guard.lhs, guard.rhs)]
+    sides = [unit_factors(e) for e in (guard.lhs, guard.rhs)]
     return GuardNote(
         guard.kind is GuardKind.BROADCAST,
         (sides[0], sides[1]),
         f"@{func.sym_name.data}: {guard.origin} needs {guard} ({rule}), but ",
         (where(guard.lhs), where(guard.rhs)),
     )
+
+
+def unit_factors(side: sympy.Expr) -> str | None:
+    """The symbols whose product `side` is, joined by `*` (`x_0*x_1` for a reshape's
+    merged dim), or None for any other expression. Where such a side is 1 and each of
+    its symbols is an argument's dim, each is 1 (sizes are not negative), so a variant
+    with those dims fixed to 1 has a static 1 there, which broadcasts (see
+    `CompiledProgram.respecialize`)."""
+    if isinstance(side, sympy.Symbol):
+        return side.name
+    factors = sympy.Mul.make_args(side)
+    bases = [f.base if isinstance(f, sympy.Pow) else f for f in factors]
+    exponents_positive = all(
+        not isinstance(f, sympy.Pow) or (f.exp.is_Integer and f.exp > 0) for f in factors
+    )
+    if len(factors) < 2 or not exponents_positive:
+        return None
+    names = {b.name for b in bases if isinstance(b, sympy.Symbol)}
+    if len(names) < len(set(bases)):  # (a factor that is no symbol)
+        return None
+    return "*".join(sorted(names))
 
 
 def guard_set(

@@ -304,8 +304,11 @@ class CompiledProgram:
         guard, lhs, rhs = failed
         unit = [s for s, v in zip(guard.sides, (lhs, rhs), strict=True) if v == 1 and s]
         if guard.broadcast and unit:
-            where = {(i, a) for i, a, name in variant.symbols if name == unit[0]}
-            if not where <= ones:
+            factors = set(unit[0].split("*"))
+            where = {(i, a) for i, a, name in variant.symbols if name in factors}
+            # (each factor an argument's dim: an index argument may be -1)
+            given = {name for _, _, name in variant.symbols if name in factors}
+            if given == factors and not where <= ones:
                 return ones | where
         raise CallError(guard.message(lhs, rhs))
 

@@ -650,6 +650,31 @@ def test_unit_dim_variant_of_a_file_compiles_the_text_read(tmp_path: Path, refer
     assert str(path) in str(program.module.body.block.first_op.location)  # type: ignore[union-attr]
 
 
+MERGED_THEN_ADDED = """
+func.func @main(%x: tensor<?x?x?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %c = tensor.collapse_shape %x [[0, 1, 2]] : tensor<?x?x?xf32> into tensor<?xf32>
+  %r = tensor.add %c, %y : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+"""
+
+
+def test_a_merged_dim_of_1_broadcasts_as_numpys() -> None:
+    """A dim that is a product of argument dims (a reshape's merge) broadcasts when it
+    is 1, as a plain 1 does: the variant fixes each factor to 1. Where it is not 1 and
+    not the other side's, the guard names both."""
+    program = dvm.compile(MERGED_THEN_ADDED, cache=False)
+    for shape, length in [((2, 3, 2), 12), ((1, 1, 1), 5), ((2, 3, 2), 1), ((1, 1, 1), 7)]:
+        x = _x(*shape)
+        y = _x(length) + 1
+        want = x.reshape(-1) + y
+        assert_matches(program(x, y), (want,), f"{shape} and ({length},)")
+        assert_matches(dvm.interpret(MERGED_THEN_ADDED, x, y), (want,))
+    assert len(program.variants) == 3  # the general one, x's dims of 1, y's dim of 1
+    with pytest.raises(CallError, match=r"x_0\*x_1\*x_2 .* is 2 and .* is 5"):
+        program(_x(1, 2, 1), _x(5))
+
+
 def test_addmm_bias_of_length_one(examples_dir: Path, reference: Any) -> None:
     program = dvm.compile(examples_dir / "addmm_relu.mlir")
     x, w, bias = _x(5, 4), _x(4, 6), np.array([0.25], F32)
