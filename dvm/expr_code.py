@@ -263,20 +263,6 @@ def sizes_of_code(
     return define("".join(lines), "sizes", namespace, origin)
 
 
-def guard_sides(code: Code) -> list[str] | None:
-    """The symbols that are `code`'s values, when each value is one symbol as `int(name)`
-    and no temporary is made (most guards equate two dims), else None."""
-    temps, values = code
-    names = [_SYMBOL_VALUE.fullmatch(text) for text in values]
-    if temps or not all(names):
-        return None
-    return [match.group(1) for match in names if match]
-
-
-_SYMBOL_VALUE = re.compile(r"int\(([A-Za-z_][A-Za-z_0-9]*)\)")
-"""An expression's text that is one symbol, as `dvm.codegen` prints it."""
-
-
 INDEX_MIN, INDEX_MAX = -(1 << 63), (1 << 63) - 1
 """The values an `index` argument may take (int64's)."""
 
@@ -295,7 +281,8 @@ def binder_source(
     say what and where, or to fix dims to 1 (a `stretchable` symbol of 1). Made only from
     argument positions, axes and static dims (`arguments`: each one's dtype, None for a
     scalar, declared shape and whether it is an `index`); `sides`, when given, names the
-    symbol each guard side is (`guard_sides`), so that the dims are compared inline."""
+    symbol each guard side is (`guard_notes.symbol_sides`), so that the dims are compared
+    inline."""
     lines = ["def bind(args):", f"    if len(args) != {len(arguments)}: return None"]
     names = [f"a{i}" for i in range(len(arguments))]
     lines.append(f"    [{', '.join(names)}] = args")

@@ -54,6 +54,15 @@ class GuardNote(NamedTuple):
         return GuardNote(broadcast, (sides[0], sides[1]), head, (wheres[0], wheres[1]))
 
 
+def symbol_sides(notes: Sequence[GuardNote]) -> list[str] | None:
+    """Each guard's two sides as the symbols they are, when every side is one symbol
+    (most guards equate two dims: the argument binder then compares the dims itself),
+    else None."""
+    sides = [side for note in notes for side in note.sides]
+    plain = [side for side in sides if side is not None and "*" not in side]
+    return plain if len(plain) == len(sides) else None
+
+
 class GuardSet(NamedTuple):
     """Guards to check together: their symbols, their sides as generated code (two
     values per guard) and their notes."""

@@ -45,7 +45,7 @@ from dvm.compile_cache import CompileCache, cache_directory, source_key
 from dvm.declared import check_argument, owned
 from dvm.errors import CallError, CompileError
 from dvm.expr_code import INDEX_MAX, INDEX_MIN, binder_source
-from dvm.guard_notes import GuardNote
+from dvm.guard_notes import GuardNote, symbol_sides
 from dvm.launches import Call
 from dvm.variant import Variant
 from dvm.vm.device import PRESETS
@@ -269,7 +269,7 @@ class CompiledProgram:
         stretchable = [name for name, _ in variant.stretchable]
         guards = variant.guard_names, len(variant.guards)
         source = binder_source(
-            arguments, variant.symbols, *guards, stretchable, variant.guard_sides
+            arguments, variant.symbols, *guards, stretchable, symbol_sides(variant.guards)
         )
         origin = f"argument binder: @{self.declared.function}"
         return define(source, "bind", namespace, origin)

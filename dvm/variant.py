@@ -19,7 +19,6 @@ from typing import Any
 from dvm import vm
 from dvm.declared import Declared
 from dvm.errors import CallError, ShapeError
-from dvm.expr_code import guard_sides
 from dvm.guard_notes import GuardNote, GuardSet, failed_guard
 from dvm.host_steps import Step, StepBuilder, blas_launches
 from dvm.host_validate import validate_steps
@@ -54,9 +53,6 @@ class Variant:
         """The guards over argument dims, checked once per signature."""
         self.check_guards = check_guards
         self.guard_names = guard_names or []
-        self.guard_sides: list[str] | None = None
-        """Each guard's two sides as the symbols they are, when every side is one (the
-        argument binder then compares the dims themselves); else None."""
         self.indices: list[tuple[int, str]] = []
         """(argument, symbol) of each `index` argument: bound per call."""
         self.check_indices: Callable[[dict[str, int]], None] = lambda symbols: None
@@ -130,7 +126,6 @@ class Variant:
         others = (None,) * (slots - len(declared.types))
         variant = Variant(declared, steps, results, others, symbols, guards.notes, check)
         variant.guard_names = guards.names
-        variant.guard_sides = guard_sides(guards.code)
         variant.indices = [
             (checked_index(declared, i), checked_name(n)) for i, n in data["indices"]
         ]
