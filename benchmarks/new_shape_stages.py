@@ -12,8 +12,15 @@ host's signature and cache, and at a new signature its argument binder and guard
 (`Kernel.run` but for its `Kernel.bind`, and `vm.launch_stack`: a planned shape's launch
 runs its bound closure there without calling `vm.launch`), plus any of the unplanned
 launch's memo-miss functions named with --functions
-(`broadcast_pair,new_view,typed_scalar,plan_for,ones_vector`). It prints the medians
-over the shapes of the first call minus the call after the pause, in ms.
+(`broadcast_pair,new_view,fits,plan_for`). It prints the medians over the shapes of
+the first call minus the call after the pause, in ms (the wall time's 90th percentile
+too), with `--per-shape` each shape's.
+
+Beside the wall time, each call's CPU time is taken, the process's (`cpu`: every thread,
+BLAS's spinning ones included) and the calling thread's (`thread`), and the page faults
+of the process (`faults`, counted): a difference of wall time that the CPU time does not
+show is time the call waited (for a core, a worker, BLAS's threads) and is the machine's;
+faults are first touches of memory no earlier call mapped.
 
 The suite runs its other systems between dvm's calls; `--evict` stands for them with
 torch's eager run of the workload (three calls) and a 32 MiB write before each of the
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import resource
 import statistics
 import sys
 import time
@@ -96,7 +104,9 @@ def other_work(w: Workload, args: tuple[Any, ...], scratch: np.ndarray, evict: b
         np.add(scratch, 1.0, out=scratch)
 
 
-def stream(w: Workload, index: int, shapes: int, evict: bool, spent: dict[str, float]) -> None:
+def stream(
+    w: Workload, index: int, shapes: int, evict: bool, spent: dict[str, float], per_shape: bool
+) -> None:
     """The workload's stream; prints the medians of first call minus the call after the
     pause, whole and per stage (the stages timed into `spent`)."""
     rng = np.random.default_rng(1000 + index)  # the suite's seed for its index-th workload
@@ -118,16 +128,53 @@ def stream(w: Workload, index: int, shapes: int, evict: bool, spent: dict[str, f
                 time.sleep(0.2 if w.uses_blas else 0.03)
             gc.collect()
             spent.clear()
-            t0 = time.perf_counter()
-            program(*args)
-            calls.append({"call": time.perf_counter() - t0, **spent})
-            calls[-1].pop("bind", None)
+            calls.append(timed_call(program, args, spent))
         first, after = calls
         rows.append({k: first.get(k, 0.0) - after.get(k, 0.0) for k in first.keys() | after})
+        if per_shape:
+            print(f"    {shape}: " + "  ".join(row_text(rows[-1], first)), flush=True)
         time.sleep(0.03)
-    labels = ["call", *STAGES, *sorted(set().union(*rows) - {"call", *STAGES})]
-    medians = [f"{k} {statistics.median(r.get(k, 0.0) for r in rows) * 1e3:.3f}" for k in labels]
-    print(f"  {w.name:10s} " + "  ".join(medians), flush=True)
+    print(f"  {w.name:10s} " + "  ".join(median_text(rows)), flush=True)
+
+
+def timed_call(program: Any, args: tuple[Any, ...], spent: dict[str, float]) -> dict[str, float]:
+    """One call of `program`: its wall time, the CPU time of the process and of the
+    calling thread, the page faults of the process, and the stages timed into `spent`."""
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    cpu, thread, t0 = time.process_time(), time.thread_time(), time.perf_counter()
+    program(*args)
+    call = time.perf_counter() - t0
+    got = {"call": call, "cpu": time.process_time() - cpu, "thread": time.thread_time() - thread}
+    got["faults"] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    got.update(spent)
+    got.pop("bind", None)
+    return got
+
+
+def row_text(row: dict[str, float], first: dict[str, float]) -> list[str]:
+    """One shape's differences (ms; faults counted), and the first call's wall and faults."""
+    out = [f"{k} {row.get(k, 0.0) * 1e3:.3f}" for k in ("call", "cpu", "thread", *STAGES)]
+    out.append(f"faults {row.get('faults', 0):.0f}")
+    return [*out, f"(first call {first['call'] * 1e3:.2f} ms, {first['faults']:.0f} faults)"]
+
+
+def median_text(rows: list[dict[str, float]]) -> list[str]:
+    """The medians over the shapes of each difference (ms; faults counted, with their
+    mean), and the 90th percentile of the wall time's."""
+    fixed = ("call", "cpu", "thread", *STAGES, "faults")
+    labels = [*fixed, *sorted(set().union(*rows) - set(fixed))]
+    out = []
+    for k in labels:
+        values = sorted(r.get(k, 0.0) for r in rows)
+        if k == "faults":
+            out.append(
+                f"faults {statistics.median(values):.0f} (mean {statistics.mean(values):.0f})"
+            )
+        else:
+            out.append(f"{k} {statistics.median(values) * 1e3:.3f}")
+        if k == "call":
+            out.append(f"(p90 {values[int(0.9 * (len(values) - 1))] * 1e3:.3f})")
+    return out
 
 
 def main() -> None:
@@ -136,6 +183,7 @@ def main() -> None:
     ap.add_argument("--shapes", type=int, default=30)
     ap.add_argument("--functions", default="", help="unplanned-launch functions to time too")
     ap.add_argument("--evict", action="store_true", help="other work before each call")
+    ap.add_argument("--per-shape", action="store_true", help="each shape's differences too")
     a = ap.parse_args()
     dvm_warmup()
     workloads = make_workloads()
@@ -148,7 +196,7 @@ def main() -> None:
         for name in a.workloads.split(","):
             if name not in workloads:
                 sys.exit(f"unknown workload {name}; use some of {','.join(order)}")
-            stream(workloads[name], order.index(name), a.shapes, a.evict, spent)
+            stream(workloads[name], order.index(name), a.shapes, a.evict, spent, a.per_shape)
 
 
 if __name__ == "__main__":
