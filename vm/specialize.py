@@ -334,8 +334,9 @@ class TableWalk:
         for i, (s, a) in enumerate(zip(shapes, p.args, strict=True)):
             if len(s) != a.rank:
                 raise ValueError(f"argument a{i}: shape {s} does not fit rank {a.rank}")
-            if any(not 0 <= n <= I64_MAX for n in s):  # (slots.DIM_RANGE)
-                raise ValueError(f"argument a{i}: shape {s} has a dim outside 0..2**63-1")
+            for n in s:  # (a loop: a generator's frame costs a walk at each new shape)
+                if not 0 <= n <= I64_MAX:  # (slots.DIM_RANGE)
+                    raise ValueError(f"argument a{i}: shape {s} has a dim outside 0..2**63-1")
         if len(params) != p.n_params:
             raise ValueError(f"program takes {p.n_params} params, got {len(params)}")
 
@@ -496,8 +497,9 @@ class LayoutTables:
                 spans.append((off, end))
             regs.append((off, cap))
         spans.sort()
-        if any(start < end for (_, end), (start, _) in itertools.pairwise(spans)):
-            return None
+        for (_, end), (start, _) in itertools.pairwise(spans):
+            if start < end:
+                return None
         views = []
         for arg, at, sizes_of, strides_of, tiles, item, stored, measuring in self.views:
             sizes, strides = sizes_of(s), strides_of(s)
@@ -515,12 +517,15 @@ class LayoutTables:
                     hi += reach
                 dense = dense and (n == 1 or stride == count)
                 count *= n
-            if nominal > MAX_ARRAY_BYTES or any(t < 0 for _, _, t in tiled):
+            if nominal > MAX_ARRAY_BYTES:
                 return None
+            for _, _, t in tiled:
+                if t < 0:
+                    return None
             natural = False
             if measuring:
                 zeros = (0,) * len(sizes)
-                views.append(ViewPlan(arg, 0, sizes, zeros, tiled, not count, False))
+                views.append(_new(ViewPlan, (arg, 0, sizes, zeros, tiled, not count, False)))
                 continue
             if count:  # no dim of 0: its elements lie inside the argument
                 numel = math.prod(dims[arg])
@@ -530,7 +535,8 @@ class LayoutTables:
                 if not natural and stored and overlaps_itself(sizes, strides):
                     return None
             steps = () if natural else tuple(_byte_strides(sizes, strides, item))
-            views.append(ViewPlan(arg, offset * item, sizes, steps, tiled, not count, natural))
+            plan = (arg, offset * item, sizes, steps, tiled, not count, natural)
+            views.append(_new(ViewPlan, plan))
         return tuple(regs), tuple(views)
 
 
@@ -541,6 +547,8 @@ def _getter(slots: list[int]) -> Any:
     return operator.itemgetter(*slots) if slots else lambda s: ()
 
 
+_new = tuple.__new__
+"""Makes a NamedTuple without the frame of its own `__new__` (a walk makes one a view)."""
 _MEMORY = {True: "cube", False: "local"}
 """The memory a program's registers live in, by whether it has an mma."""
 
