@@ -11,7 +11,7 @@ programs reduced to their argument declarations, each op's source location besid
 which a hit parses.
 
 An entry is named by its key: a hash of the program (its text and file name, or the
-printed module), the entry function, the argument dims fixed to 1, the device spec and
+printed module), the entry function, the argument dims and index values fixed, the device spec and
 the compiler's version (a hash of the names, sizes and modification times of the
 compiler's source files, as Python's bytecode cache tells a changed source, so an entry
 of another version of dvm is not read). A file is untrusted input: it holds data and bytecode,
@@ -172,7 +172,7 @@ class CompileCache:
     @staticmethod
     def key(program: str, parts: Iterable[object]) -> str:
         """The name of the entry for `program`'s text and what else decides the result
-        (entry function, dims fixed to 1, device spec)."""
+        (entry function, dims and index values fixed, device spec)."""
         digest = sha256(compiler_version().encode())
         digest.update(json.dumps([str(p) for p in parts]).encode())
         digest.update(program.encode("utf-8", "surrogatepass"))

@@ -9,6 +9,7 @@ guards `symbolic-shapes` put on a function; the compile cache keeps them.
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from dvm.errors import CallError
 from dvm.expr_code import Code, checked_code, function_of_code
 
 G = TypeVar("G")
@@ -21,16 +22,17 @@ class GuardNote(NamedTuple):
     """What a call needs of a guard `lhs == rhs`."""
 
     broadcast: bool
-    """Whether a broadcast assumed it (where a side that is a symbol, or a product of
-    symbols, is 1, the program takes a variant with those dims fixed to 1); else two
-    sizes must be equal."""
+    """Whether a broadcast assumed it (where a side is 1, the program takes a variant
+    with the symbols that side reads fixed to their values: `CompiledProgram.respecialize`);
+    else two sizes must be equal."""
     sides: tuple[str | None, str | None]
-    """The symbol each side is, or the symbols whose product it is joined by `*`
-    (None: another expression)."""
+    """The symbol each side is (None: another expression)."""
     head: str
     """The start of its message: `@main: %y = tensor.add needs x_0 == y_0 (broadcast), but `."""
     wheres: tuple[str | None, str | None]
     """What each side is (`axis 0 of %x (x_0)`), None for a number."""
+    reads: tuple[tuple[str, ...], tuple[str, ...]]
+    """The symbols each side reads, sorted."""
 
     def message(self, lhs: int, rhs: int) -> str:
         """The message of the guard failed with these values of its sides."""
@@ -41,17 +43,31 @@ class GuardNote(NamedTuple):
         return f"{self.head}{parts[0]} and {parts[1]}"
 
     def to_json(self) -> list[Any]:
-        return [self.broadcast, list(self.sides), self.head, list(self.wheres)]
+        reads = [list(names) for names in self.reads]
+        return [self.broadcast, list(self.sides), self.head, list(self.wheres), reads]
 
     @staticmethod
     def from_json(data: Any) -> "GuardNote":
-        broadcast, sides, head, wheres = data
+        broadcast, sides, head, wheres, reads = data
         texts = [*sides, *wheres]
         if not isinstance(broadcast, bool) or not isinstance(head, str):
             raise ValueError("not a guard")
         if len(sides) != 2 or len(wheres) != 2 or any(not isinstance(t, str | None) for t in texts):
             raise ValueError("not a guard")
-        return GuardNote(broadcast, (sides[0], sides[1]), head, (wheres[0], wheres[1]))
+        if len(reads) != 2 or not all(isinstance(n, str) for names in reads for n in names):
+            raise ValueError("not a guard")
+        read = (tuple(reads[0]), tuple(reads[1]))
+        return GuardNote(broadcast, (sides[0], sides[1]), head, (wheres[0], wheres[1]), read)
+
+
+class GuardFailed(CallError):
+    """A guard over index arguments failed at a call: its message, and the note and
+    side values the runtime reads to take a variant where a broadcast's side of 1 is
+    static (`CompiledProgram.respecialize`)."""
+
+    def __init__(self, note: GuardNote, lhs: int, rhs: int) -> None:
+        super().__init__(note.message(lhs, rhs))
+        self.note, self.lhs, self.rhs = note, lhs, rhs
 
 
 def symbol_sides(notes: Sequence[GuardNote]) -> list[str] | None:
@@ -59,7 +75,7 @@ def symbol_sides(notes: Sequence[GuardNote]) -> list[str] | None:
     (most guards equate two dims: the argument binder then compares the dims itself),
     else None."""
     sides = [side for note in notes for side in note.sides]
-    plain = [side for side in sides if side is not None and "*" not in side]
+    plain = [side for side in sides if side is not None]
     return plain if len(plain) == len(sides) else None
 
 

@@ -5,7 +5,7 @@ A guard says two expressions of the shape symbols are equal (`passes/symbolic.py
 the message of a failed one (the op, the rule, and the argument axes each side comes
 from), and `stretchable_symbols` finds the argument symbols a broadcast guard assumed
 equal to the other side: where one is 1, the program takes a variant with that dim
-fixed to 1.
+fixed to 1 (and with a side of 1 of any other expression, a variant with what it reads fixed).
 """
 
 from __future__ import annotations
@@ -56,34 +56,15 @@ def guard_note(func: FuncOp, symbols: Sequence[tuple[int, int, str]], guard: Gua
         return f"{expr} (from {' / '.join(axes)})"
 
     rule = "broadcast" if guard.kind is GuardKind.BROADCAST else "equal sizes"
-    sides = [unit_factors(e) for e in (guard.lhs, guard.rhs)]
+    sides = [e.name if isinstance(e, sympy.Symbol) else None for e in (guard.lhs, guard.rhs)]
+    reads = [tuple(sorted(symbol_names([e]))) for e in (guard.lhs, guard.rhs)]
     return GuardNote(
         guard.kind is GuardKind.BROADCAST,
         (sides[0], sides[1]),
         f"@{func.sym_name.data}: {guard.origin} needs {guard} ({rule}), but ",
         (where(guard.lhs), where(guard.rhs)),
+        (reads[0], reads[1]),
     )
-
-
-def unit_factors(side: sympy.Expr) -> str | None:
-    """The symbols whose product `side` is, joined by `*` (`x_0*x_1` for a reshape's
-    merged dim), or None for any other expression. Where such a side is 1 and each of
-    its symbols is an argument's dim, each is 1 (sizes are not negative), so a variant
-    with those dims fixed to 1 has a static 1 there, which broadcasts (see
-    `CompiledProgram.respecialize`)."""
-    if isinstance(side, sympy.Symbol):
-        return side.name
-    factors = sympy.Mul.make_args(side)
-    bases = [f.base if isinstance(f, sympy.Pow) else f for f in factors]
-    exponents_positive = all(
-        not isinstance(f, sympy.Pow) or (f.exp.is_Integer and f.exp > 0) for f in factors
-    )
-    if len(factors) < 2 or not exponents_positive:
-        return None
-    names = {b.name for b in bases if isinstance(b, sympy.Symbol)}
-    if len(names) < len(set(bases)):  # (a factor that is no symbol)
-        return None
-    return "*".join(sorted(names))
 
 
 def guard_set(
@@ -139,7 +120,7 @@ def check_call_guards(func: FuncOp, symbols: dict[sympy.Symbol, int]) -> None:
     """Check `func`'s guards (`dvm.guards`, present once `symbolic-shapes` ran) on the
     call's symbol values, as a compiled program checks them: a `CallError` naming the
     op, except for a broadcast guard with a side of 1, where the compiled program
-    takes a variant with that dim fixed to 1. How the reference interpreter runs a
+    takes a variant with what that side reads fixed. How the reference interpreter runs a
     lowered module, so that it fails where the compiled program does (an argmax over
     an empty axis, once rewritten as reductions, would return the fill value). A
     guard on symbols the call does not bind yet (values a kernel computes) is left

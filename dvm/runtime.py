@@ -10,10 +10,11 @@ A call then does only cheap work:
 
 1. checks the arguments (count, dtypes, ranks, static dims);
 2. on a shape not seen before, binds the shape symbols and checks the
-   guards (`dvm.guards`); a failed broadcast guard whose dim is 1 re-specializes
-   (a variant of the program compiled with that dim fixed to 1, cached:
-   `dvm.variant`), any other failed guard is a clear error; the result is cached
-   by shape (LRU);
+   guards (`dvm.guards`); a failed broadcast guard with a side of 1 re-specializes
+   (a variant of the program compiled with what that side reads fixed to its
+   values, cached: `dvm.variant`), any other failed guard is a clear error; the
+   result is cached by shape (LRU); guards over `index` arguments are checked at
+   every call, the same way;
 3. runs the host closures: `scf.if` takes one branch from a value read on
    the host, loops run on the host, each `tile.launch` evaluates its
    precompiled output shapes (`dvm.codegen`) and runs its bytecode on the VM,
@@ -45,9 +46,9 @@ from dvm.compile_cache import CompileCache, cache_directory, source_key
 from dvm.declared import check_argument, owned
 from dvm.errors import CallError, CompileError
 from dvm.expr_code import INDEX_MAX, INDEX_MIN, binder_source
-from dvm.guard_notes import GuardNote, symbol_sides
+from dvm.guard_notes import GuardFailed, GuardNote, symbol_sides
 from dvm.launches import Call
-from dvm.variant import Variant
+from dvm.variant import Fixed, Variant
 from dvm.vm.device import PRESETS
 from dvm.vm.generated import define
 from dvm.vm.program import ARRAY_DTYPE, ARRAY_SHAPE
@@ -113,7 +114,7 @@ class CompiledProgram:
         it), parsed when `source` is None."""
         self.filename = filename
         """The name `origin` is parsed under when it is text read from a file."""
-        self.variants: dict[frozenset[tuple[int, int]], Variant] = {}
+        self.variants: dict[Fixed, Variant] = {}
         self.cache: OrderedDict[tuple[Any, ...], BoundVariant] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -163,7 +164,10 @@ class CompiledProgram:
     def __call__(self, *args: Any) -> Any:
         args, bound = self.specialized(args)
         variant = bound.variant
-        call = Call(variant.call_symbols(bound.symbols, args))
+        try:
+            call = Call(variant.call_symbols(bound.symbols, args))
+        except GuardFailed as failed:
+            variant, call = self.fixed_call(args, bound, failed)
         try:  # (the copy of a returned argument too: a huge one's is out of memory)
             outputs = owned(variant.run_in(args, call), args)  # `finish`, without its frame
         except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
@@ -177,7 +181,11 @@ class CompiledProgram:
         (with `trace`, each launch's per-core timeline too)."""
         args, bound = self.specialized(args)
         variant = bound.variant
-        call = Call(variant.call_symbols(bound.symbols, args), [], trace)
+        try:
+            call = Call(variant.call_symbols(bound.symbols, args), [], trace)
+        except GuardFailed as failed:
+            variant, call = self.fixed_call(args, bound, failed)
+            call.stats, call.trace = [], trace
         try:
             outputs = self.finish(args, variant.run_in(args, call))
         except FAILURES as e:
@@ -276,79 +284,109 @@ class CompiledProgram:
 
     def specialize(self, args: Sequence[Any]) -> BoundVariant:
         """Check the arguments and the guards for a new signature."""
-        symbols = self.fast_bind(args)  # (None where a dim is to be fixed to 1)
+        symbols = self.fast_bind(args)  # (None where a dim is to be fixed)
         if symbols is not None:  # (made in C: a new shape's frames are cold)
             return _new_bound((self.variants[frozenset()], symbols))
-        values = self.check(args)
-        ones: frozenset[tuple[int, int]] = frozenset()
+        return self.bound(self.check(args), frozenset())
+
+    def bound(self, values: Sequence[Any], fixed: Fixed) -> BoundVariant:
+        """The variant for these checked arguments that fixes `fixed` and whatever its
+        guards over argument dims need fixed, and its symbols."""
         while True:
-            variant = self.variant(ones)
+            variant = self.variant(fixed)
             symbols = variant.bind(values)
             failed = variant.failed_guard(symbols)
             if failed is not None:
-                ones = self.respecialize(variant, failed, symbols, ones)
-            elif not variant.units_to_stretch(symbols) <= ones:
-                ones |= variant.units_to_stretch(symbols)
+                fixed = self.respecialize(variant, *failed, symbols, fixed)
+            elif not variant.units_to_stretch(symbols) <= fixed:
+                fixed |= variant.units_to_stretch(symbols)
             else:
                 return BoundVariant(variant, symbols)
+
+    def fixed_call(
+        self, args: tuple[Any, ...], bound: BoundVariant, failed: GuardFailed
+    ) -> tuple[Variant, Call]:
+        """The variant and call of arguments whose index values fail a guard of the
+        signature's variant (`call_symbols`): where it is a broadcast with a side of 1,
+        the variant with the index arguments (and dims) that side reads fixed to their
+        values, looked for at every such call (the signature's cache knows no index
+        values), else the CallError."""
+        values = self.check(args)
+        variant, fixed = bound.variant, self.fixed_of(bound.variant)
+        while True:
+            symbols = variant.bind(values)
+            symbols.update((name, values[i]) for i, name in variant.indices)
+            fixed = self.respecialize(variant, failed.note, failed.lhs, failed.rhs, symbols, fixed)
+            variant, symbols = self.bound(values, fixed)
+            try:
+                return variant, Call(variant.call_symbols(symbols, args))
+            except GuardFailed as again:
+                failed = again
+
+    def fixed_of(self, variant: Variant) -> Fixed:
+        """What `variant` fixes (its key among `variants`)."""
+        with self.lock:
+            return next(k for k, v in self.variants.items() if v is variant)
 
     def respecialize(
         self,
         variant: Variant,
-        failed: tuple[GuardNote, int, int],
+        guard: GuardNote,
+        lhs: int,
+        rhs: int,
         symbols: dict[str, int],
-        ones: frozenset[tuple[int, int]],
-    ) -> frozenset[tuple[int, int]]:
-        """The dims to fix to 1 for a broadcast that a guard assumed away, or
-        a CallError naming the arguments, axes and values that disagree."""
-        guard, lhs, rhs = failed
-        unit = [s for s, v in zip(guard.sides, (lhs, rhs), strict=True) if v == 1 and s]
+        fixed: Fixed,
+    ) -> Fixed:
+        """What to fix for a broadcast that a guard assumed away: where a side is 1, the
+        argument dims and index arguments it reads, to their values (a static 1 there
+        then broadcasts); else a CallError naming the arguments, axes and values that
+        disagree. A side that reads a value made on the way cannot be fixed."""
+        unit = [names for names, v in zip(guard.reads, (lhs, rhs), strict=True) if v == 1]
         if guard.broadcast and unit:
-            factors = set(unit[0].split("*"))
-            where = {(i, a) for i, a, name in variant.symbols if name in factors}
-            # (each factor an argument's dim: an index argument may be -1)
-            given = {name for _, _, name in variant.symbols if name in factors}
-            if given == factors and not where <= ones:
-                return ones | where
-        raise CallError(guard.message(lhs, rhs))
+            names = set(unit[0])
+            where = {(i, a, symbols[n]) for i, a, n in variant.symbols if n in names}
+            where |= {(i, -1, symbols[n]) for i, n in variant.indices if n in names}
+            fixable = {n for *_, n in variant.symbols} | {n for _, n in variant.indices}
+            if names and names <= fixable and not where <= fixed:
+                return fixed | where
+        raise CallError(guard.message(lhs, rhs)) from None  # (not "while handling" a guard's)
 
     def argument_name(self, i: int) -> str:
         return self.declared.argument_name(i)
 
-    def variant(self, ones: frozenset[tuple[int, int]]) -> Variant:
+    def variant(self, fixed: Fixed) -> Variant:
         with self.lock:
-            found = self.variants.get(ones)
+            found = self.variants.get(fixed)
         if found is None:
-            found = self.build_variant(ones)
+            found = self.build_variant(fixed)
             with self.lock:
-                self.variants[ones] = found
+                self.variants[fixed] = found
         return found
 
-    def build_variant(self, ones: frozenset[tuple[int, int]]) -> Variant:
-        """The variant with the argument dims `ones` fixed to 1: built from the compile
-        cache's entry when it has a usable one, else by the pipeline (then stored)."""
+    def build_variant(self, fixed: Fixed) -> Variant:
+        """The variant with the argument dims and index arguments `fixed` fixed to their
+        values: built from the compile cache's entry when it has a usable one, else by
+        the pipeline (then stored)."""
         if self.disk is None:
-            return self.lowered(ones)[0]
-        parts = [self.entry, sorted(ones), self.device, PRESETS[self.device]()]
+            return self.lowered(fixed)[0]
+        parts = [self.entry, sorted(fixed), self.device, PRESETS[self.device]()]
         key = self.disk.key(self.text, parts)
         # (kernels prepared at their first launch: see `Variant.from_plain`)
         from_plain = partial(Variant.from_plain, ahead=False)
         found = self.disk.load(key, from_plain, self.from_ir_entry)
         if found is not None:
             return found
-        variant, plain, module = self.lowered(ones)
+        variant, plain, module = self.lowered(fixed)
         kernels = [(n, k.program) for n, k in variant.kernels.items()]
         self.disk.store(key, plain, module, kernels)
         return variant
 
-    def lowered(
-        self, ones: frozenset[tuple[int, int]]
-    ) -> tuple[Variant, dict[str, Any] | None, ModuleOp]:
-        """The variant with the dims `ones` fixed to 1 by the pipeline, its plain form
-        (None: it has none) and the lowered module."""
+    def lowered(self, fixed: Fixed) -> tuple[Variant, dict[str, Any] | None, ModuleOp]:
+        """The variant with `fixed` fixed by the pipeline, its plain form (None: it has
+        none) and the lowered module."""
         from dvm import variant_ir
 
-        module = variant_ir.lower(self.to_lower(ones), self.device, copy=False)
+        module = variant_ir.lower(self.to_lower(fixed), self.device, copy=False)
         variant, plain = variant_ir.variant_from_lowered(module, self.entry, world=self.world)
         return variant, plain, module
 
@@ -358,15 +396,15 @@ class CompiledProgram:
 
         return variant_from_lowered(module, self.entry, binaries, self.world)[0]
 
-    def to_lower(self, ones: frozenset[tuple[int, int]]) -> ModuleOp:
-        """A module of the program with the dims `ones` fixed to 1 that the pipeline may
-        rewrite. For the generic variant, the parsed program itself when it can be parsed
-        again (`origin`, if a later variant needs it): a copy costs more than a parse
-        that only variants with unit dims need."""
-        from dvm.variant_ir import with_unit_dims
+    def to_lower(self, fixed: Fixed) -> ModuleOp:
+        """A module of the program with `fixed` fixed that the pipeline may rewrite. For
+        the generic variant, the parsed program itself when it can be parsed again
+        (`origin`, if a later variant needs it): a copy costs more than a parse that
+        only variants with fixed values need."""
+        from dvm.variant_ir import with_fixed_values
 
-        if ones:
-            return with_unit_dims(self.module, self.entry, ones)  # (a copy)
+        if fixed:
+            return with_fixed_values(self.module, self.entry, fixed)  # (a copy)
         if self.origin:
             module, self.source = self.module, None
             return module

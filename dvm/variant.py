@@ -1,5 +1,5 @@
 """One compiled variant of a program: the pipeline's result for one pattern of
-argument dims fixed to 1.
+argument dims and `index` arguments fixed to values (`Fixed`).
 
 `Variant.from_plain` builds a variant from its plain form (`dvm.host_export`, made by
 `dvm.variant_ir` from the lowered program, or read from the compile cache): its kernels
@@ -18,15 +18,20 @@ from typing import Any
 
 from dvm import vm
 from dvm.declared import Declared
-from dvm.errors import CallError, ShapeError
-from dvm.guard_notes import GuardNote, GuardSet, failed_guard
+from dvm.errors import ShapeError
+from dvm.guard_notes import GuardFailed, GuardNote, GuardSet, failed_guard
 from dvm.host_steps import Step, StepBuilder, blas_launches
 from dvm.host_validate import validate_steps
 from dvm.launches import Arena, Call, Env, Kernel
 
+Fixed = frozenset[tuple[int, int, int]]
+"""What a variant fixes: (argument, axis, value) for an argument's dim fixed to a value,
+(argument, -1, value) for an `index` argument. A broadcast's side that is 1 at a call
+is a static 1 in the variant with the symbols it reads fixed to their values there."""
+
 
 class Variant:
-    """The program compiled for one pattern of dims fixed to 1. (A plain class: see
+    """The program compiled for one pattern of fixed values. (A plain class: see
     `Kernel`.) Made from its declaration, steps and guards; the rest is filled in as it
     is built."""
 
@@ -42,7 +47,7 @@ class Variant:
         guard_names: list[str] | None = None,
     ) -> None:
         self.declared = declared
-        """Its entry function's name and arguments (their types with the dims fixed to 1)."""
+        """Its entry function's name and arguments (their types with the fixed dims static)."""
         self.steps = steps
         self.results = results
         self.others = others
@@ -133,9 +138,7 @@ class Variant:
         variant.places = int(data["places"])
         variant.launches = int(data["launches"])
         variant.late = bool(data["late"])
-        variant.check_indices = index_guards.checker(
-            lambda n, a, b: CallError(n.message(a, b)), f"index guards: {function}"
-        )
+        variant.check_indices = index_guards.checker(GuardFailed, f"index guards: {function}")
         variant.stretchable = [
             (checked_name(name), frozenset(checked_axis(declared, i, a) for i, a in where))
             for name, where in data["stretchable"]
@@ -164,13 +167,11 @@ class Variant:
     def bind(self, args: Sequence[Any]) -> dict[str, int]:
         return {name: args[i].shape[a] for i, a, name in self.symbols}
 
-    def units_to_stretch(self, symbols: dict[str, int]) -> frozenset[tuple[int, int]]:
+    def units_to_stretch(self, symbols: dict[str, int]) -> Fixed:
         """The argument dims to fix to 1 for these symbols (see `stretchable`)."""
-        ones: frozenset[tuple[int, int]] = frozenset()
-        for name, where in self.stretchable:
-            if symbols[name] == 1:
-                ones |= where
-        return ones
+        return frozenset(
+            (i, a, 1) for name, where in self.stretchable if symbols[name] == 1 for i, a in where
+        )
 
     def failed_guard(self, symbols: dict[str, int]) -> tuple[GuardNote, int, int] | None:
         return failed_guard(self.guards, self.check_guards(*(symbols[n] for n in self.guard_names)))

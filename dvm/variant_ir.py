@@ -13,8 +13,15 @@ from typing import Any
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, TensorType
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation
 from xdsl.rewriter import Rewriter
@@ -29,15 +36,16 @@ from dvm.dialects import tile
 from dvm.dialects.collectives import CollectiveOp
 from dvm.dialects.expr import ConditionAttr, symbol
 from dvm.dialects.walk import ops_within
-from dvm.errors import CallError, ShapeError
+from dvm.errors import ShapeError
+from dvm.guard_notes import GuardFailed
 from dvm.guards import describe_guard, guard_check, guard_note, stretchable_symbols
 from dvm.host import HostCompiler
 from dvm.host_export import NotPlain, entry_symbols, export_variant
 from dvm.launches import Kernel
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.pipeline import DvmPipelinePass
-from dvm.passes.symbolic import arg_symbol_name, substitute
-from dvm.variant import Variant
+from dvm.passes.symbolic import arg_symbol_name, index_symbol_name, substitute
+from dvm.variant import Fixed, Variant
 
 
 def lower(source: ModuleOp, device: str, copy: bool = True) -> ModuleOp:
@@ -122,9 +130,10 @@ def variant_from_ir(
     variant.places = compiler.places
     variant.launches = len(calls)
     variant.late = bool(facts.indices) or compiler.known != facts.known
+    index_notes = {g: guard_note(func, symbols, g) for g in facts.per_call}  # (sympy prints)
     variant.check_indices = guard_check(
         facts.per_call,
-        lambda g, a, b: CallError(describe_guard(func, symbols, g, a, b)),
+        lambda g, a, b: GuardFailed(index_notes[g], a, b),
         f"index guards: {function}",
     )
     variant.stretchable = stretchable_symbols([*facts.per_call, *facts.late], symbols)
@@ -182,47 +191,54 @@ def blas_launches(block: Block, kernels: dict[str, Kernel]) -> int:
     return count
 
 
-def fix_choice_conditions(func: FuncOp, ones: set[sympy.Symbol]) -> None:
-    """Put 1 for these argument symbols in the conditions of the choices written in
+def fix_choice_conditions(func: FuncOp, values: dict[sympy.Symbol, int]) -> None:
+    """Put these values for argument symbols in the conditions of the choices written in
     `func`: the variant has no such symbols (those dims are static)."""
-    if not ones:
+    if not values:
         return
-    fixed = dict.fromkeys(ones, 1)
     for op in ops_within(func):
         if isinstance(op, t.ChoiceOp):
             op.conditions = ArrayAttr(
                 ConditionAttr(
-                    substitute(c.lhs.data, fixed), c.relation.data, substitute(c.rhs.data, fixed)
+                    substitute(c.lhs.data, values), c.relation.data, substitute(c.rhs.data, values)
                 )
                 for c in op.conditions.data
             )
 
 
-def with_unit_dims(
-    source: ModuleOp, entry: str | None, ones: frozenset[tuple[int, int]]
-) -> ModuleOp:
-    """A copy of the program whose entry has the given argument dims fixed to 1.
+def with_fixed_values(source: ModuleOp, entry: str | None, fixed: Fixed) -> ModuleOp:
+    """A copy of the program whose entry has the given argument dims and index arguments
+    fixed to the given values (`Fixed`).
 
-    Such an argument gets the narrower type, and its uses see it through a
+    Such a tensor argument gets the narrower type, and its uses see it through a
     `tensor.convert` back to the declared type (the same element type, so
     no conversion; it fuses into the kernels that use it). Every op thus
     keeps the types it was written with, which ops whose result type must
     be their operand's (unary ops), `scf.yield` and `func.return` require.
+    Such an index argument stays, unread: its uses read a constant instead.
     """
     module = source.clone()
     func = find_entry(module, entry)
     block = func.body.block
-    fix_choice_conditions(func, {symbol(arg_symbol_name(block.args[i], a)) for i, a in ones})
+    dims = {(i, a): v for i, a, v in fixed if a >= 0}
+    indices = {i: v for i, a, v in fixed if a < 0}
+    values = {symbol(arg_symbol_name(block.args[i], a)): v for (i, a), v in dims.items()}
+    values |= {symbol(index_symbol_name(block.args[i])): v for i, v in indices.items()}
+    fix_choice_conditions(func, values)
+    first = block.first_op
+    assert first is not None
+    for i, value in sorted(indices.items()):
+        constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        block.insert_op_before(constant, first)
+        block.args[i].replace_all_uses_with(constant.result)
     types = list(func.function_type.inputs.data)
-    for i in sorted({i for i, _ in ones}):
+    for i in sorted({i for i, _ in dims}):
         old = types[i]
         assert isinstance(old, TensorType)
-        shape = [1 if (i, axis) in ones else d for axis, d in enumerate(old.get_shape())]
+        shape = [dims.get((i, axis), d) for axis, d in enumerate(old.get_shape())]
         types[i] = TensorType(old.element_type, shape)
         arg = Rewriter.replace_value_with_new_type(block.args[i], types[i])
         view = t.ConvertOp.create(operands=[arg], result_types=[old])
-        first = block.first_op
-        assert first is not None
         block.insert_op_before(view, first)
         arg.replace_uses_with_if(view.result, lambda use, view=view: use.operation is not view)
     func.function_type = FunctionType.from_lists(types, func.function_type.outputs.data)

@@ -23,6 +23,9 @@ What is promised and checked here:
 - a kernel's launches at a small shape run unplanned until they have run the plan
   patience's worth of instructions, and only then plan (a shape met at a few calls
   never pays for planning); a plan's inputs are checked once, as it is made;
+- a broadcast's side that is 1 at a call broadcasts, as in numpy and `dvm.interpret`,
+  whatever expression of argument dims and `index` arguments it is (a slice's
+  `i + 1`, a concat's `x_0 + y_0`): the call takes a variant with those fixed;
 - calls leave no garbage for the cyclic collector, even when a kernel's cache of
   launch plans drops its specializations, and the process's first compile froze
   what was alive then (the collector's full collections skip the libraries).
@@ -440,3 +443,37 @@ EXP = """func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %e = tensor.exp %x : tensor<?x?xf32>
   func.return %e : tensor<?x?xf32>
 }"""
+
+
+SIDES_OF_ONE = """
+func.func @main(%x: tensor<?xf32>, %y: tensor<?xf32>, %z: tensor<?xf32>, %i: index)
+    -> (tensor<?xf32>, tensor<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %n = arith.addi %i, %c1 : index
+  %head = tensor.extract_slice %x[0] [%n] [1] : tensor<?xf32> to tensor<?xf32>
+  %a = tensor.add %head, %z : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %both = tensor.concat dim(0) %x, %y : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %b = tensor.mul %both, %z : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %a, %b : tensor<?xf32>, tensor<?xf32>
+}
+"""
+
+
+def test_a_side_of_1_of_any_expression_broadcasts() -> None:
+    """`i + 1` (an index argument's) and `x_0 + y_0` (a concat's) are 1 at some calls:
+    there they broadcast against z, as in numpy and `dvm.interpret`; where they are
+    neither 1 nor z's length, both raise (the program its guard's CallError)."""
+    program = dvm.compile(SIDES_OF_ONE, cache=False)
+    rng = np.random.default_rng(5)
+    calls = [(5, 0, 5, 4), (1, 0, 5, 0), (5, 0, 5, 0), (2, 3, 5, 0), (3, 2, 1, 0), (6, 0, 6, 5)]
+    for nx, ny, nz, i in calls * 2:
+        x, y, z = (rng.standard_normal(n).astype(np.float32) for n in (nx, ny, nz))
+        want = (x[: i + 1] + z, np.concatenate([x, y]) * z)
+        for run in (program, partial(dvm.interpret, SIDES_OF_ONE)):
+            for got, expected in zip(as_tuple(run(x, y, z, i)), want, strict=True):
+                np.testing.assert_array_equal(got, expected, err_msg=f"{(nx, ny, nz, i)}")
+    x, y, z = np.ones(3, np.float32), np.ones(2, np.float32), np.ones(5, np.float32)
+    with pytest.raises(CallError, match=r"i \+ 1 is 2 and axis 0 of %z \(z_0\) is 5"):
+        program(x, y, z, 1)
+    with pytest.raises(DvmError, match="broadcast"):
+        dvm.interpret(SIDES_OF_ONE, x, y, z, 1)
