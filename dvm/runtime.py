@@ -74,6 +74,9 @@ class BoundVariant(NamedTuple):
     symbols: dict[str, int]
 
 
+_MISSING = object()
+"""An argument not given yet (`CompiledProgram.positional`)."""
+
 _NUMPY_SCALARS = itertools.repeat(np.generic)
 """`isinstance`'s second argument for every argument (`map` stops at the arguments' end)."""
 
@@ -82,8 +85,9 @@ _new_bound = partial(tuple.__new__, BoundVariant)
 
 
 class CompiledProgram:
-    """A compiled program: call it with numpy arrays (and ints for `index`). (A plain
-    class: see `launches.Kernel`.)"""
+    """A compiled program: call it with numpy arrays (and ints for `index`), in order or
+    by the entry's argument names (`program(x, n=3)` for `%x` and `%n`). (A plain class:
+    see `launches.Kernel`.)"""
 
     def __init__(
         self,
@@ -161,7 +165,9 @@ class CompiledProgram:
             for i, a in enumerate(args)
         )
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **named: Any) -> Any:
+        if named:
+            args = self.positional(args, named)
         args, bound = self.specialized(args)
         variant = bound.variant
         try:
@@ -175,10 +181,12 @@ class CompiledProgram:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def profile(
-        self, *args: Any, trace: bool = False
+        self, *args: Any, trace: bool = False, **named: Any
     ) -> tuple[Any, list[tuple[str, vm.LaunchStats]]]:
         """Call the program and collect the VM's statistics of every launch
         (with `trace`, each launch's per-core timeline too)."""
+        if named:
+            args = self.positional(args, named)
         args, bound = self.specialized(args)
         variant = bound.variant
         try:
@@ -192,6 +200,27 @@ class CompiledProgram:
             fail(self.declared, args, e)
         assert call.stats is not None
         return outputs, call.stats
+
+    def positional(self, args: tuple[Any, ...], named: dict[str, Any]) -> tuple[Any, ...]:
+        """The arguments of a call that names some (`program(x, n=3)`, by the entry's
+        argument names without `%`) in order, as a Python function takes them, or a
+        CallError naming the argument that is unknown, given twice or missing."""
+        names, function = self.declared.names, f"@{self.declared.function}"
+        if len(args) > len(names):
+            raise CallError(f"{function} takes {len(names)} arguments, got {len(args)} by position")
+        values = [*args, *[_MISSING] * (len(names) - len(args))]
+        for name, value in named.items():
+            if name not in names:
+                known = ", ".join(f"%{n}" for n in names if n) or "none"
+                raise CallError(f"{function} has no argument %{name} (named arguments: {known})")
+            i = names.index(name)
+            if values[i] is not _MISSING:
+                raise CallError(f"{function} argument {self.declared.label(i)} is given twice")
+            values[i] = value
+        missing = [self.declared.label(i) for i, v in enumerate(values) if v is _MISSING]
+        if missing:
+            raise CallError(f"{function} is missing argument {', '.join(missing)}")
+        return tuple(values)
 
     @staticmethod
     def finish(args: Sequence[Any], outputs: list[Any]) -> Any:

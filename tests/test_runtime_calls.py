@@ -26,6 +26,8 @@ What is promised and checked here:
 - a broadcast's side that is 1 at a call broadcasts, as in numpy and `dvm.interpret`,
   whatever expression of argument dims and `index` arguments it is (a slice's
   `i + 1`, a concat's `x_0 + y_0`): the call takes a variant with those fixed;
+- arguments may be given by their names (`program(x, n=3)`), as to a Python function;
+  an unknown, repeated or missing one is a `CallError` naming it;
 - calls leave no garbage for the cyclic collector, even when a kernel's cache of
   launch plans drops its specializations, and the process's first compile froze
   what was alive then (the collector's full collections skip the libraries).
@@ -477,3 +479,26 @@ def test_a_side_of_1_of_any_expression_broadcasts() -> None:
         program(x, y, z, 1)
     with pytest.raises(DvmError, match="broadcast"):
         dvm.interpret(SIDES_OF_ONE, x, y, z, 1)
+
+
+NAMED = """
+func.func @main(%x: tensor<?xf32>, %n: index, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %r = tensor.add %x, %y : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}
+"""
+
+
+def test_arguments_given_by_name() -> None:
+    program = dvm.compile(NAMED, cache=False)
+    x, y = np.arange(3, dtype=np.float32), np.ones(3, np.float32)
+    for got in (program(x, 1, y=y), program(y=y, n=2, x=x), program.profile(x, n=0, y=y)[0]):
+        np.testing.assert_array_equal(got, x + y)
+    for args, named, error in [
+        ((x,), {"n": 1}, r"@main is missing argument 2 \(%y\)"),
+        ((x, 1, y), {"y": y}, r"@main argument 2 \(%y\) is given twice"),
+        ((x, 1), {"z": y}, r"@main has no argument %z \(named arguments: %x, %n, %y\)"),
+        ((x, 1, y, y), {"y": y}, r"@main takes 3 arguments, got 4 by position"),
+    ]:
+        with pytest.raises(CallError, match=error):
+            program(*args, **named)
