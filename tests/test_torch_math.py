@@ -219,6 +219,19 @@ def test_gcd_and_lcm_give_eagers_signs_and_wrapped_products(dtype: Any) -> None:
             assert actual.dtype == expected.dtype and torch.equal(actual, expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64])
+def test_lcm_at_the_minimum_wraps_where_eager_traps(dtype: Any) -> None:
+    """`lcm(INT_MIN, INT_MAX)`: the gcd is -1, and eager's `INT_MIN / -1` kills the
+    process with SIGFPE; dvm's division wraps, so the product is C's wrapped one, the
+    minimum (as for `lcm(INT_MIN, -1)`, which eager computes). The gcds are eager's."""
+    info = torch.iinfo(dtype)
+    a = torch.tensor([info.min, info.max, info.min, info.min, info.min], dtype=dtype)
+    b = torch.tensor([info.max, info.min, -1, info.min, 0], dtype=dtype)
+    ((gcd, lcm),) = compiled_on_dvm(lambda a, b: (torch.gcd(a, b), torch.lcm(a, b)), (a, b))
+    assert torch.equal(gcd, torch.gcd(a, b))
+    assert lcm.tolist() == [info.min] * 4 + [0]
+
+
 def test_an_integer_division_by_zero_raises_torchs_error() -> None:
     def computed(a: Any, b: Any) -> Any:
         return torch.div(a, b - 1, rounding_mode="floor")
