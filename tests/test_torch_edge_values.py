@@ -150,3 +150,33 @@ def test_a_0d_float_as_the_first_factor_is_rounded_to_the_half() -> None:
     x = (torch.randn(300, generator=torch.Generator().manual_seed(3)) * 3).to(torch.bfloat16)
     s = torch.tensor(1.7003)
     same_as_eager(lambda a, b: (a * b, b * a, torch.ldexp(a, x)), s, x)
+
+
+def signed_zeros(x: Any, zeros: Any) -> Any:
+    return (
+        -x,
+        x * 0,
+        x * -0.0,
+        torch.copysign(torch.ones_like(x), x),
+        torch.round(x),
+        torch.trunc(x),
+        torch.ceil(x),
+        zeros.sum(0),
+        zeros.cumsum(0),
+        torch.where(x > 0, x, zeros[0]),
+        torch.abs(x),
+        x / float("inf"),
+    )
+
+
+def test_the_sign_of_a_zero_is_eagers() -> None:
+    """-0.0 where eager gives it: negations and products of zeros, `copysign`, the
+    roundings of small negatives, sums and `where` of -0.0s. (Which of two equal zeros
+    `minimum`, `maximum`, `clamp` and `relu` return is not: docs/torch.md.)"""
+    x = torch.tensor([-0.0, 0.0, -0.3, 0.3, -0.7, -1e-30, -0.5, 0.5, -1.5, 2.5])
+    zeros = torch.full((3, 10), -0.0)
+    torch._dynamo.reset()
+    got = torch.compile(signed_zeros, backend="dvm", dynamic=True)(x, zeros)
+    for actual, expected in zip(got, signed_zeros(x, zeros), strict=True):
+        assert torch.equal(actual, expected)
+        assert torch.equal(torch.signbit(actual), torch.signbit(expected)), (actual, expected)
