@@ -18,10 +18,11 @@ its digits.
 series from 8 (digamma's from 10) on, their argument shifted up by the recurrence
 `Γ(z + 1) = z Γ(z)` below it; for x < 0, the reflection `Γ(x) Γ(1 - x) = π / sin(πx)`,
 whose sine and tangent are taken of x less its nearest integer (exact), so that they
-keep their digits far from 0. `polygamma` of order 1 is torch's trigamma, step by
-step (its asymptotic series, and its reflection's sine, which gives its values at the
-poles); orders 2 to 5 are Hurwitz's zeta, summed while the argument is below 16 and then
-by Euler-Maclaurin, with the reflection below 0.
+keep their digits far from 0; lgamma is its Taylor series between 1/2 and 5/2, which
+keeps the relative digits near its zeros 1 and 2. `polygamma` of order 1 is torch's
+trigamma, step by step (its asymptotic series, and its reflection's sine, which gives
+its values at the poles); orders 2 to 5 are Hurwitz's zeta, summed while the argument
+is below 16 and then by Euler-Maclaurin, with the reflection below 0.
 """
 
 from __future__ import annotations
@@ -319,7 +320,10 @@ def reduced(x: LazyArray) -> LazyArray:
 
 
 def lgamma(x: Any) -> Any:
-    """ln |Γ(x)|: +inf at 0, at the negative integers and at ±inf; NaN at NaN."""
+    """ln |Γ(x)|: +inf at 0, at the negative integers and at ±inf; NaN at NaN. Between
+    1/2 and 5/2, around its zeros 1 and 2, the Taylor series of lgamma(2 + t)
+    (`lgamma_taylor`), less ln(1 + t) for lgamma(1 + t): that keeps the digits of a small
+    value, which the shifted Stirling series would lose to cancellation."""
     (x,), result = floats(x)
     x = narrowed(x, FLOAT64)
     negative = x < 0
@@ -330,7 +334,30 @@ def lgamma(x: Any) -> Any:
     sine = np.absolute(np.sin(math.pi * reduced(x)))
     reflected = math.log(math.pi) - np.log(sine) - positive
     value = np.where(negative, reflected, positive)
+    below = x < 1.5
+    t = needs(np.where(below, x - 1, x - 2))  # (exact: |t| <= 1/2)
+    series = power_series(lgamma_taylor(), t)
+    taylor = np.where(below, series - np.log1p(t), series)
+    value = np.where((x >= 0.5) & (x <= 2.5), taylor, value)
     return narrowed(needs(np.where(np.isinf(x), math.inf, value)), result)
+
+
+@cache
+def lgamma_taylor() -> tuple[float, ...]:
+    """lgamma(2 + t) in powers t, t^2, ... (lgamma(1 + t) + ln(1 + t)):
+    `(1 - euler) t + sum (-1)^k (zeta(k) - 1) t^k / k`. Its terms shrink as 4^-k / k for
+    |t| <= 1/2: the 30th is below 1e-18 of the first."""
+    context = precise()
+    rest = [(-1) ** k * (context.zeta(k) - 1) / k for k in range(2, 31)]
+    return tuple(float(c) for c in (1 - context.euler, *rest))
+
+
+def power_series(coefficients: Sequence[float], t: Any) -> Any:
+    """`c0 t + c1 t^2 + ...`, by Horner's rule."""
+    total: Any = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        total = total * t + c
+    return total * t
 
 
 def digamma(x: Any) -> Any:
