@@ -180,3 +180,18 @@ def test_the_sign_of_a_zero_is_eagers() -> None:
     for actual, expected in zip(got, signed_zeros(x, zeros), strict=True):
         assert torch.equal(actual, expected)
         assert torch.equal(torch.signbit(actual), torch.signbit(expected)), (actual, expected)
+
+
+FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_ldexp_by_an_exponent_of_another_float_dtype(dtype: Any) -> None:
+    """Eager's power's dtype: a 0-d exponent beside a tensor of another dtype is no
+    power of its own dtype where `x` is a half or float64 (2 ** 2.5 as a bfloat16 put
+    a float16 `ldexp` an ulp off), a tensor exponent is (2 ** 20 as a float16 is inf).
+    Bit for bit."""
+    x = (torch.randn(40, generator=torch.Generator().manual_seed(3)) * 100).to(dtype)
+    for other in FLOATS:
+        for exponent in (torch.tensor(2.5), torch.tensor(-7.3), torch.arange(-20.0, 20.0)):
+            same_as_eager(torch.ldexp, x, exponent.to(other))

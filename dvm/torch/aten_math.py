@@ -159,15 +159,32 @@ def nan_ignoring(function: np.ufunc) -> Handler:
 
 
 def ldexp(x: Any, exponent: Any) -> Any:
-    """torch's `mul(x, 2.0 ** exponent)` (an integer exponent gives powers of float32),
-    the product by torch's `mul` (a 0-d `x` beside a half power is rounded to it)."""
+    """torch's `mul(x, 2.0 ** exponent)` (an integer exponent gives powers of float32,
+    an integer `x` is of the power's dtype), the product by torch's `mul` (a 0-d `x`
+    beside a half power is rounded to it). The power is of the exponent's dtype, except
+    for a 0-d exponent of another float dtype than a tensor `x`'s (`power_dtype`)."""
     x, exponent = lazy(x), lazy(exponent)
     if not is_float_dtype(exponent.dtype):
         exponent = exponent.astype(FLOAT32)
     if not is_float_dtype(x.dtype):
-        x = x.astype(FLOAT32)
-    power = np.power(np.asarray(2.0, exponent.dtype), exponent)
+        x = x.astype(exponent.dtype)  # (the result's dtype)
+    dtype = power_dtype(x, exponent)
+    power = np.power(np.asarray(2.0, dtype), exponent.astype(dtype, copy=False))
     return MULTIPLY(x, power)
+
+
+def power_dtype(x: LazyArray, exponent: LazyArray) -> np.dtype[Any]:
+    """The dtype eager's `ldexp` takes 2 ** exponent in, measured over every pair of
+    float dtypes: the exponent's, but for a 0-d exponent beside a tensor `x` of another
+    dtype, float64's for a float64 `x` and at least float32's for a half `x` (a 0-d
+    bfloat16 exponent of a float16 `x` gives no bfloat16 power)."""
+    if exponent.ndim or not x.ndim or x.dtype == exponent.dtype:
+        return exponent.dtype
+    if x.dtype == np.float64:
+        return x.dtype
+    if x.dtype.itemsize == 2:
+        return max(np.dtype(FLOAT32), exponent.dtype, key=lambda dtype: dtype.itemsize)
+    return exponent.dtype
 
 
 def round_decimals(x: Any, decimals: int = 0) -> Any:
