@@ -570,6 +570,25 @@ def test_a_constant_output_is_the_callers_own_at_each_call() -> None:
     assert (runner.report.plans, runner.report.replayed) == (1, 2)
 
 
+def test_a_high_rank_repeat_by_sizes_of_the_call_compiles() -> None:
+    """A repeat by counts that are sizes of the call broadcasts over a unit dim before
+    each repeated dim: as many at a time as the VM's 8 dims allow (a 6-d tensor repeated
+    along every dim was a 12-d program, which ran in numpy)."""
+
+    def f(x: Any, y: Any) -> Any:
+        rows, cols = y.shape
+        return x.repeat(rows, 2, 1, cols, rows, cols), x[0].tile((rows, 1, 1, 1, cols))
+
+    compiled = torch.compile(f, backend="dvm", dynamic=True)
+    failed = lazy.stats()["failed"]
+    for rows, cols in [(3, 2), (2, 1), (1, 4)]:
+        generator = torch.Generator().manual_seed(rows)
+        x, y = torch.randn(2, 1, 3, 1, 2, 2, generator=generator), torch.zeros(rows, cols)
+        for got, want in zip(compiled(x, y), f(x, y), strict=True):
+            assert torch.equal(got, want)
+    assert lazy.stats()["failed"] == failed
+
+
 def test_gathers_flips_repeats_norms_and_shifts_record() -> None:
     """`gather` (cross entropy's), `index_select`, `flip` (of a 0-d tensor too: a copy),
     `repeat`, vector norms and integer shifts and xor record; an index of the call is

@@ -23,6 +23,7 @@ from dvm.numerics import is_float_dtype, working_dtype
 from dvm.torch.plan import BUILDING
 from dvm.torch.promotion import torch_promoted
 from dvm.torch.sizes import Quotient, Size, plain, specialized
+from dvm.vm.isa import MAX_RANK
 
 Handler = Callable[..., Any]
 
@@ -619,18 +620,34 @@ def flip(x: Any, dims: Sequence[Any]) -> Any:
 def repeat(x: Any, sizes: Sequence[Any]) -> Any:
     """torch's `repeat` is numpy's `tile` (sizes for every dim, and more in front). A
     count that is a size of the call (an `InstanceNorm`'s weight repeated per batch
-    element) is a broadcast over a new dim before each one, flattened into it: the
-    count stays a size rather than a number the plan is tied to."""
+    element) is a broadcast over a new dim before each repeated one, flattened into it:
+    the count stays a size rather than a number the plan is tied to. As many dims at a
+    time as the VM's ranks allow (a 6-d tensor repeated along every dim would be 12-d)."""
     x = lazy(x)
     if not sizes:  # (a 0-d tensor repeated by no counts: itself)
         return x.copy()
     if not any(isinstance(n, Size) for n in sizes):
         return needs(np.tile(x, tuple(sizes)))
-    shape = (*[1] * (len(sizes) - x.ndim), *x.shape)
-    spread = reshaped(x, tuple(d for size in shape for d in (1, size)))
-    pairs = zip(sizes, shape, strict=True)
-    tiled = needs(np.broadcast_to(spread, tuple(d for pair in pairs for d in pair)))
-    return reshaped(tiled, tuple(n * size for n, size in zip(sizes, shape, strict=True)))
+    x = reshaped(x, (*[1] * (len(sizes) - x.ndim), *x.shape))
+    repeated = [d for d, n in enumerate(sizes) if not (type(n) is int and n == 1)]
+    room = max(MAX_RANK - x.ndim, 1)
+    for start in range(0, len(repeated), room):
+        now = set(repeated[start : start + room])
+        x = tiled(x, [n if d in now else 1 for d, n in enumerate(sizes)])
+    return x
+
+
+def tiled(x: LazyArray, counts: Sequence[Any]) -> LazyArray:
+    """`x` repeated `counts[d]` times along each dim d: a broadcast over a unit dim put
+    before each dim whose count is not 1, then merged into it."""
+    spread: list[Any] = []
+    wide: list[Any] = []
+    for n, size in zip(counts, x.shape, strict=True):
+        once = type(n) is int and n == 1
+        spread += [size] if once else [1, size]
+        wide += [size] if once else [n, size]
+    stretched = needs(np.broadcast_to(reshaped(x, spread), tuple(wide)))
+    return reshaped(stretched, [n * size for n, size in zip(counts, x.shape, strict=True)])
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,
