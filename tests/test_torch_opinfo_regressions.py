@@ -272,6 +272,21 @@ def test_a_cast_with_a_memory_format_runs_on_dvm_with_eagers_strides() -> None:
     assert [r["fallbacks"] for r in dvm.torch.reports()[before:]] == [{}]
 
 
+def test_an_output_with_gaps_between_its_elements_has_eagers_strides() -> None:
+    """`empty_strided` and `new_empty_strided` at strides that leave gaps give them to
+    the output written into them, as eager (the traced strides, when they are numbers);
+    overlapping ones (a 0 stride) are no layout a copy can take: a dense output."""
+
+    def written(x: Any) -> Any:
+        spaced = torch.empty_strided((4, 3), (6, 2)).copy_(x)
+        return spaced, x.new_empty_strided((2, 3, 2), (12, 1, 5)).copy_(x.reshape(2, 3, 2))
+
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(2))
+    torch._dynamo.reset()
+    for got, expected in zip(torch.compile(written, backend="dvm")(x), written(x), strict=True):
+        assert torch.equal(got, expected) and got.stride() == expected.stride()
+
+
 def test_index_select_and_gather_of_a_0d_tensor_run_on_dvm() -> None:
     """torch takes its one element by ids that must be 0 (a 0-d result for
     index_select, the index's shape for gather)."""

@@ -223,12 +223,20 @@ class OutputLayouts:
     strides (a copy, which a contiguous output, the common case, never costs)."""
 
     layouts: dict[int, tuple[int, ...]]
+    strides: dict[int, tuple[int, ...]]
+    """The outputs whose traced strides leave gaps (`new_empty_strided((2, 3), (4, 1))`),
+    when they are numbers: those exact strides."""
 
     def restride(self, outputs: list[Any]) -> None:
         for position, layout in self.layouts.items():
             value = outputs[position]
             if isinstance(value, torch.Tensor) and value.stride() != strides_of(value, layout):
                 laid = torch.empty_permuted(value.shape, layout, dtype=value.dtype)
+                outputs[position] = laid.copy_(value)
+        for position, strides in self.strides.items():
+            value = outputs[position]
+            if isinstance(value, torch.Tensor) and value.stride() != strides:
+                laid = torch.empty_strided(value.shape, strides, dtype=value.dtype)
                 outputs[position] = laid.copy_(value)
 
 
@@ -240,7 +248,7 @@ def output_layouts(nodes: list[fx.Node], views: OutputViews | None) -> OutputLay
         return None
     _, results, users = returned
     rebuilt = {view.position for view in views.views} if views is not None else set()
-    layouts = {}
+    layouts, gaps = {}, {}
     for position in users - rebuilt:
         node = results[position]
         traced = node.meta.get("val") if isinstance(node, fx.Node) else None
@@ -248,9 +256,29 @@ def output_layouts(nodes: list[fx.Node], views: OutputViews | None) -> OutputLay
         if not isinstance(node, fx.Node) or node.op == "placeholder" or traced is None:
             continue
         layout = memory_order(traced)
-        if layout != tuple(range(traced.dim())):
+        strides = tuple(traced.stride())
+        if all(type(s) is int for s in (*strides, *traced.shape)) and spaced(traced, layout):
+            gaps[position] = strides
+        elif layout != tuple(range(traced.dim())):
             layouts[position] = layout
-    return OutputLayouts(layouts) if layouts else None
+    return OutputLayouts(layouts, gaps) if layouts or gaps else None
+
+
+def spaced(traced: torch.Tensor, layout: tuple[int, ...]) -> bool:
+    """Whether a traced tensor's elements are apart in memory with gaps between some:
+    each dim's stride (from the innermost in `layout`) at least the span of those
+    inside it, larger somewhere. (Overlapping strides, a 0 stride, are no layout a copy
+    can take: such an output stays dense.)"""
+    span, gap = 1, False
+    for dim in reversed(layout):
+        size, stride = traced.shape[dim], traced.stride()[dim]
+        if size == 1:
+            continue
+        if stride < span:
+            return False
+        gap = gap or stride > span
+        span = stride * size
+    return gap
 
 
 def memory_order(traced: torch.Tensor) -> tuple[int, ...]:
