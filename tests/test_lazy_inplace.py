@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -528,3 +529,41 @@ def test_a_new_axis_view_and_a_diagonal_see_later_writes() -> None:
         np.testing.assert_array_equal(np.asarray(g), w)
     with pytest.raises(ValueError):
         got[2] += 1  # (numpy's diagonal is read-only)
+
+
+ZERO_SIZE_WRITES: dict[str, Callable[[Any], Any]] = {
+    "all": lambda a: a.__setitem__(Ellipsis, 1.5),
+    "empty slice": lambda a: a.__setitem__(slice(0, 0), 2.0),
+    "column": lambda a: a.__setitem__((slice(None), 1), 2.0),
+    "first row": lambda a: a.__setitem__(0, 2.0),
+    "augmented": lambda a: a.__iadd__(1.0),
+    "mask": lambda a: a.__setitem__(a > 0, 3.0),
+    "no ids": lambda a: a.__setitem__(np.array([], np.intp), 4.0),
+    "through a view": lambda a: a[:, :2].__setitem__(Ellipsis, 9.0),
+    "through a transpose": lambda a: a.T.__setitem__(Ellipsis, 9.0),
+    "through a reversal": lambda a: a[::-1].__setitem__(Ellipsis, 6.0),
+    "a row broadcast": lambda a: a.__setitem__(Ellipsis, np.arange(a.shape[-1], dtype=np.float32)),
+    "of itself": lambda a: a.__setitem__(Ellipsis, a[::-1] + a.sum(axis=0, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("name", ZERO_SIZE_WRITES)
+def test_writes_into_an_array_with_a_zero_size_dim_are_numpys(name: str) -> None:
+    """Every write does what numpy does to an array with a dim of 0 (nothing, or the
+    same IndexError), an array made by the program too."""
+    write = ZERO_SIZE_WRITES[name]
+    for shape in [(0, 3), (3, 0), (2, 0, 4)]:
+        start = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) - 1
+        want = start.copy()
+        try:
+            write(want)
+        except IndexError:
+            want = None
+        for got in (lazy.asarray(start.copy()), lazy.asarray(start) * 1):
+            if want is None:
+                with pytest.raises(IndexError):
+                    write(got)
+                continue
+            write(got)
+            assert np.asarray(got).shape == want.shape
+            np.testing.assert_array_equal(np.asarray(got), want)
