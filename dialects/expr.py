@@ -234,8 +234,17 @@ def _canonical(kind: type[sympy.Mul] | type[sympy.Add], args: tuple[Any, ...]) -
 def product(*factors: sympy.Expr) -> sympy.Expr:
     """`sympy.Mul(*factors)`, put together in sympy's order when nothing in it combines
     (`_canonical`): sympy flattens each product it has not met, by assumption queries."""
-    made = _canonical(sympy.Mul, factors) if len(factors) > 1 else None
+    if len(factors) < 2:
+        return factors[0] if factors else sympy.S.One
+    made = _canonical(sympy.Mul, factors)
     return cast(sympy.Expr, sympy.Mul(*factors)) if made is None else made
+
+
+def total(*terms: sympy.Expr) -> sympy.Expr:
+    """`sympy.Add(*terms)`, put together in sympy's order when nothing in it combines
+    (`_canonical`), as `product` does a product."""
+    made = _canonical(sympy.Add, terms) if len(terms) > 1 else None
+    return cast(sympy.Expr, sympy.Add(*terms)) if made is None else made
 
 
 def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[sympy.Expr]:
@@ -307,10 +316,37 @@ def integer_fraction(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
     tile size, in a process that has not asked them yet). Remembered: kernels and
     programs repeat the same few."""
     if expr.is_Mul or expr.is_Symbol:
-        numerator, denominator = sympy.fraction(expr)
+        numerator, denominator = _split_product(expr) or sympy.fraction(expr)
         if _integral(numerator) and _integral(denominator):
             return numerator, denominator
     return cast(tuple[sympy.Expr, sympy.Expr], sympy.fraction(sympy.together(expr)))
+
+
+def _split_product(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """`sympy.fraction(expr)` of a product of a number, names, sums, calls and their
+    reciprocals (`x**-1`), each side put together by `product`: sympy's `fraction`
+    multiplies each side's factors again, and a product it has not met costs it a
+    flatten (`_canonical`). None for any other factor (another power), which
+    `sympy.fraction` splits."""
+    numerator: list[sympy.Expr] = []
+    denominator: list[sympy.Expr] = []
+    for factor in sympy.Mul.make_args(expr):
+        side = numerator
+        if isinstance(factor, sympy.Pow) and factor.exp is sympy.S.NegativeOne:
+            factor, side = factor.base, denominator
+        elif isinstance(factor, sympy.Rational) and not factor.is_Integer:
+            if factor.p != 1:
+                numerator.append(sympy.Integer(factor.p))
+            denominator.append(sympy.Integer(factor.q))
+            continue
+        if not (factor.is_Integer or factor.is_Symbol or isinstance(factor, _SPLIT_FACTORS)):
+            return None
+        side.append(factor)
+    return product(*numerator), product(*denominator)
+
+
+_SPLIT_FACTORS = (sympy.Add, sympy.Min, sympy.Max, sympy.floor, sympy.ceiling, sympy.Mod)
+"""The calls and sums `_split_product` takes as factors (or, under -1, their reciprocals)."""
 
 
 def _integral(expr: sympy.Basic) -> bool:

@@ -35,7 +35,7 @@ from typing import cast
 import sympy
 from sympy.core.mul import _mulsort
 
-from dvm.dialects.expr import ConditionAttr, sceiling, sfloor, smax, smin
+from dvm.dialects.expr import ConditionAttr, product, sceiling, sfloor, smax, smin, total
 from dvm.passes.domain import Domain
 from dvm.passes.symbolic import CORES
 from dvm.vm.device import DeviceSpec
@@ -70,7 +70,8 @@ def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     is what sympy's would be: its factors in sympy's order, none of which can cancel or
     combine with 1/b. A name or a call over a whole number is that with the coefficient
     1/b, as sympy puts it first; a whole number times a call over a sum keeps the number
-    first, then the call and 1/b in sympy's order."""
+    first, then the call and 1/b in sympy's order; a name over another name is their
+    two factors in sympy's order."""
     if isinstance(b, sympy.Integer) and b > 1 and (a.is_Symbol or isinstance(a, OVER[1:])):
         return cast(sympy.Expr, sympy.Mul(sympy.Rational(1, int(b)), a, evaluate=False))
     if _whole_times_call(b) and (a.is_Symbol or isinstance(a, OVER[1:])) and a != b.args[1]:
@@ -83,6 +84,8 @@ def quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
         # times its shortest row over the bytes of the row): the number first
         number, call = cast(tuple[sympy.Integer, sympy.Expr], a.args)
         return _over(call, [b], number)
+    if b.is_Symbol and a.is_Symbol and a != b:  # a size over a tile size's name
+        return _over(a, [b])
     if _product_of_calls(b) and (a.is_Symbol or (a.is_Integer and a > 1)):
         # a number or a name over a product of calls (a work budget over a row's tiles,
         # `16384/(Max(1, x_0)*Max(1, x_1))`): a factor per call, none cancels
@@ -477,11 +480,13 @@ def sized_matmul_tiles(
     tm = at_least_one(smin(sizes[m], smax(align, ceildiv(sizes[m], row_tiles))))
     # what the output tiles leave, for the two operand tiles (tm + tn) x tk
     # (a grouped matmul's: tm x tk and groups x tk x tn, beside its bias and sizes)
-    if groups == 1:
-        k_cap = floor_div(budget - out_tiles * tm * tn, tm + tn)
+    if groups == 1:  # (put together as sympy would, without flattening: `total`)
+        outputs = product(sympy.Integer(-out_tiles), tm, tn)
+        k_cap = floor_div(total(sympy.Integer(budget), outputs), total(tm, tn))
     else:
         k_cap = floor_div(budget - out_tiles * tm * tn - groups * (tn + 4), tm + groups * tn)
-    return tm, tn, smax(align, floor_div(k_cap, sympy.Integer(align)) * align)
+    unit = sympy.Integer(align)
+    return tm, tn, smax(align, product(unit, floor_div(k_cap, unit)))
 
 
 def least_rows(k: sympy.Expr, tn: sympy.Expr, element_bytes: int) -> sympy.Expr:
@@ -497,7 +502,7 @@ def balanced(size: sympy.Expr, cap: sympy.Expr | int, align: int) -> sympy.Expr:
     whole axis). Equal tiles have no short tail tile, which costs as much
     per call as a full one."""
     parts = smax(1, ceildiv(size, sympy.sympify(cap)))
-    each = ceildiv(ceildiv(size, parts), sympy.Integer(align)) * align
+    each = product(sympy.Integer(align), ceildiv(ceildiv(size, parts), sympy.Integer(align)))
     return at_least_one(smin(size, each))
 
 

@@ -321,6 +321,26 @@ def test_integer_fractions_divide_integers_to_the_same_value() -> None:
             assert top / bottom == substitute(expr, values), expr
 
 
+def test_products_split_as_sympys_fraction_splits_them() -> None:
+    """`integer_fraction` splits a product of numbers, names, sums, calls and their
+    reciprocals itself: exactly the numerator and denominator of `sympy.fraction`."""
+    from dvm.dialects.expr import _split_product
+
+    rng = random.Random(15)
+    parts = [e for e in random_exprs(16, 200) if not e.is_Mul and not e.is_Pow]
+    parts += [*SYMBOLS, sympy.Rational(3, 16), sympy.Rational(-1, 2), sympy.Integer(-2)]
+    taken = 0
+    for _ in range(400):
+        factors = [rng.choice(parts) for _ in range(rng.randint(1, 4))]
+        expr = sympy.Mul(*(f**-1 if rng.random() < 0.4 else f for f in factors))
+        split = _split_product(expr)
+        if split is not None:
+            taken += 1
+            expected = sympy.fraction(expr)
+            assert [sympy.srepr(e) for e in split] == [sympy.srepr(e) for e in expected], expr
+    assert taken > 200
+
+
 def test_symbols_in_are_sympys_free_symbols() -> None:
     for expr in random_exprs(13, 300):
         assert symbols_in(expr) == expr.free_symbols

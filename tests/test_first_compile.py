@@ -149,6 +149,12 @@ def test_ops_within_lists_what_xdsl_walks() -> None:
             assert ops_inside(op) == list(op.walk())[1:]
 
 
+def test_a_name_over_a_name_is_what_sympy_makes() -> None:
+    made, expected = quotient(X0, T0), X0 / T0
+    assert made == expected and made.args == expected.args
+    assert quotient(T0, T0) == 1
+
+
 def test_attributes_made_once_keep_their_values() -> None:
     """A float attribute made once per value tells 0.0 from -0.0 and keeps a NaN (equal
     floats, or none, yet different attributes); a tile type is shared by its parts."""
