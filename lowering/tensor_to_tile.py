@@ -40,7 +40,7 @@ from dvm.dialects.expr import ConditionAttr, ExprAttr, replace, symbol, symbol_n
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
-from dvm.dialects.walk import ops_within
+from dvm.dialects.walk import erase_isolated, ops_within, replace_isolated
 from dvm.lowering.concat_fusion import emit_fused_concat, emit_fused_pad, fused_plan
 from dvm.lowering.data_movement import emit_own_body, own_kernel_op, own_plan
 from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
@@ -547,7 +547,7 @@ class ConvertTensorToTilePass(ModulePass):
                 if not func.is_ancestor(fusion):
                     continue  # in the first region of a choice that took its second
                 if not fusion.results:  # dead code: nothing it computes is used
-                    Rewriter.erase_op(fusion)
+                    erase_isolated(fusion)
                     continue
                 if unwrap_large_top_k(fusion, device):
                     continue
@@ -562,7 +562,7 @@ class ConvertTensorToTilePass(ModulePass):
                         raise ProgramError(fusion, f"cannot be one kernel: {e}") from e
                     take_second_region(choice)
                     continue
-                Rewriter.replace_op(fusion, lowered)
+                replace_isolated(fusion, lowered)
 
 
 def copy_repeated_outputs(fusion: t.FusionOp) -> None:

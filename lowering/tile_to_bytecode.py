@@ -34,7 +34,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
@@ -52,7 +51,7 @@ from dvm.dialects.expr import (
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
-from dvm.dialects.walk import block_ops, ops_inside
+from dvm.dialects.walk import block_ops, ops_inside, replace_isolated
 from dvm.lowering.index_ops import iota_view, measuring_view
 from dvm.lowering.kernel_body import statically_empty
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
@@ -659,7 +658,7 @@ class ConvertTileToBytecodePass(ModulePass):
             preset = device.data if isinstance(device, StringAttr) else "host"
             program = ProgramBuilder(kernel, DEVICES[preset]().alignment).build()
             program.attributes[DEVICE] = StringAttr(preset)
-            Rewriter.replace_op(kernel, program)
+            replace_isolated(kernel, program)
 
 
 def spanned_axes(view: tile.View) -> set[int]:

@@ -34,11 +34,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import Rewriter
 
 from dvm.dialects import bytecode as bc
 from dvm.dialects import tile
-from dvm.dialects.walk import ops_inside
+from dvm.dialects.walk import erase_isolated, ops_inside
 
 KERNEL_OPS = (tile.KernelOp, bc.ProgramOp)
 Kernel = tile.KernelOp | bc.ProgramOp
@@ -136,7 +135,7 @@ class DedupeKernelsPass(ModulePass):
             return
         renamed = {kernel.sym_name.data: twin.sym_name.data for kernel, twin in found.items()}
         for kernel in found:
-            Rewriter.erase_op(kernel)
+            erase_isolated(kernel)
         # The launches are in the host code: the walk leaves out the kernels' bodies,
         # which hold most of the module's ops and no launch.
         walker = PatternRewriteWalker(LaunchTwin(renamed), apply_recursively=False)
