@@ -9,11 +9,14 @@ erases afterwards does not change it (the passes that change the IR as they go l
 the ops first).
 
 An op isolated from above (a kernel, a fusion, a bytecode program) is replaced or
-erased without a walk of what is inside it (`replace_isolated`, `erase_isolated`)."""
+erased without a walk of what is inside it (`replace_isolated`, `erase_isolated`), and
+an op that holds no ops is appended to a block by linking it there (`append_op`)."""
 
 from __future__ import annotations
 
-from xdsl.ir import Block, Operation
+from collections.abc import Iterable
+
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.traits import IsolatedFromAbove
 
 
@@ -85,3 +88,29 @@ def erase_isolated(op: Operation) -> None:
         raise ValueError(f"erasing {op.name}, whose results are still used")
     op.operands = ()
     block.detach_op(op)
+
+
+def append_op(block: Block, op: Operation) -> None:
+    """`block.add_op(op)`: xDSL's runs some 100 interpreted bytecodes an op, its checks
+    among them (that `op` is in no block, and does not hold `block`: it cannot when it
+    holds no ops). An op in no block and without regions is linked at the end of the
+    block's list of ops here, about a third of that; any other goes through `add_op`."""
+    if op.regions or op.parent is not None:
+        block.add_op(op)
+        return
+    last = block._last_op  # pyright: ignore[reportPrivateUsage]
+    op.parent = block
+    op._prev_op, op._next_op = last, None  # pyright: ignore[reportPrivateUsage]
+    if last is None:
+        block._first_op = op  # pyright: ignore[reportPrivateUsage]
+    else:
+        last._next_op = op  # pyright: ignore[reportPrivateUsage]
+    block._last_op = op  # pyright: ignore[reportPrivateUsage]
+
+
+def block_of(ops: Iterable[Operation], arg_types: Iterable[Attribute] = ()) -> Block:
+    """`Block(ops, arg_types=arg_types)`, its ops appended by `append_op`."""
+    block = Block(arg_types=arg_types)
+    for op in ops:
+        append_op(block, op)
+    return block

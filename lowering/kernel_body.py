@@ -54,7 +54,7 @@ from dvm.dialects.index_ops import (
     TileTakeOp,
 )
 from dvm.dialects.scans import BOOL_REDUCE_KIND
-from dvm.dialects.walk import block_ops
+from dvm.dialects.walk import append_op, block_ops
 from dvm.lowering.grouped_matmul import emit_grouped_matmul
 from dvm.lowering.tiling import TilePlan
 from dvm.passes.domain import ELEMENTWISE_KINDS, LAYOUT_KINDS, MATMULS, Domain, StridedView
@@ -143,11 +143,11 @@ class KernelBuilder:
     # -- where to emit ------------------------------------------------------------
 
     def add(self, op: Operation) -> SSAValue:
-        self.contexts[-1].block.add_op(op)
+        append_op(self.contexts[-1].block, op)
         return op.results[0] if op.results else SSAValue.get(op)  # type: ignore[arg-type]
 
     def put(self, op: Operation) -> None:
-        self.contexts[-1].block.add_op(op)
+        append_op(self.contexts[-1].block, op)
 
     def tile_type(self, spans: frozenset[int], element: Attribute) -> tile.TileType:
         found = self.tile_types.get((spans, element))

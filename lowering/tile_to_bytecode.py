@@ -51,7 +51,7 @@ from dvm.dialects.expr import (
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
-from dvm.dialects.walk import block_ops, ops_inside, replace_isolated
+from dvm.dialects.walk import block_of, block_ops, ops_inside, replace_isolated
 from dvm.lowering.index_ops import iota_view, measuring_view
 from dvm.lowering.kernel_body import statically_empty
 from dvm.lowering.tensor_to_tile import ARG_SHAPES, AXES, DEVICE, DEVICES, TILE_SIZES
@@ -553,7 +553,7 @@ class ProgramBuilder:
         self.block(kernel.body.block)
         self.check_ranks()
         params = self.params()
-        body = Block([*self.declarations(grid), *self.code])
+        body = block_of([*self.declarations(grid), *self.code])
         return bc.ProgramOp.make(kernel.sym_name.data, [p.name for p in params], Region(body))
 
     def check_ranks(self) -> None:

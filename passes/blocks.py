@@ -8,13 +8,14 @@ without moving anything else."""
 from __future__ import annotations
 
 import heapq
+import operator
 from collections.abc import Sequence
 from functools import cache
 
 from xdsl.ir import Block, Operation
 from xdsl.traits import IsolatedFromAbove
 
-from dvm.dialects.walk import ops_within
+from dvm.dialects.walk import append_op, block_ops, ops_within
 
 
 def top_level(op: Operation, block: Block) -> Operation | None:
@@ -53,10 +54,15 @@ def schedule(block: Block, groups: Sequence[Sequence[Operation]]) -> None:
     the op that replaces the group may stand: every value is defined before its uses
     (counting uses inside nested regions), with each group as one op, and otherwise
     the original order is kept."""
-    for node in dependency_order(block, nodes_of(block, groups)):
-        for op in members(node):
-            op.detach()
-            block.add_op(op)
+    order = [
+        op for node in dependency_order(block, nodes_of(block, groups)) for op in members(node)
+    ]
+    now = block_ops(block)
+    if len(order) == len(now) and all(map(operator.is_, order, now)):
+        return  # (in that order already: nothing moves)
+    for op in order:
+        op.detach()
+        append_op(block, op)
 
 
 def nodes_of(block: Block, groups: Sequence[Sequence[Operation]]) -> list[Node]:

@@ -149,6 +149,32 @@ def test_ops_within_lists_what_xdsl_walks() -> None:
             assert ops_inside(op) == list(op.walk())[1:]
 
 
+def test_ops_appended_are_linked_as_xdsl_links_them() -> None:
+    """`block_of` and `append_op` link ops as xDSL's `Block(ops)` and `add_op` do; an op
+    already in a block, or one with regions, goes through `add_op` and its checks."""
+    from xdsl.dialects.test import TestOp
+    from xdsl.ir import Block, Region
+
+    from dvm.dialects.walk import append_op, block_of
+
+    ops = [TestOp() for _ in range(4)]
+    block = block_of(ops[:3], arg_types=[f32])
+    append_op(block, ops[3])
+    expected = Block([TestOp() for _ in range(4)], arg_types=[f32])
+    assert list(block.ops) == ops and [a.type for a in block.args] == [f32]
+    assert block.first_op is ops[0] and block.last_op is ops[3]
+    for i, op in enumerate(ops):
+        assert op.parent is block and op.parent_block() is block
+        assert op.prev_op is (ops[i - 1] if i else None)
+        assert op.next_op is (ops[i + 1] if i < 3 else None)
+    assert len(list(expected.ops)) == len(ops)
+    with pytest.raises(ValueError, match="already attached"):
+        append_op(Block(), ops[1])
+    holder = TestOp(regions=[Region(Block())])
+    with pytest.raises(ValueError, match="contained in the operation"):
+        append_op(holder.regions[0].block, holder)
+
+
 def test_a_name_over_a_name_is_what_sympy_makes() -> None:
     made, expected = quotient(X0, T0), X0 / T0
     assert made == expected and made.args == expected.args
