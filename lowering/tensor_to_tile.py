@@ -68,7 +68,7 @@ from dvm.passes.domain import (
     known_facts,
 )
 from dvm.passes.errors import ProgramError, located
-from dvm.passes.fuse import ASSUME, BOUNDED
+from dvm.passes.fuse_rewrite import ASSUME, BOUNDED
 from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,

@@ -41,26 +41,20 @@ from typing import Any
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     IndexType,
     ModuleOp,
     TensorType,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
-    PatternRewriter,
     PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
 )
 
 from dvm.dialects import tensor as t
-from dvm.dialects.attrs import i64_attr
 from dvm.dialects.expr import ConditionAttr
 from dvm.dialects.walk import block_ops, ops_within
 from dvm.passes.blocks import schedule, top_level
@@ -81,19 +75,22 @@ from dvm.passes.domain import (
     known_facts,
 )
 from dvm.passes.errors import ProgramError
+from dvm.passes.fuse_rewrite import (
+    ChoicePlan,
+    EraseDeadConstant,
+    FuseGroup,
+    KernelPlan,
+    Plan,
+)
 from dvm.passes.kernel_inputs import is_splat_constant, loads
 from dvm.passes.prefuse_folds import fold_before_fusion
 from dvm.passes.reshape_sinking import sink_reshapes
-from dvm.passes.symbolic import SHAPE, SHAPES, Shape, guard_facts, shape_attr, shape_of
+from dvm.passes.symbolic import Shape, guard_facts
 from dvm.passes.symbolic_shapes import ensure_shapes
 from dvm.vm.isa import MAX_RANK
 
 COMPUTE = (*VECTOR, *MATMULS)
 COMPUTE_KINDS = OpSet(*COMPUTE)
-ASSUME = "dvm.assume"
-"""On a kernel inside a guarded choice: the size equalities it may assume."""
-BOUNDED = "dvm.bounded"
-"""On a kernel inside a guarded choice: the sizes it may assume bounded (`n <= 512`)."""
 
 Equality = tuple[sympy.Expr, sympy.Expr]
 Bound = tuple[sympy.Expr, int]
@@ -440,139 +437,6 @@ def begun(ops: list[Operation], a: Group, b: Group) -> Visited | None:
     return found
 
 
-@dataclass
-class KernelPlan:
-    """A `tensor.fusion` to build: clones of `ops` (in block order) over `domain`,
-    reading `inputs` and yielding `outputs`."""
-
-    ops: list[Operation]
-    kind: str
-    domain: Domain
-    inputs: list[SSAValue]
-    outputs: list[SSAValue]
-
-
-@dataclass
-class ChoicePlan:
-    """A guarded `tensor.choice`: the `fused` kernel where the sizes meet the conditions
-    (`assumed` equalities, `bounded` sizes), `first` and `second` apart otherwise."""
-
-    fused: KernelPlan
-    first: KernelPlan
-    second: KernelPlan
-    assumed: list[ConditionAttr]
-    bounded: list[ConditionAttr]
-
-    @property
-    def ops(self) -> list[Operation]:
-        return self.fused.ops
-
-    @property
-    def outputs(self) -> list[SSAValue]:
-        return self.fused.outputs
-
-
-Plan = KernelPlan | ChoicePlan
-
-
-@dataclass(eq=False)
-class FuseGroup(RewritePattern):
-    """Replace a planned group, at its first op (the block is scheduled so that its
-    ops are consecutive), by its `tensor.fusion` or guarded `tensor.choice`.
-
-    Walked in reverse: a group is replaced before the groups whose results it reads,
-    so the values its plan names are still in place (the later replacement of the
-    producers' results reaches the new op's operands as any other use)."""
-
-    plans: dict[Operation, Plan]
-    """Each group's plan, by its first op."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        plan = self.plans.pop(op, None)
-        if plan is None:
-            return
-        replacement = build_kernel(plan) if isinstance(plan, KernelPlan) else build_choice(plan)
-        annotate_results(replacement, plan.outputs)
-        rewriter.insert(replacement)
-        for old, new in zip(plan.outputs, replacement.results, strict=True):
-            rewriter.replace_all_uses_with(old, new)
-            new.name_hint = old.name_hint
-        for member in reversed(plan.ops):
-            rewriter.erase(member, safe_erase=False)
-
-
-@dataclass(eq=False)
-class EraseDeadConstant(RewritePattern):
-    """Erase a constant of a fused block that no op uses any more (its users' kernels
-    copied it in)."""
-
-    blocks: set[Block]
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, constant: arith.ConstantOp, rewriter: PatternRewriter) -> None:
-        if not constant.result.uses and constant.parent_block() in self.blocks:
-            rewriter.erase(constant)
-
-
-def build_choice(plan: ChoicePlan) -> t.ChoiceOp:
-    fused = build_kernel(plan.fused)
-    for key, conditions in ((ASSUME, plan.assumed), (BOUNDED, plan.bounded)):
-        if conditions:
-            fused.attributes[key] = ArrayAttr(conditions)
-    annotate_results(fused, plan.outputs)  # the shapes last, where symbolic-shapes puts them
-    apart = [build_kernel(p) for p in (plan.first, plan.second)]
-    apart_results = {
-        v: r
-        for k, p in zip(apart, (plan.first, plan.second), strict=True)
-        for v, r in zip(p.outputs, k.results, strict=True)
-    }
-    # One apart kernel may use what the other computes: take it from that kernel
-    # (the uses of the old value are replaced with the choice's result, which inside
-    # the choice would be a use before definition), and put the producer first.
-    for kernel in apart:
-        for i, v in enumerate(kernel.operands):
-            if v in apart_results:
-                kernel.operands[i] = apart_results[v]
-    if any(r in apart[0].operands for r in apart[1].results):
-        apart.reverse()
-    then_body = Block([fused, t.YieldOp(*fused.results)])
-    else_body = Block([*apart, t.YieldOp(*(apart_results[v] for v in plan.outputs))])
-    return t.ChoiceOp(
-        [*plan.assumed, *plan.bounded],
-        [v.type for v in plan.outputs],
-        Region(then_body),
-        Region(else_body),
-    )
-
-
-def build_kernel(plan: KernelPlan) -> t.FusionOp:
-    """A fusion op computing the plan's outputs from clones of its ops."""
-    body = Block(arg_types=[v.type for v in plan.inputs])
-    mapping: dict[SSAValue, SSAValue] = dict(zip(plan.inputs, body.args, strict=True))
-    for v, arg in mapping.items():
-        arg.name_hint = v.name_hint
-    for op in plan.ops:
-        for v in op.operands:
-            owner = v.owner
-            if v not in mapping and isinstance(owner, Operation) and is_splat_constant(owner):
-                constant = owner.clone()
-                body.add_op(constant)
-                mapping[v] = constant.results[0]
-        body.add_op(op.clone(value_mapper=mapping))
-    body.add_op(t.YieldOp(*(mapping[v] for v in plan.outputs)))
-    kernel = t.FusionOp(
-        plan.kind,
-        plan.inputs,
-        [v.type for v in plan.outputs],
-        Region(body),
-        describe_domain(plan.domain),
-    )
-    annotate_results(kernel, plan.outputs)
-    for source, result in zip(plan.outputs, kernel.results, strict=True):
-        result.name_hint = source.name_hint
-    return kernel
-
-
 class SiblingMerger:
     """`Fuser.merge_siblings` in time linear in the pairs it tries.
 
@@ -692,26 +556,6 @@ def tile_rank(domain: Domain) -> int:
 
 def rank(value: SSAValue) -> int:
     return value.type.get_num_dims() if isinstance(value.type, TensorType) else 0
-
-
-def describe_domain(domain: Domain) -> dict[str, Attribute]:
-    """What a student sees on a kernel: its iteration domain and reduced axes."""
-    attrs: dict[str, Attribute] = {"dvm.domain": shape_attr(domain.sizes)}
-    if domain.reduced:
-        attrs["dvm.reduced"] = ArrayAttr([i64_attr(a) for a in sorted(domain.reduced)])
-    return attrs
-
-
-def annotate_results(op: Operation, sources: Sequence[SSAValue]) -> None:
-    """Give `op`'s results the shapes of `sources`: one `dvm.shape`, or `dvm.shapes`
-    for several (never both: `shape_of` reads `dvm.shape` first)."""
-    shapes = [shape_attr(shape_of(v)) for v in sources]
-    for key in (SHAPE, SHAPES):
-        op.attributes.pop(key, None)
-    if len(shapes) == 1:
-        op.attributes[SHAPE] = shapes[0]
-    elif shapes:
-        op.attributes[SHAPES] = ArrayAttr(shapes)
 
 
 def blocks_inside_out(func: FuncOp) -> list[Block]:
