@@ -1222,12 +1222,15 @@ class FusionOp(KernelBodyOp):
         body: Region,
         attributes: dict[str, Attribute] | None = None,
     ):
-        super().__init__(
-            operands=[inputs],
-            result_types=[output_types],
+        # made of its parts as given, as `Operation.create` makes an op (`tile.init_flat`
+        # says why): fuse makes one for each kernel
+        Operation.__init__(
+            self,
+            operands=inputs,
+            result_types=output_types,
             properties={"kind": KernelKindAttr.of(kind)},
+            attributes=attributes or {},
             regions=[body],
-            attributes=attributes,
         )
 
     def print(self, printer: Printer) -> None:
@@ -1367,7 +1370,7 @@ class YieldOp(IRDLOperation):
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
+        Operation.__init__(self, operands=values)  # (as `FusionOp` is made)
 
     def verify_(self) -> None:
         parent = self.parent_op()
