@@ -25,9 +25,8 @@ intermediates in local memory.
 How: deciding the groups is a global analysis of each block (`Fuser`: which
 merges are legal depends on every path between the groups). It ends with a
 plan per group and the block *scheduled* so that each group's ops are
-consecutive; then rewrite patterns, in one walk of the function, replace each
-group by its kernel (`FuseGroup`) and erase the constants the kernels copied
-in (`EraseDeadConstant`).
+consecutive; then each group is replaced by its kernel, and the constants the
+kernels copied in are erased (`fuse_rewrite.replace_groups`).
 """
 
 from __future__ import annotations
@@ -49,10 +48,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriteWalker,
-)
 
 from dvm.dialects import tensor as t
 from dvm.dialects.expr import ConditionAttr
@@ -75,13 +70,7 @@ from dvm.passes.domain import (
     known_facts,
 )
 from dvm.passes.errors import ProgramError
-from dvm.passes.fuse_rewrite import (
-    ChoicePlan,
-    EraseDeadConstant,
-    FuseGroup,
-    KernelPlan,
-    Plan,
-)
+from dvm.passes.fuse_rewrite import ChoicePlan, KernelPlan, Plan, replace_groups
 from dvm.passes.kernel_inputs import is_splat_constant, loads
 from dvm.passes.prefuse_folds import fold_before_fusion
 from dvm.passes.reshape_sinking import sink_reshapes
@@ -612,12 +601,5 @@ class FusePass(ModulePass):
             for block in blocks_inside_out(func)
             if not isinstance(block.parent_op(), t.FusionOp | t.StackOp)
         ]
-        plans: dict[Operation, Plan] = {}
-        for block in blocks:
-            plans.update((p.ops[0], p) for p in Fuser(block, kinds, self.max_ops, facts).plan())
-        rewrite = GreedyRewritePatternApplier(
-            [FuseGroup(plans), EraseDeadConstant(set(blocks))], dce_enabled=False
-        )
-        PatternRewriteWalker(rewrite, apply_recursively=False, walk_reverse=True).rewrite_region(
-            func.body
-        )
+        plans = [Fuser(block, kinds, self.max_ops, facts).plan() for block in blocks]
+        replace_groups(plans, blocks)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.attrs import i64_attr
 from dvm.dialects.expr import ConditionAttr
-from dvm.dialects.walk import append_op
+from dvm.dialects.walk import append_op, block_ops
 from dvm.passes.domain import Domain
 from dvm.passes.kernel_inputs import is_splat_constant
 from dvm.passes.symbolic import SHAPE, SHAPES, shape_attr, shape_of
@@ -62,39 +62,43 @@ class ChoicePlan:
 Plan = KernelPlan | ChoicePlan
 
 
-@dataclass(eq=False)
-class FuseGroup(RewritePattern):
-    """Replace a planned group, at its first op (the block is scheduled so that its
-    ops are consecutive), by its `tensor.fusion` or guarded `tensor.choice`.
+def replace_groups(plans: Sequence[Sequence[Plan]], blocks: Sequence[Block]) -> None:
+    """Replace each planned group, at its first op (the block is scheduled so that its
+    ops are consecutive), by its `tensor.fusion` or guarded `tensor.choice`; then erase
+    each constant of `blocks` that no op uses any more (its users' kernels copied it in).
 
-    Walked in reverse: a group is replaced before the groups whose results it reads,
-    so the values its plan names are still in place (the later replacement of the
-    producers' results reaches the new op's operands as any other use)."""
-
-    plans: dict[Operation, Plan]
-    """Each group's plan, by its first op."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        plan = self.plans.pop(op, None)
-        if plan is None:
-            return
-        if isinstance(plan, KernelPlan) and not any(member.regions for member in plan.ops):
-            return move_into_kernel(plan, rewriter)
-        replacement = build_kernel(plan) if isinstance(plan, KernelPlan) else build_choice(plan)
-        annotate_results(replacement, plan.outputs)
-        rewriter.insert(replacement)
-        for old, new in zip(plan.outputs, replacement.results, strict=True):
-            rewriter.replace_all_uses_with(old, new)
-            new.name_hint = old.name_hint
-        for member in reversed(plan.ops):
-            rewriter.erase(member, safe_erase=False)
+    `plans` holds each of `blocks`' plans in block order, nested blocks first. A block's
+    groups are replaced from the last: a group before the groups whose results it reads
+    (and a nested block's before its outer block's), so the values its plan names are
+    still in place (the later replacement of the producers' results reaches the new
+    op's operands as any other use)."""
+    for block_plans in plans:
+        for plan in reversed(block_plans):
+            replace_group(plan)
+    for block in blocks:
+        for op in reversed(block_ops(block)):
+            if isinstance(op, arith.ConstantOp) and op.result.first_use is None:
+                Rewriter.erase_op(op)
 
 
-def move_into_kernel(plan: KernelPlan, rewriter: PatternRewriter) -> None:
+def replace_group(plan: Plan) -> None:
+    if isinstance(plan, KernelPlan) and not any(member.regions for member in plan.ops):
+        return move_into_kernel(plan)
+    replacement = build_kernel(plan) if isinstance(plan, KernelPlan) else build_choice(plan)
+    annotate_results(replacement, plan.outputs)
+    Rewriter.insert_op(replacement, InsertPoint.before(plan.ops[0]))
+    for old, new in zip(plan.outputs, replacement.results, strict=True):
+        old.replace_all_uses_with(new)
+        new.name_hint = old.name_hint
+    for member in reversed(plan.ops):
+        Rewriter.erase_op(member, safe_erase=False)
+
+
+def move_into_kernel(plan: KernelPlan) -> None:
     """Replace the plan's ops by their kernel, moving them into it: what `build_kernel`
     and the erasure of the ops make, without the clones and the erasure (a guarded
-    choice's kernels clone them: they repeat them). The walk has left the ops after the
-    first, and none of them holds ops of its own that it would yet visit."""
+    choice's kernels clone them: they repeat them). Each op's operands are mapped to
+    the kernel's; so none may hold ops of its own, whose operands `clone` would map."""
     body = Block(arg_types=[v.type for v in plan.inputs])
     mapping = kernel_arguments(plan, body)
     output_types = [v.type for v in plan.outputs]
@@ -102,7 +106,7 @@ def move_into_kernel(plan: KernelPlan, rewriter: PatternRewriter) -> None:
         plan.kind, plan.inputs, output_types, Region(body), describe_domain(plan.domain)
     )
     annotate_results(kernel, plan.outputs)
-    rewriter.insert(kernel)
+    Rewriter.insert_op(kernel, InsertPoint.before(plan.ops[0]))
     for op in plan.ops:
         copy_constants(op, body, mapping)
         op.detach()
@@ -113,19 +117,6 @@ def move_into_kernel(plan: KernelPlan, rewriter: PatternRewriter) -> None:
         for use in [u for u in old.uses if not kernel.is_ancestor(u.operation)]:
             use.operation.operands[use.index] = new
         new.name_hint = old.name_hint
-
-
-@dataclass(eq=False)
-class EraseDeadConstant(RewritePattern):
-    """Erase a constant of a fused block that no op uses any more (its users' kernels
-    copied it in)."""
-
-    blocks: set[Block]
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, constant: arith.ConstantOp, rewriter: PatternRewriter) -> None:
-        if not constant.result.uses and constant.parent_block() in self.blocks:
-            rewriter.erase(constant)
 
 
 def build_choice(plan: ChoicePlan) -> t.ChoiceOp:
