@@ -60,10 +60,12 @@ from dvm.dialects.expr import (
     NAME,
     ExprAttr,
     ShapeAttr,
+    expr_attr,
     expr_text,
     parse_expression,
     parse_expressions,
     print_expressions,
+    shape_attr,
 )
 from dvm.vm.isa import DTYPE_BY_TEXT, MAX_RANK, OPCODES, AccKind, Kind, OpDef, ReduceKind
 
@@ -354,7 +356,7 @@ class ArgOp(IRDLOperation):
         props = {
             "index": i64_attr(index),
             "dtype": text_attr(dtype),
-            "dims": ShapeAttr(dims),
+            "dims": shape_attr(dims),
         }
         return bare_op(cls, props)
 
@@ -379,7 +381,7 @@ class SlotOp(IRDLOperation):
 
     @classmethod
     def make(cls, index: int, expr: sympy.Expr | int) -> SlotOp:
-        return bare_op(cls, {"index": i64_attr(index), "expr": ExprAttr(expr)})
+        return bare_op(cls, {"index": i64_attr(index), "expr": expr_attr(expr)})
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" s{self.index.value.data} = {expr_text(self.expr.data)}")

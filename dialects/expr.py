@@ -29,7 +29,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache, cmp_to_key, lru_cache
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import sympy
 from sympy.printing.str import StrPrinter
@@ -615,6 +615,36 @@ class ConditionAttr(ParametrizedAttribute):
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.text}>")
+
+
+AttributeT = TypeVar("AttributeT", bound=Data[Any])
+MAX_ATTRIBUTES = 4096
+"""The most attributes `shape_attr` and `expr_attr` keep each (they start again when full)."""
+_shapes: dict[Any, ShapeAttr] = {}
+_exprs: dict[Any, ExprAttr] = {}
+
+
+def shape_attr(shape: Sequence[sympy.Expr | int]) -> ShapeAttr:
+    """`ShapeAttr(shape)`, made once per shape (up to a bound): the passes write the
+    same shapes on op after op, and xDSL verifies each attribute it makes."""
+    return _made_once(_shapes, tuple(shape), ShapeAttr)
+
+
+def expr_attr(expr: sympy.Expr | int) -> ExprAttr:
+    """`ExprAttr(expr)`, made once per expression, as `shape_attr` makes shapes (a
+    kernel's views, its slots)."""
+    return _made_once(_exprs, expr, ExprAttr)
+
+
+def _made_once(
+    made: dict[Any, AttributeT], key: Any, make: Callable[[Any], AttributeT]
+) -> AttributeT:
+    found = made.get(key)
+    if found is None:
+        if len(made) >= MAX_ATTRIBUTES:
+            made.clear()
+        found = made[key] = make(key)
+    return found
 
 
 def parse_condition_parameters(parser: BaseParser) -> tuple[ExprAttr, StringAttr, ExprAttr]:

@@ -84,10 +84,12 @@ from dvm.dialects.attrs import i64_attr
 from dvm.dialects.expr import (
     ExprAttr,
     ShapeAttr,
+    expr_attr,
     expr_text,
     parse_expression,
     parse_expressions,
     print_expressions,
+    shape_attr,
 )
 
 
@@ -333,10 +335,10 @@ class View:
 
     def properties(self) -> dict[str, Attribute]:
         return {
-            "offset": ExprAttr(self.offset),
-            "sizes": ShapeAttr(self.sizes),
-            "strides": ShapeAttr(self.strides),
-            "tiles": ShapeAttr(self.tiles),
+            "offset": expr_attr(self.offset),
+            "sizes": shape_attr(self.sizes),
+            "strides": shape_attr(self.strides),
+            "tiles": shape_attr(self.tiles),
             "index": ArrayAttr([StringAttr(i) for i in self.index]),
         }
 

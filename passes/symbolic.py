@@ -39,6 +39,9 @@ from dvm.dialects.expr import (
     expr_text,
     symbol,
 )
+from dvm.dialects.expr import (
+    shape_attr as shape_attr,  # (the passes import it from here)
+)
 from dvm.dialects.tensor import ChoiceOp, FusionOp
 from dvm.passes.errors import ProgramError
 
@@ -74,23 +77,6 @@ def substitute(expr: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr | int
     """`expr` with symbols replaced (a typed `xreplace`)."""
     table = {s: sympy.Integer(v) if isinstance(v, int) else v for s, v in mapping.items()}
     return cast(sympy.Expr, expr.xreplace(table))
-
-
-MAX_SHAPES = 4096
-"""The most shape attributes `shape_attr` keeps (it starts again when full)."""
-_shapes: dict[tuple[sympy.Expr | int, ...], ShapeAttr] = {}
-
-
-def shape_attr(shape: Sequence[sympy.Expr | int]) -> ShapeAttr:
-    """`ShapeAttr(shape)`, made once per shape (up to a bound): the passes write the
-    same shapes on op after op, and xDSL verifies each attribute it makes."""
-    key = tuple(shape)
-    found = _shapes.get(key)
-    if found is None:
-        if len(_shapes) >= MAX_SHAPES:
-            _shapes.clear()
-        found = _shapes[key] = ShapeAttr(key)
-    return found
 
 
 def shape_from_attr(attr: Attribute) -> Shape:

@@ -20,7 +20,17 @@ from xdsl.dialects.builtin import f32, f64
 import dvm
 import dvm.lowering.tensor_to_tile as tensor_to_tile
 from dvm.dialects.attrs import float_attr
-from dvm.dialects.expr import expr_text, sceiling, smax, smin, symbol
+from dvm.dialects.expr import (
+    ExprAttr,
+    ShapeAttr,
+    expr_attr,
+    expr_text,
+    sceiling,
+    shape_attr,
+    smax,
+    smin,
+    symbol,
+)
 from dvm.dialects.tile import TileType
 from dvm.dialects.walk import ops_inside, ops_within
 from dvm.ir import parse
@@ -191,3 +201,7 @@ def test_attributes_made_once_keep_their_values() -> None:
     assert float_attr(1.0, f32) != float_attr(1.0, f64)
     assert tile_type([T0, 4], f32) is tile_type([T0, 4], f32) != tile_type([T0, 4], f64)
     assert tile_type([T0, 4], f32) == TileType([T0, 4], f32)
+    # an expression's attribute and a shape's, shared by equal ones
+    assert expr_attr(X0 * T0) is expr_attr(T0 * X0) == ExprAttr(X0 * T0) != expr_attr(X0)
+    assert expr_attr(4) is expr_attr(sympy.Integer(4)) and expr_attr(4).data == 4
+    assert shape_attr([X0, 4]) is shape_attr((X0, sympy.Integer(4))) == ShapeAttr([X0, 4])
