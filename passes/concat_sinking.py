@@ -78,6 +78,8 @@ def flatten_concats(func: FuncOp) -> None:
 
 def sink_concats(func: FuncOp) -> None:
     """Move every elementwise op below the concats it reads, where it can."""
+    if not any(isinstance(op, ConcatOp) for op in ops_within(func)):
+        return  # (what it knows of sizes is read off the whole function: not for nothing)
     sizes = Sizes(func)
     moved = False
     while concat := next((op for op in ops_within(func) if movable(op, sizes)), None):
