@@ -605,3 +605,15 @@ def test_loops_on_data_match_numpy() -> None:
         },
         np.abs(sample(np.float32)),
     )
+
+
+# -- numpy's positional arguments and keywords ----------------------------------------------
+
+
+def test_einsum_sums_in_the_operands_dtype() -> None:
+    """`np.einsum("ij->", ints)` sums int32s in int32 (wrapping as numpy's), where
+    `np.sum` takes int64."""
+    x = (np.arange(12, dtype=np.int32) * 400_000_000).reshape(3, 4)
+    got = np.asarray(np.einsum("ij->", lazy.asarray(x)))
+    assert got.dtype == np.int32 and got == np.einsum("ij->", x)
+    each({"einsum": lambda a: (np.einsum("ij->i", a), np.einsum("ij,jk->i", a, a.T))}, x)

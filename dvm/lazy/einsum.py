@@ -71,15 +71,14 @@ def valid(labels: list[str], output: str, operands: tuple[Any, ...]) -> bool:
 
 def summed_away(x: Node, k: int, every: list[str], output: str) -> tuple[Node, str]:
     """Operand `k`, `x`, summed over its labels that no other operand nor the output
-    has."""
+    has, in its own dtype as numpy's einsum sums."""
     labels = every[k]
     others = "".join(lab for j, lab in enumerate(every) if j != k) + output
     axes = tuple(k for k, c in enumerate(labels) if c not in others)
     if not axes:
         return x, labels
-    total = numpy_api.reduction("sum", x, axes, False)
-    assert total is not None
-    return total, "".join(c for c in labels if c in others)
+    # (in the operands' dtype: einsum sums int32s in int32, where `np.sum` takes int64)
+    return record.reduce("sum", x, axes, False, x.dtype), "".join(c for c in labels if c in others)
 
 
 def arranged(x: Node, labels: str, order: str) -> Node:
