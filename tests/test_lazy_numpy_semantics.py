@@ -610,6 +610,35 @@ def test_loops_on_data_match_numpy() -> None:
 # -- numpy's positional arguments and keywords ----------------------------------------------
 
 
+def test_positional_arguments_take_numpys_places() -> None:
+    """A sixth argument of `np.sum` is `initial`, not `where`; methods and functions
+    take the arguments numpy's signatures give them, or run in numpy."""
+    x = sample(np.float64)
+    assert float(np.sum(lazy.asarray(x), None, None, None, False, True)) == x.sum() + 1
+    each(
+        {
+            "sum initial": lambda a: (
+                np.sum(a, None, None, None, False, True),
+                a.sum(0, None, None, False, 5),
+                np.prod(a, 0, None, None, False, 2),
+            ),
+            "max initial": lambda a: (np.max(a, 0, None, False, 100), a.min(-1, None, False, -9)),
+            "nansum initial": lambda a: np.nansum(a, 0, None, None, False, 3),
+            "diff prepend": lambda a: np.diff(a, 1, -1, 0),
+            "like": lambda a: (UNTYPED.empty_like(prototype=a).shape, np.full_like(a, 3, np.int8)),
+            "split ary": lambda a: np.split(ary=a, indices_or_sections=3),
+            "any method": lambda a: (a.any(0, None, None, True), a.all(-1, None)),
+            "any method out": lambda a: a.any(0, None, True),  # (numpy reads True as `out`)
+            "clip out": lambda a: a.clip(-1, 1, np.zeros((3, 4))),
+            "astype": lambda a: (a.astype(np.float32, "C", "unsafe"), a.astype(np.int8, "K")),
+            "astype casting": lambda a: a.astype(np.int32, casting="same_kind"),
+            "copy order": lambda a: (a.copy(order="F"), a.T.copy("K").flags.f_contiguous),
+            "reshape copy": lambda a: a.reshape(12, copy=True),
+        },
+        x,
+    )
+
+
 def test_einsum_sums_in_the_operands_dtype() -> None:
     """`np.einsum("ij->", ints)` sums int32s in int32 (wrapping as numpy's), where
     `np.sum` takes int64."""

@@ -259,9 +259,10 @@ class LazyArray(NDArrayOperatorsMixin):
             return shown(node, scalar=True)  # (an element: numpy's scalar, not a view)
         return viewed(node, self._node, key)
 
-    def reshape(self, *shape: Any, order: str = "C") -> Any:
-        if not shape:  # (numpy's TypeError)
-            return fallback("ndarray.reshape", np.ndarray.reshape, (self,), {"order": order})
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> Any:
+        if not shape or copy is not None:  # (numpy's TypeError; a copy or numpy's error)
+            keywords = {"order": order, "copy": copy}
+            return fallback("ndarray.reshape", np.ndarray.reshape, (self, *shape), keywords)
         target = shape[0] if len(shape) == 1 else shape
         return dispatch(np.reshape, (self, target), {"order": order})
 
@@ -275,16 +276,23 @@ class LazyArray(NDArrayOperatorsMixin):
     def swapaxes(self, axis1: int, axis2: int) -> Any:
         return dispatch(np.swapaxes, (self, axis1, axis2), {})
 
-    def astype(self, dtype: Any, copy: bool = True, **kwargs: Any) -> Any:
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True) -> Any:  # fmt: skip
         target = np.dtype(dtype)
-        if kwargs or not is_supported(target) or not is_supported(self.dtype):
-            return fallback("ndarray.astype", np.ndarray.astype, (self, dtype), kwargs)
+        given = (order, casting, subok)
+        supported = is_supported(target) and is_supported(self.dtype)
+        if given != ("K", "unsafe", True) or not supported:
+            arguments = (self, dtype, *given, copy)
+            return fallback("ndarray.astype", np.ndarray.astype, arguments, {})
         if target == self.dtype and not copy:
             return self
         return shown(record.convert(self._node, target), scalar=self._node.scalar)
 
-    def copy(self) -> LazyArray:
-        """A copy: of a scalar a scalar, of a 0-d array a 0-d array (as numpy's)."""
+    def copy(self, order: str = "C") -> LazyArray:
+        """A copy: of a scalar a scalar, of a 0-d array a 0-d array (as numpy's). Another
+        memory order than C's runs in numpy (its flags and strides say which it is)."""
+        if order != "C":
+            return fallback("ndarray.copy", np.ndarray.copy, (self, order), {})
         return shown(record.convert(self._node, self.dtype), scalar=self._node.scalar)
 
     def flatten(self, order: str = "C") -> Any:
@@ -628,16 +636,33 @@ def reduction_method(kind: str, function: Any) -> Any:
     return method
 
 
-def clip_method(self: LazyArray, min: Any = None, max: Any = None, **kwargs: Any) -> Any:
+def clip_method(
+    self: LazyArray, min: Any = None, max: Any = None, out: Any = None, **kwargs: Any
+) -> Any:
     """`x.clip(lo)` is `np.clip(x, lo, None)`: the method's bounds may be left out, the
     function's may not."""
-    return dispatch(np.clip, (self, min, max), kwargs)
+    return dispatch(np.clip, (self, min, max), kwargs if out is None else {"out": out, **kwargs})
+
+
+def logical_method(function: Any) -> Any:
+    """`x.any(axis)` and `x.all(axis)` as the functions; the methods' next arguments are
+    not the functions' (numpy reads a `dtype` before `out`), so those run in numpy."""
+    name = function.__name__
+
+    def method(self: LazyArray, axis: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            own = getattr(np.ndarray, name)
+            return fallback(f"ndarray.{name}", own, (self, axis, *args), kwargs)
+        return dispatch(function, (self, axis), kwargs)
+
+    return method
 
 
 LazyArray.clip = clip_method  # type: ignore[method-assign]
 for _name in ("sum", "mean", "prod", "max", "min"):
     setattr(LazyArray, _name, reduction_method(_name, getattr(np, _name)))
-for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "any", "all", "take",
+LazyArray.any, LazyArray.all = logical_method(np.any), logical_method(np.all)  # type: ignore[method-assign]
+for _name in ("var", "std", "argmax", "argmin", "cumsum", "cumprod", "take",
               "ravel", "squeeze", "round", "dot", "repeat", "diagonal",
               "trace"):  # fmt: skip
     setattr(LazyArray, _name, numpy_method(getattr(np, _name)))
@@ -724,7 +749,13 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     made = None
     if handler is not None:
         nodes = [a._node if type(a) is LazyArray else unwrap(a) for a in args]
-        made = handler(*nodes, **{k: unwrap(v) for k, v in kwargs.items()} if kwargs else {})
+        try:
+            made = handler(*nodes, **{k: unwrap(v) for k, v in kwargs.items()} if kwargs else {})
+        except TypeError as error:
+            # (an argument the handler does not take, as `np.max(x, 0, None, False, 5)`'s
+            # `initial` or `np.empty_like(prototype=x)`: numpy's call, run in numpy)
+            if not takes_no_such_arguments(error):
+                raise
     if made is None:
         return fallback(func.__name__, func, args, kwargs)
     if isinstance(made, View):  # (`broadcast_to` views a scalar's memory, read-only)
@@ -736,6 +767,13 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     if isinstance(made, Node):  # (`np.where` of 0-d operands gives a 0-d array)
         return shown(made, scalar=False if func is np.where else None)
     return made
+
+
+def takes_no_such_arguments(error: TypeError) -> bool:
+    """Whether `error` is Python's refusal of a call's arguments (raised in the frame
+    that made the call), not an error inside the function called."""
+    trace = error.__traceback__
+    return trace is not None and trace.tb_next is None
 
 
 def viewed(node: Node, base: Node, index: Any, of_a_copy: bool = True) -> LazyArray:

@@ -28,13 +28,19 @@ class View(NamedTuple):
     """How numpy makes it from the base: a key for `[]`, or a function."""
 
 
+NOT_GIVEN: Any = object()
+"""An argument the call left out, where numpy's function tells it from None."""
+
+
 def reduction(kind: str) -> Callable[..., Node | None]:
     """The handler of `np.sum` (`mean`, `prod`: the same arguments) and of `np.max`
     (`min`: no `dtype`)."""
 
+    # (numpy's positional order: a sixth argument is `initial`, which runs in numpy)
     def handler(a: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
-                keepdims: Any = False, where: Any = True, **rest: Any) -> Node | None:  # fmt: skip
-        if out is not None or rest:
+                keepdims: Any = False, initial: Any = NOT_GIVEN, where: Any = True,
+                **rest: Any) -> Node | None:  # fmt: skip
+        if out is not None or initial is not NOT_GIVEN or rest:
             return None
         if where is not True:
             return masked(kind, a, axis, dtype, keepdims, where)
@@ -44,8 +50,8 @@ def reduction(kind: str) -> Callable[..., Node | None]:
         return typed(numpy_api.reduction(kind, x, axis, keepdims), dtype)
 
     def extremum(a: Operand, axis: Any = None, out: Any = None, keepdims: Any = False,
-                 **rest: Any) -> Node | None:  # fmt: skip
-        return handler(a, axis, None, out, keepdims, **rest)
+                 initial: Any = NOT_GIVEN, where: Any = True) -> Node | None:  # fmt: skip
+        return handler(a, axis, None, out, keepdims, initial, where)
 
     return extremum if kind in ("max", "min") else handler
 
@@ -146,8 +152,6 @@ def where(condition: Operand, x: Operand = None, y: Operand = None) -> Node | No
     return record.elementwise("select", nodes, dtype)  # type: ignore[arg-type]
 
 
-NOT_GIVEN: Any = object()
-"""An argument the call left out, where numpy's function tells it from None."""
 CLIP_UFUNC: np.ufunc = umath.clip  # pyright: ignore[reportAttributeAccessIssue]
 """The ufunc `np.clip` calls between two bounds (numpy names it in no public module)."""
 
