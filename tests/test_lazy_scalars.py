@@ -185,6 +185,7 @@ SHAPES_AND_KINDS: dict[str, Callable[[Any], Any]] = {
     "t = s; s *= 2": times_equals,
     "s[()] = 1": set_item,
     "np.add(s, 1, out=s)": lambda s: np.add(s, 1, out=s),
+    "np.mean(s, out=s)": lambda s: np.mean(s, out=s),
     "r = s[...]; r[...] = 1": written(lambda s: s[...]),
     "r = s[()]; r[...] = 1": written(lambda s: s[()]),
     "r = s.T; r[...] = 1": written(lambda s: s.T),

@@ -238,7 +238,6 @@ class LazyArray(NDArrayOperatorsMixin):
             node = numpy_api.ufunc_reduce(ufunc, inputs[0]._node, **unwrap_values(kwargs))
             if node is not None:
                 return LazyArray(node)
-        refuse_scalar_outputs(kwargs.get("out"))
         return fallback(ufunc.__name__, getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
@@ -352,7 +351,8 @@ def scalar_attribute(scalar: Any, name: str) -> Any:
 
 
 def refuse_scalar_outputs(out: Any) -> None:
-    """numpy's error for an `out=` that is an op's 0-d result: a numpy scalar there."""
+    """numpy's error for an `out=` that is an op's 0-d result (of a ufunc, `np.mean`...):
+    a numpy scalar there."""
     for target in out if isinstance(out, tuple) else (out,):
         if isinstance(target, LazyArray) and target._node.scalar:
             raise TypeError("return arrays must be of ArrayType")
@@ -721,6 +721,7 @@ def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[st
     numpy's, are written and returned as given, as numpy returns them (`a += x` on a
     numpy array `a` leaves `a` that array)."""
     STATS.fallbacks[name] += 1
+    refuse_scalar_outputs(kwargs.get("out"))  # (not its value's memory: a 0-d array)
     flush()
     result = function(*unwrap_values(tuple(args)), **unwrap_values(kwargs))
     out = kwargs.get("out")
