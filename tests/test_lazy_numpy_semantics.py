@@ -646,3 +646,24 @@ def test_einsum_sums_in_the_operands_dtype() -> None:
     got = np.asarray(np.einsum("ij->", lazy.asarray(x)))
     assert got.dtype == np.int32 and got == np.einsum("ij->", x)
     each({"einsum": lambda a: (np.einsum("ij->i", a), np.einsum("ij,jk->i", a, a.T))}, x)
+
+
+def test_complex_arrays_run_in_numpy_with_no_program_refused() -> None:
+    """A complex lazy array (or a complex numpy operand beside a lazy one) records no
+    op: each call gives numpy's values, and no segment of a type the compiler lacks is
+    attempted (it would warn and run op by op)."""
+    z = sample(np.float32, (3, 3)) + 1j * sample(np.float32, (3, 3), seed=1)
+    x = sample(np.float64, (3, 3))
+    lazy.reset()
+    each(
+        {
+            "argmin": lambda a, b: np.argmin(a.real + a.imag),
+            "copies": lambda a, b: (a.copy(), a[[0, 2]], a[np.triu_indices(3)], a[0][1]),
+            "repeat take": lambda a, b: (np.repeat(a, 2), np.take(a, [0, 4])),
+            "einsum": lambda a, b: np.einsum("i,j->ij", np.asarray(a)[0], b[0]),
+            "concatenate": lambda a, b: np.concatenate([b, np.asarray(a)]),
+        },
+        z,
+        x,
+    )
+    assert lazy.stats()["failed"] == 0

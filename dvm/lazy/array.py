@@ -248,9 +248,10 @@ class LazyArray(NDArrayOperatorsMixin):
     # -- numpy's methods that record ------------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
-        node = numpy_api.basic_index(self._node, key)
+        supported = is_supported(self.dtype)  # (a complex array's indexing runs in numpy)
+        node = numpy_api.basic_index(self._node, key) if supported else None
         if node is None:
-            copied = numpy_api.advanced_index(self._node, unwrap_values(key))
+            copied = numpy_api.advanced_index(self._node, unwrap_values(key)) if supported else None
             if copied is not None:  # (advanced indexing copies: no view)
                 return LazyArray(copied)
             return fallback("ndarray.__getitem__", lambda a, k: a[k], (self, key), {})
@@ -290,7 +291,7 @@ class LazyArray(NDArrayOperatorsMixin):
     def copy(self, order: str = "C") -> LazyArray:
         """A copy: of a scalar a scalar, of a 0-d array a 0-d array (as numpy's). Another
         memory order than C's runs in numpy (its flags and strides say which it is)."""
-        if order != "C":
+        if order != "C" or not is_supported(self.dtype):
             return fallback("ndarray.copy", np.ndarray.copy, (self, order), {})
         return shown(record.convert(self._node, self.dtype), scalar=self._node.scalar)
 
@@ -748,7 +749,7 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     """numpy's `func(*args, **kwargs)`: recorded by its handler, or run in numpy."""
     handler = FUNCTIONS.get(func)
     made = None
-    if handler is not None:
+    if handler is not None and all(map(of_supported_dtype, args)):
         nodes = [a._node if type(a) is LazyArray else unwrap(a) for a in args]
         try:
             made = handler(*nodes, **{k: unwrap(v) for k, v in kwargs.items()} if kwargs else {})
@@ -768,6 +769,17 @@ def dispatch(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     if isinstance(made, Node):  # (`np.where` of 0-d operands gives a 0-d array)
         return shown(made, scalar=False if func is np.where else None)
     return made
+
+
+def of_supported_dtype(argument: Any) -> bool:
+    """Whether an array among a call's arguments (or in a list of them), lazy or
+    numpy's, has an element type the compiler takes: with a complex one
+    (`lazy.asarray(z)`, `np.einsum("i,j", z, x)`) the call runs in numpy."""
+    if isinstance(argument, LazyArray | np.ndarray):
+        return is_supported(argument.dtype)
+    if isinstance(argument, list | tuple):
+        return all(map(of_supported_dtype, argument))
+    return True
 
 
 def takes_no_such_arguments(error: TypeError) -> bool:
