@@ -639,6 +639,13 @@ def test_positional_arguments_take_numpys_places() -> None:
     )
 
 
+def test_a_fallback_returning_its_argument_returns_the_lazy_array() -> None:
+    x = lazy.asarray(SPECIAL_FLOATS.copy())
+    assert np.nan_to_num(x, copy=False, nan=5.0) is x
+    assert x.astype(np.float64, "C", copy=False) is x
+    np.testing.assert_array_equal(x[:, :2], [[5.0, 1.5], [np.finfo(np.float64).max, -0.0]])
+
+
 def test_einsum_sums_in_the_operands_dtype() -> None:
     """`np.einsum("ij->", ints)` sums int32s in int32 (wrapping as numpy's), where
     `np.sum` takes int64."""

@@ -720,13 +720,18 @@ def wrap(x: Any) -> Any:
 def fallback(name: str, function: Callable[..., Any], args: Any, kwargs: dict[str, Any]) -> Any:
     """Run `function` in numpy on the values (a sync point). `out=` arrays, lazy or
     numpy's, are written and returned as given, as numpy returns them (`a += x` on a
-    numpy array `a` leaves `a` that array)."""
+    numpy array `a` leaves `a` that array); so is an argument numpy returns itself
+    (`np.nan_to_num(x, copy=False)` is `x`)."""
     STATS.fallbacks[name] += 1
     refuse_scalar_outputs(kwargs.get("out"))  # (not its value's memory: a 0-d array)
     flush()
-    result = function(*unwrap_values(tuple(args)), **unwrap_values(kwargs))
+    values = unwrap_values(tuple(args))
+    result = function(*values, **unwrap_values(kwargs))
     out = kwargs.get("out")
     if out is None:
+        for argument, value in zip(args, values, strict=True):
+            if value is result and type(argument) is LazyArray and not argument._node.scalar:
+                return argument
         return wrap(result)
     outs = out if isinstance(out, tuple) else (out,)
     results = result if isinstance(result, tuple) else (result,)
