@@ -639,6 +639,14 @@ def test_positional_arguments_take_numpys_places() -> None:
     )
 
 
+def test_a_masked_mean_in_an_integer_dtype_truncates_as_numpys() -> None:
+    x = np.array([[1, 2, 4], [7, -5, 3]], np.int8)
+    got = np.mean(lazy.asarray(x), axis=1, dtype=np.int32, where=x > 0)
+    np.testing.assert_array_equal(got, np.array([2, 5], np.int32))
+    assert np.asarray(got).dtype == np.int32
+    each({"mean": lambda a: np.mean(a, dtype=np.uint8, where=a > 0)}, x * 1.7)
+
+
 def test_a_fallback_returning_its_argument_returns_the_lazy_array() -> None:
     x = lazy.asarray(SPECIAL_FLOATS.copy())
     assert np.nan_to_num(x, copy=False, nan=5.0) is x

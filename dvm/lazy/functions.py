@@ -74,6 +74,8 @@ def masked(kind: str, a: Operand, axis: Any, dtype: Any, keepdims: Any, where: A
     identity)`; a mean, that sum over the count of the mask."""
     if kind not in ("sum", "prod", "mean") or type(a) is not Node or not is_supported(a.dtype):
         return None
+    if kind == "mean" and dtype is not None and not is_float_dtype(np.dtype(dtype)):
+        return None  # (numpy's mean in an integer dtype truncates the quotient: in numpy)
     mask = where if type(where) is Node else Node.of(np.asarray(where))
     if isinstance(where, list) and mask.value is not None and mask.value.size == 0:
         mask = Node.of(mask.value.astype(np.bool_))  # (`[]`: no dtype of its own)
