@@ -661,6 +661,8 @@ def test_einsum_sums_in_the_operands_dtype() -> None:
     got = np.asarray(np.einsum("ij->", lazy.asarray(x)))
     assert got.dtype == np.int32 and got == np.einsum("ij->", x)
     each({"einsum": lambda a: (np.einsum("ij->i", a), np.einsum("ij,jk->i", a, a.T))}, x)
+    halves = x.astype(ml_dtypes.bfloat16)  # (numpy's einsum refuses them: TypeError)
+    each({"sum": lambda a: np.einsum("ij->", a), "view": lambda a: np.einsum("ij->ji", a)}, halves)
 
 
 def test_complex_arrays_run_in_numpy_with_no_program_refused() -> None:

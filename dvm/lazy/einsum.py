@@ -37,8 +37,8 @@ def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Node | View | None
     if len(labels) != len(operands) or not valid(labels, output, operands):
         return None
     dtype = np.result_type(*[x.dtype for x in operands])
-    if dtype == np.bool_:
-        return None
+    if dtype == np.bool_ or dtype.isbuiltin != 1:
+        return None  # (numpy's einsum refuses a dtype of a library's own, bfloat16)
     nodes = [n for n in (numpy_api.as_node(x, dtype) for x in operands) if n is not None]
     if len(nodes) != len(operands):
         return None
