@@ -639,6 +639,13 @@ def test_positional_arguments_take_numpys_places() -> None:
     )
 
 
+def test_dot_of_bfloat16_is_bfloat16_where_matmul_gives_float32() -> None:
+    x = (np.arange(9).reshape(3, 3) * 0.37 - 1).astype(ml_dtypes.bfloat16)
+    got = np.dot(lazy.asarray(x), lazy.asarray(x))
+    assert np.asarray(got).dtype == ml_dtypes.bfloat16
+    each({"dot": lambda a: (np.dot(a, a), np.dot(a[0], a[1]), a.dot(a[0]), a @ a)}, x)
+
+
 def test_a_masked_mean_in_an_integer_dtype_truncates_as_numpys() -> None:
     x = np.array([[1, 2, 4], [7, -5, 3]], np.int8)
     got = np.mean(lazy.asarray(x), axis=1, dtype=np.int32, where=x > 0)

@@ -332,7 +332,8 @@ def dot(a: Operand, b: Operand, out: Any = None) -> Node | None:
         return None
     if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
         return None
-    return numpy_api.matmul(a, b)
+    # (in the operands' type: bfloat16's `matmul` gives float32, its `dot` bfloat16)
+    return typed(numpy_api.matmul(a, b), np.result_type(a.dtype, b.dtype))
 
 
 def empty_like(a: Operand, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
