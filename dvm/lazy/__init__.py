@@ -18,11 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from dvm.lazy import methods
 from dvm.lazy.array import LazyArray
 from dvm.lazy.graph import Node
 from dvm.lazy.record import TRACE
 from dvm.lazy.segment import PROGRAMS, flush, select
 from dvm.lazy.stats import STATS, Stats
+
+methods.install()
 
 __all__ = ["LazyArray", "asarray", "explain", "reset", "stats", "sync"]
 
