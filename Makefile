@@ -39,7 +39,7 @@ typecheck: install
 	$(BIN)/pyright
 
 pytest: install
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 --dist worksteal
 
 test: lint typecheck pytest
 
