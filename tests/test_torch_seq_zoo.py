@@ -154,8 +154,10 @@ def with_nan_and_ties(b: int, t: int) -> tuple[Any, ...]:
 
 
 CASES: dict[str, Case] = {
-    "t5_relative_bias": Case(T5RelativeBias, hidden),
-    "sliding_window": Case(SlidingWindowAttention, hidden),
+    # (an embedding's and masked attention's backward train in the llm zoo: no
+    # training step here for these two, whose backward holds no op of its own)
+    "t5_relative_bias": Case(T5RelativeBias, hidden, train=False),
+    "sliding_window": Case(SlidingWindowAttention, hidden, train=False),
     "whisper_front_end": Case(
         WhisperFrontEnd, lambda b, t: (torch.randn(b, 4, 2 * t + 1),), train=False
     ),
