@@ -130,10 +130,9 @@ def variant_from_ir(
     variant.places = compiler.places
     variant.launches = len(calls)
     variant.late = bool(facts.indices) or compiler.known != facts.known
-    index_notes = {g: guard_note(func, symbols, g) for g in facts.per_call}  # (sympy prints)
     variant.check_indices = guard_check(
         facts.per_call,
-        lambda g, a, b: GuardFailed(index_notes[g], a, b),
+        lambda g, a, b: GuardFailed(guard_note(func, symbols, g), a, b),
         f"index guards: {function}",
     )
     variant.stretchable = stretchable_symbols([*facts.per_call, *facts.late], symbols)
