@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects import tile
-from dvm.dialects.expr import ConditionAttr, ExprAttr, replace, symbol, symbol_names
+from dvm.dialects.expr import ConditionAttr, ExprAttr, replace, shape_attr, symbol, symbol_names
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS
@@ -73,7 +73,6 @@ from dvm.passes.symbolic import (
     SHAPE,
     SHAPES,
     guard_facts,
-    shape_attr,
     shape_of,
     static_truth,
 )

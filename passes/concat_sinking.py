@@ -37,7 +37,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp
-from dvm.dialects.expr import ExprAttr, ShapeAttr, symbol
+from dvm.dialects.expr import ExprAttr, ShapeAttr, shape_attr, symbol
 from dvm.dialects.walk import ops_within
 from dvm.passes.domain import ELEMENTWISE
 from dvm.passes.symbolic import (
@@ -48,7 +48,6 @@ from dvm.passes.symbolic import (
     function_guards,
     guard_facts,
     index_symbol_name,
-    shape_attr,
     shape_of,
 )
 from dvm.passes.symbolic_shapes import ShapeInference, strip

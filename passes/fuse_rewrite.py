@@ -15,11 +15,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.attrs import i64_attr
-from dvm.dialects.expr import ConditionAttr
+from dvm.dialects.expr import ConditionAttr, shape_attr
 from dvm.dialects.walk import append_op, block_ops
 from dvm.passes.domain import Domain
 from dvm.passes.kernel_inputs import is_splat_constant
-from dvm.passes.symbolic import SHAPE, SHAPES, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPE, SHAPES, shape_of
 
 ASSUME = "dvm.assume"
 """On a kernel inside a guarded choice: the size equalities it may assume."""

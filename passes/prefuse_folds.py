@@ -38,9 +38,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
 from dvm.dialects.collectives import COLLECTIVE_OPS
+from dvm.dialects.expr import shape_attr
 from dvm.dialects.walk import ops_within
 from dvm.passes.concat_sinking import Sizes, infer_shapes_again
-from dvm.passes.symbolic import SHAPE, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPE, shape_of
 
 
 def fold_copies(function: func.FuncOp) -> bool:

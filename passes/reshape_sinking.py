@@ -29,10 +29,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
+from dvm.dialects.expr import shape_attr
 from dvm.dialects.walk import ops_within
 from dvm.passes.concat_sinking import infer_shapes_again
 from dvm.passes.domain import ELEMENTWISE_KINDS, known_facts, provably_equal
-from dvm.passes.symbolic import SHAPE, guard_facts, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPE, guard_facts, shape_of
 
 Groups = list[list[int]]
 

@@ -24,10 +24,10 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from dvm.dialects import tensor as t
 from dvm.dialects.data_movement import ConcatOp
-from dvm.dialects.expr import ExprAttr
+from dvm.dialects.expr import ExprAttr, shape_attr
 from dvm.dialects.index_ops import IotaOp, TakeAlongAxisOp
 from dvm.dialects.scans import ArgMaxOp, ArgMinOp, ArgReduceOp, CumProdOp, CumSumOp, ScanOp, TopKOp
-from dvm.passes.symbolic import SHAPE, VALUE, Shape, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPE, VALUE, Shape, shape_of
 
 ONE = sympy.Integer(1)
 I1 = IntegerType(1)

@@ -33,9 +33,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dvm.dialects import tensor as t
+from dvm.dialects.expr import shape_attr
 from dvm.dialects.walk import ops_within
 from dvm.passes.blocks import dependencies, schedule
-from dvm.passes.symbolic import SHAPES, shape_attr, shape_of
+from dvm.passes.symbolic import SHAPES, shape_of
 
 
 def independent_sets(block: Block, limit: int) -> list[list[t.FusionOp]]:

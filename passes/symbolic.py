@@ -39,9 +39,6 @@ from dvm.dialects.expr import (
     expr_text,
     symbol,
 )
-from dvm.dialects.expr import (
-    shape_attr as shape_attr,  # (the passes import it from here)
-)
 from dvm.dialects.tensor import ChoiceOp, FusionOp
 from dvm.passes.errors import ProgramError
 

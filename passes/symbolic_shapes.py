@@ -50,7 +50,7 @@ from xdsl.passes import ModulePass
 from dvm.dialects import tensor as t
 from dvm.dialects.collectives import COLLECTIVE_OPS
 from dvm.dialects.data_movement import ConcatOp, ExtractSliceOp, InsertSliceOp, PadOp, ReverseOp
-from dvm.dialects.expr import ExprAttr, ShapeAttr
+from dvm.dialects.expr import ExprAttr, ShapeAttr, shape_attr
 from dvm.dialects.grouped_matmul import GroupedMatmulOp
 from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS, ArgReduceOp, TopKOp
@@ -76,7 +76,6 @@ from dvm.passes.symbolic import (
     check_choice_symbols,
     index_symbol_name,
     optional_exprs_attr,
-    shape_attr,
 )
 from dvm.passes.unifier import ONE, Unifier, same
 
