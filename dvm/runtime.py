@@ -64,6 +64,11 @@ freezing what is alive (see `freeze_once`); set it False before compiling to lea
 collector alone."""
 _frozen: list[bool] = []
 
+MAX_FIXED_VARIANTS = 64
+"""The variants with fixed values a program keeps, the least recently used dropped first:
+a side of 1 that reads values changing at every call (`n - i` with `i = n - 1`) takes a
+new variant at every call, and this bounds the memory they hold."""
+
 
 class BoundVariant(NamedTuple):
     """What a call signature (argument types, shapes, dtypes) resolved to: the variant
@@ -118,7 +123,9 @@ class CompiledProgram:
         it), parsed when `source` is None."""
         self.filename = filename
         """The name `origin` is parsed under when it is text read from a file."""
-        self.variants: dict[Fixed, Variant] = {}
+        self.variants: OrderedDict[Fixed, Variant] = OrderedDict()
+        """The variants built, by what they fix (the generic one's key, `frozenset()`,
+        stays first; the others in the order they were last used)."""
         self.cache: OrderedDict[tuple[Any, ...], BoundVariant] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -341,7 +348,7 @@ class CompiledProgram:
         values, looked for at every such call (the signature's cache knows no index
         values), else the CallError."""
         values = self.check(args)
-        variant, fixed = bound.variant, self.fixed_of(bound.variant)
+        variant, fixed = bound.variant, bound.variant.fixed
         while True:
             symbols = variant.bind(values)
             symbols.update((name, values[i]) for i, name in variant.indices)
@@ -351,11 +358,6 @@ class CompiledProgram:
                 return variant, Call(variant.call_symbols(symbols, args))
             except GuardFailed as again:
                 failed = again
-
-    def fixed_of(self, variant: Variant) -> Fixed:
-        """What `variant` fixes (its key among `variants`)."""
-        with self.lock:
-            return next(k for k, v in self.variants.items() if v is variant)
 
     def respecialize(
         self,
@@ -386,10 +388,15 @@ class CompiledProgram:
     def variant(self, fixed: Fixed) -> Variant:
         with self.lock:
             found = self.variants.get(fixed)
+            if found is not None and fixed:
+                self.variants.move_to_end(fixed)
         if found is None:
             found = self.build_variant(fixed)
+            found.fixed = fixed
             with self.lock:
                 self.variants[fixed] = found
+                if len(self.variants) > MAX_FIXED_VARIANTS + 1:  # (+ the generic one)
+                    del self.variants[next(k for k in self.variants if k)]
         return found
 
     def build_variant(self, fixed: Fixed) -> Variant:

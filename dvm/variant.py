@@ -75,6 +75,8 @@ class Variant:
         """Its kernels by name."""
         self.launches = 0
         """The launches its host function holds."""
+        self.fixed: Fixed = frozenset()
+        """What it fixes (its key among its program's variants)."""
         self.late = False
         """Whether a call binds symbols (index arguments, values made on the way),
         so that it needs its own copy of the signature's symbols (`runtime.BoundVariant`)."""

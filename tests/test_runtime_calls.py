@@ -49,7 +49,7 @@ from test_conformance import as_tuple
 
 import dvm
 import dvm.vm as vm
-from dvm import launches
+from dvm import launches, runtime
 from dvm.errors import CallError, DvmError, ExecutionError, ShapeError
 
 CONSTANT_AND_SUM = """
@@ -479,6 +479,35 @@ def test_a_side_of_1_of_any_expression_broadcasts() -> None:
         program(x, y, z, 1)
     with pytest.raises(DvmError, match="broadcast"):
         dvm.interpret(SIDES_OF_ONE, x, y, z, 1)
+
+
+TAIL_PLUS_Z = """
+func.func @main(%x: tensor<?xf32>, %z: tensor<?xf32>, %i: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %length = arith.subi %n, %i : index
+  %tail = tensor.extract_slice %x[%i] [%length] [1] : tensor<?xf32> to tensor<?xf32>
+  %r = tensor.add %tail, %z : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}
+"""
+
+
+def test_variants_with_fixed_values_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tail `x[i:]` of length 1 at every call, with x's length changing: each call
+    takes a variant with x_0 and i fixed; the program keeps the last
+    `MAX_FIXED_VARIANTS` of them (and the generic one), and a call whose variant was
+    dropped builds it again."""
+    monkeypatch.setattr(runtime, "MAX_FIXED_VARIANTS", 2)
+    program = dvm.compile(TAIL_PLUS_Z, cache=False)
+    rng = np.random.default_rng(8)
+    z = rng.standard_normal(3).astype(np.float32)
+    for n in (4, 5, 6, 7, 4, 7, 3):
+        x = rng.standard_normal(n).astype(np.float32)
+        np.testing.assert_array_equal(program(x, z, n - 1), x[n - 1 :] + z, err_msg=f"n={n}")
+        np.testing.assert_array_equal(program(x, z, n - 3), x[n - 3 :] + z, err_msg=f"n={n}")
+        assert len(program.variants) <= 3 and frozenset() in program.variants
+    assert {v for _, _, v in next(reversed(program.variants))} == {3, 2}  # (n, i) of the last
 
 
 NAMED = """
