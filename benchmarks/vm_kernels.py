@@ -36,7 +36,9 @@ strategies off: a `mul` feeding a `reduce sum` as one matmul, `product_sums.ENAB
 a max or min over a short axis as pairwise calls, `kernels.SHORT_AXIS`; a stack of
 small gemms on one core, `plan.SHARE_GEMM`) or `--baseline no-branch-sinking` (compiled
 without the `sink-into-branches` pass) or `--baseline local-x4` (compiled for the host
-with four times its local memory per core: vector tiles four times larger).
+with four times its local memory per core: vector tiles four times larger) or `--baseline
+tanh-as-tanh` (`tanh_plus_one.ENABLED` off: a tanh and the add of 1 after it run as the
+two instructions, not as one logistic).
 
 With `--processes`, a second table times numpy and dvm each in its own
 process, taking turns call by call (see `bench_processes`). Then each of
@@ -90,6 +92,7 @@ import dvm.vm as vm
 import dvm.vm.kernels as kernels
 import dvm.vm.plan as plan
 import dvm.vm.product_sums as product_sums
+import dvm.vm.tanh_plus_one as tanh_plus_one
 from dvm.passes.branch_sinking import SinkIntoBranchesPass
 from dvm.vm.device import PRESETS
 
@@ -427,12 +430,21 @@ def strategies_off(f: Callable[[], Any]) -> Any:
         product_sums.ENABLED, kernels.SHORT_AXIS, plan.SHARE_GEMM = saved
 
 
+def tanh_as_tanh(f: Callable[[], Any]) -> Any:
+    """f() with `tanh_plus_one` off (read as launches bind and generate their code)."""
+    saved, tanh_plus_one.ENABLED = tanh_plus_one.ENABLED, False
+    try:
+        return f()
+    finally:
+        tanh_plus_one.ENABLED = saved
+
+
 def steady_programs(name: str, baseline: str) -> list[Callable[..., Any]]:
     """The program compiled under the baseline's switch, and as it is."""
-    if baseline == "strategies-off":
+    if baseline in ("strategies-off", "tanh-as-tanh"):
         source = EXAMPLES / f"{name}.mlir"
-        off = dvm.compile(source, cache=False)
-        return [lambda *a: strategies_off(partial(off, *a)), dvm.compile(source, cache=False)]
+        off, switch = dvm.compile(source, cache=False), BASELINE_SWITCHES[baseline]
+        return [lambda *a: switch(partial(off, *a)), dvm.compile(source, cache=False)]
     if baseline == "local-x4":
         source = EXAMPLES / f"{name}.mlir"
         return [
@@ -452,6 +464,9 @@ def steady_programs(name: str, baseline: str) -> list[Callable[..., Any]]:
         finally:
             plan.SHARE_WORK = saved
     return programs
+
+
+BASELINE_SWITCHES = {"strategies-off": strategies_off, "tanh-as-tanh": tanh_as_tanh}
 
 
 def larger_local(factor: int) -> str:
@@ -514,7 +529,7 @@ def main() -> None:
     ap.add_argument("--steady", action="store_true", help="the suite's shape streams instead")
     ap.add_argument(
         "--baseline",
-        choices=("bytes-only", "strategies-off", "no-branch-sinking", "local-x4"),
+        choices=("bytes-only", "strategies-off", "no-branch-sinking", "local-x4", "tanh-as-tanh"),
         default="bytes-only",
         help="--steady: the switch the first column's program runs under",
     )

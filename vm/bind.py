@@ -72,6 +72,7 @@ from dvm.vm.narrow import reduce_widened, widened
 from dvm.vm.plan import OpNode, Shape, ViewPlan
 from dvm.vm.product_sums import Plan, product_sum_into
 from dvm.vm.program import Instr
+from dvm.vm.tanh_plus_one import tanh_plus_one_into
 from dvm.vm.top_k import top_k_into
 
 Fn = Callable[[], Any]
@@ -409,6 +410,12 @@ def bind_product_sum(mul: OpNode, reduce: OpNode, plan: Plan, core: CoreLike) ->
     if not (_contiguous(a) and _contiguous(b) and _contiguous(out)):
         return call(core, product_sum_into, plan, a, b, out)
     return partial(np.matmul, *plan.factors(a, b), out=out.reshape(plan.out_shape))
+
+
+def bind_tanh_plus_one(tanh: OpNode, core: CoreLike) -> Fn:
+    """A `tanh` and the `add` of 1 after it, updating its register in place, as one
+    logistic into that register (`tanh_plus_one`)."""
+    return call(core, tanh_plus_one_into, _src(tanh, core, 1), out=_dst(tanh, core))
 
 
 def _bind_mma(node: OpNode, core: CoreLike) -> Fn:

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dvm.vm.bind import Binder, Fn, bind_op, bind_product_sum, binders, slicer_maker
+from dvm.vm.bind import (
+    Binder,
+    Fn,
+    bind_op,
+    bind_product_sum,
+    bind_tanh_plus_one,
+    binders,
+    slicer_maker,
+)
 from dvm.vm.isa import WRITES_MEMORY, Cat
 from dvm.vm.kernels import fusable, global_view
 from dvm.vm.memory import device_memory
@@ -37,6 +45,7 @@ from dvm.vm.static import (
     register_operands,
     static_info,
 )
+from dvm.vm.tanh_plus_one import program_pairs
 
 if TYPE_CHECKING:
     from dvm.vm.stats import CoreStats
@@ -108,6 +117,9 @@ class Core:
         """While binding forwarded readers: every alias register is fetched per call."""
         self.products = program_products(static)
         """The program's `mul` instructions that may run with their reduce as one matmul."""
+        self.tanh_pairs = program_pairs(static)
+        """The program's `tanh` instructions that may run with the add after them as one
+        logistic."""
 
     def reg(self, r: int, shape: Shape) -> np.ndarray:
         """Register `r` viewed with `shape` (its first prod(shape) elements, row-major)."""
@@ -192,7 +204,8 @@ class Core:
         products = self._product_sums(body) if self.products else {}
         if chains:
             fused = self._chained(body, fused or {}, chains)
-        if not fused and not forward and not products and self.stats is None:
+        tanhs = self._tanh_pairs(body, fused or {}) if self.tanh_pairs else frozenset()
+        if not fused and not forward and not products and not tanhs and self.stats is None:
             for node in body:
                 if type(node) is LoopNode:
                     out.append(self._bind_loop(node))
@@ -202,8 +215,8 @@ class Core:
                     out.append(fn)
             return out
         fused, chains = fused or {}, chains or {}
-        elided = set(fused.values()).union([i + 1 for i in products])
-        special = elided.union(fused, forward, products)
+        elided = set(fused.values()).union([i + 1 for i in (*products, *tanhs)])
+        special = elided.union(fused, forward, products, tanhs)
         stats = self.stats is not None
         base, windows = self.alias_regs, {}  # forwarded register -> index of its last reader
         ends = {members[-1]: head for head, members in chains.items()}
@@ -234,14 +247,12 @@ class Core:
             if windows:
                 self.alias_regs, self.dynamic = base | frozenset(windows), True
                 try:
-                    fn = bind_op(node, self) if plan is None else self._bind_sum(body, i, plan)
+                    fn = self._bind_special(body, i, plan, i in tanhs) or bind_op(node, self)
                 finally:
                     self.alias_regs, self.dynamic = base, False
                 windows = {r: e for r, e in windows.items() if e > i}
-            elif plan is not None:
-                fn = self._bind_sum(body, i, plan)
             else:
-                fn = binders[node.k](node, self)
+                fn = self._bind_special(body, i, plan, i in tanhs) or binders[node.k](node, self)
             if fn is not None:
                 out.append(self._instrument(node, fn) if stats else fn)
             if i in chains:  # its members read the head's result where it wrote it
@@ -287,10 +298,31 @@ class Core:
                 found[i] = plan
         return found
 
-    def _bind_sum(self, body: Body, i: int, plan: Plan) -> Fn:
-        mul, reduce = body[i], body[i + 1]
-        assert isinstance(mul, OpNode) and isinstance(reduce, OpNode)
-        return bind_product_sum(mul, reduce, plan, self)
+    def _tanh_pairs(self, body: Body, fused: dict[int, int]) -> frozenset[int]:
+        """The positions in `body` of the `tanh`s that run with the `add` of 1 after them
+        as one logistic (see `tanh_plus_one`): not when the add writes a stored tile."""
+        return frozenset(
+            i
+            for i in range(len(body) - 1)
+            if type(node := body[i]) is OpNode
+            and node.k in self.tanh_pairs
+            and type(add := body[i + 1]) is OpNode
+            and add.k == node.k + 1
+            and i + 1 not in fused
+        )
+
+    def _bind_special(self, body: Body, i: int, plan: Plan | None, tanh: bool) -> Fn | None:
+        """Instruction i with the one after it, as `product_sums` (with `plan`) or as
+        `tanh_plus_one` (with `tanh`) say; None when neither does."""
+        if plan is not None:
+            mul, reduce = body[i], body[i + 1]
+            assert isinstance(mul, OpNode) and isinstance(reduce, OpNode)
+            return bind_product_sum(mul, reduce, plan, self)
+        if tanh:
+            node = body[i]
+            assert isinstance(node, OpNode)
+            return bind_tanh_plus_one(node, self)
+        return None
 
     def _bind_loop(self, node: LoopNode) -> Fn:
         """A loop runs each segment's body for its iterations, setting the loop counter."""

@@ -1,26 +1,24 @@
 """The unplanned executor: a launch without a tile plan, for a specialization's first.
 
-A new shape usually costs more to prepare than to run: planning tile
-classes (`planner.py`) and binding closures (`planned.py`) make repeated
-launches fast, but on a stream of ever-new shapes, DVM's case, each would
-be paid once and never repaid. So a specialization's first launch, when
-small, runs one Python function generated once per program (`Launcher`):
-the grid's tiles are nested `for` loops, a bytecode loop is a `for` over its
-trip count, the registers are locals, and each instruction is a few lines
-that take its operands' shapes from the registers' current arrays (a tile's
-from numpy slicing, which clips tails exactly as the planner's tile classes
-do), check what the shape rules check (`shapes.py`), and call the numpy
-function the bound closure calls (`kernels.py`). A later launch at the shape
-is planned and bound (`launch`), as a JIT compiles a function once it is hot.
+A new shape usually costs more to prepare than to run: planning tile classes
+(`planner.py`) and binding closures (`planned.py`) make repeated launches fast, but on a
+stream of ever-new shapes, DVM's case, each would be paid once and never repaid. So a
+specialization's first launch, when small, runs one Python function generated once per
+program (`Launcher`): the grid's tiles are nested `for` loops, a bytecode loop is a
+`for` over its trip count, the registers are locals, and each instruction is a few lines
+that take its operands' shapes from the registers' current arrays (a tile's from numpy
+slicing, which clips tails exactly as the planner's tile classes do), check what the
+shape rules check (`shapes.py`), and call the numpy function the bound closure calls
+(`kernels.py`). A later launch at the shape is planned and bound (`launch`), as a JIT
+compiles a function once it is hot.
 
-What stays safe: the layout checks (registers inside local memory, views
-inside their arguments) and the work bound run before any instruction, as
-for a planned launch; every check the shape rules make is made here before
-the instruction runs, and fails with the same BytecodeError reason and
-offset, but a broadcast that the tile shapes the program fixes show cannot
-fail (`known_shapes.py`). The generated source is made only from validated
-table indices, slot indices and loop levels: the numpy functions, scalars
-and dtypes are passed in by name, never printed.
+What stays safe: the layout checks (registers inside local memory, views inside their
+arguments) and the work bound run before any instruction, as for a planned launch; every
+check the shape rules make is made here before the instruction runs, and fails with the
+same BytecodeError reason and offset, but a broadcast that the tile shapes the program
+fixes show cannot fail (`known_shapes.py`). The generated source is made only from
+validated table indices, slot indices and loop levels: the numpy functions, scalars and
+dtypes are passed in by name, never printed.
 """
 
 from __future__ import annotations
@@ -92,6 +90,7 @@ from dvm.vm.static import (
     static_info,
     written_to_tiles_only,
 )
+from dvm.vm.tanh_plus_one import program_pairs, tanh_plus_one_into
 from dvm.vm.top_k import write_top_k
 from dvm.vm.unplanned_calls import (
     BROADCASTS,
@@ -175,6 +174,7 @@ class Launcher:
         self.end_of, self.depth = static.loops.end_of, static.loops.depth_at
         self.fused, self.forwarded = _fusions(p.code, self.depth)
         self.products = program_products(static)
+        self.tanhs = {k for k in program_pairs(static) if k + 1 not in self.fused}
         self.known = KnownShapes(p)
         self.lines: list[str] = []
         self.pre: list[str] = []
@@ -278,7 +278,7 @@ class Launcher:
                     self.owned.discard(d)
                 else:
                     self.owned.add(d)
-            k += 2 if k in self.fused else 1
+            k += 2 if k in self.fused or k in self.tanhs else 1  # (a fused store, the add)
 
     # -- pieces of inline code --------------------------------------------------------
 
@@ -678,8 +678,8 @@ def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     d, r = ops
     x = g.read(k, r, pad)
     g.known.made = g.known.of.get(r)
-    fn = for_store(g.p.code[k].op.kernel, k in g.fused)
-    g.elementwise(k, d, r, g.constant(f"F{k}", fn), x, pad)
+    fn = tanh_plus_one_into if k in g.tanhs else g.p.code[k].op.kernel  # (`tanh_plus_one`)
+    g.elementwise(k, d, r, g.constant(f"F{k}", for_store(fn, k in g.fused)), x, pad)
 
 
 def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
