@@ -11,8 +11,8 @@ once per specialization in `specialize.py`.
 
 # No `from __future__ import annotations` here: `typing.NamedTuple` compiles each field's
 # annotation given as text when its class is made (docs/performance.md).
-from itertools import accumulate
-from operator import attrgetter
+from itertools import accumulate, repeat
+from operator import attrgetter, is_
 from typing import Any, NamedTuple
 
 from dvm.vm.binary import HEADER, layout
@@ -256,8 +256,14 @@ class _Validator:
         stack: list[int] = []
         end_of: dict[int, int] = {}
         depth_at: list[int] = []
+        registers = len(self.p.registers)
         for k, ins in enumerate(self.p.code):
-            self.opcode(k, ins)
+            # (most instructions: the table's own row, checked here without a call)
+            row = _ROW_OF.get(id(ins.op)) if type(ins) is Instr else None
+            if row is None or type(ins.operands) is not tuple:
+                row = self.opcode(k, ins)
+            elif len(ins.operands) != row.operand_count:
+                raise self.fail(("code", k), "wrong operand count")
             depth_at.append(len(stack))
             cat = ins.op.cat
             if cat is Cat.ENDLOOP:
@@ -265,7 +271,7 @@ class _Validator:
                     raise self.fail(("code", k), "endloop without loop")
                 end_of[stack.pop()] = k
                 depth_at[-1] = len(stack)
-            self.instr(k, ins, len(stack))
+            self.instr(k, ins, len(stack), row, registers)
             if cat is Cat.LOOP:
                 if len(stack) >= MAX_LOOP_DEPTH:
                     raise self.fail(("code", k), "loop nesting too deep")
@@ -274,55 +280,82 @@ class _Validator:
             raise self.fail(("code", stack[-1]), "loop without endloop")
         return LoopInfo(end_of, tuple(depth_at))
 
-    def opcode(self, k: int, ins: Instr) -> None:
-        """An instruction is a row of the ISA table and a tuple of as many operands."""
+    def opcode(self, k: int, ins: Instr) -> "_Row":
+        """An instruction is a row of the ISA table and a tuple of as many operands;
+        returns what the row's operands are (`_ROWS`)."""
         op = getattr(ins, "op", None)
-        code = getattr(op, "code", None)
-        if not (isinstance(ins, Instr) and type(code) is int and BY_CODE.get(code) == op):
-            raise self.fail(("code", k), "unknown opcode", repr(op))
-        if type(ins.operands) is not tuple or len(ins.operands) != len(ins.op.operands):
+        row = _ROW_OF.get(id(op))  # the table's own row (a decoded program's)
+        if row is None or type(ins) is not Instr:
+            code = getattr(op, "code", None)
+            row = _ROWS.get(code) if type(code) is int else None
+            if not (isinstance(ins, Instr) and row is not None and row.op == op):
+                raise self.fail(("code", k), "unknown opcode", repr(op))
+        if type(ins.operands) is not tuple or len(ins.operands) != row.operand_count:
             raise self.fail(("code", k), "wrong operand count")
+        return row
 
-    def instr(self, k: int, ins: Instr, depth: int) -> None:
-        """Operand ranges, then the category's typing rule."""
+    def instr(self, k: int, ins: Instr, depth: int, row: "_Row", registers: int) -> None:
+        """Operand ranges, then the category's typing rule. The register operands (most
+        of them) are tested together, by C-level maps; any fault there, and the operands
+        are tested one by one, in order, so that the first fault is the one named."""
         where = ("code", k)
-        registers = len(self.p.registers)
-        for (_, kind), v in zip(ins.op.operands, ins.operands, strict=True):
-            if kind is Kind.REG:  # most operands: tested here, without a call
-                if not (type(v) is int and 0 <= v < registers):
-                    raise self.fail(where, "register index out of range", f"r{v}")
-            else:
-                self.operand(where, ins.op, kind, v, depth)
-        _TYPERS[ins.op.cat](self, where, ins)
+        operands = ins.operands
+        regs = tuple(map(operands.__getitem__, row.registers))
+        if regs and not (
+            _INT_ONLY.issuperset(map(type, regs)) and min(regs) >= 0 and max(regs) < registers
+        ):
+            self.operands_in_order(where, ins, depth)
+        for i, check in row.others:
+            check(self, where, ins.op, operands[i], depth)
+        row.typer(self, where, ins)
 
-    def operand(self, where: tuple[str, int], op: OpDef, kind: Kind, v: Any, depth: int) -> None:
-        """Type and range of one operand of the given kind."""
-        p = self.p
-        if kind is Kind.REG and not _index(v, len(p.registers)):
+    def operands_in_order(self, where: tuple[str, int], ins: Instr, depth: int) -> None:
+        """Test each operand in turn: the first fault raises."""
+        for (_, kind), v in zip(ins.op.operands, ins.operands, strict=True):
+            _OPERAND_CHECKS[kind](self, where, ins.op, v, depth)
+
+    # Each kind of operand: its type and range (`_OPERAND_CHECKS`).
+
+    def register_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if not _index(v, len(self.p.registers)):
             raise self.fail(where, "register index out of range", f"r{v}")
-        if kind is Kind.VIEW:
-            if not _index(v, len(p.views)):
-                raise self.fail(where, "view index out of range", f"v{v}")
-            self.loops_enclose(where, p.views[v], depth)
-        if kind is Kind.SLOT:
-            self.slot(where, v)
-        if kind is Kind.SCALAR:
-            self.scalar(where, v)
-        if kind is Kind.AXES and not _index(v, 1 << MAX_RANK):
+
+    def view_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if not _index(v, len(self.p.views)):
+            raise self.fail(where, "view index out of range", f"v{v}")
+        self.loops_enclose(where, self.p.views[v], depth)
+
+    def slot_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        self.slot(where, v)
+
+    def scalar_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        self.scalar(where, v)
+
+    def axes_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if not _index(v, 1 << MAX_RANK):
             raise self.fail(where, "bad axes mask", repr(v))
-        if kind is Kind.FLAGS and not _index(v, 1 << len(op.flags)):
+
+    def flags_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if not _index(v, 1 << len(op.flags)):
             raise self.fail(where, "unknown flag bits", f"0x{v:x}" if type(v) is int else repr(v))
-        if kind is Kind.REDUCE_KIND and not isinstance(v, ReduceKind):
+
+    def reduce_kind_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if not isinstance(v, ReduceKind):
             raise self.fail(where, "unknown reduce kind")
-        if kind is Kind.ACC_KIND and not isinstance(v, AccKind):
+
+    def acc_kind_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if not isinstance(v, AccKind):
             raise self.fail(where, "unknown acc kind")
-        if kind is Kind.DTYPE and not isinstance(v, DType):
+
+    def dtype_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if not isinstance(v, DType):
             raise self.fail(where, "unknown dtype")
-        if kind is Kind.SHAPE:
-            if type(v) is not tuple or len(v) > MAX_RANK:
-                raise self.fail(where, "bad shape operand")
-            for e in v:
-                self.extent(where, e, depth)
+
+    def shape_operand(self, where: tuple[str, int], op: OpDef, v: Any, depth: int) -> None:
+        if type(v) is not tuple or len(v) > MAX_RANK:
+            raise self.fail(where, "bad shape operand")
+        for e in v:
+            self.extent(where, e, depth)
 
     def scalar(self, where: tuple[str, int], v: Any) -> None:
         """A SCALAR operand: an f64 immediate (a Python float) or a slot."""
@@ -410,6 +443,9 @@ def _remember_well_formed(t: Tok) -> None:
         if len(_WELL_FORMED) >= _WELL_FORMED_MAX:
             _WELL_FORMED.clear()
         _WELL_FORMED[id(t)] = t
+
+
+_INT_ONLY = frozenset({int})
 
 
 def _pick(offsets: tuple[int, ...], i: int) -> int:
@@ -507,21 +543,22 @@ def _t_grouped_mma(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
 
 def _t_elementwise(v: _Validator, w: tuple[str, int], ins: Instr) -> None:
     """unary / binary (all three forms): the TypeRule of the ISA row."""
-    dst = ins.operands[0]
     registers = v.p.registers
-    regs = [
-        registers[x]
-        for (_, k), x in zip(ins.op.operands[1:], ins.operands[1:], strict=True)
-        if k is Kind.REG
-    ]
-    t, out = regs[0].dtype, registers[dst].dtype
-    v.need(w, all(r.dtype is t for r in regs), "dtype mismatch", "operands differ")
-    rule = ins.op.rule
-    if not (rule is not None and _RULES[rule](t, out)):
+    row = _ROWS[ins.op.code]
+    regs = [registers[ins.operands[i]] for i in row.registers[1:]]
+    dst = registers[ins.operands[0]]
+    t = regs[0].dtype
+    if not all(map(is_, map(_DTYPE, regs), repeat(t))):
+        raise v.fail(w, "dtype mismatch", "operands differ")
+    if not (row.rule is not None and row.rule(t, dst.dtype)):
+        rule = ins.op.rule
         raise v.fail(w, "dtype mismatch", f"{ins.op.name}: {rule.value if rule else ''}")
-    v.need(w, len(registers[dst].shape) == max(len(r.shape) for r in regs), "rank mismatch")
+    if len(dst.shape) != max(map(len, map(_SHAPE, regs))):
+        raise v.fail(w, "rank mismatch")
 
 
+_DTYPE = attrgetter("dtype")
+_SHAPE = attrgetter("shape")
 _RULES: dict[TypeRule, Any] = {
     TypeRule.FLOAT: lambda t, out: t.is_float and out is t,
     TypeRule.NUMERIC: lambda t, out: t is not DType.BOOL and out is t,
@@ -624,3 +661,52 @@ _TYPERS = {
     Cat.SCATTER_ADD: _t_scatter_add,
     Cat.TOP_K: _t_top_k,
 }
+
+
+class _Row(NamedTuple):
+    """What the operands of one row of the ISA table are."""
+
+    op: OpDef
+    operand_count: int
+    registers: tuple[int, ...]
+    """The positions of its register operands."""
+    others: tuple[tuple[int, Any], ...]
+    """The position of each other operand and its check (`_OPERAND_CHECKS`)."""
+    typer: Any
+    """Its category's typing rule (`_TYPERS`)."""
+    rule: Any
+    """An elementwise op's test of its operands' and result's dtypes (`_RULES`), or None."""
+
+
+_OPERAND_CHECKS: dict[Kind, Any] = {
+    Kind.REG: _Validator.register_operand,
+    Kind.VIEW: _Validator.view_operand,
+    Kind.SLOT: _Validator.slot_operand,
+    Kind.SCALAR: _Validator.scalar_operand,
+    Kind.AXES: _Validator.axes_operand,
+    Kind.FLAGS: _Validator.flags_operand,
+    Kind.REDUCE_KIND: _Validator.reduce_kind_operand,
+    Kind.ACC_KIND: _Validator.acc_kind_operand,
+    Kind.DTYPE: _Validator.dtype_operand,
+    Kind.SHAPE: _Validator.shape_operand,
+}
+"""How an operand of each kind is checked: `check(validator, where, op, value, depth)`."""
+_ROWS = {
+    code: _Row(
+        op,
+        len(op.operands),
+        tuple(i for i, (_, kind) in enumerate(op.operands) if kind is Kind.REG),
+        tuple(
+            (i, _OPERAND_CHECKS[kind])
+            for i, (_, kind) in enumerate(op.operands)
+            if kind is not Kind.REG
+        ),
+        _TYPERS[op.cat],
+        None if op.rule is None else _RULES[op.rule],
+    )
+    for code, op in BY_CODE.items()
+}
+"""Each opcode's `_Row`: `instr` tests the register operands together, the others one by
+one."""
+_ROW_OF = {id(row.op): row for row in _ROWS.values()}
+"""The rows by the identity of the table's `OpDef`s (which live as long as the process)."""
