@@ -71,7 +71,8 @@ def rebuilt(expr: sympy.Basic, args: tuple[sympy.Basic, ...]) -> sympy.Basic:
     if isinstance(expr, sympy.Min | sympy.Max):
         return unevaluated(type(expr), cast(tuple[sympy.Expr, ...], args))
     if expr.is_Add or expr.is_Mul:  # (as `evaluate=False` makes them, without its checks)
-        return cast(Any, type(expr))._from_args(args)
+        # (integer arithmetic: the arguments are commutative, as `expr`'s were)
+        return cast(Any, type(expr))._from_args(args, is_commutative=expr.is_commutative)
     return expr.func(*args, evaluate=False)  # type: ignore[call-arg]
 
 
