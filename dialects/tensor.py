@@ -424,13 +424,16 @@ _plain_tensor_types: dict[str, Attribute] = {}
 def with_syntax_in_errors(op: type[IRDLOperation], syntax: str) -> type[IRDLOperation]:
     """`op`, whose parse errors say what its syntax is. A type after a unary op's
     operand type (`-> tensor<...>`) is an error here, where the parser would
-    otherwise fail later, at the block, with no word of the op."""
+    otherwise fail later, at the block, with no word of the op. Its `parse_at` reads
+    the op written plainly at a position of the text (`dvm.ir`: just after its
+    heading), or says None."""
     parse_format = op.parse
     plain = next(form for base, form in PLAIN_FORMS.items() if base in op.__mro__)
 
-    def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+    def read(cls: type[IRDLOperation], parser: Parser, form: re.Match[str] | None) -> IRDLOperation:
+        """The op at the parser's position: read off `form`, the match of its plain
+        form there, or (None) by its assembly format's parser."""
         try:
-            form = plain.match(parser.lexer.input.content, parser.pos)
             if form is not None:
                 parsed = parse_plain_elementwise(cls, parser, form)
             else:
@@ -448,7 +451,15 @@ def with_syntax_in_errors(op: type[IRDLOperation], syntax: str) -> type[IRDLOper
             )
         return parsed
 
+    def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+        return read(cls, parser, plain.match(parser.lexer.input.content, parser.pos))
+
+    def parse_at(cls: type[IRDLOperation], parser: Parser, position: int) -> Operation | None:
+        form = plain.match(parser.lexer.input.content, position)
+        return None if form is None else read(cls, parser, form)
+
     op.parse = classmethod(parse)  # pyright: ignore[reportAttributeAccessIssue]
+    op.parse_at = classmethod(parse_at)  # pyright: ignore[reportAttributeAccessIssue]
     return op
 
 
@@ -772,14 +783,21 @@ def with_plain_parse(
     read: Callable[[type[IRDLOperation], Parser, re.Match[str]], Operation],
 ) -> type[IRDLOperation]:
     """`op`, whose parser reads an op written as `form` says with `read`, off the
-    match, and any other with its assembly format's parser (which says what is wrong)."""
+    match, and any other with its assembly format's parser (which says what is wrong).
+    Its `parse_at` reads one written as `form` says at a position of the text, or
+    says None."""
     parse_format = op.parse
 
     def parse(cls: type[IRDLOperation], parser: Parser) -> Operation:
         match = form.match(parser.lexer.input.content, parser.pos)
         return parse_format(parser) if match is None else read(cls, parser, match)
 
+    def parse_at(cls: type[IRDLOperation], parser: Parser, position: int) -> Operation | None:
+        match = form.match(parser.lexer.input.content, position)
+        return None if match is None else read(cls, parser, match)
+
     op.parse = classmethod(parse)  # pyright: ignore[reportAttributeAccessIssue]
+    op.parse_at = classmethod(parse_at)  # pyright: ignore[reportAttributeAccessIssue]
     return op
 
 

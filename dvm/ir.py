@@ -426,9 +426,11 @@ class LocatingParser(LiteralParser):
         if op_type is None:
             return None
         heading = self._current_token.span
-        self._resume_from(form.end())
         state.dialect_stack.append(op_type.dialect_name())
-        op = op_type.parse(self)
+        op = self.parse_plain_body(op_type, form.end())
+        if op is None:
+            self._resume_from(form.end())
+            op = op_type.parse(self)
         state.dialect_stack.pop()
         if (location := self.parse_optional_location()) is not None:
             op.location = location
@@ -439,6 +441,24 @@ class LocatingParser(LiteralParser):
             name = Span(*form.span(1), self.lexer.input)
             self._register_ssa_definition(form.group(1)[1:], op.results, name)
         return op
+
+    def parse_plain_body(self, op_type: type[Operation], end: int) -> Operation | None:
+        """The op whose heading ends at `end`, when the op's class reads its plain form
+        at a position (`parse_at`: an elementwise op, a reduction, a matmul, an extract)
+        and the op is written so after the heading's white space; None otherwise.
+        The parser then goes on after the op, having lexed no token before it (one
+        lexed after the heading, some 250 bytecodes, is what the op's parser reads off
+        the text anyway)."""
+        parse_at = getattr(op_type, "parse_at", None)
+        if parse_at is None:
+            return None
+        # (as the lexer skips it: ASCII white space; a comment or other white space
+        # there, which the lexer refuses, takes the lexer)
+        text = self.lexer.input.content
+        gap = _GAP.match(text, end)
+        assert gap is not None  # (it matches the empty text)
+        start = gap.end()
+        return None if text[start : start + 1].isspace() else parse_at(self, start)
 
     def parse_plain_operation(self) -> Operation | None:
         """A terminator (`func.return`, `scf.yield`) of plain values and ranked tensor
@@ -591,6 +611,8 @@ PLAIN_FUNCTION = re.compile(
 )
 """A function's heading: its name, its named arguments and its results (one type, or
 a list in parentheses), all plain ranked tensor types, then its body."""
+_GAP = re.compile(r"\s*", re.ASCII)
+"""White space, as xDSL's lexer skips it between tokens (ASCII)."""
 PLAIN_HEAD = re.compile(rf"(?:({PLAIN_VALUE.pattern})\s*=\s*)?([A-Za-z_][A-Za-z0-9_$.]*)")
 """The heading of an op in its custom syntax: the name of its one result (or none) and
 the op's name, as the lexer reads them."""

@@ -38,7 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 
 import dvm
 from dvm.dialects import tensor
-from dvm.ir import make_context
+from dvm.ir import DvmParseError, make_context
 
 DYN = DYNAMIC_INDEX
 f16, f32, f64 = Float16Type(), Float32Type(), Float64Type()
@@ -137,6 +137,26 @@ def test_repeated_dictionaries_and_constants_are_read_once() -> None:
     constants = [op for m in modules for op in m.walk() if isinstance(op, ConstantOp)]
     assert all(c.value is constants[0].value for c in constants)
     assert {printed(m) for m in modules} == {printed(parse(text))}
+
+
+def test_a_plain_op_is_read_where_its_heading_ends() -> None:
+    """An op written plainly is read from the end of its heading (`%d = tensor.mul`),
+    past white space as the lexer skips it: after a tab or a line break, and after a
+    comment (which the lexer reads), each op is the one xDSL's own parser reads; a
+    space the lexer refuses there is refused where it stands."""
+    ops = """
+      %d = tensor.mul\t%x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+      %e = tensor.reduce_sum
+        %d {axes = [1]} : tensor<?x3xf32> -> tensor<?xf32>
+      %n = tensor.neg // the sum's negation
+        %e : tensor<?xf32>"""
+    text = f"""func.func @f(%x: tensor<?x3xf32>) -> tensor<?xf32> {{{ops}
+      func.return %n : tensor<?xf32>
+    }}"""
+    assert printed(dvm.parse(text)) == printed(parse(text))
+    with pytest.raises(DvmParseError, match="Unexpected character") as refused:
+        dvm.parse(text.replace("tensor.mul\t", "tensor.mul \u00a0"))
+    assert ":2:23: " in str(refused.value)
 
 
 # --------------------------------------------------------------------------
