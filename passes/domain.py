@@ -387,20 +387,21 @@ class DomainAnalysis:
 
     def canonicalize(self) -> None:
         """Renumber the axes that survived unification densely, in order."""
-        roots = sorted({self.find(a) for a in range(len(self.parent))})
+        found = [self.find(a) for a in range(len(self.parent))]
+        roots = sorted(set(found))
         number = {r: i for i, r in enumerate(roots)}
-        numbered = [number[self.find(a)] for a in range(len(self.parent))]
+        renumbered = list(map(number.__getitem__, found)).__getitem__
 
         def renumber(axes: Axes) -> Axes:
-            return tuple(map(numbered.__getitem__, axes))
+            return tuple(map(renumbered, axes))
 
         self.renumbered = renumber
 
         sizes = self.domain.sizes
         self.domain.sizes = [sizes[r] for r in roots]
         for value, placement in self.domain.placement.items():
-            spans = tuple(renumber(span) for span in placement)
-            flat = [a for span in spans for a in span]
+            spans = tuple([tuple(map(renumbered, span)) for span in placement])
+            flat = list(itertools.chain.from_iterable(spans))
             if len(flat) != len(set(flat)):
                 raise Illegal(f"{value.name_hint or 'a value'} would iterate one axis twice")
             self.domain.placement[value] = spans
