@@ -35,6 +35,7 @@ from dvm import numerics
 from dvm.declared import ArgumentType, Declared
 from dvm.declared import check_argument as check_declared_argument
 from dvm.errors import CallError, ShapeError
+from dvm.passes.errors import located
 
 _FLOAT_DTYPES: dict[type[Attribute], type[Any]] = {
     Float16Type: np.float16,
@@ -102,7 +103,7 @@ def check_static_dims(op: Operation, shape: tuple[int, ...], t: TensorType[Attri
         d in (DYNAMIC_INDEX, s) for d, s in zip(declared, shape, strict=True)
     )
     if not fits:
-        raise ShapeError(f"'{op.name}' computed shape {shape}, which contradicts its type {t}")
+        raise ShapeError(f"{located(op)}: computed shape {shape}, which contradicts its type {t}")
 
 
 def result(op: Operation, raw: Any) -> PythonValues:

@@ -18,7 +18,7 @@ from xdsl.dialects.func import FuncOp
 
 from dvm.codegen import expression_code, python_function
 from dvm.dialects.expr import symbol_names
-from dvm.errors import CallError
+from dvm.errors import CallError, ShapeError
 from dvm.guard_notes import GuardCheck, GuardNote, GuardSet, sides_checker
 from dvm.passes.symbolic import (
     Guard,
@@ -124,13 +124,8 @@ def check_call_guards(func: FuncOp, symbols: dict[sympy.Symbol, int]) -> None:
     lowered module, so that it fails where the compiled program does (an argmax over
     an empty axis, once rewritten as reductions, would return the fill value). A
     guard on symbols the call does not bind yet (values a kernel computes) is left
-    to the program."""
-    axes = [
-        (i, a, arg_symbol_name(arg, a))
-        for i, arg in enumerate(func.body.block.args)
-        if isinstance(arg.type, TensorType)
-        for a in range(len(arg.type.get_shape()))
-    ]
+    to the program (`late_guard_check`)."""
+    axes = argument_axes(func)
     for guard in function_guards(func):
         lhs, rhs = (substitute(side, symbols) for side in (guard.lhs, guard.rhs))
         if not (lhs.is_number and rhs.is_number) or lhs == rhs:
@@ -138,3 +133,36 @@ def check_call_guards(func: FuncOp, symbols: dict[sympy.Symbol, int]) -> None:
         if guard.kind is GuardKind.BROADCAST and 1 in (lhs, rhs):
             continue
         raise CallError(describe_guard(func, axes, guard, int(lhs), int(rhs)))
+
+
+def argument_axes(func: FuncOp) -> list[tuple[int, int, str]]:
+    """(argument, axis, symbol name) of each axis of `func`'s tensor arguments."""
+    return [
+        (i, a, arg_symbol_name(arg, a))
+        for i, arg in enumerate(func.body.block.args)
+        if isinstance(arg.type, TensorType)
+        for a in range(len(arg.type.get_shape()))
+    ]
+
+
+def late_guard_check(func: FuncOp, symbols: dict[sympy.Symbol, int]) -> Callable[[set[str]], None]:
+    """A check of `func`'s *late* guards, those that read a symbol the call has not
+    bound yet (`symbols`: what it binds at the start), for the reference interpreter
+    to run each time it binds some of them (their names given): a `ShapeError` naming
+    the op, as the compiled program raises once it has made the value. No variant can
+    fix a value made on the way, so a broadcast guard with a side of 1 fails too."""
+    known = {s.name for s in symbols}
+    late = [g for g in function_guards(func) if not guard_names(g) <= known]
+    if not late:
+        return lambda bound: None
+    axes = argument_axes(func)
+
+    def check(bound: set[str]) -> None:
+        for guard in late:
+            if not guard_names(guard) & bound:
+                continue
+            lhs, rhs = (substitute(side, symbols) for side in (guard.lhs, guard.rhs))
+            if lhs.is_number and rhs.is_number and lhs != rhs:
+                raise ShapeError(describe_guard(func, axes, guard, int(lhs), int(rhs)))
+
+    return check

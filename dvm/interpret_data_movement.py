@@ -9,7 +9,7 @@ its source (an ExecutionError naming the op and the values).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -132,9 +132,16 @@ class SymbolBinder(Interpreter.Listener):
     a carried dim the loop changes), which the tile-level interpreters cannot find in
     their arguments' shapes."""
 
-    def __init__(self, interpreter: Interpreter, symbols: dict[sympy.Symbol, int]):
+    def __init__(
+        self,
+        interpreter: Interpreter,
+        symbols: dict[sympy.Symbol, int],
+        check_late: Callable[[set[str]], None] | None = None,
+    ):
         self.interpreter = interpreter
         self.symbols = symbols
+        self.check_late = check_late
+        """The late guards' check (`dvm.guards.late_guard_check`), given what was bound."""
 
     def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
         block = op.parent_block()
@@ -166,6 +173,10 @@ class SymbolBinder(Interpreter.Listener):
                 self.bind(list(shape_from_attr(attr)), list(value.shape))
 
     def bind(self, exprs: Sequence[sympy.Expr | None], values: Sequence[Any]) -> None:
+        bound = set()
         for expr, value in zip(exprs, values, strict=False):
             if isinstance(expr, sympy.Symbol) and isinstance(value, int | np.integer):
                 self.symbols[expr] = int(value)
+                bound.add(expr.name)
+        if bound and self.check_late is not None:
+            self.check_late(bound)

@@ -76,7 +76,7 @@ from dvm.dialects import tensor
 from dvm.dialects.expr import symbol
 from dvm.elementwise import ELEMENTWISE
 from dvm.errors import ExecutionError, ShapeError
-from dvm.guards import check_call_guards
+from dvm.guards import check_call_guards, late_guard_check
 from dvm.host_steps import check_step, checked_axis, checked_indices
 from dvm.ir import parse
 from dvm.numerics import ReduceKind
@@ -105,7 +105,7 @@ def broadcast_shapes(
         return np.broadcast_shapes(*shapes)
     except ValueError:
         shown = ", ".join(str(s) for s in shapes)
-        raise ShapeError(f"'{op.name}' {what} {shown} do not broadcast") from None
+        raise ShapeError(f"{located(op)}: {what} {shown} do not broadcast") from None
 
 
 def mixed_shape(op: Operation, static: Sequence[int], dynamic: Sequence[int]) -> list[int]:
@@ -210,7 +210,8 @@ class TensorFunctions(InterpreterFunctions):
         try:
             return result(op, np.broadcast_to(x, shape))
         except ValueError:
-            raise ShapeError(f"'{op.name}' cannot broadcast shape {x.shape} to {shape}") from None
+            message = f"{located(op)}: cannot broadcast shape {x.shape} to {shape}"
+            raise ShapeError(message) from None
 
     @impl(tensor.TransposeOp)
     def run_transpose(
@@ -228,7 +229,7 @@ class TensorFunctions(InterpreterFunctions):
             dims = [shape[i] for i in group]
             if math.prod(dims) != x.shape[axis]:
                 raise ShapeError(
-                    f"'{op.name}' output dims {dims} do not multiply to dim {x.shape[axis]} "
+                    f"{located(op)}: output dims {dims} do not multiply to dim {x.shape[axis]} "
                     f"of source axis {axis} (source shape {x.shape})"
                 )
         return result(op, x.reshape(shape))
@@ -265,7 +266,7 @@ class TensorFunctions(InterpreterFunctions):
         kb = b.shape[-1] if transpose_b else b.shape[-2]
         if ka != kb:
             raise ShapeError(
-                f"'{op.name}' contraction dims differ: lhs shape {a.shape} has {ka}, "
+                f"{located(op)}: contraction dims differ: lhs shape {a.shape} has {ka}, "
                 f"rhs shape {b.shape} has {kb} (transpose_a={transpose_a}, "
                 f"transpose_b={transpose_b})"
             )
@@ -377,7 +378,9 @@ class KernelFunctions(InterpreterFunctions):
 
 
 def make_interpreter(
-    module: ModuleOp, symbols: dict[sympy.Symbol, int] | None = None
+    module: ModuleOp,
+    symbols: dict[sympy.Symbol, int] | None = None,
+    check_late: Callable[[set[str]], None] | None = None,
 ) -> Interpreter:
     """An xDSL interpreter for `module` that knows func, arith, scf, tensor
     and the launches of tile kernels."""
@@ -393,7 +396,7 @@ def make_interpreter(
 
     symbols = {} if symbols is None else symbols  # shared: the binder adds to it
     interpreter = Interpreter(module)
-    interpreter.listeners = (SymbolBinder(interpreter, symbols),)
+    interpreter.listeners = (SymbolBinder(interpreter, symbols, check_late),)
     for functions in (
         FuncFunctions(),
         ArithFunctions(),
@@ -446,7 +449,7 @@ def interpret(module_or_text: ModuleOp | str | Path, *args: Any, entry: str | No
         if isinstance(arg.type, IndexType):  # a kernel may take it as a size or offset
             symbols[symbol(index_symbol_name(arg))] = int(value)
     check_call_guards(func, symbols)
-    interpreter = make_interpreter(module, symbols)
+    interpreter = make_interpreter(module, symbols, late_guard_check(func, symbols))
     try:
         with np.errstate(all="ignore"):
             outputs = owned(interpreter.call_op(func, values), values)

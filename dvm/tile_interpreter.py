@@ -38,12 +38,12 @@ from dvm.dialects.index_ops import (
 )
 from dvm.dialects.scans import TileScanOp, TileTopKOp
 from dvm.elementwise import ELEMENTWISE
-from dvm.errors import ExecutionError, IndexOutOfRangeError
+from dvm.errors import ExecutionError, IndexOutOfRangeError, ShapeError
 from dvm.index_checks import check_takes
 from dvm.interpret_grouped_matmul import grouped_rows
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.grouped_matmul import GROUP_SIZES, read_group_size_checks
-from dvm.lowering.tensor_to_tile import DEVICE, DEVICES
+from dvm.lowering.tensor_to_tile import DEVICE, DEVICES, INDEX_DIMS
 from dvm.lowering.tile_to_bytecode import dtype_name
 from dvm.passes.symbolic import CORES, shape_from_attr, substitute
 from dvm.slice_checks import check_slices
@@ -458,6 +458,20 @@ def check_group_sizes(
             raise ExecutionError(error)
 
 
+def check_index_dims(attributes: dict[str, Any], symbols: dict[sympy.Symbol, int]) -> None:
+    """The shapes the launch's kernel takes from index values (`INDEX_DIMS`), checked
+    for a negative dim on the call's `symbols` as the compiled program checks them."""
+    entries = attributes.get(INDEX_DIMS)
+    for entry in entries.data if isinstance(entries, ArrayAttr) else ():
+        assert isinstance(entry, DictionaryAttr)
+        label = entry.data["op"]
+        assert isinstance(label, StringAttr)
+        dims = [substitute(d, symbols) for d in shape_from_attr(entry.data["shape"])]
+        if any(d.is_number and d < 0 for d in dims):
+            shown = [int(d) if d.is_number else d for d in dims]
+            raise ShapeError(f"{label.data}: got a negative dim in shape {shown}")
+
+
 LOADED: dict[bc.ProgramOp, vm.Program] = {}
 """Programs decoded and validated once per `bytecode.program` op."""
 
@@ -482,6 +496,7 @@ class TileFunctions(InterpreterFunctions):
             if isinstance(k, tile.KernelOp | bc.ProgramOp) and k.sym_name.data == name
         )
         check_slices(op.attributes, self.symbols)
+        check_index_dims(op.attributes, self.symbols)
         # (np.ascontiguousarray alone would make a rank-0 argument rank 1)
         inputs = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in args]
         check_group_sizes(op, callee, inputs)

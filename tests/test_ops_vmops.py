@@ -13,7 +13,7 @@ import pytest
 from test_ops_index import NUMPY, check_outputs, numpy_scatter_add, values
 from test_ops_slices import LEVELS, PRESETS, check, levels, lowered
 
-from dvm.errors import CallError, ExecutionError
+from dvm.errors import CallError, ExecutionError, ShapeError
 
 MIDDLE = """
 func.func @f(%base: tensor<?x?x?xT>, %idx: tensor<?x?xi64>, %upd: tensor<?x?x?x?xT>)
@@ -216,3 +216,47 @@ def test_a_lowered_module_checks_the_guards_the_compiled_program_checks() -> Non
         assert name
     ones = np.ones((2, 3), np.float32)
     np.testing.assert_array_equal(levels(ARGMAX, "host")[1][1](ones), [0, 0])
+
+
+HALVES = """
+func.func @f(%x: tensor<?xf32>) -> tensor<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %d = tensor.dim %x, %c0 : tensor<?xf32>
+  %h = arith.divui %d, %c2 : index
+  %r = tensor.expand_shape %x [[0, 1]] output_shape [%h, 2] : tensor<?xf32> into tensor<?x2xf32>
+  func.return %r : tensor<?x2xf32>
+}
+"""
+
+
+def test_a_guard_on_a_value_the_host_makes_is_checked_at_every_level() -> None:
+    """The guard `x_0 == 2*i1` reads `%h`, which exists only once the call has made it:
+    a lowered module checks it then, as the compiled program does, where the kernel
+    would copy the first 4 of 5 elements."""
+    five = np.arange(5, dtype=np.float32)
+    for name, run in levels(HALVES, "host"):
+        with pytest.raises(ExecutionError, match="expand_shape"):
+            run(five)
+        np.testing.assert_array_equal(run(five[:4]), five[:4].reshape(2, 2), err_msg=name)
+
+
+BROADCAST_ROWS = """
+func.func @f(%x: tensor<?xf32>, %n: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?xf32>
+  %r = tensor.broadcast_to %x to [%n, %d] : tensor<?xf32> -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", PRESETS)
+def test_a_negative_size_from_an_index_is_the_same_error_at_every_level(device: str) -> None:
+    """A lowered launch checks the shapes it takes from index values (`dvm.index_dims`)
+    as the compiled program does, rather than numpy's own error allocating the output."""
+    x = np.arange(3, dtype=np.float32)
+    for name, run in levels(BROADCAST_ROWS, device):
+        with pytest.raises(ShapeError, match=r"%r = tensor.broadcast_to: got a negative dim"):
+            run(x, -1)
+        assert run(x, 2).shape == (2, 3), name
