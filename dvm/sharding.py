@@ -67,6 +67,12 @@ def check_sharding(what: str, sharding: Sharding, shape: Sequence[int], world: i
         )
 
 
+def check_gather(what: str, sharding: Sharding, shape: Sequence[int]) -> None:
+    """A ValueError naming `what` if `sharding` cannot join parts of `shape` (`unshard`)."""
+    if sharding.kind == "split" and sharding.axis >= len(shape):
+        raise ValueError(f"{what} has rank {len(shape)}: it has no axis {sharding.axis} to gather")
+
+
 def shard(x: Array, sharding: Sharding, rank: int, world: int) -> Array:
     """Rank `rank`'s part of the whole array `x`."""
     if sharding.kind == "replicate":

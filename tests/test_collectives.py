@@ -20,7 +20,7 @@ from dvm import pipeline
 from dvm.collectives import SINGLE_PROCESS, reducible, torch_view, world_of
 from dvm.errors import CompileError, ShapeError
 from dvm.numerics import bfloat16
-from dvm.sharding import parse_sharding, shard, unshard
+from dvm.sharding import check_gather, parse_sharding, shard, unshard
 from dvm.tools import dvm_run
 
 EXAMPLES = Path(dvm.__file__).parent / "examples"
@@ -179,6 +179,9 @@ def test_a_sharding_cuts_and_joins_arrays() -> None:
         np.testing.assert_array_equal(unshard([shard(x, spec, r, 2) for r in (0, 1)], spec), x)
     with pytest.raises(ValueError, match="write replicate, partial or split:AXIS"):
         parse_sharding("split")
+    with pytest.raises(ValueError, match="result 0 has rank 2: it has no axis 7 to gather"):
+        check_gather("result 0", parse_sharding("split:7"), x.shape)
+    check_gather("result 0", parse_sharding("split:1"), x.shape)
 
 
 def test_dvm_run_rejects_a_bad_sharding_before_it_starts(

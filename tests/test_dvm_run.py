@@ -394,6 +394,24 @@ def test_unknown_device_and_entry(
     assert_clean_error(code, out, err, "@neg", "@abs")
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--seed", "-1", "-1: a seed must be >= 0"),
+        ("--seed", "x", "'x' is not an integer"),
+        ("--timeout", "-1", "-1: the timeout must be a positive number of seconds"),
+        ("--timeout", "nan", "nan: the timeout must be a positive number of seconds"),
+    ],
+)
+def test_bad_seed_or_timeout_names_the_flag(
+    flag: str, value: str, message: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rejected as they are read, not by numpy's generator or the process group later."""
+    code = dvm_run.main([files["layernorm"], "--shapes", "2x8", "8", "8", flag, value])
+    assert code == 1
+    assert f"argument {flag}: {message}" in capsys.readouterr().err
+
+
 def test_usage_error_exits_1(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     code = dvm_run.main([files["layernorm"], "--shapes", "2", "--inputs", "a.npy"])
     assert code == 1

@@ -330,7 +330,9 @@ def test_broadcast_to_rejects_incompatible_shape() -> None:
   func.return %y : tensor<2x?xf32>
 }"""
     assert dvm.interpret(program, arr([1, 2], F32), 2).shape == (2, 2)
-    with pytest.raises(ShapeError, match=r"%y = tensor.broadcast_to: cannot broadcast shape \(3,\)"):
+    with pytest.raises(
+        ShapeError, match=r"%y = tensor.broadcast_to: cannot broadcast shape \(3,\)"
+    ):
         dvm.interpret(program, arr([1, 2, 3], F32), 2)
     with pytest.raises(ShapeError, match="negative dim"):
         dvm.interpret(program, arr([1], F32), -1)

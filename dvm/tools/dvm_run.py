@@ -28,7 +28,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--index", nargs="*", type=int, default=[], help="values of index arguments"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed of the random inputs")
     parser.add_argument("--device", default="host", help="device preset: host or ascend910b")
     parser.add_argument(
         "--check", action="store_true", help="compare with the reference interpreter"
@@ -87,13 +87,41 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="per result, how the ranks' results make the whole: replicate, split:AXIS, partial",
     )
     distributed.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds a collective waits for a peer"
+        "--timeout",
+        type=TIMEOUT,
+        default=60.0,
+        help="seconds a collective waits for a peer",
     )
     distributed.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.nproc < 1:
         raise UsageError(f"--nproc {options.nproc}: the number of processes must be at least 1")
     return options
+
+
+def number_option(
+    convert: Callable[[str], Any], kind: str, holds: Callable[[Any], bool], rule: str
+) -> Callable[[str], Any]:
+    """An argparse `type` that reads a number with `convert` and refuses one for which
+    `holds` is false, with `rule` (`--seed`: numpy's generators take no negative seed;
+    `--timeout`: a wait of no time at all would fail every join)."""
+
+    def read(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not holds(value):
+            raise argparse.ArgumentTypeError(f"{text}: {rule}")
+        return value
+
+    return read
+
+
+SEED = number_option(int, "an integer", lambda v: v >= 0, "a seed must be >= 0")
+TIMEOUT = number_option(
+    float, "a number", lambda v: v > 0, "the timeout must be a positive number of seconds"
+)
 
 
 def sharding(text: str) -> Any:

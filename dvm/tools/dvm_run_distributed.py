@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from dvm.sharding import REPLICATE, Sharding, check_sharding, shard, unshard
+from dvm.sharding import REPLICATE, Sharding, check_gather, check_sharding, shard, unshard
 
 PREFIX = "dvm-run: "
 """How the workers' messages start: the launcher passes these lines of theirs on."""
@@ -130,6 +130,7 @@ def gather_results(
 ) -> tuple[Any, ...] | None:
     """On rank 0, the whole results that the ranks' results make (`--gather`); None on
     the others."""
+    import numpy as np
     import torch.distributed as dist
 
     parts: list[Any] = [None] * world
@@ -137,4 +138,6 @@ def gather_results(
     if rank != 0:
         return None
     specs = shardings(given, len(outputs), "results")
+    for k, spec in enumerate(specs):
+        check_gather(f"result {k}", spec, np.shape(outputs[k]))
     return tuple(unshard([p[k] for p in parts], spec) for k, spec in enumerate(specs))
