@@ -253,7 +253,7 @@ class KernelOp(IRDLOperation):
         printer.print_string(")")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
@@ -730,7 +730,7 @@ class ForOp(IRDLOperation):
             ),
         )
         printer.print_string(") ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
     @classmethod
     def parse(cls, parser: Parser) -> ForOp:

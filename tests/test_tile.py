@@ -36,6 +36,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import PassPipeline
 
 import dvm
+import dvm.pipeline
 from dvm import tile_interpreter
 from dvm.dialects import tile
 from dvm.dialects.expr import symbol
@@ -662,3 +663,28 @@ def test_a_static_k_that_always_fits_needs_no_variant(device: str) -> None:
         if fits:  # then the condition holds for any M, N
             condition = whole_k_fits(domain, 0, 1, 2, 4, spec)
             assert all(conditions_hold([condition], draw) for draw in size_draws([R, C]))
+
+
+EMPTY_GRID = """
+func.func @f(%x: tensor<0xf32>, %n: index) -> tensor<?x0xf32> {
+  %r = tensor.broadcast_to %x to [%n, 0] : tensor<0xf32> -> tensor<?x0xf32>
+  func.return %r : tensor<?x0xf32>
+}
+"""
+
+
+def test_a_kernel_with_an_empty_body_prints_text_that_parses_back() -> None:
+    """A kernel of a statically empty result has no op in its body: its printed
+    form must not repeat the arguments as a `^bb0(...)` label, which the parser
+    refuses after the arguments written in the header."""
+    spec = "symbolic-shapes,fuse,stack,convert-tensor-to-tile{device=host}"
+    module = dvm.pipeline.run(dvm.parse(EMPTY_GRID), spec)
+    kernel = next(op for op in module.ops if isinstance(op, tile.KernelOp))
+    assert not kernel.body.block.ops and len(kernel.body.block.args) == 2
+    printed = str(module)
+    assert "^bb0" not in printed
+    reparsed = dvm.parse(printed)
+    again = next(op for op in reparsed.ops if isinstance(op, tile.KernelOp))
+    assert [a.type for a in again.body.block.args] == [a.type for a in kernel.body.block.args]
+    got = dvm.interpret(reparsed, np.zeros(0, np.float32), 3)
+    assert got.shape == (3, 0)
