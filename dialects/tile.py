@@ -91,6 +91,7 @@ from dvm.dialects.expr import (
     print_expressions,
     shape_attr,
 )
+from dvm.dialects.launch_checks import verify_launch_checks
 
 
 def init_flat(
@@ -312,6 +313,9 @@ class LaunchOp(IRDLOperation):
     ):
         properties: dict[str, Attribute] = {"callee": SymbolRefAttr(callee)}
         init_flat(self, inputs, output_types, properties, attributes)
+
+    def verify_(self) -> None:
+        verify_launch_checks(self.attributes, len(self.inputs))
 
 
 # --------------------------------------------------------------------------

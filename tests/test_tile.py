@@ -19,6 +19,7 @@ exactly (tails included).
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from test_conformance import TOLERANCES, as_tuple, run_reference
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import VerifyException
 
 import dvm
 import dvm.pipeline
@@ -688,3 +690,29 @@ def test_a_kernel_with_an_empty_body_prints_text_that_parses_back() -> None:
     assert [a.type for a in again.body.block.args] == [a.type for a in kernel.body.block.args]
     got = dvm.interpret(reparsed, np.zeros(0, np.float32), 3)
     assert got.shape == (3, 0)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('{op = "t", size = #dvm.expr<x_1>, k = 1 : i64, input = 1 : i64}', "needs `axis`"),
+        ('{op = "t", size = 5 : i64, axis = 1 : i64, input = 1 : i64}', "`size`: an expression"),
+        ('{op = "t", size = #dvm.expr<x_1>, axis = 1 : i64, input = 7 : i64}', "reads input 7"),
+        ("[1]", "entry 0 must be a dictionary"),
+    ],
+)
+def test_a_malformed_launch_check_is_a_verifier_error(entry: str, message: str) -> None:
+    """A lowered module written by hand: the checks a launch carries are verified,
+    rather than read blindly when the reference interpreter launches it."""
+    program = f"""
+tile.kernel @k vector grid [1] outputs 1 (%a: tensor<?x?xf32>, %i: tensor<2xi64>,
+    %r: tensor<?x2xf32>) {{
+}}
+func.func @f(%x: tensor<?x?xf32>, %i: tensor<2xi64>) -> tensor<?x2xf32> {{
+  %r = tile.launch @k(%x, %i) {{dvm.take_checks = [{entry}]}}
+      : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x2xf32>
+  func.return %r : tensor<?x2xf32>
+}}
+"""
+    with pytest.raises(VerifyException, match=re.escape(message)):
+        dvm.parse(program)
