@@ -288,7 +288,7 @@ class InstructionOp(IRDLOperation):
         try:
             values = operand_values(cls.OPDEF, tuple(operands))
         except TypeError:  # an operand that is no key (a list): encoded afresh
-            values = operand_values.__wrapped__(cls.OPDEF, operands)
+            values = _operand_values.__wrapped__(cls.OPDEF, operands, ())
         return bare_op(cls, {"operand_values": values})
 
     @property
@@ -312,11 +312,20 @@ class InstructionOp(IRDLOperation):
         return cls.make(operands)
 
 
-@lru_cache(maxsize=1 << 12)
 def operand_values(opdef: OpDef, operands: tuple[Operand, ...]) -> ArrayAttr:
     """An instruction's operands encoded (`encode_operand`), made once per operand list
     (attributes are immutable): kernels repeat their loads, stores and arithmetic on the
-    same few registers and views, and xDSL verifies each attribute as it is made."""
+    same few registers and views, and xDSL verifies each attribute as it is made. The
+    floats' signs are part of the key: 0.0 and -0.0 are equal floats, and each must
+    keep its own immediate."""
+    signs = tuple(math.copysign(1.0, v) for v in operands if type(v) is float)
+    return _operand_values(opdef, operands, signs)
+
+
+@lru_cache(maxsize=1 << 12)
+def _operand_values(
+    opdef: OpDef, operands: tuple[Operand, ...], signs: tuple[float, ...]
+) -> ArrayAttr:
     kinds = [k for _, k in opdef.operands]
     return ArrayAttr([encode_operand(k, v) for k, v in zip(kinds, operands, strict=True)])
 

@@ -239,3 +239,26 @@ def test_every_level_prints_minus_inf_so_it_parses_back(
     again.write_text(lowered)
     assert dvm_opt([str(again)]) == 0
     assert capsys.readouterr().out == lowered
+
+
+SELECT_ZERO = """func.func @main(%c: tensor<?x?xi1>, %x: tensor<?x?xf32>, %d: tensor<?xi1>,
+    %y: tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>) {
+  %k = arith.constant dense<FIRST> : tensor<f32>
+  %l = arith.constant dense<SECOND> : tensor<f32>
+  %a = tensor.select %c, %k, %x : (tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %b = tensor.select %d, %l, %y : (tensor<?xi1>, tensor<f32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %a, %b : tensor<?x?xf32>, tensor<?xf32>
+}"""
+
+
+def test_zeros_of_either_sign_keep_their_sign_in_every_program() -> None:
+    """0.0 and -0.0 are equal floats: programs (and kernels of one program) that differ
+    only in a zero's sign are compiled in one process, each keeping its own."""
+    c, x = np.array([[True, False]]), np.ones((1, 2), np.float32)
+    d, y = np.array([True, False]), np.ones(2, np.float32)
+    for first, second in [("-0.0", "0.0"), ("0.0", "-0.0"), ("-0.0", "-0.0"), ("0.0", "0.0")]:
+        text = SELECT_ZERO.replace("FIRST", first).replace("SECOND", second)
+        a, b = dvm.compile(text, cache=False)(c, x, d, y)
+        assert np.signbit(a[0, 0]) == first.startswith("-"), (first, second)
+        assert np.signbit(b[0]) == second.startswith("-"), (first, second)
+        assert a[0, 1] == b[1] == 1
