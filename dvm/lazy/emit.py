@@ -3,7 +3,10 @@
 The program takes the segment's known arrays (its inputs, and the Python scalars
 used, as 0-d tensors), then one `index` per run-time size or offset the ops
 recorded (a reshape's target dims, a slice's offsets), and returns the nodes the
-flush computes. One text per structure: the sizes themselves are arguments.
+flush computes. One text per structure: the sizes themselves are arguments. A
+number recorded as a constant (`Node.constant`, where the recording code fixes its
+value: `dvm.torch`'s graphs) is an `arith.constant` of the text instead, written
+exactly (`literal_text`).
 
 A size of a reshape, broadcast or iota that equals a `?` dim of an argument is
 written as that dim (`tensor.dim`), and one that equals an earlier such size as
@@ -21,9 +24,12 @@ batch happens to be 4 or 16 does not make the heads the batch).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Hashable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from dvm.lazy.graph import Node, type_text
 
@@ -164,9 +170,15 @@ class Emitter:
     """Writes one segment's function, an op per recorded node."""
 
     def __init__(
-        self, args: Sequence[Node], nodes: Sequence[Node], sizes: Sequence[SizeName] = ()
+        self,
+        args: Sequence[Node],
+        nodes: Sequence[Node],
+        sizes: Sequence[SizeName] = (),
+        numbers: Sequence[Node] = (),
     ) -> None:
         self.names: dict[int, str] = {id(a): f"%a{i}" for i, a in enumerate(args)}
+        self.numbers = numbers
+        """The constants the program holds (`Node.constant`), each written once."""
         self.args, self.nodes = args, nodes
         self.lines: list[str] = []
         self.size_names = sizes
@@ -182,6 +194,15 @@ class Emitter:
 
     def text(self, outputs: Sequence[Node]) -> str:
         self.distinct = {id(n) for n in (*self.args, *outputs)}
+        written: dict[tuple[str, bytes], str] = {}
+        for number in self.numbers:
+            assert number.value is not None  # (a constant is a known value)
+            key = (self.type(number), number.value.tobytes())
+            if key not in written:
+                written[key] = f"%k{len(written)}"
+                literal = f"dense<{literal_text(number.value)}> : {self.type(number)}"
+                self.lines.append(f"{written[key]} = arith.constant {literal}")
+            self.names[id(number)] = written[key]
         for k, node in enumerate(self.nodes):
             self.names[id(node)] = f"%v{k}"
             EMITTERS[node.op](self, node)
@@ -241,6 +262,22 @@ class Emitter:
 
     def put(self, node: Node, text: str) -> None:
         self.lines.append(f"{self.name(node)} = {text}")
+
+
+def literal_text(value: np.ndarray[Any, Any]) -> str:
+    """A 0-d array's element as a `dense<...>` literal, exactly: a finite float in the
+    fewest digits that read back as it (`1.0e-45`: a float literal has a point), any
+    other (inf, NaN and its payload) as its bits in hex, which the parser reads as
+    such (`dvm.literals`)."""
+    if value.dtype == np.bool_:
+        return "true" if value else "false"
+    if value.dtype.kind in "iu":
+        return str(int(value))
+    number = float(value)
+    if not math.isfinite(number):
+        return "0x" + value.tobytes()[::-1].hex().upper()  # (little-endian bytes)
+    text = repr(number)
+    return text if "." in text else text.replace("e", ".0e")
 
 
 def operand_types(e: Emitter, node: Node) -> str:

@@ -86,6 +86,9 @@ class Node:
     memory: Memory | None = None
     """Who else could see this node's memory (None: no one, the common case of an op's
     result; see `updatable`)."""
+    constant: bool = False
+    """Whether this value (a Python number an op reads, while `Trace.constants` says
+    so) is a constant of the program, written in its text, rather than an argument."""
 
     @staticmethod
     def of(array: np.ndarray[Any, Any]) -> Node:

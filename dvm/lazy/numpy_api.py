@@ -117,9 +117,16 @@ def as_node(x: Operand, dtype: np.dtype[Any]) -> Node | None:
                 array.flags.writeable = False
                 SCALARS[key] = array
         # a node of its own per use (a segment's key counts its arguments, not their values)
-        return Node("value", (), (), (), (), dtype, (), array)
+        node = Node("value", (), (), (), (), dtype, (), array)
+        node.constant = record.constant_numbers()
+        return node
     array = as_array(x, dtype)
-    return None if array is None else Node.of(array)
+    if array is None:
+        return None
+    node = Node.of(array)
+    if isinstance(x, np.generic):  # (immutable, as a Python number)
+        node.constant = record.constant_numbers()
+    return node
 
 
 def as_array(x: Operand, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,9 +43,22 @@ class Trace(threading.local):
         self.views = True
         """Whether a result numpy would make a view becomes one once known (off where
         nothing writes in place: every result is then a program's own array)."""
+        self.constants: Callable[[], bool] | None = None
+        """Whether a Python number an op reads is a constant of the program (its value
+        written in the text and part of the segment's key: `Node.constant`) rather than
+        an argument. Off (None) for numpy code, whose numbers change from call to call
+        (a loop's variable) and share one program as arguments; `dvm.torch` turns it on
+        while a graph, whose numbers are fixed, is recorded."""
 
 
 TRACE = Trace()
+
+
+def constant_numbers() -> bool:
+    """Whether a Python number an op reads now is a constant of the program
+    (`Trace.constants`)."""
+    constants = TRACE.constants
+    return constants is not None and constants()
 
 
 def record(

@@ -18,7 +18,7 @@ import operator
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,8 @@ class Segment:
     key: tuple[Any, ...]
     sizes: tuple[SizeName, ...]
     """How the program names each of the nodes' indices (`emit.name_sizes`)."""
+    constants: list[Node] = field(default_factory=list)
+    """The numbers the program holds as constants (`Node.constant`), in order of use."""
 
     def indices(self) -> list[int]:
         """The run-time sizes and offsets the program takes, as the ops recorded them
@@ -77,7 +79,7 @@ class Segment:
         ]
 
     def text(self) -> str:
-        return Emitter(self.args, self.nodes, self.sizes).text(self.outputs)
+        return Emitter(self.args, self.nodes, self.sizes, self.constants).text(self.outputs)
 
 
 def select(pending: Sequence[Node], wanted: Sequence[Node] = ()) -> Segment | None:
@@ -103,15 +105,20 @@ def select(pending: Sequence[Node], wanted: Sequence[Node] = ()) -> Segment | No
     if len(nodes) < len(needed):  # nodes an earlier flush left pending, needed again
         nodes = operands_first(outputs, needed)
     # One pass: a node is its position, a known array its argument's number as -1, -2...
-    # (in order of first use), so the key is the structure whatever the arrays are.
-    places = {n: k for k, n in enumerate(nodes)}
+    # (in order of first use), so the key is the structure whatever the arrays are; a
+    # constant is its dtype and bits (-0.0 is no 0.0, a NaN's payload counts).
+    places: dict[Node, Any] = {n: k for k, n in enumerate(nodes)}
     args: list[Node] = []
+    constants: list[Node] = []
     structure = []
     for node in nodes:
         operands = []
         for o in node.operands:
             place = places.get(o)
-            if place is None:
+            if place is None and o.constant and o.value is not None:
+                constants.append(o)
+                place = places[o] = ("constant", o.dtype, o.value.tobytes())
+            elif place is None:
                 args.append(o)
                 place = places[o] = -len(args)
             operands.append(place)
@@ -123,7 +130,7 @@ def select(pending: Sequence[Node], wanted: Sequence[Node] = ()) -> Segment | No
         tuple([places[o] for o in outputs]),
         sizes,
     )
-    return Segment(args, nodes, outputs, key, sizes)
+    return Segment(args, nodes, outputs, key, sizes, constants)
 
 
 def live_nodes(outputs: Sequence[Node]) -> set[Node]:
