@@ -260,11 +260,12 @@ class GraphRunner:
             SIZES.start(self.symbolic)
             RUNS.append(builder.segment)
             BUILDING.append(builder)
+            TRACE.constants = builder.fixed_numbers
         TRACE.views = False
         try:
             outputs, returned, originals = self.walk(args)
         finally:
-            TRACE.views = True
+            TRACE.views, TRACE.constants = True, None
             if builder is not None:
                 SIZES.stop()
                 RUNS.remove(builder.segment)

@@ -290,6 +290,9 @@ class Builder:
     """Data checks for the next program."""
     refusal: str | None = None
     """Why this call makes no plan."""
+    numbers_in: bool = False
+    """Whether the call took in a number that is not a size (a float input, a torch
+    op's float: `fixed_numbers`)."""
 
     def new_slot(self, value: Any) -> int:
         self.kept.append(value)
@@ -308,6 +311,7 @@ class Builder:
         self.new_slot(value)
         if type(value) is int:
             return Size(value, f"v[{slot}]", slot)
+        self.numbers_in = self.numbers_in or isinstance(value, float | bool | complex)
         if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
             self.refusal = "a symbolic input"
         return value
@@ -328,7 +332,19 @@ class Builder:
             self.new_slot(size)
             return size
         self.new_slot(value)
+        self.numbers_in = self.numbers_in or isinstance(value, float | bool | complex)
         return value
+
+    def fixed_numbers(self) -> bool:
+        """Whether a Python number a handler gives an op now is fixed for the graph, so
+        that its program holds it as a constant (`dvm.lazy`'s `Trace.constants`): the
+        graph's constants and the handlers' own (GELU's 0.5), which dynamo traces again
+        for when the code changes them. Not once the call took in a number that is not
+        a size (a float argument of the graph, a torch op's float: they change from
+        call to call), nor once a size was read as a plain number (`SIZES.lost`): a
+        number may then be computed from it. Such numbers are arguments, as in numpy,
+        and one program serves every value."""
+        return not (self.numbers_in or SIZES.lost)
 
     def result_slots(self, held: Any) -> Any:
         if isinstance(held, list | tuple):
