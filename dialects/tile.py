@@ -48,7 +48,6 @@ from xdsl.ir import (
     ParametrizedAttribute,
     Region,
     SSAValue,
-    TypeAttribute,
 )
 from xdsl.irdl import (
     IRDLOperation,
@@ -92,6 +91,8 @@ from dvm.dialects.expr import (
     shape_attr,
 )
 from dvm.dialects.launch_checks import verify_launch_checks
+from dvm.dialects.tile_checks import verify_element_types, verify_kernel, verify_mma, verify_reduce
+from dvm.dialects.tile_type import TileType as TileType
 
 
 def init_flat(
@@ -120,41 +121,6 @@ def init_flat(
 # --------------------------------------------------------------------------
 # The tile type, and the axes of a kernel's tiles
 # --------------------------------------------------------------------------
-
-
-@irdl_attr_definition
-class TileType(ParametrizedAttribute, TypeAttribute):
-    """`!tile.tile<[16, x_1], f32>`: the largest extent of each axis (an
-    expression of the shape symbols), then the element type."""
-
-    name = "tile.tile"
-    shape: ShapeAttr
-    element_type: Attribute
-
-    def __init__(self, shape: Sequence[sympy.Expr | int], element_type: Attribute):
-        super().__init__(ShapeAttr(shape), element_type)
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape.data)
-
-    @property
-    def extents(self) -> tuple[sympy.Expr, ...]:
-        return self.shape.data
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            print_expressions(printer, self.extents)
-            printer.print_string(", ")
-            printer.print_attribute(self.element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[ShapeAttr, Attribute]:
-        with parser.in_angle_brackets():
-            extents = parse_expressions(parser, parser.Delimiter.SQUARE)
-            parser.parse_punctuation(",")
-            element = parser.parse_type()
-        return ShapeAttr(extents), element
 
 
 INDEX_SOURCES = ("whole", "grid0", "grid1", "grid2", *(f"loop{i}" for i in range(8)))
@@ -275,6 +241,7 @@ class KernelOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' grid must have 1 to 3 axes")
         if not 0 <= self.num_outputs <= len(self.body.block.args):
             raise VerifyException(f"'{self.name}' has more outputs than arguments")
+        verify_kernel(self)
 
 
 def parse_attrs_before_region(parser: Parser) -> dict[str, Attribute]:
@@ -555,14 +522,27 @@ class TileBinaryOp(TileElementwiseOp, ABC):
     rhs = operand_def(TileType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
+    SAME_TYPE: ClassVar[bool] = True
+    """Whether the result has the operands' element type (else i1: a comparison)."""
+
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
         init_flat(self, [lhs, rhs], [result_type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        verify_element_types(self, self.SAME_TYPE)
 
 
 def mirror(source: type[IRDLOperation], base: type[IRDLOperation]) -> type[IRDLOperation]:
     """The tile op for a tensor op: same name in the `tile` dialect."""
     short = source.name.split(".", 1)[1]
-    namespace = {"name": f"tile.{short}", "__doc__": f"`{source.name}` on tiles."}
+    namespace: dict[str, object] = {
+        "name": f"tile.{short}",
+        "__doc__": f"`{source.name}` on tiles.",
+    }
+    if issubclass(source, tensor_dialect.BinaryOp):
+        namespace["SAME_TYPE"] = source.SPEC.same_type
+        namespace["__annotations__"] = {"SAME_TYPE": ClassVar[bool]}
     return irdl_op_definition(type(source.__name__, (base,), namespace))
 
 
@@ -596,6 +576,10 @@ class SelectOp(TileElementwiseOp):
 
     def __init__(self, c: SSAValue, a: SSAValue, b: SSAValue, result_type: Attribute):
         init_flat(self, [c, a, b], [result_type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        verify_element_types(self, same_type=True)
 
 
 MIRRORED[tensor_dialect.SelectOp] = SelectOp
@@ -654,6 +638,9 @@ class TileReduceOp(IRDLOperation, ABC):
     def reduced_axes(self) -> list[int]:
         return [a.value.data for a in self.axes.data]
 
+    def verify_(self) -> None:
+        verify_reduce(self, self.reduced_axes)
+
 
 REDUCE_KINDS = ("sum", "max", "min", "prod")
 REDUCES: dict[str, type[IRDLOperation]] = {
@@ -694,6 +681,9 @@ class MmaOp(IRDLOperation):
             self.transpose_a is not None and bool(self.transpose_a.value.data),
             self.transpose_b is not None and bool(self.transpose_b.value.data),
         )
+
+    def verify_(self) -> None:
+        verify_mma(self)
 
 
 # --------------------------------------------------------------------------
@@ -755,6 +745,10 @@ class ForOp(IRDLOperation):
         return cls(int(word[4:]), count, [v for _, v in pairs], body)
 
     def verify_(self) -> None:
+        if [a.type for a in self.body.block.args] != list(self.result_types):
+            raise VerifyException(f"'{self.name}' body must take its carried values' types")
+        if [v.type for v in self.inits] != list(self.result_types):
+            raise VerifyException(f"'{self.name}' results must have its initial values' types")
         last = self.body.block.last_op
         if not isinstance(last, YieldOp):
             raise VerifyException(f"'{self.name}' body must end with tile.yield")

@@ -44,7 +44,8 @@ from dvm.interpret_grouped_matmul import grouped_rows
 from dvm.lowering.bytecode_to_vm import to_program
 from dvm.lowering.grouped_matmul import GROUP_SIZES, read_group_size_checks
 from dvm.lowering.tensor_to_tile import DEVICE, DEVICES, INDEX_DIMS
-from dvm.lowering.tile_to_bytecode import dtype_name
+from dvm.lowering.tile_to_bytecode import check_runnable, dtype_name
+from dvm.passes.errors import ProgramError
 from dvm.passes.symbolic import CORES, shape_from_attr, substitute
 from dvm.slice_checks import check_slices
 from dvm.vm.kernels import scan_into
@@ -360,8 +361,10 @@ def kernel_run(
     tiles sized for `cores` (default: the kernel's device's vector cores). `known`:
     the call's argument symbols, which bind a dim its argument shapes only sum
     (a concat's `a_1 + b_1`)."""
+    check_runnable(kernel)
     symbols: dict[sympy.Symbol, int] = {**(known or {})}
     symbols[CORES] = cores or device_of(kernel).vector_cores
+    check_ranks(kernel, declared_shapes(kernel), inputs)
     for shape, array in zip(declared_shapes(kernel), inputs, strict=False):
         bind_shape(symbols, shape, np.shape(array))
     run = KernelRun(kernel, symbols)
@@ -411,8 +414,12 @@ def launch_program(
     argument symbols (`known`) and the inputs' shapes, allocate the outputs, launch."""
     loaded = LOADED.get(program)
     if loaded is None:
-        loaded = LOADED[program] = vm.load(vm.encode(to_program(program)))
+        try:
+            loaded = LOADED[program] = vm.load(vm.encode(to_program(program)))
+        except vm.BytecodeError as e:  # the VM's validator: the last line of defence
+            raise ProgramError(program, f"@{program.sym_name.data}: {e}") from None
     args = [op for op in program.body.block.ops if isinstance(op, bc.ArgOp)]
+    check_ranks(program, [a.dims.data for a in args], inputs)
     symbols: dict[sympy.Symbol, int] = {**(known or {})}
     for arg, array in zip(args, inputs, strict=False):
         bind_shape(symbols, arg.dims.data, array.shape)
@@ -425,6 +432,41 @@ def launch_program(
     params = [int(substitute(symbol(p), symbols)) for p in program.param_names]
     vm.launch(loaded, [*inputs, *outputs], params, device=device_of(program))
     return outputs
+
+
+def check_ranks(
+    callee: tile.KernelOp | bc.ProgramOp,
+    declared: Sequence[Sequence[sympy.Expr]],
+    inputs: Sequence[Array],
+) -> None:
+    """The launch's inputs have the ranks the callee declares its arguments with (a
+    launch and its callee are only checked against each other as they run)."""
+    name = f"@{callee.sym_name.data}"
+    if len(declared) < len(inputs):
+        raise ProgramError(callee, f"{name} takes {len(declared)} arguments, launched with more")
+    for i, (shape, array) in enumerate(zip(declared, inputs, strict=False)):
+        if len(shape) != np.ndim(array):
+            message = f"{name} declares argument {i} of rank {len(shape)}, launched with rank"
+            raise ProgramError(callee, f"{message} {np.ndim(array)}")
+
+
+def check_arity(op: tile.LaunchOp, callee: tile.KernelOp | bc.ProgramOp) -> None:
+    """A launch passes the callee's inputs and takes its outputs, of the ranks the
+    callee declares them with: one per argument."""
+    if isinstance(callee, tile.KernelOp):
+        check_runnable(callee)
+        declared = declared_shapes(callee)
+    else:
+        declared = [a.dims.data for a in callee.body.block.ops if isinstance(a, bc.ArgOp)]
+    name = f"@{callee.sym_name.data}"
+    if len(declared) != len(op.inputs) + len(op.outputs):
+        counts = f"{len(op.inputs)} inputs and {len(op.outputs)} results"
+        raise ProgramError(op, f"launches {name} of {len(declared)} arguments with {counts}")
+    for i, (shape, result) in enumerate(zip(declared[len(op.inputs) :], op.outputs, strict=True)):
+        rank = len(result.type.get_shape())
+        if len(shape) != rank:
+            message = f"{name} declares output {i} of rank {len(shape)}, the launch's has {rank}"
+            raise ProgramError(op, message)
 
 
 def device_of(op: Operation) -> vm.DeviceSpec:
@@ -491,10 +533,16 @@ class TileFunctions(InterpreterFunctions):
     ) -> PythonValues:
         name = op.callee.root_reference.data
         callee = next(
-            k
-            for k in interpreter.module.ops
-            if isinstance(k, tile.KernelOp | bc.ProgramOp) and k.sym_name.data == name
+            (
+                k
+                for k in interpreter.module.ops
+                if isinstance(k, tile.KernelOp | bc.ProgramOp) and k.sym_name.data == name
+            ),
+            None,
         )
+        if callee is None:
+            raise ProgramError(op, f"launches @{name}, which is no kernel of the module")
+        check_arity(op, callee)
         check_slices(op.attributes, self.symbols)
         check_index_dims(op.attributes, self.symbols)
         # (np.ascontiguousarray alone would make a rank-0 argument rank 1)

@@ -51,6 +51,7 @@ from dvm.dialects.expr import (
 from dvm.dialects.grouped_matmul import TileGroupedMmaOp
 from dvm.dialects.index_ops import PIECE_SIZES, TileIotaOp, TileScatterAddOp, TileTakeOp
 from dvm.dialects.scans import TileScanOp, TileTopKOp
+from dvm.dialects.tile_checks import missing_for_running
 from dvm.dialects.walk import block_of, block_ops, ops_inside, replace_isolated
 from dvm.lowering.index_ops import iota_view, measuring_view
 from dvm.lowering.kernel_body import statically_empty
@@ -654,11 +655,20 @@ class ConvertTileToBytecodePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
-            device = kernel.attributes.get(DEVICE)
-            preset = device.data if isinstance(device, StringAttr) else "host"
+            preset = check_runnable(kernel)
             program = ProgramBuilder(kernel, DEVICES[preset]().alignment).build()
             program.attributes[DEVICE] = StringAttr(preset)
             replace_isolated(kernel, program)
+
+
+def check_runnable(kernel: tile.KernelOp) -> str:
+    """The device preset `kernel` was tiled for (the verifier checked it is one); a
+    ProgramError naming the kernel if it lacks what running or lowering it reads."""
+    missing = missing_for_running(kernel)
+    if missing is not None:
+        raise ProgramError(kernel, f"@{kernel.sym_name.data} {missing}")
+    device = kernel.attributes.get(DEVICE)
+    return device.data if isinstance(device, StringAttr) else "host"
 
 
 def spanned_axes(view: tile.View) -> set[int]:
