@@ -67,6 +67,7 @@ from dvm.dialects.expr import (
     print_expressions,
     shape_attr,
 )
+from dvm.dialects.tile_checks import verify_device
 from dvm.vm.isa import DTYPE_BY_TEXT, MAX_RANK, OPCODES, AccKind, Kind, OpDef, ReduceKind
 
 OpT = TypeVar("OpT", bound=IRDLOperation)
@@ -274,6 +275,22 @@ def decode_operand(kind: Kind, attr: Attribute) -> Operand:
     return attr.value.data
 
 
+def operand_fits(kind: Kind, attr: Attribute) -> bool:
+    """Whether `attr` encodes an operand of `kind` (as `encode_operand` makes them)."""
+    if kind is Kind.SCALAR:
+        return isinstance(attr, IntegerAttr | FloatAttr)
+    if kind is Kind.SHAPE:
+        return isinstance(attr, ArrayAttr) and all(
+            isinstance(e, StringAttr) and EXTENT.fullmatch(e.data) for e in attr.data
+        )
+    if kind is Kind.DTYPE:
+        return isinstance(attr, StringAttr) and attr.data in DTYPE_BY_TEXT
+    if kind in (Kind.REDUCE_KIND, Kind.ACC_KIND):
+        enum = ReduceKind if kind is Kind.REDUCE_KIND else AccKind
+        return isinstance(attr, StringAttr) and attr.data.upper() in enum.__members__
+    return isinstance(attr, IntegerAttr)
+
+
 class InstructionOp(IRDLOperation):
     """Base of the instruction ops; `OPDEF` is the ISA row the op stands for."""
 
@@ -295,6 +312,15 @@ class InstructionOp(IRDLOperation):
     def values(self) -> list[Operand]:
         kinds = [k for _, k in self.OPDEF.operands]
         return [decode_operand(k, a) for k, a in zip(kinds, self.operand_values.data, strict=True)]
+
+    def verify_(self) -> None:
+        kinds = [k for _, k in self.OPDEF.operands]
+        values = self.operand_values.data
+        if len(values) != len(kinds):
+            raise VerifyException(f"'{self.name}' takes {len(kinds)} operands, got {len(values)}")
+        for i, (kind, attr) in enumerate(zip(kinds, values, strict=True)):
+            if not operand_fits(kind, attr):
+                raise VerifyException(f"'{self.name}' operand {i} is no {kind.value} operand")
 
     def print(self, printer: Printer) -> None:
         kinds = [k for _, k in self.OPDEF.operands]
@@ -590,6 +616,7 @@ class ProgramOp(IRDLOperation):
         return program
 
     def verify_(self) -> None:
+        verify_device(f"'{self.name}' @{self.sym_name.data}", self.attributes.get("dvm.device"))
         for param in self.param_names:
             if not NAME.fullmatch(param):
                 raise VerifyException(f"'{self.name}' parameter {param!r} is not a symbol name")
@@ -598,8 +625,9 @@ class ProgramOp(IRDLOperation):
             prefix = DECLARATION_PREFIX.get(type(op))
             if prefix is None:
                 continue
-            index = op.properties["index"]
-            assert isinstance(index, IntegerAttr)
+            index = op.properties.get("index")
+            if not isinstance(index, IntegerAttr):
+                raise VerifyException(f"'{op.name}' needs an integer `index`")
             if index.value.data != seen[prefix]:
                 raise VerifyException(
                     f"'{self.name}' declares {prefix}{index.value.data} where "

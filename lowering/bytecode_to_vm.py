@@ -25,7 +25,7 @@ from xdsl.ir import Block, Operation, Region
 from dvm.dialects import bytecode as bc
 from dvm.dialects.expr import expr_text, integer_fraction, sceiling, sfloor, smax, smin, symbol
 from dvm.dialects.walk import block_ops
-from dvm.passes.errors import located
+from dvm.passes.errors import ProgramError, located
 from dvm.passes.symbolic import CORES
 from dvm.vm import (
     BY_NAME,
@@ -191,13 +191,22 @@ def to_program(program: bc.ProgramOp) -> Program:
     return Program(
         args=tuple(Arg(DTYPE_BY_TEXT[a.dtype.data], len(a.dims.data)) for a in args),
         n_params=len(params),
-        slots=tuple(Slot(tuple(postfix(op.expr.data, resolve))) for op in ops[bc.SlotOp]),
+        slots=tuple(slot(op, resolve) for op in ops[bc.SlotOp]),
         grid=tuple(grid[0].slots) if grid else (),
         registers=tuple(map(register, ops[bc.RegOp])),
         views=tuple(map(view, ops[bc.ViewOp])),
         code=tuple(map(instruction, ops[bc.InstructionOp])),
         name=program.sym_name.data,
     )
+
+
+def slot(op: bc.SlotOp, resolve: Resolve) -> Slot:
+    """A slot's expression in postfix; a ProgramError at the slot if it names what
+    the program does not define or uses what the VM does not compute."""
+    try:
+        return Slot(tuple(postfix(op.expr.data, resolve)))
+    except ValueError as e:
+        raise ProgramError(op, str(e)) from None
 
 
 def declarations(program: bc.ProgramOp) -> dict[type[Operation], list[Any]]:

@@ -49,3 +49,33 @@ bytecode.program @walker params [] {
   bytecode.view v0 a0 offset s0 (s1 s2 q0 s3)
 }
 // CHECK: error: expected gN or lN, got 'q0'
+
+// -----
+
+// In the generic form, an instruction's operands may be any attributes: each is
+// checked against its ISA row, as the encoder and the VM read them.
+bytecode.program @operand_count params [] {
+  "bytecode.load"() <{operand_values = [0 : i64]}> : () -> ()
+}
+// CHECK: error: 'bytecode.load' takes 2 operands, got 1
+
+// -----
+
+bytecode.program @operand_kind params [] {
+  "bytecode.reduce"() <{operand_values = [1 : i64, 0 : i64, "mean", 2 : i64, 1 : i64]}> : () -> ()
+}
+// CHECK: error: 'bytecode.reduce' operand 2 is no reduce_kind operand
+
+// -----
+
+"bytecode.program"() <{sym_name = "index", params = []}> ({
+  "bytecode.slot"() <{index = "s0", expr = #dvm.expr<1>}> : () -> ()
+}) : () -> ()
+// CHECK: error: "s0" should be of base attribute integer
+
+// -----
+
+bytecode.program @device params [] attributes {dvm.device = "tpu"} {
+  bytecode.arg a0 f32 [x_0]
+}
+// CHECK: error: 'bytecode.program' @device dvm.device must be one of the device presets "host", "ascend910b"
