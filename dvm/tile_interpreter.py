@@ -86,6 +86,10 @@ class KernelRun:
 
     def span(self, size: int, tile_size: int, source: str) -> range:
         """The indices of the current tile along one dim."""
+        if size < 0 or (tile_size < 1 and source != "whole"):  # (hand-written sizes)
+            raise ExecutionError(
+                f"@{self.kernel.sym_name.data}: a dim of size {size} in tiles of {tile_size}"
+            )
         if source == "whole":
             return range(size)
         start = self.counters[source] * tile_size
@@ -401,6 +405,8 @@ def launch(
     for arg, value in zip(args, [*inputs, *outputs], strict=True):
         run.values[arg] = value
     grid = [run.eval(g) for g in kernel.grid.data]
+    if min(grid) < 0:
+        raise ExecutionError(f"@{kernel.sym_name.data}: a grid of {grid} tiles")
     for point in itertools.product(*(range(g) for g in grid)):
         run.counters = {f"grid{i}": p for i, p in enumerate(point)}
         run.run(kernel.body.block)

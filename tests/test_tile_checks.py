@@ -49,6 +49,8 @@ CASES = [
         "its shape 1",
     ),
     ("tile", r"axes = \[1 : i64\]", "axes = [2 : i64]", "distinct axes"),
+    ("tile", r"grid \[ceiling\(x_0/t0\)\]", "grid [-1]", "a grid of [-1] tiles"),
+    ("tile", r"tiles \[t0, t1\]", "tiles [-2, t1]", "in tiles of -2"),
     ("bytecode", r"slot s2 = x_0", "slot s2 = zz", "symbol zz is neither"),
     ("bytecode", r'dvm\.device = "host"', 'dvm.device = "tpu"', "device presets"),
     ("bytecode", r"reg r0 f32 \(s0, s1\)", "reg r0 f32 (s0)", "rank mismatch"),
