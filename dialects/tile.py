@@ -350,6 +350,12 @@ class ViewOp(IRDLOperation, ABC):
             if source not in INDEX_SOURCES:
                 raise VerifyException(f"'{self.name}' unknown index source {source!r}")
 
+    def verify_tiles(self, tile: TileType) -> None:
+        """The view's tiles are the moved tile's extents (which size it as it runs)."""
+        self.verify_view(tile.rank)
+        if tuple(self.tiles.data) != tile.extents:
+            raise VerifyException(f"'{self.name}' view's tiles must be the tile's extents")
+
     def print_view(self, printer: Printer) -> None:
         printer.print_string(f" offset {expr_text(self.offset.data)}")
         for name in VIEW_LISTS:
@@ -416,7 +422,7 @@ class LoadOp(ViewOp):
     def verify_(self) -> None:
         result = self.result.type
         assert isinstance(result, TileType)
-        self.verify_view(result.rank)
+        self.verify_tiles(result)
 
 
 @irdl_op_definition
@@ -475,7 +481,7 @@ class StoreOp(ViewOp):
     def verify_(self) -> None:
         value = self.value.type
         assert isinstance(value, TileType)
-        self.verify_view(value.rank)
+        self.verify_tiles(value)
         if self.accumulation not in ACCUMULATE:
             raise VerifyException(f"'{self.name}' accumulate must be one of {ACCUMULATE}")
 

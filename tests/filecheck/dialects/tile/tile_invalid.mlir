@@ -195,3 +195,11 @@ tile.kernel @grid_axis vector grid [1] outputs 0 (%x: tensor<?x?xf32>) {
 tile.kernel @loop_axis vector grid [1] outputs 0 (%x: tensor<?xf32>) {
   %a = tile.load %x offset 0 sizes [x_0] strides [1] tiles [8] index [loop0] : tensor<?xf32> -> !tile.tile<[8], f32>
 }
+
+// -----
+
+// A view's tiles are the moved tile's extents.
+tile.kernel @view_tiles vector grid [1] outputs 0 (%x: tensor<?xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: 'tile.load' view's tiles must be the tile's extents{{$}}
+  %a = tile.load %x offset 0 sizes [x_0] strides [1] tiles [4] index [grid0] : tensor<?xf32> -> !tile.tile<[8], f32>
+}
