@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    FileLineColLoc,
     IntegerAttr,
     IntegerType,
     StringAttr,
@@ -34,6 +33,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from dvm.dialects.expr import ExprAttr, ShapeAttr
+from dvm.dialects.locations import where
 from dvm.dialects.tile_type import TileType
 from dvm.vm.device import PRESETS
 
@@ -47,15 +47,6 @@ LABELLED_OPS = ("tile.take", "tile.scatter_add")
 (`dvm.axis`)."""
 
 REQUIRED_TO_RUN = (AXES, ARG_SHAPES)
-
-
-def where(op: Operation) -> str:
-    """`file:line:col: ` of an op parsed from a file ("" for any other), as
-    `passes.errors.where` says it (a dialect does not import the passes)."""
-    location = op.location
-    if isinstance(location, FileLineColLoc):
-        return f"{location.filename.data}:{location.line.data}:{location.column.data}: "
-    return ""
 
 
 def verify_kernel(kernel: Operation) -> None:

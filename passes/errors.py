@@ -3,10 +3,10 @@ so tools can catch them without loading sympy)."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
+from dvm.dialects.locations import where
 from dvm.errors import DvmError
 
 
@@ -20,14 +20,6 @@ def describe(op: Operation) -> str:
     else:
         names = [f"%{hint}" if hint else "%?" for hint in hints]
     return f"{', '.join(names)} = {op.name}" if names else op.name
-
-
-def where(op: Operation) -> str:
-    """`file:line:col: ` of an op parsed from a file ("" for any other)."""
-    location = op.location
-    if isinstance(location, FileLineColLoc):
-        return f"{location.filename.data}:{location.line.data}:{location.column.data}: "
-    return ""
 
 
 def located(op: Operation) -> str:
