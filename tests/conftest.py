@@ -30,6 +30,13 @@ from dvm import launches
 # whole suite through the cache).
 os.environ.setdefault("DVM_CACHE", "off")
 
+# The torch tests' tracing makes and drops millions of container objects, and at
+# Python's default thresholds (700, 10, 10) a worker spent about a tenth of its time
+# in the collector. A youngest generation of 50,000 collects as much, less often. No
+# test depends on when the collector runs (the tests of what a call leaves alive
+# count the objects themselves, after collecting).
+gc.set_threshold(50_000, 50, 50)
+
 # Kernels plan a shape at its second call (a plan patience of 0): the many tests that
 # call a program twice then run both executors, unplanned and planned.
 # `tests/test_runtime_calls.py` tests the runtime's patience.
