@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/lazy.py [--shapes 12 --calls 3 --rows 1024 --cols 1024]
      .venv/bin/python benchmarks/lazy.py --profile [--cpu]   (where a warm lazy call's time goes)
+     .venv/bin/python benchmarks/lazy.py --plan-cost [--rows 1000]   (planning against its gain)
 
 Each function (LayerNorm, a GELU chain, softmax) runs, in one process, on a stream
 of --shapes new shapes (rows varying around --rows, so each holds about
@@ -48,6 +49,13 @@ bare program (a second `dvm.compile` of the segment's text, meeting each shape a
 the lazy one does) and numpy, in turn, in every order. Medians in microseconds, of the
 first call at a shape and of the others; with --cpu, in CPU time (the process's,
 every thread's: a launch's parts on the cores count twice or more).
+
+With --plan-cost, each function's kernel at one shape (--rows x --cols) is launched on
+the VM alone, in turn: unplanned (its tiles shared among the cores, as the calls before
+its patience is spent run), planned, and planned at once on a new specializer (the
+launch that plans: planning, binding each core's tile classes, the run). Medians of
+the process's CPU time (every thread's) in ms: what planning costs beyond a planned
+launch, and what a planned launch saves on an unplanned one.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -176,8 +185,12 @@ def main() -> None:
     parser.add_argument("--cols", type=int, default=1024)
     parser.add_argument("--profile", action="store_true", help="split a warm lazy call")
     parser.add_argument("--cpu", action="store_true", help="--profile in CPU time")
+    parser.add_argument("--plan-cost", action="store_true", help="planning against its gain")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
+    if options.plan_cost:
+        x = rng.standard_normal((options.rows, options.cols)).astype(np.float32)
+        return plan_cost(x)
     rows = rng.integers(options.rows // 2, options.rows * 3 // 2, options.shapes)
     inputs = [rng.standard_normal((int(r), options.cols)).astype(np.float32) for r in rows]
     with tempfile.TemporaryDirectory() as cache:
@@ -307,6 +320,49 @@ def profile(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
         for kind, values in rows.items():
             medians = np.median(np.array(values), axis=0) * 1e6
             print(f"{name:10} {kind:6} " + " ".join(f"{v:6.0f}" for v in medians))
+
+
+def plan_cost(x: np.ndarray[Any, Any]) -> None:
+    """Per function, the CPU time of its kernel's launch on `x` unplanned, planned, and
+    planning (see the module's doc), in turn; medians in ms."""
+    print(f"load average {os.getloadavg()[0]:.2f}; {x.shape[0]} x {x.shape[1]} f32, CPU ms")
+    print(f"{'function':10} {'unplanned':>9} {'planned':>8} {'planning':>8}")
+    for name, function in FUNCTIONS.items():
+        lazy.reset()
+        np.asarray(function(lazy.asarray(x)))
+        (entry,) = segment.PROGRAMS.values()
+        kernels = [k for v in entry.program.variants.values() for k in v.kernels.values()]
+        kernel = next(k for k in kernels if k.plans)  # (the variant this shape runs)
+        (_, spec, _), *_ = kernel.plans.values()
+        times = launch_times(partial(dvm.vm.Specializer, kernel.program, kernel.device), spec, x)
+        print(f"{name:10} " + " ".join(f"{ms(t, 0.5):>{len(k)}}" for k, t in times.items()))
+
+
+def launch_times(
+    specializer: Callable[..., Any], spec: Any, x: np.ndarray[Any, Any], rounds: int = 30
+) -> dict[str, list[float]]:
+    """CPU seconds of launches at `spec`'s shapes on `x` (the other arguments made
+    anew), each side first in turn: unplanned, planned, and the launch that plans."""
+    args = [np.empty(shape, t) for shape, t in zip(spec.shapes, spec.arg_dtypes, strict=True)]
+    args[spec.shapes.index(x.shape)] = x  # (the input; scalars stay as they are)
+
+    def specialized(patience: int) -> Any:
+        return specializer(patience=patience)(spec.shapes, spec.params)
+
+    unplanned, planned = specialized(1 << 40), specialized(0)
+    for launch in (unplanned, planned, planned, planned):
+        dvm.vm.launch(launch, args, fresh=True, checked=True)
+    assert planned.planned and not unplanned.planned and unplanned.shares_unplanned
+    times: dict[str, list[float]] = {"unplanned": [], "planned": [], "planning": []}
+    for i in range(rounds):
+        planning = specialized(0)
+        dvm.vm.launch(planning, args, fresh=True, checked=True)  # its first: unplanned
+        sides = [("unplanned", unplanned), ("planned", planned), ("planning", planning)]
+        for side, launch in sides[i % 3 :] + sides[: i % 3]:
+            start = time.process_time()
+            dvm.vm.launch(launch, args, fresh=True, checked=True)
+            times[side].append(time.process_time() - start)
+    return times
 
 
 def bare_arguments(function: Callable[[Any], Any], x: np.ndarray[Any, Any]) -> list[Any]:
