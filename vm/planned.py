@@ -107,6 +107,8 @@ class Core:
         self._regs: dict[tuple[int, Shape], np.ndarray] = {}
         self.stats: CoreStats | None = None
         self.fused: dict[tuple[int, ...], dict[int, int]] = {}
+        self.has_mma = spec.has_mma
+        """Whether a class may have a chain (`fused_chains`: an mma heads each)."""
         self.forwarding = forwarding
         """Whether loads may be forwarded (no argument read shares memory with one written)."""
         self.read_only = spec.alias_args if forwarding else frozenset()
@@ -185,7 +187,7 @@ class Core:
         fused = self.fused.get(key)
         if fused is None:
             fused = self.fused[key] = fused_stores(body, self.facts)
-        chains = fused_chains(body, fused, self) if fused else {}
+        chains = fused_chains(body, fused, self) if fused and self.has_mma else {}
         return self.bind(body, fused, chains)
 
     def bind(
