@@ -3,6 +3,7 @@
 Run: .venv/bin/python benchmarks/lazy.py [--shapes 12 --calls 3 --rows 1024 --cols 1024]
      .venv/bin/python benchmarks/lazy.py --profile [--cpu]   (where a warm lazy call's time goes)
      .venv/bin/python benchmarks/lazy.py --plan-cost [--rows 1000]   (planning against its gain)
+     .venv/bin/python benchmarks/lazy.py --alone [--calls 3]   (the warm lazy streams alone)
 
 Each function (LayerNorm, a GELU chain, softmax) runs, in one process, on a stream
 of --shapes new shapes (rows varying around --rows, so each holds about
@@ -55,7 +56,12 @@ the VM alone, in turn: unplanned (its tiles shared among the cores, as the calls
 its patience is spent run), planned, and planned at once on a new specializer (the
 launch that plans: planning, binding each core's tile classes, the run). Medians of
 the process's CPU time (every thread's) in ms: what planning costs beyond a planned
-launch, and what a planned launch saves on an unplanned one.
+launch, and what a planned launch saves on an unplanned one (`vm/launch.py`'s
+`SHARED_PLAN_PRICE` weighs the two).
+
+With --alone, each function's lazy stream runs warm (its segment compiled, the VM
+started), without numpy's calls between: its wall time and CPU time (every
+thread's), which a busy machine swings less.
 """
 
 from __future__ import annotations
@@ -186,6 +192,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="split a warm lazy call")
     parser.add_argument("--cpu", action="store_true", help="--profile in CPU time")
     parser.add_argument("--plan-cost", action="store_true", help="planning against its gain")
+    parser.add_argument("--alone", action="store_true", help="the warm lazy streams alone")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
     if options.plan_cost:
@@ -214,6 +221,8 @@ def main() -> None:
             CLOCK[0] = time.process_time if options.cpu else time.perf_counter
             profile(inputs, options.calls)
             return
+        if options.alone:
+            return alone(inputs, options.calls)
         measure(inputs, options.calls)
     print(
         "np s, cold s: the streams in turn with an empty compile cache; np s, warm s: "
@@ -320,6 +329,19 @@ def profile(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
         for kind, values in rows.items():
             medians = np.median(np.array(values), axis=0) * 1e6
             print(f"{name:10} {kind:6} " + " ".join(f"{v:6.0f}" for v in medians))
+
+
+def alone(inputs: list[np.ndarray[Any, Any]], calls: int) -> None:
+    """Per function, its warm lazy stream by itself: wall and CPU ms."""
+    for name, function in FUNCTIONS.items():
+        lazy.reset()
+        np.asarray(function(lazy.asarray(inputs[0][:2])))  # compiled: the stream is warm
+        cpu, start = time.process_time(), time.perf_counter()
+        for x in inputs:
+            for _ in range(calls):
+                np.asarray(function(lazy.asarray(x)))
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        print(f"{name:10} wall {wall * 1e3:7.1f} ms, CPU {cpu * 1e3:7.1f} ms")
 
 
 def plan_cost(x: np.ndarray[Any, Any]) -> None:

@@ -50,6 +50,16 @@ FIRST_INLINE_BYTES = 1 << 20
 binding the other cores' classes costs more than they save on a shape that may not come
 back; they bind when the shape does."""
 
+SHARED_PLAN_PRICE = 3
+"""What planning a launch whose unplanned launches the cores share costs per core, in
+the patience's unit (`Specializer`: about one tile class typed and bound): each core
+binds each class, the full tiles' and the tail's, after the planner types them. So
+such a launch counts its instructions once per this many per core toward `plan_after`.
+At 1M float32 on 2 cores, planning cost 0.5-0.85 ms of CPU while a planned launch
+saved 0.01-0.1 ms on a shared unplanned one (`benchmarks/lazy.py --plan-cost`): at 16
+times its instructions the patience planned such a shape at its third or fourth call,
+which the calls after it seldom repay."""
+
 
 def prepare(program: Program, device: DeviceSpec, launcher: bool = True) -> Program:
     """Do at once what every shape of `program` shares and its first launch would do
@@ -317,10 +327,10 @@ def _shared_unplanned_launch(
     the next (`_taken_tiles`): what the function does once per call (each argument's
     whole view, the scalars typed from slots) is then done once per core, not per
     chunk. Planning and binding, about ten times the Python of this launch, wait until
-    the shape comes back (`plan_after`); its gemms run on one BLAS thread per core. A
-    launch with fewer than two tiles along that axis, on one core, or whose gemms
-    BLAS's own threads would share (BLAS_THREADS_GEMM) runs as `_unplanned_launch`,
-    which also raises what is wrong with its grid."""
+    the shape comes back often (`plan_after`, `SHARED_PLAN_PRICE`); its gemms run on one
+    BLAS thread per core. A launch with fewer than two tiles along that axis, on one
+    core, or whose gemms BLAS's own threads would share (BLAS_THREADS_GEMM) runs as
+    `_unplanned_launch`, which also raises what is wrong with its grid."""
     dec = generated(spec.program)
     work = dec.bound(spec.slots)
     n = min(len(memory.kept), len(pool().queues) + 1, spec.device.cores_for(spec.has_mma))
@@ -341,7 +351,7 @@ def _shared_unplanned_launch(
 
     jobs: list[Job] = [(job(core), 0, 0) for core in range(n)]
     _blas_held(spec.uses_blas, _run_quietly, pool().run, jobs)
-    spec.walked += steps
+    spec.walked += -(-steps // (n * SHARED_PLAN_PRICE))  # (at least 1: it has walked)
     spec.shared_launches += 1
     return None
 

@@ -18,7 +18,8 @@ import pytest
 import vm_programs as P
 
 import dvm.vm as vm
-from dvm.vm.memory import workers
+from dvm.vm.launch import SHARED_PLAN_PRICE
+from dvm.vm.memory import device_memory, workers
 from dvm.vm.static import static_info
 from dvm.vm.unplanned import generated
 
@@ -55,7 +56,9 @@ def test_a_large_first_launch_shares_its_tiles(rows: int, pool_rounds: list[int]
 @needs_a_worker
 def test_shared_launches_wait_for_their_patience() -> None:
     """With a patience, a large shape's launches stay unplanned (and shared) until they
-    have walked `plan_after` instructions; the next is planned."""
+    have walked `plan_after` instructions, each counting its steps once per
+    `SHARED_PLAN_PRICE` per core (planning binds each class on each core); the next is
+    planned."""
     program = vm.load(vm.encode(vm.assemble(CHAIN)))
     x = np.random.default_rng(1).standard_normal((4000, 64)).astype(np.float32)
     spec = vm.Specializer(program, patience=100)([x.shape, x.shape])
@@ -68,6 +71,8 @@ def test_shared_launches_wait_for_their_patience() -> None:
         np.testing.assert_allclose(out, chain_reference(x), rtol=1e-6, atol=1e-6)
     assert spec.plan_after == 100 * len(program.code)
     assert spec.shared_launches == -(-spec.plan_after // per_launch) > 1
+    cores = min(len(device_memory(spec.device).kept), workers() + 1)
+    assert per_launch == -(-spec.plan.steps // (cores * SHARED_PLAN_PRICE)) < spec.plan.steps
 
 
 @needs_a_worker
