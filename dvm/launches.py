@@ -242,7 +242,8 @@ class Kernel:
             key = (key, *[symbols[p] for p in self.key_symbols])
         plan = self.plans.get(key)
         if plan is None:
-            plan = (*self.plan(inputs, symbols), call.serial)
+            layout = key[0] if self.key_symbols else key  # (the inputs' shapes and dtypes)
+            plan = (*self.plan(inputs, symbols, layout), call.serial)
             if len(self.plans) >= MAX_KERNEL_PLANS:
                 self.plans.clear()
             self.plans[key] = plan
@@ -269,11 +270,14 @@ class Kernel:
         call.stats.append((self.name, stats))
 
     def plan(
-        self, inputs: Sequence[np.ndarray[Any, Any]], symbols: dict[str, int]
+        self,
+        inputs: Sequence[np.ndarray[Any, Any]],
+        symbols: dict[str, int],
+        layout: tuple[Any, ...],
     ) -> tuple[list[tuple[tuple[int, ...], Any]], Any]:
         """The outputs' (shape, dtype) and the VM specialization for these inputs (None
         when no output has an element); Unrunnable when the sizes are more than an array
-        or the VM can take."""
+        or the VM can take. `layout`: the inputs' shapes, then their dtypes."""
         outs, shapes, params, elements = self.sizes(inputs, symbols)  # (outputs checked)
         if not elements:
             return outs, None
@@ -281,7 +285,16 @@ class Kernel:
             spec = self.specializer.bind(shapes, params, None)  # (lazy: as its __call__)
         except ValueError as e:  # the VM's BytecodeError is one
             raise refused(e) from e
-        vm.check_inputs(spec, inputs)  # once per plan: its launches check nothing
+        # once per plan, its launches check nothing: the inputs' shapes and dtypes as
+        # `layout` has them, where `vm.check_inputs` (which names what does not fit) would
+        # take them again in two cold frames of a new shape
+        n = len(inputs)
+        if (
+            layout[:n] != spec.shapes[:n]
+            or layout[n:] != spec.arg_dtypes[:n]
+            or not all(map(C_CONTIGUOUS, inputs))
+        ):
+            vm.check_inputs(spec, inputs)
         return outs, spec
 
 

@@ -85,9 +85,6 @@ _MISSING = object()
 _NUMPY_SCALARS = itertools.repeat(np.generic)
 """`isinstance`'s second argument for every argument (`map` stops at the arguments' end)."""
 
-_new_bound = partial(tuple.__new__, BoundVariant)
-"""A BoundVariant of (variant, symbols), made without its `__new__`'s frame."""
-
 
 class CompiledProgram:
     """A compiled program: call it with numpy arrays (and ints for `index`), in order or
@@ -152,6 +149,8 @@ class CompiledProgram:
         """How a call's cache key is made."""
         self.fast_bind = self.binder(generic)
         """A new signature's symbols in one generated function (None: the full checks)."""
+        self.generic = generic
+        """The variant that fixes nothing (`variants`' first, never evicted)."""
 
     @property
     def module(self) -> ModuleOp:
@@ -322,7 +321,7 @@ class CompiledProgram:
         """Check the arguments and the guards for a new signature."""
         symbols = self.fast_bind(args)  # (None where a dim is to be fixed)
         if symbols is not None:  # (made in C: a new shape's frames are cold)
-            return _new_bound((self.variants[frozenset()], symbols))
+            return tuple.__new__(BoundVariant, (self.generic, symbols))
         return self.bound(self.check(args), frozenset())
 
     def bound(self, values: Sequence[Any], fixed: Fixed) -> BoundVariant:

@@ -422,9 +422,9 @@ def test_a_shape_called_a_few_times_is_never_planned(monkeypatch: pytest.MonkeyP
 def test_a_kernel_checks_its_inputs_once_per_plan() -> None:
     """A kernel's plans are keyed by its inputs' shapes and dtypes, and a new plan's
     inputs are checked against its program (`vm.check_inputs`, the launch's own
-    messages): an input of another dtype is a LaunchError naming it and leaves no plan,
-    so a plan's launches, which check no array, only ever meet the arrays it was made
-    for."""
+    messages): an input of another dtype, or not in C order at a new shape, is a
+    LaunchError naming it and leaves no plan, so a plan's launches, which check no
+    array, only ever meet the arrays it was made for."""
     program = dvm.compile(EXP)
     x = np.random.default_rng(9).standard_normal((4, 6), dtype=np.float32)
     program(x)
@@ -437,6 +437,10 @@ def test_a_kernel_checks_its_inputs_once_per_plan() -> None:
         with pytest.raises(vm.LaunchError, match=message):
             kernel.run([wrong], launches.Call({}))
         assert kernel.plans == plans
+    fortran = np.asfortranarray(np.ones((5, 7), np.float32))
+    with pytest.raises(vm.LaunchError, match="a0: array must be C-contiguous"):
+        kernel.run([fortran], launches.Call({}))
+    assert kernel.plans == plans
     (e,) = kernel.run([x], launches.Call({}))
     np.testing.assert_allclose(e, np.exp(x), rtol=1e-6)
 

@@ -21,7 +21,6 @@ BLAS (inside one too from BLAS_THREADS_GEMM). `launch_stack` runs independent la
 from __future__ import annotations
 
 import itertools
-import operator
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -374,9 +373,11 @@ def _gemms_on_blas_threads(spec: Specialization) -> bool:
     """Whether an mma of the specialization does a gemm, in a full tile, of at least
     BLAS_THREADS_GEMM multiply-adds (M*N*K, from its registers' largest shapes: the
     planner's `largest_gemm`, known without planning), which BLAS's own threads share."""
+    if not spec.has_mma:
+        return False
     s = spec.slots
     gemms = [s[m] * s[n] * s[k] for m, n, k in static_info(spec.program).gemm_slots]
-    return spec.has_mma and max(gemms, default=0) >= BLAS_THREADS_GEMM
+    return max(gemms, default=0) >= BLAS_THREADS_GEMM
 
 
 def _reach_registers(
@@ -398,13 +399,17 @@ def _reach_registers(
 
 
 def registers_end(spec: Specialization) -> int:
-    """The local-memory byte just past the specialization's highest register (C-level
-    maps: a first launch at each new shape asks)."""
-    if not spec.registers:
-        return 0
-    offsets, counts = zip(*spec.registers, strict=True)
-    sizes = map(operator.mul, counts, static_info(spec.program).itemsizes)
-    return max(map(operator.add, offsets, sizes))
+    """The local-memory byte just past the specialization's highest register. A first
+    launch at each new shape asks, with the interpreter's code and data out of the
+    caches: a loop runs the bytecodes every call runs, where C-level maps (`zip` with
+    `strict`, `map` of `operator` functions, `max`) each take a cold path of their own,
+    about 10 us more in all."""
+    end, itemsizes = 0, static_info(spec.program).itemsizes  # (one per register)
+    for (offset, count), itemsize in zip(spec.registers, itemsizes):  # noqa: B905 (cold)
+        reach = offset + count * itemsize
+        if reach > end:
+            end = reach
+    return end
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:

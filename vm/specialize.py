@@ -232,6 +232,13 @@ class Specializer:
         # unplanned, a large launch shares its tiles among the cores when they are
         # independent: its shape then pays for planning only if it comes back often
         spread = SHARE_UNPLANNED and shared and not small and st.independent_tiles
+        # idle: every argument it stores to has a dim of 0 (a loop: at a new shape, cold,
+        # C-level maps cost more than the bytecodes they save)
+        idle = True
+        for arg in st.stored:
+            if all(dims[arg]):
+                idle = False
+                break
         return Specialization(
             st.program,
             self.device,
@@ -249,8 +256,7 @@ class Specializer:
             st.arg_dtypes,
             cores=used,
             small=small,
-            # every argument it stores to has a dim of 0 (`all` of a shape: none has)
-            idle=not any(map(all, map(dims.__getitem__, st.stored))),
+            idle=idle,
             shared=shared,
             shares_unplanned=spread,
             max_steps=self.max_steps,
