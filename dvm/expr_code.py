@@ -243,6 +243,10 @@ def sizes_of_code(
     lines += [f"    {name} = _Y[{name!r}]\n" for name in names]
     computed, values = code_lines(code)
     lines += computed
+    # an output dim that is an input's is that int itself (`.shape` holds ints): `int()`
+    # of it is a call a new shape makes cold, about a microsecond each
+    unpacked = {f"int(d{i}_{a})": f"d{i}_{a}" for i, rank in enumerate(ranks) for a in range(rank)}
+    values = [unpacked.get(value, value) for value in values]
     shapes, tests, elements, k = [f"_S{i}" for i in range(len(ranks))], [], [], 0
     for j, (rank, dtype) in enumerate(outputs):
         dims = [f"_v{k + a}" for a in range(rank)]
