@@ -367,6 +367,29 @@ def test_the_backend_is_registered_by_name() -> None:
     assert dvm.torch.backend is not None
 
 
+def test_aot_autograd_traces_without_the_fake_tensor_cache() -> None:
+    """The backend's AOTAutograd step runs with the graph's fake mode's dispatch cache
+    off, and leaves the cache as it found it (dynamo's tracing uses it)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    seen: list[bool | None] = []
+
+    def compile_graph(module: Any, example_inputs: Any) -> str:
+        mode = getattr(example_inputs[0], "fake_mode", None)
+        seen.append(None if mode is None else mode.cache_enabled)
+        return "compiled"
+
+    fake_mode = FakeTensorMode()
+    with fake_mode:
+        example = torch.empty(2, 3)
+    was = fake_mode.cache_enabled
+    compiled = dvm.torch.without_fake_tensor_cache(compile_graph)
+    assert compiled(None, [example]) == "compiled"
+    assert seen == [False] and fake_mode.cache_enabled == was
+    assert compiled(None, [torch.ones(2)]) == "compiled"  # (no fake mode: called as is)
+    assert seen == [False, None]
+
+
 def test_an_op_dvm_lacks_runs_in_torch_and_is_reported() -> None:
     def f(x: Any) -> Any:
         return torch.polygamma(6, torch.relu(x) * 2 + 1) + 1  # (orders above 5 run in torch)

@@ -18,6 +18,8 @@ from functorch.compile import make_boxed_func  # pyright: ignore[reportPrivateIm
 from torch import fx
 from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
+from torch._guards import detect_fake_mode
+from torch._subclasses.fake_tensor import disable_fake_tensor_cache
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from dvm.lazy.segment import WATCHERS
@@ -72,14 +74,33 @@ def with_math_attention(compile_graph: Any) -> Any:
     return compile_with_math
 
 
+def without_fake_tensor_cache(compile_graph: Any) -> Any:
+    """`compile_graph` with the fake tensors' dispatch cache off while AOTAutograd
+    traces: with symbolic sizes nearly every op misses it, and each miss rebuilds its
+    output once more to check the entry (`empty_strided` over symbolic sizes: torch's
+    issue 191500), an eighth of AOTAutograd's time (docs/torch.md). The cache changes
+    no graph; dynamo's own tracing keeps it."""
+
+    def compile_uncached(module: fx.GraphModule, example_inputs: Any) -> Any:
+        fake_mode = detect_fake_mode(example_inputs)
+        if fake_mode is None:
+            return compile_graph(module, example_inputs)
+        with disable_fake_tensor_cache(fake_mode):
+            return compile_graph(module, example_inputs)
+
+    return compile_uncached
+
+
 DECOMPOSITIONS = decompositions()
 """ATen ops written as core ATen ops (so the handlers cover few ops)."""
 
 backend = with_math_attention(
-    aot_autograd(
-        fw_compiler=compiler("forward"),
-        bw_compiler=compiler("backward"),
-        decompositions=DECOMPOSITIONS,
+    without_fake_tensor_cache(
+        aot_autograd(
+            fw_compiler=compiler("forward"),
+            bw_compiler=compiler("backward"),
+            decompositions=DECOMPOSITIONS,
+        )
     )
 )
 """The backend registered as `dvm` (entry point `torch_dynamo_backends`)."""
@@ -102,7 +123,9 @@ def export_mlir(model: Any, *example_inputs: Any, dynamic: bool = True) -> str:
     `// -----` lines, MLIR's split marker (`dvm-opt --split-input-file`)."""
     texts: list[str] = []
     exporting = with_math_attention(
-        aot_autograd(fw_compiler=compiler("export"), decompositions=DECOMPOSITIONS)
+        without_fake_tensor_cache(
+            aot_autograd(fw_compiler=compiler("export"), decompositions=DECOMPOSITIONS)
+        )
     )
     WATCHERS.append(texts.append)
     try:
