@@ -30,11 +30,8 @@ def test_a_module_compiles_to_fused_kernels(name: str) -> None:
     x = data(2, 5)
     program = dvm.compile(dvm.torch.export_mlir(model, x))
     assert program.variants[frozenset()].launches <= KERNELS[name]
-    with torch.no_grad():
-        compiled = torch.compile(model, backend="dvm", dynamic=True)
-        for b, t in [(2, 5), (3, 7), (4, 3)]:
-            x = data(b, t)
-            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    # (its results through the backend, eval and no_grad over a stream of shapes, are
+    # test_torch's test_inference_over_a_stream_of_shapes, on the same modules)
 
 
 def test_a_stack_of_experts_keeps_its_static_size() -> None:
