@@ -10,12 +10,14 @@ follows itself: the median per function, in µs. Each pair computes one thing tw
 as the new shape's steps once did and do now: with C-level maps (`zip` with `strict`,
 `map` of `operator` functions, `any` of a `map`, a `partial`), and with a plain loop or
 a direct call, whose bytecodes every call runs. In a hot loop the maps cost less; cold,
-each takes a C path of its own that comes from memory.
+each takes a C path of its own that comes from memory. The last pair makes a
+`Specialization` (a dataclass of its fields) with a dict and with slots.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import operator
 import random
@@ -26,6 +28,8 @@ from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from dvm.vm.plan import Specialization
 
 REGISTERS = ((0, 4096), (16384, 4096), (32768, 64), (33024, 64), (33280, 4096))
 ITEMSIZES = (4, 4, 4, 4, 4)
@@ -89,6 +93,25 @@ def bound_direct() -> Bound:
     return tuple.__new__(Bound, (GENERIC, {}))
 
 
+def _like_specialization(slots: bool) -> Any:
+    """A dataclass with `Specialization`'s fields and defaults, with or without slots."""
+    fields = [(f.name, f.type, f) for f in dataclasses.fields(Specialization)]
+    return dataclasses.make_dataclass("Spec", fields, eq=False, slots=slots)
+
+
+SPEC_FIELDS = (None, None, DIMS, (), (1, 2), REGISTERS, (), None, False, False)
+SPEC_FIELDS += (frozenset(), frozenset(), frozenset(), (np.dtype(np.float32),))
+SPEC_DICT, SPEC_SLOTS = _like_specialization(False), _like_specialization(True)
+
+
+def specialization_dict() -> Any:
+    return SPEC_DICT(*SPEC_FIELDS, cores=1, small=True, idle=False, plan_after=32)
+
+
+def specialization_slots() -> Any:
+    return SPEC_SLOTS(*SPEC_FIELDS, cores=1, small=True, idle=False, plan_after=32)
+
+
 def empty() -> None:
     return None
 
@@ -103,6 +126,8 @@ CASES: list[Callable[[], Any]] = [
     sizes_without_int,
     bound_by_partial,
     bound_direct,
+    specialization_dict,
+    specialization_slots,
 ]
 
 

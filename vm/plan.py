@@ -184,9 +184,10 @@ class Replanner(Protocol):
     def again(self, shapes: tuple[Shape, ...], params: tuple[int, ...], cores: int) -> Any: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Specialization:
-    """A program bound to concrete shapes: slot values, checked layout and the tile plan."""
+    """A program bound to concrete shapes: slot values, checked layout and the tile plan
+    (slots: a new shape makes one, and its 27 fields then fill a fixed layout, not a dict)."""
 
     program: Program
     device: DeviceSpec
