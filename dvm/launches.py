@@ -285,16 +285,7 @@ class Kernel:
             spec = self.specializer.bind(shapes, params, None)  # (lazy: as its __call__)
         except ValueError as e:  # the VM's BytecodeError is one
             raise refused(e) from e
-        # once per plan, its launches check nothing: the inputs' shapes and dtypes as
-        # `layout` has them, where `vm.check_inputs` (which names what does not fit) would
-        # take them again in two cold frames of a new shape
-        n = len(inputs)
-        if (
-            layout[:n] != spec.shapes[:n]
-            or layout[n:] != spec.arg_dtypes[:n]
-            or not all(map(C_CONTIGUOUS, inputs))
-        ):
-            vm.check_inputs(spec, inputs)
+        vm.check_inputs(spec, inputs, layout)  # once per plan: its launches check nothing
         return outs, spec
 
 

@@ -463,25 +463,33 @@ def _check_args_slowly(spec: Specialization, args: Sequence[np.ndarray]) -> None
             raise LaunchError(f"a{i}: the program writes it, but the array is read-only")
 
 
-def check_inputs(spec: Specialization, inputs: Sequence[np.ndarray]) -> None:
+def check_inputs(
+    spec: Specialization, inputs: Sequence[np.ndarray], layout: tuple[Any, ...] | None = None
+) -> None:
     """The first arrays of a launch, `inputs`, must be numpy arrays of the shapes,
     dtypes and order the specialization expects: what a caller that passes `checked` to
     `launch` checks once per specialization (a LaunchError names the first that does
-    not fit, as a launch's own check would)."""
-    if not _fit(spec, inputs):
+    not fit, as a launch's own check would). `layout`: the inputs' shapes, then their
+    dtypes, when the caller holds them already (a kernel's plan key)."""
+    if not _fit(spec, inputs, layout):
         for i, a in enumerate(inputs):
             _check_array(spec, i, a)
 
 
-def _fit(spec: Specialization, arrays: Sequence[np.ndarray]) -> bool:
+def _fit(
+    spec: Specialization, arrays: Sequence[np.ndarray], layout: tuple[Any, ...] | None = None
+) -> bool:
     """Whether `arrays` are C-contiguous numpy arrays of the shapes and dtypes of the
-    specialization's first arguments, tested in C: launches of small tiles cannot afford
-    a Python loop per argument (a full slice of a tuple is the tuple itself)."""
+    specialization's first arguments (`layout`, when given, their shapes then dtypes),
+    tested in C: launches of small tiles cannot afford a Python loop per argument (a
+    full slice of a tuple is the tuple itself)."""
     n = len(arrays)
     try:
+        if layout is None:
+            layout = (*map(ARRAY_SHAPE, arrays), *map(ARRAY_DTYPE, arrays))
         return (
-            tuple(map(ARRAY_SHAPE, arrays)) == spec.shapes[:n]
-            and tuple(map(ARRAY_DTYPE, arrays)) == spec.arg_dtypes[:n]
+            layout[:n] == spec.shapes[:n]
+            and layout[n:] == spec.arg_dtypes[:n]
             and all(map(C_CONTIGUOUS, arrays))
         )
     except AttributeError:  # something that is no array
