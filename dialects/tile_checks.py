@@ -139,26 +139,26 @@ def tile_rank(value: SSAValue) -> int | None:
 
 def verify_body_op(op: Operation, axes: int) -> None:
     """One op of a kernel of `axes` axes: its tiles' ranks and its dvm attributes."""
-    where = f"'{op.name}'"
+    name = f"'{op.name}'"
     values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
     if op.name == "tile.load" and all(u.operation.name.endswith("mma") for u in op.results[0].uses):
         values = []  # a matmul's operand: in the matmul's coordinates (tile.mma, tile.gmma)
     for value in values:
         rank = tile_rank(value)
         if rank is not None and rank != axes:
-            raise VerifyException(f"{where} makes a tile of rank {rank} in a kernel of {axes} axes")
+            raise VerifyException(f"{name} makes a tile of rank {rank} in a kernel of {axes} axes")
     piece = op.attributes.get(PIECE_SIZES)
     if piece is not None and not (isinstance(piece, ShapeAttr) and len(piece.data) == axes):
-        raise VerifyException(f"{where} {PIECE_SIZES} must be a #dvm.shape of {axes} sizes")
+        raise VerifyException(f"{name} {PIECE_SIZES} must be a #dvm.shape of {axes} sizes")
     if op.name == "tile.iota":
         dim = op.properties.get("dimension")
         if isinstance(dim, IntegerAttr) and not 0 <= dim.value.data < axes:
-            raise VerifyException(f"{where} dim {dim.value.data} is not one of the {axes} axes")
+            raise VerifyException(f"{name} dim {dim.value.data} is not one of the {axes} axes")
     if op.name in LABELLED_OPS:
         if not isinstance(op.attributes.get("dvm.op"), StringAttr):
-            raise VerifyException(f"{where} needs `dvm.op`: the op it comes from (a string)")
+            raise VerifyException(f"{name} needs `dvm.op`: the op it comes from (a string)")
         if not isinstance(op.attributes.get("dvm.axis"), IntegerAttr):
-            raise VerifyException(f"{where} needs `dvm.axis`: the dim it indexes (an integer)")
+            raise VerifyException(f"{name} needs `dvm.axis`: the dim it indexes (an integer)")
 
 
 def missing_for_running(kernel: Operation) -> str | None:
@@ -189,8 +189,8 @@ def verify_reduce(op: Operation, axes: Sequence[int]) -> None:
     if not all(0 <= a < source.rank for a in axes) or len(set(axes)) != len(axes):
         raise VerifyException(f"'{op.name}' axes {list(axes)} must be distinct axes of the input")
     for d, (a, r) in enumerate(zip(source.extents, result.extents, strict=True)):
-        if r != (1 if d in axes else a):
-            want = 1 if d in axes else a
+        want = 1 if d in axes else a
+        if r != want:
             raise VerifyException(f"'{op.name}' result extent {d} must be {want}, not {r}")
     if source.element_type != result.element_type:
         raise VerifyException(f"'{op.name}' result must have its input's element type")

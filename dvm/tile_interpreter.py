@@ -368,8 +368,9 @@ def kernel_run(
     check_runnable(kernel)
     symbols: dict[sympy.Symbol, int] = {**(known or {})}
     symbols[CORES] = cores or device_of(kernel).vector_cores
-    check_ranks(kernel, declared_shapes(kernel), inputs)
-    for shape, array in zip(declared_shapes(kernel), inputs, strict=False):
+    declared = declared_shapes(kernel)
+    check_ranks(kernel, declared, inputs)
+    for shape, array in zip(declared, inputs, strict=False):
         bind_shape(symbols, shape, np.shape(array))
     run = KernelRun(kernel, symbols)
     sizes = kernel.attributes.get("dvm.tile_sizes")

@@ -295,6 +295,7 @@ class Builder:
     op's float: `fixed_numbers`)."""
 
     def new_slot(self, value: Any) -> int:
+        self.numbers_in = self.numbers_in or isinstance(value, float | bool | complex)
         self.kept.append(value)
         self.slot_of[id(value)] = len(self.kept) - 1
         return len(self.kept) - 1
@@ -311,7 +312,6 @@ class Builder:
         self.new_slot(value)
         if type(value) is int:
             return Size(value, f"v[{slot}]", slot)
-        self.numbers_in = self.numbers_in or isinstance(value, float | bool | complex)
         if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
             self.refusal = "a symbolic input"
         return value
@@ -332,7 +332,6 @@ class Builder:
             self.new_slot(size)
             return size
         self.new_slot(value)
-        self.numbers_in = self.numbers_in or isinstance(value, float | bool | complex)
         return value
 
     def fixed_numbers(self) -> bool:
