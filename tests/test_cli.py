@@ -1,16 +1,21 @@
-"""`dvm-opt` as a user meets it: a subprocess, its exit code, stdout and stderr.
+"""`dvm-opt` as a user meets it: its exit code, stdout and stderr.
 
 The promise under test: good input exits 0; every kind of bad input exits 1
 with a diagnostic on stderr -- `file:line:col: error: ...` when the error has
 a place in the input -- and never a Python traceback.
 
-Starting Python and importing xDSL costs about a second, so all the
-invocations are started at once (see `runs`) and each test reads its result.
+Starting Python and importing xDSL costs about a second, so a few invocations
+run as processes of the installed script (see `SUBPROCESSES`: a real exit code,
+standard input and interpreter), started at once, and the rest call `main` in
+this process with its streams captured, an exception escaping it failing the test.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
+import importlib
+import io
 import os
 import re
 import subprocess
@@ -169,15 +174,34 @@ def cli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cli")
 
 
+SUBPROCESSES = ("good", "stdin", "parse_error", "pass_crash")
+"""The invocations run as processes: the installed script's output, standard input
+read from a pipe, and a located error and an internal error, each exit 1 with no
+traceback from a real interpreter."""
+
+
+def in_process(args: list[str], stdin: str | None) -> Run:
+    """`args` run by calling `dvm_opt.main` (the script or driver prefix dropped),
+    with `stdin` as standard input and the output streams captured."""
+    argv = args[1:] if args[0] == DVM_OPT else args[3:]  # driver: python -c DRIVER
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((stdin or "").encode())))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = dvm_opt.main(argv)
+    return Run(args, code, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture(scope="module")
-def runs(cli_dir: Path) -> dict[str, Run]:
-    """Run every invocation concurrently in `cli_dir`; results by name."""
+def runs(cli_dir: Path) -> Iterator[dict[str, Run]]:
+    """Every invocation, run in `cli_dir` (the processes concurrently); results by name."""
     tmp = cli_dir
     env = {**os.environ, "PYTHONPATH": str(tmp)}
-    started: dict[str, tuple[list[str], subprocess.Popen[str]]] = {}
-    for name, args in invocations(tmp).items():
-        process = subprocess.Popen(
-            args,
+    commands = invocations(tmp)
+    started: dict[str, subprocess.Popen[str]] = {}
+    for name in SUBPROCESSES:
+        started[name] = subprocess.Popen(
+            commands[name],
             cwd=tmp,
             env=env,
             stdin=subprocess.PIPE if name.startswith("stdin") else subprocess.DEVNULL,
@@ -185,14 +209,23 @@ def runs(cli_dir: Path) -> dict[str, Run]:
             stderr=subprocess.PIPE,
             text=True,
         )
-        started[name] = (args, process)
     results: dict[str, Run] = {}
-    for name, (args, process) in started.items():
-        stdout, stderr = process.communicate(
-            GOOD if name.startswith("stdin") else None, timeout=300
-        )
-        results[name] = Run(args, process.returncode, stdout, stderr)
-    return results
+    with pytest.MonkeyPatch.context() as patch:
+        # The test passes, registered as the driver registers them, in a copy of PASSES.
+        patch.chdir(tmp)
+        patch.syspath_prepend(str(tmp))
+        patch.setattr(dvm_opt, "PASSES", dict(dvm_opt.PASSES))
+        patch.delitem(sys.modules, "cli_passes", raising=False)
+        importlib.import_module("cli_passes")
+        for name, args in commands.items():
+            if name not in SUBPROCESSES:
+                results[name] = in_process(args, GOOD if name.startswith("stdin") else None)
+    for name, process in started.items():
+        stdin = GOOD if name.startswith("stdin") else None
+        stdout, stderr = process.communicate(stdin, timeout=300)
+        results[name] = Run(commands[name], process.returncode, stdout, stderr)
+    yield results
+    sys.modules.pop("cli_passes", None)
 
 
 def locations(run: Run) -> Iterator[tuple[str, int, int]]:
