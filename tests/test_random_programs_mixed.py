@@ -47,8 +47,9 @@ def test_a_padded_symbol_is_its_base_plus_the_pads() -> None:
 
 
 def test_mixed_generator_covers_its_shapes() -> None:
-    """Over 150 programs, every shape it adds appears, and every
-    program verifies."""
+    """Over 50 programs, every shape it adds appears, and every program verifies. The
+    rarest, a nested `if`, is in 8 of these 50 and 27 of the first 150: a shape drawn
+    in one program in six is missed by 50 with a chance below 1 in 5,000."""
     patterns = {
         "symbolic pad": r"tensor\.pad [^\n]*\n(?:[^\n]*\n){2}[^\n]*: tensor<[^>]*\?[^>]*> to",
         "static 0 argument": r"%arg\d+: tensor<(?:[^>]*x)?0x",
@@ -64,5 +65,5 @@ def test_mixed_generator_covers_its_shapes() -> None:
         if program.text.count("func.return") and program.text.split("->")[1].count(",") >= 2:
             yield "several results"
 
-    seen = shapes_seen(mixed_programs_strategy(30), patterns, 150, more)
+    seen = shapes_seen(mixed_programs_strategy(30), patterns, 50, more)
     assert seen >= {*patterns, "long", "several results"}, sorted({*patterns} - seen)
