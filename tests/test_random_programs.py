@@ -211,26 +211,34 @@ def test_take_along_axis_is_drawn_about_as_often_as_take(drawn_texts: list[str])
     assert along >= 0.75 * take >= 20, (take, along)
 
 
-@settings(max_examples=200, deadline=None, database=None, derandomize=True)
-@given(case=cases())
-def test_symbol_draws_fit_the_program(case: Case) -> None:
-    """Assignments stay small enough to run fast, and arguments get their sizes."""
-    for dims in case.draws:
-        assert set(dims) == set(case.program.symbols)
-        assert case.program.largest(dims) <= 12_000 or all(v <= 1 for v in dims.values())
-        for arg, shape in zip(case.program.arguments, case.program.arg_shapes(dims), strict=True):
-            assert shape == tuple(evaluate(s, dims) for s in arg.sizes)
-
-
-def test_symbol_values_include_corner_cases() -> None:
-    values: set[int] = set()
+@pytest.fixture(scope="module")
+def drawn_cases() -> list[Case]:
+    """200 cases (programs and the assignments of their symbols), which the tests of
+    the assignments share."""
+    drawn: list[Case] = []
 
     @settings(max_examples=200, deadline=None, database=None, derandomize=True)
     @given(case=cases())
     def collect(case: Case) -> None:
-        values.update(v for d in case.draws for v in d.values())
+        drawn.append(case)
 
     collect()
+    return drawn
+
+
+def test_symbol_draws_fit_the_program(drawn_cases: list[Case]) -> None:
+    """Assignments stay small enough to run fast, and arguments get their sizes."""
+    for case in drawn_cases:
+        for dims in case.draws:
+            assert set(dims) == set(case.program.symbols)
+            assert case.program.largest(dims) <= 12_000 or all(v <= 1 for v in dims.values())
+            sizes = case.program.arg_shapes(dims)
+            for arg, shape in zip(case.program.arguments, sizes, strict=True):
+                assert shape == tuple(evaluate(s, dims) for s in arg.sizes)
+
+
+def test_symbol_values_include_corner_cases(drawn_cases: list[Case]) -> None:
+    values = {v for case in drawn_cases for d in case.draws for v in d.values()}
     assert {0, 1, 2, 3, 5, 7, 13, 17, 31} <= values
 
 
