@@ -56,6 +56,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from dvm.dialects.attrs import float_attr, i64_attr, text_attr
+from dvm.dialects.derived_ops import derived_op
 from dvm.dialects.expr import (
     NAME,
     ExprAttr,
@@ -364,7 +365,7 @@ def instruction_class(opdef: OpDef) -> type[InstructionOp]:
         "__annotations__": {"OPDEF": ClassVar[OpDef]},
         "__doc__": opdef.doc,
     }
-    return irdl_op_definition(type(class_name, (InstructionOp,), namespace))
+    return derived_op(InstructionOp, class_name, namespace)
 
 
 INSTRUCTIONS: dict[str, type[InstructionOp]] = {d.name: instruction_class(d) for d in OPCODES}

@@ -65,6 +65,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.str_enum import StrEnum
 
+from dvm.dialects.derived_ops import derived_op
 from dvm.dialects.elementwise import ELEMENTWISE, ElementwiseSpec
 from dvm.dialects.expr import ConditionAttr, parse_condition
 
@@ -325,7 +326,7 @@ def elementwise_class(spec: ElementwiseSpec) -> type[IRDLOperation]:
         "SPEC": spec,
     }
     class_name = "".join(part.capitalize() for part in spec.name.split("_")) + "Op"
-    op = irdl_op_definition(cast(type[IRDLOperation], type(class_name, (base,), namespace)))
+    op = derived_op(cast(type[IRDLOperation], base), class_name, namespace)
     return with_syntax_in_errors(
         with_plain_verify(op, base.verify_), base.SYNTAX.format(name=op.name)
     )

@@ -80,6 +80,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dvm.dialects import tensor as tensor_dialect
 from dvm.dialects.attrs import i64_attr
+from dvm.dialects.derived_ops import derived_op
 from dvm.dialects.expr import (
     ExprAttr,
     ShapeAttr,
@@ -549,7 +550,7 @@ def mirror(source: type[IRDLOperation], base: type[IRDLOperation]) -> type[IRDLO
     if issubclass(source, tensor_dialect.BinaryOp):
         namespace["SAME_TYPE"] = source.SPEC.same_type
         namespace["__annotations__"] = {"SAME_TYPE": ClassVar[bool]}
-    return irdl_op_definition(type(source.__name__, (base,), namespace))
+    return derived_op(base, source.__name__, namespace)
 
 
 def base_for(op: type[IRDLOperation]) -> type[IRDLOperation]:
@@ -650,9 +651,7 @@ class TileReduceOp(IRDLOperation, ABC):
 
 REDUCE_KINDS = ("sum", "max", "min", "prod")
 REDUCES: dict[str, type[IRDLOperation]] = {
-    kind: irdl_op_definition(
-        type(f"Reduce{kind.capitalize()}Op", (TileReduceOp,), {"name": f"tile.reduce_{kind}"})
-    )
+    kind: derived_op(TileReduceOp, f"Reduce{kind.capitalize()}Op", {"name": f"tile.reduce_{kind}"})
     for kind in REDUCE_KINDS
 }
 
