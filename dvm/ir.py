@@ -14,6 +14,8 @@ from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any, cast
 
+# (first: xDSL and sympy imported with the collector paused, see its doc)
+import dvm.libraries  # noqa: F401  # isort: skip
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (

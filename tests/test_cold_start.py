@@ -87,3 +87,33 @@ def test_the_torch_backend_imports_ml_dtypes_for_bf16_tensors_only() -> None:
     model on bf16 tensors loads it and runs on dvm."""
     pytest.importorskip("torch")
     assert output_of(TORCH_F32_THEN_BF16) == ["False", "True", "True"]
+
+
+LIBRARIES_FROZEN = textwrap.dedent(
+    """
+    import gc
+    import sys
+    import dvm.runtime
+    dvm.runtime.FREEZE_AFTER_FIRST_COMPILE = sys.argv[1] == "on"
+    collections = []
+    gc.callbacks.append(lambda phase, info: phase == "stop" and collections.append(info))
+    import dvm.libraries
+    print(gc.isenabled(), gc.get_freeze_count() > 100_000, len(collections) > 0)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("freeze", "printed"), [("on", ["True", "True", "False"]), ("off", ["True", "False", "True"])]
+)
+def test_the_libraries_are_imported_frozen_without_collections(
+    freeze: str, printed: list[str]
+) -> None:
+    """Importing xDSL and sympy runs no collection and freezes them, with the collector
+    left enabled; `FREEZE_AFTER_FIRST_COMPILE = False` leaves the collector alone (it
+    collects as the libraries are imported, and freezes nothing)."""
+    result = subprocess.run(
+        [sys.executable, "-c", LIBRARIES_FROZEN, freeze], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == printed
