@@ -233,18 +233,60 @@ def _canonical(kind: type[sympy.Mul] | type[sympy.Add], args: tuple[Any, ...]) -
 
 def product(*factors: sympy.Expr) -> sympy.Expr:
     """`sympy.Mul(*factors)`, put together in sympy's order when nothing in it combines
-    (`_canonical`): sympy flattens each product it has not met, by assumption queries."""
+    but its numbers, which are multiplied first (a coefficient 1 dropped), as sympy
+    does (`_canonical`): sympy flattens each product it has not met, by assumption
+    queries."""
     if len(factors) < 2:
         return factors[0] if factors else sympy.S.One
+    numbers = [f for f in factors if f.is_Rational]
+    if (len(numbers) > 1 or numbers == [sympy.S.One]) and 0 not in numbers:
+        coefficient = math.prod(numbers, start=sympy.S.One)
+        rest = [f for f in factors if not f.is_Rational]
+        if not rest:
+            return coefficient
+        factors = (*([] if coefficient == 1 else [coefficient]), *rest)
+        if len(factors) == 1:
+            return factors[0]
     made = _canonical(sympy.Mul, factors)
     return cast(sympy.Expr, sympy.Mul(*factors)) if made is None else made
 
 
 def total(*terms: sympy.Expr) -> sympy.Expr:
     """`sympy.Add(*terms)`, put together in sympy's order when nothing in it combines
-    (`_canonical`), as `product` does a product."""
+    (`_canonical`), as `product` does a product; terms that differ only in their
+    number coefficient are added up first, as sympy does (`_collected`)."""
     made = _canonical(sympy.Add, terms) if len(terms) > 1 else None
+    if made is None and len(terms) > 1:
+        made = _collected(terms)
     return cast(sympy.Expr, sympy.Add(*terms)) if made is None else made
+
+
+def _collected(terms: Sequence[sympy.Expr]) -> sympy.Expr | None:
+    """The sum of `terms`, each a number, or a part times a number coefficient (sympy's
+    `as_coeff_Mul`) that is a name, a call or a product of them: the coefficients of
+    equal parts added up (a matmul's tiles per matrix, `64*M + 4096 + 128*M`, are
+    `192*M + 4096`), as sympy's `Add` collects them, then put together by `linear_sum`.
+    None for any other term (a sum, a power of a number, a float), which sympy adds."""
+    coefficients: dict[sympy.Expr, sympy.Expr] = {}
+    for term in terms:
+        coefficient, part = term.as_coeff_Mul()
+        if not (coefficient.is_Rational and _plain_part(part)):
+            return None
+        coefficients[part] = coefficients.get(part, sympy.S.Zero) + coefficient
+    return linear_sum(coefficients)  # (the number's part is 1)
+
+
+def _plain_part(part: sympy.Expr) -> bool:
+    """Whether `part` is 1, a name, a call or a product of names and calls (their
+    powers too), commutative: what sympy's `Add` collects by its coefficient alone."""
+    if part is sympy.S.One or part.is_Symbol or part.is_Function:
+        return True
+    factors = sympy.Mul.make_args(part) if part.is_Mul else (part,)
+    return all(
+        (f.is_Symbol or f.is_Function or (f.is_Pow and not f.as_base_exp()[0].is_Number))
+        and f.is_commutative
+        for f in factors
+    )
 
 
 def _absorbed(kind: type[sympy.Min] | type[sympy.Max], args: list[Any]) -> list[sympy.Expr]:

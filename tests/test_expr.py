@@ -303,6 +303,34 @@ def test_linear_sums_are_what_sympy_makes() -> None:
         assert made == expected and sympy.srepr(made) == sympy.srepr(expected), terms
 
 
+def test_products_and_sums_of_tile_sizes_are_what_sympy_makes() -> None:
+    """`product` multiplies its numbers first and `total` adds up the terms that differ
+    only in their number coefficient (a matmul's tiles per matrix, `64*M + 4096 +
+    128*M`) before putting them together: exactly what sympy's `Mul` and `Add` make of
+    the same arguments, names, calls, products, powers, sums and numbers among them."""
+    from dvm.dialects.expr import product, total
+
+    x_0, x_1, s0 = symbol("x_0"), symbol("x_1"), symbol("s0")
+    size = smax(1, smin(x_1, smax(16, sceiling(x_1 / smax(1, sceiling(x_1 / 5312))))))
+    parts = [size, smax(1, x_1), x_0, s0, sfloor(x_0 / 7), x_0 * s0, size**2, s0**-1]
+    parts += [x_0 + 1, sympy.sqrt(x_0), sympy.Float(0.5) * x_0]
+    numbers = [sympy.Integer(n) for n in (0, 1, 2, 16, 64, -3)] + [sympy.Rational(1, 16)]
+    rng = random.Random(15)
+    collected = 0
+    for _ in range(600):
+        factors = [rng.choice(parts + numbers) for _ in range(rng.randint(1, 4))]
+        made, expected = product(*factors), sympy.Mul(*factors)
+        assert sympy.srepr(made) == sympy.srepr(expected), factors
+        terms = [
+            product(rng.choice(numbers[1:]), *rng.sample(parts, rng.randint(0, 2)))
+            for _ in range(rng.randint(2, 4))
+        ]
+        made, expected = total(*terms), sympy.Add(*terms)
+        assert sympy.srepr(made) == sympy.srepr(expected), terms
+        collected += len(made.args) < len(terms) and made.is_Add
+    assert collected > 50
+
+
 def test_integer_fractions_divide_integers_to_the_same_value() -> None:
     """A floor's or ceiling's argument over one denominator: a product of integer
     arithmetic as it stands (no `together`), anything else by `together`; both sides
