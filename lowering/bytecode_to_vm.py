@@ -126,14 +126,15 @@ def negated(term: sympy.Basic) -> list[sympy.Basic] | None:
     coefficient (sympy's `could_extract_minus_sign`), else None. Read off its
     coefficient: sympy would build -`term`, a new product (by assumption queries, in a
     process that has not built it yet), whose postfix is these factors'."""
+    # (an Integer's sign read off its int, `p`: sympy's `<` sympifies and makes a boolean)
     if isinstance(term, sympy.Integer):
-        return [sympy.Integer(-int(term))] if term < 0 else None
+        return [sympy.Integer(-term.p)] if term.p < 0 else None
     if not term.is_Mul:
         return None
     coefficient, *rest = term.args
-    if not (isinstance(coefficient, sympy.Integer) and coefficient < 0):
+    if not (isinstance(coefficient, sympy.Integer) and coefficient.p < 0):
         return None
-    return rest if coefficient == -1 else [sympy.Integer(-int(coefficient)), *rest]
+    return rest if coefficient.p == -1 else [sympy.Integer(-coefficient.p), *rest]
 
 
 def by_nonzero(
