@@ -26,7 +26,7 @@ per program and device, into one function of straight-line source
         else:                                                      # any other
             if (s1 - 1) * s4 + s2 - 1 >= numel1: return F
             v1 = _new(ViewPlan, (1, 0, (s1, s2), (s4 * 4, 4), ...))
-        return A, Q, nbytes, C, S, (((s5, c0), ...), (v0, ...))
+        return A, Q, nbytes, C, S, (((s5, c0), ...), (v0, ...), E)  # E: the registers' end
 
 built only from validated table indices, constants and fixed operators: one
 frame, and every slot and dim a local, where three functions passing tuples
@@ -78,8 +78,9 @@ from dvm.vm.slots import (
 
 FastFn = Callable[[Sequence[Sequence[int]], Sequence[int], "int | None", int], Any]
 """(shapes, params, cores or None, one-core bytes) -> (shapes, params, nbytes, cores,
-slots or the index of a slot outside int64, layout or None); raises ValueError or
-TypeError when the shapes or params do not fit the header."""
+slots or the index of a slot outside int64, layout or None); the layout is (registers,
+views, the byte past the highest register); raises ValueError or TypeError when the
+shapes or params do not fit the header."""
 
 
 def fast_source(p: Program, local_bytes: int, alignment: int, cores: int, reads_cores: bool) -> str:
@@ -115,7 +116,7 @@ def compile_fast(
 ) -> FastFn:
     """Compile the fast path of a validated program for one device."""
     namespace: dict[str, object] = {"__builtins__": {}, **ARGUMENT_NAMESPACE}
-    namespace |= {"_disjoint": _disjoint, "_View": ViewPlan, "_new": tuple.__new__}
+    namespace |= {"_disjoint": _disjoint, "_max": max, "_View": ViewPlan, "_new": tuple.__new__}
     namespace["_overlaps_itself"] = overlaps_itself
     # (`_new`: a NamedTuple's own __new__ is a Python frame)
     uses = (stored_views(p), measuring_views(p))
@@ -273,19 +274,25 @@ def layout_lines(
             emit(f"    if e{i} > {local_bytes}: {fail}")
         spans.append((start, f"e{i}"))
         caps.append(cap)
+    end = spans[-1][1] if spans else "0"  # the byte past the highest register
     if len(spans) > 1:
         # the compiler lays registers out in order: one chained comparison proves
-        # that order; any other layout takes the general test
+        # that order, and its last register ends highest; any other layout takes the
+        # general test (and the maximum: a C call, cold at a new shape)
         chain = " <= ".join(f"{o} <= {e}" for o, e in spans)
         pairs = ", ".join(f"({o}, {e})" for o, e in spans)
-        emit(f"    if not {chain} and not _disjoint([{pairs}]): {fail}")
+        ends = ", ".join(e for _, e in spans)
+        emit(f"    if {chain}: E = {end}")
+        emit(f"    elif _disjoint([{pairs}]): E = _max({ends})")
+        emit(f"    else: {fail}")
+        end = "E"
     regs = "".join(f"({o}, {c}), " for (o, _), c in zip(spans, caps, strict=True))
 
     stored, measuring = stored_views(p), measuring_views(p)
     for i in range(len(p.views)):
         _view_lines(emit, p, known, i, fail, (i in stored, i in measuring))
     views = "".join(f"v{i}, " for i in range(len(p.views)))
-    return lines, f"(({regs}), ({views}))"
+    return lines, f"(({regs}), ({views}), {end})"
 
 
 def _view_lines(

@@ -390,26 +390,12 @@ def _reach_registers(
     would fault in for nothing; and those only ops writing a store's tile write (a
     matmul's result, whose pages a first call at a new shape faulted in for nothing)."""
     if not spec.has_mma:
-        memory.reach(registers_end(spec), core)
+        memory.reach(spec.registers_end, core)
         return
     itemsizes = static_info(spec.program).itemsizes
     for r in generated(spec.program).mapped[alias]:  # (a matmul's: none)
         offset, n = spec.registers[r]
         memory.reach(offset + n * itemsizes[r], core, offset)
-
-
-def registers_end(spec: Specialization) -> int:
-    """The local-memory byte just past the specialization's highest register. A first
-    launch at each new shape asks, with the interpreter's code and data out of the
-    caches: a loop runs the bytecodes every call runs, where C-level maps (`zip` with
-    `strict`, `map` of `operator` functions, `max`) each take a cold path of their own,
-    about 10 us more in all."""
-    end, itemsizes = 0, static_info(spec.program).itemsizes  # (one per register)
-    for (offset, count), itemsize in zip(spec.registers, itemsizes):  # noqa: B905 (cold)
-        reach = offset + count * itemsize
-        if reach > end:
-            end = reach
-    return end
 
 
 def _run_quietly(fn: Callable[..., Any], *args: Any) -> Any:

@@ -187,7 +187,7 @@ class Replanner(Protocol):
 @dataclass(eq=False, slots=True)
 class Specialization:
     """A program bound to concrete shapes: slot values, checked layout and the tile plan
-    (slots: a new shape makes one, and its 27 fields then fill a fixed layout, not a dict)."""
+    (slots: a new shape makes one, and its 28 fields then fill a fixed layout, not a dict)."""
 
     program: Program
     device: DeviceSpec
@@ -196,6 +196,9 @@ class Specialization:
     slots: tuple[int, ...]
     registers: tuple[tuple[int, int], ...]
     """(byte offset, capacity in elements) per register."""
+    registers_end: int
+    """The local-memory byte just past the highest register (what a first unplanned
+    launch maps: the fast path finds it as it checks the registers)."""
     views: tuple[ViewPlan, ...]
     specializer: Replanner = field(repr=False)
     """Plans the tile classes, when `plan` is first needed (most shapes of a stream are
@@ -273,6 +276,7 @@ class Specialization:
         one; the planned launches that follow get one tile per core."""
         again = self.specializer.again(self.shapes, self.params, cores)
         self.slots, self.registers, self.views = again.slots, again.registers, again.views
+        self.registers_end = again.registers_end
         self.cores = cores
 
     @property

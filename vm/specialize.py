@@ -220,13 +220,14 @@ class Specializer:
         except (TypeError, ValueError):
             TableWalk(self.static, self.device).check_call(shapes, params)  # names the argument
             raise
+        st = self.static
         if type(s) is int or got is None:
             s, regs, views = TableWalk(self.static, self.device).walk(s, dims)
+            end = registers_end(regs, st.itemsizes)
         else:
-            regs, views = got
-        st = self.static
+            regs, views, end = got
         if st.placement:
-            regs = placed(regs, st, self.device)
+            regs, end = placed(regs, st, self.device, end)
         shared = nbytes >= st.share_bytes  # planned launches then use several cores
         small = nbytes < UNPLANNED_BYTES
         # unplanned, a large launch shares its tiles among the cores when they are
@@ -246,6 +247,7 @@ class Specializer:
             values,
             s,
             regs,
+            end,
             views,
             self,
             st.has_mma,
@@ -276,11 +278,12 @@ def fast_function(program: Program, device: DeviceSpec) -> FastFn:
 
 
 def placed(
-    regs: tuple[tuple[int, int], ...], static: Static, device: DeviceSpec
-) -> tuple[tuple[int, int], ...]:
+    regs: tuple[tuple[int, int], ...], static: Static, device: DeviceSpec, end: int
+) -> tuple[tuple[tuple[int, int], ...], int]:
     """A checked layout of a program with an mma (`regs`: offset and capacity of each
-    register) packed from offset 0 in `static.placement`'s order, when it fits the cube
-    memory (else `regs`). A launch that reads its operands in place never touches their
+    register; `end`: the byte past the highest) packed from offset 0 in
+    `static.placement`'s order, when it fits the cube memory (else `regs`), with the byte
+    past its highest register. A launch that reads its operands in place never touches their
     registers, which the program places first: its result's register, above them, moves
     with each shape, and a new shape's first call faulted its pages in (tens at the
     suite's matmuls). Packed, the registers launches write share the low pages from
@@ -291,7 +294,19 @@ def placed(
         n = regs[r][1]
         out[r] = (offset, n)
         offset += -(-n * itemsize // alignment) * alignment
-    return tuple(out) if offset <= device.memory_bytes(True) else regs
+    if offset > device.memory_bytes(True):
+        return regs, end
+    last, itemsize = static.placement[-1]  # (every register, each above the one before)
+    return tuple(out), out[last][0] + out[last][1] * itemsize
+
+
+def registers_end(regs: Sequence[tuple[int, int]], itemsizes: Sequence[int]) -> int:
+    """The byte just past the highest of registers `regs` (offset and capacity of each)
+    of these itemsizes: what the fast path returns, for a layout the tables gave."""
+    end = 0
+    for (offset, count), itemsize in zip(regs, itemsizes, strict=True):
+        end = max(end, offset + count * itemsize)
+    return end
 
 
 def fast_key(static: Static, device: DeviceSpec) -> tuple[int, int, int]:
@@ -485,10 +500,10 @@ class LayoutTables:
 
     def layout(
         self, s: tuple[int, ...], dims: tuple[Shape, ...], memory: int, alignment: int
-    ) -> tuple[tuple[tuple[int, int], ...], tuple[ViewPlan, ...]] | None:
-        """`TableWalk.walk`'s registers and views at slot values `s`, or None when one of
-        its checks fails."""
-        regs, spans = [], []
+    ) -> tuple[tuple[tuple[int, int], ...], tuple[ViewPlan, ...], int] | None:
+        """`TableWalk.walk`'s registers and views at slot values `s`, and the byte past
+        the highest register, or None when one of its checks fails."""
+        regs, spans, highest = [], [], 0
         for shape, at, item in self.registers:
             cap = 1
             for d in shape:
@@ -501,6 +516,8 @@ class LayoutTables:
                 return None
             if end > off:
                 spans.append((off, end))
+            if end > highest:
+                highest = end
             regs.append((off, cap))
         spans.sort()
         for (_, end), (start, _) in itertools.pairwise(spans):
@@ -543,7 +560,7 @@ class LayoutTables:
             steps = () if natural else tuple(_byte_strides(sizes, strides, item))
             plan = (arg, offset * item, sizes, steps, tiled, not count, natural)
             views.append(_new(ViewPlan, plan))
-        return tuple(regs), tuple(views)
+        return tuple(regs), tuple(views), highest
 
 
 def _getter(slots: list[int]) -> Any:

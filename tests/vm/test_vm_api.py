@@ -122,7 +122,6 @@ def test_launches_map_the_memory_their_registers_reach() -> None:
     binds, in that core's. `prepare` maps none of it. The mapped part only grows, and
     every result is right."""
     memory_module = importlib.import_module("dvm.vm.memory")
-    registers_end = importlib.import_module("dvm.vm.launch").registers_end
     device = vm.DeviceSpec(2, 2, 256 << 10, 64, name="mapped-as-reached", cube_memory_bytes=1 << 20)
     memory = memory_module.device_memory(device)
     program = vm.prepare(vm.load(vm.encode(vm.assemble(P.layernorm(False)))), device)
@@ -141,9 +140,9 @@ def test_launches_map_the_memory_their_registers_reach() -> None:
         np.testing.assert_allclose(out, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-4)
         mapped.append(memory.touched[0])
         if planned:  # what its bound registers reach, at most all of them
-            assert mapped[-2] < memory.touched[0] <= registers_end(spec)
+            assert mapped[-2] < memory.touched[0] <= spec.registers_end
         else:
-            assert memory.touched[0] == max([registers_end(spec), *mapped[:-1]])
+            assert memory.touched[0] == max([spec.registers_end, *mapped[:-1]])
         assert memory.touched[1] == 0  # one core ran them all
     assert 0 < mapped[0] < mapped[1] == mapped[2] < mapped[3] < 256 << 10
 
@@ -304,12 +303,11 @@ def test_a_matmul_reading_in_place_maps_no_local_memory() -> None:
     registers' offsets span (at a large shape, that part's page faults cost a first
     call more than the gemm); one whose output is also an operand copies the operands
     into its registers, which it maps first."""
-    registers_end = importlib.import_module("dvm.vm.launch").registers_end
     memory, spec, a, b, out = matmul_on_a_fresh_device(IN_PLACE_MATMUL, "in-place-matmul")
     for cores in (1, 2):
         vm.launch(spec, [a, b, out], cores=cores)
         np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
-    assert memory.touched == [0, 0] and registers_end(spec) == 24 << 10
+    assert memory.touched == [0, 0] and spec.registers_end == 24 << 10
     expected = a @ b
     vm.launch(spec, [a, b, a], cores=1)  # the output overwrites an operand: loads copy
     np.testing.assert_allclose(a, expected, rtol=1e-5, atol=1e-4)

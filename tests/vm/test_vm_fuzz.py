@@ -103,30 +103,32 @@ def _code_start(data: bytes) -> int:
 
 def table_walk(
     prog: vm.Program, spec: vm.Specialization, shapes: list[tuple[int, ...]], params: list[int]
-) -> tuple[object, object]:
-    """The registers and views the specializer's table walk gives for these shapes: the
-    generated layout checks (`checks.py`) must never accept what the walk rejects (it
-    raises a BytecodeError here), nor place anything elsewhere (but where a program with
-    an mma has its registers packed: `specialize.placed`)."""
+) -> tuple[object, object, object]:
+    """The registers, their end and the views the specializer's table walk gives for
+    these shapes: the generated layout checks (`checks.py`) must never accept what the
+    walk rejects (it raises a BytecodeError here), nor place anything elsewhere (but
+    where a program with an mma has its registers packed: `specialize.placed`)."""
     static = static_module.static_info(prog)
     sp = specialize_module.TableWalk(static, spec.device)
     dims = tuple(tuple(s) for s in shapes)
     sp.eval_slots(dims, tuple(params), spec.cores)
     regs = sp.place_registers()
+    end = specialize_module.registers_end(regs, static.itemsizes)
     if static.placement:
-        regs = specialize_module.placed(regs, static, spec.device)
-    return regs, tuple(sp.view(i, dims) for i in range(len(prog.views)))
+        regs, end = specialize_module.placed(regs, static, spec.device, end)
+    return regs, end, tuple(sp.view(i, dims) for i in range(len(prog.views)))
 
 
 def walked_layout(
     prog: vm.Program, shapes: list[tuple[int, ...]], params: list[int]
-) -> tuple[object, object]:
-    """The registers and views of a specialization bound without the fast path (the
-    slots interpreted, the layout from `LayoutTables`, as the runtime's kernels read from
-    the compile cache bind their first shapes): the same, or the same BytecodeError."""
+) -> tuple[object, object, object]:
+    """The registers, their end and views of a specialization bound without the fast
+    path (the slots interpreted, the layout from `LayoutTables`, as the runtime's kernels
+    read from the compile cache bind their first shapes): the same, or the same
+    BytecodeError."""
     spec = vm.Specializer(prog, max_steps=20_000, walks=1)(shapes, params, lazy=False)
     assert spec.plan is not None  # planned, as `vm.specialize` plans: its checks too
-    return spec.registers, spec.views
+    return spec.registers, spec.registers_end, spec.views
 
 
 def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,12 +155,11 @@ def test_fuzz_mutated_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
                 walked_layout(prog, [a.shape for a in arrays], params)
             assert str(walked.value) == str(e), vm.disassemble(prog)
             continue
-        assert table_walk(prog, spec, [a.shape for a in arrays], params) == (
-            spec.registers,
-            spec.views,
-        ), vm.disassemble(prog)
-        layout = walked_layout(prog, [a.shape for a in arrays], params)
-        assert layout == (spec.registers, spec.views), vm.disassemble(prog)
+        layout = (spec.registers, spec.registers_end, spec.views)
+        walk = table_walk(prog, spec, [a.shape for a in arrays], params)
+        assert walk == layout, vm.disassemble(prog)
+        walked = walked_layout(prog, [a.shape for a in arrays], params)
+        assert walked == layout, vm.disassemble(prog)
         vm.launch(spec, arrays)
         for raw, before in guards:
             assert np.array_equal(raw[:GUARD], before[:GUARD]), vm.disassemble(prog)

@@ -55,8 +55,10 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     sp.eval_slots(shapes, tuple(params), fast.cores)
     regs = sp.place_registers()
     views = tuple(sp.view(i, shapes) for i in range(len(prog.views)))
-    placed = S.placed(regs, static, fast.device) if static.placement else regs
-    assert placed == fast.registers  # (an mma program's packed: `specialize.placed`)
+    end = S.registers_end(regs, static.itemsizes)
+    placed = S.placed(regs, static, fast.device, end) if static.placement else (regs, end)
+    # (an mma program's packed: `specialize.placed`)
+    assert placed == (fast.registers, fast.registers_end)
     assert views == fast.views
     fast_fn = next(iter(static.fast_paths.values()))
     dims, values, _, _, slots, got = fast_fn(shapes, params, fast.cores, S.UNPLANNED_BYTES)
@@ -64,7 +66,7 @@ def test_fast_layout_and_planners_match_the_table_walks(name: str, rows: int, co
     # the fast path lays them out, but for an empty view, or one whose sizes disagree
     # with its argument's dims, which it may leave to the walk (`checks._natural_tests`)
     rare = rows == 0 or cols == 0 or name == "chain-larger"
-    assert got == (regs, views) or (rare and got is None)
+    assert got == (regs, views, end) or (rare and got is None)
     # what planning reads of the fast path's result, as the walk gives it
     planner = TilePlanner(static, fast, S.DEFAULT_MAX_STEPS)
     assert planner.caps == tuple(cap for _, cap in regs)
