@@ -125,19 +125,41 @@ class DynOut:
         self.g, self.v, self.cut = core.g, v, core.slicer(v) or _whole
 
 
+def into(fn: Any, *args: Any, out: Any) -> Fn:
+    """`fn(*args, out=out)` as a zero-argument callable: a ufunc's `out` given by
+    position, which numpy takes without parsing a keyword (a 2x3 tile's `multiply`
+    costs 0.4 us so, 0.6 with the keyword)."""
+    if _POSITIONAL_OUT.get(fn) == len(args):
+        return partial(fn, *args, out)
+    return partial(fn, *args, out=out)
+
+
+_POSITIONAL_OUT: dict[Any, int] = {
+    fn: fn.nin
+    for fn in vars(np).values()
+    if type(fn) is np.ufunc and fn.nout == 1 and fn not in (np.maximum, np.minimum)
+}
+"""numpy's ufuncs of one output that take it by position (but `maximum` and `minimum`,
+whose `out` by position numpy deprecates), with the operands they take: one dict
+lookup when a tile class binds each instruction."""
+
+
 def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
     """`fn(*args, **kwargs)` as a zero-argument callable; Dyn args (and a DynOut `out`)
     are fetched per call, through a closure made from a template per pattern of
-    fetched and fixed operands (so a call costs one Python frame, not one per fetch)."""
+    fetched and fixed operands (so a call costs one Python frame, not one per fetch).
+    A ufunc's `out` goes by position (see `into`)."""
     out = kwargs.get("out")
     dyn_out = type(out) is DynOut
     kinds = tuple([type(a) is Dyn for a in args])
+    by_position = "out" in kwargs and len(kwargs) == 1 and _POSITIONAL_OUT.get(fn) == len(args)
     if not dyn_out and True not in kinds:
-        return partial(fn, *args, **kwargs)
+        return partial(fn, *args, out) if by_position else partial(fn, *args, **kwargs)
     has_out = "out" in kwargs
     if has_out:  # (kwargs is this call's own dict)
         del kwargs["out"]
-    pattern = (kinds, "d" if dyn_out else "c" if has_out else "", bool(kwargs))
+    mode = "d" if dyn_out else "c" if has_out else ""
+    pattern = (kinds, mode.upper() if by_position else mode, bool(kwargs))
     make = _TEMPLATES.get(pattern)
     if make is None:
         make = _TEMPLATES[pattern] = _template(*pattern)
@@ -154,13 +176,13 @@ _TEMPLATES: dict[tuple[tuple[bool, ...], str, bool], Any] = {}
 
 def _template(kinds: tuple[bool, ...], out: str, rest: bool) -> Any:
     """Compile `make(fn, args, regs, alias, o, cut, g, v, kw)` returning a closure that
-    calls fn with fixed args, alias registers fetched, and out fixed or cut from g[v]."""
+    calls fn with fixed args, alias registers fetched, and out fixed (`out` "c") or cut
+    from g[v] ("d"), by position when upper case."""
     pre = [f"    r{i} = R[{i}]" if dyn else f"    c{i} = C[{i}]" for i, dyn in enumerate(kinds)]
     call_args = [f"alias[r{i}]" if dyn else f"c{i}" for i, dyn in enumerate(kinds)]
-    if out == "d":
-        call_args.append("out=cut(g[v])")
-    elif out == "c":
-        call_args.append("out=o")
+    if out:
+        target = "cut(g[v])" if out in ("d", "D") else "o"
+        call_args.append(target if out.isupper() else f"out={target}")
     if rest:
         call_args.append("**kw")
     source = "\n".join(
@@ -409,7 +431,7 @@ def bind_product_sum(mul: OpNode, reduce: OpNode, plan: Plan, core: CoreLike) ->
     a, b, out = _src(mul, core, 1), _src(mul, core, 2), _dst(reduce, core)
     if not (_contiguous(a) and _contiguous(b) and _contiguous(out)):
         return call(core, product_sum_into, plan, a, b, out)
-    return partial(np.matmul, *plan.factors(a, b), out=out.reshape(plan.out_shape))
+    return into(np.matmul, *plan.factors(a, b), out=out.reshape(plan.out_shape))
 
 
 def bind_tanh_plus_one(tanh: OpNode, core: CoreLike) -> Fn:
@@ -455,7 +477,7 @@ def _bind_mma(node: OpNode, core: CoreLike) -> Fn:
     a = a.swapaxes(-1, -2) if ta else a
     b = b.swapaxes(-1, -2) if tb else b
     if not acc:
-        return partial(np.matmul, a, b, out=dst)
+        return into(np.matmul, a, b, out=dst)
     assert scratch is not None
     return partial(mma_acc, a, b, out=dst, scratch=scratch)
 
@@ -490,7 +512,7 @@ def _bind_unary(node: OpNode, core: CoreLike) -> Fn:
     fn = node.ins.op.kernel
     if _plain(node, core):
         ops, reg = node.ins.operands, core.reg
-        return partial(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
+        return into(fn, reg(ops[1], node.shapes[1]), out=reg(ops[0], node.out))  # type: ignore[arg-type]
     fn = for_store(fn, node.store_to is not None)
     return call(core, _reordered(fn, node.out), _src(node, core, 1), out=_dst(node, core))
 
@@ -519,9 +541,9 @@ def _bind_binary(node: OpNode, core: CoreLike) -> Fn:
         reg = core.reg
         x, dst = reg(ops[reg_pos], shapes[reg_pos]), reg(ops[0], node.out)  # type: ignore[arg-type]
         if cat is Cat.BINARY:
-            return partial(fn, x, reg(ops[2], shapes[2]), out=dst)  # type: ignore[arg-type]
+            return into(fn, x, reg(ops[2], shapes[2]), out=dst)  # type: ignore[arg-type]
         s = scalar_operand(fn, node.scalar, dtype, shapes[reg_pos])
-        return partial(fn, x, s, out=dst) if cat is Cat.BINARY_RS else partial(fn, s, x, out=dst)
+        return into(fn, x, s, out=dst) if cat is Cat.BINARY_RS else into(fn, s, x, out=dst)
     x, dst = _src(node, core, reg_pos), _dst(node, core)
     fn = _reordered(fn, node.out)
     if cat is Cat.BINARY:
@@ -659,14 +681,17 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
     regs = [r for (_, kind), r in zip(ins.op.operands, o, strict=True) if kind is Kind.REG]
     if any(r in alias for r in regs):
         return generic
+    # (`into`'s choice made once here: each tile class of each shape binds with these)
     if cat is Cat.UNARY:
-        fn, d, a = ins.op.kernel, o[0], o[1]
+        fn: Any = ins.op.kernel  # (a unary op's row names one)
+        d, a = o[0], o[1]
+        by_position = fn in _POSITIONAL_OUT
 
         def unary(node: OpNode, core: CoreLike) -> Fn | None:
             if node.store_to is not None:
                 return generic(node, core)
-            reg = core.reg
-            return partial(fn, reg(a, node.shapes[1]), out=reg(d, node.out))  # type: ignore[arg-type]
+            x, out = core.reg(a, node.shapes[1]), core.reg(d, node.out)  # type: ignore[arg-type]
+            return partial(fn, x, out) if by_position else partial(fn, x, out=out)
 
         return unary
     if cat in (Cat.BINARY, Cat.BINARY_RS, Cat.BINARY_SR):
@@ -674,6 +699,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
         dtype = dtypes[o[pos]]
         fn = ins.op.kernel_for(DType.from_numpy(dtype))
         d, a = o[0], o[pos]
+        by_position = fn in _POSITIONAL_OUT
         if cat is Cat.BINARY:
             b = o[2]
 
@@ -681,7 +707,8 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
                 if node.store_to is not None:
                     return generic(node, core)
                 reg, sh = core.reg, node.shapes
-                return partial(fn, reg(a, sh[1]), reg(b, sh[2]), out=reg(d, node.out))  # type: ignore[arg-type]
+                x, y, out = reg(a, sh[1]), reg(b, sh[2]), reg(d, node.out)  # type: ignore[arg-type]
+                return partial(fn, x, y, out) if by_position else partial(fn, x, y, out=out)
 
             return binary
         scalar = o[3 - pos]
@@ -695,7 +722,10 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
             x, out = reg(a, shape), reg(d, node.out)  # type: ignore[arg-type]
             value = fixed if fixed is not None else node.scalar
             s = scalar_operand(fn, value, dtype, shape)
-            return partial(fn, x, s, out=out) if rs else partial(fn, s, x, out=out)
+            operands = (x, s) if rs else (s, x)
+            if by_position:
+                return partial(fn, *operands, out)
+            return partial(fn, *operands, out=out)
 
         return with_scalar
     return generic
