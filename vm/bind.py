@@ -129,9 +129,14 @@ def into(fn: Any, *args: Any, out: Any) -> Fn:
     """`fn(*args, out=out)` as a zero-argument callable: a ufunc's `out` given by
     position, which numpy takes without parsing a keyword (a 2x3 tile's `multiply`
     costs 0.4 us so, 0.6 with the keyword)."""
-    if _POSITIONAL_OUT.get(fn) == len(args):
+    if _out_by_position(fn, args):
         return partial(fn, *args, out)
     return partial(fn, *args, out=out)
+
+
+def _out_by_position(fn: Any, args: tuple[Any, ...]) -> bool:
+    """Whether `fn` of `args` takes its `out` by position (`_POSITIONAL_OUT`)."""
+    return _POSITIONAL_OUT.get(fn) == len(args)
 
 
 _POSITIONAL_OUT: dict[Any, int] = {
@@ -152,10 +157,11 @@ def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
     out = kwargs.get("out")
     dyn_out = type(out) is DynOut
     kinds = tuple([type(a) is Dyn for a in args])
-    by_position = "out" in kwargs and len(kwargs) == 1 and _POSITIONAL_OUT.get(fn) == len(args)
-    if not dyn_out and True not in kinds:
-        return partial(fn, *args, out) if by_position else partial(fn, *args, **kwargs)
     has_out = "out" in kwargs
+    if not dyn_out and True not in kinds:
+        plain_out = has_out and len(kwargs) == 1
+        return into(fn, *args, out=out) if plain_out else partial(fn, *args, **kwargs)
+    by_position = has_out and len(kwargs) == 1 and _out_by_position(fn, args)
     if has_out:  # (kwargs is this call's own dict)
         del kwargs["out"]
     mode = "d" if dyn_out else "c" if has_out else ""
