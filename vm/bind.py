@@ -39,6 +39,7 @@ from dvm.vm.isa import (
 )
 from dvm.vm.kernels import (
     ACC_UFUNCS,
+    POSITIONAL_OUT,
     REDUCE_UFUNCS,
     STRIDED_WRONG,
     WHOLE_SUM_BLAS,
@@ -55,6 +56,7 @@ from dvm.vm.kernels import (
     mma_acc,
     mma_into,
     ones_vector,
+    out_by_position,
     reduce_identity,
     reduce_pairwise,
     reduce_short_axis,
@@ -126,27 +128,11 @@ class DynOut:
 
 
 def into(fn: Any, *args: Any, out: Any) -> Fn:
-    """`fn(*args, out=out)` as a zero-argument callable: a ufunc's `out` given by
-    position, which numpy takes without parsing a keyword (a 2x3 tile's `multiply`
-    costs 0.4 us so, 0.6 with the keyword)."""
-    if _out_by_position(fn, args):
+    """`fn(*args, out=out)` as a zero-argument callable, a ufunc's `out` given by
+    position (`kernels.out_by_position`)."""
+    if out_by_position(fn, len(args)):
         return partial(fn, *args, out)
     return partial(fn, *args, out=out)
-
-
-def _out_by_position(fn: Any, args: tuple[Any, ...]) -> bool:
-    """Whether `fn` of `args` takes its `out` by position (`_POSITIONAL_OUT`)."""
-    return _POSITIONAL_OUT.get(fn) == len(args)
-
-
-_POSITIONAL_OUT: dict[Any, int] = {
-    fn: fn.nin
-    for fn in vars(np).values()
-    if type(fn) is np.ufunc and fn.nout == 1 and fn not in (np.maximum, np.minimum)
-}
-"""numpy's ufuncs of one output that take it by position (but `maximum` and `minimum`,
-whose `out` by position numpy deprecates), with the operands they take: one dict
-lookup when a tile class binds each instruction."""
 
 
 def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
@@ -161,7 +147,7 @@ def call(core: CoreLike, fn: Any, *args: Any, **kwargs: Any) -> Fn:
     if not dyn_out and True not in kinds:
         plain_out = has_out and len(kwargs) == 1
         return into(fn, *args, out=out) if plain_out else partial(fn, *args, **kwargs)
-    by_position = has_out and len(kwargs) == 1 and _out_by_position(fn, args)
+    by_position = has_out and len(kwargs) == 1 and out_by_position(fn, len(args))
     if has_out:  # (kwargs is this call's own dict)
         del kwargs["out"]
     mode = "d" if dyn_out else "c" if has_out else ""
@@ -691,7 +677,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
     if cat is Cat.UNARY:
         fn: Any = ins.op.kernel  # (a unary op's row names one)
         d, a = o[0], o[1]
-        by_position = fn in _POSITIONAL_OUT
+        by_position = fn in POSITIONAL_OUT
 
         def unary(node: OpNode, core: CoreLike) -> Fn | None:
             if node.store_to is not None:
@@ -705,7 +691,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
         dtype = dtypes[o[pos]]
         fn = ins.op.kernel_for(DType.from_numpy(dtype))
         d, a = o[0], o[pos]
-        by_position = fn in _POSITIONAL_OUT
+        by_position = fn in POSITIONAL_OUT
         if cat is Cat.BINARY:
             b = o[2]
 

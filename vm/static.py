@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from dvm.vm.isa import ACCUMULATE, TRANSPOSE_A, WRITES_MEMORY, Cat, ExprOp, Kind, ReduceKind
+from dvm.vm.kernels import fusable
 from dvm.vm.loader import validated
 from dvm.vm.plan import share_bytes
 from dvm.vm.program import Index, Instr, Program, calls_blas, measuring_views, stored_views
@@ -263,7 +264,7 @@ def in_place_writer(code: Sequence[Instr | None], i: int) -> int | None:
 
 def written_to_tiles_only(code: Sequence[Instr], fused: Container[int]) -> frozenset[int]:
     """The registers that only instructions in `fused` write: producers whose stores are
-    fused (the unplanned launcher's, `unplanned._fusions`), each writing the store's tile
+    fused (the unplanned launcher's, `unplanned_fusions`), each writing the store's tile
     instead, so the register's memory stays untouched and a launch need not map it."""
     into_tiles: set[int] = set()
     into_registers: set[int] = set()
@@ -303,3 +304,27 @@ def _writes_only(ins: Instr) -> bool:
     if cat is Cat.MMA:
         return not ins.operands[3] & ACCUMULATE
     return cat not in NO_DESTINATION
+
+
+def unplanned_fusions(
+    code: Sequence[Instr], depth: Sequence[int]
+) -> tuple[dict[int, int], set[int]]:
+    """An unplanned launch's top-level fused stores (producer -> the view it writes)
+    and forwarded loads: the same patterns as planned launches bind
+    (`planned.fused_stores`, `planned.forwarded_loads`), found on the code instead of
+    on each tile class."""
+    reads = [read_registers(ins) for ins in code]
+    fused: dict[int, int] = {}
+    for j, ins in enumerate(code):
+        if ins.op.cat is not Cat.STORE or depth[j] or j == 0 or depth[j - 1]:
+            continue
+        r, producer = ins.operands[1], code[j - 1]
+        later = any(r in rs for rs in reads[j + 1 :])
+        if fusable(producer) and producer.operands[0] == r and not later:
+            fused[j - 1] = ins.operands[0]
+    forwarded = {
+        i
+        for i, ins in enumerate(code)
+        if ins.op.cat is Cat.LOAD and not depth[i] and in_place_writer(code, i) is not None
+    }
+    return fused, forwarded

@@ -52,13 +52,13 @@ from dvm.vm.kernels import (
     converter,
     counter_pos,
     for_store,
-    fusable,
     iota_base,
     matmul_sum_axis,
     middle_sum_operands,
     mma_acc,
     ones,
     ones_vector,
+    out_by_position,
     reduce_identity,
     reduce_short_axis,
     scan_into,
@@ -74,7 +74,7 @@ from dvm.vm.memory import Kept
 from dvm.vm.narrow import mma_widened, reduce_widened, widened
 from dvm.vm.plan import Specialization
 from dvm.vm.product_sums import plan_for, product_sum_into, program_products
-from dvm.vm.program import Extent, Instr, Program, Scalar
+from dvm.vm.program import Extent, Program, Scalar
 from dvm.vm.shapes import (
     ACC_MISMATCH,
     MISMATCH,
@@ -85,9 +85,8 @@ from dvm.vm.shapes import (
 )
 from dvm.vm.static import (
     NO_DESTINATION,
-    in_place_writer,
-    read_registers,
     static_info,
+    unplanned_fusions,
     written_to_tiles_only,
 )
 from dvm.vm.tanh_plus_one import program_pairs, tanh_plus_one_into
@@ -172,7 +171,7 @@ class Launcher:
         static = static_info(p)
         self.alias_regs = static.alias_regs
         self.end_of, self.depth = static.loops.end_of, static.loops.depth_at
-        self.fused, self.forwarded = _fusions(p.code, self.depth)
+        self.fused, self.forwarded = unplanned_fusions(p.code, self.depth)
         self.products = program_products(static)
         self.tanhs = {k for k in program_pairs(static) if k + 1 not in self.fused}
         self.known = KnownShapes(p)
@@ -360,14 +359,22 @@ class Launcher:
         view of shape `sh`: its operand r is d, whose local is its own view."""
         return d == r and d in self.owned and k not in self.fused
 
-    def elementwise(self, k: int, d: int, r: int, fn: str, operands: str, pad: str) -> None:
-        """`fn(operands)` into register d, shaped as register r: in place when it may."""
+    def elementwise(self, k: int, d: int, r: int, fn: str, operands: list[str], pad: str) -> None:
+        """`fn(*operands)` into register d, shaped as register r: in place when it may."""
         if self.in_place(k, d, r):
-            self.emit(pad, f"{fn}({operands}, out=r{r})")
+            self.emit(pad, self.into(fn, operands, f"r{r}"))
             return
         self.emit(pad, f"sh = r{r}.shape")
         self.result(k, d, pad)
-        self.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
+        self.emit(pad, self.into(fn, operands, "o"), f"r{d} = o")
+
+    def into(self, fn: str, operands: list[str], out: str) -> str:
+        """The call of the constant `fn` on `operands` into `out`: `out` by position
+        where the function takes it so (`kernels.out_by_position`)."""
+        args = ", ".join(operands)
+        if out_by_position(self.names[fn], len(operands)):
+            return f"{fn}({args}, {out})"
+        return f"{fn}({args}, out={out})"
 
     def result(self, k: int, d: int, pad: str) -> None:
         """`o` = where elementwise op k writes: register d viewed with shape `sh`, or the
@@ -423,27 +430,6 @@ def _tuple(items: Sequence[str]) -> str:
     return f"({''.join(f'{x}, ' for x in items)})"
 
 
-def _fusions(code: Sequence[Instr], depth: Sequence[int]) -> tuple[dict[int, int], set[int]]:
-    """The tile's top-level fused stores (producer -> the view it writes) and forwarded
-    loads: the same patterns as planned launches bind (`planned.fused_stores`,
-    `planned.forwarded_loads`), found on the code instead of on each tile class."""
-    reads = [read_registers(ins) for ins in code]
-    fused: dict[int, int] = {}
-    for j, ins in enumerate(code):
-        if ins.op.cat is not Cat.STORE or depth[j] or j == 0 or depth[j - 1]:
-            continue
-        r, producer = ins.operands[1], code[j - 1]
-        later = any(r in rs for rs in reads[j + 1 :])
-        if fusable(producer) and producer.operands[0] == r and not later:
-            fused[j - 1] = ins.operands[0]
-    forwarded = {
-        i
-        for i, ins in enumerate(code)
-        if ins.op.cat is Cat.LOAD and not depth[i] and in_place_writer(code, i) is not None
-    }
-    return fused, forwarded
-
-
 # --------------------------------------------------------------------------
 # Each category's lines: the shape rules' checks (shapes.py), then the numpy calls
 # of the bound closures (kernels.py). Each writes its result into `o` and then
@@ -475,7 +461,7 @@ def _store(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     if len(ops) == 2:
         g.emit(pad, f"w[...] = {x}")
     else:
-        g.emit(pad, f"{g.constant(f'F{k}', ACC_UFUNCS[ops[2]])}(w, {x}, out=w)")
+        g.emit(pad, g.into(g.constant(f"F{k}", ACC_UFUNCS[ops[2]]), ["w", x], "w"))
 
 
 def _copy(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
@@ -499,7 +485,7 @@ def _convert(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.known.made = g.known.of.get(r)
     g.emit(pad, f"sh = {x}.shape")
     g.register(k, d, pad)
-    g.emit(pad, f"{g.constant(f'F{k}', kernel)}({x}, out=o)", f"r{d} = o")
+    g.emit(pad, g.into(g.constant(f"F{k}", kernel), [x], "o"), f"r{d} = o")
 
 
 def _broadcast(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
@@ -600,7 +586,7 @@ def _product_sum(g: Launcher, k: int, pad: str) -> None:
     g.register(k, d, pad)
     axis = axes.bit_length() - 1
     g.emit(pad, "p = o", f"m = _plan({x}.shape, {y}.shape, {axis})", "if m is None:")
-    g.emit(pad + "    ", f"{g.constant(f'F{k}', np.multiply)}({x}, {y}, out=p)", f"r{d} = p")
+    g.emit(pad + "    ", g.into(g.constant(f"F{k}", np.multiply), [x, y], "p"), f"r{d} = p")
     g.written.add(d)
     _reduce(g, k + 1, g.p.code[k + 1].operands, pad + "    ")
     g.emit(pad, "else:", "    q = sh", f"    sh = {_reduced_shape(g.rank(d), axes, flags)}")
@@ -679,7 +665,7 @@ def _unary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     x = g.read(k, r, pad)
     g.known.made = g.known.of.get(r)
     fn = tanh_plus_one_into if k in g.tanhs else g.p.code[k].op.kernel  # (`tanh_plus_one`)
-    g.elementwise(k, d, r, g.constant(f"F{k}", for_store(fn, k in g.fused)), x, pad)
+    g.elementwise(k, d, r, g.constant(f"F{k}", for_store(fn, k in g.fused)), [x], pad)
 
 
 def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
@@ -694,7 +680,7 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
     g.known.made = g.known.of.get(r)
     if cat is Cat.BINARY:
         y = g.read(k, ops[2], pad)
-        operands, ranks = f"{x}, {y}", [g.rank(r), g.rank(ops[2])]
+        operands, ranks = [x, y], [g.rank(r), g.rank(ops[2])]
         g.known.made = both = g.known.registers(r, ops[2])
         for shaped in (r, ops[2]):  # the shapes broadcast to one of them: no check
             if y != x and g.known.is_shape_of(both, shaped):
@@ -705,18 +691,18 @@ def _binary(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
             g.emit(pad, f"if sh == {y}.shape: o = {x}", "else:")
             g.broadcast(k, ["sh", f"{y}.shape"], ranks, "sh", pad + "    ")
             g.register(k, d, pad + "    ")
-            g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
+            g.emit(pad, g.into(fn, operands, "o"), f"r{d} = o")
             return
         if y != x:  # (one register's shape always agrees with itself)
             g.emit(pad, f"if sh != {y}.shape:")
             g.broadcast(k, ["sh", f"{y}.shape"], ranks, "sh", pad + "    ")
     else:
         sc = g.scalar(k, ops[3 - pos], r)
-        operands = f"{x}, {sc}" if cat is Cat.BINARY_RS else f"{sc}, {x}"
+        operands = [x, sc] if cat is Cat.BINARY_RS else [sc, x]
         g.elementwise(k, d, r, fn, operands, pad)
         return
     g.result(k, d, pad)
-    g.emit(pad, f"{fn}({operands}, out=o)", f"r{d} = o")
+    g.emit(pad, g.into(fn, operands, "o"), f"r{d} = o")
 
 
 def _iota(g: Launcher, k: int, ops: tuple[Any, ...], pad: str) -> None:
