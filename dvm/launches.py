@@ -263,6 +263,43 @@ class Kernel:
             raise not_allocated(outs) from None
         return spec, outputs, made_by == call.serial
 
+    def known_launch(
+        self, slots: Sequence[int], args: Sequence[Any], symbols: dict[str, int]
+    ) -> Callable[[Sequence[Any]], Any] | None:
+        """This kernel's launch on the arguments at `slots`, at the shapes and dtypes
+        `args` have, as one closure taking the arguments and returning the one output:
+        what `run` does at a known shape, with the plan looked up once. None until the
+        shape's plan binds a launch on the calling thread (`vm.launch` makes its closure
+        after the VM's patience), and for a launch with several outputs or none with an
+        element. A call whose signature fixes the launch's shapes and symbols (one launch
+        of its arguments: `Variant.lone`) runs it directly."""
+        inputs = launch_inputs(args, slots)
+        key: Any = (*map(ARRAY_SHAPE, inputs), *map(ARRAY_DTYPE, inputs))
+        if self.key_symbols:
+            key = (key, *[symbols[p] for p in self.key_symbols])
+        plan = self.plans.get(key)
+        if plan is None or plan[1] is None or len(plan[0]) != 1:
+            return None
+        outs, spec, _ = plan
+        ready = spec.ready[bool(spec.alias_args)]
+        if ready is None:
+            return None
+        (shape, dtype), lock = outs[0], spec.memory.lock
+
+        def launch(args: Sequence[Any]) -> Any:
+            arrays = list(map(args.__getitem__, slots))  # `launch_inputs`, without its frame
+            if not all(map(C_CONTIGUOUS, arrays)):
+                arrays = [contiguous(a) for a in arrays]
+            try:
+                output = np.empty(shape, dtype)
+            except MemoryError:
+                raise not_allocated(outs) from None
+            with lock:  # as `run`: one launch at a time per device
+                ready([*arrays, output])
+            return output
+
+        return launch
+
     def profile(self, spec: Any, arrays: list[Any], call: Call) -> None:
         """Launch with the VM's statistics, kept in the call's."""
         stats = vm.launch(spec, arrays, trace=call.trace, stats=True)
@@ -375,7 +412,7 @@ class Arena:
         return array
 
 
-def launch_inputs(env: Env, inputs: Sequence[int]) -> list[Any]:
+def launch_inputs(env: Sequence[Any], inputs: Sequence[int]) -> list[Any]:
     """A launch's input arrays, in C order (which kernels read)."""
     arrays = list(map(env.__getitem__, inputs))
     if not all(map(C_CONTIGUOUS, arrays)):

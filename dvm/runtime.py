@@ -77,6 +77,9 @@ class BoundVariant(NamedTuple):
 
     variant: Variant
     symbols: dict[str, int]
+    direct: Callable[[Sequence[Any]], Any] | None = None
+    """The whole call as one closure, once its variant's one launch is bound at these
+    shapes (`Variant.lone`, `CompiledProgram.run_directly`); it returns a new array."""
 
 
 _MISSING = object()
@@ -175,6 +178,12 @@ class CompiledProgram:
         if named:
             args = self.positional(args, named)
         args, bound = self.specialized(args)
+        direct = bound.direct
+        if direct is not None:
+            try:
+                return direct(args)
+            except FAILURES as e:
+                fail(self.declared, args, e)
         variant = bound.variant
         try:
             call = Call(variant.call_symbols(bound.symbols, args))
@@ -184,7 +193,21 @@ class CompiledProgram:
             outputs = owned(variant.run_in(args, call), args)  # `finish`, without its frame
         except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
             fail(self.declared, args, e)
+        if variant.lone is not None and variant is bound.variant:  # (not `fixed_call`'s)
+            self.run_directly(args, bound)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def run_directly(self, args: tuple[Any, ...], bound: BoundVariant) -> None:
+        """Have the later calls of the signature of `args` (`bound`'s, whose variant is
+        one launch) run that launch as one closure, once its plan binds it."""
+        assert bound.variant.lone is not None
+        kernel, slots = bound.variant.lone
+        direct = kernel.known_launch(slots, args, bound.symbols)
+        if direct is not None:
+            key = self.signature(args)
+            with self.lock:  # (unless evicted meanwhile)
+                if self.cache.get(key) is bound:
+                    self.cache[key] = bound._replace(direct=direct)
 
     def profile(
         self, *args: Any, trace: bool = False, **named: Any
@@ -321,7 +344,7 @@ class CompiledProgram:
         """Check the arguments and the guards for a new signature."""
         symbols = self.fast_bind(args)  # (None where a dim is to be fixed)
         if symbols is not None:  # (made in C: a new shape's frames are cold)
-            return tuple.__new__(BoundVariant, (self.generic, symbols))
+            return tuple.__new__(BoundVariant, (self.generic, symbols, None))
         return self.bound(self.check(args), frozenset())
 
     def bound(self, values: Sequence[Any], fixed: Fixed) -> BoundVariant:
@@ -352,9 +375,10 @@ class CompiledProgram:
             symbols = variant.bind(values)
             symbols.update((name, values[i]) for i, name in variant.indices)
             fixed = self.respecialize(variant, failed.note, failed.lhs, failed.rhs, symbols, fixed)
-            variant, symbols = self.bound(values, fixed)
+            bound = self.bound(values, fixed)
+            variant = bound.variant
             try:
-                return variant, Call(variant.call_symbols(symbols, args))
+                return variant, Call(variant.call_symbols(bound.symbols, args))
             except GuardFailed as again:
                 failed = again
 

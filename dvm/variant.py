@@ -86,6 +86,10 @@ class Variant:
         otherwise set and restore the count)."""
         self.blas_device: vm.DeviceSpec | None = None
         """The device whose BLAS its calls hold, if they do (see `runs`)."""
+        self.lone: tuple[Kernel, list[int]] | None = None
+        """The kernel and the argument slots it reads when a call is that one launch, its
+        output the one result (no arena, no symbol bound during the call): a signature
+        met before then runs it as one closure (`Kernel.known_launch`)."""
 
     def run_in(self, args: Sequence[Any], call: Call) -> list[Any]:
         """`runs` for `call` with an arena of its own, if it has intermediates to keep:
@@ -145,6 +149,7 @@ class Variant:
             (checked_name(name), frozenset(checked_axis(declared, i, a) for i, a in where))
             for name, where in data["stretchable"]
         ]
+        variant.lone = lone_launch(data, builder, len(declared.types))
         if blas_launches(data["steps"], kernels) > 1:
             variant.blas_device = next(k.device for k in kernels.values() if k.uses_blas)
             variant.runs = variant.hold_blas_from_now_on
@@ -183,6 +188,23 @@ class Variant:
         for step in self.steps:
             step(call, env)
         return list(map(env.__getitem__, self.results))
+
+
+def lone_launch(
+    data: dict[str, Any], builder: StepBuilder, arity: int
+) -> tuple[Kernel, list[int]] | None:
+    """`Variant.lone` of the variant `data` describes, whose first `arity` slots are
+    its arguments."""
+    steps = data["steps"]
+    if len(steps) != 1 or data["places"] or data["late"]:
+        return None
+    kind, *fields = steps[0]
+    if kind != "launch" or len(fields) != 5 or fields[4] is not None:  # (no dims to check)
+        return None
+    kernel, inputs, outputs, _ = builder.launch_parts(*fields[:4])
+    if len(outputs) != 1 or outputs != data["results"] or any(i >= arity for i in inputs):
+        return None
+    return kernel, inputs
 
 
 def checked_name(name: Any) -> str:

@@ -28,6 +28,9 @@ What is promised and checked here:
   `i + 1`, a concat's `x_0 + y_0`): the call takes a variant with those fixed;
 - arguments may be given by their names (`program(x, n=3)`), as to a Python function;
   an unknown, repeated or missing one is a `CallError` naming it;
+- a program that is one launch of its arguments runs a known signature's calls as
+  one closure (`BoundVariant.direct`), with the results and errors of the general
+  path: a new array at each call, an input in another layout copied, not changed;
 - calls leave no garbage for the cyclic collector, even when a kernel's cache of
   launch plans drops its specializations, and the process's first compile froze
   what was alive then (the collector's full collections skip the libraries).
@@ -535,3 +538,77 @@ def test_arguments_given_by_name() -> None:
     ]:
         with pytest.raises(CallError, match=error):
             program(*args, **named)
+
+
+ADD = """func.func @add(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = tensor.add %x, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}"""
+
+
+def test_a_lone_launch_runs_directly_as_the_general_path_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A program that is one launch of its arguments (`Variant.lone`) runs a known
+    signature's calls as one closure once its plan binds the launch: each call's result
+    is a new array equal to the general path's, an input in Fortran order (the same
+    signature) is read in C order and left as it was, a new signature is checked as
+    before (a guard's CallError, a side of 1 broadcast), and an output that cannot be
+    allocated is the general path's CallError. Programs that are more (a returned
+    argument, two outputs, an index argument) take the general path."""
+    program = dvm.compile(ADD, cache=False)
+    rng = np.random.default_rng(11)
+    x, y = (rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2))
+
+    def without_direct(args: tuple[Any, ...]) -> runtime.BoundVariant:
+        """The signature's bound variant, which had its closure, now without it."""
+        key = runtime.signature(args)
+        bound = program.cache[key]
+        assert bound.direct is not None
+        program.cache[key] = bound._replace(direct=None)
+        return bound
+
+    def direct_and_general(*args: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        direct = program(*args)
+        without_direct(args)
+        return direct, program(*args)  # (which makes the closure again)
+
+    for args in [(x, y), (x, np.asfortranarray(y)), (x, y[:1]), (np.asfortranarray(x), y[:1])]:
+        copies = [a.copy(order="A") for a in args]
+        for _ in range(2):  # (planned at the second: conftest)
+            program(*args)
+        direct, general = direct_and_general(*args)
+        np.testing.assert_array_equal(direct, general)
+        np.testing.assert_array_equal(direct, args[0] + args[1])
+        assert direct.flags.writeable and direct.flags.c_contiguous
+        assert not any(np.shares_memory(direct, o) for o in [*args, general, program(*args)])
+        for a, copy in zip(args, copies, strict=True):
+            np.testing.assert_array_equal(a, copy)
+            assert a.flags.f_contiguous == copy.flags.f_contiguous
+    with pytest.raises(CallError, match=r"axis 1 of %x \(x_1\) is 4 and axis 1 of %y .* is 3"):
+        program(x, y[:, :3])
+
+    def out_of_memory(*args: Any, **named: Any) -> Any:
+        raise MemoryError
+
+    errors = []
+    for direct in (True, False):  # the closure's error, then the general path's
+        with monkeypatch.context() as patched:
+            patched.setattr(np, "empty", out_of_memory)
+            with pytest.raises(CallError, match="could not be allocated") as raised:
+                program(x, y)
+        errors.append(str(raised.value))
+        if direct:
+            without_direct((x, y))
+    assert errors[0] == errors[1] and "@add(%x: (3, 4) float32" in errors[0], errors
+
+    for text, args in [
+        (RETURNED_ARGUMENT, (x,)),
+        (ROW_STATS, (x,)),
+        (SUM_OF_A_BROADCAST, (np.asarray(np.float32(1)), 3)),
+    ]:
+        other = dvm.compile(text, cache=False)
+        for _ in range(3):
+            other(*args)
+        assert other.generic.lone is None
+        assert all(bound.direct is None for bound in other.cache.values())
