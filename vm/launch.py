@@ -161,22 +161,11 @@ def _inline_runner(ex: Executable, threads: bool) -> Callable[[Sequence[np.ndarr
     """A launch of `ex`, bound to one core, as one closure: what `_run` does for it, which
     a known shape's launches then call directly (a tiny launch's overhead is mostly
     Python frames); `threads`: its gemms run on BLAS's threads (BLAS_SHARED_GEMM)."""
-    set_args, run_all, clear_args = ex.set_args, ex.run_all, ex.clear_args
     var, ignore = QUIET.var, QUIET.ignore
     if var is None or ignore is None:  # numpy's private names are gone: its errstate
-        enter, leave = QUIET.enter, QUIET.exit
+        run = ex.caller_runner(QUIET.enter, QUIET.exit)
     else:
-        enter, leave = partial(var.set, ignore), var.reset
-
-    def run(args: Sequence[np.ndarray]) -> None:
-        set_args(args)
-        quiet = enter()
-        try:
-            run_all()
-        finally:
-            leave(quiet)
-            clear_args()
-
+        run = ex.caller_runner(partial(var.set, ignore), var.reset)
     if threads:
         return partial(_blas_threads, run)
     return partial(_blas_held, True, run) if ex.uses_blas else run

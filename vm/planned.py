@@ -727,6 +727,37 @@ class Executable:
                                 for f in fns:
                                     f()
 
+    def caller_runner(
+        self, enter: Callable[[], Any], leave: Callable[[Any], None]
+    ) -> Callable[[Sequence[np.ndarray]], None]:
+        """A launch on the calling thread as one function: `set_args`, numpy's error
+        state entered, `run_all` (a one-tile plan's functions called in place, once
+        bound), the state left and `clear_args`, in one frame, as a known shape's
+        launches call it (a tiny launch's overhead is mostly frames)."""
+        g, whole, cut, unbound = self.g, self._whole, self._cut, self._unbound
+        alias_tiles, unbound_alias, run_all = self._alias_tiles, self._unbound_alias, self.run_all
+
+        def run(args: Sequence[np.ndarray]) -> None:
+            for i, a in whole:
+                g[i] = args[a]
+            for i, vp, empty in cut:
+                g[i] = global_view(vp, args[vp.arg], empty)
+            quiet = enter()
+            try:
+                single = self.single
+                if single is None:
+                    run_all()
+                else:
+                    for f in single:
+                        f()
+            finally:
+                leave(quiet)
+                g[:] = unbound
+                for held in alias_tiles:
+                    held[:] = unbound_alias
+
+        return run
+
     def set_args(self, args: Sequence[np.ndarray]) -> None:
         """Build this launch's numpy view of every view over its argument (arrays of
         exactly the specialization's shapes)."""

@@ -17,6 +17,7 @@ import vm_programs as P
 import dvm.vm as vm
 from dvm.vm import DType, Extent, Index, Instr, Register, Scalar, Slot, Tok, View, ViewDim
 from dvm.vm.isa import ExprOp
+from dvm.vm.kernels import QUIET
 from dvm.vm.static import static_info
 
 
@@ -575,15 +576,25 @@ def test_extent_and_scalar_constructors() -> None:
     assert Instr.of("fill", 0, 1.5, (3, Extent.reg_dim(0, 1))).operands[2][0] == Extent.slot(3)
 
 
-def test_float_errors_never_raise_and_user_error_state_is_kept() -> None:
+@pytest.mark.parametrize("private", [True, False], ids=["numpy-private-state", "np-errstate"])
+def test_float_errors_never_raise_and_user_error_state_is_kept(
+    private: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the first launch and at a known shape's (the closure `spec.ready` keeps),
+    whether numpy's private error state is there to swap or not."""
+    if not private:
+        monkeypatch.setattr(QUIET, "var", None)
     prog = vm.load(vm.encode(vm.assemble(P.single_op("div", "f32", "f32"))))
+    spec = vm.specialize(prog, [(4,), (4,), (4,)], lazy=True)
     x = np.array([1, 0, -1, np.inf], np.float32)
     y = np.zeros(4, np.float32)
-    out = np.empty(4, np.float32)
-    with np.errstate(all="raise"):
-        vm.launch(prog, [x, y, out])
-        assert np.geterr()["divide"] == "raise"
-    np.testing.assert_array_equal(out, [np.inf, np.nan, -np.inf, np.inf])
+    for target in (prog, spec, spec, spec):
+        out = np.empty(4, np.float32)
+        with np.errstate(all="raise"):
+            vm.launch(target, [x, y, out])
+            assert np.geterr()["divide"] == "raise"
+        np.testing.assert_array_equal(out, [np.inf, np.nan, -np.inf, np.inf])
+    assert spec.ready != [None, None]  # (the last launches ran it)
 
 
 def test_concurrent_launches_from_threads() -> None:
