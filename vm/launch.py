@@ -21,6 +21,7 @@ BLAS (inside one too from BLAS_THREADS_GEMM). `launch_stack` runs independent la
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -592,22 +593,38 @@ def _run(ex: Executable, args: Sequence[np.ndarray], trace: bool, hold: bool) ->
 def with_blas_held(device: DeviceSpec, fn: Callable[..., Any], *args: Any) -> Any:
     """fn(*args) with BLAS held at one thread throughout: for a caller about to make
     several launches on `device` that call BLAS, whose own holds then find one thread
-    and set nothing (one C call instead of three). The count is given back under the
-    device's launch lock: never while another thread's launch runs, which found it
-    held and so will not give it back itself. (Without a direct handle on OpenBLAS,
-    each launch holds it by itself.)"""
-    threads = blas.one_thread()
-    if threads is None:
+    and set nothing (one C call instead of three). The count is process-wide, so holds
+    of several threads (or nested ones) are one hold: the first takes the count, the
+    last gives it back, under the device's launch lock: never while another thread's
+    launch runs, which found it held and so will not give it back itself. (Without a
+    direct handle on OpenBLAS, each launch holds it by itself.)"""
+    if blas.threads() is None:
         return fn(*args)
-    outer = blas.HELD_FROM[0]
-    blas.HELD_FROM[0] = outer or threads
+    with _HOLDERS.lock:
+        if not _HOLDERS.count:
+            blas.HELD_FROM[0] = blas.one_thread() or 1
+        _HOLDERS.count += 1
     try:
         return fn(*args)
     finally:
-        blas.HELD_FROM[0] = outer
-        if threads != 1:
-            with device_memory(device).lock:
-                blas.restore(threads)
+        with _HOLDERS.lock:
+            _HOLDERS.count -= 1
+            if not _HOLDERS.count:
+                threads, blas.HELD_FROM[0] = blas.HELD_FROM[0], 0
+                if threads != 1:
+                    with device_memory(device).lock:
+                        blas.restore(threads)
+
+
+class _Holders:
+    """The holds of `with_blas_held` in progress, in all threads (the lock guards the
+    count and the OpenBLAS count it took, `blas.HELD_FROM`)."""
+
+    lock = threading.Lock()
+    count = 0
+
+
+_HOLDERS = _Holders()
 
 
 def _blas_threads(fn: Callable[..., Any], *args: Any) -> Any:

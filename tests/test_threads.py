@@ -1,0 +1,116 @@
+"""A compiled program called from several threads at once.
+
+What is promised and checked here (`tests/test_runtime.py` has a broader mix of
+programs and shapes against the reference):
+
+- calls of one multi-kernel program from several threads, on shapes of their own and
+  shapes they share, give the bits the same calls give on one thread;
+- holds of BLAS at one thread (`vm.with_blas_held`) made by several threads at once
+  are one hold: the count comes back once, when the last one ends, and no hold is
+  left behind for the calls after them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dvm
+
+F32 = np.float32
+WAIT = 10
+"""Seconds a thread waits for another before the test fails (it never should)."""
+
+
+def _bert_args(reference: Any, batch: int, seq: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Arguments of `bert_layer.mlir` for a batch of `batch` sequences of `seq` tokens."""
+    _, spec, _ = reference.EXAMPLES["bert_layer.mlir"]
+    dims = {"B": batch, "S": seq}
+    return tuple(reference.make_inputs(spec, dims, np.random.default_rng(seed)))
+
+
+def _bits(out: Any) -> tuple[bytes, ...]:
+    return tuple(o.tobytes() for o in (out if isinstance(out, tuple) else (out,)))
+
+
+def test_threads_get_the_bits_of_one_thread(examples_dir: Path, reference: Any) -> None:
+    """4 threads call the BERT layer (several kernels, a stack, intermediates in kept
+    memory) on 16 calls each: 4 shapes all threads share, 2 of each thread's own, and
+    sequences of 1 and 0 tokens, with 2 signatures cached (evicted as they go). Each
+    result is what one thread calling a program compiled alike gets, bit for bit."""
+    shared = [(1, 5), (2, 9), (1, 1), (3, 0)]
+    own = [[(1 + t % 2, 11 + 2 * t), (2, 3 + t)] for t in range(4)]
+    calls = [[(*(shared + own[t])[(i + t) % 6], 100 * t + i) for i in range(16)] for t in range(4)]
+    shapes = {(batch, seq) for thread in calls for batch, seq, _ in thread}
+    alone = dvm.compile(examples_dir / "bert_layer.mlir")
+    want = {}
+    for thread in calls:
+        for batch, seq, seed in thread:  # twice: a first launch, then a planned one
+            args = _bert_args(reference, batch, seq, seed)
+            want[batch, seq, seed] = {_bits(alone(*args)), _bits(alone(*args))}
+    program = dvm.compile(examples_dir / "bert_layer.mlir", cache_size=2)
+    start = threading.Barrier(4, timeout=WAIT)
+
+    def run(thread: list[tuple[int, int, int]]) -> list[bool]:
+        start.wait()
+        return [_bits(program(*_bert_args(reference, *call))) in want[call] for call in thread]
+
+    with ThreadPoolExecutor(4) as pool:
+        same = list(pool.map(run, calls))
+    assert same == [[True] * 16] * 4
+    assert len(shapes) > 6 and len(program.cache) <= 2
+
+
+@pytest.fixture
+def blas_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """OpenBLAS's thread count, faked at 2 (as on a machine with several CPUs), and no
+    hold in progress."""
+    blas = importlib.import_module("dvm.vm.blas")
+    count = [2]
+    monkeypatch.setattr(blas, "_THREADS", [(lambda: count[0], lambda n: count.__setitem__(0, n))])
+    monkeypatch.setattr(blas, "HELD_FROM", [0])
+    return count
+
+
+def test_overlapping_blas_holds_of_two_threads_are_one(blas_count: list[int]) -> None:
+    """Thread A holds BLAS, thread B holds it too, A's hold ends, then B's: while B
+    holds, the count stays at one thread, and once both end it is the process's count
+    again, with no hold left recorded. (B's hold once found the count A had set, one,
+    and recorded A's as its own: A gave the count back under B, and B's end left A's
+    recorded hold behind for good, which made every later first launch of a matmul hold
+    BLAS at one thread.)"""
+    blas = importlib.import_module("dvm.vm.blas")
+    host = dvm.vm.DeviceSpec.host()
+    a_holds, b_holds, a_ended = threading.Event(), threading.Event(), threading.Event()
+    seen_by_b: list[int] = []
+
+    def in_a() -> None:
+        a_holds.set()
+        assert b_holds.wait(WAIT)
+
+    def in_b() -> None:
+        b_holds.set()
+        assert a_ended.wait(WAIT)
+        seen_by_b.append(blas_count[0])
+
+    def thread_a() -> None:
+        dvm.vm.with_blas_held(host, in_a)
+        a_ended.set()
+
+    def thread_b() -> None:
+        assert a_holds.wait(WAIT)
+        dvm.vm.with_blas_held(host, in_b)
+
+    threads = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert seen_by_b == [1]
+    assert (blas_count, blas.HELD_FROM) == ([2], [0])
