@@ -7,7 +7,9 @@ programs and shapes against the reference):
   shapes they share, give the bits the same calls give on one thread;
 - holds of BLAS at one thread (`vm.with_blas_held`) made by several threads at once
   are one hold: the count comes back once, when the last one ends, and no hold is
-  left behind for the calls after them.
+  left behind for the calls after them;
+- `dvm.lazy` runs a segment whose program another thread evicted from the cache
+  meanwhile.
 """
 
 from __future__ import annotations
@@ -114,3 +116,47 @@ def test_overlapping_blas_holds_of_two_threads_are_one(blas_count: list[int]) ->
         thread.join(WAIT)
     assert seen_by_b == [1]
     assert (blas_count, blas.HELD_FROM) == ([2], [0])
+
+
+def test_lazy_segment_evicted_between_lookup_and_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thread A finds its segment's program in `dvm.lazy`'s cache of compiled programs;
+    before it marks it as recently used, thread B compiles another segment, which
+    evicts A's (a cache of one). A's flush still runs its program: the eviction made the
+    program no longer cached, not unusable. (A's KeyError once ended its flush.)"""
+    from collections import OrderedDict
+
+    from dvm import lazy
+    from dvm.lazy import segment
+
+    found, evicted = threading.Event(), threading.Event()
+
+    class PausingAfterAHit(OrderedDict[Any, Any]):
+        def get(self, key: Any, default: Any = None) -> Any:
+            got = super().get(key, default)
+            if threading.current_thread().name == "A" and got is not None:
+                found.set()
+                assert evicted.wait(WAIT)
+            return got
+
+    monkeypatch.setattr(segment, "PROGRAMS", PausingAfterAHit())
+    monkeypatch.setattr(segment, "MAX_PROGRAMS", 1)
+    x = np.arange(12, dtype=F32).reshape(3, 4)
+    np.asarray(np.exp(lazy.asarray(x)) + 1)  # A's segment, compiled and cached
+    results: dict[str, Any] = {}
+
+    def thread_a() -> None:
+        results["A"] = np.asarray(np.exp(lazy.asarray(x)) + 1)
+
+    def thread_b() -> None:
+        assert found.wait(WAIT)
+        results["B"] = np.asarray(np.tanh(lazy.asarray(x)) * 2)
+        evicted.set()
+
+    threads = [threading.Thread(target=thread_a, name="A"), threading.Thread(target=thread_b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert sorted(results) == ["A", "B"]
+    np.testing.assert_allclose(results["A"], np.exp(x) + 1, rtol=1e-6)
+    np.testing.assert_allclose(results["B"], np.tanh(x) * 2, rtol=1e-6)

@@ -13,6 +13,7 @@ compiles a variant of itself the first time a dim is 1.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 import time
@@ -208,7 +209,8 @@ def view_of(array: np.ndarray[Any, Any], index: Any) -> np.ndarray[Any, Any]:
 def compiled(segment: Segment) -> Compiled:
     found = PROGRAMS.get(segment.key)
     if found is not None:
-        PROGRAMS.move_to_end(segment.key)
+        with contextlib.suppress(KeyError):  # (evicted by another thread since: still good)
+            PROGRAMS.move_to_end(segment.key)
         STATS.reused += 1
         return found
     import dvm
