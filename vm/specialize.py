@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import threading
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -41,6 +42,8 @@ from dvm.vm.static import Static, static_info
 
 MAX_CACHED = 512
 """Specializations a program keeps (the oldest is dropped first)."""
+_EVICTING = threading.Lock()
+"""Held while `specialize` drops a program's oldest specialization and adds one."""
 
 SHARE_UNPLANNED = True
 """Whether large launches with independent tiles run unplanned on the cores
@@ -68,10 +71,11 @@ def specialize(
     spec = cache.get((key, device, max_steps))
     if spec is None:
         spec = Specializer(program, device, max_steps)(*key, lazy=lazy)
-        if len(cache) >= MAX_CACHED:
-            del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
-            program.cache.by_launch.clear()
-        cache[(key, device, max_steps)] = spec
+        with _EVICTING:  # (two threads would find the same oldest entry to drop)
+            if len(cache) >= MAX_CACHED:
+                del cache[next(iter(cache))]  # the oldest: dicts keep insertion order
+                program.cache.by_launch.clear()
+            cache[(key, device, max_steps)] = spec
     if not lazy:
         spec.plan  # noqa: B018 (planning raises what is wrong with the shapes)
     return spec

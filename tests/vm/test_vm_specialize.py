@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import threading
 import weakref
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -318,6 +319,59 @@ def test_concurrent_launches_meet_the_retiling_safely() -> None:
         for y in outs:
             np.testing.assert_array_equal(y, outs[0])
         np.testing.assert_allclose(outs[0], want, rtol=1e-6, atol=1e-6)
+
+
+def test_two_threads_evicting_at_once_drop_one_specialization_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the cache full, threads A and B each specialize a new shape, and both find
+    the oldest entry to drop: A is about to drop it when B comes to drop one. Each drops
+    one entry and caches its shape. (B dropped the entry A was dropping, and A's `del`
+    raised KeyError out of `vm.launch`.) A waits until B has dropped its entry or waits
+    for A's eviction to end."""
+    prog = vm.load(vm.encode(vm.assemble(P.elementwise_chain(tile=8))))
+    a_drops, b_moved = threading.Event(), threading.Event()
+
+    class PausingA(dict[Any, Any]):
+        def __delitem__(self, key: Any) -> None:
+            if threading.current_thread().name == "A":
+                a_drops.set()
+                assert b_moved.wait(10)
+            super().__delitem__(key)
+
+    class AnnouncingB:
+        lock = threading.Lock()
+
+        def __enter__(self) -> None:
+            if threading.current_thread().name != "A":
+                b_moved.set()  # (B waits for A's eviction to end)
+            self.lock.acquire()
+
+        def __exit__(self, *_: object) -> None:
+            self.lock.release()
+
+    monkeypatch.setattr(S, "MAX_CACHED", 2)
+    monkeypatch.setattr(S, "_EVICTING", AnnouncingB(), raising=False)
+    prog.cache.specializations = PausingA()
+    for rows in (1, 2):
+        vm.specialize(prog, [(rows, 8), (rows, 8)])
+    errors: list[BaseException] = []
+
+    def specialize(rows: int) -> None:
+        try:
+            vm.specialize(prog, [(rows, 8), (rows, 8)])
+        except BaseException as e:
+            errors.append(e)
+        finally:
+            b_moved.set()
+
+    a = threading.Thread(target=specialize, args=(3,), name="A")
+    a.start()
+    assert a_drops.wait(10)
+    specialize(4)
+    a.join(10)
+    assert errors == []
+    assert sorted(shapes[0][0] for (shapes, _), _, _ in prog.cache.specializations) == [3, 4]
 
 
 @pytest.mark.usefixtures("share_from_inline_bytes")
