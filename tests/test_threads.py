@@ -9,7 +9,9 @@ programs and shapes against the reference):
   are one hold: the count comes back once, when the last one ends, and no hold is
   left behind for the calls after them;
 - `dvm.lazy` runs a segment whose program another thread evicted from the cache
-  meanwhile.
+  meanwhile;
+- a `torch.compile`d module's graph recorded by two threads at once leaves each its
+  own result, and plans that later calls replay correctly.
 """
 
 from __future__ import annotations
@@ -160,3 +162,64 @@ def test_lazy_segment_evicted_between_lookup_and_use(monkeypatch: pytest.MonkeyP
     assert sorted(results) == ["A", "B"]
     np.testing.assert_allclose(results["A"], np.exp(x) + 1, rtol=1e-6)
     np.testing.assert_allclose(results["B"], np.tanh(x) * 2, rtol=1e-6)
+
+
+def test_two_threads_recording_one_torch_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiled module's plan from a warm-up call holds a guard (its slice `[:, :8]` is
+    clamped for rows of 8 or more) that calls with shorter rows fail: threads A and B
+    each record such a call, A pausing in its walk until B has recorded. Each gets its
+    own result, and so do later calls at their shapes and at another. (The graph's
+    runner and the lists of builders and segment callbacks were the process's: A's walk
+    went on with B's state, or none, and left a plan that later calls replayed wrongly.)"""
+    torch = pytest.importorskip("torch")
+    import dvm.torch  # noqa: F401  (the backend)
+    from dvm.torch import plan
+
+    def model(x: Any) -> Any:
+        return (x[:, :8] * 2).sum(-1) + x.mean(-1)
+
+    compiled = torch.compile(model, backend="dvm", dynamic=True)
+    rng = np.random.default_rng(3)
+
+    def tensor(*shape: int) -> Any:
+        return torch.from_numpy(rng.standard_normal(shape, dtype=F32))
+
+    walking, recorded = threading.Event(), threading.Event()
+    record_input = plan.Builder.input
+
+    def pausing_a(builder: Any, value: Any) -> Any:
+        if threading.current_thread().name == "A" and not walking.is_set():
+            walking.set()
+            assert recorded.wait(WAIT)
+        return record_input(builder, value)
+
+    x_a, x_b = tensor(3, 5), tensor(2, 6)
+    results: dict[str, Any] = {}
+
+    def call(name: str, x: Any) -> None:
+        with torch.no_grad():
+            results[name] = compiled(x)
+
+    def thread_b() -> None:
+        assert walking.wait(WAIT)
+        try:
+            call("B", x_b)
+        finally:
+            recorded.set()
+
+    with torch.no_grad():
+        for x in (tensor(3, 20),):  # warm-up: the plan for long rows
+            torch.testing.assert_close(compiled(x), model(x))
+    monkeypatch.setattr(plan.Builder, "input", pausing_a)
+    threads = [threading.Thread(target=call, args=("A", x_a), name="A")]
+    threads.append(threading.Thread(target=thread_b))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    monkeypatch.undo()
+    torch.testing.assert_close(results["A"], model(x_a))
+    torch.testing.assert_close(results["B"], model(x_b))
+    with torch.no_grad():
+        for x in (tensor(3, 5), tensor(2, 6), tensor(5, 7)):
+            torch.testing.assert_close(compiled(x), model(x))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,31 @@ class Trace(threading.local):
 
 
 TRACE = Trace()
+
+T = TypeVar("T")
+
+
+class PerThread(threading.local, Generic[T]):
+    """A list of which each thread has its own: the callbacks and builders of the call
+    a thread records or exports, which another thread's segments must not reach."""
+
+    def __init__(self) -> None:
+        self.items: list[T] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __getitem__(self, i: int) -> T:
+        return self.items[i]
+
+    def append(self, item: T) -> None:
+        self.items.append(item)
+
+    def remove(self, item: T) -> None:
+        self.items.remove(item)
 
 
 def constant_numbers() -> bool:

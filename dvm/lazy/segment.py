@@ -26,7 +26,7 @@ import numpy as np
 
 from dvm.lazy.emit import Emitter, SizeName, name_sizes
 from dvm.lazy.graph import Node
-from dvm.lazy.record import MAX_SEGMENT, TRACE
+from dvm.lazy.record import MAX_SEGMENT, TRACE, PerThread
 from dvm.lazy.stats import STATS
 
 log = logging.getLogger("dvm.lazy")
@@ -45,11 +45,13 @@ class Compiled:
 
 PROGRAMS: OrderedDict[tuple[Any, ...], Compiled] = OrderedDict()
 
-WATCHERS: list[Callable[[str], None]] = []
-"""Called with each segment's text as it runs (`dvm.torch.export_mlir` collects them)."""
+WATCHERS: PerThread[Callable[[str], None]] = PerThread()
+"""Called with each segment's text as this thread runs it (`dvm.torch.export_mlir`
+collects them)."""
 
-RUNS: list[Callable[[Segment, Compiled], None]] = []
-"""Called with each segment run and its compiled program (`dvm.torch`'s plans)."""
+RUNS: PerThread[Callable[[Segment, Compiled], None]] = PerThread()
+"""Called with each segment this thread runs and its compiled program (`dvm.torch`'s
+plans)."""
 
 
 @dataclass

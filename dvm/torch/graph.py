@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import operator
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -209,6 +210,15 @@ def is_bool_tensor(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.dtype == torch.bool
 
 
+class Recording(threading.local):
+    """The call a thread is recording: its plan's builder (None: it makes none) and the
+    torch ops' results it reads rather than runs (they ran in a replay that failed)."""
+
+    def __init__(self) -> None:
+        self.builder: Builder | None = None
+        self.done: Done = {}
+
+
 class GraphRunner:
     """Runs one FX graph (see the module docstring); call it with the graph's inputs."""
 
@@ -229,9 +239,16 @@ class GraphRunner:
         self.first = True
         self.plans: dict[tuple[Any, ...], list[Plan]] = {}
         self.attempts = PLAN_ATTEMPTS
-        self.builder: Builder | None = None
-        self.done: Done = {}
-        """The torch ops' results the call being recorded reads rather than runs."""
+        self.recording = Recording()
+        """What the call this thread records holds (threads may record at once)."""
+
+    @property
+    def builder(self) -> Builder | None:
+        return self.recording.builder
+
+    @property
+    def done(self) -> Done:
+        return self.recording.done
 
     def __call__(self, *args: Any) -> Any:
         outputs = self.run(args)
@@ -255,7 +272,7 @@ class GraphRunner:
         """A call recorded op by op (the torch ops in `done` ran already: their results
         are read there); it leaves a plan for its signature if it can."""
         builder = Builder(key) if self.attempts > 0 else None
-        self.builder, self.done = builder, done
+        self.recording.builder, self.recording.done = builder, done
         if builder is not None:
             SIZES.start(self.symbolic)
             RUNS.append(builder.segment)
@@ -270,7 +287,7 @@ class GraphRunner:
                 SIZES.stop()
                 RUNS.remove(builder.segment)
                 BUILDING.remove(builder)
-            self.builder, self.done = None, {}
+            self.recording.builder, self.recording.done = None, {}
         if builder is not None:
             plan = builder.plan(returned, originals, self.declared)
             if plan is None:

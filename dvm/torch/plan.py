@@ -24,6 +24,7 @@ import torch
 
 from dvm.lazy import LazyArray
 from dvm.lazy.graph import Node
+from dvm.lazy.record import PerThread
 from dvm.lazy.segment import Compiled, Segment, contiguous
 from dvm.lazy.stats import STATS
 from dvm.torch.convert import (
@@ -548,9 +549,9 @@ def shape_environment(declared: Sequence[Any]) -> Any:
     return environment
 
 
-BUILDING: list[Builder] = []
-"""The builder of the call being recorded, if any (the handlers tell it of sizes used
-as numbers and of indices a take reads)."""
+BUILDING: PerThread[Builder] = PerThread()
+"""The builder of the call this thread is recording, if any (the handlers tell it of
+sizes used as numbers and of indices a take reads)."""
 
 
 def count_leaves(x: Any) -> int:
