@@ -1657,8 +1657,9 @@ def check_call(program: Any, text: str, args: Sequence[Any], what: str = "") -> 
         for a in args
     ]
     precise = as_tuple(dvm.interpret(widened(text), *wide_args))
-    # twice: a first call at a shape runs unplanned, the second planned and bound
-    for call in ("first call", "second call"):
+    # a first call at a shape runs unplanned, the second planned and bound, the third
+    # (of a program that is one launch) as the signature's one closure
+    for call in ("first call", "second call", "third call"):
         got = as_tuple(program(*args))
         assert len(got) == len(want), f"{what}: {len(got)} results, expected {len(want)}"
         for i, (g, w, p) in enumerate(zip(got, want, precise, strict=True)):
