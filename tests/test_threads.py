@@ -8,6 +8,7 @@ programs and shapes against the reference):
 - holds of BLAS at one thread (`vm.with_blas_held`) made by several threads at once
   are one hold: the count comes back once, when the last one ends, and no hold is
   left behind for the calls after them;
+- the VM's worker pool is made once when threads launch for the first time at once;
 - `dvm.lazy` runs a segment whose program another thread evicted from the cache
   meanwhile;
 - a `torch.compile`d module's graph recorded by two threads at once leaves each its
@@ -118,6 +119,43 @@ def test_overlapping_blas_holds_of_two_threads_are_one(blas_count: list[int]) ->
         thread.join(WAIT)
     assert seen_by_b == [1]
     assert (blas_count, blas.HELD_FROM) == ([2], [0])
+
+
+def test_two_threads_launching_first_at_once_make_one_worker_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker pool is made once, whichever threads launch first: thread B asks for
+    it while A is making it and gets A's. (Each once made its own, and the threads of
+    the one not kept waited for work forever.) A waits for B to start a second pool, in
+    vain once the pool is made under a lock."""
+    memory = importlib.import_module("dvm.vm.memory")
+    a_making, b_making = threading.Event(), threading.Event()
+    made: list[Any] = []
+
+    class WatchedPool:  # (no threads)
+        def __init__(self, n: int) -> None:
+            made.append(self)
+            if threading.current_thread().name == "A":
+                a_making.set()
+                b_making.wait(0.5)  # (set only by a second pool)
+            else:
+                b_making.set()
+
+    monkeypatch.setattr(memory, "Pool", WatchedPool)
+    monkeypatch.setattr(memory, "_POOL", [])
+    pools: dict[str, Any] = {}
+
+    def ask(name: str) -> None:
+        if name == "B":
+            assert a_making.wait(WAIT)
+        pools[name] = memory.pool()
+
+    threads = [threading.Thread(target=ask, args=(n,), name=n) for n in "AB"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert len(made) == 1 and pools["A"] is pools["B"] is made[0]
 
 
 def test_lazy_segment_evicted_between_lookup_and_use(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -210,6 +210,7 @@ class Pool:
 
 
 _POOL: list[Pool] = []
+_POOL_LOCK = threading.Lock()
 
 
 def workers() -> int:
@@ -221,7 +222,10 @@ def workers() -> int:
 
 
 def pool() -> Pool:
-    """The process-wide worker pool (`workers()` threads), made on first use."""
-    if not _POOL:
-        _POOL.append(Pool(workers()))
+    """The process-wide worker pool (`workers()` threads), made on first use: once,
+    whichever threads launch first (two pools would leave one's threads idle)."""
+    if not _POOL:  # (a list read is atomic: the lock is for the first)
+        with _POOL_LOCK:
+            if not _POOL:
+                _POOL.append(Pool(workers()))
     return _POOL[0]
