@@ -39,7 +39,6 @@ from dvm.vm.isa import (
 )
 from dvm.vm.kernels import (
     ACC_UFUNCS,
-    POSITIONAL_OUT,
     REDUCE_UFUNCS,
     STRIDED_WRONG,
     WHOLE_SUM_BLAS,
@@ -677,7 +676,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
     if cat is Cat.UNARY:
         fn: Any = ins.op.kernel  # (a unary op's row names one)
         d, a = o[0], o[1]
-        by_position = fn in POSITIONAL_OUT
+        by_position = out_by_position(fn, 1)
 
         def unary(node: OpNode, core: CoreLike) -> Fn | None:
             if node.store_to is not None:
@@ -691,7 +690,7 @@ def _binder(ins: Instr, dtypes: Sequence[np.dtype], alias: frozenset[int]) -> Bi
         dtype = dtypes[o[pos]]
         fn = ins.op.kernel_for(DType.from_numpy(dtype))
         d, a = o[0], o[pos]
-        by_position = fn in POSITIONAL_OUT
+        by_position = out_by_position(fn, 2)
         if cat is Cat.BINARY:
             b = o[2]
 
