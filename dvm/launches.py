@@ -53,7 +53,7 @@ class Call:
     """What one call's steps share: the symbol values of its shapes, and
     where to collect each launch's VM statistics when profiling."""
 
-    __slots__ = ("arena", "serial", "stats", "symbols", "trace")
+    __slots__ = ("arena", "launched", "serial", "stats", "symbols", "trace")
 
     def __init__(
         self,
@@ -68,6 +68,8 @@ class Call:
         """Tells this call apart from every other (`Kernel.plans` records who planned)."""
         self.arena: Arena | None = None
         """Where its intermediates go (None: in new memory)."""
+        self.launched: Any = None
+        """The VM specialization its last launch ran (unprofiled; None: none ran)."""
 
 
 LaunchPlan = tuple[list[tuple[tuple[int, ...], Any]], Any, int]
@@ -213,6 +215,7 @@ class Kernel:
             if call.stats is not None:
                 call.stats.append((self.name, vm.LaunchStats.collect([], 0, 0, 0, 1)))
         elif call.stats is None:
+            call.launched = spec
             # a known shape's launch on one core: its closure under the device's lock, as
             # `vm.launch` would run it, without that call's keywords and tests
             ready = spec.ready[bool(spec.alias_args)]
@@ -262,43 +265,6 @@ class Kernel:
         except MemoryError:
             raise not_allocated(outs) from None
         return spec, outputs, made_by == call.serial
-
-    def known_launch(
-        self, slots: Sequence[int], args: Sequence[Any], symbols: dict[str, int]
-    ) -> Callable[[Sequence[Any]], Any] | None:
-        """This kernel's launch on the arguments at `slots`, at the shapes and dtypes
-        `args` have, as one closure taking the arguments and returning the one output:
-        what `run` does at a known shape, with the plan looked up once. None until the
-        shape's plan binds a launch on the calling thread (`vm.launch` makes its closure
-        after the VM's patience), and for a launch with several outputs or none with an
-        element. A call whose signature fixes the launch's shapes and symbols (one launch
-        of its arguments: `Variant.lone`) runs it directly."""
-        inputs = launch_inputs(args, slots)
-        key: Any = (*map(ARRAY_SHAPE, inputs), *map(ARRAY_DTYPE, inputs))
-        if self.key_symbols:
-            key = (key, *[symbols[p] for p in self.key_symbols])
-        plan = self.plans.get(key)
-        if plan is None or plan[1] is None or len(plan[0]) != 1:
-            return None
-        outs, spec, _ = plan
-        ready = spec.ready[bool(spec.alias_args)]
-        if ready is None:
-            return None
-        (shape, dtype), lock = outs[0], spec.memory.lock
-
-        def launch(args: Sequence[Any]) -> Any:
-            arrays = list(map(args.__getitem__, slots))  # `launch_inputs`, without its frame
-            if not all(map(C_CONTIGUOUS, arrays)):
-                arrays = [contiguous(a) for a in arrays]
-            try:
-                output = np.empty(shape, dtype)
-            except MemoryError:
-                raise not_allocated(outs) from None
-            with lock:  # as `run`: one launch at a time per device
-                ready([*arrays, output])
-            return output
-
-        return launch
 
     def profile(self, spec: Any, arrays: list[Any], call: Call) -> None:
         """Launch with the VM's statistics, kept in the call's."""
@@ -418,6 +384,35 @@ def launch_inputs(env: Sequence[Any], inputs: Sequence[int]) -> list[Any]:
     if not all(map(C_CONTIGUOUS, arrays)):
         arrays = [contiguous(a) for a in arrays]
     return arrays
+
+
+def known_launch(
+    spec: Any, slots: Sequence[int], output: Any
+) -> Callable[[Sequence[Any]], Any] | None:
+    """The launch a call just ran (`Call.launched`) on the arguments at `slots`, at their
+    shapes, as one closure taking the arguments and returning a new output shaped as
+    `output`: what `Kernel.run` does at a known shape. None until the VM binds the launch
+    on the calling thread (`vm.launch` makes that closure once it plans it on one core).
+    A call whose signature fixes the launch's shapes (one launch of its arguments:
+    `Variant.lone`) runs it directly."""
+    ready = spec.ready[bool(spec.alias_args)]
+    if ready is None:
+        return None
+    shape, dtype, lock = output.shape, output.dtype, spec.memory.lock
+
+    def launch(args: Sequence[Any]) -> Any:
+        arrays = list(map(args.__getitem__, slots))  # `launch_inputs`, without its frame
+        if not all(map(C_CONTIGUOUS, arrays)):
+            arrays = [contiguous(a) for a in arrays]
+        try:
+            result = np.empty(shape, dtype)
+        except MemoryError:
+            raise not_allocated([(shape, dtype)]) from None
+        with lock:  # as `Kernel.run`: one launch at a time per device
+            ready([*arrays, result])
+        return result
+
+    return launch
 
 
 def contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

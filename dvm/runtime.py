@@ -47,7 +47,7 @@ from dvm.declared import check_argument, owned
 from dvm.errors import CallError, CompileError
 from dvm.expr_code import INDEX_MAX, INDEX_MIN, binder_source
 from dvm.guard_notes import GuardFailed, GuardNote, symbol_sides
-from dvm.launches import Call
+from dvm.launches import Call, known_launch
 from dvm.variant import Fixed, Variant
 from dvm.vm.device import PRESETS
 from dvm.vm.generated import define
@@ -193,16 +193,15 @@ class CompiledProgram:
             outputs = owned(variant.run_in(args, call), args)  # `finish`, without its frame
         except FAILURES as e:  # sizes beyond the machine's or the VM's: name the arguments
             fail(self.declared, args, e)
-        if variant.lone is not None and variant is bound.variant:  # (not `fixed_call`'s)
-            self.run_directly(args, bound)
+        lone = variant.lone
+        if lone is not None and call.launched is not None and variant is bound.variant:
+            self.run_directly(args, bound, known_launch(call.launched, lone, outputs[0]))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def run_directly(self, args: tuple[Any, ...], bound: BoundVariant) -> None:
+    def run_directly(self, args: tuple[Any, ...], bound: BoundVariant, direct: Any) -> None:
         """Have the later calls of the signature of `args` (`bound`'s, whose variant is
-        one launch) run that launch as one closure, once its plan binds it."""
-        assert bound.variant.lone is not None
-        kernel, slots = bound.variant.lone
-        direct = kernel.known_launch(slots, args, bound.symbols)
+        one launch) run that launch as `direct`, once the VM binds it (not None).
+        (`fixed_call`'s variants are not the signature's: they keep the general path.)"""
         if direct is not None:
             key = self.signature(args)
             with self.lock:  # (unless evicted meanwhile)

@@ -86,10 +86,10 @@ class Variant:
         otherwise set and restore the count)."""
         self.blas_device: vm.DeviceSpec | None = None
         """The device whose BLAS its calls hold, if they do (see `runs`)."""
-        self.lone: tuple[Kernel, list[int]] | None = None
-        """The kernel and the argument slots it reads when a call is that one launch, its
-        output the one result (no arena, no symbol bound during the call): a signature
-        met before then runs it as one closure (`Kernel.known_launch`)."""
+        self.lone: list[int] | None = None
+        """The argument slots the launch reads when a call is that one launch, its output
+        the one result (no arena, no symbol bound during the call): a signature met
+        before then runs it as one closure (`launches.known_launch`)."""
 
     def run_in(self, args: Sequence[Any], call: Call) -> list[Any]:
         """`runs` for `call` with an arena of its own, if it has intermediates to keep:
@@ -190,9 +190,7 @@ class Variant:
         return list(map(env.__getitem__, self.results))
 
 
-def lone_launch(
-    data: dict[str, Any], builder: StepBuilder, arity: int
-) -> tuple[Kernel, list[int]] | None:
+def lone_launch(data: dict[str, Any], builder: StepBuilder, arity: int) -> list[int] | None:
     """`Variant.lone` of the variant `data` describes, whose first `arity` slots are
     its arguments."""
     steps = data["steps"]
@@ -201,10 +199,10 @@ def lone_launch(
     kind, *fields = steps[0]
     if kind != "launch" or len(fields) != 5 or fields[4] is not None:  # (no dims to check)
         return None
-    kernel, inputs, outputs, _ = builder.launch_parts(*fields[:4])
+    _, inputs, outputs, _ = builder.launch_parts(*fields[:4])
     if len(outputs) != 1 or outputs != data["results"] or any(i >= arity for i in inputs):
         return None
-    return kernel, inputs
+    return inputs
 
 
 def checked_name(name: Any) -> str:
