@@ -47,6 +47,7 @@ from dvm.lowering.grouped_matmul import GROUP_SIZES, group_size_checks
 from dvm.lowering.index_ops import TAKE_CHECKS, take_checks
 from dvm.lowering.kernel_body import body_ops, emit_kernel_body
 from dvm.lowering.scans import unwrap_large_top_k
+from dvm.lowering.schedule import reorder, schedule
 from dvm.lowering.tiling import (
     TilePlan,
     ceildiv,
@@ -166,9 +167,12 @@ class Lifetimes:
         return list(itertools.accumulate(steps[:-1]))
 
 
-def lifetimes(fusion: t.FusionOp, domain: Domain) -> Lifetimes:
-    """The lifetimes of the values of a fusion's body over `domain`."""
-    ops = body_ops(fusion)
+def lifetimes(
+    fusion: t.FusionOp, domain: Domain, order: list[Operation] | None = None
+) -> Lifetimes:
+    """The lifetimes of the values of a fusion's body over `domain`, its ops run in
+    their order or in `order`."""
+    ops = body_ops(fusion) if order is None else order
     position = {op: i for i, op in enumerate(ops)}
     first_use: dict[SSAValue, int] = {}
     last_use: dict[SSAValue, int] = {}
@@ -329,6 +333,15 @@ class FusionTiling:
         )
         least = least_inner_tile(domain, device, widest)
         live, widest = live_bytes(life, domain, least)
+        if fusion.kind.data is not t.KernelKind.CUBE:  # (a cube kernel: a matmul alone)
+
+            def cost(order: list[Operation]) -> int:
+                return live_bytes(lifetimes(fusion, domain, order), domain, least)[0]
+
+            if (order := schedule(life.ops, cost, live)) is not None:
+                reorder(fusion.body.block, order)
+                life = lifetimes(fusion, domain)
+                live, widest = live_bytes(life, domain, least)
         return FusionTiling(fusion, domain, life, live, widest, least)
 
     def skipping_bytes(self, chunks: bool = False) -> int:
