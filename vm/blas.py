@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 
@@ -81,6 +82,28 @@ def one_thread() -> int | None:
     if before != 1:
         put(1)
     return before
+
+
+def holding(fn: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
+    """`fn` of one argument, as a function running it with numpy's OpenBLAS held at one
+    thread (what `one_thread` and `restore` do around it, without their frames: a
+    known shape's launch calls it); None without a direct handle on OpenBLAS."""
+    found = threads()
+    if found is None:
+        return None
+    get, put = found
+
+    def held(arg: Any) -> Any:
+        before = get()
+        if before == 1:
+            return fn(arg)
+        put(1)
+        try:
+            return fn(arg)
+        finally:
+            put(before)
+
+    return held
 
 
 HELD_FROM = [0]

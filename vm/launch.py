@@ -162,14 +162,22 @@ def _inline_runner(ex: Executable, threads: bool) -> Callable[[Sequence[np.ndarr
     """A launch of `ex`, bound to one core, as one closure: what `_run` does for it, which
     a known shape's launches then call directly (a tiny launch's overhead is mostly
     Python frames); `threads`: its gemms run on BLAS's threads (BLAS_SHARED_GEMM)."""
-    var, ignore = QUIET.var, QUIET.ignore
-    if var is None or ignore is None:  # numpy's private names are gone: its errstate
-        run = ex.caller_runner(QUIET.enter, QUIET.exit)
-    else:
-        run = ex.caller_runner(partial(var.set, ignore), var.reset)
+    run = ex.caller_runner(*_quiet())
     if threads:
         return partial(_blas_threads, run)
-    return partial(_blas_held, True, run) if ex.uses_blas else run
+    if not ex.uses_blas:
+        return run
+    return blas.holding(run) or partial(_blas_held, True, run)
+
+
+def _quiet() -> tuple[Callable[[], Any], Callable[[Any], None]]:
+    """What enters numpy's quiet error state and what leaves it, for a launch's closure
+    (`Executable.caller_runner`): its context variable's own set and reset when numpy's
+    private names are there, else its errstate."""
+    var, ignore = QUIET.var, QUIET.ignore
+    if var is None or ignore is None:
+        return QUIET.enter, QUIET.exit
+    return partial(var.set, ignore), var.reset
 
 
 def _default_cores(spec: Specialization) -> int:
