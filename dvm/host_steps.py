@@ -232,14 +232,23 @@ def choice_step(
         key = tuple(map(call.symbols.__getitem__, names))
         holds = decided.get(key)
         if holds is None:
-            values = sides(*key)
-            holds = all(map(APPLY, relations, values[::2], values[1::2]))
+            holds = conditions_hold(sides, relations, key)
             if len(decided) >= MAX_KERNEL_PLANS:
                 decided.clear()
             decided[key] = holds
         (take_then if holds else take_else)(call, env)
 
     return step
+
+
+def conditions_hold(
+    sides: Callable[..., tuple[int, ...]],
+    relations: list[Callable[[int, int], bool]],
+    key: tuple[int, ...],
+) -> bool:
+    """Whether a choice's every condition holds for the values `key` of its symbols."""
+    values = sides(*key)
+    return all(map(APPLY, relations, values[::2], values[1::2]))
 
 
 def if_step(cond: int, take_then: Step, take_else: Step) -> Step:
@@ -394,6 +403,8 @@ class StepBuilder:
         self.slots = slots
         self.guard_failed = guard_failed
         self.function = function
+        self.compiled: dict[str, Callable[..., tuple[int, ...]]] = {}
+        """The functions of choices' conditions, by their symbols and code."""
 
     def slot(self, value: Any) -> int:
         if type(value) is not int or not 0 <= value < self.slots:
@@ -480,13 +491,24 @@ class StepBuilder:
     def make_choice(
         self, names: Any, code: Any, relations: Any, then: Any, other: Any, results: Any
     ) -> Step:
-        names = list(names)
-        sides = function_of_code(
-            checked_code(code, names), names, f"choice conditions: {self.function}"
-        )
+        names, sides, relations = self.conditions(names, code, relations)
         results = self.slot_list(results)
         take_then, take_else = self.region(then, results), self.region(other, results)
-        return choice_step(names, sides, [RELATIONS[r] for r in relations], take_then, take_else)
+        return choice_step(names, sides, relations, take_then, take_else)
+
+    def conditions(
+        self, names: Any, code: Any, relations: Any
+    ) -> tuple[list[str], Callable[..., tuple[int, ...]], list[Callable[[int, int], bool]]]:
+        """A choice's symbols, the function giving its conditions' sides and their
+        relations; the function compiled once per choice (a route of a signature,
+        `dvm.host_route`, asks again)."""
+        names = list(names)
+        key = repr((names, code))
+        sides = self.compiled.get(key)
+        if sides is None:
+            origin = f"choice conditions: {self.function}"
+            sides = self.compiled[key] = function_of_code(checked_code(code, names), names, origin)
+        return names, sides, [RELATIONS[r] for r in relations]
 
     # -- control flow -------------------------------------------------------------------
 

@@ -251,20 +251,21 @@ class Kernel:
                 self.plans.clear()
             self.plans[key] = plan
         outs, spec, made_by = plan
-        try:
-            if kept is None or call.arena is None:
-                if len(outs) == 1:  # the common case, without a comprehension's frame
-                    outputs = [np.empty(*outs[0])]
-                else:
-                    outputs = [np.empty(shape, dtype) for shape, dtype in outs]
-            else:
-                outputs = [
-                    np.empty(shape, dtype) if j is None else call.arena.array(j, shape, dtype)
-                    for (shape, dtype), j in zip(outs, kept, strict=True)
-                ]
-        except MemoryError:
-            raise not_allocated(outs) from None
+        if len(outs) == 1 and (kept is None or call.arena is None):
+            try:  # the common case, without `allocated`'s frame
+                outputs = [np.empty(*outs[0])]
+            except MemoryError:
+                raise not_allocated(outs) from None
+        else:
+            outputs = allocated(outs, kept, call.arena)
         return spec, outputs, made_by == call.serial
+
+    def known_plan(self, inputs: Sequence[Any], symbols: dict[str, int]) -> LaunchPlan | None:
+        """The plan `bind` finds for `inputs` and `symbols`, if it is made."""
+        key: Any = (*map(ARRAY_SHAPE, inputs), *map(ARRAY_DTYPE, inputs))
+        if self.key_symbols:
+            key = (key, *[symbols[p] for p in self.key_symbols])
+        return self.plans.get(key)
 
     def profile(self, spec: Any, arrays: list[Any], call: Call) -> None:
         """Launch with the VM's statistics, kept in the call's."""
@@ -376,6 +377,24 @@ class Arena:
         array = np.ndarray(shape, dtype, base)
         self.views[place] = (shape, dtype, array)
         return array
+
+
+def allocated(
+    outs: Sequence[tuple[tuple[int, ...], Any]],
+    kept: Sequence[int | None] | None,
+    arena: Arena | None,
+) -> list[Any]:
+    """A launch's outputs of the (shape, dtype) `outs`: new arrays, or for those `kept`
+    gives a place in `arena` (when there is one), arrays in its memory there."""
+    try:
+        if kept is None or arena is None:
+            return [np.empty(shape, dtype) for shape, dtype in outs]
+        return [
+            np.empty(shape, dtype) if j is None else arena.array(j, shape, dtype)
+            for (shape, dtype), j in zip(outs, kept, strict=True)
+        ]
+    except MemoryError:
+        raise not_allocated(outs) from None
 
 
 def launch_inputs(env: Sequence[Any], inputs: Sequence[int]) -> list[Any]:

@@ -78,8 +78,10 @@ class BoundVariant(NamedTuple):
     variant: Variant
     symbols: dict[str, int]
     direct: Callable[[Sequence[Any]], Any] | None = None
-    """The whole call as one closure, once its variant's one launch is bound at these
-    shapes (`Variant.lone`, `CompiledProgram.run_directly`); it returns a new array."""
+    """The whole call as one closure, returning its results as new arrays: once its
+    variant's one launch is bound at these shapes (`Variant.lone`,
+    `CompiledProgram.run_directly`), or for a variant of several steps that binds no
+    symbol during a call, its `variant.Route`."""
 
 
 _MISSING = object()
@@ -343,7 +345,8 @@ class CompiledProgram:
         """Check the arguments and the guards for a new signature."""
         symbols = self.fast_bind(args)  # (None where a dim is to be fixed)
         if symbols is not None:  # (made in C: a new shape's frames are cold)
-            return tuple.__new__(BoundVariant, (self.generic, symbols, None))
+            generic = self.generic
+            return tuple.__new__(BoundVariant, (generic, symbols, generic.direct(symbols)))
         return self.bound(self.check(args), frozenset())
 
     def bound(self, values: Sequence[Any], fixed: Fixed) -> BoundVariant:
@@ -358,7 +361,7 @@ class CompiledProgram:
             elif not variant.units_to_stretch(symbols) <= fixed:
                 fixed |= variant.units_to_stretch(symbols)
             else:
-                return BoundVariant(variant, symbols)
+                return BoundVariant(variant, symbols, variant.direct(symbols))
 
     def fixed_call(
         self, args: tuple[Any, ...], bound: BoundVariant, failed: GuardFailed

@@ -17,9 +17,10 @@ from functools import partial
 from typing import Any
 
 from dvm import vm
-from dvm.declared import Declared
+from dvm.declared import Declared, owned
 from dvm.errors import ShapeError
 from dvm.guard_notes import GuardFailed, GuardNote, GuardSet, failed_guard
+from dvm.host_route import RouteBuilder, Template
 from dvm.host_steps import Step, StepBuilder, blas_launches
 from dvm.host_validate import validate_steps
 from dvm.launches import Arena, Call, Env, Kernel
@@ -80,7 +81,7 @@ class Variant:
         self.late = False
         """Whether a call binds symbols (index arguments, values made on the way),
         so that it needs its own copy of the signature's symbols (`runtime.BoundVariant`)."""
-        self.runs: Callable[[Sequence[Any], Call], list[Any]] = self.run
+        self.runs: Callable[..., list[Any]] = self.run
         """How a call runs the steps: `run`, or `run` with BLAS held at one thread from
         start to end when it may make several launches that call BLAS (each would
         otherwise set and restore the count)."""
@@ -90,21 +91,40 @@ class Variant:
         """The argument slots the launch reads when a call is that one launch, its output
         the one result (no arena, no symbol bound during the call): a signature met
         before then runs it as one closure (`launches.known_launch`)."""
+        self.routes: tuple[RouteBuilder, Any] | None = None
+        """For a variant whose calls bind no symbol and are not one launch: its
+        builder and plain steps, from which each signature gets its route (`Route`)."""
+        self.templates: list[Template] | None = None
+        """The templates of its routes, made at its first route."""
 
-    def run_in(self, args: Sequence[Any], call: Call) -> list[Any]:
-        """`runs` for `call` with an arena of its own, if it has intermediates to keep:
-        a free one (taken atomically: two calls never take one), or a new one; given
-        back as the call ends, when its intermediates are dead."""
+    def run_in(self, args: Sequence[Any], call: Call, steps: list[Step] | None = None) -> list[Any]:
+        """`runs` for `call` (of `steps`: a route, or the variant's own) with an arena
+        of its own, if it has intermediates to keep: a free one (taken atomically: two
+        calls never take one), or a new one; given back as the call ends, when its
+        intermediates are dead."""
         if not self.places:
-            return self.runs(args, call)
+            return self.runs(args, call, steps)
         try:
             call.arena = self.arenas.pop()
         except IndexError:
             call.arena = Arena(self.places)
         try:
-            return self.runs(args, call)
+            return self.runs(args, call, steps)
         finally:
             self.arenas.append(call.arena)
+
+    def route(self, symbols: dict[str, int]) -> list[Step]:
+        """Its steps for a signature's symbol values (see `dvm.host_route`)."""
+        assert self.routes is not None
+        builder, plain_steps = self.routes
+        if self.templates is None:
+            self.templates = builder.templates(plain_steps)
+        return builder.route(self.templates, symbols)
+
+    def direct(self, symbols: dict[str, int]) -> Route | None:
+        """What a signature of these symbol values runs its calls by (`runtime.BoundVariant`'s
+        `direct`): a `Route`, for a variant that has them."""
+        return None if self.routes is None else Route(self, symbols)
 
     @staticmethod
     def from_plain(
@@ -150,17 +170,21 @@ class Variant:
             for name, where in data["stretchable"]
         ]
         variant.lone = lone_launch(data, builder, len(declared.types))
+        if variant.lone is None and not variant.late:
+            variant.routes = (RouteBuilder(builder), data["steps"])
         if blas_launches(data["steps"], kernels) > 1:
             variant.blas_device = next(k.device for k in kernels.values() if k.uses_blas)
             variant.runs = variant.hold_blas_from_now_on
         return variant
 
-    def hold_blas_from_now_on(self, args: Sequence[Any], call: Call) -> list[Any]:
+    def hold_blas_from_now_on(
+        self, args: Sequence[Any], call: Call, steps: list[Step] | None = None
+    ) -> list[Any]:
         """The first call of a variant whose calls hold BLAS (see `runs`): it makes `runs`
         hold it, which imports the VM's launcher (a compile cache hit imports none of it,
         the first call does), then runs."""
         self.runs = partial(vm.with_blas_held, self.blas_device, self.run)
-        return self.runs(args, call)
+        return self.runs(args, call, steps)
 
     def call_symbols(self, symbols: dict[str, int], args: Sequence[Any]) -> dict[str, int]:
         """The symbols of one call: the signature's, and those the call binds."""
@@ -183,11 +207,39 @@ class Variant:
     def failed_guard(self, symbols: dict[str, int]) -> tuple[GuardNote, int, int] | None:
         return failed_guard(self.guards, self.check_guards(*(symbols[n] for n in self.guard_names)))
 
-    def run(self, args: Sequence[Any], call: Call) -> list[Any]:
+    def run(self, args: Sequence[Any], call: Call, steps: list[Step] | None = None) -> list[Any]:
         env: Env = [*args, *self.others]
-        for step in self.steps:
+        for step in self.steps if steps is None else steps:
             step(call, env)
         return list(map(env.__getitem__, self.results))
+
+
+_SEEN: list[Step] = []
+"""`Route.steps` after a signature's first call (its route is made at the second)."""
+
+
+class Route:
+    """The calls of one signature of a variant that has routes (`Variant.routes`): the
+    first runs the variant's steps, the next make the signature's route (`dvm.host_route`)
+    and run it. Returns the results as a call does (new arrays; one value or a tuple)."""
+
+    __slots__ = ("steps", "symbols", "variant")
+
+    def __init__(self, variant: Variant, symbols: dict[str, int]) -> None:
+        self.variant = variant
+        self.symbols = symbols
+        self.steps: list[Step] | None = None
+        """The route, once made (`_SEEN` after the first call: a signature met once
+        never makes one)."""
+
+    def __call__(self, args: Sequence[Any]) -> Any:
+        steps = self.steps
+        if steps is None:
+            self.steps = _SEEN
+        elif steps is _SEEN:
+            steps = self.steps = self.variant.route(self.symbols)
+        outputs = owned(self.variant.run_in(args, Call(self.symbols), steps), args)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def lone_launch(data: dict[str, Any], builder: StepBuilder, arity: int) -> list[int] | None:
