@@ -9,11 +9,12 @@ each time but for the branches of its `scf.if`s and the passes of its loops: eve
 replaced by the region it takes, each plain launch by a step that, once the VM has
 bound its launch on the calling thread, runs it as `launches.known_launch` runs a
 lone one (its outputs allocated as planned, the launch's closure under the device's
-lock): no plan key, no `Kernel.run` or `bind` frames. `if`s and loops stay
-Python control flow around their routed regions; every other step (stacks, scalar
-ops, launches checking index dims) is the variant's own. A routed launch whose
-inputs come in at other shapes than it learned runs as any launch does, so what the
-route assumes is checked, not trusted.
+lock): no plan key, no `Kernel.run` or `bind` frames; and each stack of plain
+launches likewise, once the VM runs its members on the calling thread
+(`vm.stack_runner`). `if`s and loops stay Python control flow around their routed
+regions; every other step (scalar ops, launches checking index dims) is the
+variant's own. A routed launch whose inputs come in at other shapes than it learned
+runs as any launch does, so what the route assumes is checked, not trusted.
 
 The templates (`Template`: symbol values to a step) are built from the variant's
 plain steps once, at its first route; a route per signature, at its second call
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dvm import vm
 from dvm.call_errors import not_allocated
 from dvm.host_steps import (
     Launch,
@@ -36,9 +38,10 @@ from dvm.host_steps import (
     for_step,
     if_step,
     region_step,
+    store,
     while_step,
 )
-from dvm.launches import Call, Env, allocated, contiguous
+from dvm.launches import Call, Env, allocated, contiguous, launch_inputs
 from dvm.vm.program import ARRAY_SHAPE, C_CONTIGUOUS
 
 Template = Callable[[dict[str, int]], Step]
@@ -69,11 +72,21 @@ class RouteBuilder:
             return self.branch(*fields)
         if kind in ("for", "while"):
             return self.loop(kind, fields)
+        if kind == "stack" and all(plain_launch(e) for e in fields[1]) and len(fields[1]) > 1:
+            return self.stack(entry)
         step = self.builder.step(entry)  # the variant's own step, for every signature
         return lambda symbols: step
 
     def launch(self, parts: Launch) -> Template:
         return lambda symbols: known_launch_step(parts)
+
+    def stack(self, entry: Any) -> Template:
+        """A stack of plain launches (`vm.launch_stack`), as `known_stack_step` runs it."""
+        _, _, entries, yielded, results = entry
+        general = self.builder.step(entry)
+        members = [self.builder.launch_parts(*e[1:5]) for e in entries]
+        moves = (self.builder.slot_list(yielded), self.builder.slot_list(results))
+        return lambda symbols: known_stack_step(members, general, moves)
 
     def region(self, data: Any, results: list[int]) -> Template:
         """A region's steps, then its yielded values copied to `results`; a region that
@@ -209,5 +222,65 @@ def known_launch_step(parts: Launch) -> Step:
             outs, ready, lock = plan[0], launch, spec.memory.lock
             shape, dtype = outs[0]
             shapes = tuple(map(ARRAY_SHAPE, arrays))  # last: the others are set
+
+    return step
+
+
+def known_stack_step(
+    members: list[Launch], general: Step, moves: tuple[list[int], list[int]]
+) -> Step:
+    """A stack of launches of a route: as the variant's stack step (`general`) until the VM
+    can run its members at these shapes as one closure (`vm.stack_runner`), then that
+    closure after the members' allocations; inputs at other shapes take the variant's
+    way again. `moves`: the slots the stack yields and those of its results."""
+    yielded, results = moves
+    known: list[tuple[list[tuple[Any, ...]], list[Any], Any]] = []
+    """Once learned: each member's inputs' shapes and plan's outputs, the closure."""
+    hopeless: list[bool] = []
+    """Not empty once the stack is known to run otherwise at these shapes for good."""
+
+    def step(call: Call, env: Env) -> None:
+        if not known:
+            general(call, env)
+            if not hopeless:
+                learn(call, env)
+            return
+        shapes, outs, run = known[0]
+        launches = []
+        for (_, inputs, outputs, kept), want, planned in zip(members, shapes, outs, strict=True):
+            arrays = launch_inputs(env, inputs)
+            if tuple(map(ARRAY_SHAPE, arrays)) != want:
+                general(call, env)
+                return
+            made = allocated(planned, kept, call.arena)
+            store(env, outputs, made)
+            arrays += made
+            launches.append(arrays)
+        run(launches)
+        store(env, results, [env[y] for y in yielded])
+
+    def learn(call: Call, env: Env) -> None:
+        """Keep the members' shapes and plans and the stack's closure, once the VM has
+        planned every member and runs them on the calling thread."""
+        first = members[0][0].known_plan(launch_inputs(env, members[0][1]), call.symbols)
+        if first is not None and first[1] is not None and not first[1].planned:
+            return  # (not planned yet: the members plan together)
+        inputs = [launch_inputs(env, parts[1]) for parts in members]
+        plans = [
+            kernel.known_plan(arrays, call.symbols)
+            for (kernel, *_), arrays in zip(members, inputs, strict=True)
+        ]
+        specs = [None if plan is None else plan[1] for plan in plans]
+        if any(spec is None for spec in specs):  # (a member with no output element)
+            hopeless.append(True)
+            return
+        members_known = [(plan[0], plan[1]) for plan in plans if plan is not None]
+        run = vm.stack_runner([(spec, bool(spec.alias_args)) for _, spec in members_known])
+        if run is None:
+            if all(spec.planned for _, spec in members_known):  # (the cores share it)
+                hopeless.append(True)
+        elif not known:
+            shapes = [tuple(map(ARRAY_SHAPE, arrays)) for arrays in inputs]
+            known.append((shapes, [outs for outs, _ in members_known], run))
 
     return step

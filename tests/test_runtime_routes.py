@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dvm
-from dvm import launches, runtime
+from dvm import launches, runtime, vm
 from dvm.errors import CallError
 from dvm.variant import Route
 
@@ -230,3 +230,20 @@ def test_a_route_of_launches_on_the_cores_agrees(
     pool_rounds.clear()
     mmoe(*args)
     assert pool_rounds  # (on the cores)
+
+
+def test_a_routed_stack_runs_as_one_closure(
+    monkeypatch: pytest.MonkeyPatch, reference: ModuleType, examples_dir: Path
+) -> None:
+    """MMoE's stack of three launches and its choice's launch, at a shape run on the
+    calling thread: a routed call launches none through `Kernel.run` or
+    `vm.launch_stack`."""
+    program = dvm.compile(examples_dir / "mmoe.mlir", cache=False)
+    _, spec, _ = reference.EXAMPLES["mmoe.mlir"]
+    args = tuple(reference.make_inputs(spec, {"B": 23, "E": 4}, np.random.default_rng(2)))
+    check_route(program, args)
+    ran = kernel_runs(monkeypatch)
+    stacks: list[int] = []
+    monkeypatch.setattr(vm, "launch_stack", lambda members, **_: stacks.append(len(members)))
+    program(*args)
+    assert ran == [] and stacks == []

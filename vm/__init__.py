@@ -74,7 +74,14 @@ from dvm.vm.program import (
 )
 
 if TYPE_CHECKING:
-    from dvm.vm.launch import check_inputs, launch, launch_stack, prepare, with_blas_held
+    from dvm.vm.launch import (
+        check_inputs,
+        launch,
+        launch_stack,
+        prepare,
+        stack_runner,
+        with_blas_held,
+    )
     from dvm.vm.plan import Specialization
     from dvm.vm.specialize import Specializer, specialize
     from dvm.vm.stats import LaunchStats
@@ -82,7 +89,7 @@ if TYPE_CHECKING:
 
 _LATER = {
     **dict.fromkeys(["check_inputs", "launch", "launch_stack", "prepare"], "launch"),
-    "with_blas_held": "launch",
+    **dict.fromkeys(["stack_runner", "with_blas_held"], "launch"),
     "Specialization": "plan",
     **dict.fromkeys(["Specializer", "specialize"], "specialize"),
     "LaunchStats": "stats",
@@ -159,5 +166,6 @@ __all__ = [
     "load",
     "prepare",
     "specialize",
+    "stack_runner",
     "with_blas_held",
 ]

@@ -237,6 +237,42 @@ def launch_stack(
         _blas_held(uses_blas, _run_quietly, _run_stack, stacked, n, in_turn)
 
 
+def stack_runner(
+    members: Sequence[tuple[Specialization, bool]],
+) -> Callable[[Sequence[Sequence[np.ndarray]]], None] | None:
+    """A stack's launch at known shapes as one closure taking each member's arrays, as
+    a known launch's closure is one (`Specialization.ready`): `launch_stack` of planned
+    members (specialization, alias) on the calling thread, one after the other, under
+    the device's lock and one hold of BLAS. None where `launch_stack` would do anything
+    else: a member not planned yet, idle or for another device, the stack shared among
+    the cores, gemms on BLAS's threads."""
+    specs = [spec for spec, _ in members]
+    if not specs:
+        return None
+    device = specs[0].device
+    if any(s.idle or not s.planned or s.device is not device for s in specs):
+        return None
+    n = _planned_cores(specs, None)
+    if n != 1 or _on_blas_threads(specs, n):
+        return None
+    runners = [_executable(s, 1, False, alias).caller_runner(*_quiet()) for s, alias in members]
+    lock = device_memory(device).lock
+
+    def run_members(arrays: Sequence[Sequence[np.ndarray]]) -> None:
+        for run, args in zip(runners, arrays, strict=True):
+            run(args)
+
+    held = run_members
+    if any(spec.uses_blas for spec in specs):
+        held = blas.holding(run_members) or partial(_blas_held, True, run_members)
+
+    def run(arrays: Sequence[Sequence[np.ndarray]]) -> None:
+        with lock:
+            held(arrays)
+
+    return run
+
+
 def _run_stack(
     stacked: Sequence[tuple[Specialization, Sequence[np.ndarray], bool]], n: int, in_turn: bool
 ) -> None:
