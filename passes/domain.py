@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -41,14 +41,16 @@ from dvm.dialects.index_ops import IotaOp, ScatterAddOp, TakeAlongAxisOp, TakeOp
 from dvm.dialects.scans import BOOL_REDUCE_OPS, CumProdOp, CumSumOp, TopKOp
 from dvm.dialects.shape_ops import CastOp
 from dvm.passes.data_movement import reverse_view, slice_view
+from dvm.passes.domain_model import Axes as Axes
+from dvm.passes.domain_model import Domain as Domain
+from dvm.passes.domain_model import Placement as Placement
+from dvm.passes.domain_model import StridedView as StridedView
+from dvm.passes.domain_model import TakeView as TakeView
 from dvm.passes.errors import describe
 from dvm.passes.symbolic import (
     Shape,
     shape_of,
 )
-
-Axes = tuple[int, ...]
-"""The domain axes one dim of a value spans, outermost first (empty: a unit dim)."""
 
 
 class OpSet:
@@ -67,8 +69,6 @@ class OpSet:
             known = self.known[type(op)] = not self.classes.isdisjoint(type(op).__mro__)
         return known
 
-
-Placement = tuple[Axes, ...]
 
 ELEMENTWISE = (*t.UNARY_OPS, t.ConvertOp, *t.BINARY_OPS, t.SelectOp, t.ClampOp)
 LAYOUT = (
@@ -135,57 +135,6 @@ def provably_different(a: sympy.Expr, b: sympy.Expr) -> bool:
     return bool(d.is_number and d != 0)
 
 
-@dataclass
-class StridedView:
-    """How a kernel reads or writes a buffer: element strides per domain axis."""
-
-    value: SSAValue
-    """The buffer: an input of the kernel, or a value the kernel outputs."""
-    strides: tuple[sympy.Expr, ...]
-    """One stride per domain axis; 0 where the buffer does not span the axis."""
-    target: SSAValue
-    """The value read or written: for an input read through layout ops, the
-    last of them (for a store, the output itself)."""
-    placement: Placement
-    """The domain axes each dim of `target` spans."""
-    matmul_operand: bool = False
-    """Read in the matmul's own coordinates (batch..., rows, cols)."""
-    offset: sympy.Expr = field(default_factory=lambda: sympy.Integer(0))
-    """The element of the buffer where the view starts (moved by slices)."""
-
-
-@dataclass
-class TakeView:
-    """How a kernel reads a take's source: `view` spans the result's axes (stride 0
-    along those of the indices), and the indexed dim is read `stride` apart, `size`
-    elements of it (an index must be below it)."""
-
-    view: StridedView
-    stride: sympy.Expr
-    size: sympy.Expr
-
-
-@dataclass
-class Domain:
-    """The result of a successful analysis."""
-
-    sizes: list[sympy.Expr] = field(default_factory=list)
-    reduced: frozenset[int] = frozenset()
-    contraction: int | None = None
-    """The matmul's K axis in a cube or mix kernel (not an output axis)."""
-    placement: dict[SSAValue, Placement] = field(default_factory=dict)
-    loads: list[StridedView] = field(default_factory=list)
-    stores: list[StridedView] = field(default_factory=list)
-    takes: dict[SSAValue, TakeView] = field(default_factory=dict)
-    """Each take's result: the view its source is read through."""
-
-    @property
-    def parallel(self) -> list[int]:
-        return [
-            a for a in range(len(self.sizes)) if a not in self.reduced and a != self.contraction
-        ]
-
-
 def contiguous_strides(shape: Shape) -> list[sympy.Expr]:
     return list(_contiguous_strides(tuple(shape)))
 
@@ -235,6 +184,7 @@ class DomainAnalysis:
         known: Facts = frozenset(),
         shapes: dict[SSAValue, Shape] | None = None,
         resume: Visited | None = None,
+        views: bool = True,
     ):
         """`assume` and `known`: size equalities known to hold where the kernel runs
         (`known` as made by `known_facts`, shared), and `bounds`: sizes known not to
@@ -243,7 +193,10 @@ class DomainAnalysis:
         axis by axis. `shapes`: the values' shapes (`shape_of`) as found so far,
         shared by the analyses of one block's candidate groups. `resume`: what an analysis
         with these `known` and `shapes` (no `assume`, `align`, `bounds`) found visiting
-        the first of `ops`, which are not visited again."""
+        the first of `ops`, which are not visited again. `views`: make the views of the
+        domain's loads and stores; without them it has its sizes, placements and reduced
+        axes, and the ops are refused where the views would refuse them (what `fuse`
+        asks of a candidate group)."""
         self.ops = list(ops)
         self.shapes = {} if shapes is None else shapes
         self.known = known
@@ -266,6 +219,7 @@ class DomainAnalysis:
         self.takes: list[tuple[TakeOp | TakeAlongAxisOp, Placement]] = []
         """Each take and the axes its source's dims (all but the indexed one) span."""
         self.resume = resume
+        self.views = views
         self.resumable = True
         """Not when an op is a kernel of its own (`alone` asks about every op)."""
         self.visited: Visited | None = None
@@ -287,6 +241,16 @@ class DomainAnalysis:
         self.canonicalize()
         if self.domain.contraction is not None:
             self.check_epilogue()
+        if self.views:
+            self.add_views()
+        else:
+            self.check_views()
+        if self.conditions:
+            raise Illegal("sizes are not provably equal", self.conditions)
+        return self.domain
+
+    def add_views(self) -> None:
+        """The views through which the kernel loads its inputs and stores its outputs."""
         for value in self.loaded:
             self.add_load(value, self.domain.placement[value])
         for value, placement in self.operand_loads:
@@ -295,9 +259,18 @@ class DomainAnalysis:
             self.add_take(op, tuple(tuple(self.renumbered(span)) for span in placement))
         for value in self.outputs:
             self.add_store(value)
-        if self.conditions:
-            raise Illegal("sizes are not provably equal", self.conditions)
-        return self.domain
+
+    def check_views(self) -> None:
+        """Refuse what `add_views` would refuse, in its order, without making the views:
+        an input read through layout ops that are no strided view, an output that does
+        not span the parallel axes. (`fuse` analyzes every group it grows, an op larger
+        each time, and reads none of their views.)"""
+        sources = (op.source for op, _ in self.takes)
+        for value in (*self.loaded, *(v for v, _ in self.operand_loads), *sources):
+            if value in self.chains:
+                self.view_through_chain(value)
+        for value in self.outputs:
+            self.check_spans_parallel(value)
 
     def saved(self) -> Visited:
         """A copy of what the visits found (finishing the domain changes it)."""
@@ -791,10 +764,15 @@ class DomainAnalysis:
     def add_store(self, value: SSAValue) -> None:
         """An output: written through the layout ops that produced it from the
         last computed value, which must span every non-reduced axis."""
+        placement = self.check_spans_parallel(value)
+        strides = self.axis_strides(placement, contiguous_strides(self.shape(value)))
+        self.domain.stores.append(StridedView(value, strides, value, placement))
+
+    def check_spans_parallel(self, value: SSAValue) -> Placement:
+        """The placement of the output `value`, which must span every parallel axis."""
         placement = self.domain.placement[value]
         spanned = {a for span in placement for a in span}
         missing = [a for a in self.domain.parallel if a not in spanned]
         if missing:
             raise Illegal(f"output {value.name_hint or ''} does not span domain axes {missing}")
-        strides = self.axis_strides(placement, contiguous_strides(self.shape(value)))
-        self.domain.stores.append(StridedView(value, strides, value, placement))
+        return placement

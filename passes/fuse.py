@@ -247,7 +247,7 @@ class Fuser:
             return fused[0]
         if alternative is None:
             analysis = DomainAnalysis(
-                group.ops, outputs, known=self.facts, shapes=self.shapes, resume=resume
+                group.ops, outputs, known=self.facts, shapes=self.shapes, resume=resume, views=False
             )
             domain = analysis.run()
             group.visited = analysis.visited
@@ -259,8 +259,12 @@ class Fuser:
         self, ops: list[Operation], outputs: list[SSAValue], *args: Any, **kw: Any
     ) -> Domain:
         """`DomainAnalysis` of `ops` with the block's facts and shapes (an `Illegal`
-        when they cannot be one kernel)."""
-        return DomainAnalysis(ops, outputs, *args, known=self.facts, shapes=self.shapes, **kw).run()
+        when they cannot be one kernel), without its views: a plan reads a domain's
+        sizes and reduced axes, and lowering analyzes each kernel's ops again."""
+        analysis = DomainAnalysis(
+            ops, outputs, *args, known=self.facts, shapes=self.shapes, views=False, **kw
+        )
+        return analysis.run()
 
     def outputs(self, group: Group) -> list[SSAValue]:
         members = set(group.ops)

@@ -327,6 +327,43 @@ def test_an_analysis_resumed_from_a_prefix_finds_the_whole_analysis_domain(
     assert resumed > 0
 
 
+def test_an_analysis_without_views_refuses_and_finds_what_one_with_them_does(
+    examples_dir: Path,
+) -> None:
+    """`fuse` analyzes its candidate groups without the views of their loads and stores:
+    each run of a function's ops (up to four, and every prefix) is refused, with the
+    same words, or given the same domain but for the views, as with them."""
+    from dvm.passes.domain import DomainAnalysis, Illegal
+
+    refused = legal = 0
+    for file in ["layernorm.mlir", "softmax.mlir", "bert_layer.mlir"]:
+        module = lowered(examples_dir / file, "symbolic-shapes")
+        func = next(op for op in module.walk() if isinstance(op, FuncOp))
+        ops = [op for op in func.body.block.ops if op.name != "func.return"]
+        runs = {(0, n) for n in range(1, len(ops) + 1)}
+        runs |= {(i, j) for i in range(len(ops)) for j in range(i + 1, min(i + 5, len(ops) + 1))}
+        for i, j in sorted(runs):
+            group = ops[i:j]
+            without = DomainAnalysis(group, leaving(group), views=False)
+            try:
+                domain = DomainAnalysis(group, leaving(group)).run()
+            except Illegal as e:
+                with pytest.raises(Illegal, match=re.escape(str(e))):
+                    without.run()
+                refused += 1
+                continue
+            found = without.run()
+            assert (found.sizes, found.reduced, found.contraction, found.placement) == (
+                domain.sizes,
+                domain.reduced,
+                domain.contraction,
+                domain.placement,
+            )
+            assert not found.loads and not found.stores and not found.takes
+            legal += 1
+    assert refused > 0 and legal > 0
+
+
 def test_an_analysis_with_a_kernel_of_its_own_is_not_taken_up() -> None:
     """A concat is a kernel alone, which an analysis asks about the whole group."""
     from dvm.passes.domain import DomainAnalysis, Illegal
