@@ -372,12 +372,14 @@ class DomainAnalysis:
 
         sizes = self.domain.sizes
         self.domain.sizes = [sizes[r] for r in roots]
+        unchanged = len(roots) == len(found)  # (no axes unified: each keeps its number)
         for value, placement in self.domain.placement.items():
-            spans = tuple([tuple(map(renumbered, span)) for span in placement])
-            flat = list(itertools.chain.from_iterable(spans))
+            if not unchanged:
+                placement = tuple([tuple(map(renumbered, span)) for span in placement])
+                self.domain.placement[value] = placement
+            flat = list(itertools.chain.from_iterable(placement))
             if len(flat) != len(set(flat)):
                 raise Illegal(f"{value.name_hint or 'a value'} would iterate one axis twice")
-            self.domain.placement[value] = spans
         reduced = [(op, frozenset(renumber(tuple(axes)))) for op, axes in self.reductions]
         for op, axes in reduced[1:]:
             if axes != reduced[0][1]:
