@@ -115,9 +115,10 @@ class Group:
     ops: list[Operation]
     alternative: Alternative | None = None
     """For a guarded choice: the two groups this one fuses, and when it may."""
-    computing: int = field(init=False)
-    """How many compute ops it holds."""
-    has_matmul: bool = field(init=False)
+    computing: int = -1
+    """How many compute ops it holds (-1: counted from `ops`)."""
+    has_matmul: bool = False
+    """Whether it holds a matmul (counted from `ops` with `computing`)."""
     domain: Domain | None = field(default=None, init=False)
     """Its domain, once an analysis found it legal (its kernel's, if it is kept)."""
     visited: Visited | None = field(default=None, init=False, repr=False)
@@ -125,8 +126,18 @@ class Group:
     begins with them to take up."""
 
     def __post_init__(self) -> None:
-        self.computing = sum(op in COMPUTE_KINDS for op in self.ops)
-        self.has_matmul = any(op in MATMUL_KINDS for op in self.ops)
+        if self.computing < 0:
+            self.computing = sum(op in COMPUTE_KINDS for op in self.ops)
+            self.has_matmul = any(op in MATMUL_KINDS for op in self.ops)
+
+    @staticmethod
+    def union(a: Group, b: Group, ops: list[Operation]) -> Group:
+        """The group of the ops of `a` and `b` (`ops`, in block order), its counts theirs
+        summed: a chain grows a group an op at a time, and counting again would visit
+        every op of the group at each."""
+        return Group(
+            ops, computing=a.computing + b.computing, has_matmul=a.has_matmul or b.has_matmul
+        )
 
     @property
     def kind(self) -> str:
@@ -208,7 +219,7 @@ class Fuser:
         if not self.may_fit(a, b):
             return False
         ops = sorted({*a.ops, *b.ops}, key=self.order.__getitem__)
-        merged = Group(ops)
+        merged = Group.union(a, b, ops)
         if not self.allowed(merged) or self.creates_cycle(a, b):
             return False
         try:
