@@ -155,6 +155,9 @@ class Lifetimes:
     ops: list[Operation]
     made: dict[SSAValue, int]
     last_use: dict[SSAValue, int]
+    tiles: dict[SSAValue, tuple[int, frozenset[int]]] = field(default_factory=dict)
+    """Each tensor value's bytes per element (`value_bytes`) and the domain axes it
+    spans (`spanned`): every count of bytes asks them of each value."""
 
     def held(self, sizes: dict[SSAValue, int]) -> list[int]:
         """The sum of `sizes` over the values alive as each op runs (made before it, used
@@ -195,7 +198,10 @@ def lifetimes(
             return first_use[v] - 1
         return -1
 
-    return Lifetimes(ops, {v: made_at(v) for v in last_use}, last_use)
+    tiles = {
+        v: (value_bytes(v), spanned(domain, v)) for v in last_use if isinstance(v.type, TensorType)
+    }
+    return Lifetimes(ops, {v: made_at(v) for v in last_use}, last_use, tiles)
 
 
 def value_bytes(value: SSAValue) -> int:
@@ -219,12 +225,10 @@ def live_bytes(life: Lifetimes, domain: Domain, least_inner: int = 1) -> tuple[i
     full = set(domain.parallel) | set(domain.reduced)
     widest = 1
     sizes: dict[SSAValue, int] = {}
-    for v in life.last_use:
-        if isinstance(v.type, TensorType):
-            size = value_bytes(v)
-            widest = max(widest, size)
-            if spanned(domain, v) >= full:
-                sizes[v] = size
+    for v, (size, spans) in life.tiles.items():
+        widest = max(widest, size)
+        if spans >= full:
+            sizes[v] = size
     peak = max(life.held(sizes))
     # registers are reused only by tiles of their kind: a kernel mixing element
     # types (an argmax's i64 indices beside its i32 values) may hold more than that.
@@ -279,11 +283,11 @@ def kind_peaks(
     inner = len(domain.sizes) - 1
     kinds: dict[SSAValue, Kind] = {}
     sizes: dict[SSAValue, int] = {}
-    for v in last_use:
-        spans = spanned(domain, v)
-        if isinstance(v.type, TensorType) and spans and counted(spans):
+    for v, (size, spans) in life.tiles.items():
+        if spans and counted(spans):
+            assert isinstance(v.type, TensorType)
             kinds[v] = (tile_spans(domain, v), v.type.element_type)
-            sizes[v] = value_bytes(v) * (least_inner if inner in spans else 1)
+            sizes[v] = size * (least_inner if inner in spans else 1)
     of_kind: dict[Kind, dict[SSAValue, int]] = {}
     for v, kind in kinds.items():
         of_kind.setdefault(kind, {})[v] = sizes[v]
@@ -328,9 +332,7 @@ class FusionTiling:
     def of(fusion: t.FusionOp, guards: Facts, device: DeviceSpec) -> FusionTiling:
         domain = analyze(fusion, guards)
         life = lifetimes(fusion, domain)
-        widest = max(
-            (value_bytes(v) for v in life.last_use if isinstance(v.type, TensorType)), default=1
-        )
+        widest = max((size for size, _ in life.tiles.values()), default=1)
         least = least_inner_tile(domain, device, widest)
         live, widest = live_bytes(life, domain, least)
         if fusion.kind.data is not t.KernelKind.CUBE:  # (a cube kernel: a matmul alone)
