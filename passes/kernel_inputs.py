@@ -3,6 +3,8 @@ constants are otherwise copied into it as immediates (`fuse.Fuser.inputs`)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -44,9 +46,18 @@ def is_splat_constant(op: Operation) -> bool:
     if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, TensorType):
         return False
     value = op.value
+    return isinstance(value, DenseIntOrFPElementsAttr) and holds_one_immediate(value)
+
+
+@lru_cache(maxsize=1024)
+def holds_one_immediate(value: DenseIntOrFPElementsAttr) -> bool:
+    """Whether `value` is a splat that an immediate, an f64, holds. Remembered per literal
+    (attributes are immutable): fuse asks of each constant a kernel reads, several
+    times a compile (planning, then moving the ops), and decoding its elements is what
+    the answer costs."""
     # (xDSL's is_splat fails on a constant with no elements, which is no splat)
-    if not (isinstance(value, DenseIntOrFPElementsAttr) and len(value) > 0 and value.is_splat()):
+    if not (len(value) > 0 and value.is_splat()):
         return False
-    # an immediate is an f64: an integer it cannot hold stays outside, a kernel input
+    # an integer an f64 cannot hold stays outside, a kernel input
     first = value.get_values()[0]
     return not isinstance(first, int) or float(first) == first
