@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import sympy
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region
 
 from dvm.dialects import bytecode as bc
@@ -37,6 +37,7 @@ from dvm.vm import (
     Index,
     Instr,
     Kind,
+    OpDef,
     Program,
     Register,
     Scalar,
@@ -273,10 +274,32 @@ def view(op: bc.ViewOp) -> View:
 
 
 def instruction(op: bc.InstructionOp) -> Instr:
-    """The VM's instruction of `op`: an index or mask read off its integer attribute at
-    once, any other operand through its dialect value (`bc.decode_operand`)."""
-    opdef = BY_NAME[op.OPDEF.name]
-    operands = zip(INTEGERS[opdef.name], opdef.operands, op.operand_values.data, strict=True)
+    """The VM's instruction of `op`: made once per opcode and operand array (an `Instr`
+    is immutable, and the compiler makes each operand array once: kernels repeat their
+    loads, stores and arithmetic on the same registers and views)."""
+    name, array = op.OPDEF.name, op.operand_values
+    key = (name, id(array))
+    known = _instructions.get(key)
+    if known is not None and known[0] is array:  # (the array kept alive: its id is its own)
+        return known[1]
+    made = decoded_instruction(BY_NAME[name], array)
+    if len(_instructions) >= MAX_INSTRUCTIONS:
+        _instructions.clear()
+    _instructions[key] = (array, made)
+    return made
+
+
+MAX_INSTRUCTIONS = 1 << 12
+"""The most instructions `_instructions` keeps (it starts again when full)."""
+_instructions: dict[tuple[str, int], tuple[ArrayAttr, Instr]] = {}
+"""Each instruction made, by its opcode's name and its operand array's identity."""
+
+
+def decoded_instruction(opdef: OpDef, array: ArrayAttr) -> Instr:
+    """The VM's instruction of `opdef` on the operands `array` encodes: an index or mask
+    read off its integer attribute at once, any other operand through its dialect value
+    (`bc.decode_operand`)."""
+    operands = zip(INTEGERS[opdef.name], opdef.operands, array.data, strict=True)
     values = [
         attr.value.data
         if integer and type(attr) is IntegerAttr
