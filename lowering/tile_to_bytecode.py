@@ -89,6 +89,15 @@ SLOT_NAME = re.compile(r"s\d+")
 """A slot's symbol (`s3`): a tile size named in the kernel."""
 
 
+@lru_cache(maxsize=1 << 12)
+def named_by_slots(expr: sympy.Expr, renames: tuple[tuple[str, int], ...]) -> sympy.Expr:
+    """`expr` with each named tile size of `renames` (`t0`) as the symbol of the slot
+    that holds it (`s3`). Remembered: a program's kernels and every compile of it
+    rename the same tile sizes in the same expressions (made once each: see
+    `expr.unevaluated`), and renaming walks a nested tile size's whole tree."""
+    return replace(expr, {symbol(name): symbol(f"s{i}") for name, i in renames})
+
+
 @dataclass
 class Slots:
     """The program's parameter slots, interned by expression."""
@@ -98,8 +107,8 @@ class Slots:
     """Each slot by its expression (sympy's structural equality: every symbol is made
     by `symbol`, so two expressions that print alike are equal; printing them to
     compare costs sympy's printer tens of microseconds a node the first time)."""
-    renames: dict[sympy.Symbol, sympy.Symbol] = field(default_factory=dict)
-    """Named tile sizes (`t0`) -> the slot symbol (`s3`) that holds them."""
+    renames: tuple[tuple[str, int], ...] = ()
+    """Each named tile size (`t0`) and the slot that holds it (`s3`: 3)."""
     known: dict[tuple[type, object], int] = field(default_factory=dict)
     """`of` by its argument (and its type: 1 and 1.0 hash alike) while `renames` stays:
     renaming walks the expression's whole tree."""
@@ -113,12 +122,12 @@ class Slots:
 
     def rename(self, name: str, index: int) -> None:
         """Name a tile size: later expressions read `name` as slot `index`."""
-        self.renames[symbol(name)] = symbol(f"s{index}")
+        self.renames = (*self.renames, (name, index))
         self.known.clear()
 
     def intern(self, expr: sympy.Expr) -> int:
         """The slot of `expr`, renamed, made if new."""
-        return self.renamed(replace(expr, self.renames))
+        return self.renamed(named_by_slots(expr, self.renames))
 
     def renamed(self, value: sympy.Expr) -> int:
         """The slot of `value`, an expression that names tile sizes by their slots
@@ -618,7 +627,7 @@ class ProgramBuilder:
             dims = [self.slots.of(d) for d in shape]
             decls.append(bc.RegOp.make(r, dtype, dims, self.slots.renamed(linear_sum(units))))
             if r < last:
-                named = [replace(as_expr(d), self.slots.renames) for d in shape]
+                named = [named_by_slots(as_expr(d), self.slots.renames) for d in shape]
                 itemsize = DTYPE_BY_TEXT[dtype].np.itemsize
                 count, unit = whole_units(named, itemsize, self.alignment).as_coeff_Mul()
                 units[unit] = units.get(unit, sympy.Integer(0)) + count * self.alignment
