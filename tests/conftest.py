@@ -42,6 +42,17 @@ gc.set_threshold(50_000, 50, 50)
 # `tests/test_runtime_calls.py` tests the runtime's patience.
 launches.PLAN_PATIENCE = 0
 
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the torch tests are collected (they import dynamo): no collection after each
+    frame dynamo compiles (`run_gc_after_compile`, a `gc.collect(1)` to free memory
+    sooner; it changes no graph). With the thresholds above, the young generations then
+    hold up to millions of objects: these collections took 2% of the torch zoos' time."""
+    dynamo_config = sys.modules.get("torch._dynamo.config")
+    if dynamo_config is not None:
+        dynamo_config.run_gc_after_compile = False
+
+
 EXAMPLES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "examples"
 """`shared/examples`, beside the repository root."""
 
