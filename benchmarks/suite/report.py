@@ -27,6 +27,9 @@ AOT_PEERS = {
     "iree": "an import and an llvm-cpu compile",
 }
 """The ahead-of-time peers, and what their one-time cost holds besides the export."""
+RUN_OUTPUTS = ("benchmarks/results/", "docs/benchmarks.md", "docs/benchmarks/")
+"""What a run writes: a run after another finds the tree changed there, by the other."""
+
 MEMORY_BOUND = ("layernorm", "gelu", "softmax", "if_else_add")
 """The workloads without a matmul."""
 
@@ -641,8 +644,11 @@ def render(results: dict[str, Any], files: dict[str, str], fig_rel: str) -> str:
     )
     add("")
     git = mach["git"]
-    if git.get("changed"):
-        tree = f"with uncommitted changes in {', '.join(git['changed'])}"
+    changed = [p for p in git.get("changed", []) if not p.startswith(RUN_OUTPUTS)]
+    if changed:
+        tree = f"with uncommitted changes in {', '.join(changed)}"
+    elif git.get("changed"):
+        tree = "clean tree but for an earlier run's outputs, which this run rewrote"
     else:
         tree = "with local changes" if git["dirty"] else "clean tree"
     add(
