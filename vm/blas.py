@@ -84,13 +84,18 @@ def one_thread() -> int | None:
     return before
 
 
-def holding(fn: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
+def holding(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """`fn` of one argument, as a function running it with numpy's OpenBLAS held at one
-    thread (what `one_thread` and `restore` do around it, without their frames: a
-    known shape's launch calls it); None without a direct handle on OpenBLAS."""
+    thread: what `one_thread` and `restore` do around it, without their frames (a known
+    shape's launch calls it), or threadpoolctl's limit without a direct handle."""
     found = threads()
     if found is None:
-        return None
+
+        def limited(arg: Any) -> Any:
+            with threadpool_limit():
+                return fn(arg)
+
+        return limited
     get, put = found
 
     def held(arg: Any) -> Any:

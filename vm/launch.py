@@ -167,7 +167,7 @@ def _inline_runner(ex: Executable, threads: bool) -> Callable[[Sequence[np.ndarr
         return partial(_blas_threads, run)
     if not ex.uses_blas:
         return run
-    return blas.holding(run) or partial(_blas_held, True, run)
+    return blas.holding(run)
 
 
 def _quiet() -> tuple[Callable[[], Any], Callable[[Any], None]]:
@@ -264,7 +264,7 @@ def stack_runner(
 
     held = run_members
     if any(spec.uses_blas for spec in specs):
-        held = blas.holding(run_members) or partial(_blas_held, True, run_members)
+        held = blas.holding(run_members)
 
     def run(arrays: Sequence[Sequence[np.ndarray]]) -> None:
         with lock:
