@@ -239,10 +239,8 @@ class Kernel:
         outputs (allocated as `run` says) and whether the launch runs unplanned: a shape
         met in this call runs unplanned at each launch of the kernel (`dedupe-kernels`
         shares one among launches)."""
-        key: Any = (*map(ARRAY_SHAPE, inputs), *map(ARRAY_DTYPE, inputs))
         symbols = call.symbols
-        if self.key_symbols:
-            key = (key, *[symbols[p] for p in self.key_symbols])
+        key = self.plan_key(inputs, symbols)
         plan = self.plans.get(key)
         if plan is None:
             layout = key[0] if self.key_symbols else key  # (the inputs' shapes and dtypes)
@@ -260,12 +258,17 @@ class Kernel:
             outputs = allocated(outs, kept, call.arena)
         return spec, outputs, made_by == call.serial
 
-    def known_plan(self, inputs: Sequence[Any], symbols: dict[str, int]) -> LaunchPlan | None:
-        """The plan `bind` finds for `inputs` and `symbols`, if it is made."""
+    def plan_key(self, inputs: Sequence[Any], symbols: dict[str, int]) -> Any:
+        """What the plan for `inputs` is kept under: their shapes and dtypes, and the
+        values of the symbols the plan reads beyond them (`key_symbols`)."""
         key: Any = (*map(ARRAY_SHAPE, inputs), *map(ARRAY_DTYPE, inputs))
         if self.key_symbols:
             key = (key, *[symbols[p] for p in self.key_symbols])
-        return self.plans.get(key)
+        return key
+
+    def known_plan(self, inputs: Sequence[Any], symbols: dict[str, int]) -> LaunchPlan | None:
+        """The plan `bind` finds for `inputs` and `symbols`, if it is made."""
+        return self.plans.get(self.plan_key(inputs, symbols))
 
     def profile(self, spec: Any, arrays: list[Any], call: Call) -> None:
         """Launch with the VM's statistics, kept in the call's."""
