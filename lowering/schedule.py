@@ -38,13 +38,13 @@ def schedule(
     for op in reversed(ops):
         if op not in ELEMENTWISE_KINDS or op.regions:
             continue
-        i = position[op]
-        j = min((position.get(u, len(order)) for u in users_of(op)), default=0)
+        i, users = position[op], users_of(op)
+        j = min((position.get(u, len(order)) for u in users), default=0)
         if all(not o.operands for o in order[i + 1 : j]):
             continue  # its first user is next, or only constants come between
         group = feeding_only(op)
         rest = [o for o in order if o not in group]
-        at = first_user(rest, op)
+        at = next((k for k, o in enumerate(rest) if o in users), len(rest))
         trial = [*rest[:at], *(o for o in order if o in group), *rest[at:]]
         trial_cost = cost(trial)
         if trial_cost < best:
@@ -88,13 +88,6 @@ def users_of(op: Operation) -> set[Operation]:
             if user is not None:
                 users.add(user)
     return users
-
-
-def first_user(order: list[Operation], op: Operation) -> int:
-    """The position in `order` of the first op that uses a result of `op`, or past the
-    last op if none does (its results are the block's outputs only)."""
-    users = users_of(op)
-    return next((j for j, user in enumerate(order) if user in users), len(order))
 
 
 def reorder(block: Block, order: Sequence[Operation]) -> None:
